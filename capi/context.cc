@@ -1,0 +1,145 @@
+// Contexts and tensors in the C API.
+#include <cstring>
+
+#include "capi/internal/handles.h"
+
+using namespace cairn;
+using cairn::capi::require;
+
+namespace {
+
+struct LogBridge {
+  cairn_log_fn fn;
+  void* user_data;
+};
+
+ContextOptions to_options(const cairn_context_options* opts) {
+  ContextOptions o;
+  if (!opts) return o;
+  if (opts->struct_size < offsetof(cairn_context_options, allocator) + sizeof(opts->allocator) ||
+      opts->struct_size > sizeof(cairn_context_options) * 4)
+    raise(Code::InvalidArgument, "cairn_context_create: options struct_size {} is not a known size (expected {})",
+          opts->struct_size, sizeof(cairn_context_options));
+  if (opts->device) o.device = opts->device;
+  if (opts->num_threads < 0)
+    raise(Code::InvalidArgument, "cairn_context_create: num_threads must be >= 0, got {}", opts->num_threads);
+  o.num_threads = opts->num_threads;
+  o.seed = opts->seed;
+  if (opts->log_level < CAIRN_LOG_DEBUG || opts->log_level > CAIRN_LOG_ERROR)
+    raise(Code::InvalidArgument, "cairn_context_create: unknown log_level {}", static_cast<int>(opts->log_level));
+  o.log.min_level = static_cast<LogLevel>(opts->log_level);
+  if (opts->log_fn) {
+    // cairn_log_level and LogLevel share values, so the C callback type fits the runtime's sink.
+    o.log.callback = reinterpret_cast<void (*)(void*, LogLevel, const char*)>(opts->log_fn);
+    o.log.user_data = opts->log_user_data;
+  }
+  if (opts->allocator) {
+    o.allocator.allocate = opts->allocator->allocate;
+    o.allocator.deallocate = opts->allocator->deallocate;
+    o.allocator.user_data = opts->allocator->user_data;
+  }
+  return o;
+}
+
+}  // namespace
+
+extern "C" {
+
+cairn_status* cairn_context_create(const cairn_context_options* opts, cairn_context** out) {
+  CAIRN_API_BEGIN
+  require(out, "cairn_context_create", "out");
+  *out = nullptr;
+  Ref<Context> ctx = make_ref<Context>(to_options(opts));
+  *out = new cairn_context{std::move(ctx)};
+  CAIRN_API_END
+}
+
+void cairn_context_free(cairn_context* ctx) { delete ctx; }
+
+const char* cairn_context_device(const cairn_context* ctx) {
+  return ctx ? ctx->ctx->default_device().name().c_str() : nullptr;
+}
+
+cairn_status* cairn_tensor_create(cairn_context* ctx, cairn_dtype dtype, const int64_t* shape, size_t rank,
+                                  const void* data, size_t nbytes, cairn_tensor** out) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_tensor_create";
+  require(out, fn, "out");
+  *out = nullptr;
+  require(ctx, fn, "ctx");
+  DType t = static_cast<DType>(dtype);
+  if (!dtype_is_valid(t)) raise(Code::InvalidArgument, "{}: unknown dtype {}", fn, static_cast<int>(dtype));
+  if (t == DType::String) raise(Code::InvalidArgument, "{}: string tensors cannot be created from raw bytes", fn);
+  Shape s = Shape::from(shape, rank, fn);
+  size_t expected = static_cast<size_t>(s.num_elements()) * dtype_size(t);
+  if (nbytes != expected)
+    raise(Code::InvalidArgument, "{}: nbytes is {} but a {}{} tensor needs {}", fn, nbytes, dtype_name(t), s.str(),
+          expected);
+  if (data == nullptr && nbytes != 0) raise(Code::InvalidArgument, "{}: data is NULL", fn);
+  Device& device = ctx->ctx->default_device();
+  Tensor tensor = Tensor::allocate(device, t, s);
+  device.write(*tensor.buffer(), data, nbytes);
+  *out = capi::new_tensor(std::move(tensor));
+  CAIRN_API_END
+}
+
+cairn_dtype cairn_tensor_dtype(const cairn_tensor* t) {
+  return t ? static_cast<cairn_dtype>(t->t.dtype()) : CAIRN_INVALID_DTYPE;
+}
+
+size_t cairn_tensor_rank(const cairn_tensor* t) { return t ? static_cast<size_t>(t->t.rank()) : 0; }
+
+int64_t cairn_tensor_dim(const cairn_tensor* t, size_t axis) {
+  if (!t || axis >= static_cast<size_t>(t->t.rank())) return -1;
+  return t->t.shape()[static_cast<int>(axis)];
+}
+
+int64_t cairn_tensor_num_elements(const cairn_tensor* t) { return t ? t->t.num_elements() : 0; }
+
+size_t cairn_tensor_nbytes(const cairn_tensor* t) { return t ? t->t.nbytes() : 0; }
+
+const char* cairn_tensor_device(const cairn_tensor* t) { return t ? t->t.device()->name().c_str() : nullptr; }
+
+cairn_status* cairn_tensor_read(const cairn_tensor* t, void* dst, size_t nbytes) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_tensor_read";
+  require(t, fn, "tensor");
+  if (nbytes != t->t.nbytes())
+    raise(Code::InvalidArgument, "{}: nbytes is {} but the {} tensor holds {}", fn, nbytes, t->t.debug_string(),
+          t->t.nbytes());
+  if (nbytes == 0) return nullptr;
+  require(dst, fn, "dst");
+  t->t.device()->read(*t->t.buffer(), dst, nbytes);
+  CAIRN_API_END
+}
+
+cairn_status* cairn_tensor_copy_to_device(cairn_context* ctx, const cairn_tensor* t, const char* device,
+                                          cairn_tensor** out) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_tensor_copy_to_device";
+  require(out, fn, "out");
+  *out = nullptr;
+  require(ctx, fn, "ctx");
+  require(t, fn, "tensor");
+  require(device, fn, "device");
+  Device& target = ctx->ctx->device(device);
+  Device* source = t->t.device();
+  if (&target == source) {
+    *out = capi::new_tensor(t->t);
+    return nullptr;
+  }
+  Tensor copy = Tensor::allocate(target, t->t.dtype(), t->t.shape());
+  if (source->is_host()) {
+    target.write(*copy.buffer(), t->t.raw_data(), t->t.nbytes());
+  } else {
+    std::vector<char> staging(t->t.nbytes());
+    source->read(*t->t.buffer(), staging.data(), staging.size());
+    target.write(*copy.buffer(), staging.data(), staging.size());
+  }
+  *out = capi::new_tensor(std::move(copy));
+  CAIRN_API_END
+}
+
+void cairn_tensor_free(cairn_tensor* t) { delete t; }
+
+}  // extern "C"

@@ -1,0 +1,110 @@
+// Eager op calls and the op registry listing in the C API.
+#include <cstdlib>
+#include <cstring>
+
+#include "capi/internal/handles.h"
+#include "runtime/eager/dispatch.h"
+#include "runtime/ops/registry.h"
+
+using namespace cairn;
+using cairn::capi::require;
+
+namespace {
+
+constexpr size_t kInline = 8;
+
+AttrValue to_value(const cairn_attr& a, const char* op) {
+  AttrValue v;
+  if (a.kind < CAIRN_ATTR_INT || a.kind > CAIRN_ATTR_FLOATS)
+    raise(Code::InvalidArgument, "{}: attribute '{}' has unknown kind {}", op, a.name, static_cast<int>(a.kind));
+  v.kind = static_cast<AttrKind>(a.kind);
+  v.i = a.i;
+  v.f = a.f;
+  v.ints = a.ints;
+  v.n_ints = a.n_ints;
+  if (a.kind == CAIRN_ATTR_STRING) {
+    if (!a.s) raise(Code::InvalidArgument, "{}: attribute '{}' has a NULL string", op, a.name);
+    v.s = a.s;
+  }
+  if (a.kind == CAIRN_ATTR_BOOL && a.i != 0 && a.i != 1)
+    raise(Code::InvalidArgument, "{}: attribute '{}' is BOOL but i is {} (expected 0 or 1)", op, a.name, a.i);
+  v.dtype = static_cast<DType>(a.dtype);
+  v.floats = a.floats;
+  v.n_floats = a.n_floats;
+  return v;
+}
+
+// Scratch space that stays on the stack for small calls.
+template <class T>
+struct Scratch {
+  explicit Scratch(size_t n) {
+    if (n > kInline) heap.resize(n);
+    data = n > kInline ? heap.data() : inline_items;
+  }
+  T inline_items[kInline];
+  std::vector<T> heap;
+  T* data;
+};
+
+}  // namespace
+
+extern "C" {
+
+cairn_status* cairn_op_run(cairn_context* ctx, const char* op, cairn_tensor* const* inputs, size_t n_inputs,
+                           const cairn_attr* attrs, size_t n_attrs, cairn_tensor** outputs, size_t n_outputs) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_op_run";
+  require(ctx, fn, "ctx");
+  require(op, fn, "op");
+  const OpDef* def = OpRegistry::global().find(op);
+  if (!def) raise(Code::NotFound, "{}: unknown op '{}'", fn, op);
+  if (n_inputs > 0) require(inputs, def->name.c_str(), "inputs");
+  if (n_attrs > 0) require(attrs, def->name.c_str(), "attrs");
+  if (n_outputs > 0) require(outputs, def->name.c_str(), "outputs");
+
+  Scratch<const Tensor*> ins(n_inputs);
+  for (size_t i = 0; i < n_inputs; ++i) {
+    if (!inputs[i]) raise(Code::InvalidArgument, "{}: input {} is NULL", def->name, i);
+    ins.data[i] = &inputs[i]->t;
+  }
+  Scratch<NamedAttr> named(n_attrs);
+  for (size_t i = 0; i < n_attrs; ++i) {
+    if (!attrs[i].name) raise(Code::InvalidArgument, "{}: attribute {} has a NULL name", def->name, i);
+    named.data[i] = NamedAttr{attrs[i].name, to_value(attrs[i], def->name.c_str())};
+  }
+  Scratch<Tensor> outs(n_outputs);
+  run_op(*ctx->ctx, *def, ins.data, static_cast<int>(n_inputs), named.data, static_cast<int>(n_attrs), outs.data,
+         static_cast<int>(n_outputs));
+  // Allocate every handle before publishing any, so a failure leaves `outputs` untouched.
+  Scratch<cairn_tensor*> handles(n_outputs);
+  size_t made = 0;
+  try {
+    for (; made < n_outputs; ++made) handles.data[made] = capi::new_tensor(std::move(outs.data[made]));
+  } catch (...) {
+    for (size_t i = 0; i < made; ++i) delete handles.data[i];
+    throw;
+  }
+  for (size_t i = 0; i < n_outputs; ++i) outputs[i] = handles.data[i];
+  CAIRN_API_END
+}
+
+size_t cairn_op_count(void) { return OpRegistry::global().list().size(); }
+
+const char* cairn_op_name(size_t i) {
+  static const std::vector<const OpDef*> sorted = OpRegistry::global().list();
+  return i < sorted.size() ? sorted[i]->name.c_str() : nullptr;
+}
+
+cairn_status* cairn_op_registry_json(char** out) {
+  CAIRN_API_BEGIN
+  require(out, "cairn_op_registry_json", "out");
+  *out = nullptr;
+  std::string json = OpRegistry::global().to_json();
+  char* buf = static_cast<char*>(std::malloc(json.size() + 1));
+  if (!buf) raise(Code::ResourceExhausted, "cairn_op_registry_json: out of memory");
+  std::memcpy(buf, json.c_str(), json.size() + 1);
+  *out = buf;
+  CAIRN_API_END
+}
+
+}  // extern "C"

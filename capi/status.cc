@@ -1,0 +1,54 @@
+// Versions, status and memory helpers of the C API.
+#include <cstdlib>
+
+#include "capi/internal/handles.h"
+
+namespace cairn::capi {
+
+cairn_status* make_status(cairn_code code, std::string message) {
+  try {
+    return new cairn_status{code, std::move(message)};
+  } catch (...) {
+    // Out of memory while reporting an error: a static status would be freed by the caller, so
+    // fall back to a minimal allocation that cannot throw.
+    void* p = std::malloc(sizeof(cairn_status));
+    if (!p) std::abort();
+    return new (p) cairn_status{CAIRN_RESOURCE_EXHAUSTED, std::string()};
+  }
+}
+
+cairn_status* status_from_exception() {
+  try {
+    throw;
+  } catch (const Error& e) {
+    return make_status(static_cast<cairn_code>(e.code()), e.message());
+  } catch (const std::bad_alloc&) {
+    return make_status(CAIRN_RESOURCE_EXHAUSTED, "out of memory");
+  } catch (const std::exception& e) {
+    return make_status(CAIRN_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return make_status(CAIRN_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+}  // namespace cairn::capi
+
+extern "C" {
+
+uint32_t cairn_abi_version(void) { return CAIRN_ABI_VERSION; }
+
+const char* cairn_version(void) { return "0.1.0"; }
+
+cairn_code cairn_status_code(const cairn_status* s) { return s ? s->code : CAIRN_OK; }
+
+const char* cairn_status_message(const cairn_status* s) { return s ? s->message.c_str() : ""; }
+
+void cairn_status_free(cairn_status* s) { delete s; }
+
+void cairn_free(void* p) { std::free(p); }
+
+size_t cairn_dtype_size(cairn_dtype dtype) { return cairn::dtype_size(static_cast<cairn::DType>(dtype)); }
+
+const char* cairn_dtype_name(cairn_dtype dtype) { return cairn::dtype_name(static_cast<cairn::DType>(dtype)); }
+
+}  // extern "C"

@@ -1,0 +1,65 @@
+#include "runtime/core/shape.h"
+
+#include "runtime/core/error.h"
+
+namespace cairn {
+
+Shape::Shape(std::initializer_list<int64_t> dims) {
+  for (int64_t d : dims) push_back(d);
+}
+
+Shape Shape::from(const int64_t* dims, size_t rank, const char* what) {
+  if (rank > static_cast<size_t>(kMaxRank)) raise(Code::InvalidArgument, "{}: rank {} exceeds the maximum of {}", what, rank, kMaxRank);
+  if (rank > 0 && dims == nullptr) raise(Code::InvalidArgument, "{}: shape is NULL but rank is {}", what, rank);
+  Shape s;
+  int64_t count = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0) raise(Code::InvalidArgument, "{}: dimension {} is negative ({})", what, i, dims[i]);
+    if (dims[i] != 0 && count > INT64_MAX / dims[i]) raise(Code::InvalidArgument, "{}: element count overflows int64", what);
+    count *= dims[i];
+    s.dims_[i] = dims[i];
+  }
+  s.rank_ = static_cast<int32_t>(rank);
+  return s;
+}
+
+int64_t Shape::num_elements() const {
+  int64_t n = 1;
+  for (int i = 0; i < rank_; ++i) n *= dims_[i];
+  return n;
+}
+
+void Shape::push_back(int64_t d) {
+  if (rank_ >= kMaxRank) raise(Code::InvalidArgument, "shape: rank exceeds the maximum of {}", kMaxRank);
+  dims_[rank_++] = d;
+}
+
+void Shape::resize(int rank) {
+  if (rank > kMaxRank) raise(Code::InvalidArgument, "shape: rank {} exceeds the maximum of {}", rank, kMaxRank);
+  for (int i = rank_; i < rank; ++i) dims_[i] = 1;
+  rank_ = rank;
+}
+
+std::string Shape::str() const {
+  std::string s = "[";
+  for (int i = 0; i < rank_; ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims_[i]);
+  }
+  return s + "]";
+}
+
+bool Shape::operator==(const Shape& o) const {
+  if (rank_ != o.rank_) return false;
+  for (int i = 0; i < rank_; ++i)
+    if (dims_[i] != o.dims_[i]) return false;
+  return true;
+}
+
+int normalize_axis(int64_t axis, int rank, const char* op) {
+  if (axis < -rank || axis >= rank)
+    raise(Code::InvalidArgument, "{}: axis {} is out of range for rank {}", op, axis, rank);
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+}  // namespace cairn

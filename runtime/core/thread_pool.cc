@@ -1,0 +1,78 @@
+#include "runtime/core/thread_pool.h"
+
+#include <algorithm>
+
+namespace cairn {
+
+ThreadPool::ThreadPool(int num_threads) {
+  if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::run_chunks() {
+  for (;;) {
+    int64_t begin = next_.fetch_add(chunk_, std::memory_order_acq_rel);
+    if (begin >= n_) return;
+    (*fn_)(begin, std::min(n_, begin + chunk_));
+  }
+}
+
+void ThreadPool::worker_loop() {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    run_chunks();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (++finished_workers_ == static_cast<int>(workers_.size())) done_.notify_all();
+    }
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  if (workers_.empty() || n <= grain) {
+    fn(0, n);
+    return;
+  }
+  std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+  if (!busy.owns_lock()) {  // nested or concurrent use: stay on this thread
+    fn(0, n);
+    return;
+  }
+  int64_t max_chunks = static_cast<int64_t>(num_threads()) * 4;
+  int64_t chunk = std::max(grain, (n + max_chunks - 1) / max_chunks);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    fn_ = &fn;
+    n_ = n;
+    chunk_ = chunk;
+    next_.store(0, std::memory_order_release);
+    finished_workers_ = 0;
+    ++generation_;
+  }
+  wake_.notify_all();
+  run_chunks();
+  std::unique_lock<std::mutex> lock(mu_);
+  // Every worker takes part in every generation, so no worker can still be reading this job's
+  // fields when the next one is set up.
+  done_.wait(lock, [&] { return finished_workers_ == static_cast<int>(workers_.size()); });
+  fn_ = nullptr;
+}
+
+}  // namespace cairn

@@ -1,0 +1,51 @@
+// A small fork-join pool over std::thread for intra-op parallel loops.
+// Kernels must split work so results do not depend on the thread count: parallel_for hands out
+// disjoint [begin, end) ranges, and reductions combine fixed-size blocks in a fixed order.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace cairn {
+
+class ThreadPool {
+ public:
+  // `num_threads` counts the calling thread; 0 means std::thread::hardware_concurrency().
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs fn(begin, end) over [0, n) in chunks of at least `grain` items. Runs inline when the
+  // work is small, the pool has one thread, or another parallel_for is using the pool.
+  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+ private:
+  void worker_loop();
+  void run_chunks();
+
+  std::vector<std::thread> workers_;
+  std::mutex busy_;  // held by the caller of the running parallel_for
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  int finished_workers_ = 0;
+
+  // The running job (valid while busy_ is held).
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  int64_t n_ = 0;
+  int64_t chunk_ = 0;
+  std::atomic<int64_t> next_{0};
+};
+
+}  // namespace cairn

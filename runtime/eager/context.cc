@@ -1,0 +1,86 @@
+#include "runtime/eager/context.h"
+
+#include <algorithm>
+
+#include "runtime/core/error.h"
+#include "runtime/cpu/cpu_device.h"
+
+namespace cairn {
+
+namespace {
+std::mutex& backends_mu() {
+  static std::mutex mu;
+  return mu;
+}
+std::vector<DeviceBackend>& backends() {
+  static std::vector<DeviceBackend>* list = new std::vector<DeviceBackend>();
+  return *list;
+}
+}  // namespace
+
+void register_device_backend(const DeviceBackend& backend) {
+  std::lock_guard<std::mutex> lock(backends_mu());
+  backends().push_back(backend);
+}
+
+Context::Context(ContextOptions options) : options_(std::move(options)) {
+  if (!options_.allocator.allocate || !options_.allocator.deallocate)
+    raise(Code::InvalidArgument, "cairn_context_create: allocator hooks need both allocate and deallocate");
+  cpu_ = Ref<Device>::adopt(new CpuDevice(options_.allocator));
+  default_device_ = &device(options_.device.empty() ? "cpu" : options_.device);
+}
+
+Context::~Context() = default;
+
+Device& Context::device(std::string_view spec) {
+  if (spec == "cpu" || spec == "cpu:0") return *cpu_;
+  std::lock_guard<std::mutex> lock(devices_mu_);
+  for (auto& d : devices_)
+    if (d->name() == spec || (spec.find(':') == std::string_view::npos && d->name().rfind(spec, 0) == 0)) return *d;
+  std::string_view prefix = spec.substr(0, spec.find(':'));
+  DeviceBackend found{nullptr, nullptr};
+  {
+    std::lock_guard<std::mutex> blk(backends_mu());
+    for (const auto& b : backends())
+      if (prefix == b.prefix) found = b;
+  }
+  if (!found.create) {
+    if (prefix == "vulkan") raise(Code::Unavailable, "device \"{}\": this build has no Vulkan backend", spec);
+    raise(Code::NotFound, "device \"{}\": unknown device (expected \"cpu\", \"vulkan\" or \"vulkan:N\")", spec);
+  }
+  devices_.push_back(found.create(*this, spec));
+  return *devices_.back();
+}
+
+ThreadPool& Context::pool() {
+  std::call_once(pool_once_, [this] { pool_ = std::make_unique<ThreadPool>(options_.num_threads); });
+  return *pool_;
+}
+
+uint64_t Context::next_random_seed() {
+  uint64_t n = random_calls_.fetch_add(1, std::memory_order_relaxed);
+  // splitmix64 of (seed, n): distinct, well-mixed seeds for consecutive calls.
+  uint64_t z = options_.seed + 0x9e3779b97f4a7c15ull * (n + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void Context::add_hook(DispatchHook* hook) {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  hooks_.push_back(hook);
+  num_hooks_.store(static_cast<int>(hooks_.size()), std::memory_order_release);
+}
+
+void Context::remove_hook(DispatchHook* hook) {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  hooks_.erase(std::remove(hooks_.begin(), hooks_.end(), hook), hooks_.end());
+  num_hooks_.store(static_cast<int>(hooks_.size()), std::memory_order_release);
+}
+
+std::vector<DispatchHook*> Context::hooks() const {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  return hooks_;
+}
+
+}  // namespace cairn

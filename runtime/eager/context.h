@@ -1,0 +1,85 @@
+// The context: devices, the default device, allocator hooks, the thread pool, the log sink, the
+// RNG seed and the dispatch hooks. Everything is created from a context; a process may hold several.
+// A context is refcounted: tensors keep its devices alive, and objects keep the context alive.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/core/allocator.h"
+#include "runtime/core/logging.h"
+#include "runtime/core/refcount.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/tensor/device.h"
+
+namespace cairn {
+
+class Context;
+struct OpCall;
+
+struct ContextOptions {
+  std::string device = "cpu";  // "cpu", "vulkan", "vulkan:N"
+  int num_threads = 0;         // intra-op threads including the caller; 0 = all cores
+  AllocatorHooks allocator = default_allocator();
+  LogSink log;
+  uint64_t seed = 0;           // base of every random op's seed
+};
+
+// A backend other than the CPU (gpu/vulkan) registers a factory for its device names.
+struct DeviceBackend {
+  const char* prefix;  // "vulkan": serves "vulkan" and "vulkan:N"
+  // Creates the device for `spec`, or throws (Unavailable when there is no driver).
+  Ref<Device> (*create)(Context& ctx, std::string_view spec);
+};
+void register_device_backend(const DeviceBackend& backend);
+
+// Intercepts eager ops: the gradient tape observes them, graph capture replaces them.
+class DispatchHook {
+ public:
+  virtual ~DispatchHook() = default;
+  // Returns true when the hook produced the outputs itself (the kernel does not run).
+  virtual bool before(Context&, OpCall&) { return false; }
+  virtual void after(Context&, const OpCall&) {}
+};
+
+class Context : public RefCounted {
+ public:
+  explicit Context(ContextOptions options);
+  ~Context() override;
+
+  Device& cpu() { return *cpu_; }
+  Device& default_device() { return *default_device_; }
+  // "cpu", "vulkan", "vulkan:N": creates backend devices on first use. Throws NotFound/Unavailable.
+  Device& device(std::string_view spec);
+
+  ThreadPool& pool();
+  const LogSink& log() const { return options_.log; }
+  uint64_t seed() const { return options_.seed; }
+  // A fresh seed for one random op call: mixes the context seed with a call counter, so a
+  // context replays the same sequence for the same seed.
+  uint64_t next_random_seed();
+
+  void add_hook(DispatchHook* hook);
+  void remove_hook(DispatchHook* hook);
+  bool has_hooks() const { return num_hooks_.load(std::memory_order_acquire) != 0; }
+  std::vector<DispatchHook*> hooks() const;
+
+ private:
+  ContextOptions options_;
+  Ref<Device> cpu_;
+  Device* default_device_ = nullptr;
+  std::mutex devices_mu_;
+  std::vector<Ref<Device>> devices_;  // backend devices created so far
+  std::once_flag pool_once_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::atomic<uint64_t> random_calls_{0};
+  mutable std::mutex hooks_mu_;
+  std::vector<DispatchHook*> hooks_;
+  std::atomic<int> num_hooks_{0};
+};
+
+}  // namespace cairn

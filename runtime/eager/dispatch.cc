@@ -1,0 +1,151 @@
+#include "runtime/eager/dispatch.h"
+
+#include "runtime/ops/registry.h"
+#include "runtime/ops/validate.h"
+
+namespace cairn {
+
+namespace {
+constexpr int kInlineArgs = 8;
+
+// Scratch arrays that stay on the stack for the common case of few inputs/outputs.
+template <class T>
+class SmallArray {
+ public:
+  explicit SmallArray(int n) : data_(n <= kInlineArgs ? inline_ : (heap_ = std::vector<T>(n)).data()) {}
+  T& operator[](int i) { return data_[i]; }
+  T* data() { return data_; }
+
+ private:
+  T inline_[kInlineArgs];
+  std::vector<T> heap_;
+  T* data_;
+};
+
+Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, int n) {
+  if (n == 0) return ctx.default_device();
+  Device* d = inputs[0]->device();
+  for (int i = 1; i < n; ++i) {
+    Device* di = inputs[i]->device();
+    if (di != d)
+      raise(Code::InvalidArgument, "{}: inputs are on different devices ({} and {}); copy them to one device first",
+            def.name, d->name(), di->name());
+  }
+  return *d;
+}
+}  // namespace
+
+void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
+            int num_attrs, Tensor* outputs, int num_outputs) {
+  SmallArray<TensorSpec> in_specs(num_inputs);
+  for (int i = 0; i < num_inputs; ++i) {
+    if (!inputs[i]->valid()) raise(Code::InvalidArgument, "{}: input {} is an empty tensor handle", def.name, i);
+    in_specs[i].dtype = inputs[i]->dtype();
+    in_specs[i].shape = inputs[i]->shape();
+  }
+  Attrs resolved(def);
+  resolve_call(def, in_specs.data(), num_inputs, attrs, num_attrs, resolved);
+
+  int expected = def.num_outputs(resolved);
+  if (num_outputs != expected)
+    raise(Code::InvalidArgument, "{}: expected {} output{}, got room for {}", def.name, expected,
+          expected == 1 ? "" : "s", num_outputs);
+
+  Device& device = placement(ctx, def, inputs, num_inputs);
+  KernelFn kernel = def.kernels[static_cast<int>(device.kind())];
+  if (!kernel) raise(Code::Unimplemented, "{}: no kernel on device {}", def.name, device.name());
+
+  SmallArray<TensorSpec> out_specs(num_outputs);
+  infer_outputs(def, resolved, in_specs.data(), num_inputs, out_specs.data(), num_outputs);
+
+  OpCall call{def, resolved, inputs, num_inputs, outputs, num_outputs};
+  if (ctx.has_hooks()) {
+    for (DispatchHook* h : ctx.hooks())
+      if (h->before(ctx, call)) return;
+  }
+  if (!def.dynamic_output_shape)
+    for (int i = 0; i < num_outputs; ++i) outputs[i] = Tensor::allocate(device, out_specs[i].dtype, out_specs[i].shape);
+
+  KernelContext kc{def, resolved, device, ctx.pool(), inputs, num_inputs, outputs, num_outputs};
+  if (def.random) kc.random_seed = ctx.next_random_seed();
+  kernel(kc);
+
+  if (ctx.has_hooks()) {
+    for (DispatchHook* h : ctx.hooks()) h->after(ctx, call);
+  }
+}
+
+namespace {
+std::vector<Tensor> run_named(Context& ctx, std::string_view op, const Tensor* inputs, size_t n,
+                              std::initializer_list<NamedAttr> attrs) {
+  const OpDef& def = OpRegistry::global().get(op);
+  std::vector<const Tensor*> ptrs(n);
+  for (size_t i = 0; i < n; ++i) ptrs[i] = &inputs[i];
+  // Resolve once to learn the output count (variadic outputs depend on attributes).
+  std::vector<TensorSpec> specs(n);
+  for (size_t i = 0; i < n; ++i) specs[i] = {inputs[i].dtype(), inputs[i].shape()};
+  Attrs resolved(def);
+  resolve_call(def, specs.data(), static_cast<int>(n), attrs.begin(), static_cast<int>(attrs.size()), resolved);
+  std::vector<Tensor> outs(def.num_outputs(resolved));
+  run_op(ctx, def, ptrs.data(), static_cast<int>(n), attrs.begin(), static_cast<int>(attrs.size()), outs.data(),
+         static_cast<int>(outs.size()));
+  return outs;
+}
+}  // namespace
+
+std::vector<Tensor> run_op(Context& ctx, std::string_view op, std::initializer_list<Tensor> inputs,
+                           std::initializer_list<NamedAttr> attrs) {
+  return run_named(ctx, op, inputs.begin(), inputs.size(), attrs);
+}
+
+std::vector<Tensor> run_op(Context& ctx, std::string_view op, const std::vector<Tensor>& inputs,
+                           std::initializer_list<NamedAttr> attrs) {
+  return run_named(ctx, op, inputs.data(), inputs.size(), attrs);
+}
+
+NamedAttr attr_int(std::string_view name, int64_t v) {
+  NamedAttr a{name, {}};
+  a.value.kind = AttrKind::Int;
+  a.value.i = v;
+  return a;
+}
+NamedAttr attr_bool(std::string_view name, bool v) {
+  NamedAttr a{name, {}};
+  a.value.kind = AttrKind::Bool;
+  a.value.i = v ? 1 : 0;
+  return a;
+}
+NamedAttr attr_float(std::string_view name, double v) {
+  NamedAttr a{name, {}};
+  a.value.kind = AttrKind::Float;
+  a.value.f = v;
+  return a;
+}
+NamedAttr attr_dtype(std::string_view name, DType v) {
+  NamedAttr a{name, {}};
+  a.value.kind = AttrKind::DType;
+  a.value.dtype = v;
+  return a;
+}
+NamedAttr attr_string(std::string_view name, std::string_view v) {
+  NamedAttr a{name, {}};
+  a.value.kind = AttrKind::String;
+  a.value.s = v;
+  return a;
+}
+NamedAttr attr_ints(std::string_view name, const std::vector<int64_t>& v) {
+  NamedAttr a{name, {}};
+  a.value.kind = AttrKind::Ints;
+  a.value.ints = v.data();
+  a.value.n_ints = v.size();
+  return a;
+}
+NamedAttr attr_floats(std::string_view name, const std::vector<double>& v) {
+  NamedAttr a{name, {}};
+  a.value.kind = AttrKind::Floats;
+  a.value.floats = v.data();
+  a.value.n_floats = v.size();
+  return a;
+}
+
+}  // namespace cairn

@@ -1,0 +1,46 @@
+// Eager dispatch: validate, infer output shapes, allocate, run the kernel. This is the single
+// interception point: DispatchHooks registered on the context see every op (tape, graph capture).
+#pragma once
+
+#include <initializer_list>
+#include <string_view>
+#include <vector>
+
+#include "runtime/eager/context.h"
+#include "runtime/ops/op_def.h"
+#include "runtime/tensor/tensor.h"
+
+namespace cairn {
+
+struct OpCall {
+  const OpDef& def;
+  const Attrs& attrs;
+  const Tensor* const* inputs;
+  int num_inputs;
+  Tensor* outputs;
+  int num_outputs;
+};
+
+// Runs `def` on `inputs`; `outputs` must have room for exactly def.num_outputs(attrs) tensors.
+// The op runs on the inputs' device (all inputs must share one); an op without inputs runs on the
+// context's default device.
+void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
+            int num_attrs, Tensor* outputs, int num_outputs);
+
+// C++ convenience for the runtime and tests: looks the op up by name and returns all outputs.
+std::vector<Tensor> run_op(Context& ctx, std::string_view op, std::initializer_list<Tensor> inputs,
+                           std::initializer_list<NamedAttr> attrs = {});
+std::vector<Tensor> run_op(Context& ctx, std::string_view op, const std::vector<Tensor>& inputs,
+                           std::initializer_list<NamedAttr> attrs = {});
+
+// Attribute builders for the C++ convenience call. Array values are borrowed: keep them alive
+// for the call.
+NamedAttr attr_int(std::string_view name, int64_t v);
+NamedAttr attr_bool(std::string_view name, bool v);
+NamedAttr attr_float(std::string_view name, double v);
+NamedAttr attr_dtype(std::string_view name, DType v);
+NamedAttr attr_string(std::string_view name, std::string_view v);
+NamedAttr attr_ints(std::string_view name, const std::vector<int64_t>& v);
+NamedAttr attr_floats(std::string_view name, const std::vector<double>& v);
+
+}  // namespace cairn

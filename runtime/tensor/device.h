@@ -1,0 +1,65 @@
+// The device interface every backend implements (CPU here, Vulkan in gpu/). runtime/ never sees a
+// backend's own types: a backend subclasses Device and registers a factory (see eager/context.h).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+
+#include "runtime/core/refcount.h"
+
+namespace cairn {
+
+enum class DeviceKind : int { CPU = 0, Vulkan = 1 };
+constexpr int kNumDeviceKinds = 2;
+
+class Device;
+
+// A block of device memory. Refcounted without a vtable: the last release hands it back to the
+// device that made it, and the buffer keeps that device alive.
+struct Buffer {
+  std::atomic<int32_t> refs{1};
+  Device* device = nullptr;  // owns one reference on the device
+  void* data = nullptr;      // host pointer on host devices; backend-defined otherwise
+  size_t nbytes = 0;
+
+  void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
+  inline void release();
+};
+
+class Device : public RefCounted {
+ public:
+  Device(DeviceKind kind, std::string name) : kind_(kind), name_(std::move(name)) {}
+  DeviceKind kind() const { return kind_; }
+  const std::string& name() const { return name_; }  // "cpu", "vulkan:0"
+  // Whether Buffer::data is a host pointer that kernels may read directly.
+  bool is_host() const { return kind_ == DeviceKind::CPU; }
+
+  // A new buffer with refs == 1 whose data is aligned to kTensorAlignment; throws
+  // ResourceExhausted when memory runs out.
+  virtual Buffer* allocate(size_t nbytes) = 0;
+  // Copies to and from host memory, waiting for any queued work that touches the buffer.
+  virtual void read(const Buffer& buffer, void* dst, size_t nbytes) = 0;
+  virtual void write(Buffer& buffer, const void* src, size_t nbytes) = 0;
+  // Waits until all queued work has finished.
+  virtual void synchronize() {}
+
+ protected:
+  friend struct Buffer;
+  // Frees the memory of a buffer whose count reached zero; the caller then drops the device ref.
+  virtual void deallocate(Buffer* buffer) = 0;
+
+ private:
+  DeviceKind kind_;
+  std::string name_;
+};
+
+inline void Buffer::release() {
+  if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    Device* d = device;
+    d->deallocate(this);
+    d->release();
+  }
+}
+
+}  // namespace cairn

@@ -1,0 +1,56 @@
+// An immutable value: dtype, shape and a shared device buffer. Copying a Tensor shares the buffer.
+// Only the kernel that allocated an output writes into it, before anyone else can see it.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "runtime/core/dtype.h"
+#include "runtime/core/error.h"
+#include "runtime/core/shape.h"
+#include "runtime/tensor/device.h"
+
+namespace cairn {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(const Tensor& o) : dtype_(o.dtype_), shape_(o.shape_), buffer_(o.buffer_) { if (buffer_) buffer_->retain(); }
+  Tensor(Tensor&& o) noexcept : dtype_(o.dtype_), shape_(o.shape_), buffer_(std::exchange(o.buffer_, nullptr)) {}
+  Tensor& operator=(Tensor o) noexcept {
+    std::swap(dtype_, o.dtype_);
+    std::swap(shape_, o.shape_);
+    std::swap(buffer_, o.buffer_);
+    return *this;
+  }
+  ~Tensor() { if (buffer_) buffer_->release(); }
+
+  // A new, uninitialised tensor on `device`. String tensors are not made this way.
+  static Tensor allocate(Device& device, DType dtype, const Shape& shape);
+  // Same data, new shape (element counts must match); no copy.
+  Tensor reshaped(const Shape& shape) const;
+
+  bool valid() const { return buffer_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return shape_.rank(); }
+  int64_t num_elements() const { return shape_.num_elements(); }
+  size_t nbytes() const { return buffer_ ? buffer_->nbytes : 0; }
+  Device* device() const { return buffer_ ? buffer_->device : nullptr; }
+  Buffer* buffer() const { return buffer_; }
+
+  // Host access for CPU kernels; the tensor must live on a host device.
+  template <class T> const T* data() const { return static_cast<const T*>(buffer_->data); }
+  template <class T> T* mutable_data() const { return static_cast<T*>(buffer_->data); }
+  const void* raw_data() const { return buffer_->data; }
+  void* raw_mutable_data() const { return buffer_->data; }
+
+  std::string debug_string() const;  // "float32[2,3] on cpu"
+
+ private:
+  DType dtype_ = DType::Invalid;
+  Shape shape_;
+  Buffer* buffer_ = nullptr;  // one reference
+};
+
+}  // namespace cairn
