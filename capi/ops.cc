@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "capi/internal/handles.h"
+#include "runtime/core/inline_array.h"
 #include "runtime/eager/dispatch.h"
 #include "runtime/ops/registry.h"
 
@@ -34,18 +35,6 @@ AttrValue to_value(const cairn_attr& a, const char* op) {
   return v;
 }
 
-// Scratch space that stays on the stack for small calls.
-template <class T>
-struct Scratch {
-  explicit Scratch(size_t n) {
-    if (n > kInline) heap.resize(n);
-    data = n > kInline ? heap.data() : inline_items;
-  }
-  T inline_items[kInline];
-  std::vector<T> heap;
-  T* data;
-};
-
 }  // namespace
 
 extern "C" {
@@ -62,29 +51,29 @@ cairn_status* cairn_op_run(cairn_context* ctx, const char* op, cairn_tensor* con
   if (n_attrs > 0) require(attrs, def->name.c_str(), "attrs");
   if (n_outputs > 0) require(outputs, def->name.c_str(), "outputs");
 
-  Scratch<const Tensor*> ins(n_inputs);
+  InlineArray<const Tensor*, kInline> ins(n_inputs);
   for (size_t i = 0; i < n_inputs; ++i) {
     if (!inputs[i]) raise(Code::InvalidArgument, "{}: input {} is NULL", def->name, i);
-    ins.data[i] = &inputs[i]->t;
+    ins[i] = &inputs[i]->t;
   }
-  Scratch<NamedAttr> named(n_attrs);
+  InlineArray<NamedAttr, kInline> named(n_attrs);
   for (size_t i = 0; i < n_attrs; ++i) {
     if (!attrs[i].name) raise(Code::InvalidArgument, "{}: attribute {} has a NULL name", def->name, i);
-    named.data[i] = NamedAttr{attrs[i].name, to_value(attrs[i], def->name.c_str())};
+    named[i] = NamedAttr{attrs[i].name, to_value(attrs[i], def->name.c_str())};
   }
-  Scratch<Tensor> outs(n_outputs);
-  run_op(*ctx->ctx, *def, ins.data, static_cast<int>(n_inputs), named.data, static_cast<int>(n_attrs), outs.data,
+  InlineArray<Tensor, kInline> outs(n_outputs);
+  run_op(*ctx->ctx, *def, ins.data(), static_cast<int>(n_inputs), named.data(), static_cast<int>(n_attrs), outs.data(),
          static_cast<int>(n_outputs));
   // Allocate every handle before publishing any, so a failure leaves `outputs` untouched.
-  Scratch<cairn_tensor*> handles(n_outputs);
+  InlineArray<cairn_tensor*, kInline> handles(n_outputs);
   size_t made = 0;
   try {
-    for (; made < n_outputs; ++made) handles.data[made] = capi::new_tensor(std::move(outs.data[made]));
+    for (; made < n_outputs; ++made) handles[made] = capi::new_tensor(std::move(outs[made]));
   } catch (...) {
-    for (size_t i = 0; i < made; ++i) delete handles.data[i];
+    for (size_t i = 0; i < made; ++i) delete handles[i];
     throw;
   }
-  for (size_t i = 0; i < n_outputs; ++i) outputs[i] = handles.data[i];
+  for (size_t i = 0; i < n_outputs; ++i) outputs[i] = handles[i];
   CAIRN_API_END
 }
 

@@ -27,6 +27,18 @@ class ThreadPool {
   // work is small, the pool has one thread, or another parallel_for is using the pool.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+  // Like parallel_for, but work of at most one grain runs inline without building a
+  // std::function: small eager ops pay nothing for the pool.
+  template <class F>
+  void run(int64_t n, int64_t grain, F&& fn) {
+    if (n <= 0) return;
+    if (n <= grain || workers_.empty()) {
+      fn(int64_t{0}, n);
+      return;
+    }
+    parallel_for(n, grain, std::function<void(int64_t, int64_t)>(std::forward<F>(fn)));
+  }
+
  private:
   void worker_loop();
   void run_chunks();

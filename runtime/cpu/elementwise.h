@@ -38,7 +38,7 @@ void broadcast_loop(ThreadPool& pool, const Shape& out, const Shape* const* ins,
   bool same = true;
   for (int k = 0; k < N; ++k) same = same && (*ins[k] == out);
   if (same) {
-    pool.parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    pool.run(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
       int64_t idx[N];
       for (int64_t o = b; o < e; ++o) {
         for (int k = 0; k < N; ++k) idx[k] = o;
@@ -53,7 +53,7 @@ void broadcast_loop(ThreadPool& pool, const Shape& out, const Shape* const* ins,
   const int64_t inner = out[rank - 1];
   const int64_t rows = n / inner;
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / inner);
-  pool.parallel_for(rows, grain, [&](int64_t rb, int64_t re) {
+  pool.run(rows, grain, [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) {
       int64_t base[N] = {};
       int64_t rem = r;
@@ -96,7 +96,7 @@ void unary_apply(KernelContext& kc, F f) {
   Tensor& out = kc.output(0);
   const T* pa = a.data<T>();
   Out* po = out.mutable_data<Out>();
-  kc.pool.parallel_for(a.num_elements(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+  kc.pool.run(a.num_elements(), kElementwiseGrain, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) po[o] = convert<Out>(f(widen(pa[o])));
   });
 }

@@ -1,6 +1,9 @@
 #include "runtime/eager/context.h"
 
 #include <algorithm>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "runtime/core/error.h"
 #include "runtime/cpu/cpu_device.h"
@@ -28,6 +31,10 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
     raise(Code::InvalidArgument, "cairn_context_create: allocator hooks need both allocate and deallocate");
   cpu_ = Ref<Device>::adopt(new CpuDevice(options_.allocator));
   default_device_ = &device(options_.device.empty() ? "cpu" : options_.device);
+  options_.log.log(LogLevel::Info, fmt::format("context created: default device {}, {} intra-op threads",
+                                               default_device_->name(),
+                                               options_.num_threads > 0 ? options_.num_threads
+                                                                        : static_cast<int>(std::thread::hardware_concurrency())));
 }
 
 Context::~Context() = default;
@@ -53,7 +60,11 @@ Device& Context::device(std::string_view spec) {
 }
 
 ThreadPool& Context::pool() {
-  std::call_once(pool_once_, [this] { pool_ = std::make_unique<ThreadPool>(options_.num_threads); });
+  if (ThreadPool* p = pool_ready_.load(std::memory_order_acquire)) return *p;
+  std::call_once(pool_once_, [this] {
+    pool_ = std::make_unique<ThreadPool>(options_.num_threads);
+    pool_ready_.store(pool_.get(), std::memory_order_release);
+  });
   return *pool_;
 }
 

@@ -76,6 +76,7 @@ class Context : public RefCounted {
   std::vector<Ref<Device>> devices_;  // backend devices created so far
   std::once_flag pool_once_;
   std::unique_ptr<ThreadPool> pool_;
+  std::atomic<ThreadPool*> pool_ready_{nullptr};  // fast path once the pool exists
   std::atomic<uint64_t> random_calls_{0};
   mutable std::mutex hooks_mu_;
   std::vector<DispatchHook*> hooks_;

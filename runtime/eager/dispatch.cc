@@ -1,26 +1,13 @@
 #include "runtime/eager/dispatch.h"
 
+#include "runtime/core/inline_array.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/validate.h"
 
 namespace cairn {
 
 namespace {
-constexpr int kInlineArgs = 8;
-
-// Scratch arrays that stay on the stack for the common case of few inputs/outputs.
-template <class T>
-class SmallArray {
- public:
-  explicit SmallArray(int n) : data_(n <= kInlineArgs ? inline_ : (heap_ = std::vector<T>(n)).data()) {}
-  T& operator[](int i) { return data_[i]; }
-  T* data() { return data_; }
-
- private:
-  T inline_[kInlineArgs];
-  std::vector<T> heap_;
-  T* data_;
-};
+constexpr size_t kInlineArgs = 8;
 
 Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, int n) {
   if (n == 0) return ctx.default_device();
@@ -37,7 +24,7 @@ Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, i
 
 void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
             int num_attrs, Tensor* outputs, int num_outputs) {
-  SmallArray<TensorSpec> in_specs(num_inputs);
+  InlineArray<TensorSpec, kInlineArgs> in_specs(static_cast<size_t>(num_inputs));
   for (int i = 0; i < num_inputs; ++i) {
     if (!inputs[i]->valid()) raise(Code::InvalidArgument, "{}: input {} is an empty tensor handle", def.name, i);
     in_specs[i].dtype = inputs[i]->dtype();
@@ -55,7 +42,7 @@ void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num
   KernelFn kernel = def.kernels[static_cast<int>(device.kind())];
   if (!kernel) raise(Code::Unimplemented, "{}: no kernel on device {}", def.name, device.name());
 
-  SmallArray<TensorSpec> out_specs(num_outputs);
+  InlineArray<TensorSpec, kInlineArgs> out_specs(static_cast<size_t>(num_outputs));
   infer_outputs(def, resolved, in_specs.data(), num_inputs, out_specs.data(), num_outputs);
 
   OpCall call{def, resolved, inputs, num_inputs, outputs, num_outputs};

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
+#include <type_traits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +68,10 @@ struct ArgDef {
   DType fixed_dtype = DType::Invalid;  // ...is fixed (when type_attr is empty)
   bool variadic = false;  // inputs: takes all remaining inputs (at least one); outputs: count from number_attr
   std::string number_attr;
+  // Indices into OpDef::attrs of type_attr / number_attr (-1 when unused), resolved at registration
+  // so dispatch never compares attribute names.
+  int type_attr_index = -1;
+  int number_attr_index = -1;
 };
 
 class Attrs;
@@ -121,10 +127,12 @@ constexpr int kMaxAttrs = 12;
 // caller's value or the default, after validation.
 class Attrs {
  public:
-  explicit Attrs(const OpDef& def) : def_(&def) {}
+  // Constructs only as many values as the op has attributes: most ops have one or two, and
+  // initialising all kMaxAttrs slots would dominate the cost of a small eager op.
+  explicit Attrs(const OpDef& def);
   const OpDef& def() const { return *def_; }
-  const AttrValue& at(int index) const { return values_[index]; }
-  AttrValue& at(int index) { return values_[index]; }
+  const AttrValue& at(int index) const { return values()[index]; }
+  AttrValue& at(int index) { return values()[index]; }
   const AttrValue& get(std::string_view name) const;  // throws Internal if the schema lacks it
 
   int64_t i(std::string_view name) const { return get(name).i; }
@@ -142,9 +150,17 @@ class Attrs {
   }
 
  private:
+  AttrValue* values() { return reinterpret_cast<AttrValue*>(storage_); }
+  const AttrValue* values() const { return reinterpret_cast<const AttrValue*>(storage_); }
+
   const OpDef* def_;
-  AttrValue values_[kMaxAttrs];
+  alignas(AttrValue) unsigned char storage_[kMaxAttrs * sizeof(AttrValue)];
 };
+static_assert(std::is_trivially_destructible_v<AttrValue>, "Attrs never destroys its values");
+
+inline Attrs::Attrs(const OpDef& def) : def_(&def) {
+  for (size_t i = 0; i < def.attrs.size(); ++i) new (storage_ + i * sizeof(AttrValue)) AttrValue();
+}
 
 // What a kernel sees. Outputs are allocated before the kernel runs, except for ops with
 // dynamic_output_shape, whose kernels call allocate_output.

@@ -49,14 +49,14 @@ int OpDef::attr_index(std::string_view attr_name) const {
 
 int OpDef::num_outputs(const Attrs& a) const {
   int n = 0;
-  for (const ArgDef& o : outputs) n += o.variadic ? static_cast<int>(a.i(o.number_attr)) : 1;
+  for (const ArgDef& o : outputs) n += o.variadic ? static_cast<int>(a.at(o.number_attr_index).i) : 1;
   return n;
 }
 
 const AttrValue& Attrs::get(std::string_view name) const {
   int idx = def_->attr_index(name);
   if (idx < 0) raise(Code::Internal, "{}: schema has no attribute '{}'", def_->name, name);
-  return values_[idx];
+  return at(idx);
 }
 
 Tensor& KernelContext::allocate_output(int i, DType dtype, const Shape& shape) const {
@@ -102,11 +102,32 @@ std::vector<const OpDef*> OpRegistry::list() const {
   return out;
 }
 
+namespace {
+// Fills ArgDef::type_attr_index / number_attr_index; a schema naming a missing attribute is a bug.
+void resolve_arg_indices(OpDef& def) {
+  auto resolve = [&](ArgDef& arg) {
+    if (!arg.type_attr.empty()) {
+      arg.type_attr_index = def.attr_index(arg.type_attr);
+      if (arg.type_attr_index < 0 || def.attrs[arg.type_attr_index].kind != AttrKind::DType)
+        raise(Code::Internal, "op '{}': argument '{}' names missing dtype attribute '{}'", def.name, arg.name, arg.type_attr);
+    }
+    if (!arg.number_attr.empty()) {
+      arg.number_attr_index = def.attr_index(arg.number_attr);
+      if (arg.number_attr_index < 0 || def.attrs[arg.number_attr_index].kind != AttrKind::Int)
+        raise(Code::Internal, "op '{}': argument '{}' names missing int attribute '{}'", def.name, arg.name, arg.number_attr);
+    }
+  };
+  for (ArgDef& a : def.inputs) resolve(a);
+  for (ArgDef& a : def.outputs) resolve(a);
+}
+}  // namespace
+
 void OpRegistry::add(OpDef def) {
   Impl& im = impl();
   if (im.lookup(def.name)) raise(Code::AlreadyExists, "op '{}' is registered twice", def.name);
   if (def.attrs.size() > static_cast<size_t>(kMaxAttrs))
     raise(Code::Internal, "op '{}' has more than {} attributes", def.name, kMaxAttrs);
+  resolve_arg_indices(def);
   im.defs.push_back(std::move(def));
   OpDef* d = &im.defs.back();
   im.by_name[d->name] = d;

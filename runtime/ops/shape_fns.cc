@@ -40,9 +40,10 @@ namespace shapes {
 void unchanged(ShapeContext& c) { c.set_out(0, c.in(0)); }
 
 void broadcast(ShapeContext& c) {
-  Shape s = c.in(0);
-  for (int i = 1; i < c.num_inputs; ++i) s = broadcast_shapes(s, c.in(i), c.op());
-  c.set_out(0, s);
+  Shape& out = c.outputs[0].shape;
+  out = c.in(0);
+  for (int i = 1; i < c.num_inputs; ++i)
+    if (c.in(i) != out) out = broadcast_shapes(out, c.in(i), c.op());
 }
 
 void scalar(ShapeContext& c) { c.set_out(0, Shape()); }

@@ -77,7 +77,7 @@ void resolve_call(const OpDef& def, const TensorSpec* inputs, int num_inputs, co
               dtype_name(arg.fixed_dtype), dtype_name(actual));
       continue;
     }
-    int idx = def.attr_index(arg.type_attr);
+    int idx = arg.type_attr_index;
     const AttrDef& a = def.attrs[idx];
     if (!dtype_in(a.allowed_dtypes, actual))
       raise(Code::InvalidArgument, "{}: input '{}' has dtype {}, which {} does not accept (allowed: {})", def.name,
@@ -113,8 +113,8 @@ void infer_outputs(const OpDef& def, const Attrs& attrs, const TensorSpec* input
                    TensorSpec* outputs, int num_outputs) {
   int k = 0;
   for (const ArgDef& o : def.outputs) {
-    DType t = o.type_attr.empty() ? o.fixed_dtype : attrs.dtype(o.type_attr);
-    int count = o.variadic ? static_cast<int>(attrs.i(o.number_attr)) : 1;
+    DType t = o.type_attr_index < 0 ? o.fixed_dtype : attrs.at(o.type_attr_index).dtype;
+    int count = o.variadic ? static_cast<int>(attrs.at(o.number_attr_index).i) : 1;
     for (int j = 0; j < count && k < num_outputs; ++j) outputs[k++].dtype = t;
   }
   if (def.shape_fn) {
