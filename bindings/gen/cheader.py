@@ -1,0 +1,235 @@
+"""Parses capi/include/cairn/cairn.h into a model the binding emitters share.
+
+The header is written in a regular style (see its top comment), so a small parser suffices:
+  - opaque handles:   typedef struct cairn_x cairn_x;
+  - enums:            typedef enum cairn_x { CAIRN_A = 1, ... } cairn_x;
+  - structs:          typedef struct cairn_x { <type> <name>; ... } cairn_x;
+  - callbacks:        typedef <ret> (*cairn_x_fn)(<params>);
+  - functions:        CAIRN_API [CAIRN_MUST_USE] <ret> cairn_name(<params>);
+  - macros:           #define CAIRN_ABI_VERSION 1u
+Each declaration keeps the doc comment above it. Anything the parser does not understand in a
+declaration is an error, so a header change can never be silently dropped from the bindings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+from typing import Optional
+
+
+@dataclasses.dataclass
+class Param:
+    name: str
+    ctype: str  # normalized C type, e.g. "const int64_t *", "cairn_tensor **"
+
+
+@dataclasses.dataclass
+class Function:
+    name: str
+    ret: str
+    params: list[Param]
+    doc: str
+    must_use: bool
+
+    @property
+    def returns_status(self) -> bool:
+        return self.ret == "cairn_status *"
+
+
+@dataclasses.dataclass
+class Enum:
+    name: str
+    values: list[tuple[str, int]]
+    doc: str
+
+
+@dataclasses.dataclass
+class Struct:
+    name: str
+    fields: list[Param]
+    doc: str
+
+
+@dataclasses.dataclass
+class Callback:
+    name: str
+    ret: str
+    params: list[Param]
+    doc: str
+
+
+@dataclasses.dataclass
+class Header:
+    abi_version: int
+    handles: list[str]
+    enums: list[Enum]
+    structs: list[Struct]
+    callbacks: list[Callback]
+    functions: list[Function]
+
+    def function(self, name: str) -> Function:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+class ParseError(Exception):
+    pass
+
+
+def normalize_type(t: str) -> str:
+    t = re.sub(r"\s+", " ", t.strip())
+    t = re.sub(r"\s*\*\s*", " *", t)  # "int64_t*" -> "int64_t *", "x **" -> "x **"
+    t = t.replace("* *", "**").replace("* *", "**")
+    return t.strip()
+
+
+def split_param(p: str) -> Param:
+    p = p.strip()
+    m = re.match(r"^(.*?)([A-Za-z_][A-Za-z0-9_]*)$", p)
+    if not m:
+        raise ParseError(f"cannot parse parameter {p!r}")
+    ctype, name = m.group(1), m.group(2)
+    if not ctype.strip():
+        raise ParseError(f"parameter without a type: {p!r}")
+    return Param(name=name, ctype=normalize_type(ctype))
+
+
+def parse_params(text: str) -> list[Param]:
+    text = text.strip()
+    if text in ("void", ""):
+        return []
+    return [split_param(p) for p in text.split(",")]
+
+
+def strip_comments_keep_docs(src: str) -> list[tuple[str, str]]:
+    """Splits the header into (doc, statement) pairs at top level."""
+    out: list[tuple[str, str]] = []
+    doc = ""
+    i = 0
+    n = len(src)
+    stmt = ""
+    depth = 0
+    while i < n:
+        if src.startswith("/*", i):
+            j = src.index("*/", i) + 2
+            if depth == 0 and not stmt.strip():
+                doc = src[i + 2 : j - 2]
+            i = j
+            continue
+        if src.startswith("//", i):
+            j = src.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        c = src[i]
+        if c == "#" and not stmt.strip():
+            j = src.find("\n", i)
+            line = src[i : (n if j < 0 else j)]
+            while line.endswith("\\"):
+                k = src.find("\n", j + 1)
+                line = line[:-1] + src[j + 1 : (n if k < 0 else k)]
+                j = k
+            out.append(("", line.strip()))
+            i = n if j < 0 else j + 1
+            doc = ""
+            continue
+        if c == "{" and depth == 0 and stmt.strip() == 'extern "C"':
+            stmt = ""  # the C++ linkage block is transparent
+            i += 1
+            continue
+        if c == "}" and depth == 0:
+            i += 1  # closes the extern "C" block
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        stmt += c
+        if c == ";" and depth == 0:
+            out.append((clean_doc(doc), re.sub(r"\s+", " ", stmt).strip()))
+            stmt = ""
+            doc = ""
+        i += 1
+    return out
+
+
+def clean_doc(doc: str) -> str:
+    lines = [re.sub(r"^\s*\*? ?", "", line).rstrip() for line in doc.strip().splitlines()]
+    return "\n".join(line for line in lines).strip()
+
+
+def parse(path: Path) -> Header:
+    src = path.read_text()
+    abi = None
+    handles, enums, structs, callbacks, functions = [], [], [], [], []
+    for doc, stmt in strip_comments_keep_docs(src):
+        if stmt.startswith("#"):
+            m = re.match(r"#define CAIRN_ABI_VERSION (\d+)u?$", stmt)
+            if m:
+                abi = int(m.group(1))
+            continue
+        if stmt.startswith('extern "C"') or stmt in ("}",):
+            continue
+        m = re.match(r"^typedef struct (\w+) (\w+);$", stmt)
+        if m:
+            handles.append(m.group(2))
+            continue
+        m = re.match(r"^typedef enum (\w+) \{(.*)\} (\w+);$", stmt)
+        if m:
+            values = []
+            for item in m.group(2).split(","):
+                item = item.strip()
+                if not item:
+                    continue
+                mm = re.match(r"^(\w+) = (0x[0-9a-fA-F]+|\d+)$", item)
+                if not mm:
+                    raise ParseError(f"enum {m.group(3)}: cannot parse {item!r} (values must be pinned)")
+                values.append((mm.group(1), int(mm.group(2), 0)))
+            enums.append(Enum(m.group(3), values, doc))
+            continue
+        m = re.match(r"^typedef struct (\w+) \{(.*)\} (\w+);$", stmt)
+        if m:
+            fields = []
+            for decl in m.group(2).split(";"):
+                decl = decl.strip()
+                if not decl:
+                    continue
+                fp = re.match(r"^(.*)\(\*(\w+)\)\((.*)\)$", decl)
+                if fp:  # function pointer field
+                    fields.append(Param(fp.group(2), "fnptr:" + normalize_type(fp.group(1)) + "(" + fp.group(3) + ")"))
+                    continue
+                fields.append(split_param(decl))
+            structs.append(Struct(m.group(3), fields, doc))
+            continue
+        m = re.match(r"^typedef (.*?)\(\*(\w+)\)\((.*)\);$", stmt)
+        if m:
+            callbacks.append(Callback(m.group(2), normalize_type(m.group(1)), parse_params(m.group(3)), doc))
+            continue
+        m = re.match(r"^CAIRN_API (CAIRN_MUST_USE )?(.*?)\b(cairn_\w+)\((.*)\);$", stmt)
+        if m:
+            functions.append(
+                Function(m.group(3), normalize_type(m.group(2)), parse_params(m.group(4)), doc, bool(m.group(1)))
+            )
+            continue
+        if stmt.startswith("typedef") or "cairn_" in stmt:
+            raise ParseError(f"unrecognized declaration: {stmt[:120]}")
+    if abi is None:
+        raise ParseError("CAIRN_ABI_VERSION not found")
+    return Header(abi, handles, enums, structs, callbacks, functions)
+
+
+def main(argv: list[str]) -> int:
+    h = parse(Path(argv[1]))
+    print(f"ABI {h.abi_version}: {len(h.functions)} functions, {len(h.enums)} enums, "
+          f"{len(h.structs)} structs, {len(h.handles)} handles, {len(h.callbacks)} callbacks")
+    for f in h.functions:
+        print(f"  {f.ret} {f.name}({', '.join(p.ctype + ' ' + p.name for p in f.params)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,72 @@
+// CheckpointManager: keeps the last `max_to_keep` checkpoints in a directory (plus one every
+// `keep_checkpoint_every_n_hours`), tracks the latest and the list oldest first, and survives
+// restarts and crashes (CHECKPOINT.md, "Manager"). It knows nothing about what a checkpoint holds:
+// it is given a function that writes one file atomically and one that says whether a file is an
+// intact checkpoint.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cairn::ckpt {
+
+struct ManagerOptions {
+  std::string checkpoint_name = "ckpt";  // files are <directory>/<checkpoint_name>-<N>
+  int64_t max_to_keep = 5;               // < 0 keeps all; 0 is an error (TF's rule)
+  double keep_checkpoint_every_n_hours = 0;  // 0 = off
+};
+
+class CheckpointManager {
+ public:
+  using WriteFn = std::function<void(const std::string& path)>;  // writes atomically or throws
+  using VerifyFn = std::function<bool(const std::string& path)>;  // true when the file is intact
+  using ClockFn = std::function<double()>;                        // seconds since the epoch
+
+  // Reads the state file (or, when it is missing or damaged, rebuilds the list by scanning the
+  // directory with `verify`), and removes temporary files a crash left behind. Creates the
+  // directory if needed.
+  CheckpointManager(std::string directory, ManagerOptions options, VerifyFn verify, ClockFn clock = {});
+
+  // Writes checkpoint number `number` through `write`, then records it in the state file (after the
+  // checkpoint is durable) and deletes checkpoints that fall out of the retention policy.
+  // Returns the new checkpoint's path.
+  std::string save(int64_t number, const WriteFn& write);
+
+  const std::string& directory() const { return directory_; }
+  const std::optional<std::string>& latest() const { return latest_; }
+  const std::vector<std::string>& checkpoints() const { return paths_; }  // oldest first
+  std::string path_for(int64_t number) const;
+
+  static constexpr const char* kStateFile = "checkpoint";
+
+ private:
+  struct Entry {
+    std::string path;
+    double timestamp;
+  };
+  bool load_state();
+  void rebuild_from_directory();
+  void write_state() const;
+  std::vector<std::string> sweep();
+  void refresh_views();
+  void clean_temporaries() const;
+
+  std::string directory_;
+  ManagerOptions options_;
+  VerifyFn verify_;
+  ClockFn clock_;
+  std::vector<Entry> entries_;  // oldest first
+  double last_preserved_ = 0;
+  std::optional<std::string> latest_;
+  std::vector<std::string> paths_;
+};
+
+// Durability helpers shared with the checkpoint writer.
+void fsync_directory(const std::string& directory);
+// Writes `contents` to `path` atomically: temp file in the same directory, fsync, rename, fsync dir.
+void write_file_atomically(const std::string& path, const std::string& contents);
+
+}  // namespace cairn::ckpt
