@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "capi/internal/handles.h"
+#include "runtime/core/version.h"
 
 namespace cairn::capi {
 
@@ -37,7 +38,7 @@ extern "C" {
 
 uint32_t cairn_abi_version(void) { return CAIRN_ABI_VERSION; }
 
-const char* cairn_version(void) { return "0.1.0"; }
+const char* cairn_version(void) { return cairn::kVersionString; }
 
 cairn_code cairn_status_code(const cairn_status* s) { return s ? s->code : CAIRN_OK; }
 

@@ -1,0 +1,302 @@
+#include "runtime/checkpoint/checkpoint.h"
+
+#include <algorithm>
+#include <deque>
+
+#include <fmt/format.h>
+
+#include "runtime/core/version.h"
+#include "runtime/track/containers.h"
+#include "runtime/track/walk.h"
+
+namespace cairn::ckpt {
+
+namespace {
+constexpr const char* kVariableValue = "VARIABLE_VALUE";
+constexpr const char* kSaveCounter = "save_counter";
+
+// First breadth-first path of every node of a saved graph (for keys in messages).
+std::vector<std::string> checkpoint_node_paths(const ObjectGraph& g) {
+  std::vector<std::string> paths(g.nodes.size());
+  std::vector<bool> seen(g.nodes.size(), false);
+  std::deque<uint32_t> queue{0};
+  if (!g.nodes.empty()) seen[0] = true;
+  while (!queue.empty()) {
+    uint32_t id = queue.front();
+    queue.pop_front();
+    for (const ChildEdge& e : g.nodes[id].children) {
+      if (e.node_id >= g.nodes.size() || seen[e.node_id]) continue;
+      seen[e.node_id] = true;
+      paths[e.node_id] = paths[id].empty() ? e.name : paths[id] + "/" + e.name;
+      queue.push_back(e.node_id);
+    }
+  }
+  return paths;
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+}  // namespace
+
+std::string variable_key(const std::string& path) { return path + "/.ATTRIBUTES/" + kVariableValue; }
+
+// ---- BackgroundWriter ----
+
+BackgroundWriter::~BackgroundWriter() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void BackgroundWriter::start(std::function<void()> job) {
+  wait();
+  thread_ = std::thread([this, job = std::move(job)] {
+    try {
+      job();
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  });
+}
+
+void BackgroundWriter::wait() {
+  if (thread_.joinable()) thread_.join();
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+// ---- Checkpoint ----
+
+Checkpoint::Checkpoint(Context& ctx, const std::vector<std::pair<std::string, Ref<Object>>>& children)
+    : ctx_(Ref<Context>::share(&ctx)), root_(Trackable::create(ctx)) {
+  std::vector<std::pair<std::string, Ref<Object>>> sorted = children;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i].first == sorted[i - 1].first)
+      raise(Code::InvalidArgument, "cairn_checkpoint_create: child \"{}\" is given twice", sorted[i].first);
+  for (auto& [name, obj] : sorted) {
+    if (name == kSaveCounter) raise(Code::InvalidArgument, "cairn_checkpoint_create: \"save_counter\" is reserved");
+    root_->set(name, obj, "cairn_checkpoint_create");
+  }
+}
+
+Checkpoint::~Checkpoint() {
+  try {
+    writer_.wait();
+  } catch (const std::exception& e) {
+    ctx_->log().log(LogLevel::Error, fmt::format("checkpoint: a background save failed: {}", e.what()));
+  }
+}
+
+Variable& Checkpoint::save_counter() {
+  std::lock_guard<std::mutex> lock(counter_mu_);
+  if (!save_counter_) {
+    Tensor zero = Tensor::allocate(ctx_->cpu(), DType::Int64, Shape{});
+    *zero.mutable_data<int64_t>() = 0;
+    VariableOptions opts;
+    opts.name = kSaveCounter;
+    opts.trainable = false;
+    save_counter_ = Variable::create(*ctx_, zero, opts);
+    root_->set(kSaveCounter, save_counter_, "checkpoint");
+  }
+  return *save_counter_;
+}
+
+int64_t Checkpoint::save_counter_value() {
+  Tensor t = save_counter().read();
+  int64_t v = 0;
+  t.device()->read(*t.buffer(), &v, sizeof v);
+  return v;
+}
+
+Checkpoint::Snapshot Checkpoint::snapshot() {
+  save_counter();
+  Snapshot s;
+  std::vector<PathedObject> order = breadth_first(*root_);
+  std::unordered_map<const Object*, uint32_t> ids;
+  for (size_t i = 0; i < order.size(); ++i) ids.emplace(order[i].object.get(), static_cast<uint32_t>(i));
+  s.graph.nodes.resize(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    Object& obj = *order[i].object;
+    Node& node = s.graph.nodes[i];
+    node.kind = static_cast<uint32_t>(obj.kind());
+    if (obj.kind() == ObjectKind::List && static_cast<const List&>(obj).non_append_mutation())
+      raise(Code::FailedPrecondition,
+            "checkpoint: the list at '{}' had an element replaced or removed; only append-only lists can be saved "
+            "(restore-on-create relies on it, as in TensorFlow)",
+            join_path(order[i].path));
+    // Edges added since the walk are not in `ids`; they are left for the next save.
+    for (Edge& e : obj.children()) {
+      auto it = ids.find(e.child.get());
+      if (it != ids.end()) node.children.push_back({e.name, it->second});
+    }
+    if (obj.kind() == ObjectKind::Variable) {
+      std::string key = variable_key(join_path(order[i].path));
+      node.attributes.push_back({kVariableValue, key});
+      s.entries.emplace_back(key, static_cast<Variable&>(obj).read());
+    }
+  }
+  s.metadata.save_counter = save_counter_value();
+  s.metadata.library_version = kVersionString;
+  return s;
+}
+
+void Checkpoint::write_snapshot(const Snapshot& s, const std::string& path) const {
+  WriteOptions wo;
+  wo.compress = options_.compress;
+  wo.fsync = options_.fsync;
+  write_checkpoint(path, s.graph, s.entries, s.metadata, wo);
+}
+
+void Checkpoint::write(const std::string& path) {
+  if (path.empty()) raise(Code::InvalidArgument, "cairn_checkpoint_write: path is empty");
+  writer_.wait();  // an earlier background failure surfaces here
+  if (!options_.async) {
+    write_snapshot(snapshot(), path);
+    return;
+  }
+  // Tensors are immutable, so the snapshot already holds the values as they are now.
+  auto snap = std::make_shared<Snapshot>(snapshot());
+  writer_.start([this, snap, path] { write_snapshot(*snap, path); });
+}
+
+std::string Checkpoint::save(const std::string& prefix) {
+  if (prefix.empty()) raise(Code::InvalidArgument, "cairn_checkpoint_save: prefix is empty");
+  writer_.wait();
+  Tensor one = Tensor::allocate(ctx_->cpu(), DType::Int64, Shape{});
+  *one.mutable_data<int64_t>() = 1;
+  save_counter().assign_add(one, "cairn_checkpoint_save");
+  std::string path = prefix + "-" + std::to_string(save_counter_value());
+  write(path);
+  return path;
+}
+
+std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
+  writer_.wait();
+  save_counter();
+  auto reader = std::make_shared<Reader>(Reader::open(path));
+  auto state = std::make_shared<RestoreState>(std::move(reader), root_);
+  state->run();
+  // A newer restore supersedes older ones for deferred restores held by this checkpoint.
+  restores_.assign(1, state);
+  return state;
+}
+
+// ---- RestoreState ----
+
+RestoreState::RestoreState(std::shared_ptr<Reader> reader, Ref<Object> root)
+    : reader_(std::move(reader)), root_(std::move(root)) {
+  node_paths_ = checkpoint_node_paths(reader_->graph());
+  node_matched_.assign(reader_->graph().nodes.size(), false);
+}
+
+RestoreState::~RestoreState() {
+  if (expect_partial_) return;
+  try {
+    std::vector<std::string> missing = unrestored_values();
+    if (!missing.empty())
+      root_->context().log().log(
+          LogLevel::Warning,
+          fmt::format("checkpoint {}: {} value(s) were never restored: {} (call expect_partial to silence this)",
+                      reader_->path(), missing.size(), join_names(missing)));
+  } catch (...) {
+  }
+}
+
+void RestoreState::run() {
+  if (reader_->graph().nodes.empty()) raise(Code::DataLoss, "{}: the object graph is empty", reader_->path());
+  match(*root_, 0, "");
+}
+
+void RestoreState::restore_values(Object& live, uint32_t node) {
+  for (const Attribute& attr : reader_->graph().nodes[node].attributes) {
+    if (attr.name != kVariableValue) continue;
+    if (live.kind() != ObjectKind::Variable)
+      raise(Code::InvalidArgument, "restore: '{}' holds a variable value in the checkpoint, but the live object is a {}",
+            attr.key, live.describe());
+    auto& var = static_cast<Variable&>(live);
+    const TensorInfo& info = reader_->info(attr.key);
+    if (info.dtype != var.dtype() || info.shape != var.shape())
+      raise(Code::InvalidArgument, "restore: '{}' is {}{} in the checkpoint but {} is {}{}", attr.key,
+            dtype_name(info.dtype), info.shape.str(), var.describe(), dtype_name(var.dtype()), var.shape().str());
+    var.assign(reader_->load(info, var.device()), attr.key);
+  }
+}
+
+void RestoreState::match(Object& live, uint32_t node, const std::string& live_path) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto seen = matched_.find(&live);
+  if (seen != matched_.end() && seen->second == node) return;  // shared object reached again
+  node_matched_[node] = true;
+  matched_[&live] = node;
+  matched_refs_.push_back(Ref<Object>::share(&live));
+  restore_values(live, node);
+  const Node& n = reader_->graph().nodes[node];
+  if (n.children.empty()) return;
+  // Observe before looking at the children, so an edge created meanwhile is not missed.
+  live.add_edge_observer(shared_from_this());
+  for (const ChildEdge& e : n.children) {
+    std::string child_path = live_path.empty() ? e.name : live_path + "/" + e.name;
+    if (Ref<Object> child = live.get_child(e.name)) {
+      match(*child, e.node_id, child_path);
+    } else {
+      pending_[&live].emplace_back(e.name, e.node_id);
+    }
+  }
+}
+
+void RestoreState::on_edge_created(Object& parent, const std::string& name, Object& child) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto it = pending_.find(&parent);
+  if (it == pending_.end()) return;
+  auto& edges = it->second;
+  auto e = std::find_if(edges.begin(), edges.end(), [&](const auto& p) { return p.first == name; });
+  if (e == edges.end()) return;
+  uint32_t node = e->second;
+  edges.erase(e);
+  if (edges.empty()) pending_.erase(it);
+  match(child, node, node_paths_[node]);
+}
+
+std::vector<std::string> RestoreState::unrestored_values() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  std::vector<std::string> out;
+  const ObjectGraph& g = reader_->graph();
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!node_matched_[i])
+      for (const Attribute& a : g.nodes[i].attributes) out.push_back(a.key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> RestoreState::unmatched_live(bool values_only) const {
+  std::vector<PathedObject> live = breadth_first(*root_);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const PathedObject& p : live) {
+    ObjectKind k = p.object->kind();
+    if (values_only && k != ObjectKind::Variable) continue;
+    // An empty list or dict holds nothing to restore (TensorFlow skips empty data structures).
+    if ((k == ObjectKind::List || k == ObjectKind::Dict) && p.object->num_children() == 0) continue;
+    if (!matched_.count(p.object.get())) out.push_back(p.path.empty() ? "(root)" : join_path(p.path));
+  }
+  return out;
+}
+
+void RestoreState::assert_consumed() const {
+  std::vector<std::string> values = unrestored_values();
+  std::vector<std::string> live = unmatched_live(false);
+  if (values.empty() && live.empty()) return;
+  std::string msg = fmt::format("cairn_restore_status_assert_consumed: {}", reader_->path());
+  if (!values.empty()) msg += fmt::format("; checkpoint values not restored: {}", join_names(values));
+  if (!live.empty()) msg += fmt::format("; live objects not matched: {}", join_names(live));
+  throw Error(Code::FailedPrecondition, msg);
+}
+
+void RestoreState::assert_existing_objects_matched() const {
+  std::vector<std::string> live = unmatched_live(true);
+  if (live.empty()) return;
+  raise(Code::FailedPrecondition,
+        "cairn_restore_status_assert_existing_objects_matched: {}: live variables not matched: {}", reader_->path(),
+        join_names(live));
+}
+
+}  // namespace cairn::ckpt

@@ -1,0 +1,6 @@
+// The library's semantic version (cairn_version() returns it; checkpoints record it).
+#pragma once
+
+namespace cairn {
+constexpr const char* kVersionString = "0.1.0";
+}  // namespace cairn
