@@ -291,6 +291,262 @@ CAIRN_API const char *cairn_op_name(size_t i);
  * @param out  receives a NUL-terminated string; free it with cairn_free(). */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_registry_json(char **out);
 
+/* ---------------------------------------------------------------------------------------------
+ * Tracked objects
+ *
+ * The object graph (TensorFlow's Trackable, tf.Module, tf.Variable, ListWrapper, DictWrapper):
+ * objects joined by named, ordered edges. Checkpoints save what is reachable along tracked edges,
+ * breadth-first from the root in edge-creation order; an object reached by several paths is saved
+ * once, under the first path.
+ *
+ * Handles. A cairn_object handle holds one reference to its object. Functions that hand out an
+ * object (create, get, array_get's owner) make a new handle each time, so two handles may refer
+ * to one object (cairn_object_same tells). Freeing a handle drops its reference; edges hold their
+ * own, so handles and objects may be freed in any order. An object keeps its context alive.
+ * A cycle of tracked or untracked edges keeps its objects alive until one of its edges is deleted.
+ *
+ * Edge names. A tracked edge name (attribute name or dict key) is non-empty, holds no '/' (it
+ * separates checkpoint key parts) and is not ".ATTRIBUTES" or ".OPTIMIZER_SLOT". List elements are
+ * named "0", "1", ... by their index.
+ *
+ * Threads. Objects may be read and written from several threads at once: writes to one object are
+ * serialized, and reads see a consistent snapshot. A variable read returns a snapshot tensor that
+ * later assignments do not change. Do not free a handle while another thread uses it.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct cairn_object cairn_object;
+
+/* The kinds of objects. Values 6 and 7 are reserved for optimizers and layers. */
+typedef enum cairn_object_kind {
+  CAIRN_OBJECT_INVALID = 0, /* what cairn_object_kind_of returns for NULL */
+  CAIRN_OBJECT_TRACKABLE = 1,
+  CAIRN_OBJECT_VARIABLE = 2,
+  CAIRN_OBJECT_LIST = 3,
+  CAIRN_OBJECT_DICT = 4,
+  CAIRN_OBJECT_MODULE = 5,
+  CAIRN_OBJECT_KIND_FORCE32 = 0x7fffffff
+} cairn_object_kind;
+
+/* CONSTRUCTOR. A new trackable: an object whose attributes (set with cairn_object_set) are
+ * tracked edges, kept in the order they were first set.
+ * @param ctx  borrowed; the object keeps the context alive.
+ * @param out  receives the new object; free it with cairn_object_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_trackable_create(cairn_context *ctx, cairn_object **out);
+
+/* CONSTRUCTOR. A new module (tf.Module): a trackable with a name. Variables created with the
+ * module as their scope are named "<name>/<variable name>:0".
+ * @param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
+ * @param out   receives the new module; free it with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_module_create(cairn_context *ctx, const char *name, cairn_object **out);
+
+/* CONSTRUCTOR. Like cairn_module_create, inside the name scope of `parent_scope`: a module "m2"
+ * created in the scope of module "m1" has scope "m1/m2", and its variables are named
+ * "m1/m2/<name>:0". The two modules are not linked by an edge.
+ * @param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
+ * Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_module_create_in_scope(cairn_context *ctx, const char *name,
+                                                                    const cairn_object *parent_scope,
+                                                                    cairn_object **out);
+
+/* METHOD. The module's name, e.g. "m2". Borrowed from the object: valid while any handle to it
+ * lives. NULL for NULL or an object that is not a module. */
+CAIRN_API const char *cairn_module_name(const cairn_object *module);
+
+/* METHOD. The module's name scope, e.g. "m1/m2" (its name for a module created without a parent
+ * scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module. */
+CAIRN_API const char *cairn_module_scope(const cairn_object *module);
+
+/* Options of cairn_variable_create. */
+typedef struct cairn_variable_options {
+  uint32_t struct_size;       /* sizeof(cairn_variable_options) */
+  const char *name;           /* NULL (default) means "Variable"; non-empty, no ':'. Copied. */
+  int32_t trainable;          /* 1 (default) or 0: whether trainable_only queries include it */
+  const cairn_object *scope;  /* a module or NULL (default): names the variable "<scope>/<name>:0".
+                                 Borrowed for the call; the variable does not keep it. */
+} cairn_variable_options;
+
+#define CAIRN_VARIABLE_OPTIONS_INIT { (uint32_t)sizeof(cairn_variable_options), NULL, 1, NULL }
+
+/* CONSTRUCTOR. A new variable holding `initial`: its dtype, shape and device are the variable's
+ * for life. The value is shared with `initial`, not copied (tensors are immutable).
+ * @param initial  borrowed for the call. Any dtype but CAIRN_STRING.
+ * @param opts     borrowed for the call; NULL means all defaults.
+ * @param out      receives the new variable; free it with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for NULL ctx, initial or out, a bad struct_size, name or trainable
+ * value, a scope that is not a module, or a string tensor. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_create(cairn_context *ctx, const cairn_tensor *initial,
+                                                             const cairn_variable_options *opts, cairn_object **out);
+
+/* METHOD. A snapshot of the variable's value; later assignments do not change it.
+ * @param out  receives a new tensor; free it with cairn_tensor_free().
+ * Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_read(cairn_object *var, cairn_tensor **out);
+
+/* METHOD. Replaces the variable's value with `value`, which must have the variable's dtype and
+ * shape. A value on another device is copied to the variable's device.
+ * @param value  borrowed for the call.
+ * Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
+ * shape mismatch, e.g. "cairn_variable_assign: shape [3] does not match variable 'v:0' of shape
+ * [2]". On error the value is unchanged. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_assign(cairn_object *var, const cairn_tensor *value);
+
+/* METHOD. Adds `delta` to the variable (the Add op, on the variable's device). `delta` must have
+ * the variable's dtype and shape (no broadcasting). The update is atomic with respect to other
+ * writers of the same variable.
+ * @param delta  borrowed for the call.
+ * Errors: as cairn_variable_assign; the Add op's own errors (e.g. for bool) prefixed with
+ * "cairn_variable_assign_add: ". */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_assign_add(cairn_object *var, const cairn_tensor *delta);
+
+/* METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_assign_sub(cairn_object *var, const cairn_tensor *delta);
+
+/* METHOD. The variable's name, e.g. "m1/m_v:0" or "Variable:0". Borrowed from the object: valid
+ * while any handle to it lives. NULL for NULL or an object that is not a variable. */
+CAIRN_API const char *cairn_variable_name(const cairn_object *var);
+
+/* METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
+ * variable. */
+CAIRN_API int cairn_variable_trainable(const cairn_object *var);
+
+/* METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
+ * (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.) */
+CAIRN_API cairn_dtype cairn_variable_dtype(const cairn_object *var);
+
+/* CONSTRUCTOR. A new, empty list (ListWrapper). Its elements are tracked edges "0", "1", ...
+ * @param out  receives the new list; free it with cairn_object_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_list_create(cairn_context *ctx, cairn_object **out);
+
+/* METHOD. Appends `item` to the list as edge "<old size>". A checkpoint value waiting for that
+ * edge is restored into `item` before this returns.
+ * @param item  borrowed; the list takes its own reference.
+ * Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
+ * pending restore (the item stays appended). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_list_append(cairn_object *list, cairn_object *item);
+
+/* METHOD. The number of elements; 0 for NULL or an object that is not a list. */
+CAIRN_API size_t cairn_list_size(const cairn_object *list);
+
+/* METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
+ * @param out  receives a new handle; free it with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index >= size. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_list_get(cairn_object *list, size_t index, cairn_object **out);
+
+/* METHOD. Replaces element `index` (< size) with `item`. TensorFlow refuses to checkpoint a list
+ * whose elements were replaced or deleted (restore-on-create needs append-only lists).
+ * @param item  borrowed; the list takes its own reference.
+ * Errors: as cairn_list_get; the error of a pending restore (the item stays in place). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_list_set(cairn_object *list, size_t index, cairn_object *item);
+
+/* CONSTRUCTOR. A new, empty dict (DictWrapper): string keys, kept in insertion order; each entry
+ * is a tracked edge named by its key. Set, get and delete entries with cairn_object_set/get/delete.
+ * @param out  receives the new dict; free it with cairn_object_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dict_create(cairn_context *ctx, cairn_object **out);
+
+/* METHOD. Creates or replaces the tracked edge `name` of `parent`: an attribute of a trackable or
+ * module, a key of a dict, or an existing index ("0", "1", ...) of a list. A replaced edge keeps
+ * its position; a new one goes last. An untracked reference of the same name is replaced. An edge
+ * may point back to its parent or an ancestor (a cycle). A checkpoint value waiting for this edge
+ * is restored into `child` before this returns.
+ * @param name   borrowed for the call; a valid edge name (see above).
+ * @param child  borrowed; the parent takes its own reference.
+ * Errors: INVALID_ARGUMENT for NULL arguments, a bad name, or a variable parent (variables have no
+ * edges); NOT_FOUND / OUT_OF_RANGE for a list name that is not an existing index; the error of a
+ * pending restore (the edge stays). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_set(cairn_object *parent, const char *name, cairn_object *child);
+
+/* METHOD. Keeps `child` alive under `name` without tracking it: it is never walked, listed by the
+ * module queries or checkpointed (an attribute TensorFlow does not track). A tracked edge of the
+ * same name is replaced. Only trackables and modules have untracked references.
+ * @param name   borrowed for the call; non-empty (may contain '/').
+ * @param child  borrowed; the parent takes its own reference.
+ * Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_set_untracked(cairn_object *parent, const char *name,
+                                                                  cairn_object *child);
+
+/* METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
+ * @param out  receives a new handle; free it with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
+ * ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index >= size. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_get(cairn_object *parent, const char *name, cairn_object **out);
+
+/* METHOD. Deletes the edge `name` (tracked or untracked) from every later walk and checkpoint.
+ * Deleting list element i moves the later elements down one index.
+ * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_delete(cairn_object *parent, const char *name);
+
+/* METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL. */
+CAIRN_API cairn_object_kind cairn_object_kind_of(const cairn_object *obj);
+
+/* METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL). */
+CAIRN_API int cairn_object_same(const cairn_object *a, const cairn_object *b);
+
+/* METHOD. The number of tracked edges of the object (0 for variables and NULL). */
+CAIRN_API size_t cairn_object_child_count(const cairn_object *obj);
+
+/* CONSTRUCTOR. A new handle to the object `obj` refers to (for example to keep an object lent by a
+ * cairn_object_array after the array is freed).
+ * @param obj  borrowed for the call.
+ * @param out  receives the new handle; free it with cairn_object_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_share(const cairn_object *obj, cairn_object **out);
+
+/* DESTRUCTOR. Frees a handle, dropping its reference; the object goes when nothing else refers to
+ * it. NULL is fine. Never pass a handle borrowed from a cairn_object_array. */
+CAIRN_API void cairn_object_free(cairn_object *obj);
+
+/* ---------------------------------------------------------------------------------------------
+ * Object arrays and module queries
+ *
+ * The queries follow tf.Module: an object's attributes are its tracked edges sorted by name (a
+ * list's in index order); lists and dicts are looked through (elements in index order, dict keys
+ * sorted) and never reported themselves; an object's direct results come before those of its
+ * submodules, and only modules are recursed into (a plain trackable is a result, not searched).
+ * The root itself is never reported. Each result carries a path: edge names joined by '/'.
+ * ------------------------------------------------------------------------------------------- */
+
+/* An immutable array of objects, each with a path. */
+typedef struct cairn_object_array cairn_object_array;
+
+/* METHOD. The tracked edges of `obj` in order (creation order; index order for lists); each
+ * entry's path is the edge name. Variables give an empty array.
+ * @param out  receives a new array; free it with cairn_object_array_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_children(cairn_object *obj, cairn_object_array **out);
+
+/* METHOD. tf.Module.variables (trainable_only 0) or .trainable_variables (1): own variables sorted
+ * by attribute name first, then those of submodules, depth-first; each variable once, with the
+ * path it was first found by.
+ * @param out  receives a new array; free it with cairn_object_array_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_variables(cairn_object *root, int trainable_only,
+                                                              cairn_object_array **out);
+
+/* METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_submodules(cairn_object *root, cairn_object_array **out);
+
+/* METHOD. tf.Module._flatten(with_path=True): every (path, object) pair, so an object reachable
+ * by several paths appears once per path. A module met again while its own walk is in progress
+ * (a cycle) has its direct attributes listed but is not searched again, so this ends. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_flatten(cairn_object *root, cairn_object_array **out);
+
+/* METHOD. Every object reachable from `root` along tracked edges in checkpoint order: the root
+ * first (path ""), then breadth-first in edge order; each object once, with the first path that
+ * reaches it. Lists and dicts are included. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_walk(cairn_object *root, cairn_object_array **out);
+
+/* METHOD. The number of entries; 0 for NULL. */
+CAIRN_API size_t cairn_object_array_size(const cairn_object_array *a);
+
+/* METHOD. Entry `i`; NULL for NULL or i >= size. Borrowed from `a`: valid until the array is freed.
+ * Do not free it; to keep the object longer, take a new handle with cairn_object_share. */
+CAIRN_API cairn_object *cairn_object_array_get(const cairn_object_array *a, size_t i);
+
+/* METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
+ * NULL or i >= size. */
+CAIRN_API const char *cairn_object_array_path(const cairn_object_array *a, size_t i);
+
+/* DESTRUCTOR. Frees the array and the handles it lent. NULL is fine. */
+CAIRN_API void cairn_object_array_free(cairn_object_array *a);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,143 @@
+// The object graph: nodes joined by ordered, named edges (TensorFlow's Trackable). Checkpoints walk
+// these edges; module queries (module.h) and walks (walk.h) read them.
+//
+// Threads: every object may be read from several threads at once. Writes to one object are
+// serialized by that object's lock, and readers only ever see snapshots (children() copies), so
+// nobody iterates an edge list that another thread is changing.
+//
+// Lifetime: edges hold references, so a cycle keeps its objects alive until one of its edges is
+// deleted (there is no cycle collector).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "runtime/core/refcount.h"
+#include "runtime/eager/context.h"
+
+namespace cairn {
+
+// Same values as cairn_object_kind in the C header; pinned, never reordered.
+enum class ObjectKind : int32_t {
+  Trackable = 1,
+  Variable = 2,
+  List = 3,
+  Dict = 4,
+  Module = 5,
+  Optimizer = 6,  // reserved
+  Layer = 7,      // reserved
+};
+
+// "trackable", "variable", "list", "dict", "module", "optimizer", "layer"; "unknown" otherwise.
+const char* object_kind_name(ObjectKind kind);
+// Whether tf.Module's queries recurse into objects of this kind (modules and layers).
+bool is_module_kind(ObjectKind kind);
+
+class Object;
+
+// One tracked edge: its name and the child it points to.
+struct Edge {
+  std::string name;
+  Ref<Object> child;
+};
+
+// Told about every tracked edge created on an object: Object::set, List::append, List::set and a
+// dict insert, including an edge that replaces an earlier one of the same name. The deferred
+// restore of checkpoints hangs off this.
+//
+// Calls come on the thread that created the edge, after the parent's lock is released, so an
+// observer may read and write the graph (assign variables, add observers, set edges). An exception
+// from an observer reaches the caller that created the edge; the edge stays, and the remaining
+// observers still run first.
+class EdgeObserver {
+ public:
+  virtual ~EdgeObserver();
+  virtual void on_edge_created(Object& parent, const std::string& name, Object& child) = 0;
+};
+
+class Object : public RefCounted {
+ public:
+  ObjectKind kind() const { return kind_; }
+  Context& context() const { return *context_; }
+  const Ref<Context>& context_ref() const { return context_; }
+
+  // ---- Tracked edges (what walks and checkpoints follow) ----
+
+  // A snapshot of the tracked edges in order: creation order for trackables, modules and dicts,
+  // index order ("0", "1", ...) for lists. Empty for variables.
+  virtual std::vector<Edge> children() const { return {}; }
+  virtual size_t num_children() const { return 0; }
+  // The child at tracked edge `name`, or null.
+  virtual Ref<Object> get_child(std::string_view name) const;
+
+  // ---- Generic access by name (what cairn_object_get/set/delete do) ----
+  // `fn` names the caller in error messages ("cairn_object_set: ...").
+
+  // The child at `name`, tracked or untracked. Throws NotFound (OutOfRange for a list index).
+  virtual Ref<Object> get(std::string_view name, std::string_view fn = "Object::get") const;
+  // Creates or replaces the tracked edge `name` (a list index, a dict key, an attribute name).
+  // A replaced edge keeps its position. Notifies the edge observers.
+  virtual void set(std::string_view name, Ref<Object> child, std::string_view fn = "Object::set");
+  // Holds `child` alive under `name` without tracking it: never walked, never checkpointed.
+  // Replaces a tracked edge of the same name (and a tracked set replaces an untracked one).
+  virtual void set_untracked(std::string_view name, Ref<Object> child,
+                             std::string_view fn = "Object::set_untracked");
+  // Deletes the tracked or untracked edge `name`. Throws NotFound when there is none.
+  virtual void remove(std::string_view name, std::string_view fn = "Object::remove");
+
+  // ---- Observers ----
+
+  // Registers `observer`, held weakly: once the caller's last shared_ptr goes, it is pruned.
+  // To see every edge of an object, register first and then read children(): an edge created
+  // concurrently is then reported by one or the other (possibly both), never by neither.
+  void add_edge_observer(std::shared_ptr<EdgeObserver> observer);
+  size_t num_edge_observers() const;  // live ones
+
+  // "module 'm1'", "variable 'v:0'", "list", ... for messages.
+  virtual std::string describe() const;
+
+ protected:
+  Object(ObjectKind kind, Context& ctx);
+  ~Object() override;
+
+  // Call after releasing mu_.
+  void notify_edge_created(const std::string& name, Object& child);
+  // Throws InvalidArgument unless `name` may name a tracked edge: non-empty, no '/' (it separates
+  // checkpoint key parts) and not a reserved checkpoint key part.
+  static void check_edge_name(std::string_view name, std::string_view fn);
+  [[noreturn]] void raise_no_child(std::string_view name, std::string_view fn) const;
+  [[noreturn]] void raise_unsupported(std::string_view what, std::string_view fn) const;
+
+  mutable std::shared_mutex mu_;  // guards the subclass's edges
+
+ private:
+  const ObjectKind kind_;
+  const Ref<Context> context_;
+  mutable std::mutex observers_mu_;
+  mutable std::vector<std::weak_ptr<EdgeObserver>> observers_;
+};
+
+// Edges kept in insertion order with a name index; a replaced edge keeps its slot. Not locked:
+// the owning object's lock guards it.
+class NamedEdges {
+ public:
+  const std::vector<Edge>& edges() const { return edges_; }
+  size_t size() const { return edges_.size(); }
+  const Edge* find(std::string_view name) const;
+  // Sets `name` to `child`; returns the child it replaced (null when the edge is new).
+  Ref<Object> set(std::string_view name, Ref<Object> child);
+  // Removes `name`; returns the removed child (null when there was none).
+  Ref<Object> erase(std::string_view name);
+
+ private:
+  std::vector<Edge> edges_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+}  // namespace cairn

@@ -1,0 +1,106 @@
+#include "runtime/track/variable.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "runtime/core/error.h"
+#include "runtime/eager/dispatch.h"
+#include "runtime/track/trackable.h"
+
+namespace cairn {
+
+Tensor tensor_on_device(const Tensor& t, Device& device) {
+  Device* source = t.device();
+  if (source == &device) return t;
+  Tensor copy = Tensor::allocate(device, t.dtype(), t.shape());
+  if (t.nbytes() == 0) return copy;
+  if (source->is_host()) {
+    device.write(*copy.buffer(), t.raw_data(), t.nbytes());
+  } else if (device.is_host()) {
+    source->read(*t.buffer(), copy.raw_mutable_data(), t.nbytes());
+  } else {
+    std::vector<char> staging(t.nbytes());
+    source->read(*t.buffer(), staging.data(), staging.size());
+    device.write(*copy.buffer(), staging.data(), staging.size());
+  }
+  return copy;
+}
+
+namespace {
+
+std::string variable_name(const VariableOptions& o, std::string_view fn) {
+  if (o.name.empty()) raise(Code::InvalidArgument, "{}: variable name is empty", fn);
+  if (o.name.find(':') != std::string::npos)
+    raise(Code::InvalidArgument, "{}: variable name \"{}\" contains ':'", fn, o.name);
+  if (o.scope) return fmt::format("{}/{}:0", o.scope->scope(), o.name);
+  return o.name + ":0";
+}
+
+const Tensor& checked_initial(const Tensor& initial, std::string_view fn) {
+  if (!initial.valid()) raise(Code::InvalidArgument, "{}: the initial value is an empty tensor", fn);
+  if (initial.dtype() == DType::String)
+    raise(Code::InvalidArgument, "{}: string variables are not supported", fn);
+  return initial;
+}
+
+}  // namespace
+
+Variable::Variable(Context& ctx, const Tensor& initial, const VariableOptions& options, std::string_view fn)
+    : Object(ObjectKind::Variable, ctx),
+      dtype_(checked_initial(initial, fn).dtype()),
+      shape_(initial.shape()),
+      trainable_(options.trainable),
+      name_(variable_name(options, fn)),
+      device_(Ref<Device>::share(initial.device())),
+      value_(initial) {}
+
+Ref<Variable> Variable::create(Context& ctx, const Tensor& initial, const VariableOptions& options,
+                               std::string_view fn) {
+  return make_ref<Variable>(ctx, initial, options, fn);
+}
+
+std::string Variable::describe() const { return fmt::format("variable '{}'", name_); }
+
+Tensor Variable::read() const {
+  std::lock_guard<std::mutex> lock(value_mu_);
+  return value_;
+}
+
+Tensor Variable::conform(const Tensor& value, std::string_view fn) const {
+  if (!value.valid()) raise(Code::InvalidArgument, "{}: the value is an empty tensor", fn);
+  if (value.dtype() != dtype_)
+    raise(Code::InvalidArgument, "{}: dtype {} does not match variable '{}' of dtype {}", fn,
+          dtype_name(value.dtype()), name_, dtype_name(dtype_));
+  if (value.shape() != shape_)
+    raise(Code::InvalidArgument, "{}: shape {} does not match variable '{}' of shape {}", fn, value.shape().str(),
+          name_, shape_.str());
+  return tensor_on_device(value, *device_);
+}
+
+void Variable::assign(const Tensor& value, std::string_view fn) {
+  Tensor next = conform(value, fn);
+  std::lock_guard<std::mutex> write(write_mu_);
+  std::lock_guard<std::mutex> lock(value_mu_);
+  std::swap(value_, next);
+  // The old value is released here, under the lock, but only drops a buffer reference.
+}
+
+void Variable::update(const Tensor& delta, const char* op, std::string_view fn) {
+  Tensor d = conform(delta, fn);
+  std::lock_guard<std::mutex> write(write_mu_);
+  Tensor next;
+  try {
+    next = run_op(context(), op, {read(), d})[0];
+  } catch (const Error& e) {
+    raise(e.code(), "{}: {}", fn, e.message());
+  }
+  std::lock_guard<std::mutex> lock(value_mu_);
+  std::swap(value_, next);
+}
+
+void Variable::assign_add(const Tensor& delta, std::string_view fn) { update(delta, "Add", fn); }
+
+void Variable::assign_sub(const Tensor& delta, std::string_view fn) { update(delta, "Sub", fn); }
+
+}  // namespace cairn

@@ -1,0 +1,71 @@
+// A variable: a mutable slot holding an immutable Tensor of fixed dtype and shape (tf.Variable).
+//
+// Threads: reads and writes of one variable are serialized. A read returns a snapshot; a write
+// swaps in a new tensor, so a snapshot never changes under its reader. Read-modify-write updates
+// (assign_add/assign_sub) are atomic with respect to every other write of the same variable.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "runtime/tensor/tensor.h"
+#include "runtime/track/object.h"
+
+namespace cairn {
+
+class Module;
+
+struct VariableOptions {
+  std::string name = "Variable";  // the name before the scope and ":0"
+  bool trainable = true;
+  const Module* scope = nullptr;  // names the variable "<scope>/<name>:0"
+};
+
+class Variable final : public Object {
+ public:
+  // The variable takes the dtype, shape and device of `initial` (shared, not copied: tensors are
+  // immutable). Throws InvalidArgument for an empty tensor, a string dtype or a bad name.
+  static Ref<Variable> create(Context& ctx, const Tensor& initial, const VariableOptions& options = {},
+                              std::string_view fn = "Variable::create");
+  Variable(Context& ctx, const Tensor& initial, const VariableOptions& options, std::string_view fn);
+
+  const std::string& name() const { return name_; }  // "m1/m_v:0"; fixed at creation
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  bool trainable() const { return trainable_; }
+  Device& device() const { return *device_; }
+  std::string describe() const override;
+
+  // A snapshot of the current value.
+  Tensor read() const;
+
+  // Replaces the value. `value` must match the variable's dtype and shape; a value on another
+  // device is copied to the variable's device. Errors name `fn`, e.g. "cairn_variable_assign:
+  // shape [3] does not match variable 'v:0' of shape [2]". The checkpoint restore uses this too,
+  // passing the checkpoint key as `fn`.
+  void assign(const Tensor& value, std::string_view fn = "Variable::assign");
+  // value += delta / value -= delta, computed by the Add / Sub ops on the variable's device.
+  // `delta` must match dtype and shape exactly (no broadcasting, like TensorFlow).
+  void assign_add(const Tensor& delta, std::string_view fn = "Variable::assign_add");
+  void assign_sub(const Tensor& delta, std::string_view fn = "Variable::assign_sub");
+
+ private:
+  // Checks dtype and shape and brings `value` to the variable's device.
+  Tensor conform(const Tensor& value, std::string_view fn) const;
+  void update(const Tensor& delta, const char* op, std::string_view fn);
+
+  const DType dtype_;
+  const Shape shape_;
+  const bool trainable_;
+  std::string name_;
+  Ref<Device> device_;
+  std::mutex write_mu_;       // serializes writers; held across a read-modify-write
+  mutable std::mutex value_mu_;  // guards value_ (held only to copy or swap it)
+  Tensor value_;
+};
+
+// `t` on `device`: shared when it is already there, copied (through host memory) otherwise.
+Tensor tensor_on_device(const Tensor& t, Device& device);
+
+}  // namespace cairn
