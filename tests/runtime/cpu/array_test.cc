@@ -122,6 +122,11 @@ TEST_CASE("Reshape errors name both shapes") {
                     "cannot infer the -1 dimension of shape [0,-1]");
   CHECK_THROWS_CODE(run1("Reshape", {x}, {attr_ints("shape", r9)}), Code::InvalidArgument, "more than the maximum of 8");
   CHECK_THROWS_CODE(run1("Reshape", {x}), Code::InvalidArgument, "missing required attribute 'shape'");
+  const Ints huge = {INT64_MAX, 2}, huge_inferred = {-1, INT64_MAX, 2};
+  CHECK_THROWS_CODE(run1("Reshape", {x}, {attr_ints("shape", huge)}), Code::InvalidArgument,
+                    "into shape [9223372036854775807,2] (too many elements)");
+  CHECK_THROWS_CODE(run1("Reshape", {x}, {attr_ints("shape", huge_inferred)}), Code::InvalidArgument,
+                    "cannot reshape input shape [2,3] (6 elements) into shape [-1,9223372036854775807,2]");
 }
 
 TEST_CASE("ExpandDims inserts a size-1 dimension at positive and negative axes") {
@@ -356,6 +361,9 @@ TEST_CASE("StridedSlice errors") {
   Tensor r8 = make<float>({1}, {1, 1, 1, 1, 1, 1, 1, 1});
   CHECK_THROWS_CODE(strided(r8, {{0, 0}, {0, 0}, {1, 1}, 0, 0, 2, 1}), Code::InvalidArgument,
                     "more than the maximum of 8");
+  const Ints many(33, 0), many_strides(33, 1);
+  CHECK_THROWS_CODE(strided(x, {many, many, many_strides}), Code::InvalidArgument,
+                    "at most 32 slice entries are supported, got 33");
 }
 
 // ---------------- ConcatV2 / Pack ----------------
@@ -438,6 +446,8 @@ TEST_CASE("Pack stacks along a new axis") {
                     "Pack: axis 3 is out of range [-3, 2]");
   CHECK_THROWS_CODE(run_op(ctx(), "Pack", {x, y}, {attr_int("axis", -4)}), Code::InvalidArgument,
                     "axis -4 is out of range");
+  Tensor r8 = make<float>({1}, {1, 1, 1, 1, 1, 1, 1, 1});
+  CHECK_THROWS_CODE(run_op(ctx(), "Pack", {r8, r8}), Code::InvalidArgument, "Pack: the result would have rank 9");
 }
 
 // ---------------- Unpack / Split ----------------
