@@ -238,7 +238,14 @@ void strided_copy(ThreadPool& pool, size_t elem, int rank, const int64_t* shape,
     }
   }
 
-  // Anything else: element by element along the last dimension.
+  // Anything else: element by element along the last dimension (split within the row when
+  // there is only one).
+  if (rows == 1) {
+    pool.parallel_for(width, std::max<int64_t>(1, kCopyGrainBytes / e), [&](int64_t b, int64_t end) {
+      strided_run_any(elem, dst + b * ds[0], ds[0], src + b * ss[0], ss[0], end - b);
+    });
+    return;
+  }
   pool.parallel_for(rows, std::max<int64_t>(1, kCopyGrainBytes / (width * e)), [&](int64_t b, int64_t end) {
     Odometer it{r - 1, sh, ds, ss};
     it.seek(b);

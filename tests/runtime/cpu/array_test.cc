@@ -614,6 +614,16 @@ TEST_CASE("Reverse flips the listed axes") {
   std::vector<double> v = iota(16), rv(v.rbegin(), v.rend());
   check_all_types("Reverse", v, {2, 1, 2, 1, 2, 1, 2, 1}, {attr_ints("axis", Ints{0, 1, 2, 3, 4, 5, 6, 7})}, rv,
                   {2, 1, 2, 1, 2, 1, 2, 1});
+  // long single rows go through the pool: reversed, and every third element backwards
+  const int n = 100000;
+  std::vector<int32_t> lv(n);
+  for (int k = 0; k < n; ++k) lv[k] = k * 3 + 1;
+  auto rl = values<int32_t>(run1("Reverse", {make<int32_t>(lv, {n})}, {attr_ints("axis", Ints{0})}));
+  for (int k = 0; k < n; ++k) REQUIRE(rl[k] == lv[n - 1 - k]);
+  auto sl = values<int32_t>(strided(make<int32_t>(lv, {n}), {{-1}, {0}, {-3}, 0, 1}));
+  REQUIRE(sl.size() == static_cast<size_t>((n + 2) / 3));
+  for (size_t k = 0; k < sl.size(); ++k) REQUIRE(sl[k] == lv[n - 1 - 3 * k]);
+
   Tensor x = make<float>({1, 2, 3, 4}, {2, 2});
   CHECK_THROWS_CODE(run1("Reverse", {x}, {attr_ints("axis", Ints{1, -1})}), Code::InvalidArgument,
                     "Reverse: axis 1 is given more than once");
