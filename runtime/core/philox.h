@@ -51,6 +51,14 @@ inline uint64_t mix64(uint64_t z) {
 
 inline Key key_from(uint64_t k) { return Key{static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)}; }
 
+// The key of a random op call: from the op's (seed, seed2) when either is non-zero, so explicit
+// seeds reproduce exactly across calls and contexts; otherwise the per-call seed the context hands
+// out (which follows the context's global seed).
+inline Key op_key(int64_t seed, int64_t seed2, uint64_t call_seed) {
+  if (seed == 0 && seed2 == 0) return key_from(call_seed);
+  return key_from(mix64(mix64(static_cast<uint64_t>(seed)) ^ static_cast<uint64_t>(seed2)));
+}
+
 // The counter for block `block` (a 64-bit index) and `attempt` (resampling round, 0 first).
 inline Counter counter_for(uint64_t block, uint32_t attempt = 0) {
   return Counter{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), attempt, 0u};
