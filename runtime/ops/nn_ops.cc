@@ -84,7 +84,7 @@ void conv2d_shape(ShapeContext& c) {
 }
 
 CAIRN_REGISTER_OP(OpBuilder("Conv2D")
-                      .summary("2-D convolution (cross-correlation) of NHWC input with an HWIO filter; SAME or VALID padding.")
+                      .summary("2-D cross-correlation of NHWC input with an HWIO filter; SAME/VALID padding only, NHWC only.")
                       .input("input", "T")
                       .input("filter", "T")
                       .output("output", "T")

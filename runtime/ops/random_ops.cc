@@ -25,11 +25,11 @@ OpBuilder random_op(const char* name, const char* summary) {
 }
 
 CAIRN_REGISTER_OP(random_op("RandomUniform",
-                            "Uniform values in [0, 1); (seed, seed2) both 0 draws a fresh key per call from the context."));
+                            "Uniform [0, 1) of attribute `shape` (Philox, not TF's stream); seeds 0,0 take a fresh per-call key from the context."));
 CAIRN_REGISTER_OP(random_op("RandomStandardNormal",
-                            "Standard normal values (Box-Muller); (seed, seed2) both 0 draws a fresh key per call."));
+                            "Standard normals (Box-Muller) of attribute `shape`; seeds 0,0 take a fresh per-call key from the context."));
 CAIRN_REGISTER_OP(random_op("TruncatedNormal",
-                            "Standard normal values redrawn until |x| <= 2; (seed, seed2) both 0 draws a fresh key per call."));
+                            "Standard normals redrawn while |x| > 2, of attribute `shape`; seeds 0,0 take a fresh per-call key from the context."));
 
 }  // namespace
 }  // namespace cairn

@@ -42,16 +42,16 @@ OpBuilder reduction(const char* name, DTypeSet allowed, const char* summary) {
 }
 
 CAIRN_REGISTER_OP(reduction("Sum", dtypes::kNumber,
-                            "Sum over `axis` (all axes when empty); floats accumulate in double, integers wrap."));
+                            "Sum over the INTS attribute `axis` (all axes when empty); floats accumulate in double, integers wrap."));
 CAIRN_REGISTER_OP(reduction("Mean", dtypes::kNumber,
-                            "Mean over `axis`; integers divide the (64-bit) sum with truncation; empty floats give NaN."));
-CAIRN_REGISTER_OP(reduction("Prod", dtypes::kNumber, "Product over `axis`; the empty product is 1."));
+                            "Mean over the attribute `axis`; integers truncate a 64-bit sum (TF wraps in T); empty floats give NaN, empty ints 0."));
+CAIRN_REGISTER_OP(reduction("Prod", dtypes::kNumber, "Product over the attribute `axis`; floats accumulate in double; the empty product is 1."));
 CAIRN_REGISTER_OP(reduction("Max", dtypes::kReal,
-                            "Maximum over `axis`; NaN wins; empty gives the lowest value (-inf for floats)."));
+                            "Maximum over the attribute `axis`; NaN wins; empty gives the lowest value (-inf for floats)."));
 CAIRN_REGISTER_OP(reduction("Min", dtypes::kReal,
-                            "Minimum over `axis`; NaN wins; empty gives the highest value (+inf for floats)."));
-CAIRN_REGISTER_OP(reduction("All", dtypes::kBool, "Logical and over `axis`; empty gives true."));
-CAIRN_REGISTER_OP(reduction("Any", dtypes::kBool, "Logical or over `axis`; empty gives false."));
+                            "Minimum over the attribute `axis`; NaN wins; empty gives the highest value (+inf for floats)."));
+CAIRN_REGISTER_OP(reduction("All", dtypes::kBool, "Logical and over the attribute `axis`; empty gives true."));
+CAIRN_REGISTER_OP(reduction("Any", dtypes::kBool, "Logical or over the attribute `axis`; empty gives false."));
 
 void arg_shape(ShapeContext& c) {
   const Shape& in = c.in(0);
