@@ -73,7 +73,13 @@ std::vector<Tensor> run_named(Context& ctx, std::string_view op, const Tensor* i
   for (size_t i = 0; i < n; ++i) specs[i] = {inputs[i].dtype(), inputs[i].shape()};
   Attrs resolved(def);
   resolve_call(def, specs.data(), static_cast<int>(n), attrs.begin(), static_cast<int>(attrs.size()), resolved);
-  std::vector<Tensor> outs(def.num_outputs(resolved));
+  // Number attributes (Split's num_split, Unpack's num) size the output vector before any shape
+  // function has checked them, so bound them here.
+  constexpr int kMaxOutputs = 1 << 16;
+  int n_out = def.num_outputs(resolved);
+  if (n_out < 0 || n_out > kMaxOutputs)
+    raise(Code::InvalidArgument, "{}: {} outputs requested; at most {} are supported", def.name, n_out, kMaxOutputs);
+  std::vector<Tensor> outs(static_cast<size_t>(n_out));
   run_op(ctx, def, ptrs.data(), static_cast<int>(n), attrs.begin(), static_cast<int>(attrs.size()), outs.data(),
          static_cast<int>(outs.size()));
   return outs;
