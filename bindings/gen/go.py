@@ -91,10 +91,6 @@ def go_enum_names(enum) -> list[tuple[str, str, int]]:
     return out
 
 
-def enum_value_label(cname: str, cprefix: str) -> str:
-    return cname[len(cprefix):]
-
-
 def aligned(rows: list[tuple[str, str]], sep: str = " ") -> list[str]:
     """Aligns the second column as gofmt does inside a block."""
     width = max(len(a) for a, _ in rows)
@@ -176,17 +172,12 @@ def emit_raw(header) -> str:
             cprefix = enum_common_prefix([c for c, _, _ in names])
             out.append("")
             out.append(f"var {lower_first(gotype)}Names = map[{gotype}]string{{")
-            out += ["\t" + line for line in aligned([(f"{g}:", f'"{enum_value_label(c, cprefix)}",')
+            out += ["\t" + line for line in aligned([(f"{g}:", f'"{c[len(cprefix):]}",')
                                                      for c, g, _ in names])]
             out.append("}")
             out.append("")
-            out.append(f'// String returns the value\'s name without its prefix, e.g. "{enum_value_label(names[-1][0], cprefix)}".')
-            out.append(f"func (v {gotype}) String() string {{")
-            out.append(f"\tif name, ok := {lower_first(gotype)}Names[v]; ok {{")
-            out.append("\t\treturn name")
-            out.append("\t}")
-            out.append(f'\treturn "{gotype}(" + strconv.Itoa(int(v)) + ")"')
-            out.append("}")
+            out.append(f'// String returns the value\'s name without its prefix, e.g. "{names[-1][0][len(cprefix):]}".')
+            out.append(f"func (v {gotype}) String() string {{ return enumName(v, {lower_first(gotype)}Names, \"{gotype}\") }}")
         if enum.name == "cairn_code":
             out.append("")
             out.append("// Sentinel errors, one per code: errors.Is(err, ErrInvalidArgument) holds for every *Error")
@@ -196,13 +187,21 @@ def emit_raw(header) -> str:
             out += ["\t" + line for line in aligned(rows)]
             out.append(")")
 
+    out.append("")
+    out.append("func enumName[E ~int32](v E, names map[E]string, typeName string) string {")
+    out.append("\tif name, ok := names[v]; ok {")
+    out.append("\t\treturn name")
+    out.append("\t}")
+    out.append('\treturn typeName + "(" + strconv.Itoa(int(v)) + ")"')
+    out.append("}")
+
     # Functions.
     for f in header.functions:
         params = [(p.name, go_ctype(p.ctype, handles, enum_names)) for p in f.params]
-        sig = ", ".join(f"{lower_first(camel_ident(n))} {t}" for n, t in params)
+        sig = ", ".join(f"{local_ident(n)} {t}" for n, t in params)
         args = []
         for (n, t) in params:
-            ident = lower_first(camel_ident(n))
+            ident = local_ident(n)
             args.append(ident)
         call = f"C.{f.name}({', '.join(args)})"
         out.append("")
@@ -236,18 +235,27 @@ def emit_raw(header) -> str:
 
 
 def lower_first(s: str) -> str:
-    # "DstT" -> "dstT", "ABIVersion" stays readable enough as "aBIVersion" is avoided: lower a
-    # leading run of capitals except the last one before a lower-case letter.
+    # Lowers a leading run of capitals, keeping the one that starts the next word:
+    # "DstT" -> "dstT", "ABIVersion" -> "abiVersion", "T" -> "t".
     m = re.match(r"^([A-Z]+)(?=[A-Z][a-z]|$)", s)
     if m:
         return m.group(1).lower() + s[len(m.group(1)):]
     return s[:1].lower() + s[1:]
 
 
+def local_ident(name: str) -> str:
+    """C or registry name to an unexported Go identifier: transpose_a -> transposeA, DstT -> dstT."""
+    parts = [p for p in name.split("_") if p]
+    if not parts:
+        return ""
+    first = parts[0] if parts[0].islower() else lower_first(parts[0])
+    return first + camel_ident("_".join(parts[1:]))
+
+
 def camel_ident(name: str) -> str:
     """C or registry name to an exported Go identifier: transpose_a -> TransposeA, DstT -> DstT."""
     parts = [p for p in name.split("_") if p]
-    return "".join(p[:1].upper() + p[1:] for p in parts)
+    return "".join(WORDS.get(p.upper(), p[:1].upper() + p[1:]) for p in parts)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -317,7 +325,7 @@ class OpEmitter:
         return not a.get("inferred") and a["name"] not in self.derived_len
 
     def local(self, raw: str) -> str:
-        ident = lower_first(camel_ident(raw)) or "arg"
+        ident = local_ident(raw) or "arg"
         while ident in RESERVED_LOCALS or ident in self.locals:
             ident += "_"
         self.locals.add(ident)
@@ -360,7 +368,7 @@ class OpEmitter:
         for i in op["inputs"]:
             inputs.append((self.local(i["name"]), i))
         required = [(self.local(a["name"]), a) for a in self.required]
-        fields = [(lower_first(camel_ident(a["name"])), a) for a in self.optional]
+        fields = [(local_ident(a["name"]), a) for a in self.optional]
 
         attr_value: dict[str, str] = {}
         for ident, a in required:

@@ -67,12 +67,7 @@ var codeNames = map[Code]string{
 }
 
 // String returns the value's name without its prefix, e.g. "DATA_LOSS".
-func (v Code) String() string {
-	if name, ok := codeNames[v]; ok {
-		return name
-	}
-	return "Code(" + strconv.Itoa(int(v)) + ")"
-}
+func (v Code) String() string { return enumName(v, codeNames, "Code") }
 
 // Sentinel errors, one per code: errors.Is(err, ErrInvalidArgument) holds for every *Error
 // with that code.
@@ -135,12 +130,7 @@ var logLevelNames = map[LogLevel]string{
 }
 
 // String returns the value's name without its prefix, e.g. "ERROR".
-func (v LogLevel) String() string {
-	if name, ok := logLevelNames[v]; ok {
-		return name
-	}
-	return "LogLevel(" + strconv.Itoa(int(v)) + ")"
-}
+func (v LogLevel) String() string { return enumName(v, logLevelNames, "LogLevel") }
 
 // AttrKind is cairn_attr_kind.
 type AttrKind int32
@@ -167,11 +157,13 @@ var attrKindNames = map[AttrKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "FLOATS".
-func (v AttrKind) String() string {
-	if name, ok := attrKindNames[v]; ok {
+func (v AttrKind) String() string { return enumName(v, attrKindNames, "AttrKind") }
+
+func enumName[E ~int32](v E, names map[E]string, typeName string) string {
+	if name, ok := names[v]; ok {
 		return name
 	}
-	return "AttrKind(" + strconv.Itoa(int(v)) + ")"
+	return typeName + "(" + strconv.Itoa(int(v)) + ")"
 }
 
 // cABIVersion calls cairn_abi_version.
