@@ -60,11 +60,11 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 		name = C.CString(op)
 		defer C.free(unsafe.Pointer(name))
 	}
-	in := make([]*C.cairn_tensor, len(inputs))
+	handles := make([]*C.cairn_tensor, len(inputs)+numOutputs) // one allocation for both arrays
+	in, out := handles[:len(inputs):len(inputs)], handles[len(inputs):]
 	for i, t := range inputs {
 		in[i] = t.handle()
 	}
-	out := make([]*C.cairn_tensor, numOutputs)
 	var cattrs *C.cairn_attr
 	if len(attrs) > 0 {
 		cattrs = packAttrs(attrs)

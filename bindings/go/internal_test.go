@@ -1,6 +1,7 @@
 package cairn
 
 import (
+	"runtime/cgo"
 	"slices"
 	"strings"
 	"testing"
@@ -51,5 +52,18 @@ func TestPackAttrs(t *testing.T) {
 		str(out[4].s) != "SAME" || DType(out[5].dtype) != BFloat16 || !slices.Equal(floats, []float64{0.5, -0.25}) ||
 		out[7].n_ints != 0 || out[7].ints != nil || out[0].s != nil {
 		t.Errorf("packed values differ: %+v", out)
+	}
+}
+
+// A log message that arrives after its context was closed finds the handle deleted; it is dropped
+// instead of panicking in a C thread.
+func TestLogAfterCloseIsDropped(t *testing.T) {
+	h := cgo.NewHandle(LogFunc(func(LogLevel, string) { t.Error("called after delete") }))
+	if logFuncOf(h) == nil {
+		t.Fatal("live handle not found")
+	}
+	h.Delete()
+	if logFuncOf(h) != nil {
+		t.Error("deleted handle still resolves")
 	}
 }
