@@ -28,6 +28,7 @@ IMPORT_PATH = "cairn.dev/cairn"
 
 # C enum -> (Go type, prefix of the Go constant names, whether String() comes from the value names).
 # DType's String() asks the library (cairn_dtype_name), so it is written by hand in dtype.go.
+# Enums not listed get enum_spelling's default: cairn_object_kind -> ObjectKind, ObjectKindVariable.
 ENUMS = {
     "cairn_code": ("Code", "Code", True),
     "cairn_dtype": ("DType", "", False),
@@ -77,9 +78,16 @@ def enum_common_prefix(names: list[str]) -> str:
     return "_".join(prefix) + "_" if prefix else ""
 
 
+def enum_spelling(cname: str) -> tuple[str, str, bool]:
+    if cname in ENUMS:
+        return ENUMS[cname]
+    gotype = camel(cname[len("cairn_"):].split("_"))
+    return gotype, gotype, True
+
+
 def go_enum_names(enum) -> list[tuple[str, str, int]]:
     """[(C name, Go name, value)] without the _FORCE32 sentinel."""
-    gotype, goprefix, _ = ENUMS[enum.name]
+    gotype, goprefix, _ = enum_spelling(enum.name)
     values = [(n, v) for n, v in enum.values if not n.endswith("_FORCE32")]
     cprefix = enum_common_prefix([n for n, _ in values])
     if goprefix == "":
@@ -155,9 +163,7 @@ def emit_raw(header) -> str:
 
     # Enums.
     for enum in header.enums:
-        if enum.name not in ENUMS:
-            raise ValueError(f"go.py: add enum {enum.name} to ENUMS")
-        gotype, _, gen_string = ENUMS[enum.name]
+        gotype, _, gen_string = enum_spelling(enum.name)
         names = go_enum_names(enum)
         out.append("")
         doc = "" if enum.doc.startswith("---") else enum.doc  # a section banner, not the enum's doc
@@ -198,11 +204,9 @@ def emit_raw(header) -> str:
     # Functions.
     for f in header.functions:
         params = [(p.name, go_ctype(p.ctype, handles, enum_names)) for p in f.params]
-        sig = ", ".join(f"{local_ident(n)} {t}" for n, t in params)
-        args = []
-        for (n, t) in params:
-            ident = local_ident(n)
-            args.append(ident)
+        idents = [local_ident(n) + ("_" if local_ident(n) in GO_KEYWORDS else "") for n, _ in params]
+        sig = ", ".join(f"{ident} {t}" for ident, (_, t) in zip(idents, params))
+        args = idents
         call = f"C.{f.name}({', '.join(args)})"
         out.append("")
         out.append(f"// {raw_func_name(f.name)} calls {f.name}.")
