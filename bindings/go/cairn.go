@@ -1,0 +1,60 @@
+// Package cairn is the Go binding of Cairn, an embeddable machine-learning runtime.
+//
+// It wraps the C API (capi/include/cairn/cairn.h) with cgo. A Context runs ops; a Tensor is an
+// immutable value; errors are *Error values carrying the C status code and message, and
+// errors.Is(err, ErrInvalidArgument) and friends match them by code. The op functions live in
+// the generated package cairn.dev/cairn/ops:
+//
+//	ctx, err := cairn.NewContext()
+//	...
+//	defer ctx.Close()
+//	x, _ := cairn.NewTensor(ctx, []int64{2}, []float32{1, 2})
+//	defer x.Close()
+//	y, err := ops.Add(ctx, x, x)
+//
+// Handles are freed by Close. A finalizer frees what was not closed, as a backstop only: native
+// memory is invisible to the Go garbage collector, so close what you create. A Context may be
+// used from several goroutines at once; a Tensor is immutable and may be read from any
+// goroutine. Close must not race with other uses of the same handle.
+//
+// Linking: the cgo flags below point at the library Bazel builds, bazel-bin/capi/libcairn.so
+// (`bazel build //capi:cairn` from the repository root), and set an rpath to it, so `go test`
+// and `go run` work in a checkout without LD_LIBRARY_PATH. To link an installed libcairn instead,
+// set CGO_CFLAGS/CGO_LDFLAGS; those are added to (and searched before) the flags here.
+package cairn
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../capi/include
+#cgo LDFLAGS: -L${SRCDIR}/../../bazel-bin/capi -lcairn -Wl,-rpath,${SRCDIR}/../../bazel-bin/capi
+#include "cairn/cairn.h"
+*/
+import "C"
+
+import "fmt"
+
+func init() {
+	if err := checkABI(uint32(cABIVersion()), uint32(C.CAIRN_ABI_VERSION)); err != nil {
+		panic(err)
+	}
+}
+
+// checkABI refuses a library or header whose ABI differs from the one this package was generated
+// for; it runs when the package is loaded.
+func checkABI(library, header uint32) error {
+	if header != HeaderABIVersion {
+		return fmt.Errorf("cairn: cairn.h declares ABI version %d but this Go package was generated for %d; "+
+			"run bindings/gen/generate.py", header, HeaderABIVersion)
+	}
+	if library != HeaderABIVersion {
+		return fmt.Errorf("cairn: the loaded libcairn has ABI version %d but this Go package needs %d; "+
+			"link the libcairn that matches capi/include/cairn/cairn.h", library, HeaderABIVersion)
+	}
+	return nil
+}
+
+// ABIVersion is the ABI version of the loaded library (cairn_abi_version). It equals
+// HeaderABIVersion, or the package would have refused to load.
+func ABIVersion() uint32 { return uint32(cABIVersion()) }
+
+// Version is the library's semantic version, e.g. "0.1.0".
+func Version() string { return C.GoString(cVersion()) }

@@ -1,0 +1,150 @@
+package cairn
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include "cairn/cairn.h"
+
+// The log trampoline in callbacks.go.
+extern void cairnGoLog(void *user_data, cairn_log_level level, char *message);
+
+static void cairn_go_log_shim(void *user_data, cairn_log_level level, const char *message) {
+  cairnGoLog(user_data, level, (char *)message);
+}
+
+// Routes `o`'s log messages to the Go function behind the runtime/cgo handle `h`. The handle is
+// stored only in C memory, as a pointer-sized integer.
+static void cairn_go_set_log(cairn_context_options *o, uintptr_t h) {
+  o->log_fn = cairn_go_log_shim;
+  o->log_user_data = (void *)h;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/cgo"
+	"unsafe"
+)
+
+// Context owns devices, the thread pool, the log callback and the RNG seed. It may be used from
+// several goroutines at once. Tensors made from it stay valid after it is closed.
+type Context struct {
+	ptr *C.cairn_context
+	log cgo.Handle // 0 when no log function was given
+}
+
+// ContextOption sets a field of cairn_context_options; unset fields keep the C defaults
+// (CAIRN_CONTEXT_OPTIONS_INIT).
+type ContextOption func(*contextConfig)
+
+type contextConfig struct {
+	device     *string
+	numThreads *int
+	seed       *uint64
+	logLevel   *LogLevel
+	logFunc    LogFunc
+}
+
+// LogFunc receives the context's log messages. It is called from whichever thread logs, so it
+// must be safe for concurrent use. A panic inside it is recovered and printed to stderr.
+type LogFunc func(level LogLevel, message string)
+
+// WithDevice sets the default device: "cpu" (the default), "vulkan" or "vulkan:N".
+func WithDevice(name string) ContextOption {
+	return func(c *contextConfig) { c.device = &name }
+}
+
+// WithNumThreads sets the number of intra-op threads including the caller; 0 (default) uses all cores.
+func WithNumThreads(n int) ContextOption {
+	return func(c *contextConfig) { c.numThreads = &n }
+}
+
+// WithSeed sets the base seed of random ops (default 0).
+func WithSeed(seed uint64) ContextOption {
+	return func(c *contextConfig) { c.seed = &seed }
+}
+
+// WithLogLevel sets the least severe level delivered (default LogWarning).
+func WithLogLevel(level LogLevel) ContextOption {
+	return func(c *contextConfig) { c.logLevel = &level }
+}
+
+// WithLogFunc sends log messages to fn instead of stderr.
+func WithLogFunc(fn LogFunc) ContextOption {
+	return func(c *contextConfig) { c.logFunc = fn }
+}
+
+// NewContext creates a context. Close it when done.
+func NewContext(options ...ContextOption) (*Context, error) {
+	var cfg contextConfig
+	for _, set := range options {
+		set(&cfg)
+	}
+	opts := (*C.cairn_context_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_context_options{}))))
+	defer C.free(unsafe.Pointer(opts))
+	*opts = cContextOptionsInit()
+	if cfg.device != nil {
+		device := C.CString(*cfg.device)
+		defer C.free(unsafe.Pointer(device))
+		opts.device = device
+	}
+	if cfg.numThreads != nil {
+		if *cfg.numThreads > math.MaxInt32 {
+			return nil, newError(CodeInvalidArgument, fmt.Sprintf("NewContext: num_threads %d does not fit in an int32", *cfg.numThreads))
+		}
+		opts.num_threads = C.int32_t(*cfg.numThreads)
+	}
+	if cfg.seed != nil {
+		opts.seed = C.uint64_t(*cfg.seed)
+	}
+	if cfg.logLevel != nil {
+		opts.log_level = C.cairn_log_level(*cfg.logLevel)
+	}
+	c := &Context{}
+	if cfg.logFunc != nil {
+		c.log = cgo.NewHandle(cfg.logFunc)
+		C.cairn_go_set_log(opts, C.uintptr_t(c.log))
+	}
+	if err := cContextCreate(opts, &c.ptr); err != nil {
+		c.deleteLog()
+		return nil, err
+	}
+	runtime.SetFinalizer(c, (*Context).Close)
+	return c, nil
+}
+
+// Close drops the context. Tensors made from it stay valid. Closing twice does nothing.
+func (c *Context) Close() {
+	if c == nil || c.ptr == nil {
+		return
+	}
+	runtime.SetFinalizer(c, nil)
+	cContextFree(c.ptr)
+	c.ptr = nil
+	c.deleteLog()
+}
+
+func (c *Context) deleteLog() {
+	if c.log != 0 {
+		c.log.Delete()
+		c.log = 0
+	}
+}
+
+// handle is the C context, NULL for a nil or closed Context (the C API then reports the misuse).
+func (c *Context) handle() *C.cairn_context {
+	if c == nil {
+		return nil
+	}
+	return c.ptr
+}
+
+// Device is the name of the context's default device, e.g. "cpu"; "" after Close.
+func (c *Context) Device() string {
+	name := C.GoString(cContextDevice(c.handle()))
+	runtime.KeepAlive(c)
+	return name
+}

@@ -1,0 +1,69 @@
+package cairn
+
+import (
+	"runtime/cgo"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+func TestCheckABI(t *testing.T) {
+	if err := checkABI(HeaderABIVersion, HeaderABIVersion); err != nil {
+		t.Errorf("matching versions refused: %v", err)
+	}
+	err := checkABI(HeaderABIVersion+1, HeaderABIVersion)
+	if err == nil || !strings.Contains(err.Error(), "loaded libcairn has ABI version 2 but this Go package needs 1") {
+		t.Errorf("library mismatch: %v", err)
+	}
+	err = checkABI(HeaderABIVersion, HeaderABIVersion+1)
+	if err == nil || !strings.Contains(err.Error(), "run bindings/gen/generate.py") {
+		t.Errorf("header mismatch: %v", err)
+	}
+}
+
+// Every attribute kind survives packing into C memory; the registry has no op with a STRING or
+// FLOATS attribute yet, so this is where those paths are checked. (The buffer is leaked: the
+// test file cannot call C.free.)
+func TestPackAttrs(t *testing.T) {
+	in := []Attr{
+		IntAttr("i", -5),
+		FloatAttr("f", 2.5),
+		BoolAttr("b", true),
+		IntsAttr("is", []int64{3, -1, 7}),
+		StringAttr("s", "SAME"),
+		DTypeAttr("d", BFloat16),
+		FloatsAttr("fs", []float64{0.5, -0.25}),
+		IntsAttr("empty", nil),
+	}
+	p := packAttrs(in)
+	out := unsafe.Slice(p, len(in))
+	str := func(c *_Ctype_char) string {
+		return unsafe.String((*byte)(unsafe.Pointer(c)), strings.IndexByte(unsafe.String((*byte)(unsafe.Pointer(c)), 64), 0))
+	}
+	for k, a := range in {
+		if str(out[k].name) != a.name || AttrKind(out[k].kind) != a.kind {
+			t.Errorf("attr %d: name %q kind %v", k, str(out[k].name), out[k].kind)
+		}
+	}
+	ints := unsafe.Slice((*int64)(unsafe.Pointer(out[3].ints)), out[3].n_ints)
+	floats := unsafe.Slice((*float64)(unsafe.Pointer(out[6].floats)), out[6].n_floats)
+	if out[0].i != -5 || out[1].f != 2.5 || out[2].i != 1 || !slices.Equal(ints, []int64{3, -1, 7}) ||
+		str(out[4].s) != "SAME" || DType(out[5].dtype) != BFloat16 || !slices.Equal(floats, []float64{0.5, -0.25}) ||
+		out[7].n_ints != 0 || out[7].ints != nil || out[0].s != nil {
+		t.Errorf("packed values differ: %+v", out)
+	}
+}
+
+// A log message that arrives after its context was closed finds the handle deleted; it is dropped
+// instead of panicking in a C thread.
+func TestLogAfterCloseIsDropped(t *testing.T) {
+	h := cgo.NewHandle(LogFunc(func(LogLevel, string) { t.Error("called after delete") }))
+	if logFuncOf(h) == nil {
+		t.Fatal("live handle not found")
+	}
+	h.Delete()
+	if logFuncOf(h) != nil {
+		t.Error("deleted handle still resolves")
+	}
+}

@@ -1,0 +1,86 @@
+package cairn_test
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"cairn.dev/cairn"
+)
+
+// residentBytes reads the process's resident set size from /proc/self/statm.
+func residentBytes(t *testing.T) int64 {
+	t.Helper()
+	raw, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skipf("no /proc/self/statm: %v", err)
+	}
+	pages, err := strconv.ParseInt(strings.Fields(string(raw))[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// Each tensor holds 4 KiB, so leaking the 100,000 a test makes would add about 400 MiB; the
+// resident size may grow by a fraction of that from allocator caching, never by all of it.
+const (
+	leakTensors   = 100_000
+	leakElements  = 1024
+	leakTolerance = 64 << 20
+)
+
+func checkFlat(t *testing.T, makeAndDrop func(ctx *cairn.Context, data []float32, i int)) {
+	ctx := newContext(t)
+	data := make([]float32, leakElements)
+	start := time.Now()
+	churn := func(n int) {
+		for i := 0; i < n; i++ {
+			makeAndDrop(ctx, data, i)
+		}
+		runtime.GC()
+		runtime.GC() // the first cycle queues finalizers; the second lets their frees settle
+	}
+	churn(leakTensors / 10) // warm up the allocators
+	before := residentBytes(t)
+	churn(leakTensors)
+	after := residentBytes(t)
+	t.Logf("resident: %d KiB before, %d KiB after %d tensors (%v)", before>>10, after>>10, leakTensors, time.Since(start))
+	if after-before > leakTolerance {
+		t.Errorf("resident memory grew by %d MiB over %d tensors", (after-before)>>20, leakTensors)
+	}
+}
+
+func TestNoLeakWithClose(t *testing.T) {
+	checkFlat(t, func(ctx *cairn.Context, data []float32, i int) {
+		x, err := cairn.NewTensor(ctx, []int64{leakElements}, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.Close()
+	})
+}
+
+func TestNoLeakWithFinalizersOnly(t *testing.T) {
+	checkFlat(t, func(ctx *cairn.Context, data []float32, i int) {
+		if _, err := cairn.NewTensor(ctx, []int64{leakElements}, data); err != nil {
+			t.Fatal(err)
+		}
+		if i%1000 == 999 {
+			runtime.GC() // native memory is invisible to the Go heap's pacing: nudge
+		}
+	})
+}
+
+func TestContextsAreFreedByFinalizers(t *testing.T) {
+	for i := 0; i < 1000; i++ {
+		if _, err := cairn.NewContext(cairn.WithLogFunc(func(cairn.LogLevel, string) {})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.GC()
+}

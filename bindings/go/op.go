@@ -1,0 +1,211 @@
+package cairn
+
+/*
+#include <stdlib.h>
+#include "cairn/cairn.h"
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Attr is one attribute of an op call. Make one with IntAttr, FloatAttr, BoolAttr, IntsAttr,
+// StringAttr, DTypeAttr or FloatsAttr.
+type Attr struct {
+	name   string
+	kind   AttrKind
+	i      int64
+	f      float64
+	ints   []int64
+	s      string
+	dtype  DType
+	floats []float64
+}
+
+func IntAttr(name string, v int64) Attr        { return Attr{name: name, kind: AttrInt, i: v} }
+func FloatAttr(name string, v float64) Attr    { return Attr{name: name, kind: AttrFloat, f: v} }
+func IntsAttr(name string, v []int64) Attr     { return Attr{name: name, kind: AttrInts, ints: v} }
+func StringAttr(name string, v string) Attr    { return Attr{name: name, kind: AttrString, s: v} }
+func DTypeAttr(name string, v DType) Attr      { return Attr{name: name, kind: AttrDType, dtype: v} }
+func FloatsAttr(name string, v []float64) Attr { return Attr{name: name, kind: AttrFloats, floats: v} }
+
+func BoolAttr(name string, v bool) Attr {
+	a := Attr{name: name, kind: AttrBool}
+	if v {
+		a.i = 1
+	}
+	return a
+}
+
+// Name is the attribute's name.
+func (a Attr) Name() string { return a.name }
+
+// Kind is the attribute's kind.
+func (a Attr) Kind() AttrKind { return a.kind }
+
+// RunOp runs an op eagerly by its registry name ("Add", "MatMul", ...). The generated package
+// cairn.dev/cairn/ops wraps it with one typed function per op; call RunOp directly for ops newer
+// than that package. numOutputs must be the op's output count. The caller owns the outputs.
+func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs int) ([]*Tensor, error) {
+	if numOutputs < 0 {
+		return nil, newError(CodeInvalidArgument, fmt.Sprintf("RunOp: %s: numOutputs is %d", op, numOutputs))
+	}
+	name, ok := registeredOpNames()[op]
+	if !ok { // let the library report the unknown name
+		name = C.CString(op)
+		defer C.free(unsafe.Pointer(name))
+	}
+	handles := make([]*C.cairn_tensor, len(inputs)+numOutputs) // one allocation for both arrays
+	in, out := handles[:len(inputs):len(inputs)], handles[len(inputs):]
+	for i, t := range inputs {
+		in[i] = t.handle()
+	}
+	var cattrs *C.cairn_attr
+	if len(attrs) > 0 {
+		cattrs = packAttrs(attrs)
+		defer C.free(unsafe.Pointer(cattrs))
+	}
+	err := cOpRun(ctx.handle(), name, unsafe.SliceData(in), C.size_t(len(in)), cattrs, C.size_t(len(attrs)),
+		unsafe.SliceData(out), C.size_t(numOutputs))
+	runtime.KeepAlive(ctx)
+	runtime.KeepAlive(inputs)
+	if err != nil {
+		return nil, err
+	}
+	tensors := make([]*Tensor, numOutputs)
+	for i, p := range out {
+		tensors[i] = newTensor(p)
+	}
+	return tensors, nil
+}
+
+// registeredOpNames maps each registered op name to the library's static copy of it, so running
+// a known op needs no C string of its own.
+var registeredOpNames = sync.OnceValue(func() map[string]*C.char {
+	n := int(cOpCount())
+	names := make(map[string]*C.char, n)
+	for i := 0; i < n; i++ {
+		p := cOpName(C.size_t(i))
+		names[C.GoString(p)] = p
+	}
+	return names
+})
+
+// packAttrs lays attrs out as C cairn_attr structs followed by their arrays and strings, all in
+// one C allocation (cgo forbids C from holding pointers into Go memory). Free it with C.free.
+func packAttrs(attrs []Attr) *C.cairn_attr {
+	head := uintptr(len(attrs)) * unsafe.Sizeof(C.cairn_attr{})
+	arrays, strs := uintptr(0), uintptr(0)
+	for _, a := range attrs {
+		arrays += uintptr(len(a.ints))*8 + uintptr(len(a.floats))*8
+		strs += uintptr(len(a.name)) + 1
+		if a.kind == AttrString {
+			strs += uintptr(len(a.s)) + 1
+		}
+	}
+	buf := C.malloc(C.size_t(head + arrays + strs))
+	arrayAt, strAt := head, head+arrays // arrays first: head is a multiple of 8
+	take := func(at *uintptr, n uintptr) unsafe.Pointer {
+		p := unsafe.Add(buf, *at)
+		*at += n
+		return p
+	}
+	cstring := func(s string) *C.char {
+		p := take(&strAt, uintptr(len(s))+1)
+		b := unsafe.Slice((*byte)(p), len(s)+1)
+		b[copy(b, s)] = 0
+		return (*C.char)(p)
+	}
+	out := unsafe.Slice((*C.cairn_attr)(buf), len(attrs))
+	for i, a := range attrs {
+		c := C.cairn_attr{
+			name:  cstring(a.name),
+			kind:  C.cairn_attr_kind(a.kind),
+			i:     C.int64_t(a.i),
+			f:     C.double(a.f),
+			dtype: C.cairn_dtype(a.dtype),
+		}
+		if len(a.ints) > 0 {
+			p := take(&arrayAt, uintptr(len(a.ints))*8)
+			copy(unsafe.Slice((*int64)(p), len(a.ints)), a.ints)
+			c.ints, c.n_ints = (*C.int64_t)(p), C.size_t(len(a.ints))
+		}
+		if len(a.floats) > 0 {
+			p := take(&arrayAt, uintptr(len(a.floats))*8)
+			copy(unsafe.Slice((*float64)(p), len(a.floats)), a.floats)
+			c.floats, c.n_floats = (*C.double)(p), C.size_t(len(a.floats))
+		}
+		if a.kind == AttrString {
+			c.s = cstring(a.s)
+		}
+		out[i] = c
+	}
+	return (*C.cairn_attr)(buf)
+}
+
+// OpNames lists the registered ops in name order.
+func OpNames() []string {
+	n := int(cOpCount())
+	names := make([]string, n)
+	for i := range names {
+		names[i] = C.GoString(cOpName(C.size_t(i)))
+	}
+	return names
+}
+
+// OpRegistryJSON is the whole op registry as JSON (see cairn_op_registry_json).
+func OpRegistryJSON() (string, error) {
+	var p *C.char
+	if err := cOpRegistryJSON(&p); err != nil {
+		return "", err
+	}
+	defer cFree(unsafe.Pointer(p))
+	return C.GoString(p), nil
+}
+
+// OpDef describes a registered op, as OpRegistryJSON lists it.
+type OpDef struct {
+	Name    string    `json:"name"`
+	Summary string    `json:"summary"`
+	Inputs  []ArgDef  `json:"inputs"`
+	Outputs []ArgDef  `json:"outputs"`
+	Attrs   []AttrDef `json:"attrs"`
+}
+
+// ArgDef is an input or output of an op: its dtype is fixed (DType) or an attribute (TypeAttr).
+type ArgDef struct {
+	Name       string `json:"name"`
+	TypeAttr   string `json:"type_attr,omitempty"`
+	DType      string `json:"dtype,omitempty"`
+	Variadic   bool   `json:"variadic,omitempty"`
+	NumberAttr string `json:"number_attr,omitempty"`
+}
+
+// AttrDef is an attribute of an op. One without a Default is required; an Inferred DTYPE
+// attribute is taken from the inputs.
+type AttrDef struct {
+	Name          string          `json:"name"`
+	Kind          string          `json:"kind"`
+	Default       json.RawMessage `json:"default,omitempty"`
+	Inferred      bool            `json:"inferred,omitempty"`
+	AllowedDTypes []string        `json:"allowed_dtypes,omitempty"`
+	AllowedValues []string        `json:"allowed_values,omitempty"`
+}
+
+// OpRegistry is the op registry, parsed.
+func OpRegistry() ([]OpDef, error) {
+	text, err := OpRegistryJSON()
+	if err != nil {
+		return nil, err
+	}
+	var defs []OpDef
+	if err := json.Unmarshal([]byte(text), &defs); err != nil {
+		return nil, newError(CodeInternal, "OpRegistry: "+err.Error())
+	}
+	return defs, nil
+}

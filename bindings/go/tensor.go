@@ -1,0 +1,231 @@
+package cairn
+
+/*
+#include <stdlib.h>
+#include "cairn/cairn.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Tensor is an immutable value: a dtype, a shape (rank <= 8) and a buffer on a device. It may be
+// read from several goroutines at once. It stays valid after its Context is closed.
+type Tensor struct {
+	ptr *C.cairn_tensor
+}
+
+// newTensor takes ownership of a C tensor.
+func newTensor(p *C.cairn_tensor) *Tensor {
+	t := &Tensor{ptr: p}
+	runtime.SetFinalizer(t, (*Tensor).Close)
+	return t
+}
+
+// Close frees the tensor handle. Closing twice does nothing.
+func (t *Tensor) Close() {
+	if t == nil || t.ptr == nil {
+		return
+	}
+	runtime.SetFinalizer(t, nil)
+	cTensorFree(t.ptr)
+	t.ptr = nil
+}
+
+// handle is the C tensor, NULL for a nil or closed Tensor (the C API then reports the misuse).
+func (t *Tensor) handle() *C.cairn_tensor {
+	if t == nil {
+		return nil
+	}
+	return t.ptr
+}
+
+// NewTensor creates a tensor on ctx's default device by copying data, row-major. len(data) must
+// equal the product of shape (an empty shape is a scalar); the C API checks it and the dims.
+func NewTensor[E Element](ctx *Context, shape []int64, data []E) (*Tensor, error) {
+	var zero E
+	return newTensorFrom(ctx, DTypeOf[E](), shape, unsafe.Pointer(unsafe.SliceData(data)),
+		uintptr(len(data))*unsafe.Sizeof(zero))
+}
+
+// NewFloat16Tensor creates a float16 tensor from the elements' IEEE binary16 bits.
+func NewFloat16Tensor(ctx *Context, shape []int64, bits []uint16) (*Tensor, error) {
+	return newTensorFrom(ctx, Float16, shape, unsafe.Pointer(unsafe.SliceData(bits)), uintptr(len(bits))*2)
+}
+
+// NewBFloat16Tensor creates a bfloat16 tensor from the elements' bits (the top half of a float32).
+func NewBFloat16Tensor(ctx *Context, shape []int64, bits []uint16) (*Tensor, error) {
+	return newTensorFrom(ctx, BFloat16, shape, unsafe.Pointer(unsafe.SliceData(bits)), uintptr(len(bits))*2)
+}
+
+// NewTensorFromBytes creates a tensor of any fixed-size dtype from its raw bytes (native byte order).
+func NewTensorFromBytes(ctx *Context, dtype DType, shape []int64, data []byte) (*Tensor, error) {
+	return newTensorFrom(ctx, dtype, shape, unsafe.Pointer(unsafe.SliceData(data)), uintptr(len(data)))
+}
+
+func newTensorFrom(ctx *Context, dtype DType, shape []int64, data unsafe.Pointer, nbytes uintptr) (*Tensor, error) {
+	var out *C.cairn_tensor
+	err := cTensorCreate(ctx.handle(), C.cairn_dtype(dtype), (*C.int64_t)(unsafe.SliceData(shape)),
+		C.size_t(len(shape)), data, C.size_t(nbytes), &out)
+	runtime.KeepAlive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newTensor(out), nil
+}
+
+// DType is the tensor's element type; InvalidDType after Close.
+func (t *Tensor) DType() DType {
+	d := DType(cTensorDType(t.handle()))
+	runtime.KeepAlive(t)
+	return d
+}
+
+// Rank is the number of dimensions.
+func (t *Tensor) Rank() int {
+	r := int(cTensorRank(t.handle()))
+	runtime.KeepAlive(t)
+	return r
+}
+
+// Shape is the tensor's dimensions; empty for a scalar.
+func (t *Tensor) Shape() []int64 {
+	p := t.handle()
+	shape := make([]int64, int(cTensorRank(p)))
+	for i := range shape {
+		shape[i] = int64(cTensorDim(p, C.size_t(i)))
+	}
+	runtime.KeepAlive(t)
+	return shape
+}
+
+// NumElements is the number of elements (1 for a scalar).
+func (t *Tensor) NumElements() int64 {
+	n := int64(cTensorNumElements(t.handle()))
+	runtime.KeepAlive(t)
+	return n
+}
+
+// NumBytes is the size of the tensor's data in bytes.
+func (t *Tensor) NumBytes() int {
+	n := int(cTensorNbytes(t.handle()))
+	runtime.KeepAlive(t)
+	return n
+}
+
+// Device is the name of the device holding the tensor, e.g. "cpu"; "" after Close.
+func (t *Tensor) Device() string {
+	name := C.GoString(cTensorDevice(t.handle()))
+	runtime.KeepAlive(t)
+	return name
+}
+
+func (t *Tensor) String() string {
+	if t.handle() == nil {
+		return "Tensor(closed)"
+	}
+	return fmt.Sprintf("Tensor(%v%v on %s)", t.DType(), t.Shape(), t.Device())
+}
+
+// CopyToDevice returns a tensor with the same value on device ("cpu", "vulkan", "vulkan:N"); on
+// the device the tensor is already on, the two share one buffer.
+func (t *Tensor) CopyToDevice(ctx *Context, device string) (*Tensor, error) {
+	name := C.CString(device)
+	defer C.free(unsafe.Pointer(name))
+	var out *C.cairn_tensor
+	err := cTensorCopyToDevice(ctx.handle(), t.handle(), name, &out)
+	runtime.KeepAlive(ctx)
+	runtime.KeepAlive(t)
+	if err != nil {
+		return nil, err
+	}
+	return newTensor(out), nil
+}
+
+// Read copies the tensor's elements into a new slice. E must match the dtype (float32 for
+// Float32, bool for Bool, ...).
+func Read[E Element](t *Tensor) ([]E, error) {
+	if err := t.expect("Read", DTypeOf[E]()); err != nil {
+		return nil, err
+	}
+	out := make([]E, t.NumElements())
+	if err := readElements(t, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadInto copies the tensor's elements into dst, which must hold exactly NumElements of the
+// tensor's dtype.
+func ReadInto[E Element](t *Tensor, dst []E) error {
+	if err := t.expect("ReadInto", DTypeOf[E]()); err != nil {
+		return err
+	}
+	return readElements(t, dst)
+}
+
+func readElements[E Element](t *Tensor, dst []E) error {
+	var zero E
+	data := unsafe.Pointer(unsafe.SliceData(dst))
+	if err := t.readRaw(data, uintptr(len(dst))*unsafe.Sizeof(zero)); err != nil {
+		return err
+	}
+	if _, isBool := any(zero).(bool); isBool {
+		// A Go bool must be 0 or 1; the library stores a bool in a byte, so make sure.
+		for i, b := range unsafe.Slice((*uint8)(data), len(dst)) {
+			if b > 1 {
+				*(*uint8)(unsafe.Add(data, i)) = 1
+			}
+		}
+	}
+	return nil
+}
+
+// Float16Bits returns a float16 tensor's elements as IEEE binary16 bits.
+func (t *Tensor) Float16Bits() ([]uint16, error) { return t.halfBits("Float16Bits", Float16) }
+
+// BFloat16Bits returns a bfloat16 tensor's elements as their bits.
+func (t *Tensor) BFloat16Bits() ([]uint16, error) { return t.halfBits("BFloat16Bits", BFloat16) }
+
+func (t *Tensor) halfBits(fn string, dtype DType) ([]uint16, error) {
+	if err := t.expect(fn, dtype); err != nil {
+		return nil, err
+	}
+	out := make([]uint16, t.NumElements())
+	if err := t.readRaw(unsafe.Pointer(unsafe.SliceData(out)), uintptr(len(out))*2); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Bytes copies the tensor's data, whatever its dtype, as raw bytes in native byte order.
+func (t *Tensor) Bytes() ([]byte, error) {
+	if err := t.expect("Bytes", InvalidDType); err != nil {
+		return nil, err
+	}
+	out := make([]byte, t.NumBytes())
+	if err := t.readRaw(unsafe.Pointer(unsafe.SliceData(out)), uintptr(len(out))); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (t *Tensor) readRaw(dst unsafe.Pointer, nbytes uintptr) error {
+	err := cTensorRead(t.handle(), dst, C.size_t(nbytes))
+	runtime.KeepAlive(t)
+	return err
+}
+
+// expect checks that t is open and, unless dtype is InvalidDType, has that dtype.
+func (t *Tensor) expect(fn string, dtype DType) error {
+	if t.handle() == nil {
+		return newError(CodeInvalidArgument, fn+": the tensor is nil or closed")
+	}
+	if have := t.DType(); dtype != InvalidDType && have != dtype {
+		return newError(CodeInvalidArgument, fmt.Sprintf("%s: the tensor is %v, not %v", fn, have, dtype))
+	}
+	return nil
+}
