@@ -1,5 +1,6 @@
 // Contexts and tensors in the C API.
 #include <cstring>
+#include <vector>
 
 #include "capi/internal/handles.h"
 
@@ -78,7 +79,15 @@ cairn_status* cairn_tensor_create(cairn_context* ctx, cairn_dtype dtype, const i
   if (data == nullptr && nbytes != 0) raise(Code::InvalidArgument, "{}: data is NULL", fn);
   Device& device = ctx->ctx->default_device();
   Tensor tensor = Tensor::allocate(device, t, s);
-  device.write(*tensor.buffer(), data, nbytes);
+  if (t == DType::Bool && nbytes > 0) {
+    // Any nonzero byte is true; kernels rely on bools being exactly 0 or 1.
+    std::vector<uint8_t> normalized(nbytes);
+    const auto* src = static_cast<const uint8_t*>(data);
+    for (size_t i = 0; i < nbytes; ++i) normalized[i] = src[i] != 0;
+    device.write(*tensor.buffer(), normalized.data(), nbytes);
+  } else {
+    device.write(*tensor.buffer(), data, nbytes);
+  }
   *out = capi::new_tensor(std::move(tensor));
   CAIRN_API_END
 }

@@ -77,6 +77,37 @@ cairn_status* cairn_op_run(cairn_context* ctx, const char* op, cairn_tensor* con
   CAIRN_API_END
 }
 
+cairn_status* cairn_op_num_outputs(const char* op, const cairn_attr* attrs, size_t n_attrs, size_t* out) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_op_num_outputs";
+  require(out, fn, "out");
+  *out = 0;
+  require(op, fn, "op");
+  if (n_attrs > 0) require(attrs, fn, "attrs");
+  const OpDef* def = OpRegistry::global().find(op);
+  if (!def) raise(Code::NotFound, "{}: unknown op '{}'", fn, op);
+  size_t n = 0;
+  for (const ArgDef& o : def->outputs) {
+    if (!o.variadic) {
+      ++n;
+      continue;
+    }
+    // A variadic output's count is an INT attribute: the caller's value, else its default.
+    const AttrDef& a = def->attrs[o.number_attr_index];
+    int64_t count = a.has_default ? a.default_i : -1;
+    for (size_t i = 0; i < n_attrs; ++i)
+      if (attrs[i].name && a.name == attrs[i].name) {
+        if (attrs[i].kind != CAIRN_ATTR_INT)
+          raise(Code::InvalidArgument, "{}: attribute '{}' must be INT", def->name, a.name);
+        count = attrs[i].i;
+      }
+    if (count < 0) raise(Code::InvalidArgument, "{}: missing required attribute '{}'", def->name, a.name);
+    n += static_cast<size_t>(count);
+  }
+  *out = n;
+  CAIRN_API_END
+}
+
 size_t cairn_op_count(void) { return OpRegistry::global().list().size(); }
 
 const char* cairn_op_name(size_t i) {

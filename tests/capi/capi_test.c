@@ -307,6 +307,34 @@ static void test_op_run_and_errors(void) {
   cairn_context_free(ctx);
 }
 
+static void test_num_outputs_and_bools(void) {
+  size_t n = 99;
+  cairn_attr split;
+  cairn_context *ctx = new_context();
+  cairn_tensor *t = NULL;
+  uint8_t in[4] = {0, 1, 2, 255}, back[4];
+  int64_t four = 4;
+  memset(&split, 0, sizeof split);
+  split.name = "num_split";
+  split.kind = CAIRN_ATTR_INT;
+  split.i = 3;
+  CHECK_OK(cairn_op_num_outputs("Add", NULL, 0, &n));
+  CHECK(n == 1);
+  CHECK_OK(cairn_op_num_outputs("Split", &split, 1, &n));
+  CHECK(n == 3);
+  CHECK_ERR(cairn_op_num_outputs("Split", NULL, 0, &n), CAIRN_INVALID_ARGUMENT, "Split: missing required attribute 'num_split'");
+  split.kind = CAIRN_ATTR_FLOAT;
+  CHECK_ERR(cairn_op_num_outputs("Split", &split, 1, &n), CAIRN_INVALID_ARGUMENT, "'num_split' must be INT");
+  CHECK_ERR(cairn_op_num_outputs("Nope", NULL, 0, &n), CAIRN_NOT_FOUND, "unknown op 'Nope'");
+  CHECK_ERR(cairn_op_num_outputs("Add", NULL, 0, NULL), CAIRN_INVALID_ARGUMENT, "out is NULL");
+  /* bool bytes are normalized to 0/1 */
+  CHECK_OK(cairn_tensor_create(ctx, CAIRN_BOOL, &four, 1, in, sizeof in, &t));
+  CHECK_OK(cairn_tensor_read(t, back, sizeof back));
+  CHECK(back[0] == 0 && back[1] == 1 && back[2] == 1 && back[3] == 1);
+  cairn_tensor_free(t);
+  cairn_context_free(ctx);
+}
+
 static void test_registry_listing(void) {
   size_t n = cairn_op_count(), i;
   char *json = NULL;
@@ -329,6 +357,7 @@ int main(void) {
   test_tensor_create_and_read();
   test_copy_to_device();
   test_op_run_and_errors();
+  test_num_outputs_and_bools();
   test_registry_listing();
   TEST_MAIN_END();
 }

@@ -138,7 +138,9 @@ typedef enum cairn_log_level {
 } cairn_log_level;
 
 /* Receives log messages. `message` is borrowed for the duration of the call. Called from whichever
- * thread logs; it may call back into the C API. */
+ * thread logs; it may call back into the C API. It can be called until the last handle made from
+ * the context (tensors, objects, checkpoints) is freed, not only until cairn_context_free: a
+ * binding that frees its callback state at cairn_context_free must tolerate late calls (drop them). */
 typedef void (*cairn_log_fn)(void *user_data, cairn_log_level level, const char *message);
 
 /* Host allocator hooks. `allocate` returns `size` bytes aligned to `alignment` (a power of two,
@@ -189,7 +191,8 @@ typedef struct cairn_tensor cairn_tensor;
  *               NULL only when nbytes is 0. Borrowed for the call.
  * @param out    receives the new tensor; free it with cairn_tensor_free().
  * Errors: INVALID_ARGUMENT for a bad dtype, rank, dimension or nbytes (the message gives both
- * sizes). CAIRN_STRING tensors cannot be created this way. */
+ * sizes). CAIRN_STRING tensors cannot be created this way. For CAIRN_BOOL, one byte per element;
+ * any nonzero byte is stored as 1, so reads return only 0 and 1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_create(cairn_context *ctx, cairn_dtype dtype, const int64_t *shape,
                                                            size_t rank, const void *data, size_t nbytes,
                                                            cairn_tensor **out);
@@ -276,6 +279,14 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_run(cairn_context *ctx, const ch
 /* ---------------------------------------------------------------------------------------------
  * The op registry (for binding generators and tools)
  * ------------------------------------------------------------------------------------------- */
+
+/* METHOD. How many outputs op `op` produces with these attributes: fixed for most ops; for ops
+ * with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
+ * @param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
+ * @param out    receives the count.
+ * Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_num_outputs(const char *op, const cairn_attr *attrs, size_t n_attrs,
+                                                            size_t *out);
 
 /* METHOD. How many ops are registered. */
 CAIRN_API size_t cairn_op_count(void);
