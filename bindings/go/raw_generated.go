@@ -11,6 +11,12 @@ static cairn_context_options cairn_go_context_options_init(void) {
   cairn_context_options o = CAIRN_CONTEXT_OPTIONS_INIT;
   return o;
 }
+
+// The defaults of cairn_variable_options, from CAIRN_VARIABLE_OPTIONS_INIT.
+static cairn_variable_options cairn_go_variable_options_init(void) {
+  cairn_variable_options o = CAIRN_VARIABLE_OPTIONS_INIT;
+  return o;
+}
 */
 import "C"
 
@@ -159,6 +165,33 @@ var attrKindNames = map[AttrKind]string{
 // String returns the value's name without its prefix, e.g. "FLOATS".
 func (v AttrKind) String() string { return enumName(v, attrKindNames, "AttrKind") }
 
+// ObjectKind is cairn_object_kind.
+//
+// The kinds of objects. Values 6 and 7 are reserved for optimizers and layers.
+type ObjectKind int32
+
+// ObjectKind values (cairn_object_kind).
+const (
+	ObjectKindInvalid   ObjectKind = 0
+	ObjectKindTrackable ObjectKind = 1
+	ObjectKindVariable  ObjectKind = 2
+	ObjectKindList      ObjectKind = 3
+	ObjectKindDict      ObjectKind = 4
+	ObjectKindModule    ObjectKind = 5
+)
+
+var objectKindNames = map[ObjectKind]string{
+	ObjectKindInvalid:   "INVALID",
+	ObjectKindTrackable: "TRACKABLE",
+	ObjectKindVariable:  "VARIABLE",
+	ObjectKindList:      "LIST",
+	ObjectKindDict:      "DICT",
+	ObjectKindModule:    "MODULE",
+}
+
+// String returns the value's name without its prefix, e.g. "MODULE".
+func (v ObjectKind) String() string { return enumName(v, objectKindNames, "ObjectKind") }
+
 func enumName[E ~int32](v E, names map[E]string, typeName string) string {
 	if name, ok := names[v]; ok {
 		return name
@@ -257,7 +290,8 @@ func cContextDevice(ctx *C.cairn_context) *C.char {
 // NULL only when nbytes is 0. Borrowed for the call.
 // @param out    receives the new tensor; free it with cairn_tensor_free().
 // Errors: INVALID_ARGUMENT for a bad dtype, rank, dimension or nbytes (the message gives both
-// sizes). CAIRN_STRING tensors cannot be created this way.
+// sizes). CAIRN_STRING tensors cannot be created this way. For CAIRN_BOOL, one byte per element;
+// any nonzero byte is stored as 1, so reads return only 0 and 1.
 func cTensorCreate(ctx *C.cairn_context, dtype C.cairn_dtype, shape *C.int64_t, rank C.size_t, data unsafe.Pointer, nbytes C.size_t, out **C.cairn_tensor) error {
 	return takeStatus(C.cairn_tensor_create(ctx, dtype, shape, rank, data, nbytes, out))
 }
@@ -348,6 +382,17 @@ func cOpRun(ctx *C.cairn_context, op *C.char, inputs **C.cairn_tensor, nInputs C
 	return takeStatus(C.cairn_op_run(ctx, op, inputs, nInputs, attrs, nAttrs, outputs, nOutputs))
 }
 
+// cOpNumOutputs calls cairn_op_num_outputs.
+//
+// METHOD. How many outputs op `op` produces with these attributes: fixed for most ops; for ops
+// with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
+// @param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
+// @param out    receives the count.
+// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count.
+func cOpNumOutputs(op *C.char, attrs *C.cairn_attr, nAttrs C.size_t, out *C.size_t) error {
+	return takeStatus(C.cairn_op_num_outputs(op, attrs, nAttrs, out))
+}
+
 // cOpCount calls cairn_op_count.
 //
 // METHOD. How many ops are registered.
@@ -374,7 +419,351 @@ func cOpRegistryJSON(out **C.char) error {
 	return takeStatus(C.cairn_op_registry_json(out))
 }
 
+// cTrackableCreate calls cairn_trackable_create.
+//
+// CONSTRUCTOR. A new trackable: an object whose attributes (set with cairn_object_set) are
+// tracked edges, kept in the order they were first set.
+// @param ctx  borrowed; the object keeps the context alive.
+// @param out  receives the new object; free it with cairn_object_free().
+func cTrackableCreate(ctx *C.cairn_context, out **C.cairn_object) error {
+	return takeStatus(C.cairn_trackable_create(ctx, out))
+}
+
+// cModuleCreate calls cairn_module_create.
+//
+// CONSTRUCTOR. A new module (tf.Module): a trackable with a name. Variables created with the
+// module as their scope are named "<name>/<variable name>:0".
+// @param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
+// @param out   receives the new module; free it with cairn_object_free().
+// Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name.
+func cModuleCreate(ctx *C.cairn_context, name *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_module_create(ctx, name, out))
+}
+
+// cModuleCreateInScope calls cairn_module_create_in_scope.
+//
+// CONSTRUCTOR. Like cairn_module_create, inside the name scope of `parent_scope`: a module "m2"
+// created in the scope of module "m1" has scope "m1/m2", and its variables are named
+// "m1/m2/<name>:0". The two modules are not linked by an edge.
+// @param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
+// Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module.
+func cModuleCreateInScope(ctx *C.cairn_context, name *C.char, parentScope *C.cairn_object, out **C.cairn_object) error {
+	return takeStatus(C.cairn_module_create_in_scope(ctx, name, parentScope, out))
+}
+
+// cModuleName calls cairn_module_name.
+//
+// METHOD. The module's name, e.g. "m2". Borrowed from the object: valid while any handle to it
+// lives. NULL for NULL or an object that is not a module.
+func cModuleName(module *C.cairn_object) *C.char {
+	return C.cairn_module_name(module)
+}
+
+// cModuleScope calls cairn_module_scope.
+//
+// METHOD. The module's name scope, e.g. "m1/m2" (its name for a module created without a parent
+// scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module.
+func cModuleScope(module *C.cairn_object) *C.char {
+	return C.cairn_module_scope(module)
+}
+
+// cVariableCreate calls cairn_variable_create.
+//
+// CONSTRUCTOR. A new variable holding `initial`: its dtype, shape and device are the variable's
+// for life. The value is shared with `initial`, not copied (tensors are immutable).
+// @param initial  borrowed for the call. Any dtype but CAIRN_STRING.
+// @param opts     borrowed for the call; NULL means all defaults.
+// @param out      receives the new variable; free it with cairn_object_free().
+// Errors: INVALID_ARGUMENT for NULL ctx, initial or out, a bad struct_size, name or trainable
+// value, a scope that is not a module, or a string tensor.
+func cVariableCreate(ctx *C.cairn_context, initial *C.cairn_tensor, opts *C.cairn_variable_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_variable_create(ctx, initial, opts, out))
+}
+
+// cVariableRead calls cairn_variable_read.
+//
+// METHOD. A snapshot of the variable's value; later assignments do not change it.
+// @param out  receives a new tensor; free it with cairn_tensor_free().
+// Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable.
+func cVariableRead(var_ *C.cairn_object, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_variable_read(var_, out))
+}
+
+// cVariableAssign calls cairn_variable_assign.
+//
+// METHOD. Replaces the variable's value with `value`, which must have the variable's dtype and
+// shape. A value on another device is copied to the variable's device.
+// @param value  borrowed for the call.
+// Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
+// shape mismatch, e.g. "cairn_variable_assign: shape [3] does not match variable 'v:0' of shape
+// [2]". On error the value is unchanged.
+func cVariableAssign(var_ *C.cairn_object, value *C.cairn_tensor) error {
+	return takeStatus(C.cairn_variable_assign(var_, value))
+}
+
+// cVariableAssignAdd calls cairn_variable_assign_add.
+//
+// METHOD. Adds `delta` to the variable (the Add op, on the variable's device). `delta` must have
+// the variable's dtype and shape (no broadcasting). The update is atomic with respect to other
+// writers of the same variable.
+// @param delta  borrowed for the call.
+// Errors: as cairn_variable_assign; the Add op's own errors (e.g. for bool) prefixed with
+// "cairn_variable_assign_add: ".
+func cVariableAssignAdd(var_ *C.cairn_object, delta *C.cairn_tensor) error {
+	return takeStatus(C.cairn_variable_assign_add(var_, delta))
+}
+
+// cVariableAssignSub calls cairn_variable_assign_sub.
+//
+// METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add.
+func cVariableAssignSub(var_ *C.cairn_object, delta *C.cairn_tensor) error {
+	return takeStatus(C.cairn_variable_assign_sub(var_, delta))
+}
+
+// cVariableName calls cairn_variable_name.
+//
+// METHOD. The variable's name, e.g. "m1/m_v:0" or "Variable:0". Borrowed from the object: valid
+// while any handle to it lives. NULL for NULL or an object that is not a variable.
+func cVariableName(var_ *C.cairn_object) *C.char {
+	return C.cairn_variable_name(var_)
+}
+
+// cVariableTrainable calls cairn_variable_trainable.
+//
+// METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
+// variable.
+func cVariableTrainable(var_ *C.cairn_object) C.int {
+	return C.cairn_variable_trainable(var_)
+}
+
+// cVariableDType calls cairn_variable_dtype.
+//
+// METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
+// (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.)
+func cVariableDType(var_ *C.cairn_object) C.cairn_dtype {
+	return C.cairn_variable_dtype(var_)
+}
+
+// cListCreate calls cairn_list_create.
+//
+// CONSTRUCTOR. A new, empty list (ListWrapper). Its elements are tracked edges "0", "1", ...
+// @param out  receives the new list; free it with cairn_object_free().
+func cListCreate(ctx *C.cairn_context, out **C.cairn_object) error {
+	return takeStatus(C.cairn_list_create(ctx, out))
+}
+
+// cListAppend calls cairn_list_append.
+//
+// METHOD. Appends `item` to the list as edge "<old size>". A checkpoint value waiting for that
+// edge is restored into `item` before this returns.
+// @param item  borrowed; the list takes its own reference.
+// Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
+// pending restore (the item stays appended).
+func cListAppend(list *C.cairn_object, item *C.cairn_object) error {
+	return takeStatus(C.cairn_list_append(list, item))
+}
+
+// cListSize calls cairn_list_size.
+//
+// METHOD. The number of elements; 0 for NULL or an object that is not a list.
+func cListSize(list *C.cairn_object) C.size_t {
+	return C.cairn_list_size(list)
+}
+
+// cListGet calls cairn_list_get.
+//
+// METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
+// @param out  receives a new handle; free it with cairn_object_free().
+// Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index >= size.
+func cListGet(list *C.cairn_object, index C.size_t, out **C.cairn_object) error {
+	return takeStatus(C.cairn_list_get(list, index, out))
+}
+
+// cListSet calls cairn_list_set.
+//
+// METHOD. Replaces element `index` (< size) with `item`. TensorFlow refuses to checkpoint a list
+// whose elements were replaced or deleted (restore-on-create needs append-only lists).
+// @param item  borrowed; the list takes its own reference.
+// Errors: as cairn_list_get; the error of a pending restore (the item stays in place).
+func cListSet(list *C.cairn_object, index C.size_t, item *C.cairn_object) error {
+	return takeStatus(C.cairn_list_set(list, index, item))
+}
+
+// cDictCreate calls cairn_dict_create.
+//
+// CONSTRUCTOR. A new, empty dict (DictWrapper): string keys, kept in insertion order; each entry
+// is a tracked edge named by its key. Set, get and delete entries with cairn_object_set/get/delete.
+// @param out  receives the new dict; free it with cairn_object_free().
+func cDictCreate(ctx *C.cairn_context, out **C.cairn_object) error {
+	return takeStatus(C.cairn_dict_create(ctx, out))
+}
+
+// cObjectSet calls cairn_object_set.
+//
+// METHOD. Creates or replaces the tracked edge `name` of `parent`: an attribute of a trackable or
+// module, a key of a dict, or an existing index ("0", "1", ...) of a list. A replaced edge keeps
+// its position; a new one goes last. An untracked reference of the same name is replaced. An edge
+// may point back to its parent or an ancestor (a cycle). A checkpoint value waiting for this edge
+// is restored into `child` before this returns.
+// @param name   borrowed for the call; a valid edge name (see above).
+// @param child  borrowed; the parent takes its own reference.
+// Errors: INVALID_ARGUMENT for NULL arguments, a bad name, or a variable parent (variables have no
+// edges); NOT_FOUND / OUT_OF_RANGE for a list name that is not an existing index; the error of a
+// pending restore (the edge stays).
+func cObjectSet(parent *C.cairn_object, name *C.char, child *C.cairn_object) error {
+	return takeStatus(C.cairn_object_set(parent, name, child))
+}
+
+// cObjectSetUntracked calls cairn_object_set_untracked.
+//
+// METHOD. Keeps `child` alive under `name` without tracking it: it is never walked, listed by the
+// module queries or checkpointed (an attribute TensorFlow does not track). A tracked edge of the
+// same name is replaced. Only trackables and modules have untracked references.
+// @param name   borrowed for the call; non-empty (may contain '/').
+// @param child  borrowed; the parent takes its own reference.
+// Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent.
+func cObjectSetUntracked(parent *C.cairn_object, name *C.char, child *C.cairn_object) error {
+	return takeStatus(C.cairn_object_set_untracked(parent, name, child))
+}
+
+// cObjectGet calls cairn_object_get.
+//
+// METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
+// @param out  receives a new handle; free it with cairn_object_free().
+// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
+// ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index >= size.
+func cObjectGet(parent *C.cairn_object, name *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_object_get(parent, name, out))
+}
+
+// cObjectDelete calls cairn_object_delete.
+//
+// METHOD. Deletes the edge `name` (tracked or untracked) from every later walk and checkpoint.
+// Deleting list element i moves the later elements down one index.
+// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge.
+func cObjectDelete(parent *C.cairn_object, name *C.char) error {
+	return takeStatus(C.cairn_object_delete(parent, name))
+}
+
+// cObjectKindOf calls cairn_object_kind_of.
+//
+// METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL.
+func cObjectKindOf(obj *C.cairn_object) C.cairn_object_kind {
+	return C.cairn_object_kind_of(obj)
+}
+
+// cObjectSame calls cairn_object_same.
+//
+// METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL).
+func cObjectSame(a *C.cairn_object, b *C.cairn_object) C.int {
+	return C.cairn_object_same(a, b)
+}
+
+// cObjectChildCount calls cairn_object_child_count.
+//
+// METHOD. The number of tracked edges of the object (0 for variables and NULL).
+func cObjectChildCount(obj *C.cairn_object) C.size_t {
+	return C.cairn_object_child_count(obj)
+}
+
+// cObjectShare calls cairn_object_share.
+//
+// CONSTRUCTOR. A new handle to the object `obj` refers to (for example to keep an object lent by a
+// cairn_object_array after the array is freed).
+// @param obj  borrowed for the call.
+// @param out  receives the new handle; free it with cairn_object_free().
+func cObjectShare(obj *C.cairn_object, out **C.cairn_object) error {
+	return takeStatus(C.cairn_object_share(obj, out))
+}
+
+// cObjectFree calls cairn_object_free.
+//
+// DESTRUCTOR. Frees a handle, dropping its reference; the object goes when nothing else refers to
+// it. NULL is fine. Never pass a handle borrowed from a cairn_object_array.
+func cObjectFree(obj *C.cairn_object) {
+	C.cairn_object_free(obj)
+}
+
+// cObjectChildren calls cairn_object_children.
+//
+// METHOD. The tracked edges of `obj` in order (creation order; index order for lists); each
+// entry's path is the edge name. Variables give an empty array.
+// @param out  receives a new array; free it with cairn_object_array_free().
+func cObjectChildren(obj *C.cairn_object, out **C.cairn_object_array) error {
+	return takeStatus(C.cairn_object_children(obj, out))
+}
+
+// cObjectVariables calls cairn_object_variables.
+//
+// METHOD. tf.Module.variables (trainable_only 0) or .trainable_variables (1): own variables sorted
+// by attribute name first, then those of submodules, depth-first; each variable once, with the
+// path it was first found by.
+// @param out  receives a new array; free it with cairn_object_array_free().
+func cObjectVariables(root *C.cairn_object, trainableOnly C.int, out **C.cairn_object_array) error {
+	return takeStatus(C.cairn_object_variables(root, trainableOnly, out))
+}
+
+// cObjectSubmodules calls cairn_object_submodules.
+//
+// METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once.
+func cObjectSubmodules(root *C.cairn_object, out **C.cairn_object_array) error {
+	return takeStatus(C.cairn_object_submodules(root, out))
+}
+
+// cObjectFlatten calls cairn_object_flatten.
+//
+// METHOD. tf.Module._flatten(with_path=True): every (path, object) pair, so an object reachable
+// by several paths appears once per path. A module met again while its own walk is in progress
+// (a cycle) has its direct attributes listed but is not searched again, so this ends.
+func cObjectFlatten(root *C.cairn_object, out **C.cairn_object_array) error {
+	return takeStatus(C.cairn_object_flatten(root, out))
+}
+
+// cObjectWalk calls cairn_object_walk.
+//
+// METHOD. Every object reachable from `root` along tracked edges in checkpoint order: the root
+// first (path ""), then breadth-first in edge order; each object once, with the first path that
+// reaches it. Lists and dicts are included.
+func cObjectWalk(root *C.cairn_object, out **C.cairn_object_array) error {
+	return takeStatus(C.cairn_object_walk(root, out))
+}
+
+// cObjectArraySize calls cairn_object_array_size.
+//
+// METHOD. The number of entries; 0 for NULL.
+func cObjectArraySize(a *C.cairn_object_array) C.size_t {
+	return C.cairn_object_array_size(a)
+}
+
+// cObjectArrayGet calls cairn_object_array_get.
+//
+// METHOD. Entry `i`; NULL for NULL or i >= size. Borrowed from `a`: valid until the array is freed.
+// Do not free it; to keep the object longer, take a new handle with cairn_object_share.
+func cObjectArrayGet(a *C.cairn_object_array, i C.size_t) *C.cairn_object {
+	return C.cairn_object_array_get(a, i)
+}
+
+// cObjectArrayPath calls cairn_object_array_path.
+//
+// METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
+// NULL or i >= size.
+func cObjectArrayPath(a *C.cairn_object_array, i C.size_t) *C.char {
+	return C.cairn_object_array_path(a, i)
+}
+
+// cObjectArrayFree calls cairn_object_array_free.
+//
+// DESTRUCTOR. Frees the array and the handles it lent. NULL is fine.
+func cObjectArrayFree(a *C.cairn_object_array) {
+	C.cairn_object_array_free(a)
+}
+
 // cContextOptionsInit returns a cairn_context_options holding the defaults of CAIRN_CONTEXT_OPTIONS_INIT.
 func cContextOptionsInit() C.cairn_context_options {
 	return C.cairn_go_context_options_init()
+}
+
+// cVariableOptionsInit returns a cairn_variable_options holding the defaults of CAIRN_VARIABLE_OPTIONS_INIT.
+func cVariableOptionsInit() C.cairn_variable_options {
+	return C.cairn_go_variable_options_init()
 }

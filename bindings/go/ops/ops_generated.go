@@ -28,6 +28,181 @@ func AddN(ctx *cairn.Context, inputs []*cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "AddN", inputs, nil, 1))
 }
 
+// All runs the All op: Logical and over the attribute `axis`; empty gives true.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of bool.
+// Option AllAxis sets axis (default []int64{}).
+// Option AllKeepDims sets keep_dims (default false).
+func All(ctx *cairn.Context, input *cairn.Tensor, opts ...AllOption) (*cairn.Tensor, error) {
+	o := allOptions{axis: []int64{}, keepDims: false}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "All", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("axis", o.axis),
+		cairn.BoolAttr("keep_dims", o.keepDims),
+	}, 1))
+}
+
+// AllOption sets an optional attribute of All.
+type AllOption func(*allOptions)
+
+type allOptions struct {
+	axis     []int64
+	keepDims bool
+}
+
+// AllAxis sets All's axis attribute (default []int64{}).
+func AllAxis(v []int64) AllOption {
+	return func(o *allOptions) { o.axis = v }
+}
+
+// AllKeepDims sets All's keep_dims attribute (default false).
+func AllKeepDims(v bool) AllOption {
+	return func(o *allOptions) { o.keepDims = v }
+}
+
+// Any runs the Any op: Logical or over the attribute `axis`; empty gives false.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of bool.
+// Option AnyAxis sets axis (default []int64{}).
+// Option AnyKeepDims sets keep_dims (default false).
+func Any(ctx *cairn.Context, input *cairn.Tensor, opts ...AnyOption) (*cairn.Tensor, error) {
+	o := anyOptions{axis: []int64{}, keepDims: false}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Any", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("axis", o.axis),
+		cairn.BoolAttr("keep_dims", o.keepDims),
+	}, 1))
+}
+
+// AnyOption sets an optional attribute of Any.
+type AnyOption func(*anyOptions)
+
+type anyOptions struct {
+	axis     []int64
+	keepDims bool
+}
+
+// AnyAxis sets Any's axis attribute (default []int64{}).
+func AnyAxis(v []int64) AnyOption {
+	return func(o *anyOptions) { o.axis = v }
+}
+
+// AnyKeepDims sets Any's keep_dims attribute (default false).
+func AnyKeepDims(v bool) AnyOption {
+	return func(o *anyOptions) { o.keepDims = v }
+}
+
+// ArgMax runs the ArgMax op: Index of the largest value along `axis` (an attribute); ties and NaNs take the first index.
+//
+// Inputs: input (T). Outputs: output (output_type).
+// T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
+// output_type: one of int32, int64.
+// Option ArgMaxAxis sets axis (default 0).
+// Option ArgMaxOutputType sets output_type (default cairn.Int64).
+func ArgMax(ctx *cairn.Context, input *cairn.Tensor, opts ...ArgMaxOption) (*cairn.Tensor, error) {
+	o := argMaxOptions{axis: 0, outputType: cairn.Int64}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "ArgMax", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntAttr("axis", o.axis),
+		cairn.DTypeAttr("output_type", o.outputType),
+	}, 1))
+}
+
+// ArgMaxOption sets an optional attribute of ArgMax.
+type ArgMaxOption func(*argMaxOptions)
+
+type argMaxOptions struct {
+	axis       int64
+	outputType cairn.DType
+}
+
+// ArgMaxAxis sets ArgMax's axis attribute (default 0).
+func ArgMaxAxis(v int64) ArgMaxOption {
+	return func(o *argMaxOptions) { o.axis = v }
+}
+
+// ArgMaxOutputType sets ArgMax's output_type attribute (default cairn.Int64).
+func ArgMaxOutputType(v cairn.DType) ArgMaxOption {
+	return func(o *argMaxOptions) { o.outputType = v }
+}
+
+// ArgMin runs the ArgMin op: Index of the smallest value along `axis` (an attribute); ties and NaNs take the first index.
+//
+// Inputs: input (T). Outputs: output (output_type).
+// T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
+// output_type: one of int32, int64.
+// Option ArgMinAxis sets axis (default 0).
+// Option ArgMinOutputType sets output_type (default cairn.Int64).
+func ArgMin(ctx *cairn.Context, input *cairn.Tensor, opts ...ArgMinOption) (*cairn.Tensor, error) {
+	o := argMinOptions{axis: 0, outputType: cairn.Int64}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "ArgMin", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntAttr("axis", o.axis),
+		cairn.DTypeAttr("output_type", o.outputType),
+	}, 1))
+}
+
+// ArgMinOption sets an optional attribute of ArgMin.
+type ArgMinOption func(*argMinOptions)
+
+type argMinOptions struct {
+	axis       int64
+	outputType cairn.DType
+}
+
+// ArgMinAxis sets ArgMin's axis attribute (default 0).
+func ArgMinAxis(v int64) ArgMinOption {
+	return func(o *argMinOptions) { o.axis = v }
+}
+
+// ArgMinOutputType sets ArgMin's output_type attribute (default cairn.Int64).
+func ArgMinOutputType(v cairn.DType) ArgMinOption {
+	return func(o *argMinOptions) { o.outputType = v }
+}
+
+// AvgPool runs the AvgPool op: Mean over each NHWC window, dividing by the number of non-padding elements.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, bfloat16, float16.
+// Attribute ksize (INTS) is the parameter ksize.
+// Attribute strides (INTS) is the parameter strides.
+// Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
+// Option AvgPoolDataFormat sets data_format (default "NHWC"); one of "NHWC".
+func AvgPool(ctx *cairn.Context, input *cairn.Tensor, ksize, strides []int64, padding string, opts ...AvgPoolOption) (*cairn.Tensor, error) {
+	o := avgPoolOptions{dataFormat: "NHWC"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "AvgPool", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("ksize", ksize),
+		cairn.IntsAttr("strides", strides),
+		cairn.StringAttr("padding", padding),
+		cairn.StringAttr("data_format", o.dataFormat),
+	}, 1))
+}
+
+// AvgPoolOption sets an optional attribute of AvgPool.
+type AvgPoolOption func(*avgPoolOptions)
+
+type avgPoolOptions struct {
+	dataFormat string
+}
+
+// AvgPoolDataFormat sets AvgPool's data_format attribute (default "NHWC"); one of "NHWC".
+func AvgPoolDataFormat(v string) AvgPoolOption {
+	return func(o *avgPoolOptions) { o.dataFormat = v }
+}
+
 // Cast runs the Cast op: Converts x to DstT: float->int truncates toward zero and saturates (NaN -> 0), complex->real keeps the real part, x->bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
 //
 // Inputs: x (SrcT). Outputs: y (DstT).
@@ -74,12 +249,121 @@ func ClipByValue(ctx *cairn.Context, t, clipValueMin, clipValueMax *cairn.Tensor
 	return single(cairn.RunOp(ctx, "ClipByValue", []*cairn.Tensor{t, clipValueMin, clipValueMax}, nil, 1))
 }
 
+// ConcatV2 runs the ConcatV2 op: Joins `values` along `axis`; all other dimensions must match.
+//
+// Inputs: values... (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Option ConcatV2Axis sets axis (default 0).
+func ConcatV2(ctx *cairn.Context, values []*cairn.Tensor, opts ...ConcatV2Option) (*cairn.Tensor, error) {
+	o := concatV2Options{axis: 0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "ConcatV2", values, []cairn.Attr{
+		cairn.IntAttr("axis", o.axis),
+	}, 1))
+}
+
+// ConcatV2Option sets an optional attribute of ConcatV2.
+type ConcatV2Option func(*concatV2Options)
+
+type concatV2Options struct {
+	axis int64
+}
+
+// ConcatV2Axis sets ConcatV2's axis attribute (default 0).
+func ConcatV2Axis(v int64) ConcatV2Option {
+	return func(o *concatV2Options) { o.axis = v }
+}
+
+// Conv2D runs the Conv2D op: 2-D cross-correlation of NHWC input with an HWIO filter; SAME/VALID padding only, NHWC only.
+//
+// Inputs: input (T), filter (T). Outputs: output (T).
+// T: one of float32, float64, bfloat16, float16.
+// Attribute strides (INTS) is the parameter strides.
+// Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
+// Option Conv2DDilations sets dilations (default []int64{1, 1, 1, 1}).
+// Option Conv2DDataFormat sets data_format (default "NHWC"); one of "NHWC".
+func Conv2D(ctx *cairn.Context, input, filter *cairn.Tensor, strides []int64, padding string, opts ...Conv2DOption) (*cairn.Tensor, error) {
+	o := conv2DOptions{dilations: []int64{1, 1, 1, 1}, dataFormat: "NHWC"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Conv2D", []*cairn.Tensor{input, filter}, []cairn.Attr{
+		cairn.IntsAttr("strides", strides),
+		cairn.StringAttr("padding", padding),
+		cairn.IntsAttr("dilations", o.dilations),
+		cairn.StringAttr("data_format", o.dataFormat),
+	}, 1))
+}
+
+// Conv2DOption sets an optional attribute of Conv2D.
+type Conv2DOption func(*conv2DOptions)
+
+type conv2DOptions struct {
+	dilations  []int64
+	dataFormat string
+}
+
+// Conv2DDilations sets Conv2D's dilations attribute (default []int64{1, 1, 1, 1}).
+func Conv2DDilations(v []int64) Conv2DOption {
+	return func(o *conv2DOptions) { o.dilations = v }
+}
+
+// Conv2DDataFormat sets Conv2D's data_format attribute (default "NHWC"); one of "NHWC".
+func Conv2DDataFormat(v string) Conv2DOption {
+	return func(o *conv2DOptions) { o.dataFormat = v }
+}
+
 // Cos runs the Cos op: Cosine.
 //
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, complex64, bfloat16, float16.
 func Cos(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Cos", []*cairn.Tensor{x}, nil, 1))
+}
+
+// Cumsum runs the Cumsum op: Cumulative sum along `axis` (an attribute); `exclusive` starts from 0, `reverse` scans from the end.
+//
+// Inputs: x (T). Outputs: out (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
+// Option CumsumAxis sets axis (default 0).
+// Option CumsumExclusive sets exclusive (default false).
+// Option CumsumReverse sets reverse (default false).
+func Cumsum(ctx *cairn.Context, x *cairn.Tensor, opts ...CumsumOption) (*cairn.Tensor, error) {
+	o := cumsumOptions{axis: 0, exclusive: false, reverse: false}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Cumsum", []*cairn.Tensor{x}, []cairn.Attr{
+		cairn.IntAttr("axis", o.axis),
+		cairn.BoolAttr("exclusive", o.exclusive),
+		cairn.BoolAttr("reverse", o.reverse),
+	}, 1))
+}
+
+// CumsumOption sets an optional attribute of Cumsum.
+type CumsumOption func(*cumsumOptions)
+
+type cumsumOptions struct {
+	axis      int64
+	exclusive bool
+	reverse   bool
+}
+
+// CumsumAxis sets Cumsum's axis attribute (default 0).
+func CumsumAxis(v int64) CumsumOption {
+	return func(o *cumsumOptions) { o.axis = v }
+}
+
+// CumsumExclusive sets Cumsum's exclusive attribute (default false).
+func CumsumExclusive(v bool) CumsumOption {
+	return func(o *cumsumOptions) { o.exclusive = v }
+}
+
+// CumsumReverse sets Cumsum's reverse attribute (default false).
+func CumsumReverse(v bool) CumsumOption {
+	return func(o *cumsumOptions) { o.reverse = v }
 }
 
 // Elu runs the Elu op: x if x > 0, else exp(x) - 1.
@@ -133,6 +417,28 @@ func Exp(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Exp", []*cairn.Tensor{x}, nil, 1))
 }
 
+// ExpandDims runs the ExpandDims op: Inserts a size-1 dimension at `axis` (in [-rank-1, rank]).
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute axis (INT) is the parameter axis.
+func ExpandDims(ctx *cairn.Context, input *cairn.Tensor, axis int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "ExpandDims", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntAttr("axis", axis),
+	}, 1))
+}
+
+// Fill runs the Fill op: A tensor of shape `dims` with every element equal to the scalar `value`.
+//
+// Inputs: value (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute dims (INTS) is the parameter dims.
+func Fill(ctx *cairn.Context, value *cairn.Tensor, dims []int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "Fill", []*cairn.Tensor{value}, []cairn.Attr{
+		cairn.IntsAttr("dims", dims),
+	}, 1))
+}
+
 // Floor runs the Floor op: Largest integer not above x.
 //
 // Inputs: x (T). Outputs: y (T).
@@ -155,6 +461,42 @@ func FloorDiv(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func FloorMod(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "FloorMod", []*cairn.Tensor{x, y}, nil, 1))
+}
+
+// GatherV2 runs the GatherV2 op: Takes slices of `params` along `axis` at `indices`; the first `batch_dims` dimensions are batch dimensions shared by params and indices. Out-of-range indices are an error.
+//
+// Inputs: params (Tparams), indices (Tindices). Outputs: output (Tparams).
+// Tparams: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Tindices: one of int32, int64.
+// Option GatherV2Axis sets axis (default 0).
+// Option GatherV2BatchDims sets batch_dims (default 0).
+func GatherV2(ctx *cairn.Context, params, indices *cairn.Tensor, opts ...GatherV2Option) (*cairn.Tensor, error) {
+	o := gatherV2Options{axis: 0, batchDims: 0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "GatherV2", []*cairn.Tensor{params, indices}, []cairn.Attr{
+		cairn.IntAttr("axis", o.axis),
+		cairn.IntAttr("batch_dims", o.batchDims),
+	}, 1))
+}
+
+// GatherV2Option sets an optional attribute of GatherV2.
+type GatherV2Option func(*gatherV2Options)
+
+type gatherV2Options struct {
+	axis      int64
+	batchDims int64
+}
+
+// GatherV2Axis sets GatherV2's axis attribute (default 0).
+func GatherV2Axis(v int64) GatherV2Option {
+	return func(o *gatherV2Options) { o.axis = v }
+}
+
+// GatherV2BatchDims sets GatherV2's batch_dims attribute (default 0).
+func GatherV2BatchDims(v int64) GatherV2Option {
+	return func(o *gatherV2Options) { o.batchDims = v }
 }
 
 // Gelu runs the Gelu op: x * Phi(x) (as tf.nn.gelu); `approximate` uses the tanh form. Cairn op: TF has no raw op.
@@ -256,6 +598,33 @@ func Log1p(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Log1p", []*cairn.Tensor{x}, nil, 1))
 }
 
+// LogSoftmax runs the LogSoftmax op: x - max - log(sum(exp(x - max))) along `axis` (an attribute, default -1; TF uses the last axis).
+//
+// Inputs: logits (T). Outputs: logsoftmax (T).
+// T: one of float32, float64, bfloat16, float16.
+// Option LogSoftmaxAxis sets axis (default -1).
+func LogSoftmax(ctx *cairn.Context, logits *cairn.Tensor, opts ...LogSoftmaxOption) (*cairn.Tensor, error) {
+	o := logSoftmaxOptions{axis: -1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "LogSoftmax", []*cairn.Tensor{logits}, []cairn.Attr{
+		cairn.IntAttr("axis", o.axis),
+	}, 1))
+}
+
+// LogSoftmaxOption sets an optional attribute of LogSoftmax.
+type LogSoftmaxOption func(*logSoftmaxOptions)
+
+type logSoftmaxOptions struct {
+	axis int64
+}
+
+// LogSoftmaxAxis sets LogSoftmax's axis attribute (default -1).
+func LogSoftmaxAxis(v int64) LogSoftmaxOption {
+	return func(o *logSoftmaxOptions) { o.axis = v }
+}
+
 // LogicalAnd runs the LogicalAnd op: x AND y on bool tensors, with broadcasting.
 //
 // Inputs: x (bool), y (bool). Outputs: z (bool).
@@ -312,12 +681,150 @@ func MatMulTransposeB(v bool) MatMulOption {
 	return func(o *matMulOptions) { o.transposeB = v }
 }
 
+// Max runs the Max op: Maximum over the attribute `axis`; NaN wins; empty gives the lowest value (-inf for floats).
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
+// Option MaxAxis sets axis (default []int64{}).
+// Option MaxKeepDims sets keep_dims (default false).
+func Max(ctx *cairn.Context, input *cairn.Tensor, opts ...MaxOption) (*cairn.Tensor, error) {
+	o := maxOptions{axis: []int64{}, keepDims: false}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Max", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("axis", o.axis),
+		cairn.BoolAttr("keep_dims", o.keepDims),
+	}, 1))
+}
+
+// MaxOption sets an optional attribute of Max.
+type MaxOption func(*maxOptions)
+
+type maxOptions struct {
+	axis     []int64
+	keepDims bool
+}
+
+// MaxAxis sets Max's axis attribute (default []int64{}).
+func MaxAxis(v []int64) MaxOption {
+	return func(o *maxOptions) { o.axis = v }
+}
+
+// MaxKeepDims sets Max's keep_dims attribute (default false).
+func MaxKeepDims(v bool) MaxOption {
+	return func(o *maxOptions) { o.keepDims = v }
+}
+
+// MaxPool runs the MaxPool op: Maximum over each NHWC window; padding is ignored; NaN wins.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, bfloat16, float16.
+// Attribute ksize (INTS) is the parameter ksize.
+// Attribute strides (INTS) is the parameter strides.
+// Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
+// Option MaxPoolDataFormat sets data_format (default "NHWC"); one of "NHWC".
+func MaxPool(ctx *cairn.Context, input *cairn.Tensor, ksize, strides []int64, padding string, opts ...MaxPoolOption) (*cairn.Tensor, error) {
+	o := maxPoolOptions{dataFormat: "NHWC"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "MaxPool", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("ksize", ksize),
+		cairn.IntsAttr("strides", strides),
+		cairn.StringAttr("padding", padding),
+		cairn.StringAttr("data_format", o.dataFormat),
+	}, 1))
+}
+
+// MaxPoolOption sets an optional attribute of MaxPool.
+type MaxPoolOption func(*maxPoolOptions)
+
+type maxPoolOptions struct {
+	dataFormat string
+}
+
+// MaxPoolDataFormat sets MaxPool's data_format attribute (default "NHWC"); one of "NHWC".
+func MaxPoolDataFormat(v string) MaxPoolOption {
+	return func(o *maxPoolOptions) { o.dataFormat = v }
+}
+
 // Maximum runs the Maximum op: max(x, y); NaN wins for floats.
 //
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func Maximum(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Maximum", []*cairn.Tensor{x, y}, nil, 1))
+}
+
+// Mean runs the Mean op: Mean over the attribute `axis`; integers truncate a 64-bit sum (TF wraps in T); empty floats give NaN, empty ints 0.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
+// Option MeanAxis sets axis (default []int64{}).
+// Option MeanKeepDims sets keep_dims (default false).
+func Mean(ctx *cairn.Context, input *cairn.Tensor, opts ...MeanOption) (*cairn.Tensor, error) {
+	o := meanOptions{axis: []int64{}, keepDims: false}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Mean", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("axis", o.axis),
+		cairn.BoolAttr("keep_dims", o.keepDims),
+	}, 1))
+}
+
+// MeanOption sets an optional attribute of Mean.
+type MeanOption func(*meanOptions)
+
+type meanOptions struct {
+	axis     []int64
+	keepDims bool
+}
+
+// MeanAxis sets Mean's axis attribute (default []int64{}).
+func MeanAxis(v []int64) MeanOption {
+	return func(o *meanOptions) { o.axis = v }
+}
+
+// MeanKeepDims sets Mean's keep_dims attribute (default false).
+func MeanKeepDims(v bool) MeanOption {
+	return func(o *meanOptions) { o.keepDims = v }
+}
+
+// Min runs the Min op: Minimum over the attribute `axis`; NaN wins; empty gives the highest value (+inf for floats).
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
+// Option MinAxis sets axis (default []int64{}).
+// Option MinKeepDims sets keep_dims (default false).
+func Min(ctx *cairn.Context, input *cairn.Tensor, opts ...MinOption) (*cairn.Tensor, error) {
+	o := minOptions{axis: []int64{}, keepDims: false}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Min", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("axis", o.axis),
+		cairn.BoolAttr("keep_dims", o.keepDims),
+	}, 1))
+}
+
+// MinOption sets an optional attribute of Min.
+type MinOption func(*minOptions)
+
+type minOptions struct {
+	axis     []int64
+	keepDims bool
+}
+
+// MinAxis sets Min's axis attribute (default []int64{}).
+func MinAxis(v []int64) MinOption {
+	return func(o *minOptions) { o.axis = v }
+}
+
+// MinKeepDims sets Min's keep_dims attribute (default false).
+func MinKeepDims(v bool) MinOption {
+	return func(o *minOptions) { o.keepDims = v }
 }
 
 // Minimum runs the Minimum op: min(x, y); NaN wins for floats.
@@ -371,6 +878,60 @@ func NotEqualIncompatibleShapeError(v bool) NotEqualOption {
 	return func(o *notEqualOptions) { o.incompatibleShapeError = v }
 }
 
+// OneHot runs the OneHot op: One-hot encoding: `on_value` where the index matches, `off_value` elsewhere, along a new dimension of size `depth` at `axis`; out-of-range indices give all-off rows. on/off values are attributes converted to `dtype`.
+//
+// Inputs: indices (TI). Outputs: output (dtype).
+// TI: one of int32, uint8, int64.
+// dtype: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute depth (INT) is the parameter depth.
+// Option OneHotOnValue sets on_value (default 1.0).
+// Option OneHotOffValue sets off_value (default 0.0).
+// Option OneHotAxis sets axis (default -1).
+// Option OneHotDType sets dtype (default cairn.Float32).
+func OneHot(ctx *cairn.Context, indices *cairn.Tensor, depth int64, opts ...OneHotOption) (*cairn.Tensor, error) {
+	o := oneHotOptions{onValue: 1.0, offValue: 0.0, axis: -1, dtype: cairn.Float32}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "OneHot", []*cairn.Tensor{indices}, []cairn.Attr{
+		cairn.IntAttr("depth", depth),
+		cairn.FloatAttr("on_value", o.onValue),
+		cairn.FloatAttr("off_value", o.offValue),
+		cairn.IntAttr("axis", o.axis),
+		cairn.DTypeAttr("dtype", o.dtype),
+	}, 1))
+}
+
+// OneHotOption sets an optional attribute of OneHot.
+type OneHotOption func(*oneHotOptions)
+
+type oneHotOptions struct {
+	onValue  float64
+	offValue float64
+	axis     int64
+	dtype    cairn.DType
+}
+
+// OneHotOnValue sets OneHot's on_value attribute (default 1.0).
+func OneHotOnValue(v float64) OneHotOption {
+	return func(o *oneHotOptions) { o.onValue = v }
+}
+
+// OneHotOffValue sets OneHot's off_value attribute (default 0.0).
+func OneHotOffValue(v float64) OneHotOption {
+	return func(o *oneHotOptions) { o.offValue = v }
+}
+
+// OneHotAxis sets OneHot's axis attribute (default -1).
+func OneHotAxis(v int64) OneHotOption {
+	return func(o *oneHotOptions) { o.axis = v }
+}
+
+// OneHotDType sets OneHot's dtype attribute (default cairn.Float32).
+func OneHotDType(v cairn.DType) OneHotOption {
+	return func(o *oneHotOptions) { o.dtype = v }
+}
+
 // OnesLike runs the OnesLike op: Ones (true for bool) with the shape and dtype of x.
 //
 // Inputs: x (T). Outputs: y (T).
@@ -379,12 +940,232 @@ func OnesLike(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "OnesLike", []*cairn.Tensor{x}, nil, 1))
 }
 
+// Pack runs the Pack op: Stacks same-shaped `values` along a new dimension at `axis` (in [-rank-1, rank]).
+//
+// Inputs: values... (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Option PackAxis sets axis (default 0).
+func Pack(ctx *cairn.Context, values []*cairn.Tensor, opts ...PackOption) (*cairn.Tensor, error) {
+	o := packOptions{axis: 0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Pack", values, []cairn.Attr{
+		cairn.IntAttr("axis", o.axis),
+	}, 1))
+}
+
+// PackOption sets an optional attribute of Pack.
+type PackOption func(*packOptions)
+
+type packOptions struct {
+	axis int64
+}
+
+// PackAxis sets Pack's axis attribute (default 0).
+func PackAxis(v int64) PackOption {
+	return func(o *packOptions) { o.axis = v }
+}
+
+// Pad runs the Pad op: Pads with `constant_values` (converted to T): `paddings` is the flattened [rank, 2] list of [before, after] counts (TensorFlow's PadV2).
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute paddings (INTS) is the parameter paddings.
+// Option PadConstantValues sets constant_values (default 0.0).
+func Pad(ctx *cairn.Context, input *cairn.Tensor, paddings []int64, opts ...PadOption) (*cairn.Tensor, error) {
+	o := padOptions{constantValues: 0.0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Pad", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("paddings", paddings),
+		cairn.FloatAttr("constant_values", o.constantValues),
+	}, 1))
+}
+
+// PadOption sets an optional attribute of Pad.
+type PadOption func(*padOptions)
+
+type padOptions struct {
+	constantValues float64
+}
+
+// PadConstantValues sets Pad's constant_values attribute (default 0.0).
+func PadConstantValues(v float64) PadOption {
+	return func(o *padOptions) { o.constantValues = v }
+}
+
 // Pow runs the Pow op: x ** y; integers to negative integer powers are an error.
 //
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
 func Pow(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Pow", []*cairn.Tensor{x, y}, nil, 1))
+}
+
+// Prod runs the Prod op: Product over the attribute `axis`; floats accumulate in double; the empty product is 1.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
+// Option ProdAxis sets axis (default []int64{}).
+// Option ProdKeepDims sets keep_dims (default false).
+func Prod(ctx *cairn.Context, input *cairn.Tensor, opts ...ProdOption) (*cairn.Tensor, error) {
+	o := prodOptions{axis: []int64{}, keepDims: false}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Prod", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("axis", o.axis),
+		cairn.BoolAttr("keep_dims", o.keepDims),
+	}, 1))
+}
+
+// ProdOption sets an optional attribute of Prod.
+type ProdOption func(*prodOptions)
+
+type prodOptions struct {
+	axis     []int64
+	keepDims bool
+}
+
+// ProdAxis sets Prod's axis attribute (default []int64{}).
+func ProdAxis(v []int64) ProdOption {
+	return func(o *prodOptions) { o.axis = v }
+}
+
+// ProdKeepDims sets Prod's keep_dims attribute (default false).
+func ProdKeepDims(v bool) ProdOption {
+	return func(o *prodOptions) { o.keepDims = v }
+}
+
+// RandomStandardNormal runs the RandomStandardNormal op: Standard normals (Box-Muller) of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
+//
+// Inputs: none. Outputs: output (dtype).
+// dtype: one of float32, float64, bfloat16, float16.
+// Attribute shape (INTS) is the parameter shape.
+// Option RandomStandardNormalDType sets dtype (default cairn.Float32).
+// Option RandomStandardNormalSeed sets seed (default 0).
+// Option RandomStandardNormalSeed2 sets seed2 (default 0).
+func RandomStandardNormal(ctx *cairn.Context, shape []int64, opts ...RandomStandardNormalOption) (*cairn.Tensor, error) {
+	o := randomStandardNormalOptions{dtype: cairn.Float32, seed: 0, seed2: 0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "RandomStandardNormal", nil, []cairn.Attr{
+		cairn.IntsAttr("shape", shape),
+		cairn.DTypeAttr("dtype", o.dtype),
+		cairn.IntAttr("seed", o.seed),
+		cairn.IntAttr("seed2", o.seed2),
+	}, 1))
+}
+
+// RandomStandardNormalOption sets an optional attribute of RandomStandardNormal.
+type RandomStandardNormalOption func(*randomStandardNormalOptions)
+
+type randomStandardNormalOptions struct {
+	dtype cairn.DType
+	seed  int64
+	seed2 int64
+}
+
+// RandomStandardNormalDType sets RandomStandardNormal's dtype attribute (default cairn.Float32).
+func RandomStandardNormalDType(v cairn.DType) RandomStandardNormalOption {
+	return func(o *randomStandardNormalOptions) { o.dtype = v }
+}
+
+// RandomStandardNormalSeed sets RandomStandardNormal's seed attribute (default 0).
+func RandomStandardNormalSeed(v int64) RandomStandardNormalOption {
+	return func(o *randomStandardNormalOptions) { o.seed = v }
+}
+
+// RandomStandardNormalSeed2 sets RandomStandardNormal's seed2 attribute (default 0).
+func RandomStandardNormalSeed2(v int64) RandomStandardNormalOption {
+	return func(o *randomStandardNormalOptions) { o.seed2 = v }
+}
+
+// RandomUniform runs the RandomUniform op: Uniform [0, 1) of attribute `shape` (Philox, not TF's stream); seeds 0,0 take a fresh per-call key from the context.
+//
+// Inputs: none. Outputs: output (dtype).
+// dtype: one of float32, float64, bfloat16, float16.
+// Attribute shape (INTS) is the parameter shape.
+// Option RandomUniformDType sets dtype (default cairn.Float32).
+// Option RandomUniformSeed sets seed (default 0).
+// Option RandomUniformSeed2 sets seed2 (default 0).
+func RandomUniform(ctx *cairn.Context, shape []int64, opts ...RandomUniformOption) (*cairn.Tensor, error) {
+	o := randomUniformOptions{dtype: cairn.Float32, seed: 0, seed2: 0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "RandomUniform", nil, []cairn.Attr{
+		cairn.IntsAttr("shape", shape),
+		cairn.DTypeAttr("dtype", o.dtype),
+		cairn.IntAttr("seed", o.seed),
+		cairn.IntAttr("seed2", o.seed2),
+	}, 1))
+}
+
+// RandomUniformOption sets an optional attribute of RandomUniform.
+type RandomUniformOption func(*randomUniformOptions)
+
+type randomUniformOptions struct {
+	dtype cairn.DType
+	seed  int64
+	seed2 int64
+}
+
+// RandomUniformDType sets RandomUniform's dtype attribute (default cairn.Float32).
+func RandomUniformDType(v cairn.DType) RandomUniformOption {
+	return func(o *randomUniformOptions) { o.dtype = v }
+}
+
+// RandomUniformSeed sets RandomUniform's seed attribute (default 0).
+func RandomUniformSeed(v int64) RandomUniformOption {
+	return func(o *randomUniformOptions) { o.seed = v }
+}
+
+// RandomUniformSeed2 sets RandomUniform's seed2 attribute (default 0).
+func RandomUniformSeed2(v int64) RandomUniformOption {
+	return func(o *randomUniformOptions) { o.seed2 = v }
+}
+
+// Range runs the Range op: start, start + delta, ... up to but excluding limit, as `dtype`; integer dtypes need integral start/limit/delta and are computed exactly.
+//
+// Inputs: none. Outputs: output (dtype).
+// dtype: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
+// Attribute start (FLOAT) is the parameter start.
+// Attribute limit (FLOAT) is the parameter limit.
+// Option RangeDelta sets delta (default 1.0).
+// Option RangeDType sets dtype (default cairn.Float32).
+func Range(ctx *cairn.Context, start, limit float64, opts ...RangeOption) (*cairn.Tensor, error) {
+	o := rangeOptions{delta: 1.0, dtype: cairn.Float32}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Range", nil, []cairn.Attr{
+		cairn.FloatAttr("start", start),
+		cairn.FloatAttr("limit", limit),
+		cairn.FloatAttr("delta", o.delta),
+		cairn.DTypeAttr("dtype", o.dtype),
+	}, 1))
+}
+
+// RangeOption sets an optional attribute of Range.
+type RangeOption func(*rangeOptions)
+
+type rangeOptions struct {
+	delta float64
+	dtype cairn.DType
+}
+
+// RangeDelta sets Range's delta attribute (default 1.0).
+func RangeDelta(v float64) RangeOption {
+	return func(o *rangeOptions) { o.delta = v }
+}
+
+// RangeDType sets Range's dtype attribute (default cairn.Float32).
+func RangeDType(v cairn.DType) RangeOption {
+	return func(o *rangeOptions) { o.dtype = v }
 }
 
 // RealDiv runs the RealDiv op: x / y; integer division truncates, and an integer divisor of zero is an error.
@@ -419,6 +1200,28 @@ func Relu6(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Relu6", []*cairn.Tensor{x}, nil, 1))
 }
 
+// Reshape runs the Reshape op: Same elements in a new shape; `shape` may hold one -1, inferred from the element count.
+//
+// Inputs: tensor (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute shape (INTS) is the parameter shape.
+func Reshape(ctx *cairn.Context, tensor *cairn.Tensor, shape []int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "Reshape", []*cairn.Tensor{tensor}, []cairn.Attr{
+		cairn.IntsAttr("shape", shape),
+	}, 1))
+}
+
+// Reverse runs the Reverse op: Reverses the dimensions listed in `axis` (TensorFlow's ReverseV2).
+//
+// Inputs: tensor (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute axis (INTS) is the parameter axis.
+func Reverse(ctx *cairn.Context, tensor *cairn.Tensor, axis []int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "Reverse", []*cairn.Tensor{tensor}, []cairn.Attr{
+		cairn.IntsAttr("axis", axis),
+	}, 1))
+}
+
 // Round runs the Round op: Nearest integer, halves to even (banker's rounding); float dtypes only.
 //
 // Inputs: x (T). Outputs: y (T).
@@ -433,6 +1236,18 @@ func Round(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, complex64, bfloat16, float16.
 func Rsqrt(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Rsqrt", []*cairn.Tensor{x}, nil, 1))
+}
+
+// ScatterNd runs the ScatterNd op: A zero tensor of shape `shape` with `updates` added at `indices` (duplicates add); out-of-range indices are an error.
+//
+// Inputs: indices (Tindices), updates (T). Outputs: output (T).
+// Tindices: one of int32, int64.
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
+// Attribute shape (INTS) is the parameter shape.
+func ScatterNd(ctx *cairn.Context, indices, updates *cairn.Tensor, shape []int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "ScatterNd", []*cairn.Tensor{indices, updates}, []cairn.Attr{
+		cairn.IntsAttr("shape", shape),
+	}, 1))
 }
 
 // SelectV2 runs the SelectV2 op: condition ? t : e elementwise, all three broadcasting together. The alias Select has these V2 semantics (TF's v1 row-select by a vector condition is not supported).
@@ -475,12 +1290,116 @@ func Sin(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Sin", []*cairn.Tensor{x}, nil, 1))
 }
 
+// Slice runs the Slice op: The block starting at `begin` with extent `size` (-1: to the end of that dimension).
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute begin (INTS) is the parameter begin.
+// Attribute size (INTS) is the parameter size.
+func Slice(ctx *cairn.Context, input *cairn.Tensor, begin, size []int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "Slice", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("begin", begin),
+		cairn.IntsAttr("size", size),
+	}, 1))
+}
+
+// Softmax runs the Softmax op: exp(x - max) / sum(exp(x - max)) along `axis` (an attribute, default -1; TF uses the last axis).
+//
+// Inputs: logits (T). Outputs: softmax (T).
+// T: one of float32, float64, bfloat16, float16.
+// Option SoftmaxAxis sets axis (default -1).
+func Softmax(ctx *cairn.Context, logits *cairn.Tensor, opts ...SoftmaxOption) (*cairn.Tensor, error) {
+	o := softmaxOptions{axis: -1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Softmax", []*cairn.Tensor{logits}, []cairn.Attr{
+		cairn.IntAttr("axis", o.axis),
+	}, 1))
+}
+
+// SoftmaxOption sets an optional attribute of Softmax.
+type SoftmaxOption func(*softmaxOptions)
+
+type softmaxOptions struct {
+	axis int64
+}
+
+// SoftmaxAxis sets Softmax's axis attribute (default -1).
+func SoftmaxAxis(v int64) SoftmaxOption {
+	return func(o *softmaxOptions) { o.axis = v }
+}
+
 // Softplus runs the Softplus op: log(1 + exp(x)), computed without overflow for large |x|.
 //
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, bfloat16, float16.
 func Softplus(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Softplus", []*cairn.Tensor{x}, nil, 1))
+}
+
+// Sort runs the Sort op: Stable sort along `axis`; NaNs sort last ascending (like NumPy) and first descending.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
+// Option SortAxis sets axis (default -1).
+// Option SortDescending sets descending (default false).
+func Sort(ctx *cairn.Context, input *cairn.Tensor, opts ...SortOption) (*cairn.Tensor, error) {
+	o := sortOptions{axis: -1, descending: false}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Sort", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntAttr("axis", o.axis),
+		cairn.BoolAttr("descending", o.descending),
+	}, 1))
+}
+
+// SortOption sets an optional attribute of Sort.
+type SortOption func(*sortOptions)
+
+type sortOptions struct {
+	axis       int64
+	descending bool
+}
+
+// SortAxis sets Sort's axis attribute (default -1).
+func SortAxis(v int64) SortOption {
+	return func(o *sortOptions) { o.axis = v }
+}
+
+// SortDescending sets Sort's descending attribute (default false).
+func SortDescending(v bool) SortOption {
+	return func(o *sortOptions) { o.descending = v }
+}
+
+// Split runs the Split op: Splits `value` along `axis` into `num_split` equal pieces (the size must divide evenly).
+//
+// Inputs: value (T). Outputs: output... (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute num_split (INT) is the parameter numSplit.
+// Option SplitAxis sets axis (default 0).
+func Split(ctx *cairn.Context, value *cairn.Tensor, numSplit int64, opts ...SplitOption) ([]*cairn.Tensor, error) {
+	o := splitOptions{axis: 0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return cairn.RunOp(ctx, "Split", []*cairn.Tensor{value}, []cairn.Attr{
+		cairn.IntAttr("axis", o.axis),
+		cairn.IntAttr("num_split", numSplit),
+	}, int(numSplit))
+}
+
+// SplitOption sets an optional attribute of Split.
+type SplitOption func(*splitOptions)
+
+type splitOptions struct {
+	axis int64
+}
+
+// SplitAxis sets Split's axis attribute (default 0).
+func SplitAxis(v int64) SplitOption {
+	return func(o *splitOptions) { o.axis = v }
 }
 
 // Sqrt runs the Sqrt op: Square root; sqrt(x < 0) = NaN for real dtypes.
@@ -507,6 +1426,98 @@ func SquaredDifference(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, e
 	return single(cairn.RunOp(ctx, "SquaredDifference", []*cairn.Tensor{x, y}, nil, 1))
 }
 
+// Squeeze runs the Squeeze op: Removes size-1 dimensions: those in `squeeze_dims`, or all of them when it is empty.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Option SqueezeSqueezeDims sets squeeze_dims (default []int64{}).
+func Squeeze(ctx *cairn.Context, input *cairn.Tensor, opts ...SqueezeOption) (*cairn.Tensor, error) {
+	o := squeezeOptions{squeezeDims: []int64{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Squeeze", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("squeeze_dims", o.squeezeDims),
+	}, 1))
+}
+
+// SqueezeOption sets an optional attribute of Squeeze.
+type SqueezeOption func(*squeezeOptions)
+
+type squeezeOptions struct {
+	squeezeDims []int64
+}
+
+// SqueezeSqueezeDims sets Squeeze's squeeze_dims attribute (default []int64{}).
+func SqueezeSqueezeDims(v []int64) SqueezeOption {
+	return func(o *squeezeOptions) { o.squeezeDims = v }
+}
+
+// StridedSlice runs the StridedSlice op: Python-style input[begin:end:strides] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute begin (INTS) is the parameter begin.
+// Attribute end (INTS) is the parameter end.
+// Attribute strides (INTS) is the parameter strides.
+// Option StridedSliceBeginMask sets begin_mask (default 0).
+// Option StridedSliceEndMask sets end_mask (default 0).
+// Option StridedSliceEllipsisMask sets ellipsis_mask (default 0).
+// Option StridedSliceNewAxisMask sets new_axis_mask (default 0).
+// Option StridedSliceShrinkAxisMask sets shrink_axis_mask (default 0).
+func StridedSlice(ctx *cairn.Context, input *cairn.Tensor, begin, end, strides []int64, opts ...StridedSliceOption) (*cairn.Tensor, error) {
+	o := stridedSliceOptions{beginMask: 0, endMask: 0, ellipsisMask: 0, newAxisMask: 0, shrinkAxisMask: 0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "StridedSlice", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("begin", begin),
+		cairn.IntsAttr("end", end),
+		cairn.IntsAttr("strides", strides),
+		cairn.IntAttr("begin_mask", o.beginMask),
+		cairn.IntAttr("end_mask", o.endMask),
+		cairn.IntAttr("ellipsis_mask", o.ellipsisMask),
+		cairn.IntAttr("new_axis_mask", o.newAxisMask),
+		cairn.IntAttr("shrink_axis_mask", o.shrinkAxisMask),
+	}, 1))
+}
+
+// StridedSliceOption sets an optional attribute of StridedSlice.
+type StridedSliceOption func(*stridedSliceOptions)
+
+type stridedSliceOptions struct {
+	beginMask      int64
+	endMask        int64
+	ellipsisMask   int64
+	newAxisMask    int64
+	shrinkAxisMask int64
+}
+
+// StridedSliceBeginMask sets StridedSlice's begin_mask attribute (default 0).
+func StridedSliceBeginMask(v int64) StridedSliceOption {
+	return func(o *stridedSliceOptions) { o.beginMask = v }
+}
+
+// StridedSliceEndMask sets StridedSlice's end_mask attribute (default 0).
+func StridedSliceEndMask(v int64) StridedSliceOption {
+	return func(o *stridedSliceOptions) { o.endMask = v }
+}
+
+// StridedSliceEllipsisMask sets StridedSlice's ellipsis_mask attribute (default 0).
+func StridedSliceEllipsisMask(v int64) StridedSliceOption {
+	return func(o *stridedSliceOptions) { o.ellipsisMask = v }
+}
+
+// StridedSliceNewAxisMask sets StridedSlice's new_axis_mask attribute (default 0).
+func StridedSliceNewAxisMask(v int64) StridedSliceOption {
+	return func(o *stridedSliceOptions) { o.newAxisMask = v }
+}
+
+// StridedSliceShrinkAxisMask sets StridedSlice's shrink_axis_mask attribute (default 0).
+func StridedSliceShrinkAxisMask(v int64) StridedSliceOption {
+	return func(o *stridedSliceOptions) { o.shrinkAxisMask = v }
+}
+
 // Sub runs the Sub op: x - y, elementwise with broadcasting.
 //
 // Inputs: x (T), y (T). Outputs: z (T).
@@ -515,12 +1526,200 @@ func Sub(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Sub", []*cairn.Tensor{x, y}, nil, 1))
 }
 
+// Sum runs the Sum op: Sum over the INTS attribute `axis` (all axes when empty); floats accumulate in double, integers wrap.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
+// Option SumAxis sets axis (default []int64{}).
+// Option SumKeepDims sets keep_dims (default false).
+func Sum(ctx *cairn.Context, input *cairn.Tensor, opts ...SumOption) (*cairn.Tensor, error) {
+	o := sumOptions{axis: []int64{}, keepDims: false}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Sum", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("axis", o.axis),
+		cairn.BoolAttr("keep_dims", o.keepDims),
+	}, 1))
+}
+
+// SumOption sets an optional attribute of Sum.
+type SumOption func(*sumOptions)
+
+type sumOptions struct {
+	axis     []int64
+	keepDims bool
+}
+
+// SumAxis sets Sum's axis attribute (default []int64{}).
+func SumAxis(v []int64) SumOption {
+	return func(o *sumOptions) { o.axis = v }
+}
+
+// SumKeepDims sets Sum's keep_dims attribute (default false).
+func SumKeepDims(v bool) SumOption {
+	return func(o *sumOptions) { o.keepDims = v }
+}
+
 // Tanh runs the Tanh op: Hyperbolic tangent.
 //
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, complex64, bfloat16, float16.
 func Tanh(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Tanh", []*cairn.Tensor{x}, nil, 1))
+}
+
+// Tile runs the Tile op: Repeats the input multiples[i] times along dimension i.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute multiples (INTS) is the parameter multiples.
+func Tile(ctx *cairn.Context, input *cairn.Tensor, multiples []int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "Tile", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("multiples", multiples),
+	}, 1))
+}
+
+// TopKV2 runs the TopKV2 op: The k largest values along the last axis and their int32 indices, largest first; ties take the lower index; NaN counts as largest; `k` is an attribute; output is always sorted.
+//
+// Inputs: input (T). Outputs: values (T), indices (int32).
+// T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
+// Attribute k (INT) is the parameter k.
+// Option TopKV2Sorted sets sorted (default true).
+func TopKV2(ctx *cairn.Context, input *cairn.Tensor, k int64, opts ...TopKV2Option) (values, indices *cairn.Tensor, err error) {
+	o := topKV2Options{sorted: true}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	outs, err := cairn.RunOp(ctx, "TopKV2", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntAttr("k", k),
+		cairn.BoolAttr("sorted", o.sorted),
+	}, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	return outs[0], outs[1], nil
+}
+
+// TopKV2Option sets an optional attribute of TopKV2.
+type TopKV2Option func(*topKV2Options)
+
+type topKV2Options struct {
+	sorted bool
+}
+
+// TopKV2Sorted sets TopKV2's sorted attribute (default true).
+func TopKV2Sorted(v bool) TopKV2Option {
+	return func(o *topKV2Options) { o.sorted = v }
+}
+
+// Transpose runs the Transpose op: Permutes dimensions: output dim i is input dim perm[i]; empty `perm` reverses them.
+//
+// Inputs: x (T). Outputs: y (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Option TransposePerm sets perm (default []int64{}).
+func Transpose(ctx *cairn.Context, x *cairn.Tensor, opts ...TransposeOption) (*cairn.Tensor, error) {
+	o := transposeOptions{perm: []int64{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Transpose", []*cairn.Tensor{x}, []cairn.Attr{
+		cairn.IntsAttr("perm", o.perm),
+	}, 1))
+}
+
+// TransposeOption sets an optional attribute of Transpose.
+type TransposeOption func(*transposeOptions)
+
+type transposeOptions struct {
+	perm []int64
+}
+
+// TransposePerm sets Transpose's perm attribute (default []int64{}).
+func TransposePerm(v []int64) TransposeOption {
+	return func(o *transposeOptions) { o.perm = v }
+}
+
+// TruncatedNormal runs the TruncatedNormal op: Standard normals redrawn while |x| > 2, of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
+//
+// Inputs: none. Outputs: output (dtype).
+// dtype: one of float32, float64, bfloat16, float16.
+// Attribute shape (INTS) is the parameter shape.
+// Option TruncatedNormalDType sets dtype (default cairn.Float32).
+// Option TruncatedNormalSeed sets seed (default 0).
+// Option TruncatedNormalSeed2 sets seed2 (default 0).
+func TruncatedNormal(ctx *cairn.Context, shape []int64, opts ...TruncatedNormalOption) (*cairn.Tensor, error) {
+	o := truncatedNormalOptions{dtype: cairn.Float32, seed: 0, seed2: 0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "TruncatedNormal", nil, []cairn.Attr{
+		cairn.IntsAttr("shape", shape),
+		cairn.DTypeAttr("dtype", o.dtype),
+		cairn.IntAttr("seed", o.seed),
+		cairn.IntAttr("seed2", o.seed2),
+	}, 1))
+}
+
+// TruncatedNormalOption sets an optional attribute of TruncatedNormal.
+type TruncatedNormalOption func(*truncatedNormalOptions)
+
+type truncatedNormalOptions struct {
+	dtype cairn.DType
+	seed  int64
+	seed2 int64
+}
+
+// TruncatedNormalDType sets TruncatedNormal's dtype attribute (default cairn.Float32).
+func TruncatedNormalDType(v cairn.DType) TruncatedNormalOption {
+	return func(o *truncatedNormalOptions) { o.dtype = v }
+}
+
+// TruncatedNormalSeed sets TruncatedNormal's seed attribute (default 0).
+func TruncatedNormalSeed(v int64) TruncatedNormalOption {
+	return func(o *truncatedNormalOptions) { o.seed = v }
+}
+
+// TruncatedNormalSeed2 sets TruncatedNormal's seed2 attribute (default 0).
+func TruncatedNormalSeed2(v int64) TruncatedNormalOption {
+	return func(o *truncatedNormalOptions) { o.seed2 = v }
+}
+
+// Unpack runs the Unpack op: Splits `value` into `num` tensors along `axis`, removing that dimension.
+//
+// Inputs: value (T). Outputs: output... (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute num (INT) is the parameter num.
+// Option UnpackAxis sets axis (default 0).
+func Unpack(ctx *cairn.Context, value *cairn.Tensor, num int64, opts ...UnpackOption) ([]*cairn.Tensor, error) {
+	o := unpackOptions{axis: 0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return cairn.RunOp(ctx, "Unpack", []*cairn.Tensor{value}, []cairn.Attr{
+		cairn.IntAttr("num", num),
+		cairn.IntAttr("axis", o.axis),
+	}, int(num))
+}
+
+// UnpackOption sets an optional attribute of Unpack.
+type UnpackOption func(*unpackOptions)
+
+type unpackOptions struct {
+	axis int64
+}
+
+// UnpackAxis sets Unpack's axis attribute (default 0).
+func UnpackAxis(v int64) UnpackOption {
+	return func(o *unpackOptions) { o.axis = v }
+}
+
+// Where runs the Where op: Coordinates of the non-zero (true) elements of `condition` as int64 [num_true, rank], in row-major order.
+//
+// Inputs: condition (T). Outputs: index (int64).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+func Where(ctx *cairn.Context, condition *cairn.Tensor) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "Where", []*cairn.Tensor{condition}, nil, 1))
 }
 
 // ZerosLike runs the ZerosLike op: Zeros (false for bool) with the shape and dtype of x.
