@@ -38,6 +38,8 @@ impl Error {
     ///
     /// # Safety
     /// `status` must be a live status handle that nothing else frees.
+    #[cold]
+    #[inline(never)]
     unsafe fn from_status(status: *mut sys::cairn_status) -> Error {
         let code = Code::from_raw(sys::cairn_status_code(status)).unwrap_or(Code::Unknown);
         let message = CStr::from_ptr(sys::cairn_status_message(status)).to_string_lossy().into_owned();
@@ -65,6 +67,7 @@ impl fmt::Display for Code {
 ///
 /// # Safety
 /// `status` must be NULL or a status the C API just returned to this caller.
+#[inline]
 pub(crate) unsafe fn check(status: *mut sys::cairn_status) -> Result<()> {
     if status.is_null() {
         Ok(())

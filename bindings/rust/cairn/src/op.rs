@@ -110,6 +110,7 @@ pub(crate) fn run_vec(
 
 /// # Safety
 /// `inputs` are live tensor handles (borrowed for the call).
+#[inline]
 unsafe fn run_raw(
     ctx: &Context,
     op: *const c_char,
@@ -130,10 +131,17 @@ unsafe fn run_raw(
 }
 
 // On success every output must be set; if the library broke that promise, free what it did return.
+#[inline]
 fn adopt_outputs(op: &CStr, outputs: &[*mut sys::cairn_tensor]) -> Result<()> {
     if outputs.iter().all(|p| !p.is_null()) {
-        return Ok(());
+        Ok(())
+    } else {
+        missing_outputs(op, outputs)
     }
+}
+
+#[cold]
+fn missing_outputs(op: &CStr, outputs: &[*mut sys::cairn_tensor]) -> Result<()> {
     for &p in outputs {
         // SAFETY: non-NULL outputs are new references we own; cairn_tensor_free(NULL) is a no-op.
         unsafe { sys::cairn_tensor_free(p) };
