@@ -63,8 +63,11 @@ pub trait Element: sealed::Sealed + Copy + Send + Sync + 'static {
     const DTYPE: DType;
 
     /// Reads `n` elements: `read(dst, nbytes)` fills `nbytes` bytes at `dst` with a tensor's data.
+    ///
+    /// # Safety
+    /// When `read` returns `Ok`, it has written all `nbytes` bytes (they are taken as initialized).
     #[doc(hidden)]
-    fn read_vec(n: usize, read: impl FnOnce(*mut u8, usize) -> Result<()>) -> Result<Vec<Self>>;
+    unsafe fn read_vec(n: usize, read: impl FnOnce(*mut u8, usize) -> Result<()>) -> Result<Vec<Self>>;
 }
 
 macro_rules! plain_element {
@@ -73,11 +76,11 @@ macro_rules! plain_element {
         impl Element for $t {
             const DTYPE: DType = DType::$dtype;
 
-            fn read_vec(n: usize, read: impl FnOnce(*mut u8, usize) -> Result<()>) -> Result<Vec<Self>> {
+            unsafe fn read_vec(n: usize, read: impl FnOnce(*mut u8, usize) -> Result<()>) -> Result<Vec<Self>> {
                 let mut out = Vec::<Self>::with_capacity(n);
                 read(out.as_mut_ptr().cast::<u8>(), n * std::mem::size_of::<Self>())?;
                 // SAFETY: `read` filled all n elements, and every bit pattern is a valid value of this type.
-                unsafe { out.set_len(n) };
+                out.set_len(n);
                 Ok(out)
             }
         }
@@ -103,7 +106,7 @@ impl Element for bool {
     const DTYPE: DType = DType::Bool;
 
     // Bool is one byte in C; any nonzero byte reads as true (a Rust bool must be 0 or 1).
-    fn read_vec(n: usize, read: impl FnOnce(*mut u8, usize) -> Result<()>) -> Result<Vec<Self>> {
+    unsafe fn read_vec(n: usize, read: impl FnOnce(*mut u8, usize) -> Result<()>) -> Result<Vec<Self>> {
         let bytes = u8::read_vec(n, read)?;
         Ok(bytes.into_iter().map(|b| b != 0).collect())
     }

@@ -125,12 +125,14 @@ impl Tensor {
                 ),
             ));
         }
-        T::read_vec(self.num_elements(), |dst, nbytes| self.read_into(dst, nbytes))
+        // SAFETY: cairn_tensor_read writes all nbytes when it succeeds.
+        unsafe { T::read_vec(self.num_elements(), |dst, nbytes| self.read_into(dst, nbytes)) }
     }
 
     /// Copies the data to host memory as raw bytes (row-major, native byte order).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        u8::read_vec(self.nbytes(), |dst, nbytes| self.read_into(dst, nbytes))
+        // SAFETY: as in to_vec.
+        unsafe { u8::read_vec(self.nbytes(), |dst, nbytes| self.read_into(dst, nbytes)) }
     }
 
     fn read_into(&self, dst: *mut u8, nbytes: usize) -> Result<()> {
