@@ -132,3 +132,23 @@ fn unary_ops_across_dtypes() {
     let v = t(&ctx, &[2u8, 4], &[2]);
     assert_eq!(ops::floor_mod(&ctx, &u, &v).unwrap().to_vec::<u8>().unwrap(), [1, 1]);
 }
+
+#[test]
+fn ints_attribute_through_run() {
+    // Sum (axis: INTS) lands with the reduction ops; until this library has it, there is nothing to run.
+    if !cairn::op_names().unwrap().contains(&"Sum") {
+        eprintln!("skipped: this libcairn has no Sum op");
+        return;
+    }
+    let ctx = Context::new().unwrap();
+    let x = t(&ctx, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let rows = ops::run(&ctx, "Sum", &[&x], &[Attr::new("axis", AttrValue::Ints(&[1]))], 1).unwrap();
+    assert_eq!(rows[0].shape(), [2]);
+    assert_eq!(rows[0].to_vec::<f32>().unwrap(), [6.0, 15.0]);
+    let attrs = [Attr::new("axis", AttrValue::Ints(&[0])), Attr::new("keep_dims", AttrValue::Bool(true))];
+    let cols = ops::run(&ctx, "Sum", &[&x], &attrs, 1).unwrap();
+    assert_eq!(cols[0].shape(), [1, 3]);
+    assert_eq!(cols[0].to_vec::<f32>().unwrap(), [5.0, 7.0, 9.0]);
+    let err = ops::run(&ctx, "Sum", &[&x], &[Attr::new("axis", AttrValue::Ints(&[2]))], 1).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+}
