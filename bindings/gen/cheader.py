@@ -69,6 +69,9 @@ class Header:
     structs: list[Struct]
     callbacks: list[Callback]
     functions: list[Function]
+    # Options-struct initializer macros: "CAIRN_X_OPTIONS_INIT" -> the C expressions between its
+    # braces, one per field in order, e.g. ["(uint32_t)sizeof(cairn_x_options)", "NULL", "0"].
+    inits: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     def function(self, name: str) -> Function:
         for f in self.functions:
@@ -166,11 +169,15 @@ def parse(path: Path) -> Header:
     src = path.read_text()
     abi = None
     handles, enums, structs, callbacks, functions = [], [], [], [], []
+    inits: dict[str, list[str]] = {}
     for doc, stmt in strip_comments_keep_docs(src):
         if stmt.startswith("#"):
             m = re.match(r"#define CAIRN_ABI_VERSION (\d+)u?$", stmt)
             if m:
                 abi = int(m.group(1))
+            m = re.match(r"#define (CAIRN_\w+_INIT)\s*\{(.*)\}$", stmt)
+            if m:
+                inits[m.group(1)] = [e.strip() for e in m.group(2).split(",")]
             continue
         if stmt.startswith('extern "C"') or stmt in ("}",):
             continue
@@ -219,7 +226,7 @@ def parse(path: Path) -> Header:
             raise ParseError(f"unrecognized declaration: {stmt[:120]}")
     if abi is None:
         raise ParseError("CAIRN_ABI_VERSION not found")
-    return Header(abi, handles, enums, structs, callbacks, functions)
+    return Header(abi, handles, enums, structs, callbacks, functions, inits)
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,83 @@
+//! Errors: every `cairn_status` becomes an [`Error`] carrying its code and message.
+
+use std::ffi::{CStr, CString};
+use std::fmt;
+
+use cairn_sys as sys;
+
+use crate::Code;
+
+/// What a fallible call returns.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error from Cairn: a status code and a message naming the function or op and what was wrong,
+/// e.g. `Add: incompatible shapes [2,3] and [4]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Error {
+    code: Code,
+    message: String,
+}
+
+impl Error {
+    /// An error made on the Rust side (a dtype mismatch in `Tensor::to_vec`, an ABI mismatch, ...).
+    pub fn new(code: Code, message: impl Into<String>) -> Error {
+        Error { code, message: message.into() }
+    }
+
+    /// The status code. A code this binding does not know reads as [`Code::Unknown`].
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    /// The message, as the C API wrote it.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Takes over a non-NULL status: copies its code and message, then frees it.
+    ///
+    /// # Safety
+    /// `status` must be a live status handle that nothing else frees.
+    #[cold]
+    #[inline(never)]
+    unsafe fn from_status(status: *mut sys::cairn_status) -> Error {
+        let code = Code::from_raw(sys::cairn_status_code(status)).unwrap_or(Code::Unknown);
+        let message = CStr::from_ptr(sys::cairn_status_message(status)).to_string_lossy().into_owned();
+        sys::cairn_status_free(status);
+        Error { code, message }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code.c_name())
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.c_name())
+    }
+}
+
+/// The one place a status pointer becomes a `Result`: NULL is `Ok(())`; anything else is an
+/// [`Error`], and the status is freed here, exactly once.
+///
+/// # Safety
+/// `status` must be NULL or a status the C API just returned to this caller.
+#[inline]
+pub(crate) unsafe fn check(status: *mut sys::cairn_status) -> Result<()> {
+    if status.is_null() {
+        Ok(())
+    } else {
+        Err(Error::from_status(status))
+    }
+}
+
+/// A NUL-terminated copy of `s` for the C API; INVALID_ARGUMENT when `s` holds a NUL byte.
+pub(crate) fn c_string(s: &str, function: &str, what: &str) -> Result<CString> {
+    CString::new(s)
+        .map_err(|_| Error::new(Code::InvalidArgument, format!("{function}: {what} {s:?} contains a NUL byte")))
+}
