@@ -919,7 +919,12 @@ def emit_op(op: dict, dtype_names: set[str]) -> list[str]:
             b.append(f"    return {call};")
         return b
 
-    plain = ", ".join(["CairnContext ctx"] + in_params(bool(var)) + req_params)
+    # The overload without an attribute class ends in varargs where it can: a variadic input
+    # (Ops.addN(ctx, a, b, c)) or a trailing list attribute (Ops.reshape(ctx, t, 3, 2)).
+    plain_req = list(req_params)
+    if plain_req and plain_req[-1].split(" ")[0] in ("long[]", "double[]"):
+        plain_req[-1] = plain_req[-1].replace("[] ", "... ", 1)
+    plain = ", ".join(["CairnContext ctx"] + in_params(bool(var) and not required) + plain_req)
     lines += javadoc_list(doc[0], doc[1:], "  ")
     lines.append(f"  public static {ret} {method}({plain}) {{")
     lines += body(False)
