@@ -219,26 +219,20 @@ def param_pieces(model: Model, fn: cheader.Function, params: list[cheader.Param]
                 f"if (!cairn_jni_cstring(env, &arena, {jname}, &{c})) goto done;",
             ], call=[c], uses_arena=True))
             i += 1
-        elif p.ctype in ("const int64_t *", "const double *") and is_count(nxt):
-            kind = "longs" if "int64" in p.ctype else "doubles"
-            jt, sig = ("long[]", "[J") if kind == "longs" else ("double[]", "[D")
-            ct = p.ctype
-            pieces.append(Piece([(jt, jname)], [("jlongArray" if kind == "longs" else "jdoubleArray", jname)], sig,
-                                setup=[f"{ct}{c};", f"size_t {c}_n;",
-                                       f"if (!cairn_jni_{kind}(env, &arena, {jname}, &{c}, &{c}_n)) goto done;"],
-                                call=[c, f"{c}_n"], uses_arena=True))
-            i += 2
-        elif (m := re.match(r"^(\w+) \*const \*$", p.ctype)) and m.group(1) in model.handles and is_count(nxt):
-            h = m.group(1)
-            pieces.append(Piece([("long[]", jname)], [("jlongArray", jname)], "[J", setup=[
-                f"const int64_t *{c}_raw;",
-                f"size_t {c}_n;",
-                f"if (!cairn_jni_longs(env, &arena, {jname}, &{c}_raw, &{c}_n)) goto done;",
-                f"{h} **{c} = cairn_jni_arena_alloc(env, &arena, {c}_n * sizeof *{c} + 1);",
-                f"if (!{c}) goto done;",
-                f"for (size_t k = 0; k < {c}_n; ++k) {c}[k] = ({h} *)(intptr_t){c}_raw[k];",
-            ], call=[c, f"{c}_n"], uses_arena=True))
-            i += 2
+        elif input_array_kind(model, p.ctype):
+            # A run of input arrays sharing the size_t count that follows them: the first array's
+            # length is the count, the others must match it.
+            j = i
+            while j < len(params) and input_array_kind(model, params[j].ctype):
+                j += 1
+            if j == len(params) or params[j].ctype != "size_t":
+                raise Unsupported(f"array parameter {p.ctype}{p.name} without a size_t count")
+            count = f"c_{p.name}_n"
+            for k in range(i, j):
+                q = params[k]
+                pieces.append(input_array_piece(model, q, java_ident(camel(q.name)), f"c_{q.name}", count, k == i))
+            pieces.append(Piece([], [], "", call=[count]))
+            i = j + 1
         elif (m := re.match(r"^(\w+) \*\*$", p.ctype)) and m.group(1) in model.handles and is_count(nxt):
             h = m.group(1)
             pieces.append(Piece([("long[]", jname)], [("jlongArray", jname)], "[J", setup=[
@@ -266,6 +260,56 @@ def param_pieces(model: Model, fn: cheader.Function, params: list[cheader.Param]
         else:
             raise Unsupported(f"parameter {p.ctype}{p.name}")
     return pieces
+
+
+def input_array_kind(model: Model, ctype: str) -> Optional[str]:
+    if ctype == "const int64_t *":
+        return "longs"
+    if ctype == "const double *":
+        return "doubles"
+    if ctype == "const char *const *":
+        return "cstrings"
+    m = re.match(r"^(const )?(\w+) \*const \*$", ctype)
+    if m and m.group(2) in model.handles:
+        return "handles"
+    return None
+
+
+def input_array_piece(model: Model, p, jname: str, c: str, count: str, first: bool) -> Piece:
+    kind = input_array_kind(model, p.ctype)
+    setup = []
+    if not first:
+        setup.append(f'if (!cairn_jni_require_length(env, {jname}, {count}, "{jname}")) goto done;')
+    if kind in ("longs", "doubles"):
+        jt, jarr, sig = ("long[]", "jlongArray", "[J") if kind == "longs" else ("double[]", "jdoubleArray", "[D")
+        setup += [f"{p.ctype}{c};", f"size_t {c}_n;",
+                  f"if (!cairn_jni_{kind}(env, &arena, {jname}, &{c}, &{c}_n)) goto done;"]
+    elif kind == "handles":
+        jt, jarr, sig = "long[]", "jlongArray", "[J"
+        elem = p.ctype[: -len("const *")].strip()  # "cairn_tensor *" or "const cairn_tensor *"
+        setup += [
+            f"const int64_t *{c}_raw;",
+            f"size_t {c}_n;",
+            f"if (!cairn_jni_longs(env, &arena, {jname}, &{c}_raw, &{c}_n)) goto done;",
+            f"{elem}*{c} = cairn_jni_arena_alloc(env, &arena, {c}_n * sizeof *{c} + 1);",
+            f"if (!{c}) goto done;",
+            f"for (size_t k = 0; k < {c}_n; ++k) {c}[k] = ({elem})(intptr_t){c}_raw[k];",
+        ]
+    else:  # cstrings: an Object[] of UTF-8 byte[]
+        jt, jarr, sig = "Object[]", "jobjectArray", "[Ljava/lang/Object;"
+        setup += [
+            f"size_t {c}_n = cairn_jni_length(env, {jname});",
+            f"const char **{c} = cairn_jni_arena_alloc(env, &arena, {c}_n * sizeof *{c} + 1);",
+            f"if (!{c}) goto done;",
+            f"for (size_t k = 0; k < {c}_n; ++k) {{",
+            "  jobject e;",
+            f"  if (!cairn_jni_element(env, {jname}, k, CAIRN_JNI_BYTES, &e)) goto done;",
+            f"  int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &{c}[k]);",
+            "  if (e) (*env)->DeleteLocalRef(env, e);",
+            "  if (!ok) goto done;",
+            "}",
+        ]
+    return Piece([(jt, jname)], [(jarr, jname)], sig, setup=setup, call=[c], uses_arena=True)
 
 
 def data_piece(p, jname: str, c: str, variant, is_input: bool) -> Piece:
@@ -311,6 +355,9 @@ def struct_fields(model: Model, s: cheader.Struct):
         elif f.ctype == "const char *":
             yield ("cstring", [f], None)
             i += 1
+        elif model.is_handle_ptr(f.ctype):
+            yield ("handle", [f], None)
+            i += 1
         elif model.scalar(f.ctype) and f.ctype != "size_t":
             yield ("scalar", [f], model.scalar(f.ctype))
             i += 1
@@ -340,6 +387,11 @@ def struct_piece(model: Model, s: cheader.Struct, p, jname: str, c: str) -> Piec
             piece.jni.append(("jbyteArray", jn))
             piece.sig += "[B"
             piece.setup.append(f"if (!cairn_jni_cstring(env, &arena, {jn}, &{c}.{f.name})) goto done;")
+        elif kind == "handle":
+            piece.java.append(("long", jn))
+            piece.jni.append(("jlong", jn))
+            piece.sig += "J"
+            piece.setup.append(f"{c}.{f.name} = ({f.ctype})(intptr_t){jn};")
         elif kind == "scalar":
             piece.java.append((JAVA_OF_SIG[extra], jn))
             piece.jni.append((JNI_OF_SIG[extra], jn))
@@ -373,7 +425,7 @@ def struct_array_piece(model: Model, s: cheader.Struct, p, jname: str, c: str) -
     piece = Piece([], [], "", uses_arena=True)
     names = []
     for kind, fs, extra in groups:
-        if kind in ("size", "zero", "callback"):
+        if kind in ("size", "zero", "callback", "handle"):
             raise Unsupported(f"struct array of {s.name} with a {kind} field")
         jn = java_ident(camel(p.name + "_" + fs[0].name))
         names.append(jn)

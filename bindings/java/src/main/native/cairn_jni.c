@@ -127,12 +127,18 @@ size_t cairn_jni_length(JNIEnv *env, jarray array) {
   return array ? (size_t)(*env)->GetArrayLength(env, array) : 0;
 }
 
-int cairn_jni_check_length(JNIEnv *env, jarray array, size_t n, const char *what) {
-  if (!array || cairn_jni_length(env, array) == n) return 1;
+
+int cairn_jni_require_length(JNIEnv *env, jarray array, size_t n, const char *what) {
+  size_t length = cairn_jni_length(env, array);
+  if (length == n) return 1;
   char message[160];
-  snprintf(message, sizeof message, "%s has %zu elements, expected %zu", what, cairn_jni_length(env, array), n);
+  snprintf(message, sizeof message, "%s has %zu elements, expected %zu", what, length, n);
   cairn_jni_throw(env, "java/lang/IllegalArgumentException", message);
   return 0;
+}
+
+int cairn_jni_check_length(JNIEnv *env, jarray array, size_t n, const char *what) {
+  return !array || cairn_jni_require_length(env, array, n, what);
 }
 
 int cairn_jni_cstring(JNIEnv *env, cairn_jni_arena *a, jbyteArray bytes, const char **out) {

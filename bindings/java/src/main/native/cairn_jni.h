@@ -47,6 +47,9 @@ size_t cairn_jni_length(JNIEnv *env, jarray array);
 /* Checks that an optional parallel array has `n` elements. */
 int cairn_jni_check_length(JNIEnv *env, jarray array, size_t n, const char *what);
 
+/* Checks that an array has exactly `n` elements (null counts as none). */
+int cairn_jni_require_length(JNIEnv *env, jarray array, size_t n, const char *what);
+
 /* What a parallel Object[] holds per element (a struct field that is itself an array). */
 typedef enum cairn_jni_array_kind { CAIRN_JNI_BYTES, CAIRN_JNI_LONGS, CAIRN_JNI_DOUBLES } cairn_jni_array_kind;
 

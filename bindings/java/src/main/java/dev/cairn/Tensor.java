@@ -23,9 +23,10 @@ public final class Tensor implements AutoCloseable {
   private final long handle;
   private final Cleaner.Cleanable cleanable;
   private volatile boolean closed;
-  // Immutable facts, fetched on first use (racing threads compute the same values).
-  private DType dtype;
-  private long[] shape;
+  // Immutable facts, fetched on first use (racing threads compute the same values; volatile so
+  // that a thread seeing the array also sees its elements).
+  private volatile DType dtype;
+  private volatile long[] shape;
 
   Tensor(long handle) {
     this.handle = handle;
