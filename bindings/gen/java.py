@@ -543,14 +543,12 @@ def c_function(fn, java_name, result: Result, pieces: list[Piece], jni_params, o
         sym += "__" + mangle(overload_sig)
     args = ", ".join(["JNIEnv *env", "jclass cls"] + [f"{t} {n}" for t, n in jni_params])
     ret = result.jni_type
-    lines = [f"JNIEXPORT {ret} JNICALL {sym}({args}) {{", "  (void)cls;"]
+    lines = [f"JNIEXPORT {ret} JNICALL {sym}({args}) {{", "  (void)env;", "  (void)cls;"]
     call_args = [a for pc in pieces for a in pc.call] + ([result.call_arg] if result.call_arg else [])
     call = f"{fn.name}({', '.join(call_args)})"
     needs_done = any(pc.setup for pc in pieces) or fn.returns_status
     uses_arena = any(pc.uses_arena for pc in pieces)
     if not needs_done:
-        if ret != "jstring":
-            lines.append("  (void)env;")
         if ret == "void":
             lines.append(f"  {call};")
         elif ret == "jstring":
@@ -586,7 +584,8 @@ def c_function(fn, java_name, result: Result, pieces: list[Piece], jni_params, o
             lines.append(f"  result = ({ret}){call};")
         for pc in pieces:
             lines += ["  " + ln for ln in pc.after]
-    lines.append("done:")
+    if any("goto done" in ln for ln in lines):
+        lines.append("done:")
     if uses_arena:
         lines.append("  cairn_jni_arena_release(&arena);")
     lines.append("  return result;" if ret != "void" else "  return;")

@@ -32,28 +32,31 @@ int cairn_jni_generated_on_load(JNIEnv *env) {
 }
 
 JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_abiVersion(JNIEnv *env, jclass cls) {
-  (void)cls;
   (void)env;
+  (void)cls;
   return (jint)cairn_abi_version();
 }
 
 JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_version(JNIEnv *env, jclass cls) {
+  (void)env;
   (void)cls;
   return cairn_jni_new_string(env, cairn_version());
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_dtypeSize(JNIEnv *env, jclass cls, jint dtype) {
-  (void)cls;
   (void)env;
+  (void)cls;
   return (jlong)cairn_dtype_size((cairn_dtype)dtype);
 }
 
 JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_dtypeName(JNIEnv *env, jclass cls, jint dtype) {
+  (void)env;
   (void)cls;
   return cairn_jni_new_string(env, cairn_dtype_name((cairn_dtype)dtype));
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_contextCreate(JNIEnv *env, jclass cls, jbyteArray optsDevice, jint optsNumThreads, jlong optsSeed, jlong optsLogFn, jint optsLogLevel) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   cairn_jni_arena arena;
@@ -81,17 +84,19 @@ done:
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_contextFree(JNIEnv *env, jclass cls, jlong ctx) {
-  (void)cls;
   (void)env;
+  (void)cls;
   cairn_context_free((cairn_context *)(intptr_t)ctx);
 }
 
 JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_contextDevice(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
   (void)cls;
   return cairn_jni_new_string(env, cairn_context_device((const cairn_context *)(intptr_t)ctx));
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorCreate__JI_3J_3B(JNIEnv *env, jclass cls, jlong ctx, jint dtype, jlongArray shape, jbyteArray data) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   cairn_jni_arena arena;
@@ -116,6 +121,7 @@ done:
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorCreate__JI_3J_3S(JNIEnv *env, jclass cls, jlong ctx, jint dtype, jlongArray shape, jshortArray data) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   cairn_jni_arena arena;
@@ -140,6 +146,7 @@ done:
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorCreate__JI_3J_3I(JNIEnv *env, jclass cls, jlong ctx, jint dtype, jlongArray shape, jintArray data) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   cairn_jni_arena arena;
@@ -164,6 +171,7 @@ done:
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorCreate__JI_3J_3J(JNIEnv *env, jclass cls, jlong ctx, jint dtype, jlongArray shape, jlongArray data) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   cairn_jni_arena arena;
@@ -188,6 +196,7 @@ done:
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorCreate__JI_3J_3F(JNIEnv *env, jclass cls, jlong ctx, jint dtype, jlongArray shape, jfloatArray data) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   cairn_jni_arena arena;
@@ -212,6 +221,7 @@ done:
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorCreate__JI_3J_3D(JNIEnv *env, jclass cls, jlong ctx, jint dtype, jlongArray shape, jdoubleArray data) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   cairn_jni_arena arena;
@@ -236,6 +246,7 @@ done:
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorCreate__JI_3J_3Z(JNIEnv *env, jclass cls, jlong ctx, jint dtype, jlongArray shape, jbooleanArray data) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   cairn_jni_arena arena;
@@ -260,6 +271,7 @@ done:
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorCreate__JI_3JLjava_nio_ByteBuffer_2(JNIEnv *env, jclass cls, jlong ctx, jint dtype, jlongArray shape, jobject data) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   cairn_jni_arena arena;
@@ -280,18 +292,19 @@ done:
 }
 
 JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_tensorDtype(JNIEnv *env, jclass cls, jlong t) {
-  (void)cls;
   (void)env;
+  (void)cls;
   return (jint)cairn_tensor_dtype((const cairn_tensor *)(intptr_t)t);
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorRank(JNIEnv *env, jclass cls, jlong t) {
-  (void)cls;
   (void)env;
+  (void)cls;
   return (jlong)cairn_tensor_rank((const cairn_tensor *)(intptr_t)t);
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorDim(JNIEnv *env, jclass cls, jlong t, jlong axis) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   if (axis < 0) {
@@ -304,23 +317,25 @@ done:
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorNumElements(JNIEnv *env, jclass cls, jlong t) {
-  (void)cls;
   (void)env;
+  (void)cls;
   return (jlong)cairn_tensor_num_elements((const cairn_tensor *)(intptr_t)t);
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorNbytes(JNIEnv *env, jclass cls, jlong t) {
-  (void)cls;
   (void)env;
+  (void)cls;
   return (jlong)cairn_tensor_nbytes((const cairn_tensor *)(intptr_t)t);
 }
 
 JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_tensorDevice(JNIEnv *env, jclass cls, jlong t) {
+  (void)env;
   (void)cls;
   return cairn_jni_new_string(env, cairn_tensor_device((const cairn_tensor *)(intptr_t)t));
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tensorRead__J_3B(JNIEnv *env, jclass cls, jlong t, jbyteArray dst) {
+  (void)env;
   (void)cls;
   cairn_jni_arena arena;
   cairn_jni_arena_init(&arena);
@@ -339,6 +354,7 @@ done:
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tensorRead__J_3S(JNIEnv *env, jclass cls, jlong t, jshortArray dst) {
+  (void)env;
   (void)cls;
   cairn_jni_arena arena;
   cairn_jni_arena_init(&arena);
@@ -357,6 +373,7 @@ done:
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tensorRead__J_3I(JNIEnv *env, jclass cls, jlong t, jintArray dst) {
+  (void)env;
   (void)cls;
   cairn_jni_arena arena;
   cairn_jni_arena_init(&arena);
@@ -375,6 +392,7 @@ done:
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tensorRead__J_3J(JNIEnv *env, jclass cls, jlong t, jlongArray dst) {
+  (void)env;
   (void)cls;
   cairn_jni_arena arena;
   cairn_jni_arena_init(&arena);
@@ -393,6 +411,7 @@ done:
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tensorRead__J_3F(JNIEnv *env, jclass cls, jlong t, jfloatArray dst) {
+  (void)env;
   (void)cls;
   cairn_jni_arena arena;
   cairn_jni_arena_init(&arena);
@@ -411,6 +430,7 @@ done:
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tensorRead__J_3D(JNIEnv *env, jclass cls, jlong t, jdoubleArray dst) {
+  (void)env;
   (void)cls;
   cairn_jni_arena arena;
   cairn_jni_arena_init(&arena);
@@ -429,6 +449,7 @@ done:
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tensorRead__J_3Z(JNIEnv *env, jclass cls, jlong t, jbooleanArray dst) {
+  (void)env;
   (void)cls;
   cairn_jni_arena arena;
   cairn_jni_arena_init(&arena);
@@ -447,6 +468,7 @@ done:
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tensorRead__JLjava_nio_ByteBuffer_2(JNIEnv *env, jclass cls, jlong t, jobject dst) {
+  (void)env;
   (void)cls;
   void *c_dst;
   size_t c_dst_n;
@@ -458,6 +480,7 @@ done:
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorCopyToDevice(JNIEnv *env, jclass cls, jlong ctx, jlong t, jbyteArray device) {
+  (void)env;
   (void)cls;
   jlong result = 0;
   cairn_jni_arena arena;
@@ -474,12 +497,13 @@ done:
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tensorFree(JNIEnv *env, jclass cls, jlong t) {
-  (void)cls;
   (void)env;
+  (void)cls;
   cairn_tensor_free((cairn_tensor *)(intptr_t)t);
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_opRun(JNIEnv *env, jclass cls, jlong ctx, jbyteArray op, jlongArray inputs, jobjectArray attrsName, jintArray attrsKind, jlongArray attrsI, jdoubleArray attrsF, jobjectArray attrsInts, jobjectArray attrsS, jintArray attrsDtype, jobjectArray attrsFloats, jlongArray outputs) {
+  (void)env;
   (void)cls;
   cairn_jni_arena arena;
   cairn_jni_arena_init(&arena);
@@ -571,12 +595,13 @@ done:
 }
 
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_opCount(JNIEnv *env, jclass cls) {
-  (void)cls;
   (void)env;
+  (void)cls;
   return (jlong)cairn_op_count();
 }
 
 JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_opName(JNIEnv *env, jclass cls, jlong i) {
+  (void)env;
   (void)cls;
   jstring result = NULL;
   if (i < 0) {
@@ -589,6 +614,7 @@ done:
 }
 
 JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_opRegistryJson(JNIEnv *env, jclass cls) {
+  (void)env;
   (void)cls;
   jstring result = NULL;
   char *c_out = NULL;

@@ -61,6 +61,12 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_ckpt_save(cairn_ckpt *ckpt, const c
 /* METHOD. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_ckpt_manage(cairn_ckpt *ckpt, const char *directory,
                                                          const cairn_manager_options *opts, cairn_object **out);
+typedef struct cairn_plain_options {
+  uint32_t struct_size;
+  int32_t level;
+} cairn_plain_options;
+/* METHOD. */
+CAIRN_API int32_t cairn_plain(const cairn_plain_options *opts);
 /* METHOD. */
 CAIRN_API double cairn_ckpt_weights(const cairn_ckpt *c, const double *w, size_t n_w, const cairn_tensor *const *ts, size_t n_ts);
 """
@@ -125,7 +131,7 @@ def main() -> int:
             rel = hand.relative_to(src / "java")
             if not (gen_java / rel).exists():
                 shutil.copy(hand, gen_java / rel)
-        missing = [f"cairn_{n}" for n in ("var_create", "ckpt_create", "ckpt_manage", "ckpt_weights")
+        missing = [f"cairn_{n}" for n in ("var_create", "ckpt_create", "ckpt_manage", "ckpt_weights", "plain")
                    if f"cairn_{n}:" in files["bindings/java/src/main/java/dev/cairn/raw/CairnNative.java"].split(
                        "public final class")[0]]
         if missing:
