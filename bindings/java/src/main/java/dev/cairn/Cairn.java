@@ -1,0 +1,37 @@
+package dev.cairn;
+
+import dev.cairn.raw.CairnNative;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/** Library-wide facts: versions and the op registry. */
+public final class Cairn {
+  /** The ABI version this binding was generated for; the loaded library must report the same. */
+  public static final int ABI_VERSION = CairnNative.ABI_VERSION;
+
+  private Cairn() {}
+
+  /** The loaded library's ABI version (checked against {@link #ABI_VERSION} at load). */
+  public static int abiVersion() {
+    return CairnNative.abiVersion();
+  }
+
+  /** The library's semantic version, e.g. "0.1.0". */
+  public static String version() {
+    return CairnNative.version();
+  }
+
+  /** The names of all registered ops, sorted. */
+  public static List<String> opNames() {
+    long n = CairnNative.opCount();
+    List<String> names = new ArrayList<>((int) n);
+    for (long i = 0; i < n; ++i) names.add(CairnNative.opName(i));
+    return Collections.unmodifiableList(names);
+  }
+
+  /** The whole op registry as JSON (cairn_op_registry_json). */
+  public static String opRegistryJson() {
+    return CairnNative.opRegistryJson();
+  }
+}

@@ -1,0 +1,185 @@
+package dev.cairn;
+
+import dev.cairn.raw.CairnNative;
+import dev.cairn.raw.Callbacks;
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+
+/**
+ * A Cairn context: devices, the default device, the thread pool, the log handler and the RNG seed.
+ * Thread-safe: share one between threads. Close it when done; tensors made from it stay valid.
+ * A context that is garbage collected without {@link #close()} is freed by a {@link Cleaner}, but
+ * do not rely on that for timely release.
+ *
+ * <p>Closing a context while another thread is still running an op on it is a programming
+ * error (as with every native handle); {@link #close()} itself is idempotent and thread-safe.
+ */
+public final class CairnContext implements AutoCloseable {
+  private final long handle;
+  private final Cleaner.Cleanable cleanable;
+  private volatile boolean closed;
+
+  /** A context with all defaults: the CPU device, all cores, seed 0, warnings to stderr. */
+  public CairnContext() {
+    this(new Options());
+  }
+
+  /** A context with these options. Throws {@link CairnException} (e.g. NOT_FOUND for an unknown device). */
+  public CairnContext(Options options) {
+    if (options == null) options = new Options();
+    long logId = 0;
+    if (options.logHandler != null) {
+      LogHandler handler = options.logHandler;
+      logId = Callbacks.registerLogFn((level, message) -> handler.log(LogLevel.fromValue(level), message));
+    }
+    try {
+      handle =
+          CairnNative.contextCreate(
+              NativeResources.cstr(options.device),
+              options.numThreads,
+              options.seed,
+              logId,
+              options.logLevel.value());
+    } catch (RuntimeException | Error e) {
+      if (logId != 0) Callbacks.unregisterLogFn(logId);
+      throw e;
+    }
+    cleanable = NativeResources.CLEANER.register(this, new Release(handle, logId));
+  }
+
+  /** Options for a new context; every field starts at the C API's documented default. */
+  public static Options options() {
+    return new Options();
+  }
+
+  /** The options of cairn_context_options that Java can set. Not thread-safe to mutate. */
+  public static final class Options {
+    private String device;
+    private int numThreads;
+    private long seed;
+    private LogLevel logLevel = LogLevel.WARNING;
+    private LogHandler logHandler;
+
+    public Options() {}
+
+    /** The default device: null or "cpu" (default), "vulkan", "vulkan:N". */
+    public Options device(String device) {
+      this.device = device;
+      return this;
+    }
+
+    /** Intra-op threads including the caller; 0 (default) means all cores. */
+    public Options numThreads(int numThreads) {
+      this.numThreads = numThreads;
+      return this;
+    }
+
+    /** The base seed of random ops; default 0. */
+    public Options seed(long seed) {
+      this.seed = seed;
+      return this;
+    }
+
+    /** The least severe level delivered; default WARNING. */
+    public Options logLevel(LogLevel logLevel) {
+      if (logLevel == null) throw new NullPointerException("logLevel");
+      this.logLevel = logLevel;
+      return this;
+    }
+
+    /** Receives log messages; null (default) sends warnings and errors to stderr. */
+    public Options logHandler(LogHandler logHandler) {
+      this.logHandler = logHandler;
+      return this;
+    }
+  }
+
+  // Frees the context; holds no reference to the CairnContext, so it can run after collection.
+  private static final class Release implements Runnable {
+    private final long handle;
+    private final long logId;
+
+    Release(long handle, long logId) {
+      this.handle = handle;
+      this.logId = logId;
+    }
+
+    @Override
+    public void run() {
+      CairnNative.contextFree(handle);
+      // The runtime may keep its context alive for tensors; a late message finds no handler.
+      if (logId != 0) Callbacks.unregisterLogFn(logId);
+    }
+  }
+
+  /** The name of the default device, e.g. "cpu". */
+  public String device() {
+    long h = handle();
+    try {
+      return CairnNative.contextDevice(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Runs op {@code op} (a registered name such as "Add") on {@code inputs} with {@code attrs} (null
+   * for none) and returns its {@code numOutputs} outputs, which the caller closes. The typed
+   * wrappers in {@link Ops} are usually more convenient.
+   */
+  public Tensor[] run(String op, Tensor[] inputs, OpAttrs attrs, int numOutputs) {
+    if (op == null) throw new NullPointerException("op");
+    return runRaw(NativeResources.cstr(op), inputs, attrs, numOutputs);
+  }
+
+  Tensor[] runRaw(byte[] op, Tensor[] inputs, OpAttrs attrs, int numOutputs) {
+    if (numOutputs < 0) throw new IllegalArgumentException("numOutputs must be >= 0, got " + numOutputs);
+    long ctx = handle();
+    long[] in = new long[inputs == null ? 0 : inputs.length];
+    for (int i = 0; i < in.length; ++i) {
+      if (inputs[i] == null) throw new NullPointerException("input " + i + " is null");
+      in[i] = inputs[i].handle();
+    }
+    long[] out = new long[numOutputs];
+    try {
+      if (attrs == null) {
+        CairnNative.opRun(ctx, op, in, null, null, null, null, null, null, null, null, out);
+      } else {
+        attrs.opRun(ctx, op, in, out);
+      }
+    } finally {
+      // The handles above must stay valid until the call returns: keep their owners reachable.
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(inputs);
+    }
+    Tensor[] result = new Tensor[numOutputs];
+    for (int i = 0; i < numOutputs; ++i) result[i] = new Tensor(out[i]);
+    return result;
+  }
+
+  long handle() {
+    checkClosed();
+    return handle;
+  }
+
+  /** Throws IllegalStateException when the context was closed. */
+  void checkClosed() {
+    if (closed) throw new IllegalStateException("the CairnContext is closed");
+  }
+
+  public boolean isClosed() {
+    return closed;
+  }
+
+  /** Frees the context. Idempotent; tensors made from it stay valid. */
+  @Override
+  public void close() {
+    closed = true;
+    cleanable.clean();
+  }
+
+  @Override
+  public String toString() {
+    return closed ? "CairnContext(closed)" : "CairnContext(" + device() + ")";
+  }
+}

@@ -1,0 +1,90 @@
+package dev.cairn;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Creating and freeing 100,000 tensors keeps resident memory flat, whether they are closed
+ * explicitly or left to the Cleaner. Each tensor holds 1 KiB, so a leak would add 100 MB.
+ */
+class LeakTest {
+  private static final int COUNT = 100_000;
+  private static final long SLACK = 40L << 20; // heap noise; a leak is ~100 MiB + handles
+  private static final float[] DATA = new float[256];
+
+  private static long residentBytes() throws IOException {
+    String[] statm = new String(Files.readAllBytes(Paths.get("/proc/self/statm"))).trim().split("\\s+");
+    return Long.parseLong(statm[1]) * 4096;
+  }
+
+  private static void settle() throws InterruptedException {
+    for (int i = 0; i < 3; ++i) {
+      System.gc();
+      Thread.sleep(50);
+    }
+  }
+
+  @Test
+  @Timeout(20)
+  void explicitCloseFreesEveryTensor() throws Exception {
+    try (CairnContext ctx = new CairnContext()) {
+      createAndClose(ctx, COUNT / 10); // warm up allocators and the JIT
+      settle();
+      long before = residentBytes();
+      createAndClose(ctx, COUNT);
+      settle();
+      long after = residentBytes();
+      assertTrue(after - before < SLACK, "resident memory grew by " + ((after - before) >> 20) + " MiB");
+    }
+  }
+
+  private static void createAndClose(CairnContext ctx, int n) {
+    for (int i = 0; i < n; ++i) {
+      try (Tensor t = Tensor.of(ctx, DATA, 16, 16)) {
+        if (t.nbytes() != 1024) throw new AssertionError();
+      }
+    }
+  }
+
+  @Test
+  @Timeout(20)
+  void theCleanerFreesUnclosedTensors() throws Exception {
+    try (CairnContext ctx = new CairnContext()) {
+      createAndDrop(ctx, COUNT / 10);
+      settle();
+      long before = residentBytes();
+      createAndDrop(ctx, COUNT);
+      settle();
+      long after = residentBytes();
+      assertTrue(after - before < SLACK, "resident memory grew by " + ((after - before) >> 20) + " MiB");
+    }
+  }
+
+  private static void createAndDrop(CairnContext ctx, int n) {
+    for (int i = 0; i < n; ++i) {
+      Tensor t = Tensor.of(ctx, DATA, 16, 16);
+      if (t.nbytes() != 1024) throw new AssertionError();
+      if (i % 10_000 == 0) System.gc(); // a nudge: Java's heap alone would not trigger collection soon
+    }
+  }
+
+  @Test
+  @Timeout(20)
+  void theCleanerFreesUnclosedContexts() throws Exception {
+    for (int i = 0; i < 200; ++i) new CairnContext(CairnContext.options().numThreads(1)).device();
+    settle();
+    long before = residentBytes();
+    for (int i = 0; i < 2000; ++i) {
+      new CairnContext(CairnContext.options().numThreads(1)).device();
+      if (i % 200 == 0) System.gc();
+    }
+    settle();
+    long after = residentBytes();
+    assertTrue(after - before < SLACK, "resident memory grew by " + ((after - before) >> 20) + " MiB");
+  }
+}

@@ -1,0 +1,193 @@
+package dev.cairn;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.lang.reflect.Method;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class OpsTest {
+  private CairnContext ctx;
+
+  @BeforeEach
+  void open() {
+    ctx = new CairnContext();
+  }
+
+  @AfterEach
+  void close() {
+    ctx.close();
+  }
+
+  @Test
+  void addBroadcasts() {
+    try (Tensor a = Tensor.of(ctx, new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+        Tensor b = Tensor.of(ctx, new float[] {10, 20, 30}, 3);
+        Tensor c = Ops.add(ctx, a, b);
+        Tensor s = Tensor.scalar(ctx, 100f);
+        Tensor d = Ops.add(ctx, s, b)) {
+      assertArrayEquals(new long[] {2, 3}, c.shape());
+      assertArrayEquals(new float[] {11, 22, 33, 14, 25, 36}, c.toFloatArray());
+      assertArrayEquals(new float[] {110, 120, 130}, d.toFloatArray());
+    }
+  }
+
+  @Test
+  void matMulWithTransposeA() {
+    // a is 3x2, so a^T (2x3) times b (3x2) is 2x2.
+    try (Tensor a = Tensor.of(ctx, new float[] {1, 2, 3, 4, 5, 6}, 3, 2);
+        Tensor b = Tensor.of(ctx, new float[] {1, 0, 0, 1, 1, 1}, 3, 2);
+        Tensor c = Ops.matMul(ctx, a, b, Ops.MatMulAttrs.builder().transposeA(true));
+        Tensor v = Tensor.of(ctx, new float[] {1, 2}, 2, 1);
+        Tensor plain = Ops.matMul(ctx, b, v)) {
+      assertArrayEquals(new long[] {2, 2}, c.shape());
+      // a^T = [[1,3,5],[2,4,6]]
+      assertArrayEquals(new float[] {1 + 5, 3 + 5, 2 + 6, 4 + 6}, c.toFloatArray());
+      assertArrayEquals(new float[] {1, 2, 3}, plain.toFloatArray());
+    }
+  }
+
+  @Test
+  void attrClassesStartAtTheDefaults() {
+    Ops.MatMulAttrs attrs = Ops.MatMulAttrs.builder();
+    assertFalse(attrs.transposeA());
+    assertFalse(attrs.transposeB());
+    assertTrue(attrs.transposeB(true).transposeB());
+    assertTrue(Ops.EqualAttrs.builder().incompatibleShapeError());
+  }
+
+  @Test
+  void requiredAttrsAreParameters() {
+    try (Tensor x = Tensor.of(ctx, new float[] {1.7f, -2.5f}, 2);
+        Tensor i = Ops.cast(ctx, x, DType.INT32);
+        Tensor h = Ops.cast(ctx, x, DType.FLOAT16, Ops.CastAttrs.builder().truncate(true))) {
+      assertEquals(DType.INT32, i.dtype());
+      assertArrayEquals(new int[] {1, -2}, i.toIntArray());
+      assertEquals(DType.FLOAT16, h.dtype());
+    }
+  }
+
+  @Test
+  void boolOutputsAndOptionalBoolAttrs() {
+    try (Tensor a = Tensor.of(ctx, new int[] {1, 2, 3}, 3);
+        Tensor b = Tensor.of(ctx, new int[] {1, 5}, 2);
+        Tensor c = Tensor.of(ctx, new int[] {3, 2, 1}, 3);
+        Tensor eq = Ops.equal(ctx, a, c);
+        Tensor lenient = Ops.equal(ctx, a, b, Ops.EqualAttrs.builder().incompatibleShapeError(false))) {
+      assertArrayEquals(new boolean[] {false, true, false}, eq.toBooleanArray());
+      assertEquals(DType.BOOL, lenient.dtype());
+      assertArrayEquals(new boolean[] {false}, lenient.toBooleanArray());
+      CairnException e = assertThrows(CairnException.class, () -> Ops.equal(ctx, a, b));
+      assertEquals(Code.INVALID_ARGUMENT, e.code());
+    }
+  }
+
+  @Test
+  void variadicInputs() {
+    try (Tensor a = Tensor.of(ctx, new long[] {1, 2}, 2);
+        Tensor b = Tensor.of(ctx, new long[] {10, 20}, 2);
+        Tensor sum = Ops.addN(ctx, a, b, a)) {
+      assertArrayEquals(new long[] {12, 24}, sum.toLongArray());
+    }
+  }
+
+  @Test
+  void badShapesBecomeInvalidArgumentWithTheCMessage() {
+    try (Tensor a = Tensor.of(ctx, new float[6], 2, 3);
+        Tensor b = Tensor.of(ctx, new float[4], 4)) {
+      CairnException e = assertThrows(CairnException.class, () -> Ops.add(ctx, a, b));
+      assertEquals(Code.INVALID_ARGUMENT, e.code());
+      assertEquals("Add: incompatible shapes [2,3] and [4]", e.getMessage());
+    }
+  }
+
+  @Test
+  void wrongDtypesAreInvalidArguments() {
+    try (Tensor a = Tensor.of(ctx, new float[] {1}, 1);
+        Tensor b = Tensor.of(ctx, new int[] {1}, 1)) {
+      CairnException e = assertThrows(CairnException.class, () -> Ops.add(ctx, a, b));
+      assertEquals(Code.INVALID_ARGUMENT, e.code());
+      assertTrue(e.getMessage().startsWith("Add:"), e.getMessage());
+    }
+  }
+
+  @Test
+  void runByNameWithUntypedAttrs() {
+    try (Tensor a = Tensor.of(ctx, new float[] {1, 2, 3, 4}, 2, 2)) {
+      Tensor[] out = ctx.run("MatMul", new Tensor[] {a, a}, new OpAttrs().setBool("transpose_b", true), 1);
+      try (Tensor c = out[0]) {
+        assertArrayEquals(new float[] {5, 11, 11, 25}, c.toFloatArray());
+      }
+      CairnException unknown = assertThrows(CairnException.class, () -> ctx.run("NoSuchOp", new Tensor[] {a}, null, 1));
+      assertEquals(Code.NOT_FOUND, unknown.code());
+      // Every attribute kind crosses the boundary; the op rejects names it does not have.
+      OpAttrs all =
+          new OpAttrs()
+              .setInt("i", 1)
+              .setFloat("f", 2)
+              .setBool("b", true)
+              .setInts("axis", 0, 1)
+              .setString("s", "text")
+              .setDType("d", DType.FLOAT32)
+              .setFloats("fs", 1.5, 2.5);
+      assertEquals(7, all.size());
+      CairnException e = assertThrows(CairnException.class, () -> ctx.run("Neg", new Tensor[] {a}, all, 1));
+      assertEquals(Code.INVALID_ARGUMENT, e.code());
+      assertTrue(e.getMessage().contains("Neg"), e.getMessage());
+      CairnException count = assertThrows(CairnException.class, () -> ctx.run("Neg", new Tensor[] {a}, null, 2));
+      assertEquals(Code.INVALID_ARGUMENT, count.code());
+    }
+  }
+
+  @Test
+  void intsAttributesThroughTheGeneratedWrappers() throws Exception {
+    // Runs once an op with an INTS attribute (Reshape's shape, Sum's axis) is registered: the
+    // wrappers do not exist before, so they are reached by reflection.
+    Method reshape = method(Ops.class, "reshape", CairnContext.class, Tensor.class, long[].class);
+    Class<?> sumAttrs = nested(Ops.class, "SumAttrs");
+    Assumptions.assumeTrue(reshape != null || sumAttrs != null, "no INTS op registered yet");
+    try (Tensor a = Tensor.of(ctx, new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
+      if (reshape != null) {
+        try (Tensor r = (Tensor) reshape.invoke(null, ctx, a, new long[] {3, 2})) {
+          assertArrayEquals(new long[] {3, 2}, r.shape());
+          assertArrayEquals(a.toFloatArray(), r.toFloatArray());
+        }
+      }
+      if (sumAttrs != null) {
+        Object attrs = sumAttrs.getMethod("builder").invoke(null);
+        sumAttrs.getMethod("axis", long[].class).invoke(attrs, (Object) new long[] {1});
+        Method sum = Ops.class.getMethod("sum", CairnContext.class, Tensor.class, sumAttrs);
+        try (Tensor r = (Tensor) sum.invoke(null, ctx, a, attrs)) {
+          assertArrayEquals(new float[] {6, 15}, r.toFloatArray());
+        }
+      }
+    }
+  }
+
+  private static Method method(Class<?> owner, String name, Class<?>... parameters) {
+    try {
+      return owner.getMethod(name, parameters);
+    } catch (NoSuchMethodException e) {
+      return null;
+    }
+  }
+
+  private static Class<?> nested(Class<?> owner, String name) {
+    for (Class<?> c : owner.getClasses()) if (c.getSimpleName().equals(name)) return c;
+    return null;
+  }
+
+  @Test
+  void listsTheOpRegistry() {
+    List<String> names = Cairn.opNames();
+    assertTrue(names.contains("Add"));
+    assertTrue(names.contains("MatMul"));
+    String json = Cairn.opRegistryJson();
+    assertTrue(json.startsWith("["), json.substring(0, 20));
+    assertTrue(json.contains("\"name\":\"MatMul\""));
+    assertTrue(json.contains("transpose_a"));
+  }
+}
