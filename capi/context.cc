@@ -17,6 +17,7 @@ struct LogBridge {
 ContextOptions to_options(const cairn_context_options* opts) {
   ContextOptions o;
   if (!opts) return o;
+  // Version 1 of the struct ended at `allocator`; later fields are read only when present.
   if (opts->struct_size < offsetof(cairn_context_options, allocator) + sizeof(opts->allocator) ||
       opts->struct_size > sizeof(cairn_context_options) * 4)
     raise(Code::InvalidArgument, "cairn_context_create: options struct_size {} is not a known size (expected {})",
@@ -34,10 +35,13 @@ ContextOptions to_options(const cairn_context_options* opts) {
     o.log.callback = reinterpret_cast<void (*)(void*, LogLevel, const char*)>(opts->log_fn);
     o.log.user_data = opts->log_user_data;
   }
+  if (opts->struct_size >= offsetof(cairn_context_options, log_release) + sizeof(opts->log_release))
+    o.log.release = opts->log_release;
   if (opts->allocator) {
     o.allocator.allocate = opts->allocator->allocate;
     o.allocator.deallocate = opts->allocator->deallocate;
     o.allocator.user_data = opts->allocator->user_data;
+    o.allocator.release = opts->allocator->release;
   }
   return o;
 }
@@ -146,6 +150,15 @@ cairn_status* cairn_tensor_copy_to_device(cairn_context* ctx, const cairn_tensor
     target.write(*copy.buffer(), staging.data(), staging.size());
   }
   *out = capi::new_tensor(std::move(copy));
+  CAIRN_API_END
+}
+
+cairn_status* cairn_tensor_share(const cairn_tensor* t, cairn_tensor** out) {
+  CAIRN_API_BEGIN
+  require(out, "cairn_tensor_share", "out");
+  *out = nullptr;
+  require(t, "cairn_tensor_share", "tensor");
+  *out = capi::new_tensor(t->t);
   CAIRN_API_END
 }
 

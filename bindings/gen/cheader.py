@@ -161,6 +161,9 @@ def strip_comments_keep_docs(src: str) -> list[tuple[str, str]]:
 
 
 def clean_doc(doc: str) -> str:
+    # Section banners ("/* ----- ... */") introduce a group, they do not document a declaration.
+    if doc.lstrip().startswith("-"):
+        return ""
     lines = [re.sub(r"^\s*\*? ?", "", line).rstrip() for line in doc.strip().splitlines()]
     return "\n".join(line for line in lines).strip()
 

@@ -118,6 +118,8 @@ const (
 )
 
 // LogLevel is cairn_log_level.
+//
+// Severity of a log message; a context delivers those at or above its log_level.
 type LogLevel int32
 
 // LogLevel values (cairn_log_level).
@@ -357,6 +359,14 @@ func cTensorRead(t *C.cairn_tensor, dst unsafe.Pointer, nbytes C.size_t) error {
 // Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing.
 func cTensorCopyToDevice(ctx *C.cairn_context, t *C.cairn_tensor, device *C.char, out **C.cairn_tensor) error {
 	return takeStatus(C.cairn_tensor_copy_to_device(ctx, t, device, out))
+}
+
+// cTensorShare calls cairn_tensor_share.
+//
+// CONSTRUCTOR. A second handle to the same immutable value (no copy, no context needed).
+// @param out  receives the new handle; free it with cairn_tensor_free().
+func cTensorShare(t *C.cairn_tensor, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_tensor_share(t, out))
 }
 
 // cTensorFree calls cairn_tensor_free.

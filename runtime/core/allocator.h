@@ -14,6 +14,8 @@ struct AllocatorHooks {
   // Frees a block from `allocate`; `size` is the size that was asked for.
   void (*deallocate)(void* user_data, void* ptr, size_t size) = nullptr;
   void* user_data = nullptr;
+  // Called once after the last deallocate (when the device that uses the hooks is destroyed).
+  void (*release)(void* user_data) = nullptr;
 };
 
 // aligned_alloc/free.

@@ -11,6 +11,7 @@ struct LogSink {
   void (*callback)(void* user_data, LogLevel level, const char* message) = nullptr;
   void* user_data = nullptr;
   LogLevel min_level = LogLevel::Warning;
+  void (*release)(void* user_data) = nullptr;  // called once when the owning context is destroyed
 
   void log(LogLevel level, const std::string& message) const;
 };

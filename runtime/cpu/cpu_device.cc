@@ -13,6 +13,11 @@ static_assert(sizeof(Buffer) <= kTensorAlignment, "Buffer header must fit in the
 
 CpuDevice::CpuDevice(const AllocatorHooks& hooks) : Device(DeviceKind::CPU, "cpu"), hooks_(hooks) {}
 
+// Every buffer holds a reference on its device, so this runs after the last deallocate.
+CpuDevice::~CpuDevice() {
+  if (hooks_.release) hooks_.release(hooks_.user_data);
+}
+
 Buffer* CpuDevice::allocate(size_t nbytes) {
   if (nbytes > SIZE_MAX - kTensorAlignment) raise(Code::ResourceExhausted, "cpu: cannot allocate {} bytes", nbytes);
   void* block = hooks_.allocate(hooks_.user_data, kTensorAlignment + nbytes, kTensorAlignment);

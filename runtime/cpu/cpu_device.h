@@ -9,6 +9,7 @@ namespace cairn {
 class CpuDevice final : public Device {
  public:
   explicit CpuDevice(const AllocatorHooks& hooks);
+  ~CpuDevice() override;
   Buffer* allocate(size_t nbytes) override;
   void read(const Buffer& buffer, void* dst, size_t nbytes) override;
   void write(Buffer& buffer, const void* src, size_t nbytes) override;

@@ -37,7 +37,9 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
                                                                         : static_cast<int>(std::thread::hardware_concurrency())));
 }
 
-Context::~Context() = default;
+Context::~Context() {
+  if (options_.log.release) options_.log.release(options_.log.user_data);
+}
 
 Device& Context::device(std::string_view spec) {
   if (spec == "cpu" || spec == "cpu:0") return *cpu_;

@@ -67,6 +67,11 @@ static void test_context_options(void) {
 }
 
 static int g_log_calls = 0;
+static int g_log_released = 0;
+static void on_log_release(void *user) {
+  CHECK(user == &g_log_calls);
+  ++g_log_released;
+}
 static char g_last_log[256];
 static void on_log(void *user, cairn_log_level level, const char *message) {
   CHECK(user == &g_log_calls);
@@ -84,7 +89,13 @@ static void test_log_callback(void) {
   CHECK_OK(cairn_context_create(&opts, &ctx));
   CHECK(g_log_calls == 1);
   CHECK(strstr(g_last_log, "context created") != NULL);
+  CHECK(g_log_released == 0);
   cairn_context_free(ctx);
+  CHECK(g_log_released == 0); /* no log_release given */
+  opts.log_release = on_log_release;
+  CHECK_OK(cairn_context_create(&opts, &ctx));
+  cairn_context_free(ctx);
+  CHECK(g_log_released == 1);
   opts.log_level = (cairn_log_level)9;
   CHECK_ERR(cairn_context_create(&opts, &ctx), CAIRN_INVALID_ARGUMENT, "unknown log_level 9");
 }
@@ -92,7 +103,10 @@ static void test_log_callback(void) {
 typedef struct {
   int live;
   long total;
+  int released;
 } alloc_stats;
+
+static void count_release(void *user) { ((alloc_stats *)user)->released++; }
 
 static void *count_alloc(void *user, size_t size, size_t alignment) {
   alloc_stats *s = (alloc_stats *)user;
@@ -112,9 +126,9 @@ static void count_free(void *user, void *ptr, size_t size) {
 }
 
 static void test_allocator_hooks_and_free_order(void) {
-  alloc_stats stats = {0, 0};
-  cairn_allocator alloc = {count_alloc, count_free, NULL};
-  cairn_allocator half = {count_alloc, NULL, NULL};
+  alloc_stats stats = {0, 0, 0};
+  cairn_allocator alloc = {count_alloc, count_free, NULL, count_release};
+  cairn_allocator half = {count_alloc, NULL, NULL, NULL};
   cairn_context_options opts = CAIRN_CONTEXT_OPTIONS_INIT;
   cairn_context *ctx = NULL;
   cairn_tensor *a = NULL, *b = NULL, *out = NULL;
@@ -141,11 +155,25 @@ static void test_allocator_hooks_and_free_order(void) {
     CHECK_OK(cairn_tensor_read(out, r, sizeof r));
     CHECK(r[3] == 8.0f);
   }
+  {
+    cairn_tensor *shared = NULL;
+    CHECK_OK(cairn_tensor_share(out, &shared));
+    cairn_tensor_free(out);
+    out = shared; /* the value lives on through the second handle */
+  }
   cairn_tensor_free(a);
-  cairn_tensor_free(out);
   cairn_tensor_free(b);
+  CHECK(stats.released == 0);
+  {
+    float r[4];
+    CHECK_OK(cairn_tensor_read(out, r, sizeof r));
+    CHECK(r[0] == 2.0f);
+  }
+  cairn_tensor_free(out);
   CHECK(stats.live == 0);
   CHECK(stats.total == 3);
+  CHECK(stats.released == 1); /* after the last block */
+  CHECK_ERR(cairn_tensor_share(NULL, &out), CAIRN_INVALID_ARGUMENT, "cairn_tensor_share: tensor is NULL");
 }
 
 static void test_tensor_create_and_read(void) {

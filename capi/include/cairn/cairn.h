@@ -129,6 +129,7 @@ CAIRN_API const char *cairn_dtype_name(cairn_dtype dtype);
  * and the RNG seed. Thread-safe: share one between threads freely. */
 typedef struct cairn_context cairn_context;
 
+/* Severity of a log message; a context delivers those at or above its log_level. */
 typedef enum cairn_log_level {
   CAIRN_LOG_DEBUG = 0,
   CAIRN_LOG_INFO = 1,
@@ -138,9 +139,8 @@ typedef enum cairn_log_level {
 } cairn_log_level;
 
 /* Receives log messages. `message` is borrowed for the duration of the call. Called from whichever
- * thread logs; it may call back into the C API. It can be called until the last handle made from
- * the context (tensors, objects, checkpoints) is freed, not only until cairn_context_free: a
- * binding that frees its callback state at cairn_context_free must tolerate late calls (drop them). */
+ * thread logs; it may call back into the C API. Objects and checkpoints keep their context alive,
+ * so calls can come after cairn_context_free; `log_release` in the options says when they stop. */
 typedef void (*cairn_log_fn)(void *user_data, cairn_log_level level, const char *message);
 
 /* Host allocator hooks. `allocate` returns `size` bytes aligned to `alignment` (a power of two,
@@ -150,8 +150,12 @@ typedef struct cairn_allocator {
   void *(*allocate)(void *user_data, size_t size, size_t alignment);
   void (*deallocate)(void *user_data, void *ptr, size_t size);
   void *user_data;
+  /* Called once with user_data after the last block went back through `deallocate` (the context
+   * and every tensor made from it are gone); no hook is called after it. NULL: nothing to release. */
+  void (*release)(void *user_data);
 } cairn_allocator;
 
+/* Options for cairn_context_create; start from CAIRN_CONTEXT_OPTIONS_INIT. */
 typedef struct cairn_context_options {
   uint32_t struct_size;      /* sizeof(cairn_context_options) */
   const char *device;        /* default device: NULL or "cpu" (default), "vulkan", "vulkan:N" */
@@ -161,10 +165,13 @@ typedef struct cairn_context_options {
   void *log_user_data;       /* passed to log_fn; default NULL */
   cairn_log_level log_level; /* least severe level delivered; default CAIRN_LOG_WARNING */
   const cairn_allocator *allocator; /* NULL (default): aligned_alloc/free. Copied at creation. */
+  /* Called once with log_user_data when the context is destroyed (after cairn_context_free and the
+   * last object or checkpoint made from it); log_fn is never called after it. Default NULL. */
+  void (*log_release)(void *log_user_data);
 } cairn_context_options;
 
 #define CAIRN_CONTEXT_OPTIONS_INIT \
-  { (uint32_t)sizeof(cairn_context_options), NULL, 0, 0, NULL, NULL, CAIRN_LOG_WARNING, NULL }
+  { (uint32_t)sizeof(cairn_context_options), NULL, 0, 0, NULL, NULL, CAIRN_LOG_WARNING, NULL, NULL }
 
 /* CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults).
  * @param out  receives the new context; free it with cairn_context_free().
@@ -228,6 +235,10 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_read(const cairn_tensor *t, 
  * Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_copy_to_device(cairn_context *ctx, const cairn_tensor *t,
                                                                    const char *device, cairn_tensor **out);
+
+/* CONSTRUCTOR. A second handle to the same immutable value (no copy, no context needed).
+ * @param out  receives the new handle; free it with cairn_tensor_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_share(const cairn_tensor *t, cairn_tensor **out);
 
 /* DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine. */
 CAIRN_API void cairn_tensor_free(cairn_tensor *t);

@@ -33,6 +33,20 @@ pub struct cairn_tensor {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
+/// Opaque handle `cairn_object`.
+#[repr(C)]
+pub struct cairn_object {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_object_array`.
+#[repr(C)]
+pub struct cairn_object_array {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
 /// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes).
 pub type cairn_code = u32;
 pub const CAIRN_OK: cairn_code = 0;
@@ -70,6 +84,7 @@ pub const CAIRN_BFLOAT16: cairn_dtype = 14;
 pub const CAIRN_FLOAT16: cairn_dtype = 19;
 pub const CAIRN_DTYPE_FORCE32: cairn_dtype = 0x7fffffff;
 
+/// Severity of a log message; a context delivers those at or above its log_level.
 pub type cairn_log_level = u32;
 pub const CAIRN_LOG_DEBUG: cairn_log_level = 0;
 pub const CAIRN_LOG_INFO: cairn_log_level = 1;
@@ -87,8 +102,19 @@ pub const CAIRN_ATTR_DTYPE: cairn_attr_kind = 6;
 pub const CAIRN_ATTR_FLOATS: cairn_attr_kind = 7;
 pub const CAIRN_ATTR_KIND_FORCE32: cairn_attr_kind = 0x7fffffff;
 
+/// The kinds of objects. Values 6 and 7 are reserved for optimizers and layers.
+pub type cairn_object_kind = u32;
+pub const CAIRN_OBJECT_INVALID: cairn_object_kind = 0;
+pub const CAIRN_OBJECT_TRACKABLE: cairn_object_kind = 1;
+pub const CAIRN_OBJECT_VARIABLE: cairn_object_kind = 2;
+pub const CAIRN_OBJECT_LIST: cairn_object_kind = 3;
+pub const CAIRN_OBJECT_DICT: cairn_object_kind = 4;
+pub const CAIRN_OBJECT_MODULE: cairn_object_kind = 5;
+pub const CAIRN_OBJECT_KIND_FORCE32: cairn_object_kind = 0x7fffffff;
+
 /// Receives log messages. `message` is borrowed for the duration of the call. Called from whichever
-/// thread logs; it may call back into the C API.
+/// thread logs; it may call back into the C API. Objects and checkpoints keep their context alive,
+/// so calls can come after cairn_context_free; `log_release` in the options says when they stop.
 pub type cairn_log_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, level: cairn_log_level, message: *const c_char)>;
 
 /// Host allocator hooks. `allocate` returns `size` bytes aligned to `alignment` (a power of two,
@@ -100,8 +126,10 @@ pub struct cairn_allocator {
     pub allocate: Option<unsafe extern "C" fn(user_data: *mut c_void, size: usize, alignment: usize) -> *mut c_void>,
     pub deallocate: Option<unsafe extern "C" fn(user_data: *mut c_void, ptr: *mut c_void, size: usize)>,
     pub user_data: *mut c_void,
+    pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
 }
 
+/// Options for cairn_context_create; start from CAIRN_CONTEXT_OPTIONS_INIT.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_context_options {
@@ -113,6 +141,7 @@ pub struct cairn_context_options {
     pub log_user_data: *mut c_void,
     pub log_level: cairn_log_level,
     pub allocator: *const cairn_allocator,
+    pub log_release: Option<unsafe extern "C" fn(log_user_data: *mut c_void)>,
 }
 
 /// One attribute of an op call. Set `name`, `kind` and the field for that kind; the others are
@@ -132,6 +161,16 @@ pub struct cairn_attr {
     pub n_floats: usize,
 }
 
+/// Options of cairn_variable_create.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_variable_options {
+    pub struct_size: u32,
+    pub name: *const c_char,
+    pub trainable: i32,
+    pub scope: *const cairn_object,
+}
+
 /// `CAIRN_CONTEXT_OPTIONS_INIT`: the documented defaults of [`cairn_context_options`].
 pub const CAIRN_CONTEXT_OPTIONS_INIT: cairn_context_options = cairn_context_options {
     struct_size: core::mem::size_of::<cairn_context_options>() as u32,
@@ -142,6 +181,15 @@ pub const CAIRN_CONTEXT_OPTIONS_INIT: cairn_context_options = cairn_context_opti
     log_user_data: core::ptr::null_mut(),
     log_level: CAIRN_LOG_WARNING,
     allocator: core::ptr::null(),
+    log_release: None,
+};
+
+/// `CAIRN_VARIABLE_OPTIONS_INIT`: the documented defaults of [`cairn_variable_options`].
+pub const CAIRN_VARIABLE_OPTIONS_INIT: cairn_variable_options = cairn_variable_options {
+    struct_size: core::mem::size_of::<cairn_variable_options>() as u32,
+    name: core::ptr::null(),
+    trainable: 1,
+    scope: core::ptr::null(),
 };
 
 extern "C" {
@@ -191,7 +239,8 @@ extern "C" {
     ///               NULL only when nbytes is 0. Borrowed for the call.
     /// @param out    receives the new tensor; free it with cairn_tensor_free().
     /// Errors: INVALID_ARGUMENT for a bad dtype, rank, dimension or nbytes (the message gives both
-    /// sizes). CAIRN_STRING tensors cannot be created this way.
+    /// sizes). CAIRN_STRING tensors cannot be created this way. For CAIRN_BOOL, one byte per element;
+    /// any nonzero byte is stored as 1, so reads return only 0 and 1.
     #[must_use]
     pub fn cairn_tensor_create(ctx: *mut cairn_context, dtype: cairn_dtype, shape: *const i64, rank: usize, data: *const c_void, nbytes: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status;
 
@@ -228,6 +277,11 @@ extern "C" {
     #[must_use]
     pub fn cairn_tensor_copy_to_device(ctx: *mut cairn_context, t: *const cairn_tensor, device: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status;
 
+    /// CONSTRUCTOR. A second handle to the same immutable value (no copy, no context needed).
+    /// @param out  receives the new handle; free it with cairn_tensor_free().
+    #[must_use]
+    pub fn cairn_tensor_share(t: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status;
+
     /// DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine.
     pub fn cairn_tensor_free(t: *mut cairn_tensor);
 
@@ -244,6 +298,14 @@ extern "C" {
     #[must_use]
     pub fn cairn_op_run(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_attr, n_attrs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status;
 
+    /// METHOD. How many outputs op `op` produces with these attributes: fixed for most ops; for ops
+    /// with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
+    /// @param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
+    /// @param out    receives the count.
+    /// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count.
+    #[must_use]
+    pub fn cairn_op_num_outputs(op: *const c_char, attrs: *const cairn_attr, n_attrs: usize, out: *mut usize) -> *mut cairn_status;
+
     /// METHOD. How many ops are registered.
     pub fn cairn_op_count() -> usize;
 
@@ -258,4 +320,218 @@ extern "C" {
     /// @param out  receives a NUL-terminated string; free it with cairn_free().
     #[must_use]
     pub fn cairn_op_registry_json(out: *mut *mut c_char) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. A new trackable: an object whose attributes (set with cairn_object_set) are
+    /// tracked edges, kept in the order they were first set.
+    /// @param ctx  borrowed; the object keeps the context alive.
+    /// @param out  receives the new object; free it with cairn_object_free().
+    #[must_use]
+    pub fn cairn_trackable_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. A new module (tf.Module): a trackable with a name. Variables created with the
+    /// module as their scope are named "<name>/<variable name>:0".
+    /// @param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
+    /// @param out   receives the new module; free it with cairn_object_free().
+    /// Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name.
+    #[must_use]
+    pub fn cairn_module_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. Like cairn_module_create, inside the name scope of `parent_scope`: a module "m2"
+    /// created in the scope of module "m1" has scope "m1/m2", and its variables are named
+    /// "m1/m2/<name>:0". The two modules are not linked by an edge.
+    /// @param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
+    /// Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module.
+    #[must_use]
+    pub fn cairn_module_create_in_scope(ctx: *mut cairn_context, name: *const c_char, parent_scope: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. The module's name, e.g. "m2". Borrowed from the object: valid while any handle to it
+    /// lives. NULL for NULL or an object that is not a module.
+    pub fn cairn_module_name(module: *const cairn_object) -> *const c_char;
+
+    /// METHOD. The module's name scope, e.g. "m1/m2" (its name for a module created without a parent
+    /// scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module.
+    pub fn cairn_module_scope(module: *const cairn_object) -> *const c_char;
+
+    /// CONSTRUCTOR. A new variable holding `initial`: its dtype, shape and device are the variable's
+    /// for life. The value is shared with `initial`, not copied (tensors are immutable).
+    /// @param initial  borrowed for the call. Any dtype but CAIRN_STRING.
+    /// @param opts     borrowed for the call; NULL means all defaults.
+    /// @param out      receives the new variable; free it with cairn_object_free().
+    /// Errors: INVALID_ARGUMENT for NULL ctx, initial or out, a bad struct_size, name or trainable
+    /// value, a scope that is not a module, or a string tensor.
+    #[must_use]
+    pub fn cairn_variable_create(ctx: *mut cairn_context, initial: *const cairn_tensor, opts: *const cairn_variable_options, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. A snapshot of the variable's value; later assignments do not change it.
+    /// @param out  receives a new tensor; free it with cairn_tensor_free().
+    /// Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable.
+    #[must_use]
+    pub fn cairn_variable_read(var: *mut cairn_object, out: *mut *mut cairn_tensor) -> *mut cairn_status;
+
+    /// METHOD. Replaces the variable's value with `value`, which must have the variable's dtype and
+    /// shape. A value on another device is copied to the variable's device.
+    /// @param value  borrowed for the call.
+    /// Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
+    /// shape mismatch, e.g. "cairn_variable_assign: shape [3] does not match variable 'v:0' of shape
+    /// [2]". On error the value is unchanged.
+    #[must_use]
+    pub fn cairn_variable_assign(var: *mut cairn_object, value: *const cairn_tensor) -> *mut cairn_status;
+
+    /// METHOD. Adds `delta` to the variable (the Add op, on the variable's device). `delta` must have
+    /// the variable's dtype and shape (no broadcasting). The update is atomic with respect to other
+    /// writers of the same variable.
+    /// @param delta  borrowed for the call.
+    /// Errors: as cairn_variable_assign; the Add op's own errors (e.g. for bool) prefixed with
+    /// "cairn_variable_assign_add: ".
+    #[must_use]
+    pub fn cairn_variable_assign_add(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status;
+
+    /// METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add.
+    #[must_use]
+    pub fn cairn_variable_assign_sub(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status;
+
+    /// METHOD. The variable's name, e.g. "m1/m_v:0" or "Variable:0". Borrowed from the object: valid
+    /// while any handle to it lives. NULL for NULL or an object that is not a variable.
+    pub fn cairn_variable_name(var: *const cairn_object) -> *const c_char;
+
+    /// METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
+    /// variable.
+    pub fn cairn_variable_trainable(var: *const cairn_object) -> c_int;
+
+    /// METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
+    /// (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.)
+    pub fn cairn_variable_dtype(var: *const cairn_object) -> cairn_dtype;
+
+    /// CONSTRUCTOR. A new, empty list (ListWrapper). Its elements are tracked edges "0", "1", ...
+    /// @param out  receives the new list; free it with cairn_object_free().
+    #[must_use]
+    pub fn cairn_list_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. Appends `item` to the list as edge "<old size>". A checkpoint value waiting for that
+    /// edge is restored into `item` before this returns.
+    /// @param item  borrowed; the list takes its own reference.
+    /// Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
+    /// pending restore (the item stays appended).
+    #[must_use]
+    pub fn cairn_list_append(list: *mut cairn_object, item: *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. The number of elements; 0 for NULL or an object that is not a list.
+    pub fn cairn_list_size(list: *const cairn_object) -> usize;
+
+    /// METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
+    /// @param out  receives a new handle; free it with cairn_object_free().
+    /// Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index >= size.
+    #[must_use]
+    pub fn cairn_list_get(list: *mut cairn_object, index: usize, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. Replaces element `index` (< size) with `item`. TensorFlow refuses to checkpoint a list
+    /// whose elements were replaced or deleted (restore-on-create needs append-only lists).
+    /// @param item  borrowed; the list takes its own reference.
+    /// Errors: as cairn_list_get; the error of a pending restore (the item stays in place).
+    #[must_use]
+    pub fn cairn_list_set(list: *mut cairn_object, index: usize, item: *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. A new, empty dict (DictWrapper): string keys, kept in insertion order; each entry
+    /// is a tracked edge named by its key. Set, get and delete entries with cairn_object_set/get/delete.
+    /// @param out  receives the new dict; free it with cairn_object_free().
+    #[must_use]
+    pub fn cairn_dict_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. Creates or replaces the tracked edge `name` of `parent`: an attribute of a trackable or
+    /// module, a key of a dict, or an existing index ("0", "1", ...) of a list. A replaced edge keeps
+    /// its position; a new one goes last. An untracked reference of the same name is replaced. An edge
+    /// may point back to its parent or an ancestor (a cycle). A checkpoint value waiting for this edge
+    /// is restored into `child` before this returns.
+    /// @param name   borrowed for the call; a valid edge name (see above).
+    /// @param child  borrowed; the parent takes its own reference.
+    /// Errors: INVALID_ARGUMENT for NULL arguments, a bad name, or a variable parent (variables have no
+    /// edges); NOT_FOUND / OUT_OF_RANGE for a list name that is not an existing index; the error of a
+    /// pending restore (the edge stays).
+    #[must_use]
+    pub fn cairn_object_set(parent: *mut cairn_object, name: *const c_char, child: *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. Keeps `child` alive under `name` without tracking it: it is never walked, listed by the
+    /// module queries or checkpointed (an attribute TensorFlow does not track). A tracked edge of the
+    /// same name is replaced. Only trackables and modules have untracked references.
+    /// @param name   borrowed for the call; non-empty (may contain '/').
+    /// @param child  borrowed; the parent takes its own reference.
+    /// Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent.
+    #[must_use]
+    pub fn cairn_object_set_untracked(parent: *mut cairn_object, name: *const c_char, child: *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
+    /// @param out  receives a new handle; free it with cairn_object_free().
+    /// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
+    /// ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index >= size.
+    #[must_use]
+    pub fn cairn_object_get(parent: *mut cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. Deletes the edge `name` (tracked or untracked) from every later walk and checkpoint.
+    /// Deleting list element i moves the later elements down one index.
+    /// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge.
+    #[must_use]
+    pub fn cairn_object_delete(parent: *mut cairn_object, name: *const c_char) -> *mut cairn_status;
+
+    /// METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL.
+    pub fn cairn_object_kind_of(obj: *const cairn_object) -> cairn_object_kind;
+
+    /// METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL).
+    pub fn cairn_object_same(a: *const cairn_object, b: *const cairn_object) -> c_int;
+
+    /// METHOD. The number of tracked edges of the object (0 for variables and NULL).
+    pub fn cairn_object_child_count(obj: *const cairn_object) -> usize;
+
+    /// CONSTRUCTOR. A new handle to the object `obj` refers to (for example to keep an object lent by a
+    /// cairn_object_array after the array is freed).
+    /// @param obj  borrowed for the call.
+    /// @param out  receives the new handle; free it with cairn_object_free().
+    #[must_use]
+    pub fn cairn_object_share(obj: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// DESTRUCTOR. Frees a handle, dropping its reference; the object goes when nothing else refers to
+    /// it. NULL is fine. Never pass a handle borrowed from a cairn_object_array.
+    pub fn cairn_object_free(obj: *mut cairn_object);
+
+    /// METHOD. The tracked edges of `obj` in order (creation order; index order for lists); each
+    /// entry's path is the edge name. Variables give an empty array.
+    /// @param out  receives a new array; free it with cairn_object_array_free().
+    #[must_use]
+    pub fn cairn_object_children(obj: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status;
+
+    /// METHOD. tf.Module.variables (trainable_only 0) or .trainable_variables (1): own variables sorted
+    /// by attribute name first, then those of submodules, depth-first; each variable once, with the
+    /// path it was first found by.
+    /// @param out  receives a new array; free it with cairn_object_array_free().
+    #[must_use]
+    pub fn cairn_object_variables(root: *mut cairn_object, trainable_only: c_int, out: *mut *mut cairn_object_array) -> *mut cairn_status;
+
+    /// METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once.
+    #[must_use]
+    pub fn cairn_object_submodules(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status;
+
+    /// METHOD. tf.Module._flatten(with_path=True): every (path, object) pair, so an object reachable
+    /// by several paths appears once per path. A module met again while its own walk is in progress
+    /// (a cycle) has its direct attributes listed but is not searched again, so this ends.
+    #[must_use]
+    pub fn cairn_object_flatten(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status;
+
+    /// METHOD. Every object reachable from `root` along tracked edges in checkpoint order: the root
+    /// first (path ""), then breadth-first in edge order; each object once, with the first path that
+    /// reaches it. Lists and dicts are included.
+    #[must_use]
+    pub fn cairn_object_walk(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status;
+
+    /// METHOD. The number of entries; 0 for NULL.
+    pub fn cairn_object_array_size(a: *const cairn_object_array) -> usize;
+
+    /// METHOD. Entry `i`; NULL for NULL or i >= size. Borrowed from `a`: valid until the array is freed.
+    /// Do not free it; to keep the object longer, take a new handle with cairn_object_share.
+    pub fn cairn_object_array_get(a: *const cairn_object_array, i: usize) -> *mut cairn_object;
+
+    /// METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
+    /// NULL or i >= size.
+    pub fn cairn_object_array_path(a: *const cairn_object_array, i: usize) -> *const c_char;
+
+    /// DESTRUCTOR. Frees the array and the handles it lent. NULL is fine.
+    pub fn cairn_object_array_free(a: *mut cairn_object_array);
 }

@@ -211,7 +211,7 @@ impl DType {
     }
 }
 
-/// `cairn_log_level`.
+/// Severity of a log message; a context delivers those at or above its log_level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum LogLevel {
@@ -322,6 +322,66 @@ impl AttrKind {
             AttrKind::String => "ATTR_STRING",
             AttrKind::Dtype => "ATTR_DTYPE",
             AttrKind::Floats => "ATTR_FLOATS",
+        }
+    }
+}
+
+/// The kinds of objects. Values 6 and 7 are reserved for optimizers and layers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum ObjectKind {
+    /// `CAIRN_OBJECT_INVALID`
+    Invalid = 0,
+    /// `CAIRN_OBJECT_TRACKABLE`
+    Trackable = 1,
+    /// `CAIRN_OBJECT_VARIABLE`
+    Variable = 2,
+    /// `CAIRN_OBJECT_LIST`
+    List = 3,
+    /// `CAIRN_OBJECT_DICT`
+    Dict = 4,
+    /// `CAIRN_OBJECT_MODULE`
+    Module = 5,
+}
+
+impl ObjectKind {
+    /// All values, in the header's order.
+    pub const ALL: [ObjectKind; 6] = [
+        ObjectKind::Invalid,
+        ObjectKind::Trackable,
+        ObjectKind::Variable,
+        ObjectKind::List,
+        ObjectKind::Dict,
+        ObjectKind::Module,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_object_kind) -> Option<ObjectKind> {
+        match raw {
+            sys::CAIRN_OBJECT_INVALID => Some(ObjectKind::Invalid),
+            sys::CAIRN_OBJECT_TRACKABLE => Some(ObjectKind::Trackable),
+            sys::CAIRN_OBJECT_VARIABLE => Some(ObjectKind::Variable),
+            sys::CAIRN_OBJECT_LIST => Some(ObjectKind::List),
+            sys::CAIRN_OBJECT_DICT => Some(ObjectKind::Dict),
+            sys::CAIRN_OBJECT_MODULE => Some(ObjectKind::Module),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_object_kind {
+        self as sys::cairn_object_kind
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            ObjectKind::Invalid => "OBJECT_INVALID",
+            ObjectKind::Trackable => "OBJECT_TRACKABLE",
+            ObjectKind::Variable => "OBJECT_VARIABLE",
+            ObjectKind::List => "OBJECT_LIST",
+            ObjectKind::Dict => "OBJECT_DICT",
+            ObjectKind::Module => "OBJECT_MODULE",
         }
     }
 }

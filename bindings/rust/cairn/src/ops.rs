@@ -25,17 +25,28 @@ pub const OP_NAMES: &[&str] = &[
     "Abs",
     "Add",
     "AddN",
+    "All",
+    "Any",
+    "ArgMax",
+    "ArgMin",
+    "AvgPool",
     "Cast",
     "Ceil",
     "ClipByValue",
+    "ConcatV2",
+    "Conv2D",
     "Cos",
+    "Cumsum",
     "Elu",
     "Equal",
     "Erf",
     "Exp",
+    "ExpandDims",
+    "Fill",
     "Floor",
     "FloorDiv",
     "FloorMod",
+    "GatherV2",
     "Gelu",
     "Greater",
     "GreaterEqual",
@@ -46,34 +57,62 @@ pub const OP_NAMES: &[&str] = &[
     "LessEqual",
     "Log",
     "Log1p",
+    "LogSoftmax",
     "LogicalAnd",
     "LogicalNot",
     "LogicalOr",
     "MatMul",
+    "Max",
+    "MaxPool",
     "Maximum",
+    "Mean",
+    "Min",
     "Minimum",
     "Mul",
     "Neg",
     "NotEqual",
+    "OneHot",
     "OnesLike",
+    "Pack",
+    "Pad",
     "Pow",
+    "Prod",
+    "RandomStandardNormal",
+    "RandomUniform",
+    "Range",
     "RealDiv",
     "Reciprocal",
     "Relu",
     "Relu6",
+    "Reshape",
+    "Reverse",
     "Round",
     "Rsqrt",
+    "ScatterNd",
     "SelectV2",
     "Selu",
     "Sigmoid",
     "Sign",
     "Sin",
+    "Slice",
+    "Softmax",
     "Softplus",
+    "Sort",
+    "Split",
     "Sqrt",
     "Square",
     "SquaredDifference",
+    "Squeeze",
+    "StridedSlice",
     "Sub",
+    "Sum",
     "Tanh",
+    "Tile",
+    "TopKV2",
+    "Transpose",
+    "TruncatedNormal",
+    "Unpack",
+    "Where",
     "ZerosLike",
 ];
 
@@ -114,6 +153,283 @@ pub fn add_n(ctx: &Context, inputs: &[&Tensor]) -> Result<Tensor> {
     let raw_inputs: Vec<_> = inputs.iter().map(|t| t.as_raw()).collect();
     let [sum] = run_fixed::<1>(ctx, c"AddN", &raw_inputs, &[])?;
     Ok(sum)
+}
+
+/// `All`: Logical and over the attribute `axis`; empty gives true.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `axis` (INTS, default `[]`)
+/// - `keep_dims` (BOOL, default `false`)
+/// - `T` (DTYPE): taken from the inputs; one of bool
+pub fn all(ctx: &Context, input: &Tensor, attrs: AllAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"axis", &attrs.axis),
+        RawAttr::bool(c"keep_dims", attrs.keep_dims),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"All", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`all`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AllAttrs {
+    /// `axis`; default `[]`.
+    pub axis: Vec<i64>,
+    /// `keep_dims`; default `false`.
+    pub keep_dims: bool,
+}
+
+impl Default for AllAttrs {
+    fn default() -> Self {
+        Self {
+            axis: vec![],
+            keep_dims: false,
+        }
+    }
+}
+
+impl AllAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.axis = value.into();
+        self
+    }
+
+    /// Sets `keep_dims`.
+    pub fn keep_dims(mut self, value: bool) -> Self {
+        self.keep_dims = value;
+        self
+    }
+}
+
+/// `Any`: Logical or over the attribute `axis`; empty gives false.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `axis` (INTS, default `[]`)
+/// - `keep_dims` (BOOL, default `false`)
+/// - `T` (DTYPE): taken from the inputs; one of bool
+pub fn any(ctx: &Context, input: &Tensor, attrs: AnyAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"axis", &attrs.axis),
+        RawAttr::bool(c"keep_dims", attrs.keep_dims),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Any", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`any`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AnyAttrs {
+    /// `axis`; default `[]`.
+    pub axis: Vec<i64>,
+    /// `keep_dims`; default `false`.
+    pub keep_dims: bool,
+}
+
+impl Default for AnyAttrs {
+    fn default() -> Self {
+        Self {
+            axis: vec![],
+            keep_dims: false,
+        }
+    }
+}
+
+impl AnyAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.axis = value.into();
+        self
+    }
+
+    /// Sets `keep_dims`.
+    pub fn keep_dims(mut self, value: bool) -> Self {
+        self.keep_dims = value;
+        self
+    }
+}
+
+/// `ArgMax`: Index of the largest value along `axis` (an attribute); ties and NaNs take the first index.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (output_type).
+///
+/// Attributes:
+/// - `axis` (INT, default `0`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+/// - `output_type` (DTYPE, default `int64`); one of int32, int64
+pub fn arg_max(ctx: &Context, input: &Tensor, attrs: ArgMaxAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"axis", attrs.axis),
+        RawAttr::dtype(c"output_type", attrs.output_type),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"ArgMax", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`arg_max`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ArgMaxAttrs {
+    /// `axis`; default `0`.
+    pub axis: i64,
+    /// `output_type`; default `int64`.
+    pub output_type: DType,
+}
+
+impl Default for ArgMaxAttrs {
+    fn default() -> Self {
+        Self {
+            axis: 0,
+            output_type: DType::Int64,
+        }
+    }
+}
+
+impl ArgMaxAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+
+    /// Sets `output_type`.
+    pub fn output_type(mut self, value: DType) -> Self {
+        self.output_type = value;
+        self
+    }
+}
+
+/// `ArgMin`: Index of the smallest value along `axis` (an attribute); ties and NaNs take the first index.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (output_type).
+///
+/// Attributes:
+/// - `axis` (INT, default `0`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+/// - `output_type` (DTYPE, default `int64`); one of int32, int64
+pub fn arg_min(ctx: &Context, input: &Tensor, attrs: ArgMinAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"axis", attrs.axis),
+        RawAttr::dtype(c"output_type", attrs.output_type),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"ArgMin", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`arg_min`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ArgMinAttrs {
+    /// `axis`; default `0`.
+    pub axis: i64,
+    /// `output_type`; default `int64`.
+    pub output_type: DType,
+}
+
+impl Default for ArgMinAttrs {
+    fn default() -> Self {
+        Self {
+            axis: 0,
+            output_type: DType::Int64,
+        }
+    }
+}
+
+impl ArgMinAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+
+    /// Sets `output_type`.
+    pub fn output_type(mut self, value: DType) -> Self {
+        self.output_type = value;
+        self
+    }
+}
+
+/// `AvgPool`: Mean over each NHWC window, dividing by the number of non-padding elements.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `ksize` (INTS): required
+/// - `strides` (INTS): required
+/// - `padding` (STRING): required; one of `SAME`, `VALID`
+/// - `data_format` (STRING, default `"NHWC"`); one of `NHWC`
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn avg_pool(ctx: &Context, input: &Tensor, ksize: &[i64], strides: &[i64], padding: &str, attrs: AvgPoolAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let padding_c = c_string(padding, "AvgPool", "padding")?;
+    let data_format_c = c_string(attrs.data_format.as_str(), "AvgPool", "data_format")?;
+    let raw_attrs = [
+        RawAttr::ints(c"ksize", ksize),
+        RawAttr::ints(c"strides", strides),
+        RawAttr::string(c"padding", &padding_c),
+        RawAttr::string(c"data_format", &data_format_c),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"AvgPool", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`avg_pool`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AvgPoolAttrs {
+    /// `data_format`; default `"NHWC"`.
+    pub data_format: String,
+}
+
+impl Default for AvgPoolAttrs {
+    fn default() -> Self {
+        Self {
+            data_format: String::from("NHWC"),
+        }
+    }
+}
+
+impl AvgPoolAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `data_format`.
+    pub fn data_format(mut self, value: impl Into<String>) -> Self {
+        self.data_format = value.into();
+        self
+    }
 }
 
 /// `Cast`: Converts x to DstT: float->int truncates toward zero and saturates (NaN -> 0), complex->real keeps the real part, x->bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
@@ -189,6 +505,113 @@ pub fn clip_by_value(ctx: &Context, t: &Tensor, clip_value_min: &Tensor, clip_va
     Ok(output)
 }
 
+/// `ConcatV2`: Joins `values` along `axis`; all other dimensions must match.
+///
+/// Inputs: `values` (T) (one or more).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `axis` (INT, default `0`)
+pub fn concat_v2(ctx: &Context, values: &[&Tensor], attrs: ConcatV2Attrs) -> Result<Tensor> {
+    let raw_inputs: Vec<_> = values.iter().map(|t| t.as_raw()).collect();
+    let raw_attrs = [
+        RawAttr::int(c"axis", attrs.axis),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"ConcatV2", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`concat_v2`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConcatV2Attrs {
+    /// `axis`; default `0`.
+    pub axis: i64,
+}
+
+impl Default for ConcatV2Attrs {
+    fn default() -> Self {
+        Self {
+            axis: 0,
+        }
+    }
+}
+
+impl ConcatV2Attrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+}
+
+/// `Conv2D`: 2-D cross-correlation of NHWC input with an HWIO filter; SAME/VALID padding only, NHWC only.
+///
+/// Inputs: `input` (T), `filter` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `strides` (INTS): required
+/// - `padding` (STRING): required; one of `SAME`, `VALID`
+/// - `dilations` (INTS, default `[1, 1, 1, 1]`)
+/// - `data_format` (STRING, default `"NHWC"`); one of `NHWC`
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn conv2d(ctx: &Context, input: &Tensor, filter: &Tensor, strides: &[i64], padding: &str, attrs: Conv2DAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw(), filter.as_raw()];
+    let padding_c = c_string(padding, "Conv2D", "padding")?;
+    let data_format_c = c_string(attrs.data_format.as_str(), "Conv2D", "data_format")?;
+    let raw_attrs = [
+        RawAttr::ints(c"strides", strides),
+        RawAttr::string(c"padding", &padding_c),
+        RawAttr::ints(c"dilations", &attrs.dilations),
+        RawAttr::string(c"data_format", &data_format_c),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Conv2D", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`conv2d`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Conv2DAttrs {
+    /// `dilations`; default `[1, 1, 1, 1]`.
+    pub dilations: Vec<i64>,
+    /// `data_format`; default `"NHWC"`.
+    pub data_format: String,
+}
+
+impl Default for Conv2DAttrs {
+    fn default() -> Self {
+        Self {
+            dilations: vec![1, 1, 1, 1],
+            data_format: String::from("NHWC"),
+        }
+    }
+}
+
+impl Conv2DAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `dilations`.
+    pub fn dilations(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.dilations = value.into();
+        self
+    }
+
+    /// Sets `data_format`.
+    pub fn data_format(mut self, value: impl Into<String>) -> Self {
+        self.data_format = value.into();
+        self
+    }
+}
+
 /// `Cos`: Cosine.
 ///
 /// Inputs: `x` (T).
@@ -200,6 +623,73 @@ pub fn cos(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     let raw_inputs = [x.as_raw()];
     let [y] = run_fixed::<1>(ctx, c"Cos", &raw_inputs, &[])?;
     Ok(y)
+}
+
+/// `Cumsum`: Cumulative sum along `axis` (an attribute); `exclusive` starts from 0, `reverse` scans from the end.
+///
+/// Inputs: `x` (T).
+/// Outputs: `out` (T).
+///
+/// Attributes:
+/// - `axis` (INT, default `0`)
+/// - `exclusive` (BOOL, default `false`)
+/// - `reverse` (BOOL, default `false`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+pub fn cumsum(ctx: &Context, x: &Tensor, attrs: CumsumAttrs) -> Result<Tensor> {
+    let raw_inputs = [x.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"axis", attrs.axis),
+        RawAttr::bool(c"exclusive", attrs.exclusive),
+        RawAttr::bool(c"reverse", attrs.reverse),
+    ];
+    let [out] = run_fixed::<1>(ctx, c"Cumsum", &raw_inputs, &raw_attrs)?;
+    Ok(out)
+}
+
+/// Optional attributes of [`cumsum`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CumsumAttrs {
+    /// `axis`; default `0`.
+    pub axis: i64,
+    /// `exclusive`; default `false`.
+    pub exclusive: bool,
+    /// `reverse`; default `false`.
+    pub reverse: bool,
+}
+
+impl Default for CumsumAttrs {
+    fn default() -> Self {
+        Self {
+            axis: 0,
+            exclusive: false,
+            reverse: false,
+        }
+    }
+}
+
+impl CumsumAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+
+    /// Sets `exclusive`.
+    pub fn exclusive(mut self, value: bool) -> Self {
+        self.exclusive = value;
+        self
+    }
+
+    /// Sets `reverse`.
+    pub fn reverse(mut self, value: bool) -> Self {
+        self.reverse = value;
+        self
+    }
 }
 
 /// `Elu`: x if x > 0, else exp(x) - 1.
@@ -286,6 +776,40 @@ pub fn exp(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
+/// `ExpandDims`: Inserts a size-1 dimension at `axis` (in [-rank-1, rank]).
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `axis` (INT): required
+pub fn expand_dims(ctx: &Context, input: &Tensor, axis: i64) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"axis", axis),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"ExpandDims", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// `Fill`: A tensor of shape `dims` with every element equal to the scalar `value`.
+///
+/// Inputs: `value` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `dims` (INTS): required
+pub fn fill(ctx: &Context, value: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let raw_inputs = [value.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"dims", dims),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Fill", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
 /// `Floor`: Largest integer not above x.
 ///
 /// Inputs: `x` (T).
@@ -323,6 +847,63 @@ pub fn floor_mod(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let raw_inputs = [x.as_raw(), y.as_raw()];
     let [z] = run_fixed::<1>(ctx, c"FloorMod", &raw_inputs, &[])?;
     Ok(z)
+}
+
+/// `GatherV2`: Takes slices of `params` along `axis` at `indices`; the first `batch_dims` dimensions are batch dimensions shared by params and indices. Out-of-range indices are an error.
+///
+/// Inputs: `params` (Tparams), `indices` (Tindices).
+/// Outputs: `output` (Tparams).
+///
+/// Attributes:
+/// - `Tparams` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `Tindices` (DTYPE): taken from the inputs; one of int32, int64
+/// - `axis` (INT, default `0`)
+/// - `batch_dims` (INT, default `0`)
+pub fn gather_v2(ctx: &Context, params: &Tensor, indices: &Tensor, attrs: GatherV2Attrs) -> Result<Tensor> {
+    let raw_inputs = [params.as_raw(), indices.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"axis", attrs.axis),
+        RawAttr::int(c"batch_dims", attrs.batch_dims),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"GatherV2", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`gather_v2`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GatherV2Attrs {
+    /// `axis`; default `0`.
+    pub axis: i64,
+    /// `batch_dims`; default `0`.
+    pub batch_dims: i64,
+}
+
+impl Default for GatherV2Attrs {
+    fn default() -> Self {
+        Self {
+            axis: 0,
+            batch_dims: 0,
+        }
+    }
+}
+
+impl GatherV2Attrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+
+    /// Sets `batch_dims`.
+    pub fn batch_dims(mut self, value: i64) -> Self {
+        self.batch_dims = value;
+        self
+    }
 }
 
 /// `Gelu`: x * Phi(x) (as tf.nn.gelu); `approximate` uses the tanh form. Cairn op: TF has no raw op.
@@ -487,6 +1068,51 @@ pub fn log1p(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
+/// `LogSoftmax`: x - max - log(sum(exp(x - max))) along `axis` (an attribute, default -1; TF uses the last axis).
+///
+/// Inputs: `logits` (T).
+/// Outputs: `logsoftmax` (T).
+///
+/// Attributes:
+/// - `axis` (INT, default `-1`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn log_softmax(ctx: &Context, logits: &Tensor, attrs: LogSoftmaxAttrs) -> Result<Tensor> {
+    let raw_inputs = [logits.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"axis", attrs.axis),
+    ];
+    let [logsoftmax] = run_fixed::<1>(ctx, c"LogSoftmax", &raw_inputs, &raw_attrs)?;
+    Ok(logsoftmax)
+}
+
+/// Optional attributes of [`log_softmax`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LogSoftmaxAttrs {
+    /// `axis`; default `-1`.
+    pub axis: i64,
+}
+
+impl Default for LogSoftmaxAttrs {
+    fn default() -> Self {
+        Self {
+            axis: -1,
+        }
+    }
+}
+
+impl LogSoftmaxAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+}
+
 /// `LogicalAnd`: x AND y on bool tensors, with broadcasting.
 ///
 /// Inputs: `x` (bool), `y` (bool).
@@ -573,6 +1199,115 @@ impl MatMulAttrs {
     }
 }
 
+/// `Max`: Maximum over the attribute `axis`; NaN wins; empty gives the lowest value (-inf for floats).
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `axis` (INTS, default `[]`)
+/// - `keep_dims` (BOOL, default `false`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+pub fn max(ctx: &Context, input: &Tensor, attrs: MaxAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"axis", &attrs.axis),
+        RawAttr::bool(c"keep_dims", attrs.keep_dims),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Max", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`max`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MaxAttrs {
+    /// `axis`; default `[]`.
+    pub axis: Vec<i64>,
+    /// `keep_dims`; default `false`.
+    pub keep_dims: bool,
+}
+
+impl Default for MaxAttrs {
+    fn default() -> Self {
+        Self {
+            axis: vec![],
+            keep_dims: false,
+        }
+    }
+}
+
+impl MaxAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.axis = value.into();
+        self
+    }
+
+    /// Sets `keep_dims`.
+    pub fn keep_dims(mut self, value: bool) -> Self {
+        self.keep_dims = value;
+        self
+    }
+}
+
+/// `MaxPool`: Maximum over each NHWC window; padding is ignored; NaN wins.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `ksize` (INTS): required
+/// - `strides` (INTS): required
+/// - `padding` (STRING): required; one of `SAME`, `VALID`
+/// - `data_format` (STRING, default `"NHWC"`); one of `NHWC`
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn max_pool(ctx: &Context, input: &Tensor, ksize: &[i64], strides: &[i64], padding: &str, attrs: MaxPoolAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let padding_c = c_string(padding, "MaxPool", "padding")?;
+    let data_format_c = c_string(attrs.data_format.as_str(), "MaxPool", "data_format")?;
+    let raw_attrs = [
+        RawAttr::ints(c"ksize", ksize),
+        RawAttr::ints(c"strides", strides),
+        RawAttr::string(c"padding", &padding_c),
+        RawAttr::string(c"data_format", &data_format_c),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"MaxPool", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`max_pool`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MaxPoolAttrs {
+    /// `data_format`; default `"NHWC"`.
+    pub data_format: String,
+}
+
+impl Default for MaxPoolAttrs {
+    fn default() -> Self {
+        Self {
+            data_format: String::from("NHWC"),
+        }
+    }
+}
+
+impl MaxPoolAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `data_format`.
+    pub fn data_format(mut self, value: impl Into<String>) -> Self {
+        self.data_format = value.into();
+        self
+    }
+}
+
 /// `Maximum`: max(x, y); NaN wins for floats.
 ///
 /// Inputs: `x` (T), `y` (T).
@@ -584,6 +1319,118 @@ pub fn maximum(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let raw_inputs = [x.as_raw(), y.as_raw()];
     let [z] = run_fixed::<1>(ctx, c"Maximum", &raw_inputs, &[])?;
     Ok(z)
+}
+
+/// `Mean`: Mean over the attribute `axis`; integers truncate a 64-bit sum (TF wraps in T); empty floats give NaN, empty ints 0.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `axis` (INTS, default `[]`)
+/// - `keep_dims` (BOOL, default `false`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+pub fn mean(ctx: &Context, input: &Tensor, attrs: MeanAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"axis", &attrs.axis),
+        RawAttr::bool(c"keep_dims", attrs.keep_dims),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Mean", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`mean`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MeanAttrs {
+    /// `axis`; default `[]`.
+    pub axis: Vec<i64>,
+    /// `keep_dims`; default `false`.
+    pub keep_dims: bool,
+}
+
+impl Default for MeanAttrs {
+    fn default() -> Self {
+        Self {
+            axis: vec![],
+            keep_dims: false,
+        }
+    }
+}
+
+impl MeanAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.axis = value.into();
+        self
+    }
+
+    /// Sets `keep_dims`.
+    pub fn keep_dims(mut self, value: bool) -> Self {
+        self.keep_dims = value;
+        self
+    }
+}
+
+/// `Min`: Minimum over the attribute `axis`; NaN wins; empty gives the highest value (+inf for floats).
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `axis` (INTS, default `[]`)
+/// - `keep_dims` (BOOL, default `false`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+pub fn min(ctx: &Context, input: &Tensor, attrs: MinAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"axis", &attrs.axis),
+        RawAttr::bool(c"keep_dims", attrs.keep_dims),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Min", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`min`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MinAttrs {
+    /// `axis`; default `[]`.
+    pub axis: Vec<i64>,
+    /// `keep_dims`; default `false`.
+    pub keep_dims: bool,
+}
+
+impl Default for MinAttrs {
+    fn default() -> Self {
+        Self {
+            axis: vec![],
+            keep_dims: false,
+        }
+    }
+}
+
+impl MinAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.axis = value.into();
+        self
+    }
+
+    /// Sets `keep_dims`.
+    pub fn keep_dims(mut self, value: bool) -> Self {
+        self.keep_dims = value;
+        self
+    }
 }
 
 /// `Minimum`: min(x, y); NaN wins for floats.
@@ -670,6 +1517,86 @@ impl NotEqualAttrs {
     }
 }
 
+/// `OneHot`: One-hot encoding: `on_value` where the index matches, `off_value` elsewhere, along a new dimension of size `depth` at `axis`; out-of-range indices give all-off rows. on/off values are attributes converted to `dtype`.
+///
+/// Inputs: `indices` (TI).
+/// Outputs: `output` (dtype).
+///
+/// Attributes:
+/// - `TI` (DTYPE): taken from the inputs; one of int32, uint8, int64
+/// - `depth` (INT): required
+/// - `on_value` (FLOAT, default `1`)
+/// - `off_value` (FLOAT, default `0`)
+/// - `axis` (INT, default `-1`)
+/// - `dtype` (DTYPE, default `float32`); one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+pub fn one_hot(ctx: &Context, indices: &Tensor, depth: i64, attrs: OneHotAttrs) -> Result<Tensor> {
+    let raw_inputs = [indices.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"depth", depth),
+        RawAttr::float(c"on_value", attrs.on_value),
+        RawAttr::float(c"off_value", attrs.off_value),
+        RawAttr::int(c"axis", attrs.axis),
+        RawAttr::dtype(c"dtype", attrs.dtype),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"OneHot", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`one_hot`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OneHotAttrs {
+    /// `on_value`; default `1`.
+    pub on_value: f64,
+    /// `off_value`; default `0`.
+    pub off_value: f64,
+    /// `axis`; default `-1`.
+    pub axis: i64,
+    /// `dtype`; default `float32`.
+    pub dtype: DType,
+}
+
+impl Default for OneHotAttrs {
+    fn default() -> Self {
+        Self {
+            on_value: 1.0,
+            off_value: 0.0,
+            axis: -1,
+            dtype: DType::Float32,
+        }
+    }
+}
+
+impl OneHotAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `on_value`.
+    pub fn on_value(mut self, value: f64) -> Self {
+        self.on_value = value;
+        self
+    }
+
+    /// Sets `off_value`.
+    pub fn off_value(mut self, value: f64) -> Self {
+        self.off_value = value;
+        self
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+
+    /// Sets `dtype`.
+    pub fn dtype(mut self, value: DType) -> Self {
+        self.dtype = value;
+        self
+    }
+}
+
 /// `OnesLike`: Ones (true for bool) with the shape and dtype of x.
 ///
 /// Inputs: `x` (T).
@@ -683,6 +1610,98 @@ pub fn ones_like(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
+/// `Pack`: Stacks same-shaped `values` along a new dimension at `axis` (in [-rank-1, rank]).
+///
+/// Inputs: `values` (T) (one or more).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `axis` (INT, default `0`)
+pub fn pack(ctx: &Context, values: &[&Tensor], attrs: PackAttrs) -> Result<Tensor> {
+    let raw_inputs: Vec<_> = values.iter().map(|t| t.as_raw()).collect();
+    let raw_attrs = [
+        RawAttr::int(c"axis", attrs.axis),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Pack", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`pack`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PackAttrs {
+    /// `axis`; default `0`.
+    pub axis: i64,
+}
+
+impl Default for PackAttrs {
+    fn default() -> Self {
+        Self {
+            axis: 0,
+        }
+    }
+}
+
+impl PackAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+}
+
+/// `Pad`: Pads with `constant_values` (converted to T): `paddings` is the flattened [rank, 2] list of [before, after] counts (TensorFlow's PadV2).
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `paddings` (INTS): required
+/// - `constant_values` (FLOAT, default `0`)
+pub fn pad(ctx: &Context, input: &Tensor, paddings: &[i64], attrs: PadAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"paddings", paddings),
+        RawAttr::float(c"constant_values", attrs.constant_values),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Pad", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`pad`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PadAttrs {
+    /// `constant_values`; default `0`.
+    pub constant_values: f64,
+}
+
+impl Default for PadAttrs {
+    fn default() -> Self {
+        Self {
+            constant_values: 0.0,
+        }
+    }
+}
+
+impl PadAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `constant_values`.
+    pub fn constant_values(mut self, value: f64) -> Self {
+        self.constant_values = value;
+        self
+    }
+}
+
 /// `Pow`: x ** y; integers to negative integer powers are an error.
 ///
 /// Inputs: `x` (T), `y` (T).
@@ -694,6 +1713,257 @@ pub fn pow(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let raw_inputs = [x.as_raw(), y.as_raw()];
     let [z] = run_fixed::<1>(ctx, c"Pow", &raw_inputs, &[])?;
     Ok(z)
+}
+
+/// `Prod`: Product over the attribute `axis`; floats accumulate in double; the empty product is 1.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `axis` (INTS, default `[]`)
+/// - `keep_dims` (BOOL, default `false`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+pub fn prod(ctx: &Context, input: &Tensor, attrs: ProdAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"axis", &attrs.axis),
+        RawAttr::bool(c"keep_dims", attrs.keep_dims),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Prod", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`prod`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ProdAttrs {
+    /// `axis`; default `[]`.
+    pub axis: Vec<i64>,
+    /// `keep_dims`; default `false`.
+    pub keep_dims: bool,
+}
+
+impl Default for ProdAttrs {
+    fn default() -> Self {
+        Self {
+            axis: vec![],
+            keep_dims: false,
+        }
+    }
+}
+
+impl ProdAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.axis = value.into();
+        self
+    }
+
+    /// Sets `keep_dims`.
+    pub fn keep_dims(mut self, value: bool) -> Self {
+        self.keep_dims = value;
+        self
+    }
+}
+
+/// `RandomStandardNormal`: Standard normals (Box-Muller) of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
+///
+/// No inputs: runs on the context's default device.
+/// Outputs: `output` (dtype).
+///
+/// Attributes:
+/// - `shape` (INTS): required
+/// - `dtype` (DTYPE, default `float32`); one of float32, float64, bfloat16, float16
+/// - `seed` (INT, default `0`)
+/// - `seed2` (INT, default `0`)
+pub fn random_standard_normal(ctx: &Context, shape: &[i64], attrs: RandomStandardNormalAttrs) -> Result<Tensor> {
+    let raw_inputs = [];
+    let raw_attrs = [
+        RawAttr::ints(c"shape", shape),
+        RawAttr::dtype(c"dtype", attrs.dtype),
+        RawAttr::int(c"seed", attrs.seed),
+        RawAttr::int(c"seed2", attrs.seed2),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"RandomStandardNormal", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`random_standard_normal`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RandomStandardNormalAttrs {
+    /// `dtype`; default `float32`.
+    pub dtype: DType,
+    /// `seed`; default `0`.
+    pub seed: i64,
+    /// `seed2`; default `0`.
+    pub seed2: i64,
+}
+
+impl Default for RandomStandardNormalAttrs {
+    fn default() -> Self {
+        Self {
+            dtype: DType::Float32,
+            seed: 0,
+            seed2: 0,
+        }
+    }
+}
+
+impl RandomStandardNormalAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `dtype`.
+    pub fn dtype(mut self, value: DType) -> Self {
+        self.dtype = value;
+        self
+    }
+
+    /// Sets `seed`.
+    pub fn seed(mut self, value: i64) -> Self {
+        self.seed = value;
+        self
+    }
+
+    /// Sets `seed2`.
+    pub fn seed2(mut self, value: i64) -> Self {
+        self.seed2 = value;
+        self
+    }
+}
+
+/// `RandomUniform`: Uniform [0, 1) of attribute `shape` (Philox, not TF's stream); seeds 0,0 take a fresh per-call key from the context.
+///
+/// No inputs: runs on the context's default device.
+/// Outputs: `output` (dtype).
+///
+/// Attributes:
+/// - `shape` (INTS): required
+/// - `dtype` (DTYPE, default `float32`); one of float32, float64, bfloat16, float16
+/// - `seed` (INT, default `0`)
+/// - `seed2` (INT, default `0`)
+pub fn random_uniform(ctx: &Context, shape: &[i64], attrs: RandomUniformAttrs) -> Result<Tensor> {
+    let raw_inputs = [];
+    let raw_attrs = [
+        RawAttr::ints(c"shape", shape),
+        RawAttr::dtype(c"dtype", attrs.dtype),
+        RawAttr::int(c"seed", attrs.seed),
+        RawAttr::int(c"seed2", attrs.seed2),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"RandomUniform", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`random_uniform`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RandomUniformAttrs {
+    /// `dtype`; default `float32`.
+    pub dtype: DType,
+    /// `seed`; default `0`.
+    pub seed: i64,
+    /// `seed2`; default `0`.
+    pub seed2: i64,
+}
+
+impl Default for RandomUniformAttrs {
+    fn default() -> Self {
+        Self {
+            dtype: DType::Float32,
+            seed: 0,
+            seed2: 0,
+        }
+    }
+}
+
+impl RandomUniformAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `dtype`.
+    pub fn dtype(mut self, value: DType) -> Self {
+        self.dtype = value;
+        self
+    }
+
+    /// Sets `seed`.
+    pub fn seed(mut self, value: i64) -> Self {
+        self.seed = value;
+        self
+    }
+
+    /// Sets `seed2`.
+    pub fn seed2(mut self, value: i64) -> Self {
+        self.seed2 = value;
+        self
+    }
+}
+
+/// `Range`: start, start + delta, ... up to but excluding limit, as `dtype`; integer dtypes need integral start/limit/delta and are computed exactly.
+///
+/// No inputs: runs on the context's default device.
+/// Outputs: `output` (dtype).
+///
+/// Attributes:
+/// - `start` (FLOAT): required
+/// - `limit` (FLOAT): required
+/// - `delta` (FLOAT, default `1`)
+/// - `dtype` (DTYPE, default `float32`); one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+pub fn range(ctx: &Context, start: f64, limit: f64, attrs: RangeAttrs) -> Result<Tensor> {
+    let raw_inputs = [];
+    let raw_attrs = [
+        RawAttr::float(c"start", start),
+        RawAttr::float(c"limit", limit),
+        RawAttr::float(c"delta", attrs.delta),
+        RawAttr::dtype(c"dtype", attrs.dtype),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Range", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`range`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeAttrs {
+    /// `delta`; default `1`.
+    pub delta: f64,
+    /// `dtype`; default `float32`.
+    pub dtype: DType,
+}
+
+impl Default for RangeAttrs {
+    fn default() -> Self {
+        Self {
+            delta: 1.0,
+            dtype: DType::Float32,
+        }
+    }
+}
+
+impl RangeAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `delta`.
+    pub fn delta(mut self, value: f64) -> Self {
+        self.delta = value;
+        self
+    }
+
+    /// Sets `dtype`.
+    pub fn dtype(mut self, value: DType) -> Self {
+        self.dtype = value;
+        self
+    }
 }
 
 /// `RealDiv`: x / y; integer division truncates, and an integer divisor of zero is an error.
@@ -748,6 +2018,40 @@ pub fn relu6(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
+/// `Reshape`: Same elements in a new shape; `shape` may hold one -1, inferred from the element count.
+///
+/// Inputs: `tensor` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `shape` (INTS): required
+pub fn reshape(ctx: &Context, tensor: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let raw_inputs = [tensor.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"shape", shape),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Reshape", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// `Reverse`: Reverses the dimensions listed in `axis` (TensorFlow's ReverseV2).
+///
+/// Inputs: `tensor` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `axis` (INTS): required
+pub fn reverse(ctx: &Context, tensor: &Tensor, axis: &[i64]) -> Result<Tensor> {
+    let raw_inputs = [tensor.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"axis", axis),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Reverse", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
 /// `Round`: Nearest integer, halves to even (banker's rounding); float dtypes only.
 ///
 /// Inputs: `x` (T).
@@ -772,6 +2076,24 @@ pub fn rsqrt(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     let raw_inputs = [x.as_raw()];
     let [y] = run_fixed::<1>(ctx, c"Rsqrt", &raw_inputs, &[])?;
     Ok(y)
+}
+
+/// `ScatterNd`: A zero tensor of shape `shape` with `updates` added at `indices` (duplicates add); out-of-range indices are an error.
+///
+/// Inputs: `indices` (Tindices), `updates` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `Tindices` (DTYPE): taken from the inputs; one of int32, int64
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+/// - `shape` (INTS): required
+pub fn scatter_nd(ctx: &Context, indices: &Tensor, updates: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let raw_inputs = [indices.as_raw(), updates.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"shape", shape),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"ScatterNd", &raw_inputs, &raw_attrs)?;
+    Ok(output)
 }
 
 /// `SelectV2`: condition ? t : e elementwise, all three broadcasting together. The alias Select has these V2 semantics (TF's v1 row-select by a vector condition is not supported).
@@ -839,6 +2161,70 @@ pub fn sin(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
+/// `Slice`: The block starting at `begin` with extent `size` (-1: to the end of that dimension).
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `begin` (INTS): required
+/// - `size` (INTS): required
+pub fn slice(ctx: &Context, input: &Tensor, begin: &[i64], size: &[i64]) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"begin", begin),
+        RawAttr::ints(c"size", size),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Slice", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// `Softmax`: exp(x - max) / sum(exp(x - max)) along `axis` (an attribute, default -1; TF uses the last axis).
+///
+/// Inputs: `logits` (T).
+/// Outputs: `softmax` (T).
+///
+/// Attributes:
+/// - `axis` (INT, default `-1`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn softmax(ctx: &Context, logits: &Tensor, attrs: SoftmaxAttrs) -> Result<Tensor> {
+    let raw_inputs = [logits.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"axis", attrs.axis),
+    ];
+    let [softmax] = run_fixed::<1>(ctx, c"Softmax", &raw_inputs, &raw_attrs)?;
+    Ok(softmax)
+}
+
+/// Optional attributes of [`softmax`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SoftmaxAttrs {
+    /// `axis`; default `-1`.
+    pub axis: i64,
+}
+
+impl Default for SoftmaxAttrs {
+    fn default() -> Self {
+        Self {
+            axis: -1,
+        }
+    }
+}
+
+impl SoftmaxAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+}
+
 /// `Softplus`: log(1 + exp(x)), computed without overflow for large |x|.
 ///
 /// Inputs: `x` (T).
@@ -850,6 +2236,109 @@ pub fn softplus(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     let raw_inputs = [x.as_raw()];
     let [y] = run_fixed::<1>(ctx, c"Softplus", &raw_inputs, &[])?;
     Ok(y)
+}
+
+/// `Sort`: Stable sort along `axis`; NaNs sort last ascending (like NumPy) and first descending.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `axis` (INT, default `-1`)
+/// - `descending` (BOOL, default `false`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+pub fn sort(ctx: &Context, input: &Tensor, attrs: SortAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"axis", attrs.axis),
+        RawAttr::bool(c"descending", attrs.descending),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Sort", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`sort`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SortAttrs {
+    /// `axis`; default `-1`.
+    pub axis: i64,
+    /// `descending`; default `false`.
+    pub descending: bool,
+}
+
+impl Default for SortAttrs {
+    fn default() -> Self {
+        Self {
+            axis: -1,
+            descending: false,
+        }
+    }
+}
+
+impl SortAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+
+    /// Sets `descending`.
+    pub fn descending(mut self, value: bool) -> Self {
+        self.descending = value;
+        self
+    }
+}
+
+/// `Split`: Splits `value` along `axis` into `num_split` equal pieces (the size must divide evenly).
+///
+/// Inputs: `value` (T).
+/// Outputs: `output` (T) (one or more).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `axis` (INT, default `0`)
+/// - `num_split` (INT): required
+pub fn split(ctx: &Context, value: &Tensor, num_split: i64, attrs: SplitAttrs) -> Result<Vec<Tensor>> {
+    let raw_inputs = [value.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"axis", attrs.axis),
+        RawAttr::int(c"num_split", num_split),
+    ];
+    let n_outputs = usize::try_from(num_split).unwrap_or(0);
+    run_vec(ctx, c"Split", &raw_inputs, &raw_attrs, n_outputs)
+}
+
+/// Optional attributes of [`split`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SplitAttrs {
+    /// `axis`; default `0`.
+    pub axis: i64,
+}
+
+impl Default for SplitAttrs {
+    fn default() -> Self {
+        Self {
+            axis: 0,
+        }
+    }
+}
+
+impl SplitAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
 }
 
 /// `Sqrt`: Square root; sqrt(x < 0) = NaN for real dtypes.
@@ -891,6 +2380,146 @@ pub fn squared_difference(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tenso
     Ok(z)
 }
 
+/// `Squeeze`: Removes size-1 dimensions: those in `squeeze_dims`, or all of them when it is empty.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `squeeze_dims` (INTS, default `[]`)
+pub fn squeeze(ctx: &Context, input: &Tensor, attrs: SqueezeAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"squeeze_dims", &attrs.squeeze_dims),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Squeeze", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`squeeze`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SqueezeAttrs {
+    /// `squeeze_dims`; default `[]`.
+    pub squeeze_dims: Vec<i64>,
+}
+
+impl Default for SqueezeAttrs {
+    fn default() -> Self {
+        Self {
+            squeeze_dims: vec![],
+        }
+    }
+}
+
+impl SqueezeAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `squeeze_dims`.
+    pub fn squeeze_dims(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.squeeze_dims = value.into();
+        self
+    }
+}
+
+/// `StridedSlice`: Python-style input[begin:end:strides] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `begin` (INTS): required
+/// - `end` (INTS): required
+/// - `strides` (INTS): required
+/// - `begin_mask` (INT, default `0`)
+/// - `end_mask` (INT, default `0`)
+/// - `ellipsis_mask` (INT, default `0`)
+/// - `new_axis_mask` (INT, default `0`)
+/// - `shrink_axis_mask` (INT, default `0`)
+pub fn strided_slice(ctx: &Context, input: &Tensor, begin: &[i64], end: &[i64], strides: &[i64], attrs: StridedSliceAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"begin", begin),
+        RawAttr::ints(c"end", end),
+        RawAttr::ints(c"strides", strides),
+        RawAttr::int(c"begin_mask", attrs.begin_mask),
+        RawAttr::int(c"end_mask", attrs.end_mask),
+        RawAttr::int(c"ellipsis_mask", attrs.ellipsis_mask),
+        RawAttr::int(c"new_axis_mask", attrs.new_axis_mask),
+        RawAttr::int(c"shrink_axis_mask", attrs.shrink_axis_mask),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"StridedSlice", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`strided_slice`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StridedSliceAttrs {
+    /// `begin_mask`; default `0`.
+    pub begin_mask: i64,
+    /// `end_mask`; default `0`.
+    pub end_mask: i64,
+    /// `ellipsis_mask`; default `0`.
+    pub ellipsis_mask: i64,
+    /// `new_axis_mask`; default `0`.
+    pub new_axis_mask: i64,
+    /// `shrink_axis_mask`; default `0`.
+    pub shrink_axis_mask: i64,
+}
+
+impl Default for StridedSliceAttrs {
+    fn default() -> Self {
+        Self {
+            begin_mask: 0,
+            end_mask: 0,
+            ellipsis_mask: 0,
+            new_axis_mask: 0,
+            shrink_axis_mask: 0,
+        }
+    }
+}
+
+impl StridedSliceAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `begin_mask`.
+    pub fn begin_mask(mut self, value: i64) -> Self {
+        self.begin_mask = value;
+        self
+    }
+
+    /// Sets `end_mask`.
+    pub fn end_mask(mut self, value: i64) -> Self {
+        self.end_mask = value;
+        self
+    }
+
+    /// Sets `ellipsis_mask`.
+    pub fn ellipsis_mask(mut self, value: i64) -> Self {
+        self.ellipsis_mask = value;
+        self
+    }
+
+    /// Sets `new_axis_mask`.
+    pub fn new_axis_mask(mut self, value: i64) -> Self {
+        self.new_axis_mask = value;
+        self
+    }
+
+    /// Sets `shrink_axis_mask`.
+    pub fn shrink_axis_mask(mut self, value: i64) -> Self {
+        self.shrink_axis_mask = value;
+        self
+    }
+}
+
 /// `Sub`: x - y, elementwise with broadcasting.
 ///
 /// Inputs: `x` (T), `y` (T).
@@ -904,6 +2533,62 @@ pub fn sub(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(z)
 }
 
+/// `Sum`: Sum over the INTS attribute `axis` (all axes when empty); floats accumulate in double, integers wrap.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `axis` (INTS, default `[]`)
+/// - `keep_dims` (BOOL, default `false`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+pub fn sum(ctx: &Context, input: &Tensor, attrs: SumAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"axis", &attrs.axis),
+        RawAttr::bool(c"keep_dims", attrs.keep_dims),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Sum", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`sum`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SumAttrs {
+    /// `axis`; default `[]`.
+    pub axis: Vec<i64>,
+    /// `keep_dims`; default `false`.
+    pub keep_dims: bool,
+}
+
+impl Default for SumAttrs {
+    fn default() -> Self {
+        Self {
+            axis: vec![],
+            keep_dims: false,
+        }
+    }
+}
+
+impl SumAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.axis = value.into();
+        self
+    }
+
+    /// Sets `keep_dims`.
+    pub fn keep_dims(mut self, value: bool) -> Self {
+        self.keep_dims = value;
+        self
+    }
+}
+
 /// `Tanh`: Hyperbolic tangent.
 ///
 /// Inputs: `x` (T).
@@ -915,6 +2600,243 @@ pub fn tanh(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     let raw_inputs = [x.as_raw()];
     let [y] = run_fixed::<1>(ctx, c"Tanh", &raw_inputs, &[])?;
     Ok(y)
+}
+
+/// `Tile`: Repeats the input multiples[i] times along dimension i.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `multiples` (INTS): required
+pub fn tile(ctx: &Context, input: &Tensor, multiples: &[i64]) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"multiples", multiples),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Tile", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// `TopKV2`: The k largest values along the last axis and their int32 indices, largest first; ties take the lower index; NaN counts as largest; `k` is an attribute; output is always sorted.
+///
+/// Inputs: `input` (T).
+/// Outputs: `values` (T), `indices` (int32).
+///
+/// Attributes:
+/// - `k` (INT): required
+/// - `sorted` (BOOL, default `true`)
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+pub fn top_kv2(ctx: &Context, input: &Tensor, k: i64, attrs: TopKV2Attrs) -> Result<(Tensor, Tensor)> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"k", k),
+        RawAttr::bool(c"sorted", attrs.sorted),
+    ];
+    let [values, indices] = run_fixed::<2>(ctx, c"TopKV2", &raw_inputs, &raw_attrs)?;
+    Ok((values, indices))
+}
+
+/// Optional attributes of [`top_kv2`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TopKV2Attrs {
+    /// `sorted`; default `true`.
+    pub sorted: bool,
+}
+
+impl Default for TopKV2Attrs {
+    fn default() -> Self {
+        Self {
+            sorted: true,
+        }
+    }
+}
+
+impl TopKV2Attrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `sorted`.
+    pub fn sorted(mut self, value: bool) -> Self {
+        self.sorted = value;
+        self
+    }
+}
+
+/// `Transpose`: Permutes dimensions: output dim i is input dim perm[i]; empty `perm` reverses them.
+///
+/// Inputs: `x` (T).
+/// Outputs: `y` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `perm` (INTS, default `[]`)
+pub fn transpose(ctx: &Context, x: &Tensor, attrs: TransposeAttrs) -> Result<Tensor> {
+    let raw_inputs = [x.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"perm", &attrs.perm),
+    ];
+    let [y] = run_fixed::<1>(ctx, c"Transpose", &raw_inputs, &raw_attrs)?;
+    Ok(y)
+}
+
+/// Optional attributes of [`transpose`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TransposeAttrs {
+    /// `perm`; default `[]`.
+    pub perm: Vec<i64>,
+}
+
+impl Default for TransposeAttrs {
+    fn default() -> Self {
+        Self {
+            perm: vec![],
+        }
+    }
+}
+
+impl TransposeAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `perm`.
+    pub fn perm(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.perm = value.into();
+        self
+    }
+}
+
+/// `TruncatedNormal`: Standard normals redrawn while |x| > 2, of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
+///
+/// No inputs: runs on the context's default device.
+/// Outputs: `output` (dtype).
+///
+/// Attributes:
+/// - `shape` (INTS): required
+/// - `dtype` (DTYPE, default `float32`); one of float32, float64, bfloat16, float16
+/// - `seed` (INT, default `0`)
+/// - `seed2` (INT, default `0`)
+pub fn truncated_normal(ctx: &Context, shape: &[i64], attrs: TruncatedNormalAttrs) -> Result<Tensor> {
+    let raw_inputs = [];
+    let raw_attrs = [
+        RawAttr::ints(c"shape", shape),
+        RawAttr::dtype(c"dtype", attrs.dtype),
+        RawAttr::int(c"seed", attrs.seed),
+        RawAttr::int(c"seed2", attrs.seed2),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"TruncatedNormal", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`truncated_normal`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TruncatedNormalAttrs {
+    /// `dtype`; default `float32`.
+    pub dtype: DType,
+    /// `seed`; default `0`.
+    pub seed: i64,
+    /// `seed2`; default `0`.
+    pub seed2: i64,
+}
+
+impl Default for TruncatedNormalAttrs {
+    fn default() -> Self {
+        Self {
+            dtype: DType::Float32,
+            seed: 0,
+            seed2: 0,
+        }
+    }
+}
+
+impl TruncatedNormalAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `dtype`.
+    pub fn dtype(mut self, value: DType) -> Self {
+        self.dtype = value;
+        self
+    }
+
+    /// Sets `seed`.
+    pub fn seed(mut self, value: i64) -> Self {
+        self.seed = value;
+        self
+    }
+
+    /// Sets `seed2`.
+    pub fn seed2(mut self, value: i64) -> Self {
+        self.seed2 = value;
+        self
+    }
+}
+
+/// `Unpack`: Splits `value` into `num` tensors along `axis`, removing that dimension.
+///
+/// Inputs: `value` (T).
+/// Outputs: `output` (T) (one or more).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `num` (INT): required
+/// - `axis` (INT, default `0`)
+pub fn unpack(ctx: &Context, value: &Tensor, num: i64, attrs: UnpackAttrs) -> Result<Vec<Tensor>> {
+    let raw_inputs = [value.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"num", num),
+        RawAttr::int(c"axis", attrs.axis),
+    ];
+    let n_outputs = usize::try_from(num).unwrap_or(0);
+    run_vec(ctx, c"Unpack", &raw_inputs, &raw_attrs, n_outputs)
+}
+
+/// Optional attributes of [`unpack`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UnpackAttrs {
+    /// `axis`; default `0`.
+    pub axis: i64,
+}
+
+impl Default for UnpackAttrs {
+    fn default() -> Self {
+        Self {
+            axis: 0,
+        }
+    }
+}
+
+impl UnpackAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `axis`.
+    pub fn axis(mut self, value: i64) -> Self {
+        self.axis = value;
+        self
+    }
+}
+
+/// `Where`: Coordinates of the non-zero (true) elements of `condition` as int64 [num_true, rank], in row-major order.
+///
+/// Inputs: `condition` (T).
+/// Outputs: `index` (int64).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+pub fn r#where(ctx: &Context, condition: &Tensor) -> Result<Tensor> {
+    let raw_inputs = [condition.as_raw()];
+    let [index] = run_fixed::<1>(ctx, c"Where", &raw_inputs, &[])?;
+    Ok(index)
 }
 
 /// `ZerosLike`: Zeros (false for bool) with the shape and dtype of x.

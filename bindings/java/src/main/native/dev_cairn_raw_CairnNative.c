@@ -55,34 +55,6 @@ JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_dtypeName(JNIEnv *env, 
   return cairn_jni_new_string(env, cairn_dtype_name((cairn_dtype)dtype));
 }
 
-JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_contextCreate(JNIEnv *env, jclass cls, jbyteArray optsDevice, jint optsNumThreads, jlong optsSeed, jlong optsLogFn, jint optsLogLevel) {
-  (void)env;
-  (void)cls;
-  jlong result = 0;
-  cairn_jni_arena arena;
-  cairn_jni_arena_init(&arena);
-  cairn_context_options c_opts;
-  memset(&c_opts, 0, sizeof c_opts);
-  c_opts.struct_size = (uint32_t)sizeof c_opts;
-  if (!cairn_jni_cstring(env, &arena, optsDevice, &c_opts.device)) goto done;
-  c_opts.num_threads = (int32_t)optsNumThreads;
-  c_opts.seed = (uint64_t)optsSeed;
-  /* log_fn: an id from Callbacks.registerLogFn; 0 for none. */
-  if (optsLogFn != 0) {
-    c_opts.log_fn = cairn_jni_trampoline_log_fn;
-    c_opts.log_user_data = (void *)(intptr_t)optsLogFn;
-  }
-  c_opts.log_level = (cairn_log_level)optsLogLevel;
-  /* allocator: Java code cannot provide native allocator hooks; left NULL (its default). */
-  cairn_context *c_out = NULL;
-  cairn_status *status = cairn_context_create(&c_opts, &c_out);
-  if (cairn_jni_check_status(env, status)) goto done;
-  result = (jlong)(intptr_t)c_out;
-done:
-  cairn_jni_arena_release(&arena);
-  return result;
-}
-
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_contextFree(JNIEnv *env, jclass cls, jlong ctx) {
   (void)env;
   (void)cls;
@@ -496,6 +468,18 @@ done:
   return result;
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorShare(JNIEnv *env, jclass cls, jlong t) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_tensor_share((const cairn_tensor *)(intptr_t)t, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tensorFree(JNIEnv *env, jclass cls, jlong t) {
   (void)env;
   (void)cls;
@@ -624,4 +608,401 @@ JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_opRegistryJson(JNIEnv *
   cairn_free(c_out);
 done:
   return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_trackableCreate(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_trackable_create((cairn_context *)(intptr_t)ctx, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_moduleCreate(JNIEnv *env, jclass cls, jlong ctx, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_module_create((cairn_context *)(intptr_t)ctx, c_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_moduleCreateInScope(JNIEnv *env, jclass cls, jlong ctx, jbyteArray name, jlong parentScope) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_module_create_in_scope((cairn_context *)(intptr_t)ctx, c_name, (const cairn_object *)(intptr_t)parentScope, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_moduleName(JNIEnv *env, jclass cls, jlong module) {
+  (void)env;
+  (void)cls;
+  return cairn_jni_new_string(env, cairn_module_name((const cairn_object *)(intptr_t)module));
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_moduleScope(JNIEnv *env, jclass cls, jlong module) {
+  (void)env;
+  (void)cls;
+  return cairn_jni_new_string(env, cairn_module_scope((const cairn_object *)(intptr_t)module));
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_variableCreate(JNIEnv *env, jclass cls, jlong ctx, jlong initial, jbyteArray optsName, jint optsTrainable, jlong optsScope) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_variable_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  if (!cairn_jni_cstring(env, &arena, optsName, &c_opts.name)) goto done;
+  c_opts.trainable = (int32_t)optsTrainable;
+  c_opts.scope = (const cairn_object *)(intptr_t)optsScope;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_variable_create((cairn_context *)(intptr_t)ctx, (const cairn_tensor *)(intptr_t)initial, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_variableRead(JNIEnv *env, jclass cls, jlong var) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_variable_read((cairn_object *)(intptr_t)var, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_variableAssign(JNIEnv *env, jclass cls, jlong var, jlong value) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_variable_assign((cairn_object *)(intptr_t)var, (const cairn_tensor *)(intptr_t)value);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_variableAssignAdd(JNIEnv *env, jclass cls, jlong var, jlong delta) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_variable_assign_add((cairn_object *)(intptr_t)var, (const cairn_tensor *)(intptr_t)delta);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_variableAssignSub(JNIEnv *env, jclass cls, jlong var, jlong delta) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_variable_assign_sub((cairn_object *)(intptr_t)var, (const cairn_tensor *)(intptr_t)delta);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_variableName(JNIEnv *env, jclass cls, jlong var) {
+  (void)env;
+  (void)cls;
+  return cairn_jni_new_string(env, cairn_variable_name((const cairn_object *)(intptr_t)var));
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_variableTrainable(JNIEnv *env, jclass cls, jlong var) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_variable_trainable((const cairn_object *)(intptr_t)var);
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_variableDtype(JNIEnv *env, jclass cls, jlong var) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_variable_dtype((const cairn_object *)(intptr_t)var);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_listCreate(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_list_create((cairn_context *)(intptr_t)ctx, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_listAppend(JNIEnv *env, jclass cls, jlong list, jlong item) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_list_append((cairn_object *)(intptr_t)list, (cairn_object *)(intptr_t)item);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_listSize(JNIEnv *env, jclass cls, jlong list) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_list_size((const cairn_object *)(intptr_t)list);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_listGet(JNIEnv *env, jclass cls, jlong list, jlong index) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_list_get((cairn_object *)(intptr_t)list, (size_t)index, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_listSet(JNIEnv *env, jclass cls, jlong list, jlong index, jlong item) {
+  (void)env;
+  (void)cls;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  cairn_status *status = cairn_list_set((cairn_object *)(intptr_t)list, (size_t)index, (cairn_object *)(intptr_t)item);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_dictCreate(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_dict_create((cairn_context *)(intptr_t)ctx, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_objectSet(JNIEnv *env, jclass cls, jlong parent, jbyteArray name, jlong child) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_status *status = cairn_object_set((cairn_object *)(intptr_t)parent, c_name, (cairn_object *)(intptr_t)child);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_objectSetUntracked(JNIEnv *env, jclass cls, jlong parent, jbyteArray name, jlong child) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_status *status = cairn_object_set_untracked((cairn_object *)(intptr_t)parent, c_name, (cairn_object *)(intptr_t)child);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_objectGet(JNIEnv *env, jclass cls, jlong parent, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_object_get((cairn_object *)(intptr_t)parent, c_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_objectDelete(JNIEnv *env, jclass cls, jlong parent, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_status *status = cairn_object_delete((cairn_object *)(intptr_t)parent, c_name);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_objectKindOf(JNIEnv *env, jclass cls, jlong obj) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_object_kind_of((const cairn_object *)(intptr_t)obj);
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_objectSame(JNIEnv *env, jclass cls, jlong a, jlong b) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_object_same((const cairn_object *)(intptr_t)a, (const cairn_object *)(intptr_t)b);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_objectChildCount(JNIEnv *env, jclass cls, jlong obj) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_object_child_count((const cairn_object *)(intptr_t)obj);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_objectShare(JNIEnv *env, jclass cls, jlong obj) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_object_share((const cairn_object *)(intptr_t)obj, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_objectFree(JNIEnv *env, jclass cls, jlong obj) {
+  (void)env;
+  (void)cls;
+  cairn_object_free((cairn_object *)(intptr_t)obj);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_objectChildren(JNIEnv *env, jclass cls, jlong obj) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object_array *c_out = NULL;
+  cairn_status *status = cairn_object_children((cairn_object *)(intptr_t)obj, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_objectVariables(JNIEnv *env, jclass cls, jlong root, jint trainableOnly) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object_array *c_out = NULL;
+  cairn_status *status = cairn_object_variables((cairn_object *)(intptr_t)root, (int)trainableOnly, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_objectSubmodules(JNIEnv *env, jclass cls, jlong root) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object_array *c_out = NULL;
+  cairn_status *status = cairn_object_submodules((cairn_object *)(intptr_t)root, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_objectFlatten(JNIEnv *env, jclass cls, jlong root) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object_array *c_out = NULL;
+  cairn_status *status = cairn_object_flatten((cairn_object *)(intptr_t)root, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_objectWalk(JNIEnv *env, jclass cls, jlong root) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object_array *c_out = NULL;
+  cairn_status *status = cairn_object_walk((cairn_object *)(intptr_t)root, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_objectArraySize(JNIEnv *env, jclass cls, jlong a) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_object_array_size((const cairn_object_array *)(intptr_t)a);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_objectArrayGet(JNIEnv *env, jclass cls, jlong a, jlong i) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = (jlong)(intptr_t)cairn_object_array_get((const cairn_object_array *)(intptr_t)a, (size_t)i);
+done:
+  return result;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_objectArrayPath(JNIEnv *env, jclass cls, jlong a, jlong i) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_object_array_path((const cairn_object_array *)(intptr_t)a, (size_t)i));
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_objectArrayFree(JNIEnv *env, jclass cls, jlong a) {
+  (void)env;
+  (void)cls;
+  cairn_object_array_free((cairn_object_array *)(intptr_t)a);
 }

@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_log_level:
+ * cairn_log_level: Severity of a log message; a context delivers those at or above its log_level.
  */
 public enum LogLevel {
   DEBUG(0),

@@ -68,6 +68,365 @@ public final class Ops {
     return ctx.runRaw(OP_ADD_N, in, null, 1)[0];
   }
 
+  private static final byte[] OP_ALL = cstr("All");
+  /**
+   * All: Logical and over the attribute `axis`; empty gives true.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr axis: INTS, default []
+   *   <li>attr keep_dims: BOOL, default false
+   *   <li>attr T: DTYPE, inferred from the inputs, one of bool
+   * </ul>
+   */
+  public static Tensor all(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_ALL, in, null, 1)[0];
+  }
+
+  /** All with optional attributes; see {@link AllAttrs}. */
+  public static Tensor all(CairnContext ctx, Tensor input, AllAttrs attrs) {
+    if (attrs == null) attrs = AllAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_ALL, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of All, each starting at its default. Not thread-safe to mutate. */
+  public static final class AllAttrs {
+    static final AllAttrs DEFAULTS = new AllAttrs();
+
+    private long[] axis = new long[] {};
+    private boolean axisSet;
+    private boolean keepDims = false;
+    private boolean keepDimsSet;
+
+    private AllAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static AllAttrs builder() {
+      return new AllAttrs();
+    }
+
+    /** Sets axis (INTS, default []). */
+    public AllAttrs axis(long... value) {
+      if (value == null) throw new NullPointerException("axis");
+      this.axis = value.clone();
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long[] axis() {
+      return axis.clone();
+    }
+
+    /** Sets keep_dims (BOOL, default false). */
+    public AllAttrs keepDims(boolean value) {
+      this.keepDims = value;
+      this.keepDimsSet = true;
+      return this;
+    }
+
+    /** The value of keep_dims: the one set, or the default. */
+    public boolean keepDims() {
+      return keepDims;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInts("axis", axis);
+      if (keepDimsSet) enc.setBool("keep_dims", keepDims);
+    }
+  }
+
+  private static final byte[] OP_ANY = cstr("Any");
+  /**
+   * Any: Logical or over the attribute `axis`; empty gives false.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr axis: INTS, default []
+   *   <li>attr keep_dims: BOOL, default false
+   *   <li>attr T: DTYPE, inferred from the inputs, one of bool
+   * </ul>
+   */
+  public static Tensor any(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_ANY, in, null, 1)[0];
+  }
+
+  /** Any with optional attributes; see {@link AnyAttrs}. */
+  public static Tensor any(CairnContext ctx, Tensor input, AnyAttrs attrs) {
+    if (attrs == null) attrs = AnyAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_ANY, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Any, each starting at its default. Not thread-safe to mutate. */
+  public static final class AnyAttrs {
+    static final AnyAttrs DEFAULTS = new AnyAttrs();
+
+    private long[] axis = new long[] {};
+    private boolean axisSet;
+    private boolean keepDims = false;
+    private boolean keepDimsSet;
+
+    private AnyAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static AnyAttrs builder() {
+      return new AnyAttrs();
+    }
+
+    /** Sets axis (INTS, default []). */
+    public AnyAttrs axis(long... value) {
+      if (value == null) throw new NullPointerException("axis");
+      this.axis = value.clone();
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long[] axis() {
+      return axis.clone();
+    }
+
+    /** Sets keep_dims (BOOL, default false). */
+    public AnyAttrs keepDims(boolean value) {
+      this.keepDims = value;
+      this.keepDimsSet = true;
+      return this;
+    }
+
+    /** The value of keep_dims: the one set, or the default. */
+    public boolean keepDims() {
+      return keepDims;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInts("axis", axis);
+      if (keepDimsSet) enc.setBool("keep_dims", keepDims);
+    }
+  }
+
+  private static final byte[] OP_ARG_MAX = cstr("ArgMax");
+  /**
+   * ArgMax: Index of the largest value along `axis` (an attribute); ties and NaNs take the first index.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype output_type
+   *   <li>attr axis: INT, default 0
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+   *   <li>attr output_type: DTYPE, default "int64", one of int32, int64
+   * </ul>
+   */
+  public static Tensor argMax(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_ARG_MAX, in, null, 1)[0];
+  }
+
+  /** ArgMax with optional attributes; see {@link ArgMaxAttrs}. */
+  public static Tensor argMax(CairnContext ctx, Tensor input, ArgMaxAttrs attrs) {
+    if (attrs == null) attrs = ArgMaxAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_ARG_MAX, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of ArgMax, each starting at its default. Not thread-safe to mutate. */
+  public static final class ArgMaxAttrs {
+    static final ArgMaxAttrs DEFAULTS = new ArgMaxAttrs();
+
+    private long axis = 0L;
+    private boolean axisSet;
+    private DType outputType = DType.INT64;
+    private boolean outputTypeSet;
+
+    private ArgMaxAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static ArgMaxAttrs builder() {
+      return new ArgMaxAttrs();
+    }
+
+    /** Sets axis (INT, default 0). */
+    public ArgMaxAttrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    /** Sets output_type (DTYPE, default "int64"). One of int32, int64. */
+    public ArgMaxAttrs outputType(DType value) {
+      if (value == null) throw new NullPointerException("output_type");
+      this.outputType = value;
+      this.outputTypeSet = true;
+      return this;
+    }
+
+    /** The value of output_type: the one set, or the default. */
+    public DType outputType() {
+      return outputType;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+      if (outputTypeSet) enc.setDType("output_type", outputType);
+    }
+  }
+
+  private static final byte[] OP_ARG_MIN = cstr("ArgMin");
+  /**
+   * ArgMin: Index of the smallest value along `axis` (an attribute); ties and NaNs take the first index.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype output_type
+   *   <li>attr axis: INT, default 0
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+   *   <li>attr output_type: DTYPE, default "int64", one of int32, int64
+   * </ul>
+   */
+  public static Tensor argMin(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_ARG_MIN, in, null, 1)[0];
+  }
+
+  /** ArgMin with optional attributes; see {@link ArgMinAttrs}. */
+  public static Tensor argMin(CairnContext ctx, Tensor input, ArgMinAttrs attrs) {
+    if (attrs == null) attrs = ArgMinAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_ARG_MIN, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of ArgMin, each starting at its default. Not thread-safe to mutate. */
+  public static final class ArgMinAttrs {
+    static final ArgMinAttrs DEFAULTS = new ArgMinAttrs();
+
+    private long axis = 0L;
+    private boolean axisSet;
+    private DType outputType = DType.INT64;
+    private boolean outputTypeSet;
+
+    private ArgMinAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static ArgMinAttrs builder() {
+      return new ArgMinAttrs();
+    }
+
+    /** Sets axis (INT, default 0). */
+    public ArgMinAttrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    /** Sets output_type (DTYPE, default "int64"). One of int32, int64. */
+    public ArgMinAttrs outputType(DType value) {
+      if (value == null) throw new NullPointerException("output_type");
+      this.outputType = value;
+      this.outputTypeSet = true;
+      return this;
+    }
+
+    /** The value of output_type: the one set, or the default. */
+    public DType outputType() {
+      return outputType;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+      if (outputTypeSet) enc.setDType("output_type", outputType);
+    }
+  }
+
+  private static final byte[] OP_AVG_POOL = cstr("AvgPool");
+  /**
+   * AvgPool: Mean over each NHWC window, dividing by the number of non-padding elements.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr ksize: INTS, required
+   *   <li>attr strides: INTS, required
+   *   <li>attr padding: STRING, required, one of SAME, VALID
+   *   <li>attr data_format: STRING, default "NHWC", one of NHWC
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor avgPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("ksize", ksize);
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    return ctx.runRaw(OP_AVG_POOL, in, enc, 1)[0];
+  }
+
+  /** AvgPool with optional attributes; see {@link AvgPoolAttrs}. */
+  public static Tensor avgPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding, AvgPoolAttrs attrs) {
+    if (attrs == null) attrs = AvgPoolAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("ksize", ksize);
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_AVG_POOL, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of AvgPool, each starting at its default. Not thread-safe to mutate. */
+  public static final class AvgPoolAttrs {
+    static final AvgPoolAttrs DEFAULTS = new AvgPoolAttrs();
+
+    private String dataFormat = "NHWC";
+    private boolean dataFormatSet;
+
+    private AvgPoolAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static AvgPoolAttrs builder() {
+      return new AvgPoolAttrs();
+    }
+
+    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    public AvgPoolAttrs dataFormat(String value) {
+      if (value == null) throw new NullPointerException("data_format");
+      this.dataFormat = value;
+      this.dataFormatSet = true;
+      return this;
+    }
+
+    /** The value of data_format: the one set, or the default. */
+    public String dataFormat() {
+      return dataFormat;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dataFormatSet) enc.setString("data_format", dataFormat);
+    }
+  }
+
   private static final byte[] OP_CAST = cstr("Cast");
   /**
    * Cast: Converts x to DstT: float-&gt;int truncates toward zero and saturates (NaN -&gt; 0), complex-&gt;real keeps the real part, x-&gt;bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
@@ -160,6 +519,146 @@ public final class Ops {
     return ctx.runRaw(OP_CLIP_BY_VALUE, in, null, 1)[0];
   }
 
+  private static final byte[] OP_CONCAT_V2 = cstr("ConcatV2");
+  /**
+   * ConcatV2: Joins `values` along `axis`; all other dimensions must match.
+   *
+   * <ul>
+   *   <li>input values: dtype T, variadic
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr axis: INT, default 0
+   * </ul>
+   */
+  public static Tensor concatV2(CairnContext ctx, Tensor... values) {
+    Tensor[] in = new Tensor[values.length];
+    System.arraycopy(values, 0, in, 0, values.length);
+    return ctx.runRaw(OP_CONCAT_V2, in, null, 1)[0];
+  }
+
+  /** ConcatV2 with optional attributes; see {@link ConcatV2Attrs}. */
+  public static Tensor concatV2(CairnContext ctx, Tensor[] values, ConcatV2Attrs attrs) {
+    if (attrs == null) attrs = ConcatV2Attrs.DEFAULTS;
+    Tensor[] in = new Tensor[values.length];
+    System.arraycopy(values, 0, in, 0, values.length);
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_CONCAT_V2, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of ConcatV2, each starting at its default. Not thread-safe to mutate. */
+  public static final class ConcatV2Attrs {
+    static final ConcatV2Attrs DEFAULTS = new ConcatV2Attrs();
+
+    private long axis = 0L;
+    private boolean axisSet;
+
+    private ConcatV2Attrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static ConcatV2Attrs builder() {
+      return new ConcatV2Attrs();
+    }
+
+    /** Sets axis (INT, default 0). */
+    public ConcatV2Attrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+    }
+  }
+
+  private static final byte[] OP_CONV2_D = cstr("Conv2D");
+  /**
+   * Conv2D: 2-D cross-correlation of NHWC input with an HWIO filter; SAME/VALID padding only, NHWC only.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>input filter: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr strides: INTS, required
+   *   <li>attr padding: STRING, required, one of SAME, VALID
+   *   <li>attr dilations: INTS, default [1, 1, 1, 1]
+   *   <li>attr data_format: STRING, default "NHWC", one of NHWC
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor conv2D(CairnContext ctx, Tensor input, Tensor filter, long[] strides, String padding) {
+    Tensor[] in = {input, filter};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    return ctx.runRaw(OP_CONV2_D, in, enc, 1)[0];
+  }
+
+  /** Conv2D with optional attributes; see {@link Conv2DAttrs}. */
+  public static Tensor conv2D(CairnContext ctx, Tensor input, Tensor filter, long[] strides, String padding, Conv2DAttrs attrs) {
+    if (attrs == null) attrs = Conv2DAttrs.DEFAULTS;
+    Tensor[] in = {input, filter};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_CONV2_D, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Conv2D, each starting at its default. Not thread-safe to mutate. */
+  public static final class Conv2DAttrs {
+    static final Conv2DAttrs DEFAULTS = new Conv2DAttrs();
+
+    private long[] dilations = new long[] {1L, 1L, 1L, 1L};
+    private boolean dilationsSet;
+    private String dataFormat = "NHWC";
+    private boolean dataFormatSet;
+
+    private Conv2DAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static Conv2DAttrs builder() {
+      return new Conv2DAttrs();
+    }
+
+    /** Sets dilations (INTS, default [1, 1, 1, 1]). */
+    public Conv2DAttrs dilations(long... value) {
+      if (value == null) throw new NullPointerException("dilations");
+      this.dilations = value.clone();
+      this.dilationsSet = true;
+      return this;
+    }
+
+    /** The value of dilations: the one set, or the default. */
+    public long[] dilations() {
+      return dilations.clone();
+    }
+
+    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    public Conv2DAttrs dataFormat(String value) {
+      if (value == null) throw new NullPointerException("data_format");
+      this.dataFormat = value;
+      this.dataFormatSet = true;
+      return this;
+    }
+
+    /** The value of data_format: the one set, or the default. */
+    public String dataFormat() {
+      return dataFormat;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dilationsSet) enc.setInts("dilations", dilations);
+      if (dataFormatSet) enc.setString("data_format", dataFormat);
+    }
+  }
+
   private static final byte[] OP_COS = cstr("Cos");
   /**
    * Cos: Cosine.
@@ -173,6 +672,94 @@ public final class Ops {
   public static Tensor cos(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_COS, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_CUMSUM = cstr("Cumsum");
+  /**
+   * Cumsum: Cumulative sum along `axis` (an attribute); `exclusive` starts from 0, `reverse` scans from the end.
+   *
+   * <ul>
+   *   <li>input x: dtype T
+   *   <li>output out: dtype T
+   *   <li>attr axis: INT, default 0
+   *   <li>attr exclusive: BOOL, default false
+   *   <li>attr reverse: BOOL, default false
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor cumsum(CairnContext ctx, Tensor x) {
+    Tensor[] in = {x};
+    return ctx.runRaw(OP_CUMSUM, in, null, 1)[0];
+  }
+
+  /** Cumsum with optional attributes; see {@link CumsumAttrs}. */
+  public static Tensor cumsum(CairnContext ctx, Tensor x, CumsumAttrs attrs) {
+    if (attrs == null) attrs = CumsumAttrs.DEFAULTS;
+    Tensor[] in = {x};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_CUMSUM, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Cumsum, each starting at its default. Not thread-safe to mutate. */
+  public static final class CumsumAttrs {
+    static final CumsumAttrs DEFAULTS = new CumsumAttrs();
+
+    private long axis = 0L;
+    private boolean axisSet;
+    private boolean exclusive = false;
+    private boolean exclusiveSet;
+    private boolean reverse = false;
+    private boolean reverseSet;
+
+    private CumsumAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static CumsumAttrs builder() {
+      return new CumsumAttrs();
+    }
+
+    /** Sets axis (INT, default 0). */
+    public CumsumAttrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    /** Sets exclusive (BOOL, default false). */
+    public CumsumAttrs exclusive(boolean value) {
+      this.exclusive = value;
+      this.exclusiveSet = true;
+      return this;
+    }
+
+    /** The value of exclusive: the one set, or the default. */
+    public boolean exclusive() {
+      return exclusive;
+    }
+
+    /** Sets reverse (BOOL, default false). */
+    public CumsumAttrs reverse(boolean value) {
+      this.reverse = value;
+      this.reverseSet = true;
+      return this;
+    }
+
+    /** The value of reverse: the one set, or the default. */
+    public boolean reverse() {
+      return reverse;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+      if (exclusiveSet) enc.setBool("exclusive", exclusive);
+      if (reverseSet) enc.setBool("reverse", reverse);
+    }
   }
 
   private static final byte[] OP_ELU = cstr("Elu");
@@ -277,6 +864,42 @@ public final class Ops {
     return ctx.runRaw(OP_EXP, in, null, 1)[0];
   }
 
+  private static final byte[] OP_EXPAND_DIMS = cstr("ExpandDims");
+  /**
+   * ExpandDims: Inserts a size-1 dimension at `axis` (in [-rank-1, rank]).
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr axis: INT, required
+   * </ul>
+   */
+  public static Tensor expandDims(CairnContext ctx, Tensor input, long axis) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("axis", axis);
+    return ctx.runRaw(OP_EXPAND_DIMS, in, enc, 1)[0];
+  }
+
+  private static final byte[] OP_FILL = cstr("Fill");
+  /**
+   * Fill: A tensor of shape `dims` with every element equal to the scalar `value`.
+   *
+   * <ul>
+   *   <li>input value: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr dims: INTS, required
+   * </ul>
+   */
+  public static Tensor fill(CairnContext ctx, Tensor value, long... dims) {
+    Tensor[] in = {value};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("dims", dims);
+    return ctx.runRaw(OP_FILL, in, enc, 1)[0];
+  }
+
   private static final byte[] OP_FLOOR = cstr("Floor");
   /**
    * Floor: Largest integer not above x.
@@ -322,6 +945,80 @@ public final class Ops {
   public static Tensor floorMod(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
     return ctx.runRaw(OP_FLOOR_MOD, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_GATHER_V2 = cstr("GatherV2");
+  /**
+   * GatherV2: Takes slices of `params` along `axis` at `indices`; the first `batch_dims` dimensions are batch dimensions shared by params and indices. Out-of-range indices are an error.
+   *
+   * <ul>
+   *   <li>input params: dtype Tparams
+   *   <li>input indices: dtype Tindices
+   *   <li>output output: dtype Tparams
+   *   <li>attr Tparams: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr Tindices: DTYPE, inferred from the inputs, one of int32, int64
+   *   <li>attr axis: INT, default 0
+   *   <li>attr batch_dims: INT, default 0
+   * </ul>
+   */
+  public static Tensor gatherV2(CairnContext ctx, Tensor params, Tensor indices) {
+    Tensor[] in = {params, indices};
+    return ctx.runRaw(OP_GATHER_V2, in, null, 1)[0];
+  }
+
+  /** GatherV2 with optional attributes; see {@link GatherV2Attrs}. */
+  public static Tensor gatherV2(CairnContext ctx, Tensor params, Tensor indices, GatherV2Attrs attrs) {
+    if (attrs == null) attrs = GatherV2Attrs.DEFAULTS;
+    Tensor[] in = {params, indices};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_GATHER_V2, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of GatherV2, each starting at its default. Not thread-safe to mutate. */
+  public static final class GatherV2Attrs {
+    static final GatherV2Attrs DEFAULTS = new GatherV2Attrs();
+
+    private long axis = 0L;
+    private boolean axisSet;
+    private long batchDims = 0L;
+    private boolean batchDimsSet;
+
+    private GatherV2Attrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static GatherV2Attrs builder() {
+      return new GatherV2Attrs();
+    }
+
+    /** Sets axis (INT, default 0). */
+    public GatherV2Attrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    /** Sets batch_dims (INT, default 0). */
+    public GatherV2Attrs batchDims(long value) {
+      this.batchDims = value;
+      this.batchDimsSet = true;
+      return this;
+    }
+
+    /** The value of batch_dims: the one set, or the default. */
+    public long batchDims() {
+      return batchDims;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+      if (batchDimsSet) enc.setInt("batch_dims", batchDims);
+    }
   }
 
   private static final byte[] OP_GELU = cstr("Gelu");
@@ -519,6 +1216,62 @@ public final class Ops {
     return ctx.runRaw(OP_LOG1P, in, null, 1)[0];
   }
 
+  private static final byte[] OP_LOG_SOFTMAX = cstr("LogSoftmax");
+  /**
+   * LogSoftmax: x - max - log(sum(exp(x - max))) along `axis` (an attribute, default -1; TF uses the last axis).
+   *
+   * <ul>
+   *   <li>input logits: dtype T
+   *   <li>output logsoftmax: dtype T
+   *   <li>attr axis: INT, default -1
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor logSoftmax(CairnContext ctx, Tensor logits) {
+    Tensor[] in = {logits};
+    return ctx.runRaw(OP_LOG_SOFTMAX, in, null, 1)[0];
+  }
+
+  /** LogSoftmax with optional attributes; see {@link LogSoftmaxAttrs}. */
+  public static Tensor logSoftmax(CairnContext ctx, Tensor logits, LogSoftmaxAttrs attrs) {
+    if (attrs == null) attrs = LogSoftmaxAttrs.DEFAULTS;
+    Tensor[] in = {logits};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_LOG_SOFTMAX, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of LogSoftmax, each starting at its default. Not thread-safe to mutate. */
+  public static final class LogSoftmaxAttrs {
+    static final LogSoftmaxAttrs DEFAULTS = new LogSoftmaxAttrs();
+
+    private long axis = -1L;
+    private boolean axisSet;
+
+    private LogSoftmaxAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static LogSoftmaxAttrs builder() {
+      return new LogSoftmaxAttrs();
+    }
+
+    /** Sets axis (INT, default -1). */
+    public LogSoftmaxAttrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+    }
+  }
+
   private static final byte[] OP_LOGICAL_AND = cstr("LogicalAnd");
   /**
    * LogicalAnd: x AND y on bool tensors, with broadcasting.
@@ -636,6 +1389,146 @@ public final class Ops {
     }
   }
 
+  private static final byte[] OP_MAX = cstr("Max");
+  /**
+   * Max: Maximum over the attribute `axis`; NaN wins; empty gives the lowest value (-inf for floats).
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr axis: INTS, default []
+   *   <li>attr keep_dims: BOOL, default false
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor max(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_MAX, in, null, 1)[0];
+  }
+
+  /** Max with optional attributes; see {@link MaxAttrs}. */
+  public static Tensor max(CairnContext ctx, Tensor input, MaxAttrs attrs) {
+    if (attrs == null) attrs = MaxAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_MAX, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Max, each starting at its default. Not thread-safe to mutate. */
+  public static final class MaxAttrs {
+    static final MaxAttrs DEFAULTS = new MaxAttrs();
+
+    private long[] axis = new long[] {};
+    private boolean axisSet;
+    private boolean keepDims = false;
+    private boolean keepDimsSet;
+
+    private MaxAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static MaxAttrs builder() {
+      return new MaxAttrs();
+    }
+
+    /** Sets axis (INTS, default []). */
+    public MaxAttrs axis(long... value) {
+      if (value == null) throw new NullPointerException("axis");
+      this.axis = value.clone();
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long[] axis() {
+      return axis.clone();
+    }
+
+    /** Sets keep_dims (BOOL, default false). */
+    public MaxAttrs keepDims(boolean value) {
+      this.keepDims = value;
+      this.keepDimsSet = true;
+      return this;
+    }
+
+    /** The value of keep_dims: the one set, or the default. */
+    public boolean keepDims() {
+      return keepDims;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInts("axis", axis);
+      if (keepDimsSet) enc.setBool("keep_dims", keepDims);
+    }
+  }
+
+  private static final byte[] OP_MAX_POOL = cstr("MaxPool");
+  /**
+   * MaxPool: Maximum over each NHWC window; padding is ignored; NaN wins.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr ksize: INTS, required
+   *   <li>attr strides: INTS, required
+   *   <li>attr padding: STRING, required, one of SAME, VALID
+   *   <li>attr data_format: STRING, default "NHWC", one of NHWC
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor maxPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("ksize", ksize);
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    return ctx.runRaw(OP_MAX_POOL, in, enc, 1)[0];
+  }
+
+  /** MaxPool with optional attributes; see {@link MaxPoolAttrs}. */
+  public static Tensor maxPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding, MaxPoolAttrs attrs) {
+    if (attrs == null) attrs = MaxPoolAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("ksize", ksize);
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_MAX_POOL, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of MaxPool, each starting at its default. Not thread-safe to mutate. */
+  public static final class MaxPoolAttrs {
+    static final MaxPoolAttrs DEFAULTS = new MaxPoolAttrs();
+
+    private String dataFormat = "NHWC";
+    private boolean dataFormatSet;
+
+    private MaxPoolAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static MaxPoolAttrs builder() {
+      return new MaxPoolAttrs();
+    }
+
+    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    public MaxPoolAttrs dataFormat(String value) {
+      if (value == null) throw new NullPointerException("data_format");
+      this.dataFormat = value;
+      this.dataFormatSet = true;
+      return this;
+    }
+
+    /** The value of data_format: the one set, or the default. */
+    public String dataFormat() {
+      return dataFormat;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dataFormatSet) enc.setString("data_format", dataFormat);
+    }
+  }
+
   private static final byte[] OP_MAXIMUM = cstr("Maximum");
   /**
    * Maximum: max(x, y); NaN wins for floats.
@@ -650,6 +1543,152 @@ public final class Ops {
   public static Tensor maximum(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
     return ctx.runRaw(OP_MAXIMUM, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_MEAN = cstr("Mean");
+  /**
+   * Mean: Mean over the attribute `axis`; integers truncate a 64-bit sum (TF wraps in T); empty floats give NaN, empty ints 0.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr axis: INTS, default []
+   *   <li>attr keep_dims: BOOL, default false
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor mean(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_MEAN, in, null, 1)[0];
+  }
+
+  /** Mean with optional attributes; see {@link MeanAttrs}. */
+  public static Tensor mean(CairnContext ctx, Tensor input, MeanAttrs attrs) {
+    if (attrs == null) attrs = MeanAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_MEAN, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Mean, each starting at its default. Not thread-safe to mutate. */
+  public static final class MeanAttrs {
+    static final MeanAttrs DEFAULTS = new MeanAttrs();
+
+    private long[] axis = new long[] {};
+    private boolean axisSet;
+    private boolean keepDims = false;
+    private boolean keepDimsSet;
+
+    private MeanAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static MeanAttrs builder() {
+      return new MeanAttrs();
+    }
+
+    /** Sets axis (INTS, default []). */
+    public MeanAttrs axis(long... value) {
+      if (value == null) throw new NullPointerException("axis");
+      this.axis = value.clone();
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long[] axis() {
+      return axis.clone();
+    }
+
+    /** Sets keep_dims (BOOL, default false). */
+    public MeanAttrs keepDims(boolean value) {
+      this.keepDims = value;
+      this.keepDimsSet = true;
+      return this;
+    }
+
+    /** The value of keep_dims: the one set, or the default. */
+    public boolean keepDims() {
+      return keepDims;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInts("axis", axis);
+      if (keepDimsSet) enc.setBool("keep_dims", keepDims);
+    }
+  }
+
+  private static final byte[] OP_MIN = cstr("Min");
+  /**
+   * Min: Minimum over the attribute `axis`; NaN wins; empty gives the highest value (+inf for floats).
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr axis: INTS, default []
+   *   <li>attr keep_dims: BOOL, default false
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor min(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_MIN, in, null, 1)[0];
+  }
+
+  /** Min with optional attributes; see {@link MinAttrs}. */
+  public static Tensor min(CairnContext ctx, Tensor input, MinAttrs attrs) {
+    if (attrs == null) attrs = MinAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_MIN, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Min, each starting at its default. Not thread-safe to mutate. */
+  public static final class MinAttrs {
+    static final MinAttrs DEFAULTS = new MinAttrs();
+
+    private long[] axis = new long[] {};
+    private boolean axisSet;
+    private boolean keepDims = false;
+    private boolean keepDimsSet;
+
+    private MinAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static MinAttrs builder() {
+      return new MinAttrs();
+    }
+
+    /** Sets axis (INTS, default []). */
+    public MinAttrs axis(long... value) {
+      if (value == null) throw new NullPointerException("axis");
+      this.axis = value.clone();
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long[] axis() {
+      return axis.clone();
+    }
+
+    /** Sets keep_dims (BOOL, default false). */
+    public MinAttrs keepDims(boolean value) {
+      this.keepDims = value;
+      this.keepDimsSet = true;
+      return this;
+    }
+
+    /** The value of keep_dims: the one set, or the default. */
+    public boolean keepDims() {
+      return keepDims;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInts("axis", axis);
+      if (keepDimsSet) enc.setBool("keep_dims", keepDims);
+    }
   }
 
   private static final byte[] OP_MINIMUM = cstr("Minimum");
@@ -756,6 +1795,115 @@ public final class Ops {
     }
   }
 
+  private static final byte[] OP_ONE_HOT = cstr("OneHot");
+  /**
+   * OneHot: One-hot encoding: `on_value` where the index matches, `off_value` elsewhere, along a new dimension of size `depth` at `axis`; out-of-range indices give all-off rows. on/off values are attributes converted to `dtype`.
+   *
+   * <ul>
+   *   <li>input indices: dtype TI
+   *   <li>output output: dtype dtype
+   *   <li>attr TI: DTYPE, inferred from the inputs, one of int32, uint8, int64
+   *   <li>attr depth: INT, required
+   *   <li>attr on_value: FLOAT, default 1
+   *   <li>attr off_value: FLOAT, default 0
+   *   <li>attr axis: INT, default -1
+   *   <li>attr dtype: DTYPE, default "float32", one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor oneHot(CairnContext ctx, Tensor indices, long depth) {
+    Tensor[] in = {indices};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("depth", depth);
+    return ctx.runRaw(OP_ONE_HOT, in, enc, 1)[0];
+  }
+
+  /** OneHot with optional attributes; see {@link OneHotAttrs}. */
+  public static Tensor oneHot(CairnContext ctx, Tensor indices, long depth, OneHotAttrs attrs) {
+    if (attrs == null) attrs = OneHotAttrs.DEFAULTS;
+    Tensor[] in = {indices};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("depth", depth);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_ONE_HOT, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of OneHot, each starting at its default. Not thread-safe to mutate. */
+  public static final class OneHotAttrs {
+    static final OneHotAttrs DEFAULTS = new OneHotAttrs();
+
+    private double onValue = 1.0;
+    private boolean onValueSet;
+    private double offValue = 0.0;
+    private boolean offValueSet;
+    private long axis = -1L;
+    private boolean axisSet;
+    private DType dtype = DType.FLOAT32;
+    private boolean dtypeSet;
+
+    private OneHotAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static OneHotAttrs builder() {
+      return new OneHotAttrs();
+    }
+
+    /** Sets on_value (FLOAT, default 1). */
+    public OneHotAttrs onValue(double value) {
+      this.onValue = value;
+      this.onValueSet = true;
+      return this;
+    }
+
+    /** The value of on_value: the one set, or the default. */
+    public double onValue() {
+      return onValue;
+    }
+
+    /** Sets off_value (FLOAT, default 0). */
+    public OneHotAttrs offValue(double value) {
+      this.offValue = value;
+      this.offValueSet = true;
+      return this;
+    }
+
+    /** The value of off_value: the one set, or the default. */
+    public double offValue() {
+      return offValue;
+    }
+
+    /** Sets axis (INT, default -1). */
+    public OneHotAttrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16. */
+    public OneHotAttrs dtype(DType value) {
+      if (value == null) throw new NullPointerException("dtype");
+      this.dtype = value;
+      this.dtypeSet = true;
+      return this;
+    }
+
+    /** The value of dtype: the one set, or the default. */
+    public DType dtype() {
+      return dtype;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (onValueSet) enc.setFloat("on_value", onValue);
+      if (offValueSet) enc.setFloat("off_value", offValue);
+      if (axisSet) enc.setInt("axis", axis);
+      if (dtypeSet) enc.setDType("dtype", dtype);
+    }
+  }
+
   private static final byte[] OP_ONES_LIKE = cstr("OnesLike");
   /**
    * OnesLike: Ones (true for bool) with the shape and dtype of x.
@@ -769,6 +1917,124 @@ public final class Ops {
   public static Tensor onesLike(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_ONES_LIKE, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_PACK = cstr("Pack");
+  /**
+   * Pack: Stacks same-shaped `values` along a new dimension at `axis` (in [-rank-1, rank]).
+   *
+   * <ul>
+   *   <li>input values: dtype T, variadic
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr axis: INT, default 0
+   * </ul>
+   */
+  public static Tensor pack(CairnContext ctx, Tensor... values) {
+    Tensor[] in = new Tensor[values.length];
+    System.arraycopy(values, 0, in, 0, values.length);
+    return ctx.runRaw(OP_PACK, in, null, 1)[0];
+  }
+
+  /** Pack with optional attributes; see {@link PackAttrs}. */
+  public static Tensor pack(CairnContext ctx, Tensor[] values, PackAttrs attrs) {
+    if (attrs == null) attrs = PackAttrs.DEFAULTS;
+    Tensor[] in = new Tensor[values.length];
+    System.arraycopy(values, 0, in, 0, values.length);
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_PACK, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Pack, each starting at its default. Not thread-safe to mutate. */
+  public static final class PackAttrs {
+    static final PackAttrs DEFAULTS = new PackAttrs();
+
+    private long axis = 0L;
+    private boolean axisSet;
+
+    private PackAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static PackAttrs builder() {
+      return new PackAttrs();
+    }
+
+    /** Sets axis (INT, default 0). */
+    public PackAttrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+    }
+  }
+
+  private static final byte[] OP_PAD = cstr("Pad");
+  /**
+   * Pad: Pads with `constant_values` (converted to T): `paddings` is the flattened [rank, 2] list of [before, after] counts (TensorFlow's PadV2).
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr paddings: INTS, required
+   *   <li>attr constant_values: FLOAT, default 0
+   * </ul>
+   */
+  public static Tensor pad(CairnContext ctx, Tensor input, long... paddings) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("paddings", paddings);
+    return ctx.runRaw(OP_PAD, in, enc, 1)[0];
+  }
+
+  /** Pad with optional attributes; see {@link PadAttrs}. */
+  public static Tensor pad(CairnContext ctx, Tensor input, long[] paddings, PadAttrs attrs) {
+    if (attrs == null) attrs = PadAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("paddings", paddings);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_PAD, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Pad, each starting at its default. Not thread-safe to mutate. */
+  public static final class PadAttrs {
+    static final PadAttrs DEFAULTS = new PadAttrs();
+
+    private double constantValues = 0.0;
+    private boolean constantValuesSet;
+
+    private PadAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static PadAttrs builder() {
+      return new PadAttrs();
+    }
+
+    /** Sets constant_values (FLOAT, default 0). */
+    public PadAttrs constantValues(double value) {
+      this.constantValues = value;
+      this.constantValuesSet = true;
+      return this;
+    }
+
+    /** The value of constant_values: the one set, or the default. */
+    public double constantValues() {
+      return constantValues;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (constantValuesSet) enc.setFloat("constant_values", constantValues);
+    }
   }
 
   private static final byte[] OP_POW = cstr("Pow");
@@ -785,6 +2051,339 @@ public final class Ops {
   public static Tensor pow(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
     return ctx.runRaw(OP_POW, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_PROD = cstr("Prod");
+  /**
+   * Prod: Product over the attribute `axis`; floats accumulate in double; the empty product is 1.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr axis: INTS, default []
+   *   <li>attr keep_dims: BOOL, default false
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor prod(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_PROD, in, null, 1)[0];
+  }
+
+  /** Prod with optional attributes; see {@link ProdAttrs}. */
+  public static Tensor prod(CairnContext ctx, Tensor input, ProdAttrs attrs) {
+    if (attrs == null) attrs = ProdAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_PROD, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Prod, each starting at its default. Not thread-safe to mutate. */
+  public static final class ProdAttrs {
+    static final ProdAttrs DEFAULTS = new ProdAttrs();
+
+    private long[] axis = new long[] {};
+    private boolean axisSet;
+    private boolean keepDims = false;
+    private boolean keepDimsSet;
+
+    private ProdAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static ProdAttrs builder() {
+      return new ProdAttrs();
+    }
+
+    /** Sets axis (INTS, default []). */
+    public ProdAttrs axis(long... value) {
+      if (value == null) throw new NullPointerException("axis");
+      this.axis = value.clone();
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long[] axis() {
+      return axis.clone();
+    }
+
+    /** Sets keep_dims (BOOL, default false). */
+    public ProdAttrs keepDims(boolean value) {
+      this.keepDims = value;
+      this.keepDimsSet = true;
+      return this;
+    }
+
+    /** The value of keep_dims: the one set, or the default. */
+    public boolean keepDims() {
+      return keepDims;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInts("axis", axis);
+      if (keepDimsSet) enc.setBool("keep_dims", keepDims);
+    }
+  }
+
+  private static final byte[] OP_RANDOM_STANDARD_NORMAL = cstr("RandomStandardNormal");
+  /**
+   * RandomStandardNormal: Standard normals (Box-Muller) of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
+   *
+   * <ul>
+   *   <li>output output: dtype dtype
+   *   <li>attr shape: INTS, required
+   *   <li>attr dtype: DTYPE, default "float32", one of float32, float64, bfloat16, float16
+   *   <li>attr seed: INT, default 0
+   *   <li>attr seed2: INT, default 0
+   * </ul>
+   */
+  public static Tensor randomStandardNormal(CairnContext ctx, long... shape) {
+    Tensor[] in = {};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("shape", shape);
+    return ctx.runRaw(OP_RANDOM_STANDARD_NORMAL, in, enc, 1)[0];
+  }
+
+  /** RandomStandardNormal with optional attributes; see {@link RandomStandardNormalAttrs}. */
+  public static Tensor randomStandardNormal(CairnContext ctx, long[] shape, RandomStandardNormalAttrs attrs) {
+    if (attrs == null) attrs = RandomStandardNormalAttrs.DEFAULTS;
+    Tensor[] in = {};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("shape", shape);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_RANDOM_STANDARD_NORMAL, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of RandomStandardNormal, each starting at its default. Not thread-safe to mutate. */
+  public static final class RandomStandardNormalAttrs {
+    static final RandomStandardNormalAttrs DEFAULTS = new RandomStandardNormalAttrs();
+
+    private DType dtype = DType.FLOAT32;
+    private boolean dtypeSet;
+    private long seed = 0L;
+    private boolean seedSet;
+    private long seed2 = 0L;
+    private boolean seed2Set;
+
+    private RandomStandardNormalAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static RandomStandardNormalAttrs builder() {
+      return new RandomStandardNormalAttrs();
+    }
+
+    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16. */
+    public RandomStandardNormalAttrs dtype(DType value) {
+      if (value == null) throw new NullPointerException("dtype");
+      this.dtype = value;
+      this.dtypeSet = true;
+      return this;
+    }
+
+    /** The value of dtype: the one set, or the default. */
+    public DType dtype() {
+      return dtype;
+    }
+
+    /** Sets seed (INT, default 0). */
+    public RandomStandardNormalAttrs seed(long value) {
+      this.seed = value;
+      this.seedSet = true;
+      return this;
+    }
+
+    /** The value of seed: the one set, or the default. */
+    public long seed() {
+      return seed;
+    }
+
+    /** Sets seed2 (INT, default 0). */
+    public RandomStandardNormalAttrs seed2(long value) {
+      this.seed2 = value;
+      this.seed2Set = true;
+      return this;
+    }
+
+    /** The value of seed2: the one set, or the default. */
+    public long seed2() {
+      return seed2;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dtypeSet) enc.setDType("dtype", dtype);
+      if (seedSet) enc.setInt("seed", seed);
+      if (seed2Set) enc.setInt("seed2", seed2);
+    }
+  }
+
+  private static final byte[] OP_RANDOM_UNIFORM = cstr("RandomUniform");
+  /**
+   * RandomUniform: Uniform [0, 1) of attribute `shape` (Philox, not TF's stream); seeds 0,0 take a fresh per-call key from the context.
+   *
+   * <ul>
+   *   <li>output output: dtype dtype
+   *   <li>attr shape: INTS, required
+   *   <li>attr dtype: DTYPE, default "float32", one of float32, float64, bfloat16, float16
+   *   <li>attr seed: INT, default 0
+   *   <li>attr seed2: INT, default 0
+   * </ul>
+   */
+  public static Tensor randomUniform(CairnContext ctx, long... shape) {
+    Tensor[] in = {};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("shape", shape);
+    return ctx.runRaw(OP_RANDOM_UNIFORM, in, enc, 1)[0];
+  }
+
+  /** RandomUniform with optional attributes; see {@link RandomUniformAttrs}. */
+  public static Tensor randomUniform(CairnContext ctx, long[] shape, RandomUniformAttrs attrs) {
+    if (attrs == null) attrs = RandomUniformAttrs.DEFAULTS;
+    Tensor[] in = {};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("shape", shape);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_RANDOM_UNIFORM, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of RandomUniform, each starting at its default. Not thread-safe to mutate. */
+  public static final class RandomUniformAttrs {
+    static final RandomUniformAttrs DEFAULTS = new RandomUniformAttrs();
+
+    private DType dtype = DType.FLOAT32;
+    private boolean dtypeSet;
+    private long seed = 0L;
+    private boolean seedSet;
+    private long seed2 = 0L;
+    private boolean seed2Set;
+
+    private RandomUniformAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static RandomUniformAttrs builder() {
+      return new RandomUniformAttrs();
+    }
+
+    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16. */
+    public RandomUniformAttrs dtype(DType value) {
+      if (value == null) throw new NullPointerException("dtype");
+      this.dtype = value;
+      this.dtypeSet = true;
+      return this;
+    }
+
+    /** The value of dtype: the one set, or the default. */
+    public DType dtype() {
+      return dtype;
+    }
+
+    /** Sets seed (INT, default 0). */
+    public RandomUniformAttrs seed(long value) {
+      this.seed = value;
+      this.seedSet = true;
+      return this;
+    }
+
+    /** The value of seed: the one set, or the default. */
+    public long seed() {
+      return seed;
+    }
+
+    /** Sets seed2 (INT, default 0). */
+    public RandomUniformAttrs seed2(long value) {
+      this.seed2 = value;
+      this.seed2Set = true;
+      return this;
+    }
+
+    /** The value of seed2: the one set, or the default. */
+    public long seed2() {
+      return seed2;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dtypeSet) enc.setDType("dtype", dtype);
+      if (seedSet) enc.setInt("seed", seed);
+      if (seed2Set) enc.setInt("seed2", seed2);
+    }
+  }
+
+  private static final byte[] OP_RANGE = cstr("Range");
+  /**
+   * Range: start, start + delta, ... up to but excluding limit, as `dtype`; integer dtypes need integral start/limit/delta and are computed exactly.
+   *
+   * <ul>
+   *   <li>output output: dtype dtype
+   *   <li>attr start: FLOAT, required
+   *   <li>attr limit: FLOAT, required
+   *   <li>attr delta: FLOAT, default 1
+   *   <li>attr dtype: DTYPE, default "float32", one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor range(CairnContext ctx, double start, double limit) {
+    Tensor[] in = {};
+    OpAttrs enc = new OpAttrs();
+    enc.setFloat("start", start);
+    enc.setFloat("limit", limit);
+    return ctx.runRaw(OP_RANGE, in, enc, 1)[0];
+  }
+
+  /** Range with optional attributes; see {@link RangeAttrs}. */
+  public static Tensor range(CairnContext ctx, double start, double limit, RangeAttrs attrs) {
+    if (attrs == null) attrs = RangeAttrs.DEFAULTS;
+    Tensor[] in = {};
+    OpAttrs enc = new OpAttrs();
+    enc.setFloat("start", start);
+    enc.setFloat("limit", limit);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_RANGE, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Range, each starting at its default. Not thread-safe to mutate. */
+  public static final class RangeAttrs {
+    static final RangeAttrs DEFAULTS = new RangeAttrs();
+
+    private double delta = 1.0;
+    private boolean deltaSet;
+    private DType dtype = DType.FLOAT32;
+    private boolean dtypeSet;
+
+    private RangeAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static RangeAttrs builder() {
+      return new RangeAttrs();
+    }
+
+    /** Sets delta (FLOAT, default 1). */
+    public RangeAttrs delta(double value) {
+      this.delta = value;
+      this.deltaSet = true;
+      return this;
+    }
+
+    /** The value of delta: the one set, or the default. */
+    public double delta() {
+      return delta;
+    }
+
+    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16. */
+    public RangeAttrs dtype(DType value) {
+      if (value == null) throw new NullPointerException("dtype");
+      this.dtype = value;
+      this.dtypeSet = true;
+      return this;
+    }
+
+    /** The value of dtype: the one set, or the default. */
+    public DType dtype() {
+      return dtype;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (deltaSet) enc.setFloat("delta", delta);
+      if (dtypeSet) enc.setDType("dtype", dtype);
+    }
   }
 
   private static final byte[] OP_REAL_DIV = cstr("RealDiv");
@@ -848,6 +2447,42 @@ public final class Ops {
     return ctx.runRaw(OP_RELU6, in, null, 1)[0];
   }
 
+  private static final byte[] OP_RESHAPE = cstr("Reshape");
+  /**
+   * Reshape: Same elements in a new shape; `shape` may hold one -1, inferred from the element count.
+   *
+   * <ul>
+   *   <li>input tensor: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr shape: INTS, required
+   * </ul>
+   */
+  public static Tensor reshape(CairnContext ctx, Tensor tensor, long... shape) {
+    Tensor[] in = {tensor};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("shape", shape);
+    return ctx.runRaw(OP_RESHAPE, in, enc, 1)[0];
+  }
+
+  private static final byte[] OP_REVERSE = cstr("Reverse");
+  /**
+   * Reverse: Reverses the dimensions listed in `axis` (TensorFlow's ReverseV2).
+   *
+   * <ul>
+   *   <li>input tensor: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr axis: INTS, required
+   * </ul>
+   */
+  public static Tensor reverse(CairnContext ctx, Tensor tensor, long... axis) {
+    Tensor[] in = {tensor};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("axis", axis);
+    return ctx.runRaw(OP_REVERSE, in, enc, 1)[0];
+  }
+
   private static final byte[] OP_ROUND = cstr("Round");
   /**
    * Round: Nearest integer, halves to even (banker's rounding); float dtypes only.
@@ -876,6 +2511,26 @@ public final class Ops {
   public static Tensor rsqrt(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_RSQRT, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_SCATTER_ND = cstr("ScatterNd");
+  /**
+   * ScatterNd: A zero tensor of shape `shape` with `updates` added at `indices` (duplicates add); out-of-range indices are an error.
+   *
+   * <ul>
+   *   <li>input indices: dtype Tindices
+   *   <li>input updates: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr Tindices: DTYPE, inferred from the inputs, one of int32, int64
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+   *   <li>attr shape: INTS, required
+   * </ul>
+   */
+  public static Tensor scatterNd(CairnContext ctx, Tensor indices, Tensor updates, long... shape) {
+    Tensor[] in = {indices, updates};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("shape", shape);
+    return ctx.runRaw(OP_SCATTER_ND, in, enc, 1)[0];
   }
 
   private static final byte[] OP_SELECT_V2 = cstr("SelectV2");
@@ -955,6 +2610,82 @@ public final class Ops {
     return ctx.runRaw(OP_SIN, in, null, 1)[0];
   }
 
+  private static final byte[] OP_SLICE = cstr("Slice");
+  /**
+   * Slice: The block starting at `begin` with extent `size` (-1: to the end of that dimension).
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr begin: INTS, required
+   *   <li>attr size: INTS, required
+   * </ul>
+   */
+  public static Tensor slice(CairnContext ctx, Tensor input, long[] begin, long... size) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("begin", begin);
+    enc.setInts("size", size);
+    return ctx.runRaw(OP_SLICE, in, enc, 1)[0];
+  }
+
+  private static final byte[] OP_SOFTMAX = cstr("Softmax");
+  /**
+   * Softmax: exp(x - max) / sum(exp(x - max)) along `axis` (an attribute, default -1; TF uses the last axis).
+   *
+   * <ul>
+   *   <li>input logits: dtype T
+   *   <li>output softmax: dtype T
+   *   <li>attr axis: INT, default -1
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor softmax(CairnContext ctx, Tensor logits) {
+    Tensor[] in = {logits};
+    return ctx.runRaw(OP_SOFTMAX, in, null, 1)[0];
+  }
+
+  /** Softmax with optional attributes; see {@link SoftmaxAttrs}. */
+  public static Tensor softmax(CairnContext ctx, Tensor logits, SoftmaxAttrs attrs) {
+    if (attrs == null) attrs = SoftmaxAttrs.DEFAULTS;
+    Tensor[] in = {logits};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_SOFTMAX, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Softmax, each starting at its default. Not thread-safe to mutate. */
+  public static final class SoftmaxAttrs {
+    static final SoftmaxAttrs DEFAULTS = new SoftmaxAttrs();
+
+    private long axis = -1L;
+    private boolean axisSet;
+
+    private SoftmaxAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static SoftmaxAttrs builder() {
+      return new SoftmaxAttrs();
+    }
+
+    /** Sets axis (INT, default -1). */
+    public SoftmaxAttrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+    }
+  }
+
   private static final byte[] OP_SOFTPLUS = cstr("Softplus");
   /**
    * Softplus: log(1 + exp(x)), computed without overflow for large |x|.
@@ -968,6 +2699,138 @@ public final class Ops {
   public static Tensor softplus(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_SOFTPLUS, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_SORT = cstr("Sort");
+  /**
+   * Sort: Stable sort along `axis`; NaNs sort last ascending (like NumPy) and first descending.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr axis: INT, default -1
+   *   <li>attr descending: BOOL, default false
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor sort(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_SORT, in, null, 1)[0];
+  }
+
+  /** Sort with optional attributes; see {@link SortAttrs}. */
+  public static Tensor sort(CairnContext ctx, Tensor input, SortAttrs attrs) {
+    if (attrs == null) attrs = SortAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_SORT, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Sort, each starting at its default. Not thread-safe to mutate. */
+  public static final class SortAttrs {
+    static final SortAttrs DEFAULTS = new SortAttrs();
+
+    private long axis = -1L;
+    private boolean axisSet;
+    private boolean descending = false;
+    private boolean descendingSet;
+
+    private SortAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static SortAttrs builder() {
+      return new SortAttrs();
+    }
+
+    /** Sets axis (INT, default -1). */
+    public SortAttrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    /** Sets descending (BOOL, default false). */
+    public SortAttrs descending(boolean value) {
+      this.descending = value;
+      this.descendingSet = true;
+      return this;
+    }
+
+    /** The value of descending: the one set, or the default. */
+    public boolean descending() {
+      return descending;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+      if (descendingSet) enc.setBool("descending", descending);
+    }
+  }
+
+  private static final byte[] OP_SPLIT = cstr("Split");
+  /**
+   * Split: Splits `value` along `axis` into `num_split` equal pieces (the size must divide evenly).
+   *
+   * <ul>
+   *   <li>input value: dtype T
+   *   <li>output output: dtype T, variadic (num_split)
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr axis: INT, default 0
+   *   <li>attr num_split: INT, required
+   * </ul>
+   */
+  public static Tensor[] split(CairnContext ctx, Tensor value, long numSplit) {
+    Tensor[] in = {value};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("num_split", numSplit);
+    return ctx.runRaw(OP_SPLIT, in, enc, (int) numSplit);
+  }
+
+  /** Split with optional attributes; see {@link SplitAttrs}. */
+  public static Tensor[] split(CairnContext ctx, Tensor value, long numSplit, SplitAttrs attrs) {
+    if (attrs == null) attrs = SplitAttrs.DEFAULTS;
+    Tensor[] in = {value};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("num_split", numSplit);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_SPLIT, in, enc, (int) numSplit);
+  }
+
+  /** The optional attributes of Split, each starting at its default. Not thread-safe to mutate. */
+  public static final class SplitAttrs {
+    static final SplitAttrs DEFAULTS = new SplitAttrs();
+
+    private long axis = 0L;
+    private boolean axisSet;
+
+    private SplitAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static SplitAttrs builder() {
+      return new SplitAttrs();
+    }
+
+    /** Sets axis (INT, default 0). */
+    public SplitAttrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+    }
   }
 
   private static final byte[] OP_SQRT = cstr("Sqrt");
@@ -1016,6 +2879,193 @@ public final class Ops {
     return ctx.runRaw(OP_SQUARED_DIFFERENCE, in, null, 1)[0];
   }
 
+  private static final byte[] OP_SQUEEZE = cstr("Squeeze");
+  /**
+   * Squeeze: Removes size-1 dimensions: those in `squeeze_dims`, or all of them when it is empty.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr squeeze_dims: INTS, default []
+   * </ul>
+   */
+  public static Tensor squeeze(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_SQUEEZE, in, null, 1)[0];
+  }
+
+  /** Squeeze with optional attributes; see {@link SqueezeAttrs}. */
+  public static Tensor squeeze(CairnContext ctx, Tensor input, SqueezeAttrs attrs) {
+    if (attrs == null) attrs = SqueezeAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_SQUEEZE, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Squeeze, each starting at its default. Not thread-safe to mutate. */
+  public static final class SqueezeAttrs {
+    static final SqueezeAttrs DEFAULTS = new SqueezeAttrs();
+
+    private long[] squeezeDims = new long[] {};
+    private boolean squeezeDimsSet;
+
+    private SqueezeAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static SqueezeAttrs builder() {
+      return new SqueezeAttrs();
+    }
+
+    /** Sets squeeze_dims (INTS, default []). */
+    public SqueezeAttrs squeezeDims(long... value) {
+      if (value == null) throw new NullPointerException("squeeze_dims");
+      this.squeezeDims = value.clone();
+      this.squeezeDimsSet = true;
+      return this;
+    }
+
+    /** The value of squeeze_dims: the one set, or the default. */
+    public long[] squeezeDims() {
+      return squeezeDims.clone();
+    }
+
+    void addTo(OpAttrs enc) {
+      if (squeezeDimsSet) enc.setInts("squeeze_dims", squeezeDims);
+    }
+  }
+
+  private static final byte[] OP_STRIDED_SLICE = cstr("StridedSlice");
+  /**
+   * StridedSlice: Python-style input[begin:end:strides] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr begin: INTS, required
+   *   <li>attr end: INTS, required
+   *   <li>attr strides: INTS, required
+   *   <li>attr begin_mask: INT, default 0
+   *   <li>attr end_mask: INT, default 0
+   *   <li>attr ellipsis_mask: INT, default 0
+   *   <li>attr new_axis_mask: INT, default 0
+   *   <li>attr shrink_axis_mask: INT, default 0
+   * </ul>
+   */
+  public static Tensor stridedSlice(CairnContext ctx, Tensor input, long[] begin, long[] end, long... strides) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("begin", begin);
+    enc.setInts("end", end);
+    enc.setInts("strides", strides);
+    return ctx.runRaw(OP_STRIDED_SLICE, in, enc, 1)[0];
+  }
+
+  /** StridedSlice with optional attributes; see {@link StridedSliceAttrs}. */
+  public static Tensor stridedSlice(CairnContext ctx, Tensor input, long[] begin, long[] end, long[] strides, StridedSliceAttrs attrs) {
+    if (attrs == null) attrs = StridedSliceAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("begin", begin);
+    enc.setInts("end", end);
+    enc.setInts("strides", strides);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_STRIDED_SLICE, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of StridedSlice, each starting at its default. Not thread-safe to mutate. */
+  public static final class StridedSliceAttrs {
+    static final StridedSliceAttrs DEFAULTS = new StridedSliceAttrs();
+
+    private long beginMask = 0L;
+    private boolean beginMaskSet;
+    private long endMask = 0L;
+    private boolean endMaskSet;
+    private long ellipsisMask = 0L;
+    private boolean ellipsisMaskSet;
+    private long newAxisMask = 0L;
+    private boolean newAxisMaskSet;
+    private long shrinkAxisMask = 0L;
+    private boolean shrinkAxisMaskSet;
+
+    private StridedSliceAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static StridedSliceAttrs builder() {
+      return new StridedSliceAttrs();
+    }
+
+    /** Sets begin_mask (INT, default 0). */
+    public StridedSliceAttrs beginMask(long value) {
+      this.beginMask = value;
+      this.beginMaskSet = true;
+      return this;
+    }
+
+    /** The value of begin_mask: the one set, or the default. */
+    public long beginMask() {
+      return beginMask;
+    }
+
+    /** Sets end_mask (INT, default 0). */
+    public StridedSliceAttrs endMask(long value) {
+      this.endMask = value;
+      this.endMaskSet = true;
+      return this;
+    }
+
+    /** The value of end_mask: the one set, or the default. */
+    public long endMask() {
+      return endMask;
+    }
+
+    /** Sets ellipsis_mask (INT, default 0). */
+    public StridedSliceAttrs ellipsisMask(long value) {
+      this.ellipsisMask = value;
+      this.ellipsisMaskSet = true;
+      return this;
+    }
+
+    /** The value of ellipsis_mask: the one set, or the default. */
+    public long ellipsisMask() {
+      return ellipsisMask;
+    }
+
+    /** Sets new_axis_mask (INT, default 0). */
+    public StridedSliceAttrs newAxisMask(long value) {
+      this.newAxisMask = value;
+      this.newAxisMaskSet = true;
+      return this;
+    }
+
+    /** The value of new_axis_mask: the one set, or the default. */
+    public long newAxisMask() {
+      return newAxisMask;
+    }
+
+    /** Sets shrink_axis_mask (INT, default 0). */
+    public StridedSliceAttrs shrinkAxisMask(long value) {
+      this.shrinkAxisMask = value;
+      this.shrinkAxisMaskSet = true;
+      return this;
+    }
+
+    /** The value of shrink_axis_mask: the one set, or the default. */
+    public long shrinkAxisMask() {
+      return shrinkAxisMask;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (beginMaskSet) enc.setInt("begin_mask", beginMask);
+      if (endMaskSet) enc.setInt("end_mask", endMask);
+      if (ellipsisMaskSet) enc.setInt("ellipsis_mask", ellipsisMask);
+      if (newAxisMaskSet) enc.setInt("new_axis_mask", newAxisMask);
+      if (shrinkAxisMaskSet) enc.setInt("shrink_axis_mask", shrinkAxisMask);
+    }
+  }
+
   private static final byte[] OP_SUB = cstr("Sub");
   /**
    * Sub: x - y, elementwise with broadcasting.
@@ -1032,6 +3082,79 @@ public final class Ops {
     return ctx.runRaw(OP_SUB, in, null, 1)[0];
   }
 
+  private static final byte[] OP_SUM = cstr("Sum");
+  /**
+   * Sum: Sum over the INTS attribute `axis` (all axes when empty); floats accumulate in double, integers wrap.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr axis: INTS, default []
+   *   <li>attr keep_dims: BOOL, default false
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor sum(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_SUM, in, null, 1)[0];
+  }
+
+  /** Sum with optional attributes; see {@link SumAttrs}. */
+  public static Tensor sum(CairnContext ctx, Tensor input, SumAttrs attrs) {
+    if (attrs == null) attrs = SumAttrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_SUM, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Sum, each starting at its default. Not thread-safe to mutate. */
+  public static final class SumAttrs {
+    static final SumAttrs DEFAULTS = new SumAttrs();
+
+    private long[] axis = new long[] {};
+    private boolean axisSet;
+    private boolean keepDims = false;
+    private boolean keepDimsSet;
+
+    private SumAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static SumAttrs builder() {
+      return new SumAttrs();
+    }
+
+    /** Sets axis (INTS, default []). */
+    public SumAttrs axis(long... value) {
+      if (value == null) throw new NullPointerException("axis");
+      this.axis = value.clone();
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long[] axis() {
+      return axis.clone();
+    }
+
+    /** Sets keep_dims (BOOL, default false). */
+    public SumAttrs keepDims(boolean value) {
+      this.keepDims = value;
+      this.keepDimsSet = true;
+      return this;
+    }
+
+    /** The value of keep_dims: the one set, or the default. */
+    public boolean keepDims() {
+      return keepDims;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInts("axis", axis);
+      if (keepDimsSet) enc.setBool("keep_dims", keepDims);
+    }
+  }
+
   private static final byte[] OP_TANH = cstr("Tanh");
   /**
    * Tanh: Hyperbolic tangent.
@@ -1045,6 +3168,308 @@ public final class Ops {
   public static Tensor tanh(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_TANH, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_TILE = cstr("Tile");
+  /**
+   * Tile: Repeats the input multiples[i] times along dimension i.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr multiples: INTS, required
+   * </ul>
+   */
+  public static Tensor tile(CairnContext ctx, Tensor input, long... multiples) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("multiples", multiples);
+    return ctx.runRaw(OP_TILE, in, enc, 1)[0];
+  }
+
+  private static final byte[] OP_TOP_KV2 = cstr("TopKV2");
+  /**
+   * TopKV2: The k largest values along the last axis and their int32 indices, largest first; ties take the lower index; NaN counts as largest; `k` is an attribute; output is always sorted.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output values: dtype T
+   *   <li>output indices: int32
+   *   <li>attr k: INT, required
+   *   <li>attr sorted: BOOL, default true
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor[] topKV2(CairnContext ctx, Tensor input, long k) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("k", k);
+    return ctx.runRaw(OP_TOP_KV2, in, enc, 1 + 1);
+  }
+
+  /** TopKV2 with optional attributes; see {@link TopKV2Attrs}. */
+  public static Tensor[] topKV2(CairnContext ctx, Tensor input, long k, TopKV2Attrs attrs) {
+    if (attrs == null) attrs = TopKV2Attrs.DEFAULTS;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("k", k);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_TOP_KV2, in, enc, 1 + 1);
+  }
+
+  /** The optional attributes of TopKV2, each starting at its default. Not thread-safe to mutate. */
+  public static final class TopKV2Attrs {
+    static final TopKV2Attrs DEFAULTS = new TopKV2Attrs();
+
+    private boolean sorted = true;
+    private boolean sortedSet;
+
+    private TopKV2Attrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static TopKV2Attrs builder() {
+      return new TopKV2Attrs();
+    }
+
+    /** Sets sorted (BOOL, default true). */
+    public TopKV2Attrs sorted(boolean value) {
+      this.sorted = value;
+      this.sortedSet = true;
+      return this;
+    }
+
+    /** The value of sorted: the one set, or the default. */
+    public boolean sorted() {
+      return sorted;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (sortedSet) enc.setBool("sorted", sorted);
+    }
+  }
+
+  private static final byte[] OP_TRANSPOSE = cstr("Transpose");
+  /**
+   * Transpose: Permutes dimensions: output dim i is input dim perm[i]; empty `perm` reverses them.
+   *
+   * <ul>
+   *   <li>input x: dtype T
+   *   <li>output y: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr perm: INTS, default []
+   * </ul>
+   */
+  public static Tensor transpose(CairnContext ctx, Tensor x) {
+    Tensor[] in = {x};
+    return ctx.runRaw(OP_TRANSPOSE, in, null, 1)[0];
+  }
+
+  /** Transpose with optional attributes; see {@link TransposeAttrs}. */
+  public static Tensor transpose(CairnContext ctx, Tensor x, TransposeAttrs attrs) {
+    if (attrs == null) attrs = TransposeAttrs.DEFAULTS;
+    Tensor[] in = {x};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_TRANSPOSE, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Transpose, each starting at its default. Not thread-safe to mutate. */
+  public static final class TransposeAttrs {
+    static final TransposeAttrs DEFAULTS = new TransposeAttrs();
+
+    private long[] perm = new long[] {};
+    private boolean permSet;
+
+    private TransposeAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static TransposeAttrs builder() {
+      return new TransposeAttrs();
+    }
+
+    /** Sets perm (INTS, default []). */
+    public TransposeAttrs perm(long... value) {
+      if (value == null) throw new NullPointerException("perm");
+      this.perm = value.clone();
+      this.permSet = true;
+      return this;
+    }
+
+    /** The value of perm: the one set, or the default. */
+    public long[] perm() {
+      return perm.clone();
+    }
+
+    void addTo(OpAttrs enc) {
+      if (permSet) enc.setInts("perm", perm);
+    }
+  }
+
+  private static final byte[] OP_TRUNCATED_NORMAL = cstr("TruncatedNormal");
+  /**
+   * TruncatedNormal: Standard normals redrawn while |x| &gt; 2, of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
+   *
+   * <ul>
+   *   <li>output output: dtype dtype
+   *   <li>attr shape: INTS, required
+   *   <li>attr dtype: DTYPE, default "float32", one of float32, float64, bfloat16, float16
+   *   <li>attr seed: INT, default 0
+   *   <li>attr seed2: INT, default 0
+   * </ul>
+   */
+  public static Tensor truncatedNormal(CairnContext ctx, long... shape) {
+    Tensor[] in = {};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("shape", shape);
+    return ctx.runRaw(OP_TRUNCATED_NORMAL, in, enc, 1)[0];
+  }
+
+  /** TruncatedNormal with optional attributes; see {@link TruncatedNormalAttrs}. */
+  public static Tensor truncatedNormal(CairnContext ctx, long[] shape, TruncatedNormalAttrs attrs) {
+    if (attrs == null) attrs = TruncatedNormalAttrs.DEFAULTS;
+    Tensor[] in = {};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("shape", shape);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_TRUNCATED_NORMAL, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of TruncatedNormal, each starting at its default. Not thread-safe to mutate. */
+  public static final class TruncatedNormalAttrs {
+    static final TruncatedNormalAttrs DEFAULTS = new TruncatedNormalAttrs();
+
+    private DType dtype = DType.FLOAT32;
+    private boolean dtypeSet;
+    private long seed = 0L;
+    private boolean seedSet;
+    private long seed2 = 0L;
+    private boolean seed2Set;
+
+    private TruncatedNormalAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static TruncatedNormalAttrs builder() {
+      return new TruncatedNormalAttrs();
+    }
+
+    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16. */
+    public TruncatedNormalAttrs dtype(DType value) {
+      if (value == null) throw new NullPointerException("dtype");
+      this.dtype = value;
+      this.dtypeSet = true;
+      return this;
+    }
+
+    /** The value of dtype: the one set, or the default. */
+    public DType dtype() {
+      return dtype;
+    }
+
+    /** Sets seed (INT, default 0). */
+    public TruncatedNormalAttrs seed(long value) {
+      this.seed = value;
+      this.seedSet = true;
+      return this;
+    }
+
+    /** The value of seed: the one set, or the default. */
+    public long seed() {
+      return seed;
+    }
+
+    /** Sets seed2 (INT, default 0). */
+    public TruncatedNormalAttrs seed2(long value) {
+      this.seed2 = value;
+      this.seed2Set = true;
+      return this;
+    }
+
+    /** The value of seed2: the one set, or the default. */
+    public long seed2() {
+      return seed2;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dtypeSet) enc.setDType("dtype", dtype);
+      if (seedSet) enc.setInt("seed", seed);
+      if (seed2Set) enc.setInt("seed2", seed2);
+    }
+  }
+
+  private static final byte[] OP_UNPACK = cstr("Unpack");
+  /**
+   * Unpack: Splits `value` into `num` tensors along `axis`, removing that dimension.
+   *
+   * <ul>
+   *   <li>input value: dtype T
+   *   <li>output output: dtype T, variadic (num)
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr num: INT, required
+   *   <li>attr axis: INT, default 0
+   * </ul>
+   */
+  public static Tensor[] unpack(CairnContext ctx, Tensor value, long num) {
+    Tensor[] in = {value};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("num", num);
+    return ctx.runRaw(OP_UNPACK, in, enc, (int) num);
+  }
+
+  /** Unpack with optional attributes; see {@link UnpackAttrs}. */
+  public static Tensor[] unpack(CairnContext ctx, Tensor value, long num, UnpackAttrs attrs) {
+    if (attrs == null) attrs = UnpackAttrs.DEFAULTS;
+    Tensor[] in = {value};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("num", num);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_UNPACK, in, enc, (int) num);
+  }
+
+  /** The optional attributes of Unpack, each starting at its default. Not thread-safe to mutate. */
+  public static final class UnpackAttrs {
+    static final UnpackAttrs DEFAULTS = new UnpackAttrs();
+
+    private long axis = 0L;
+    private boolean axisSet;
+
+    private UnpackAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static UnpackAttrs builder() {
+      return new UnpackAttrs();
+    }
+
+    /** Sets axis (INT, default 0). */
+    public UnpackAttrs axis(long value) {
+      this.axis = value;
+      this.axisSet = true;
+      return this;
+    }
+
+    /** The value of axis: the one set, or the default. */
+    public long axis() {
+      return axis;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (axisSet) enc.setInt("axis", axis);
+    }
+  }
+
+  private static final byte[] OP_WHERE = cstr("Where");
+  /**
+   * Where: Coordinates of the non-zero (true) elements of `condition` as int64 [num_true, rank], in row-major order.
+   *
+   * <ul>
+   *   <li>input condition: dtype T
+   *   <li>output index: int64
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor where(CairnContext ctx, Tensor condition) {
+    Tensor[] in = {condition};
+    return ctx.runRaw(OP_WHERE, in, null, 1)[0];
   }
 
   private static final byte[] OP_ZEROS_LIKE = cstr("ZerosLike");

@@ -13,6 +13,8 @@ package dev.cairn.raw;
  *   <li>cairn_status_message: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
+ *   <li>cairn_context_create: no Java mapping for struct field cairn_context_options.log_release (fnptr:void(void *log_user_data))
+ *   <li>cairn_op_num_outputs: no Java mapping for parameter size_t *out
  * </ul>
  */
 public final class CairnNative {
@@ -47,14 +49,6 @@ public final class CairnNative {
   public static native String dtypeName(int dtype);
 
   /**
-   * cairn_context_create: CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults).
-   * &#64;param out  receives the new context; free it with cairn_context_free().
-   * Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
-   * device name, UNAVAILABLE when the device's backend or driver is missing.
-   */
-  public static native long contextCreate(byte[] optsDevice, int optsNumThreads, long optsSeed, long optsLogFn, int optsLogLevel);
-
-  /**
    * cairn_context_free: DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine.
    */
   public static native void contextFree(long ctx);
@@ -71,7 +65,8 @@ public final class CairnNative {
    *               NULL only when nbytes is 0. Borrowed for the call.
    * &#64;param out    receives the new tensor; free it with cairn_tensor_free().
    * Errors: INVALID_ARGUMENT for a bad dtype, rank, dimension or nbytes (the message gives both
-   * sizes). CAIRN_STRING tensors cannot be created this way.
+   * sizes). CAIRN_STRING tensors cannot be created this way. For CAIRN_BOOL, one byte per element;
+   * any nonzero byte is stored as 1, so reads return only 0 and 1.
    */
   public static native long tensorCreate(long ctx, int dtype, long[] shape, byte[] data);
 
@@ -151,6 +146,12 @@ public final class CairnNative {
   public static native long tensorCopyToDevice(long ctx, long t, byte[] device);
 
   /**
+   * cairn_tensor_share: CONSTRUCTOR. A second handle to the same immutable value (no copy, no context needed).
+   * &#64;param out  receives the new handle; free it with cairn_tensor_free().
+   */
+  public static native long tensorShare(long t);
+
+  /**
    * cairn_tensor_free: DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine.
    */
   public static native void tensorFree(long t);
@@ -188,4 +189,269 @@ public final class CairnNative {
    * &#64;param out  receives a NUL-terminated string; free it with cairn_free().
    */
   public static native String opRegistryJson();
+
+  /**
+   * cairn_trackable_create: CONSTRUCTOR. A new trackable: an object whose attributes (set with cairn_object_set) are
+   * tracked edges, kept in the order they were first set.
+   * &#64;param ctx  borrowed; the object keeps the context alive.
+   * &#64;param out  receives the new object; free it with cairn_object_free().
+   */
+  public static native long trackableCreate(long ctx);
+
+  /**
+   * cairn_module_create: CONSTRUCTOR. A new module (tf.Module): a trackable with a name. Variables created with the
+   * module as their scope are named "&lt;name&gt;/&lt;variable name&gt;:0".
+   * &#64;param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
+   * &#64;param out   receives the new module; free it with cairn_object_free().
+   * Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name.
+   */
+  public static native long moduleCreate(long ctx, byte[] name);
+
+  /**
+   * cairn_module_create_in_scope: CONSTRUCTOR. Like cairn_module_create, inside the name scope of `parent_scope`: a module "m2"
+   * created in the scope of module "m1" has scope "m1/m2", and its variables are named
+   * "m1/m2/&lt;name&gt;:0". The two modules are not linked by an edge.
+   * &#64;param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
+   * Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module.
+   */
+  public static native long moduleCreateInScope(long ctx, byte[] name, long parentScope);
+
+  /**
+   * cairn_module_name: METHOD. The module's name, e.g. "m2". Borrowed from the object: valid while any handle to it
+   * lives. NULL for NULL or an object that is not a module.
+   */
+  public static native String moduleName(long module);
+
+  /**
+   * cairn_module_scope: METHOD. The module's name scope, e.g. "m1/m2" (its name for a module created without a parent
+   * scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module.
+   */
+  public static native String moduleScope(long module);
+
+  /**
+   * cairn_variable_create: CONSTRUCTOR. A new variable holding `initial`: its dtype, shape and device are the variable's
+   * for life. The value is shared with `initial`, not copied (tensors are immutable).
+   * &#64;param initial  borrowed for the call. Any dtype but CAIRN_STRING.
+   * &#64;param opts     borrowed for the call; NULL means all defaults.
+   * &#64;param out      receives the new variable; free it with cairn_object_free().
+   * Errors: INVALID_ARGUMENT for NULL ctx, initial or out, a bad struct_size, name or trainable
+   * value, a scope that is not a module, or a string tensor.
+   */
+  public static native long variableCreate(long ctx, long initial, byte[] optsName, int optsTrainable, long optsScope);
+
+  /**
+   * cairn_variable_read: METHOD. A snapshot of the variable's value; later assignments do not change it.
+   * &#64;param out  receives a new tensor; free it with cairn_tensor_free().
+   * Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable.
+   */
+  public static native long variableRead(long var);
+
+  /**
+   * cairn_variable_assign: METHOD. Replaces the variable's value with `value`, which must have the variable's dtype and
+   * shape. A value on another device is copied to the variable's device.
+   * &#64;param value  borrowed for the call.
+   * Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
+   * shape mismatch, e.g. "cairn_variable_assign: shape [3] does not match variable 'v:0' of shape
+   * [2]". On error the value is unchanged.
+   */
+  public static native void variableAssign(long var, long value);
+
+  /**
+   * cairn_variable_assign_add: METHOD. Adds `delta` to the variable (the Add op, on the variable's device). `delta` must have
+   * the variable's dtype and shape (no broadcasting). The update is atomic with respect to other
+   * writers of the same variable.
+   * &#64;param delta  borrowed for the call.
+   * Errors: as cairn_variable_assign; the Add op's own errors (e.g. for bool) prefixed with
+   * "cairn_variable_assign_add: ".
+   */
+  public static native void variableAssignAdd(long var, long delta);
+
+  /**
+   * cairn_variable_assign_sub: METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add.
+   */
+  public static native void variableAssignSub(long var, long delta);
+
+  /**
+   * cairn_variable_name: METHOD. The variable's name, e.g. "m1/m_v:0" or "Variable:0". Borrowed from the object: valid
+   * while any handle to it lives. NULL for NULL or an object that is not a variable.
+   */
+  public static native String variableName(long var);
+
+  /**
+   * cairn_variable_trainable: METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
+   * variable.
+   */
+  public static native int variableTrainable(long var);
+
+  /**
+   * cairn_variable_dtype: METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
+   * (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.)
+   */
+  public static native int variableDtype(long var);
+
+  /**
+   * cairn_list_create: CONSTRUCTOR. A new, empty list (ListWrapper). Its elements are tracked edges "0", "1", ...
+   * &#64;param out  receives the new list; free it with cairn_object_free().
+   */
+  public static native long listCreate(long ctx);
+
+  /**
+   * cairn_list_append: METHOD. Appends `item` to the list as edge "&lt;old size&gt;". A checkpoint value waiting for that
+   * edge is restored into `item` before this returns.
+   * &#64;param item  borrowed; the list takes its own reference.
+   * Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
+   * pending restore (the item stays appended).
+   */
+  public static native void listAppend(long list, long item);
+
+  /**
+   * cairn_list_size: METHOD. The number of elements; 0 for NULL or an object that is not a list.
+   */
+  public static native long listSize(long list);
+
+  /**
+   * cairn_list_get: METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
+   * &#64;param out  receives a new handle; free it with cairn_object_free().
+   * Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index &gt;= size.
+   */
+  public static native long listGet(long list, long index);
+
+  /**
+   * cairn_list_set: METHOD. Replaces element `index` (&lt; size) with `item`. TensorFlow refuses to checkpoint a list
+   * whose elements were replaced or deleted (restore-on-create needs append-only lists).
+   * &#64;param item  borrowed; the list takes its own reference.
+   * Errors: as cairn_list_get; the error of a pending restore (the item stays in place).
+   */
+  public static native void listSet(long list, long index, long item);
+
+  /**
+   * cairn_dict_create: CONSTRUCTOR. A new, empty dict (DictWrapper): string keys, kept in insertion order; each entry
+   * is a tracked edge named by its key. Set, get and delete entries with cairn_object_set/get/delete.
+   * &#64;param out  receives the new dict; free it with cairn_object_free().
+   */
+  public static native long dictCreate(long ctx);
+
+  /**
+   * cairn_object_set: METHOD. Creates or replaces the tracked edge `name` of `parent`: an attribute of a trackable or
+   * module, a key of a dict, or an existing index ("0", "1", ...) of a list. A replaced edge keeps
+   * its position; a new one goes last. An untracked reference of the same name is replaced. An edge
+   * may point back to its parent or an ancestor (a cycle). A checkpoint value waiting for this edge
+   * is restored into `child` before this returns.
+   * &#64;param name   borrowed for the call; a valid edge name (see above).
+   * &#64;param child  borrowed; the parent takes its own reference.
+   * Errors: INVALID_ARGUMENT for NULL arguments, a bad name, or a variable parent (variables have no
+   * edges); NOT_FOUND / OUT_OF_RANGE for a list name that is not an existing index; the error of a
+   * pending restore (the edge stays).
+   */
+  public static native void objectSet(long parent, byte[] name, long child);
+
+  /**
+   * cairn_object_set_untracked: METHOD. Keeps `child` alive under `name` without tracking it: it is never walked, listed by the
+   * module queries or checkpointed (an attribute TensorFlow does not track). A tracked edge of the
+   * same name is replaced. Only trackables and modules have untracked references.
+   * &#64;param name   borrowed for the call; non-empty (may contain '/').
+   * &#64;param child  borrowed; the parent takes its own reference.
+   * Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent.
+   */
+  public static native void objectSetUntracked(long parent, byte[] name, long child);
+
+  /**
+   * cairn_object_get: METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
+   * &#64;param out  receives a new handle; free it with cairn_object_free().
+   * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
+   * ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index &gt;= size.
+   */
+  public static native long objectGet(long parent, byte[] name);
+
+  /**
+   * cairn_object_delete: METHOD. Deletes the edge `name` (tracked or untracked) from every later walk and checkpoint.
+   * Deleting list element i moves the later elements down one index.
+   * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge.
+   */
+  public static native void objectDelete(long parent, byte[] name);
+
+  /**
+   * cairn_object_kind_of: METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL.
+   */
+  public static native int objectKindOf(long obj);
+
+  /**
+   * cairn_object_same: METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL).
+   */
+  public static native int objectSame(long a, long b);
+
+  /**
+   * cairn_object_child_count: METHOD. The number of tracked edges of the object (0 for variables and NULL).
+   */
+  public static native long objectChildCount(long obj);
+
+  /**
+   * cairn_object_share: CONSTRUCTOR. A new handle to the object `obj` refers to (for example to keep an object lent by a
+   * cairn_object_array after the array is freed).
+   * &#64;param obj  borrowed for the call.
+   * &#64;param out  receives the new handle; free it with cairn_object_free().
+   */
+  public static native long objectShare(long obj);
+
+  /**
+   * cairn_object_free: DESTRUCTOR. Frees a handle, dropping its reference; the object goes when nothing else refers to
+   * it. NULL is fine. Never pass a handle borrowed from a cairn_object_array.
+   */
+  public static native void objectFree(long obj);
+
+  /**
+   * cairn_object_children: METHOD. The tracked edges of `obj` in order (creation order; index order for lists); each
+   * entry's path is the edge name. Variables give an empty array.
+   * &#64;param out  receives a new array; free it with cairn_object_array_free().
+   */
+  public static native long objectChildren(long obj);
+
+  /**
+   * cairn_object_variables: METHOD. tf.Module.variables (trainable_only 0) or .trainable_variables (1): own variables sorted
+   * by attribute name first, then those of submodules, depth-first; each variable once, with the
+   * path it was first found by.
+   * &#64;param out  receives a new array; free it with cairn_object_array_free().
+   */
+  public static native long objectVariables(long root, int trainableOnly);
+
+  /**
+   * cairn_object_submodules: METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once.
+   */
+  public static native long objectSubmodules(long root);
+
+  /**
+   * cairn_object_flatten: METHOD. tf.Module._flatten(with_path=True): every (path, object) pair, so an object reachable
+   * by several paths appears once per path. A module met again while its own walk is in progress
+   * (a cycle) has its direct attributes listed but is not searched again, so this ends.
+   */
+  public static native long objectFlatten(long root);
+
+  /**
+   * cairn_object_walk: METHOD. Every object reachable from `root` along tracked edges in checkpoint order: the root
+   * first (path ""), then breadth-first in edge order; each object once, with the first path that
+   * reaches it. Lists and dicts are included.
+   */
+  public static native long objectWalk(long root);
+
+  /**
+   * cairn_object_array_size: METHOD. The number of entries; 0 for NULL.
+   */
+  public static native long objectArraySize(long a);
+
+  /**
+   * cairn_object_array_get: METHOD. Entry `i`; NULL for NULL or i &gt;= size. Borrowed from `a`: valid until the array is freed.
+   * Do not free it; to keep the object longer, take a new handle with cairn_object_share.
+   */
+  public static native long objectArrayGet(long a, long i);
+
+  /**
+   * cairn_object_array_path: METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
+   * NULL or i &gt;= size.
+   */
+  public static native String objectArrayPath(long a, long i);
+
+  /**
+   * cairn_object_array_free: DESTRUCTOR. Frees the array and the handles it lent. NULL is fine.
+   */
+  public static native void objectArrayFree(long a);
 }
