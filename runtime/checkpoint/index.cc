@@ -223,7 +223,7 @@ ParsedIndex parse_index(const uint8_t* data, size_t size, uint64_t payload_end, 
         try {
           e.shape = Shape::from(d, dims->size(), "shape");
         } catch (const Error& err) {
-          raise(Code::DataLoss, "{}: key '{}' has an invalid shape: {}", path, e.key, err.message());
+          raise(Code::DataLoss, "{}: key '{}' has an invalid {}", path, e.key, err.message());
         }
       }
       e.offset = t->offset();
