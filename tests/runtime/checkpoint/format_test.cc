@@ -57,7 +57,7 @@ TEST_CASE("footer round trip and damage") {
 
 TEST_CASE("byte shuffle groups byte planes and inverts") {
   const uint8_t src[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-  uint8_t dst[8], back[8];
+  uint8_t dst[8];
   shuffle_bytes(src, dst, 8, 4);
   const uint8_t want4[8] = {0, 4, 1, 5, 2, 6, 3, 7};
   CHECK(std::memcmp(dst, want4, 8) == 0);
