@@ -47,6 +47,14 @@ constexpr size_t kShuffleBlockBytes = size_t{1} << 20;
 // a compressed entry claiming more is refused before anything is allocated.
 constexpr uint64_t kMaxZstdExpansion = 32768;
 
+// Fuzzing builds (tests/fuzz/run_fuzzer.sh defines FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION)
+// ignore checksum mismatches so the fuzzer reaches the parsers behind them. Never set elsewhere.
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+constexpr bool kEnforceChecksums = false;
+#else
+constexpr bool kEnforceChecksums = true;
+#endif
+
 // The key of the string scalar holding the serialized object graph (as in TensorFlow).
 constexpr std::string_view kObjectGraphKey = "_CHECKPOINTABLE_OBJECT_GRAPH";
 

@@ -218,8 +218,10 @@ ParsedIndex parse_index(const uint8_t* data, size_t size, uint64_t payload_end, 
       if (const auto* dims = t->shape()) {
         if (dims->size() > static_cast<flatbuffers::uoffset_t>(kMaxRank))
           raise(Code::DataLoss, "{}: key '{}' has rank {} (at most {})", path, e.key, dims->size(), kMaxRank);
+        // FlatBuffers 2.0.8's verifier checks a vector's alignment to 4 bytes only, so 8-byte
+        // elements may sit misaligned: copy them out instead of reading them in place.
         int64_t d[kMaxRank];
-        for (flatbuffers::uoffset_t i = 0; i < dims->size(); ++i) d[i] = dims->Get(i);
+        if (dims->size() > 0) std::memcpy(d, dims->Data(), dims->size() * sizeof(int64_t));
         try {
           e.shape = Shape::from(d, dims->size(), "shape");
         } catch (const Error& err) {

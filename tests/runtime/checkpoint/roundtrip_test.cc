@@ -113,6 +113,17 @@ TEST_CASE("string scalars, the object graph entry, graph and metadata") {
   }
 }
 
+TEST_CASE("a large compressed string is checked before it is allocated, then loads") {
+  std::string dir = make_temp_dir();
+  std::string big(20 << 20, 'a');
+  for (size_t i = 0; i < big.size(); i += 4096) big[i] = static_cast<char>('a' + i / 4096 % 26);
+  write_checkpoint(dir + "/s", ObjectGraph{}, {SaveEntry::string_scalar("s", big)}, Metadata{}, opts(true));
+  Reader r = Reader::open(dir + "/s");
+  CHECK(r.info("s").codec == Codec::Zstd);
+  CHECK(r.info("s").stored_size < big.size() / 100);
+  CHECK(r.load_string("s") == big);
+}
+
 TEST_CASE("the same state gives the same bytes") {
   std::string dir = make_temp_dir();
   Sample s = make_sample();
