@@ -104,8 +104,8 @@ void fsync_parent_dir(const std::string& path) {
   if (::fsync(fd.get()) != 0 && errno != EINVAL && errno != ENOTSUP) raise_errno(errno, dir, "fsync directory");
 }
 
-BufferedFile::BufferedFile(int fd, std::string path, size_t buffer_bytes)
-    : fd_(fd), path_(std::move(path)), capacity_(buffer_bytes) {
+BufferedFile::BufferedFile(int fd, std::string path, size_t buffer_bytes, size_t direct_bytes)
+    : fd_(fd), path_(std::move(path)), capacity_(buffer_bytes), direct_(std::min(direct_bytes, buffer_bytes)) {
   buffer_.reserve(capacity_);
 }
 
@@ -119,13 +119,13 @@ void BufferedFile::flush() {
 
 void BufferedFile::write(const void* data, size_t n) {
   if (n == 0) return;
-  if (buffer_.size() + n <= capacity_) {
+  if (n < direct_ && buffer_.size() + n <= capacity_) {
     const auto* p = static_cast<const uint8_t*>(data);
     buffer_.insert(buffer_.end(), p, p + n);
     return;
   }
   flush();
-  if (n >= capacity_ / 2) {  // big block: straight from the caller's memory
+  if (n >= direct_) {  // big block: straight from the caller's memory
     pwrite_all(fd_, data, n, flushed_, path_);
     flushed_ += n;
     high_water_ = std::max(high_water_, flushed_);

@@ -26,7 +26,7 @@ class Reader::Source {
 
 namespace {
 
-constexpr size_t kReadChunk = size_t{4} << 20;     // raw payloads: read this much, then hash it while cached
+constexpr size_t kReadChunk = size_t{1} << 20;     // raw payloads: read this much, then hash it while cached
 constexpr size_t kStoredChunk = size_t{1} << 20;   // compressed payloads: input buffer
 constexpr int kMaxWindowLog = 27;                   // zstd decoder memory bound (128 MiB window)
 constexpr uint64_t kVerifyStringsFirstAbove = uint64_t{16} << 20;

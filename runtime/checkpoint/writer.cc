@@ -31,9 +31,10 @@ namespace {
 using internal::BufferedFile;
 using internal::Fd;
 
-constexpr size_t kWriteBufferBytes = size_t{8} << 20;
+constexpr size_t kWriteBufferBytes = size_t{4} << 20;
 constexpr size_t kMinCompressBytes = 128;       // smaller payloads cannot gain past zstd's framing
 constexpr size_t kPlainCompressChunk = size_t{1} << 20;
+constexpr size_t kHashWriteChunk = size_t{1} << 20;
 constexpr const char kTempInfix[] = ".tmp-";
 
 struct ZstdCCtxDeleter {
@@ -67,13 +68,20 @@ class PayloadWriter {
     file_.write_zeros(static_cast<size_t>((kPayloadAlignment - file_.position() % kPayloadAlignment) % kPayloadAlignment));
     info.offset = file_.position();
     info.raw_size = n;
-    info.raw_checksum = checksum(raw, n);
     if (options_.compress && n >= kMinCompressBytes && try_compress(info, raw, n, width)) return;
     file_.rewind(info.offset);
-    file_.write(raw, n);
+    // Hash each chunk just before writing it, so the write copies from cache; chunks of this size
+    // go from the tensor's memory to the file without passing through the buffer.
+    XXH3_state_t hash;
+    XXH3_64bits_reset(&hash);
+    for (size_t off = 0; off < n; off += kHashWriteChunk) {
+      size_t len = std::min(kHashWriteChunk, n - off);
+      XXH3_64bits_update(&hash, raw + off, len);
+      file_.write(raw + off, len);
+    }
     info.codec = Codec::None;
     info.stored_size = n;
-    info.checksum = info.raw_checksum;
+    info.checksum = info.raw_checksum = XXH3_64bits_digest(&hash);
   }
 
  private:
@@ -95,11 +103,13 @@ class PayloadWriter {
     const uint64_t limit = n - n / 20;
     const size_t block = width > 1 ? kShuffleBlockBytes : kPlainCompressChunk;
     uint64_t stored = 0;
-    XXH3_state_t hash;
+    XXH3_state_t hash, raw_hash;
     XXH3_64bits_reset(&hash);
+    XXH3_64bits_reset(&raw_hash);
     for (size_t off = 0; off < n; off += block) {
       size_t len = std::min(block, n - off);
       const uint8_t* src = raw + off;
+      XXH3_64bits_update(&raw_hash, src, len);
       if (width > 1) {
         shuffle_bytes(src, shuffled_.data(), len, width);
         src = shuffled_.data();
@@ -120,6 +130,7 @@ class PayloadWriter {
     info.codec = width > 1 ? Codec::ZstdShuffle : Codec::Zstd;
     info.stored_size = stored;
     info.checksum = XXH3_64bits_digest(&hash);
+    info.raw_checksum = XXH3_64bits_digest(&raw_hash);
     return true;
   }
 
@@ -219,7 +230,7 @@ WriteStats write_checkpoint(const std::string& path, const ObjectGraph& graph, c
     raise(Code::AlreadyExists, "{}: cannot find a free temporary file name", path);
   }
 
-  BufferedFile file(fd.get(), guard.path, kWriteBufferBytes);
+  BufferedFile file(fd.get(), guard.path, kWriteBufferBytes, kHashWriteChunk);
   uint8_t header[kHeaderSize];
   encode_header(Header{}, header);
   file.write(header, sizeof header);

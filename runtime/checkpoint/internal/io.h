@@ -58,7 +58,8 @@ std::string base_name(const std::string& path);
 // step back over a payload it decides to store differently. Big blocks bypass the buffer.
 class BufferedFile {
  public:
-  BufferedFile(int fd, std::string path, size_t buffer_bytes);
+  // Writes of `direct_bytes` or more skip the buffer.
+  BufferedFile(int fd, std::string path, size_t buffer_bytes, size_t direct_bytes);
   uint64_t position() const { return flushed_ + buffer_.size(); }
   void write(const void* data, size_t n);
   void write_zeros(size_t n);
@@ -72,6 +73,7 @@ class BufferedFile {
   int fd_;
   std::string path_;
   size_t capacity_;
+  size_t direct_;
   std::vector<uint8_t> buffer_;
   uint64_t flushed_ = 0;       // bytes [0, flushed_) are in the file
   uint64_t high_water_ = 0;    // the furthest byte ever written to the file
