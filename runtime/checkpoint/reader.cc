@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "runtime/checkpoint/internal/index.h"
 #include "runtime/checkpoint/internal/io.h"
@@ -30,6 +31,7 @@ constexpr size_t kReadChunk = size_t{1} << 20;     // raw payloads: read this mu
 constexpr size_t kStoredChunk = size_t{1} << 20;   // compressed payloads: input buffer
 constexpr int kMaxWindowLog = 27;                   // zstd decoder memory bound (128 MiB window)
 constexpr uint64_t kVerifyStringsFirstAbove = uint64_t{16} << 20;
+constexpr uint64_t kMaxIndexBytes = (uint64_t{1} << 31) - 1;  // FlatBuffers' limit
 
 class FileSource final : public Reader::Source {
  public:
@@ -141,11 +143,25 @@ Reader::Reader(std::unique_ptr<Source> source, std::string path) : source_(std::
           footer.index_offset, footer.index_size, index_end);
   format_version_ = header.format_version;
 
-  // uint64_t storage keeps the FlatBuffer 8-byte aligned; its size is bounded by the file's.
-  std::vector<uint64_t> index((footer.index_size + 7) / 8);
+  if (footer.index_size > kMaxIndexBytes)
+    raise(Code::DataLoss, "{}: footer claims an index of {} bytes (at most {})", path_, footer.index_size, kMaxIndexBytes);
+  // A damaged footer of a big file can claim most of it as the index: a large index is checked
+  // through a small buffer before memory is committed to it.
+  const size_t index_size = static_cast<size_t>(footer.index_size);
+  if (index_size > kReadChunk && kEnforceChecksums) {
+    TensorInfo region;
+    region.offset = footer.index_offset;
+    region.stored_size = footer.index_size;
+    region.checksum = footer.index_checksum;
+    StoredStream stream(*source_, region);
+    std::vector<uint8_t> buf(kReadChunk);
+    if (!stream.finish_matches(buf.data(), buf.size())) raise(Code::DataLoss, "{}: index checksum mismatch", path_);
+  }
+  // uint64_t storage keeps the FlatBuffer 8-byte aligned.
+  std::vector<uint64_t> index((index_size + 7) / 8);
   auto* index_bytes = reinterpret_cast<uint8_t*>(index.data());
-  source_->read(footer.index_offset, index_bytes, static_cast<size_t>(footer.index_size));
-  if (checksum(index_bytes, static_cast<size_t>(footer.index_size)) != footer.index_checksum && kEnforceChecksums)
+  source_->read(footer.index_offset, index_bytes, index_size);
+  if (checksum(index_bytes, index_size) != footer.index_checksum && kEnforceChecksums)
     raise(Code::DataLoss, "{}: index checksum mismatch", path_);
   internal::ParsedIndex parsed = internal::parse_index(index_bytes, static_cast<size_t>(footer.index_size),
                                                        footer.index_offset, format_version_, path_);
@@ -175,7 +191,8 @@ Tensor Reader::load(const TensorInfo& e, Device& device) const {
   if (device.is_host()) {
     decode(e, static_cast<uint8_t*>(t.raw_mutable_data()));
   } else {
-    std::unique_ptr<uint8_t[]> host(new uint8_t[e.raw_size ? e.raw_size : 1]);
+    std::unique_ptr<uint8_t[]> host(new (std::nothrow) uint8_t[e.raw_size ? e.raw_size : 1]);
+    if (!host) raise(Code::ResourceExhausted, "{}: key '{}': cannot allocate {} host bytes", path_, e.key, e.raw_size);
     decode(e, host.get());
     device.write(*t.buffer(), host.get(), e.raw_size);
   }
@@ -190,7 +207,12 @@ std::string Reader::load_string(const TensorInfo& e) const {
   // A string's size is not bounded by a shape, and std::string touches all of its memory: check
   // a large compressed one through small buffers before allocating what it claims.
   if (e.codec != Codec::None && e.raw_size > kVerifyStringsFirstAbove) verify(e);
-  std::string s(e.raw_size, '\0');
+  std::string s;
+  try {
+    s.resize(e.raw_size);
+  } catch (const std::exception&) {
+    raise(Code::ResourceExhausted, "{}: key '{}': cannot allocate {} bytes", path_, e.key, e.raw_size);
+  }
   decode(e, reinterpret_cast<uint8_t*>(s.data()));
   return s;
 }

@@ -124,6 +124,22 @@ TEST_CASE("a large compressed string is checked before it is allocated, then loa
   CHECK(r.load_string("s") == big);
 }
 
+TEST_CASE("many small entries: an index of several MiB") {
+  std::string dir = make_temp_dir();
+  std::vector<SaveEntry> entries;
+  for (int i = 0; i < 30000; ++i) entries.emplace_back(fmt::format("block_{:03d}/unit_{:05d}/bias", i / 1000, i), scalar<int32_t>(i));
+  write_checkpoint(dir + "/c", ObjectGraph{}, entries, Metadata{}, opts(false));
+  Reader r = Reader::open(dir + "/c");
+  REQUIRE(r.entries().size() == entries.size() + 1);
+  CHECK(values<int32_t>(r.load("block_012/unit_12345/bias", ctx().cpu())) == std::vector<int32_t>{12345});
+  uint64_t index_offset = r.entries().back().offset + 64;
+  CHECK(r.file_size() - index_offset > (1u << 20));
+  std::string bytes = read_file(dir + "/c");
+  bytes[bytes.size() - kFooterSize - 1000] ^= 1;  // inside the index
+  write_file(dir + "/bad", bytes);
+  CHECK_THROWS_CODE(Reader::open(dir + "/bad"), Code::DataLoss, "index checksum mismatch");
+}
+
 TEST_CASE("the same state gives the same bytes") {
   std::string dir = make_temp_dir();
   Sample s = make_sample();
