@@ -29,7 +29,7 @@ namespace {
 
 constexpr size_t kReadChunk = size_t{1} << 20;     // raw payloads: read this much, then hash it while cached
 constexpr size_t kStoredChunk = size_t{1} << 20;   // compressed payloads: input buffer
-constexpr int kMaxWindowLog = 27;                   // zstd decoder memory bound (128 MiB window)
+constexpr int kMaxWindowLog = 24;  // zstd decoder memory bound: 16 MiB, enough for levels up to 19
 constexpr uint64_t kVerifyStringsFirstAbove = uint64_t{16} << 20;
 constexpr uint64_t kMaxIndexBytes = (uint64_t{1} << 31) - 1;  // FlatBuffers' limit
 
@@ -283,6 +283,7 @@ void Reader::decode(const TensorInfo& e, uint8_t* dst) const {
     } else {
       XXH3_64bits_update(&raw_hash, block.data(), out.pos);
       produced += out.pos;
+      if (produced > e.raw_size) fail(fmt::format("decodes to more than its {} raw bytes", e.raw_size));
     }
     if (!frame_done && in.pos == in_before && out.pos == out_before) {
       if (produced + block_fill >= e.raw_size && out.pos == out.size)

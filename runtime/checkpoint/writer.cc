@@ -35,6 +35,7 @@ constexpr size_t kWriteBufferBytes = size_t{4} << 20;
 constexpr size_t kMinCompressBytes = 128;       // smaller payloads cannot gain past zstd's framing
 constexpr size_t kPlainCompressChunk = size_t{1} << 20;
 constexpr size_t kHashWriteChunk = size_t{1} << 20;
+constexpr int kMaxZstdLevel = 19;  // higher levels want windows larger than readers accept
 constexpr const char kTempInfix[] = ".tmp-";
 
 struct ZstdCCtxDeleter {
@@ -54,6 +55,11 @@ size_t shuffle_width(DType t) {
   return (dtype_is_floating(t) || t == DType::Complex64) ? dtype_size(t) : 0;
 }
 
+// Zero padding up to the next payload boundary.
+void pad_to_alignment(BufferedFile& file) {
+  file.write_zeros(static_cast<size_t>((kPayloadAlignment - file.position() % kPayloadAlignment) % kPayloadAlignment));
+}
+
 void check_zstd(size_t r, const std::string& path, std::string_view key) {
   if (ZSTD_isError(r)) raise(Code::Internal, "{}: zstd failed on key '{}': {}", path, key, ZSTD_getErrorName(r));
 }
@@ -65,7 +71,7 @@ class PayloadWriter {
 
   // Appends one payload at the next aligned offset and fills in `info`'s location fields.
   void write(TensorInfo& info, const uint8_t* raw, size_t n, size_t width) {
-    file_.write_zeros(static_cast<size_t>((kPayloadAlignment - file_.position() % kPayloadAlignment) % kPayloadAlignment));
+    pad_to_alignment(file_);
     info.offset = file_.position();
     info.raw_size = n;
     if (options_.compress && n >= kMinCompressBytes && try_compress(info, raw, n, width)) return;
@@ -199,6 +205,9 @@ struct TempFileGuard {
 WriteStats write_checkpoint(const std::string& path, const ObjectGraph& graph, const std::vector<SaveEntry>& entries,
                             const Metadata& metadata, const WriteOptions& options) {
   if (path.empty()) raise(Code::InvalidArgument, "write_checkpoint: empty path");
+  if (options.compress && (options.zstd_level < ZSTD_minCLevel() || options.zstd_level > kMaxZstdLevel))
+    raise(Code::InvalidArgument, "write_checkpoint: zstd level {} is outside [{}, {}]", options.zstd_level, ZSTD_minCLevel(),
+          kMaxZstdLevel);
   validate_object_graph(graph, "write_checkpoint");
 
   // Keys first (the graph's attribute indices refer to their sorted order), then the graph bytes.
@@ -269,7 +278,7 @@ WriteStats write_checkpoint(const std::string& path, const ObjectGraph& graph, c
   }
   stats.entries = infos.size();
 
-  file.write_zeros(static_cast<size_t>((kPayloadAlignment - file.position() % kPayloadAlignment) % kPayloadAlignment));
+  pad_to_alignment(file);
   Footer footer;
   footer.index_offset = file.position();
   {

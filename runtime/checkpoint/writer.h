@@ -29,7 +29,7 @@ struct WriteOptions {
   // zstd (level `zstd_level`) per payload, with a byte shuffle for float dtypes. A payload that
   // does not shrink by at least 5% is stored raw.
   bool compress = false;
-  int zstd_level = 3;
+  int zstd_level = 3;  // at most 19 (readers bound the zstd window to 16 MiB)
   // fsync the file before the rename and the directory after it. Off only for tests and scratch.
   bool fsync = true;
 };

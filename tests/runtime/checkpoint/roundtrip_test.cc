@@ -86,6 +86,17 @@ TEST_CASE("payloads larger than the write buffer and the shuffle block") {
   }
 }
 
+TEST_CASE("the highest accepted zstd level decodes within the reader's window bound") {
+  std::string dir = make_temp_dir();
+  WriteOptions o = opts(true);
+  o.zstd_level = 19;
+  Tensor t = pattern_tensor(DType::Float32, Shape{(1 << 19) + 5}, 2);  // a little over 2 MiB
+  write_checkpoint(dir + "/c", ObjectGraph{}, {SaveEntry("w", t)}, Metadata{}, o);
+  Reader r = Reader::open(dir + "/c");
+  CHECK(r.info("w").codec == Codec::ZstdShuffle);
+  CHECK(same_tensor(r.load("w", ctx().cpu()), t));
+}
+
 TEST_CASE("string scalars, the object graph entry, graph and metadata") {
   std::string dir = make_temp_dir();
   Sample s = make_sample();
@@ -245,6 +256,9 @@ TEST_CASE("writer input errors") {
   g.nodes[1].attributes = {{"VARIABLE_VALUE", "b"}};
   CHECK_THROWS_CODE(write(g, {SaveEntry("a", t)}), Code::InvalidArgument, "refers to key 'b'");
   CHECK_THROWS_CODE(write_checkpoint("", g, {}, Metadata{}, opts(false)), Code::InvalidArgument, "empty path");
+  WriteOptions ultra = opts(true);
+  ultra.zstd_level = 22;
+  CHECK_THROWS_CODE(write_checkpoint(path, g, {}, Metadata{}, ultra), Code::InvalidArgument, "zstd level 22 is outside");
   CHECK(list_dir(dir).empty());
   write(g, {SaveEntry("b", t)});  // and the fixed graph writes fine
   CHECK(Reader::open(path).graph() == g);
