@@ -23,11 +23,16 @@ class Reader::Source {
   virtual uint64_t size() const = 0;
   // Reads exactly `n` bytes at `offset` or raises DataLoss.
   virtual void read(uint64_t offset, void* dst, size_t n) const = 0;
+  // A hint that [offset, offset + n) is about to be read in order.
+  virtual void will_read(uint64_t offset, uint64_t n) const {
+    (void)offset;
+    (void)n;
+  }
 };
 
 namespace {
 
-constexpr size_t kReadChunk = size_t{1} << 20;     // raw payloads: read this much, then hash it while cached
+constexpr size_t kReadChunk = size_t{4} << 20;     // raw payloads: read this much, then hash it while cached
 constexpr size_t kStoredChunk = size_t{1} << 20;   // compressed payloads: input buffer
 constexpr int kMaxWindowLog = 24;  // zstd decoder memory bound: 16 MiB, enough for levels up to 19
 constexpr uint64_t kVerifyStringsFirstAbove = uint64_t{16} << 20;
@@ -38,6 +43,10 @@ class FileSource final : public Reader::Source {
   FileSource(internal::Fd fd, uint64_t size, std::string path) : fd_(std::move(fd)), size_(size), path_(std::move(path)) {}
   uint64_t size() const override { return size_; }
   void read(uint64_t offset, void* dst, size_t n) const override { internal::pread_exact(fd_.get(), dst, n, offset, path_); }
+  // Starts the kernel reading the whole payload while we read and hash it in small chunks.
+  void will_read(uint64_t offset, uint64_t n) const override {
+    if (n >= kReadChunk) ::posix_fadvise(fd_.get(), static_cast<off_t>(offset), static_cast<off_t>(n), POSIX_FADV_WILLNEED);
+  }
 
  private:
   internal::Fd fd_;
@@ -220,6 +229,7 @@ std::string Reader::load_string(const TensorInfo& e) const {
 void Reader::verify(const TensorInfo& e) const { decode(e, nullptr); }
 
 void Reader::decode(const TensorInfo& e, uint8_t* dst) const {
+  source_->will_read(e.offset, e.stored_size);
   StoredStream stored(*source_, e);
   if (e.codec == Codec::None) {
     std::vector<uint8_t> scratch(dst ? 0 : static_cast<size_t>(std::min<uint64_t>(kReadChunk, e.raw_size)));
