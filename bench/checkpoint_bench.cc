@@ -1,0 +1,254 @@
+// Checkpoint save/restore speed against raw file I/O of the same bytes, in the same run
+// (design/ARCHITECTURE.md budgets: save >= 0.7x raw write+fsync, restore >= 0.8x raw read).
+//
+//   bazel run -c opt //bench:checkpoint_bench -- [DIR]     (DIR defaults to /tmp/cairn-ckpt-bench)
+//
+// Cases: 256 MiB of float32 in 100 tensors, raw and zstd (random-normal-ish values); 10,000 small
+// tensors (per-tensor cost). The write baseline writes the same bytes to a fresh file in the same
+// directory; the read baseline preads the checkpoint's own payload ranges (same disk blocks).
+// Restores are measured with the file in the page cache ("hot") and after dropping it from the
+// cache with posix_fadvise ("cold"). Prints figures; it is not a test.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/checkpoint/reader.h"
+#include "runtime/checkpoint/writer.h"
+#include "runtime/eager/context.h"
+
+using namespace cairn;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+void die(const char* what) {
+  std::perror(what);
+  std::exit(1);
+}
+
+// Values like trained weights: roughly normal (sum of 4 uniforms), std ~0.05.
+Tensor normal_tensor(Device& cpu, int64_t n, uint64_t seed) {
+  Tensor t = Tensor::allocate(cpu, DType::Float32, Shape{n});
+  float* p = t.mutable_data<float>();
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (int64_t i = 0; i < n; ++i) {
+    float acc = 0;
+    for (int k = 0; k < 4; ++k) {
+      s ^= s << 13;
+      s ^= s >> 7;
+      s ^= s << 17;
+      acc += static_cast<float>(s >> 40) * (1.0f / 16777216.0f) - 0.5f;
+    }
+    p[i] = acc * 0.087f;
+  }
+  return t;
+}
+
+void drop_from_page_cache(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) die(path.c_str());
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+}
+
+uint64_t file_size(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) die(path.c_str());
+  return static_cast<uint64_t>(st.st_size);
+}
+
+// The baseline: the same bytes, one write per tensor, to a fresh file in the same directory, fsync.
+double raw_write(const std::string& path, const std::vector<ckpt::SaveEntry>& entries) {
+  ::unlink(path.c_str());
+  auto t0 = Clock::now();
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) die(path.c_str());
+  for (const auto& e : entries) {
+    const char* p = static_cast<const char*>(e.tensor.raw_data());
+    size_t left = e.tensor.nbytes();
+    while (left > 0) {
+      ssize_t w = ::write(fd, p, left);
+      if (w <= 0) die("write");
+      p += w;
+      left -= static_cast<size_t>(w);
+    }
+  }
+  if (::fsync(fd) != 0) die("fsync");
+  ::close(fd);
+  return seconds_since(t0);
+}
+
+struct Range {
+  uint64_t offset, size;
+};
+
+// The payload ranges of a checkpoint file, so the raw baseline reads exactly the same disk blocks.
+std::vector<Range> payload_ranges(const std::string& path) {
+  std::vector<Range> ranges;
+  ckpt::Reader r = ckpt::Reader::open(path);
+  for (const auto& e : r.entries())
+    if (e.dtype != DType::String) ranges.push_back({e.offset, e.stored_size});
+  return ranges;
+}
+
+// The baseline: read the same bytes into freshly allocated buffers, one pread per tensor.
+double raw_read(const std::string& path, const std::vector<Range>& ranges) {
+  auto t0 = Clock::now();
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) die(path.c_str());
+  std::vector<void*> buffers;
+  for (const Range& range : ranges) {
+    size_t n = range.size;
+    void* buf = std::aligned_alloc(64, (n + 63) / 64 * 64);
+    buffers.push_back(buf);
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd, static_cast<char*>(buf) + done, n - done, static_cast<off_t>(range.offset + done));
+      if (r <= 0) die("pread");
+      done += static_cast<size_t>(r);
+    }
+  }
+  ::close(fd);
+  double t = seconds_since(t0);
+  for (void* b : buffers) std::free(b);
+  return t;
+}
+
+double ckpt_save(const std::string& path, const std::vector<ckpt::SaveEntry>& entries, bool compress,
+                 ckpt::WriteStats* stats = nullptr) {
+  ckpt::WriteOptions o;
+  o.compress = compress;
+  o.fsync = true;
+  ::unlink(path.c_str());  // a fresh file, as for the raw baseline (a manager saves to new names)
+  auto t0 = Clock::now();
+  ckpt::WriteStats s = ckpt::write_checkpoint(path, ckpt::ObjectGraph{}, entries, ckpt::Metadata{}, o);
+  double t = seconds_since(t0);
+  if (stats) *stats = s;
+  return t;
+}
+
+double ckpt_restore(const std::string& path, Device& cpu, std::vector<Tensor>* out = nullptr) {
+  auto t0 = Clock::now();
+  ckpt::Reader r = ckpt::Reader::open(path);
+  std::vector<Tensor> loaded;
+  loaded.reserve(r.entries().size());
+  for (const auto& e : r.entries())
+    if (e.dtype != DType::String) loaded.push_back(r.load(e, cpu));
+  double t = seconds_since(t0);
+  if (out) *out = std::move(loaded);
+  return t;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void check_restored(const std::string& path, const std::vector<ckpt::SaveEntry>& entries, Device& cpu) {
+  ckpt::Reader r = ckpt::Reader::open(path);
+  for (const auto& e : entries) {
+    Tensor t = r.load(e.key, cpu);
+    if (t.nbytes() != e.tensor.nbytes() || std::memcmp(t.raw_data(), e.tensor.raw_data(), t.nbytes()) != 0) {
+      std::fprintf(stderr, "restored value differs for %s\n", e.key.c_str());
+      std::exit(1);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = argc > 1 ? argv[1] : "/tmp/cairn-ckpt-bench";
+  ::mkdir(dir.c_str(), 0755);
+  const int reps = 5;
+  Context ctx(ContextOptions{});
+  Device& cpu = ctx.cpu();
+
+  // ---- 256 MiB of float32 in 100 tensors ----
+  const int64_t total_floats = int64_t{256} << 18;  // 256 MiB / 4
+  const int n_tensors = 100;
+  std::vector<ckpt::SaveEntry> big;
+  for (int i = 0; i < n_tensors; ++i) {
+    int64_t n = total_floats / n_tensors + (i < total_floats % n_tensors ? 1 : 0);
+    char key[64];
+    std::snprintf(key, sizeof key, "layer_%03d/kernel/.ATTRIBUTES/VARIABLE_VALUE", i);
+    big.emplace_back(key, normal_tensor(cpu, n, static_cast<uint64_t>(i)));
+  }
+  const double mib = static_cast<double>(total_floats) * 4 / (1 << 20);
+  const std::string raw_path = dir + "/raw.bin", ckpt_path = dir + "/ckpt", zpath = dir + "/ckpt_zstd";
+
+  std::vector<double> t_raw_w, t_save, t_raw_r, t_load, t_raw_r_cold, t_load_cold;
+  for (int rep = 0; rep < reps; ++rep) {  // interleaved, so both see the same machine state
+    t_raw_w.push_back(raw_write(raw_path, big));
+    t_save.push_back(ckpt_save(ckpt_path, big, false));
+    const std::vector<Range> ranges = payload_ranges(ckpt_path);
+    t_raw_r.push_back(raw_read(ckpt_path, ranges));
+    t_load.push_back(ckpt_restore(ckpt_path, cpu));
+    drop_from_page_cache(ckpt_path);
+    t_raw_r_cold.push_back(raw_read(ckpt_path, ranges));
+    drop_from_page_cache(ckpt_path);
+    t_load_cold.push_back(ckpt_restore(ckpt_path, cpu));
+  }
+  check_restored(ckpt_path, big, cpu);
+  auto line = [&](const char* what, double t_ckpt, double t_base) {
+    std::printf("  %-28s %8.1f ms  %7.0f MiB/s   raw %8.1f ms  %7.0f MiB/s   ratio %.2fx\n", what, t_ckpt * 1e3,
+                mib / t_ckpt, t_base * 1e3, mib / t_base, t_base / t_ckpt);
+  };
+  std::printf("256 MiB float32 in %d tensors, %s (median of %d; ratio = checkpoint speed / raw speed)\n", n_tensors,
+              dir.c_str(), reps);
+  line("save (fsync)", median(t_save), median(t_raw_w));
+  line("restore, page cache hot", median(t_load), median(t_raw_r));
+  line("restore, page cache cold", median(t_load_cold), median(t_raw_r_cold));
+  std::printf("  file %.1f MiB for %.1f MiB of values\n", file_size(ckpt_path) / 1048576.0, mib);
+
+  // ---- the same with zstd ----
+  std::vector<double> t_zsave, t_zload;
+  ckpt::WriteStats zs;
+  for (int rep = 0; rep < 3; ++rep) {
+    t_zsave.push_back(ckpt_save(zpath, big, true, &zs));
+    t_zload.push_back(ckpt_restore(zpath, cpu));
+  }
+  check_restored(zpath, big, cpu);
+  std::printf("zstd level 3 + byte shuffle, same values\n");
+  line("save (fsync)", median(t_zsave), median(t_raw_w));
+  line("restore, page cache hot", median(t_zload), median(t_raw_r));
+  std::printf("  file %.1f MiB: %.1f%% smaller than the values (%zu of %zu entries compressed)\n",
+              file_size(zpath) / 1048576.0, 100.0 * (1.0 - static_cast<double>(file_size(zpath)) / (mib * 1048576.0)),
+              zs.compressed_entries, zs.entries);
+
+  // ---- 10,000 small tensors ----
+  std::vector<ckpt::SaveEntry> small;
+  for (int i = 0; i < 10000; ++i) {
+    char key[64];
+    std::snprintf(key, sizeof key, "block_%02d/unit_%04d/bias/.ATTRIBUTES/VARIABLE_VALUE", i / 1000, i % 1000);
+    small.emplace_back(key, normal_tensor(cpu, 16, static_cast<uint64_t>(i) + 1000));
+  }
+  std::vector<double> t_ssave, t_sload, t_sopen;
+  for (int rep = 0; rep < reps; ++rep) {
+    t_ssave.push_back(ckpt_save(dir + "/small", small, false));
+    auto t0 = Clock::now();
+    ckpt::Reader r = ckpt::Reader::open(dir + "/small");
+    t_sopen.push_back(seconds_since(t0));
+    t_sload.push_back(ckpt_restore(dir + "/small", cpu));
+  }
+  check_restored(dir + "/small", small, cpu);
+  std::printf("10,000 tensors of 16 float32\n");
+  std::printf("  save (fsync)  %8.1f ms  %6.2f us/tensor\n", median(t_ssave) * 1e3, median(t_ssave) * 1e6 / 10000);
+  std::printf("  open (index)  %8.1f ms  %6.2f us/tensor\n", median(t_sopen) * 1e3, median(t_sopen) * 1e6 / 10000);
+  std::printf("  open + load   %8.1f ms  %6.2f us/tensor\n", median(t_sload) * 1e3, median(t_sload) * 1e6 / 10000);
+  std::printf("  file %.2f MiB\n", file_size(dir + "/small") / 1048576.0);
+
+  for (const char* f : {"/raw.bin", "/ckpt", "/ckpt_zstd", "/small"}) ::unlink((dir + f).c_str());
+  return 0;
+}

@@ -1,0 +1,82 @@
+// POSIX file helpers for the checkpoint writer and reader (private to runtime/checkpoint).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runtime/core/error.h"
+
+namespace cairn::ckpt::internal {
+
+// The status code for an errno value (ENOENT -> NotFound, EACCES -> PermissionDenied, ...).
+Code code_for_errno(int err);
+// Raises with code_for_errno(err): "<path>: <what>: <strerror>".
+[[noreturn]] void raise_errno(int err, std::string_view path, std::string_view what);
+
+// An owned file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void reset();
+  // close(2) that reports errors (a delayed write error can surface here).
+  void close_checked(std::string_view path);
+
+ private:
+  int fd_ = -1;
+};
+
+// Reads exactly `n` bytes at `offset`; a short read raises DataLoss (the file shrank).
+void pread_exact(int fd, void* dst, size_t n, uint64_t offset, std::string_view path);
+// Writes exactly `n` bytes at `offset`.
+void pwrite_all(int fd, const void* src, size_t n, uint64_t offset, std::string_view path);
+// fsync of a file, and of the directory holding `path` (so a rename into it is durable).
+void fsync_fd(int fd, std::string_view path);
+void fsync_parent_dir(const std::string& path);
+// The directory part of `path` ("." when there is none) and the file name part.
+std::string dir_name(const std::string& path);
+std::string base_name(const std::string& path);
+
+// Sequential writes through a large buffer, with positional writes underneath so the writer can
+// step back over a payload it decides to store differently. Big blocks bypass the buffer.
+class BufferedFile {
+ public:
+  // Writes of `direct_bytes` or more skip the buffer.
+  BufferedFile(int fd, std::string path, size_t buffer_bytes, size_t direct_bytes);
+  uint64_t position() const { return flushed_ + buffer_.size(); }
+  void write(const void* data, size_t n);
+  void write_zeros(size_t n);
+  // Moves the write position back to `pos` (<= position()); later writes overwrite what was there.
+  void rewind(uint64_t pos);
+  // Flushes the buffer and cuts the file at the current position when it was ever longer.
+  void finish();
+
+ private:
+  void flush();
+  int fd_;
+  std::string path_;
+  size_t capacity_;
+  size_t direct_;
+  std::vector<uint8_t> buffer_;
+  uint64_t flushed_ = 0;       // bytes [0, flushed_) are in the file
+  uint64_t high_water_ = 0;    // the furthest byte ever written to the file
+};
+
+}  // namespace cairn::ckpt::internal

@@ -1,0 +1,162 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/checkpoint/internal/io.h"
+
+namespace cairn::ckpt::internal {
+
+Code code_for_errno(int err) {
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR: return Code::NotFound;
+    case EACCES:
+    case EPERM:
+    case EROFS: return Code::PermissionDenied;
+    case EEXIST: return Code::AlreadyExists;
+    case ENOSPC:
+    case EDQUOT:
+    case ENOMEM:
+    case EMFILE:
+    case ENFILE: return Code::ResourceExhausted;
+    case EIO: return Code::DataLoss;
+    case EISDIR:
+    case EINVAL:
+    case ENAMETOOLONG: return Code::InvalidArgument;
+    default: return Code::Unknown;
+  }
+}
+
+void raise_errno(int err, std::string_view path, std::string_view what) {
+  char buf[256];
+  const char* msg = strerror_r(err, buf, sizeof buf);  // GNU variant: returns the message
+  raise(code_for_errno(err), "{}: {}: {}", path, what, msg);
+}
+
+void Fd::reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void Fd::close_checked(std::string_view path) {
+  if (fd_ < 0) return;
+  int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0 && errno != EINTR) raise_errno(errno, path, "close");
+}
+
+void pread_exact(int fd, void* dst, size_t n, uint64_t offset, std::string_view path) {
+  auto* p = static_cast<uint8_t*>(dst);
+  while (n > 0) {
+    size_t chunk = std::min<size_t>(n, size_t{1} << 30);
+    ssize_t got = ::pread(fd, p, chunk, static_cast<off_t>(offset));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      raise_errno(errno, path, "read");
+    }
+    if (got == 0) raise(Code::DataLoss, "{}: unexpected end of file at offset {} (file truncated?)", path, offset);
+    p += got;
+    n -= static_cast<size_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+}
+
+void pwrite_all(int fd, const void* src, size_t n, uint64_t offset, std::string_view path) {
+  auto* p = static_cast<const uint8_t*>(src);
+  while (n > 0) {
+    size_t chunk = std::min<size_t>(n, size_t{1} << 30);
+    ssize_t put = ::pwrite(fd, p, chunk, static_cast<off_t>(offset));
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      raise_errno(errno, path, "write");
+    }
+    if (put == 0) raise(Code::Unknown, "{}: write made no progress at offset {}", path, offset);
+    p += put;
+    n -= static_cast<size_t>(put);
+    offset += static_cast<uint64_t>(put);
+  }
+}
+
+void fsync_fd(int fd, std::string_view path) {
+  if (::fsync(fd) != 0) raise_errno(errno, path, "fsync");
+}
+
+std::string dir_name(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+void fsync_parent_dir(const std::string& path) {
+  std::string dir = dir_name(path);
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) raise_errno(errno, dir, "open directory for fsync");
+  // Some file systems refuse fsync on directories; the rename is then as durable as they allow.
+  if (::fsync(fd.get()) != 0 && errno != EINVAL && errno != ENOTSUP) raise_errno(errno, dir, "fsync directory");
+}
+
+BufferedFile::BufferedFile(int fd, std::string path, size_t buffer_bytes, size_t direct_bytes)
+    : fd_(fd), path_(std::move(path)), capacity_(buffer_bytes), direct_(std::min(direct_bytes, buffer_bytes)) {
+  buffer_.reserve(capacity_);
+}
+
+void BufferedFile::flush() {
+  if (buffer_.empty()) return;
+  pwrite_all(fd_, buffer_.data(), buffer_.size(), flushed_, path_);
+  flushed_ += buffer_.size();
+  high_water_ = std::max(high_water_, flushed_);
+  buffer_.clear();
+}
+
+void BufferedFile::write(const void* data, size_t n) {
+  if (n == 0) return;
+  if (n < direct_ && buffer_.size() + n <= capacity_) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    buffer_.insert(buffer_.end(), p, p + n);
+    return;
+  }
+  flush();
+  if (n >= direct_) {  // big block: straight from the caller's memory
+    pwrite_all(fd_, data, n, flushed_, path_);
+    flushed_ += n;
+    high_water_ = std::max(high_water_, flushed_);
+    return;
+  }
+  const auto* p = static_cast<const uint8_t*>(data);
+  buffer_.insert(buffer_.end(), p, p + n);
+}
+
+void BufferedFile::write_zeros(size_t n) {
+  static const uint8_t kZeros[256] = {};
+  while (n > 0) {
+    size_t k = std::min(n, sizeof kZeros);
+    write(kZeros, k);
+    n -= k;
+  }
+}
+
+void BufferedFile::rewind(uint64_t pos) {
+  if (pos >= flushed_) {
+    buffer_.resize(static_cast<size_t>(pos - flushed_));
+  } else {
+    buffer_.clear();
+    flushed_ = pos;
+  }
+}
+
+void BufferedFile::finish() {
+  flush();
+  if (high_water_ > flushed_ && ::ftruncate(fd_, static_cast<off_t>(flushed_)) != 0)
+    raise_errno(errno, path_, "truncate");
+}
+
+}  // namespace cairn::ckpt::internal
