@@ -58,8 +58,12 @@ void BackgroundWriter::start(std::function<void()> job) {
   });
 }
 
-void BackgroundWriter::wait() {
+void BackgroundWriter::join() {
   if (thread_.joinable()) thread_.join();
+}
+
+void BackgroundWriter::wait() {
+  join();
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 

@@ -37,6 +37,8 @@ class BackgroundWriter {
   void start(std::function<void()> job);
   // Waits for the running job and rethrows its error, once.
   void wait();
+  // Waits for the running job; its error stays for the next wait().
+  void join();
 
  private:
   std::thread thread_;

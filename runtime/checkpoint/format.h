@@ -61,10 +61,6 @@ constexpr std::string_view kObjectGraphKey = "_CHECKPOINTABLE_OBJECT_GRAPH";
 enum class Codec : uint8_t { None = 0, Zstd = 1, ZstdShuffle = 2 };
 const char* codec_name(Codec c);  // "none", "zstd", "zstd+shuffle"; "invalid" otherwise
 
-// Object kinds stored in ObjectNode.kind. Unknown values are kept as they are.
-enum class ObjectKind : uint32_t {
-  Unknown = 0, Trackable = 1, Variable = 2, List = 3, Dict = 4, Module = 5, Optimizer = 6, Layer = 7,
-};
 
 struct ChildEdge {
   std::string name;
@@ -91,7 +87,7 @@ struct SlotRef {
 };
 
 struct Node {
-  uint32_t kind = 0;  // an ObjectKind value
+  uint32_t kind = 0;  // an ObjectKind value (runtime/core/object_kind.h); unknown values are kept
   std::vector<ChildEdge> children;
   std::vector<Attribute> attributes;
   std::vector<SlotRef> slots;

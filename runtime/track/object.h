@@ -18,26 +18,11 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/core/object_kind.h"
 #include "runtime/core/refcount.h"
 #include "runtime/eager/context.h"
 
 namespace cairn {
-
-// Same values as cairn_object_kind in the C header; pinned, never reordered.
-enum class ObjectKind : int32_t {
-  Trackable = 1,
-  Variable = 2,
-  List = 3,
-  Dict = 4,
-  Module = 5,
-  Optimizer = 6,  // reserved
-  Layer = 7,      // reserved
-};
-
-// "trackable", "variable", "list", "dict", "module", "optimizer", "layer"; "unknown" otherwise.
-const char* object_kind_name(ObjectKind kind);
-// Whether tf.Module's queries recurse into objects of this kind (modules and layers).
-bool is_module_kind(ObjectKind kind);
 
 class Object;
 

@@ -1,3 +1,4 @@
+#include "runtime/core/object_kind.h"
 #include "tests/golden/checkpoint_v1_contents.h"
 
 #include "runtime/core/convert.h"
@@ -45,7 +46,7 @@ std::vector<ckpt::SaveEntry> checkpoint_v1_entries(Device& cpu) {
 }
 
 ckpt::ObjectGraph checkpoint_v1_graph() {
-  using ckpt::ObjectKind;
+  using cairn::ObjectKind;
   auto k = [](ObjectKind kind) { return static_cast<uint32_t>(kind); };
   ckpt::ObjectGraph g;
   g.nodes.resize(8);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/core/object_kind.h"
 #include "runtime/checkpoint/reader.h"
 #include "runtime/core/convert.h"
 #include "runtime/eager/context.h"
@@ -33,16 +34,8 @@ Context& cli_context() {
 }
 
 std::string kind_name(uint32_t kind) {
-  switch (static_cast<ckpt::ObjectKind>(kind)) {
-    case ckpt::ObjectKind::Trackable: return "trackable";
-    case ckpt::ObjectKind::Variable: return "variable";
-    case ckpt::ObjectKind::List: return "list";
-    case ckpt::ObjectKind::Dict: return "dict";
-    case ckpt::ObjectKind::Module: return "module";
-    case ckpt::ObjectKind::Optimizer: return "optimizer";
-    case ckpt::ObjectKind::Layer: return "layer";
-    default: return fmt::format("kind {}", kind);
-  }
+  const char* name = object_kind_name(static_cast<ObjectKind>(kind));
+  return std::string(name) == "unknown" ? fmt::format("kind {}", kind) : name;
 }
 
 template <class T>

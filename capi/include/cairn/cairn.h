@@ -569,6 +569,166 @@ CAIRN_API const char *cairn_object_array_path(const cairn_object_array *a, size_
 /* DESTRUCTOR. Frees the array and the handles it lent. NULL is fine. */
 CAIRN_API void cairn_object_array_free(cairn_object_array *a);
 
+/* ---------------------------------------------------------------------------------------------
+ * Checkpoints (tf.train.Checkpoint)
+ *
+ * A checkpoint is a root trackable whose children are given at creation (set in name order, as
+ * TensorFlow's Checkpoint(**kwargs) does), plus a "save_counter" int64 variable created on first
+ * use. One checkpoint is one file; see ../shared/design/CHECKPOINT.md for the format and its
+ * guarantees. Keys read like tf.train.list_variables: "<path>/.ATTRIBUTES/VARIABLE_VALUE".
+ * Threads: one checkpoint (and its manager) is used from one thread at a time.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct cairn_checkpoint cairn_checkpoint;
+typedef struct cairn_restore_status cairn_restore_status;
+typedef struct cairn_checkpoint_manager cairn_checkpoint_manager;
+typedef struct cairn_checkpoint_reader cairn_checkpoint_reader;
+
+typedef struct cairn_checkpoint_options {
+  uint32_t struct_size; /* sizeof(cairn_checkpoint_options) */
+  int32_t compress;     /* zstd per payload, stored raw when it would not shrink; default 0 */
+  int32_t async;        /* save/write snapshot the values and write in the background; default 0.
+                           An error shows up on the next save, write, restore or sync. */
+  int32_t fsync;        /* fsync file and directory (crash safety); default 1 */
+} cairn_checkpoint_options;
+
+#define CAIRN_CHECKPOINT_OPTIONS_INIT { (uint32_t)sizeof(cairn_checkpoint_options), 0, 0, 1 }
+
+/* CONSTRUCTOR. A checkpoint over `n` named root children (TF's Checkpoint(**kwargs)).
+ * @param names    `n` edge names, borrowed; unique, non-empty, no '/', not "save_counter".
+ * @param objects  `n` objects, borrowed; the checkpoint's root holds its own references.
+ * @param out      receives the checkpoint; free it with cairn_checkpoint_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_create(cairn_context *ctx, const char *const *names,
+                                                               cairn_object *const *objects, size_t n,
+                                                               cairn_checkpoint **out);
+
+/* METHOD. The checkpoint's root object, borrowed from `ckpt` (do not free it). Add more edges with
+ * cairn_object_set. NULL for NULL. */
+CAIRN_API cairn_object *cairn_checkpoint_root(cairn_checkpoint *ckpt);
+
+/* METHOD. Sets the checkpoint's options (copied). NULL restores the defaults. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_set_options(cairn_checkpoint *ckpt,
+                                                                    const cairn_checkpoint_options *opts);
+
+/* METHOD. The current value of save_counter (0 before the first save or restore). */
+CAIRN_API int64_t cairn_checkpoint_save_counter(cairn_checkpoint *ckpt);
+
+/* METHOD. Increments save_counter and writes "<prefix>-<save_counter>" atomically.
+ * @param path_out  receives the path written (free with cairn_free), or NULL if not wanted. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_save(cairn_checkpoint *ckpt, const char *prefix,
+                                                             char **path_out);
+
+/* METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_write(cairn_checkpoint *ckpt, const char *path);
+
+/* METHOD. Waits for a background (async) save and returns its error, if any. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_sync(cairn_checkpoint *ckpt);
+
+/* METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
+ * edges. Values whose objects do not exist yet are applied the moment their edge is created (a
+ * set, list append or dict insert), for as long as the checkpoint or the status lives.
+ * @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
+ * @param out   receives the restore status; free it with cairn_restore_status_free().
+ * Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
+ * shape mismatch (the message names the key). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_restore(cairn_checkpoint *ckpt, const char *path,
+                                                                cairn_restore_status **out);
+
+/* METHOD. FAILED_PRECONDITION unless every checkpoint value was restored and every live object under
+ * the root was matched; the message names every unmatched path. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_restore_status_assert_consumed(const cairn_restore_status *rs);
+
+/* METHOD. FAILED_PRECONDITION unless every live variable under the root was matched. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_restore_status_assert_existing_objects_matched(
+    const cairn_restore_status *rs);
+
+/* METHOD. Silences the warning logged when checkpoint values were never restored. */
+CAIRN_API void cairn_restore_status_expect_partial(cairn_restore_status *rs);
+
+/* DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives. */
+CAIRN_API void cairn_restore_status_free(cairn_restore_status *rs);
+
+/* DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged). */
+CAIRN_API void cairn_checkpoint_free(cairn_checkpoint *ckpt);
+
+/* ---- Checkpoint manager (tf.train.CheckpointManager) ---- */
+
+typedef struct cairn_checkpoint_manager_options {
+  uint32_t struct_size;                 /* sizeof(cairn_checkpoint_manager_options) */
+  const char *checkpoint_name;          /* file name prefix; NULL = "ckpt" (default) */
+  int64_t max_to_keep;                  /* checkpoints kept; -1 keeps all; default 5; 0 is an error */
+  double keep_checkpoint_every_n_hours; /* also keep one per this many hours; 0 (default) = off */
+} cairn_checkpoint_manager_options;
+
+#define CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT { (uint32_t)sizeof(cairn_checkpoint_manager_options), NULL, 5, 0.0 }
+
+/* CONSTRUCTOR. A manager saving `ckpt` into `directory` (created if missing). It reads the
+ * directory's state file, or rebuilds the list by scanning for intact checkpoints when the state is
+ * missing or damaged, and removes temporary files an interrupted save left behind.
+ * @param out  receives the manager (it holds its own reference on `ckpt`); free with
+ *             cairn_checkpoint_manager_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_manager_create(cairn_checkpoint *ckpt, const char *directory,
+                                                                       const cairn_checkpoint_manager_options *opts,
+                                                                       cairn_checkpoint_manager **out);
+
+/* METHOD. Saves "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0
+ * and the incremented save_counter otherwise; then applies max_to_keep. The state file changes only
+ * after the new checkpoint is durable.
+ * @param path_out  receives the path (free with cairn_free), or NULL if not wanted. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_manager_save(cairn_checkpoint_manager *m,
+                                                                     int64_t checkpoint_number, char **path_out);
+
+/* METHOD. The newest checkpoint's path, or NULL when there is none. Borrowed from `m`: valid until
+ * the next save or free. */
+CAIRN_API const char *cairn_checkpoint_manager_latest(const cairn_checkpoint_manager *m);
+
+/* METHOD. How many checkpoints the manager keeps track of. */
+CAIRN_API size_t cairn_checkpoint_manager_count(const cairn_checkpoint_manager *m);
+
+/* METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest. */
+CAIRN_API const char *cairn_checkpoint_manager_path(const cairn_checkpoint_manager *m, size_t i);
+
+/* DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine. */
+CAIRN_API void cairn_checkpoint_manager_free(cairn_checkpoint_manager *m);
+
+/* ---- Reading a checkpoint without the program that wrote it (list_variables / load_variable) ---- */
+
+/* CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
+ * @param out  receives the reader; free with cairn_checkpoint_reader_free().
+ * Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_open(const char *path, cairn_checkpoint_reader **out);
+
+/* METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included. */
+CAIRN_API size_t cairn_checkpoint_reader_count(const cairn_checkpoint_reader *r);
+
+/* METHOD. Key `i`, borrowed from `r`; NULL when out of range. */
+CAIRN_API const char *cairn_checkpoint_reader_key(const cairn_checkpoint_reader *r, size_t i);
+
+/* METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range. */
+CAIRN_API cairn_dtype cairn_checkpoint_reader_dtype(const cairn_checkpoint_reader *r, size_t i);
+
+/* METHOD. Rank of key `i`; 0 out of range. */
+CAIRN_API size_t cairn_checkpoint_reader_rank(const cairn_checkpoint_reader *r, size_t i);
+
+/* METHOD. Dimension `axis` of key `i`; -1 out of range. */
+CAIRN_API int64_t cairn_checkpoint_reader_dim(const cairn_checkpoint_reader *r, size_t i, size_t axis);
+
+/* CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
+ * default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
+ * INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_load(const cairn_checkpoint_reader *r,
+                                                                    cairn_context *ctx, const char *key,
+                                                                    cairn_tensor **out);
+
+/* METHOD. The bytes of a string entry (the serialized object graph).
+ * @param out  receives a buffer (free with cairn_free); @param size receives its length. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_load_string(const cairn_checkpoint_reader *r,
+                                                                           const char *key, char **out,
+                                                                           size_t *size);
+
+/* DESTRUCTOR. Frees a reader. NULL is fine. */
+CAIRN_API void cairn_checkpoint_reader_free(cairn_checkpoint_reader *r);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

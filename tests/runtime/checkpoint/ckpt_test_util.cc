@@ -1,3 +1,4 @@
+#include "runtime/core/object_kind.h"
 #include "tests/runtime/checkpoint/ckpt_test_util.h"
 
 #include <dirent.h>
