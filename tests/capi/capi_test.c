@@ -327,6 +327,20 @@ static void test_op_run_and_errors(void) {
   CHECK(cairn_tensor_dim(out, 0) == 2 && cairn_tensor_dim(out, 1) == 2);
   cairn_tensor_free(out);
 
+  /* an out-of-range axis names the op, the axis and the rank */
+  {
+    int64_t axis = 5;
+    memset(&attr, 0, sizeof attr);
+    attr.name = "axis";
+    attr.kind = CAIRN_ATTR_INTS;
+    attr.ints = &axis;
+    attr.n_ints = 1;
+    CHECK_ERR(cairn_op_run(ctx, "Sum", ins, 1, &attr, 1, &out, 1), CAIRN_INVALID_ARGUMENT,
+              "Sum: axis 5 is out of range for rank 2");
+    attr.ints = NULL;
+    CHECK_ERR(cairn_op_run(ctx, "Sum", ins, 1, &attr, 1, &out, 1), CAIRN_INVALID_ARGUMENT, "NULL array");
+  }
+
   cairn_tensor_free(a);
   cairn_tensor_free(b);
   cairn_tensor_free(c);
