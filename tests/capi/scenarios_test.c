@@ -245,9 +245,10 @@ static void s2_s3_untracked_and_delete(void) {
       CHECK_OK(cairn_checkpoint_reader_load(r, g_ctx, "tr2/v/.ATTRIBUTES/VARIABLE_VALUE", &t));
       CHECK_OK(cairn_tensor_read(t, &v, sizeof v));
       CHECK(v == 3000);
+      cairn_tensor_free(t);
       CHECK_ERR(cairn_checkpoint_reader_load(r, g_ctx, "tr2/untracked/.ATTRIBUTES/VARIABLE_VALUE", &t),
                 CAIRN_NOT_FOUND, "no key named 'tr2/untracked/.ATTRIBUTES/VARIABLE_VALUE'");
-      cairn_tensor_free(t);
+      CHECK(t == NULL);
       cairn_checkpoint_reader_free(r);
       /* S3: an edge added, saved, deleted, saved again. */
       set_child(tr2, "deleted", variable(scalar_i32(-1), "deleted", NULL));
