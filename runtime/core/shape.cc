@@ -4,7 +4,7 @@
 
 namespace cairn {
 
-Shape::Shape(std::initializer_list<int64_t> dims) {
+Shape::Shape(std::initializer_list<int64_t> dims) : rank_(0) {
   for (int64_t d : dims) push_back(d);
 }
 

@@ -12,7 +12,10 @@ constexpr int kMaxRank = 8;
 
 class Shape {
  public:
-  Shape() = default;
+  // User-provided so that value-initialisation (`Shape()`, `new (p) Shape()`) does not zero the
+  // unused dimensions: eager dispatch builds several shapes per op. Only the first rank() dims
+  // are ever read.
+  Shape() : rank_(0) {}
   Shape(std::initializer_list<int64_t> dims);
   // Validates rank <= kMaxRank, dims >= 0 and no element-count overflow; `what` prefixes errors.
   static Shape from(const int64_t* dims, size_t rank, const char* what);
@@ -32,8 +35,8 @@ class Shape {
   bool operator!=(const Shape& o) const { return !(*this == o); }
 
  private:
-  int64_t dims_[kMaxRank] = {};
-  int32_t rank_ = 0;
+  int64_t dims_[kMaxRank];
+  int32_t rank_;
 };
 
 // Resolves a possibly negative axis against `rank`; throws InvalidArgument naming `op`.
