@@ -12,10 +12,16 @@
 //	defer x.Close()
 //	y, err := ops.Add(ctx, x, x)
 //
+// Tracked objects (NewTrackable, NewModule, NewVariable, NewList, NewDict) form the graph that a
+// Checkpoint saves and restores; a CheckpointManager keeps numbered checkpoints in a directory
+// and a CheckpointReader lists and loads a checkpoint's values.
+//
 // Handles are freed by Close. A finalizer frees what was not closed, as a backstop only: native
 // memory is invisible to the Go garbage collector, so close what you create. A Context may be
 // used from several goroutines at once; a Tensor is immutable and may be read from any
-// goroutine. Close must not race with other uses of the same handle.
+// goroutine; objects may be read and written from several goroutines; a Checkpoint and its
+// manager are used from one goroutine at a time. Close must not race with other uses of the same
+// handle.
 //
 // Linking: the cgo flags below point at the library Bazel builds, bazel-bin/capi/libcairn.so
 // (`bazel build //capi:cairn` from the repository root), and set an rpath to it, so `go test`

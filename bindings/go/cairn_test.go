@@ -307,6 +307,13 @@ func TestRunOpErrors(t *testing.T) {
 	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "bogus")
 	_, err = cairn.RunOp(ctx, "Add", []*cairn.Tensor{x, nil}, nil, 1)
 	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "Add")
-	_, err = cairn.RunOp(ctx, "Add", []*cairn.Tensor{x, x}, nil, -1)
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "numOutputs is -1")
+	_, err = cairn.RunOp(ctx, "Add", []*cairn.Tensor{x, x}, nil, -2)
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "numOutputs is -2")
+	_, err = cairn.RunOp(ctx, "NoSuchOp", []*cairn.Tensor{x}, nil, cairn.InferOutputs)
+	wantCode(t, err, cairn.CodeNotFound, cairn.ErrNotFound, "NoSuchOp")
+	sum, err := cairn.RunOp(ctx, "Add", []*cairn.Tensor{x, x}, nil, cairn.InferOutputs)
+	if err != nil || len(sum) != 1 {
+		t.Fatalf("Add with InferOutputs: %d outputs, %v", len(sum), err)
+	}
+	sum[0].Close()
 }

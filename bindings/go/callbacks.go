@@ -31,8 +31,26 @@ func cairnGoLog(userData unsafe.Pointer, level C.cairn_log_level, message *C.cha
 	fn(LogLevel(level), C.GoString(message))
 }
 
-// logFuncOf is the LogFunc behind h, or nil when h was deleted: a message that arrives after its
-// context was closed is dropped.
+// cairnGoLogRelease is the context's log_release: the runtime calls it once, when no log message
+// can come any more, and the LogFunc's handle goes.
+//
+//export cairnGoLogRelease
+func cairnGoLogRelease(userData unsafe.Pointer) {
+	releaseLog(cgo.Handle(uintptr(userData)))
+}
+
+// releaseLog deletes a LogFunc's handle; 0 (no LogFunc) and a handle already deleted are ignored
+// (handles are never reused, so a second delete cannot hit another context's function).
+func releaseLog(h cgo.Handle) {
+	if h == 0 {
+		return
+	}
+	defer func() { _ = recover() }() // Delete panics on a deleted handle; a panic must not unwind into C
+	h.Delete()
+}
+
+// logFuncOf is the LogFunc behind h, or nil when h was deleted: a message that arrives after
+// log_release is dropped (the runtime promises there is none).
 func logFuncOf(h cgo.Handle) (fn LogFunc) {
 	defer func() {
 		if recover() != nil {

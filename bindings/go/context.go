@@ -5,18 +5,21 @@ package cairn
 #include <stdlib.h>
 #include "cairn/cairn.h"
 
-// The log trampoline in callbacks.go.
+// The log trampolines in callbacks.go.
 extern void cairnGoLog(void *user_data, cairn_log_level level, char *message);
+extern void cairnGoLogRelease(void *user_data);
 
 static void cairn_go_log_shim(void *user_data, cairn_log_level level, const char *message) {
   cairnGoLog(user_data, level, (char *)message);
 }
 
-// Routes `o`'s log messages to the Go function behind the runtime/cgo handle `h`. The handle is
-// stored only in C memory, as a pointer-sized integer.
+// Routes `o`'s log messages to the Go function behind the runtime/cgo handle `h`, and has the
+// runtime delete the handle (log_release) once no message can come any more. The handle is stored
+// only in C memory, as a pointer-sized integer.
 static void cairn_go_set_log(cairn_context_options *o, uintptr_t h) {
   o->log_fn = cairn_go_log_shim;
   o->log_user_data = (void *)h;
+  o->log_release = cairnGoLogRelease;
 }
 */
 import "C"
@@ -30,10 +33,11 @@ import (
 )
 
 // Context owns devices, the thread pool, the log callback and the RNG seed. It may be used from
-// several goroutines at once. Tensors made from it stay valid after it is closed.
+// several goroutines at once. Tensors made from it stay valid after it is closed, and objects and
+// checkpoints made from it keep it alive: its LogFunc may be called until the last of them is
+// closed too.
 type Context struct {
 	ptr *C.cairn_context
-	log cgo.Handle // 0 when no log function was given
 }
 
 // ContextOption sets a field of cairn_context_options; unset fields keep the C defaults
@@ -49,7 +53,9 @@ type contextConfig struct {
 }
 
 // LogFunc receives the context's log messages. It is called from whichever thread logs, so it
-// must be safe for concurrent use. A panic inside it is recovered and printed to stderr.
+// must be safe for concurrent use. A panic inside it is recovered and printed to stderr. The
+// binding holds it (in a runtime/cgo handle) until the runtime says no call can come any more:
+// after Close and the last object or checkpoint made from the context.
 type LogFunc func(level LogLevel, message string)
 
 // WithDevice sets the default device: "cpu" (the default), "vulkan" or "vulkan:N".
@@ -103,20 +109,23 @@ func NewContext(options ...ContextOption) (*Context, error) {
 	if cfg.logLevel != nil {
 		opts.log_level = C.cairn_log_level(*cfg.logLevel)
 	}
-	c := &Context{}
+	var log cgo.Handle
 	if cfg.logFunc != nil {
-		c.log = cgo.NewHandle(cfg.logFunc)
-		C.cairn_go_set_log(opts, C.uintptr_t(c.log))
+		log = cgo.NewHandle(cfg.logFunc)
+		C.cairn_go_set_log(opts, C.uintptr_t(log))
 	}
+	c := &Context{}
 	if err := cContextCreate(opts, &c.ptr); err != nil {
-		c.deleteLog()
+		// No context was made, so the runtime never calls log_release: the handle is ours to delete.
+		releaseLog(log)
 		return nil, err
 	}
 	runtime.SetFinalizer(c, (*Context).Close)
 	return c, nil
 }
 
-// Close drops the context. Tensors made from it stay valid. Closing twice does nothing.
+// Close drops the context. Tensors made from it stay valid; objects and checkpoints made from it
+// keep it alive until they are closed. Closing twice does nothing.
 func (c *Context) Close() {
 	if c == nil || c.ptr == nil {
 		return
@@ -124,14 +133,6 @@ func (c *Context) Close() {
 	runtime.SetFinalizer(c, nil)
 	cContextFree(c.ptr)
 	c.ptr = nil
-	c.deleteLog()
-}
-
-func (c *Context) deleteLog() {
-	if c.log != 0 {
-		c.log.Delete()
-		c.log = 0
-	}
 }
 
 // handle is the C context, NULL for a nil or closed Context (the C API then reports the misuse).

@@ -25,10 +25,11 @@ func residentBytes(t *testing.T) int64 {
 	return pages * int64(os.Getpagesize())
 }
 
-// Each tensor holds 4 KiB, so leaking the 100,000 a test makes would add about 400 MiB; the
-// resident size may grow by a fraction of that from allocator caching, never by all of it.
+// Each round holds a 4 KiB tensor, so leaking the 100,000 rounds a test makes would add about
+// 400 MiB; the resident size may grow by a fraction of that from allocator caching, never by all
+// of it.
 const (
-	leakTensors   = 100_000
+	leakRounds    = 100_000
 	leakElements  = 1024
 	leakTolerance = 64 << 20
 )
@@ -44,13 +45,13 @@ func checkFlat(t *testing.T, makeAndDrop func(ctx *cairn.Context, data []float32
 		runtime.GC()
 		runtime.GC() // the first cycle queues finalizers; the second lets their frees settle
 	}
-	churn(leakTensors / 10) // warm up the allocators
+	churn(leakRounds / 10) // warm up the allocators
 	before := residentBytes(t)
-	churn(leakTensors)
+	churn(leakRounds)
 	after := residentBytes(t)
-	t.Logf("resident: %d KiB before, %d KiB after %d tensors (%v)", before>>10, after>>10, leakTensors, time.Since(start))
+	t.Logf("resident: %d KiB before, %d KiB after %d rounds (%v)", before>>10, after>>10, leakRounds, time.Since(start))
 	if after-before > leakTolerance {
-		t.Errorf("resident memory grew by %d MiB over %d tensors", (after-before)>>20, leakTensors)
+		t.Errorf("resident memory grew by %d MiB over %d rounds", (after-before)>>20, leakRounds)
 	}
 }
 
@@ -71,6 +72,45 @@ func TestNoLeakWithFinalizersOnly(t *testing.T) {
 		}
 		if i%1000 == 999 {
 			runtime.GC() // native memory is invisible to the Go heap's pacing: nudge
+		}
+	})
+}
+
+// objectRound makes a variable holding a new 4 KiB tensor, a trackable, and an edge between them;
+// if any of them leaked, the tensor's memory would go with it.
+func objectRound(t *testing.T, ctx *cairn.Context, data []float32) (*cairn.Tensor, *cairn.Variable, *cairn.Object) {
+	x, err := cairn.NewTensor(ctx, []int64{leakElements}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := cairn.NewVariable(ctx, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cairn.NewTrackable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Set("v", v); err != nil {
+		t.Fatal(err)
+	}
+	return x, v, tr
+}
+
+func TestNoObjectLeakWithClose(t *testing.T) {
+	checkFlat(t, func(ctx *cairn.Context, data []float32, i int) {
+		x, v, tr := objectRound(t, ctx, data)
+		x.Close()
+		v.Close()
+		tr.Close()
+	})
+}
+
+func TestNoObjectLeakWithFinalizersOnly(t *testing.T) {
+	checkFlat(t, func(ctx *cairn.Context, data []float32, i int) {
+		objectRound(t, ctx, data)
+		if i%1000 == 999 {
+			runtime.GC()
 		}
 	})
 }

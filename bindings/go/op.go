@@ -48,11 +48,17 @@ func (a Attr) Name() string { return a.name }
 // Kind is the attribute's kind.
 func (a Attr) Kind() AttrKind { return a.kind }
 
+// InferOutputs as RunOp's numOutputs asks the library for the op's output count
+// (cairn_op_num_outputs): fixed for most ops, taken from the count attribute (num_split, num)
+// for ops with a variadic output.
+const InferOutputs = -1
+
 // RunOp runs an op eagerly by its registry name ("Add", "MatMul", ...). The generated package
 // cairn.dev/cairn/ops wraps it with one typed function per op; call RunOp directly for ops newer
-// than that package. numOutputs must be the op's output count. The caller owns the outputs.
+// than that package. numOutputs is the op's output count, or InferOutputs to have the library
+// work it out from op and attrs. The caller owns the outputs.
 func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs int) ([]*Tensor, error) {
-	if numOutputs < 0 {
+	if numOutputs < InferOutputs {
 		return nil, newError(CodeInvalidArgument, fmt.Sprintf("RunOp: %s: numOutputs is %d", op, numOutputs))
 	}
 	name, ok := registeredOpNames()[op]
@@ -60,15 +66,21 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 		name = C.CString(op)
 		defer C.free(unsafe.Pointer(name))
 	}
-	handles := make([]*C.cairn_tensor, len(inputs)+numOutputs) // one allocation for both arrays
-	in, out := handles[:len(inputs):len(inputs)], handles[len(inputs):]
-	for i, t := range inputs {
-		in[i] = t.handle()
-	}
 	var cattrs *C.cairn_attr
 	if len(attrs) > 0 {
 		cattrs = packAttrs(attrs)
 		defer C.free(unsafe.Pointer(cattrs))
+	}
+	if numOutputs == InferOutputs {
+		var err error
+		if numOutputs, err = countOutputs(name, cattrs, len(attrs)); err != nil {
+			return nil, err
+		}
+	}
+	handles := make([]*C.cairn_tensor, len(inputs)+numOutputs) // one allocation for both arrays
+	in, out := handles[:len(inputs):len(inputs)], handles[len(inputs):]
+	for i, t := range inputs {
+		in[i] = t.handle()
 	}
 	err := cOpRun(ctx.handle(), name, unsafe.SliceData(in), C.size_t(len(in)), cattrs, C.size_t(len(attrs)),
 		unsafe.SliceData(out), C.size_t(numOutputs))
@@ -82,6 +94,27 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 		tensors[i] = newTensor(p)
 	}
 	return tensors, nil
+}
+
+// NumOutputs is how many outputs op produces when called with attrs (cairn_op_num_outputs);
+// attributes not given take their defaults.
+func NumOutputs(op string, attrs []Attr) (int, error) {
+	name := C.CString(op)
+	defer C.free(unsafe.Pointer(name))
+	var cattrs *C.cairn_attr
+	if len(attrs) > 0 {
+		cattrs = packAttrs(attrs)
+		defer C.free(unsafe.Pointer(cattrs))
+	}
+	return countOutputs(name, cattrs, len(attrs))
+}
+
+func countOutputs(op *C.char, attrs *C.cairn_attr, nAttrs int) (int, error) {
+	var n C.size_t
+	if err := cOpNumOutputs(op, attrs, C.size_t(nAttrs), &n); err != nil {
+		return 0, err
+	}
+	return int(n), nil
 }
 
 // registeredOpNames maps each registered op name to the library's static copy of it, so running

@@ -17,6 +17,18 @@ static cairn_variable_options cairn_go_variable_options_init(void) {
   cairn_variable_options o = CAIRN_VARIABLE_OPTIONS_INIT;
   return o;
 }
+
+// The defaults of cairn_checkpoint_options, from CAIRN_CHECKPOINT_OPTIONS_INIT.
+static cairn_checkpoint_options cairn_go_checkpoint_options_init(void) {
+  cairn_checkpoint_options o = CAIRN_CHECKPOINT_OPTIONS_INIT;
+  return o;
+}
+
+// The defaults of cairn_checkpoint_manager_options, from CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT.
+static cairn_checkpoint_manager_options cairn_go_checkpoint_manager_options_init(void) {
+  cairn_checkpoint_manager_options o = CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT;
+  return o;
+}
 */
 import "C"
 
@@ -768,6 +780,227 @@ func cObjectArrayFree(a *C.cairn_object_array) {
 	C.cairn_object_array_free(a)
 }
 
+// cCheckpointCreate calls cairn_checkpoint_create.
+//
+// CONSTRUCTOR. A checkpoint over `n` named root children (TF's Checkpoint(**kwargs)).
+// @param names    `n` edge names, borrowed; unique, non-empty, no '/', not "save_counter".
+// @param objects  `n` objects, borrowed; the checkpoint's root holds its own references.
+// @param out      receives the checkpoint; free it with cairn_checkpoint_free().
+func cCheckpointCreate(ctx *C.cairn_context, names **C.char, objects **C.cairn_object, n C.size_t, out **C.cairn_checkpoint) error {
+	return takeStatus(C.cairn_checkpoint_create(ctx, names, objects, n, out))
+}
+
+// cCheckpointRoot calls cairn_checkpoint_root.
+//
+// METHOD. The checkpoint's root object, borrowed from `ckpt` (do not free it). Add more edges with
+// cairn_object_set. NULL for NULL.
+func cCheckpointRoot(ckpt *C.cairn_checkpoint) *C.cairn_object {
+	return C.cairn_checkpoint_root(ckpt)
+}
+
+// cCheckpointSetOptions calls cairn_checkpoint_set_options.
+//
+// METHOD. Sets the checkpoint's options (copied). NULL restores the defaults.
+func cCheckpointSetOptions(ckpt *C.cairn_checkpoint, opts *C.cairn_checkpoint_options) error {
+	return takeStatus(C.cairn_checkpoint_set_options(ckpt, opts))
+}
+
+// cCheckpointSaveCounter calls cairn_checkpoint_save_counter.
+//
+// METHOD. The current value of save_counter (0 before the first save or restore).
+func cCheckpointSaveCounter(ckpt *C.cairn_checkpoint) C.int64_t {
+	return C.cairn_checkpoint_save_counter(ckpt)
+}
+
+// cCheckpointSave calls cairn_checkpoint_save.
+//
+// METHOD. Increments save_counter and writes "<prefix>-<save_counter>" atomically.
+// @param path_out  receives the path written (free with cairn_free), or NULL if not wanted.
+func cCheckpointSave(ckpt *C.cairn_checkpoint, prefix *C.char, pathOut **C.char) error {
+	return takeStatus(C.cairn_checkpoint_save(ckpt, prefix, pathOut))
+}
+
+// cCheckpointWrite calls cairn_checkpoint_write.
+//
+// METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone.
+func cCheckpointWrite(ckpt *C.cairn_checkpoint, path *C.char) error {
+	return takeStatus(C.cairn_checkpoint_write(ckpt, path))
+}
+
+// cCheckpointSync calls cairn_checkpoint_sync.
+//
+// METHOD. Waits for a background (async) save and returns its error, if any.
+func cCheckpointSync(ckpt *C.cairn_checkpoint) error {
+	return takeStatus(C.cairn_checkpoint_sync(ckpt))
+}
+
+// cCheckpointRestore calls cairn_checkpoint_restore.
+//
+// METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
+// edges. Values whose objects do not exist yet are applied the moment their edge is created (a
+// set, list append or dict insert), for as long as the checkpoint or the status lives.
+// @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
+// @param out   receives the restore status; free it with cairn_restore_status_free().
+// Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
+// shape mismatch (the message names the key).
+func cCheckpointRestore(ckpt *C.cairn_checkpoint, path *C.char, out **C.cairn_restore_status) error {
+	return takeStatus(C.cairn_checkpoint_restore(ckpt, path, out))
+}
+
+// cRestoreStatusAssertConsumed calls cairn_restore_status_assert_consumed.
+//
+// METHOD. FAILED_PRECONDITION unless every checkpoint value was restored and every live object under
+// the root was matched; the message names every unmatched path.
+func cRestoreStatusAssertConsumed(rs *C.cairn_restore_status) error {
+	return takeStatus(C.cairn_restore_status_assert_consumed(rs))
+}
+
+// cRestoreStatusAssertExistingObjectsMatched calls cairn_restore_status_assert_existing_objects_matched.
+//
+// METHOD. FAILED_PRECONDITION unless every live variable under the root was matched.
+func cRestoreStatusAssertExistingObjectsMatched(rs *C.cairn_restore_status) error {
+	return takeStatus(C.cairn_restore_status_assert_existing_objects_matched(rs))
+}
+
+// cRestoreStatusExpectPartial calls cairn_restore_status_expect_partial.
+//
+// METHOD. Silences the warning logged when checkpoint values were never restored.
+func cRestoreStatusExpectPartial(rs *C.cairn_restore_status) {
+	C.cairn_restore_status_expect_partial(rs)
+}
+
+// cRestoreStatusFree calls cairn_restore_status_free.
+//
+// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives.
+func cRestoreStatusFree(rs *C.cairn_restore_status) {
+	C.cairn_restore_status_free(rs)
+}
+
+// cCheckpointFree calls cairn_checkpoint_free.
+//
+// DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged).
+func cCheckpointFree(ckpt *C.cairn_checkpoint) {
+	C.cairn_checkpoint_free(ckpt)
+}
+
+// cCheckpointManagerCreate calls cairn_checkpoint_manager_create.
+//
+// CONSTRUCTOR. A manager saving `ckpt` into `directory` (created if missing). It reads the
+// directory's state file, or rebuilds the list by scanning for intact checkpoints when the state is
+// missing or damaged, and removes temporary files an interrupted save left behind.
+// @param out  receives the manager (it holds its own reference on `ckpt`); free with
+// cairn_checkpoint_manager_free().
+func cCheckpointManagerCreate(ckpt *C.cairn_checkpoint, directory *C.char, opts *C.cairn_checkpoint_manager_options, out **C.cairn_checkpoint_manager) error {
+	return takeStatus(C.cairn_checkpoint_manager_create(ckpt, directory, opts, out))
+}
+
+// cCheckpointManagerSave calls cairn_checkpoint_manager_save.
+//
+// METHOD. Saves "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0
+// and the incremented save_counter otherwise; then applies max_to_keep. The state file changes only
+// after the new checkpoint is durable.
+// @param path_out  receives the path (free with cairn_free), or NULL if not wanted.
+func cCheckpointManagerSave(m *C.cairn_checkpoint_manager, checkpointNumber C.int64_t, pathOut **C.char) error {
+	return takeStatus(C.cairn_checkpoint_manager_save(m, checkpointNumber, pathOut))
+}
+
+// cCheckpointManagerLatest calls cairn_checkpoint_manager_latest.
+//
+// METHOD. The newest checkpoint's path, or NULL when there is none. Borrowed from `m`: valid until
+// the next save or free.
+func cCheckpointManagerLatest(m *C.cairn_checkpoint_manager) *C.char {
+	return C.cairn_checkpoint_manager_latest(m)
+}
+
+// cCheckpointManagerCount calls cairn_checkpoint_manager_count.
+//
+// METHOD. How many checkpoints the manager keeps track of.
+func cCheckpointManagerCount(m *C.cairn_checkpoint_manager) C.size_t {
+	return C.cairn_checkpoint_manager_count(m)
+}
+
+// cCheckpointManagerPath calls cairn_checkpoint_manager_path.
+//
+// METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest.
+func cCheckpointManagerPath(m *C.cairn_checkpoint_manager, i C.size_t) *C.char {
+	return C.cairn_checkpoint_manager_path(m, i)
+}
+
+// cCheckpointManagerFree calls cairn_checkpoint_manager_free.
+//
+// DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine.
+func cCheckpointManagerFree(m *C.cairn_checkpoint_manager) {
+	C.cairn_checkpoint_manager_free(m)
+}
+
+// cCheckpointReaderOpen calls cairn_checkpoint_reader_open.
+//
+// CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
+// @param out  receives the reader; free with cairn_checkpoint_reader_free().
+// Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
+func cCheckpointReaderOpen(path *C.char, out **C.cairn_checkpoint_reader) error {
+	return takeStatus(C.cairn_checkpoint_reader_open(path, out))
+}
+
+// cCheckpointReaderCount calls cairn_checkpoint_reader_count.
+//
+// METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included.
+func cCheckpointReaderCount(r *C.cairn_checkpoint_reader) C.size_t {
+	return C.cairn_checkpoint_reader_count(r)
+}
+
+// cCheckpointReaderKey calls cairn_checkpoint_reader_key.
+//
+// METHOD. Key `i`, borrowed from `r`; NULL when out of range.
+func cCheckpointReaderKey(r *C.cairn_checkpoint_reader, i C.size_t) *C.char {
+	return C.cairn_checkpoint_reader_key(r, i)
+}
+
+// cCheckpointReaderDType calls cairn_checkpoint_reader_dtype.
+//
+// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range.
+func cCheckpointReaderDType(r *C.cairn_checkpoint_reader, i C.size_t) C.cairn_dtype {
+	return C.cairn_checkpoint_reader_dtype(r, i)
+}
+
+// cCheckpointReaderRank calls cairn_checkpoint_reader_rank.
+//
+// METHOD. Rank of key `i`; 0 out of range.
+func cCheckpointReaderRank(r *C.cairn_checkpoint_reader, i C.size_t) C.size_t {
+	return C.cairn_checkpoint_reader_rank(r, i)
+}
+
+// cCheckpointReaderDim calls cairn_checkpoint_reader_dim.
+//
+// METHOD. Dimension `axis` of key `i`; -1 out of range.
+func cCheckpointReaderDim(r *C.cairn_checkpoint_reader, i C.size_t, axis C.size_t) C.int64_t {
+	return C.cairn_checkpoint_reader_dim(r, i, axis)
+}
+
+// cCheckpointReaderLoad calls cairn_checkpoint_reader_load.
+//
+// CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
+// default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
+// INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string).
+func cCheckpointReaderLoad(r *C.cairn_checkpoint_reader, ctx *C.cairn_context, key *C.char, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_checkpoint_reader_load(r, ctx, key, out))
+}
+
+// cCheckpointReaderLoadString calls cairn_checkpoint_reader_load_string.
+//
+// METHOD. The bytes of a string entry (the serialized object graph).
+// @param out  receives a buffer (free with cairn_free); @param size receives its length.
+func cCheckpointReaderLoadString(r *C.cairn_checkpoint_reader, key *C.char, out **C.char, size *C.size_t) error {
+	return takeStatus(C.cairn_checkpoint_reader_load_string(r, key, out, size))
+}
+
+// cCheckpointReaderFree calls cairn_checkpoint_reader_free.
+//
+// DESTRUCTOR. Frees a reader. NULL is fine.
+func cCheckpointReaderFree(r *C.cairn_checkpoint_reader) {
+	C.cairn_checkpoint_reader_free(r)
+}
+
 // cContextOptionsInit returns a cairn_context_options holding the defaults of CAIRN_CONTEXT_OPTIONS_INIT.
 func cContextOptionsInit() C.cairn_context_options {
 	return C.cairn_go_context_options_init()
@@ -776,4 +1009,14 @@ func cContextOptionsInit() C.cairn_context_options {
 // cVariableOptionsInit returns a cairn_variable_options holding the defaults of CAIRN_VARIABLE_OPTIONS_INIT.
 func cVariableOptionsInit() C.cairn_variable_options {
 	return C.cairn_go_variable_options_init()
+}
+
+// cCheckpointOptionsInit returns a cairn_checkpoint_options holding the defaults of CAIRN_CHECKPOINT_OPTIONS_INIT.
+func cCheckpointOptionsInit() C.cairn_checkpoint_options {
+	return C.cairn_go_checkpoint_options_init()
+}
+
+// cCheckpointManagerOptionsInit returns a cairn_checkpoint_manager_options holding the defaults of CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT.
+func cCheckpointManagerOptionsInit() C.cairn_checkpoint_manager_options {
+	return C.cairn_go_checkpoint_manager_options_init()
 }

@@ -1387,7 +1387,7 @@ func Split(ctx *cairn.Context, value *cairn.Tensor, numSplit int64, opts ...Spli
 	return cairn.RunOp(ctx, "Split", []*cairn.Tensor{value}, []cairn.Attr{
 		cairn.IntAttr("axis", o.axis),
 		cairn.IntAttr("num_split", numSplit),
-	}, int(numSplit))
+	}, cairn.InferOutputs)
 }
 
 // SplitOption sets an optional attribute of Split.
@@ -1699,7 +1699,7 @@ func Unpack(ctx *cairn.Context, value *cairn.Tensor, num int64, opts ...UnpackOp
 	return cairn.RunOp(ctx, "Unpack", []*cairn.Tensor{value}, []cairn.Attr{
 		cairn.IntAttr("num", num),
 		cairn.IntAttr("axis", o.axis),
-	}, int(num))
+	}, cairn.InferOutputs)
 }
 
 // UnpackOption sets an optional attribute of Unpack.

@@ -129,19 +129,66 @@ func TestFixedDTypeInputs(t *testing.T) {
 	want(t, n, err, []int64{3}, []bool{false, true, false})
 }
 
-// Ops with INTS attributes come with the array and reduction families; until the registry has
-// one, this runs Reshape by name when it exists.
+// INTS attributes: Reshape's required shape and Sum's optional axis.
 func TestIntsAttr(t *testing.T) {
-	if !slices.Contains(cairn.OpNames(), "Reshape") {
-		t.Skip("no op with an INTS attribute is registered yet")
-	}
 	ctx := newContext(t)
 	x := tensor(t, ctx, []int64{2, 3}, []int16{1, 2, 3, 4, 5, 6})
-	outs, err := cairn.RunOp(ctx, "Reshape", []*cairn.Tensor{x}, []cairn.Attr{cairn.IntsAttr("shape", []int64{3, -1})}, 1)
-	if err != nil {
-		t.Fatal(err)
+	r, err := ops.Reshape(ctx, x, []int64{3, -1})
+	want(t, r, err, []int64{3, 2}, []int16{1, 2, 3, 4, 5, 6})
+	s, err := ops.Sum(ctx, x, ops.SumAxis([]int64{1}))
+	want(t, s, err, []int64{2}, []int16{6, 15})
+	s, err = ops.Sum(ctx, x, ops.SumAxis([]int64{0}), ops.SumKeepDims(true))
+	want(t, s, err, []int64{1, 3}, []int16{5, 7, 9})
+	s, err = ops.Sum(ctx, x) // axis defaults to all axes
+	want(t, s, err, nil, []int16{21})
+	_, err = ops.Reshape(ctx, x, []int64{4, -1})
+	if !errors.Is(err, cairn.ErrInvalidArgument) || !strings.Contains(err.Error(), "Reshape") {
+		t.Errorf("Reshape [2,3] to [4,-1]: %v", err)
 	}
-	want(t, outs[0], nil, []int64{3, 2}, []int16{1, 2, 3, 4, 5, 6})
+	_, err = ops.Sum(ctx, x, ops.SumAxis([]int64{2}))
+	if !errors.Is(err, cairn.ErrInvalidArgument) || !strings.Contains(err.Error(), "Sum") {
+		t.Errorf("Sum over axis 2 of a matrix: %v", err)
+	}
+}
+
+// Variadic outputs: the library counts them from the attributes (cairn_op_num_outputs).
+func TestVariadicOutputs(t *testing.T) {
+	ctx := newContext(t)
+	x := tensor(t, ctx, []int64{2, 4}, []float32{1, 2, 3, 4, 5, 6, 7, 8})
+	parts, err := ops.Split(ctx, x, 2, ops.SplitAxis(1))
+	if err != nil || len(parts) != 2 {
+		t.Fatalf("Split: %d parts, %v", len(parts), err)
+	}
+	want(t, parts[0], nil, []int64{2, 2}, []float32{1, 2, 5, 6})
+	want(t, parts[1], nil, []int64{2, 2}, []float32{3, 4, 7, 8})
+	rows, err := ops.Unpack(ctx, x, 2)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("Unpack: %d rows, %v", len(rows), err)
+	}
+	want(t, rows[0], nil, []int64{4}, []float32{1, 2, 3, 4})
+	want(t, rows[1], nil, []int64{4}, []float32{5, 6, 7, 8})
+	_, err = ops.Split(ctx, x, 3, ops.SplitAxis(1))
+	if !errors.Is(err, cairn.ErrInvalidArgument) || !strings.Contains(err.Error(), "Split") {
+		t.Errorf("Split 4 columns in 3: %v", err)
+	}
+	for op, attrs := range map[string][]cairn.Attr{
+		"Add":    nil,
+		"Split":  {cairn.IntAttr("num_split", 5)},
+		"Unpack": {cairn.IntAttr("num", 3)},
+	} {
+		n, err := cairn.NumOutputs(op, attrs)
+		if wantN := map[string]int{"Add": 1, "Split": 5, "Unpack": 3}[op]; err != nil || n != wantN {
+			t.Errorf("NumOutputs(%s) = %d, %v; want %d", op, n, err, wantN)
+		}
+	}
+	_, err = cairn.NumOutputs("Split", nil)
+	if !errors.Is(err, cairn.ErrInvalidArgument) || !strings.Contains(err.Error(), "num_split") {
+		t.Errorf("NumOutputs(Split) without num_split: %v", err)
+	}
+	_, err = cairn.NumOutputs("NoSuchOp", nil)
+	if !errors.Is(err, cairn.ErrNotFound) {
+		t.Errorf("NumOutputs(NoSuchOp): %v", err)
+	}
 }
 
 // One context shared by several goroutines, each running its own ops.

@@ -1,0 +1,232 @@
+package cairn
+
+/*
+#include <stdlib.h>
+#include "cairn/cairn.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"slices"
+	"unsafe"
+)
+
+// Checkpoint is a tf.train.Checkpoint: a root object whose children are given at creation, plus
+// a "save_counter" int64 variable, saved to and restored from one file (keys read like
+// tf.train.list_variables: "<path>/.ATTRIBUTES/VARIABLE_VALUE"). One checkpoint, with its
+// manager, is used from one goroutine at a time.
+type Checkpoint struct {
+	ptr *C.cairn_checkpoint
+}
+
+// NewCheckpoint creates a checkpoint over the named root children (TensorFlow's
+// Checkpoint(**kwargs); they are set in name order). Names are non-empty, without '/', and not
+// "save_counter". The checkpoint holds its own references to the children.
+func NewCheckpoint(ctx *Context, children map[string]Tracked) (*Checkpoint, error) {
+	names := make([]string, 0, len(children))
+	for name := range children {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	// Go arrays holding only C pointers may be passed to C.
+	cnames := make([]*C.char, len(names))
+	cobjs := make([]*C.cairn_object, len(names))
+	for i, name := range names {
+		cnames[i] = C.CString(name)
+		defer C.free(unsafe.Pointer(cnames[i]))
+		cobjs[i] = handleOf(children[name])
+	}
+	var out *C.cairn_checkpoint
+	err := cCheckpointCreate(ctx.handle(), unsafe.SliceData(cnames), unsafe.SliceData(cobjs), C.size_t(len(names)), &out)
+	runtime.KeepAlive(ctx)
+	runtime.KeepAlive(children)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{ptr: out}
+	runtime.SetFinalizer(c, (*Checkpoint).Close)
+	return c, nil
+}
+
+// Close frees the checkpoint, waiting for a background save (whose error is logged). Its Root
+// handles become unusable. Closing twice does nothing.
+func (c *Checkpoint) Close() {
+	if c == nil || c.ptr == nil {
+		return
+	}
+	runtime.SetFinalizer(c, nil)
+	cCheckpointFree(c.ptr)
+	c.ptr = nil
+}
+
+func (c *Checkpoint) handle() *C.cairn_checkpoint {
+	if c == nil {
+		return nil
+	}
+	return c.ptr
+}
+
+// Root is the checkpoint's root object; add edges to it with Set. It is borrowed from the
+// checkpoint: it keeps the checkpoint open while in use, Close on it does nothing, and it stops
+// working when the checkpoint is closed. Take a handle of its own with Share.
+func (c *Checkpoint) Root() *Object {
+	// A new view per call: a Checkpoint must not point back at its root, or the pair would form a
+	// cycle with a finalizer, which the garbage collector never frees.
+	root := &Object{ptr: cCheckpointRoot(c.handle()), owner: c}
+	runtime.KeepAlive(c)
+	return root
+}
+
+// CheckpointOption sets a field of cairn_checkpoint_options; unset fields keep their defaults.
+type CheckpointOption func(*C.cairn_checkpoint_options)
+
+// WithCompression compresses each payload with zstd, storing it raw when it would not shrink
+// (default false).
+func WithCompression(on bool) CheckpointOption {
+	return func(o *C.cairn_checkpoint_options) { o.compress = cBool(on) }
+}
+
+// WithAsync makes Save and Write snapshot the values and write in the background (default
+// false). An error shows up on the next Save, Write, Restore or Sync.
+func WithAsync(on bool) CheckpointOption {
+	return func(o *C.cairn_checkpoint_options) { o.async = cBool(on) }
+}
+
+// WithFsync fsyncs the file and its directory for crash safety (default true).
+func WithFsync(on bool) CheckpointOption {
+	return func(o *C.cairn_checkpoint_options) { o.fsync = cBool(on) }
+}
+
+func cBool(b bool) C.int32_t {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SetOptions sets the checkpoint's options: the defaults changed by options (so no options
+// restores the defaults).
+func (c *Checkpoint) SetOptions(options ...CheckpointOption) error {
+	opts := (*C.cairn_checkpoint_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_checkpoint_options{}))))
+	defer C.free(unsafe.Pointer(opts))
+	*opts = cCheckpointOptionsInit()
+	for _, set := range options {
+		set(opts)
+	}
+	err := cCheckpointSetOptions(c.handle(), opts)
+	runtime.KeepAlive(c)
+	return err
+}
+
+// SaveCounter is the current value of save_counter (0 before the first save or restore).
+func (c *Checkpoint) SaveCounter() int64 {
+	n := int64(cCheckpointSaveCounter(c.handle()))
+	runtime.KeepAlive(c)
+	return n
+}
+
+// Save increments save_counter and writes "<prefix>-<save_counter>" atomically; it returns the
+// path written.
+func (c *Checkpoint) Save(prefix string) (string, error) {
+	cprefix := C.CString(prefix)
+	defer C.free(unsafe.Pointer(cprefix))
+	var path *C.char
+	err := cCheckpointSave(c.handle(), cprefix, &path)
+	runtime.KeepAlive(c)
+	return takeString(path, err)
+}
+
+// takeString copies and frees a string the library handed over.
+func takeString(p *C.char, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	defer cFree(unsafe.Pointer(p))
+	return C.GoString(p), nil
+}
+
+// Write writes the checkpoint to exactly path (atomically), leaving save_counter alone.
+func (c *Checkpoint) Write(path string) error {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	err := cCheckpointWrite(c.handle(), cpath)
+	runtime.KeepAlive(c)
+	return err
+}
+
+// Sync waits for a background (async) save and returns its error, if any (reported once).
+func (c *Checkpoint) Sync() error {
+	err := cCheckpointSync(c.handle())
+	runtime.KeepAlive(c)
+	return err
+}
+
+// Restore restores values from the checkpoint file at path by matching its objects to live ones
+// along the same edges. Values whose objects do not exist yet are restored the moment their edge
+// is created, for as long as the checkpoint or the status lives. An empty path restores nothing
+// (TensorFlow's restore(None), e.g. when CheckpointManager.Latest is ""); the status's asserts
+// then fail. Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one,
+// INVALID_ARGUMENT for a dtype or shape mismatch (the message names the key).
+func (c *Checkpoint) Restore(path string) (*RestoreStatus, error) {
+	var cpath *C.char
+	if path != "" {
+		cpath = C.CString(path)
+		defer C.free(unsafe.Pointer(cpath))
+	}
+	var out *C.cairn_restore_status
+	err := cCheckpointRestore(c.handle(), cpath, &out)
+	runtime.KeepAlive(c)
+	if err != nil {
+		return nil, err
+	}
+	rs := &RestoreStatus{ptr: out}
+	runtime.SetFinalizer(rs, (*RestoreStatus).Close)
+	return rs, nil
+}
+
+// RestoreStatus is what Checkpoint.Restore returns: asserts on how well the checkpoint matched
+// the live objects. Close it when done (deferred restores go on while the checkpoint lives).
+type RestoreStatus struct {
+	ptr *C.cairn_restore_status
+}
+
+// Close frees the status. Unless ExpectPartial was called, the runtime logs a warning when
+// checkpoint values were never restored. Closing twice does nothing.
+func (rs *RestoreStatus) Close() {
+	if rs == nil || rs.ptr == nil {
+		return
+	}
+	runtime.SetFinalizer(rs, nil)
+	cRestoreStatusFree(rs.ptr)
+	rs.ptr = nil
+}
+
+func (rs *RestoreStatus) handle() *C.cairn_restore_status {
+	if rs == nil {
+		return nil
+	}
+	return rs.ptr
+}
+
+// AssertConsumed is a FAILED_PRECONDITION error unless every checkpoint value was restored and
+// every live object under the root was matched; the message names every unmatched path.
+func (rs *RestoreStatus) AssertConsumed() error {
+	err := cRestoreStatusAssertConsumed(rs.handle())
+	runtime.KeepAlive(rs)
+	return err
+}
+
+// AssertExistingObjectsMatched is a FAILED_PRECONDITION error unless every live variable under
+// the root was matched.
+func (rs *RestoreStatus) AssertExistingObjectsMatched() error {
+	err := cRestoreStatusAssertExistingObjectsMatched(rs.handle())
+	runtime.KeepAlive(rs)
+	return err
+}
+
+// ExpectPartial silences the warning logged when checkpoint values were never restored.
+func (rs *RestoreStatus) ExpectPartial() {
+	cRestoreStatusExpectPartial(rs.handle())
+	runtime.KeepAlive(rs)
+}
