@@ -26,8 +26,10 @@ unsafe impl Sync for Context {}
 /// The log closure. The runtime owns one strong reference from creation until it calls
 /// `log_release` (see [`Handoff`]).
 struct LogCallback {
-    callback: Box<dyn Fn(LogLevel, &str) + Send + Sync + 'static>,
+    callback: Box<LogFn>,
 }
+
+type LogFn = dyn Fn(LogLevel, &str) + Send + Sync + 'static;
 
 impl Context {
     /// A context with every option at its default (CPU, all cores, seed 0, warnings to stderr).
