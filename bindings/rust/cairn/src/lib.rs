@@ -52,6 +52,11 @@ pub use error::{Error, Result};
 pub use object::{Dict, List, Module, Object, ObjectType, Trackable, Variable, VariableOptions};
 pub use tensor::Tensor;
 
+/// The README's examples compile (and the first one runs) as doc tests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// The ABI version this binding was generated for (`CAIRN_ABI_VERSION` in cairn.h).
 pub const ABI_VERSION: u32 = sys::CAIRN_ABI_VERSION;
 
