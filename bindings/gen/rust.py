@@ -169,6 +169,9 @@ def sys_init_const(types: Types, struct, exprs: list[str], macro: str) -> list[s
             value = re.sub(r"[uUlL]+$", "", expr)
             if ftype in ("double", "float"):
                 value += ".0"
+        elif re.fullmatch(r"-?\d+\.\d*([eE][-+]?\d+)?[fF]?", expr) and ftype in ("double", "float"):
+            value = expr.rstrip("fF")
+            value += "0" if value.endswith(".") else ""
         elif re.fullmatch(r"CAIRN_\w+", expr):
             value = expr
         else:
@@ -366,7 +369,6 @@ class OpEmitter:
         known = {"name", "summary", "inputs", "outputs", "attrs"}
         if set(op) - known:
             raise EmitError(f"rust.py: op {name}: unknown keys {sorted(set(op) - known)}")
-        attrs = {a["name"]: a for a in op["attrs"]}
         for a in op["attrs"]:
             if a["kind"] not in ATTR_FIELD_TYPES:
                 raise EmitError(f"rust.py: op {name}: attribute {a['name']} has unknown kind {a['kind']!r}")
@@ -407,19 +409,9 @@ class OpEmitter:
         if attrs_struct:
             params.append(f"attrs: {attrs_struct}")
 
-        # Outputs: one tensor each, or a run of them whose count an INT attribute gives.
+        # Outputs: one tensor each, or a run of them whose count cairn_op_num_outputs gives (from the
+        # count attribute the call passes).
         variadic_outputs = any(o.get("number_attr") or o.get("variadic") for o in op["outputs"])
-        out_count = []
-        for o in op["outputs"]:
-            if o.get("variadic") and not o.get("number_attr"):
-                raise EmitError(f"rust.py: op {name}: output {o['name']} is variadic without a number_attr")
-            if o.get("number_attr"):
-                a = attrs.get(o["number_attr"])
-                if not a or a["kind"] != "INT" or a["name"] in implied:
-                    raise EmitError(f"rust.py: op {name}: output count attribute {o['number_attr']!r} is not a set INT")
-                out_count.append(self.attr_value_expr(a, required, count_attrs))
-            else:
-                out_count.append("1")
 
         lines = [""]
         lines += self.doc(op, implied, count_attrs)
@@ -471,7 +463,7 @@ class OpEmitter:
         # Run.
         outputs = [ident(snake(o["name"])) for o in op["outputs"]]
         if variadic_outputs:
-            body.append("let n_outputs = " + " + ".join(out_count) + ";")
+            body.append(f'let n_outputs = num_outputs(c"{name}", {attrs_arg})?;')
             body.append(f'run_vec(ctx, c"{name}", &raw_inputs, {attrs_arg}, n_outputs)')
         else:
             n = len(outputs)
@@ -482,13 +474,6 @@ class OpEmitter:
         if attrs_struct:
             lines += self.attrs_struct(name, fn, attrs_struct, optional)
         return lines
-
-    @staticmethod
-    def attr_value_expr(a, required, count_attrs) -> str:
-        if a["name"] in count_attrs:
-            return f"{ident(snake(count_attrs[a['name']]))}.len()"
-        src = ident(snake(a["name"])) if a in required else f"attrs.{ident(snake(a['name']))}"
-        return f"usize::try_from({src}).unwrap_or(0)"
 
     def doc(self, op, implied, count_attrs) -> list[str]:
         name = op["name"]
@@ -584,7 +569,7 @@ def emit_ops(header, ops) -> str:
         "#[allow(unused_imports)]",
         "use crate::error::c_string;",
         "#[allow(unused_imports)]",
-        "use crate::op::{run_fixed, run_vec, RawAttr};",
+        "use crate::op::{num_outputs, run_fixed, run_vec, RawAttr};",
         "#[allow(unused_imports)]",
         "use crate::{Context, DType, Result, Tensor};",
         "",

@@ -47,6 +47,34 @@ pub struct cairn_object_array {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
+/// Opaque handle `cairn_checkpoint`.
+#[repr(C)]
+pub struct cairn_checkpoint {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_restore_status`.
+#[repr(C)]
+pub struct cairn_restore_status {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_checkpoint_manager`.
+#[repr(C)]
+pub struct cairn_checkpoint_manager {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_checkpoint_reader`.
+#[repr(C)]
+pub struct cairn_checkpoint_reader {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
 /// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes).
 pub type cairn_code = u32;
 pub const CAIRN_OK: cairn_code = 0;
@@ -170,6 +198,40 @@ pub struct cairn_variable_options {
     pub trainable: i32,
     pub scope: *const cairn_object,
 }
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_checkpoint_options {
+    pub struct_size: u32,
+    pub compress: i32,
+    pub r#async: i32,
+    pub fsync: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_checkpoint_manager_options {
+    pub struct_size: u32,
+    pub checkpoint_name: *const c_char,
+    pub max_to_keep: i64,
+    pub keep_checkpoint_every_n_hours: f64,
+}
+
+/// `CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT`: the documented defaults of [`cairn_checkpoint_manager_options`].
+pub const CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT: cairn_checkpoint_manager_options = cairn_checkpoint_manager_options {
+    struct_size: core::mem::size_of::<cairn_checkpoint_manager_options>() as u32,
+    checkpoint_name: core::ptr::null(),
+    max_to_keep: 5,
+    keep_checkpoint_every_n_hours: 0.0,
+};
+
+/// `CAIRN_CHECKPOINT_OPTIONS_INIT`: the documented defaults of [`cairn_checkpoint_options`].
+pub const CAIRN_CHECKPOINT_OPTIONS_INIT: cairn_checkpoint_options = cairn_checkpoint_options {
+    struct_size: core::mem::size_of::<cairn_checkpoint_options>() as u32,
+    compress: 0,
+    r#async: 0,
+    fsync: 1,
+};
 
 /// `CAIRN_CONTEXT_OPTIONS_INIT`: the documented defaults of [`cairn_context_options`].
 pub const CAIRN_CONTEXT_OPTIONS_INIT: cairn_context_options = cairn_context_options {
@@ -534,4 +596,126 @@ extern "C" {
 
     /// DESTRUCTOR. Frees the array and the handles it lent. NULL is fine.
     pub fn cairn_object_array_free(a: *mut cairn_object_array);
+
+    /// CONSTRUCTOR. A checkpoint over `n` named root children (TF's Checkpoint(**kwargs)).
+    /// @param names    `n` edge names, borrowed; unique, non-empty, no '/', not "save_counter".
+    /// @param objects  `n` objects, borrowed; the checkpoint's root holds its own references.
+    /// @param out      receives the checkpoint; free it with cairn_checkpoint_free().
+    #[must_use]
+    pub fn cairn_checkpoint_create(ctx: *mut cairn_context, names: *const *const c_char, objects: *const *mut cairn_object, n: usize, out: *mut *mut cairn_checkpoint) -> *mut cairn_status;
+
+    /// METHOD. The checkpoint's root object, borrowed from `ckpt` (do not free it). Add more edges with
+    /// cairn_object_set. NULL for NULL.
+    pub fn cairn_checkpoint_root(ckpt: *mut cairn_checkpoint) -> *mut cairn_object;
+
+    /// METHOD. Sets the checkpoint's options (copied). NULL restores the defaults.
+    #[must_use]
+    pub fn cairn_checkpoint_set_options(ckpt: *mut cairn_checkpoint, opts: *const cairn_checkpoint_options) -> *mut cairn_status;
+
+    /// METHOD. The current value of save_counter (0 before the first save or restore).
+    pub fn cairn_checkpoint_save_counter(ckpt: *mut cairn_checkpoint) -> i64;
+
+    /// METHOD. Increments save_counter and writes "<prefix>-<save_counter>" atomically.
+    /// @param path_out  receives the path written (free with cairn_free), or NULL if not wanted.
+    #[must_use]
+    pub fn cairn_checkpoint_save(ckpt: *mut cairn_checkpoint, prefix: *const c_char, path_out: *mut *mut c_char) -> *mut cairn_status;
+
+    /// METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone.
+    #[must_use]
+    pub fn cairn_checkpoint_write(ckpt: *mut cairn_checkpoint, path: *const c_char) -> *mut cairn_status;
+
+    /// METHOD. Waits for a background (async) save and returns its error, if any.
+    #[must_use]
+    pub fn cairn_checkpoint_sync(ckpt: *mut cairn_checkpoint) -> *mut cairn_status;
+
+    /// METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
+    /// edges. Values whose objects do not exist yet are applied the moment their edge is created (a
+    /// set, list append or dict insert), for as long as the checkpoint or the status lives.
+    /// @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
+    /// @param out   receives the restore status; free it with cairn_restore_status_free().
+    /// Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
+    /// shape mismatch (the message names the key).
+    #[must_use]
+    pub fn cairn_checkpoint_restore(ckpt: *mut cairn_checkpoint, path: *const c_char, out: *mut *mut cairn_restore_status) -> *mut cairn_status;
+
+    /// METHOD. FAILED_PRECONDITION unless every checkpoint value was restored and every live object under
+    /// the root was matched; the message names every unmatched path.
+    #[must_use]
+    pub fn cairn_restore_status_assert_consumed(rs: *const cairn_restore_status) -> *mut cairn_status;
+
+    /// METHOD. FAILED_PRECONDITION unless every live variable under the root was matched.
+    #[must_use]
+    pub fn cairn_restore_status_assert_existing_objects_matched(rs: *const cairn_restore_status) -> *mut cairn_status;
+
+    /// METHOD. Silences the warning logged when checkpoint values were never restored.
+    pub fn cairn_restore_status_expect_partial(rs: *mut cairn_restore_status);
+
+    /// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives.
+    pub fn cairn_restore_status_free(rs: *mut cairn_restore_status);
+
+    /// DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged).
+    pub fn cairn_checkpoint_free(ckpt: *mut cairn_checkpoint);
+
+    /// CONSTRUCTOR. A manager saving `ckpt` into `directory` (created if missing). It reads the
+    /// directory's state file, or rebuilds the list by scanning for intact checkpoints when the state is
+    /// missing or damaged, and removes temporary files an interrupted save left behind.
+    /// @param out  receives the manager (it holds its own reference on `ckpt`); free with
+    ///             cairn_checkpoint_manager_free().
+    #[must_use]
+    pub fn cairn_checkpoint_manager_create(ckpt: *mut cairn_checkpoint, directory: *const c_char, opts: *const cairn_checkpoint_manager_options, out: *mut *mut cairn_checkpoint_manager) -> *mut cairn_status;
+
+    /// METHOD. Saves "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0
+    /// and the incremented save_counter otherwise; then applies max_to_keep. The state file changes only
+    /// after the new checkpoint is durable.
+    /// @param path_out  receives the path (free with cairn_free), or NULL if not wanted.
+    #[must_use]
+    pub fn cairn_checkpoint_manager_save(m: *mut cairn_checkpoint_manager, checkpoint_number: i64, path_out: *mut *mut c_char) -> *mut cairn_status;
+
+    /// METHOD. The newest checkpoint's path, or NULL when there is none. Borrowed from `m`: valid until
+    /// the next save or free.
+    pub fn cairn_checkpoint_manager_latest(m: *const cairn_checkpoint_manager) -> *const c_char;
+
+    /// METHOD. How many checkpoints the manager keeps track of.
+    pub fn cairn_checkpoint_manager_count(m: *const cairn_checkpoint_manager) -> usize;
+
+    /// METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest.
+    pub fn cairn_checkpoint_manager_path(m: *const cairn_checkpoint_manager, i: usize) -> *const c_char;
+
+    /// DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine.
+    pub fn cairn_checkpoint_manager_free(m: *mut cairn_checkpoint_manager);
+
+    /// CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
+    /// @param out  receives the reader; free with cairn_checkpoint_reader_free().
+    /// Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
+    #[must_use]
+    pub fn cairn_checkpoint_reader_open(path: *const c_char, out: *mut *mut cairn_checkpoint_reader) -> *mut cairn_status;
+
+    /// METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included.
+    pub fn cairn_checkpoint_reader_count(r: *const cairn_checkpoint_reader) -> usize;
+
+    /// METHOD. Key `i`, borrowed from `r`; NULL when out of range.
+    pub fn cairn_checkpoint_reader_key(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char;
+
+    /// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range.
+    pub fn cairn_checkpoint_reader_dtype(r: *const cairn_checkpoint_reader, i: usize) -> cairn_dtype;
+
+    /// METHOD. Rank of key `i`; 0 out of range.
+    pub fn cairn_checkpoint_reader_rank(r: *const cairn_checkpoint_reader, i: usize) -> usize;
+
+    /// METHOD. Dimension `axis` of key `i`; -1 out of range.
+    pub fn cairn_checkpoint_reader_dim(r: *const cairn_checkpoint_reader, i: usize, axis: usize) -> i64;
+
+    /// CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
+    /// default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
+    /// INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string).
+    #[must_use]
+    pub fn cairn_checkpoint_reader_load(r: *const cairn_checkpoint_reader, ctx: *mut cairn_context, key: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status;
+
+    /// METHOD. The bytes of a string entry (the serialized object graph).
+    /// @param out  receives a buffer (free with cairn_free); @param size receives its length.
+    #[must_use]
+    pub fn cairn_checkpoint_reader_load_string(r: *const cairn_checkpoint_reader, key: *const c_char, out: *mut *mut c_char, size: *mut usize) -> *mut cairn_status;
+
+    /// DESTRUCTOR. Frees a reader. NULL is fine.
+    pub fn cairn_checkpoint_reader_free(r: *mut cairn_checkpoint_reader);
 }

@@ -5,6 +5,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
+use std::sync::Arc;
 
 use cairn_sys as sys;
 
@@ -16,16 +17,19 @@ use crate::{Code, Error, LogLevel, Result};
 /// an `Arc`. Dropping it frees the handle; tensors made from it stay valid.
 pub struct Context {
     raw: NonNull<sys::cairn_context>,
-    // The log callback's closure; freed after the context (see Drop).
-    _log: Option<Box<LogCallback>>,
 }
 
-// SAFETY: cairn.h: "A cairn_context may be used from several threads at once." The log closure is
-// Send + Sync.
+// SAFETY: cairn.h: "A cairn_context may be used from several threads at once."
 unsafe impl Send for Context {}
 unsafe impl Sync for Context {}
 
-type LogCallback = Box<dyn Fn(LogLevel, &str) + Send + Sync + 'static>;
+/// The log closure. The runtime owns one strong reference from creation until it calls
+/// `log_release` (see [`Handoff`]).
+struct LogCallback {
+    callback: Box<LogFn>,
+}
+
+type LogFn = dyn Fn(LogLevel, &str) + Send + Sync + 'static;
 
 impl Context {
     /// A context with every option at its default (CPU, all cores, seed 0, warnings to stderr).
@@ -34,34 +38,46 @@ impl Context {
         let mut raw = ptr::null_mut();
         // SAFETY: NULL options mean all defaults; `raw` receives the new handle.
         unsafe { check(sys::cairn_context_create(ptr::null(), &mut raw))? };
-        Context::adopt(raw, None)
+        Context::adopt(raw)
     }
 
-    /// A context with `options`.
+    /// A context with `options`. The log callback and the allocator move into the runtime, which
+    /// drops them when it is done with them: when the context, and every tensor, object and
+    /// checkpoint made from it, are gone (the C API's `log_release` and allocator `release` hooks).
     pub fn with_options(options: ContextOptions) -> Result<Context> {
         crate::check_abi()?;
-        let ContextOptions { mut raw, device, log, allocator } = options;
+        let ContextOptions { mut raw, device, mut log, mut allocator } = options;
         let device = device.map(|d| c_string(&d, "cairn_context_create", "device")).transpose()?;
         if let Some(device) = &device {
             raw.device = device.as_ptr();
         }
         if let Some(log) = &log {
             raw.log_fn = Some(log_trampoline);
-            raw.log_user_data = (&**log as *const LogCallback).cast_mut().cast();
+            raw.log_user_data = log.user_data;
+            raw.log_release = Some(log.release);
         }
-        if let Some(allocator) = &allocator {
-            raw.allocator = allocator; // copied by cairn_context_create
+        let raw_allocator = allocator.as_ref().map(|a| a.allocator);
+        if let Some(a) = &raw_allocator {
+            raw.allocator = a; // copied by cairn_context_create
         }
         let mut out = ptr::null_mut();
-        // SAFETY: `raw` and what it points to outlive the call; the log closure outlives the context.
-        unsafe { check(sys::cairn_context_create(&raw, &mut out))? };
-        Context::adopt(out, log)
+        // SAFETY: `raw` and what it points to outlive the call. The callback states stay alive
+        // until their release hooks run (or the Handoffs reclaim them, when creation failed).
+        let status = unsafe { sys::cairn_context_create(&raw, &mut out) };
+        if status.is_null() {
+            for handoff in log.iter_mut().chain(allocator.iter_mut().map(|a| &mut a.handoff)) {
+                handoff.handed_over = true;
+            }
+        }
+        // SAFETY: the status was just returned to us.
+        unsafe { check(status)? };
+        Context::adopt(out)
     }
 
-    fn adopt(raw: *mut sys::cairn_context, log: Option<Box<LogCallback>>) -> Result<Context> {
+    fn adopt(raw: *mut sys::cairn_context) -> Result<Context> {
         let raw = NonNull::new(raw)
             .ok_or_else(|| Error::new(Code::Internal, "cairn_context_create: returned success but no context"))?;
-        Ok(Context { raw, _log: log })
+        Ok(Context { raw })
     }
 
     /// The name of the default device, e.g. "cpu". Borrowed from the context, so it cannot
@@ -87,8 +103,8 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
-        // SAFETY: self owns the handle, and this is the only place it is freed. The log closure is
-        // a field, so it is dropped after this.
+        // SAFETY: self owns the handle, and this is the only place it is freed. The log closure and
+        // the allocator live on in the runtime until their release hooks run.
         unsafe { sys::cairn_context_free(self.raw.as_ptr()) }
     }
 }
@@ -104,12 +120,17 @@ impl fmt::Debug for Context {
 pub struct ContextOptions {
     raw: sys::cairn_context_options,
     device: Option<String>,
-    log: Option<Box<LogCallback>>,
-    allocator: Option<sys::cairn_allocator>,
+    log: Option<Handoff>,
+    allocator: Option<AllocatorHandoff>,
 }
 
-// SAFETY: `raw` holds no pointers until `Context::with_options` fills them in; the allocator's
-// user_data is a `&'static A` with `A: Sync`; the log closure is Send + Sync.
+struct AllocatorHandoff {
+    allocator: sys::cairn_allocator, // user_data is handoff.user_data
+    handoff: Handoff,
+}
+
+// SAFETY: `raw` holds no pointers until `Context::with_options` fills them in; the allocator hooks'
+// user_data is an `Arc<A>` with `A: Send + Sync`; the log closure is Send + Sync.
 unsafe impl Send for ContextOptions {}
 unsafe impl Sync for ContextOptions {}
 
@@ -151,25 +172,67 @@ impl ContextOptions {
     }
 
     /// Receives log messages instead of stderr. It is called from whichever thread logs, so it
-    /// must be `Send + Sync`. A panic inside it is caught (after the panic hook has reported it)
-    /// and the message is dropped; it never unwinds into the C library.
+    /// must be `Send + Sync`. Objects and checkpoints keep their context alive, so it may be called
+    /// after the [`Context`] is dropped; the runtime drops the closure once it is done logging for
+    /// the context (the C API's `log_release`), which is why it must own what it captures
+    /// (`'static`). A panic inside it is caught (after the panic hook has reported it) and the
+    /// message is dropped; it never unwinds into the C library.
     pub fn log_callback<F>(mut self, callback: F) -> Self
     where
         F: Fn(LogLevel, &str) + Send + Sync + 'static,
     {
-        self.log = Some(Box::new(Box::new(callback)));
+        self.log = Some(Handoff::new(LogCallback { callback: Box::new(callback) }, log_release_trampoline));
         self
     }
 
-    /// Host memory comes from `allocator` instead of aligned_alloc/free. It is `'static` because
-    /// the C API may call it after the context is dropped, for as long as any tensor lives.
-    pub fn allocator<A: HostAllocator>(mut self, allocator: &'static A) -> Self {
-        self.allocator = Some(sys::cairn_allocator {
-            allocate: Some(allocate_trampoline::<A>),
-            deallocate: Some(deallocate_trampoline::<A>),
-            user_data: (allocator as *const A).cast_mut().cast(),
+    /// Host memory comes from `allocator` instead of aligned_alloc/free. The runtime owns it from
+    /// context creation on and drops it (on whichever thread frees the last tensor) after the last
+    /// block went back through [`HostAllocator::deallocate`]: when the context and every tensor
+    /// made from it are gone. To keep using the allocator yourself, pass an `Arc<A>` (or a
+    /// `&'static A`); both implement [`HostAllocator`].
+    pub fn allocator<A: HostAllocator>(mut self, allocator: A) -> Self {
+        let handoff = Handoff::new(allocator, release_trampoline::<A>);
+        self.allocator = Some(AllocatorHandoff {
+            allocator: sys::cairn_allocator {
+                allocate: Some(allocate_trampoline::<A>),
+                deallocate: Some(deallocate_trampoline::<A>),
+                user_data: handoff.user_data,
+                release: Some(release_trampoline::<A>),
+            },
+            handoff,
         });
         self
+    }
+}
+
+/// Callback state handed to the C API: one `Arc` reference lives behind `user_data` for the
+/// runtime, which drops it through `release`; `ours` is a second reference. If the context was
+/// never created (or its creation failed), the runtime may or may not have called `release`
+/// (cairn.h does not say; today a failed device lookup releases the allocator but not the log
+/// closure), so the reference count tells whether the runtime's reference is still there.
+struct Handoff {
+    user_data: *mut c_void,
+    release: unsafe extern "C" fn(*mut c_void),
+    ours: Arc<dyn Any + Send + Sync>,
+    handed_over: bool,
+}
+
+impl Handoff {
+    fn new<T: Send + Sync + 'static>(state: T, release: unsafe extern "C" fn(*mut c_void)) -> Handoff {
+        let state = Arc::new(state);
+        let user_data = Arc::into_raw(Arc::clone(&state)).cast_mut().cast();
+        Handoff { user_data, release, ours: state, handed_over: false }
+    }
+}
+
+impl Drop for Handoff {
+    fn drop(&mut self) {
+        // Nothing else can clone or drop these two references, so the count is exact.
+        if !self.handed_over && Arc::strong_count(&self.ours) > 1 {
+            // SAFETY: the runtime's reference is still there and the runtime never got (or no
+            // longer has) a context that could use it; `release` is the matching trampoline.
+            unsafe { (self.release)(self.user_data) }
+        }
     }
 }
 
@@ -187,13 +250,14 @@ impl fmt::Debug for ContextOptions {
 }
 
 /// Host allocator hooks for [`ContextOptions::allocator`]. Both methods may be called from any
-/// thread. A panic in `allocate` is caught and reads as an allocation failure (NULL); a panic in
-/// `deallocate` is caught and the memory is leaked.
+/// thread, and the runtime drops the allocator on whichever thread frees the last tensor, hence
+/// `Send + Sync`. A panic in `allocate` is caught and reads as an allocation failure (NULL); a
+/// panic in `deallocate` is caught and the memory is leaked; a panic in `drop` is caught.
 ///
 /// # Safety
 /// `allocate` must return NULL or a pointer to `size` writable bytes aligned to `alignment` (a
 /// power of two, at least 64) that stay valid until `deallocate` receives that pointer back.
-pub unsafe trait HostAllocator: Sync + 'static {
+pub unsafe trait HostAllocator: Send + Sync + 'static {
     /// `size` bytes aligned to `alignment`, or NULL.
     fn allocate(&self, size: usize, alignment: usize) -> *mut u8;
 
@@ -204,12 +268,62 @@ pub unsafe trait HostAllocator: Sync + 'static {
     unsafe fn deallocate(&self, ptr: *mut u8, size: usize);
 }
 
+// SAFETY (all blanket impls): they forward to an allocator that keeps the contract.
+unsafe impl<A: HostAllocator> HostAllocator for &'static A {
+    fn allocate(&self, size: usize, alignment: usize) -> *mut u8 {
+        (**self).allocate(size, alignment)
+    }
+
+    unsafe fn deallocate(&self, ptr: *mut u8, size: usize) {
+        (**self).deallocate(ptr, size)
+    }
+}
+
+unsafe impl<A: HostAllocator> HostAllocator for Arc<A> {
+    fn allocate(&self, size: usize, alignment: usize) -> *mut u8 {
+        (**self).allocate(size, alignment)
+    }
+
+    unsafe fn deallocate(&self, ptr: *mut u8, size: usize) {
+        (**self).deallocate(ptr, size)
+    }
+}
+
+unsafe impl<A: HostAllocator> HostAllocator for Box<A> {
+    fn allocate(&self, size: usize, alignment: usize) -> *mut u8 {
+        (**self).allocate(size, alignment)
+    }
+
+    unsafe fn deallocate(&self, ptr: *mut u8, size: usize) {
+        (**self).deallocate(ptr, size)
+    }
+}
+
 unsafe extern "C" fn log_trampoline(user_data: *mut c_void, level: sys::cairn_log_level, message: *const c_char) {
-    // SAFETY: user_data is the Box<LogCallback> the Context owns, alive while the C API logs for it.
-    let callback = &*(user_data as *const LogCallback);
+    // SAFETY: user_data is the runtime's Arc<LogCallback>, alive until log_release.
+    let log = &*(user_data as *const LogCallback);
     let level = LogLevel::from_raw(level).unwrap_or(LogLevel::Error);
     let message = if message.is_null() { "".into() } else { CStr::from_ptr(message).to_string_lossy() };
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| callback(level, &message))) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| (log.callback)(level, &message))) {
+        discard_panic(payload);
+    }
+}
+
+unsafe extern "C" fn log_release_trampoline(user_data: *mut c_void) {
+    // SAFETY: called once, with the reference Handoff::new made for the runtime.
+    release_arc::<LogCallback>(user_data)
+}
+
+unsafe extern "C" fn release_trampoline<A: HostAllocator>(user_data: *mut c_void) {
+    // SAFETY: as above, for the allocator's Arc<A>.
+    release_arc::<A>(user_data)
+}
+
+/// Drops the runtime's reference; the state goes with the last one. Its destructor may panic:
+/// that is caught too.
+unsafe fn release_arc<T>(user_data: *mut c_void) {
+    let state = Arc::from_raw(user_data as *const T);
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(state))) {
         discard_panic(payload);
     }
 }
@@ -219,7 +333,7 @@ unsafe extern "C" fn allocate_trampoline<A: HostAllocator>(
     size: usize,
     alignment: usize,
 ) -> *mut c_void {
-    // SAFETY: user_data is the &'static A given to ContextOptions::allocator.
+    // SAFETY: user_data is the runtime's Arc<A>, alive until release (after the last deallocate).
     let allocator = &*(user_data as *const A);
     match panic::catch_unwind(AssertUnwindSafe(|| allocator.allocate(size, alignment))) {
         Ok(p) => p.cast(),

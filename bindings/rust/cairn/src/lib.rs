@@ -15,6 +15,10 @@
 //!
 //! - Every fallible call returns [`Result`]; an [`Error`] carries the C API's [`Code`] and message.
 //! - [`Context`] and [`Tensor`] free their handles on drop, in any order. Both are `Send + Sync`.
+//! - Tracked objects: [`Object`] (any kind) and the typed handles [`Trackable`], [`Module`],
+//!   [`Variable`], [`List`] and [`Dict`], which dereference to it. `Send + Sync`.
+//! - Checkpoints: [`Checkpoint`], [`RestoreStatus`], [`CheckpointManager`] (`Send`, one thread at a
+//!   time) and [`CheckpointReader`].
 //! - [`ops`] has one generated function per registered op; [`ops::run`] runs any op by name.
 //! - The raw C API is the `cairn-sys` crate, re-exported as [`sys`].
 //!
@@ -27,19 +31,31 @@ use std::sync::OnceLock;
 
 pub use cairn_sys as sys;
 
+mod checkpoint;
 mod context;
 mod dtype;
 mod enums;
 mod error;
+mod object;
 mod op;
 pub mod ops;
 mod tensor;
 
+pub use checkpoint::{
+    Checkpoint, CheckpointEntry, CheckpointManager, CheckpointManagerOptions, CheckpointOptions, CheckpointReader,
+    RestoreStatus,
+};
 pub use context::{Context, ContextOptions, HostAllocator};
 pub use dtype::{Complex64, Element, BF16, F16};
-pub use enums::*; // Code, DType, LogLevel, AttrKind: one Rust enum per C enum
+pub use enums::*; // Code, DType, LogLevel, AttrKind, ObjectKind: one Rust enum per C enum
 pub use error::{Error, Result};
+pub use object::{Dict, List, Module, Object, ObjectType, Trackable, Variable, VariableOptions};
 pub use tensor::Tensor;
+
+/// The README's examples compile (and the first one runs) as doc tests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 /// The ABI version this binding was generated for (`CAIRN_ABI_VERSION` in cairn.h).
 pub const ABI_VERSION: u32 = sys::CAIRN_ABI_VERSION;

@@ -108,6 +108,15 @@ pub(crate) fn run_vec(
     Ok(outputs.into_iter().map(|p| unsafe { Tensor::from_raw(ptr::NonNull::new_unchecked(p)) }).collect())
 }
 
+/// How many outputs `op` produces with `attrs` (`cairn_op_num_outputs`): fixed for most ops; for
+/// Split and Unpack it comes from their count attribute.
+pub(crate) fn num_outputs(op: &CStr, attrs: &[RawAttr<'_>]) -> Result<usize> {
+    let mut n = 0;
+    // SAFETY: the attributes and what they point to outlive the call (their lifetime says so).
+    unsafe { check(sys::cairn_op_num_outputs(op.as_ptr(), attrs.as_ptr().cast(), attrs.len(), &mut n))? };
+    Ok(n)
+}
+
 /// # Safety
 /// `inputs` are live tensor handles (borrowed for the call).
 #[inline]
@@ -192,10 +201,11 @@ impl<'a> Attr<'a> {
     }
 }
 
-/// Runs any registered op by name (TensorFlow raw-op names) with `n_outputs` outputs. Unset
-/// attributes take their defaults; inferred dtype attributes come from the inputs. Prefer the typed
-/// wrappers in this module where one exists.
-pub fn run(ctx: &Context, op: &str, inputs: &[&Tensor], attrs: &[Attr<'_>], n_outputs: usize) -> Result<Vec<Tensor>> {
+/// Runs any registered op by name (TensorFlow raw-op names) and returns its outputs; how many
+/// there are comes from the registry (`cairn_op_num_outputs`: Split and Unpack take it from their
+/// count attribute). Unset attributes take their defaults; inferred dtype attributes come from the
+/// inputs. Prefer the typed wrappers in this module where one exists.
+pub fn run(ctx: &Context, op: &str, inputs: &[&Tensor], attrs: &[Attr<'_>]) -> Result<Vec<Tensor>> {
     let op_c = c_string(op, "ops::run", "op name")?;
     let raw_inputs: Vec<_> = inputs.iter().map(|t| t.as_raw()).collect();
     // The C strings of the attributes must outlive the RawAttrs that point at them.
@@ -221,5 +231,6 @@ pub fn run(ctx: &Context, op: &str, inputs: &[&Tensor], attrs: &[Attr<'_>], n_ou
             AttrValue::Floats(v) => RawAttr::floats(name, v),
         })
         .collect();
+    let n_outputs = num_outputs(&op_c, &raw_attrs)?;
     run_vec(ctx, &op_c, &raw_inputs, &raw_attrs, n_outputs)
 }

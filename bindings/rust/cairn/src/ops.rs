@@ -14,7 +14,7 @@
 #[allow(unused_imports)]
 use crate::error::c_string;
 #[allow(unused_imports)]
-use crate::op::{run_fixed, run_vec, RawAttr};
+use crate::op::{num_outputs, run_fixed, run_vec, RawAttr};
 #[allow(unused_imports)]
 use crate::{Context, DType, Result, Tensor};
 
@@ -2309,7 +2309,7 @@ pub fn split(ctx: &Context, value: &Tensor, num_split: i64, attrs: SplitAttrs) -
         RawAttr::int(c"axis", attrs.axis),
         RawAttr::int(c"num_split", num_split),
     ];
-    let n_outputs = usize::try_from(num_split).unwrap_or(0);
+    let n_outputs = num_outputs(c"Split", &raw_attrs)?;
     run_vec(ctx, c"Split", &raw_inputs, &raw_attrs, n_outputs)
 }
 
@@ -2794,7 +2794,7 @@ pub fn unpack(ctx: &Context, value: &Tensor, num: i64, attrs: UnpackAttrs) -> Re
         RawAttr::int(c"num", num),
         RawAttr::int(c"axis", attrs.axis),
     ];
-    let n_outputs = usize::try_from(num).unwrap_or(0);
+    let n_outputs = num_outputs(c"Unpack", &raw_attrs)?;
     run_vec(ctx, c"Unpack", &raw_inputs, &raw_attrs, n_outputs)
 }
 

@@ -10,7 +10,7 @@ use crate::error::{c_string, check};
 use crate::{Code, Context, DType, Element, Error, Result};
 
 /// An immutable tensor. Dropping it frees the handle; its data lives on while other tensors share
-/// it. A tensor does not borrow the context it was made with: it stays valid after the context is
+/// it (`Clone` makes a second handle to the same data, without copying). A tensor does not borrow the context it was made with: it stays valid after the context is
 /// dropped. Tensors are `Send` and `Sync` (the C API makes them immutable and readable from any thread).
 #[repr(transparent)]
 pub struct Tensor {
@@ -150,6 +150,15 @@ impl Tensor {
         Tensor::from_raw_result(out, "cairn_tensor_copy_to_device")
     }
 
+    /// A second handle to the same immutable value: no copy, no context (`cairn_tensor_share`).
+    /// What `Clone` does, with the error instead of a panic.
+    pub fn share(&self) -> Result<Tensor> {
+        let mut out = ptr::null_mut();
+        // SAFETY: a live handle; `out` receives a new one.
+        unsafe { check(sys::cairn_tensor_share(self.raw.as_ptr(), &mut out))? };
+        Tensor::from_raw_result(out, "cairn_tensor_share")
+    }
+
     /// The raw handle, still owned by `self`.
     pub fn as_raw(&self) -> *mut sys::cairn_tensor {
         self.raw.as_ptr()
@@ -182,6 +191,13 @@ impl Drop for Tensor {
     fn drop(&mut self) {
         // SAFETY: self owns the handle, and this is the only place it is freed.
         unsafe { sys::cairn_tensor_free(self.raw.as_ptr()) }
+    }
+}
+
+impl Clone for Tensor {
+    /// A second handle to the same value (no copy). Panics only if the library cannot allocate one.
+    fn clone(&self) -> Tensor {
+        self.share().unwrap_or_else(|e| panic!("cairn: cannot share a tensor handle: {e}"))
     }
 }
 

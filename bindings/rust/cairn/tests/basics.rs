@@ -104,7 +104,7 @@ fn errors_carry_code_and_the_c_message() {
     let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(err.clone());
     assert_eq!(boxed.to_string(), err.to_string());
 
-    let err = cairn::ops::run(&ctx, "NoSuchOp", &[&a], &[], 1).unwrap_err();
+    let err = cairn::ops::run(&ctx, "NoSuchOp", &[&a], &[]).unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
     assert!(err.message().contains("NoSuchOp"), "{err}");
 }

@@ -1,6 +1,6 @@
 //! The generated op wrappers, their attributes and defaults, and ops::run.
 
-use cairn::ops::{self, Attr, AttrValue, CastAttrs, EqualAttrs, MatMulAttrs};
+use cairn::ops::{self, Attr, AttrValue, CastAttrs, EqualAttrs, MatMulAttrs, SplitAttrs, SumAttrs, UnpackAttrs};
 use cairn::{Code, Complex64, Context, DType, Tensor, F16};
 
 fn t<T: cairn::Element>(ctx: &Context, data: &[T], shape: &[i64]) -> Tensor {
@@ -98,21 +98,26 @@ fn variadic_and_bool_inputs() {
 fn run_any_op_by_name() {
     let ctx = Context::new().unwrap();
     let a = t(&ctx, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2]);
-    let out = ops::run(&ctx, "MatMul", &[&a, &a], &[Attr::new("transpose_b", AttrValue::Bool(true))], 1).unwrap();
+    let out = ops::run(&ctx, "MatMul", &[&a, &a], &[Attr::new("transpose_b", AttrValue::Bool(true))]).unwrap();
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].to_vec::<f32>().unwrap(), [5.0, 11.0, 11.0, 25.0]);
-    let out = ops::run(&ctx, "Cast", &[&a], &[Attr::new("DstT", AttrValue::DType(DType::Int8))], 1).unwrap();
+    let out = ops::run(&ctx, "Cast", &[&a], &[Attr::new("DstT", AttrValue::DType(DType::Int8))]).unwrap();
     assert_eq!(out[0].to_vec::<i8>().unwrap(), [1, 2, 3, 4]);
 
-    let err = ops::run(&ctx, "MatMul", &[&a, &a], &[Attr::new("transpose_c", AttrValue::Bool(true))], 1).unwrap_err();
+    let err = ops::run(&ctx, "MatMul", &[&a, &a], &[Attr::new("transpose_c", AttrValue::Bool(true))]).unwrap_err();
     assert_eq!(err.message(), "MatMul: unknown attribute 'transpose_c'");
-    let err = ops::run(&ctx, "MatMul", &[&a, &a], &[Attr::new("transpose_a", AttrValue::Int(1))], 1).unwrap_err();
+    let err = ops::run(&ctx, "MatMul", &[&a, &a], &[Attr::new("transpose_a", AttrValue::Int(1))]).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     assert!(err.message().contains("transpose_a"), "{err}");
-    let err = ops::run(&ctx, "Cast", &[&a], &[], 1).unwrap_err();
+    let err = ops::run(&ctx, "Cast", &[&a], &[]).unwrap_err();
     assert_eq!(err.message(), "Cast: missing required attribute 'DstT'");
-    let err = ops::run(&ctx, "Add", &[&a, &a], &[], 2).unwrap_err();
+    // The output count comes from the registry, also for ops whose count is an attribute.
+    let parts = ops::run(&ctx, "Split", &[&a], &[Attr::new("num_split", AttrValue::Int(2))]).unwrap();
+    assert_eq!(parts.len(), 2);
+    assert_eq!(parts[1].to_vec::<f32>().unwrap(), [3.0, 4.0]);
+    let err = ops::run(&ctx, "Split", &[&a], &[]).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("num_split"), "{err}");
     assert_eq!(AttrValue::Ints(&[1, 2]).kind(), cairn::AttrKind::Ints);
     assert_eq!(AttrValue::String("x").kind(), cairn::AttrKind::String);
 }
@@ -134,21 +139,47 @@ fn unary_ops_across_dtypes() {
 }
 
 #[test]
-fn ints_attribute_through_run() {
-    // Sum (axis: INTS) lands with the reduction ops; until this library has it, there is nothing to run.
-    if !cairn::op_names().unwrap().contains(&"Sum") {
-        eprintln!("skipped: this libcairn has no Sum op");
-        return;
-    }
+fn ints_attributes_through_the_generated_wrappers() {
     let ctx = Context::new().unwrap();
     let x = t(&ctx, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
-    let rows = ops::run(&ctx, "Sum", &[&x], &[Attr::new("axis", AttrValue::Ints(&[1]))], 1).unwrap();
-    assert_eq!(rows[0].shape(), [2]);
-    assert_eq!(rows[0].to_vec::<f32>().unwrap(), [6.0, 15.0]);
+    let rows = ops::sum(&ctx, &x, SumAttrs::new().axis([1])).unwrap();
+    assert_eq!(rows.shape(), [2]);
+    assert_eq!(rows.to_vec::<f32>().unwrap(), [6.0, 15.0]);
+    let cols = ops::sum(&ctx, &x, SumAttrs { axis: vec![0], keep_dims: true }).unwrap();
+    assert_eq!(cols.shape(), [1, 3]);
+    assert_eq!(cols.to_vec::<f32>().unwrap(), [5.0, 7.0, 9.0]);
+    // The default axis [] reduces nothing (TensorFlow's Sum with an empty axis list).
+    assert_eq!(SumAttrs::default().axis, Vec::<i64>::new());
+    let err = ops::sum(&ctx, &x, SumAttrs::new().axis([2])).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+
+    // A required INTS attribute is a parameter.
+    let r = ops::reshape(&ctx, &x, &[3, -1]).unwrap();
+    assert_eq!(r.shape(), [3, 2]);
+    assert_eq!(r.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+    let err = ops::reshape(&ctx, &x, &[4, 2]).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().starts_with("Reshape"), "{err}");
+
+    // The same through ops::run.
     let attrs = [Attr::new("axis", AttrValue::Ints(&[0])), Attr::new("keep_dims", AttrValue::Bool(true))];
-    let cols = ops::run(&ctx, "Sum", &[&x], &attrs, 1).unwrap();
-    assert_eq!(cols[0].shape(), [1, 3]);
+    let cols = ops::run(&ctx, "Sum", &[&x], &attrs).unwrap();
     assert_eq!(cols[0].to_vec::<f32>().unwrap(), [5.0, 7.0, 9.0]);
-    let err = ops::run(&ctx, "Sum", &[&x], &[Attr::new("axis", AttrValue::Ints(&[2]))], 1).unwrap_err();
+}
+
+#[test]
+fn variadic_outputs_count_from_their_attribute() {
+    let ctx = Context::new().unwrap();
+    let x = t(&ctx, &[1i32, 2, 3, 4, 5, 6], &[2, 3]);
+    let cols = ops::split(&ctx, &x, 3, SplitAttrs::new().axis(1)).unwrap();
+    assert_eq!(cols.len(), 3);
+    assert_eq!(cols[2].shape(), [2, 1]);
+    assert_eq!(cols[2].to_vec::<i32>().unwrap(), [3, 6]);
+    let rows = ops::unpack(&ctx, &x, 2, UnpackAttrs::default()).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1].to_vec::<i32>().unwrap(), [4, 5, 6]);
+    let err = ops::split(&ctx, &x, 4, SplitAttrs::new().axis(1)).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    let err = ops::split(&ctx, &x, -1, SplitAttrs::default()).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
 }

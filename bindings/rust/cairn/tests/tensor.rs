@@ -148,3 +148,14 @@ fn raw_handles_round_trip() {
     assert_eq!(t.to_vec::<i16>().unwrap(), [5]);
     assert_eq!(format!("{t:?}"), "Tensor(int16 [1] on cpu)");
 }
+
+#[test]
+fn clones_share_the_value_without_a_context() {
+    let ctx = Context::new().unwrap();
+    let t = Tensor::new(&ctx, &[1i32, 2, 3], &[3]).unwrap();
+    drop(ctx);
+    let u = t.clone();
+    drop(t);
+    assert_eq!(u.to_vec::<i32>().unwrap(), [1, 2, 3]);
+    assert_eq!(u.share().unwrap().shape(), [3]);
+}
