@@ -2,37 +2,12 @@ package dev.cairn;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import dev.cairn.raw.NativeLibrary;
-import java.io.File;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** Runs example/*.java the way a reader would (the JDK's source launcher), so they cannot rot. */
 class ExampleTest {
   private static String run(String source, String... args) throws Exception {
-    File base = new File(System.getProperty("basedir", "."));
-    String java = ProcessHandle.current().info().command().orElse("java");
-    List<String> command = new ArrayList<>();
-    command.add(java);
-    command.add("-cp");
-    command.add(new File(base, "target/classes").getPath());
-    // Hand the child the library this JVM loaded.
-    String path = System.getProperty(NativeLibrary.PATH_PROPERTY, System.getProperty(NativeLibrary.LIBRARY_PATH_PROPERTY));
-    if (path != null) {
-      command.add("-D" + NativeLibrary.PATH_PROPERTY + "=" + path);
-    } else {
-      command.add("-Djava.library.path=" + System.getProperty("java.library.path"));
-    }
-    command.add(new File(base, source).getPath());
-    command.addAll(List.of(args));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), source + " timed out");
-    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertEquals(0, p.exitValue(), output);
-    return output;
+    return SourceLauncher.runOk(source, args);
   }
 
   @Test
