@@ -6,7 +6,10 @@ named like the function without `cairn_` in lowerCamelCase (cairn_tensor_create 
 Handles are `long`, enums `int`, C strings UTF-8 `byte[]` without terminator. A status-returning
 function throws dev.cairn.CairnException (via cairn_jni_check_status in the hand-written
 cairn_jni.c) and returns its last out-parameter (a handle as `long`, a library-allocated string as
-`String`). Parameter patterns (a pointer followed by a size_t count and so on) are recognized below;
+`String`, a scalar such as `size_t *` as `long`, a library-allocated buffer with its `size_t *`
+length as `byte[]`). In options structs, a callback and its user_data become a callback id (see
+Callbacks.java), and a `void (*)(void *<that user_data>)` release hook after them is set to a
+trampoline that unregisters the id once the runtime is done with it. Parameter patterns (a pointer followed by a size_t count and so on) are recognized below;
 a function with a parameter no pattern covers is listed as "not bound" in CairnNative.java rather
 than guessed at.
 """
