@@ -6,7 +6,10 @@ named like the function without `cairn_` in lowerCamelCase (cairn_tensor_create 
 Handles are `long`, enums `int`, C strings UTF-8 `byte[]` without terminator. A status-returning
 function throws dev.cairn.CairnException (via cairn_jni_check_status in the hand-written
 cairn_jni.c) and returns its last out-parameter (a handle as `long`, a library-allocated string as
-`String`). Parameter patterns (a pointer followed by a size_t count and so on) are recognized below;
+`String`, a scalar such as `size_t *` as `long`, a library-allocated buffer with its `size_t *`
+length as `byte[]`). In options structs, a callback and its user_data become a callback id (see
+Callbacks.java), and a `void (*)(void *<that user_data>)` release hook after them is set to a
+trampoline that unregisters the id once the runtime is done with it. Parameter patterns (a pointer followed by a size_t count and so on) are recognized below;
 a function with a parameter no pattern covers is listed as "not bound" in CairnNative.java rather
 than guessed at.
 """
@@ -59,6 +62,9 @@ ENUM_EXTRAS = {
         "}",
     ],
 }
+
+# Scalar out-parameters of status-returning functions, returned as the Java result.
+OUT_SCALARS = {"size_t *": "J", "int64_t *": "J", "int32_t *": "I", "int *": "I", "double *": "D"}
 
 INT_TYPES = {"uint32_t": "I", "int32_t": "I", "int": "I", "int64_t": "J", "uint64_t": "J"}
 JNI_OF_SIG = {"I": "jint", "J": "jlong", "D": "jdouble", "F": "jfloat", "Z": "jboolean"}
@@ -340,10 +346,12 @@ def data_piece(p, jname: str, c: str, variant, is_input: bool) -> Piece:
 def struct_fields(model: Model, s: cheader.Struct):
     """Yields (kind, fields, extra) groups for a struct's fields."""
     fields = s.fields
+    callbacks_by_user_data = {}  # user_data field name -> the callback it goes with
     i = 0
     while i < len(fields):
         f = fields[i]
         nxt = fields[i + 1] if i + 1 < len(fields) else None
+        release = re.match(r"^fnptr:void\(void \*(\w+)\)$", f.ctype)
         if (s.name, f.name) in UNSUPPORTED_FIELDS:
             if not f.ctype.endswith("*"):
                 raise Unsupported(f"{s.name}.{f.name}: only pointer fields can be left at NULL")
@@ -365,8 +373,14 @@ def struct_fields(model: Model, s: cheader.Struct):
             yield ("longs" if "int64" in f.ctype else "doubles", [f, nxt], None)
             i += 2
         elif f.ctype in model.callbacks and nxt and nxt.ctype == "void *":
+            callbacks_by_user_data[nxt.name] = model.callbacks[f.ctype]
             yield ("callback", [f, nxt], model.callbacks[f.ctype])
             i += 2
+        elif release and release.group(1) in callbacks_by_user_data:
+            # Called once when the runtime is done with a callback's user_data: the glue sets it
+            # whenever it sets the callback, and it unregisters the callback's id.
+            yield ("release", [f], (callbacks_by_user_data[release.group(1)], release.group(1)))
+            i += 1
         else:
             raise Unsupported(f"struct field {s.name}.{f.name} ({f.ctype})")
 
@@ -415,6 +429,12 @@ def struct_piece(model: Model, s: cheader.Struct, p, jname: str, c: str) -> Piec
                 f"  {c}.{fs[1].name} = (void *)(intptr_t){jn};",
                 "}",
             ]
+        elif kind == "release":
+            cb, user_data = extra
+            piece.setup += [
+                f"/* {f.name}: unregisters the {callback_class(cb)} id once the runtime is done with it. */",
+                f"if ({c}.{user_data}) {c}.{f.name} = {release_trampoline_name(cb)};",
+            ]
     return piece
 
 
@@ -425,7 +445,7 @@ def struct_array_piece(model: Model, s: cheader.Struct, p, jname: str, c: str) -
     piece = Piece([], [], "", uses_arena=True)
     names = []
     for kind, fs, extra in groups:
-        if kind in ("size", "zero", "callback", "handle"):
+        if kind in ("size", "zero", "callback", "release", "handle"):
             raise Unsupported(f"struct array of {s.name} with a {kind} field")
         jn = java_ident(camel(p.name + "_" + fs[0].name))
         names.append(jn)
@@ -497,6 +517,17 @@ def function_result(model: Model, fn: cheader.Function) -> tuple[Result, list[ch
         if last and last.ctype == "char **":
             return Result("String", "jstring", "Ljava/lang/String;", ["char *c_out = NULL;"], "&c_out",
                           ["result = cairn_jni_new_string(env, c_out);", "cairn_free(c_out);"]), params[:-1]
+        prev = params[-2] if len(params) >= 2 else None
+        if last and last.ctype == "size_t *" and prev and prev.ctype == "char **":
+            # A library-allocated buffer and its length: a byte[] (the bytes may hold NULs).
+            return Result("byte[]", "jbyteArray", "[B", ["char *c_out = NULL;", "size_t c_out_n = 0;"],
+                          "&c_out, &c_out_n",
+                          ["result = cairn_jni_new_bytes(env, c_out, c_out_n);", "cairn_free(c_out);"]), params[:-2]
+        if last and last.ctype in OUT_SCALARS:
+            letter = OUT_SCALARS[last.ctype]
+            jt = JNI_OF_SIG[letter]
+            return Result(JAVA_OF_SIG[letter], jt, letter, [f"{last.ctype[:-2]} c_out = 0;"], "&c_out",
+                          [f"result = ({jt})c_out;"]), params[:-1]
         return Result("void", "void", "V", [], None, []), params
     r = fn.ret
     if r == "void":
@@ -560,7 +591,7 @@ def c_function(fn, java_name, result: Result, pieces: list[Piece], jni_params, o
         lines.append("}")
         return lines
     if ret != "void":
-        lines.append(f"  {ret} result = {'NULL' if ret == 'jstring' else '0'};")
+        lines.append(f"  {ret} result = {'NULL' if ret in ('jstring', 'jbyteArray') else '0'};")
     if uses_arena:
         lines.append("  cairn_jni_arena arena;")
         lines.append("  cairn_jni_arena_init(&arena);")
@@ -604,6 +635,10 @@ def trampoline_name(cb: cheader.Callback) -> str:
     return f"cairn_jni_trampoline_{cb.name[len('cairn_'):]}"
 
 
+def release_trampoline_name(cb: cheader.Callback) -> str:
+    return f"cairn_jni_release_{cb.name[len('cairn_'):]}"
+
+
 def callback_params(model: Model, cb: cheader.Callback):
     """(java type, JNI type, sig, name, C conversion) per parameter after user_data."""
     if cb.ret != "void" or not cb.params or cb.params[0].ctype != "void *":
@@ -633,6 +668,12 @@ def emit_callbacks(model: Model):
            "  private static final AtomicLong NEXT_ID = new AtomicLong(1);", "",
            "  private Callbacks() {}", ""]
     c_decl, c_defs, c_load = [], [], []
+    released = set()  # callbacks some options struct has a release hook for
+    for s in model.h.structs:
+        try:
+            released.update(extra[0].name for kind, _, extra in struct_fields(model, s) if kind == "release")
+        except Unsupported:
+            pass
     for cb in model.h.callbacks:
         try:
             params = callback_params(model, cb)
@@ -654,6 +695,10 @@ def emit_callbacks(model: Model):
                 "  }", "",
                 f"  public static void unregister{cls}(long id) {{",
                 f"    {table}.remove(id);",
+                "  }", "",
+                f"  /** How many {cls} callbacks are registered (the C library still holds their ids). */",
+                f"  public static int registered{cls}Count() {{",
+                f"    return {table}.size();",
                 "  }", "",
                 "  // Called by the C trampoline; exceptions are caught there.",
                 f"  private static void invoke{cls}(long id{''.join(', ' + jt + ' ' + java_ident(camel(n)) for jt, _, _, n, _ in params)}) {{",
@@ -685,6 +730,19 @@ def emit_callbacks(model: Model):
         jsig = "(J" + "".join(s for _, _, s, _, _ in params) + ")V"
         c_load += [f'  {mid} = (*env)->GetStaticMethodID(env, g_callbacks_class, "invoke{cls}", "{jsig}");',
                    f"  if (!{mid}) return 0;"]
+        if cb.name in released:
+            rmid = f"g_unregister_{cb.name[len('cairn_'):]}"
+            c_decl.append(f"static jmethodID {rmid};")
+            c_defs += [f"/* The release hook of {cb.name}'s user_data: unregisters its id (no call comes after it). */",
+                       f"static void {release_trampoline_name(cb)}(void *user_data) {{",
+                       "  JNIEnv *env;", "  int attached;",
+                       "  if (!cairn_jni_callback_enter(&env, &attached)) return;",
+                       "  if (!(*env)->ExceptionCheck(env))",
+                       f"    (*env)->CallStaticVoidMethod(env, g_callbacks_class, {rmid}, (jlong)(intptr_t)user_data);",
+                       f'  cairn_jni_callback_leave(env, attached, "{cb.name} release");',
+                       "}", ""]
+            c_load += [f'  {rmid} = (*env)->GetStaticMethodID(env, g_callbacks_class, "unregister{cls}", "(J)V");',
+                       f"  if (!{rmid}) return 0;"]
     reg += ["}", ""]
     java_files[f"{RAW_DIR}/Callbacks.java"] = "\n".join(reg)
     return java_files, c_decl, c_defs, c_load
@@ -886,20 +944,10 @@ def emit_op(op: dict, dtype_names: set[str]) -> list[str]:
     for k, i in enumerate(inputs):
         if i.get("variadic") and k != len(inputs) - 1:
             raise ValueError(f"{name}: a variadic input must come last")
-    # The outputs: count expression and return type.
-    count_terms = []
-    for o in op["outputs"]:
-        if o.get("variadic"):
-            na = o.get("number_attr")
-            attr = next((a for a in op["attrs"] if a["name"] == na), None)
-            if attr is None or attr["kind"] != "INT":
-                raise ValueError(f"{name}: output {o['name']} has no INT number_attr")
-            if "default" in attr:
-                count_terms.append(f"(int) attrs.{attr_method(attr)}()")
-            else:
-                count_terms.append(f"(int) {pnames[id(attr)]}")
-        else:
-            count_terms.append("1")
+    # The outputs: a fixed count, or (for a variadic output) cairn_op_num_outputs on the call's
+    # attributes, which runRaw asks for when given OUTPUTS_FROM_ATTRS.
+    variadic_out = any(o.get("variadic") for o in op["outputs"])
+    count = "CairnContext.OUTPUTS_FROM_ATTRS" if variadic_out else str(len(op["outputs"]))
     single = len(op["outputs"]) == 1 and not op["outputs"][0].get("variadic")
     no_output = not op["outputs"]
     ret = "void" if no_output else ("Tensor" if single else "Tensor[]")
@@ -958,9 +1006,6 @@ def emit_op(op: dict, dtype_names: set[str]) -> list[str]:
             enc = "enc"
         else:
             enc = "null"
-        count = " + ".join(count_terms) if count_terms else "0"
-        if not with_attrs:
-            count = count.replace("attrs.", f"{cls}.DEFAULTS.")
         call = f"ctx.runRaw({const}, in, {enc}, {count})"
         if single:
             b.append(f"    return {call}[0];")

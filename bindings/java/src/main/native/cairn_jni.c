@@ -67,6 +67,17 @@ jstring cairn_jni_new_string(JNIEnv *env, const char *utf8) {
   return s;
 }
 
+jbyteArray cairn_jni_new_bytes(JNIEnv *env, const char *data, size_t n) {
+  if (!data) return NULL;
+  if (n > (size_t)INT32_MAX) {
+    cairn_jni_throw(env, "java/lang/OutOfMemoryError", "buffer too long for a Java array");
+    return NULL;
+  }
+  jbyteArray bytes = (*env)->NewByteArray(env, (jsize)n);
+  if (bytes && n) (*env)->SetByteArrayRegion(env, bytes, 0, (jsize)n, (const jbyte *)data);
+  return bytes;
+}
+
 int cairn_jni_check_status(JNIEnv *env, cairn_status *status) {
   if (!status) return 0;
   jint code = (jint)cairn_status_code(status);

@@ -22,6 +22,9 @@ void cairn_jni_throw(JNIEnv *env, const char *class_name, const char *message);
  * accepts standard UTF-8 (supplementary characters, embedded invalid bytes become U+FFFD). */
 jstring cairn_jni_new_string(JNIEnv *env, const char *utf8);
 
+/* A Java byte[] holding `n` bytes at `data` (NULL gives null). */
+jbyteArray cairn_jni_new_bytes(JNIEnv *env, const char *data, size_t n);
+
 /* Per-call scratch memory: a small inline buffer, then malloc'd blocks, all freed at once. Keeps
  * the common call (a few handles, an op name) free of malloc. */
 typedef struct cairn_jni_block cairn_jni_block;

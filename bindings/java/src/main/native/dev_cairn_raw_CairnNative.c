@@ -8,6 +8,7 @@
 
 static jclass g_callbacks_class;
 static jmethodID g_invoke_log_fn;
+static jmethodID g_unregister_log_fn;
 
 static void cairn_jni_trampoline_log_fn(void *user_data, cairn_log_level level, const char *message) {
   JNIEnv *env;
@@ -20,6 +21,16 @@ static void cairn_jni_trampoline_log_fn(void *user_data, cairn_log_level level, 
   cairn_jni_callback_leave(env, attached, "cairn_log_fn");
 }
 
+/* The release hook of cairn_log_fn's user_data: unregisters its id (no call comes after it). */
+static void cairn_jni_release_log_fn(void *user_data) {
+  JNIEnv *env;
+  int attached;
+  if (!cairn_jni_callback_enter(&env, &attached)) return;
+  if (!(*env)->ExceptionCheck(env))
+    (*env)->CallStaticVoidMethod(env, g_callbacks_class, g_unregister_log_fn, (jlong)(intptr_t)user_data);
+  cairn_jni_callback_leave(env, attached, "cairn_log_fn release");
+}
+
 int cairn_jni_generated_on_load(JNIEnv *env) {
   jclass local = (*env)->FindClass(env, "dev/cairn/raw/Callbacks");
   if (!local) return 0;
@@ -28,6 +39,8 @@ int cairn_jni_generated_on_load(JNIEnv *env) {
   if (!g_callbacks_class) return 0;
   g_invoke_log_fn = (*env)->GetStaticMethodID(env, g_callbacks_class, "invokeLogFn", "(JILjava/lang/String;)V");
   if (!g_invoke_log_fn) return 0;
+  g_unregister_log_fn = (*env)->GetStaticMethodID(env, g_callbacks_class, "unregisterLogFn", "(J)V");
+  if (!g_unregister_log_fn) return 0;
   return 1;
 }
 
@@ -53,6 +66,36 @@ JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_dtypeName(JNIEnv *env, 
   (void)env;
   (void)cls;
   return cairn_jni_new_string(env, cairn_dtype_name((cairn_dtype)dtype));
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_contextCreate(JNIEnv *env, jclass cls, jbyteArray optsDevice, jint optsNumThreads, jlong optsSeed, jlong optsLogFn, jint optsLogLevel) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_context_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  if (!cairn_jni_cstring(env, &arena, optsDevice, &c_opts.device)) goto done;
+  c_opts.num_threads = (int32_t)optsNumThreads;
+  c_opts.seed = (uint64_t)optsSeed;
+  /* log_fn: an id from Callbacks.registerLogFn; 0 for none. */
+  if (optsLogFn != 0) {
+    c_opts.log_fn = cairn_jni_trampoline_log_fn;
+    c_opts.log_user_data = (void *)(intptr_t)optsLogFn;
+  }
+  c_opts.log_level = (cairn_log_level)optsLogLevel;
+  /* allocator: Java code cannot provide native allocator hooks; left NULL (its default). */
+  /* log_release: unregisters the LogFn id once the runtime is done with it. */
+  if (c_opts.log_user_data) c_opts.log_release = cairn_jni_release_log_fn;
+  cairn_context *c_out = NULL;
+  cairn_status *status = cairn_context_create(&c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_contextFree(JNIEnv *env, jclass cls, jlong ctx) {
@@ -578,6 +621,88 @@ done:
   return;
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_opNumOutputs(JNIEnv *env, jclass cls, jbyteArray op, jobjectArray attrsName, jintArray attrsKind, jlongArray attrsI, jdoubleArray attrsF, jobjectArray attrsInts, jobjectArray attrsS, jintArray attrsDtype, jobjectArray attrsFloats) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_op;
+  if (!cairn_jni_cstring(env, &arena, op, &c_op)) goto done;
+  size_t c_attrs_n = cairn_jni_length(env, attrsName);
+  if (!cairn_jni_check_length(env, attrsKind, c_attrs_n, "attrsKind")) goto done;
+  if (!cairn_jni_check_length(env, attrsI, c_attrs_n, "attrsI")) goto done;
+  if (!cairn_jni_check_length(env, attrsF, c_attrs_n, "attrsF")) goto done;
+  if (!cairn_jni_check_length(env, attrsInts, c_attrs_n, "attrsInts")) goto done;
+  if (!cairn_jni_check_length(env, attrsS, c_attrs_n, "attrsS")) goto done;
+  if (!cairn_jni_check_length(env, attrsDtype, c_attrs_n, "attrsDtype")) goto done;
+  if (!cairn_jni_check_length(env, attrsFloats, c_attrs_n, "attrsFloats")) goto done;
+  cairn_attr *c_attrs = cairn_jni_arena_alloc(env, &arena, c_attrs_n * sizeof *c_attrs + 1);
+  if (!c_attrs) goto done;
+  memset(c_attrs, 0, c_attrs_n * sizeof *c_attrs);
+  if (attrsKind) {
+    jint *tmp = cairn_jni_arena_alloc(env, &arena, c_attrs_n * sizeof *tmp + 1);
+    if (!tmp) goto done;
+    (*env)->GetIntArrayRegion(env, attrsKind, 0, (jsize)c_attrs_n, tmp);
+    for (size_t k = 0; k < c_attrs_n; ++k) c_attrs[k].kind = (cairn_attr_kind)tmp[k];
+  }
+  if (attrsI) {
+    jlong *tmp = cairn_jni_arena_alloc(env, &arena, c_attrs_n * sizeof *tmp + 1);
+    if (!tmp) goto done;
+    (*env)->GetLongArrayRegion(env, attrsI, 0, (jsize)c_attrs_n, tmp);
+    for (size_t k = 0; k < c_attrs_n; ++k) c_attrs[k].i = (int64_t)tmp[k];
+  }
+  if (attrsF) {
+    jdouble *tmp = cairn_jni_arena_alloc(env, &arena, c_attrs_n * sizeof *tmp + 1);
+    if (!tmp) goto done;
+    (*env)->GetDoubleArrayRegion(env, attrsF, 0, (jsize)c_attrs_n, tmp);
+    for (size_t k = 0; k < c_attrs_n; ++k) c_attrs[k].f = (double)tmp[k];
+  }
+  if (attrsDtype) {
+    jint *tmp = cairn_jni_arena_alloc(env, &arena, c_attrs_n * sizeof *tmp + 1);
+    if (!tmp) goto done;
+    (*env)->GetIntArrayRegion(env, attrsDtype, 0, (jsize)c_attrs_n, tmp);
+    for (size_t k = 0; k < c_attrs_n; ++k) c_attrs[k].dtype = (cairn_dtype)tmp[k];
+  }
+  for (size_t k = 0; k < c_attrs_n; ++k) {
+    if (attrsName) {
+      jobject e;
+      if (!cairn_jni_element(env, attrsName, k, CAIRN_JNI_BYTES, &e)) goto done;
+      int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_attrs[k].name);
+      if (e) (*env)->DeleteLocalRef(env, e);
+      if (!ok) goto done;
+    }
+    if (attrsInts) {
+      jobject e;
+      if (!cairn_jni_element(env, attrsInts, k, CAIRN_JNI_LONGS, &e)) goto done;
+      int ok = cairn_jni_longs(env, &arena, (jlongArray)e, &c_attrs[k].ints, &c_attrs[k].n_ints);
+      if (e) (*env)->DeleteLocalRef(env, e);
+      if (!ok) goto done;
+    }
+    if (attrsS) {
+      jobject e;
+      if (!cairn_jni_element(env, attrsS, k, CAIRN_JNI_BYTES, &e)) goto done;
+      int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_attrs[k].s);
+      if (e) (*env)->DeleteLocalRef(env, e);
+      if (!ok) goto done;
+    }
+    if (attrsFloats) {
+      jobject e;
+      if (!cairn_jni_element(env, attrsFloats, k, CAIRN_JNI_DOUBLES, &e)) goto done;
+      int ok = cairn_jni_doubles(env, &arena, (jdoubleArray)e, &c_attrs[k].floats, &c_attrs[k].n_floats);
+      if (e) (*env)->DeleteLocalRef(env, e);
+      if (!ok) goto done;
+    }
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_op_num_outputs(c_op, c_attrs, c_attrs_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_opCount(JNIEnv *env, jclass cls) {
   (void)env;
   (void)cls;
@@ -1005,4 +1130,348 @@ JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_objectArrayFree(JNIEnv *en
   (void)env;
   (void)cls;
   cairn_object_array_free((cairn_object_array *)(intptr_t)a);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointCreate(JNIEnv *env, jclass cls, jlong ctx, jobjectArray names, jlongArray objects) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_names_n = cairn_jni_length(env, names);
+  const char **c_names = cairn_jni_arena_alloc(env, &arena, c_names_n * sizeof *c_names + 1);
+  if (!c_names) goto done;
+  for (size_t k = 0; k < c_names_n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, names, k, CAIRN_JNI_BYTES, &e)) goto done;
+    int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_names[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) goto done;
+  }
+  if (!cairn_jni_require_length(env, objects, c_names_n, "objects")) goto done;
+  const int64_t *c_objects_raw;
+  size_t c_objects_n;
+  if (!cairn_jni_longs(env, &arena, objects, &c_objects_raw, &c_objects_n)) goto done;
+  cairn_object **c_objects = cairn_jni_arena_alloc(env, &arena, c_objects_n * sizeof *c_objects + 1);
+  if (!c_objects) goto done;
+  for (size_t k = 0; k < c_objects_n; ++k) c_objects[k] = (cairn_object *)(intptr_t)c_objects_raw[k];
+  cairn_checkpoint *c_out = NULL;
+  cairn_status *status = cairn_checkpoint_create((cairn_context *)(intptr_t)ctx, c_names, c_objects, c_names_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointRoot(JNIEnv *env, jclass cls, jlong ckpt) {
+  (void)env;
+  (void)cls;
+  return (jlong)(intptr_t)cairn_checkpoint_root((cairn_checkpoint *)(intptr_t)ckpt);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_checkpointSetOptions(JNIEnv *env, jclass cls, jlong ckpt, jint optsCompress, jint optsAsync, jint optsFsync) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_checkpoint_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  c_opts.compress = (int32_t)optsCompress;
+  c_opts.async = (int32_t)optsAsync;
+  c_opts.fsync = (int32_t)optsFsync;
+  cairn_status *status = cairn_checkpoint_set_options((cairn_checkpoint *)(intptr_t)ckpt, &c_opts);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointSaveCounter(JNIEnv *env, jclass cls, jlong ckpt) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_checkpoint_save_counter((cairn_checkpoint *)(intptr_t)ckpt);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_checkpointSave(JNIEnv *env, jclass cls, jlong ckpt, jbyteArray prefix) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_prefix;
+  if (!cairn_jni_cstring(env, &arena, prefix, &c_prefix)) goto done;
+  char *c_out = NULL;
+  cairn_status *status = cairn_checkpoint_save((cairn_checkpoint *)(intptr_t)ckpt, c_prefix, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_checkpointWrite(JNIEnv *env, jclass cls, jlong ckpt, jbyteArray path) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_status *status = cairn_checkpoint_write((cairn_checkpoint *)(intptr_t)ckpt, c_path);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_checkpointSync(JNIEnv *env, jclass cls, jlong ckpt) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_checkpoint_sync((cairn_checkpoint *)(intptr_t)ckpt);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointRestore(JNIEnv *env, jclass cls, jlong ckpt, jbyteArray path) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_restore_status *c_out = NULL;
+  cairn_status *status = cairn_checkpoint_restore((cairn_checkpoint *)(intptr_t)ckpt, c_path, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_restoreStatusAssertConsumed(JNIEnv *env, jclass cls, jlong rs) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_restore_status_assert_consumed((const cairn_restore_status *)(intptr_t)rs);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_restoreStatusAssertExistingObjectsMatched(JNIEnv *env, jclass cls, jlong rs) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_restore_status_assert_existing_objects_matched((const cairn_restore_status *)(intptr_t)rs);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_restoreStatusExpectPartial(JNIEnv *env, jclass cls, jlong rs) {
+  (void)env;
+  (void)cls;
+  cairn_restore_status_expect_partial((cairn_restore_status *)(intptr_t)rs);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_restoreStatusFree(JNIEnv *env, jclass cls, jlong rs) {
+  (void)env;
+  (void)cls;
+  cairn_restore_status_free((cairn_restore_status *)(intptr_t)rs);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_checkpointFree(JNIEnv *env, jclass cls, jlong ckpt) {
+  (void)env;
+  (void)cls;
+  cairn_checkpoint_free((cairn_checkpoint *)(intptr_t)ckpt);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointManagerCreate(JNIEnv *env, jclass cls, jlong ckpt, jbyteArray directory, jbyteArray optsCheckpointName, jlong optsMaxToKeep, jdouble optsKeepCheckpointEveryNHours) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_directory;
+  if (!cairn_jni_cstring(env, &arena, directory, &c_directory)) goto done;
+  cairn_checkpoint_manager_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  if (!cairn_jni_cstring(env, &arena, optsCheckpointName, &c_opts.checkpoint_name)) goto done;
+  c_opts.max_to_keep = (int64_t)optsMaxToKeep;
+  c_opts.keep_checkpoint_every_n_hours = (double)optsKeepCheckpointEveryNHours;
+  cairn_checkpoint_manager *c_out = NULL;
+  cairn_status *status = cairn_checkpoint_manager_create((cairn_checkpoint *)(intptr_t)ckpt, c_directory, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_checkpointManagerSave(JNIEnv *env, jclass cls, jlong m, jlong checkpointNumber) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  char *c_out = NULL;
+  cairn_status *status = cairn_checkpoint_manager_save((cairn_checkpoint_manager *)(intptr_t)m, (int64_t)checkpointNumber, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  return result;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_checkpointManagerLatest(JNIEnv *env, jclass cls, jlong m) {
+  (void)env;
+  (void)cls;
+  return cairn_jni_new_string(env, cairn_checkpoint_manager_latest((const cairn_checkpoint_manager *)(intptr_t)m));
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointManagerCount(JNIEnv *env, jclass cls, jlong m) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_checkpoint_manager_count((const cairn_checkpoint_manager *)(intptr_t)m);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_checkpointManagerPath(JNIEnv *env, jclass cls, jlong m, jlong i) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_checkpoint_manager_path((const cairn_checkpoint_manager *)(intptr_t)m, (size_t)i));
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_checkpointManagerFree(JNIEnv *env, jclass cls, jlong m) {
+  (void)env;
+  (void)cls;
+  cairn_checkpoint_manager_free((cairn_checkpoint_manager *)(intptr_t)m);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointReaderOpen(JNIEnv *env, jclass cls, jbyteArray path) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_checkpoint_reader *c_out = NULL;
+  cairn_status *status = cairn_checkpoint_reader_open(c_path, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointReaderCount(JNIEnv *env, jclass cls, jlong r) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_checkpoint_reader_count((const cairn_checkpoint_reader *)(intptr_t)r);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_checkpointReaderKey(JNIEnv *env, jclass cls, jlong r, jlong i) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_checkpoint_reader_key((const cairn_checkpoint_reader *)(intptr_t)r, (size_t)i));
+done:
+  return result;
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_checkpointReaderDtype(JNIEnv *env, jclass cls, jlong r, jlong i) {
+  (void)env;
+  (void)cls;
+  jint result = 0;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = (jint)cairn_checkpoint_reader_dtype((const cairn_checkpoint_reader *)(intptr_t)r, (size_t)i);
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointReaderRank(JNIEnv *env, jclass cls, jlong r, jlong i) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = (jlong)cairn_checkpoint_reader_rank((const cairn_checkpoint_reader *)(intptr_t)r, (size_t)i);
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointReaderDim(JNIEnv *env, jclass cls, jlong r, jlong i, jlong axis) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  if (axis < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "axis must be >= 0");
+    goto done;
+  }
+  result = (jlong)cairn_checkpoint_reader_dim((const cairn_checkpoint_reader *)(intptr_t)r, (size_t)i, (size_t)axis);
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_checkpointReaderLoad(JNIEnv *env, jclass cls, jlong r, jlong ctx, jbyteArray key) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_key;
+  if (!cairn_jni_cstring(env, &arena, key, &c_key)) goto done;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_checkpoint_reader_load((const cairn_checkpoint_reader *)(intptr_t)r, (cairn_context *)(intptr_t)ctx, c_key, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jbyteArray JNICALL Java_dev_cairn_raw_CairnNative_checkpointReaderLoadString(JNIEnv *env, jclass cls, jlong r, jbyteArray key) {
+  (void)env;
+  (void)cls;
+  jbyteArray result = NULL;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_key;
+  if (!cairn_jni_cstring(env, &arena, key, &c_key)) goto done;
+  char *c_out = NULL;
+  size_t c_out_n = 0;
+  cairn_status *status = cairn_checkpoint_reader_load_string((const cairn_checkpoint_reader *)(intptr_t)r, c_key, &c_out, &c_out_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_bytes(env, c_out, c_out_n);
+  cairn_free(c_out);
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_checkpointReaderFree(JNIEnv *env, jclass cls, jlong r) {
+  (void)env;
+  (void)cls;
+  cairn_checkpoint_reader_free((cairn_checkpoint_reader *)(intptr_t)r);
 }

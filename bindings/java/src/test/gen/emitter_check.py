@@ -23,11 +23,7 @@ import cheader  # noqa: E402
 import java  # noqa: E402
 
 EXTRA_DECLS = """
-typedef struct cairn_object cairn_object;
-typedef struct cairn_object_array cairn_object_array;
 typedef struct cairn_ckpt cairn_ckpt;
-typedef enum cairn_object_kind { CAIRN_OBJECT_TRACKABLE = 1, CAIRN_OBJECT_VARIABLE = 2,
-  CAIRN_OBJECT_KIND_FORCE32 = 0x7fffffff } cairn_object_kind;
 typedef struct cairn_var_options {
   uint32_t struct_size;
   const char *name;
@@ -50,9 +46,18 @@ CAIRN_API const char *cairn_var_name(const cairn_object *var);
 /* METHOD. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_vars(cairn_object *root, int trainable_only, cairn_object_array **out);
 /* METHOD. */
-CAIRN_API cairn_object *cairn_object_array_get(const cairn_object_array *a, size_t i);
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_ckpt_count(const cairn_ckpt *c, int64_t *out);
 /* METHOD. */
-CAIRN_API cairn_object_kind cairn_object_kind_of(const cairn_object *obj);
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_ckpt_blob(const cairn_ckpt *c, const char *key, char **out, size_t *size);
+typedef void (*cairn_progress_fn)(void *user_data, int64_t done, const char *what);
+typedef struct cairn_progress_options {
+  uint32_t struct_size;
+  cairn_progress_fn progress;
+  void *progress_user_data;
+  void (*progress_release)(void *progress_user_data);
+} cairn_progress_options;
+/* METHOD. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_ckpt_progress(cairn_ckpt *c, const cairn_progress_options *opts);
 /* CONSTRUCTOR. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_ckpt_create(cairn_context *ctx, const char *const *names,
                                                          cairn_object *const *objects, size_t n, cairn_ckpt **out);
@@ -118,7 +123,9 @@ def main() -> int:
         (tmp / "include/cairn").mkdir(parents=True)
         header = tmp / "include/cairn/cairn.h"
         header.write_text(real[:end] + EXTRA_DECLS + real[end:])
-        ops = json.loads((ROOT / "bindings/gen/ops.json").read_text()) + EXTRA_OPS
+        ops = json.loads((ROOT / "bindings/gen/ops.json").read_text())
+        registered = {op["name"] for op in ops}
+        ops += [op for op in EXTRA_OPS if op["name"] not in registered]  # patterns not registered yet
         files = java.emit(cheader.parse(header), ops)
         out = tmp / "out"
         for rel, text in files.items():
@@ -131,7 +138,8 @@ def main() -> int:
             rel = hand.relative_to(src / "java")
             if not (gen_java / rel).exists():
                 shutil.copy(hand, gen_java / rel)
-        missing = [f"cairn_{n}" for n in ("var_create", "ckpt_create", "ckpt_manage", "ckpt_weights", "plain")
+        missing = [f"cairn_{n}" for n in ("var_create", "ckpt_create", "ckpt_manage", "ckpt_weights", "plain", "ckpt_count",
+                                                "ckpt_blob", "ckpt_progress")
                    if f"cairn_{n}:" in files["bindings/java/src/main/java/dev/cairn/raw/CairnNative.java"].split(
                        "public final class")[0]]
         if missing:

@@ -30,6 +30,16 @@ public final class Cairn {
     return Collections.unmodifiableList(names);
   }
 
+  /**
+   * How many outputs op {@code op} gives with these attributes (null for none): fixed for most
+   * ops, from the count attribute for Split and Unpack (cairn_op_num_outputs). Throws NOT_FOUND
+   * for an unknown op, INVALID_ARGUMENT for a missing or mistyped count.
+   */
+  public static int numOutputs(String op, OpAttrs attrs) {
+    if (op == null) throw new NullPointerException("op");
+    return OpAttrs.numOutputs(NativeResources.cstr(op), attrs);
+  }
+
   /** The whole op registry as JSON (cairn_op_registry_json). */
   public static String opRegistryJson() {
     return CairnNative.opRegistryJson();

@@ -15,6 +15,9 @@ import java.lang.ref.Reference;
  * error (as with every native handle); {@link #close()} itself is idempotent and thread-safe.
  */
 public final class CairnContext implements AutoCloseable {
+  /** For runRaw: take the output count from cairn_op_num_outputs (ops with a variadic output). */
+  static final int OUTPUTS_FROM_ATTRS = -1;
+
   private final long handle;
   private final Cleaner.Cleanable cleanable;
   private volatile boolean closed;
@@ -44,7 +47,7 @@ public final class CairnContext implements AutoCloseable {
       if (logId != 0) Callbacks.unregisterLogFn(logId);
       throw e;
     }
-    cleanable = NativeResources.CLEANER.register(this, new Release(handle, logId));
+    cleanable = NativeResources.CLEANER.register(this, new Release(handle));
   }
 
   /** Options for a new context; every field starts at the C API's documented default. */
@@ -95,20 +98,18 @@ public final class CairnContext implements AutoCloseable {
   }
 
   // Frees the context; holds no reference to the CairnContext, so it can run after collection.
+  // The log handler stays registered until the runtime calls log_release (objects and
+  // checkpoints keep the context alive and may still log); the glue then unregisters it.
   private static final class Release implements Runnable {
     private final long handle;
-    private final long logId;
 
-    Release(long handle, long logId) {
+    Release(long handle) {
       this.handle = handle;
-      this.logId = logId;
     }
 
     @Override
     public void run() {
       CairnNative.contextFree(handle);
-      // The runtime may keep its context alive for tensors; a late message finds no handler.
-      if (logId != 0) Callbacks.unregisterLogFn(logId);
     }
   }
 
@@ -124,16 +125,27 @@ public final class CairnContext implements AutoCloseable {
 
   /**
    * Runs op {@code op} (a registered name such as "Add") on {@code inputs} with {@code attrs} (null
-   * for none) and returns its {@code numOutputs} outputs, which the caller closes. The typed
-   * wrappers in {@link Ops} are usually more convenient.
+   * for none) and returns its outputs, which the caller closes; their count comes from the
+   * registry ({@link Cairn#numOutputs}). The typed wrappers in {@link Ops} are usually more
+   * convenient.
+   */
+  public Tensor[] run(String op, Tensor[] inputs, OpAttrs attrs) {
+    if (op == null) throw new NullPointerException("op");
+    return runRaw(NativeResources.cstr(op), inputs, attrs, OUTPUTS_FROM_ATTRS);
+  }
+
+  /**
+   * Like {@link #run(String, Tensor[], OpAttrs)} with the output count given: the C library
+   * refuses a count that is not the op's (INVALID_ARGUMENT).
    */
   public Tensor[] run(String op, Tensor[] inputs, OpAttrs attrs, int numOutputs) {
     if (op == null) throw new NullPointerException("op");
+    if (numOutputs < 0) throw new IllegalArgumentException("numOutputs must be >= 0, got " + numOutputs);
     return runRaw(NativeResources.cstr(op), inputs, attrs, numOutputs);
   }
 
   Tensor[] runRaw(byte[] op, Tensor[] inputs, OpAttrs attrs, int numOutputs) {
-    if (numOutputs < 0) throw new IllegalArgumentException("numOutputs must be >= 0, got " + numOutputs);
+    if (numOutputs == OUTPUTS_FROM_ATTRS) numOutputs = OpAttrs.numOutputs(op, attrs);
     long ctx = handle();
     long[] in = new long[inputs == null ? 0 : inputs.length];
     for (int i = 0; i < in.length; ++i) {

@@ -104,6 +104,29 @@ public final class OpAttrs {
     if (floatLists != null) floatLists = Arrays.copyOf(floatLists, n);
   }
 
+  /** cairn_op_num_outputs: how many outputs {@code op} gives with {@code attrs} (null for none). */
+  static int numOutputs(byte[] op, OpAttrs attrs) {
+    long n;
+    if (attrs == null) {
+      n = dev.cairn.raw.CairnNative.opNumOutputs(op, null, null, null, null, null, null, null, null);
+    } else {
+      int size = attrs.size;
+      n =
+          dev.cairn.raw.CairnNative.opNumOutputs(
+              op,
+              Arrays.copyOf(attrs.names, size),
+              Arrays.copyOf(attrs.kinds, size),
+              Arrays.copyOf(attrs.ints, size),
+              Arrays.copyOf(attrs.floats, size),
+              attrs.intLists == null ? null : Arrays.copyOf(attrs.intLists, size),
+              attrs.strings == null ? null : Arrays.copyOf(attrs.strings, size),
+              attrs.dtypes == null ? null : Arrays.copyOf(attrs.dtypes, size),
+              attrs.floatLists == null ? null : Arrays.copyOf(attrs.floatLists, size));
+    }
+    if (n > Integer.MAX_VALUE) throw new IllegalStateException("op output count " + n + " does not fit an array");
+    return (int) n;
+  }
+
   /** Runs the op through the raw layer with these attributes as parallel arrays. */
   void opRun(long ctx, byte[] op, long[] inputs, long[] outputs) {
     dev.cairn.raw.CairnNative.opRun(

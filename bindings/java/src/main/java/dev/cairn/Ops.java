@@ -2789,7 +2789,7 @@ public final class Ops {
     Tensor[] in = {value};
     OpAttrs enc = new OpAttrs();
     enc.setInt("num_split", numSplit);
-    return ctx.runRaw(OP_SPLIT, in, enc, (int) numSplit);
+    return ctx.runRaw(OP_SPLIT, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
   /** Split with optional attributes; see {@link SplitAttrs}. */
@@ -2799,7 +2799,7 @@ public final class Ops {
     OpAttrs enc = new OpAttrs();
     enc.setInt("num_split", numSplit);
     attrs.addTo(enc);
-    return ctx.runRaw(OP_SPLIT, in, enc, (int) numSplit);
+    return ctx.runRaw(OP_SPLIT, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
   /** The optional attributes of Split, each starting at its default. Not thread-safe to mutate. */
@@ -3205,7 +3205,7 @@ public final class Ops {
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInt("k", k);
-    return ctx.runRaw(OP_TOP_KV2, in, enc, 1 + 1);
+    return ctx.runRaw(OP_TOP_KV2, in, enc, 2);
   }
 
   /** TopKV2 with optional attributes; see {@link TopKV2Attrs}. */
@@ -3215,7 +3215,7 @@ public final class Ops {
     OpAttrs enc = new OpAttrs();
     enc.setInt("k", k);
     attrs.addTo(enc);
-    return ctx.runRaw(OP_TOP_KV2, in, enc, 1 + 1);
+    return ctx.runRaw(OP_TOP_KV2, in, enc, 2);
   }
 
   /** The optional attributes of TopKV2, each starting at its default. Not thread-safe to mutate. */
@@ -3413,7 +3413,7 @@ public final class Ops {
     Tensor[] in = {value};
     OpAttrs enc = new OpAttrs();
     enc.setInt("num", num);
-    return ctx.runRaw(OP_UNPACK, in, enc, (int) num);
+    return ctx.runRaw(OP_UNPACK, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
   /** Unpack with optional attributes; see {@link UnpackAttrs}. */
@@ -3423,7 +3423,7 @@ public final class Ops {
     OpAttrs enc = new OpAttrs();
     enc.setInt("num", num);
     attrs.addTo(enc);
-    return ctx.runRaw(OP_UNPACK, in, enc, (int) num);
+    return ctx.runRaw(OP_UNPACK, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
   /** The optional attributes of Unpack, each starting at its default. Not thread-safe to mutate. */

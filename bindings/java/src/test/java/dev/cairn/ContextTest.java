@@ -2,9 +2,12 @@ package dev.cairn;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import dev.cairn.raw.Callbacks;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class ContextTest {
   @Test
@@ -76,6 +79,36 @@ class ContextTest {
       assertTrue(calls[0] > 0);
       assertArrayEquals(new float[] {2, 4}, b.toFloatArray());
     }
+  }
+
+  @Test
+  void theLogHandlerLivesUntilTheRuntimeReleasesIt(@TempDir Path dir) {
+    // Objects and checkpoints keep the runtime alive after their context is closed, and may still
+    // log; the glue unregisters the handler when the runtime calls log_release.
+    List<String> messages = new CopyOnWriteArrayList<>();
+    int before = Callbacks.registeredLogFnCount();
+    CairnContext ctx = new CairnContext(CairnContext.options().logHandler((level, message) -> messages.add(message)));
+    assertEquals(before + 1, Callbacks.registeredLogFnCount());
+    String path = dir.resolve("ckpt").toString();
+    Trackable t = Trackable.create(ctx);
+    try (Tensor one = Tensor.scalar(ctx, 1f);
+        Variable v = Variable.create(ctx, one)) {
+      t.set("v", v);
+    }
+    try (Checkpoint c = Checkpoint.create(ctx, "t", t)) {
+      c.write(path);
+    }
+    Checkpoint empty = Checkpoint.create(ctx);
+    RestoreStatus status = empty.restore(path); // t/v has nowhere to go
+    ctx.close();
+    assertEquals(before + 1, Callbacks.registeredLogFnCount(), "objects keep the runtime alive");
+    status.close();
+    empty.close(); // the restore ends: a warning names what was never restored
+    assertTrue(
+        messages.stream().anyMatch(m -> m.contains("never restored") && m.contains("t/v")), messages.toString());
+    assertEquals(before + 1, Callbacks.registeredLogFnCount());
+    t.close(); // the last object: the runtime goes, and with it the handler
+    assertEquals(before, Callbacks.registeredLogFnCount());
   }
 
   @Test

@@ -2,10 +2,8 @@ package dev.cairn;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.lang.reflect.Method;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -143,41 +141,62 @@ class OpsTest {
   }
 
   @Test
-  void intsAttributesThroughTheGeneratedWrappers() throws Exception {
-    // Runs once an op with an INTS attribute (Reshape's shape, Sum's axis) is registered: the
-    // wrappers do not exist before, so they are reached by reflection.
-    Method reshape = method(Ops.class, "reshape", CairnContext.class, Tensor.class, long[].class);
-    Class<?> sumAttrs = nested(Ops.class, "SumAttrs");
-    Assumptions.assumeTrue(reshape != null || sumAttrs != null, "no INTS op registered yet");
+  void intsAttributesThroughTheGeneratedWrappers() {
+    try (Tensor a = Tensor.of(ctx, new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+        Tensor r = Ops.reshape(ctx, a, 3, 2);
+        Tensor inferred = Ops.reshape(ctx, a, -1);
+        Tensor rows = Ops.sum(ctx, a, Ops.SumAttrs.builder().axis(1));
+        Tensor kept = Ops.sum(ctx, a, Ops.SumAttrs.builder().axis(0).keepDims(true));
+        Tensor all = Ops.sum(ctx, a);
+        Tensor t = Ops.transpose(ctx, a, Ops.TransposeAttrs.builder().perm(1, 0))) {
+      assertArrayEquals(new long[] {3, 2}, r.shape());
+      assertArrayEquals(a.toFloatArray(), r.toFloatArray());
+      assertArrayEquals(new long[] {6}, inferred.shape());
+      assertArrayEquals(new float[] {6, 15}, rows.toFloatArray());
+      assertArrayEquals(new long[] {1, 3}, kept.shape());
+      assertArrayEquals(new float[] {5, 7, 9}, kept.toFloatArray());
+      assertEquals(0, all.rank());
+      assertArrayEquals(new float[] {21}, all.toFloatArray());
+      assertArrayEquals(new long[] {3, 2}, t.shape());
+      assertArrayEquals(new float[] {1, 4, 2, 5, 3, 6}, t.toFloatArray());
+      CairnException e = assertThrows(CairnException.class, () -> Ops.reshape(ctx, a, 4, 2));
+      assertEquals(Code.INVALID_ARGUMENT, e.code());
+      assertTrue(e.getMessage().startsWith("Reshape"), e.getMessage());
+    }
+  }
+
+  @Test
+  void variadicOutputsTakeTheirCountFromTheCApi() {
     try (Tensor a = Tensor.of(ctx, new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
-      if (reshape != null) {
-        try (Tensor r = (Tensor) reshape.invoke(null, ctx, a, new long[] {3, 2})) {
-          assertArrayEquals(new long[] {3, 2}, r.shape());
-          assertArrayEquals(a.toFloatArray(), r.toFloatArray());
+      Tensor[] parts = Ops.split(ctx, a, 3, Ops.SplitAttrs.builder().axis(1));
+      assertEquals(3, parts.length);
+      for (int i = 0; i < 3; ++i) {
+        try (Tensor p = parts[i]) {
+          assertArrayEquals(new long[] {2, 1}, p.shape());
+          assertArrayEquals(new float[] {1 + i, 4 + i}, p.toFloatArray());
         }
       }
-      if (sumAttrs != null) {
-        Object attrs = sumAttrs.getMethod("builder").invoke(null);
-        sumAttrs.getMethod("axis", long[].class).invoke(attrs, (Object) new long[] {1});
-        Method sum = Ops.class.getMethod("sum", CairnContext.class, Tensor.class, sumAttrs);
-        try (Tensor r = (Tensor) sum.invoke(null, ctx, a, attrs)) {
-          assertArrayEquals(new float[] {6, 15}, r.toFloatArray());
-        }
+      Tensor[] rows = Ops.unpack(ctx, a, 2);
+      assertEquals(2, rows.length);
+      try (Tensor r0 = rows[0];
+          Tensor r1 = rows[1]) {
+        assertArrayEquals(new float[] {1, 2, 3}, r0.toFloatArray());
+        assertArrayEquals(new float[] {4, 5, 6}, r1.toFloatArray());
       }
+      Tensor[] byName = ctx.run("Split", new Tensor[] {a}, new OpAttrs().setInt("num_split", 2));
+      assertEquals(2, byName.length);
+      for (Tensor p : byName) p.close();
+      Tensor[] one = ctx.run("Neg", new Tensor[] {a}, null);
+      assertEquals(1, one.length);
+      one[0].close();
     }
-  }
-
-  private static Method method(Class<?> owner, String name, Class<?>... parameters) {
-    try {
-      return owner.getMethod(name, parameters);
-    } catch (NoSuchMethodException e) {
-      return null;
-    }
-  }
-
-  private static Class<?> nested(Class<?> owner, String name) {
-    for (Class<?> c : owner.getClasses()) if (c.getSimpleName().equals(name)) return c;
-    return null;
+    assertEquals(4, Cairn.numOutputs("Split", new OpAttrs().setInt("num_split", 4)));
+    assertEquals(2, Cairn.numOutputs("TopKV2", new OpAttrs().setInt("k", 1)));
+    assertEquals(1, Cairn.numOutputs("Add", null));
+    assertEquals(Code.NOT_FOUND, assertThrows(CairnException.class, () -> Cairn.numOutputs("NoSuchOp", null)).code());
+    CairnException missing = assertThrows(CairnException.class, () -> Cairn.numOutputs("Split", null));
+    assertEquals(Code.INVALID_ARGUMENT, missing.code());
+    assertTrue(missing.getMessage().contains("num_split"), missing.getMessage());
   }
 
   @Test

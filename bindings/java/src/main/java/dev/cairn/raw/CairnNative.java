@@ -13,8 +13,6 @@ package dev.cairn.raw;
  *   <li>cairn_status_message: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
- *   <li>cairn_context_create: no Java mapping for struct field cairn_context_options.log_release (fnptr:void(void *log_user_data))
- *   <li>cairn_op_num_outputs: no Java mapping for parameter size_t *out
  * </ul>
  */
 public final class CairnNative {
@@ -47,6 +45,14 @@ public final class CairnNative {
    * cairn_dtype_name: METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage.
    */
   public static native String dtypeName(int dtype);
+
+  /**
+   * cairn_context_create: CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults).
+   * &#64;param out  receives the new context; free it with cairn_context_free().
+   * Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
+   * device name, UNAVAILABLE when the device's backend or driver is missing.
+   */
+  public static native long contextCreate(byte[] optsDevice, int optsNumThreads, long optsSeed, long optsLogFn, int optsLogLevel);
 
   /**
    * cairn_context_free: DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine.
@@ -169,6 +175,15 @@ public final class CairnNative {
    * UNIMPLEMENTED when the device has no kernel for the dtype.
    */
   public static native void opRun(long ctx, byte[] op, long[] inputs, Object[] attrsName, int[] attrsKind, long[] attrsI, double[] attrsF, Object[] attrsInts, Object[] attrsS, int[] attrsDtype, Object[] attrsFloats, long[] outputs);
+
+  /**
+   * cairn_op_num_outputs: METHOD. How many outputs op `op` produces with these attributes: fixed for most ops; for ops
+   * with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
+   * &#64;param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
+   * &#64;param out    receives the count.
+   * Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count.
+   */
+  public static native long opNumOutputs(byte[] op, Object[] attrsName, int[] attrsKind, long[] attrsI, double[] attrsF, Object[] attrsInts, Object[] attrsS, int[] attrsDtype, Object[] attrsFloats);
 
   /**
    * cairn_op_count: METHOD. How many ops are registered.
@@ -454,4 +469,169 @@ public final class CairnNative {
    * cairn_object_array_free: DESTRUCTOR. Frees the array and the handles it lent. NULL is fine.
    */
   public static native void objectArrayFree(long a);
+
+  /**
+   * cairn_checkpoint_create: CONSTRUCTOR. A checkpoint over `n` named root children (TF's Checkpoint(**kwargs)).
+   * &#64;param names    `n` edge names, borrowed; unique, non-empty, no '/', not "save_counter".
+   * &#64;param objects  `n` objects, borrowed; the checkpoint's root holds its own references.
+   * &#64;param out      receives the checkpoint; free it with cairn_checkpoint_free().
+   */
+  public static native long checkpointCreate(long ctx, Object[] names, long[] objects);
+
+  /**
+   * cairn_checkpoint_root: METHOD. The checkpoint's root object, borrowed from `ckpt` (do not free it). Add more edges with
+   * cairn_object_set. NULL for NULL.
+   */
+  public static native long checkpointRoot(long ckpt);
+
+  /**
+   * cairn_checkpoint_set_options: METHOD. Sets the checkpoint's options (copied). NULL restores the defaults.
+   */
+  public static native void checkpointSetOptions(long ckpt, int optsCompress, int optsAsync, int optsFsync);
+
+  /**
+   * cairn_checkpoint_save_counter: METHOD. The current value of save_counter (0 before the first save or restore).
+   */
+  public static native long checkpointSaveCounter(long ckpt);
+
+  /**
+   * cairn_checkpoint_save: METHOD. Increments save_counter and writes "&lt;prefix&gt;-&lt;save_counter&gt;" atomically.
+   * &#64;param path_out  receives the path written (free with cairn_free), or NULL if not wanted.
+   */
+  public static native String checkpointSave(long ckpt, byte[] prefix);
+
+  /**
+   * cairn_checkpoint_write: METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone.
+   */
+  public static native void checkpointWrite(long ckpt, byte[] path);
+
+  /**
+   * cairn_checkpoint_sync: METHOD. Waits for a background (async) save and returns its error, if any.
+   */
+  public static native void checkpointSync(long ckpt);
+
+  /**
+   * cairn_checkpoint_restore: METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
+   * edges. Values whose objects do not exist yet are applied the moment their edge is created (a
+   * set, list append or dict insert), for as long as the checkpoint or the status lives.
+   * &#64;param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
+   * &#64;param out   receives the restore status; free it with cairn_restore_status_free().
+   * Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
+   * shape mismatch (the message names the key).
+   */
+  public static native long checkpointRestore(long ckpt, byte[] path);
+
+  /**
+   * cairn_restore_status_assert_consumed: METHOD. FAILED_PRECONDITION unless every checkpoint value was restored and every live object under
+   * the root was matched; the message names every unmatched path.
+   */
+  public static native void restoreStatusAssertConsumed(long rs);
+
+  /**
+   * cairn_restore_status_assert_existing_objects_matched: METHOD. FAILED_PRECONDITION unless every live variable under the root was matched.
+   */
+  public static native void restoreStatusAssertExistingObjectsMatched(long rs);
+
+  /**
+   * cairn_restore_status_expect_partial: METHOD. Silences the warning logged when checkpoint values were never restored.
+   */
+  public static native void restoreStatusExpectPartial(long rs);
+
+  /**
+   * cairn_restore_status_free: DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives.
+   */
+  public static native void restoreStatusFree(long rs);
+
+  /**
+   * cairn_checkpoint_free: DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged).
+   */
+  public static native void checkpointFree(long ckpt);
+
+  /**
+   * cairn_checkpoint_manager_create: CONSTRUCTOR. A manager saving `ckpt` into `directory` (created if missing). It reads the
+   * directory's state file, or rebuilds the list by scanning for intact checkpoints when the state is
+   * missing or damaged, and removes temporary files an interrupted save left behind.
+   * &#64;param out  receives the manager (it holds its own reference on `ckpt`); free with
+   *             cairn_checkpoint_manager_free().
+   */
+  public static native long checkpointManagerCreate(long ckpt, byte[] directory, byte[] optsCheckpointName, long optsMaxToKeep, double optsKeepCheckpointEveryNHours);
+
+  /**
+   * cairn_checkpoint_manager_save: METHOD. Saves "&lt;directory&gt;/&lt;checkpoint_name&gt;-&lt;N&gt;", where N is `checkpoint_number` when it is &gt;= 0
+   * and the incremented save_counter otherwise; then applies max_to_keep. The state file changes only
+   * after the new checkpoint is durable.
+   * &#64;param path_out  receives the path (free with cairn_free), or NULL if not wanted.
+   */
+  public static native String checkpointManagerSave(long m, long checkpointNumber);
+
+  /**
+   * cairn_checkpoint_manager_latest: METHOD. The newest checkpoint's path, or NULL when there is none. Borrowed from `m`: valid until
+   * the next save or free.
+   */
+  public static native String checkpointManagerLatest(long m);
+
+  /**
+   * cairn_checkpoint_manager_count: METHOD. How many checkpoints the manager keeps track of.
+   */
+  public static native long checkpointManagerCount(long m);
+
+  /**
+   * cairn_checkpoint_manager_path: METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest.
+   */
+  public static native String checkpointManagerPath(long m, long i);
+
+  /**
+   * cairn_checkpoint_manager_free: DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine.
+   */
+  public static native void checkpointManagerFree(long m);
+
+  /**
+   * cairn_checkpoint_reader_open: CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
+   * &#64;param out  receives the reader; free with cairn_checkpoint_reader_free().
+   * Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
+   */
+  public static native long checkpointReaderOpen(byte[] path);
+
+  /**
+   * cairn_checkpoint_reader_count: METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included.
+   */
+  public static native long checkpointReaderCount(long r);
+
+  /**
+   * cairn_checkpoint_reader_key: METHOD. Key `i`, borrowed from `r`; NULL when out of range.
+   */
+  public static native String checkpointReaderKey(long r, long i);
+
+  /**
+   * cairn_checkpoint_reader_dtype: METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range.
+   */
+  public static native int checkpointReaderDtype(long r, long i);
+
+  /**
+   * cairn_checkpoint_reader_rank: METHOD. Rank of key `i`; 0 out of range.
+   */
+  public static native long checkpointReaderRank(long r, long i);
+
+  /**
+   * cairn_checkpoint_reader_dim: METHOD. Dimension `axis` of key `i`; -1 out of range.
+   */
+  public static native long checkpointReaderDim(long r, long i, long axis);
+
+  /**
+   * cairn_checkpoint_reader_load: CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
+   * default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
+   * INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string).
+   */
+  public static native long checkpointReaderLoad(long r, long ctx, byte[] key);
+
+  /**
+   * cairn_checkpoint_reader_load_string: METHOD. The bytes of a string entry (the serialized object graph).
+   * &#64;param out  receives a buffer (free with cairn_free); &#64;param size receives its length.
+   */
+  public static native byte[] checkpointReaderLoadString(long r, byte[] key);
+
+  /**
+   * cairn_checkpoint_reader_free: DESTRUCTOR. Frees a reader. NULL is fine.
+   */
+  public static native void checkpointReaderFree(long r);
 }

@@ -27,6 +27,11 @@ public final class Callbacks {
     LOG_FNS.remove(id);
   }
 
+  /** How many LogFn callbacks are registered (the C library still holds their ids). */
+  public static int registeredLogFnCount() {
+    return LOG_FNS.size();
+  }
+
   // Called by the C trampoline; exceptions are caught there.
   private static void invokeLogFn(long id, int level, String message) {
     LogFn fn = LOG_FNS.get(id);

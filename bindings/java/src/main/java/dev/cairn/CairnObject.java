@@ -1,0 +1,370 @@
+package dev.cairn;
+
+import dev.cairn.raw.CairnNative;
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A tracked object of Cairn's object graph (TensorFlow's Trackable, tf.Module, tf.Variable,
+ * ListWrapper, DictWrapper): objects joined by named, ordered edges, which checkpoints save.
+ *
+ * <p>Each instance owns one handle, that is one reference to its object: {@link #close()} drops
+ * it, and the object goes when nothing else refers to it (edges hold their own references, so
+ * handles and objects may be closed in any order). A {@link Cleaner} drops the reference of an
+ * instance collected without {@code close()}. Several instances may refer to one object ({@link
+ * #get} makes a new handle each time); {@link #sameObject} tells. Objects keep their context
+ * alive, and may be used from several threads at once (closing one while another thread uses it
+ * is a programming error).
+ *
+ * <p>The subclasses are the kinds: {@link Trackable}, {@link Module}, {@link Variable}, {@link
+ * ListObject} and {@link DictObject}. Methods handing out objects return the subclass of the
+ * object's kind (a plain {@code CairnObject} for a kind this binding does not know).
+ *
+ * <p>The one instance that owns nothing is {@link Checkpoint#root()}: a borrowed view whose
+ * {@code close()} does nothing and which becomes unusable once its checkpoint is closed.
+ */
+public class CairnObject implements AutoCloseable {
+  private final long handle;
+  private final Cleaner.Cleanable cleanable; // null for a borrowed view
+  private final Checkpoint lender; // the checkpoint a borrowed view comes from, else null
+  private volatile boolean closed;
+
+  /** Takes ownership of {@code handle}. */
+  CairnObject(long handle) {
+    this.handle = handle;
+    this.lender = null;
+    this.cleanable = NativeResources.CLEANER.register(this, new Release(handle));
+  }
+
+  /** A borrowed view of a handle {@code lender} owns. */
+  CairnObject(long handle, Checkpoint lender) {
+    this.handle = handle;
+    this.lender = Objects.requireNonNull(lender);
+    this.cleanable = null;
+  }
+
+  // Drops the reference; holds no reference to the CairnObject, so it can run after collection.
+  private static final class Release implements Runnable {
+    private final long handle;
+
+    Release(long handle) {
+      this.handle = handle;
+    }
+
+    @Override
+    public void run() {
+      CairnNative.objectFree(handle);
+    }
+  }
+
+  /** Wraps an owned handle in the class of its kind. */
+  static CairnObject wrap(long handle) {
+    ObjectKind kind = ObjectKind.fromValue(CairnNative.objectKindOf(handle));
+    if (kind == null) return new CairnObject(handle);
+    switch (kind) {
+      case TRACKABLE: return new Trackable(handle);
+      case MODULE: return new Module(handle);
+      case VARIABLE: return new Variable(handle);
+      case LIST: return new ListObject(handle);
+      case DICT: return new DictObject(handle);
+      default: return new CairnObject(handle);
+    }
+  }
+
+  /** Wraps an owned handle, which must be of class {@code type} (else it is freed and this throws). */
+  static <T extends CairnObject> T wrap(long handle, Class<T> type, String what) {
+    CairnObject obj = wrap(handle);
+    if (type.isInstance(obj)) return type.cast(obj);
+    String kind = obj.getClass().getSimpleName();
+    obj.close();
+    throw new ClassCastException(what + " is a " + kind + ", not a " + type.getSimpleName());
+  }
+
+  /**
+   * Wraps the entries of a cairn_object_array (sharing each borrowed handle) and frees the
+   * array, also on failure.
+   */
+  static List<ObjectPath> entries(long array) {
+    List<ObjectPath> out = new ArrayList<>();
+    try {
+      long n = CairnNative.objectArraySize(array);
+      for (long i = 0; i < n; ++i) {
+        String path = CairnNative.objectArrayPath(array, i);
+        long shared = CairnNative.objectShare(CairnNative.objectArrayGet(array, i));
+        out.add(new ObjectPath(path, wrap(shared)));
+      }
+    } catch (RuntimeException | Error e) {
+      for (ObjectPath p : out) p.close();
+      throw e;
+    } finally {
+      CairnNative.objectArrayFree(array);
+    }
+    return Collections.unmodifiableList(out);
+  }
+
+  /** The objects of {@link #entries}, each checked to be a {@code type}. */
+  static <T extends CairnObject> List<T> objects(long array, Class<T> type) {
+    List<ObjectPath> entries = entries(array);
+    List<T> out = new ArrayList<>(entries.size());
+    for (ObjectPath e : entries) {
+      if (!type.isInstance(e.object())) {
+        for (ObjectPath p : entries) p.close();
+        throw new IllegalStateException(e.path() + " is not a " + type.getSimpleName());
+      }
+      out.add(type.cast(e.object()));
+    }
+    return Collections.unmodifiableList(out);
+  }
+
+  // ---- edges ----
+
+  /**
+   * Creates or replaces the tracked edge {@code name} (an attribute of a trackable or module, a
+   * key of a dict, or an existing index of a list) to {@code child}, which gets its own
+   * reference. A checkpoint value waiting for this edge is restored into {@code child} before this
+   * returns. Throws INVALID_ARGUMENT for a bad name or a variable parent.
+   */
+  public void set(String name, CairnObject child) {
+    Objects.requireNonNull(child, "child");
+    byte[] n = NativeResources.cstr(name);
+    long h = handle();
+    long c = child.handle();
+    try {
+      CairnNative.objectSet(h, n, c);
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(child);
+    }
+  }
+
+  /**
+   * Keeps {@code child} alive under {@code name} without tracking it: never walked, listed or
+   * checkpointed. Only trackables and modules have untracked references.
+   */
+  public void setUntracked(String name, CairnObject child) {
+    Objects.requireNonNull(child, "child");
+    byte[] n = NativeResources.cstr(name);
+    long h = handle();
+    long c = child.handle();
+    try {
+      CairnNative.objectSetUntracked(h, n, c);
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(child);
+    }
+  }
+
+  /**
+   * The child at {@code name}, tracked or untracked (list elements are "0", "1", ...), as a new
+   * handle the caller closes. Throws NOT_FOUND when there is no such child.
+   */
+  public CairnObject get(String name) {
+    byte[] n = NativeResources.cstr(name);
+    long h = handle();
+    long child;
+    try {
+      child = CairnNative.objectGet(h, n);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return wrap(child);
+  }
+
+  /** {@link #get(String)} as a {@code type}; throws ClassCastException for another kind. */
+  public <T extends CairnObject> T get(String name, Class<T> type) {
+    Objects.requireNonNull(type, "type");
+    CairnObject obj = get(name);
+    if (type.isInstance(obj)) return type.cast(obj);
+    String kind = obj.getClass().getSimpleName();
+    obj.close();
+    throw new ClassCastException("child \"" + name + "\" is a " + kind + ", not a " + type.getSimpleName());
+  }
+
+  /**
+   * Deletes the edge {@code name} (tracked or untracked) from every later walk and checkpoint.
+   * Throws NOT_FOUND (or OUT_OF_RANGE for a list) when there is no such edge.
+   */
+  public void delete(String name) {
+    byte[] n = NativeResources.cstr(name);
+    long h = handle();
+    try {
+      CairnNative.objectDelete(h, n);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  // ---- facts ----
+
+  /** The object's kind; null for a kind this binding does not know. */
+  public ObjectKind kind() {
+    long h = handle();
+    try {
+      return ObjectKind.fromValue(CairnNative.objectKindOf(h));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Whether both refer to the same object. */
+  public boolean sameObject(CairnObject other) {
+    if (other == null) return false;
+    long a = handle();
+    long b = other.handle();
+    try {
+      return CairnNative.objectSame(a, b) != 0;
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(other);
+    }
+  }
+
+  /** The number of tracked edges (0 for a variable). */
+  public long childCount() {
+    long h = handle();
+    try {
+      return CairnNative.objectChildCount(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** A new handle to the same object, owned by the caller (also for a borrowed view). */
+  public CairnObject share() {
+    long h = handle();
+    long shared;
+    try {
+      shared = CairnNative.objectShare(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return wrap(shared);
+  }
+
+  // ---- queries (tf.Module) ----
+
+  /** The tracked edges in order (index order for a list), each with its edge name as path. */
+  public List<ObjectPath> children() {
+    long h = handle();
+    long array;
+    try {
+      array = CairnNative.objectChildren(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return entries(array);
+  }
+
+  /**
+   * tf.Module.variables (all) or .trainable_variables ({@code trainableOnly}): own variables sorted
+   * by attribute name, then those of submodules, depth-first; each once. The caller closes them.
+   */
+  public List<Variable> variables(boolean trainableOnly) {
+    long h = handle();
+    long array;
+    try {
+      array = CairnNative.objectVariables(h, trainableOnly ? 1 : 0);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return objects(array, Variable.class);
+  }
+
+  /** {@code variables(false)}. */
+  public List<Variable> variables() {
+    return variables(false);
+  }
+
+  /** {@code variables(true)}. */
+  public List<Variable> trainableVariables() {
+    return variables(true);
+  }
+
+  /** tf.Module.submodules: every module reachable from this one (itself excluded), each once. */
+  public List<Module> submodules() {
+    long h = handle();
+    long array;
+    try {
+      array = CairnNative.objectSubmodules(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return objects(array, Module.class);
+  }
+
+  /** tf.Module._flatten(with_path=True): every (path, object) pair reachable from this one. */
+  public List<ObjectPath> flatten() {
+    long h = handle();
+    long array;
+    try {
+      array = CairnNative.objectFlatten(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return entries(array);
+  }
+
+  /**
+   * Every object reachable along tracked edges in checkpoint order: this one first (path ""),
+   * then breadth-first; each once, with the first path reaching it.
+   */
+  public List<ObjectPath> walk() {
+    long h = handle();
+    long array;
+    try {
+      array = CairnNative.objectWalk(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return entries(array);
+  }
+
+  // ---- lifetime ----
+
+  long handle() {
+    checkClosed();
+    return handle;
+  }
+
+  /** Throws IllegalStateException when this handle (or the checkpoint lending it) was closed. */
+  void checkClosed() {
+    if (closed) throw new IllegalStateException("the " + getClass().getSimpleName() + " is closed");
+    if (lender != null && lender.isClosed()) {
+      throw new IllegalStateException("the Checkpoint whose root this is was closed");
+    }
+  }
+
+  /** Whether {@link #close()} was called (for a borrowed root: whether its checkpoint was closed). */
+  public boolean isClosed() {
+    return closed || lender != null && lender.isClosed();
+  }
+
+  /** Whether this is a borrowed view ({@link Checkpoint#root()}) that owns no reference. */
+  public boolean isBorrowed() {
+    return lender != null;
+  }
+
+  /** Drops this handle's reference. Idempotent; does nothing for a borrowed view. */
+  @Override
+  public void close() {
+    if (lender != null) return;
+    closed = true;
+    cleanable.clean();
+  }
+
+  /** The details toString shows after the class name; empty for none. */
+  String describe() {
+    return "";
+  }
+
+  @Override
+  public String toString() {
+    if (isClosed()) return getClass().getSimpleName() + "(closed)";
+    String details = describe();
+    return getClass().getSimpleName() + (details.isEmpty() ? "" : "(" + details + ")");
+  }
+}

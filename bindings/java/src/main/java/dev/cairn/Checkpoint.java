@@ -1,0 +1,229 @@
+package dev.cairn;
+
+import dev.cairn.raw.CairnNative;
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A checkpoint (tf.train.Checkpoint): a root trackable over named children, plus a
+ * "save_counter" variable, saved to and restored from one file. Keys read like
+ * tf.train.list_variables: "&lt;path&gt;/.ATTRIBUTES/VARIABLE_VALUE".
+ *
+ * <p>Use one checkpoint (and its {@link CheckpointManager}) from one thread at a time. Close it
+ * when done (waiting for a background save); a {@link Cleaner} frees one collected unclosed.
+ */
+public final class Checkpoint implements AutoCloseable {
+  private final long handle;
+  private final Cleaner.Cleanable cleanable;
+  private volatile boolean closed;
+  private volatile Trackable root;
+
+  private Checkpoint(long handle) {
+    this.handle = handle;
+    this.cleanable = NativeResources.CLEANER.register(this, new Release(handle));
+  }
+
+  // Frees the checkpoint; holds no reference to the Checkpoint, so it can run after collection.
+  private static final class Release implements Runnable {
+    private final long handle;
+
+    Release(long handle) {
+      this.handle = handle;
+    }
+
+    @Override
+    public void run() {
+      CairnNative.checkpointFree(handle);
+    }
+  }
+
+  /** A checkpoint without children (add edges to {@link #root()}). */
+  public static Checkpoint create(CairnContext ctx) {
+    return create(ctx, Map.of());
+  }
+
+  /** {@code Checkpoint(name=child)}. */
+  public static Checkpoint create(CairnContext ctx, String name, CairnObject child) {
+    return create(ctx, Map.of(name, child));
+  }
+
+  /**
+   * {@code Checkpoint(**children)}: the root gets one edge per entry, set in name order whatever
+   * the map's order. Names are unique, non-empty, without '/', and not "save_counter"
+   * (INVALID_ARGUMENT otherwise). The root holds its own references to the children.
+   */
+  public static Checkpoint create(CairnContext ctx, Map<String, ? extends CairnObject> children) {
+    Objects.requireNonNull(children, "children");
+    int n = children.size();
+    Object[] names = new Object[n];
+    long[] handles = new long[n];
+    CairnObject[] objects = new CairnObject[n];
+    int i = 0;
+    for (Map.Entry<String, ? extends CairnObject> e : children.entrySet()) {
+      names[i] = NativeResources.cstr(Objects.requireNonNull(e.getKey(), "name"));
+      objects[i] = Objects.requireNonNull(e.getValue(), e.getKey());
+      handles[i] = objects[i].handle();
+      ++i;
+    }
+    long c = ctx.handle();
+    try {
+      return new Checkpoint(CairnNative.checkpointCreate(c, names, handles));
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(objects);
+    }
+  }
+
+  /**
+   * The root object, borrowed from this checkpoint: its {@code close()} does nothing, and it is
+   * unusable once the checkpoint is closed ({@link CairnObject#share()} gives a handle of one's
+   * own). Add more edges with {@link CairnObject#set}.
+   */
+  public Trackable root() {
+    Trackable r = root;
+    if (r == null) {
+      long h = handle();
+      try {
+        r = new Trackable(CairnNative.checkpointRoot(h), this);
+      } finally {
+        Reference.reachabilityFence(this);
+      }
+      root = r;
+    }
+    checkClosed();
+    return r;
+  }
+
+  /** Options for {@link #setOptions}; each starts at its default. */
+  public static Options options() {
+    return new Options();
+  }
+
+  /** cairn_checkpoint_options. Not thread-safe to mutate. */
+  public static final class Options {
+    private boolean compress;
+    private boolean async;
+    private boolean fsync = true;
+
+    public Options() {}
+
+    /** zstd per payload, stored raw when it would not shrink; default false. */
+    public Options compress(boolean compress) {
+      this.compress = compress;
+      return this;
+    }
+
+    /**
+     * Save and write snapshot the values and write in the background; default false. An error
+     * shows up on the next save, write, restore or {@link Checkpoint#sync()}.
+     */
+    public Options async(boolean async) {
+      this.async = async;
+      return this;
+    }
+
+    /** fsync the file and its directory (crash safety); default true. */
+    public Options fsync(boolean fsync) {
+      this.fsync = fsync;
+      return this;
+    }
+  }
+
+  /** Sets the options (null: the defaults). Returns this. */
+  public Checkpoint setOptions(Options options) {
+    if (options == null) options = new Options();
+    long h = handle();
+    try {
+      CairnNative.checkpointSetOptions(h, options.compress ? 1 : 0, options.async ? 1 : 0, options.fsync ? 1 : 0);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+    return this;
+  }
+
+  /** The current save_counter (0 before the first save or restore). */
+  public long saveCounter() {
+    long h = handle();
+    try {
+      return CairnNative.checkpointSaveCounter(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Increments save_counter and writes "&lt;prefix&gt;-&lt;save_counter&gt;" atomically; returns that path. */
+  public String save(String prefix) {
+    byte[] p = NativeResources.cstr(prefix);
+    long h = handle();
+    try {
+      return CairnNative.checkpointSave(h, p);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Writes the checkpoint to exactly {@code path} (atomically), leaving save_counter alone. */
+  public void write(String path) {
+    byte[] p = NativeResources.cstr(path);
+    long h = handle();
+    try {
+      CairnNative.checkpointWrite(h, p);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** Waits for a background (async) save and throws its error, if any. */
+  public void sync() {
+    long h = handle();
+    try {
+      CairnNative.checkpointSync(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Restores values from {@code path} (null: nothing, like TF's restore(None), whose asserts
+   * then fail) by matching checkpoint objects to live ones along the same edges. Values whose
+   * objects do not exist yet are applied when their edge is created, for as long as this
+   * checkpoint or the returned status lives. Throws NOT_FOUND for a missing file, DATA_LOSS for a
+   * damaged one, INVALID_ARGUMENT for a dtype or shape mismatch (naming the key).
+   */
+  public RestoreStatus restore(String path) {
+    byte[] p = NativeResources.cstr(path);
+    long h = handle();
+    try {
+      return new RestoreStatus(CairnNative.checkpointRestore(h, p));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  long handle() {
+    checkClosed();
+    return handle;
+  }
+
+  void checkClosed() {
+    if (closed) throw new IllegalStateException("the Checkpoint is closed");
+  }
+
+  public boolean isClosed() {
+    return closed;
+  }
+
+  /** Frees the checkpoint, waiting for a background save (its error is logged). Idempotent. */
+  @Override
+  public void close() {
+    closed = true;
+    cleanable.clean();
+  }
+
+  @Override
+  public String toString() {
+    return closed ? "Checkpoint(closed)" : "Checkpoint(save_counter " + saveCounter() + ")";
+  }
+}

@@ -1,0 +1,154 @@
+package dev.cairn;
+
+import dev.cairn.raw.CairnNative;
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Keeps numbered checkpoints of one {@link Checkpoint} in a directory
+ * (tf.train.CheckpointManager): "&lt;directory&gt;/&lt;checkpoint_name&gt;-&lt;N&gt;", at most
+ * max_to_keep of them. It holds its own reference to the checkpoint. Use it from one thread at a
+ * time, like its checkpoint.
+ */
+public final class CheckpointManager implements AutoCloseable {
+  private final long handle;
+  private final Cleaner.Cleanable cleanable;
+  private volatile boolean closed;
+
+  private CheckpointManager(long handle) {
+    this.handle = handle;
+    this.cleanable = NativeResources.CLEANER.register(this, new Release(handle));
+  }
+
+  private static final class Release implements Runnable {
+    private final long handle;
+
+    Release(long handle) {
+      this.handle = handle;
+    }
+
+    @Override
+    public void run() {
+      CairnNative.checkpointManagerFree(handle);
+    }
+  }
+
+  /** A manager with the default options (name "ckpt", max_to_keep 5). */
+  public static CheckpointManager create(Checkpoint checkpoint, String directory) {
+    return create(checkpoint, directory, null);
+  }
+
+  /**
+   * A manager saving {@code checkpoint} into {@code directory} (created if missing). It reads the
+   * directory's state, or rebuilds it by scanning for intact checkpoints, and removes what an
+   * interrupted save left behind. INVALID_ARGUMENT for max_to_keep 0.
+   */
+  public static CheckpointManager create(Checkpoint checkpoint, String directory, Options options) {
+    Objects.requireNonNull(checkpoint, "checkpoint");
+    if (options == null) options = new Options();
+    byte[] dir = NativeResources.cstr(directory);
+    byte[] name = NativeResources.cstr(options.checkpointName);
+    long c = checkpoint.handle();
+    try {
+      return new CheckpointManager(
+          CairnNative.checkpointManagerCreate(c, dir, name, options.maxToKeep, options.keepCheckpointEveryNHours));
+    } finally {
+      Reference.reachabilityFence(checkpoint);
+    }
+  }
+
+  /** Options for a new manager; each starts at its default. */
+  public static Options options() {
+    return new Options();
+  }
+
+  /** cairn_checkpoint_manager_options. Not thread-safe to mutate. */
+  public static final class Options {
+    private String checkpointName;
+    private long maxToKeep = 5;
+    private double keepCheckpointEveryNHours;
+
+    public Options() {}
+
+    /** The file name prefix; null (default) means "ckpt". */
+    public Options checkpointName(String checkpointName) {
+      this.checkpointName = checkpointName;
+      return this;
+    }
+
+    /** How many checkpoints to keep; -1 keeps all; default 5; 0 is an error. */
+    public Options maxToKeep(long maxToKeep) {
+      this.maxToKeep = maxToKeep;
+      return this;
+    }
+
+    /** Also keep one checkpoint per this many hours; 0 (default) turns it off. */
+    public Options keepCheckpointEveryNHours(double hours) {
+      this.keepCheckpointEveryNHours = hours;
+      return this;
+    }
+  }
+
+  /** Saves checkpoint number save_counter + 1 (incrementing it) and returns its path. */
+  public String save() {
+    return saveRaw(-1);
+  }
+
+  /** Saves checkpoint number {@code checkpointNumber} (>= 0) and returns its path. */
+  public String save(long checkpointNumber) {
+    if (checkpointNumber < 0) throw new IllegalArgumentException("checkpointNumber must be >= 0, got " + checkpointNumber);
+    return saveRaw(checkpointNumber);
+  }
+
+  private String saveRaw(long number) {
+    long h = handle();
+    try {
+      return CairnNative.checkpointManagerSave(h, number);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** The newest checkpoint's path, or null when there is none. */
+  public String latest() {
+    long h = handle();
+    try {
+      return CairnNative.checkpointManagerLatest(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** The paths of the checkpoints kept, oldest first. */
+  public List<String> checkpoints() {
+    long h = handle();
+    try {
+      long n = CairnNative.checkpointManagerCount(h);
+      List<String> out = new ArrayList<>((int) n);
+      for (long i = 0; i < n; ++i) out.add(CairnNative.checkpointManagerPath(h, i));
+      return Collections.unmodifiableList(out);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  long handle() {
+    if (closed) throw new IllegalStateException("the CheckpointManager is closed");
+    return handle;
+  }
+
+  public boolean isClosed() {
+    return closed;
+  }
+
+  /** Frees the manager (waiting for a background save). Idempotent. */
+  @Override
+  public void close() {
+    closed = true;
+    cleanable.clean();
+  }
+}
