@@ -274,7 +274,8 @@ func cDTypeName(dtype C.cairn_dtype) *C.char {
 
 // cContextCreate calls cairn_context_create.
 //
-// CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults).
+// CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults). When creation fails, neither
+// log_release nor the allocator's release is called: the caller still owns their user_data.
 // @param out  receives the new context; free it with cairn_context_free().
 // Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
 // device name, UNAVAILABLE when the device's backend or driver is missing.
@@ -842,7 +843,8 @@ func cCheckpointSync(ckpt *C.cairn_checkpoint) error {
 // @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
 // @param out   receives the restore status; free it with cairn_restore_status_free().
 // Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
-// shape mismatch (the message names the key).
+// shape mismatch (the message names the key). A failed restore leaves the values it already
+// assigned, keeps no deferred restores and logs no "never restored" warning.
 func cCheckpointRestore(ckpt *C.cairn_checkpoint, path *C.char, out **C.cairn_restore_status) error {
 	return takeStatus(C.cairn_checkpoint_restore(ckpt, path, out))
 }
@@ -896,8 +898,9 @@ func cCheckpointManagerCreate(ckpt *C.cairn_checkpoint, directory *C.char, opts 
 
 // cCheckpointManagerSave calls cairn_checkpoint_manager_save.
 //
-// METHOD. Saves "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0
-// and the incremented save_counter otherwise; then applies max_to_keep. The state file changes only
+// METHOD. Increments save_counter (always, as TensorFlow does) and saves
+// "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0 and the new
+// save_counter otherwise; then applies max_to_keep. The state file changes only
 // after the new checkpoint is durable.
 // @param path_out  receives the path (free with cairn_free), or NULL if not wanted.
 func cCheckpointManagerSave(m *C.cairn_checkpoint_manager, checkpointNumber C.int64_t, pathOut **C.char) error {

@@ -178,7 +178,13 @@ std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
   save_counter();
   auto reader = std::make_shared<Reader>(Reader::open(path));
   auto state = std::make_shared<RestoreState>(std::move(reader), root_);
-  state->run();
+  try {
+    state->run();
+  } catch (...) {
+    // The caller gets the error, not a status: no "never restored" warning on top of it.
+    state->expect_partial();
+    throw;
+  }
   // A newer restore supersedes older ones for deferred restores held by this checkpoint.
   restores_.assign(1, state);
   return state;

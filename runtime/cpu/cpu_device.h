@@ -10,6 +10,9 @@ class CpuDevice final : public Device {
  public:
   explicit CpuDevice(const AllocatorHooks& hooks);
   ~CpuDevice() override;
+  // Forgets the allocator's release hook: a context whose creation failed hands user_data back
+  // to the caller untouched.
+  void disarm_release() { hooks_.release = nullptr; }
   Buffer* allocate(size_t nbytes) override;
   void read(const Buffer& buffer, void* dst, size_t nbytes) override;
   void write(Buffer& buffer, const void* src, size_t nbytes) override;

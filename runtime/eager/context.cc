@@ -29,8 +29,14 @@ void register_device_backend(const DeviceBackend& backend) {
 Context::Context(ContextOptions options) : options_(std::move(options)) {
   if (!options_.allocator.allocate || !options_.allocator.deallocate)
     raise(Code::InvalidArgument, "cairn_context_create: allocator hooks need both allocate and deallocate");
-  cpu_ = Ref<Device>::adopt(new CpuDevice(options_.allocator));
-  default_device_ = &device(options_.device.empty() ? "cpu" : options_.device);
+  auto* cpu = new CpuDevice(options_.allocator);
+  cpu_ = Ref<Device>::adopt(cpu);
+  try {
+    default_device_ = &device(options_.device.empty() ? "cpu" : options_.device);
+  } catch (...) {
+    cpu->disarm_release();  // a failed creation calls no release hook (see cairn.h)
+    throw;
+  }
   options_.log.log(LogLevel::Info, fmt::format("context created: default device {}, {} intra-op threads",
                                                default_device_->name(),
                                                options_.num_threads > 0 ? options_.num_threads

@@ -138,6 +138,10 @@ static void test_allocator_hooks_and_free_order(void) {
   opts.allocator = &half;
   CHECK_ERR(cairn_context_create(&opts, &ctx), CAIRN_INVALID_ARGUMENT, "allocate and deallocate");
   opts.allocator = &alloc;
+  opts.device = "tpu";
+  CHECK_ERR(cairn_context_create(&opts, &ctx), CAIRN_NOT_FOUND, "tpu");
+  CHECK(stats.released == 0); /* a failed creation calls no release hook */
+  opts.device = NULL;
   CHECK_OK(cairn_context_create(&opts, &ctx));
   a = f32(ctx, v, shape, 1);
   b = f32(ctx, v, shape, 1);

@@ -173,7 +173,8 @@ typedef struct cairn_context_options {
 #define CAIRN_CONTEXT_OPTIONS_INIT \
   { (uint32_t)sizeof(cairn_context_options), NULL, 0, 0, NULL, NULL, CAIRN_LOG_WARNING, NULL, NULL }
 
-/* CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults).
+/* CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults). When creation fails, neither
+ * log_release nor the allocator's release is called: the caller still owns their user_data.
  * @param out  receives the new context; free it with cairn_context_free().
  * Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
  * device name, UNAVAILABLE when the device's backend or driver is missing. */
@@ -579,11 +580,14 @@ CAIRN_API void cairn_object_array_free(cairn_object_array *a);
  * Threads: one checkpoint (and its manager) is used from one thread at a time.
  * ------------------------------------------------------------------------------------------- */
 
+/* Threads: a checkpoint, its restore statuses and its manager are used from one thread at a time.
+ * A reader may be used from several threads at once (its reads are positional). */
 typedef struct cairn_checkpoint cairn_checkpoint;
 typedef struct cairn_restore_status cairn_restore_status;
 typedef struct cairn_checkpoint_manager cairn_checkpoint_manager;
 typedef struct cairn_checkpoint_reader cairn_checkpoint_reader;
 
+/* Options of one checkpoint (cairn_checkpoint_set_options); start from CAIRN_CHECKPOINT_OPTIONS_INIT. */
 typedef struct cairn_checkpoint_options {
   uint32_t struct_size; /* sizeof(cairn_checkpoint_options) */
   int32_t compress;     /* zstd per payload, stored raw when it would not shrink; default 0 */
@@ -630,7 +634,8 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_sync(cairn_checkpoint *c
  * @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
  * @param out   receives the restore status; free it with cairn_restore_status_free().
  * Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
- * shape mismatch (the message names the key). */
+ * shape mismatch (the message names the key). A failed restore leaves the values it already
+ * assigned, keeps no deferred restores and logs no "never restored" warning. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_restore(cairn_checkpoint *ckpt, const char *path,
                                                                 cairn_restore_status **out);
 
@@ -671,8 +676,9 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_manager_create(cairn_che
                                                                        const cairn_checkpoint_manager_options *opts,
                                                                        cairn_checkpoint_manager **out);
 
-/* METHOD. Saves "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0
- * and the incremented save_counter otherwise; then applies max_to_keep. The state file changes only
+/* METHOD. Increments save_counter (always, as TensorFlow does) and saves
+ * "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0 and the new
+ * save_counter otherwise; then applies max_to_keep. The state file changes only
  * after the new checkpoint is durable.
  * @param path_out  receives the path (free with cairn_free), or NULL if not wanted. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_manager_save(cairn_checkpoint_manager *m,

@@ -199,6 +199,7 @@ pub struct cairn_variable_options {
     pub scope: *const cairn_object,
 }
 
+/// Options of one checkpoint (cairn_checkpoint_set_options); start from CAIRN_CHECKPOINT_OPTIONS_INIT.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_checkpoint_options {
@@ -282,7 +283,8 @@ extern "C" {
     /// METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage.
     pub fn cairn_dtype_name(dtype: cairn_dtype) -> *const c_char;
 
-    /// CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults).
+    /// CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults). When creation fails, neither
+    /// log_release nor the allocator's release is called: the caller still owns their user_data.
     /// @param out  receives the new context; free it with cairn_context_free().
     /// Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
     /// device name, UNAVAILABLE when the device's backend or driver is missing.
@@ -634,7 +636,8 @@ extern "C" {
     /// @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
     /// @param out   receives the restore status; free it with cairn_restore_status_free().
     /// Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
-    /// shape mismatch (the message names the key).
+    /// shape mismatch (the message names the key). A failed restore leaves the values it already
+    /// assigned, keeps no deferred restores and logs no "never restored" warning.
     #[must_use]
     pub fn cairn_checkpoint_restore(ckpt: *mut cairn_checkpoint, path: *const c_char, out: *mut *mut cairn_restore_status) -> *mut cairn_status;
 
@@ -664,8 +667,9 @@ extern "C" {
     #[must_use]
     pub fn cairn_checkpoint_manager_create(ckpt: *mut cairn_checkpoint, directory: *const c_char, opts: *const cairn_checkpoint_manager_options, out: *mut *mut cairn_checkpoint_manager) -> *mut cairn_status;
 
-    /// METHOD. Saves "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0
-    /// and the incremented save_counter otherwise; then applies max_to_keep. The state file changes only
+    /// METHOD. Increments save_counter (always, as TensorFlow does) and saves
+    /// "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0 and the new
+    /// save_counter otherwise; then applies max_to_keep. The state file changes only
     /// after the new checkpoint is durable.
     /// @param path_out  receives the path (free with cairn_free), or NULL if not wanted.
     #[must_use]

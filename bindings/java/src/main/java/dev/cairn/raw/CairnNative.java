@@ -47,7 +47,8 @@ public final class CairnNative {
   public static native String dtypeName(int dtype);
 
   /**
-   * cairn_context_create: CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults).
+   * cairn_context_create: CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults). When creation fails, neither
+   * log_release nor the allocator's release is called: the caller still owns their user_data.
    * &#64;param out  receives the new context; free it with cairn_context_free().
    * Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
    * device name, UNAVAILABLE when the device's backend or driver is missing.
@@ -517,7 +518,8 @@ public final class CairnNative {
    * &#64;param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
    * &#64;param out   receives the restore status; free it with cairn_restore_status_free().
    * Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
-   * shape mismatch (the message names the key).
+   * shape mismatch (the message names the key). A failed restore leaves the values it already
+   * assigned, keeps no deferred restores and logs no "never restored" warning.
    */
   public static native long checkpointRestore(long ckpt, byte[] path);
 
@@ -557,8 +559,9 @@ public final class CairnNative {
   public static native long checkpointManagerCreate(long ckpt, byte[] directory, byte[] optsCheckpointName, long optsMaxToKeep, double optsKeepCheckpointEveryNHours);
 
   /**
-   * cairn_checkpoint_manager_save: METHOD. Saves "&lt;directory&gt;/&lt;checkpoint_name&gt;-&lt;N&gt;", where N is `checkpoint_number` when it is &gt;= 0
-   * and the incremented save_counter otherwise; then applies max_to_keep. The state file changes only
+   * cairn_checkpoint_manager_save: METHOD. Increments save_counter (always, as TensorFlow does) and saves
+   * "&lt;directory&gt;/&lt;checkpoint_name&gt;-&lt;N&gt;", where N is `checkpoint_number` when it is &gt;= 0 and the new
+   * save_counter otherwise; then applies max_to_keep. The state file changes only
    * after the new checkpoint is durable.
    * &#64;param path_out  receives the path (free with cairn_free), or NULL if not wanted.
    */
