@@ -446,6 +446,15 @@ static void s7_deferred_restore(void) {
   kernel = variable(scalar_f32(0.0f), "kernel", NULL);
   CHECK_OK(cairn_object_set(fake_layer, "kernel", kernel));
   CHECK(read_scalar(kernel) == 3.0);
+  /* A dict insert is restored on creation too: "one" was never matched above. */
+  {
+    cairn_object *one = variable(scalar_f32(0.0f), "one", NULL);
+    cairn_object *mapped_now = get(root, "mapped");
+    CHECK_OK(cairn_object_set(mapped_now, "one", one));
+    CHECK(read_scalar(one) == 1.0);
+    cairn_object_free(mapped_now);
+    cairn_object_free(one);
+  }
 
   cairn_object_free(kernel);
   cairn_object_free(v1);
