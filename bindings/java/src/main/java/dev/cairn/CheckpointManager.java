@@ -1,7 +1,6 @@
 package dev.cairn;
 
 import dev.cairn.raw.CairnNative;
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -12,29 +11,11 @@ import java.util.Objects;
  * Keeps numbered checkpoints of one {@link Checkpoint} in a directory
  * (tf.train.CheckpointManager): "&lt;directory&gt;/&lt;checkpoint_name&gt;-&lt;N&gt;", at most
  * max_to_keep of them. It holds its own reference to the checkpoint. Use it from one thread at a
- * time, like its checkpoint.
+ * time, like its checkpoint. Closing it waits for a background save.
  */
-public final class CheckpointManager implements AutoCloseable {
-  private final long handle;
-  private final Cleaner.Cleanable cleanable;
-  private volatile boolean closed;
-
+public final class CheckpointManager extends NativeHandle {
   private CheckpointManager(long handle) {
-    this.handle = handle;
-    this.cleanable = NativeResources.CLEANER.register(this, new Release(handle));
-  }
-
-  private static final class Release implements Runnable {
-    private final long handle;
-
-    Release(long handle) {
-      this.handle = handle;
-    }
-
-    @Override
-    public void run() {
-      CairnNative.checkpointManagerFree(handle);
-    }
+    super(handle, CairnNative::checkpointManagerFree);
   }
 
   /** A manager with the default options (name "ckpt", max_to_keep 5). */
@@ -134,21 +115,5 @@ public final class CheckpointManager implements AutoCloseable {
     } finally {
       Reference.reachabilityFence(this);
     }
-  }
-
-  long handle() {
-    if (closed) throw new IllegalStateException("the CheckpointManager is closed");
-    return handle;
-  }
-
-  public boolean isClosed() {
-    return closed;
-  }
-
-  /** Frees the manager (waiting for a background save). Idempotent. */
-  @Override
-  public void close() {
-    closed = true;
-    cleanable.clean();
   }
 }

@@ -1,7 +1,6 @@
 package dev.cairn;
 
 import dev.cairn.raw.CairnNative;
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -12,27 +11,9 @@ import java.util.List;
  * Reads a checkpoint file without the program that wrote it (tf.train.list_variables and
  * load_variable). Opening verifies its header, footer and index; loads verify checksums.
  */
-public final class CheckpointReader implements AutoCloseable {
-  private final long handle;
-  private final Cleaner.Cleanable cleanable;
-  private volatile boolean closed;
-
+public final class CheckpointReader extends NativeHandle {
   private CheckpointReader(long handle) {
-    this.handle = handle;
-    this.cleanable = NativeResources.CLEANER.register(this, new Release(handle));
-  }
-
-  private static final class Release implements Runnable {
-    private final long handle;
-
-    Release(long handle) {
-      this.handle = handle;
-    }
-
-    @Override
-    public void run() {
-      CairnNative.checkpointReaderFree(handle);
-    }
+    super(handle, CairnNative::checkpointReaderFree);
   }
 
   /** Opens {@code path}: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. */
@@ -139,21 +120,5 @@ public final class CheckpointReader implements AutoCloseable {
     } finally {
       Reference.reachabilityFence(this);
     }
-  }
-
-  long handle() {
-    if (closed) throw new IllegalStateException("the CheckpointReader is closed");
-    return handle;
-  }
-
-  public boolean isClosed() {
-    return closed;
-  }
-
-  /** Frees the reader. Idempotent. */
-  @Override
-  public void close() {
-    closed = true;
-    cleanable.clean();
   }
 }

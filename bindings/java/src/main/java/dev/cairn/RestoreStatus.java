@@ -1,7 +1,6 @@
 package dev.cairn;
 
 import dev.cairn.raw.CairnNative;
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 
 /**
@@ -9,27 +8,9 @@ import java.lang.ref.Reference;
  * CairnException} with code FAILED_PRECONDITION naming what went unmatched, and return this
  * status, so they chain. Closing it does not stop deferred restores while the checkpoint lives.
  */
-public final class RestoreStatus implements AutoCloseable {
-  private final long handle;
-  private final Cleaner.Cleanable cleanable;
-  private volatile boolean closed;
-
+public final class RestoreStatus extends NativeHandle {
   RestoreStatus(long handle) {
-    this.handle = handle;
-    this.cleanable = NativeResources.CLEANER.register(this, new Release(handle));
-  }
-
-  private static final class Release implements Runnable {
-    private final long handle;
-
-    Release(long handle) {
-      this.handle = handle;
-    }
-
-    @Override
-    public void run() {
-      CairnNative.restoreStatusFree(handle);
-    }
+    super(handle, CairnNative::restoreStatusFree);
   }
 
   /** Passes when every checkpoint value was restored and every live object under the root matched. */
@@ -63,21 +44,5 @@ public final class RestoreStatus implements AutoCloseable {
       Reference.reachabilityFence(this);
     }
     return this;
-  }
-
-  long handle() {
-    if (closed) throw new IllegalStateException("the RestoreStatus is closed");
-    return handle;
-  }
-
-  public boolean isClosed() {
-    return closed;
-  }
-
-  /** Frees the status. Idempotent. */
-  @Override
-  public void close() {
-    closed = true;
-    cleanable.clean();
   }
 }
