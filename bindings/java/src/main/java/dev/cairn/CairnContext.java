@@ -14,13 +14,9 @@ import java.lang.ref.Reference;
  * <p>Closing a context while another thread is still running an op on it is a programming
  * error (as with every native handle); {@link #close()} itself is idempotent and thread-safe.
  */
-public final class CairnContext implements AutoCloseable {
+public final class CairnContext extends NativeHandle {
   /** For runRaw: take the output count from cairn_op_num_outputs (ops with a variadic output). */
   static final int OUTPUTS_FROM_ATTRS = -1;
-
-  private final long handle;
-  private final Cleaner.Cleanable cleanable;
-  private volatile boolean closed;
 
   /** A context with all defaults: the CPU device, all cores, seed 0, warnings to stderr. */
   public CairnContext() {
@@ -29,6 +25,13 @@ public final class CairnContext implements AutoCloseable {
 
   /** A context with these options. Throws {@link CairnException} (e.g. NOT_FOUND for an unknown device). */
   public CairnContext(Options options) {
+    super(create(options), CairnNative::contextFree);
+  }
+
+  // Creates the native context. The log handler stays registered until the runtime calls
+  // log_release (objects and checkpoints keep the context alive and may still log); the glue then
+  // unregisters it.
+  private static long create(Options options) {
     if (options == null) options = new Options();
     long logId = 0;
     if (options.logHandler != null) {
@@ -36,18 +39,16 @@ public final class CairnContext implements AutoCloseable {
       logId = Callbacks.registerLogFn((level, message) -> handler.log(LogLevel.fromValue(level), message));
     }
     try {
-      handle =
-          CairnNative.contextCreate(
-              NativeResources.cstr(options.device),
-              options.numThreads,
-              options.seed,
-              logId,
-              options.logLevel.value());
+      return CairnNative.contextCreate(
+          NativeResources.cstr(options.device),
+          options.numThreads,
+          options.seed,
+          logId,
+          options.logLevel.value());
     } catch (RuntimeException | Error e) {
       if (logId != 0) Callbacks.unregisterLogFn(logId);
       throw e;
     }
-    cleanable = NativeResources.CLEANER.register(this, new Release(handle));
   }
 
   /** Options for a new context; every field starts at the C API's documented default. */
@@ -94,22 +95,6 @@ public final class CairnContext implements AutoCloseable {
     public Options logHandler(LogHandler logHandler) {
       this.logHandler = logHandler;
       return this;
-    }
-  }
-
-  // Frees the context; holds no reference to the CairnContext, so it can run after collection.
-  // The log handler stays registered until the runtime calls log_release (objects and
-  // checkpoints keep the context alive and may still log); the glue then unregisters it.
-  private static final class Release implements Runnable {
-    private final long handle;
-
-    Release(long handle) {
-      this.handle = handle;
-    }
-
-    @Override
-    public void run() {
-      CairnNative.contextFree(handle);
     }
   }
 
@@ -169,29 +154,8 @@ public final class CairnContext implements AutoCloseable {
     return result;
   }
 
-  long handle() {
-    checkClosed();
-    return handle;
-  }
-
-  /** Throws IllegalStateException when the context was closed. */
-  void checkClosed() {
-    if (closed) throw new IllegalStateException("the CairnContext is closed");
-  }
-
-  public boolean isClosed() {
-    return closed;
-  }
-
-  /** Frees the context. Idempotent; tensors made from it stay valid. */
-  @Override
-  public void close() {
-    closed = true;
-    cleanable.clean();
-  }
-
   @Override
   public String toString() {
-    return closed ? "CairnContext(closed)" : "CairnContext(" + device() + ")";
+    return isClosed() ? "CairnContext(closed)" : "CairnContext(" + device() + ")";
   }
 }

@@ -12,31 +12,14 @@ import java.util.Objects;
  * tf.train.list_variables: "&lt;path&gt;/.ATTRIBUTES/VARIABLE_VALUE".
  *
  * <p>Use one checkpoint (and its {@link CheckpointManager}) from one thread at a time. Close it
- * when done (waiting for a background save); a {@link Cleaner} frees one collected unclosed.
+ * when done (waiting for a background save; its error is logged); a {@link Cleaner} frees one
+ * collected unclosed.
  */
-public final class Checkpoint implements AutoCloseable {
-  private final long handle;
-  private final Cleaner.Cleanable cleanable;
-  private volatile boolean closed;
+public final class Checkpoint extends NativeHandle {
   private volatile Trackable root;
 
   private Checkpoint(long handle) {
-    this.handle = handle;
-    this.cleanable = NativeResources.CLEANER.register(this, new Release(handle));
-  }
-
-  // Frees the checkpoint; holds no reference to the Checkpoint, so it can run after collection.
-  private static final class Release implements Runnable {
-    private final long handle;
-
-    Release(long handle) {
-      this.handle = handle;
-    }
-
-    @Override
-    public void run() {
-      CairnNative.checkpointFree(handle);
-    }
+    super(handle, CairnNative::checkpointFree);
   }
 
   /** A checkpoint without children (add edges to {@link #root()}). */
@@ -202,28 +185,8 @@ public final class Checkpoint implements AutoCloseable {
     }
   }
 
-  long handle() {
-    checkClosed();
-    return handle;
-  }
-
-  void checkClosed() {
-    if (closed) throw new IllegalStateException("the Checkpoint is closed");
-  }
-
-  public boolean isClosed() {
-    return closed;
-  }
-
-  /** Frees the checkpoint, waiting for a background save (its error is logged). Idempotent. */
-  @Override
-  public void close() {
-    closed = true;
-    cleanable.clean();
-  }
-
   @Override
   public String toString() {
-    return closed ? "Checkpoint(closed)" : "Checkpoint(save_counter " + saveCounter() + ")";
+    return isClosed() ? "Checkpoint(closed)" : "Checkpoint(save_counter " + saveCounter() + ")";
   }
 }

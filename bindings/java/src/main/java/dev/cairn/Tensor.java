@@ -19,32 +19,14 @@ import java.util.Arrays;
  * native byte order. Data is row-major; the C library checks that its size fits the shape and
  * throws {@link CairnException} with code INVALID_ARGUMENT when it does not.
  */
-public final class Tensor implements AutoCloseable {
-  private final long handle;
-  private final Cleaner.Cleanable cleanable;
-  private volatile boolean closed;
+public final class Tensor extends NativeHandle {
   // Immutable facts, fetched on first use (racing threads compute the same values; volatile so
   // that a thread seeing the array also sees its elements).
   private volatile DType dtype;
   private volatile long[] shape;
 
   Tensor(long handle) {
-    this.handle = handle;
-    this.cleanable = NativeResources.CLEANER.register(this, new Release(handle));
-  }
-
-  // Frees the tensor; holds no reference to the Tensor, so it can run after collection.
-  private static final class Release implements Runnable {
-    private final long handle;
-
-    Release(long handle) {
-      this.handle = handle;
-    }
-
-    @Override
-    public void run() {
-      CairnNative.tensorFree(handle);
-    }
+    super(handle, CairnNative::tensorFree);
   }
 
   // ---- creation ----
@@ -367,30 +349,9 @@ public final class Tensor implements AutoCloseable {
     }
   }
 
-  long handle() {
-    checkClosed();
-    return handle;
-  }
-
-  /** Throws IllegalStateException when the tensor was closed. */
-  void checkClosed() {
-    if (closed) throw new IllegalStateException("the Tensor is closed");
-  }
-
-  public boolean isClosed() {
-    return closed;
-  }
-
-  /** Frees the tensor. Idempotent. */
-  @Override
-  public void close() {
-    closed = true;
-    cleanable.clean();
-  }
-
   @Override
   public String toString() {
-    if (closed) return "Tensor(closed)";
+    if (isClosed()) return "Tensor(closed)";
     return "Tensor(" + dtype().cName() + Arrays.toString(shapeRef()).replace(" ", "") + ", " + device() + ")";
   }
 
