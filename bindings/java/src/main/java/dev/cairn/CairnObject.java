@@ -27,38 +27,19 @@ import java.util.Objects;
  * <p>The one instance that owns nothing is {@link Checkpoint#root()}: a borrowed view whose
  * {@code close()} does nothing and which becomes unusable once its checkpoint is closed.
  */
-public class CairnObject implements AutoCloseable {
-  private final long handle;
-  private final Cleaner.Cleanable cleanable; // null for a borrowed view
+public class CairnObject extends NativeHandle {
   private final Checkpoint lender; // the checkpoint a borrowed view comes from, else null
-  private volatile boolean closed;
 
   /** Takes ownership of {@code handle}. */
   CairnObject(long handle) {
-    this.handle = handle;
+    super(handle, CairnNative::objectFree);
     this.lender = null;
-    this.cleanable = NativeResources.CLEANER.register(this, new Release(handle));
   }
 
   /** A borrowed view of a handle {@code lender} owns. */
   CairnObject(long handle, Checkpoint lender) {
-    this.handle = handle;
+    super(handle, null);
     this.lender = Objects.requireNonNull(lender);
-    this.cleanable = null;
-  }
-
-  // Drops the reference; holds no reference to the CairnObject, so it can run after collection.
-  private static final class Release implements Runnable {
-    private final long handle;
-
-    Release(long handle) {
-      this.handle = handle;
-    }
-
-    @Override
-    public void run() {
-      CairnNative.objectFree(handle);
-    }
   }
 
   /** Wraps an owned handle in the class of its kind. */
@@ -325,22 +306,19 @@ public class CairnObject implements AutoCloseable {
 
   // ---- lifetime ----
 
-  long handle() {
-    checkClosed();
-    return handle;
-  }
-
   /** Throws IllegalStateException when this handle (or the checkpoint lending it) was closed. */
+  @Override
   void checkClosed() {
-    if (closed) throw new IllegalStateException("the " + getClass().getSimpleName() + " is closed");
+    super.checkClosed();
     if (lender != null && lender.isClosed()) {
       throw new IllegalStateException("the Checkpoint whose root this is was closed");
     }
   }
 
   /** Whether {@link #close()} was called (for a borrowed root: whether its checkpoint was closed). */
+  @Override
   public boolean isClosed() {
-    return closed || lender != null && lender.isClosed();
+    return super.isClosed() || lender != null && lender.isClosed();
   }
 
   /** Whether this is a borrowed view ({@link Checkpoint#root()}) that owns no reference. */
@@ -352,8 +330,7 @@ public class CairnObject implements AutoCloseable {
   @Override
   public void close() {
     if (lender != null) return;
-    closed = true;
-    cleanable.clean();
+    super.close();
   }
 
   /** The details toString shows after the class name; empty for none. */
