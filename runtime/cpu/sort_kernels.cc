@@ -6,23 +6,12 @@
 #include <numeric>
 #include <vector>
 
+#include "runtime/cpu/axis.h"
 #include "runtime/cpu/elementwise.h"
 #include "runtime/ops/registry.h"
 
 namespace cairn {
 namespace {
-
-// [outer, n, inner] around `axis`.
-struct Lines {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-Lines lines_around(const Shape& s, int axis) {
-  Lines l;
-  for (int i = 0; i < axis; ++i) l.outer *= s[i];
-  l.n = s[axis];
-  for (int i = axis + 1; i < s.rank(); ++i) l.inner *= s[i];
-  return l;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Cumsum: floats accumulate in double, complex64 in complex<double>, integers in 64 bits with
@@ -52,7 +41,7 @@ void cumsum(KernelContext& kc) {
   const Tensor& x = kc.input(0);
   Tensor& y = kc.output(0);
   if (x.num_elements() == 0) return;
-  const Lines l = lines_around(x.shape(), normalize_axis(kc.attrs.i("axis"), x.rank(), kc.op()));
+  const AxisSplit l = split_at_axis(x.shape(), kc.attrs.i("axis"), kc.op());
   const bool exclusive = kc.attrs.b("exclusive"), reverse = kc.attrs.b("reverse");
   const T* in = x.data<T>();
   T* out = y.mutable_data<T>();
@@ -162,7 +151,7 @@ void sort(KernelContext& kc) {
   const Tensor& x = kc.input(0);
   Tensor& y = kc.output(0);
   if (x.num_elements() == 0) return;
-  const Lines l = lines_around(x.shape(), normalize_axis(kc.attrs.i("axis"), x.rank(), kc.op()));
+  const AxisSplit l = split_at_axis(x.shape(), kc.attrs.i("axis"), kc.op());
   const bool descending = kc.attrs.b("descending");
   const T* in = x.data<T>();
   T* out = y.mutable_data<T>();
