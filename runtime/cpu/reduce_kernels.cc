@@ -15,6 +15,7 @@
 
 #include "runtime/cpu/axis.h"
 #include "runtime/cpu/elementwise.h"
+#include "runtime/cpu/wide.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/shape_fns.h"
 
@@ -29,27 +30,7 @@ constexpr int64_t kColChunk = 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Reducers: init, step (fold in one element), combine (merge two partial results), finish.
-
-// Sums and products accumulate floats in double, complex64 in complex<double>, and integers in 64
-// bits with wrap-around (the low bits equal wrap-around in T).
-template <class T>
-using wide_t = std::conditional_t<is_complex_v<T>, std::complex<double>,
-                                  std::conditional_t<is_float_v<T>, double, uint64_t>>;
-
-template <class T>
-wide_t<T> to_wide(T v) {
-  if constexpr (is_complex_v<T>) return std::complex<double>(v.real(), v.imag());
-  else if constexpr (is_float_v<T>) return static_cast<double>(widen(v));
-  else if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
-  else return static_cast<uint64_t>(v);
-}
-
-template <class T>
-T from_wide(wide_t<T> a) {
-  if constexpr (is_complex_v<T>) return complex64(static_cast<float>(a.real()), static_cast<float>(a.imag()));
-  else if constexpr (is_float_v<T>) return convert<T>(a);
-  else return static_cast<T>(a);  // keeps the low bits: two's-complement wrap-around
-}
+// Sums and products accumulate in wide_t<T> (runtime/cpu/wide.h).
 
 template <class T>
 struct SumR {

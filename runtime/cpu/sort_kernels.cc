@@ -8,33 +8,14 @@
 
 #include "runtime/cpu/axis.h"
 #include "runtime/cpu/elementwise.h"
+#include "runtime/cpu/wide.h"
 #include "runtime/ops/registry.h"
 
 namespace cairn {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Cumsum: floats accumulate in double, complex64 in complex<double>, integers in 64 bits with
-// wrap-around (the low bits equal wrap-around in T).
-
-template <class T>
-using acc_t = std::conditional_t<is_complex_v<T>, std::complex<double>,
-                                 std::conditional_t<is_float_v<T>, double, uint64_t>>;
-
-template <class T>
-acc_t<T> to_acc(T v) {
-  if constexpr (is_complex_v<T>) return std::complex<double>(v.real(), v.imag());
-  else if constexpr (is_float_v<T>) return static_cast<double>(widen(v));
-  else if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
-  else return static_cast<uint64_t>(v);
-}
-
-template <class T>
-T from_acc(acc_t<T> a) {
-  if constexpr (is_complex_v<T>) return complex64(static_cast<float>(a.real()), static_cast<float>(a.imag()));
-  else if constexpr (is_float_v<T>) return convert<T>(a);
-  else return static_cast<T>(a);
-}
+// Cumsum: sums accumulate in wide_t<T> (runtime/cpu/wide.h).
 
 template <class T>
 void cumsum(KernelContext& kc) {
@@ -45,7 +26,7 @@ void cumsum(KernelContext& kc) {
   const bool exclusive = kc.attrs.b("exclusive"), reverse = kc.attrs.b("reverse");
   const T* in = x.data<T>();
   T* out = y.mutable_data<T>();
-  using A = acc_t<T>;
+  using A = wide_t<T>;
   constexpr int64_t kCols = 512;
   const int64_t chunks = (l.inner + kCols - 1) / kCols;
   const int64_t cols_max = std::min(l.inner, kCols);
@@ -58,13 +39,13 @@ void cumsum(KernelContext& kc) {
         const int64_t i = reverse ? l.n - 1 - step : step;
         const int64_t off = (a * l.n + i) * l.inner + c0;
         for (int64_t j = 0; j < cols; ++j) {
-          const A v = to_acc(in[off + j]);
+          const A v = to_wide(in[off + j]);
           if (exclusive) {
-            out[off + j] = from_acc<T>(acc[j]);
+            out[off + j] = from_wide<T>(acc[j]);
             acc[j] += v;
           } else {
             acc[j] += v;
-            out[off + j] = from_acc<T>(acc[j]);
+            out[off + j] = from_wide<T>(acc[j]);
           }
         }
       }
