@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "runtime/cpu/array_util.h"
+#include "runtime/cpu/axis.h"
 #include "runtime/cpu/elementwise.h"
 #include "runtime/ops/array_util.h"
 #include "runtime/ops/registry.h"
@@ -14,12 +15,6 @@ namespace {
 size_t elem_size(const Tensor& t) { return dtype_size(t.dtype()); }
 const char* in_bytes(const Tensor& t) { return static_cast<const char*>(t.raw_data()); }
 char* out_bytes(const Tensor& t) { return static_cast<char*>(t.raw_mutable_data()); }
-
-int64_t product(const Shape& s, int from, int to) {
-  int64_t p = 1;
-  for (int i = from; i < to; ++i) p *= s[i];
-  return p;
-}
 
 // Reshape, ExpandDims, Squeeze: same bytes, new shape.
 void copy_kernel(KernelContext& kc) {
@@ -106,24 +101,17 @@ void pack_kernel(KernelContext& kc) {
 }
 
 // Unpack and Split: the input's dimension at `axis` is cut into num_outputs equal pieces.
-void split_along(KernelContext& kc, int axis) {
+void split_along_kernel(KernelContext& kc) {
   const Tensor& in = kc.input(0);
+  const AxisSplit sp = split_at_axis(in.shape(), kc.attrs.i("axis"), kc.op());
   const int n = kc.num_outputs;
   if (n == 0 || in.num_elements() == 0) return;
-  const int64_t piece = in.shape()[axis] / n;
-  const int64_t width = piece * product(in.shape(), axis + 1, in.rank()) * static_cast<int64_t>(elem_size(in));
+  const int64_t piece = sp.n / n;
+  const int64_t width = piece * sp.inner * static_cast<int64_t>(elem_size(in));
   std::vector<char*> dsts(n);
   std::vector<int64_t> widths(n, width);
   for (int j = 0; j < n; ++j) dsts[j] = out_bytes(kc.output(j));
-  split_rows(kc.pool, product(in.shape(), 0, axis), n, in_bytes(in), dsts.data(), widths.data());
-}
-
-void unpack_kernel(KernelContext& kc) {
-  split_along(kc, normalize_axis(kc.attrs.i("axis"), kc.input(0).rank(), kc.op()));
-}
-
-void split_kernel(KernelContext& kc) {
-  split_along(kc, normalize_axis(kc.attrs.i("axis"), kc.input(0).rank(), kc.op()));
+  split_rows(kc.pool, sp.outer, n, in_bytes(in), dsts.data(), widths.data());
 }
 
 // Coordinates of output rows (all dimensions but the last), advanced one row at a time.
@@ -291,8 +279,8 @@ CAIRN_REGISTER_KERNEL("Slice", DeviceKind::CPU, slice_kernel);
 CAIRN_REGISTER_KERNEL("StridedSlice", DeviceKind::CPU, strided_slice_kernel);
 CAIRN_REGISTER_KERNEL("ConcatV2", DeviceKind::CPU, concat_kernel);
 CAIRN_REGISTER_KERNEL("Pack", DeviceKind::CPU, pack_kernel);
-CAIRN_REGISTER_KERNEL("Unpack", DeviceKind::CPU, unpack_kernel);
-CAIRN_REGISTER_KERNEL("Split", DeviceKind::CPU, split_kernel);
+CAIRN_REGISTER_KERNEL("Unpack", DeviceKind::CPU, split_along_kernel);
+CAIRN_REGISTER_KERNEL("Split", DeviceKind::CPU, split_along_kernel);
 CAIRN_REGISTER_KERNEL("Tile", DeviceKind::CPU, tile_kernel);
 CAIRN_REGISTER_KERNEL("Pad", DeviceKind::CPU, pad_kernel);
 CAIRN_REGISTER_KERNEL("Reverse", DeviceKind::CPU, reverse_kernel);

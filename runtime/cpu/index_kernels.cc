@@ -5,17 +5,12 @@
 #include <vector>
 
 #include "runtime/cpu/array_util.h"
+#include "runtime/cpu/axis.h"
 #include "runtime/cpu/elementwise.h"
 #include "runtime/ops/registry.h"
 
 namespace cairn {
 namespace {
-
-int64_t product(const Shape& s, int from, int to) {
-  int64_t p = 1;
-  for (int i = from; i < to; ++i) p *= s[i];
-  return p;
-}
 
 // "[1,2]": the coordinates of flat element `flat` of `s`.
 std::string coords_str(int64_t flat, const Shape& s) {

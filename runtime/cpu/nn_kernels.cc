@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/cpu/axis.h"
 #include "runtime/cpu/elementwise.h"
 #include "runtime/ops/registry.h"
 
@@ -26,11 +27,8 @@ void softmax(KernelContext& kc) {
   const Tensor& x = kc.input(0);
   Tensor& y = kc.output(0);
   if (x.num_elements() == 0) return;
-  const int axis = normalize_axis(kc.attrs.i("axis"), x.rank(), kc.op());
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; ++i) outer *= x.shape()[i];
-  for (int i = axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
-  const int64_t n = x.shape()[axis];
+  const AxisSplit sp = split_at_axis(x.shape(), kc.attrs.i("axis"), kc.op());
+  const int64_t outer = sp.outer, n = sp.n, inner = sp.inner;
   const T* in = x.data<T>();
   T* out = y.mutable_data<T>();
   using C = compute_t<T>;

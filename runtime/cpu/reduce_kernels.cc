@@ -13,7 +13,9 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/cpu/axis.h"
 #include "runtime/cpu/elementwise.h"
+#include "runtime/cpu/wide.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/shape_fns.h"
 
@@ -28,27 +30,7 @@ constexpr int64_t kColChunk = 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Reducers: init, step (fold in one element), combine (merge two partial results), finish.
-
-// Sums and products accumulate floats in double, complex64 in complex<double>, and integers in 64
-// bits with wrap-around (the low bits equal wrap-around in T).
-template <class T>
-using wide_t = std::conditional_t<is_complex_v<T>, std::complex<double>,
-                                  std::conditional_t<is_float_v<T>, double, uint64_t>>;
-
-template <class T>
-wide_t<T> to_wide(T v) {
-  if constexpr (is_complex_v<T>) return std::complex<double>(v.real(), v.imag());
-  else if constexpr (is_float_v<T>) return static_cast<double>(widen(v));
-  else if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
-  else return static_cast<uint64_t>(v);
-}
-
-template <class T>
-T from_wide(wide_t<T> a) {
-  if constexpr (is_complex_v<T>) return complex64(static_cast<float>(a.real()), static_cast<float>(a.imag()));
-  else if constexpr (is_float_v<T>) return convert<T>(a);
-  else return static_cast<T>(a);  // keeps the low bits: two's-complement wrap-around
-}
+// Sums and products accumulate in wide_t<T> (runtime/cpu/wide.h).
 
 template <class T>
 struct SumR {
@@ -420,11 +402,8 @@ void arg_reduce(KernelContext& kc) {
   const Tensor& x = kc.input(0);
   Tensor& y = kc.output(0);
   if (y.num_elements() == 0) return;
-  const int axis = normalize_axis(kc.attrs.i("axis"), x.rank(), kc.op());
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; ++i) outer *= x.shape()[i];
-  for (int i = axis + 1; i < x.rank(); ++i) inner *= x.shape()[i];
-  const int64_t n = x.shape()[axis];
+  const AxisSplit sp = split_at_axis(x.shape(), kc.attrs.i("axis"), kc.op());
+  const int64_t outer = sp.outer, n = sp.n, inner = sp.inner;
   const T* in = x.data<T>();
   I* out = y.mutable_data<I>();
   using C = compute_t<T>;

@@ -6,57 +6,27 @@
 #include <numeric>
 #include <vector>
 
+#include "runtime/cpu/axis.h"
 #include "runtime/cpu/elementwise.h"
+#include "runtime/cpu/wide.h"
 #include "runtime/ops/registry.h"
 
 namespace cairn {
 namespace {
 
-// [outer, n, inner] around `axis`.
-struct Lines {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-Lines lines_around(const Shape& s, int axis) {
-  Lines l;
-  for (int i = 0; i < axis; ++i) l.outer *= s[i];
-  l.n = s[axis];
-  for (int i = axis + 1; i < s.rank(); ++i) l.inner *= s[i];
-  return l;
-}
-
 // ---------------------------------------------------------------------------------------------
-// Cumsum: floats accumulate in double, complex64 in complex<double>, integers in 64 bits with
-// wrap-around (the low bits equal wrap-around in T).
-
-template <class T>
-using acc_t = std::conditional_t<is_complex_v<T>, std::complex<double>,
-                                 std::conditional_t<is_float_v<T>, double, uint64_t>>;
-
-template <class T>
-acc_t<T> to_acc(T v) {
-  if constexpr (is_complex_v<T>) return std::complex<double>(v.real(), v.imag());
-  else if constexpr (is_float_v<T>) return static_cast<double>(widen(v));
-  else if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
-  else return static_cast<uint64_t>(v);
-}
-
-template <class T>
-T from_acc(acc_t<T> a) {
-  if constexpr (is_complex_v<T>) return complex64(static_cast<float>(a.real()), static_cast<float>(a.imag()));
-  else if constexpr (is_float_v<T>) return convert<T>(a);
-  else return static_cast<T>(a);
-}
+// Cumsum: sums accumulate in wide_t<T> (runtime/cpu/wide.h).
 
 template <class T>
 void cumsum(KernelContext& kc) {
   const Tensor& x = kc.input(0);
   Tensor& y = kc.output(0);
   if (x.num_elements() == 0) return;
-  const Lines l = lines_around(x.shape(), normalize_axis(kc.attrs.i("axis"), x.rank(), kc.op()));
+  const AxisSplit l = split_at_axis(x.shape(), kc.attrs.i("axis"), kc.op());
   const bool exclusive = kc.attrs.b("exclusive"), reverse = kc.attrs.b("reverse");
   const T* in = x.data<T>();
   T* out = y.mutable_data<T>();
-  using A = acc_t<T>;
+  using A = wide_t<T>;
   constexpr int64_t kCols = 512;
   const int64_t chunks = (l.inner + kCols - 1) / kCols;
   const int64_t cols_max = std::min(l.inner, kCols);
@@ -69,13 +39,13 @@ void cumsum(KernelContext& kc) {
         const int64_t i = reverse ? l.n - 1 - step : step;
         const int64_t off = (a * l.n + i) * l.inner + c0;
         for (int64_t j = 0; j < cols; ++j) {
-          const A v = to_acc(in[off + j]);
+          const A v = to_wide(in[off + j]);
           if (exclusive) {
-            out[off + j] = from_acc<T>(acc[j]);
+            out[off + j] = from_wide<T>(acc[j]);
             acc[j] += v;
           } else {
             acc[j] += v;
-            out[off + j] = from_acc<T>(acc[j]);
+            out[off + j] = from_wide<T>(acc[j]);
           }
         }
       }
@@ -162,7 +132,7 @@ void sort(KernelContext& kc) {
   const Tensor& x = kc.input(0);
   Tensor& y = kc.output(0);
   if (x.num_elements() == 0) return;
-  const Lines l = lines_around(x.shape(), normalize_axis(kc.attrs.i("axis"), x.rank(), kc.op()));
+  const AxisSplit l = split_at_axis(x.shape(), kc.attrs.i("axis"), kc.op());
   const bool descending = kc.attrs.b("descending");
   const T* in = x.data<T>();
   T* out = y.mutable_data<T>();

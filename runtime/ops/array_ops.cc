@@ -15,15 +15,6 @@ namespace cairn {
 
 namespace {
 
-std::string ints_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  return s + "]";
-}
-
 // A shape from dims known to be non-negative; rank and element-count overflow are checked.
 Shape checked_shape(const std::vector<int64_t>& dims, const char* op) {
   return Shape::from(dims.data(), dims.size(), op);

@@ -6,15 +6,6 @@
 namespace cairn {
 namespace {
 
-std::string ints_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  return s + "]";
-}
-
 void softmax_shape(ShapeContext& c) {
   const Shape& in = c.in(0);
   if (in.rank() < 1) raise(Code::InvalidArgument, "{}: logits must have rank >= 1, got shape {}", c.op(), in.str());

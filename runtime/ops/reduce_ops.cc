@@ -7,15 +7,6 @@
 namespace cairn {
 namespace {
 
-std::string ints_str(const int64_t* v, size_t n) {
-  std::string s = "[";
-  for (size_t i = 0; i < n; ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  return s + "]";
-}
-
 void reduce_shape(ShapeContext& c) {
   const AttrValue& axis = c.attrs.get("axis");
   const Shape& in = c.in(0);

@@ -4,6 +4,15 @@
 
 namespace cairn {
 
+std::string ints_str(const int64_t* v, size_t n) {
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
+  return s + "]";
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   if (a == b) return a;
   int rank = std::max(a.rank(), b.rank());

@@ -1,6 +1,11 @@
 // Shape functions shared by many ops. Each validates and throws InvalidArgument naming the op.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "runtime/ops/op_def.h"
 
 namespace cairn {
@@ -12,6 +17,10 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 Shape reduced_shape(const Shape& in, const int64_t* axes, size_t n_axes, bool keep_dims, const char* op);
 // Marks which axes a reduction removes; `out` has in.rank() entries.
 void reduction_axes_mask(const Shape& in, const int64_t* axes, size_t n_axes, const char* op, bool* out);
+
+// "[1,-2,3]": a list of integers as error messages print it (Shape::str's format, any length).
+std::string ints_str(const int64_t* v, size_t n);
+inline std::string ints_str(const std::vector<int64_t>& v) { return ints_str(v.data(), v.size()); }
 
 namespace shapes {
 void unchanged(ShapeContext& c);   // output 0 = input 0
