@@ -1,6 +1,7 @@
 package dev.cairn;
 
 import java.lang.ref.Cleaner;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
 
 /**
@@ -10,6 +11,9 @@ import java.util.function.LongConsumer;
  * call that uses {@link #handle()}, so that the Cleaner cannot free it mid-call.
  */
 abstract class NativeHandle implements AutoCloseable {
+  // Owned handles not yet freed (by close() or by the Cleaner); tests wait on it.
+  private static final AtomicLong LIVE = new AtomicLong();
+
   private final long handle;
   private final Cleaner.Cleanable cleanable; // null for a handle owned elsewhere
   private volatile boolean closed;
@@ -20,7 +24,13 @@ abstract class NativeHandle implements AutoCloseable {
    */
   NativeHandle(long handle, LongConsumer free) {
     this.handle = handle;
+    if (free != null) LIVE.incrementAndGet();
     this.cleanable = free == null ? null : NativeResources.CLEANER.register(this, new Release(handle, free));
+  }
+
+  /** How many owned handles are not freed yet (for leak tests). */
+  static long liveHandles() {
+    return LIVE.get();
   }
 
   // Frees the handle; holds no reference to its owner, so it can run after collection.
@@ -36,6 +46,7 @@ abstract class NativeHandle implements AutoCloseable {
     @Override
     public void run() {
       free.accept(handle);
+      LIVE.decrementAndGet();
     }
   }
 
