@@ -114,7 +114,8 @@ int64_t Checkpoint::save_counter_value() {
 Checkpoint::Snapshot Checkpoint::snapshot() {
   save_counter();
   Snapshot s;
-  std::vector<PathedObject> order = breadth_first(*root_);
+  std::vector<std::vector<Edge>> edges;
+  std::vector<PathedObject> order = breadth_first(*root_, &edges);
   std::unordered_map<const Object*, uint32_t> ids;
   for (size_t i = 0; i < order.size(); ++i) ids.emplace(order[i].object.get(), static_cast<uint32_t>(i));
   s.graph.nodes.resize(order.size());
@@ -127,11 +128,8 @@ Checkpoint::Snapshot Checkpoint::snapshot() {
             "checkpoint: the list at '{}' had an element replaced or removed; only append-only lists can be saved "
             "(restore-on-create relies on it, as in TensorFlow)",
             join_path(order[i].path));
-    // Edges added since the walk are not in `ids`; they are left for the next save.
-    for (Edge& e : obj.children()) {
-      auto it = ids.find(e.child.get());
-      if (it != ids.end()) node.children.push_back({e.name, it->second});
-    }
+    // Every child the walk saw has an id: the edges are the walk's own snapshot.
+    for (const Edge& e : edges[i]) node.children.push_back({e.name, ids.at(e.child.get())});
     if (obj.kind() == ObjectKind::Variable) {
       std::string key = variable_key(join_path(order[i].path));
       node.attributes.push_back({kVariableValue, key});

@@ -15,19 +15,21 @@ std::string join_path(const std::vector<std::string>& path) {
   return out;
 }
 
-std::vector<PathedObject> breadth_first(Object& root) {
+std::vector<PathedObject> breadth_first(Object& root, std::vector<std::vector<Edge>>* edges_out) {
   std::vector<PathedObject> order;
   std::unordered_set<const Object*> visited{&root};
   order.push_back(PathedObject{{}, Ref<Object>::share(&root)});
+  if (edges_out) edges_out->clear();
   // `order` doubles as the queue: entries from `next` on still have to be expanded.
   for (size_t next = 0; next < order.size(); ++next) {
     std::vector<Edge> edges = order[next].object->children();
-    for (Edge& e : edges) {
+    for (const Edge& e : edges) {
       if (!visited.insert(e.child.get()).second) continue;
       std::vector<std::string> path = order[next].path;
-      path.push_back(std::move(e.name));
-      order.push_back(PathedObject{std::move(path), std::move(e.child)});
+      path.push_back(e.name);
+      order.push_back(PathedObject{std::move(path), e.child});
     }
+    if (edges_out) edges_out->push_back(std::move(edges));
   }
   return order;
 }

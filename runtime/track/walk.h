@@ -33,7 +33,9 @@ struct PathedObject {
 std::string join_path(const std::vector<std::string>& path);
 
 // Every object reachable from `root` (root first) in checkpoint order with its first path.
-std::vector<PathedObject> breadth_first(Object& root);
+// With `edges`, also the tracked edges each object had when the walk read them (edges[i] belongs
+// to result i), so a caller needs no second, possibly different, snapshot.
+std::vector<PathedObject> breadth_first(Object& root, std::vector<std::vector<Edge>>* edges = nullptr);
 
 using ObjectPredicate = std::function<bool(const Object&)>;
 
