@@ -29,15 +29,8 @@ struct cairn_checkpoint_reader {
 
 namespace {
 
-char* copy_string(const std::string& s, const char* fn) {
-  char* out = static_cast<char*>(std::malloc(s.size() + 1));
-  if (!out) raise(Code::ResourceExhausted, "{}: out of memory", fn);
-  std::memcpy(out, s.c_str(), s.size() + 1);
-  return out;
-}
-
 void hand_out_path(const std::string& path, char** path_out, const char* fn) {
-  if (path_out) *path_out = copy_string(path, fn);
+  if (path_out) *path_out = capi::malloc_string(path, fn);
 }
 
 bool is_intact_checkpoint(const std::string& path) {
@@ -212,10 +205,8 @@ cairn_status* cairn_checkpoint_manager_save(cairn_checkpoint_manager* m, int64_t
   require(m, fn, "manager");
   ckpt::Checkpoint& c = *m->ckpt;
   c.sync();  // an earlier background failure surfaces here, before anything changes
-  Tensor one = Tensor::allocate(c.context().cpu(), DType::Int64, Shape{});
-  *one.mutable_data<int64_t>() = 1;
-  c.save_counter().assign_add(one, fn);
-  int64_t number = checkpoint_number >= 0 ? checkpoint_number : c.save_counter_value();
+  int64_t counter = c.increment_save_counter(fn);
+  int64_t number = checkpoint_number >= 0 ? checkpoint_number : counter;
   std::string path = m->manager->path_for(number);
   if (!c.options().async) {
     m->manager->save(number, [&](const std::string& p) { c.write_snapshot(c.snapshot(), p); });
@@ -317,11 +308,7 @@ cairn_status* cairn_checkpoint_reader_load_string(const cairn_checkpoint_reader*
   require(r, fn, "reader");
   require(key, fn, "key");
   std::string bytes = r->reader.load_string(key);
-  char* buf = static_cast<char*>(std::malloc(bytes.size() + 1));
-  if (!buf) raise(Code::ResourceExhausted, "{}: out of memory", fn);
-  std::memcpy(buf, bytes.data(), bytes.size());
-  buf[bytes.size()] = '\0';
-  *out = buf;
+  *out = capi::malloc_string(bytes, fn);
   *size = bytes.size();
   CAIRN_API_END
 }

@@ -119,11 +119,7 @@ cairn_status* cairn_op_registry_json(char** out) {
   CAIRN_API_BEGIN
   require(out, "cairn_op_registry_json", "out");
   *out = nullptr;
-  std::string json = OpRegistry::global().to_json();
-  char* buf = static_cast<char*>(std::malloc(json.size() + 1));
-  if (!buf) raise(Code::ResourceExhausted, "cairn_op_registry_json: out of memory");
-  std::memcpy(buf, json.c_str(), json.size() + 1);
-  *out = buf;
+  *out = capi::malloc_string(OpRegistry::global().to_json(), "cairn_op_registry_json");
   CAIRN_API_END
 }
 

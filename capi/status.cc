@@ -1,5 +1,6 @@
 // Versions, status and memory helpers of the C API.
 #include <cstdlib>
+#include <cstring>
 
 #include "capi/internal/handles.h"
 #include "runtime/core/version.h"
@@ -16,6 +17,14 @@ cairn_status* make_status(cairn_code code, std::string message) {
     if (!p) std::abort();
     return new (p) cairn_status{CAIRN_RESOURCE_EXHAUSTED, std::string()};
   }
+}
+
+char* malloc_string(const std::string& bytes, const char* fn) {
+  char* out = static_cast<char*>(std::malloc(bytes.size() + 1));
+  if (!out) raise(Code::ResourceExhausted, "{}: out of memory", fn);
+  std::memcpy(out, bytes.data(), bytes.size());
+  out[bytes.size()] = '\0';
+  return out;
 }
 
 cairn_status* status_from_exception() {

@@ -35,6 +35,10 @@ T* require(T* p, const char* fn, const char* what) {
   return p;
 }
 
+// `bytes` in a new malloc'd buffer with a NUL after them, for the caller to free with cairn_free.
+// Throws ResourceExhausted naming `fn` when out of memory.
+char* malloc_string(const std::string& bytes, const char* fn);
+
 // New handle owning `t`; the caller hands it to the user.
 inline cairn_tensor* new_tensor(Tensor t) { return new cairn_tensor{std::move(t)}; }
 

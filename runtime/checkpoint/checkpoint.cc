@@ -111,6 +111,13 @@ int64_t Checkpoint::save_counter_value() {
   return v;
 }
 
+int64_t Checkpoint::increment_save_counter(std::string_view fn) {
+  Tensor one = Tensor::allocate(ctx_->cpu(), DType::Int64, Shape{});
+  *one.mutable_data<int64_t>() = 1;
+  save_counter().assign_add(one, fn);
+  return save_counter_value();
+}
+
 Checkpoint::Snapshot Checkpoint::snapshot() {
   save_counter();
   Snapshot s;
@@ -163,10 +170,7 @@ void Checkpoint::write(const std::string& path) {
 std::string Checkpoint::save(const std::string& prefix) {
   if (prefix.empty()) raise(Code::InvalidArgument, "cairn_checkpoint_save: prefix is empty");
   writer_.wait();
-  Tensor one = Tensor::allocate(ctx_->cpu(), DType::Int64, Shape{});
-  *one.mutable_data<int64_t>() = 1;
-  save_counter().assign_add(one, "cairn_checkpoint_save");
-  std::string path = prefix + "-" + std::to_string(save_counter_value());
+  std::string path = prefix + "-" + std::to_string(increment_save_counter("cairn_checkpoint_save"));
   write(path);
   return path;
 }

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -58,6 +59,8 @@ class Checkpoint {
   // The int64 save counter, created on first use as the root's edge "save_counter".
   Variable& save_counter();
   int64_t save_counter_value();
+  // Adds one to save_counter and returns the new value; `fn` names the caller in errors.
+  int64_t increment_save_counter(std::string_view fn);
 
   void set_options(const CheckpointOptions& options) { options_ = options; }
   const CheckpointOptions& options() const { return options_; }

@@ -49,10 +49,7 @@ bool intact(const std::string& path) {
     float step = static_cast<float>(c.save_counter_value() + 1);
     small->assign(filled(4, step));
     big->assign(filled(1 << 18, step));
-    Tensor one = Tensor::allocate(ctx->cpu(), DType::Int64, Shape{});
-    *one.mutable_data<int64_t>() = 1;
-    c.save_counter().assign_add(one);
-    int64_t n = c.save_counter_value();
+    int64_t n = c.increment_save_counter("crash_test");
     m.save(n, [&](const std::string& p) { c.write_snapshot(c.snapshot(), p); });
   }
 }
