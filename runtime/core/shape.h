@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace cairn {
 
@@ -30,6 +31,7 @@ class Shape {
   void push_back(int64_t d);  // throws past kMaxRank
   void resize(int rank);      // new dims are 1
 
+  std::vector<int64_t> to_vector() const { return std::vector<int64_t>(dims_, dims_ + rank_); }
   std::string str() const;  // "[2,3]", "[]" for scalars
   bool operator==(const Shape& o) const;
   bool operator!=(const Shape& o) const { return !(*this == o); }

@@ -153,6 +153,7 @@ void add_n_kernel(KernelContext& kc) {
 
 CAIRN_REGISTER_KERNEL("Cast", DeviceKind::CPU, cast_kernel);
 CAIRN_REGISTER_KERNEL("Identity", DeviceKind::CPU, identity_kernel);
+CAIRN_REGISTER_KERNEL("StopGradient", DeviceKind::CPU, identity_kernel);
 CAIRN_REGISTER_KERNEL("ZerosLike", DeviceKind::CPU, fill_like_kernel<0>);
 CAIRN_REGISTER_KERNEL("OnesLike", DeviceKind::CPU, fill_like_kernel<1>);
 CAIRN_REGISTER_KERNEL("ClipByValue", DeviceKind::CPU, clip_kernel);

@@ -19,6 +19,8 @@
 namespace cairn {
 
 class Context;
+class Tensor;
+class Variable;
 struct OpCall;
 
 struct ContextOptions {
@@ -37,13 +39,16 @@ struct DeviceBackend {
 };
 void register_device_backend(const DeviceBackend& backend);
 
-// Intercepts eager ops: the gradient tape observes them, graph capture replaces them.
+// Intercepts eager ops: the gradient tape observes them, graph capture replaces them. Hooks see
+// every thread's ops; a hook that cares about one thread (the tape) filters by thread itself.
 class DispatchHook {
  public:
   virtual ~DispatchHook() = default;
   // Returns true when the hook produced the outputs itself (the kernel does not run).
   virtual bool before(Context&, OpCall&) { return false; }
   virtual void after(Context&, const OpCall&) {}
+  // A variable's value was read (Variable::read): the tape watches trainable variables this way.
+  virtual void variable_read(Context&, const Variable&, const Tensor&) {}
 };
 
 class Context : public RefCounted {

@@ -64,7 +64,7 @@ void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num
 
 namespace {
 std::vector<Tensor> run_named(Context& ctx, std::string_view op, const Tensor* inputs, size_t n,
-                              std::initializer_list<NamedAttr> attrs) {
+                              const NamedAttr* attrs, size_t n_attrs) {
   const OpDef& def = OpRegistry::global().get(op);
   std::vector<const Tensor*> ptrs(n);
   for (size_t i = 0; i < n; ++i) ptrs[i] = &inputs[i];
@@ -72,7 +72,7 @@ std::vector<Tensor> run_named(Context& ctx, std::string_view op, const Tensor* i
   std::vector<TensorSpec> specs(n);
   for (size_t i = 0; i < n; ++i) specs[i] = {inputs[i].dtype(), inputs[i].shape()};
   Attrs resolved(def);
-  resolve_call(def, specs.data(), static_cast<int>(n), attrs.begin(), static_cast<int>(attrs.size()), resolved);
+  resolve_call(def, specs.data(), static_cast<int>(n), attrs, static_cast<int>(n_attrs), resolved);
   // Number attributes (Split's num_split, Unpack's num) size the output vector before any shape
   // function has checked them, so bound them here.
   constexpr int kMaxOutputs = 1 << 16;
@@ -80,7 +80,7 @@ std::vector<Tensor> run_named(Context& ctx, std::string_view op, const Tensor* i
   if (n_out < 0 || n_out > kMaxOutputs)
     raise(Code::InvalidArgument, "{}: {} outputs requested; at most {} are supported", def.name, n_out, kMaxOutputs);
   std::vector<Tensor> outs(static_cast<size_t>(n_out));
-  run_op(ctx, def, ptrs.data(), static_cast<int>(n), attrs.begin(), static_cast<int>(attrs.size()), outs.data(),
+  run_op(ctx, def, ptrs.data(), static_cast<int>(n), attrs, static_cast<int>(n_attrs), outs.data(),
          static_cast<int>(outs.size()));
   return outs;
 }
@@ -88,12 +88,25 @@ std::vector<Tensor> run_named(Context& ctx, std::string_view op, const Tensor* i
 
 std::vector<Tensor> run_op(Context& ctx, std::string_view op, std::initializer_list<Tensor> inputs,
                            std::initializer_list<NamedAttr> attrs) {
-  return run_named(ctx, op, inputs.begin(), inputs.size(), attrs);
+  return run_named(ctx, op, inputs.begin(), inputs.size(), attrs.begin(), attrs.size());
 }
 
 std::vector<Tensor> run_op(Context& ctx, std::string_view op, const std::vector<Tensor>& inputs,
                            std::initializer_list<NamedAttr> attrs) {
-  return run_named(ctx, op, inputs.data(), inputs.size(), attrs);
+  return run_named(ctx, op, inputs.data(), inputs.size(), attrs.begin(), attrs.size());
+}
+
+std::vector<Tensor> run_op(Context& ctx, std::string_view op, const std::vector<Tensor>& inputs,
+                           const std::vector<NamedAttr>& attrs) {
+  return run_named(ctx, op, inputs.data(), inputs.size(), attrs.data(), attrs.size());
+}
+
+std::vector<NamedAttr> explicit_attrs(const Attrs& attrs) {
+  std::vector<NamedAttr> out;
+  const OpDef& def = attrs.def();
+  for (size_t i = 0; i < def.attrs.size(); ++i)
+    if (!def.attrs[i].inferred) out.push_back({def.attrs[i].name, attrs.at(static_cast<int>(i))});
+  return out;
 }
 
 NamedAttr attr_int(std::string_view name, int64_t v) {

@@ -32,6 +32,12 @@ std::vector<Tensor> run_op(Context& ctx, std::string_view op, std::initializer_l
                            std::initializer_list<NamedAttr> attrs = {});
 std::vector<Tensor> run_op(Context& ctx, std::string_view op, const std::vector<Tensor>& inputs,
                            std::initializer_list<NamedAttr> attrs = {});
+std::vector<Tensor> run_op(Context& ctx, std::string_view op, const std::vector<Tensor>& inputs,
+                           const std::vector<NamedAttr>& attrs);
+
+// The attributes of a resolved call that a caller sets (type attributes inferred from the inputs
+// left out), borrowing from `attrs`: re-runs an op with another op's settings (gradients do).
+std::vector<NamedAttr> explicit_attrs(const Attrs& attrs);
 
 // Attribute builders for the C++ convenience call. Array values are borrowed: keep them alive
 // for the call.

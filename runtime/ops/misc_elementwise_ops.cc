@@ -1,4 +1,4 @@
-// Miscellaneous elementwise ops: Cast, Identity, ZerosLike, OnesLike, ClipByValue, SelectV2, AddN.
+// Miscellaneous elementwise ops: Cast, Identity, StopGradient, ZerosLike, OnesLike, ClipByValue, SelectV2, AddN.
 #include "runtime/ops/registry.h"
 #include "runtime/ops/shape_fns.h"
 
@@ -45,6 +45,13 @@ CAIRN_REGISTER_OP(OpBuilder("Cast")
 
 CAIRN_REGISTER_OP(OpBuilder("Identity")
                       .summary("A copy of the input.")
+                      .input("input", "T")
+                      .output("output", "T")
+                      .type_attr("T", dtypes::kAll)
+                      .shape(shapes::unchanged));
+
+CAIRN_REGISTER_OP(OpBuilder("StopGradient")
+                      .summary("A copy of the input that gradients do not flow through.")
                       .input("input", "T")
                       .output("output", "T")
                       .type_attr("T", dtypes::kAll)

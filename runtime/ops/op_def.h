@@ -101,6 +101,10 @@ using ShapeFn = void (*)(ShapeContext&);
 struct KernelContext;
 using KernelFn = void (*)(KernelContext&);
 
+// Autodiff (runtime/autodiff) fills this in: the op's gradient, built from registered ops.
+struct GradContext;
+using GradientFn = void (*)(GradContext&);
+
 class OpDef {
  public:
   std::string name;
@@ -114,6 +118,11 @@ class OpDef {
   // Draws random numbers: its kernel gets a per-call seed from the context.
   bool random = false;
   KernelFn kernels[kNumDeviceKinds] = {};
+  // The gradient function (set by CAIRN_REGISTER_GRADIENT), and whether gradients flow through the
+  // op at all: comparisons, rounding and index results are not differentiable
+  // (CAIRN_NOT_DIFFERENTIABLE), so a tape does not record them.
+  GradientFn gradient = nullptr;
+  bool differentiable = true;
 
   int attr_index(std::string_view attr_name) const;  // -1 when unknown
   bool has_variadic_input() const { return !inputs.empty() && inputs.back().variadic; }

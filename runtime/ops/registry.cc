@@ -78,7 +78,7 @@ struct OpRegistry::Impl {
   std::deque<OpDef> defs;  // stable addresses
   std::deque<std::string> alias_names;
   std::unordered_map<std::string_view, OpDef*, OpNameHash> by_name;
-  std::vector<std::pair<std::string, std::pair<DeviceKind, KernelFn>>> pending_kernels;
+  std::vector<std::pair<std::string, std::function<void(OpDef&)>>> pending_updates;
   std::vector<std::pair<std::string, std::string>> pending_aliases;
 
   OpDef* lookup(std::string_view name) const {
@@ -141,10 +141,10 @@ void OpRegistry::add(OpDef def) {
   im.defs.push_back(std::move(def));
   OpDef* d = &im.defs.back();
   im.by_name[d->name] = d;
-  for (auto it = im.pending_kernels.begin(); it != im.pending_kernels.end();) {
+  for (auto it = im.pending_updates.begin(); it != im.pending_updates.end();) {
     if (it->first == d->name) {
-      d->kernels[static_cast<int>(it->second.first)] = it->second.second;
-      it = im.pending_kernels.erase(it);
+      it->second(*d);
+      it = im.pending_updates.erase(it);
     } else {
       ++it;
     }
@@ -170,10 +170,22 @@ void OpRegistry::add_alias(const std::string& alias, const std::string& target) 
   }
 }
 
-void OpRegistry::add_kernel(const std::string& op, DeviceKind device, KernelFn fn) {
+void OpRegistry::update(const std::string& op, std::function<void(OpDef&)> fn) {
   Impl& im = impl();
-  if (OpDef* d = im.lookup(op)) d->kernels[static_cast<int>(device)] = fn;
-  else im.pending_kernels.push_back({op, {device, fn}});
+  if (OpDef* d = im.lookup(op)) fn(*d);
+  else im.pending_updates.emplace_back(op, std::move(fn));
+}
+
+void OpRegistry::add_kernel(const std::string& op, DeviceKind device, KernelFn fn) {
+  update(op, [device, fn](OpDef& d) { d.kernels[static_cast<int>(device)] = fn; });
+}
+
+void OpRegistry::set_gradient(const std::string& op, GradientFn fn) {
+  update(op, [fn](OpDef& d) { d.gradient = fn; });
+}
+
+void OpRegistry::set_not_differentiable(const std::string& op) {
+  update(op, [](OpDef& d) { d.differentiable = false; });
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // CAIRN_REGISTER_KERNEL, both from static initializers; link their libraries with alwayslink.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -28,9 +29,14 @@ class OpRegistry {
   void add(OpDef def);
   void add_alias(const std::string& alias, const std::string& target);
   void add_kernel(const std::string& op, DeviceKind device, KernelFn fn);
+  void set_gradient(const std::string& op, GradientFn fn);
+  void set_not_differentiable(const std::string& op);
 
  private:
   OpRegistry() = default;
+  // Applies `fn` to the schema of `op` now, or when it registers (static initializers of different
+  // libraries run in any order).
+  void update(const std::string& op, std::function<void(OpDef&)> fn);
   struct Impl;
   Impl& impl() const;
 };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 namespace cairn {
 
 Tensor Tensor::allocate(Device& device, DType dtype, const Shape& shape) {
@@ -23,6 +25,23 @@ Tensor Tensor::reshaped(const Shape& shape) const {
   Tensor t(*this);
   t.shape_ = shape;
   return t;
+}
+
+Tensor tensor_on_device(const Tensor& t, Device& device) {
+  Device* source = t.device();
+  if (source == &device) return t;
+  Tensor copy = Tensor::allocate(device, t.dtype(), t.shape());
+  if (t.nbytes() == 0) return copy;
+  if (source->is_host()) {
+    device.write(*copy.buffer(), t.raw_data(), t.nbytes());
+  } else if (device.is_host()) {
+    source->read(*t.buffer(), copy.raw_mutable_data(), t.nbytes());
+  } else {
+    std::vector<char> staging(t.nbytes());
+    source->read(*t.buffer(), staging.data(), staging.size());
+    device.write(*copy.buffer(), staging.data(), staging.size());
+  }
+  return copy;
 }
 
 std::string Tensor::debug_string() const {

@@ -53,4 +53,7 @@ class Tensor {
   Buffer* buffer_ = nullptr;  // one reference
 };
 
+// `t` on `device`: shared when it is already there, copied (through host memory) otherwise.
+Tensor tensor_on_device(const Tensor& t, Device& device);
+
 }  // namespace cairn

@@ -10,22 +10,6 @@
 
 namespace cairn {
 
-Tensor tensor_on_device(const Tensor& t, Device& device) {
-  Device* source = t.device();
-  if (source == &device) return t;
-  Tensor copy = Tensor::allocate(device, t.dtype(), t.shape());
-  if (t.nbytes() == 0) return copy;
-  if (source->is_host()) {
-    device.write(*copy.buffer(), t.raw_data(), t.nbytes());
-  } else if (device.is_host()) {
-    source->read(*t.buffer(), copy.raw_mutable_data(), t.nbytes());
-  } else {
-    std::vector<char> staging(t.nbytes());
-    source->read(*t.buffer(), staging.data(), staging.size());
-    device.write(*copy.buffer(), staging.data(), staging.size());
-  }
-  return copy;
-}
 
 namespace {
 
@@ -63,8 +47,15 @@ Ref<Variable> Variable::create(Context& ctx, const Tensor& initial, const Variab
 std::string Variable::describe() const { return fmt::format("variable '{}'", name_); }
 
 Tensor Variable::read() const {
-  std::lock_guard<std::mutex> lock(value_mu_);
-  return value_;
+  Tensor value;
+  {
+    std::lock_guard<std::mutex> lock(value_mu_);
+    value = value_;
+  }
+  Context& ctx = context();
+  if (ctx.has_hooks())
+    for (DispatchHook* h : ctx.hooks()) h->variable_read(ctx, *this, value);
+  return value;
 }
 
 Tensor Variable::conform(const Tensor& value, std::string_view fn) const {

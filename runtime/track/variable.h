@@ -37,7 +37,8 @@ class Variable final : public Object {
   Device& device() const { return *device_; }
   std::string describe() const override;
 
-  // A snapshot of the current value.
+  // A snapshot of the current value. Dispatch hooks see the read (a gradient tape watches
+  // trainable variables this way).
   Tensor read() const;
 
   // Replaces the value. `value` must match the variable's dtype and shape; a value on another
@@ -64,8 +65,5 @@ class Variable final : public Object {
   mutable std::mutex value_mu_;  // guards value_ (held only to copy or swap it)
   Tensor value_;
 };
-
-// `t` on `device`: shared when it is already there, copied (through host memory) otherwise.
-Tensor tensor_on_device(const Tensor& t, Device& device);
 
 }  // namespace cairn

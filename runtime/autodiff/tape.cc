@@ -1,0 +1,221 @@
+#include "runtime/autodiff/tape.h"
+
+#include <utility>
+
+#include "runtime/autodiff/gradient.h"
+#include "runtime/eager/dispatch.h"
+#include "runtime/eager/ops.h"
+#include "runtime/track/variable.h"
+
+namespace cairn {
+
+bool is_differentiable_dtype(DType dtype) {
+  return dtype == DType::Float32 || dtype == DType::Float64 || dtype == DType::Float16 || dtype == DType::BFloat16;
+}
+
+GradientTape::GradientTape(Context& ctx, TapeOptions options)
+    : ctx_(Ref<Context>::share(&ctx)), options_(options), thread_(std::this_thread::get_id()) {
+  ctx.add_hook(this);
+}
+
+GradientTape::~GradientTape() { ctx_->remove_hook(this); }
+
+void GradientTape::watch(const Tensor& t) {
+  if (!t.valid()) raise(Code::InvalidArgument, "GradientTape::watch: the tensor is empty");
+  if (!is_differentiable_dtype(t.dtype()))
+    raise(Code::InvalidArgument, "GradientTape::watch: cannot watch a {} tensor; gradients flow only through floating dtypes",
+          dtype_name(t.dtype()));
+  if (tracked(t)) return;
+  track(t);
+  watched_tensors_.push_back(t);
+}
+
+GradientTape::WatchedVariable& GradientTape::watch_variable(const Variable& v) {
+  auto [it, inserted] = variable_index_.emplace(&v, variables_.size());
+  if (inserted) variables_.push_back({Ref<Variable>::share(const_cast<Variable*>(&v)), {}});
+  return variables_[it->second];
+}
+
+void GradientTape::watch(const Variable& v) {
+  if (!is_differentiable_dtype(v.dtype()))
+    raise(Code::InvalidArgument, "GradientTape::watch: cannot watch variable '{}' of dtype {}; gradients flow only through floating dtypes",
+          v.name(), dtype_name(v.dtype()));
+  watch_variable(v);
+  v.read();  // records the current value through variable_read
+}
+
+void GradientTape::variable_read(Context&, const Variable& v, const Tensor& value) {
+  if (!records_here() || !is_differentiable_dtype(v.dtype())) return;
+  bool watched = variable_index_.count(&v) != 0;
+  if (!watched && !(options_.watch_accessed_variables && v.trainable())) return;
+  WatchedVariable& w = watch_variable(v);
+  if (tracked(value)) return;  // this value was read before
+  track(value);
+  w.reads.push_back(value);
+}
+
+std::vector<Ref<Variable>> GradientTape::watched_variables() const {
+  std::vector<Ref<Variable>> out;
+  for (const WatchedVariable& w : variables_) out.push_back(w.variable);
+  return out;
+}
+
+void GradientTape::after(Context&, const OpCall& call) {
+  if (!records_here() || !call.def.differentiable) return;
+  bool any = false;
+  for (int i = 0; i < call.num_inputs && !any; ++i) any = tracked(*call.inputs[i]);
+  if (!any) return;
+  Entry e{AttrStore(call.attrs), {}, {}};
+  e.inputs.reserve(static_cast<size_t>(call.num_inputs));
+  for (int i = 0; i < call.num_inputs; ++i) e.inputs.push_back(*call.inputs[i]);
+  e.outputs.assign(call.outputs, call.outputs + call.num_outputs);
+  for (const Tensor& out : e.outputs)
+    if (is_differentiable_dtype(out.dtype())) track(out);
+  entries_.push_back(std::move(e));
+}
+
+void GradientTape::reset() {
+  tracked_.clear();
+  watched_tensors_.clear();
+  entries_.clear();
+  variables_.clear();
+  variable_index_.clear();
+  used_ = false;
+}
+
+void GradientTape::check_usable(const char* fn) const {
+  if (used_)
+    raise(Code::FailedPrecondition,
+          "{}: a non-persistent GradientTape computes one set of gradients; create it with persistent=true to call "
+          "gradient more than once",
+          fn);
+  if (std::this_thread::get_id() != thread_)
+    raise(Code::FailedPrecondition, "{}: a GradientTape is used on the thread that created it", fn);
+}
+
+std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Tensor>& sources,
+                                           const Tensor* output_gradient, Unconnected unconnected) {
+  std::vector<std::vector<Tensor>> groups;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!sources[i].valid()) raise(Code::InvalidArgument, "GradientTape::gradient: source {} is an empty tensor", i);
+    groups.push_back({sources[i]});
+  }
+  return backprop(target, groups, output_gradient, unconnected);
+}
+
+std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<const Variable*>& sources,
+                                           const Tensor* output_gradient, Unconnected unconnected) {
+  std::vector<std::vector<Tensor>> groups;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!sources[i]) raise(Code::InvalidArgument, "GradientTape::gradient: variable {} is null", i);
+    auto it = variable_index_.find(sources[i]);
+    groups.push_back(it == variable_index_.end() ? std::vector<Tensor>{} : variables_[it->second].reads);
+  }
+  std::vector<Tensor> grads = backprop(target, groups, output_gradient, Unconnected::None);
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (!grads[i].valid() && unconnected == Unconnected::Zero)
+      grads[i] = op::filled(*ctx_, sources[i]->device(), sources[i]->dtype(), sources[i]->shape(), 0);
+  return grads;
+}
+
+namespace {
+// Sums the contributions gathered for one tensor, leaving the sum as the only one.
+const Tensor& settle(Context& ctx, std::vector<Tensor>& parts) {
+  if (parts.size() > 1) {
+    Tensor total = op::add_n(ctx, parts);
+    parts.assign(1, std::move(total));
+  }
+  return parts[0];
+}
+
+// Restores the tape's recording flag when the gradient computation ends, however it ends.
+class PauseRecording {
+ public:
+  explicit PauseRecording(GradientTape& tape) : tape_(tape), was_(tape.recording()) { tape.stop_recording(); }
+  ~PauseRecording() {
+    if (was_) tape_.resume_recording();
+  }
+
+ private:
+  GradientTape& tape_;
+  bool was_;
+};
+}  // namespace
+
+std::vector<Tensor> GradientTape::backprop(const Tensor& target, const std::vector<std::vector<Tensor>>& sources,
+                                           const Tensor* output_gradient, Unconnected unconnected) {
+  constexpr const char* kFn = "GradientTape::gradient";
+  check_usable(kFn);
+  if (!target.valid()) raise(Code::InvalidArgument, "{}: the target is an empty tensor", kFn);
+  if (output_gradient && (output_gradient->dtype() != target.dtype() || output_gradient->shape() != target.shape()))
+    raise(Code::InvalidArgument, "{}: output_gradient {} does not match the target {}", kFn, output_gradient->debug_string(),
+          target.debug_string());
+  Context& ctx = *ctx_;
+  PauseRecording pause(*this);
+
+  // Forward: which recorded ops lie on a path from a source.
+  std::unordered_set<const Buffer*> reach;
+  for (const auto& group : sources)
+    for (const Tensor& s : group) reach.insert(s.buffer());
+  std::vector<bool> relevant(entries_.size(), false);
+  for (size_t k = 0; k < entries_.size(); ++k) {
+    for (const Tensor& in : entries_[k].inputs)
+      if (reach.count(in.buffer())) relevant[k] = true;
+    if (relevant[k])
+      for (const Tensor& out : entries_[k].outputs) reach.insert(out.buffer());
+  }
+
+  // Backward, in reverse execution order.
+  std::unordered_map<const Buffer*, std::vector<Tensor>> grads;
+  grads[target.buffer()].push_back(output_gradient ? *output_gradient : op::ones_like(ctx, target));
+  for (size_t k = entries_.size(); k-- > 0;) {
+    if (!relevant[k]) continue;
+    const Entry& e = entries_[k];
+    std::vector<Tensor> out_grads(e.outputs.size());
+    bool any = false;
+    for (size_t i = 0; i < e.outputs.size(); ++i) {
+      auto it = grads.find(e.outputs[i].buffer());
+      if (it == grads.end()) continue;
+      out_grads[i] = settle(ctx, it->second);
+      any = true;
+    }
+    if (!any) continue;
+    const OpDef& def = e.attrs.def();
+    if (!def.gradient)
+      raise(Code::Unimplemented, "{}: op '{}' has no registered gradient", kFn, def.name);
+    for (size_t i = 0; i < e.outputs.size(); ++i)
+      if (!out_grads[i].valid()) out_grads[i] = op::zeros_like(ctx, e.outputs[i]);
+    std::vector<bool> needs(e.inputs.size());
+    for (size_t i = 0; i < e.inputs.size(); ++i)
+      needs[i] = reach.count(e.inputs[i].buffer()) != 0 && is_differentiable_dtype(e.inputs[i].dtype());
+    std::vector<Tensor> in_grads(e.inputs.size());
+    GradContext gc{ctx, def, e.attrs.attrs(), e.inputs, e.outputs, out_grads, needs, in_grads};
+    def.gradient(gc);
+    for (size_t i = 0; i < e.inputs.size(); ++i) {
+      if (!needs[i] || !in_grads[i].valid()) continue;
+      const Tensor& in = e.inputs[i];
+      if (in_grads[i].shape() != in.shape() || in_grads[i].dtype() != in.dtype())
+        raise(Code::Internal, "{}: the gradient of '{}' gave {} for input {} of {}", kFn, def.name,
+              in_grads[i].debug_string(), i, in.debug_string());
+      grads[in.buffer()].push_back(std::move(in_grads[i]));
+    }
+  }
+
+  std::vector<Tensor> result(sources.size());
+  for (size_t s = 0; s < sources.size(); ++s) {
+    std::vector<Tensor> parts;
+    for (const Tensor& t : sources[s]) {
+      auto it = grads.find(t.buffer());
+      if (it != grads.end()) parts.push_back(settle(ctx, it->second));
+    }
+    if (!parts.empty()) result[s] = op::add_n(ctx, parts);
+    else if (unconnected == Unconnected::Zero && !sources[s].empty()) result[s] = op::zeros_like(ctx, sources[s][0]);
+  }
+  if (!options_.persistent) {
+    entries_.clear();
+    used_ = true;
+  }
+  return result;
+}
+
+}  // namespace cairn
