@@ -102,4 +102,10 @@ std::vector<DispatchHook*> Context::hooks() const {
   return hooks_;
 }
 
+std::string Context::unique_name(std::string_view base) {
+  std::lock_guard<std::mutex> lock(names_mu_);
+  int n = name_counts_[std::string(base)]++;
+  return n == 0 ? std::string(base) : std::string(base) + "_" + std::to_string(n);
+}
+
 }  // namespace cairn

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/core/allocator.h"
@@ -68,6 +69,10 @@ class Context : public RefCounted {
   // context replays the same sequence for the same seed.
   uint64_t next_random_seed();
 
+  // "dense", then "dense_1", "dense_2", ...: default names for layers and other objects, unique
+  // within this context (Keras' backend.unique_object_name).
+  std::string unique_name(std::string_view base);
+
   void add_hook(DispatchHook* hook);
   void remove_hook(DispatchHook* hook);
   bool has_hooks() const { return num_hooks_.load(std::memory_order_acquire) != 0; }
@@ -86,6 +91,8 @@ class Context : public RefCounted {
   mutable std::mutex hooks_mu_;
   std::vector<DispatchHook*> hooks_;
   std::atomic<int> num_hooks_{0};
+  std::mutex names_mu_;
+  std::unordered_map<std::string, int> name_counts_;
 };
 
 }  // namespace cairn
