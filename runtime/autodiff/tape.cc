@@ -153,10 +153,12 @@ std::vector<Tensor> GradientTape::backprop(const Tensor& target, const std::vect
   Context& ctx = *ctx_;
   PauseRecording pause(*this);
 
-  // Forward: which recorded ops lie on a path from a source.
+  // Forward: which recorded ops lie on a path from a source. As in TF, a source the tape never
+  // watched (nor computed from something watched) gets no gradient.
   std::unordered_set<const Buffer*> reach;
   for (const auto& group : sources)
-    for (const Tensor& s : group) reach.insert(s.buffer());
+    for (const Tensor& s : group)
+      if (tracked(s)) reach.insert(s.buffer());
   std::vector<bool> relevant(entries_.size(), false);
   for (size_t k = 0; k < entries_.size(); ++k) {
     for (const Tensor& in : entries_[k].inputs)
@@ -205,6 +207,7 @@ std::vector<Tensor> GradientTape::backprop(const Tensor& target, const std::vect
   for (size_t s = 0; s < sources.size(); ++s) {
     std::vector<Tensor> parts;
     for (const Tensor& t : sources[s]) {
+      if (!reach.count(t.buffer())) continue;
       auto it = grads.find(t.buffer());
       if (it != grads.end()) parts.push_back(settle(ctx, it->second));
     }
