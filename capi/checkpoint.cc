@@ -8,6 +8,7 @@
 
 using namespace cairn;
 using cairn::capi::require;
+using cairn::capi::require_options;
 
 struct cairn_checkpoint {
   std::shared_ptr<ckpt::Checkpoint> ckpt;
@@ -86,9 +87,7 @@ cairn_status* cairn_checkpoint_set_options(cairn_checkpoint* ckpt, const cairn_c
   require(ckpt, fn, "ckpt");
   ckpt::CheckpointOptions o;
   if (opts) {
-    if (opts->struct_size < sizeof(cairn_checkpoint_options))
-      raise(Code::InvalidArgument, "{}: options struct_size {} is not a known size (expected {})", fn, opts->struct_size,
-            sizeof(cairn_checkpoint_options));
+    require_options(opts, fn);
     o.compress = opts->compress != 0;
     o.async = opts->async != 0;
     o.fsync = opts->fsync != 0;
@@ -186,9 +185,7 @@ cairn_status* cairn_checkpoint_manager_create(cairn_checkpoint* ckpt, const char
   require(directory, fn, "directory");
   ckpt::ManagerOptions o;
   if (opts) {
-    if (opts->struct_size < sizeof(cairn_checkpoint_manager_options))
-      raise(Code::InvalidArgument, "{}: options struct_size {} is not a known size (expected {})", fn, opts->struct_size,
-            sizeof(cairn_checkpoint_manager_options));
+    require_options(opts, fn);
     if (opts->checkpoint_name) o.checkpoint_name = opts->checkpoint_name;
     o.max_to_keep = opts->max_to_keep;
     o.keep_checkpoint_every_n_hours = opts->keep_checkpoint_every_n_hours;

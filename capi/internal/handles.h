@@ -35,6 +35,16 @@ T* require(T* p, const char* fn, const char* what) {
   return p;
 }
 
+// Checks an options struct's leading struct_size field: a caller built against an older header
+// passes a smaller size, which is not supported yet; InvalidArgument names `fn`.
+template <class Options>
+const Options* require_options(const Options* opts, const char* fn) {
+  if (opts && opts->struct_size < sizeof(Options))
+    raise(Code::InvalidArgument, "{}: options struct_size {} is not a known size (expected {})", fn, opts->struct_size,
+          sizeof(Options));
+  return opts;
+}
+
 // `bytes` in a new malloc'd buffer with a NUL after them, for the caller to free with cairn_free.
 // Throws ResourceExhausted naming `fn` when out of memory.
 char* malloc_string(const std::string& bytes, const char* fn);

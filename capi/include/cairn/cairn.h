@@ -339,7 +339,7 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_registry_json(char **out);
 
 typedef struct cairn_object cairn_object;
 
-/* The kinds of objects. Values 6 and 7 are reserved for optimizers and layers. */
+/* The kinds of objects. */
 typedef enum cairn_object_kind {
   CAIRN_OBJECT_INVALID = 0, /* what cairn_object_kind_of returns for NULL */
   CAIRN_OBJECT_TRACKABLE = 1,
@@ -347,6 +347,8 @@ typedef enum cairn_object_kind {
   CAIRN_OBJECT_LIST = 3,
   CAIRN_OBJECT_DICT = 4,
   CAIRN_OBJECT_MODULE = 5,
+  CAIRN_OBJECT_OPTIMIZER = 6, /* cairn_optimizer_create */
+  CAIRN_OBJECT_LAYER = 7,     /* the layer constructors and cairn_sequential_create */
   CAIRN_OBJECT_KIND_FORCE32 = 0x7fffffff
 } cairn_object_kind;
 
@@ -734,6 +736,298 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_load_string(const
 
 /* DESTRUCTOR. Frees a reader. NULL is fine. */
 CAIRN_API void cairn_checkpoint_reader_free(cairn_checkpoint_reader *r);
+
+/* ---------------------------------------------------------------------------------------------
+ * Training: gradient tape, optimizers, layers, losses, metrics
+ *
+ * A tape records the ops its creating thread runs on watched tensors and on trainable variables
+ * read while it is active, and computes gradients by running each recorded op's gradient (built
+ * from registered ops, so nested tapes give higher-order gradients). Optimizers and layers are
+ * tracked objects (kinds OPTIMIZER and LAYER): put them in a checkpoint like any other object.
+ * An optimizer's step counter, hyperparameters and slot variables (m, v, momentum, ...) are saved
+ * with it; a slot is saved only when its variable is saved too, under
+ * "<variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot>". Layers create their variables on their
+ * first call from the input's shape; a checkpoint restored before that is applied when they appear.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct cairn_tape cairn_tape;
+
+typedef struct cairn_tape_options {
+  uint32_t struct_size;             /* sizeof(cairn_tape_options) */
+  int32_t persistent;               /* 1: allow several gradient calls; default 0 */
+  int32_t watch_accessed_variables; /* 1 (default): watch trainable variables when they are read */
+} cairn_tape_options;
+
+#define CAIRN_TAPE_OPTIONS_INIT { (uint32_t)sizeof(cairn_tape_options), 0, 1 }
+
+/* CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as
+ * tf.GradientTape). Bindings whose threads can move (Go) pin the thread while a tape lives.
+ * @param opts  borrowed; NULL means defaults.
+ * @param out   receives the tape; free it with cairn_tape_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_create(cairn_context *ctx, const cairn_tape_options *opts,
+                                                         cairn_tape **out);
+
+/* METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_watch(cairn_tape *tape, const cairn_tensor *t);
+
+/* METHOD. Watches a variable (also a non-trainable one). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_watch_variable(cairn_tape *tape, const cairn_object *var);
+
+/* METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored. */
+CAIRN_API void cairn_tape_stop_recording(cairn_tape *tape);
+CAIRN_API void cairn_tape_resume_recording(cairn_tape *tape);
+
+/* How a gradient call answers for a source the target does not depend on. */
+typedef enum cairn_unconnected {
+  CAIRN_UNCONNECTED_NONE = 0, /* a NULL gradient (TensorFlow's None) */
+  CAIRN_UNCONNECTED_ZERO = 1, /* zeros of the source's shape */
+  CAIRN_UNCONNECTED_FORCE32 = 0x7fffffff
+} cairn_unconnected;
+
+/* METHOD. d(sum(target * output_gradient))/d(source) for each of `n` sources; output_gradient
+ * NULL means ones (a non-scalar target is summed). A non-persistent tape allows one call.
+ * @param sources  n tensors, borrowed.
+ * @param grads    n slots; each receives a new tensor (free with cairn_tensor_free) or NULL for an
+ *                 unconnected source under CAIRN_UNCONNECTED_NONE. Untouched on error.
+ * Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
+ * thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_gradient(cairn_tape *tape, const cairn_tensor *target,
+                                                           const cairn_tensor *const *sources, size_t n,
+                                                           const cairn_tensor *output_gradient,
+                                                           cairn_unconnected unconnected, cairn_tensor **grads);
+
+/* METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_gradient_variables(cairn_tape *tape, const cairn_tensor *target,
+                                                                     cairn_object *const *vars, size_t n,
+                                                                     const cairn_tensor *output_gradient,
+                                                                     cairn_unconnected unconnected,
+                                                                     cairn_tensor **grads);
+
+/* DESTRUCTOR. Stops recording and frees the tape. NULL is fine. */
+CAIRN_API void cairn_tape_free(cairn_tape *tape);
+
+/* ---- Optimizers (tf.keras.optimizers) ---- */
+
+typedef enum cairn_optimizer_kind {
+  CAIRN_OPTIMIZER_SGD = 0,     /* momentum, nesterov */
+  CAIRN_OPTIMIZER_ADAM = 1,    /* beta_1, beta_2, epsilon */
+  CAIRN_OPTIMIZER_ADAMW = 2,   /* Adam plus decoupled weight_decay */
+  CAIRN_OPTIMIZER_RMSPROP = 3, /* rho, momentum, epsilon, centered */
+  CAIRN_OPTIMIZER_FORCE32 = 0x7fffffff
+} cairn_optimizer_kind;
+
+typedef struct cairn_optimizer_options {
+  uint32_t struct_size;         /* sizeof(cairn_optimizer_options) */
+  cairn_optimizer_kind kind;    /* default SGD */
+  double learning_rate;         /* default 0.01; ignored when schedule is set */
+  const cairn_object *schedule; /* a learning-rate schedule or NULL (default); the optimizer keeps it */
+  double momentum;              /* SGD and RMSprop; default 0 */
+  int32_t nesterov;             /* SGD; default 0 */
+  double beta_1;                /* default 0.9 */
+  double beta_2;                /* default 0.999 */
+  double epsilon;               /* default 1e-7 */
+  double weight_decay;          /* AdamW; default 0.004 */
+  double rho;                   /* RMSprop; default 0.9 */
+  int32_t centered;             /* RMSprop; default 0 */
+} cairn_optimizer_options;
+
+#define CAIRN_OPTIMIZER_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_optimizer_options), CAIRN_OPTIMIZER_SGD, 0.01, NULL, 0.0, 0, 0.9, 0.999, 1e-7, 0.004, 0.9, 0 }
+
+/* CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
+ * @param out  receives it; free with cairn_object_free().
+ * Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_create(cairn_context *ctx, const cairn_optimizer_options *opts,
+                                                              cairn_object **out);
+
+/* CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
+ * Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
+ * Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_schedule_exponential_decay(cairn_context *ctx, double initial_learning_rate,
+                                                                        int64_t decay_steps, double decay_rate,
+                                                                        int32_t staircase, cairn_object **out);
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_schedule_cosine_decay(cairn_context *ctx, double initial_learning_rate,
+                                                                   int64_t decay_steps, double alpha,
+                                                                   cairn_object **out);
+
+/* METHOD. One update for each (grads[i], vars[i]) pair, then the step counter goes up by one.
+ * A NULL gradient skips its variable (as TensorFlow skips None).
+ * Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
+ * not trainable or not floating, or a variable given twice; nothing is updated then. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_apply_gradients(cairn_object *optimizer,
+                                                                       const cairn_tensor *const *grads,
+                                                                       cairn_object *const *vars, size_t n);
+
+/* METHOD. The number of apply_gradients calls so far (the checkpointed "iter"). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_iterations(cairn_object *optimizer, int64_t *out);
+
+/* METHOD. The learning rate the next update uses (the schedule at the current step). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_learning_rate(cairn_object *optimizer, double *out);
+
+/* METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_set_learning_rate(cairn_object *optimizer, double value);
+
+/* METHOD. The slot `name` ("m", "v", "momentum", "rms", "mg") the optimizer holds for `var`.
+ * Errors: NOT_FOUND when it has not been created (before the variable's first update). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_get_slot(cairn_object *optimizer, const cairn_object *var,
+                                                                const char *name, cairn_object **out);
+
+/* ---- Layers (tf.keras.layers). Activations: "linear" (or NULL), "relu", "relu6", "sigmoid",
+ * "tanh", "softmax", "softplus", "elu", "selu", "gelu". Initializers: "glorot_uniform",
+ * "glorot_normal", "he_normal", "he_uniform", "zeros", "ones", "random_normal", "random_uniform".
+ * Names: NULL gives a unique default ("dense", "dense_1", ...). ---- */
+
+typedef struct cairn_dense_options {
+  uint32_t struct_size;           /* sizeof(cairn_dense_options) */
+  int64_t units;                  /* required, > 0 */
+  const char *activation;         /* default NULL (linear) */
+  int32_t use_bias;               /* default 1 */
+  const char *kernel_initializer; /* default NULL (glorot_uniform) */
+  const char *bias_initializer;   /* default NULL (zeros) */
+  const char *name;               /* default NULL */
+} cairn_dense_options;
+
+#define CAIRN_DENSE_OPTIONS_INIT { (uint32_t)sizeof(cairn_dense_options), 0, NULL, 1, NULL, NULL, NULL }
+
+/* CONSTRUCTOR. Dense: activation(x @ kernel + bias) over the last axis; weights "kernel", "bias". */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dense_create(cairn_context *ctx, const cairn_dense_options *opts,
+                                                          cairn_object **out);
+
+typedef struct cairn_conv2d_options {
+  uint32_t struct_size;           /* sizeof(cairn_conv2d_options) */
+  int64_t filters;                /* required, > 0 */
+  int64_t kernel_h, kernel_w;     /* default 3, 3 */
+  int64_t stride_h, stride_w;     /* default 1, 1 */
+  const char *padding;            /* "VALID" (default, NULL) or "SAME" */
+  const char *activation;         /* default NULL (linear) */
+  int32_t use_bias;               /* default 1 */
+  const char *kernel_initializer; /* default NULL (glorot_uniform) */
+  const char *bias_initializer;   /* default NULL (zeros) */
+  const char *name;               /* default NULL */
+} cairn_conv2d_options;
+
+#define CAIRN_CONV2D_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_conv2d_options), 0, 3, 3, 1, 1, NULL, NULL, 1, NULL, NULL, NULL }
+
+/* CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias". */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_conv2d_create(cairn_context *ctx, const cairn_conv2d_options *opts,
+                                                           cairn_object **out);
+
+typedef struct cairn_pool2d_options {
+  uint32_t struct_size;       /* sizeof(cairn_pool2d_options) */
+  int64_t pool_h, pool_w;     /* default 2, 2 */
+  int64_t stride_h, stride_w; /* default 0, 0: the pool size */
+  const char *padding;        /* "VALID" (default, NULL) or "SAME" */
+  const char *name;           /* default NULL */
+} cairn_pool2d_options;
+
+#define CAIRN_POOL2D_OPTIONS_INIT { (uint32_t)sizeof(cairn_pool2d_options), 2, 2, 0, 0, NULL, NULL }
+
+/* CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_max_pool2d_create(cairn_context *ctx, const cairn_pool2d_options *opts,
+                                                               cairn_object **out);
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_avg_pool2d_create(cairn_context *ctx, const cairn_pool2d_options *opts,
+                                                               cairn_object **out);
+
+/* CONSTRUCTOR. Flatten: [batch, ...] -> [batch, product of the rest]. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_flatten_create(cairn_context *ctx, const char *name, cairn_object **out);
+
+/* CONSTRUCTOR. Embedding: int32/int64 indices in [0, input_dim) -> vectors of output_dim;
+ * weight "embeddings" (random_uniform initializer). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_embedding_create(cairn_context *ctx, int64_t input_dim,
+                                                              int64_t output_dim, const char *name,
+                                                              cairn_object **out);
+
+typedef struct cairn_norm_options {
+  uint32_t struct_size; /* sizeof(cairn_norm_options) */
+  int64_t axis;         /* the normalised axis; default -1 */
+  double epsilon;       /* default 1e-3 */
+  double momentum;      /* BatchNorm's moving statistics; default 0.99 */
+  int32_t center;       /* learn "beta"; default 1 */
+  int32_t scale;        /* learn "gamma"; default 1 */
+  const char *name;     /* default NULL */
+} cairn_norm_options;
+
+#define CAIRN_NORM_OPTIONS_INIT { (uint32_t)sizeof(cairn_norm_options), -1, 1e-3, 0.99, 1, 1, NULL }
+
+/* CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
+ * "moving_variance", updated by calls with training = 1). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_norm_create(cairn_context *ctx, const cairn_norm_options *opts,
+                                                               cairn_object **out);
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_batch_norm_create(cairn_context *ctx, const cairn_norm_options *opts,
+                                                               cairn_object **out);
+
+/* CONSTRUCTOR. Dropout with probability `rate` in [0, 1) when called with training = 1 (the rest
+ * scaled by 1 / (1 - rate)); identity otherwise. `seed` < 0 draws from the context's stream. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dropout_create(cairn_context *ctx, double rate, int64_t seed,
+                                                            const char *name, cairn_object **out);
+
+/* CONSTRUCTOR. A layer applying one activation. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_activation_create(cairn_context *ctx, const char *activation,
+                                                               const char *name, cairn_object **out);
+
+/* CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ... */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_sequential_create(cairn_context *ctx, const char *name,
+                                                               cairn_object **out);
+
+/* METHOD. Appends `layer` (borrowed; the model keeps it). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_sequential_add(cairn_object *model, cairn_object *layer);
+
+/* METHOD. Calls a layer (building it on the first call). `training` = 1 switches Dropout and
+ * BatchNorm to training behaviour.
+ * @param out  receives a new tensor; free with cairn_tensor_free().
+ * Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_call(cairn_object *layer, const cairn_tensor *x, int32_t training,
+                                                        cairn_tensor **out);
+
+/* METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
+ * when trainable_only is 1. Empty before the first call. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_weights(cairn_object *layer, int32_t trainable_only,
+                                                           cairn_object_array **out);
+
+/* METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
+ * @param out  receives the text; free with cairn_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_summary(cairn_object *layer, char **out);
+
+/* METHOD. The number of scalars in the layer's variables (0 before the first call). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_count_params(cairn_object *layer, int64_t *out);
+
+/* ---- Losses and metrics ---- */
+
+typedef enum cairn_loss_kind {
+  CAIRN_LOSS_MEAN_SQUARED_ERROR = 0,
+  CAIRN_LOSS_MEAN_ABSOLUTE_ERROR = 1,
+  CAIRN_LOSS_BINARY_CROSSENTROPY = 2,             /* y_true in {0, 1}; y_pred probabilities or logits */
+  CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY = 3, /* y_true int class ids; y_pred [..., classes] */
+  CAIRN_LOSS_FORCE32 = 0x7fffffff
+} cairn_loss_kind;
+
+/* FUNCTION. The mean loss over every element, as a scalar of y_pred's dtype, built from
+ * registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
+ * @param out  receives a new tensor; free with cairn_tensor_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_loss(cairn_context *ctx, cairn_loss_kind kind, const cairn_tensor *y_true,
+                                                  const cairn_tensor *y_pred, int32_t from_logits, cairn_tensor **out);
+
+typedef enum cairn_metric_kind {
+  CAIRN_METRIC_MEAN = 0,     /* update(values, NULL): the mean of every value seen */
+  CAIRN_METRIC_ACCURACY = 1, /* update(y_true, y_pred): int labels vs argmax of scores, or equality */
+  CAIRN_METRIC_FORCE32 = 0x7fffffff
+} cairn_metric_kind;
+
+/* CONSTRUCTOR. A streaming metric: a tracked object with float64 "total" and "count" variables.
+ * @param name  NULL gives "mean" / "accuracy". */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_create(cairn_context *ctx, cairn_metric_kind kind,
+                                                           const char *name, cairn_object **out);
+
+/* METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_update(cairn_object *metric, const cairn_tensor *a,
+                                                           const cairn_tensor *b);
+
+/* METHOD. The current value (0 when nothing was accumulated). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_result(cairn_object *metric, double *out);
+
+/* METHOD. Sets total and count to zero. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_reset(cairn_object *metric);
 
 #ifdef __cplusplus
 } /* extern "C" */
