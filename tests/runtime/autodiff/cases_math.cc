@@ -19,7 +19,7 @@ Tensor away_from_zero(const Shape& shape, double lo = 0.2, double hi = 2) {
 void add_unary(std::vector<GradCase>& out, const char* name, const std::function<Tensor(const Shape&)>& draw,
                std::vector<CaseAttr> attrs = {}, const std::string& label = "") {
   for (const Shape& s : {Shape{}, Shape{5}, Shape{2, 3}, Shape{2, 1, 3}})
-    out.push_back({name, label + " shape " + s.str(), {draw(s)}, op_fn(name, attrs)});
+    out.push_back({name, (label.empty() ? "" : label + ", ") + "shape " + s.str(), {draw(s)}, op_fn(name, attrs)});
 }
 
 std::vector<GradCase> unary_cases() {
