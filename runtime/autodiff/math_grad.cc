@@ -16,8 +16,6 @@ Tensor call(Context& c, std::string_view name, std::initializer_list<Tensor> inp
   return run_op(c, name, inputs, attrs)[0];
 }
 
-Tensor c_of(Context& c, const Tensor& like, double v) { return scalar_like(c, like, v); }
-
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kSqrtHalf = 0.70710678118654752440;
 
@@ -100,11 +98,11 @@ void pow_grad(GradContext& g) {
   Context& c = g.ctx;
   const Tensor &x = g.x(0), &y = g.x(1), &z = g.y();
   if (g.need(0)) {
-    Tensor slope = mul(c, y, pow(c, x, sub(c, y, c_of(c, y, 1))));
+    Tensor slope = mul(c, y, pow(c, x, sub(c, y, scalar_like(c, y, 1))));
     g.set(0, unbroadcast(c, mul(c, g.dy(), slope), x.shape()));
   }
   if (g.need(1)) {
-    Tensor positive = greater(c, x, c_of(c, x, 0));
+    Tensor positive = greater(c, x, scalar_like(c, x, 0));
     Tensor safe_x = select(c, positive, x, ones_like(c, x));
     Tensor log_x = select(c, positive, log(c, safe_x), zeros_like(c, x));
     g.set(1, unbroadcast(c, mul(c, g.dy(), mul(c, z, log_x)), y.shape()));
@@ -124,7 +122,7 @@ void minimum_grad(GradContext& g) { route_grad(g, call(g.ctx, "LessEqual", {g.x(
 // z = (x - y)^2: dz/dx = 2 (x - y) = -dz/dy
 void squared_difference_grad(GradContext& g) {
   Context& c = g.ctx;
-  Tensor gx = mul(c, g.dy(), mul(c, c_of(c, g.dy(), 2), sub(c, g.x(0), g.x(1))));
+  Tensor gx = mul(c, g.dy(), mul(c, scalar_like(c, g.dy(), 2), sub(c, g.x(0), g.x(1))));
   if (g.need(0)) g.set(0, unbroadcast(c, gx, g.x(0).shape()));
   if (g.need(1)) g.set(1, unbroadcast(c, neg(c, gx), g.x(1).shape()));
 }
@@ -168,7 +166,7 @@ void sin_grad(GradContext& g) { g.set(0, mul(g.ctx, g.dy(), call(g.ctx, "Cos", {
 void cos_grad(GradContext& g) { g.set(0, neg(g.ctx, mul(g.ctx, g.dy(), call(g.ctx, "Sin", {g.x(0)})))); }
 void log1p_grad(GradContext& g) {
   Context& c = g.ctx;
-  g.set(0, div(c, g.dy(), add(c, c_of(c, g.x(0), 1), g.x(0))));
+  g.set(0, div(c, g.dy(), add(c, scalar_like(c, g.x(0), 1), g.x(0))));
 }
 
 // y = 1/x: y' = -y^2
@@ -177,21 +175,21 @@ void reciprocal_grad(GradContext& g) { g.set(0, neg(g.ctx, mul(g.ctx, g.dy(), sq
 // y = sqrt(x): y' = 0.5 / y
 void sqrt_grad(GradContext& g) {
   Context& c = g.ctx;
-  g.set(0, div(c, mul(c, g.dy(), c_of(c, g.y(), 0.5)), g.y()));
+  g.set(0, div(c, mul(c, g.dy(), scalar_like(c, g.y(), 0.5)), g.y()));
 }
 
 // y = x^(-1/2): y' = -0.5 y^3
 void rsqrt_grad(GradContext& g) {
   Context& c = g.ctx;
   Tensor cube = mul(c, square(c, g.y()), g.y());
-  g.set(0, mul(c, g.dy(), mul(c, c_of(c, cube, -0.5), cube)));
+  g.set(0, mul(c, g.dy(), mul(c, scalar_like(c, cube, -0.5), cube)));
 }
 
 // erf'(x) = 2/sqrt(pi) exp(-x^2)
 void erf_grad(GradContext& g) {
   Context& c = g.ctx;
   Tensor density = exp(c, neg(c, square(c, g.x(0))));
-  g.set(0, mul(c, g.dy(), mul(c, c_of(c, density, 2 / std::sqrt(kPi)), density)));
+  g.set(0, mul(c, g.dy(), mul(c, scalar_like(c, density, 2 / std::sqrt(kPi)), density)));
 }
 
 // softplus'(x) = sigmoid(x)
@@ -201,7 +199,7 @@ void softplus_grad(GradContext& g) { g.set(0, mul(g.ctx, g.dy(), sigmoid(g.ctx, 
 void relu6_grad(GradContext& g) {
   Context& c = g.ctx;
   const Tensor& x = g.x(0);
-  Tensor inside = call(c, "LogicalAnd", {greater(c, x, c_of(c, x, 0)), less(c, x, c_of(c, x, 6))});
+  Tensor inside = call(c, "LogicalAnd", {greater(c, x, scalar_like(c, x, 0)), less(c, x, scalar_like(c, x, 6))});
   g.set(0, select(c, inside, g.dy(), zeros_like(c, g.dy())));
 }
 
@@ -209,8 +207,8 @@ void relu6_grad(GradContext& g) {
 void elu_grad(GradContext& g) {
   Context& c = g.ctx;
   const Tensor& y = g.y();
-  Tensor negative = less(c, y, c_of(c, y, 0));
-  g.set(0, select(c, negative, mul(c, g.dy(), add(c, y, c_of(c, y, 1))), g.dy()));
+  Tensor negative = less(c, y, scalar_like(c, y, 0));
+  g.set(0, select(c, negative, mul(c, g.dy(), add(c, y, scalar_like(c, y, 1))), g.dy()));
 }
 
 // TF's SELU constants (Klambauer et al. 2017), the ones the Selu kernel uses.
@@ -221,32 +219,35 @@ constexpr double kSeluScale = 1.0507009873554804934193349852946;
 void selu_grad(GradContext& g) {
   Context& c = g.ctx;
   const Tensor& y = g.y();
-  Tensor negative = less(c, y, c_of(c, y, 0));
-  Tensor left = mul(c, g.dy(), add(c, y, c_of(c, y, kSeluScale * kSeluAlpha)));
-  g.set(0, select(c, negative, left, mul(c, g.dy(), c_of(c, y, kSeluScale))));
+  Tensor negative = less(c, y, scalar_like(c, y, 0));
+  Tensor left = mul(c, g.dy(), add(c, y, scalar_like(c, y, kSeluScale * kSeluAlpha)));
+  g.set(0, select(c, negative, left, mul(c, g.dy(), scalar_like(c, y, kSeluScale))));
 }
 
-// Exact: gelu(x) = x Phi(x), gelu' = Phi(x) + x phi(x) with the standard normal cdf Phi and pdf phi.
-// Approximate: gelu(x) = x s with s = sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3), the kernel's
-// form of 0.5 x (1 + tanh u); gelu' = s + 2 x s (1 - s) u'.
+// d/dx of x Phi(x): Phi(x) + x phi(x), with the standard normal cdf Phi and pdf phi.
+Tensor gelu_exact_slope(Context& c, const Tensor& x) {
+  auto k = [&](double v) { return scalar_like(c, x, v); };
+  Tensor cdf = mul(c, k(0.5), add(c, k(1), call(c, "Erf", {mul(c, x, k(kSqrtHalf))})));
+  Tensor pdf = mul(c, k(1 / std::sqrt(2 * kPi)), exp(c, mul(c, k(-0.5), square(c, x))));
+  return add(c, cdf, mul(c, x, pdf));
+}
+
+// d/dx of x s, s = sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3) (the kernel's form of
+// 0.5 x (1 + tanh u)): s + 2 x s (1 - s) u'.
+Tensor gelu_tanh_slope(Context& c, const Tensor& x) {
+  auto k = [&](double v) { return scalar_like(c, x, v); };
+  const double root = std::sqrt(2 / kPi), cubic = 0.044715;
+  Tensor x2 = square(c, x);
+  Tensor u = mul(c, k(root), add(c, x, mul(c, k(cubic), mul(c, x2, x))));
+  Tensor du = mul(c, k(root), add(c, k(1), mul(c, k(3 * cubic), x2)));
+  Tensor s = sigmoid(c, mul(c, k(2), u));
+  Tensor ds = mul(c, mul(c, k(2), s), sub(c, k(1), s));
+  return add(c, s, mul(c, mul(c, x, ds), du));
+}
+
 void gelu_grad(GradContext& g) {
-  Context& c = g.ctx;
-  const Tensor& x = g.x(0);
-  Tensor slope;
-  if (!g.attrs.b("approximate")) {
-    Tensor cdf = mul(c, c_of(c, x, 0.5), add(c, c_of(c, x, 1), call(c, "Erf", {mul(c, x, c_of(c, x, kSqrtHalf))})));
-    Tensor pdf = mul(c, c_of(c, x, 1 / std::sqrt(2 * kPi)), exp(c, mul(c, c_of(c, x, -0.5), square(c, x))));
-    slope = add(c, cdf, mul(c, x, pdf));
-  } else {
-    const double k = std::sqrt(2 / kPi), a = 0.044715;
-    Tensor x2 = square(c, x);
-    Tensor u = mul(c, c_of(c, x, k), add(c, x, mul(c, c_of(c, x, a), mul(c, x2, x))));
-    Tensor du = mul(c, c_of(c, x, k), add(c, c_of(c, x, 1), mul(c, c_of(c, x, 3 * a), x2)));
-    Tensor s = sigmoid(c, mul(c, c_of(c, x, 2), u));
-    Tensor ds = mul(c, mul(c, c_of(c, x, 2), s), sub(c, c_of(c, x, 1), s));
-    slope = add(c, s, mul(c, mul(c, x, ds), du));
-  }
-  g.set(0, mul(c, g.dy(), slope));
+  Tensor slope = g.attrs.b("approximate") ? gelu_tanh_slope(g.ctx, g.x(0)) : gelu_exact_slope(g.ctx, g.x(0));
+  g.set(0, mul(g.ctx, g.dy(), slope));
 }
 
 }  // namespace

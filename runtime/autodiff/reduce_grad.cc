@@ -8,11 +8,6 @@ namespace {
 
 using namespace op;  // NOLINT: gradient formulas read better unqualified
 
-Tensor call(Context& c, std::string_view name, std::initializer_list<Tensor> inputs,
-            std::initializer_list<NamedAttr> attrs = {}) {
-  return run_op(c, name, inputs, attrs)[0];
-}
-
 // The input's shape with the reduced axes set to 1: a reduction's output (or its gradient)
 // reshaped to this broadcasts against the input.
 Shape kept_shape(const Shape& in, const Axes& axes) {
@@ -49,10 +44,10 @@ void prod_grad(GradContext& g) {
   Tensor zero = scalar_like(c, x, 0);
   Tensor is_zero = equal(c, x, zero);
   Tensor safe_x = select(c, is_zero, ones_like(c, x), x);
-  Tensor nonzero_prod = call(c, "Prod", {safe_x}, {attr_ints("axis", axes), attr_bool("keep_dims", true)});
+  Tensor nonzero_prod = run_op(c, "Prod", {safe_x}, {attr_ints("axis", axes), attr_bool("keep_dims", true)})[0];
   Tensor zeros = sum(c, cast(c, is_zero, x.dtype()), axes, true);
   Tensor no_zero = equal(c, zeros, zero);
-  Tensor sole_zero = call(c, "LogicalAnd", {equal(c, zeros, scalar_like(c, x, 1)), is_zero});
+  Tensor sole_zero = run_op(c, "LogicalAnd", {equal(c, zeros, scalar_like(c, x, 1)), is_zero})[0];
   Tensor others = select(c, no_zero, div(c, nonzero_prod, safe_x), select(c, sole_zero, nonzero_prod, zero));
   g.set(0, mul(c, others, reshape(c, g.dy(), kept_shape(x.shape(), axes))));
 }
@@ -60,9 +55,9 @@ void prod_grad(GradContext& g) {
 // Each input element feeds the outputs on one side of it, so its gradient is the sum of their
 // gradients: a cumsum of dy in the opposite direction, exclusive exactly when the forward one was.
 void cumsum_grad(GradContext& g) {
-  g.set(0, call(g.ctx, "Cumsum", {g.dy()},
-                {attr_int("axis", g.attrs.i("axis")), attr_bool("exclusive", g.attrs.b("exclusive")),
-                 attr_bool("reverse", !g.attrs.b("reverse"))}));
+  g.set(0, run_op(g.ctx, "Cumsum", {g.dy()},
+                  {attr_int("axis", g.attrs.i("axis")), attr_bool("exclusive", g.attrs.b("exclusive")),
+                   attr_bool("reverse", !g.attrs.b("reverse"))})[0]);
 }
 
 }  // namespace

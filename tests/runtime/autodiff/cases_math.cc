@@ -15,8 +15,13 @@ Tensor away_from_zero(const Shape& shape, double lo = 0.2, double hi = 2) {
   return f64(v, shape);
 }
 
+using Draw = std::function<Tensor(const Shape&)>;
+// Draws from [lo, hi), or with magnitudes in [lo, hi) and both signs.
+Draw in(double lo, double hi) { return [lo, hi](const Shape& s) { return uniform(s, lo, hi); }; }
+Draw nonzero(double lo, double hi) { return [lo, hi](const Shape& s) { return away_from_zero(s, lo, hi); }; }
+
 // Each unary op over a few shapes (a scalar included), with inputs drawn by `draw`.
-void add_unary(std::vector<GradCase>& out, const char* name, const std::function<Tensor(const Shape&)>& draw,
+void add_unary(std::vector<GradCase>& out, const char* name, const Draw& draw,
                std::vector<CaseAttr> attrs = {}, const std::string& label = "") {
   for (const Shape& s : {Shape{}, Shape{5}, Shape{2, 3}, Shape{2, 1, 3}})
     out.push_back({name, (label.empty() ? "" : label + ", ") + "shape " + s.str(), {draw(s)}, op_fn(name, attrs)});
@@ -24,8 +29,6 @@ void add_unary(std::vector<GradCase>& out, const char* name, const std::function
 
 std::vector<GradCase> unary_cases() {
   std::vector<GradCase> out;
-  auto in = [](double lo, double hi) { return [lo, hi](const Shape& s) { return uniform(s, lo, hi); }; };
-  auto nonzero = [](double lo, double hi) { return [lo, hi](const Shape& s) { return away_from_zero(s, lo, hi); }; };
   add_unary(out, "Abs", nonzero(0.1, 3));
   add_unary(out, "Sin", in(-3, 3));
   add_unary(out, "Cos", in(-3, 3));
@@ -46,18 +49,15 @@ std::vector<GradCase> unary_cases() {
 }
 
 // Each binary op on equal shapes, two broadcasting pairs, and a scalar; `x` and `y` draw the inputs.
-void add_binary(std::vector<GradCase>& out, const char* name, const std::function<Tensor(const Shape&)>& x,
-                const std::function<Tensor(const Shape&)>& y, std::vector<int> wrt = {}) {
+void add_binary(std::vector<GradCase>& out, const char* name, const Draw& x, const Draw& y) {
   const std::vector<std::pair<Shape, Shape>> shapes = {
       {{2, 3}, {2, 3}}, {{2, 1, 3}, {4, 1}}, {{3}, {2, 3}}, {{2, 3}, {}}};
   for (const auto& [sx, sy] : shapes)
-    out.push_back({name, sx.str() + " with " + sy.str(), {x(sx), y(sy)}, op_fn(name), wrt});
+    out.push_back({name, sx.str() + " with " + sy.str(), {x(sx), y(sy)}, op_fn(name)});
 }
 
 std::vector<GradCase> binary_cases() {
   std::vector<GradCase> out;
-  auto in = [](double lo, double hi) { return [lo, hi](const Shape& s) { return uniform(s, lo, hi); }; };
-  auto nonzero = [](double lo, double hi) { return [lo, hi](const Shape& s) { return away_from_zero(s, lo, hi); }; };
   add_binary(out, "Pow", in(0.3, 2.5), in(-2, 2));
   // A negative base with integer exponents: only x has a gradient to compare (TF gives y none there,
   // and the real power is undefined off the integers).
