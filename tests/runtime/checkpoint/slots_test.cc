@@ -1,7 +1,10 @@
 // Optimizer slots in checkpoints: key naming, SlotRefs, partial saving, deferred restore of slots
 // (the slot created after the restore, the variable or the optimizer attached after the restore),
 // bit-for-bit resumption, iterations and hyperparameters, assert_consumed over slot values.
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/optim/optimizer.h"
@@ -127,6 +130,27 @@ TEST_CASE("slot keys: <variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot>, w
     }
   }
   CHECK(found);
+}
+
+TEST_CASE("cairn ckpt ls and show list the slot keys and SlotRefs the slot keys and SlotRefs") {
+  Model m;
+  Ref<Optimizer> opt = adam();
+  train_step(*opt, m, 0);
+  Checkpoint c(ctx(), {{"model", m.module}, {"opt", opt}});
+  std::string dir = make_temp_dir();
+  std::string path = write_to(c, dir, "ck");
+  int raw = std::system(("tools/cli/cairn ckpt ls " + path + " >" + dir + "/ls && tools/cli/cairn ckpt show " + path +
+                         " _CHECKPOINTABLE_OBJECT_GRAPH >" + dir + "/graph")
+                            .c_str());
+  REQUIRE(WIFEXITED(raw));
+  CHECK(WEXITSTATUS(raw) == 0);
+  std::string ls = read_file(dir + "/ls");
+  size_t at = ls.find("model/w/.OPTIMIZER_SLOT/opt/m/.ATTRIBUTES/VARIABLE_VALUE ");
+  REQUIRE(at != std::string::npos);
+  std::string line = ls.substr(at, ls.find('\n', at) - at);
+  CHECK(line.find(" float32 ") != std::string::npos);
+  CHECK(line.find(" [2] ") != std::string::npos);
+  CHECK(read_file(dir + "/graph").find("slot v: optimizer node") != std::string::npos);
 }
 
 TEST_CASE("a slot is saved only when both its variable and its optimizer are") {
