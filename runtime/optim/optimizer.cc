@@ -360,7 +360,8 @@ void Optimizer::update(Variable& var, const Tensor& grad, const Tensor& lr_f32, 
       if (mom) {
         // TF's ApplyRMSProp kernel: epsilon inside the root.
         // mom = momentum * mom + lr * g / sqrt(denom + eps); var -= mom
-        Tensor mom_new = add(c, mul(c, hp("momentum"), mom->read()), div(c, mul(c, lr, g), sqrt(c, add(c, denom, eps))));
+        Tensor scaled = div(c, mul(c, lr, g), sqrt(c, add(c, denom, eps)));
+        Tensor mom_new = add(c, mul(c, hp("momentum"), mom->read()), scaled);
         mom->assign(mom_new, kApply);
         var.assign_sub(mom_new, kApply);
       } else {

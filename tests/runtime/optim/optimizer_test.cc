@@ -129,7 +129,9 @@ std::vector<double> grad_at(int k) { return {0.5 * (k + 1), -0.25 + 0.1 * k, 0.3
 // The reference's slot values in slot_names() order.
 std::vector<std::vector<double>> reference_slots(const Reference& r) {
   switch (r.o.kind) {
-    case Kind::SGD: return r.o.momentum > 0 ? std::vector<std::vector<double>>{r.m} : std::vector<std::vector<double>>{};
+    case Kind::SGD:
+      if (r.o.momentum > 0) return {r.m};
+      return {};
     case Kind::Adam:
     case Kind::AdamW: return {r.m, r.v};
     case Kind::RMSprop: {
@@ -337,8 +339,8 @@ TEST_CASE("bad pairs name the variable and change nothing") {
     CHECK(opt->iterations_value() == 0);
     CHECK(opt->slots_for(*a).empty());
   };
-  CHECK_THROWS_CODE(opt->apply_gradients({{ga, a.get()}, {make<double>({1}, Shape{1}), b.get()}}), Code::InvalidArgument,
-                    "'b:0' has dtype float64");
+  CHECK_THROWS_CODE(opt->apply_gradients({{ga, a.get()}, {make<double>({1}, Shape{1}), b.get()}}),
+                    Code::InvalidArgument, "'b:0' has dtype float64");
   unchanged();
   CHECK_THROWS_CODE(opt->apply_gradients({{ga, a.get()}, {ga, b.get()}}), Code::InvalidArgument, "'b:0' has shape [2]");
   unchanged();
