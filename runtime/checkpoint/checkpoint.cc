@@ -7,6 +7,7 @@
 
 #include "runtime/core/version.h"
 #include "runtime/track/containers.h"
+#include "runtime/track/slots.h"
 #include "runtime/track/walk.h"
 
 namespace cairn::ckpt {
@@ -40,6 +41,44 @@ std::string join_names(const std::vector<std::string>& names) {
 }  // namespace
 
 std::string variable_key(const std::string& path) { return path + "/.ATTRIBUTES/" + kVariableValue; }
+
+std::string slot_key(const std::string& variable_path, const std::string& owner_path, const std::string& slot_name) {
+  return variable_key(fmt::format("{}/{}/{}/{}", variable_path, kOptimizerSlot, owner_path, slot_name));
+}
+
+namespace {
+// TensorFlow's rule: the slots of every (slot owner, variable) pair the walk reached become extra
+// nodes after the walk's own, each with its value, and SlotRefs on the owner's node. A slot whose
+// variable or owner is not saved is not saved either.
+void add_slot_nodes(const std::vector<PathedObject>& order, const std::unordered_map<const Object*, uint32_t>& ids,
+                    Checkpoint::Snapshot& s) {
+  for (size_t o = 0; o < order.size(); ++o) {
+    auto* owner = dynamic_cast<SlotOwner*>(order[o].object.get());
+    if (!owner) continue;
+    const std::string owner_path = join_path(order[o].path);
+    for (size_t v = 0; v < order.size(); ++v) {
+      if (order[v].object->kind() != ObjectKind::Variable) continue;
+      const auto& var = static_cast<const Variable&>(*order[v].object);
+      for (auto& [name, slot] : owner->slots_for(var)) {
+        // TensorFlow refuses this too: the slot's value would be saved under two keys.
+        if (ids.count(slot.get()))
+          raise(Code::FailedPrecondition,
+                "checkpoint: slot '{}' of {} ({}) is also tracked as an object of the graph; slot variables "
+                "cannot be tracked dependencies",
+                name, var.describe(), slot->describe());
+        std::string key = slot_key(join_path(order[v].path), owner_path, name);
+        Node node;
+        node.kind = static_cast<uint32_t>(ObjectKind::Variable);
+        node.attributes.push_back({kVariableValue, key});
+        auto slot_node = static_cast<uint32_t>(s.graph.nodes.size());
+        s.graph.nodes.push_back(std::move(node));
+        s.graph.nodes[o].slots.push_back({static_cast<uint32_t>(o), static_cast<uint32_t>(v), name, slot_node});
+        s.entries.emplace_back(std::move(key), slot->read());
+      }
+    }
+  }
+}
+}  // namespace
 
 // ---- BackgroundWriter ----
 
@@ -143,6 +182,7 @@ Checkpoint::Snapshot Checkpoint::snapshot() {
       s.entries.emplace_back(key, static_cast<Variable&>(obj).read());
     }
   }
+  add_slot_nodes(order, ids, s);
   s.metadata.save_counter = save_counter_value();
   s.metadata.library_version = kVersionString;
   return s;
@@ -196,8 +236,13 @@ std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
 
 RestoreState::RestoreState(std::shared_ptr<Reader> reader, Ref<Object> root)
     : reader_(std::move(reader)), root_(std::move(root)) {
-  node_paths_ = checkpoint_node_paths(reader_->graph());
-  node_matched_.assign(reader_->graph().nodes.size(), false);
+  const ObjectGraph& g = reader_->graph();
+  node_paths_ = checkpoint_node_paths(g);
+  node_matched_.assign(g.nodes.size(), false);
+  node_live_.assign(g.nodes.size(), nullptr);
+  for (uint32_t i = 0; i < g.nodes.size(); ++i)
+    for (size_t r = 0; r < g.nodes[i].slots.size(); ++r)
+      slots_by_variable_[g.nodes[i].slots[r].variable_node].emplace_back(i, r);
 }
 
 RestoreState::~RestoreState() {
@@ -240,7 +285,9 @@ void RestoreState::match(Object& live, uint32_t node, const std::string& live_pa
   node_matched_[node] = true;
   matched_[&live] = node;
   matched_refs_.push_back(Ref<Object>::share(&live));
+  if (!node_live_[node]) node_live_[node] = &live;
   restore_values(live, node);
+  match_slots(live, node);
   const Node& n = reader_->graph().nodes[node];
   if (n.children.empty()) return;
   // Observe before looking at the children, so an edge created meanwhile is not missed.
@@ -253,6 +300,37 @@ void RestoreState::match(Object& live, uint32_t node, const std::string& live_pa
       pending_[&live].emplace_back(e.name, e.node_id);
     }
   }
+}
+
+void RestoreState::match_slots(Object& live, uint32_t node) {
+  const ObjectGraph& g = reader_->graph();
+  // `live` is a slot owner: the slots of its variables matched so far.
+  if (auto* owner = dynamic_cast<SlotOwner*>(&live))
+    for (const SlotRef& ref : g.nodes[node].slots) restore_slot(*owner, ref);
+  // `live` is a variable: its slots in the owners matched so far.
+  auto it = slots_by_variable_.find(node);
+  if (it == slots_by_variable_.end() || live.kind() != ObjectKind::Variable) return;
+  for (const auto& [owner_node, index] : it->second)
+    if (auto* owner = dynamic_cast<SlotOwner*>(node_live_[owner_node]))
+      restore_slot(*owner, g.nodes[owner_node].slots[index]);
+}
+
+void RestoreState::restore_slot(SlotOwner& owner, const SlotRef& ref) {
+  Object* var = node_live_[ref.variable_node];
+  if (!var || var->kind() != ObjectKind::Variable) return;  // matched later, or never
+  // Weak: an optimizer holding a pending restore must not keep this state (and the objects it
+  // matched) alive; like deferred edges, pending slots restore while the state lives.
+  std::weak_ptr<RestoreState> self = weak_from_this();
+  uint32_t slot_node = ref.slot_node;
+  owner.restore_slot(static_cast<Variable&>(*var), ref.slot_name, [self, slot_node](Variable& slot) {
+    if (auto state = self.lock()) state->restore_slot_value(slot, slot_node);
+  });
+}
+
+void RestoreState::restore_slot_value(Variable& slot, uint32_t slot_node) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  restore_values(slot, slot_node);
+  node_matched_[slot_node] = true;  // after the value: a failed restore still counts as unrestored
 }
 
 void RestoreState::on_edge_created(Object& parent, const std::string& name, Object& child) {

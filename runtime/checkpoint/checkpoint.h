@@ -19,10 +19,13 @@
 #include "runtime/checkpoint/manager.h"
 #include "runtime/checkpoint/reader.h"
 #include "runtime/checkpoint/writer.h"
+#include "runtime/track/slots.h"
 #include "runtime/track/trackable.h"
 #include "runtime/track/variable.h"
 
 namespace cairn::ckpt {
+
+constexpr const char* kOptimizerSlot = ".OPTIMIZER_SLOT";
 
 struct CheckpointOptions {
   bool compress = false;  // zstd per payload (stored raw when it does not shrink)
@@ -118,6 +121,11 @@ class RestoreState : public EdgeObserver, public std::enable_shared_from_this<Re
  private:
   void match(Object& live, uint32_t node, const std::string& live_path);
   void restore_values(Object& live, uint32_t node);
+  // Slots: once a slot owner's node and a variable's node are both matched (in either order),
+  // the owner is asked to restore the slot now or when it creates it.
+  void match_slots(Object& live, uint32_t node);
+  void restore_slot(SlotOwner& owner, const SlotRef& ref);
+  void restore_slot_value(Variable& slot, uint32_t slot_node);
   std::vector<std::string> unrestored_values() const;
   std::vector<std::string> unmatched_live(bool values_only) const;
 
@@ -128,6 +136,9 @@ class RestoreState : public EdgeObserver, public std::enable_shared_from_this<Re
   std::vector<bool> node_matched_;
   std::unordered_map<const Object*, uint32_t> matched_;  // live object -> checkpoint node
   std::vector<Ref<Object>> matched_refs_;                // keeps matched objects' identity stable
+  std::vector<Object*> node_live_;                       // the first live object matched to each node
+  // variable node -> (slot owner node, index into its slots), for every SlotRef in the file.
+  std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, size_t>>> slots_by_variable_;
   // Deferred restores: (live parent, edge name) -> checkpoint node to match when the edge appears.
   std::unordered_map<const Object*, std::vector<std::pair<std::string, uint32_t>>> pending_;
   std::atomic<bool> expect_partial_{false};
@@ -135,5 +146,7 @@ class RestoreState : public EdgeObserver, public std::enable_shared_from_this<Re
 
 // The variable value key of a path: "<path>/.ATTRIBUTES/VARIABLE_VALUE".
 std::string variable_key(const std::string& path);
+// The value key of a slot: "<variable path>/.OPTIMIZER_SLOT/<owner path>/<slot>/.ATTRIBUTES/VARIABLE_VALUE".
+std::string slot_key(const std::string& variable_path, const std::string& owner_path, const std::string& slot_name);
 
 }  // namespace cairn::ckpt

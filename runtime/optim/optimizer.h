@@ -11,6 +11,7 @@
 // apply_gradients is not safe to call from two threads at once for the same optimizer.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -106,9 +107,17 @@ class Optimizer : public Trackable, public SlotOwner {
     Ref<Variable> variable;  // keeps the key's identity stable
     std::vector<std::pair<std::string, Ref<Variable>>> slots;
   };
+  struct PendingRestore {
+    Ref<Variable> variable;  // keeps the key's identity stable until the slot appears
+    std::function<void(Variable&)> restore;
+  };
   Variable& add_hyper(const std::string& name, double value);
-  Tensor hyper(const std::string& name, DType dtype);  // the hyperparameter cast to `dtype`
-  VarSlots& slots_of(Variable& variable);              // creates the slots on first use
+  // The hyperparameter cast to `dtype` on `device` (where the variable being updated lives).
+  Tensor hyper(const std::string& name, DType dtype, Device& device);
+  // Creates the slots of `variable` on first use and runs their pending restores.
+  void create_slots(Variable& variable);
+  std::vector<Ref<Variable>> slot_list(const Variable& variable) const;  // in slot_names() order
+  void check_pairs(const std::vector<std::pair<Tensor, Variable*>>& grads_and_vars) const;
   void update(Variable& variable, const Tensor& grad, const Tensor& lr, const Tensor& step);
 
   OptimizerOptions options_;
@@ -117,7 +126,7 @@ class Optimizer : public Trackable, public SlotOwner {
   mutable std::mutex slots_mu_;
   std::map<const Variable*, VarSlots> slots_;
   // Pending slot restores: (variable, slot name) -> restore function.
-  std::map<std::pair<const Variable*, std::string>, std::function<void(Variable&)>> pending_;
+  std::map<std::pair<const Variable*, std::string>, PendingRestore> pending_;
 };
 
 }  // namespace cairn::optim
