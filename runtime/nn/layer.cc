@@ -122,7 +122,8 @@ Ref<Sequential> Sequential::create(Context& ctx, std::string_view name) { return
 void Sequential::add(Ref<Layer> layer) {
   if (!layer) raise(Code::InvalidArgument, "{}: add: the layer is null", describe());
   if (layer.get() == this) raise(Code::InvalidArgument, "{}: add: a sequential cannot contain itself", describe());
-  if (built())
+  // A successful call recorded the output shape, which a new last layer would make stale.
+  if (output_shape())
     raise(Code::InvalidArgument, "{}: add: already built; add {} before the first call", describe(),
           layer->describe());
   std::string edge;
@@ -141,9 +142,13 @@ std::vector<Ref<Layer>> Sequential::layers() const {
   return layers_;
 }
 
+void Sequential::check_input(const Shape&, DType) const {
+  std::lock_guard<std::mutex> lock(layers_mu_);
+  if (layers_.empty()) raise(Code::InvalidArgument, "{}: has no layers to call", describe());
+}
+
 Tensor Sequential::forward(const Tensor& x, bool training) {
   std::vector<Ref<Layer>> layers = this->layers();
-  if (layers.empty()) raise(Code::InvalidArgument, "{}: has no layers to call", describe());
   Tensor y = x;
   for (const Ref<Layer>& l : layers) y = (*l)(y, training);
   return y;

@@ -152,6 +152,7 @@ class Sequential final : public Layer {
   std::vector<Ref<Layer>> layers() const;
 
  protected:
+  void check_input(const Shape& input_shape, DType dtype) const override;  // at least one layer
   Tensor forward(const Tensor& x, bool training) override;
   std::vector<Ref<Layer>> sublayers() const override { return layers(); }
 

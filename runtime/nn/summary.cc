@@ -34,14 +34,16 @@ std::string with_commas(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
-// `text` padded to `width`; a longer text keeps one space before the next column.
-std::string cell(const std::string& text, size_t width) {
-  return text.size() < width ? text + std::string(width - text.size(), ' ') : text + " ";
-}
-
-std::string trim_right(std::string s) {
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
+// One table line: each cell starts at its column, or one space after the previous cell when that
+// one overflows its column (later columns line up again once there is room).
+std::string line(const std::string& name, const std::string& shape, const std::string& params) {
+  std::string out = name;
+  for (const auto& [text, column] : {std::pair<const std::string&, size_t>{shape, kNameWidth},
+                                     std::pair<const std::string&, size_t>{params, kNameWidth + kShapeWidth}}) {
+    out += out.size() < column ? std::string(column - out.size(), ' ') : " ";
+    out += text;
+  }
+  return out;
 }
 
 }  // namespace
@@ -49,11 +51,10 @@ std::string trim_right(std::string s) {
 std::string Summary::table() const {
   const std::string thin(kLineWidth, '_'), thick(kLineWidth, '=');
   std::string out = fmt::format("Model: \"{}\"\n{}\n", name, thin);
-  out += trim_right(cell(" Layer (type)", kNameWidth) + cell("Output Shape", kShapeWidth) + "Param #") + "\n";
+  out += line(" Layer (type)", "Output Shape", "Param #") + "\n";
   out += thick + "\n";
   for (const SummaryRow& r : rows) {
-    const std::string label = fmt::format(" {} ({})", r.name, r.type);
-    out += trim_right(cell(label, kNameWidth) + cell(r.output_shape, kShapeWidth) + std::to_string(r.params)) + "\n";
+    out += line(fmt::format(" {} ({})", r.name, r.type), r.output_shape, std::to_string(r.params)) + "\n";
   }
   out += thick + "\n";
   out += fmt::format("Total params: {}\nTrainable params: {}\nNon-trainable params: {}\n{}\n", with_commas(total),
