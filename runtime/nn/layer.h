@@ -65,8 +65,8 @@ class Layer : public Module {
   Layer(Context& ctx, const char* type, std::string_view name);
   // Throws InvalidArgument (naming the layer) unless x fits: the right rank and dtype, and once
   // built, dimensions compatible with the weights. Called on every call, before build.
-  virtual void check_input(const Shape& input_shape, DType dtype) const {}
-  virtual void build(const Shape& input_shape, DType dtype) {}
+  virtual void check_input(const Shape& /*input_shape*/, DType /*dtype*/) const {}
+  virtual void build(const Shape& /*input_shape*/, DType /*dtype*/) {}
   virtual Tensor forward(const Tensor& x, bool training) = 0;
   // Creates the variable "<scope>/<name>:0" from the initializer and sets it as edge `name`.
   Variable& add_weight(const std::string& name, const Shape& shape, const Initializer& init, DType dtype,
