@@ -63,7 +63,10 @@ class Layer : public Module {
  protected:
   // `name` empty gives a unique default from the type ("dense", "dense_1", ...).
   Layer(Context& ctx, const char* type, std::string_view name);
-  virtual void build(const Shape& input_shape, DType dtype) {}
+  // Throws InvalidArgument (naming the layer) unless x fits: the right rank and dtype, and once
+  // built, dimensions compatible with the weights. Called on every call, before build.
+  virtual void check_input(const Shape& /*input_shape*/, DType /*dtype*/) const {}
+  virtual void build(const Shape& /*input_shape*/, DType /*dtype*/) {}
   virtual Tensor forward(const Tensor& x, bool training) = 0;
   // Creates the variable "<scope>/<name>:0" from the initializer and sets it as edge `name`.
   Variable& add_weight(const std::string& name, const Shape& shape, const Initializer& init, DType dtype,
@@ -72,9 +75,13 @@ class Layer : public Module {
   virtual std::vector<Ref<Layer>> sublayers() const { return {}; }
 
  private:
+  // Checks x and builds the layer on the first call, under build_mu_.
+  void ensure_built(const Tensor& x);
+
   const char* type_;
   mutable std::mutex build_mu_;
   bool built_ = false;
+  Device* build_device_ = nullptr;  // the first input's device: where add_weight puts the weights
   std::optional<Shape> output_shape_;
   std::vector<Ref<Variable>> own_weights_;
 };
@@ -139,11 +146,13 @@ class Sequential final : public Layer {
  public:
   static Ref<Sequential> create(Context& ctx, std::string_view name = {});
   Sequential(Context& ctx, std::string_view name);
-  // Appends a layer as edge "layer-N". InvalidArgument when it is already built... (see .cc)
+  // Appends a layer as edge "layer-N". InvalidArgument for a null layer, the sequential itself, a
+  // layer already in it, or a sequential already built (its recorded output shape would be stale).
   void add(Ref<Layer> layer);
   std::vector<Ref<Layer>> layers() const;
 
  protected:
+  void check_input(const Shape& input_shape, DType dtype) const override;  // at least one layer
   Tensor forward(const Tensor& x, bool training) override;
   std::vector<Ref<Layer>> sublayers() const override { return layers(); }
 

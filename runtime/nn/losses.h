@@ -3,6 +3,9 @@
 // the predictions' dtype, built from registered ops so the tape differentiates them.
 #pragma once
 
+#include <mutex>
+#include <string>
+
 #include "runtime/track/trackable.h"
 #include "runtime/track/variable.h"
 
@@ -29,6 +32,7 @@ class Metric : public Trackable {
 
  private:
   std::string name_;
+  std::mutex mu_;  // keeps total and count consistent with each other across threads
   Ref<Variable> total_, count_;
 };
 

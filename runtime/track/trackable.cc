@@ -78,7 +78,10 @@ void check_scope_name(std::string_view name, std::string_view fn) {
 }  // namespace
 
 Module::Module(Context& ctx, std::string_view name, const Module* parent_scope, std::string_view fn)
-    : Trackable(ObjectKind::Module, ctx), name_(name) {
+    : Module(ObjectKind::Module, ctx, name, parent_scope, fn) {}
+
+Module::Module(ObjectKind kind, Context& ctx, std::string_view name, const Module* parent_scope, std::string_view fn)
+    : Trackable(kind, ctx), name_(name) {
   check_scope_name(name, fn);
   scope_ = parent_scope ? fmt::format("{}/{}", parent_scope->scope(), name) : name_;
 }

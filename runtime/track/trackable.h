@@ -48,6 +48,10 @@ class Module : public Trackable {
   const std::string& scope() const { return scope_; }      // "m1/m2"
   std::string describe() const override;
 
+ protected:
+  // For module kinds other than ObjectKind::Module (layers).
+  Module(ObjectKind kind, Context& ctx, std::string_view name, const Module* parent_scope, std::string_view fn);
+
  private:
   std::string name_;
   std::string scope_;
