@@ -3,7 +3,6 @@
 #include <string_view>
 
 #include "runtime/autodiff/gradient.h"
-#include "runtime/core/shape.h"
 
 namespace cairn {
 namespace {

@@ -1,6 +1,7 @@
 // Gradients of the indexing ops (gathers, scatters, segment sums) and of the ops that pick values
 // by index (Sort, TopKV2). A gather's gradient adds dy into the positions it read, so duplicate
 // indices accumulate; a scatter's gradient gathers dy back. Index inputs get no gradient.
+#include <cmath>
 #include <string_view>
 #include <utility>
 
@@ -110,10 +111,19 @@ void top_k_grad(GradContext& g) {
   g.set(0, scatter_last_axis(g.ctx, g.dy(0), g.y(1), g.x(0).shape()));
 }
 
+// The key whose stable descending order is the ascending Sort's order: -x, with NaN (last when
+// ascending, but largest to TopKV2) mapped to -inf. Only a NaN before a +inf in the same row
+// still comes out in the wrong order (both keys are -inf, and the lower index wins).
+Tensor ascending_key(Context& c, const Tensor& x) {
+  Tensor is_nan = run1(c, "IsNan", {x});
+  return select(c, is_nan, scalar_like(c, x, -INFINITY), neg(c, x));
+}
+
 // Sort is stable. TopKV2 with k = n orders largest first and breaks ties by the lower index,
-// which is a stable descending sort; on -x it is a stable ascending one. Its indices are the
-// permutation that dy is scattered back through. Sort works on any axis, TopKV2 on the last:
-// the axis is swapped to the end and back.
+// which is a stable descending sort (NaN first, as Sort's descending order has it); on
+// ascending_key it is the ascending one. Its indices are the permutation that dy is scattered
+// back through. Sort works on any axis, TopKV2 on the last: the axis is swapped to the end and
+// back.
 void sort_grad(GradContext& g) {
   Context& c = g.ctx;
   const Tensor& x = g.x(0);
@@ -127,7 +137,7 @@ void sort_grad(GradContext& g) {
   auto to_last = [&](const Tensor& t) { return moved ? transpose(c, t, swap) : t; };
 
   Tensor xt = stop_gradient(c, to_last(x));
-  Tensor key = g.attrs.b("descending") ? xt : neg(c, xt);
+  Tensor key = g.attrs.b("descending") ? xt : ascending_key(c, xt);
   const int64_t n = xt.shape()[rank - 1];
   Tensor order = run_op(c, "TopKV2", {key}, {attr_int("k", n)})[1];
   Tensor dx = scatter_last_axis(c, to_last(g.dy()), order, xt.shape());
