@@ -72,6 +72,38 @@ void strided_slice_kernel(KernelContext& kc) {
                in_bytes(in) + offset * static_cast<int64_t>(elem), src);
 }
 
+// The forward slice's copy run backwards: zero the output, then write dy at the strided
+// positions. A negative step is walked from its far end so every destination stride is positive
+// (strided_copy allows negative strides only on the source); positions never repeat.
+void strided_slice_grad_kernel(KernelContext& kc) {
+  const Tensor& dy = kc.input(0);
+  Tensor& out = kc.output(0);
+  const size_t elem = elem_size(out);
+  if (out.num_elements() == 0) return;
+  std::memset(out.raw_mutable_data(), 0, static_cast<size_t>(out.num_elements()) * elem);
+  if (dy.num_elements() == 0) return;
+  const StridedSliceSpec spec = strided_slice_spec(out.shape(), kc.attrs, kc.op());
+  int64_t out_strides[kMaxRank], dst[kMaxRank], src[kMaxRank];
+  row_major_strides(out.shape(), out_strides);
+  int64_t dst_offset = 0, src_offset = 0, stride = 1;
+  for (int i = spec.rank - 1; i >= 0; --i) {
+    const int64_t step = spec.stride[i], last = spec.size[i] - 1;
+    if (step > 0) {
+      dst_offset += spec.begin[i] * out_strides[i];
+      dst[i] = step * out_strides[i];
+      src[i] = stride;
+    } else {
+      dst_offset += (spec.begin[i] + last * step) * out_strides[i];
+      dst[i] = -step * out_strides[i];
+      src_offset += last * stride;
+      src[i] = -stride;
+    }
+    stride *= spec.size[i];
+  }
+  strided_copy(kc.pool, elem, spec.rank, spec.size, out_bytes(out) + dst_offset * static_cast<int64_t>(elem), dst,
+               in_bytes(dy) + src_offset * static_cast<int64_t>(elem), src);
+}
+
 void concat_kernel(KernelContext& kc) {
   Tensor& out = kc.output(0);
   if (out.num_elements() == 0) return;
@@ -277,6 +309,7 @@ CAIRN_REGISTER_KERNEL("Squeeze", DeviceKind::CPU, copy_kernel);
 CAIRN_REGISTER_KERNEL("Transpose", DeviceKind::CPU, transpose_kernel);
 CAIRN_REGISTER_KERNEL("Slice", DeviceKind::CPU, slice_kernel);
 CAIRN_REGISTER_KERNEL("StridedSlice", DeviceKind::CPU, strided_slice_kernel);
+CAIRN_REGISTER_KERNEL("StridedSliceGrad", DeviceKind::CPU, strided_slice_grad_kernel);
 CAIRN_REGISTER_KERNEL("ConcatV2", DeviceKind::CPU, concat_kernel);
 CAIRN_REGISTER_KERNEL("Pack", DeviceKind::CPU, pack_kernel);
 CAIRN_REGISTER_KERNEL("Unpack", DeviceKind::CPU, split_along_kernel);

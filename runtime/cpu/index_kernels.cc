@@ -114,9 +114,12 @@ T add_wrap(T a, T b) {
   }
 }
 
+// Element offsets into a tensor of `out_shape` of the slices that the rows of `indices` (the
+// last dimension holds k coordinates) address, and the slice size; throws on an out-of-range
+// coordinate. Shared by ScatterNd and GatherNd.
 template <class I>
-std::vector<int64_t> scatter_offsets(const KernelContext& kc, const Shape& out_shape, int64_t* slice_out) {
-  const Tensor& indices = kc.input(0);
+std::vector<int64_t> nd_offsets(const KernelContext& kc, const Tensor& indices, const Shape& out_shape,
+                                int64_t* slice_out) {
   const int ir = indices.rank();
   const int k = static_cast<int>(indices.shape()[ir - 1]);
   const int64_t rows = product(indices.shape(), 0, ir - 1);
@@ -162,11 +165,10 @@ void scatter_add(ThreadPool& pool, Acc* acc, const T* upd, const std::vector<int
   });
 }
 
-template <class I>
-void scatter_nd(KernelContext& kc) {
-  Tensor& out = kc.output(0);
-  int64_t slice = 0;
-  const std::vector<int64_t> offsets = scatter_offsets<I>(kc, out.shape(), &slice);
+// out = 0, then row i of `updates` ([rows, slice]) is added at offsets[i] (ScatterNd and
+// UnsortedSegmentSum).
+void zero_and_accumulate(KernelContext& kc, const Tensor& updates, Tensor& out, const std::vector<int64_t>& offsets,
+                         int64_t slice) {
   const int64_t n_out = out.num_elements();
   if (n_out == 0) return;
   std::memset(out.raw_mutable_data(), 0, static_cast<size_t>(n_out) * dtype_size(out.dtype()));
@@ -174,7 +176,7 @@ void scatter_nd(KernelContext& kc) {
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_numeric_v<T>) {
-      const T* upd = kc.input(1).data<T>();
+      const T* upd = updates.data<T>();
       T* o = out.mutable_data<T>();
       if constexpr (is_half<T>::value) {
         // Accumulate 16-bit floats in float, round once at the end.
@@ -190,11 +192,76 @@ void scatter_nd(KernelContext& kc) {
   });
 }
 
+template <class I>
+void scatter_nd(KernelContext& kc) {
+  Tensor& out = kc.output(0);
+  int64_t slice = 0;
+  const std::vector<int64_t> offsets = nd_offsets<I>(kc, kc.input(0), out.shape(), &slice);
+  zero_and_accumulate(kc, kc.input(1), out, offsets, slice);
+}
+
 void scatter_nd_kernel(KernelContext& kc) {
   visit_index(kc, kc.input(0).dtype(), [&](auto tag) {
     using I = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<I, uint8_t>) scatter_nd<I>(kc);
     else throw_unsupported_dtype(kc, kc.input(0).dtype());
+  });
+}
+
+// ---- GatherNd ----
+
+template <class I>
+void gather_nd(KernelContext& kc) {
+  const Tensor& params = kc.input(0);
+  Tensor& out = kc.output(0);
+  int64_t slice = 0;
+  const std::vector<int64_t> offsets = nd_offsets<I>(kc, kc.input(1), params.shape(), &slice);
+  if (out.num_elements() == 0) return;
+  const int64_t slice_bytes = slice * static_cast<int64_t>(dtype_size(params.dtype()));
+  const char* src = static_cast<const char*>(params.raw_data());
+  char* dst = static_cast<char*>(out.raw_mutable_data());
+  const int64_t rows = static_cast<int64_t>(offsets.size());
+  const int64_t elem = static_cast<int64_t>(dtype_size(params.dtype()));
+  kc.pool.parallel_for(rows, std::max<int64_t>(1, kCopyGrainBytes / slice_bytes), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r)
+      std::memcpy(dst + r * slice_bytes, src + offsets[static_cast<size_t>(r)] * elem, static_cast<size_t>(slice_bytes));
+  });
+}
+
+void gather_nd_kernel(KernelContext& kc) {
+  visit_index(kc, kc.input(1).dtype(), [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<I, uint8_t>) gather_nd<I>(kc);
+    else throw_unsupported_dtype(kc, kc.input(1).dtype());
+  });
+}
+
+// ---- UnsortedSegmentSum ----
+
+template <class I>
+void unsorted_segment_sum(KernelContext& kc) {
+  const Tensor& data = kc.input(0);
+  const Tensor& ids = kc.input(1);
+  Tensor& out = kc.output(0);
+  const int64_t num_segments = kc.attrs.i("num_segments");
+  const int64_t slice = product(data.shape(), ids.rank(), data.rank());
+  const I* id = ids.data<I>();
+  std::vector<int64_t> offsets(static_cast<size_t>(ids.num_elements()));
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    const int64_t v = static_cast<int64_t>(id[i]);
+    if (v < 0 || v >= num_segments)
+      raise(Code::InvalidArgument, "{}: segment_ids{} = {} is not in [0, {}) (num_segments)", kc.op(),
+            coords_str(static_cast<int64_t>(i), ids.shape()), v, num_segments);
+    offsets[i] = v * slice;
+  }
+  zero_and_accumulate(kc, data, out, offsets, slice);
+}
+
+void unsorted_segment_sum_kernel(KernelContext& kc) {
+  visit_index(kc, kc.input(1).dtype(), [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<I, uint8_t>) unsorted_segment_sum<I>(kc);
+    else throw_unsupported_dtype(kc, kc.input(1).dtype());
   });
 }
 
@@ -304,6 +371,8 @@ void one_hot_kernel(KernelContext& kc) {
 
 CAIRN_REGISTER_KERNEL("GatherV2", DeviceKind::CPU, gather_kernel);
 CAIRN_REGISTER_KERNEL("ScatterNd", DeviceKind::CPU, scatter_nd_kernel);
+CAIRN_REGISTER_KERNEL("GatherNd", DeviceKind::CPU, gather_nd_kernel);
+CAIRN_REGISTER_KERNEL("UnsortedSegmentSum", DeviceKind::CPU, unsorted_segment_sum_kernel);
 CAIRN_REGISTER_KERNEL("Where", DeviceKind::CPU, where_kernel);
 CAIRN_REGISTER_KERNEL("OneHot", DeviceKind::CPU, one_hot_kernel);
 

@@ -1,7 +1,7 @@
-// Array and shape ops: reshaping, transposing, slicing, joining and splitting, tiling, padding,
-// reversing, and the constructors Fill and Range. TensorFlow raw-op names and semantics; values
-// TensorFlow takes as input tensors (shape, perm, begin/size, multiples, paddings...) are
-// attributes with TensorFlow's input names.
+// Array and shape ops: reshaping, transposing, slicing (and StridedSliceGrad), joining and
+// splitting, tiling, padding, reversing, and the constructors Fill and Range. TensorFlow raw-op
+// names and semantics; values TensorFlow takes as input tensors (shape, perm, begin/size,
+// multiples, paddings...) are attributes with TensorFlow's input names.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -271,6 +271,19 @@ void slice_shape(ShapeContext& c) {
 
 void strided_slice_shape(ShapeContext& c) { c.set_out(0, strided_slice_spec(c.in(0), c.attrs, "StridedSlice").out); }
 
+// StridedSliceGrad: the gradient of StridedSlice scattered back into a zero tensor of `shape`,
+// the forward input's shape. dy must have the forward output's shape.
+void strided_slice_grad_shape(ShapeContext& c) {
+  const std::vector<int64_t> dims = c.attrs.ints("shape");
+  const Shape in = checked_shape(dims, "StridedSliceGrad");
+  const StridedSliceSpec spec = strided_slice_spec(in, c.attrs, "StridedSliceGrad");
+  if (c.in(0) != spec.out)
+    raise(Code::InvalidArgument,
+          "StridedSliceGrad: dy has shape {} but slicing an input of shape {} with these attributes gives {}",
+          c.in(0).str(), in.str(), spec.out.str());
+  c.set_out(0, in);
+}
+
 void concat_shape(ShapeContext& c) {
   const Shape& first = c.in(0);
   if (first.rank() == 0)
@@ -515,6 +528,23 @@ CAIRN_REGISTER_OP(OpBuilder("StridedSlice")
                       .int_attr("new_axis_mask", 0)
                       .int_attr("shrink_axis_mask", 0)
                       .shape(strided_slice_shape));
+
+CAIRN_REGISTER_OP(OpBuilder("StridedSliceGrad")
+                      .summary("StridedSlice's gradient: a zero tensor of `shape` (the forward input's shape) with "
+                               "`dy` written at the positions the forward slice read; attributes as StridedSlice's.")
+                      .input("dy", "T")
+                      .output("output", "T")
+                      .type_attr("T", dtypes::kAll)
+                      .ints_attr_required("shape")
+                      .ints_attr_required("begin")
+                      .ints_attr_required("end")
+                      .ints_attr_required("strides")
+                      .int_attr("begin_mask", 0)
+                      .int_attr("end_mask", 0)
+                      .int_attr("ellipsis_mask", 0)
+                      .int_attr("new_axis_mask", 0)
+                      .int_attr("shrink_axis_mask", 0)
+                      .shape(strided_slice_grad_shape));
 
 CAIRN_REGISTER_OP(OpBuilder("ConcatV2")
                       .summary("Joins `values` along `axis`; all other dimensions must match.")

@@ -1,4 +1,4 @@
-// Indexing ops: GatherV2, ScatterNd, Where and OneHot (TensorFlow raw-op names and semantics;
+// Indexing ops: GatherV2, GatherNd, ScatterNd, UnsortedSegmentSum, Where and OneHot (TensorFlow raw-op names and semantics;
 // static values TensorFlow takes as input tensors are attributes with TensorFlow's input names).
 #include <string>
 #include <vector>
@@ -71,6 +71,43 @@ void scatter_nd_shape(ShapeContext& c) {
   c.set_out(0, out);
 }
 
+// GatherNd: each row of indices (its last dimension, k long) picks params[i0, ..., ik-1, ...];
+// the output is indices.shape[:-1] + params.shape[k:].
+void gather_nd_shape(ShapeContext& c) {
+  const Shape& params = c.in(0);
+  const Shape& indices = c.in(1);
+  if (indices.rank() < 1)
+    raise(Code::InvalidArgument, "GatherNd: indices must have rank >= 1, got shape {}", indices.str());
+  const int64_t k = indices[indices.rank() - 1];
+  if (k > params.rank())
+    raise(Code::InvalidArgument,
+          "GatherNd: the last dimension of indices {} ({}) is larger than the rank of params shape {} ({})",
+          indices.str(), k, params.str(), params.rank());
+  const int out_rank = indices.rank() - 1 + params.rank() - static_cast<int>(k);
+  if (out_rank > kMaxRank)
+    raise(Code::InvalidArgument, "GatherNd: the result would have rank {}, more than the maximum of {}", out_rank,
+          kMaxRank);
+  Shape out;
+  for (int i = 0; i < indices.rank() - 1; ++i) out.push_back(indices[i]);
+  for (int i = static_cast<int>(k); i < params.rank(); ++i) out.push_back(params[i]);
+  c.set_out(0, out);
+}
+
+// UnsortedSegmentSum: segment_ids' shape is a prefix of data's; the output is
+// [num_segments] + data.shape[segment_ids.rank:].
+void unsorted_segment_sum_shape(ShapeContext& c) {
+  const Shape& data = c.in(0);
+  const Shape& ids = c.in(1);
+  bool prefix = ids.rank() <= data.rank();
+  for (int i = 0; prefix && i < ids.rank(); ++i) prefix = ids[i] == data[i];
+  if (!prefix)
+    raise(Code::InvalidArgument,
+          "UnsortedSegmentSum: segment_ids shape {} must be a prefix of data shape {}", ids.str(), data.str());
+  std::vector<int64_t> dims = {c.attrs.i("num_segments")};
+  for (int i = ids.rank(); i < data.rank(); ++i) dims.push_back(data[i]);
+  c.set_out(0, Shape::from(dims.data(), dims.size(), "UnsortedSegmentSum"));
+}
+
 void one_hot_shape(ShapeContext& c) {
   const Shape& in = c.in(0);
   const int rank = in.rank();
@@ -114,6 +151,27 @@ CAIRN_REGISTER_OP(OpBuilder("ScatterNd")
                       .type_attr("T", dtypes::kNumber)
                       .ints_attr_required("shape")
                       .shape(scatter_nd_shape));
+
+CAIRN_REGISTER_OP(OpBuilder("GatherNd")
+                      .summary("Slices of `params` at the coordinates in the last dimension of `indices` (k of them: "
+                               "output is indices.shape[:-1] + params.shape[k:]); out-of-range indices are an error.")
+                      .input("params", "Tparams")
+                      .input("indices", "Tindices")
+                      .output("output", "Tparams")
+                      .type_attr("Tparams", dtypes::kAll)
+                      .type_attr("Tindices", dtypes::kIndex)
+                      .shape(gather_nd_shape));
+
+CAIRN_REGISTER_OP(OpBuilder("UnsortedSegmentSum")
+                      .summary("output[s] = sum of data[i...] over the positions i where segment_ids[i] == s; "
+                               "`num_segments` is an attribute; ids outside [0, num_segments) are an error.")
+                      .input("data", "T")
+                      .input("segment_ids", "Tindices")
+                      .output("output", "T")
+                      .type_attr("T", dtypes::kNumber)
+                      .type_attr("Tindices", dtypes::kIndex)
+                      .int_attr_required("num_segments", 0)
+                      .shape(unsorted_segment_sum_shape));
 
 CAIRN_REGISTER_OP(OpBuilder("Where")
                       .summary("Coordinates of the non-zero (true) elements of `condition` as int64 [num_true, rank], "
