@@ -4,11 +4,24 @@
 #include <numeric>
 #include <random>
 
+#include "runtime/autodiff/tape.h"
 #include "tests/runtime/autodiff/gradcheck.h"
 #include "tests/util/test_util.h"
 
 namespace cairn::test {
 namespace {
+
+// Second order: fn's outputs are the gradients of sum(square(op(inputs))) / 2 taken by an inner
+// tape (seeded with y itself, which avoids the Sum), so the outer tape differentiates the gradient
+// functions themselves (the backprop ops).
+OpFn half_squared_gradient(OpFn op) {
+  return [op](Context& ctx, const std::vector<Tensor>& in) {
+    GradientTape tape(ctx);
+    for (const Tensor& t : in) tape.watch(t);
+    Tensor y = op(ctx, in).at(0);
+    return tape.gradient(y, in, &y, Unconnected::Zero);
+  };
+}
 
 // One convolution setting: input and filter shapes, stride, dilation, padding.
 struct ConvSetting {
@@ -59,6 +72,9 @@ std::vector<GradCase> conv_cases() {
     out.push_back({"Conv2DBackpropFilter", s.label, {uniform(s.input), uniform(dy)},
                    op_fn("Conv2DBackpropFilter", plus(conv_attrs(s), a_ints("filter_sizes", s.filter.to_vector())))});
   }
+  const ConvSetting& s = conv_settings()[2];
+  out.push_back({"Conv2D", std::string("second order, ") + s.label, {uniform(s.input), uniform(s.filter)},
+                 half_squared_gradient(op_fn("Conv2D", conv_attrs(s)))});
   return out;
 }
 
@@ -116,6 +132,10 @@ std::vector<GradCase> pool_cases() {
     out.push_back({"MaxPoolGrad", s.label, {x, y, uniform(y.shape())}, op_fn("MaxPoolGrad", pool_attrs(s))});
     out.push_back({"MaxPoolGradGrad", s.label, {x, y, uniform(s.input)}, op_fn("MaxPoolGradGrad", pool_attrs(s))});
   }
+  const PoolSetting& s = pool_settings()[1];
+  for (const char* name : {"MaxPool", "AvgPool"})
+    out.push_back({name, std::string("second order, ") + s.label, {without_ties(s.input)},
+                   half_squared_gradient(op_fn(name, pool_attrs(s)))});
   return out;
 }
 
