@@ -8,7 +8,7 @@
 // are linear in the incoming gradient: AvgPoolGrad is AvgPool's transpose (and AvgPool its),
 // MaxPoolGrad and MaxPoolGradGrad are each other's transposes for fixed orig_input. Gradients
 // with respect to orig_input/orig_output of the max-pool backprops are zero almost everywhere
-// (the argmax is piecewise constant) and are left unset, as TF does.
+// (the argmax is piecewise constant): zeros, as TF's _MaxPoolGradGrad gives.
 #include "runtime/autodiff/gradient.h"
 
 namespace cairn {
@@ -81,13 +81,20 @@ void max_pool_grad(GradContext& g) {
   g.set(0, run_op(g.ctx, "MaxPoolGrad", {g.x(0), g.y(), g.dy()}, pool_attrs(g.attrs)).at(0));
 }
 
+void zero_argmax_inputs(GradContext& g) {
+  for (int i : {0, 1})
+    if (g.need(i)) g.set(i, op::zeros_like(g.ctx, g.x(i)));
+}
+
 // MaxPoolGrad(x, y, h) routes h to each window's argmax; its transpose in h reads there.
 void max_pool_grad_grad(GradContext& g) {
+  zero_argmax_inputs(g);
   if (g.need(2)) g.set(2, run_op(g.ctx, "MaxPoolGradGrad", {g.x(0), g.x(1), g.dy()}, pool_attrs(g.attrs)).at(0));
 }
 
 // MaxPoolGradGrad(x, y, h) reads h at each window's argmax; its transpose in h routes there.
 void max_pool_grad_grad_grad(GradContext& g) {
+  zero_argmax_inputs(g);
   if (g.need(2)) g.set(2, run_op(g.ctx, "MaxPoolGrad", {g.x(0), g.x(1), g.dy()}, pool_attrs(g.attrs)).at(0));
 }
 
