@@ -5,14 +5,13 @@
 // [rows, KH*KW*Cin] matrix and multiplied by the filter seen as a [KH*KW*Cin, Cout] matrix. The
 // tiling depends only on the shapes, so results never depend on the thread count. 16-bit floats
 // are widened to float for the GEMM.
-#include <xtensor-blas/xlinalg.hpp>
-
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "runtime/cpu/axis.h"
 #include "runtime/cpu/elementwise.h"
+#include "runtime/cpu/window.h"
 #include "runtime/ops/registry.h"
 
 namespace cairn {
@@ -104,31 +103,7 @@ CAIRN_REGISTER_KERNEL("Softmax", DeviceKind::CPU, softmax_kernel<false>);
 CAIRN_REGISTER_KERNEL("LogSoftmax", DeviceKind::CPU, softmax_kernel<true>);
 
 // ---------------------------------------------------------------------------------------------
-// Window geometry shared by Conv2D and the pools (the shape function already validated it).
-
-struct Window {
-  int64_t in, k, stride, dilation, out, pad;  // pad: elements of padding before the first input
-};
-
-Window make_window(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t out, bool same) {
-  Window w{in, k, stride, dilation, out, 0};
-  if (same && out > 0) {
-    const int64_t span = (k - 1) * dilation + 1;
-    const int64_t covered = in - (out - 1) * stride;  // > 0
-    w.pad = std::max<int64_t>(0, span - covered) / 2;
-  }
-  return w;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Conv2D
-
-template <class C>
-void gemm(const C* a, const C* b, C* c, int64_t m, int64_t n, int64_t k) {
-  cxxblas::gemm<int>(cxxblas::RowMajor, cxxblas::NoTrans, cxxblas::NoTrans, static_cast<int>(m), static_cast<int>(n),
-                     static_cast<int>(k), C(1), a, static_cast<int>(k), b, static_cast<int>(n), C(0), c,
-                     static_cast<int>(n));
-}
+// Conv2D (Window, make_window and gemm live in window.h, shared with the backprop kernels)
 
 template <class T>
 void conv2d(KernelContext& kc) {
@@ -137,15 +112,11 @@ void conv2d(KernelContext& kc) {
   Tensor& y = kc.output(0);
   if (y.num_elements() == 0) return;
   using C = compute_t<T>;  // float or double: what the GEMM runs in
-  const int64_t batch = x.shape()[0], in_h = x.shape()[1], in_w = x.shape()[2], cin = x.shape()[3];
-  const int64_t kh = f.shape()[0], kw = f.shape()[1], cout = f.shape()[3];
-  const int64_t out_h = y.shape()[1], out_w = y.shape()[2];
-  const std::vector<int64_t> strides = kc.attrs.ints("strides"), dil = kc.attrs.ints("dilations");
-  const bool same = kc.attrs.s("padding") == "SAME";
-  const Window wh = make_window(in_h, kh, strides[1], dil[1], out_h, same);
-  const Window ww = make_window(in_w, kw, strides[2], dil[2], out_w, same);
-  const int64_t k = kh * kw * cin;
-  const int64_t rows = batch * out_h * out_w;
+  const ConvGeometry g = conv_geometry(x.shape(), f.shape(), y.shape(), kc.attrs);
+  const int64_t cin = g.cin, kh = g.kh, kw = g.kw, cout = g.cout;
+  const int64_t k = g.k();
+  const int64_t rows = g.rows();
+  const std::vector<int64_t> strides = kc.attrs.ints("strides");
   T* out = y.mutable_data<T>();
   if (k == 0) {
     std::fill(out, out + rows * cout, convert<T>(0.0f));
@@ -173,27 +144,6 @@ void conv2d(KernelContext& kc) {
   const int64_t tile = std::min(rows, std::max<int64_t>(16, (int64_t{1} << 18) / k));
   const int64_t tiles = (rows + tile - 1) / tile;
 
-  // Gathers patch rows [r0, r1) of the im2col matrix into `dst` ([r1 - r0, k]).
-  auto im2col = [&](int64_t r0, int64_t r1, C* dst) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t ox = r % out_w, oy = (r / out_w) % out_h, nb = r / (out_w * out_h);
-      const T* img = in + nb * in_h * in_w * cin;
-      C* row = dst + (r - r0) * k;
-      for (int64_t i = 0; i < kh; ++i) {
-        const int64_t iy = oy * wh.stride - wh.pad + i * wh.dilation;
-        for (int64_t j = 0; j < kw; ++j) {
-          const int64_t ix = ox * ww.stride - ww.pad + j * ww.dilation;
-          C* seg = row + (i * kw + j) * cin;
-          if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w) {
-            std::fill(seg, seg + cin, C(0));
-          } else {
-            const T* src = img + (iy * in_w + ix) * cin;
-            for (int64_t c = 0; c < cin; ++c) seg[c] = widen(src[c]);
-          }
-        }
-      }
-    }
-  };
   // Computes output rows [r0, r0 + m) given scratch for patches and (16-bit types) results.
   auto run_tile = [&](int64_t t, std::vector<C>& patches, std::vector<C>& result, bool parallel_gather) {
     const int64_t r0 = t * tile, m = std::min(tile, rows - r0);
@@ -205,9 +155,9 @@ void conv2d(KernelContext& kc) {
       patches.resize(static_cast<size_t>(tile * k));
       if (parallel_gather) {
         kc.pool.parallel_for(m, std::max<int64_t>(1, 4096 / k),
-                             [&](int64_t b, int64_t e) { im2col(r0 + b, r0 + e, patches.data() + b * k); });
+                             [&](int64_t b, int64_t e) { im2col(g, in, r0 + b, r0 + e, patches.data() + b * k); });
       } else {
-        im2col(r0, r0 + m, patches.data());
+        im2col(g, in, r0, r0 + m, patches.data());
       }
       a = patches.data();
     }
