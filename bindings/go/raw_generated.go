@@ -29,6 +29,42 @@ static cairn_checkpoint_manager_options cairn_go_checkpoint_manager_options_init
   cairn_checkpoint_manager_options o = CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT;
   return o;
 }
+
+// The defaults of cairn_tape_options, from CAIRN_TAPE_OPTIONS_INIT.
+static cairn_tape_options cairn_go_tape_options_init(void) {
+  cairn_tape_options o = CAIRN_TAPE_OPTIONS_INIT;
+  return o;
+}
+
+// The defaults of cairn_optimizer_options, from CAIRN_OPTIMIZER_OPTIONS_INIT.
+static cairn_optimizer_options cairn_go_optimizer_options_init(void) {
+  cairn_optimizer_options o = CAIRN_OPTIMIZER_OPTIONS_INIT;
+  return o;
+}
+
+// The defaults of cairn_dense_options, from CAIRN_DENSE_OPTIONS_INIT.
+static cairn_dense_options cairn_go_dense_options_init(void) {
+  cairn_dense_options o = CAIRN_DENSE_OPTIONS_INIT;
+  return o;
+}
+
+// The defaults of cairn_conv2d_options, from CAIRN_CONV2D_OPTIONS_INIT.
+static cairn_conv2d_options cairn_go_conv2d_options_init(void) {
+  cairn_conv2d_options o = CAIRN_CONV2D_OPTIONS_INIT;
+  return o;
+}
+
+// The defaults of cairn_pool2d_options, from CAIRN_POOL2D_OPTIONS_INIT.
+static cairn_pool2d_options cairn_go_pool2d_options_init(void) {
+  cairn_pool2d_options o = CAIRN_POOL2D_OPTIONS_INIT;
+  return o;
+}
+
+// The defaults of cairn_norm_options, from CAIRN_NORM_OPTIONS_INIT.
+static cairn_norm_options cairn_go_norm_options_init(void) {
+  cairn_norm_options o = CAIRN_NORM_OPTIONS_INIT;
+  return o;
+}
 */
 import "C"
 
@@ -181,7 +217,7 @@ func (v AttrKind) String() string { return enumName(v, attrKindNames, "AttrKind"
 
 // ObjectKind is cairn_object_kind.
 //
-// The kinds of objects. Values 6 and 7 are reserved for optimizers and layers.
+// The kinds of objects.
 type ObjectKind int32
 
 // ObjectKind values (cairn_object_kind).
@@ -192,6 +228,8 @@ const (
 	ObjectKindList      ObjectKind = 3
 	ObjectKindDict      ObjectKind = 4
 	ObjectKindModule    ObjectKind = 5
+	ObjectKindOptimizer ObjectKind = 6
+	ObjectKindLayer     ObjectKind = 7
 )
 
 var objectKindNames = map[ObjectKind]string{
@@ -201,10 +239,90 @@ var objectKindNames = map[ObjectKind]string{
 	ObjectKindList:      "LIST",
 	ObjectKindDict:      "DICT",
 	ObjectKindModule:    "MODULE",
+	ObjectKindOptimizer: "OPTIMIZER",
+	ObjectKindLayer:     "LAYER",
 }
 
-// String returns the value's name without its prefix, e.g. "MODULE".
+// String returns the value's name without its prefix, e.g. "LAYER".
 func (v ObjectKind) String() string { return enumName(v, objectKindNames, "ObjectKind") }
+
+// Unconnected is cairn_unconnected.
+//
+// How a gradient call answers for a source the target does not depend on.
+type Unconnected int32
+
+// Unconnected values (cairn_unconnected).
+const (
+	UnconnectedNone Unconnected = 0
+	UnconnectedZero Unconnected = 1
+)
+
+var unconnectedNames = map[Unconnected]string{
+	UnconnectedNone: "NONE",
+	UnconnectedZero: "ZERO",
+}
+
+// String returns the value's name without its prefix, e.g. "ZERO".
+func (v Unconnected) String() string { return enumName(v, unconnectedNames, "Unconnected") }
+
+// OptimizerKind is cairn_optimizer_kind.
+type OptimizerKind int32
+
+// OptimizerKind values (cairn_optimizer_kind).
+const (
+	OptimizerKindSgd     OptimizerKind = 0
+	OptimizerKindAdam    OptimizerKind = 1
+	OptimizerKindAdamw   OptimizerKind = 2
+	OptimizerKindRmsprop OptimizerKind = 3
+)
+
+var optimizerKindNames = map[OptimizerKind]string{
+	OptimizerKindSgd:     "SGD",
+	OptimizerKindAdam:    "ADAM",
+	OptimizerKindAdamw:   "ADAMW",
+	OptimizerKindRmsprop: "RMSPROP",
+}
+
+// String returns the value's name without its prefix, e.g. "RMSPROP".
+func (v OptimizerKind) String() string { return enumName(v, optimizerKindNames, "OptimizerKind") }
+
+// LossKind is cairn_loss_kind.
+type LossKind int32
+
+// LossKind values (cairn_loss_kind).
+const (
+	LossKindMeanSquaredError              LossKind = 0
+	LossKindMeanAbsoluteError             LossKind = 1
+	LossKindBinaryCrossentropy            LossKind = 2
+	LossKindSparseCategoricalCrossentropy LossKind = 3
+)
+
+var lossKindNames = map[LossKind]string{
+	LossKindMeanSquaredError:              "MEAN_SQUARED_ERROR",
+	LossKindMeanAbsoluteError:             "MEAN_ABSOLUTE_ERROR",
+	LossKindBinaryCrossentropy:            "BINARY_CROSSENTROPY",
+	LossKindSparseCategoricalCrossentropy: "SPARSE_CATEGORICAL_CROSSENTROPY",
+}
+
+// String returns the value's name without its prefix, e.g. "SPARSE_CATEGORICAL_CROSSENTROPY".
+func (v LossKind) String() string { return enumName(v, lossKindNames, "LossKind") }
+
+// MetricKind is cairn_metric_kind.
+type MetricKind int32
+
+// MetricKind values (cairn_metric_kind).
+const (
+	MetricKindMean     MetricKind = 0
+	MetricKindAccuracy MetricKind = 1
+)
+
+var metricKindNames = map[MetricKind]string{
+	MetricKindMean:     "MEAN",
+	MetricKindAccuracy: "ACCURACY",
+}
+
+// String returns the value's name without its prefix, e.g. "ACCURACY".
+func (v MetricKind) String() string { return enumName(v, metricKindNames, "MetricKind") }
 
 func enumName[E ~int32](v E, names map[E]string, typeName string) string {
 	if name, ok := names[v]; ok {
@@ -1004,6 +1122,285 @@ func cCheckpointReaderFree(r *C.cairn_checkpoint_reader) {
 	C.cairn_checkpoint_reader_free(r)
 }
 
+// cTapeCreate calls cairn_tape_create.
+//
+// CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as
+// tf.GradientTape). Bindings whose threads can move (Go) pin the thread while a tape lives.
+// @param opts  borrowed; NULL means defaults.
+// @param out   receives the tape; free it with cairn_tape_free().
+func cTapeCreate(ctx *C.cairn_context, opts *C.cairn_tape_options, out **C.cairn_tape) error {
+	return takeStatus(C.cairn_tape_create(ctx, opts, out))
+}
+
+// cTapeWatch calls cairn_tape_watch.
+//
+// METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call.
+func cTapeWatch(tape *C.cairn_tape, t *C.cairn_tensor) error {
+	return takeStatus(C.cairn_tape_watch(tape, t))
+}
+
+// cTapeWatchVariable calls cairn_tape_watch_variable.
+//
+// METHOD. Watches a variable (also a non-trainable one).
+func cTapeWatchVariable(tape *C.cairn_tape, var_ *C.cairn_object) error {
+	return takeStatus(C.cairn_tape_watch_variable(tape, var_))
+}
+
+// cTapeStopRecording calls cairn_tape_stop_recording.
+//
+// METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored.
+func cTapeStopRecording(tape *C.cairn_tape) {
+	C.cairn_tape_stop_recording(tape)
+}
+
+// cTapeResumeRecording calls cairn_tape_resume_recording.
+func cTapeResumeRecording(tape *C.cairn_tape) {
+	C.cairn_tape_resume_recording(tape)
+}
+
+// cTapeGradient calls cairn_tape_gradient.
+//
+// METHOD. d(sum(target * output_gradient))/d(source) for each of `n` sources; output_gradient
+// NULL means ones (a non-scalar target is summed). A non-persistent tape allows one call.
+// @param sources  n tensors, borrowed.
+// @param grads    n slots; each receives a new tensor (free with cairn_tensor_free) or NULL for an
+// unconnected source under CAIRN_UNCONNECTED_NONE. Untouched on error.
+// Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
+// thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments.
+func cTapeGradient(tape *C.cairn_tape, target *C.cairn_tensor, sources **C.cairn_tensor, n C.size_t, outputGradient *C.cairn_tensor, unconnected C.cairn_unconnected, grads **C.cairn_tensor) error {
+	return takeStatus(C.cairn_tape_gradient(tape, target, sources, n, outputGradient, unconnected, grads))
+}
+
+// cTapeGradientVariables calls cairn_tape_gradient_variables.
+//
+// METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable.
+func cTapeGradientVariables(tape *C.cairn_tape, target *C.cairn_tensor, vars **C.cairn_object, n C.size_t, outputGradient *C.cairn_tensor, unconnected C.cairn_unconnected, grads **C.cairn_tensor) error {
+	return takeStatus(C.cairn_tape_gradient_variables(tape, target, vars, n, outputGradient, unconnected, grads))
+}
+
+// cTapeFree calls cairn_tape_free.
+//
+// DESTRUCTOR. Stops recording and frees the tape. NULL is fine.
+func cTapeFree(tape *C.cairn_tape) {
+	C.cairn_tape_free(tape)
+}
+
+// cOptimizerCreate calls cairn_optimizer_create.
+//
+// CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
+// @param out  receives it; free with cairn_object_free().
+// Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...).
+func cOptimizerCreate(ctx *C.cairn_context, opts *C.cairn_optimizer_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_optimizer_create(ctx, opts, out))
+}
+
+// cScheduleExponentialDecay calls cairn_schedule_exponential_decay.
+//
+// CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
+// Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
+// Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+func cScheduleExponentialDecay(ctx *C.cairn_context, initialLearningRate C.double, decaySteps C.int64_t, decayRate C.double, staircase C.int32_t, out **C.cairn_object) error {
+	return takeStatus(C.cairn_schedule_exponential_decay(ctx, initialLearningRate, decaySteps, decayRate, staircase, out))
+}
+
+// cScheduleCosineDecay calls cairn_schedule_cosine_decay.
+func cScheduleCosineDecay(ctx *C.cairn_context, initialLearningRate C.double, decaySteps C.int64_t, alpha C.double, out **C.cairn_object) error {
+	return takeStatus(C.cairn_schedule_cosine_decay(ctx, initialLearningRate, decaySteps, alpha, out))
+}
+
+// cOptimizerApplyGradients calls cairn_optimizer_apply_gradients.
+//
+// METHOD. One update for each (grads[i], vars[i]) pair, then the step counter goes up by one.
+// A NULL gradient skips its variable (as TensorFlow skips None).
+// Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
+// not trainable or not floating, or a variable given twice; nothing is updated then.
+func cOptimizerApplyGradients(optimizer *C.cairn_object, grads **C.cairn_tensor, vars **C.cairn_object, n C.size_t) error {
+	return takeStatus(C.cairn_optimizer_apply_gradients(optimizer, grads, vars, n))
+}
+
+// cOptimizerIterations calls cairn_optimizer_iterations.
+//
+// METHOD. The number of apply_gradients calls so far (the checkpointed "iter").
+func cOptimizerIterations(optimizer *C.cairn_object, out *C.int64_t) error {
+	return takeStatus(C.cairn_optimizer_iterations(optimizer, out))
+}
+
+// cOptimizerLearningRate calls cairn_optimizer_learning_rate.
+//
+// METHOD. The learning rate the next update uses (the schedule at the current step).
+func cOptimizerLearningRate(optimizer *C.cairn_object, out *C.double) error {
+	return takeStatus(C.cairn_optimizer_learning_rate(optimizer, out))
+}
+
+// cOptimizerSetLearningRate calls cairn_optimizer_set_learning_rate.
+//
+// METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use.
+func cOptimizerSetLearningRate(optimizer *C.cairn_object, value C.double) error {
+	return takeStatus(C.cairn_optimizer_set_learning_rate(optimizer, value))
+}
+
+// cOptimizerGetSlot calls cairn_optimizer_get_slot.
+//
+// METHOD. The slot `name` ("m", "v", "momentum", "rms", "mg") the optimizer holds for `var`.
+// Errors: NOT_FOUND when it has not been created (before the variable's first update).
+func cOptimizerGetSlot(optimizer *C.cairn_object, var_ *C.cairn_object, name *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_optimizer_get_slot(optimizer, var_, name, out))
+}
+
+// cDenseCreate calls cairn_dense_create.
+//
+// CONSTRUCTOR. Dense: activation(x @ kernel + bias) over the last axis; weights "kernel", "bias".
+func cDenseCreate(ctx *C.cairn_context, opts *C.cairn_dense_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_dense_create(ctx, opts, out))
+}
+
+// cConv2dCreate calls cairn_conv2d_create.
+//
+// CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias".
+func cConv2dCreate(ctx *C.cairn_context, opts *C.cairn_conv2d_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_conv2d_create(ctx, opts, out))
+}
+
+// cMaxPool2dCreate calls cairn_max_pool2d_create.
+//
+// CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input.
+func cMaxPool2dCreate(ctx *C.cairn_context, opts *C.cairn_pool2d_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_max_pool2d_create(ctx, opts, out))
+}
+
+// cAvgPool2dCreate calls cairn_avg_pool2d_create.
+func cAvgPool2dCreate(ctx *C.cairn_context, opts *C.cairn_pool2d_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_avg_pool2d_create(ctx, opts, out))
+}
+
+// cFlattenCreate calls cairn_flatten_create.
+//
+// CONSTRUCTOR. Flatten: [batch, ...] -> [batch, product of the rest].
+func cFlattenCreate(ctx *C.cairn_context, name *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_flatten_create(ctx, name, out))
+}
+
+// cEmbeddingCreate calls cairn_embedding_create.
+//
+// CONSTRUCTOR. Embedding: int32/int64 indices in [0, input_dim) -> vectors of output_dim;
+// weight "embeddings" (random_uniform initializer).
+func cEmbeddingCreate(ctx *C.cairn_context, inputDim C.int64_t, outputDim C.int64_t, name *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_embedding_create(ctx, inputDim, outputDim, name, out))
+}
+
+// cLayerNormCreate calls cairn_layer_norm_create.
+//
+// CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
+// "moving_variance", updated by calls with training = 1).
+func cLayerNormCreate(ctx *C.cairn_context, opts *C.cairn_norm_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_layer_norm_create(ctx, opts, out))
+}
+
+// cBatchNormCreate calls cairn_batch_norm_create.
+func cBatchNormCreate(ctx *C.cairn_context, opts *C.cairn_norm_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_batch_norm_create(ctx, opts, out))
+}
+
+// cDropoutCreate calls cairn_dropout_create.
+//
+// CONSTRUCTOR. Dropout with probability `rate` in [0, 1) when called with training = 1 (the rest
+// scaled by 1 / (1 - rate)); identity otherwise. `seed` < 0 draws from the context's stream.
+func cDropoutCreate(ctx *C.cairn_context, rate C.double, seed C.int64_t, name *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_dropout_create(ctx, rate, seed, name, out))
+}
+
+// cActivationCreate calls cairn_activation_create.
+//
+// CONSTRUCTOR. A layer applying one activation.
+func cActivationCreate(ctx *C.cairn_context, activation *C.char, name *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_activation_create(ctx, activation, name, out))
+}
+
+// cSequentialCreate calls cairn_sequential_create.
+//
+// CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
+func cSequentialCreate(ctx *C.cairn_context, name *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_sequential_create(ctx, name, out))
+}
+
+// cSequentialAdd calls cairn_sequential_add.
+//
+// METHOD. Appends `layer` (borrowed; the model keeps it).
+func cSequentialAdd(model *C.cairn_object, layer *C.cairn_object) error {
+	return takeStatus(C.cairn_sequential_add(model, layer))
+}
+
+// cLayerCall calls cairn_layer_call.
+//
+// METHOD. Calls a layer (building it on the first call). `training` = 1 switches Dropout and
+// BatchNorm to training behaviour.
+// @param out  receives a new tensor; free with cairn_tensor_free().
+// Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size.
+func cLayerCall(layer *C.cairn_object, x *C.cairn_tensor, training C.int32_t, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_layer_call(layer, x, training, out))
+}
+
+// cLayerWeights calls cairn_layer_weights.
+//
+// METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
+// when trainable_only is 1. Empty before the first call.
+func cLayerWeights(layer *C.cairn_object, trainableOnly C.int32_t, out **C.cairn_object_array) error {
+	return takeStatus(C.cairn_layer_weights(layer, trainableOnly, out))
+}
+
+// cLayerSummary calls cairn_layer_summary.
+//
+// METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
+// @param out  receives the text; free with cairn_free().
+func cLayerSummary(layer *C.cairn_object, out **C.char) error {
+	return takeStatus(C.cairn_layer_summary(layer, out))
+}
+
+// cLayerCountParams calls cairn_layer_count_params.
+//
+// METHOD. The number of scalars in the layer's variables (0 before the first call).
+func cLayerCountParams(layer *C.cairn_object, out *C.int64_t) error {
+	return takeStatus(C.cairn_layer_count_params(layer, out))
+}
+
+// cLoss calls cairn_loss.
+//
+// FUNCTION. The mean loss over every element, as a scalar of y_pred's dtype, built from
+// registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
+// @param out  receives a new tensor; free with cairn_tensor_free().
+func cLoss(ctx *C.cairn_context, kind C.cairn_loss_kind, yTrue *C.cairn_tensor, yPred *C.cairn_tensor, fromLogits C.int32_t, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_loss(ctx, kind, yTrue, yPred, fromLogits, out))
+}
+
+// cMetricCreate calls cairn_metric_create.
+//
+// CONSTRUCTOR. A streaming metric: a tracked object with float64 "total" and "count" variables.
+// @param name  NULL gives "mean" / "accuracy".
+func cMetricCreate(ctx *C.cairn_context, kind C.cairn_metric_kind, name *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_metric_create(ctx, kind, name, out))
+}
+
+// cMetricUpdate calls cairn_metric_update.
+//
+// METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY).
+func cMetricUpdate(metric *C.cairn_object, a *C.cairn_tensor, b *C.cairn_tensor) error {
+	return takeStatus(C.cairn_metric_update(metric, a, b))
+}
+
+// cMetricResult calls cairn_metric_result.
+//
+// METHOD. The current value (0 when nothing was accumulated).
+func cMetricResult(metric *C.cairn_object, out *C.double) error {
+	return takeStatus(C.cairn_metric_result(metric, out))
+}
+
+// cMetricReset calls cairn_metric_reset.
+//
+// METHOD. Sets total and count to zero.
+func cMetricReset(metric *C.cairn_object) error {
+	return takeStatus(C.cairn_metric_reset(metric))
+}
+
 // cContextOptionsInit returns a cairn_context_options holding the defaults of CAIRN_CONTEXT_OPTIONS_INIT.
 func cContextOptionsInit() C.cairn_context_options {
 	return C.cairn_go_context_options_init()
@@ -1022,4 +1419,34 @@ func cCheckpointOptionsInit() C.cairn_checkpoint_options {
 // cCheckpointManagerOptionsInit returns a cairn_checkpoint_manager_options holding the defaults of CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT.
 func cCheckpointManagerOptionsInit() C.cairn_checkpoint_manager_options {
 	return C.cairn_go_checkpoint_manager_options_init()
+}
+
+// cTapeOptionsInit returns a cairn_tape_options holding the defaults of CAIRN_TAPE_OPTIONS_INIT.
+func cTapeOptionsInit() C.cairn_tape_options {
+	return C.cairn_go_tape_options_init()
+}
+
+// cOptimizerOptionsInit returns a cairn_optimizer_options holding the defaults of CAIRN_OPTIMIZER_OPTIONS_INIT.
+func cOptimizerOptionsInit() C.cairn_optimizer_options {
+	return C.cairn_go_optimizer_options_init()
+}
+
+// cDenseOptionsInit returns a cairn_dense_options holding the defaults of CAIRN_DENSE_OPTIONS_INIT.
+func cDenseOptionsInit() C.cairn_dense_options {
+	return C.cairn_go_dense_options_init()
+}
+
+// cConv2dOptionsInit returns a cairn_conv2d_options holding the defaults of CAIRN_CONV2D_OPTIONS_INIT.
+func cConv2dOptionsInit() C.cairn_conv2d_options {
+	return C.cairn_go_conv2d_options_init()
+}
+
+// cPool2dOptionsInit returns a cairn_pool2d_options holding the defaults of CAIRN_POOL2D_OPTIONS_INIT.
+func cPool2dOptionsInit() C.cairn_pool2d_options {
+	return C.cairn_go_pool2d_options_init()
+}
+
+// cNormOptionsInit returns a cairn_norm_options holding the defaults of CAIRN_NORM_OPTIONS_INIT.
+func cNormOptionsInit() C.cairn_norm_options {
+	return C.cairn_go_norm_options_init()
 }

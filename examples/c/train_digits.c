@@ -271,6 +271,9 @@ int main(int argc, char **argv) {
   if (cairn_checkpoint_manager_latest(manager)) {
     cairn_restore_status *rs = NULL;
     check(cairn_checkpoint_restore(ckpt, cairn_checkpoint_manager_latest(manager), &rs), "restore");
+    /* The optimizer's slots are restored when its next step creates them; with no epoch left to
+     * train they never are, which is expected here. */
+    cairn_restore_status_expect_partial(rs);
     cairn_restore_status_free(rs);
     check(cairn_variable_read(epoch_var, &t), "epoch");
     check(cairn_tensor_read(t, &epoch, sizeof epoch), "epoch");

@@ -203,6 +203,41 @@ func AvgPoolDataFormat(v string) AvgPoolOption {
 	return func(o *avgPoolOptions) { o.dataFormat = v }
 }
 
+// AvgPoolGrad runs the AvgPoolGrad op: Gradient of AvgPool: each window's grad spread evenly over its non-padding elements, shaped `orig_input_shape`.
+//
+// Inputs: grad (T). Outputs: output (T).
+// T: one of float32, float64, bfloat16, float16.
+// Attribute ksize (INTS) is the parameter ksize.
+// Attribute strides (INTS) is the parameter strides.
+// Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
+// Attribute orig_input_shape (INTS) is the parameter origInputShape.
+// Option AvgPoolGradDataFormat sets data_format (default "NHWC"); one of "NHWC".
+func AvgPoolGrad(ctx *cairn.Context, grad *cairn.Tensor, ksize, strides []int64, padding string, origInputShape []int64, opts ...AvgPoolGradOption) (*cairn.Tensor, error) {
+	o := avgPoolGradOptions{dataFormat: "NHWC"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "AvgPoolGrad", []*cairn.Tensor{grad}, []cairn.Attr{
+		cairn.IntsAttr("ksize", ksize),
+		cairn.IntsAttr("strides", strides),
+		cairn.StringAttr("padding", padding),
+		cairn.StringAttr("data_format", o.dataFormat),
+		cairn.IntsAttr("orig_input_shape", origInputShape),
+	}, 1))
+}
+
+// AvgPoolGradOption sets an optional attribute of AvgPoolGrad.
+type AvgPoolGradOption func(*avgPoolGradOptions)
+
+type avgPoolGradOptions struct {
+	dataFormat string
+}
+
+// AvgPoolGradDataFormat sets AvgPoolGrad's data_format attribute (default "NHWC"); one of "NHWC".
+func AvgPoolGradDataFormat(v string) AvgPoolGradOption {
+	return func(o *avgPoolGradOptions) { o.dataFormat = v }
+}
+
 // Cast runs the Cast op: Converts x to DstT: float->int truncates toward zero and saturates (NaN -> 0), complex->real keeps the real part, x->bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
 //
 // Inputs: x (SrcT). Outputs: y (DstT).
@@ -313,6 +348,88 @@ func Conv2DDilations(v []int64) Conv2DOption {
 // Conv2DDataFormat sets Conv2D's data_format attribute (default "NHWC"); one of "NHWC".
 func Conv2DDataFormat(v string) Conv2DOption {
 	return func(o *conv2DOptions) { o.dataFormat = v }
+}
+
+// Conv2DBackpropFilter runs the Conv2DBackpropFilter op: Gradient of Conv2D with respect to its filter: input patches times out_backprop, summed over batch and positions, shaped `filter_sizes`.
+//
+// Inputs: input (T), out_backprop (T). Outputs: output (T).
+// T: one of float32, float64, bfloat16, float16.
+// Attribute strides (INTS) is the parameter strides.
+// Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
+// Attribute filter_sizes (INTS) is the parameter filterSizes.
+// Option Conv2DBackpropFilterDilations sets dilations (default []int64{1, 1, 1, 1}).
+// Option Conv2DBackpropFilterDataFormat sets data_format (default "NHWC"); one of "NHWC".
+func Conv2DBackpropFilter(ctx *cairn.Context, input, outBackprop *cairn.Tensor, strides []int64, padding string, filterSizes []int64, opts ...Conv2DBackpropFilterOption) (*cairn.Tensor, error) {
+	o := conv2DBackpropFilterOptions{dilations: []int64{1, 1, 1, 1}, dataFormat: "NHWC"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Conv2DBackpropFilter", []*cairn.Tensor{input, outBackprop}, []cairn.Attr{
+		cairn.IntsAttr("strides", strides),
+		cairn.StringAttr("padding", padding),
+		cairn.IntsAttr("dilations", o.dilations),
+		cairn.StringAttr("data_format", o.dataFormat),
+		cairn.IntsAttr("filter_sizes", filterSizes),
+	}, 1))
+}
+
+// Conv2DBackpropFilterOption sets an optional attribute of Conv2DBackpropFilter.
+type Conv2DBackpropFilterOption func(*conv2DBackpropFilterOptions)
+
+type conv2DBackpropFilterOptions struct {
+	dilations  []int64
+	dataFormat string
+}
+
+// Conv2DBackpropFilterDilations sets Conv2DBackpropFilter's dilations attribute (default []int64{1, 1, 1, 1}).
+func Conv2DBackpropFilterDilations(v []int64) Conv2DBackpropFilterOption {
+	return func(o *conv2DBackpropFilterOptions) { o.dilations = v }
+}
+
+// Conv2DBackpropFilterDataFormat sets Conv2DBackpropFilter's data_format attribute (default "NHWC"); one of "NHWC".
+func Conv2DBackpropFilterDataFormat(v string) Conv2DBackpropFilterOption {
+	return func(o *conv2DBackpropFilterOptions) { o.dataFormat = v }
+}
+
+// Conv2DBackpropInput runs the Conv2DBackpropInput op: Gradient of Conv2D with respect to its input: the transposed convolution of out_backprop with the filter, shaped `input_sizes`.
+//
+// Inputs: filter (T), out_backprop (T). Outputs: output (T).
+// T: one of float32, float64, bfloat16, float16.
+// Attribute strides (INTS) is the parameter strides.
+// Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
+// Attribute input_sizes (INTS) is the parameter inputSizes.
+// Option Conv2DBackpropInputDilations sets dilations (default []int64{1, 1, 1, 1}).
+// Option Conv2DBackpropInputDataFormat sets data_format (default "NHWC"); one of "NHWC".
+func Conv2DBackpropInput(ctx *cairn.Context, filter, outBackprop *cairn.Tensor, strides []int64, padding string, inputSizes []int64, opts ...Conv2DBackpropInputOption) (*cairn.Tensor, error) {
+	o := conv2DBackpropInputOptions{dilations: []int64{1, 1, 1, 1}, dataFormat: "NHWC"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "Conv2DBackpropInput", []*cairn.Tensor{filter, outBackprop}, []cairn.Attr{
+		cairn.IntsAttr("strides", strides),
+		cairn.StringAttr("padding", padding),
+		cairn.IntsAttr("dilations", o.dilations),
+		cairn.StringAttr("data_format", o.dataFormat),
+		cairn.IntsAttr("input_sizes", inputSizes),
+	}, 1))
+}
+
+// Conv2DBackpropInputOption sets an optional attribute of Conv2DBackpropInput.
+type Conv2DBackpropInputOption func(*conv2DBackpropInputOptions)
+
+type conv2DBackpropInputOptions struct {
+	dilations  []int64
+	dataFormat string
+}
+
+// Conv2DBackpropInputDilations sets Conv2DBackpropInput's dilations attribute (default []int64{1, 1, 1, 1}).
+func Conv2DBackpropInputDilations(v []int64) Conv2DBackpropInputOption {
+	return func(o *conv2DBackpropInputOptions) { o.dilations = v }
+}
+
+// Conv2DBackpropInputDataFormat sets Conv2DBackpropInput's data_format attribute (default "NHWC"); one of "NHWC".
+func Conv2DBackpropInputDataFormat(v string) Conv2DBackpropInputOption {
+	return func(o *conv2DBackpropInputOptions) { o.dataFormat = v }
 }
 
 // Cos runs the Cos op: Cosine.
@@ -461,6 +578,15 @@ func FloorDiv(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func FloorMod(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "FloorMod", []*cairn.Tensor{x, y}, nil, 1))
+}
+
+// GatherNd runs the GatherNd op: Slices of `params` at the coordinates in the last dimension of `indices` (k of them: output is indices.shape[:-1] + params.shape[k:]); out-of-range indices are an error.
+//
+// Inputs: params (Tparams), indices (Tindices). Outputs: output (Tparams).
+// Tparams: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Tindices: one of int32, int64.
+func GatherNd(ctx *cairn.Context, params, indices *cairn.Tensor) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "GatherNd", []*cairn.Tensor{params, indices}, nil, 1))
 }
 
 // GatherV2 runs the GatherV2 op: Takes slices of `params` along `axis` at `indices`; the first `batch_dims` dimensions are batch dimensions shared by params and indices. Out-of-range indices are an error.
@@ -747,6 +873,72 @@ type maxPoolOptions struct {
 // MaxPoolDataFormat sets MaxPool's data_format attribute (default "NHWC"); one of "NHWC".
 func MaxPoolDataFormat(v string) MaxPoolOption {
 	return func(o *maxPoolOptions) { o.dataFormat = v }
+}
+
+// MaxPoolGrad runs the MaxPoolGrad op: Gradient of MaxPool: each window's grad goes to the first element (row-major) holding the window's maximum of orig_input (a NaN when there is one).
+//
+// Inputs: orig_input (T), orig_output (T), grad (T). Outputs: output (T).
+// T: one of float32, float64, bfloat16, float16.
+// Attribute ksize (INTS) is the parameter ksize.
+// Attribute strides (INTS) is the parameter strides.
+// Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
+// Option MaxPoolGradDataFormat sets data_format (default "NHWC"); one of "NHWC".
+func MaxPoolGrad(ctx *cairn.Context, origInput, origOutput, grad *cairn.Tensor, ksize, strides []int64, padding string, opts ...MaxPoolGradOption) (*cairn.Tensor, error) {
+	o := maxPoolGradOptions{dataFormat: "NHWC"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "MaxPoolGrad", []*cairn.Tensor{origInput, origOutput, grad}, []cairn.Attr{
+		cairn.IntsAttr("ksize", ksize),
+		cairn.IntsAttr("strides", strides),
+		cairn.StringAttr("padding", padding),
+		cairn.StringAttr("data_format", o.dataFormat),
+	}, 1))
+}
+
+// MaxPoolGradOption sets an optional attribute of MaxPoolGrad.
+type MaxPoolGradOption func(*maxPoolGradOptions)
+
+type maxPoolGradOptions struct {
+	dataFormat string
+}
+
+// MaxPoolGradDataFormat sets MaxPoolGrad's data_format attribute (default "NHWC"); one of "NHWC".
+func MaxPoolGradDataFormat(v string) MaxPoolGradOption {
+	return func(o *maxPoolGradOptions) { o.dataFormat = v }
+}
+
+// MaxPoolGradGrad runs the MaxPoolGradGrad op: Gradient of MaxPoolGrad with respect to its grad: each window reads grad (shaped like orig_input) at the element MaxPoolGrad routes to.
+//
+// Inputs: orig_input (T), orig_output (T), grad (T). Outputs: output (T).
+// T: one of float32, float64, bfloat16, float16.
+// Attribute ksize (INTS) is the parameter ksize.
+// Attribute strides (INTS) is the parameter strides.
+// Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
+// Option MaxPoolGradGradDataFormat sets data_format (default "NHWC"); one of "NHWC".
+func MaxPoolGradGrad(ctx *cairn.Context, origInput, origOutput, grad *cairn.Tensor, ksize, strides []int64, padding string, opts ...MaxPoolGradGradOption) (*cairn.Tensor, error) {
+	o := maxPoolGradGradOptions{dataFormat: "NHWC"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "MaxPoolGradGrad", []*cairn.Tensor{origInput, origOutput, grad}, []cairn.Attr{
+		cairn.IntsAttr("ksize", ksize),
+		cairn.IntsAttr("strides", strides),
+		cairn.StringAttr("padding", padding),
+		cairn.StringAttr("data_format", o.dataFormat),
+	}, 1))
+}
+
+// MaxPoolGradGradOption sets an optional attribute of MaxPoolGradGrad.
+type MaxPoolGradGradOption func(*maxPoolGradGradOptions)
+
+type maxPoolGradGradOptions struct {
+	dataFormat string
+}
+
+// MaxPoolGradGradDataFormat sets MaxPoolGradGrad's data_format attribute (default "NHWC"); one of "NHWC".
+func MaxPoolGradGradDataFormat(v string) MaxPoolGradGradOption {
+	return func(o *maxPoolGradGradOptions) { o.dataFormat = v }
 }
 
 // Maximum runs the Maximum op: max(x, y); NaN wins for floats.
@@ -1453,6 +1645,14 @@ func SqueezeSqueezeDims(v []int64) SqueezeOption {
 	return func(o *squeezeOptions) { o.squeezeDims = v }
 }
 
+// StopGradient runs the StopGradient op: A copy of the input that gradients do not flow through.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+func StopGradient(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "StopGradient", []*cairn.Tensor{input}, nil, 1))
+}
+
 // StridedSlice runs the StridedSlice op: Python-style input[begin:end:strides] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
 //
 // Inputs: input (T). Outputs: output (T).
@@ -1516,6 +1716,73 @@ func StridedSliceNewAxisMask(v int64) StridedSliceOption {
 // StridedSliceShrinkAxisMask sets StridedSlice's shrink_axis_mask attribute (default 0).
 func StridedSliceShrinkAxisMask(v int64) StridedSliceOption {
 	return func(o *stridedSliceOptions) { o.shrinkAxisMask = v }
+}
+
+// StridedSliceGrad runs the StridedSliceGrad op: StridedSlice's gradient: a zero tensor of `shape` (the forward input's shape) with `dy` written at the positions the forward slice read; attributes as StridedSlice's.
+//
+// Inputs: dy (T). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+// Attribute shape (INTS) is the parameter shape.
+// Attribute begin (INTS) is the parameter begin.
+// Attribute end (INTS) is the parameter end.
+// Attribute strides (INTS) is the parameter strides.
+// Option StridedSliceGradBeginMask sets begin_mask (default 0).
+// Option StridedSliceGradEndMask sets end_mask (default 0).
+// Option StridedSliceGradEllipsisMask sets ellipsis_mask (default 0).
+// Option StridedSliceGradNewAxisMask sets new_axis_mask (default 0).
+// Option StridedSliceGradShrinkAxisMask sets shrink_axis_mask (default 0).
+func StridedSliceGrad(ctx *cairn.Context, dy *cairn.Tensor, shape, begin, end, strides []int64, opts ...StridedSliceGradOption) (*cairn.Tensor, error) {
+	o := stridedSliceGradOptions{beginMask: 0, endMask: 0, ellipsisMask: 0, newAxisMask: 0, shrinkAxisMask: 0}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return single(cairn.RunOp(ctx, "StridedSliceGrad", []*cairn.Tensor{dy}, []cairn.Attr{
+		cairn.IntsAttr("shape", shape),
+		cairn.IntsAttr("begin", begin),
+		cairn.IntsAttr("end", end),
+		cairn.IntsAttr("strides", strides),
+		cairn.IntAttr("begin_mask", o.beginMask),
+		cairn.IntAttr("end_mask", o.endMask),
+		cairn.IntAttr("ellipsis_mask", o.ellipsisMask),
+		cairn.IntAttr("new_axis_mask", o.newAxisMask),
+		cairn.IntAttr("shrink_axis_mask", o.shrinkAxisMask),
+	}, 1))
+}
+
+// StridedSliceGradOption sets an optional attribute of StridedSliceGrad.
+type StridedSliceGradOption func(*stridedSliceGradOptions)
+
+type stridedSliceGradOptions struct {
+	beginMask      int64
+	endMask        int64
+	ellipsisMask   int64
+	newAxisMask    int64
+	shrinkAxisMask int64
+}
+
+// StridedSliceGradBeginMask sets StridedSliceGrad's begin_mask attribute (default 0).
+func StridedSliceGradBeginMask(v int64) StridedSliceGradOption {
+	return func(o *stridedSliceGradOptions) { o.beginMask = v }
+}
+
+// StridedSliceGradEndMask sets StridedSliceGrad's end_mask attribute (default 0).
+func StridedSliceGradEndMask(v int64) StridedSliceGradOption {
+	return func(o *stridedSliceGradOptions) { o.endMask = v }
+}
+
+// StridedSliceGradEllipsisMask sets StridedSliceGrad's ellipsis_mask attribute (default 0).
+func StridedSliceGradEllipsisMask(v int64) StridedSliceGradOption {
+	return func(o *stridedSliceGradOptions) { o.ellipsisMask = v }
+}
+
+// StridedSliceGradNewAxisMask sets StridedSliceGrad's new_axis_mask attribute (default 0).
+func StridedSliceGradNewAxisMask(v int64) StridedSliceGradOption {
+	return func(o *stridedSliceGradOptions) { o.newAxisMask = v }
+}
+
+// StridedSliceGradShrinkAxisMask sets StridedSliceGrad's shrink_axis_mask attribute (default 0).
+func StridedSliceGradShrinkAxisMask(v int64) StridedSliceGradOption {
+	return func(o *stridedSliceGradOptions) { o.shrinkAxisMask = v }
 }
 
 // Sub runs the Sub op: x - y, elementwise with broadcasting.
@@ -1712,6 +1979,18 @@ type unpackOptions struct {
 // UnpackAxis sets Unpack's axis attribute (default 0).
 func UnpackAxis(v int64) UnpackOption {
 	return func(o *unpackOptions) { o.axis = v }
+}
+
+// UnsortedSegmentSum runs the UnsortedSegmentSum op: output[s] = sum of data[i...] over the positions i where segment_ids[i] == s; `num_segments` is an attribute; ids outside [0, num_segments) are an error.
+//
+// Inputs: data (T), segment_ids (Tindices). Outputs: output (T).
+// T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
+// Tindices: one of int32, int64.
+// Attribute num_segments (INT) is the parameter numSegments.
+func UnsortedSegmentSum(ctx *cairn.Context, data, segmentIds *cairn.Tensor, numSegments int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "UnsortedSegmentSum", []*cairn.Tensor{data, segmentIds}, []cairn.Attr{
+		cairn.IntAttr("num_segments", numSegments),
+	}, 1))
 }
 
 // Where runs the Where op: Coordinates of the non-zero (true) elements of `condition` as int64 [num_true, rank], in row-major order.

@@ -832,7 +832,7 @@ typedef struct cairn_optimizer_options {
 } cairn_optimizer_options;
 
 #define CAIRN_OPTIMIZER_OPTIONS_INIT \
-  { (uint32_t)sizeof(cairn_optimizer_options), CAIRN_OPTIMIZER_SGD, 0.01, NULL, 0.0, 0, 0.9, 0.999, 1e-7, 0.004, 0.9, 0 }
+  { (uint32_t)sizeof(cairn_optimizer_options), CAIRN_OPTIMIZER_SGD, 0.01, NULL, 0.0, 0, 0.9, 0.999, 1.0e-7, 0.004, 0.9, 0 }
 
 /* CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
  * @param out  receives it; free with cairn_object_free().
@@ -896,8 +896,10 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dense_create(cairn_context *ctx, co
 typedef struct cairn_conv2d_options {
   uint32_t struct_size;           /* sizeof(cairn_conv2d_options) */
   int64_t filters;                /* required, > 0 */
-  int64_t kernel_h, kernel_w;     /* default 3, 3 */
-  int64_t stride_h, stride_w;     /* default 1, 1 */
+  int64_t kernel_h;               /* default 3 */
+  int64_t kernel_w;               /* default 3 */
+  int64_t stride_h;               /* default 1 */
+  int64_t stride_w;               /* default 1 */
   const char *padding;            /* "VALID" (default, NULL) or "SAME" */
   const char *activation;         /* default NULL (linear) */
   int32_t use_bias;               /* default 1 */
@@ -915,8 +917,10 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_conv2d_create(cairn_context *ctx, c
 
 typedef struct cairn_pool2d_options {
   uint32_t struct_size;       /* sizeof(cairn_pool2d_options) */
-  int64_t pool_h, pool_w;     /* default 2, 2 */
-  int64_t stride_h, stride_w; /* default 0, 0: the pool size */
+  int64_t pool_h;             /* default 2 */
+  int64_t pool_w;             /* default 2 */
+  int64_t stride_h;           /* default 0: pool_h */
+  int64_t stride_w;           /* default 0: pool_w */
   const char *padding;        /* "VALID" (default, NULL) or "SAME" */
   const char *name;           /* default NULL */
 } cairn_pool2d_options;
@@ -948,7 +952,7 @@ typedef struct cairn_norm_options {
   const char *name;     /* default NULL */
 } cairn_norm_options;
 
-#define CAIRN_NORM_OPTIONS_INIT { (uint32_t)sizeof(cairn_norm_options), -1, 1e-3, 0.99, 1, 1, NULL }
+#define CAIRN_NORM_OPTIONS_INIT { (uint32_t)sizeof(cairn_norm_options), -1, 1.0e-3, 0.99, 1, 1, NULL }
 
 /* CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
  * "moving_variance", updated by calls with training = 1). */

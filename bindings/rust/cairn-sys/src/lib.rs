@@ -75,6 +75,13 @@ pub struct cairn_checkpoint_reader {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
+/// Opaque handle `cairn_tape`.
+#[repr(C)]
+pub struct cairn_tape {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
 /// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes).
 pub type cairn_code = u32;
 pub const CAIRN_OK: cairn_code = 0;
@@ -130,7 +137,7 @@ pub const CAIRN_ATTR_DTYPE: cairn_attr_kind = 6;
 pub const CAIRN_ATTR_FLOATS: cairn_attr_kind = 7;
 pub const CAIRN_ATTR_KIND_FORCE32: cairn_attr_kind = 0x7fffffff;
 
-/// The kinds of objects. Values 6 and 7 are reserved for optimizers and layers.
+/// The kinds of objects.
 pub type cairn_object_kind = u32;
 pub const CAIRN_OBJECT_INVALID: cairn_object_kind = 0;
 pub const CAIRN_OBJECT_TRACKABLE: cairn_object_kind = 1;
@@ -138,7 +145,34 @@ pub const CAIRN_OBJECT_VARIABLE: cairn_object_kind = 2;
 pub const CAIRN_OBJECT_LIST: cairn_object_kind = 3;
 pub const CAIRN_OBJECT_DICT: cairn_object_kind = 4;
 pub const CAIRN_OBJECT_MODULE: cairn_object_kind = 5;
+pub const CAIRN_OBJECT_OPTIMIZER: cairn_object_kind = 6;
+pub const CAIRN_OBJECT_LAYER: cairn_object_kind = 7;
 pub const CAIRN_OBJECT_KIND_FORCE32: cairn_object_kind = 0x7fffffff;
+
+/// How a gradient call answers for a source the target does not depend on.
+pub type cairn_unconnected = u32;
+pub const CAIRN_UNCONNECTED_NONE: cairn_unconnected = 0;
+pub const CAIRN_UNCONNECTED_ZERO: cairn_unconnected = 1;
+pub const CAIRN_UNCONNECTED_FORCE32: cairn_unconnected = 0x7fffffff;
+
+pub type cairn_optimizer_kind = u32;
+pub const CAIRN_OPTIMIZER_SGD: cairn_optimizer_kind = 0;
+pub const CAIRN_OPTIMIZER_ADAM: cairn_optimizer_kind = 1;
+pub const CAIRN_OPTIMIZER_ADAMW: cairn_optimizer_kind = 2;
+pub const CAIRN_OPTIMIZER_RMSPROP: cairn_optimizer_kind = 3;
+pub const CAIRN_OPTIMIZER_FORCE32: cairn_optimizer_kind = 0x7fffffff;
+
+pub type cairn_loss_kind = u32;
+pub const CAIRN_LOSS_MEAN_SQUARED_ERROR: cairn_loss_kind = 0;
+pub const CAIRN_LOSS_MEAN_ABSOLUTE_ERROR: cairn_loss_kind = 1;
+pub const CAIRN_LOSS_BINARY_CROSSENTROPY: cairn_loss_kind = 2;
+pub const CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY: cairn_loss_kind = 3;
+pub const CAIRN_LOSS_FORCE32: cairn_loss_kind = 0x7fffffff;
+
+pub type cairn_metric_kind = u32;
+pub const CAIRN_METRIC_MEAN: cairn_metric_kind = 0;
+pub const CAIRN_METRIC_ACCURACY: cairn_metric_kind = 1;
+pub const CAIRN_METRIC_FORCE32: cairn_metric_kind = 0x7fffffff;
 
 /// Receives log messages. `message` is borrowed for the duration of the call. Called from whichever
 /// thread logs; it may call back into the C API. Objects and checkpoints keep their context alive,
@@ -218,6 +252,84 @@ pub struct cairn_checkpoint_manager_options {
     pub keep_checkpoint_every_n_hours: f64,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_tape_options {
+    pub struct_size: u32,
+    pub persistent: i32,
+    pub watch_accessed_variables: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_optimizer_options {
+    pub struct_size: u32,
+    pub kind: cairn_optimizer_kind,
+    pub learning_rate: f64,
+    pub schedule: *const cairn_object,
+    pub momentum: f64,
+    pub nesterov: i32,
+    pub beta_1: f64,
+    pub beta_2: f64,
+    pub epsilon: f64,
+    pub weight_decay: f64,
+    pub rho: f64,
+    pub centered: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_dense_options {
+    pub struct_size: u32,
+    pub units: i64,
+    pub activation: *const c_char,
+    pub use_bias: i32,
+    pub kernel_initializer: *const c_char,
+    pub bias_initializer: *const c_char,
+    pub name: *const c_char,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_conv2d_options {
+    pub struct_size: u32,
+    pub filters: i64,
+    pub kernel_h: i64,
+    pub kernel_w: i64,
+    pub stride_h: i64,
+    pub stride_w: i64,
+    pub padding: *const c_char,
+    pub activation: *const c_char,
+    pub use_bias: i32,
+    pub kernel_initializer: *const c_char,
+    pub bias_initializer: *const c_char,
+    pub name: *const c_char,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_pool2d_options {
+    pub struct_size: u32,
+    pub pool_h: i64,
+    pub pool_w: i64,
+    pub stride_h: i64,
+    pub stride_w: i64,
+    pub padding: *const c_char,
+    pub name: *const c_char,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_norm_options {
+    pub struct_size: u32,
+    pub axis: i64,
+    pub epsilon: f64,
+    pub momentum: f64,
+    pub center: i32,
+    pub scale: i32,
+    pub name: *const c_char,
+}
+
 /// `CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT`: the documented defaults of [`cairn_checkpoint_manager_options`].
 pub const CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT: cairn_checkpoint_manager_options = cairn_checkpoint_manager_options {
     struct_size: core::mem::size_of::<cairn_checkpoint_manager_options>() as u32,
@@ -245,6 +357,78 @@ pub const CAIRN_CONTEXT_OPTIONS_INIT: cairn_context_options = cairn_context_opti
     log_level: CAIRN_LOG_WARNING,
     allocator: core::ptr::null(),
     log_release: None,
+};
+
+/// `CAIRN_CONV2D_OPTIONS_INIT`: the documented defaults of [`cairn_conv2d_options`].
+pub const CAIRN_CONV2D_OPTIONS_INIT: cairn_conv2d_options = cairn_conv2d_options {
+    struct_size: core::mem::size_of::<cairn_conv2d_options>() as u32,
+    filters: 0,
+    kernel_h: 3,
+    kernel_w: 3,
+    stride_h: 1,
+    stride_w: 1,
+    padding: core::ptr::null(),
+    activation: core::ptr::null(),
+    use_bias: 1,
+    kernel_initializer: core::ptr::null(),
+    bias_initializer: core::ptr::null(),
+    name: core::ptr::null(),
+};
+
+/// `CAIRN_DENSE_OPTIONS_INIT`: the documented defaults of [`cairn_dense_options`].
+pub const CAIRN_DENSE_OPTIONS_INIT: cairn_dense_options = cairn_dense_options {
+    struct_size: core::mem::size_of::<cairn_dense_options>() as u32,
+    units: 0,
+    activation: core::ptr::null(),
+    use_bias: 1,
+    kernel_initializer: core::ptr::null(),
+    bias_initializer: core::ptr::null(),
+    name: core::ptr::null(),
+};
+
+/// `CAIRN_NORM_OPTIONS_INIT`: the documented defaults of [`cairn_norm_options`].
+pub const CAIRN_NORM_OPTIONS_INIT: cairn_norm_options = cairn_norm_options {
+    struct_size: core::mem::size_of::<cairn_norm_options>() as u32,
+    axis: -1,
+    epsilon: 1.0e-3,
+    momentum: 0.99,
+    center: 1,
+    scale: 1,
+    name: core::ptr::null(),
+};
+
+/// `CAIRN_OPTIMIZER_OPTIONS_INIT`: the documented defaults of [`cairn_optimizer_options`].
+pub const CAIRN_OPTIMIZER_OPTIONS_INIT: cairn_optimizer_options = cairn_optimizer_options {
+    struct_size: core::mem::size_of::<cairn_optimizer_options>() as u32,
+    kind: CAIRN_OPTIMIZER_SGD,
+    learning_rate: 0.01,
+    schedule: core::ptr::null(),
+    momentum: 0.0,
+    nesterov: 0,
+    beta_1: 0.9,
+    beta_2: 0.999,
+    epsilon: 1.0e-7,
+    weight_decay: 0.004,
+    rho: 0.9,
+    centered: 0,
+};
+
+/// `CAIRN_POOL2D_OPTIONS_INIT`: the documented defaults of [`cairn_pool2d_options`].
+pub const CAIRN_POOL2D_OPTIONS_INIT: cairn_pool2d_options = cairn_pool2d_options {
+    struct_size: core::mem::size_of::<cairn_pool2d_options>() as u32,
+    pool_h: 2,
+    pool_w: 2,
+    stride_h: 0,
+    stride_w: 0,
+    padding: core::ptr::null(),
+    name: core::ptr::null(),
+};
+
+/// `CAIRN_TAPE_OPTIONS_INIT`: the documented defaults of [`cairn_tape_options`].
+pub const CAIRN_TAPE_OPTIONS_INIT: cairn_tape_options = cairn_tape_options {
+    struct_size: core::mem::size_of::<cairn_tape_options>() as u32,
+    persistent: 0,
+    watch_accessed_variables: 1,
 };
 
 /// `CAIRN_VARIABLE_OPTIONS_INIT`: the documented defaults of [`cairn_variable_options`].
@@ -722,4 +906,173 @@ extern "C" {
 
     /// DESTRUCTOR. Frees a reader. NULL is fine.
     pub fn cairn_checkpoint_reader_free(r: *mut cairn_checkpoint_reader);
+
+    /// CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as
+    /// tf.GradientTape). Bindings whose threads can move (Go) pin the thread while a tape lives.
+    /// @param opts  borrowed; NULL means defaults.
+    /// @param out   receives the tape; free it with cairn_tape_free().
+    #[must_use]
+    pub fn cairn_tape_create(ctx: *mut cairn_context, opts: *const cairn_tape_options, out: *mut *mut cairn_tape) -> *mut cairn_status;
+
+    /// METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call.
+    #[must_use]
+    pub fn cairn_tape_watch(tape: *mut cairn_tape, t: *const cairn_tensor) -> *mut cairn_status;
+
+    /// METHOD. Watches a variable (also a non-trainable one).
+    #[must_use]
+    pub fn cairn_tape_watch_variable(tape: *mut cairn_tape, var: *const cairn_object) -> *mut cairn_status;
+
+    /// METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored.
+    pub fn cairn_tape_stop_recording(tape: *mut cairn_tape);
+
+    pub fn cairn_tape_resume_recording(tape: *mut cairn_tape);
+
+    /// METHOD. d(sum(target * output_gradient))/d(source) for each of `n` sources; output_gradient
+    /// NULL means ones (a non-scalar target is summed). A non-persistent tape allows one call.
+    /// @param sources  n tensors, borrowed.
+    /// @param grads    n slots; each receives a new tensor (free with cairn_tensor_free) or NULL for an
+    ///                 unconnected source under CAIRN_UNCONNECTED_NONE. Untouched on error.
+    /// Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
+    /// thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments.
+    #[must_use]
+    pub fn cairn_tape_gradient(tape: *mut cairn_tape, target: *const cairn_tensor, sources: *const *const cairn_tensor, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status;
+
+    /// METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable.
+    #[must_use]
+    pub fn cairn_tape_gradient_variables(tape: *mut cairn_tape, target: *const cairn_tensor, vars: *const *mut cairn_object, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status;
+
+    /// DESTRUCTOR. Stops recording and frees the tape. NULL is fine.
+    pub fn cairn_tape_free(tape: *mut cairn_tape);
+
+    /// CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
+    /// @param out  receives it; free with cairn_object_free().
+    /// Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...).
+    #[must_use]
+    pub fn cairn_optimizer_create(ctx: *mut cairn_context, opts: *const cairn_optimizer_options, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
+    /// Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
+    /// Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+    #[must_use]
+    pub fn cairn_schedule_exponential_decay(ctx: *mut cairn_context, initial_learning_rate: f64, decay_steps: i64, decay_rate: f64, staircase: i32, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    #[must_use]
+    pub fn cairn_schedule_cosine_decay(ctx: *mut cairn_context, initial_learning_rate: f64, decay_steps: i64, alpha: f64, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. One update for each (grads[i], vars[i]) pair, then the step counter goes up by one.
+    /// A NULL gradient skips its variable (as TensorFlow skips None).
+    /// Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
+    /// not trainable or not floating, or a variable given twice; nothing is updated then.
+    #[must_use]
+    pub fn cairn_optimizer_apply_gradients(optimizer: *mut cairn_object, grads: *const *const cairn_tensor, vars: *const *mut cairn_object, n: usize) -> *mut cairn_status;
+
+    /// METHOD. The number of apply_gradients calls so far (the checkpointed "iter").
+    #[must_use]
+    pub fn cairn_optimizer_iterations(optimizer: *mut cairn_object, out: *mut i64) -> *mut cairn_status;
+
+    /// METHOD. The learning rate the next update uses (the schedule at the current step).
+    #[must_use]
+    pub fn cairn_optimizer_learning_rate(optimizer: *mut cairn_object, out: *mut f64) -> *mut cairn_status;
+
+    /// METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use.
+    #[must_use]
+    pub fn cairn_optimizer_set_learning_rate(optimizer: *mut cairn_object, value: f64) -> *mut cairn_status;
+
+    /// METHOD. The slot `name` ("m", "v", "momentum", "rms", "mg") the optimizer holds for `var`.
+    /// Errors: NOT_FOUND when it has not been created (before the variable's first update).
+    #[must_use]
+    pub fn cairn_optimizer_get_slot(optimizer: *mut cairn_object, var: *const cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. Dense: activation(x @ kernel + bias) over the last axis; weights "kernel", "bias".
+    #[must_use]
+    pub fn cairn_dense_create(ctx: *mut cairn_context, opts: *const cairn_dense_options, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias".
+    #[must_use]
+    pub fn cairn_conv2d_create(ctx: *mut cairn_context, opts: *const cairn_conv2d_options, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input.
+    #[must_use]
+    pub fn cairn_max_pool2d_create(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    #[must_use]
+    pub fn cairn_avg_pool2d_create(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. Flatten: [batch, ...] -> [batch, product of the rest].
+    #[must_use]
+    pub fn cairn_flatten_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. Embedding: int32/int64 indices in [0, input_dim) -> vectors of output_dim;
+    /// weight "embeddings" (random_uniform initializer).
+    #[must_use]
+    pub fn cairn_embedding_create(ctx: *mut cairn_context, input_dim: i64, output_dim: i64, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
+    /// "moving_variance", updated by calls with training = 1).
+    #[must_use]
+    pub fn cairn_layer_norm_create(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    #[must_use]
+    pub fn cairn_batch_norm_create(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. Dropout with probability `rate` in [0, 1) when called with training = 1 (the rest
+    /// scaled by 1 / (1 - rate)); identity otherwise. `seed` < 0 draws from the context's stream.
+    #[must_use]
+    pub fn cairn_dropout_create(ctx: *mut cairn_context, rate: f64, seed: i64, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. A layer applying one activation.
+    #[must_use]
+    pub fn cairn_activation_create(ctx: *mut cairn_context, activation: *const c_char, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
+    #[must_use]
+    pub fn cairn_sequential_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. Appends `layer` (borrowed; the model keeps it).
+    #[must_use]
+    pub fn cairn_sequential_add(model: *mut cairn_object, layer: *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. Calls a layer (building it on the first call). `training` = 1 switches Dropout and
+    /// BatchNorm to training behaviour.
+    /// @param out  receives a new tensor; free with cairn_tensor_free().
+    /// Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size.
+    #[must_use]
+    pub fn cairn_layer_call(layer: *mut cairn_object, x: *const cairn_tensor, training: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status;
+
+    /// METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
+    /// when trainable_only is 1. Empty before the first call.
+    #[must_use]
+    pub fn cairn_layer_weights(layer: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status;
+
+    /// METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
+    /// @param out  receives the text; free with cairn_free().
+    #[must_use]
+    pub fn cairn_layer_summary(layer: *mut cairn_object, out: *mut *mut c_char) -> *mut cairn_status;
+
+    /// METHOD. The number of scalars in the layer's variables (0 before the first call).
+    #[must_use]
+    pub fn cairn_layer_count_params(layer: *mut cairn_object, out: *mut i64) -> *mut cairn_status;
+
+    /// FUNCTION. The mean loss over every element, as a scalar of y_pred's dtype, built from
+    /// registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
+    /// @param out  receives a new tensor; free with cairn_tensor_free().
+    #[must_use]
+    pub fn cairn_loss(ctx: *mut cairn_context, kind: cairn_loss_kind, y_true: *const cairn_tensor, y_pred: *const cairn_tensor, from_logits: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. A streaming metric: a tracked object with float64 "total" and "count" variables.
+    /// @param name  NULL gives "mean" / "accuracy".
+    #[must_use]
+    pub fn cairn_metric_create(ctx: *mut cairn_context, kind: cairn_metric_kind, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY).
+    #[must_use]
+    pub fn cairn_metric_update(metric: *mut cairn_object, a: *const cairn_tensor, b: *const cairn_tensor) -> *mut cairn_status;
+
+    /// METHOD. The current value (0 when nothing was accumulated).
+    #[must_use]
+    pub fn cairn_metric_result(metric: *mut cairn_object, out: *mut f64) -> *mut cairn_status;
+
+    /// METHOD. Sets total and count to zero.
+    #[must_use]
+    pub fn cairn_metric_reset(metric: *mut cairn_object) -> *mut cairn_status;
 }

@@ -326,7 +326,7 @@ impl AttrKind {
     }
 }
 
-/// The kinds of objects. Values 6 and 7 are reserved for optimizers and layers.
+/// The kinds of objects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum ObjectKind {
@@ -342,17 +342,23 @@ pub enum ObjectKind {
     Dict = 4,
     /// `CAIRN_OBJECT_MODULE`
     Module = 5,
+    /// `CAIRN_OBJECT_OPTIMIZER`
+    Optimizer = 6,
+    /// `CAIRN_OBJECT_LAYER`
+    Layer = 7,
 }
 
 impl ObjectKind {
     /// All values, in the header's order.
-    pub const ALL: [ObjectKind; 6] = [
+    pub const ALL: [ObjectKind; 8] = [
         ObjectKind::Invalid,
         ObjectKind::Trackable,
         ObjectKind::Variable,
         ObjectKind::List,
         ObjectKind::Dict,
         ObjectKind::Module,
+        ObjectKind::Optimizer,
+        ObjectKind::Layer,
     ];
 
     /// The value for a C constant; `None` for a value this binding does not know.
@@ -364,6 +370,8 @@ impl ObjectKind {
             sys::CAIRN_OBJECT_LIST => Some(ObjectKind::List),
             sys::CAIRN_OBJECT_DICT => Some(ObjectKind::Dict),
             sys::CAIRN_OBJECT_MODULE => Some(ObjectKind::Module),
+            sys::CAIRN_OBJECT_OPTIMIZER => Some(ObjectKind::Optimizer),
+            sys::CAIRN_OBJECT_LAYER => Some(ObjectKind::Layer),
             _ => None,
         }
     }
@@ -382,6 +390,188 @@ impl ObjectKind {
             ObjectKind::List => "OBJECT_LIST",
             ObjectKind::Dict => "OBJECT_DICT",
             ObjectKind::Module => "OBJECT_MODULE",
+            ObjectKind::Optimizer => "OBJECT_OPTIMIZER",
+            ObjectKind::Layer => "OBJECT_LAYER",
+        }
+    }
+}
+
+/// How a gradient call answers for a source the target does not depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Unconnected {
+    /// `CAIRN_UNCONNECTED_NONE`
+    None = 0,
+    /// `CAIRN_UNCONNECTED_ZERO`
+    Zero = 1,
+}
+
+impl Unconnected {
+    /// All values, in the header's order.
+    pub const ALL: [Unconnected; 2] = [
+        Unconnected::None,
+        Unconnected::Zero,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_unconnected) -> Option<Unconnected> {
+        match raw {
+            sys::CAIRN_UNCONNECTED_NONE => Some(Unconnected::None),
+            sys::CAIRN_UNCONNECTED_ZERO => Some(Unconnected::Zero),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_unconnected {
+        self as sys::cairn_unconnected
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            Unconnected::None => "UNCONNECTED_NONE",
+            Unconnected::Zero => "UNCONNECTED_ZERO",
+        }
+    }
+}
+
+/// `cairn_optimizer_kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum OptimizerKind {
+    /// `CAIRN_OPTIMIZER_SGD`
+    Sgd = 0,
+    /// `CAIRN_OPTIMIZER_ADAM`
+    Adam = 1,
+    /// `CAIRN_OPTIMIZER_ADAMW`
+    Adamw = 2,
+    /// `CAIRN_OPTIMIZER_RMSPROP`
+    Rmsprop = 3,
+}
+
+impl OptimizerKind {
+    /// All values, in the header's order.
+    pub const ALL: [OptimizerKind; 4] = [
+        OptimizerKind::Sgd,
+        OptimizerKind::Adam,
+        OptimizerKind::Adamw,
+        OptimizerKind::Rmsprop,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_optimizer_kind) -> Option<OptimizerKind> {
+        match raw {
+            sys::CAIRN_OPTIMIZER_SGD => Some(OptimizerKind::Sgd),
+            sys::CAIRN_OPTIMIZER_ADAM => Some(OptimizerKind::Adam),
+            sys::CAIRN_OPTIMIZER_ADAMW => Some(OptimizerKind::Adamw),
+            sys::CAIRN_OPTIMIZER_RMSPROP => Some(OptimizerKind::Rmsprop),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_optimizer_kind {
+        self as sys::cairn_optimizer_kind
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            OptimizerKind::Sgd => "OPTIMIZER_SGD",
+            OptimizerKind::Adam => "OPTIMIZER_ADAM",
+            OptimizerKind::Adamw => "OPTIMIZER_ADAMW",
+            OptimizerKind::Rmsprop => "OPTIMIZER_RMSPROP",
+        }
+    }
+}
+
+/// `cairn_loss_kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum LossKind {
+    /// `CAIRN_LOSS_MEAN_SQUARED_ERROR`
+    MeanSquaredError = 0,
+    /// `CAIRN_LOSS_MEAN_ABSOLUTE_ERROR`
+    MeanAbsoluteError = 1,
+    /// `CAIRN_LOSS_BINARY_CROSSENTROPY`
+    BinaryCrossentropy = 2,
+    /// `CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY`
+    SparseCategoricalCrossentropy = 3,
+}
+
+impl LossKind {
+    /// All values, in the header's order.
+    pub const ALL: [LossKind; 4] = [
+        LossKind::MeanSquaredError,
+        LossKind::MeanAbsoluteError,
+        LossKind::BinaryCrossentropy,
+        LossKind::SparseCategoricalCrossentropy,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_loss_kind) -> Option<LossKind> {
+        match raw {
+            sys::CAIRN_LOSS_MEAN_SQUARED_ERROR => Some(LossKind::MeanSquaredError),
+            sys::CAIRN_LOSS_MEAN_ABSOLUTE_ERROR => Some(LossKind::MeanAbsoluteError),
+            sys::CAIRN_LOSS_BINARY_CROSSENTROPY => Some(LossKind::BinaryCrossentropy),
+            sys::CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY => Some(LossKind::SparseCategoricalCrossentropy),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_loss_kind {
+        self as sys::cairn_loss_kind
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            LossKind::MeanSquaredError => "LOSS_MEAN_SQUARED_ERROR",
+            LossKind::MeanAbsoluteError => "LOSS_MEAN_ABSOLUTE_ERROR",
+            LossKind::BinaryCrossentropy => "LOSS_BINARY_CROSSENTROPY",
+            LossKind::SparseCategoricalCrossentropy => "LOSS_SPARSE_CATEGORICAL_CROSSENTROPY",
+        }
+    }
+}
+
+/// `cairn_metric_kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum MetricKind {
+    /// `CAIRN_METRIC_MEAN`
+    Mean = 0,
+    /// `CAIRN_METRIC_ACCURACY`
+    Accuracy = 1,
+}
+
+impl MetricKind {
+    /// All values, in the header's order.
+    pub const ALL: [MetricKind; 2] = [
+        MetricKind::Mean,
+        MetricKind::Accuracy,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_metric_kind) -> Option<MetricKind> {
+        match raw {
+            sys::CAIRN_METRIC_MEAN => Some(MetricKind::Mean),
+            sys::CAIRN_METRIC_ACCURACY => Some(MetricKind::Accuracy),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_metric_kind {
+        self as sys::cairn_metric_kind
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            MetricKind::Mean => "METRIC_MEAN",
+            MetricKind::Accuracy => "METRIC_ACCURACY",
         }
     }
 }

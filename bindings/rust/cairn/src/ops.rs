@@ -30,11 +30,14 @@ pub const OP_NAMES: &[&str] = &[
     "ArgMax",
     "ArgMin",
     "AvgPool",
+    "AvgPoolGrad",
     "Cast",
     "Ceil",
     "ClipByValue",
     "ConcatV2",
     "Conv2D",
+    "Conv2DBackpropFilter",
+    "Conv2DBackpropInput",
     "Cos",
     "Cumsum",
     "Elu",
@@ -46,6 +49,7 @@ pub const OP_NAMES: &[&str] = &[
     "Floor",
     "FloorDiv",
     "FloorMod",
+    "GatherNd",
     "GatherV2",
     "Gelu",
     "Greater",
@@ -64,6 +68,8 @@ pub const OP_NAMES: &[&str] = &[
     "MatMul",
     "Max",
     "MaxPool",
+    "MaxPoolGrad",
+    "MaxPoolGradGrad",
     "Maximum",
     "Mean",
     "Min",
@@ -103,7 +109,9 @@ pub const OP_NAMES: &[&str] = &[
     "Square",
     "SquaredDifference",
     "Squeeze",
+    "StopGradient",
     "StridedSlice",
+    "StridedSliceGrad",
     "Sub",
     "Sum",
     "Tanh",
@@ -112,6 +120,7 @@ pub const OP_NAMES: &[&str] = &[
     "Transpose",
     "TruncatedNormal",
     "Unpack",
+    "UnsortedSegmentSum",
     "Where",
     "ZerosLike",
 ];
@@ -432,6 +441,61 @@ impl AvgPoolAttrs {
     }
 }
 
+/// `AvgPoolGrad`: Gradient of AvgPool: each window's grad spread evenly over its non-padding elements, shaped `orig_input_shape`.
+///
+/// Inputs: `grad` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `ksize` (INTS): required
+/// - `strides` (INTS): required
+/// - `padding` (STRING): required; one of `SAME`, `VALID`
+/// - `data_format` (STRING, default `"NHWC"`); one of `NHWC`
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+/// - `orig_input_shape` (INTS): required
+pub fn avg_pool_grad(ctx: &Context, grad: &Tensor, ksize: &[i64], strides: &[i64], padding: &str, orig_input_shape: &[i64], attrs: AvgPoolGradAttrs) -> Result<Tensor> {
+    let raw_inputs = [grad.as_raw()];
+    let padding_c = c_string(padding, "AvgPoolGrad", "padding")?;
+    let data_format_c = c_string(attrs.data_format.as_str(), "AvgPoolGrad", "data_format")?;
+    let raw_attrs = [
+        RawAttr::ints(c"ksize", ksize),
+        RawAttr::ints(c"strides", strides),
+        RawAttr::string(c"padding", &padding_c),
+        RawAttr::string(c"data_format", &data_format_c),
+        RawAttr::ints(c"orig_input_shape", orig_input_shape),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"AvgPoolGrad", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`avg_pool_grad`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AvgPoolGradAttrs {
+    /// `data_format`; default `"NHWC"`.
+    pub data_format: String,
+}
+
+impl Default for AvgPoolGradAttrs {
+    fn default() -> Self {
+        Self {
+            data_format: String::from("NHWC"),
+        }
+    }
+}
+
+impl AvgPoolGradAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `data_format`.
+    pub fn data_format(mut self, value: impl Into<String>) -> Self {
+        self.data_format = value.into();
+        self
+    }
+}
+
 /// `Cast`: Converts x to DstT: float->int truncates toward zero and saturates (NaN -> 0), complex->real keeps the real part, x->bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
 ///
 /// Inputs: `x` (SrcT).
@@ -594,6 +658,134 @@ impl Default for Conv2DAttrs {
 }
 
 impl Conv2DAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `dilations`.
+    pub fn dilations(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.dilations = value.into();
+        self
+    }
+
+    /// Sets `data_format`.
+    pub fn data_format(mut self, value: impl Into<String>) -> Self {
+        self.data_format = value.into();
+        self
+    }
+}
+
+/// `Conv2DBackpropFilter`: Gradient of Conv2D with respect to its filter: input patches times out_backprop, summed over batch and positions, shaped `filter_sizes`.
+///
+/// Inputs: `input` (T), `out_backprop` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `strides` (INTS): required
+/// - `padding` (STRING): required; one of `SAME`, `VALID`
+/// - `dilations` (INTS, default `[1, 1, 1, 1]`)
+/// - `data_format` (STRING, default `"NHWC"`); one of `NHWC`
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+/// - `filter_sizes` (INTS): required
+pub fn conv2d_backprop_filter(ctx: &Context, input: &Tensor, out_backprop: &Tensor, strides: &[i64], padding: &str, filter_sizes: &[i64], attrs: Conv2DBackpropFilterAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw(), out_backprop.as_raw()];
+    let padding_c = c_string(padding, "Conv2DBackpropFilter", "padding")?;
+    let data_format_c = c_string(attrs.data_format.as_str(), "Conv2DBackpropFilter", "data_format")?;
+    let raw_attrs = [
+        RawAttr::ints(c"strides", strides),
+        RawAttr::string(c"padding", &padding_c),
+        RawAttr::ints(c"dilations", &attrs.dilations),
+        RawAttr::string(c"data_format", &data_format_c),
+        RawAttr::ints(c"filter_sizes", filter_sizes),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Conv2DBackpropFilter", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`conv2d_backprop_filter`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Conv2DBackpropFilterAttrs {
+    /// `dilations`; default `[1, 1, 1, 1]`.
+    pub dilations: Vec<i64>,
+    /// `data_format`; default `"NHWC"`.
+    pub data_format: String,
+}
+
+impl Default for Conv2DBackpropFilterAttrs {
+    fn default() -> Self {
+        Self {
+            dilations: vec![1, 1, 1, 1],
+            data_format: String::from("NHWC"),
+        }
+    }
+}
+
+impl Conv2DBackpropFilterAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `dilations`.
+    pub fn dilations(mut self, value: impl Into<Vec<i64>>) -> Self {
+        self.dilations = value.into();
+        self
+    }
+
+    /// Sets `data_format`.
+    pub fn data_format(mut self, value: impl Into<String>) -> Self {
+        self.data_format = value.into();
+        self
+    }
+}
+
+/// `Conv2DBackpropInput`: Gradient of Conv2D with respect to its input: the transposed convolution of out_backprop with the filter, shaped `input_sizes`.
+///
+/// Inputs: `filter` (T), `out_backprop` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `strides` (INTS): required
+/// - `padding` (STRING): required; one of `SAME`, `VALID`
+/// - `dilations` (INTS, default `[1, 1, 1, 1]`)
+/// - `data_format` (STRING, default `"NHWC"`); one of `NHWC`
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+/// - `input_sizes` (INTS): required
+pub fn conv2d_backprop_input(ctx: &Context, filter: &Tensor, out_backprop: &Tensor, strides: &[i64], padding: &str, input_sizes: &[i64], attrs: Conv2DBackpropInputAttrs) -> Result<Tensor> {
+    let raw_inputs = [filter.as_raw(), out_backprop.as_raw()];
+    let padding_c = c_string(padding, "Conv2DBackpropInput", "padding")?;
+    let data_format_c = c_string(attrs.data_format.as_str(), "Conv2DBackpropInput", "data_format")?;
+    let raw_attrs = [
+        RawAttr::ints(c"strides", strides),
+        RawAttr::string(c"padding", &padding_c),
+        RawAttr::ints(c"dilations", &attrs.dilations),
+        RawAttr::string(c"data_format", &data_format_c),
+        RawAttr::ints(c"input_sizes", input_sizes),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"Conv2DBackpropInput", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`conv2d_backprop_input`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Conv2DBackpropInputAttrs {
+    /// `dilations`; default `[1, 1, 1, 1]`.
+    pub dilations: Vec<i64>,
+    /// `data_format`; default `"NHWC"`.
+    pub data_format: String,
+}
+
+impl Default for Conv2DBackpropInputAttrs {
+    fn default() -> Self {
+        Self {
+            dilations: vec![1, 1, 1, 1],
+            data_format: String::from("NHWC"),
+        }
+    }
+}
+
+impl Conv2DBackpropInputAttrs {
     /// The defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
@@ -847,6 +1039,20 @@ pub fn floor_mod(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let raw_inputs = [x.as_raw(), y.as_raw()];
     let [z] = run_fixed::<1>(ctx, c"FloorMod", &raw_inputs, &[])?;
     Ok(z)
+}
+
+/// `GatherNd`: Slices of `params` at the coordinates in the last dimension of `indices` (k of them: output is indices.shape[:-1] + params.shape[k:]); out-of-range indices are an error.
+///
+/// Inputs: `params` (Tparams), `indices` (Tindices).
+/// Outputs: `output` (Tparams).
+///
+/// Attributes:
+/// - `Tparams` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `Tindices` (DTYPE): taken from the inputs; one of int32, int64
+pub fn gather_nd(ctx: &Context, params: &Tensor, indices: &Tensor) -> Result<Tensor> {
+    let raw_inputs = [params.as_raw(), indices.as_raw()];
+    let [output] = run_fixed::<1>(ctx, c"GatherNd", &raw_inputs, &[])?;
+    Ok(output)
 }
 
 /// `GatherV2`: Takes slices of `params` along `axis` at `indices`; the first `batch_dims` dimensions are batch dimensions shared by params and indices. Out-of-range indices are an error.
@@ -1296,6 +1502,112 @@ impl Default for MaxPoolAttrs {
 }
 
 impl MaxPoolAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `data_format`.
+    pub fn data_format(mut self, value: impl Into<String>) -> Self {
+        self.data_format = value.into();
+        self
+    }
+}
+
+/// `MaxPoolGrad`: Gradient of MaxPool: each window's grad goes to the first element (row-major) holding the window's maximum of orig_input (a NaN when there is one).
+///
+/// Inputs: `orig_input` (T), `orig_output` (T), `grad` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `ksize` (INTS): required
+/// - `strides` (INTS): required
+/// - `padding` (STRING): required; one of `SAME`, `VALID`
+/// - `data_format` (STRING, default `"NHWC"`); one of `NHWC`
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn max_pool_grad(ctx: &Context, orig_input: &Tensor, orig_output: &Tensor, grad: &Tensor, ksize: &[i64], strides: &[i64], padding: &str, attrs: MaxPoolGradAttrs) -> Result<Tensor> {
+    let raw_inputs = [orig_input.as_raw(), orig_output.as_raw(), grad.as_raw()];
+    let padding_c = c_string(padding, "MaxPoolGrad", "padding")?;
+    let data_format_c = c_string(attrs.data_format.as_str(), "MaxPoolGrad", "data_format")?;
+    let raw_attrs = [
+        RawAttr::ints(c"ksize", ksize),
+        RawAttr::ints(c"strides", strides),
+        RawAttr::string(c"padding", &padding_c),
+        RawAttr::string(c"data_format", &data_format_c),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"MaxPoolGrad", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`max_pool_grad`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MaxPoolGradAttrs {
+    /// `data_format`; default `"NHWC"`.
+    pub data_format: String,
+}
+
+impl Default for MaxPoolGradAttrs {
+    fn default() -> Self {
+        Self {
+            data_format: String::from("NHWC"),
+        }
+    }
+}
+
+impl MaxPoolGradAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `data_format`.
+    pub fn data_format(mut self, value: impl Into<String>) -> Self {
+        self.data_format = value.into();
+        self
+    }
+}
+
+/// `MaxPoolGradGrad`: Gradient of MaxPoolGrad with respect to its grad: each window reads grad (shaped like orig_input) at the element MaxPoolGrad routes to.
+///
+/// Inputs: `orig_input` (T), `orig_output` (T), `grad` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `ksize` (INTS): required
+/// - `strides` (INTS): required
+/// - `padding` (STRING): required; one of `SAME`, `VALID`
+/// - `data_format` (STRING, default `"NHWC"`); one of `NHWC`
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn max_pool_grad_grad(ctx: &Context, orig_input: &Tensor, orig_output: &Tensor, grad: &Tensor, ksize: &[i64], strides: &[i64], padding: &str, attrs: MaxPoolGradGradAttrs) -> Result<Tensor> {
+    let raw_inputs = [orig_input.as_raw(), orig_output.as_raw(), grad.as_raw()];
+    let padding_c = c_string(padding, "MaxPoolGradGrad", "padding")?;
+    let data_format_c = c_string(attrs.data_format.as_str(), "MaxPoolGradGrad", "data_format")?;
+    let raw_attrs = [
+        RawAttr::ints(c"ksize", ksize),
+        RawAttr::ints(c"strides", strides),
+        RawAttr::string(c"padding", &padding_c),
+        RawAttr::string(c"data_format", &data_format_c),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"MaxPoolGradGrad", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`max_pool_grad_grad`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MaxPoolGradGradAttrs {
+    /// `data_format`; default `"NHWC"`.
+    pub data_format: String,
+}
+
+impl Default for MaxPoolGradGradAttrs {
+    fn default() -> Self {
+        Self {
+            data_format: String::from("NHWC"),
+        }
+    }
+}
+
+impl MaxPoolGradGradAttrs {
     /// The defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
@@ -2425,6 +2737,19 @@ impl SqueezeAttrs {
     }
 }
 
+/// `StopGradient`: A copy of the input that gradients do not flow through.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+pub fn stop_gradient(ctx: &Context, input: &Tensor) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let [output] = run_fixed::<1>(ctx, c"StopGradient", &raw_inputs, &[])?;
+    Ok(output)
+}
+
 /// `StridedSlice`: Python-style input[begin:end:strides] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
 ///
 /// Inputs: `input` (T).
@@ -2484,6 +2809,103 @@ impl Default for StridedSliceAttrs {
 }
 
 impl StridedSliceAttrs {
+    /// The defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `begin_mask`.
+    pub fn begin_mask(mut self, value: i64) -> Self {
+        self.begin_mask = value;
+        self
+    }
+
+    /// Sets `end_mask`.
+    pub fn end_mask(mut self, value: i64) -> Self {
+        self.end_mask = value;
+        self
+    }
+
+    /// Sets `ellipsis_mask`.
+    pub fn ellipsis_mask(mut self, value: i64) -> Self {
+        self.ellipsis_mask = value;
+        self
+    }
+
+    /// Sets `new_axis_mask`.
+    pub fn new_axis_mask(mut self, value: i64) -> Self {
+        self.new_axis_mask = value;
+        self
+    }
+
+    /// Sets `shrink_axis_mask`.
+    pub fn shrink_axis_mask(mut self, value: i64) -> Self {
+        self.shrink_axis_mask = value;
+        self
+    }
+}
+
+/// `StridedSliceGrad`: StridedSlice's gradient: a zero tensor of `shape` (the forward input's shape) with `dy` written at the positions the forward slice read; attributes as StridedSlice's.
+///
+/// Inputs: `dy` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+/// - `shape` (INTS): required
+/// - `begin` (INTS): required
+/// - `end` (INTS): required
+/// - `strides` (INTS): required
+/// - `begin_mask` (INT, default `0`)
+/// - `end_mask` (INT, default `0`)
+/// - `ellipsis_mask` (INT, default `0`)
+/// - `new_axis_mask` (INT, default `0`)
+/// - `shrink_axis_mask` (INT, default `0`)
+pub fn strided_slice_grad(ctx: &Context, dy: &Tensor, shape: &[i64], begin: &[i64], end: &[i64], strides: &[i64], attrs: StridedSliceGradAttrs) -> Result<Tensor> {
+    let raw_inputs = [dy.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"shape", shape),
+        RawAttr::ints(c"begin", begin),
+        RawAttr::ints(c"end", end),
+        RawAttr::ints(c"strides", strides),
+        RawAttr::int(c"begin_mask", attrs.begin_mask),
+        RawAttr::int(c"end_mask", attrs.end_mask),
+        RawAttr::int(c"ellipsis_mask", attrs.ellipsis_mask),
+        RawAttr::int(c"new_axis_mask", attrs.new_axis_mask),
+        RawAttr::int(c"shrink_axis_mask", attrs.shrink_axis_mask),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"StridedSliceGrad", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// Optional attributes of [`strided_slice_grad`]; `Default` gives the registry's defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StridedSliceGradAttrs {
+    /// `begin_mask`; default `0`.
+    pub begin_mask: i64,
+    /// `end_mask`; default `0`.
+    pub end_mask: i64,
+    /// `ellipsis_mask`; default `0`.
+    pub ellipsis_mask: i64,
+    /// `new_axis_mask`; default `0`.
+    pub new_axis_mask: i64,
+    /// `shrink_axis_mask`; default `0`.
+    pub shrink_axis_mask: i64,
+}
+
+impl Default for StridedSliceGradAttrs {
+    fn default() -> Self {
+        Self {
+            begin_mask: 0,
+            end_mask: 0,
+            ellipsis_mask: 0,
+            new_axis_mask: 0,
+            shrink_axis_mask: 0,
+        }
+    }
+}
+
+impl StridedSliceGradAttrs {
     /// The defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
@@ -2824,6 +3246,24 @@ impl UnpackAttrs {
         self.axis = value;
         self
     }
+}
+
+/// `UnsortedSegmentSum`: output[s] = sum of data[i...] over the positions i where segment_ids[i] == s; `num_segments` is an attribute; ids outside [0, num_segments) are an error.
+///
+/// Inputs: `data` (T), `segment_ids` (Tindices).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+/// - `Tindices` (DTYPE): taken from the inputs; one of int32, int64
+/// - `num_segments` (INT): required
+pub fn unsorted_segment_sum(ctx: &Context, data: &Tensor, segment_ids: &Tensor, num_segments: i64) -> Result<Tensor> {
+    let raw_inputs = [data.as_raw(), segment_ids.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"num_segments", num_segments),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"UnsortedSegmentSum", &raw_inputs, &raw_attrs)?;
+    Ok(output)
 }
 
 /// `Where`: Coordinates of the non-zero (true) elements of `condition` as int64 [num_true, rank], in row-major order.

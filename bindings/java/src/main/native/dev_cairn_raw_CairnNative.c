@@ -1475,3 +1475,582 @@ JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_checkpointReaderFree(JNIEn
   (void)cls;
   cairn_checkpoint_reader_free((cairn_checkpoint_reader *)(intptr_t)r);
 }
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tapeCreate(JNIEnv *env, jclass cls, jlong ctx, jint optsPersistent, jint optsWatchAccessedVariables) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_tape_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  c_opts.persistent = (int32_t)optsPersistent;
+  c_opts.watch_accessed_variables = (int32_t)optsWatchAccessedVariables;
+  cairn_tape *c_out = NULL;
+  cairn_status *status = cairn_tape_create((cairn_context *)(intptr_t)ctx, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tapeWatch(JNIEnv *env, jclass cls, jlong tape, jlong t) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_tape_watch((cairn_tape *)(intptr_t)tape, (const cairn_tensor *)(intptr_t)t);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tapeWatchVariable(JNIEnv *env, jclass cls, jlong tape, jlong var) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_tape_watch_variable((cairn_tape *)(intptr_t)tape, (const cairn_object *)(intptr_t)var);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tapeStopRecording(JNIEnv *env, jclass cls, jlong tape) {
+  (void)env;
+  (void)cls;
+  cairn_tape_stop_recording((cairn_tape *)(intptr_t)tape);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tapeResumeRecording(JNIEnv *env, jclass cls, jlong tape) {
+  (void)env;
+  (void)cls;
+  cairn_tape_resume_recording((cairn_tape *)(intptr_t)tape);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tapeGradient(JNIEnv *env, jclass cls, jlong tape, jlong target, jlongArray sources, jlong outputGradient, jint unconnected) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_sources_raw;
+  size_t c_sources_n;
+  if (!cairn_jni_longs(env, &arena, sources, &c_sources_raw, &c_sources_n)) goto done;
+  const cairn_tensor **c_sources = cairn_jni_arena_alloc(env, &arena, c_sources_n * sizeof *c_sources + 1);
+  if (!c_sources) goto done;
+  for (size_t k = 0; k < c_sources_n; ++k) c_sources[k] = (const cairn_tensor *)(intptr_t)c_sources_raw[k];
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_tape_gradient((cairn_tape *)(intptr_t)tape, (const cairn_tensor *)(intptr_t)target, c_sources, c_sources_n, (const cairn_tensor *)(intptr_t)outputGradient, (cairn_unconnected)unconnected, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tapeGradientVariables(JNIEnv *env, jclass cls, jlong tape, jlong target, jlongArray vars, jlong outputGradient, jint unconnected) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_vars_raw;
+  size_t c_vars_n;
+  if (!cairn_jni_longs(env, &arena, vars, &c_vars_raw, &c_vars_n)) goto done;
+  cairn_object **c_vars = cairn_jni_arena_alloc(env, &arena, c_vars_n * sizeof *c_vars + 1);
+  if (!c_vars) goto done;
+  for (size_t k = 0; k < c_vars_n; ++k) c_vars[k] = (cairn_object *)(intptr_t)c_vars_raw[k];
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_tape_gradient_variables((cairn_tape *)(intptr_t)tape, (const cairn_tensor *)(intptr_t)target, c_vars, c_vars_n, (const cairn_tensor *)(intptr_t)outputGradient, (cairn_unconnected)unconnected, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tapeFree(JNIEnv *env, jclass cls, jlong tape) {
+  (void)env;
+  (void)cls;
+  cairn_tape_free((cairn_tape *)(intptr_t)tape);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_optimizerCreate(JNIEnv *env, jclass cls, jlong ctx, jint optsKind, jdouble optsLearningRate, jlong optsSchedule, jdouble optsMomentum, jint optsNesterov, jdouble optsBeta1, jdouble optsBeta2, jdouble optsEpsilon, jdouble optsWeightDecay, jdouble optsRho, jint optsCentered) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_optimizer_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  c_opts.kind = (cairn_optimizer_kind)optsKind;
+  c_opts.learning_rate = (double)optsLearningRate;
+  c_opts.schedule = (const cairn_object *)(intptr_t)optsSchedule;
+  c_opts.momentum = (double)optsMomentum;
+  c_opts.nesterov = (int32_t)optsNesterov;
+  c_opts.beta_1 = (double)optsBeta1;
+  c_opts.beta_2 = (double)optsBeta2;
+  c_opts.epsilon = (double)optsEpsilon;
+  c_opts.weight_decay = (double)optsWeightDecay;
+  c_opts.rho = (double)optsRho;
+  c_opts.centered = (int32_t)optsCentered;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_optimizer_create((cairn_context *)(intptr_t)ctx, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_scheduleExponentialDecay(JNIEnv *env, jclass cls, jlong ctx, jdouble initialLearningRate, jlong decaySteps, jdouble decayRate, jint staircase) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_schedule_exponential_decay((cairn_context *)(intptr_t)ctx, (double)initialLearningRate, (int64_t)decaySteps, (double)decayRate, (int32_t)staircase, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_scheduleCosineDecay(JNIEnv *env, jclass cls, jlong ctx, jdouble initialLearningRate, jlong decaySteps, jdouble alpha) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_schedule_cosine_decay((cairn_context *)(intptr_t)ctx, (double)initialLearningRate, (int64_t)decaySteps, (double)alpha, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_optimizerApplyGradients(JNIEnv *env, jclass cls, jlong optimizer, jlongArray grads, jlongArray vars) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_grads_raw;
+  size_t c_grads_n;
+  if (!cairn_jni_longs(env, &arena, grads, &c_grads_raw, &c_grads_n)) goto done;
+  const cairn_tensor **c_grads = cairn_jni_arena_alloc(env, &arena, c_grads_n * sizeof *c_grads + 1);
+  if (!c_grads) goto done;
+  for (size_t k = 0; k < c_grads_n; ++k) c_grads[k] = (const cairn_tensor *)(intptr_t)c_grads_raw[k];
+  if (!cairn_jni_require_length(env, vars, c_grads_n, "vars")) goto done;
+  const int64_t *c_vars_raw;
+  size_t c_vars_n;
+  if (!cairn_jni_longs(env, &arena, vars, &c_vars_raw, &c_vars_n)) goto done;
+  cairn_object **c_vars = cairn_jni_arena_alloc(env, &arena, c_vars_n * sizeof *c_vars + 1);
+  if (!c_vars) goto done;
+  for (size_t k = 0; k < c_vars_n; ++k) c_vars[k] = (cairn_object *)(intptr_t)c_vars_raw[k];
+  cairn_status *status = cairn_optimizer_apply_gradients((cairn_object *)(intptr_t)optimizer, c_grads, c_vars, c_grads_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_optimizerIterations(JNIEnv *env, jclass cls, jlong optimizer) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  int64_t c_out = 0;
+  cairn_status *status = cairn_optimizer_iterations((cairn_object *)(intptr_t)optimizer, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jdouble JNICALL Java_dev_cairn_raw_CairnNative_optimizerLearningRate(JNIEnv *env, jclass cls, jlong optimizer) {
+  (void)env;
+  (void)cls;
+  jdouble result = 0;
+  double c_out = 0;
+  cairn_status *status = cairn_optimizer_learning_rate((cairn_object *)(intptr_t)optimizer, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jdouble)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_optimizerSetLearningRate(JNIEnv *env, jclass cls, jlong optimizer, jdouble value) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_optimizer_set_learning_rate((cairn_object *)(intptr_t)optimizer, (double)value);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_optimizerGetSlot(JNIEnv *env, jclass cls, jlong optimizer, jlong var, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_optimizer_get_slot((cairn_object *)(intptr_t)optimizer, (const cairn_object *)(intptr_t)var, c_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_denseCreate(JNIEnv *env, jclass cls, jlong ctx, jlong optsUnits, jbyteArray optsActivation, jint optsUseBias, jbyteArray optsKernelInitializer, jbyteArray optsBiasInitializer, jbyteArray optsName) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_dense_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  c_opts.units = (int64_t)optsUnits;
+  if (!cairn_jni_cstring(env, &arena, optsActivation, &c_opts.activation)) goto done;
+  c_opts.use_bias = (int32_t)optsUseBias;
+  if (!cairn_jni_cstring(env, &arena, optsKernelInitializer, &c_opts.kernel_initializer)) goto done;
+  if (!cairn_jni_cstring(env, &arena, optsBiasInitializer, &c_opts.bias_initializer)) goto done;
+  if (!cairn_jni_cstring(env, &arena, optsName, &c_opts.name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_dense_create((cairn_context *)(intptr_t)ctx, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_conv2dCreate(JNIEnv *env, jclass cls, jlong ctx, jlong optsFilters, jlong optsKernelH, jlong optsKernelW, jlong optsStrideH, jlong optsStrideW, jbyteArray optsPadding, jbyteArray optsActivation, jint optsUseBias, jbyteArray optsKernelInitializer, jbyteArray optsBiasInitializer, jbyteArray optsName) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_conv2d_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  c_opts.filters = (int64_t)optsFilters;
+  c_opts.kernel_h = (int64_t)optsKernelH;
+  c_opts.kernel_w = (int64_t)optsKernelW;
+  c_opts.stride_h = (int64_t)optsStrideH;
+  c_opts.stride_w = (int64_t)optsStrideW;
+  if (!cairn_jni_cstring(env, &arena, optsPadding, &c_opts.padding)) goto done;
+  if (!cairn_jni_cstring(env, &arena, optsActivation, &c_opts.activation)) goto done;
+  c_opts.use_bias = (int32_t)optsUseBias;
+  if (!cairn_jni_cstring(env, &arena, optsKernelInitializer, &c_opts.kernel_initializer)) goto done;
+  if (!cairn_jni_cstring(env, &arena, optsBiasInitializer, &c_opts.bias_initializer)) goto done;
+  if (!cairn_jni_cstring(env, &arena, optsName, &c_opts.name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_conv2d_create((cairn_context *)(intptr_t)ctx, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_maxPool2dCreate(JNIEnv *env, jclass cls, jlong ctx, jlong optsPoolH, jlong optsPoolW, jlong optsStrideH, jlong optsStrideW, jbyteArray optsPadding, jbyteArray optsName) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_pool2d_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  c_opts.pool_h = (int64_t)optsPoolH;
+  c_opts.pool_w = (int64_t)optsPoolW;
+  c_opts.stride_h = (int64_t)optsStrideH;
+  c_opts.stride_w = (int64_t)optsStrideW;
+  if (!cairn_jni_cstring(env, &arena, optsPadding, &c_opts.padding)) goto done;
+  if (!cairn_jni_cstring(env, &arena, optsName, &c_opts.name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_max_pool2d_create((cairn_context *)(intptr_t)ctx, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_avgPool2dCreate(JNIEnv *env, jclass cls, jlong ctx, jlong optsPoolH, jlong optsPoolW, jlong optsStrideH, jlong optsStrideW, jbyteArray optsPadding, jbyteArray optsName) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_pool2d_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  c_opts.pool_h = (int64_t)optsPoolH;
+  c_opts.pool_w = (int64_t)optsPoolW;
+  c_opts.stride_h = (int64_t)optsStrideH;
+  c_opts.stride_w = (int64_t)optsStrideW;
+  if (!cairn_jni_cstring(env, &arena, optsPadding, &c_opts.padding)) goto done;
+  if (!cairn_jni_cstring(env, &arena, optsName, &c_opts.name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_avg_pool2d_create((cairn_context *)(intptr_t)ctx, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_flattenCreate(JNIEnv *env, jclass cls, jlong ctx, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_flatten_create((cairn_context *)(intptr_t)ctx, c_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_embeddingCreate(JNIEnv *env, jclass cls, jlong ctx, jlong inputDim, jlong outputDim, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_embedding_create((cairn_context *)(intptr_t)ctx, (int64_t)inputDim, (int64_t)outputDim, c_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_layerNormCreate(JNIEnv *env, jclass cls, jlong ctx, jlong optsAxis, jdouble optsEpsilon, jdouble optsMomentum, jint optsCenter, jint optsScale, jbyteArray optsName) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_norm_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  c_opts.axis = (int64_t)optsAxis;
+  c_opts.epsilon = (double)optsEpsilon;
+  c_opts.momentum = (double)optsMomentum;
+  c_opts.center = (int32_t)optsCenter;
+  c_opts.scale = (int32_t)optsScale;
+  if (!cairn_jni_cstring(env, &arena, optsName, &c_opts.name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_layer_norm_create((cairn_context *)(intptr_t)ctx, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_batchNormCreate(JNIEnv *env, jclass cls, jlong ctx, jlong optsAxis, jdouble optsEpsilon, jdouble optsMomentum, jint optsCenter, jint optsScale, jbyteArray optsName) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_norm_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  c_opts.axis = (int64_t)optsAxis;
+  c_opts.epsilon = (double)optsEpsilon;
+  c_opts.momentum = (double)optsMomentum;
+  c_opts.center = (int32_t)optsCenter;
+  c_opts.scale = (int32_t)optsScale;
+  if (!cairn_jni_cstring(env, &arena, optsName, &c_opts.name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_batch_norm_create((cairn_context *)(intptr_t)ctx, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_dropoutCreate(JNIEnv *env, jclass cls, jlong ctx, jdouble rate, jlong seed, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_dropout_create((cairn_context *)(intptr_t)ctx, (double)rate, (int64_t)seed, c_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_activationCreate(JNIEnv *env, jclass cls, jlong ctx, jbyteArray activation, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_activation;
+  if (!cairn_jni_cstring(env, &arena, activation, &c_activation)) goto done;
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_activation_create((cairn_context *)(intptr_t)ctx, c_activation, c_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_sequentialCreate(JNIEnv *env, jclass cls, jlong ctx, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_sequential_create((cairn_context *)(intptr_t)ctx, c_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_sequentialAdd(JNIEnv *env, jclass cls, jlong model, jlong layer) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_sequential_add((cairn_object *)(intptr_t)model, (cairn_object *)(intptr_t)layer);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_layerCall(JNIEnv *env, jclass cls, jlong layer, jlong x, jint training) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_layer_call((cairn_object *)(intptr_t)layer, (const cairn_tensor *)(intptr_t)x, (int32_t)training, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_layerWeights(JNIEnv *env, jclass cls, jlong layer, jint trainableOnly) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object_array *c_out = NULL;
+  cairn_status *status = cairn_layer_weights((cairn_object *)(intptr_t)layer, (int32_t)trainableOnly, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_layerSummary(JNIEnv *env, jclass cls, jlong layer) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  char *c_out = NULL;
+  cairn_status *status = cairn_layer_summary((cairn_object *)(intptr_t)layer, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_layerCountParams(JNIEnv *env, jclass cls, jlong layer) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  int64_t c_out = 0;
+  cairn_status *status = cairn_layer_count_params((cairn_object *)(intptr_t)layer, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_loss(JNIEnv *env, jclass cls, jlong ctx, jint kind, jlong yTrue, jlong yPred, jint fromLogits) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_loss((cairn_context *)(intptr_t)ctx, (cairn_loss_kind)kind, (const cairn_tensor *)(intptr_t)yTrue, (const cairn_tensor *)(intptr_t)yPred, (int32_t)fromLogits, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_metricCreate(JNIEnv *env, jclass cls, jlong ctx, jint kind, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_metric_create((cairn_context *)(intptr_t)ctx, (cairn_metric_kind)kind, c_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_metricUpdate(JNIEnv *env, jclass cls, jlong metric, jlong a, jlong b) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_metric_update((cairn_object *)(intptr_t)metric, (const cairn_tensor *)(intptr_t)a, (const cairn_tensor *)(intptr_t)b);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jdouble JNICALL Java_dev_cairn_raw_CairnNative_metricResult(JNIEnv *env, jclass cls, jlong metric) {
+  (void)env;
+  (void)cls;
+  jdouble result = 0;
+  double c_out = 0;
+  cairn_status *status = cairn_metric_result((cairn_object *)(intptr_t)metric, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jdouble)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_metricReset(JNIEnv *env, jclass cls, jlong metric) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_metric_reset((cairn_object *)(intptr_t)metric);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}

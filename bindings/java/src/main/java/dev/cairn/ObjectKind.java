@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_object_kind: The kinds of objects. Values 6 and 7 are reserved for optimizers and layers.
+ * cairn_object_kind: The kinds of objects.
  */
 public enum ObjectKind {
   INVALID(0),
@@ -10,7 +10,9 @@ public enum ObjectKind {
   VARIABLE(2),
   LIST(3),
   DICT(4),
-  MODULE(5);
+  MODULE(5),
+  OPTIMIZER(6),
+  LAYER(7);
 
   private final int value;
 
@@ -32,6 +34,8 @@ public enum ObjectKind {
       case 3: return LIST;
       case 4: return DICT;
       case 5: return MODULE;
+      case 6: return OPTIMIZER;
+      case 7: return LAYER;
       default: return null;
     }
   }

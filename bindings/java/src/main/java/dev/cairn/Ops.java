@@ -427,6 +427,76 @@ public final class Ops {
     }
   }
 
+  private static final byte[] OP_AVG_POOL_GRAD = cstr("AvgPoolGrad");
+  /**
+   * AvgPoolGrad: Gradient of AvgPool: each window's grad spread evenly over its non-padding elements, shaped `orig_input_shape`.
+   *
+   * <ul>
+   *   <li>input grad: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr ksize: INTS, required
+   *   <li>attr strides: INTS, required
+   *   <li>attr padding: STRING, required, one of SAME, VALID
+   *   <li>attr data_format: STRING, default "NHWC", one of NHWC
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   *   <li>attr orig_input_shape: INTS, required
+   * </ul>
+   */
+  public static Tensor avgPoolGrad(CairnContext ctx, Tensor grad, long[] ksize, long[] strides, String padding, long... origInputShape) {
+    Tensor[] in = {grad};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("ksize", ksize);
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    enc.setInts("orig_input_shape", origInputShape);
+    return ctx.runRaw(OP_AVG_POOL_GRAD, in, enc, 1)[0];
+  }
+
+  /** AvgPoolGrad with optional attributes; see {@link AvgPoolGradAttrs}. */
+  public static Tensor avgPoolGrad(CairnContext ctx, Tensor grad, long[] ksize, long[] strides, String padding, long[] origInputShape, AvgPoolGradAttrs attrs) {
+    if (attrs == null) attrs = AvgPoolGradAttrs.DEFAULTS;
+    Tensor[] in = {grad};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("ksize", ksize);
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    enc.setInts("orig_input_shape", origInputShape);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_AVG_POOL_GRAD, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of AvgPoolGrad, each starting at its default. Not thread-safe to mutate. */
+  public static final class AvgPoolGradAttrs {
+    static final AvgPoolGradAttrs DEFAULTS = new AvgPoolGradAttrs();
+
+    private String dataFormat = "NHWC";
+    private boolean dataFormatSet;
+
+    private AvgPoolGradAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static AvgPoolGradAttrs builder() {
+      return new AvgPoolGradAttrs();
+    }
+
+    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    public AvgPoolGradAttrs dataFormat(String value) {
+      if (value == null) throw new NullPointerException("data_format");
+      this.dataFormat = value;
+      this.dataFormatSet = true;
+      return this;
+    }
+
+    /** The value of data_format: the one set, or the default. */
+    public String dataFormat() {
+      return dataFormat;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dataFormatSet) enc.setString("data_format", dataFormat);
+    }
+  }
+
   private static final byte[] OP_CAST = cstr("Cast");
   /**
    * Cast: Converts x to DstT: float-&gt;int truncates toward zero and saturates (NaN -&gt; 0), complex-&gt;real keeps the real part, x-&gt;bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
@@ -642,6 +712,176 @@ public final class Ops {
 
     /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
     public Conv2DAttrs dataFormat(String value) {
+      if (value == null) throw new NullPointerException("data_format");
+      this.dataFormat = value;
+      this.dataFormatSet = true;
+      return this;
+    }
+
+    /** The value of data_format: the one set, or the default. */
+    public String dataFormat() {
+      return dataFormat;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dilationsSet) enc.setInts("dilations", dilations);
+      if (dataFormatSet) enc.setString("data_format", dataFormat);
+    }
+  }
+
+  private static final byte[] OP_CONV2_DBACKPROP_FILTER = cstr("Conv2DBackpropFilter");
+  /**
+   * Conv2DBackpropFilter: Gradient of Conv2D with respect to its filter: input patches times out_backprop, summed over batch and positions, shaped `filter_sizes`.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>input out_backprop: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr strides: INTS, required
+   *   <li>attr padding: STRING, required, one of SAME, VALID
+   *   <li>attr dilations: INTS, default [1, 1, 1, 1]
+   *   <li>attr data_format: STRING, default "NHWC", one of NHWC
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   *   <li>attr filter_sizes: INTS, required
+   * </ul>
+   */
+  public static Tensor conv2DBackpropFilter(CairnContext ctx, Tensor input, Tensor outBackprop, long[] strides, String padding, long... filterSizes) {
+    Tensor[] in = {input, outBackprop};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    enc.setInts("filter_sizes", filterSizes);
+    return ctx.runRaw(OP_CONV2_DBACKPROP_FILTER, in, enc, 1)[0];
+  }
+
+  /** Conv2DBackpropFilter with optional attributes; see {@link Conv2DBackpropFilterAttrs}. */
+  public static Tensor conv2DBackpropFilter(CairnContext ctx, Tensor input, Tensor outBackprop, long[] strides, String padding, long[] filterSizes, Conv2DBackpropFilterAttrs attrs) {
+    if (attrs == null) attrs = Conv2DBackpropFilterAttrs.DEFAULTS;
+    Tensor[] in = {input, outBackprop};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    enc.setInts("filter_sizes", filterSizes);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_CONV2_DBACKPROP_FILTER, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Conv2DBackpropFilter, each starting at its default. Not thread-safe to mutate. */
+  public static final class Conv2DBackpropFilterAttrs {
+    static final Conv2DBackpropFilterAttrs DEFAULTS = new Conv2DBackpropFilterAttrs();
+
+    private long[] dilations = new long[] {1L, 1L, 1L, 1L};
+    private boolean dilationsSet;
+    private String dataFormat = "NHWC";
+    private boolean dataFormatSet;
+
+    private Conv2DBackpropFilterAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static Conv2DBackpropFilterAttrs builder() {
+      return new Conv2DBackpropFilterAttrs();
+    }
+
+    /** Sets dilations (INTS, default [1, 1, 1, 1]). */
+    public Conv2DBackpropFilterAttrs dilations(long... value) {
+      if (value == null) throw new NullPointerException("dilations");
+      this.dilations = value.clone();
+      this.dilationsSet = true;
+      return this;
+    }
+
+    /** The value of dilations: the one set, or the default. */
+    public long[] dilations() {
+      return dilations.clone();
+    }
+
+    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    public Conv2DBackpropFilterAttrs dataFormat(String value) {
+      if (value == null) throw new NullPointerException("data_format");
+      this.dataFormat = value;
+      this.dataFormatSet = true;
+      return this;
+    }
+
+    /** The value of data_format: the one set, or the default. */
+    public String dataFormat() {
+      return dataFormat;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dilationsSet) enc.setInts("dilations", dilations);
+      if (dataFormatSet) enc.setString("data_format", dataFormat);
+    }
+  }
+
+  private static final byte[] OP_CONV2_DBACKPROP_INPUT = cstr("Conv2DBackpropInput");
+  /**
+   * Conv2DBackpropInput: Gradient of Conv2D with respect to its input: the transposed convolution of out_backprop with the filter, shaped `input_sizes`.
+   *
+   * <ul>
+   *   <li>input filter: dtype T
+   *   <li>input out_backprop: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr strides: INTS, required
+   *   <li>attr padding: STRING, required, one of SAME, VALID
+   *   <li>attr dilations: INTS, default [1, 1, 1, 1]
+   *   <li>attr data_format: STRING, default "NHWC", one of NHWC
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   *   <li>attr input_sizes: INTS, required
+   * </ul>
+   */
+  public static Tensor conv2DBackpropInput(CairnContext ctx, Tensor filter, Tensor outBackprop, long[] strides, String padding, long... inputSizes) {
+    Tensor[] in = {filter, outBackprop};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    enc.setInts("input_sizes", inputSizes);
+    return ctx.runRaw(OP_CONV2_DBACKPROP_INPUT, in, enc, 1)[0];
+  }
+
+  /** Conv2DBackpropInput with optional attributes; see {@link Conv2DBackpropInputAttrs}. */
+  public static Tensor conv2DBackpropInput(CairnContext ctx, Tensor filter, Tensor outBackprop, long[] strides, String padding, long[] inputSizes, Conv2DBackpropInputAttrs attrs) {
+    if (attrs == null) attrs = Conv2DBackpropInputAttrs.DEFAULTS;
+    Tensor[] in = {filter, outBackprop};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    enc.setInts("input_sizes", inputSizes);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_CONV2_DBACKPROP_INPUT, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of Conv2DBackpropInput, each starting at its default. Not thread-safe to mutate. */
+  public static final class Conv2DBackpropInputAttrs {
+    static final Conv2DBackpropInputAttrs DEFAULTS = new Conv2DBackpropInputAttrs();
+
+    private long[] dilations = new long[] {1L, 1L, 1L, 1L};
+    private boolean dilationsSet;
+    private String dataFormat = "NHWC";
+    private boolean dataFormatSet;
+
+    private Conv2DBackpropInputAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static Conv2DBackpropInputAttrs builder() {
+      return new Conv2DBackpropInputAttrs();
+    }
+
+    /** Sets dilations (INTS, default [1, 1, 1, 1]). */
+    public Conv2DBackpropInputAttrs dilations(long... value) {
+      if (value == null) throw new NullPointerException("dilations");
+      this.dilations = value.clone();
+      this.dilationsSet = true;
+      return this;
+    }
+
+    /** The value of dilations: the one set, or the default. */
+    public long[] dilations() {
+      return dilations.clone();
+    }
+
+    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    public Conv2DBackpropInputAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
       this.dataFormatSet = true;
@@ -945,6 +1185,23 @@ public final class Ops {
   public static Tensor floorMod(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
     return ctx.runRaw(OP_FLOOR_MOD, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_GATHER_ND = cstr("GatherNd");
+  /**
+   * GatherNd: Slices of `params` at the coordinates in the last dimension of `indices` (k of them: output is indices.shape[:-1] + params.shape[k:]); out-of-range indices are an error.
+   *
+   * <ul>
+   *   <li>input params: dtype Tparams
+   *   <li>input indices: dtype Tindices
+   *   <li>output output: dtype Tparams
+   *   <li>attr Tparams: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr Tindices: DTYPE, inferred from the inputs, one of int32, int64
+   * </ul>
+   */
+  public static Tensor gatherNd(CairnContext ctx, Tensor params, Tensor indices) {
+    Tensor[] in = {params, indices};
+    return ctx.runRaw(OP_GATHER_ND, in, null, 1)[0];
   }
 
   private static final byte[] OP_GATHER_V2 = cstr("GatherV2");
@@ -1513,6 +1770,144 @@ public final class Ops {
 
     /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
     public MaxPoolAttrs dataFormat(String value) {
+      if (value == null) throw new NullPointerException("data_format");
+      this.dataFormat = value;
+      this.dataFormatSet = true;
+      return this;
+    }
+
+    /** The value of data_format: the one set, or the default. */
+    public String dataFormat() {
+      return dataFormat;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dataFormatSet) enc.setString("data_format", dataFormat);
+    }
+  }
+
+  private static final byte[] OP_MAX_POOL_GRAD = cstr("MaxPoolGrad");
+  /**
+   * MaxPoolGrad: Gradient of MaxPool: each window's grad goes to the first element (row-major) holding the window's maximum of orig_input (a NaN when there is one).
+   *
+   * <ul>
+   *   <li>input orig_input: dtype T
+   *   <li>input orig_output: dtype T
+   *   <li>input grad: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr ksize: INTS, required
+   *   <li>attr strides: INTS, required
+   *   <li>attr padding: STRING, required, one of SAME, VALID
+   *   <li>attr data_format: STRING, default "NHWC", one of NHWC
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor maxPoolGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding) {
+    Tensor[] in = {origInput, origOutput, grad};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("ksize", ksize);
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    return ctx.runRaw(OP_MAX_POOL_GRAD, in, enc, 1)[0];
+  }
+
+  /** MaxPoolGrad with optional attributes; see {@link MaxPoolGradAttrs}. */
+  public static Tensor maxPoolGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding, MaxPoolGradAttrs attrs) {
+    if (attrs == null) attrs = MaxPoolGradAttrs.DEFAULTS;
+    Tensor[] in = {origInput, origOutput, grad};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("ksize", ksize);
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_MAX_POOL_GRAD, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of MaxPoolGrad, each starting at its default. Not thread-safe to mutate. */
+  public static final class MaxPoolGradAttrs {
+    static final MaxPoolGradAttrs DEFAULTS = new MaxPoolGradAttrs();
+
+    private String dataFormat = "NHWC";
+    private boolean dataFormatSet;
+
+    private MaxPoolGradAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static MaxPoolGradAttrs builder() {
+      return new MaxPoolGradAttrs();
+    }
+
+    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    public MaxPoolGradAttrs dataFormat(String value) {
+      if (value == null) throw new NullPointerException("data_format");
+      this.dataFormat = value;
+      this.dataFormatSet = true;
+      return this;
+    }
+
+    /** The value of data_format: the one set, or the default. */
+    public String dataFormat() {
+      return dataFormat;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (dataFormatSet) enc.setString("data_format", dataFormat);
+    }
+  }
+
+  private static final byte[] OP_MAX_POOL_GRAD_GRAD = cstr("MaxPoolGradGrad");
+  /**
+   * MaxPoolGradGrad: Gradient of MaxPoolGrad with respect to its grad: each window reads grad (shaped like orig_input) at the element MaxPoolGrad routes to.
+   *
+   * <ul>
+   *   <li>input orig_input: dtype T
+   *   <li>input orig_output: dtype T
+   *   <li>input grad: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr ksize: INTS, required
+   *   <li>attr strides: INTS, required
+   *   <li>attr padding: STRING, required, one of SAME, VALID
+   *   <li>attr data_format: STRING, default "NHWC", one of NHWC
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor maxPoolGradGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding) {
+    Tensor[] in = {origInput, origOutput, grad};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("ksize", ksize);
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    return ctx.runRaw(OP_MAX_POOL_GRAD_GRAD, in, enc, 1)[0];
+  }
+
+  /** MaxPoolGradGrad with optional attributes; see {@link MaxPoolGradGradAttrs}. */
+  public static Tensor maxPoolGradGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding, MaxPoolGradGradAttrs attrs) {
+    if (attrs == null) attrs = MaxPoolGradGradAttrs.DEFAULTS;
+    Tensor[] in = {origInput, origOutput, grad};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("ksize", ksize);
+    enc.setInts("strides", strides);
+    enc.setString("padding", padding);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_MAX_POOL_GRAD_GRAD, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of MaxPoolGradGrad, each starting at its default. Not thread-safe to mutate. */
+  public static final class MaxPoolGradGradAttrs {
+    static final MaxPoolGradGradAttrs DEFAULTS = new MaxPoolGradGradAttrs();
+
+    private String dataFormat = "NHWC";
+    private boolean dataFormatSet;
+
+    private MaxPoolGradGradAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static MaxPoolGradGradAttrs builder() {
+      return new MaxPoolGradGradAttrs();
+    }
+
+    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    public MaxPoolGradGradAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
       this.dataFormatSet = true;
@@ -2936,6 +3331,21 @@ public final class Ops {
     }
   }
 
+  private static final byte[] OP_STOP_GRADIENT = cstr("StopGradient");
+  /**
+   * StopGradient: A copy of the input that gradients do not flow through.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   * </ul>
+   */
+  public static Tensor stopGradient(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_STOP_GRADIENT, in, null, 1)[0];
+  }
+
   private static final byte[] OP_STRIDED_SLICE = cstr("StridedSlice");
   /**
    * StridedSlice: Python-style input[begin:end:strides] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
@@ -3047,6 +3457,139 @@ public final class Ops {
 
     /** Sets shrink_axis_mask (INT, default 0). */
     public StridedSliceAttrs shrinkAxisMask(long value) {
+      this.shrinkAxisMask = value;
+      this.shrinkAxisMaskSet = true;
+      return this;
+    }
+
+    /** The value of shrink_axis_mask: the one set, or the default. */
+    public long shrinkAxisMask() {
+      return shrinkAxisMask;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (beginMaskSet) enc.setInt("begin_mask", beginMask);
+      if (endMaskSet) enc.setInt("end_mask", endMask);
+      if (ellipsisMaskSet) enc.setInt("ellipsis_mask", ellipsisMask);
+      if (newAxisMaskSet) enc.setInt("new_axis_mask", newAxisMask);
+      if (shrinkAxisMaskSet) enc.setInt("shrink_axis_mask", shrinkAxisMask);
+    }
+  }
+
+  private static final byte[] OP_STRIDED_SLICE_GRAD = cstr("StridedSliceGrad");
+  /**
+   * StridedSliceGrad: StridedSlice's gradient: a zero tensor of `shape` (the forward input's shape) with `dy` written at the positions the forward slice read; attributes as StridedSlice's.
+   *
+   * <ul>
+   *   <li>input dy: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
+   *   <li>attr shape: INTS, required
+   *   <li>attr begin: INTS, required
+   *   <li>attr end: INTS, required
+   *   <li>attr strides: INTS, required
+   *   <li>attr begin_mask: INT, default 0
+   *   <li>attr end_mask: INT, default 0
+   *   <li>attr ellipsis_mask: INT, default 0
+   *   <li>attr new_axis_mask: INT, default 0
+   *   <li>attr shrink_axis_mask: INT, default 0
+   * </ul>
+   */
+  public static Tensor stridedSliceGrad(CairnContext ctx, Tensor dy, long[] shape, long[] begin, long[] end, long... strides) {
+    Tensor[] in = {dy};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("shape", shape);
+    enc.setInts("begin", begin);
+    enc.setInts("end", end);
+    enc.setInts("strides", strides);
+    return ctx.runRaw(OP_STRIDED_SLICE_GRAD, in, enc, 1)[0];
+  }
+
+  /** StridedSliceGrad with optional attributes; see {@link StridedSliceGradAttrs}. */
+  public static Tensor stridedSliceGrad(CairnContext ctx, Tensor dy, long[] shape, long[] begin, long[] end, long[] strides, StridedSliceGradAttrs attrs) {
+    if (attrs == null) attrs = StridedSliceGradAttrs.DEFAULTS;
+    Tensor[] in = {dy};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("shape", shape);
+    enc.setInts("begin", begin);
+    enc.setInts("end", end);
+    enc.setInts("strides", strides);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_STRIDED_SLICE_GRAD, in, enc, 1)[0];
+  }
+
+  /** The optional attributes of StridedSliceGrad, each starting at its default. Not thread-safe to mutate. */
+  public static final class StridedSliceGradAttrs {
+    static final StridedSliceGradAttrs DEFAULTS = new StridedSliceGradAttrs();
+
+    private long beginMask = 0L;
+    private boolean beginMaskSet;
+    private long endMask = 0L;
+    private boolean endMaskSet;
+    private long ellipsisMask = 0L;
+    private boolean ellipsisMaskSet;
+    private long newAxisMask = 0L;
+    private boolean newAxisMaskSet;
+    private long shrinkAxisMask = 0L;
+    private boolean shrinkAxisMaskSet;
+
+    private StridedSliceGradAttrs() {}
+
+    /** A new attribute set holding the defaults. */
+    public static StridedSliceGradAttrs builder() {
+      return new StridedSliceGradAttrs();
+    }
+
+    /** Sets begin_mask (INT, default 0). */
+    public StridedSliceGradAttrs beginMask(long value) {
+      this.beginMask = value;
+      this.beginMaskSet = true;
+      return this;
+    }
+
+    /** The value of begin_mask: the one set, or the default. */
+    public long beginMask() {
+      return beginMask;
+    }
+
+    /** Sets end_mask (INT, default 0). */
+    public StridedSliceGradAttrs endMask(long value) {
+      this.endMask = value;
+      this.endMaskSet = true;
+      return this;
+    }
+
+    /** The value of end_mask: the one set, or the default. */
+    public long endMask() {
+      return endMask;
+    }
+
+    /** Sets ellipsis_mask (INT, default 0). */
+    public StridedSliceGradAttrs ellipsisMask(long value) {
+      this.ellipsisMask = value;
+      this.ellipsisMaskSet = true;
+      return this;
+    }
+
+    /** The value of ellipsis_mask: the one set, or the default. */
+    public long ellipsisMask() {
+      return ellipsisMask;
+    }
+
+    /** Sets new_axis_mask (INT, default 0). */
+    public StridedSliceGradAttrs newAxisMask(long value) {
+      this.newAxisMask = value;
+      this.newAxisMaskSet = true;
+      return this;
+    }
+
+    /** The value of new_axis_mask: the one set, or the default. */
+    public long newAxisMask() {
+      return newAxisMask;
+    }
+
+    /** Sets shrink_axis_mask (INT, default 0). */
+    public StridedSliceGradAttrs shrinkAxisMask(long value) {
       this.shrinkAxisMask = value;
       this.shrinkAxisMaskSet = true;
       return this;
@@ -3455,6 +3998,26 @@ public final class Ops {
     void addTo(OpAttrs enc) {
       if (axisSet) enc.setInt("axis", axis);
     }
+  }
+
+  private static final byte[] OP_UNSORTED_SEGMENT_SUM = cstr("UnsortedSegmentSum");
+  /**
+   * UnsortedSegmentSum: output[s] = sum of data[i...] over the positions i where segment_ids[i] == s; `num_segments` is an attribute; ids outside [0, num_segments) are an error.
+   *
+   * <ul>
+   *   <li>input data: dtype T
+   *   <li>input segment_ids: dtype Tindices
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
+   *   <li>attr Tindices: DTYPE, inferred from the inputs, one of int32, int64
+   *   <li>attr num_segments: INT, required
+   * </ul>
+   */
+  public static Tensor unsortedSegmentSum(CairnContext ctx, Tensor data, Tensor segmentIds, long numSegments) {
+    Tensor[] in = {data, segmentIds};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("num_segments", numSegments);
+    return ctx.runRaw(OP_UNSORTED_SEGMENT_SUM, in, enc, 1)[0];
   }
 
   private static final byte[] OP_WHERE = cstr("Where");

@@ -637,4 +637,217 @@ public final class CairnNative {
    * cairn_checkpoint_reader_free: DESTRUCTOR. Frees a reader. NULL is fine.
    */
   public static native void checkpointReaderFree(long r);
+
+  /**
+   * cairn_tape_create: CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as
+   * tf.GradientTape). Bindings whose threads can move (Go) pin the thread while a tape lives.
+   * &#64;param opts  borrowed; NULL means defaults.
+   * &#64;param out   receives the tape; free it with cairn_tape_free().
+   */
+  public static native long tapeCreate(long ctx, int optsPersistent, int optsWatchAccessedVariables);
+
+  /**
+   * cairn_tape_watch: METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call.
+   */
+  public static native void tapeWatch(long tape, long t);
+
+  /**
+   * cairn_tape_watch_variable: METHOD. Watches a variable (also a non-trainable one).
+   */
+  public static native void tapeWatchVariable(long tape, long var);
+
+  /**
+   * cairn_tape_stop_recording: METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored.
+   */
+  public static native void tapeStopRecording(long tape);
+
+  /**
+   * cairn_tape_resume_recording:
+   */
+  public static native void tapeResumeRecording(long tape);
+
+  /**
+   * cairn_tape_gradient: METHOD. d(sum(target * output_gradient))/d(source) for each of `n` sources; output_gradient
+   * NULL means ones (a non-scalar target is summed). A non-persistent tape allows one call.
+   * &#64;param sources  n tensors, borrowed.
+   * &#64;param grads    n slots; each receives a new tensor (free with cairn_tensor_free) or NULL for an
+   *                 unconnected source under CAIRN_UNCONNECTED_NONE. Untouched on error.
+   * Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
+   * thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments.
+   */
+  public static native long tapeGradient(long tape, long target, long[] sources, long outputGradient, int unconnected);
+
+  /**
+   * cairn_tape_gradient_variables: METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable.
+   */
+  public static native long tapeGradientVariables(long tape, long target, long[] vars, long outputGradient, int unconnected);
+
+  /**
+   * cairn_tape_free: DESTRUCTOR. Stops recording and frees the tape. NULL is fine.
+   */
+  public static native void tapeFree(long tape);
+
+  /**
+   * cairn_optimizer_create: CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
+   * &#64;param out  receives it; free with cairn_object_free().
+   * Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...).
+   */
+  public static native long optimizerCreate(long ctx, int optsKind, double optsLearningRate, long optsSchedule, double optsMomentum, int optsNesterov, double optsBeta1, double optsBeta2, double optsEpsilon, double optsWeightDecay, double optsRho, int optsCentered);
+
+  /**
+   * cairn_schedule_exponential_decay: CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
+   * Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
+   * Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+   */
+  public static native long scheduleExponentialDecay(long ctx, double initialLearningRate, long decaySteps, double decayRate, int staircase);
+
+  /**
+   * cairn_schedule_cosine_decay:
+   */
+  public static native long scheduleCosineDecay(long ctx, double initialLearningRate, long decaySteps, double alpha);
+
+  /**
+   * cairn_optimizer_apply_gradients: METHOD. One update for each (grads[i], vars[i]) pair, then the step counter goes up by one.
+   * A NULL gradient skips its variable (as TensorFlow skips None).
+   * Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
+   * not trainable or not floating, or a variable given twice; nothing is updated then.
+   */
+  public static native void optimizerApplyGradients(long optimizer, long[] grads, long[] vars);
+
+  /**
+   * cairn_optimizer_iterations: METHOD. The number of apply_gradients calls so far (the checkpointed "iter").
+   */
+  public static native long optimizerIterations(long optimizer);
+
+  /**
+   * cairn_optimizer_learning_rate: METHOD. The learning rate the next update uses (the schedule at the current step).
+   */
+  public static native double optimizerLearningRate(long optimizer);
+
+  /**
+   * cairn_optimizer_set_learning_rate: METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use.
+   */
+  public static native void optimizerSetLearningRate(long optimizer, double value);
+
+  /**
+   * cairn_optimizer_get_slot: METHOD. The slot `name` ("m", "v", "momentum", "rms", "mg") the optimizer holds for `var`.
+   * Errors: NOT_FOUND when it has not been created (before the variable's first update).
+   */
+  public static native long optimizerGetSlot(long optimizer, long var, byte[] name);
+
+  /**
+   * cairn_dense_create: CONSTRUCTOR. Dense: activation(x &#64; kernel + bias) over the last axis; weights "kernel", "bias".
+   */
+  public static native long denseCreate(long ctx, long optsUnits, byte[] optsActivation, int optsUseBias, byte[] optsKernelInitializer, byte[] optsBiasInitializer, byte[] optsName);
+
+  /**
+   * cairn_conv2d_create: CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias".
+   */
+  public static native long conv2dCreate(long ctx, long optsFilters, long optsKernelH, long optsKernelW, long optsStrideH, long optsStrideW, byte[] optsPadding, byte[] optsActivation, int optsUseBias, byte[] optsKernelInitializer, byte[] optsBiasInitializer, byte[] optsName);
+
+  /**
+   * cairn_max_pool2d_create: CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input.
+   */
+  public static native long maxPool2dCreate(long ctx, long optsPoolH, long optsPoolW, long optsStrideH, long optsStrideW, byte[] optsPadding, byte[] optsName);
+
+  /**
+   * cairn_avg_pool2d_create:
+   */
+  public static native long avgPool2dCreate(long ctx, long optsPoolH, long optsPoolW, long optsStrideH, long optsStrideW, byte[] optsPadding, byte[] optsName);
+
+  /**
+   * cairn_flatten_create: CONSTRUCTOR. Flatten: [batch, ...] -&gt; [batch, product of the rest].
+   */
+  public static native long flattenCreate(long ctx, byte[] name);
+
+  /**
+   * cairn_embedding_create: CONSTRUCTOR. Embedding: int32/int64 indices in [0, input_dim) -&gt; vectors of output_dim;
+   * weight "embeddings" (random_uniform initializer).
+   */
+  public static native long embeddingCreate(long ctx, long inputDim, long outputDim, byte[] name);
+
+  /**
+   * cairn_layer_norm_create: CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
+   * "moving_variance", updated by calls with training = 1).
+   */
+  public static native long layerNormCreate(long ctx, long optsAxis, double optsEpsilon, double optsMomentum, int optsCenter, int optsScale, byte[] optsName);
+
+  /**
+   * cairn_batch_norm_create:
+   */
+  public static native long batchNormCreate(long ctx, long optsAxis, double optsEpsilon, double optsMomentum, int optsCenter, int optsScale, byte[] optsName);
+
+  /**
+   * cairn_dropout_create: CONSTRUCTOR. Dropout with probability `rate` in [0, 1) when called with training = 1 (the rest
+   * scaled by 1 / (1 - rate)); identity otherwise. `seed` &lt; 0 draws from the context's stream.
+   */
+  public static native long dropoutCreate(long ctx, double rate, long seed, byte[] name);
+
+  /**
+   * cairn_activation_create: CONSTRUCTOR. A layer applying one activation.
+   */
+  public static native long activationCreate(long ctx, byte[] activation, byte[] name);
+
+  /**
+   * cairn_sequential_create: CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
+   */
+  public static native long sequentialCreate(long ctx, byte[] name);
+
+  /**
+   * cairn_sequential_add: METHOD. Appends `layer` (borrowed; the model keeps it).
+   */
+  public static native void sequentialAdd(long model, long layer);
+
+  /**
+   * cairn_layer_call: METHOD. Calls a layer (building it on the first call). `training` = 1 switches Dropout and
+   * BatchNorm to training behaviour.
+   * &#64;param out  receives a new tensor; free with cairn_tensor_free().
+   * Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size.
+   */
+  public static native long layerCall(long layer, long x, int training);
+
+  /**
+   * cairn_layer_weights: METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
+   * when trainable_only is 1. Empty before the first call.
+   */
+  public static native long layerWeights(long layer, int trainableOnly);
+
+  /**
+   * cairn_layer_summary: METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
+   * &#64;param out  receives the text; free with cairn_free().
+   */
+  public static native String layerSummary(long layer);
+
+  /**
+   * cairn_layer_count_params: METHOD. The number of scalars in the layer's variables (0 before the first call).
+   */
+  public static native long layerCountParams(long layer);
+
+  /**
+   * cairn_loss: FUNCTION. The mean loss over every element, as a scalar of y_pred's dtype, built from
+   * registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
+   * &#64;param out  receives a new tensor; free with cairn_tensor_free().
+   */
+  public static native long loss(long ctx, int kind, long yTrue, long yPred, int fromLogits);
+
+  /**
+   * cairn_metric_create: CONSTRUCTOR. A streaming metric: a tracked object with float64 "total" and "count" variables.
+   * &#64;param name  NULL gives "mean" / "accuracy".
+   */
+  public static native long metricCreate(long ctx, int kind, byte[] name);
+
+  /**
+   * cairn_metric_update: METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY).
+   */
+  public static native void metricUpdate(long metric, long a, long b);
+
+  /**
+   * cairn_metric_result: METHOD. The current value (0 when nothing was accumulated).
+   */
+  public static native double metricResult(long metric);
+
+  /**
+   * cairn_metric_reset: METHOD. Sets total and count to zero.
+   */
+  public static native void metricReset(long metric);
 }
