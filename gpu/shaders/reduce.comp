@@ -20,7 +20,8 @@ layout(push_constant) uniform Push {
   uint outer;
   uint r;
   uint inner;
-  uint divisor;  // Mean: the result is divided by this; 0: no division
+  uint mean;     // 1: divide the result by `divisor` (Mean's last pass)
+  uint divisor;
 } p;
 
 ACC identity() {
@@ -73,7 +74,7 @@ ACC subgroup_combine(ACC v) {
 }
 
 ACC finish(ACC v) {
-  if (p.divisor == 0) return v;
+  if (p.mean == 0) return v;
 #if IS_FLOAT
   return v / float(p.divisor);
 #else

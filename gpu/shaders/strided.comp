@@ -3,17 +3,14 @@
 // over an output index space of up to 6 dimensions. Transpose, Slice, StridedSlice, Reverse,
 // Tile, Concat, Pack, Split, Unpack, Pad's interior and plain copies are all one of these. The
 // element is a W-bit word (W_32, W_16, W_8); 8-byte dtypes move as two 32-bit words.
-// With fill != 0 the op writes the constant `value` instead (Fill, Pad's border).
 #extension GL_GOOGLE_include_directive : require
 #if defined(W_32)
 #define WORD uint
 #elif defined(W_16)
 #extension GL_EXT_shader_16bit_storage : require
-#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
 #define WORD uint16_t
 #elif defined(W_8)
 #extension GL_EXT_shader_8bit_storage : require
-#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #define WORD uint8_t
 #endif
 
@@ -34,8 +31,6 @@ layout(push_constant) uniform Push {
   uint mods[6];      // input coordinate is c % mods[d] (Tile); equal to dims[d] otherwise
 } p;
 
-layout(constant_id = 0) const uint FILL = 0;
-
 void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.n; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
     int si = p.in_base;
@@ -47,7 +42,6 @@ void main() {
       si += int(c % p.mods[d]) * p.in_strides[d];
       di += c * p.out_strides[d];
     }
-    // Fill: in_base holds the word to write.
-    dst[di] = FILL != 0 ? WORD(uint(p.in_base)) : src[si];
+    dst[di] = src[si];
   }
 }

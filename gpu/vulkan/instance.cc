@@ -65,7 +65,7 @@ Ref<Instance> Instance::shared() {
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "cairn";
   app.pEngineName = "cairn";
-  app.apiVersion = VK_API_VERSION_1_1;
+  app.apiVersion = VK_API_VERSION_1_2;  // 8-bit storage is core from 1.2
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   info.pApplicationInfo = &app;
   const char* layer = "VK_LAYER_KHRONOS_validation";

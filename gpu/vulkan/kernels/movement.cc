@@ -60,7 +60,7 @@ void transpose_kernel(KernelContext& kc) {
     p.out_strides[d] = out_step;
     out_step *= p.dims[d];
   }
-  Pipeline& pl = dev.pipeline(shader, 2, sizeof(StridedPush), {0});
+  Pipeline& pl = dev.pipeline(shader, 2, sizeof(StridedPush));
   dev.dispatch(pl, {x.buffer(), y.buffer()}, &p, groups_for(p.n));
 }
 

@@ -24,9 +24,10 @@ struct BinaryPush {  // binary.comp
 static_assert(sizeof(BinaryPush) == 80, "mirror of binary.comp's Push");
 
 struct ReducePush {  // reduce.comp
-  uint32_t outer, r, inner, divisor;
+  uint32_t outer, r, inner;
+  uint32_t mean, divisor;
 };
-static_assert(sizeof(ReducePush) == 16, "mirror of reduce.comp's Push");
+static_assert(sizeof(ReducePush) == 20, "mirror of reduce.comp's Push");
 
 struct MatMulPush {  // matmul.comp
   uint32_t m, n, k;

@@ -62,9 +62,9 @@ void reduce_kernel(KernelContext& kc) {
     for (int d = run.last + 1; d < shape.rank(); ++d) inner *= shape[d];
     bool last = i + 1 == runs.size();
     Tensor next = last ? out : Tensor::allocate(dev, dt, shape);
-    ReducePush p{static_cast<uint32_t>(outer), static_cast<uint32_t>(r), static_cast<uint32_t>(inner), 0};
+    ReducePush p{static_cast<uint32_t>(outer), static_cast<uint32_t>(r), static_cast<uint32_t>(inner), 0, 0};
     // Integer Mean of nothing is 0 (no division by zero); float Mean of nothing is 0/0 = NaN.
-    if (IsMean && last && (total > 0 || dt != DType::Int32)) p.divisor = static_cast<uint32_t>(total);
+    if (IsMean && last && (total > 0 || dt != DType::Int32)) p.mean = 1, p.divisor = static_cast<uint32_t>(total);
     uint32_t groups = inner > 1 ? groups_for(outer * inner) : static_cast<uint32_t>(std::min<int64_t>(outer, 65535));
     dev.dispatch(pl, {current.buffer(), next.buffer()}, &p, groups);
     current = next;
