@@ -67,6 +67,11 @@ Device& Context::device(std::string_view spec) {
   return *devices_.back();
 }
 
+std::vector<Ref<Device>> Context::backend_devices() {
+  std::lock_guard<std::mutex> lock(devices_mu_);
+  return devices_;
+}
+
 ThreadPool& Context::pool() {
   if (ThreadPool* p = pool_ready_.load(std::memory_order_acquire)) return *p;
   std::call_once(pool_once_, [this] {

@@ -24,12 +24,27 @@ class Tensor;
 class Variable;
 struct OpCall;
 
+// Settings that GPU backends (gpu/vulkan) read; runtime/ never interprets them.
+struct GpuOptions {
+  // An engine's own Vulkan objects, passed as opaque handles (VkInstance, VkPhysicalDevice,
+  // VkDevice, VkQueue). Either all of instance/physical_device/device/queue are set or none.
+  // Cairn uses them and destroys none of them.
+  void* vk_instance = nullptr;
+  void* vk_physical_device = nullptr;
+  void* vk_device = nullptr;
+  uint32_t vk_queue_family = 0;
+  void* vk_queue = nullptr;
+  uint64_t memory_limit = 0;  // bytes of device memory per device; 0 = no limit
+  bool cpu_fallback = false;  // ops without a GPU kernel for a dtype run on the CPU (counted)
+};
+
 struct ContextOptions {
   std::string device = "cpu";  // "cpu", "vulkan", "vulkan:N"
   int num_threads = 0;         // intra-op threads including the caller; 0 = all cores
   AllocatorHooks allocator = default_allocator();
   LogSink log;
   uint64_t seed = 0;           // base of every random op's seed
+  GpuOptions gpu;
 };
 
 // A backend other than the CPU (gpu/vulkan) registers a factory for its device names.
@@ -65,6 +80,9 @@ class Context : public RefCounted {
   ThreadPool& pool();
   const LogSink& log() const { return options_.log; }
   uint64_t seed() const { return options_.seed; }
+  const GpuOptions& gpu_options() const { return options_.gpu; }
+  // The backend devices created so far (not the CPU).
+  std::vector<Ref<Device>> backend_devices();
   // A fresh seed for one random op call: mixes the context seed with a call counter, so a
   // context replays the same sequence for the same seed.
   uint64_t next_random_seed();

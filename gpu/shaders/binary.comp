@@ -1,0 +1,82 @@
+#version 450
+// Elementwise binary ops z = f(x, y) with NumPy broadcasting. The host collapses the shapes to at
+// most 6 dimensions and passes each input's element strides (0 along broadcast dimensions).
+#extension GL_GOOGLE_include_directive : require
+#include "types.glsl"
+#include "op_codes.h"
+
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint OP = 0;
+
+layout(binding = 0) readonly buffer X { T x[]; };
+layout(binding = 1) readonly buffer Y { T y[]; };
+layout(binding = 2) writeonly buffer Z { T z[]; };
+
+// Mirrored by BinaryPush in gpu/vulkan/kernels/push.h.
+layout(push_constant) uniform Push {
+  uint n;
+  uint rank;     // 0: both inputs are contiguous and the same shape as the output
+  uint dims[6];  // output dimensions, outermost first
+  uint xs[6];    // x element strides per output dimension
+  uint ys[6];
+} p;
+
+#if IS_FLOAT
+float apply(float a, float b) {
+  const float nan = uintBitsToFloat(0x7fc00000u);
+  switch (OP) {
+    case BOP_ADD: return a + b;
+    case BOP_SUB: return a - b;
+    case BOP_MUL: return a * b;
+    case BOP_DIV: return a / b;
+    case BOP_FLOORDIV: return floor(a / b);
+    case BOP_FLOORMOD: {
+      // Sign of the divisor, as Python and TF.
+      float r = a - b * floor(a / b);
+      return (b == 0.0 || isinf(a)) ? nan : (isinf(b) ? ((a == 0.0 || sign(a) == sign(b)) ? a : b) : r);
+    }
+    case BOP_POW: {
+      if (b == 0.0) return 1.0;
+      if (a < 0.0 && b == floor(b)) {
+        float m = pow(-a, b);
+        return mod(b, 2.0) == 1.0 ? -m : m;
+      }
+      return pow(a, b);
+    }
+    case BOP_MAX: return (isnan(a) || isnan(b)) ? nan : max(a, b);
+    case BOP_MIN: return (isnan(a) || isnan(b)) ? nan : min(a, b);
+    case BOP_SQDIFF: return (a - b) * (a - b);
+  }
+  return nan;
+}
+#else
+int apply(int a, int b) {
+  switch (OP) {
+    case BOP_ADD: return a + b;
+    case BOP_SUB: return a - b;
+    case BOP_MUL: return a * b;
+    case BOP_MAX: return max(a, b);
+    case BOP_MIN: return min(a, b);
+    case BOP_SQDIFF: return (a - b) * (a - b);
+  }
+  return 0;
+}
+#endif
+
+void main() {
+  for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) {
+    uint xi = i, yi = i;
+    if (p.rank > 0) {
+      xi = 0;
+      yi = 0;
+      uint rest = i;
+      for (int d = int(p.rank) - 1; d >= 0; --d) {
+        uint c = rest % p.dims[d];
+        rest /= p.dims[d];
+        xi += c * p.xs[d];
+        yi += c * p.ys[d];
+      }
+    }
+    z[i] = T(apply(ACC(x[xi]), ACC(y[yi])));
+  }
+}

@@ -1,0 +1,32 @@
+// Registers the Vulkan backend with the runtime: "vulkan" and "vulkan:N" devices, and a kernel
+// for every op that has none on Vulkan, which falls back to the CPU (when allowed) or raises
+// Unimplemented naming op, dtype and device.
+#include <mutex>
+
+#include "gpu/vulkan/kernels/kernel_util.h"
+#include "gpu/vulkan/vulkan_device.h"
+#include "runtime/ops/registry.h"
+
+namespace cairn::gpu {
+
+namespace {
+
+Ref<Device> create_device(Context& ctx, std::string_view spec) {
+  // Every op's registration has run by now (static initializers), so the rest of the registry
+  // can be given the fallback kernel once.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const OpDef* def : OpRegistry::global().list())
+      if (!def->kernels[static_cast<int>(DeviceKind::Vulkan)])
+        OpRegistry::global().add_kernel(def->name, DeviceKind::Vulkan, no_vulkan_kernel);
+  });
+  return VulkanDevice::create(ctx, spec);
+}
+
+struct Registration {
+  Registration() { register_device_backend({"vulkan", create_device}); }
+} registration;
+
+}  // namespace
+
+}  // namespace cairn::gpu

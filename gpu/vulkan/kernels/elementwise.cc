@@ -1,0 +1,177 @@
+// Elementwise kernels: unary math (unary.comp) and broadcasting binary arithmetic (binary.comp).
+#include <vector>
+
+#include "gpu/shaders/op_codes.h"
+#include "gpu/vulkan/kernels/kernel_util.h"
+#include "gpu/vulkan/kernels/push.h"
+#include "runtime/tensor/tensor.h"
+
+namespace cairn::gpu {
+
+namespace {
+
+// Ops that only have float variants (integers differ in semantics or raise on the CPU).
+bool float_only(uint32_t op) {
+  switch (op) {
+    case UOP_NEG: case UOP_ABS: case UOP_SIGN: case UOP_SQUARE: case UOP_RELU: case UOP_RELU6:
+    case UOP_IDENTITY: case UOP_ZEROS: case UOP_ONES: case UOP_CLIP:
+      return false;
+    default:
+      return true;
+  }
+}
+
+void run_unary(KernelContext& kc, uint32_t op, const UnaryPush& extra = {}) {
+  const Tensor& x = kc.input(0);
+  DType dt = x.dtype();
+  if (!has_variant(kc, dt)) return;
+  if (float_only(op) && dt == DType::Int32) return fallback_or_unimplemented(kc, dt);
+  check_indexable(kc, x.num_elements());
+  if (x.num_elements() == 0) return;
+  VulkanDevice& dev = vulkan(kc.device);
+  UnaryPush p = extra;
+  p.n = static_cast<uint32_t>(x.num_elements());
+  Pipeline& pl = dev.pipeline(variant("unary", dt).c_str(), 2, sizeof(UnaryPush), {op});
+  dev.dispatch(pl, {x.buffer(), kc.output(0).buffer()}, &p, groups_for(p.n));
+}
+
+template <uint32_t Op>
+void unary_kernel(KernelContext& kc) { run_unary(kc, Op); }
+
+void gelu_kernel(KernelContext& kc) { run_unary(kc, kc.attrs.b("approximate") ? UOP_GELU_TANH : UOP_GELU); }
+
+// Strides of `s` (right-aligned against `rank` output dims) in elements, 0 where it broadcasts.
+std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& out) {
+  int r = out.rank(), off = r - s.rank();
+  std::vector<int64_t> strides(static_cast<size_t>(r), 0);
+  int64_t step = 1;
+  for (int d = r - 1; d >= off; --d) {
+    int64_t dim = s[d - off];
+    strides[d] = dim == 1 ? 0 : step;
+    step *= dim;
+  }
+  return strides;
+}
+
+// Fills the broadcast layout of z = f(x, y): drops size-1 dims and merges dims that both inputs
+// walk contiguously. Returns false when more than kMaxShaderRank dims remain.
+bool broadcast_layout(const Shape& xs, const Shape& ys, const Shape& out, BinaryPush& p) {
+  p.rank = 0;
+  if (xs == out && ys == out) return true;
+  std::vector<int64_t> sx = broadcast_strides(xs, out), sy = broadcast_strides(ys, out);
+  std::vector<int64_t> dims, ax, ay;
+  for (int d = 0; d < out.rank(); ++d) {
+    if (out[d] == 1) continue;
+    if (!dims.empty() && ax.back() == sx[d] * out[d] && ay.back() == sy[d] * out[d]) {
+      dims.back() *= out[d];
+      ax.back() = sx[d];
+      ay.back() = sy[d];
+      continue;
+    }
+    dims.push_back(out[d]);
+    ax.push_back(sx[d]);
+    ay.push_back(sy[d]);
+  }
+  if (dims.size() > kMaxShaderRank) return false;
+  if (dims.empty()) {  // every dimension is 1
+    dims = {1};
+    ax = {0};
+    ay = {0};
+  }
+  p.rank = static_cast<uint32_t>(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    p.dims[d] = static_cast<uint32_t>(dims[d]);
+    p.xs[d] = static_cast<uint32_t>(ax[d]);
+    p.ys[d] = static_cast<uint32_t>(ay[d]);
+  }
+  return true;
+}
+
+void run_binary(KernelContext& kc, uint32_t op, const Tensor& x, const Tensor& y, Tensor& z) {
+  DType dt = x.dtype();
+  check_indexable(kc, z.num_elements());
+  if (z.num_elements() == 0) return;
+  BinaryPush p{};
+  p.n = static_cast<uint32_t>(z.num_elements());
+  if (!broadcast_layout(x.shape(), y.shape(), z.shape(), p))
+    return fallback_or_unimplemented(kc, dt, "the broadcast needs more than 6 dimensions");
+  VulkanDevice& dev = vulkan(kc.device);
+  Pipeline& pl = dev.pipeline(variant("binary", dt).c_str(), 3, sizeof(BinaryPush), {op});
+  dev.dispatch(pl, {x.buffer(), y.buffer(), z.buffer()}, &p, groups_for(p.n));
+}
+
+template <uint32_t Op, bool FloatOnly>
+void binary_kernel(KernelContext& kc) {
+  DType dt = kc.input(0).dtype();
+  if (!has_variant(kc, dt)) return;
+  // Integer division and powers raise on the CPU for zero divisors and negative exponents; the
+  // GPU cannot report that without a round trip, so they are not offered for integers.
+  if (FloatOnly && dt == DType::Int32) return fallback_or_unimplemented(kc, dt);
+  run_binary(kc, Op, kc.input(0), kc.input(1), kc.output(0));
+}
+
+void clip_kernel(KernelContext& kc) {
+  DType dt = kc.input(0).dtype();
+  if (!has_variant(kc, dt)) return;
+  // z = min(max(t, lo), hi), each step broadcasting; the intermediate is freed after the batch.
+  Tensor mid = Tensor::allocate(kc.device, dt, kc.output(0).shape());
+  run_binary(kc, BOP_MAX, kc.input(0), kc.input(1), mid);
+  run_binary(kc, BOP_MIN, mid, kc.input(2), kc.output(0));
+}
+
+void add_n_kernel(KernelContext& kc) {
+  DType dt = kc.input(0).dtype();
+  if (!has_variant(kc, dt)) return;
+  if (kc.num_inputs == 1) {
+    vulkan(kc.device).copy(*kc.input(0).buffer(), 0, *kc.output(0).buffer(), 0, kc.input(0).nbytes());
+    return;
+  }
+  run_binary(kc, BOP_ADD, kc.input(0), kc.input(1), kc.output(0));
+  for (int i = 2; i < kc.num_inputs; ++i) run_binary(kc, BOP_ADD, kc.output(0), kc.input(i), kc.output(0));
+}
+
+}  // namespace
+
+#define CAIRN_VK_UNARY(name, code) CAIRN_REGISTER_KERNEL(name, DeviceKind::Vulkan, unary_kernel<code>)
+CAIRN_VK_UNARY("Neg", UOP_NEG);
+CAIRN_VK_UNARY("Abs", UOP_ABS);
+CAIRN_VK_UNARY("Sign", UOP_SIGN);
+CAIRN_VK_UNARY("Square", UOP_SQUARE);
+CAIRN_VK_UNARY("Reciprocal", UOP_RECIPROCAL);
+CAIRN_VK_UNARY("Exp", UOP_EXP);
+CAIRN_VK_UNARY("Log", UOP_LOG);
+CAIRN_VK_UNARY("Log1p", UOP_LOG1P);
+CAIRN_VK_UNARY("Sqrt", UOP_SQRT);
+CAIRN_VK_UNARY("Rsqrt", UOP_RSQRT);
+CAIRN_VK_UNARY("Sin", UOP_SIN);
+CAIRN_VK_UNARY("Cos", UOP_COS);
+CAIRN_VK_UNARY("Tanh", UOP_TANH);
+CAIRN_VK_UNARY("Sigmoid", UOP_SIGMOID);
+CAIRN_VK_UNARY("Erf", UOP_ERF);
+CAIRN_VK_UNARY("Relu", UOP_RELU);
+CAIRN_VK_UNARY("Relu6", UOP_RELU6);
+CAIRN_VK_UNARY("Elu", UOP_ELU);
+CAIRN_VK_UNARY("Selu", UOP_SELU);
+CAIRN_VK_UNARY("Softplus", UOP_SOFTPLUS);
+CAIRN_VK_UNARY("Floor", UOP_FLOOR);
+CAIRN_VK_UNARY("Ceil", UOP_CEIL);
+CAIRN_VK_UNARY("Round", UOP_ROUND);
+CAIRN_VK_UNARY("ZerosLike", UOP_ZEROS);
+CAIRN_VK_UNARY("OnesLike", UOP_ONES);
+CAIRN_REGISTER_KERNEL("Gelu", DeviceKind::Vulkan, gelu_kernel);
+#undef CAIRN_VK_UNARY
+
+CAIRN_REGISTER_KERNEL("Add", DeviceKind::Vulkan, (binary_kernel<BOP_ADD, false>));
+CAIRN_REGISTER_KERNEL("Sub", DeviceKind::Vulkan, (binary_kernel<BOP_SUB, false>));
+CAIRN_REGISTER_KERNEL("Mul", DeviceKind::Vulkan, (binary_kernel<BOP_MUL, false>));
+CAIRN_REGISTER_KERNEL("RealDiv", DeviceKind::Vulkan, (binary_kernel<BOP_DIV, true>));
+CAIRN_REGISTER_KERNEL("FloorDiv", DeviceKind::Vulkan, (binary_kernel<BOP_FLOORDIV, true>));
+CAIRN_REGISTER_KERNEL("FloorMod", DeviceKind::Vulkan, (binary_kernel<BOP_FLOORMOD, true>));
+CAIRN_REGISTER_KERNEL("Pow", DeviceKind::Vulkan, (binary_kernel<BOP_POW, true>));
+CAIRN_REGISTER_KERNEL("Maximum", DeviceKind::Vulkan, (binary_kernel<BOP_MAX, false>));
+CAIRN_REGISTER_KERNEL("Minimum", DeviceKind::Vulkan, (binary_kernel<BOP_MIN, false>));
+CAIRN_REGISTER_KERNEL("SquaredDifference", DeviceKind::Vulkan, (binary_kernel<BOP_SQDIFF, false>));
+CAIRN_REGISTER_KERNEL("ClipByValue", DeviceKind::Vulkan, clip_kernel);
+CAIRN_REGISTER_KERNEL("AddN", DeviceKind::Vulkan, add_n_kernel);
+
+}  // namespace cairn::gpu

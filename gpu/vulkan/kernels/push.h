@@ -1,0 +1,51 @@
+// Push-constant structs, mirrored field for field from the shaders' `Push` blocks.
+#pragma once
+
+#include <cstdint>
+
+namespace cairn::gpu {
+
+constexpr int kMaxShaderRank = 6;
+
+struct UnaryPush {  // unary.comp
+  uint32_t n;
+  float a, b;
+  int32_t ia, ib;
+};
+static_assert(sizeof(UnaryPush) == 20, "mirror of unary.comp's Push");
+
+struct BinaryPush {  // binary.comp
+  uint32_t n;
+  uint32_t rank;
+  uint32_t dims[kMaxShaderRank];
+  uint32_t xs[kMaxShaderRank];
+  uint32_t ys[kMaxShaderRank];
+};
+static_assert(sizeof(BinaryPush) == 80, "mirror of binary.comp's Push");
+
+struct ReducePush {  // reduce.comp
+  uint32_t outer, r, inner;
+  uint32_t mean, divisor;
+};
+static_assert(sizeof(ReducePush) == 20, "mirror of reduce.comp's Push");
+
+struct MatMulPush {  // matmul.comp
+  uint32_t m, n, k;
+  uint32_t a_batch_stride, b_batch_stride;
+  uint32_t transpose_a, transpose_b;
+};
+static_assert(sizeof(MatMulPush) == 28, "mirror of matmul.comp's Push");
+
+struct StridedPush {  // strided.comp
+  uint32_t n;
+  uint32_t rank;
+  int32_t in_base;
+  uint32_t out_base;
+  uint32_t dims[kMaxShaderRank];
+  int32_t in_strides[kMaxShaderRank];
+  uint32_t out_strides[kMaxShaderRank];
+  uint32_t mods[kMaxShaderRank];
+};
+static_assert(sizeof(StridedPush) == 112, "mirror of strided.comp's Push");
+
+}  // namespace cairn::gpu

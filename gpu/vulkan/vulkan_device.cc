@@ -1,0 +1,587 @@
+#include "gpu/vulkan/vulkan_device.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "gpu/vulkan/shader_table.h"
+#include "gpu/vulkan/vk_error.h"
+#include "runtime/core/error.h"
+
+namespace cairn::gpu {
+
+namespace {
+constexpr uint64_t kBlockSize = 64ull << 20;       // one vkAllocateMemory serves many tensors
+constexpr uint32_t kMaxDispatchesPerBatch = 256;   // the batch size bound (descriptor sets per pool)
+constexpr uint32_t kMaxBindings = 4;
+constexpr size_t kNumBatches = 3;                  // batches in flight while the next records
+constexpr uint64_t kFenceTimeoutNs = 60ull * 1000 * 1000 * 1000;
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+}  // namespace
+
+struct Block {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  RangeAllocator ranges;
+  explicit Block(uint64_t capacity) : ranges(capacity) {}
+};
+
+struct VulkanDevice::Pool {
+  uint32_t memory_type = 0;
+  bool mappable = false;
+  bool counts_against_limit = true;
+  std::vector<std::unique_ptr<Block>> blocks;
+};
+
+struct VulkanDevice::Batch {
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkDescriptorPool descriptors = VK_NULL_HANDLE;
+  uint32_t dispatches = 0;
+  bool in_flight = false;
+  std::vector<VulkanBuffer*> frees;  // memory returned once this batch has completed
+};
+
+VulkanDevice::VulkanDevice(std::string name) : Device(DeviceKind::Vulkan, std::move(name)) {}
+
+Ref<Device> VulkanDevice::create(Context& ctx, std::string_view spec) {
+  const GpuOptions& o = ctx.gpu_options();
+  bool external = o.vk_device != nullptr;
+  if (external && (!o.vk_instance || !o.vk_physical_device || !o.vk_queue))
+    raise(Code::InvalidArgument,
+          "vulkan: external mode needs VkInstance, VkPhysicalDevice, VkDevice and VkQueue together");
+  uint32_t index = 0;
+  if (external) {
+    Ref<Instance> borrowed = Instance::borrow(static_cast<VkInstance>(o.vk_instance));
+    auto all = borrowed->physical_devices();
+    auto it = std::find(all.begin(), all.end(), static_cast<VkPhysicalDevice>(o.vk_physical_device));
+    index = it == all.end() ? 0 : static_cast<uint32_t>(it - all.begin());
+  } else {
+    auto devices = list_devices();
+    if (devices.empty()) raise(Code::Unavailable, "device \"{}\": the Vulkan driver reports no devices", spec);
+    size_t colon = spec.find(':');
+    if (colon == std::string_view::npos) {
+      index = preferred_device(devices);
+    } else {
+      std::string digits(spec.substr(colon + 1));
+      char* end = nullptr;
+      long n = std::strtol(digits.c_str(), &end, 10);
+      if (digits.empty() || *end != '\0' || n < 0)
+        raise(Code::InvalidArgument, "device \"{}\": expected \"vulkan:N\" with N a device index", spec);
+      if (static_cast<size_t>(n) >= devices.size())
+        raise(Code::NotFound, "device \"{}\": there are {} Vulkan device(s)", spec, devices.size());
+      index = static_cast<uint32_t>(n);
+    }
+  }
+  Ref<VulkanDevice> d = Ref<VulkanDevice>::adopt(new VulkanDevice("vulkan:" + std::to_string(index)));
+  if (external)
+    d->init_external(o);
+  else
+    d->init_owned(ctx, index);
+  d->init_common(o, ctx.cpu());
+  return Ref<Device>(d);
+}
+
+void VulkanDevice::init_owned(Context&, uint32_t index) {
+  instance_ = Instance::shared();
+  physical_ = instance_->physical_devices().at(index);
+  info_ = describe(physical_, index);
+
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n, families.data());
+  bool found = false;
+  for (uint32_t i = 0; i < n && !found; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) queue_family_ = i, found = true;
+  if (!found) raise(Code::Unavailable, "{}: {} has no compute queue", name(), info_.name);
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  q.queueFamilyIndex = queue_family_;
+  q.queueCount = 1;
+  q.pQueuePriorities = &priority;
+  // Enable 16- and 8-bit storage where the device has them (float16 and bool/int8 tensors).
+  VkPhysicalDevice16BitStorageFeatures f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  f16.storageBuffer16BitAccess = info_.float16_storage;
+  VkPhysicalDevice8BitStorageFeatures f8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  f8.storageBuffer8BitAccess = info_.int8_storage && info_.api_version >= VK_API_VERSION_1_2;
+  f16.pNext = &f8;
+  VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  info.pNext = &f16;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &q;
+  vk_check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
+  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  float16_ = info_.float16_storage;
+  int8_storage_ = f8.storageBuffer8BitAccess;
+}
+
+void VulkanDevice::init_external(const GpuOptions& o) {
+  external_ = true;
+  instance_ = Instance::borrow(static_cast<VkInstance>(o.vk_instance));
+  physical_ = static_cast<VkPhysicalDevice>(o.vk_physical_device);
+  device_ = static_cast<VkDevice>(o.vk_device);
+  queue_ = static_cast<VkQueue>(o.vk_queue);
+  queue_family_ = o.vk_queue_family;
+  info_ = describe(physical_, 0);
+  // Cairn cannot see which features the engine enabled: stay on 32-bit storage.
+  float16_ = false;
+  int8_storage_ = false;
+}
+
+void VulkanDevice::init_common(const GpuOptions& o, Device& cpu) {
+  memory_limit_ = o.memory_limit;
+  cpu_fallback_ = o.cpu_fallback;
+  cpu_ = Ref<Device>::share(&cpu);
+  // BK: the K slice of the matmul tile; two BK x 65 float tiles must fit in shared memory.
+  matmul_bk_ = info_.max_shared_memory >= 2 * 32 * 65 * 4 ? 32 : 16;
+
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(physical_, &mem);
+  auto find_type = [&](VkMemoryPropertyFlags want) -> int {
+    for (uint32_t i = 0; i < mem.memoryTypeCount; ++i)
+      if ((mem.memoryTypes[i].propertyFlags & want) == want) return static_cast<int>(i);
+    return -1;
+  };
+  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  int both = find_type(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host);
+  int local = find_type(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  int staging = find_type(host);
+  if (staging < 0) raise(Code::Unavailable, "{}: no host-visible coherent memory type", name());
+  device_pool_ = std::make_unique<Pool>();
+  staging_pool_ = std::make_unique<Pool>();
+  // Host-visible device memory (lavapipe, integrated GPUs): map it and skip staging.
+  // CAIRN_VULKAN_FORCE_STAGING=1 takes the discrete-GPU path anyway (tests use it).
+  direct_map_ = both >= 0 && !env_flag("CAIRN_VULKAN_FORCE_STAGING");
+  device_pool_->memory_type = static_cast<uint32_t>(direct_map_ ? both : (local >= 0 ? local : staging));
+  device_pool_->mappable = direct_map_;
+  staging_pool_->memory_type = static_cast<uint32_t>(staging);
+  staging_pool_->mappable = true;
+  staging_pool_->counts_against_limit = false;
+
+  VkCommandPoolCreateInfo cp{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  cp.queueFamilyIndex = queue_family_;
+  vk_check(vkCreateCommandPool(device_, &cp, nullptr, &command_pool_), "vkCreateCommandPool");
+  for (size_t i = 0; i < kNumBatches; ++i) {
+    auto b = std::make_unique<Batch>();
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = command_pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    vk_check(vkAllocateCommandBuffers(device_, &ai, &b->cb), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    vk_check(vkCreateFence(device_, &fi, nullptr, &b->fence), "vkCreateFence");
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kMaxDispatchesPerBatch * kMaxBindings};
+    VkDescriptorPoolCreateInfo dp{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    dp.maxSets = kMaxDispatchesPerBatch;
+    dp.poolSizeCount = 1;
+    dp.pPoolSizes = &size;
+    vk_check(vkCreateDescriptorPool(device_, &dp, nullptr, &b->descriptors), "vkCreateDescriptorPool");
+    batches_.push_back(std::move(b));
+  }
+  VkPipelineCacheCreateInfo pc{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  vk_check(vkCreatePipelineCache(device_, &pc, nullptr, &pipeline_cache_), "vkCreatePipelineCache");
+
+  // A small buffer bound where a kernel's tensor is empty (bindings cannot have range 0).
+  dummy_.device = this;
+  dummy_.nbytes = 16;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  allocate_range(*device_pool_, dummy_, 16);
+}
+
+VulkanDevice::~VulkanDevice() {
+  if (!device_) return;
+  try {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    wait_all();
+  } catch (...) {
+    // A lost device cannot finish its work; destroy what we own anyway.
+  }
+  vkDeviceWaitIdle(device_);
+  for (auto& [key, p] : pipelines_) {
+    vkDestroyPipeline(device_, p->pipeline, nullptr);
+    vkDestroyPipelineLayout(device_, p->layout, nullptr);
+    vkDestroyDescriptorSetLayout(device_, p->set_layout, nullptr);
+  }
+  if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+  for (auto& b : batches_) {
+    vkDestroyFence(device_, b->fence, nullptr);
+    vkDestroyDescriptorPool(device_, b->descriptors, nullptr);
+  }
+  if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);
+  for (Pool* pool : {device_pool_.get(), staging_pool_.get()}) {
+    if (!pool) continue;
+    for (auto& blk : pool->blocks) {
+      vkDestroyBuffer(device_, blk->buffer, nullptr);
+      vkFreeMemory(device_, blk->memory, nullptr);
+    }
+  }
+  if (!external_) vkDestroyDevice(device_, nullptr);
+}
+
+bool VulkanDevice::supports(DType dtype) const {
+  return dtype == DType::Float32 || dtype == DType::Int32 || (dtype == DType::Float16 && float16_);
+}
+
+DeviceStats VulkanDevice::stats() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return stats_;
+}
+
+// ---- memory --------------------------------------------------------------------------------
+
+Block* VulkanDevice::new_block(Pool& pool, uint64_t size) {
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = size;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  auto blk = std::make_unique<Block>(size);
+  vk_check(vkCreateBuffer(device_, &bi, nullptr, &blk->buffer), "vkCreateBuffer");
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, blk->buffer, &req);
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = pool.memory_type;
+  VkResult r = vkAllocateMemory(device_, &ai, nullptr, &blk->memory);
+  if (r != VK_SUCCESS) {
+    vkDestroyBuffer(device_, blk->buffer, nullptr);
+    raise(vk_result_code(r), "{}: vkAllocateMemory of {} bytes failed: {}", name(), req.size, vk_result_name(r));
+  }
+  vk_check(vkBindBufferMemory(device_, blk->buffer, blk->memory, 0), "vkBindBufferMemory");
+  if (pool.mappable) vk_check(vkMapMemory(device_, blk->memory, 0, VK_WHOLE_SIZE, 0, &blk->mapped), "vkMapMemory");
+  ++stats_.memory_allocations;
+  if (pool.counts_against_limit) stats_.block_bytes += size;
+  pool.blocks.push_back(std::move(blk));
+  return pool.blocks.back().get();
+}
+
+void VulkanDevice::release_empty_blocks(Pool& pool) {
+  auto& blocks = pool.blocks;
+  for (auto it = blocks.begin(); it != blocks.end();) {
+    Block* blk = it->get();
+    if (!blk->ranges.empty() || blk == dummy_.block) {
+      ++it;
+      continue;
+    }
+    vkDestroyBuffer(device_, blk->buffer, nullptr);
+    vkFreeMemory(device_, blk->memory, nullptr);
+    if (pool.counts_against_limit) stats_.block_bytes -= blk->ranges.capacity();
+    it = blocks.erase(it);
+  }
+}
+
+void VulkanDevice::allocate_range(Pool& pool, VulkanBuffer& b, uint64_t size) {
+  uint64_t align = std::max<uint64_t>(info_.min_storage_offset_alignment, 64);
+  if (size > info_.max_storage_buffer_range)
+    raise(Code::ResourceExhausted, "{}: a tensor of {} bytes exceeds the device's maxStorageBufferRange ({} bytes)",
+          name(), size, info_.max_storage_buffer_range);
+  auto place = [&]() -> bool {
+    for (auto& blk : pool.blocks)
+      if (auto off = blk->ranges.allocate(size, align)) {
+        b.block = blk.get();
+        b.offset = *off;
+        b.size = size;
+        return true;
+      }
+    return false;
+  };
+  if (place()) return;
+  uint64_t block_size = std::max(size, kBlockSize);
+  if (memory_limit_ && pool.counts_against_limit) {
+    if (stats_.block_bytes + block_size > memory_limit_) block_size = std::max(size, memory_limit_ - std::min(memory_limit_, stats_.block_bytes));
+    if (stats_.block_bytes + block_size > memory_limit_) {
+      // Memory freed by finished work may be waiting: take it back, drop empty blocks, retry.
+      wait_all();
+      if (place()) return;
+      release_empty_blocks(pool);
+      block_size = std::max(size, memory_limit_ - std::min(memory_limit_, stats_.block_bytes));
+      if (stats_.block_bytes + block_size > memory_limit_)
+        raise(Code::ResourceExhausted, "{}: allocating {} bytes exceeds the memory limit of {} bytes ({} in use)",
+              name(), size, memory_limit_, stats_.live_bytes);
+    }
+  }
+  Block* blk = new_block(pool, block_size);
+  auto off = blk->ranges.allocate(size, align);
+  b.block = blk;
+  b.offset = *off;
+  b.size = size;
+}
+
+Buffer* VulkanDevice::allocate(size_t nbytes) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto* b = new VulkanBuffer();
+  b->device = this;
+  b->nbytes = nbytes;
+  b->data = b;
+  if (nbytes > 0) {
+    try {
+      allocate_range(*device_pool_, *b, (nbytes + 3) & ~size_t{3});
+    } catch (...) {
+      delete b;
+      throw;
+    }
+    stats_.live_bytes += b->size;
+  }
+  retain();  // the buffer keeps its device alive
+  return b;
+}
+
+void VulkanDevice::free_range(VulkanBuffer& b) {
+  if (b.block) b.block->ranges.free(b.offset, b.size);
+  b.block = nullptr;
+}
+
+void VulkanDevice::defer_free(VulkanBuffer* b) {
+  // Queued work may still read the memory: return it when the newest batch has completed.
+  Batch* owner = current_ ? current_ : (last_submitted_ && last_submitted_->in_flight ? last_submitted_ : nullptr);
+  if (owner) {
+    owner->frees.push_back(b);
+  } else {
+    free_range(*b);
+    delete b;
+  }
+}
+
+void VulkanDevice::deallocate(Buffer* buffer) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto* b = static_cast<VulkanBuffer*>(buffer);
+  stats_.live_bytes -= b->block ? b->size : 0;
+  defer_free(b);
+}
+
+void VulkanDevice::write(Buffer& buffer, const void* src, size_t nbytes) {
+  if (nbytes == 0) return;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto& b = static_cast<VulkanBuffer&>(buffer);
+  if (nbytes > b.nbytes) raise(Code::Internal, "{}: write of {} bytes into a {}-byte buffer", name(), nbytes, b.nbytes);
+  if (direct_map_) {
+    // Fresh memory is never in use by queued work (frees wait for their batch), so copy now.
+    std::memcpy(static_cast<char*>(b.block->mapped) + b.offset, src, nbytes);
+    return;
+  }
+  auto* staging = new VulkanBuffer();
+  staging->device = this;
+  staging->nbytes = nbytes;
+  allocate_range(*staging_pool_, *staging, (nbytes + 3) & ~size_t{3});
+  std::memcpy(static_cast<char*>(staging->block->mapped) + staging->offset, src, nbytes);
+  copy(*staging, 0, b, 0, staging->size);
+  current_->frees.push_back(staging);
+}
+
+void VulkanDevice::read(const Buffer& buffer, void* dst, size_t nbytes) {
+  if (nbytes == 0) return;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const auto& b = static_cast<const VulkanBuffer&>(buffer);
+  if (nbytes > b.nbytes) raise(Code::Internal, "{}: read of {} bytes from a {}-byte buffer", name(), nbytes, b.nbytes);
+  if (direct_map_) {
+    wait_all();
+    std::memcpy(dst, static_cast<const char*>(b.block->mapped) + b.offset, nbytes);
+    return;
+  }
+  VulkanBuffer staging;
+  staging.device = this;
+  staging.nbytes = nbytes;
+  allocate_range(*staging_pool_, staging, (nbytes + 3) & ~size_t{3});
+  copy(b, 0, staging, 0, staging.size);
+  try {
+    wait_all();
+  } catch (...) {
+    free_range(staging);
+    throw;
+  }
+  std::memcpy(dst, static_cast<const char*>(staging.block->mapped) + staging.offset, nbytes);
+  free_range(staging);
+}
+
+void VulkanDevice::synchronize() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  wait_all();
+}
+
+// ---- batches --------------------------------------------------------------------------------
+
+VulkanDevice::Batch& VulkanDevice::recording() {
+  if (current_) {
+    if (current_->dispatches < kMaxDispatchesPerBatch) return *current_;
+    submit();  // the size bound
+  }
+  Batch& b = *batches_[next_batch_];
+  next_batch_ = (next_batch_ + 1) % batches_.size();
+  if (b.in_flight) wait_batch(b);
+  vk_check(vkResetDescriptorPool(device_, b.descriptors, 0), "vkResetDescriptorPool");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vk_check(vkBeginCommandBuffer(b.cb, &bi), "vkBeginCommandBuffer");
+  b.dispatches = 0;
+  current_ = &b;
+  return b;
+}
+
+void VulkanDevice::barrier(VkCommandBuffer cb) {
+  // Every command reads what earlier commands (in this or earlier batches) wrote: one global
+  // memory barrier between compute and transfer work keeps the order without tracking buffers.
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                     VK_ACCESS_TRANSFER_WRITE_BIT;
+  VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  vkCmdPipelineBarrier(cb, stages | VK_PIPELINE_STAGE_HOST_BIT, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+void VulkanDevice::submit() {
+  if (!current_) return;
+  Batch& b = *current_;
+  current_ = nullptr;
+  // After the last command: make device writes visible to the host for mapped reads.
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(b.cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  vk_check(vkEndCommandBuffer(b.cb), "vkEndCommandBuffer");
+  vk_check(vkResetFences(device_, 1, &b.fence), "vkResetFences");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &b.cb;
+  vk_check(vkQueueSubmit(queue_, 1, &si, b.fence), "vkQueueSubmit");
+  b.in_flight = true;
+  last_submitted_ = &b;
+  ++stats_.submits;
+}
+
+void VulkanDevice::wait_batch(Batch& b) {
+  if (!b.in_flight) return;
+  VkResult r = vkWaitForFences(device_, 1, &b.fence, VK_TRUE, kFenceTimeoutNs);
+  if (r == VK_TIMEOUT)
+    raise(Code::DeadlineExceeded, "{}: queued work did not finish within {} s", name(), kFenceTimeoutNs / 1000000000);
+  if (r == VK_ERROR_DEVICE_LOST) raise(Code::Internal, "{}: the Vulkan device was lost", name());
+  vk_check(r, "vkWaitForFences");
+  b.in_flight = false;
+  retire(b);
+}
+
+void VulkanDevice::retire(Batch& b) {
+  for (VulkanBuffer* f : b.frees) {
+    free_range(*f);
+    delete f;
+  }
+  b.frees.clear();
+}
+
+void VulkanDevice::wait_all() {
+  submit();
+  // Wait in submission order: the oldest batch follows the one being recorded next.
+  for (size_t i = 0; i < batches_.size(); ++i) wait_batch(*batches_[(next_batch_ + i) % batches_.size()]);
+}
+
+// ---- pipelines and recording ---------------------------------------------------------------
+
+Pipeline& VulkanDevice::pipeline(const char* shader, uint32_t num_buffers, uint32_t push_bytes,
+                                 std::initializer_list<uint32_t> spec) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  std::string key(shader);
+  for (uint32_t v : spec) key += ":" + std::to_string(v);
+  auto it = pipelines_.find(key);
+  if (it != pipelines_.end()) return *it->second;
+
+  const ShaderBinary* bin = find_shader(shader);
+  if (!bin) raise(Code::Internal, "{}: no embedded shader named {}", name(), shader);
+  auto p = std::make_unique<Pipeline>();
+  p->num_buffers = num_buffers;
+  p->push_bytes = push_bytes;
+  std::vector<VkDescriptorSetLayoutBinding> bindings(num_buffers);
+  for (uint32_t i = 0; i < num_buffers; ++i)
+    bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dl.bindingCount = num_buffers;
+  dl.pBindings = bindings.data();
+  vk_check(vkCreateDescriptorSetLayout(device_, &dl, nullptr, &p->set_layout), "vkCreateDescriptorSetLayout");
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+  VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pl.setLayoutCount = 1;
+  pl.pSetLayouts = &p->set_layout;
+  pl.pushConstantRangeCount = push_bytes ? 1 : 0;
+  pl.pPushConstantRanges = &range;
+  vk_check(vkCreatePipelineLayout(device_, &pl, nullptr, &p->layout), "vkCreatePipelineLayout");
+
+  VkShaderModuleCreateInfo sm{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  sm.codeSize = bin->bytes;
+  sm.pCode = bin->words;
+  VkShaderModule module;
+  vk_check(vkCreateShaderModule(device_, &sm, nullptr, &module), "vkCreateShaderModule");
+  std::vector<uint32_t> values(spec);
+  std::vector<VkSpecializationMapEntry> entries;
+  for (uint32_t i = 0; i < values.size(); ++i) entries.push_back({i, i * 4, 4});
+  VkSpecializationInfo si{static_cast<uint32_t>(entries.size()), entries.data(), values.size() * 4, values.data()};
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = module;
+  ci.stage.pName = "main";
+  ci.stage.pSpecializationInfo = values.empty() ? nullptr : &si;
+  ci.layout = p->layout;
+  VkResult r = vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &p->pipeline);
+  vkDestroyShaderModule(device_, module, nullptr);
+  vk_check(r, "vkCreateComputePipelines");
+  ++stats_.pipelines;
+  return *pipelines_.emplace(key, std::move(p)).first->second;
+}
+
+void VulkanDevice::dispatch(Pipeline& p, std::initializer_list<const Buffer*> buffers, const void* push,
+                            uint32_t gx, uint32_t gy, uint32_t gz) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (buffers.size() != p.num_buffers)
+    raise(Code::Internal, "{}: dispatch binds {} buffers, the pipeline has {}", name(), buffers.size(), p.num_buffers);
+  Batch& b = recording();
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = b.descriptors;
+  ai.descriptorSetCount = 1;
+  ai.pSetLayouts = &p.set_layout;
+  VkDescriptorSet set;
+  vk_check(vkAllocateDescriptorSets(device_, &ai, &set), "vkAllocateDescriptorSets");
+  VkDescriptorBufferInfo infos[kMaxBindings];
+  VkWriteDescriptorSet writes[kMaxBindings];
+  uint32_t i = 0;
+  for (const Buffer* buf : buffers) {
+    const auto* vb = static_cast<const VulkanBuffer*>(buf);
+    if (!vb->block) vb = &dummy_;
+    infos[i] = {vb->block->buffer, vb->offset, vb->size};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = i;
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+    ++i;
+  }
+  vkUpdateDescriptorSets(device_, i, writes, 0, nullptr);
+  barrier(b.cb);
+  vkCmdBindPipeline(b.cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  vkCmdBindDescriptorSets(b.cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+  if (p.push_bytes) vkCmdPushConstants(b.cb, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_bytes, push);
+  vkCmdDispatch(b.cb, gx, gy, gz);
+  ++b.dispatches;
+  ++stats_.dispatches;
+}
+
+void VulkanDevice::copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset,
+                        uint64_t bytes) {
+  if (bytes == 0) return;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const auto& s = static_cast<const VulkanBuffer&>(src);
+  const auto& d = static_cast<const VulkanBuffer&>(dst);
+  Batch& b = recording();
+  barrier(b.cb);
+  VkBufferCopy region{s.offset + src_offset, d.offset + dst_offset, bytes};
+  vkCmdCopyBuffer(b.cb, s.block->buffer, d.block->buffer, 1, &region);
+  ++b.dispatches;
+}
+
+}  // namespace cairn::gpu

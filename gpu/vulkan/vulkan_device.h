@@ -1,0 +1,146 @@
+// The Vulkan device: memory (a caching sub-allocator over large blocks), batched command
+// recording, and a lazily built pipeline cache. Kernels record dispatches; nothing waits for the
+// GPU until the host reads a tensor, a batch reaches its size bound, or synchronize() is called.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpu/vulkan/instance.h"
+#include "gpu/vulkan/range_allocator.h"
+#include "runtime/core/dtype.h"
+#include "runtime/eager/context.h"
+#include "runtime/tensor/device.h"
+
+namespace cairn::gpu {
+
+struct Block;
+
+// A tensor's memory: a range of one block. Buffer::data points at the VulkanBuffer itself.
+struct VulkanBuffer : Buffer {
+  Block* block = nullptr;  // null for empty tensors
+  uint64_t offset = 0;
+  uint64_t size = 0;       // bytes reserved (nbytes rounded up to 4)
+};
+
+struct Pipeline {
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  uint32_t num_buffers = 0;
+  uint32_t push_bytes = 0;
+};
+
+struct DeviceStats {
+  uint64_t submits = 0;             // vkQueueSubmit calls
+  uint64_t dispatches = 0;          // recorded dispatches
+  uint64_t memory_allocations = 0;  // vkAllocateMemory calls
+  uint64_t block_bytes = 0;         // device memory held in blocks
+  uint64_t live_bytes = 0;          // bytes held by live tensors
+  uint64_t pipelines = 0;           // pipelines built
+};
+
+class VulkanDevice final : public Device {
+ public:
+  // "vulkan" or "vulkan:N" with the context's GPU options. Throws Unavailable without a driver.
+  static Ref<Device> create(Context& ctx, std::string_view spec);
+  ~VulkanDevice() override;
+
+  Buffer* allocate(size_t nbytes) override;
+  void read(const Buffer& buffer, void* dst, size_t nbytes) override;
+  void write(Buffer& buffer, const void* src, size_t nbytes) override;
+  void synchronize() override;
+
+  const PhysicalDeviceInfo& info() const { return info_; }
+  bool external() const { return external_; }
+  bool mapped_transfers() const { return direct_map_; }
+  // Whether shaders exist for `dtype` on this device (float32, int32; float16 with 16-bit storage).
+  bool supports(DType dtype) const;
+  bool supports_int8_storage() const { return int8_storage_; }
+  bool supports_subgroup_reduce() const { return info_.subgroup_arithmetic; }
+  uint32_t matmul_bk() const { return matmul_bk_; }
+
+  // CPU fallback (a context option) and its counter.
+  bool cpu_fallback() const { return cpu_fallback_; }
+  Device& cpu() { return *cpu_; }
+  void count_fallback() { fallbacks_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t fallbacks() const { return fallbacks_.load(std::memory_order_relaxed); }
+  DeviceStats stats();
+
+  // The pipeline for `shader` (an embedded variant) with these specialization constants (ids 0..n-1).
+  Pipeline& pipeline(const char* shader, uint32_t num_buffers, uint32_t push_bytes,
+                     std::initializer_list<uint32_t> spec = {});
+  // Records one dispatch; buffers bind to bindings 0..n-1. A barrier orders it after all earlier work.
+  void dispatch(Pipeline& p, std::initializer_list<const Buffer*> buffers, const void* push, uint32_t groups_x,
+                uint32_t groups_y = 1, uint32_t groups_z = 1);
+  // Records a buffer-to-buffer copy.
+  void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t bytes);
+
+ protected:
+  void deallocate(Buffer* buffer) override;
+
+ private:
+  struct Pool;
+  struct Batch;
+  VulkanDevice(std::string name);
+  void init_owned(Context& ctx, uint32_t index);
+  void init_external(const GpuOptions& o);
+  void init_common(const GpuOptions& o, Device& cpu);
+
+  // Memory (device_mu_ held).
+  void allocate_range(Pool& pool, VulkanBuffer& b, uint64_t size);
+  void free_range(VulkanBuffer& b);
+  void defer_free(VulkanBuffer* b);
+  Block* new_block(Pool& pool, uint64_t size);
+  void release_empty_blocks(Pool& pool);
+
+  // Batches (device_mu_ held).
+  Batch& recording();
+  void barrier(VkCommandBuffer cb);
+  void submit();
+  void wait_batch(Batch& b);
+  void wait_all();
+  void retire(Batch& b);
+
+  std::recursive_mutex mu_;
+  Ref<Instance> instance_;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  bool external_ = false;
+  PhysicalDeviceInfo info_;
+  bool float16_ = false;
+  bool int8_storage_ = false;
+  bool direct_map_ = false;
+  uint32_t matmul_bk_ = 16;
+  uint64_t memory_limit_ = 0;
+  bool cpu_fallback_ = false;
+  Ref<Device> cpu_;
+  std::atomic<uint64_t> fallbacks_{0};
+
+  std::unique_ptr<Pool> device_pool_;
+  std::unique_ptr<Pool> staging_pool_;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  std::vector<std::unique_ptr<Batch>> batches_;
+  size_t next_batch_ = 0;
+  Batch* current_ = nullptr;       // the batch being recorded, if any
+  Batch* last_submitted_ = nullptr;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  VulkanBuffer dummy_;  // bound in place of empty tensors
+  DeviceStats stats_;
+};
+
+// `device` as a VulkanDevice (the kernel's device).
+inline VulkanDevice& vulkan(Device& device) { return static_cast<VulkanDevice&>(device); }
+
+}  // namespace cairn::gpu
