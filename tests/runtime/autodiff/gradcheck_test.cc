@@ -10,6 +10,7 @@ namespace cairn::test {
 
 TEST_CASE("every gradient matches central finite differences") {
   REQUIRE(!grad_cases().empty());
+  MESSAGE(grad_cases().size() << " finite-difference cases");
   for (const GradCase& c : grad_cases()) {
     CAPTURE(c.op);
     CAPTURE(c.label);
