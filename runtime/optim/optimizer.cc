@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "runtime/core/error.h"
 #include "runtime/eager/ops.h"
@@ -279,32 +281,68 @@ void Optimizer::check_pairs(const std::vector<std::pair<Tensor, Variable*>>& gra
           fmt::join(names, ", "));
 }
 
+class Optimizer::StepScalars {
+ public:
+  StepScalars(Optimizer& opt, Tensor lr_f32, Tensor step_i64)
+      : opt_(opt), lr_f32_(std::move(lr_f32)), step_i64_(std::move(step_i64)) {}
+
+  // The scalar `name` in `dtype` on `device`, made by `make` the first time it is asked for.
+  template <class Make>
+  const Tensor& get(const std::string& name, DType dtype, Device& device, Make make) {
+    auto key = std::make_tuple(name, dtype, &device);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(key, make()).first;
+    return it->second;
+  }
+  const Tensor& hyper(const char* name, DType dt, Device& dev) {
+    return get(name, dt, dev, [&] { return opt_.hyper(name, dt, dev); });
+  }
+  const Tensor& number(double v, DType dt, Device& dev) {
+    return get(fmt::format("{}", v), dt, dev, [&] { return op::scalar(opt_.context(), dev, dt, v); });
+  }
+  const Tensor& lr(DType dt, Device& dev) {
+    return get("lr", dt, dev, [&] { return tensor_on_device(op::cast(opt_.context(), lr_f32_, dt), dev); });
+  }
+  // t = iter + 1, the step number Adam's bias correction uses.
+  const Tensor& t(DType dt, Device& dev) {
+    return get("t", dt, dev, [&] {
+      Context& c = opt_.context();
+      return tensor_on_device(op::cast(c, op::add(c, step_i64_, op::scalar(c, c.cpu(), DType::Int64, 1)), dt), dev);
+    });
+  }
+
+ private:
+  Optimizer& opt_;
+  Tensor lr_f32_, step_i64_;
+  std::map<std::tuple<std::string, DType, Device*>, Tensor> cache_;
+};
+
 void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable*>>& grads_and_vars) {
   check_pairs(grads_and_vars);
   // Slots first, for every pair: a pending slot restore that fails leaves every variable as it was.
   for (const auto& [grad, var] : grads_and_vars)
     if (grad.valid()) create_slots(*var);
   // Keras evaluates the learning rate (a schedule at the current step) once per apply.
-  Tensor lr = learning_rate();
-  Tensor step = iterations_->read();
+  StepScalars scalars(*this, learning_rate(), iterations_->read());
   for (const auto& [grad, var] : grads_and_vars)
-    if (grad.valid()) update(*var, tensor_on_device(grad, var->device()), lr, step);
+    if (grad.valid()) update(*var, tensor_on_device(grad, var->device()), scalars);
   Tensor one = Tensor::allocate(context().cpu(), DType::Int64, Shape{});
   *one.mutable_data<int64_t>() = 1;
   iterations_->assign_add(one, kApply);
 }
 
+
 // One update of `var` by the rules of Keras' optimizer_v2 kernels (TF's training_ops), with every
 // scalar cast to the variable's dtype and moved to its device first.
-void Optimizer::update(Variable& var, const Tensor& grad, const Tensor& lr_f32, const Tensor& step_i64) {
+void Optimizer::update(Variable& var, const Tensor& grad, StepScalars& scalars) {
   Context& c = context();
   const DType dt = var.dtype();
   Device& dev = var.device();
-  auto hp = [&](const char* name) { return hyper(name, dt, dev); };
-  auto num = [&](double v) { return op::scalar(c, dev, dt, v); };
+  auto hp = [&](const char* name) { return scalars.hyper(name, dt, dev); };
+  auto num = [&](double v) { return scalars.number(v, dt, dev); };
   using namespace op;
   const Tensor g = grad;
-  const Tensor lr = tensor_on_device(cast(c, lr_f32, dt), dev);
+  const Tensor lr = scalars.lr(dt, dev);
   std::vector<Ref<Variable>> slots = slot_list(var);
 
   switch (options_.kind) {
@@ -329,13 +367,17 @@ void Optimizer::update(Variable& var, const Tensor& grad, const Tensor& lr_f32, 
       if (options_.kind == Kind::AdamW)  // decoupled decay first, as Keras: var -= var * wd * lr
         var.assign_sub(mul(c, mul(c, var.read(), hp("weight_decay")), lr), kApply);
       // The bias correction folds into the step size: lr * sqrt(1 - b2^t) / (1 - b1^t), t = iter + 1.
-      Tensor t = tensor_on_device(cast(c, add(c, step_i64, op::scalar(c, c.cpu(), DType::Int64, 1)), dt), dev);
-      Tensor alpha = mul(c, lr, div(c, sqrt(c, sub(c, one, pow(c, b2, t))), sub(c, one, pow(c, b1, t))));
+      const Tensor& alpha = scalars.get("adam_alpha", dt, dev, [&] {
+        Tensor t = scalars.t(dt, dev);
+        return mul(c, lr, div(c, sqrt(c, sub(c, one, pow(c, b2, t))), sub(c, one, pow(c, b1, t))));
+      });
+      const Tensor& one_minus_b1 = scalars.get("1-beta_1", dt, dev, [&] { return sub(c, one, b1); });
+      const Tensor& one_minus_b2 = scalars.get("1-beta_2", dt, dev, [&] { return sub(c, one, b2); });
       Variable& m = *slots[0];
       Variable& v = *slots[1];
       // m += (g - m) * (1 - b1); v += (g^2 - v) * (1 - b2)
-      Tensor m_new = add(c, m.read(), mul(c, sub(c, g, m.read()), sub(c, one, b1)));
-      Tensor v_new = add(c, v.read(), mul(c, sub(c, square(c, g), v.read()), sub(c, one, b2)));
+      Tensor m_new = add(c, m.read(), mul(c, sub(c, g, m.read()), one_minus_b1));
+      Tensor v_new = add(c, v.read(), mul(c, sub(c, square(c, g), v.read()), one_minus_b2));
       m.assign(m_new, kApply);
       v.assign(v_new, kApply);
       var.assign_sub(div(c, mul(c, m_new, alpha), add(c, sqrt(c, v_new), eps)), kApply);

@@ -118,7 +118,10 @@ class Optimizer : public Trackable, public SlotOwner {
   void create_slots(Variable& variable);
   std::vector<Ref<Variable>> slot_list(const Variable& variable) const;  // in slot_names() order
   void check_pairs(const std::vector<std::pair<Tensor, Variable*>>& grads_and_vars) const;
-  void update(Variable& variable, const Tensor& grad, const Tensor& lr, const Tensor& step);
+  // Scalars of one apply_gradients call (hyperparameters, the step size), made once per dtype and
+  // device and shared by every variable updated in that call.
+  class StepScalars;
+  void update(Variable& variable, const Tensor& grad, StepScalars& scalars);
 
   OptimizerOptions options_;
   Ref<Variable> iterations_;
