@@ -179,7 +179,7 @@ public final class Optimizer extends CairnObject {
     }
   }
 
-  /** The learning rate the next update uses (the schedule's value at the current step). */
+  /** The learning rate the next update uses (the schedule's value at the current step), a float32 value. */
   public double learningRate() {
     long h = handle();
     try {
