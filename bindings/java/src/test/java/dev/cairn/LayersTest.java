@@ -148,6 +148,9 @@ class LayersTest {
       try (Tensor bad = Tensor.of(ctx, new int[] {9}, 1)) {
         assertThrows(CairnException.class, () -> emb.call(bad));
       }
+      try (Tensor scalar = Tensor.scalar(ctx, 1f)) { // no batch axis
+        assertEquals(Code.INVALID_ARGUMENT, assertThrows(CairnException.class, () -> flatten.call(scalar)).code());
+      }
     }
     assertEquals(Code.INVALID_ARGUMENT, assertThrows(CairnException.class, () -> Layers.dropout(ctx, 1.0)).code());
     assertEquals(Code.INVALID_ARGUMENT,
