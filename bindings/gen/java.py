@@ -510,6 +510,9 @@ def function_result(model: Model, fn: cheader.Function) -> tuple[Result, list[ch
     params = list(fn.params)
     if fn.returns_status:
         last = params[-1] if params else None
+        out_array = handle_out_array(model, fn)
+        if out_array:
+            return out_array, params[:-1]
         if last and (m := re.match(r"^(\w+) \*\*$", last.ctype)) and m.group(1) in model.handles:
             h = m.group(1)
             return Result("long", "jlong", "J", [f"{h} *c_out = NULL;"], "&c_out",
@@ -540,6 +543,47 @@ def function_result(model: Model, fn: cheader.Function) -> tuple[Result, list[ch
     if letter:
         return Result(JAVA_OF_SIG[letter], JNI_OF_SIG[letter], letter, [], None, []), params
     raise Unsupported(f"return type {r}")
+
+
+def handle_out_array(model: Model, fn: cheader.Function) -> Optional[Result]:
+    """A trailing `cairn_x **` out-parameter holding one slot per element of the function's input
+    handle array (cairn_tape_gradient's `grads`, one per source): a `long[]` of that length, 0 for
+    a slot the library left NULL. Recognized when the out-parameter is not the single `out` and the
+    function has exactly one input array run with its size_t count."""
+    params = fn.params
+    last = params[-1] if params else None
+    if not last or last.name == "out":
+        return None
+    m = re.match(r"^(\w+) \*\*$", last.ctype)
+    if not m or m.group(1) not in model.handles:
+        return None
+    counts = [i for i, p in enumerate(params[:-1]) if p.ctype == "size_t"]
+    if len(counts) != 1:
+        return None
+    first = counts[0]
+    while first > 0 and input_array_kind(model, params[first - 1].ctype) == "handles":
+        first -= 1
+    if first == counts[0]:
+        return None  # the count does not follow an input handle array
+    h = m.group(1)
+    free = f"{h}_free"
+    if free not in {f.name for f in model.h.functions}:
+        raise Unsupported(f"out array of {h} without {free}")
+    n = f"c_{params[first].name}_n"
+    return Result("long[]", "jlongArray", "[J", [
+        f"{h} **c_out = cairn_jni_arena_alloc(env, &arena, {n} * sizeof *c_out + 1);",
+        "if (!c_out) goto done;",
+        f"for (size_t k = 0; k < {n}; ++k) c_out[k] = NULL;",
+    ], "c_out", [
+        f"jlong *c_out_raw = cairn_jni_arena_alloc(env, &arena, {n} * sizeof *c_out_raw + 1);",
+        f"if (c_out_raw) result = (*env)->NewLongArray(env, (jsize){n});",
+        "if (!result) {",
+        f"  for (size_t k = 0; k < {n}; ++k) {free}(c_out[k]); /* nobody else can free them */",
+        "  goto done;",
+        "}",
+        f"for (size_t k = 0; k < {n}; ++k) c_out_raw[k] = (jlong)(intptr_t)c_out[k];",
+        f"if ({n}) (*env)->SetLongArrayRegion(env, result, 0, (jsize){n}, c_out_raw);",
+    ])
 
 
 @dataclasses.dataclass
@@ -578,7 +622,7 @@ def c_function(fn, java_name, result: Result, pieces: list[Piece], jni_params, o
     call_args = [a for pc in pieces for a in pc.call] + ([result.call_arg] if result.call_arg else [])
     call = f"{fn.name}({', '.join(call_args)})"
     needs_done = any(pc.setup for pc in pieces) or fn.returns_status
-    uses_arena = any(pc.uses_arena for pc in pieces)
+    uses_arena = any(pc.uses_arena for pc in pieces) or any("&arena" in ln for ln in result.declare)
     if not needs_done:
         if ret == "void":
             lines.append(f"  {call};")
@@ -591,7 +635,7 @@ def c_function(fn, java_name, result: Result, pieces: list[Piece], jni_params, o
         lines.append("}")
         return lines
     if ret != "void":
-        lines.append(f"  {ret} result = {'NULL' if ret in ('jstring', 'jbyteArray') else '0'};")
+        lines.append(f"  {ret} result = {'NULL' if ret in ('jstring', 'jbyteArray', 'jlongArray') else '0'};")
     if uses_arena:
         lines.append("  cairn_jni_arena arena;")
         lines.append("  cairn_jni_arena_init(&arena);")

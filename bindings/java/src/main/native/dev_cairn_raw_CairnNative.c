@@ -1526,10 +1526,10 @@ JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_tapeResumeRecording(JNIEnv
   cairn_tape_resume_recording((cairn_tape *)(intptr_t)tape);
 }
 
-JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tapeGradient(JNIEnv *env, jclass cls, jlong tape, jlong target, jlongArray sources, jlong outputGradient, jint unconnected) {
+JNIEXPORT jlongArray JNICALL Java_dev_cairn_raw_CairnNative_tapeGradient(JNIEnv *env, jclass cls, jlong tape, jlong target, jlongArray sources, jlong outputGradient, jint unconnected) {
   (void)env;
   (void)cls;
-  jlong result = 0;
+  jlongArray result = NULL;
   cairn_jni_arena arena;
   cairn_jni_arena_init(&arena);
   const int64_t *c_sources_raw;
@@ -1538,19 +1538,28 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tapeGradient(JNIEnv *env,
   const cairn_tensor **c_sources = cairn_jni_arena_alloc(env, &arena, c_sources_n * sizeof *c_sources + 1);
   if (!c_sources) goto done;
   for (size_t k = 0; k < c_sources_n; ++k) c_sources[k] = (const cairn_tensor *)(intptr_t)c_sources_raw[k];
-  cairn_tensor *c_out = NULL;
-  cairn_status *status = cairn_tape_gradient((cairn_tape *)(intptr_t)tape, (const cairn_tensor *)(intptr_t)target, c_sources, c_sources_n, (const cairn_tensor *)(intptr_t)outputGradient, (cairn_unconnected)unconnected, &c_out);
+  cairn_tensor **c_out = cairn_jni_arena_alloc(env, &arena, c_sources_n * sizeof *c_out + 1);
+  if (!c_out) goto done;
+  for (size_t k = 0; k < c_sources_n; ++k) c_out[k] = NULL;
+  cairn_status *status = cairn_tape_gradient((cairn_tape *)(intptr_t)tape, (const cairn_tensor *)(intptr_t)target, c_sources, c_sources_n, (const cairn_tensor *)(intptr_t)outputGradient, (cairn_unconnected)unconnected, c_out);
   if (cairn_jni_check_status(env, status)) goto done;
-  result = (jlong)(intptr_t)c_out;
+  jlong *c_out_raw = cairn_jni_arena_alloc(env, &arena, c_sources_n * sizeof *c_out_raw + 1);
+  if (c_out_raw) result = (*env)->NewLongArray(env, (jsize)c_sources_n);
+  if (!result) {
+    for (size_t k = 0; k < c_sources_n; ++k) cairn_tensor_free(c_out[k]); /* nobody else can free them */
+    goto done;
+  }
+  for (size_t k = 0; k < c_sources_n; ++k) c_out_raw[k] = (jlong)(intptr_t)c_out[k];
+  if (c_sources_n) (*env)->SetLongArrayRegion(env, result, 0, (jsize)c_sources_n, c_out_raw);
 done:
   cairn_jni_arena_release(&arena);
   return result;
 }
 
-JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tapeGradientVariables(JNIEnv *env, jclass cls, jlong tape, jlong target, jlongArray vars, jlong outputGradient, jint unconnected) {
+JNIEXPORT jlongArray JNICALL Java_dev_cairn_raw_CairnNative_tapeGradientVariables(JNIEnv *env, jclass cls, jlong tape, jlong target, jlongArray vars, jlong outputGradient, jint unconnected) {
   (void)env;
   (void)cls;
-  jlong result = 0;
+  jlongArray result = NULL;
   cairn_jni_arena arena;
   cairn_jni_arena_init(&arena);
   const int64_t *c_vars_raw;
@@ -1559,10 +1568,19 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tapeGradientVariables(JNI
   cairn_object **c_vars = cairn_jni_arena_alloc(env, &arena, c_vars_n * sizeof *c_vars + 1);
   if (!c_vars) goto done;
   for (size_t k = 0; k < c_vars_n; ++k) c_vars[k] = (cairn_object *)(intptr_t)c_vars_raw[k];
-  cairn_tensor *c_out = NULL;
-  cairn_status *status = cairn_tape_gradient_variables((cairn_tape *)(intptr_t)tape, (const cairn_tensor *)(intptr_t)target, c_vars, c_vars_n, (const cairn_tensor *)(intptr_t)outputGradient, (cairn_unconnected)unconnected, &c_out);
+  cairn_tensor **c_out = cairn_jni_arena_alloc(env, &arena, c_vars_n * sizeof *c_out + 1);
+  if (!c_out) goto done;
+  for (size_t k = 0; k < c_vars_n; ++k) c_out[k] = NULL;
+  cairn_status *status = cairn_tape_gradient_variables((cairn_tape *)(intptr_t)tape, (const cairn_tensor *)(intptr_t)target, c_vars, c_vars_n, (const cairn_tensor *)(intptr_t)outputGradient, (cairn_unconnected)unconnected, c_out);
   if (cairn_jni_check_status(env, status)) goto done;
-  result = (jlong)(intptr_t)c_out;
+  jlong *c_out_raw = cairn_jni_arena_alloc(env, &arena, c_vars_n * sizeof *c_out_raw + 1);
+  if (c_out_raw) result = (*env)->NewLongArray(env, (jsize)c_vars_n);
+  if (!result) {
+    for (size_t k = 0; k < c_vars_n; ++k) cairn_tensor_free(c_out[k]); /* nobody else can free them */
+    goto done;
+  }
+  for (size_t k = 0; k < c_vars_n; ++k) c_out_raw[k] = (jlong)(intptr_t)c_out[k];
+  if (c_vars_n) (*env)->SetLongArrayRegion(env, result, 0, (jsize)c_vars_n, c_out_raw);
 done:
   cairn_jni_arena_release(&arena);
   return result;

@@ -21,8 +21,10 @@ import java.util.Objects;
  * is a programming error).
  *
  * <p>The subclasses are the kinds: {@link Trackable}, {@link Module}, {@link Variable}, {@link
- * ListObject} and {@link DictObject}. Methods handing out objects return the subclass of the
- * object's kind (a plain {@code CairnObject} for a kind this binding does not know).
+ * ListObject}, {@link DictObject}, {@link Optimizer} and {@link Layer} ({@link Sequential} is a
+ * layer). Methods handing out objects return the subclass of the object's kind (a plain {@code
+ * CairnObject} for a kind this binding does not know): a {@link Layer} for any layer, a {@link
+ * Trackable} for a {@link Metric} or a {@link LearningRateSchedule}, whose kind is TRACKABLE.
  *
  * <p>The one instance that owns nothing is {@link Checkpoint#root()}: a borrowed view whose
  * {@code close()} does nothing and which becomes unusable once its checkpoint is closed.
@@ -52,6 +54,8 @@ public class CairnObject extends NativeHandle {
       case VARIABLE: return new Variable(handle);
       case LIST: return new ListObject(handle);
       case DICT: return new DictObject(handle);
+      case OPTIMIZER: return new Optimizer(handle);
+      case LAYER: return new Layer(handle);
       default: return new CairnObject(handle);
     }
   }

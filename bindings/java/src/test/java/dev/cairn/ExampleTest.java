@@ -2,7 +2,11 @@ package dev.cairn;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.io.File;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,5 +41,52 @@ class ExampleTest {
     String output = run("example/AddBenchmark.java", "1000");
     String line = "Add float32\\[16\\], [^:]+: [0-9.]+ ns/op wall, [0-9.]+ ns/op cpu over 1000 iterations";
     assertTrue(output.matches("(?s)" + line + "\\s+" + line + "\\s*"), output);
+  }
+
+  private static String digits() {
+    return new File(SourceLauncher.base(), "../../examples/data/digits.csv").getPath();
+  }
+
+  // The lines of a demo run with the examples/s figure and the checkpoint directory blanked out.
+  private static String comparable(String output, Path dir) {
+    return output.replaceAll("  \\d+ examples/s", "  N examples/s").replace(dir.toString(), "DIR");
+  }
+
+  @Test
+  void trainDigitsTrainsAndResumes(@TempDir Path dir) throws Exception {
+    String first = run("example/TrainDigits.java", "--data", digits(), "--dir", dir.toString(), "--epochs", "2");
+    String[] lines = first.split("\n");
+    assertEquals("digits: 1438 training and 359 test samples of 8x8 pixels", lines[0]);
+    assertEquals("Model: \"mlp\"", lines[1]);
+    assertTrue(first.contains("Total params: 4,810"), first);
+    String epoch = "epoch  %d/%d  loss \\d\\.\\d{4}  accuracy \\d\\.\\d{4}  \\d+ examples/s";
+    assertTrue(lines[lines.length - 3].matches(String.format(epoch, 1, 2)), lines[lines.length - 3]);
+    assertTrue(lines[lines.length - 2].matches(String.format(epoch, 2, 2)), lines[lines.length - 2]);
+    assertTrue(lines[lines.length - 1].matches("test accuracy: 0\\.(8|9)\\d{3}"), lines[lines.length - 1]);
+
+    String resumed = run("example/TrainDigits.java", "--data", digits(), "--dir", dir.toString(), "--epochs", "3");
+    assertTrue(resumed.contains("resumed from " + dir.resolve("ckpt-2") + " after epoch 2\n"), resumed);
+    assertTrue(resumed.contains("\nepoch  3/3  loss "), resumed);
+    assertFalse(resumed.contains("epoch  1/"), resumed);
+
+    SourceLauncher.Result usage = SourceLauncher.run("example/TrainDigits.java", "--epochs", "0");
+    assertEquals(2, usage.exitCode());
+    assertTrue(usage.output().contains("usage:"), usage.output());
+  }
+
+  @Test
+  void trainDigitsPrintsWhatTheCDemoPrints(@TempDir Path dir) throws Exception {
+    String c = System.getProperty("cairn.train_digits.c");
+    Assumptions.assumeTrue(c != null && new File(c).canExecute(), "bazel build //examples/c:train_digits first");
+    Path cDir = dir.resolve("c");
+    Path javaDir = dir.resolve("java");
+    for (String epochs : new String[] {"2", "3"}) { // a fresh run, then a resumed one
+      List<String> command = new ArrayList<>(List.of(c, "--data", digits(), "--dir", cDir.toString(), "--epochs", epochs));
+      SourceLauncher.Result fromC = SourceLauncher.exec(command);
+      assertEquals(0, fromC.exitCode(), fromC.output());
+      String fromJava =
+          run("example/TrainDigits.java", "--data", digits(), "--dir", javaDir.toString(), "--epochs", epochs);
+      assertEquals(comparable(fromC.output(), cDir), comparable(fromJava, javaDir));
+    }
   }
 }

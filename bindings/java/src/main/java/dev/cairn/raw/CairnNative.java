@@ -675,12 +675,12 @@ public final class CairnNative {
    * Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
    * thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments.
    */
-  public static native long tapeGradient(long tape, long target, long[] sources, long outputGradient, int unconnected);
+  public static native long[] tapeGradient(long tape, long target, long[] sources, long outputGradient, int unconnected);
 
   /**
    * cairn_tape_gradient_variables: METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable.
    */
-  public static native long tapeGradientVariables(long tape, long target, long[] vars, long outputGradient, int unconnected);
+  public static native long[] tapeGradientVariables(long tape, long target, long[] vars, long outputGradient, int unconnected);
 
   /**
    * cairn_tape_free: DESTRUCTOR. Stops recording and frees the tape. NULL is fine.

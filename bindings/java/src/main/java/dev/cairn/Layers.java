@@ -1,0 +1,425 @@
+package dev.cairn;
+
+import dev.cairn.raw.CairnNative;
+import java.lang.ref.Reference;
+import java.util.Objects;
+
+/**
+ * Factories of the built-in layers (tf.keras.layers). Each returns a new {@link Layer} the caller
+ * closes. Activations are named: "linear" (or null), "relu", "relu6", "sigmoid", "tanh", "softmax",
+ * "softplus", "elu", "selu", "gelu". Initializers: "glorot_uniform", "glorot_normal", "he_normal",
+ * "he_uniform", "zeros", "ones", "random_normal", "random_uniform". A null name gives a unique
+ * default ("dense", "dense_1", ...). Bad options throw {@link CairnException} with code
+ * INVALID_ARGUMENT naming the option.
+ */
+public final class Layers {
+  private Layers() {}
+
+  // ---- Dense ----
+
+  /** Dense with {@code units} outputs, linear, with bias, default initializers. */
+  public static Layer dense(CairnContext ctx, long units) {
+    return dense(ctx, denseOptions(units));
+  }
+
+  /** Dense: activation(x @ kernel + bias) over the last axis; weights "kernel" and "bias". */
+  public static Layer dense(CairnContext ctx, DenseOptions o) {
+    Objects.requireNonNull(o, "options");
+    long c = ctx.handle();
+    try {
+      return new Layer(CairnNative.denseCreate(c, o.units, NativeResources.cstr(o.activation), o.useBias ? 1 : 0,
+          NativeResources.cstr(o.kernelInitializer), NativeResources.cstr(o.biasInitializer),
+          NativeResources.cstr(o.name)));
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /** Dense options for {@code units} outputs; the rest at their defaults. */
+  public static DenseOptions denseOptions(long units) {
+    return new DenseOptions(units);
+  }
+
+  /** The options of cairn_dense_create. Not thread-safe to mutate. */
+  public static final class DenseOptions {
+    private final long units;
+    private String activation;
+    private boolean useBias = true;
+    private String kernelInitializer;
+    private String biasInitializer;
+    private String name;
+
+    DenseOptions(long units) {
+      this.units = units;
+    }
+
+    /** Default null (linear). */
+    public DenseOptions activation(String activation) {
+      this.activation = activation;
+      return this;
+    }
+
+    /** Default true. */
+    public DenseOptions useBias(boolean useBias) {
+      this.useBias = useBias;
+      return this;
+    }
+
+    /** Default null (glorot_uniform). */
+    public DenseOptions kernelInitializer(String initializer) {
+      this.kernelInitializer = initializer;
+      return this;
+    }
+
+    /** Default null (zeros). */
+    public DenseOptions biasInitializer(String initializer) {
+      this.biasInitializer = initializer;
+      return this;
+    }
+
+    /** Default null (a unique "dense..." name). */
+    public DenseOptions name(String name) {
+      this.name = name;
+      return this;
+    }
+  }
+
+  // ---- Conv2D ----
+
+  /** Conv2D with {@code filters} 3x3 filters, stride 1, VALID padding. */
+  public static Layer conv2d(CairnContext ctx, long filters) {
+    return conv2d(ctx, conv2dOptions(filters));
+  }
+
+  /** Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters] and "bias". */
+  public static Layer conv2d(CairnContext ctx, Conv2DOptions o) {
+    Objects.requireNonNull(o, "options");
+    long c = ctx.handle();
+    try {
+      return new Layer(CairnNative.conv2dCreate(c, o.filters, o.kernelH, o.kernelW, o.strideH, o.strideW,
+          NativeResources.cstr(o.padding), NativeResources.cstr(o.activation), o.useBias ? 1 : 0,
+          NativeResources.cstr(o.kernelInitializer), NativeResources.cstr(o.biasInitializer),
+          NativeResources.cstr(o.name)));
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /** Conv2D options for {@code filters} filters; the rest at their defaults. */
+  public static Conv2DOptions conv2dOptions(long filters) {
+    return new Conv2DOptions(filters);
+  }
+
+  /** The options of cairn_conv2d_create. Not thread-safe to mutate. */
+  public static final class Conv2DOptions {
+    private final long filters;
+    private long kernelH = 3;
+    private long kernelW = 3;
+    private long strideH = 1;
+    private long strideW = 1;
+    private String padding;
+    private String activation;
+    private boolean useBias = true;
+    private String kernelInitializer;
+    private String biasInitializer;
+    private String name;
+
+    Conv2DOptions(long filters) {
+      this.filters = filters;
+    }
+
+    /** Default 3 x 3. */
+    public Conv2DOptions kernelSize(long height, long width) {
+      this.kernelH = height;
+      this.kernelW = width;
+      return this;
+    }
+
+    /** Default 1 x 1. */
+    public Conv2DOptions strides(long height, long width) {
+      this.strideH = height;
+      this.strideW = width;
+      return this;
+    }
+
+    /** "VALID" (default, null) or "SAME". */
+    public Conv2DOptions padding(String padding) {
+      this.padding = padding;
+      return this;
+    }
+
+    /** Default null (linear). */
+    public Conv2DOptions activation(String activation) {
+      this.activation = activation;
+      return this;
+    }
+
+    /** Default true. */
+    public Conv2DOptions useBias(boolean useBias) {
+      this.useBias = useBias;
+      return this;
+    }
+
+    /** Default null (glorot_uniform). */
+    public Conv2DOptions kernelInitializer(String initializer) {
+      this.kernelInitializer = initializer;
+      return this;
+    }
+
+    /** Default null (zeros). */
+    public Conv2DOptions biasInitializer(String initializer) {
+      this.biasInitializer = initializer;
+      return this;
+    }
+
+    /** Default null (a unique "conv2d..." name). */
+    public Conv2DOptions name(String name) {
+      this.name = name;
+      return this;
+    }
+  }
+
+  // ---- Pooling ----
+
+  /** MaxPool2D with 2x2 windows and strides, VALID padding. */
+  public static Layer maxPool2d(CairnContext ctx) {
+    return maxPool2d(ctx, pool2dOptions());
+  }
+
+  /** MaxPool2D over NHWC input. */
+  public static Layer maxPool2d(CairnContext ctx, Pool2DOptions o) {
+    return pool2d(ctx, o, true);
+  }
+
+  /** AvgPool2D with 2x2 windows and strides, VALID padding. */
+  public static Layer avgPool2d(CairnContext ctx) {
+    return avgPool2d(ctx, pool2dOptions());
+  }
+
+  /** AvgPool2D over NHWC input. */
+  public static Layer avgPool2d(CairnContext ctx, Pool2DOptions o) {
+    return pool2d(ctx, o, false);
+  }
+
+  private static Layer pool2d(CairnContext ctx, Pool2DOptions o, boolean max) {
+    Objects.requireNonNull(o, "options");
+    byte[] padding = NativeResources.cstr(o.padding);
+    byte[] name = NativeResources.cstr(o.name);
+    long c = ctx.handle();
+    try {
+      long h = max
+          ? CairnNative.maxPool2dCreate(c, o.poolH, o.poolW, o.strideH, o.strideW, padding, name)
+          : CairnNative.avgPool2dCreate(c, o.poolH, o.poolW, o.strideH, o.strideW, padding, name);
+      return new Layer(h);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /** Pooling options at their defaults. */
+  public static Pool2DOptions pool2dOptions() {
+    return new Pool2DOptions();
+  }
+
+  /** The options of cairn_max_pool2d_create and cairn_avg_pool2d_create. Not thread-safe to mutate. */
+  public static final class Pool2DOptions {
+    private long poolH = 2;
+    private long poolW = 2;
+    private long strideH;
+    private long strideW;
+    private String padding;
+    private String name;
+
+    Pool2DOptions() {}
+
+    /** Default 2 x 2. */
+    public Pool2DOptions poolSize(long height, long width) {
+      this.poolH = height;
+      this.poolW = width;
+      return this;
+    }
+
+    /** Default 0 x 0: the pool size. */
+    public Pool2DOptions strides(long height, long width) {
+      this.strideH = height;
+      this.strideW = width;
+      return this;
+    }
+
+    /** "VALID" (default, null) or "SAME". */
+    public Pool2DOptions padding(String padding) {
+      this.padding = padding;
+      return this;
+    }
+
+    /** Default null (a unique default name). */
+    public Pool2DOptions name(String name) {
+      this.name = name;
+      return this;
+    }
+  }
+
+  // ---- Shape, lookup, activation ----
+
+  /** Flatten: [batch, ...] to [batch, product of the rest]. */
+  public static Layer flatten(CairnContext ctx) {
+    return flatten(ctx, null);
+  }
+
+  /** Flatten named {@code name} (null: a unique default). */
+  public static Layer flatten(CairnContext ctx, String name) {
+    byte[] n = NativeResources.cstr(name);
+    long c = ctx.handle();
+    try {
+      return new Layer(CairnNative.flattenCreate(c, n));
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /** Embedding: int32/int64 indices in [0, inputDim) to vectors of outputDim; weight "embeddings". */
+  public static Layer embedding(CairnContext ctx, long inputDim, long outputDim) {
+    return embedding(ctx, inputDim, outputDim, null);
+  }
+
+  /** Embedding named {@code name} (null: a unique default). */
+  public static Layer embedding(CairnContext ctx, long inputDim, long outputDim, String name) {
+    byte[] n = NativeResources.cstr(name);
+    long c = ctx.handle();
+    try {
+      return new Layer(CairnNative.embeddingCreate(c, inputDim, outputDim, n));
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /** A layer applying {@code activation} (see the class comment for the names). */
+  public static Layer activation(CairnContext ctx, String activation) {
+    return activation(ctx, activation, null);
+  }
+
+  /** An activation layer named {@code name} (null: a unique default). */
+  public static Layer activation(CairnContext ctx, String activation, String name) {
+    byte[] a = NativeResources.cstr(activation);
+    byte[] n = NativeResources.cstr(name);
+    long c = ctx.handle();
+    try {
+      return new Layer(CairnNative.activationCreate(c, a, n));
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Dropout: with {@code training}, zeroes each element with probability {@code rate} in [0, 1)
+   * and scales the rest by 1 / (1 - rate); the identity otherwise. Draws from the context's stream.
+   */
+  public static Layer dropout(CairnContext ctx, double rate) {
+    return dropout(ctx, rate, -1, null);
+  }
+
+  /** Dropout with its own {@code seed} (&lt; 0: the context's stream) and name (null: a default). */
+  public static Layer dropout(CairnContext ctx, double rate, long seed, String name) {
+    byte[] n = NativeResources.cstr(name);
+    long c = ctx.handle();
+    try {
+      return new Layer(CairnNative.dropoutCreate(c, rate, seed, n));
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  // ---- Normalization ----
+
+  /** LayerNormalization over the last axis with the default options. */
+  public static Layer layerNorm(CairnContext ctx) {
+    return layerNorm(ctx, normOptions());
+  }
+
+  /** LayerNormalization; weights "gamma" and "beta". */
+  public static Layer layerNorm(CairnContext ctx, NormOptions o) {
+    return norm(ctx, o, false);
+  }
+
+  /** BatchNormalization over the last axis with the default options. */
+  public static Layer batchNorm(CairnContext ctx) {
+    return batchNorm(ctx, normOptions());
+  }
+
+  /**
+   * BatchNormalization: "gamma", "beta", and the non-trainable "moving_mean" and
+   * "moving_variance", which calls with {@code training} update.
+   */
+  public static Layer batchNorm(CairnContext ctx, NormOptions o) {
+    return norm(ctx, o, true);
+  }
+
+  private static Layer norm(CairnContext ctx, NormOptions o, boolean batch) {
+    Objects.requireNonNull(o, "options");
+    byte[] name = NativeResources.cstr(o.name);
+    int center = o.center ? 1 : 0;
+    int scale = o.scale ? 1 : 0;
+    long c = ctx.handle();
+    try {
+      long h = batch
+          ? CairnNative.batchNormCreate(c, o.axis, o.epsilon, o.momentum, center, scale, name)
+          : CairnNative.layerNormCreate(c, o.axis, o.epsilon, o.momentum, center, scale, name);
+      return new Layer(h);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /** Normalization options at their defaults. */
+  public static NormOptions normOptions() {
+    return new NormOptions();
+  }
+
+  /** The options of cairn_layer_norm_create and cairn_batch_norm_create. Not thread-safe to mutate. */
+  public static final class NormOptions {
+    private long axis = -1;
+    private double epsilon = 1e-3;
+    private double momentum = 0.99;
+    private boolean center = true;
+    private boolean scale = true;
+    private String name;
+
+    NormOptions() {}
+
+    /** The normalised axis; default -1. */
+    public NormOptions axis(long axis) {
+      this.axis = axis;
+      return this;
+    }
+
+    /** Default 1e-3. */
+    public NormOptions epsilon(double epsilon) {
+      this.epsilon = epsilon;
+      return this;
+    }
+
+    /** BatchNormalization's moving statistics; default 0.99. */
+    public NormOptions momentum(double momentum) {
+      this.momentum = momentum;
+      return this;
+    }
+
+    /** Learn "beta"; default true. */
+    public NormOptions center(boolean center) {
+      this.center = center;
+      return this;
+    }
+
+    /** Learn "gamma"; default true. */
+    public NormOptions scale(boolean scale) {
+      this.scale = scale;
+      return this;
+    }
+
+    /** Default null (a unique default name). */
+    public NormOptions name(String name) {
+      this.name = name;
+      return this;
+    }
+  }
+}

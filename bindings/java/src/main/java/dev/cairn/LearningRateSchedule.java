@@ -1,0 +1,44 @@
+package dev.cairn;
+
+import dev.cairn.raw.CairnNative;
+import java.lang.ref.Reference;
+
+/**
+ * A learning-rate schedule (tf.keras.optimizers.schedules): a function of the optimizer's step,
+ * given to {@link Optimizer.Options#schedule}. A tracked object (its kind is TRACKABLE) whose
+ * parameters are saved with the optimizer that uses it.
+ */
+public final class LearningRateSchedule extends CairnObject {
+  private LearningRateSchedule(long handle) {
+    super(handle);
+  }
+
+  /**
+   * {@code initialLearningRate * decayRate ^ (step / decaySteps)}, with a floored exponent when
+   * {@code staircase}. INVALID_ARGUMENT for decaySteps &lt;= 0 or a bad rate.
+   */
+  public static LearningRateSchedule exponentialDecay(
+      CairnContext ctx, double initialLearningRate, long decaySteps, double decayRate, boolean staircase) {
+    long c = ctx.handle();
+    try {
+      return new LearningRateSchedule(
+          CairnNative.scheduleExponentialDecay(c, initialLearningRate, decaySteps, decayRate, staircase ? 1 : 0));
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * {@code initialLearningRate * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decaySteps) /
+   * decaySteps)) + alpha)}. INVALID_ARGUMENT for decaySteps &lt;= 0.
+   */
+  public static LearningRateSchedule cosineDecay(
+      CairnContext ctx, double initialLearningRate, long decaySteps, double alpha) {
+    long c = ctx.handle();
+    try {
+      return new LearningRateSchedule(CairnNative.scheduleCosineDecay(c, initialLearningRate, decaySteps, alpha));
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+}

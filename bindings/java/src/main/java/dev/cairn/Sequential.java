@@ -1,0 +1,53 @@
+package dev.cairn;
+
+import dev.cairn.raw.CairnNative;
+import java.lang.ref.Reference;
+import java.util.Objects;
+
+/**
+ * A Sequential model (tf.keras.Sequential): a layer that calls its layers in order. Its layers are
+ * its tracked edges "layer-0", "layer-1", ..., so checkpoint keys read like
+ * "model/layer-0/kernel/.ATTRIBUTES/VARIABLE_VALUE".
+ */
+public final class Sequential extends Layer {
+  private Sequential(long handle) {
+    super(handle);
+  }
+
+  /** An empty model named {@code name} (null: a unique default such as "sequential"). */
+  public static Sequential create(CairnContext ctx, String name) {
+    byte[] n = NativeResources.cstr(name);
+    long c = ctx.handle();
+    try {
+      return new Sequential(CairnNative.sequentialCreate(c, n));
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /** A model named {@code name} holding {@code layers} in order (each keeps its own handle). */
+  public static Sequential of(CairnContext ctx, String name, Layer... layers) {
+    Sequential model = create(ctx, name);
+    try {
+      for (Layer layer : layers) model.add(layer);
+    } catch (RuntimeException | Error e) {
+      model.close();
+      throw e;
+    }
+    return model;
+  }
+
+  /** Appends {@code layer}; the model keeps its own reference, so the caller still closes its handle. */
+  public Sequential add(Layer layer) {
+    Objects.requireNonNull(layer, "layer");
+    long h = handle();
+    long l = layer.handle();
+    try {
+      CairnNative.sequentialAdd(h, l);
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(layer);
+    }
+    return this;
+  }
+}
