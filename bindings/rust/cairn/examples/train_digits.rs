@@ -1,13 +1,15 @@
-//! Cairn's training demo: an MLP (64 -> 64 relu -> 10) learns the UCI 8x8 handwritten digits.
-//!
-//! Each epoch shuffles the training set (a permutation drawn from the epoch number, so the data
-//! order is part of the checkpointed state), trains with Adam on mini-batches under a gradient
-//! tape, and saves model, optimizer and epoch with a checkpoint manager (3 kept). Run it again and
-//! it resumes from the latest checkpoint. It ends with the accuracy on the held-out test split.
-//! It follows examples/TRAINING_DEMO.md, as the C, Go and Java demos do, and prints the same lines.
-//!
-//! usage: cargo run --release --example train_digits -- [--data digits.csv] [--dir checkpoint_dir] [--epochs N]
+// Cairn's training demo: an MLP (64 -> 64 relu -> 10) learns the UCI 8x8 handwritten digits.
+//
+// Each epoch shuffles the training set (a permutation drawn from the epoch number, so the data
+// order is part of the checkpointed state), trains with Adam on mini-batches under a gradient
+// tape, and saves model, optimizer and epoch with a checkpoint manager (3 kept). Run it again and
+// it resumes from the latest checkpoint. It ends with the accuracy on the held-out test split.
+// It follows examples/TRAINING_DEMO.md, as the C, Go and Java demos do, and prints the same lines.
+//
+// usage: cargo run --release --example train_digits -- [--data digits.csv] [--dir checkpoint_dir] [--epochs N]
 
+use std::error::Error;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -143,16 +145,23 @@ fn parse_args() -> Option<Args> {
     Some(args)
 }
 
-fn run(args: &Args) -> Result<(), String> {
+/// Runs the demo, writing its report to `out`.
+fn run(args: &Args, out: &mut dyn Write) -> Result<(), Box<dyn Error>> {
     let (train, test) = load_digits(&args.data)?;
-    let ctx = Context::with_options(ContextOptions::new().seed(CONTEXT_SEED)).map_err(|e| e.to_string())?;
-    train_and_report(&ctx, args, &train, &test).map_err(|e| e.to_string())
+    let ctx = Context::with_options(ContextOptions::new().seed(CONTEXT_SEED))?;
+    train_and_report(&ctx, args, &train, &test, out)
 }
 
-fn train_and_report(ctx: &Context, args: &Args, train: &Split, test: &Split) -> cairn::Result<()> {
+fn train_and_report(
+    ctx: &Context,
+    args: &Args,
+    train: &Split,
+    test: &Split,
+    out: &mut dyn Write,
+) -> Result<(), Box<dyn Error>> {
     let (x_train, y_train) = train.tensors(ctx)?;
     let (x_test, y_test) = test.tensors(ctx)?;
-    println!("digits: {} training and {} test samples of 8x8 pixels", train.len(), test.len());
+    writeln!(out, "digits: {} training and {} test samples of 8x8 pixels", train.len(), test.len())?;
 
     let model = build_model(ctx)?;
     let optimizer = Optimizer::new(ctx, OptimizerOptions::adam().learning_rate(LEARNING_RATE))?;
@@ -170,12 +179,12 @@ fn train_and_report(ctx: &Context, args: &Args, train: &Split, test: &Split) -> 
         // to train they never are, which is expected here.
         manager.checkpoint().restore(&latest)?.expect_partial();
         epoch = epoch_var.read()?.to_vec::<i64>()?[0];
-        println!("resumed from {} after epoch {epoch}", latest.display());
+        writeln!(out, "resumed from {} after epoch {epoch}", latest.display())?;
     }
 
     // Build the model on one sample (a restore above is applied as its variables appear).
     model.call(&ops::slice(ctx, &x_test, &[0, 0], &[1, FEATURES as i64])?, false)?;
-    print!("{}", model.summary()?);
+    write!(out, "{}", model.summary()?)?;
 
     let loss_mean = Mean::new(ctx, Some("loss"))?;
     let accuracy = Accuracy::new(ctx, Some("accuracy"))?;
@@ -188,14 +197,16 @@ fn train_and_report(ctx: &Context, args: &Args, train: &Split, test: &Split) -> 
         let (loss, acc) = (loss_mean.result()?, accuracy.result()?);
         epoch_var.assign(&Tensor::scalar(ctx, e + 1)?)?;
         manager.save_numbered((e + 1) as u64)?;
-        println!(
+        writeln!(
+            out,
             "epoch {:2}/{}  loss {loss:.4}  accuracy {acc:.4}  {:.0} examples/s",
             e + 1,
             args.epochs,
             train.len() as f64 / seconds
-        );
+        )?;
+        out.flush()?; // each epoch's line as it ends
     }
-    println!("test accuracy: {:.4}", test_accuracy(ctx, &model, &x_test, &y_test)?);
+    writeln!(out, "test accuracy: {:.4}", test_accuracy(ctx, &model, &x_test, &y_test)?)?;
     Ok(())
 }
 
@@ -205,7 +216,7 @@ fn main() -> ExitCode {
         eprintln!("usage: {me} [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1]");
         return ExitCode::from(2);
     };
-    match run(&args) {
+    match run(&args, &mut std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("train_digits: {e}");
