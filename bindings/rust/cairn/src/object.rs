@@ -287,8 +287,8 @@ pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
-/// A handle type of one object kind: [`Trackable`], [`Module`], [`Variable`], [`List`] or
-/// [`Dict`]. Sealed.
+/// A handle type of one object kind: [`Trackable`], [`Module`], [`Variable`], [`List`],
+/// [`Dict`], [`crate::Optimizer`] or [`crate::Layer`]. Sealed.
 pub trait ObjectType: sealed::Sealed + Deref<Target = Object> + Into<Object> + Sized {
     /// The kind of the objects this type refers to.
     const KIND: ObjectKind;

@@ -1,7 +1,7 @@
 //! Creating and freeing 100,000 tensors (and op results, and errors), 100,000 object graphs (a
 //! trackable with a variable edge) and 100,000 training steps keeps resident memory flat, whether
-//! handles are dropped explicitly or by going out of scope (Rust has no finalizers: scope exit is its only implicit
-//! release). One test in its own binary, so no other test allocates while it measures.
+//! handles are dropped explicitly or by going out of scope (Rust has no finalizers: scope exit is
+//! its only implicit release). One test in its own binary, so no other test allocates while it measures.
 
 use std::time::{Duration, Instant};
 
