@@ -612,3 +612,22 @@ fn checkpoint_round_trip_with_an_optimizer() {
     status.assert_consumed().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Optimizers, layers, models, metrics and schedules are objects: usable from any thread (a
+/// tape is not, which the compile_fail doc test of `GradientTape` shows).
+#[test]
+fn training_objects_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Optimizer>();
+    send_sync::<Layer>();
+    send_sync::<Sequential>();
+    send_sync::<Mean>();
+    send_sync::<Accuracy>();
+    send_sync::<Schedule>();
+    let ctx = ctx();
+    let layer = Layer::dense(&ctx, DenseOptions::new(2)).unwrap();
+    let x = f32s(&ctx, &[1.0, 2.0], &[1, 2]);
+    let here = values(&layer.call(&x, false).unwrap());
+    let there = std::thread::scope(|s| s.spawn(|| values(&layer.call(&x, false).unwrap())).join().unwrap());
+    assert_eq!(here, there);
+}
