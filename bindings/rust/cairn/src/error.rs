@@ -1,7 +1,8 @@
 //! Errors: every `cairn_status` becomes an [`Error`] carrying its code and message.
 
-use std::ffi::{CStr, CString};
+use std::ffi::{c_char, CStr, CString};
 use std::fmt;
+use std::ptr;
 
 use cairn_sys as sys;
 
@@ -80,4 +81,17 @@ pub(crate) unsafe fn check(status: *mut sys::cairn_status) -> Result<()> {
 pub(crate) fn c_string(s: &str, function: &str, what: &str) -> Result<CString> {
     CString::new(s)
         .map_err(|_| Error::new(Code::InvalidArgument, format!("{function}: {what} {s:?} contains a NUL byte")))
+}
+
+/// An optional name for the C API: NULL for `None`.
+pub(crate) struct Name(Option<CString>);
+
+impl Name {
+    pub(crate) fn new(name: Option<&str>, function: &str) -> Result<Name> {
+        Ok(Name(name.map(|n| c_string(n, function, "name")).transpose()?))
+    }
+
+    pub(crate) fn as_ptr(&self) -> *const c_char {
+        self.0.as_ref().map_or(ptr::null(), |n| n.as_ptr())
+    }
 }

@@ -20,6 +20,9 @@
 //! - Checkpoints: [`Checkpoint`], [`RestoreStatus`], [`CheckpointManager`] (`Send`, one thread at a
 //!   time) and [`CheckpointReader`].
 //! - [`ops`] has one generated function per registered op; [`ops::run`] runs any op by name.
+//! - Training: [`GradientTape`] (not `Send`: it records its own thread), [`Optimizer`] with
+//!   [`OptimizerOptions`] and [`Schedule`]s, [`Layer`]s and [`Sequential`], [`losses`], and the
+//!   metrics [`Mean`] and [`Accuracy`]. Optimizers, layers and metrics are tracked objects.
 //! - The raw C API is the `cairn-sys` crate, re-exported as [`sys`].
 //!
 //! Linking: cairn-sys finds libcairn through `CAIRN_LIB_DIR`, a `cairn` pkg-config file, or by
@@ -36,9 +39,13 @@ mod context;
 mod dtype;
 mod enums;
 mod error;
+mod layers;
+mod metrics;
 mod object;
 mod op;
 pub mod ops;
+mod optim;
+mod tape;
 mod tensor;
 
 pub use checkpoint::{
@@ -49,7 +56,13 @@ pub use context::{Context, ContextOptions, HostAllocator};
 pub use dtype::{Complex64, Element, BF16, F16};
 pub use enums::*; // Code, DType, LogLevel, AttrKind, ObjectKind: one Rust enum per C enum
 pub use error::{Error, Result};
+pub use layers::{
+    Activation, Conv2DOptions, DenseOptions, Initializer, Layer, NormOptions, Padding, Pool2DOptions, Sequential,
+};
+pub use metrics::{losses, Accuracy, Mean};
 pub use object::{Dict, List, Module, Object, ObjectType, Trackable, Variable, VariableOptions};
+pub use optim::{Optimizer, OptimizerOptions, Schedule};
+pub use tape::{GradientOptions, GradientTape, TapeOptions};
 pub use tensor::Tensor;
 
 /// The README's examples compile (and the first one runs) as doc tests.

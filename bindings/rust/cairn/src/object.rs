@@ -131,37 +131,12 @@ impl Object {
         self.query("cairn_object_walk", |out| unsafe { sys::cairn_object_walk(self.raw.as_ptr(), out) })
     }
 
-    /// Runs a query returning an object array and takes a handle of its own to every entry
-    /// before the array (and the handles it lent) is freed.
     fn query(
         &self,
         function: &str,
         run: impl FnOnce(*mut *mut sys::cairn_object_array) -> *mut sys::cairn_status,
     ) -> Result<Vec<(String, Object)>> {
-        struct Array(*mut sys::cairn_object_array);
-        impl Drop for Array {
-            fn drop(&mut self) {
-                // SAFETY: the array is ours; NULL is fine.
-                unsafe { sys::cairn_object_array_free(self.0) }
-            }
-        }
-        let mut out = ptr::null_mut();
-        // SAFETY: `run` passes `out` to a query, which returns a status for us to free.
-        unsafe { check(run(&mut out))? };
-        let array = Array(out);
-        let n = unsafe { sys::cairn_object_array_size(array.0) };
-        let mut entries = Vec::with_capacity(n);
-        for i in 0..n {
-            // SAFETY: i < size; both are borrowed from the array, which lives until the end.
-            let (entry, path) =
-                unsafe { (sys::cairn_object_array_get(array.0, i), sys::cairn_object_array_path(array.0, i)) };
-            let entry = NonNull::new(entry)
-                .ok_or_else(|| Error::new(Code::Internal, format!("{function}: entry {i} of {n} is NULL")))?;
-            // SAFETY: a borrowed live handle; share makes one we own.
-            let object = unsafe { Object::share_raw(entry.as_ptr()) }?;
-            entries.push((unsafe { owned_str(path) }, object));
-        }
-        Ok(entries)
+        array_entries(function, run)
     }
 
     /// A typed handle when the object is of that kind; the object back otherwise.
@@ -212,7 +187,7 @@ impl Object {
         Object { raw }
     }
 
-    fn from_result(raw: *mut sys::cairn_object, function: &str) -> Result<Object> {
+    pub(crate) fn from_result(raw: *mut sys::cairn_object, function: &str) -> Result<Object> {
         NonNull::new(raw)
             .map(|raw| Object { raw })
             .ok_or_else(|| Error::new(Code::Internal, format!("{function}: returned success but no object")))
@@ -251,6 +226,38 @@ impl fmt::Debug for Object {
     }
 }
 
+/// Runs a query returning an object array and takes a handle of its own to every entry
+/// before the array (and the handles it lent) is freed.
+pub(crate) fn array_entries(
+    function: &str,
+    run: impl FnOnce(*mut *mut sys::cairn_object_array) -> *mut sys::cairn_status,
+) -> Result<Vec<(String, Object)>> {
+    struct Array(*mut sys::cairn_object_array);
+    impl Drop for Array {
+        fn drop(&mut self) {
+            // SAFETY: the array is ours; NULL is fine.
+            unsafe { sys::cairn_object_array_free(self.0) }
+        }
+    }
+    let mut out = ptr::null_mut();
+    // SAFETY: `run` passes `out` to a query, which returns a status for us to free.
+    unsafe { check(run(&mut out))? };
+    let array = Array(out);
+    let n = unsafe { sys::cairn_object_array_size(array.0) };
+    let mut entries = Vec::with_capacity(n);
+    for i in 0..n {
+        // SAFETY: i < size; both are borrowed from the array, which lives until the end.
+        let (entry, path) =
+            unsafe { (sys::cairn_object_array_get(array.0, i), sys::cairn_object_array_path(array.0, i)) };
+        let entry = NonNull::new(entry)
+            .ok_or_else(|| Error::new(Code::Internal, format!("{function}: entry {i} of {n} is NULL")))?;
+        // SAFETY: a borrowed live handle; share makes one we own.
+        let object = unsafe { Object::share_raw(entry.as_ptr()) }?;
+        entries.push((unsafe { owned_str(path) }, object));
+    }
+    Ok(entries)
+}
+
 /// A copy of a borrowed C string ("" for NULL).
 ///
 /// # Safety
@@ -276,12 +283,12 @@ unsafe fn borrowed_str<'a>(s: *const c_char) -> &'a str {
     }
 }
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
-/// A handle type of one object kind: [`Trackable`], [`Module`], [`Variable`], [`List`] or
-/// [`Dict`]. Sealed.
+/// A handle type of one object kind: [`Trackable`], [`Module`], [`Variable`], [`List`],
+/// [`Dict`], [`crate::Optimizer`] or [`crate::Layer`]. Sealed.
 pub trait ObjectType: sealed::Sealed + Deref<Target = Object> + Into<Object> + Sized {
     /// The kind of the objects this type refers to.
     const KIND: ObjectKind;
@@ -294,64 +301,65 @@ macro_rules! object_type {
         $(#[$doc])*
         #[derive(Clone)]
         #[repr(transparent)]
-        pub struct $name(Object);
+        pub struct $name($crate::Object);
 
-        impl sealed::Sealed for $name {}
+        impl $crate::object::sealed::Sealed for $name {}
 
-        impl ObjectType for $name {
-            const KIND: ObjectKind = ObjectKind::$kind;
-            fn wrap(object: Object) -> Self {
+        impl $crate::ObjectType for $name {
+            const KIND: $crate::ObjectKind = $crate::ObjectKind::$kind;
+            fn wrap(object: $crate::Object) -> Self {
                 $name(object)
             }
         }
 
         impl $name {
             /// The handle as an [`Object`] (also what `Deref` gives).
-            pub fn as_object(&self) -> &Object {
+            pub fn as_object(&self) -> &$crate::Object {
                 &self.0
             }
 
             #[allow(dead_code)]
-            fn ref_cast(object: &Object) -> &$name {
+            fn ref_cast(object: &$crate::Object) -> &$name {
                 // SAFETY: #[repr(transparent)] over Object.
-                unsafe { &*(object as *const Object).cast::<$name>() }
+                unsafe { &*(object as *const $crate::Object).cast::<$name>() }
             }
         }
 
-        impl Deref for $name {
-            type Target = Object;
-            fn deref(&self) -> &Object {
+        impl std::ops::Deref for $name {
+            type Target = $crate::Object;
+            fn deref(&self) -> &$crate::Object {
                 &self.0
             }
         }
 
-        impl AsRef<Object> for $name {
-            fn as_ref(&self) -> &Object {
+        impl AsRef<$crate::Object> for $name {
+            fn as_ref(&self) -> &$crate::Object {
                 &self.0
             }
         }
 
-        impl From<$name> for Object {
-            fn from(handle: $name) -> Object {
+        impl From<$name> for $crate::Object {
+            fn from(handle: $name) -> $crate::Object {
                 handle.0
             }
         }
 
-        impl TryFrom<Object> for $name {
-            type Error = Error;
+        impl TryFrom<$crate::Object> for $name {
+            type Error = $crate::Error;
             /// INVALID_ARGUMENT when the object is of another kind.
-            fn try_from(object: Object) -> Result<$name> {
+            fn try_from(object: $crate::Object) -> $crate::Result<$name> {
                 let kind = object.kind();
                 object.downcast::<$name>().map_err(|_| {
-                    Error::new(
-                        Code::InvalidArgument,
-                        format!("cairn: the object is a {kind:?}, not a {:?}", ObjectKind::$kind),
+                    $crate::Error::new(
+                        $crate::Code::InvalidArgument,
+                        format!("cairn: the object is a {kind:?}, not a {:?}", $crate::ObjectKind::$kind),
                     )
                 })
             }
         }
     };
 }
+pub(crate) use object_type;
 
 object_type! {
     /// A trackable (TensorFlow's AutoTrackable): an object whose attributes ([`Object::set`]) are

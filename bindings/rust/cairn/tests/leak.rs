@@ -1,11 +1,14 @@
-//! Creating and freeing 100,000 tensors (and op results, and errors), and 100,000 object graphs
-//! (a trackable with a variable edge), keeps resident memory flat, whether handles are dropped
-//! explicitly or by going out of scope (Rust has no finalizers: scope exit is its only implicit
-//! release). One test in its own binary, so no other test allocates while it measures.
+//! Creating and freeing 100,000 tensors (and op results, and errors), 100,000 object graphs (a
+//! trackable with a variable edge) and 100,000 training steps keeps resident memory flat, whether
+//! handles are dropped explicitly or by going out of scope (Rust has no finalizers: scope exit is
+//! its only implicit release). One test in its own binary, so no other test allocates while it measures.
 
 use std::time::{Duration, Instant};
 
-use cairn::{ops, Checkpoint, Context, Module, Tensor, Trackable, Variable, VariableOptions};
+use cairn::{
+    losses, ops, Checkpoint, Context, DenseOptions, GradientTape, Layer, Mean, Module, Optimizer, OptimizerOptions,
+    Tensor, Trackable, Variable, VariableOptions,
+};
 
 const N: usize = 100_000;
 const ALLOWED_GROWTH_KB: u64 = 8 * 1024;
@@ -90,6 +93,20 @@ fn resident_memory_stays_flat() {
         std::hint::black_box(ckpt.root().child_count());
         let err = ckpt.restore("/nonexistent/cairn-leak-test").unwrap_err();
         std::hint::black_box(&err);
+    });
+    // Training steps: a tape, gradients, an optimizer update (slots made once), the layer's
+    // weight list, a loss and a metric; a layer's summary string.
+    let layer = Layer::dense(&ctx, DenseOptions::new(2)).unwrap();
+    let opt = Optimizer::new(&ctx, OptimizerOptions::adam()).unwrap();
+    let metric = Mean::new(&ctx, None).unwrap();
+    let (xs, ys) = (Tensor::new(&ctx, &data[..8], &[4, 2]).unwrap(), Tensor::new(&ctx, &data[..8], &[4, 2]).unwrap());
+    assert_flat("training steps", || {
+        let tape = GradientTape::new(&ctx).unwrap();
+        let loss = losses::mean_squared_error(&ctx, &ys, &layer.call(&xs, true).unwrap()).unwrap();
+        let weights = layer.trainable_weights().unwrap();
+        opt.apply_gradients(&tape.gradient_variables(&loss, &weights).unwrap(), &weights).unwrap();
+        metric.update(&loss).unwrap();
+        std::hint::black_box(layer.summary().unwrap());
     });
     assert!(start.elapsed() < Duration::from_secs(20), "took {:?}", start.elapsed());
 }

@@ -1,0 +1,104 @@
+//! The training demo (examples/train_digits.rs, examples/TRAINING_DEMO.md): a run and a resumed
+//! run in a fresh directory, a bad data file, and, when `bazel build //examples/c:train_digits`
+//! has run, the same lines as the C demo apart from examples/s and the checkpoint path.
+#![allow(dead_code)] // main() of the included example
+
+include!("../examples/train_digits.rs");
+
+use std::path::Path;
+use std::process::Command;
+
+fn data() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../examples/data/digits.csv").to_str().unwrap().to_string()
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("train-digits-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The demo's report for `epochs` in `dir`, as lines.
+fn rust_demo(dir: &Path, epochs: i64) -> Vec<String> {
+    let mut out = Vec::new();
+    run(&Args { data: data(), dir: dir.to_path_buf(), epochs }, &mut out).unwrap();
+    String::from_utf8(out).unwrap().lines().map(String::from).collect()
+}
+
+/// A line with the examples/s figure and the checkpoint directory replaced, for comparison.
+fn masked(line: &str, dir: &Path) -> String {
+    let line = line.replace(dir.to_str().unwrap(), "<dir>");
+    match line.rsplit_once("  ") {
+        Some((head, tail)) if tail.ends_with(" examples/s") => format!("{head}  <n> examples/s"),
+        _ => line,
+    }
+}
+
+fn epoch_loss(line: &str) -> f64 {
+    line.split("loss ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn demo_trains_saves_and_resumes() {
+    let dir = fresh_dir("rust");
+    let first = rust_demo(&dir, 2);
+    assert_eq!(first[0], "digits: 1438 training and 359 test samples of 8x8 pixels");
+    assert_eq!(first[1], "Model: \"mlp\"");
+    assert!(first.iter().any(|l| l.starts_with("Total params: 4,810")), "{first:#?}");
+    let epochs: Vec<&String> = first.iter().filter(|l| l.starts_with("epoch ")).collect();
+    assert_eq!(epochs.len(), 2, "{first:#?}");
+    assert!(epochs[0].starts_with("epoch  1/2  loss ") && epochs[0].ends_with(" examples/s"), "{}", epochs[0]);
+    assert!(epoch_loss(epochs[1]) < epoch_loss(epochs[0]), "{epochs:?}");
+    assert!(first.last().unwrap().starts_with("test accuracy: 0."), "{first:#?}");
+
+    let resumed = rust_demo(&dir, 3);
+    assert_eq!(resumed[1], format!("resumed from {} after epoch 2", dir.join("ckpt-2").display()));
+    let epochs: Vec<&String> = resumed.iter().filter(|l| l.starts_with("epoch ")).collect();
+    assert_eq!(epochs.len(), 1);
+    assert!(epochs[0].starts_with("epoch  3/3  loss "), "{}", epochs[0]);
+    let reader = cairn::CheckpointReader::open(dir.join("ckpt-3")).unwrap();
+    let ctx = Context::new().unwrap();
+    assert_eq!(reader.load(&ctx, "epoch/.ATTRIBUTES/VARIABLE_VALUE").unwrap().to_vec::<i64>().unwrap(), [3]);
+    // Nothing left to train: the report goes straight to the test accuracy.
+    let done = rust_demo(&dir, 3);
+    assert!(!done.iter().any(|l| l.starts_with("epoch ")), "{done:#?}");
+    assert_eq!(done.last(), resumed.last());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn demo_refuses_a_bad_data_file() {
+    let dir = fresh_dir("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "1,2,3\n").unwrap();
+    let args = Args { data: bad.to_str().unwrap().into(), dir: dir.join("ckpt"), epochs: 1 };
+    let err = run(&args, &mut Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("line 1 is not 64 pixels and a label"), "{err}");
+    let args = Args { data: dir.join("missing.csv").to_str().unwrap().into(), ..args };
+    assert!(run(&args, &mut Vec::new()).unwrap_err().to_string().contains("cannot open"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The spec's check: the C demo and this one print the same lines, fresh and resumed.
+#[test]
+fn demo_prints_the_lines_of_the_c_demo() {
+    let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../bazel-bin/examples/c/train_digits");
+    if !c.exists() {
+        eprintln!("skipped: no {} (bazel build //examples/c:train_digits)", c.display());
+        return;
+    }
+    let (c_dir, rust_dir) = (fresh_dir("c"), fresh_dir("vs-c"));
+    for epochs in [2, 3] {
+        let out = Command::new(&c)
+            .args(["--data", &data(), "--dir", c_dir.to_str().unwrap(), "--epochs", &epochs.to_string()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let c_lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(|l| masked(l, &c_dir)).collect();
+        let rust_lines: Vec<String> = rust_demo(&rust_dir, epochs).iter().map(|l| masked(l, &rust_dir)).collect();
+        assert_eq!(rust_lines, c_lines, "--epochs {epochs}");
+    }
+    std::fs::remove_dir_all(&c_dir).unwrap();
+    std::fs::remove_dir_all(&rust_dir).unwrap();
+}
