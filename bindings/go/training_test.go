@@ -728,3 +728,25 @@ func TestCheckpointWithOptimizer(t *testing.T) {
 	}
 	ok(t, status.AssertConsumed())
 }
+
+// Nested tapes give a second derivative: d2(x^3)/dx2 = 6x = 12 at x = 2. Each tape locks the
+// goroutine once and its Close unlocks once, so nesting is safe.
+func TestNestedTapes(t *testing.T) {
+	ctx := newContext(t)
+	x := tensor(t, ctx, []int64{}, []float32{2})
+	outer := must(cairn.NewGradientTape(ctx))
+	defer outer.Close()
+	ok(t, outer.Watch(x))
+	inner := must(cairn.NewGradientTape(ctx))
+	ok(t, inner.Watch(x))
+	sq := must(ops.Mul(ctx, x, x))
+	cube := must(ops.Mul(ctx, sq, x))
+	closeAll(t, sq, cube)
+	first := must(inner.Gradient(cube, []*cairn.Tensor{x}))
+	inner.Close()
+	closeAll(t, first...)
+	wantFloats(t, "3x^2", readF32(t, first[0]), 12)
+	second := must(outer.Gradient(first[0], []*cairn.Tensor{x}))
+	closeAll(t, second...)
+	wantFloats(t, "6x", readF32(t, second[0]), 12)
+}
