@@ -1,6 +1,7 @@
 package cairn_test
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -749,4 +750,54 @@ func TestNestedTapes(t *testing.T) {
 	second := must(outer.Gradient(first[0], []*cairn.Tensor{x}))
 	closeAll(t, second...)
 	wantFloats(t, "6x", readF32(t, second[0]), 12)
+}
+
+// Goroutines sharing a context each record only their own ops on their own tapes (run under the
+// race detector by bindings/test_go).
+func TestConcurrentTapes(t *testing.T) {
+	ctx := newContext(t)
+	const workers, rounds = 4, 50
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			errs <- func() error {
+				x, err := cairn.NewTensor(ctx, []int64{}, []float32{float32(w + 1)})
+				if err != nil {
+					return err
+				}
+				defer x.Close()
+				for i := 0; i < rounds; i++ {
+					tape, err := cairn.NewGradientTape(ctx)
+					if err != nil {
+						return err
+					}
+					if err := tape.Watch(x); err != nil {
+						return err
+					}
+					y, err := ops.Mul(ctx, x, x)
+					if err != nil {
+						return err
+					}
+					g, err := tape.Gradient(y, []*cairn.Tensor{x})
+					tape.Close()
+					y.Close()
+					if err != nil {
+						return err
+					}
+					v, err := cairn.Read[float32](g[0])
+					g[0].Close()
+					if err != nil {
+						return err
+					}
+					if v[0] != float32(2*(w+1)) {
+						return fmt.Errorf("worker %d round %d: gradient %v, want %d", w, i, v, 2*(w+1))
+					}
+				}
+				return nil
+			}()
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		ok(t, <-errs)
+	}
 }
