@@ -16,6 +16,11 @@
 // Checkpoint saves and restores; a CheckpointManager keeps numbered checkpoints in a directory
 // and a CheckpointReader lists and loads a checkpoint's values.
 //
+// Training follows tf.GradientTape and tf.keras: a GradientTape records ops for gradients;
+// layers (NewDense, NewConv2D, ..., NewSequential), optimizers (NewOptimizer, with schedules),
+// losses (Loss) and metrics (NewMetric) are tracked objects that checkpoints save. A tape pins
+// its goroutine to an OS thread until Close: use it on the goroutine that created it.
+//
 // Handles are freed by Close. A finalizer frees what was not closed, as a backstop only: native
 // memory is invisible to the Go garbage collector, so close what you create. A Context may be
 // used from several goroutines at once; a Tensor is immutable and may be read from any

@@ -124,3 +124,27 @@ func TestContextsAreFreedByFinalizers(t *testing.T) {
 	runtime.GC()
 	runtime.GC()
 }
+
+// A training step per round: a variable holding a new 4 KiB tensor, a tape, a gradient and an SGD
+// optimizer whose momentum slot is another 4 KiB; closing all of them must free all of it.
+func TestNoTrainingLeakWithClose(t *testing.T) {
+	checkFlat(t, func(ctx *cairn.Context, data []float32, i int) {
+		x := must(cairn.NewTensor(ctx, []int64{leakElements}, data))
+		v := must(cairn.NewVariable(ctx, x))
+		x.Close()
+		opt := must(cairn.NewOptimizer(ctx, cairn.OptimizerKindSgd, cairn.WithMomentum(0.9)))
+		tape := must(cairn.NewGradientTape(ctx))
+		r := must(v.Read())
+		loss := must(cairn.Loss(ctx, cairn.LossKindMeanSquaredError, r, r, false))
+		grads := must(tape.GradientVariables(loss, []*cairn.Variable{v}))
+		tape.Close()
+		if err := opt.ApplyGradients(grads, []*cairn.Variable{v}); err != nil {
+			t.Fatal(err)
+		}
+		grads[0].Close()
+		loss.Close()
+		r.Close()
+		opt.Close()
+		v.Close()
+	})
+}

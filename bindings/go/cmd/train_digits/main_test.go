@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var (
+	repoRoot = filepath.Join("..", "..", "..", "..")
+	digits   = filepath.Join(repoRoot, "examples", "data", "digits.csv")
+	// The C demo, built by `bazel build //examples/c:train_digits`.
+	trainDigitsC = filepath.Join(repoRoot, "bazel-bin", "examples", "c", "train_digits")
+)
+
+func runGo(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	return stdout.String() + stderr.String(), code
+}
+
+// normalize drops what may differ between runs and languages: the speed and the directory.
+var (
+	speed   = regexp.MustCompile(`  \d+ examples/s\n`)
+	resumed = regexp.MustCompile(`resumed from .*/(ckpt-\d+) after`)
+)
+
+func normalize(out string) string {
+	out = speed.ReplaceAllString(out, "  N examples/s\n")
+	return resumed.ReplaceAllString(out, "resumed from DIR/$1 after")
+}
+
+func TestTrainsAndResumes(t *testing.T) {
+	dir := t.TempDir()
+	out, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != "digits: 1438 training and 359 test samples of 8x8 pixels" || lines[1] != `Model: "mlp"` {
+		t.Errorf("unexpected start:\n%s", out)
+	}
+	epochLine := regexp.MustCompile(`^epoch  2/2  loss (\d\.\d{4})  accuracy (0\.\d{4})  \d+ examples/s$`)
+	if !epochLine.MatchString(lines[len(lines)-2]) || !strings.HasPrefix(lines[len(lines)-1], "test accuracy: 0.") {
+		t.Errorf("unexpected end:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ckpt-2")); err != nil {
+		t.Errorf("no checkpoint ckpt-2: %v", err)
+	}
+
+	out, code = runGo(t, "--data", digits, "--dir", dir, "--epochs", "3")
+	if code != 0 || !strings.Contains(out, "resumed from "+filepath.Join(dir, "ckpt-2")+" after epoch 2\n") ||
+		!strings.Contains(out, "epoch  3/3") || strings.Contains(out, "epoch  1/3") {
+		t.Errorf("resume: exit %d:\n%s", code, out)
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	for _, args := range [][]string{{"--epochs", "0"}, {"--data"}, {"--what", "x"}, {"--epochs", "x"}} {
+		if out, code := runGo(t, args...); code != 2 || !strings.Contains(out, "usage") {
+			t.Errorf("%v: exit %d: %s", args, code, out)
+		}
+	}
+	out, code := runGo(t, "--data", filepath.Join(t.TempDir(), "missing.csv"), "--dir", t.TempDir())
+	if code != 1 || !strings.Contains(out, "cannot open") {
+		t.Errorf("a missing data file: exit %d: %s", code, out)
+	}
+}
+
+// The Go demo prints what the C demo prints, fresh and resumed (examples/TRAINING_DEMO.md).
+func TestSameLinesAsC(t *testing.T) {
+	if _, err := os.Stat(trainDigitsC); err != nil {
+		t.Skipf("the C demo is not built (bazel build //examples/c:train_digits): %v", err)
+	}
+	goDir, cDir := t.TempDir(), t.TempDir()
+	for _, epochs := range []string{"2", "3"} {
+		goOut, code := runGo(t, "--data", digits, "--dir", goDir, "--epochs", epochs)
+		if code != 0 {
+			t.Fatalf("Go demo: exit %d: %s", code, goOut)
+		}
+		cOut, err := exec.Command(trainDigitsC, "--data", digits, "--dir", cDir, "--epochs", epochs).CombinedOutput()
+		if err != nil {
+			t.Fatalf("C demo: %v: %s", err, cOut)
+		}
+		if g, c := normalize(goOut), normalize(string(cOut)); g != c {
+			t.Errorf("--epochs %s: Go and C differ:\n--- Go\n%s--- C\n%s", epochs, g, c)
+		}
+	}
+}
