@@ -65,6 +65,27 @@ class DispatchHook {
   virtual void after(Context&, const OpCall&) {}
   // A variable's value was read (Variable::read): the tape watches trainable variables this way.
   virtual void variable_read(Context&, const Variable&, const Tensor&) {}
+  // Graph capture replaces variable reads and writes with graph nodes: `read_variable` returns
+  // true when it set *value (a symbolic read), `assign_variable` when it recorded the write.
+  virtual bool read_variable(Context&, const Variable&, Tensor*) { return false; }
+  virtual bool assign_variable(Context&, Variable&, const Tensor&) { return false; }
+};
+
+// tf.init_scope: while one lives on a thread, that thread's ops run eagerly even inside a function
+// trace. Layers and optimizers create their variables (and initial values) under one.
+class EagerScope {
+ public:
+  EagerScope() { ++depth(); }
+  ~EagerScope() { --depth(); }
+  EagerScope(const EagerScope&) = delete;
+  EagerScope& operator=(const EagerScope&) = delete;
+  static bool active() { return depth() > 0; }
+
+ private:
+  static int& depth() {
+    static thread_local int d = 0;
+    return d;
+  }
 };
 
 class Context : public RefCounted {

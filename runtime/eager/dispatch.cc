@@ -20,6 +20,22 @@ Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, i
   }
   return *d;
 }
+// Allocates the outputs (unless the kernel does) and runs the device's kernel.
+void run_kernel(Context& ctx, const OpDef& def, const Attrs& resolved, Device& device, const OpCall& call) {
+  KernelFn kernel = def.kernels[static_cast<int>(device.kind())];
+  if (!kernel) {
+    if (device.kind() == DeviceKind::Symbolic)
+      raise(Code::FailedPrecondition,
+            "{}: an input is a symbolic tensor from a function trace; it has no value outside the trace", def.name);
+    raise(Code::Unimplemented, "{}: no kernel on device {}", def.name, device.name());
+  }
+  if (!def.dynamic_output_shape)
+    for (int i = 0; i < call.num_outputs; ++i)
+      call.outputs[i] = Tensor::allocate(device, call.output_specs[i].dtype, call.output_specs[i].shape);
+  KernelContext kc{def, resolved, device, ctx.pool(), call.inputs, call.num_inputs, call.outputs, call.num_outputs};
+  if (def.random) kc.random_seed = ctx.next_random_seed();
+  kernel(kc);
+}
 }  // namespace
 
 void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
@@ -39,27 +55,22 @@ void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num
           expected == 1 ? "" : "s", num_outputs);
 
   Device& device = placement(ctx, def, inputs, num_inputs);
-  KernelFn kernel = def.kernels[static_cast<int>(device.kind())];
-  if (!kernel) raise(Code::Unimplemented, "{}: no kernel on device {}", def.name, device.name());
-
   InlineArray<TensorSpec, kInlineArgs> out_specs(static_cast<size_t>(num_outputs));
   infer_outputs(def, resolved, in_specs.data(), num_inputs, out_specs.data(), num_outputs);
 
-  OpCall call{def, resolved, inputs, num_inputs, outputs, num_outputs};
+  OpCall call{def, resolved, inputs, num_inputs, outputs, num_outputs, out_specs.data()};
   if (ctx.has_hooks()) {
-    for (DispatchHook* h : ctx.hooks())
-      if (h->before(ctx, call)) return;
+    // A hook that produces the outputs (graph capture) replaces the kernel; every hook still sees
+    // the call afterwards, so a tape inside a traced function records the symbolic op too.
+    std::vector<DispatchHook*> hooks = ctx.hooks();
+    bool produced = false;
+    for (DispatchHook* h : hooks)
+      if (!produced && h->before(ctx, call)) produced = true;
+    if (!produced) run_kernel(ctx, def, resolved, device, call);
+    for (DispatchHook* h : hooks) h->after(ctx, call);
+    return;
   }
-  if (!def.dynamic_output_shape)
-    for (int i = 0; i < num_outputs; ++i) outputs[i] = Tensor::allocate(device, out_specs[i].dtype, out_specs[i].shape);
-
-  KernelContext kc{def, resolved, device, ctx.pool(), inputs, num_inputs, outputs, num_outputs};
-  if (def.random) kc.random_seed = ctx.next_random_seed();
-  kernel(kc);
-
-  if (ctx.has_hooks()) {
-    for (DispatchHook* h : ctx.hooks()) h->after(ctx, call);
-  }
+  run_kernel(ctx, def, resolved, device, call);
 }
 
 namespace {

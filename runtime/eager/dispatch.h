@@ -19,6 +19,7 @@ struct OpCall {
   int num_inputs;
   Tensor* outputs;
   int num_outputs;
+  const TensorSpec* output_specs;  // inferred before any hook runs (dynamic-shape ops: a guess)
 };
 
 // Runs `def` on `inputs`; `outputs` must have room for exactly def.num_outputs(attrs) tensors.

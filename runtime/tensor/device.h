@@ -10,8 +10,10 @@
 
 namespace cairn {
 
-enum class DeviceKind : int { CPU = 0, Vulkan = 1 };
-constexpr int kNumDeviceKinds = 2;
+// Symbolic: the placeholder device of tensors inside a function being traced (runtime/graph); it
+// has no memory and no kernels.
+enum class DeviceKind : int { CPU = 0, Vulkan = 1, Symbolic = 2 };
+constexpr int kNumDeviceKinds = 3;
 
 class Device;
 

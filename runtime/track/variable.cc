@@ -46,19 +46,33 @@ Ref<Variable> Variable::create(Context& ctx, const Tensor& initial, const Variab
 
 std::string Variable::describe() const { return fmt::format("variable '{}'", name_); }
 
+Tensor Variable::snapshot() const {
+  std::lock_guard<std::mutex> lock(value_mu_);
+  return value_;
+}
+
 Tensor Variable::read() const {
-  Tensor value;
-  {
-    std::lock_guard<std::mutex> lock(value_mu_);
-    value = value_;
-  }
   Context& ctx = context();
-  if (ctx.has_hooks())
-    for (DispatchHook* h : ctx.hooks()) h->variable_read(ctx, *this, value);
+  if (!ctx.has_hooks()) return snapshot();
+  std::vector<DispatchHook*> hooks = ctx.hooks();
+  Tensor value;
+  bool captured = false;
+  for (DispatchHook* h : hooks)
+    if (!captured && h->read_variable(ctx, *this, &value)) captured = true;
+  if (!captured) value = snapshot();
+  for (DispatchHook* h : hooks) h->variable_read(ctx, *this, value);
   return value;
 }
 
-Tensor Variable::conform(const Tensor& value, std::string_view fn) const {
+bool Variable::capture_assign(const Tensor& value) {
+  Context& ctx = context();
+  if (!ctx.has_hooks()) return false;
+  for (DispatchHook* h : ctx.hooks())
+    if (h->assign_variable(ctx, *this, value)) return true;
+  return false;
+}
+
+void Variable::check_value(const Tensor& value, std::string_view fn) const {
   if (!value.valid()) raise(Code::InvalidArgument, "{}: the value is an empty tensor", fn);
   if (value.dtype() != dtype_)
     raise(Code::InvalidArgument, "{}: dtype {} does not match variable '{}' of dtype {}", fn,
@@ -66,11 +80,17 @@ Tensor Variable::conform(const Tensor& value, std::string_view fn) const {
   if (value.shape() != shape_)
     raise(Code::InvalidArgument, "{}: shape {} does not match variable '{}' of shape {}", fn, value.shape().str(),
           name_, shape_.str());
+}
+
+Tensor Variable::conform(const Tensor& value, std::string_view fn) const {
+  check_value(value, fn);
   return tensor_on_device(value, *device_);
 }
 
 void Variable::assign(const Tensor& value, std::string_view fn) {
-  Tensor next = conform(value, fn);
+  check_value(value, fn);
+  if (capture_assign(value)) return;
+  Tensor next = tensor_on_device(value, *device_);
   std::lock_guard<std::mutex> write(write_mu_);
   std::lock_guard<std::mutex> lock(value_mu_);
   std::swap(value_, next);
@@ -78,13 +98,20 @@ void Variable::assign(const Tensor& value, std::string_view fn) {
 }
 
 void Variable::update(const Tensor& delta, const char* op, std::string_view fn) {
-  Tensor d = conform(delta, fn);
+  check_value(delta, fn);
   std::lock_guard<std::mutex> write(write_mu_);
+  Tensor current = read();
+  const bool traced = current.device()->kind() == DeviceKind::Symbolic;
   Tensor next;
   try {
-    next = run_op(context(), op, {read(), d})[0];
+    next = run_op(context(), op, {current, traced ? delta : tensor_on_device(delta, *device_)})[0];
   } catch (const Error& e) {
     raise(e.code(), "{}: {}", fn, e.message());
+  }
+  if (traced) {
+    if (!capture_assign(next))
+      raise(Code::Internal, "{}: variable '{}' was read inside a trace but its update was not captured", fn, name_);
+    return;
   }
   std::lock_guard<std::mutex> lock(value_mu_);
   std::swap(value_, next);

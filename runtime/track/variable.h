@@ -54,6 +54,10 @@ class Variable final : public Object {
  private:
   // Checks dtype and shape and brings `value` to the variable's device.
   Tensor conform(const Tensor& value, std::string_view fn) const;
+  void check_value(const Tensor& value, std::string_view fn) const;
+  Tensor snapshot() const;
+  // Offers the write to the dispatch hooks (graph capture); true when one recorded it.
+  bool capture_assign(const Tensor& value);
   void update(const Tensor& delta, const char* op, std::string_view fn);
 
   const DType dtype_;

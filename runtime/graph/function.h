@@ -1,0 +1,89 @@
+// tf.function for C++ (and, through the C API, every binding): a host function traced into a graph
+// the first time it is called with a new input signature; later calls with that signature replay
+// the graph without entering the host function.
+//
+// The cache key is each input's dtype and shape. With an input signature (dims of -1 allowed) the
+// key is the signature: one trace serves every matching shape, and replays re-infer shapes per
+// node. Variables are captured by reference (a replay reads and writes the live variable); eager
+// tensors the host function uses are captured by value at trace time. Side effects of the host
+// function itself (printing, counters) happen only while tracing.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/eager/context.h"
+#include "runtime/graph/graph.h"
+
+namespace cairn::graph {
+
+// One traced graph and how to run it.
+class ConcreteFunction {
+ public:
+  ConcreteFunction(std::string name, std::vector<TensorSpec> signature, Graph graph);
+
+  const std::string& name() const { return name_; }
+  const std::vector<TensorSpec>& signature() const { return signature_; }  // dims may be -1
+  const Graph& graph() const { return graph_; }
+  size_t num_outputs() const { return graph_.outputs.size(); }
+
+  // Runs the graph on `inputs` (checked against the signature). Ops run on their inputs' device
+  // (an op without inputs on the context's default device). With dispatch hooks installed (a tape,
+  // an enclosing trace) each node goes through the full eager dispatch so the hooks see it.
+  std::vector<Tensor> run(Context& ctx, const std::vector<Tensor>& inputs) const;
+
+ private:
+  void run_op_node(Context& ctx, const Node& n, std::vector<std::vector<Tensor>>& values, bool exact) const;
+
+  std::string name_;
+  std::vector<TensorSpec> signature_;
+  Graph graph_;
+  std::vector<int> last_use_;  // per node: the last node reading one of its outputs (to free early)
+};
+
+struct FunctionOptions {
+  // Optional: the dtype and shape of every input, -1 for a dimension of any size.
+  std::vector<TensorSpec> input_signature;
+  bool has_input_signature = false;
+  // A warning goes to the context's log when the number of traces reaches this (TF warns about
+  // frequent retracing too); 0 turns it off.
+  int retrace_warning = 5;
+};
+
+// The host function: symbolic inputs in, outputs out. It runs only while tracing.
+using HostFunction = std::function<std::vector<Tensor>(Context& ctx, const std::vector<Tensor>& inputs)>;
+
+class Function : public RefCounted {
+ public:
+  Function(Context& ctx, std::string name, HostFunction fn, FunctionOptions options = {});
+
+  const std::string& name() const { return name_; }
+  // Traces on a new signature, replays otherwise.
+  std::vector<Tensor> call(const std::vector<Tensor>& inputs);
+  // The concrete function for these inputs' signature, tracing it if needed.
+  std::shared_ptr<const ConcreteFunction> concrete(const std::vector<Tensor>& inputs);
+  size_t num_traces() const;
+  // Every concrete function traced so far, in trace order.
+  std::vector<std::shared_ptr<const ConcreteFunction>> concretes() const;
+
+ private:
+  std::vector<TensorSpec> key_of(const std::vector<Tensor>& inputs) const;
+  std::shared_ptr<const ConcreteFunction> trace(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs);
+
+  Ref<Context> ctx_;
+  std::string name_;
+  HostFunction fn_;
+  FunctionOptions options_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const ConcreteFunction>> cache_;  // by signature text
+  std::vector<std::shared_ptr<const ConcreteFunction>> order_;
+};
+
+// "float32[2,-1], int32[]": a signature as text (also the cache key).
+std::string signature_text(const std::vector<TensorSpec>& signature);
+
+}  // namespace cairn::graph

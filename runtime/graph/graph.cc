@@ -1,0 +1,77 @@
+#include "runtime/graph/graph.h"
+
+#include <fmt/format.h>
+
+namespace cairn::graph {
+
+const char* node_kind_name(NodeKind k) {
+  switch (k) {
+    case NodeKind::Input: return "Input";
+    case NodeKind::Constant: return "Constant";
+    case NodeKind::Op: return "Op";
+    case NodeKind::Read: return "ReadVariable";
+    case NodeKind::Assign: return "AssignVariable";
+  }
+  return "?";
+}
+
+int Graph::add(Node node) {
+  nodes.push_back(std::move(node));
+  return static_cast<int>(nodes.size()) - 1;
+}
+
+namespace {
+std::string attr_text(const AttrDef& def, const AttrValue& v) {
+  switch (def.kind) {
+    case AttrKind::Int: return std::to_string(v.i);
+    case AttrKind::Bool: return v.i ? "true" : "false";
+    case AttrKind::Float: return fmt::format("{}", v.f);
+    case AttrKind::String: return fmt::format("\"{}\"", v.s);
+    case AttrKind::DType: return dtype_name(v.dtype);
+    case AttrKind::Ints: return fmt::format("[{}]", fmt::join(v.ints, v.ints + v.n_ints, ","));
+    case AttrKind::Floats: return fmt::format("[{}]", fmt::join(v.floats, v.floats + v.n_floats, ","));
+  }
+  return "?";
+}
+
+std::string port_text(const Graph& g, Port p) {
+  return g.nodes[p.node].outputs.size() > 1 ? fmt::format("%{}:{}", p.node, p.output) : fmt::format("%{}", p.node);
+}
+}  // namespace
+
+std::string Graph::dump() const {
+  std::string out;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    std::vector<std::string> ins;
+    for (Port p : n.inputs) ins.push_back(port_text(*this, p));
+    std::string head;
+    switch (n.kind) {
+      case NodeKind::Input: head = fmt::format("Input[{}]", n.index); break;
+      case NodeKind::Constant: head = "Constant"; break;
+      case NodeKind::Read: head = fmt::format("ReadVariable '{}'", n.variable->name()); break;
+      case NodeKind::Assign: head = fmt::format("AssignVariable '{}'", n.variable->name()); break;
+      case NodeKind::Op: {
+        head = n.def->name;
+        std::vector<std::string> attrs;
+        const Attrs& a = n.attrs->attrs();
+        for (size_t k = 0; k < n.def->attrs.size(); ++k)
+          if (!n.def->attrs[k].inferred)
+            attrs.push_back(n.def->attrs[k].name + "=" + attr_text(n.def->attrs[k], a.at(static_cast<int>(k))));
+        if (!attrs.empty()) head += fmt::format(" {{{}}}", fmt::join(attrs, ", "));
+        break;
+      }
+    }
+    std::vector<std::string> outs;
+    for (const TensorSpec& s : n.outputs) outs.push_back(std::string(dtype_name(s.dtype)) + s.shape.str());
+    out += fmt::format("%{} = {}({})", i, head, fmt::join(ins, ", "));
+    if (!outs.empty()) out += fmt::format(" -> {}", fmt::join(outs, ", "));
+    out += "\n";
+  }
+  std::vector<std::string> results;
+  for (Port p : outputs) results.push_back(port_text(*this, p));
+  out += fmt::format("return ({})\n", fmt::join(results, ", "));
+  return out;
+}
+
+}  // namespace cairn::graph

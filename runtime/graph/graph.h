@@ -1,0 +1,55 @@
+// A traced function's graph: nodes in the order the trace recorded them (a valid execution order
+// that also keeps variable reads and writes in program order), the function's inputs and outputs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/attr_store.h"
+#include "runtime/ops/op_def.h"
+#include "runtime/tensor/tensor.h"
+#include "runtime/track/variable.h"
+
+namespace cairn::graph {
+
+// One output of one node.
+struct Port {
+  int node = -1;
+  int output = 0;
+  bool operator==(const Port& o) const { return node == o.node && output == o.output; }
+};
+
+enum class NodeKind {
+  Input,     // the function's `index`-th input
+  Constant,  // an eager tensor the trace used (captured by value)
+  Op,        // a registered op
+  Read,      // reads `variable` (captured by reference: a replay reads the live value)
+  Assign,    // writes its input to `variable`
+};
+const char* node_kind_name(NodeKind k);
+
+struct Node {
+  NodeKind kind = NodeKind::Op;
+  const OpDef* def = nullptr;            // Op
+  std::unique_ptr<AttrStore> attrs;      // Op
+  std::vector<Port> inputs;
+  std::vector<TensorSpec> outputs;       // dtype and shape of each output
+  int index = 0;                         // Input
+  Tensor value;                          // Constant
+  cairn::Ref<Variable> variable;         // Read, Assign
+};
+
+class Graph {
+ public:
+  std::vector<Node> nodes;
+  std::vector<Port> outputs;   // the function's results
+  int num_inputs = 0;
+
+  int add(Node node);
+  const TensorSpec& spec(Port r) const { return nodes[r.node].outputs[r.output]; }
+  // A text dump: one line per node, "%3 = MatMul(%1, %2) {transpose_a=false} -> float32[2,4]".
+  std::string dump() const;
+};
+
+}  // namespace cairn::graph
