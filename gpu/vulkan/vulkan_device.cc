@@ -584,4 +584,14 @@ void VulkanDevice::copy(const Buffer& src, uint64_t src_offset, const Buffer& ds
   ++b.dispatches;
 }
 
+void VulkanDevice::fill(const Buffer& dst, uint32_t word) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const auto& d = static_cast<const VulkanBuffer&>(dst);
+  if (!d.block) return;
+  Batch& b = recording();
+  barrier(b.cb);
+  vkCmdFillBuffer(b.cb, d.block->buffer, d.offset, d.size, word);
+  ++b.dispatches;
+}
+
 }  // namespace cairn::gpu

@@ -83,6 +83,8 @@ class VulkanDevice final : public Device {
                 uint32_t groups_y = 1, uint32_t groups_z = 1);
   // Records a buffer-to-buffer copy.
   void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t bytes);
+  // Records a fill of the whole buffer with a 32-bit pattern (0 zeroes any dtype).
+  void fill(const Buffer& dst, uint32_t word);
 
  protected:
   void deallocate(Buffer* buffer) override;
