@@ -28,6 +28,7 @@ layout(push_constant) uniform Push {
   uint n;      // params' size along the axis
   uint count;  // number of indices
   uint inner;  // words per gathered slice
+  uint zero;   // always 0: narrow constants need Int8/Int16, a run-time conversion only storage
 } p;
 
 void main() {
@@ -46,6 +47,9 @@ void main() {
       ok = idx >= 0;
     }
     ok = ok && uint(idx) < p.n;
-    out_[w] = ok ? params[(o * p.n + uint(idx)) * p.inner + i] : WORD(0);
+    if (ok)
+      out_[w] = params[(o * p.n + uint(idx)) * p.inner + i];
+    else
+      out_[w] = WORD(p.zero);
   }
 }

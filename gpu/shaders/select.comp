@@ -42,6 +42,13 @@ void main() {
       ei += c * p.es[d];
     }
     bool take_t = uint(cond[ci]) != 0u;
-    for (uint w = 0; w < WPE; ++w) z[i * WPE + w] = take_t ? t[ti * WPE + w] : e[ei * WPE + w];
+    // Branches, not ?: on narrow words: a select of 8/16-bit values needs the Int8/Int16
+    // capabilities, beyond 8/16-bit storage.
+    for (uint w = 0; w < WPE; ++w) {
+      if (take_t)
+        z[i * WPE + w] = t[ti * WPE + w];
+      else
+        z[i * WPE + w] = e[ei * WPE + w];
+    }
   }
 }

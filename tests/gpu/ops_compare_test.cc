@@ -10,35 +10,6 @@
 namespace cairn::test {
 namespace {
 
-// float32: 1e-5 relative (transcendentals 1e-4: the GPU's exp/log/tanh differ in the last bits);
-// float16: one part in 500; int32: exact.
-double tolerance(DType dt, bool transcendental) {
-  if (dt == DType::Int32) return 0;
-  if (dt == DType::Float16) return 2e-3;
-  return transcendental ? 1e-4 : 1e-5;
-}
-
-Tensor random_tensor(DType dt, const Shape& s, double lo, double hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(static_cast<size_t>(s.num_elements()));
-  for (auto& x : v) x = dt == DType::Int32 ? std::round(u(rng)) : u(rng);
-  return make_as(dt, v, s);
-}
-
-void compare(const std::string& op, const std::vector<Tensor>& inputs, const std::vector<NamedAttr>& attrs, double tol) {
-  CAPTURE(op);
-  std::vector<Tensor> on_vk;
-  for (const auto& t : inputs) on_vk.push_back(to_vk(t));
-  Tensor want = run_op(ctx(), op, inputs, attrs)[0];
-  Tensor got_vk = run_op(vk_ctx(), op, on_vk, attrs)[0];
-  CHECK(got_vk.device()->name() == "vulkan:0");
-  Tensor got = to_cpu(got_vk);
-  REQUIRE(got.shape() == want.shape());
-  REQUIRE(got.dtype() == want.dtype());
-  check_close(as_doubles(got), as_doubles(want), tol);
-}
-
 const std::vector<Shape> kShapes = {Shape{}, Shape{1}, Shape{7}, Shape{0}, Shape{3, 5}, Shape{2, 0, 3},
                                     Shape{4, 33, 9}, Shape{300001}};
 const std::vector<DType> kDtypes = {DType::Float32, DType::Float16, DType::Int32};

@@ -71,8 +71,9 @@ static_assert(sizeof(AxisPush) == 20, "mirror of axis.comp's Push");
 
 struct GatherPush {  // gather.comp
   uint32_t total, n, count, inner;
+  uint32_t zero;
 };
-static_assert(sizeof(GatherPush) == 16, "mirror of gather.comp's Push");
+static_assert(sizeof(GatherPush) == 20, "mirror of gather.comp's Push");
 
 struct OneHotPush {  // onehot.comp
   uint32_t total, depth, inner;
