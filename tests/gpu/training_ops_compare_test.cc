@@ -232,6 +232,83 @@ TEST_CASE("Range matches the CPU") {
   CHECK_NO_VALIDATION_ERRORS();
 }
 
+TEST_CASE("Conv2D and its backprop ops match the CPU: strides, dilations, SAME and VALID") {
+  struct Case {
+    Shape x, f;
+    std::vector<int64_t> strides, dilations;
+    const char* padding;
+  };
+  std::vector<Case> cases = {{Shape{2, 7, 6, 3}, Shape{3, 3, 3, 4}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME"},
+                             {Shape{2, 7, 6, 3}, Shape{3, 2, 3, 5}, {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID"},
+                             {Shape{1, 9, 8, 2}, Shape{2, 3, 2, 3}, {1, 2, 1, 1}, {1, 2, 2, 1}, "SAME"},
+                             {Shape{3, 5, 5, 1}, Shape{1, 1, 1, 2}, {1, 3, 3, 1}, {1, 1, 1, 1}, "SAME"},
+                             {Shape{1, 16, 16, 8}, Shape{5, 5, 8, 16}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME"}};
+  uint32_t seed = 300;
+  for (DType dt : {DType::Float32, DType::Float16})
+    for (const auto& c : cases) {
+      CAPTURE(dtype_name(dt));
+      CAPTURE(c.x.str());
+      CAPTURE(c.f.str());
+      double tol = dt == DType::Float16 ? 1e-2 : 1e-4;
+      std::vector<NamedAttr> attrs = {attr_ints("strides", c.strides), attr_ints("dilations", c.dilations),
+                                      attr_string("padding", c.padding)};
+      Tensor x = random_tensor(dt, c.x, -1, 1, seed), f = random_tensor(dt, c.f, -1, 1, seed + 1);
+      seed += 3;
+      compare("Conv2D", {x, f}, attrs, tol);
+      Tensor y = run_op(ctx(), "Conv2D", {x, f}, attrs)[0];
+      Tensor dy = random_tensor(dt, y.shape(), -1, 1, seed);
+      std::vector<int64_t> xs(c.x.dims(), c.x.dims() + 4), fs(c.f.dims(), c.f.dims() + 4);
+      std::vector<NamedAttr> in_attrs = attrs, f_attrs = attrs;
+      in_attrs.push_back(attr_ints("input_sizes", xs));
+      f_attrs.push_back(attr_ints("filter_sizes", fs));
+      compare("Conv2DBackpropInput", {f, dy}, in_attrs, tol);
+      compare("Conv2DBackpropFilter", {x, dy}, f_attrs, tol);
+    }
+  CHECK_NO_VALIDATION_ERRORS();
+}
+
+TEST_CASE("pools and their gradients match the CPU, ties and NaN included") {
+  struct Case {
+    Shape x;
+    std::vector<int64_t> ksize, strides;
+    const char* padding;
+  };
+  std::vector<Case> cases = {{Shape{2, 6, 6, 3}, {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID"},
+                             {Shape{2, 7, 5, 3}, {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME"},
+                             {Shape{1, 5, 5, 2}, {1, 3, 2, 1}, {1, 1, 1, 1}, "SAME"},
+                             {Shape{1, 4, 4, 1}, {1, 4, 4, 1}, {1, 1, 1, 1}, "VALID"}};
+  uint32_t seed = 400;
+  for (DType dt : {DType::Float32, DType::Float16})
+    for (const auto& c : cases) {
+      CAPTURE(dtype_name(dt));
+      CAPTURE(c.x.str());
+      double tol = dt == DType::Float16 ? 2e-3 : 1e-5;
+      std::vector<NamedAttr> attrs = {attr_ints("ksize", c.ksize), attr_ints("strides", c.strides),
+                                      attr_string("padding", c.padding)};
+      // Few distinct values: ties decide MaxPool's argmax.
+      Tensor x = random_tensor(dt, c.x, 0, 3, seed++);
+      compare("MaxPool", {x}, attrs, 0);
+      compare("AvgPool", {x}, attrs, tol);
+      Tensor y = run_op(ctx(), "MaxPool", {x}, attrs)[0];
+      Tensor dy = random_tensor(dt, y.shape(), -1, 1, seed++);
+      compare("MaxPoolGrad", {x, y, dy}, attrs, tol);
+      compare("MaxPoolGradGrad", {x, y, random_tensor(dt, c.x, -1, 1, seed++)}, attrs, 0);
+      std::vector<int64_t> xs(c.x.dims(), c.x.dims() + 4);
+      std::vector<NamedAttr> avg_attrs = attrs;
+      avg_attrs.push_back(attr_ints("orig_input_shape", xs));
+      compare("AvgPoolGrad", {dy}, avg_attrs, tol);
+    }
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = make<float>({1, nan, 3, 2, 5, nan, 0, 1, 2}, Shape{1, 3, 3, 1});
+  // attr_ints keeps a view: the vectors must outlive the attributes.
+  std::vector<int64_t> ksize = {1, 2, 2, 1}, ones = {1, 1, 1, 1};
+  std::vector<NamedAttr> attrs = {attr_ints("ksize", ksize), attr_ints("strides", ones), attr_string("padding", "VALID")};
+  compare("MaxPool", {x}, attrs, 0);
+  compare("MaxPoolGrad", {x, run_op(ctx(), "MaxPool", {x}, attrs)[0], make<float>({1, 2, 3, 4}, Shape{1, 2, 2, 1})},
+          attrs, 0);
+  CHECK_NO_VALIDATION_ERRORS();
+}
+
 // The Vulkan result of a random op with explicit seeds against the CPU's (op runs without inputs
 // on each context's default device).
 void compare_random(const char* op, DType dt, const Shape& s, double tol) {

@@ -100,4 +100,24 @@ struct RandomPush {  // random.comp
 };
 static_assert(sizeof(RandomPush) == 12, "mirror of random.comp's Push");
 
+struct ConvPush {  // conv.comp
+  uint32_t total;
+  uint32_t batch, in_h, in_w, cin;
+  uint32_t kh, kw, cout;
+  uint32_t out_h, out_w;
+  uint32_t stride_h, stride_w, dil_h, dil_w;
+  int32_t pad_h, pad_w;
+};
+static_assert(sizeof(ConvPush) == 64, "mirror of conv.comp's Push");
+
+struct PoolPush {  // pool.comp
+  uint32_t total;
+  uint32_t batch, in_h, in_w, c;
+  uint32_t kh, kw;
+  uint32_t out_h, out_w;
+  uint32_t stride_h, stride_w;
+  int32_t pad_h, pad_w;
+};
+static_assert(sizeof(PoolPush) == 52, "mirror of pool.comp's Push");
+
 }  // namespace cairn::gpu
