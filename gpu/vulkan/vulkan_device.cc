@@ -141,6 +141,8 @@ void VulkanDevice::init_common(const GpuOptions& o, Device& cpu) {
   cpu_ = Ref<Device>::share(&cpu);
   // BK: the K slice of the matmul tile; two BK x 65 float tiles must fit in shared memory.
   matmul_bk_ = info_.max_shared_memory >= 2 * 32 * 65 * 4 ? 32 : 16;
+  const char* mm = std::getenv("CAIRN_VULKAN_MATMUL");
+  matmul_direct_ = mm && *mm ? std::strcmp(mm, "direct") == 0 : info_.type == "cpu";
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(physical_, &mem);

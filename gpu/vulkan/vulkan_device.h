@@ -67,6 +67,9 @@ class VulkanDevice final : public Device {
   bool supports_int8_storage() const { return int8_storage_; }
   bool supports_subgroup_reduce() const { return info_.subgroup_arithmetic; }
   uint32_t matmul_bk() const { return matmul_bk_; }
+  // MatMul without shared memory (matmul_direct.comp): on CPU implementations, where barriers
+  // are costly; CAIRN_VULKAN_MATMUL=tiled or =direct overrides the choice (tests run both).
+  bool matmul_direct() const { return matmul_direct_; }
 
   // CPU fallback (a context option) and its counter.
   bool cpu_fallback() const { return cpu_fallback_; }
@@ -124,6 +127,7 @@ class VulkanDevice final : public Device {
   bool int8_storage_ = false;
   bool direct_map_ = false;
   uint32_t matmul_bk_ = 16;
+  bool matmul_direct_ = false;
   uint64_t memory_limit_ = 0;
   bool cpu_fallback_ = false;
   Ref<Device> cpu_;
