@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,11 @@ struct Pipeline {
   VkPipeline pipeline = VK_NULL_HANDLE;
   uint32_t num_buffers = 0;
   uint32_t push_bytes = 0;
+};
+
+// State a kernel keeps per device (VkFFT plans), released before the device is destroyed.
+struct DeviceCacheEntry {
+  virtual ~DeviceCacheEntry() = default;
 };
 
 struct DeviceStats {
@@ -88,6 +94,20 @@ class VulkanDevice final : public Device {
   void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t bytes);
   // Records a fill of the whole buffer with a 32-bit pattern (0 zeroes any dtype).
   void fill(const Buffer& dst, uint32_t word);
+
+  // For libraries that record their own commands (VkFFT): the raw handles, a tensor's VkBuffer
+  // and byte offset, and recording into the current batch (a barrier orders it after earlier
+  // work). `fn` runs with the device locked.
+  VkDevice vk_device() const { return device_; }
+  VkPhysicalDevice vk_physical_device() const { return physical_; }
+  VkQueue vk_queue() const { return queue_; }
+  VkCommandPool vk_command_pool() const { return command_pool_; }
+  VkBuffer vk_buffer(const Buffer& b, uint64_t* offset) const;
+  void record(const std::function<void(VkCommandBuffer)>& fn);
+  // Runs `fn` with the device locked and idle (nothing queued or in flight).
+  void with_idle_device(const std::function<void()>& fn);
+  // The cache entry for `key`, made by `make` on first use (device locked).
+  DeviceCacheEntry& cached(const std::string& key, const std::function<std::unique_ptr<DeviceCacheEntry>()>& make);
 
  protected:
   void deallocate(Buffer* buffer) override;
@@ -143,6 +163,7 @@ class VulkanDevice final : public Device {
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   VulkanBuffer dummy_;  // bound in place of empty tensors
+  std::unordered_map<std::string, std::unique_ptr<DeviceCacheEntry>> caches_;
   DeviceStats stats_;
 };
 
