@@ -1,4 +1,5 @@
-// Elementwise kernels: unary math (unary.comp) and broadcasting binary arithmetic (binary.comp).
+// Elementwise kernels: unary math (unary.comp), broadcasting binary arithmetic (binary.comp),
+// comparisons with bool outputs, logical ops on bools, and IsNan/IsFinite.
 #include <vector>
 
 #include "gpu/shaders/op_codes.h"
