@@ -58,6 +58,24 @@ TEST_CASE("logical ops, IsNan and IsFinite match the CPU") {
   CHECK_NO_VALIDATION_ERRORS();
 }
 
+TEST_CASE("All and Any over any axes match the CPU, empty inputs included") {
+  std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {Shape{}, {}}, {Shape{7}, {}}, {Shape{3, 5}, {1}}, {Shape{4, 6, 5}, {0, 2}}, {Shape{2, 0, 3}, {1}},
+      {Shape{2, 0, 3}, {0}}, {Shape{0}, {}}, {Shape{300, 513}, {1}}};
+  uint32_t seed = 30;
+  for (const char* op : {"All", "Any"})
+    for (const auto& [s, axes] : cases)
+      for (bool keep : {false, true}) {
+        CAPTURE(s.str());
+        // Mostly true (for All) or mostly false (for Any), so both answers occur.
+        Tensor x = random_tensor(DType::Float32, s, 0, 1, seed++);
+        Tensor b = run_op(ctx(), std::string(op) == "All" ? "Less" : "Greater",
+                          {x, make<float>({0.98f}, Shape{})})[0];
+        compare(op, {b}, {attr_ints("axis", axes), attr_bool("keep_dims", keep)}, 0);
+      }
+  CHECK_NO_VALIDATION_ERRORS();
+}
+
 TEST_CASE("SelectV2 broadcasts condition and branches for every element width") {
   struct Case {
     Shape c, t, e;

@@ -119,10 +119,7 @@ template <uint32_t Op>
 void random_kernel(KernelContext& kc) {
   Tensor& out = kc.output(0);
   DType dt = out.dtype();
-  if (dt == DType::Int32 || !has_variant(kc, dt)) {
-    if (dt == DType::Int32) fallback_or_unimplemented(kc, dt);
-    return;
-  }
+  if (!has_variant(kc, dt)) return;  // the registry allows only floats
   check_indexable(kc, out.num_elements() + 3);
   if (out.num_elements() == 0) return;
   const philox::Key key = philox::op_key(kc.attrs.i("seed"), kc.attrs.i("seed2"), kc.random_seed);
