@@ -2,6 +2,9 @@
 // (external handles, memory limit, CPU fallback), the fallback counter, and synchronisation.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include "capi/internal/handles.h"
 #include "gpu/vulkan/instance.h"
@@ -11,6 +14,14 @@ using namespace cairn;
 using cairn::capi::require;
 
 namespace {
+
+// Device names handed to callers stay valid for the process's life: one copy of each, never freed.
+const char* interned(const std::string& name) {
+  static std::mutex mu;
+  static std::set<std::string>* names = new std::set<std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  return names->insert(name).first->c_str();
+}
 
 // cairn_context_options -> ContextOptions. Mirrors capi/context.cc's conversion (which is private
 // to that file), with "vulkan" as the default device.
@@ -96,8 +107,7 @@ cairn_status* cairn_vulkan_device_describe(size_t index, cairn_vulkan_device_inf
   if (index >= devices.size())
     raise(Code::OutOfRange, "{}: device index {} but there are {} Vulkan device(s)", fn, index, devices.size());
   const gpu::PhysicalDeviceInfo& d = devices[index];
-  std::memset(out->name, 0, sizeof out->name);
-  std::memcpy(out->name, d.name.data(), std::min(d.name.size(), sizeof out->name - 1));
+  out->name = interned(d.name);
   out->type = device_type(d.type);
   out->api_version = d.api_version;
   out->device_local_memory = 0;

@@ -1061,7 +1061,7 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_device_count(size_t *out);
 /* What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. */
 typedef struct cairn_vulkan_device_info {
   uint32_t struct_size;            /* sizeof(cairn_vulkan_device_info) */
-  char name[256];                  /* the driver's device name, NUL-terminated */
+  const char *name;                /* the driver's device name; borrowed, valid for the process's life */
   cairn_vulkan_device_type type;
   uint32_t api_version;            /* VK_MAKE_API_VERSION encoding */
   uint64_t device_local_memory;    /* bytes in device-local heaps */
@@ -1074,7 +1074,7 @@ typedef struct cairn_vulkan_device_info {
 } cairn_vulkan_device_info;
 
 #define CAIRN_VULKAN_DEVICE_INFO_INIT \
-  { (uint32_t)sizeof(cairn_vulkan_device_info), { 0 }, CAIRN_VULKAN_DEVICE_OTHER, 0, 0, 0, 0, 0, 0, 0, 0 }
+  { (uint32_t)sizeof(cairn_vulkan_device_info), NULL, CAIRN_VULKAN_DEVICE_OTHER, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /* METHOD. Describes Vulkan device `index`.
  * @param out  set out->struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
