@@ -75,8 +75,37 @@ void matmul(Context& ctx, gpu::VulkanDevice& dev, int64_t size) {
   t0 = Clock::now();
   for (int i = 0; i < reps; ++i) run_op(ctx, "MatMul", {ac, bc});
   double cpu = flops * reps / seconds_since(t0) / 1e9;
-  std::printf("MatMul f32 %lldx%lld: vulkan %.2f GFLOP/s (tile 64x64, BK=%u, 16x16 threads, 4x4 per thread), cpu %.2f GFLOP/s\n",
-              static_cast<long long>(size), static_cast<long long>(size), vk, dev.matmul_bk(), cpu);
+  char config[128];
+  if (dev.matmul_direct())
+    std::snprintf(config, sizeof config, "direct: 64 threads, 16x8 per thread, no shared memory");
+  else
+    std::snprintf(config, sizeof config, "tiled: 64x64 tile, BK=%u, 16x16 threads, 4x4 per thread", dev.matmul_bk());
+  std::printf("MatMul f32 %lldx%lld: vulkan %.2f GFLOP/s (%s), cpu %.2f GFLOP/s\n", static_cast<long long>(size),
+              static_cast<long long>(size), vk, config, cpu);
+}
+
+// FFT of 256 signals of 4096 points (complex64): kissfft on the CPU; on Vulkan when it has a kernel.
+void fft(Context& ctx, gpu::VulkanDevice& dev) {
+  Tensor xc = Tensor::allocate(ctx.cpu(), DType::Complex64, Shape{256, 4096});
+  auto* p = xc.mutable_data<complex64>();
+  for (int64_t i = 0; i < xc.num_elements(); ++i) p[i] = complex64(static_cast<float>(i % 7), static_cast<float>(i % 3));
+  run_op(ctx, "FFT", {xc});
+  int reps = 5;
+  auto t0 = Clock::now();
+  for (int i = 0; i < reps; ++i) run_op(ctx, "FFT", {xc});
+  double cpu_ms = seconds_since(t0) / reps * 1e3;
+  std::printf("FFT 4096 x 256 batch (complex64): cpu %.2f ms", cpu_ms);
+  try {
+    Tensor xv = tensor_on_device(xc, dev);
+    run_op(ctx, "FFT", {xv});
+    dev.synchronize();
+    t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) run_op(ctx, "FFT", {xv});
+    dev.synchronize();
+    std::printf(", vulkan %.2f ms\n", seconds_since(t0) / reps * 1e3);
+  } catch (const Error& e) {
+    std::printf(", vulkan: %s\n", e.what());
+  }
 }
 
 }  // namespace
@@ -91,5 +120,6 @@ int main() {
   small_ops(ctx, dev);
   matmul(ctx, dev, 512);
   matmul(ctx, dev, 1024);
+  fft(ctx, dev);
   return 0;
 }

@@ -65,6 +65,12 @@ static cairn_norm_options cairn_go_norm_options_init(void) {
   cairn_norm_options o = CAIRN_NORM_OPTIONS_INIT;
   return o;
 }
+
+// The defaults of cairn_vulkan_options, from CAIRN_VULKAN_OPTIONS_INIT.
+static cairn_vulkan_options cairn_go_vulkan_options_init(void) {
+  cairn_vulkan_options o = CAIRN_VULKAN_OPTIONS_INIT;
+  return o;
+}
 */
 import "C"
 
@@ -323,6 +329,31 @@ var metricKindNames = map[MetricKind]string{
 
 // String returns the value's name without its prefix, e.g. "ACCURACY".
 func (v MetricKind) String() string { return enumName(v, metricKindNames, "MetricKind") }
+
+// VulkanDeviceType is cairn_vulkan_device_type.
+//
+// Physical device types; values are VkPhysicalDeviceType's.
+type VulkanDeviceType int32
+
+// VulkanDeviceType values (cairn_vulkan_device_type).
+const (
+	VulkanDeviceTypeOther      VulkanDeviceType = 0
+	VulkanDeviceTypeIntegrated VulkanDeviceType = 1
+	VulkanDeviceTypeDiscrete   VulkanDeviceType = 2
+	VulkanDeviceTypeVirtual    VulkanDeviceType = 3
+	VulkanDeviceTypeCpu        VulkanDeviceType = 4
+)
+
+var vulkanDeviceTypeNames = map[VulkanDeviceType]string{
+	VulkanDeviceTypeOther:      "OTHER",
+	VulkanDeviceTypeIntegrated: "INTEGRATED",
+	VulkanDeviceTypeDiscrete:   "DISCRETE",
+	VulkanDeviceTypeVirtual:    "VIRTUAL",
+	VulkanDeviceTypeCpu:        "CPU",
+}
+
+// String returns the value's name without its prefix, e.g. "CPU".
+func (v VulkanDeviceType) String() string { return enumName(v, vulkanDeviceTypeNames, "VulkanDeviceType") }
 
 func enumName[E ~int32](v E, names map[E]string, typeName string) string {
 	if name, ok := names[v]; ok {
@@ -1401,6 +1432,61 @@ func cMetricReset(metric *C.cairn_object) error {
 	return takeStatus(C.cairn_metric_reset(metric))
 }
 
+// cVulkanAvailable calls cairn_vulkan_available.
+//
+// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
+func cVulkanAvailable() C.int32_t {
+	return C.cairn_vulkan_available()
+}
+
+// cVulkanDeviceCount calls cairn_vulkan_device_count.
+//
+// METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
+// Errors: UNAVAILABLE without a Vulkan loader or driver.
+func cVulkanDeviceCount(out *C.size_t) error {
+	return takeStatus(C.cairn_vulkan_device_count(out))
+}
+
+// cVulkanDeviceDescribe calls cairn_vulkan_device_describe.
+//
+// METHOD. Describes Vulkan device `index`.
+// @param out  set out->struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
+// Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index >= the device count,
+// INVALID_ARGUMENT for NULL or a bad struct_size.
+func cVulkanDeviceDescribe(index C.size_t, out *C.cairn_vulkan_device_info) error {
+	return takeStatus(C.cairn_vulkan_device_describe(index, out))
+}
+
+// cContextCreateVulkan calls cairn_context_create_vulkan.
+//
+// CONSTRUCTOR. Creates a context with Vulkan settings. `opts` as for cairn_context_create (may be
+// NULL); its `device` NULL means "vulkan" here. `vk` may be NULL (all defaults).
+// @param out  receives the new context; free it with cairn_context_free().
+// Errors: as cairn_context_create; INVALID_ARGUMENT for partial external handles or a bad
+// struct_size; UNAVAILABLE without a Vulkan driver.
+func cContextCreateVulkan(opts *C.cairn_context_options, vk *C.cairn_vulkan_options, out **C.cairn_context) error {
+	return takeStatus(C.cairn_context_create_vulkan(opts, vk, out))
+}
+
+// cVulkanFallbackCount calls cairn_vulkan_fallback_count.
+//
+// METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
+// ran on the CPU through cpu_fallback.
+// Errors: INVALID_ARGUMENT when the device is not a Vulkan device; NOT_FOUND / UNAVAILABLE as for
+// device names elsewhere.
+func cVulkanFallbackCount(ctx *C.cairn_context, device *C.char, out *C.uint64_t) error {
+	return takeStatus(C.cairn_vulkan_fallback_count(ctx, device, out))
+}
+
+// cContextSynchronize calls cairn_context_synchronize.
+//
+// METHOD. Waits until the work queued on every device of the context has finished (Vulkan
+// records eager ops and submits them in batches; reads of tensors wait by themselves).
+// Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device.
+func cContextSynchronize(ctx *C.cairn_context) error {
+	return takeStatus(C.cairn_context_synchronize(ctx))
+}
+
 // cContextOptionsInit returns a cairn_context_options holding the defaults of CAIRN_CONTEXT_OPTIONS_INIT.
 func cContextOptionsInit() C.cairn_context_options {
 	return C.cairn_go_context_options_init()
@@ -1449,4 +1535,9 @@ func cPool2dOptionsInit() C.cairn_pool2d_options {
 // cNormOptionsInit returns a cairn_norm_options holding the defaults of CAIRN_NORM_OPTIONS_INIT.
 func cNormOptionsInit() C.cairn_norm_options {
 	return C.cairn_go_norm_options_init()
+}
+
+// cVulkanOptionsInit returns a cairn_vulkan_options holding the defaults of CAIRN_VULKAN_OPTIONS_INIT.
+func cVulkanOptionsInit() C.cairn_vulkan_options {
+	return C.cairn_go_vulkan_options_init()
 }

@@ -1,6 +1,7 @@
 #version 450
 // Elementwise binary ops z = f(x, y) with NumPy broadcasting. The host collapses the shapes to at
 // most 6 dimensions and passes each input's element strides (0 along broadcast dimensions).
+// With OUT_BOOL the op is a comparison and z holds bools (bytes).
 #extension GL_GOOGLE_include_directive : require
 #include "types.glsl"
 #include "op_codes.h"
@@ -10,7 +11,11 @@ layout(constant_id = 0) const uint OP = 0;
 
 layout(binding = 0) readonly buffer X { T x[]; };
 layout(binding = 1) readonly buffer Y { T y[]; };
+#if defined(OUT_BOOL)
+layout(binding = 2) writeonly buffer Z { uint8_t z[]; };
+#else
 layout(binding = 2) writeonly buffer Z { T z[]; };
+#endif
 
 // Mirrored by BinaryPush in gpu/vulkan/kernels/push.h.
 layout(push_constant) uniform Push {
@@ -20,6 +25,19 @@ layout(push_constant) uniform Push {
   uint xs[6];    // x element strides per output dimension
   uint ys[6];
 } p;
+
+// IEEE comparisons: every one but != is false when a NaN is involved.
+bool compare(ACC a, ACC b) {
+  switch (OP) {
+    case BOP_EQ: return a == b;
+    case BOP_NE: return a != b;
+    case BOP_LT: return a < b;
+    case BOP_LE: return a <= b;
+    case BOP_GT: return a > b;
+    case BOP_GE: return a >= b;
+  }
+  return false;
+}
 
 #if IS_FLOAT
 float apply(float a, float b) {
@@ -58,6 +76,8 @@ int apply(int a, int b) {
     case BOP_MAX: return max(a, b);
     case BOP_MIN: return min(a, b);
     case BOP_SQDIFF: return (a - b) * (a - b);
+    case BOP_LAND: return (a != 0 && b != 0) ? 1 : 0;
+    case BOP_LOR: return (a != 0 || b != 0) ? 1 : 0;
   }
   return 0;
 }
@@ -77,6 +97,10 @@ void main() {
         yi += c * p.ys[d];
       }
     }
+#if defined(OUT_BOOL)
+    z[i] = uint8_t(compare(ACC(x[xi]), ACC(y[yi])) ? 1 : 0);
+#else
     z[i] = T(apply(ACC(x[xi]), ACC(y[yi])));
+#endif
   }
 }

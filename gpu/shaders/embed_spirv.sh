@@ -1,6 +1,6 @@
 #!/bin/bash
 # Compiles every shader variant with glslc and writes one C++ file that embeds the SPIR-V words.
-# Usage: embed_spirv.sh OUT.cc SHADER_DIR NAME:FILE:DEFINE...
+# Usage: embed_spirv.sh OUT.cc SHADER_DIR NAME:FILE:DEFINE[,DEFINE...]...
 set -euo pipefail
 out="$1"; dir="$2"; shift 2
 tmp="$(mktemp -d)"
@@ -13,8 +13,11 @@ trap 'rm -rf "$tmp"' EXIT
 } > "$out"
 table=""
 for spec in "$@"; do
-  IFS=: read -r name file define <<< "$spec"
-  glslc --target-env=vulkan1.1 -O -D"$define" -I"$dir" "$dir/$file" -o "$tmp/$name.spv"
+  IFS=: read -r name file defines <<< "$spec"
+  flags=()
+  IFS=, read -r -a list <<< "$defines"
+  for d in "${list[@]}"; do flags+=("-D$d"); done
+  glslc --target-env=vulkan1.1 -O "${flags[@]}" -I"$dir" "$dir/$file" -o "$tmp/$name.spv"
   echo "const uint32_t k_$name[] = {" >> "$out"
   od -An -v -t x4 "$tmp/$name.spv" | sed -E 's/ +/ /g; s/^ //; s/ $//; s/([0-9a-f]{8})/0x\1u,/g' >> "$out"
   echo "};" >> "$out"

@@ -33,6 +33,9 @@
 #define UOP_ZEROS 26
 #define UOP_ONES 27
 #define UOP_CLIP 28
+#define UOP_LNOT 29
+#define UOP_ISNAN 30
+#define UOP_ISFINITE 31
 
 // binary.comp
 #define BOP_ADD 0
@@ -45,11 +48,31 @@
 #define BOP_MAX 7
 #define BOP_MIN 8
 #define BOP_SQDIFF 9
+#define BOP_EQ 10
+#define BOP_NE 11
+#define BOP_LT 12
+#define BOP_LE 13
+#define BOP_GT 14
+#define BOP_GE 15
+#define BOP_LAND 16
+#define BOP_LOR 17
 
 // reduce.comp
 #define ROP_SUM 0
 #define ROP_PROD 1
 #define ROP_MAX 2
 #define ROP_MIN 3
+
+// axis.comp: per-lane passes over the middle axis of [outer, r, inner]
+#define AOP_SOFTMAX 0
+#define AOP_LOG_SOFTMAX 1
+#define AOP_CUMSUM 2
+#define AOP_ARGMAX 3
+#define AOP_ARGMIN 4
+
+// random.comp
+#define RND_UNIFORM 0
+#define RND_NORMAL 1
+#define RND_TRUNCATED 2
 
 #endif

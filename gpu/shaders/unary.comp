@@ -8,7 +8,11 @@ layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint OP = 0;
 
 layout(binding = 0) readonly buffer X { T x[]; };
+#if defined(OUT_BOOL)
+layout(binding = 1) writeonly buffer Y { uint8_t y[]; };
+#else
 layout(binding = 1) writeonly buffer Y { T y[]; };
+#endif
 
 // Mirrored by UnaryPush in gpu/vulkan/kernels/push.h.
 layout(push_constant) uniform Push {
@@ -92,11 +96,29 @@ int apply(int v) {
     case UOP_ZEROS: return 0;
     case UOP_ONES: return 1;
     case UOP_CLIP: return min(max(v, p.ia), p.ib);
+    case UOP_LNOT: return v == 0 ? 1 : 0;
   }
   return 0;
 }
 #endif
 
+#if defined(OUT_BOOL)
+bool test(ACC v) {
+#if IS_FLOAT
+  if (OP == UOP_ISNAN) return isnan(v);
+  return !isnan(v) && !isinf(v);
+#else
+  return OP != UOP_ISNAN;
+#endif
+}
+#endif
+
 void main() {
-  for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) y[i] = T(apply(ACC(x[i])));
+  for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) {
+#if defined(OUT_BOOL)
+    y[i] = uint8_t(test(ACC(x[i])) ? 1 : 0);
+#else
+    y[i] = T(apply(ACC(x[i])));
+#endif
+  }
 }

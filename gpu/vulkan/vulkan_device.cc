@@ -141,6 +141,8 @@ void VulkanDevice::init_common(const GpuOptions& o, Device& cpu) {
   cpu_ = Ref<Device>::share(&cpu);
   // BK: the K slice of the matmul tile; two BK x 65 float tiles must fit in shared memory.
   matmul_bk_ = info_.max_shared_memory >= 2 * 32 * 65 * 4 ? 32 : 16;
+  const char* mm = std::getenv("CAIRN_VULKAN_MATMUL");
+  matmul_direct_ = mm && *mm ? std::strcmp(mm, "direct") == 0 : info_.type == "cpu";
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(physical_, &mem);
@@ -205,6 +207,7 @@ VulkanDevice::~VulkanDevice() {
     // A lost device cannot finish its work; destroy what we own anyway.
   }
   vkDeviceWaitIdle(device_);
+  caches_.clear();  // VkFFT plans hold pipelines and buffers of this device
   for (auto& [key, p] : pipelines_) {
     vkDestroyPipeline(device_, p->pipeline, nullptr);
     vkDestroyPipelineLayout(device_, p->layout, nullptr);
@@ -582,6 +585,46 @@ void VulkanDevice::copy(const Buffer& src, uint64_t src_offset, const Buffer& ds
   VkBufferCopy region{s.offset + src_offset, d.offset + dst_offset, bytes};
   vkCmdCopyBuffer(b.cb, s.block->buffer, d.block->buffer, 1, &region);
   ++b.dispatches;
+}
+
+void VulkanDevice::fill(const Buffer& dst, uint32_t word) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const auto& d = static_cast<const VulkanBuffer&>(dst);
+  if (!d.block) return;
+  Batch& b = recording();
+  barrier(b.cb);
+  vkCmdFillBuffer(b.cb, d.block->buffer, d.offset, d.size, word);
+  ++b.dispatches;
+}
+
+VkBuffer VulkanDevice::vk_buffer(const Buffer& b, uint64_t* offset) const {
+  const auto& vb = static_cast<const VulkanBuffer&>(b);
+  const VulkanBuffer& real = vb.block ? vb : dummy_;
+  *offset = real.offset;
+  return real.block->buffer;
+}
+
+void VulkanDevice::record(const std::function<void(VkCommandBuffer)>& fn) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Batch& b = recording();
+  barrier(b.cb);
+  fn(b.cb);
+  ++b.dispatches;
+  ++stats_.dispatches;
+}
+
+void VulkanDevice::with_idle_device(const std::function<void()>& fn) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  wait_all();
+  fn();
+}
+
+DeviceCacheEntry& VulkanDevice::cached(const std::string& key,
+                                       const std::function<std::unique_ptr<DeviceCacheEntry>()>& make) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto it = caches_.find(key);
+  if (it == caches_.end()) it = caches_.emplace(key, make()).first;
+  return *it->second;
 }
 
 }  // namespace cairn::gpu

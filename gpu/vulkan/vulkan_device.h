@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,11 @@ struct Pipeline {
   uint32_t push_bytes = 0;
 };
 
+// State a kernel keeps per device (VkFFT plans), released before the device is destroyed.
+struct DeviceCacheEntry {
+  virtual ~DeviceCacheEntry() = default;
+};
+
 struct DeviceStats {
   uint64_t submits = 0;             // vkQueueSubmit calls
   uint64_t dispatches = 0;          // recorded dispatches
@@ -67,6 +73,9 @@ class VulkanDevice final : public Device {
   bool supports_int8_storage() const { return int8_storage_; }
   bool supports_subgroup_reduce() const { return info_.subgroup_arithmetic; }
   uint32_t matmul_bk() const { return matmul_bk_; }
+  // MatMul without shared memory (matmul_direct.comp): on CPU implementations, where barriers
+  // are costly; CAIRN_VULKAN_MATMUL=tiled or =direct overrides the choice (tests run both).
+  bool matmul_direct() const { return matmul_direct_; }
 
   // CPU fallback (a context option) and its counter.
   bool cpu_fallback() const { return cpu_fallback_; }
@@ -83,6 +92,22 @@ class VulkanDevice final : public Device {
                 uint32_t groups_y = 1, uint32_t groups_z = 1);
   // Records a buffer-to-buffer copy.
   void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t bytes);
+  // Records a fill of the whole buffer with a 32-bit pattern (0 zeroes any dtype).
+  void fill(const Buffer& dst, uint32_t word);
+
+  // For libraries that record their own commands (VkFFT): the raw handles, a tensor's VkBuffer
+  // and byte offset, and recording into the current batch (a barrier orders it after earlier
+  // work). `fn` runs with the device locked.
+  VkDevice vk_device() const { return device_; }
+  VkPhysicalDevice vk_physical_device() const { return physical_; }
+  VkQueue vk_queue() const { return queue_; }
+  VkCommandPool vk_command_pool() const { return command_pool_; }
+  VkBuffer vk_buffer(const Buffer& b, uint64_t* offset) const;
+  void record(const std::function<void(VkCommandBuffer)>& fn);
+  // Runs `fn` with the device locked and idle (nothing queued or in flight).
+  void with_idle_device(const std::function<void()>& fn);
+  // The cache entry for `key`, made by `make` on first use (device locked).
+  DeviceCacheEntry& cached(const std::string& key, const std::function<std::unique_ptr<DeviceCacheEntry>()>& make);
 
  protected:
   void deallocate(Buffer* buffer) override;
@@ -122,6 +147,7 @@ class VulkanDevice final : public Device {
   bool int8_storage_ = false;
   bool direct_map_ = false;
   uint32_t matmul_bk_ = 16;
+  bool matmul_direct_ = false;
   uint64_t memory_limit_ = 0;
   bool cpu_fallback_ = false;
   Ref<Device> cpu_;
@@ -137,6 +163,7 @@ class VulkanDevice final : public Device {
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   VulkanBuffer dummy_;  // bound in place of empty tensors
+  std::unordered_map<std::string, std::unique_ptr<DeviceCacheEntry>> caches_;
   DeviceStats stats_;
 };
 

@@ -9,6 +9,7 @@
 // one gradient call).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <unordered_map>
@@ -46,9 +47,9 @@ class GradientTape final : public DispatchHook {
   std::vector<Ref<Variable>> watched_variables() const;
 
   // Pauses and resumes recording (tf.GradientTape.stop_recording).
-  void stop_recording() { recording_ = false; }
-  void resume_recording() { recording_ = true; }
-  bool recording() const { return recording_; }
+  void stop_recording() { recording_.store(false, std::memory_order_relaxed); }
+  void resume_recording() { recording_.store(true, std::memory_order_relaxed); }
+  bool recording() const { return recording_.load(std::memory_order_relaxed); }
   // Forgets everything recorded (tf.GradientTape.reset).
   void reset();
 
@@ -77,7 +78,10 @@ class GradientTape final : public DispatchHook {
     std::vector<Tensor> reads;  // distinct values read while watched
   };
 
-  bool records_here() const { return recording_ && std::this_thread::get_id() == thread_; }
+  // Other threads' ops reach after() too: check the thread first, and keep the flag atomic.
+  bool records_here() const {
+    return std::this_thread::get_id() == thread_ && recording_.load(std::memory_order_relaxed);
+  }
   void track(const Tensor& t) { tracked_.insert(t.buffer()); }
   bool tracked(const Tensor& t) const { return t.valid() && tracked_.count(t.buffer()) != 0; }
   WatchedVariable& watch_variable(const Variable& v);
@@ -88,7 +92,7 @@ class GradientTape final : public DispatchHook {
   Ref<Context> ctx_;
   TapeOptions options_;
   std::thread::id thread_;
-  bool recording_ = true;
+  std::atomic<bool> recording_{true};
   bool used_ = false;  // a non-persistent tape has computed its gradient
   std::unordered_set<const Buffer*> tracked_;  // tensors that depend on something watched
   std::vector<Tensor> watched_tensors_;        // kept alive so their buffers stay unique

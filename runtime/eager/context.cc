@@ -97,14 +97,19 @@ void Context::add_hook(DispatchHook* hook) {
 }
 
 void Context::remove_hook(DispatchHook* hook) {
-  std::lock_guard<std::mutex> lock(hooks_mu_);
-  hooks_.erase(std::remove(hooks_.begin(), hooks_.end(), hook), hooks_.end());
-  num_hooks_.store(static_cast<int>(hooks_.size()), std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(hooks_mu_);
+    hooks_.erase(std::remove(hooks_.begin(), hooks_.end(), hook), hooks_.end());
+    num_hooks_.store(static_cast<int>(hooks_.size()), std::memory_order_release);
+  }
+  // New snapshots no longer see the hook; wait for the ones that do (ops in flight elsewhere).
+  while (hook->in_use_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
 }
 
-std::vector<DispatchHook*> Context::hooks() const {
+HookSnapshot Context::hooks() const {
   std::lock_guard<std::mutex> lock(hooks_mu_);
-  return hooks_;
+  for (DispatchHook* h : hooks_) h->in_use_.fetch_add(1, std::memory_order_relaxed);
+  return HookSnapshot(hooks_);
 }
 
 std::string Context::unique_name(std::string_view base) {

@@ -69,6 +69,30 @@ class DispatchHook {
   // true when it set *value (a symbolic read), `assign_variable` when it recorded the write.
   virtual bool read_variable(Context&, const Variable&, Tensor*) { return false; }
   virtual bool assign_variable(Context&, Variable&, const Tensor&) { return false; }
+
+ private:
+  friend class Context;
+  friend class HookSnapshot;
+  // Snapshots (calls in flight on any thread) holding this hook; remove_hook waits for zero.
+  std::atomic<int> in_use_{0};
+};
+
+// The hooks installed on a context at one moment. While the snapshot lives, each of its hooks
+// stays valid: Context::remove_hook waits for the snapshots holding the hook to go away, so a tape
+// destroyed on one thread is never called by an op still running on another.
+class HookSnapshot {
+ public:
+  explicit HookSnapshot(std::vector<DispatchHook*> hooks) : hooks_(std::move(hooks)) {}
+  ~HookSnapshot() {
+    for (DispatchHook* h : hooks_) h->in_use_.fetch_sub(1, std::memory_order_release);
+  }
+  HookSnapshot(const HookSnapshot&) = delete;
+  HookSnapshot& operator=(const HookSnapshot&) = delete;
+  std::vector<DispatchHook*>::const_iterator begin() const { return hooks_.begin(); }
+  std::vector<DispatchHook*>::const_iterator end() const { return hooks_.end(); }
+
+ private:
+  std::vector<DispatchHook*> hooks_;
 };
 
 // tf.init_scope: while one lives on a thread, that thread's ops run eagerly even inside a function
@@ -113,9 +137,12 @@ class Context : public RefCounted {
   std::string unique_name(std::string_view base);
 
   void add_hook(DispatchHook* hook);
+  // Removes `hook`, waiting until no call on another thread still uses it (see HookSnapshot).
+  // Never call it from inside one of the hook's own callbacks.
   void remove_hook(DispatchHook* hook);
   bool has_hooks() const { return num_hooks_.load(std::memory_order_acquire) != 0; }
-  std::vector<DispatchHook*> hooks() const;
+  // The installed hooks, kept valid for the snapshot's life.
+  HookSnapshot hooks() const;
 
  private:
   ContextOptions options_;

@@ -62,7 +62,7 @@ void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num
   if (ctx.has_hooks()) {
     // A hook that produces the outputs (graph capture) replaces the kernel; every hook still sees
     // the call afterwards, so a tape inside a traced function records the symbolic op too.
-    std::vector<DispatchHook*> hooks = ctx.hooks();
+    HookSnapshot hooks = ctx.hooks();
     bool produced = false;
     for (DispatchHook* h : hooks)
       if (!produced && h->before(ctx, call)) produced = true;

@@ -54,7 +54,7 @@ Tensor Variable::snapshot() const {
 Tensor Variable::read() const {
   Context& ctx = context();
   if (!ctx.has_hooks()) return snapshot();
-  std::vector<DispatchHook*> hooks = ctx.hooks();
+  HookSnapshot hooks = ctx.hooks();
   Tensor value;
   bool captured = false;
   for (DispatchHook* h : hooks)

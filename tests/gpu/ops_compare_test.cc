@@ -1,6 +1,7 @@
 // Op-by-op comparison (in the style of ggml's test-backend-ops): each op with a Vulkan kernel,
 // each dtype it has there, many shapes (broadcast, empty, scalar, large, odd sizes), Vulkan
 // against the CPU within stated tolerances, with the validation layer on.
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -9,35 +10,6 @@
 
 namespace cairn::test {
 namespace {
-
-// float32: 1e-5 relative (transcendentals 1e-4: the GPU's exp/log/tanh differ in the last bits);
-// float16: one part in 500; int32: exact.
-double tolerance(DType dt, bool transcendental) {
-  if (dt == DType::Int32) return 0;
-  if (dt == DType::Float16) return 2e-3;
-  return transcendental ? 1e-4 : 1e-5;
-}
-
-Tensor random_tensor(DType dt, const Shape& s, double lo, double hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(static_cast<size_t>(s.num_elements()));
-  for (auto& x : v) x = dt == DType::Int32 ? std::round(u(rng)) : u(rng);
-  return make_as(dt, v, s);
-}
-
-void compare(const std::string& op, const std::vector<Tensor>& inputs, const std::vector<NamedAttr>& attrs, double tol) {
-  CAPTURE(op);
-  std::vector<Tensor> on_vk;
-  for (const auto& t : inputs) on_vk.push_back(to_vk(t));
-  Tensor want = run_op(ctx(), op, inputs, attrs)[0];
-  Tensor got_vk = run_op(vk_ctx(), op, on_vk, attrs)[0];
-  CHECK(got_vk.device()->name() == "vulkan:0");
-  Tensor got = to_cpu(got_vk);
-  REQUIRE(got.shape() == want.shape());
-  REQUIRE(got.dtype() == want.dtype());
-  check_close(as_doubles(got), as_doubles(want), tol);
-}
 
 const std::vector<Shape> kShapes = {Shape{}, Shape{1}, Shape{7}, Shape{0}, Shape{3, 5}, Shape{2, 0, 3},
                                     Shape{4, 33, 9}, Shape{300001}};
@@ -128,7 +100,7 @@ TEST_CASE("reductions over any axes match the CPU") {
   CHECK_NO_VALIDATION_ERRORS();
 }
 
-TEST_CASE("MatMul matches the CPU: transposes, batches, odd and empty sizes") {
+TEST_CASE("MatMul matches the CPU with both shaders: transposes, batches, odd and empty sizes") {
   struct Case {
     Shape a, b;
     bool ta, tb;
@@ -138,18 +110,33 @@ TEST_CASE("MatMul matches the CPU: transposes, batches, odd and empty sizes") {
                              {Shape{5, 3}, Shape{7, 5}, true, true},    {Shape{67, 130}, Shape{130, 65}, false, false},
                              {Shape{2, 3, 33, 17}, Shape{2, 3, 17, 9}, false, false},
                              {Shape{4, 20, 8}, Shape{8, 12}, false, false}, {Shape{0, 4}, Shape{4, 3}, false, false},
-                             {Shape{3, 0}, Shape{0, 4}, false, false},   {Shape{128, 128}, Shape{128, 128}, false, false}};
-  uint32_t seed = 900;
-  for (DType dt : kDtypes)
-    for (const auto& c : cases) {
-      CAPTURE(dtype_name(dt));
-      CAPTURE(c.a.str());
-      CAPTURE(c.b.str());
-      double tol = dt == DType::Float16 ? 1e-2 : (dt == DType::Float32 ? 1e-4 : 0);
-      compare("MatMul", {random_tensor(dt, c.a, -2, 2, seed), random_tensor(dt, c.b, -2, 2, seed + 1)},
-              {attr_bool("transpose_a", c.ta), attr_bool("transpose_b", c.tb)}, tol);
-      seed += 2;
-    }
+                             {Shape{3, 0}, Shape{0, 4}, false, false},   {Shape{128, 128}, Shape{128, 128}, false, false},
+                             {Shape{33, 600}, Shape{600, 515}, false, false}};
+  // The tiled shared-memory shader (GPUs) and the direct one (CPU devices such as this one).
+  for (const char* shader : {"tiled", "direct"}) {
+    CAPTURE(shader);
+    setenv("CAIRN_VULKAN_MATMUL", shader, 1);
+    ContextOptions o;
+    o.device = "vulkan";
+    Context c(o);
+    unsetenv("CAIRN_VULKAN_MATMUL");
+    auto& dev = static_cast<gpu::VulkanDevice&>(c.default_device());
+    CHECK(dev.matmul_direct() == (std::string(shader) == "direct"));
+    uint32_t seed = 900;
+    for (DType dt : kDtypes)
+      for (const auto& mc : cases) {
+        CAPTURE(dtype_name(dt));
+        CAPTURE(mc.a.str());
+        CAPTURE(mc.b.str());
+        double tol = dt == DType::Float16 ? 1e-2 : (dt == DType::Float32 ? 1e-4 : 0);
+        Tensor a = random_tensor(dt, mc.a, -2, 2, seed), b = random_tensor(dt, mc.b, -2, 2, seed + 1);
+        seed += 2;
+        std::vector<NamedAttr> attrs = {attr_bool("transpose_a", mc.ta), attr_bool("transpose_b", mc.tb)};
+        Tensor want = run_op(ctx(), "MatMul", {a, b}, attrs)[0];
+        Tensor got = run_op(c, "MatMul", {tensor_on_device(a, dev), tensor_on_device(b, dev)}, attrs)[0];
+        check_close(as_doubles(to_cpu(got)), as_doubles(want), tol);
+      }
+  }
   CHECK_NO_VALIDATION_ERRORS();
 }
 

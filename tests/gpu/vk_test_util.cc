@@ -1,6 +1,8 @@
 #include "tests/gpu/vk_test_util.h"
 
+#include <cmath>
 #include <cstdlib>
+#include <random>
 
 #include "runtime/core/refcount.h"
 
@@ -27,5 +29,38 @@ gpu::VulkanDevice& vk_device() { return static_cast<gpu::VulkanDevice&>(vk_ctx()
 
 Tensor to_vk(const Tensor& t) { return tensor_on_device(t, vk_ctx().default_device()); }
 Tensor to_cpu(const Tensor& t) { return tensor_on_device(t, ctx().cpu()); }
+
+double tolerance(DType dt, bool transcendental) {
+  if (dt == DType::Int32) return 0;
+  if (dt == DType::Float16) return 2e-3;
+  return transcendental ? 1e-4 : 1e-5;
+}
+
+Tensor random_tensor(DType dt, const Shape& s, double lo, double hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(static_cast<size_t>(s.num_elements()));
+  bool integral = dt != DType::Float32 && dt != DType::Float16 && dt != DType::Float64;
+  for (auto& x : v) x = integral ? std::round(u(rng)) : u(rng);
+  return make_as(dt, v, s);
+}
+
+void compare(const std::string& op, const std::vector<Tensor>& inputs, const std::vector<NamedAttr>& attrs,
+             double tol) {
+  CAPTURE(op);
+  std::vector<Tensor> on_vk;
+  for (const auto& t : inputs) on_vk.push_back(to_vk(t));
+  std::vector<Tensor> want = run_op(ctx(), op, inputs, attrs);
+  std::vector<Tensor> got = run_op(vk_ctx(), op, on_vk, attrs);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    CHECK(got[i].device()->name() == "vulkan:0");
+    Tensor host = to_cpu(got[i]);
+    REQUIRE(host.shape() == want[i].shape());
+    REQUIRE(host.dtype() == want[i].dtype());
+    check_close(as_doubles(host), as_doubles(want[i]), tol);
+  }
+}
 
 }  // namespace cairn::test

@@ -15,6 +15,18 @@ gpu::VulkanDevice& vk_device();
 Tensor to_vk(const Tensor& t);
 Tensor to_cpu(const Tensor& t);
 
+// float32: 1e-5 relative (transcendentals 1e-4: the GPU's exp/log/tanh differ in the last bits);
+// float16: one part in 500; int32: exact.
+double tolerance(DType dt, bool transcendental);
+
+// Uniform values in [lo, hi] (rounded for integer dtypes) from a fixed seed.
+Tensor random_tensor(DType dt, const Shape& s, double lo, double hi, uint32_t seed);
+
+// Runs `op` on the CPU and on Vulkan (inputs copied there) and checks every output: on Vulkan,
+// same dtype and shape, values within `tol` (relative, see check_close).
+void compare(const std::string& op, const std::vector<Tensor>& inputs, const std::vector<NamedAttr>& attrs,
+             double tol);
+
 #define CHECK_NO_VALIDATION_ERRORS() CHECK(::cairn::gpu::validation_error_count() == 0)
 
 }  // namespace cairn::test

@@ -545,6 +545,20 @@ func ExpandDims(ctx *cairn.Context, input *cairn.Tensor, axis int64) (*cairn.Ten
 	}, 1))
 }
 
+// FFT runs the FFT op: Discrete Fourier transform over the innermost dimension (complex64).
+//
+// Inputs: input (complex64). Outputs: output (complex64).
+func FFT(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "FFT", []*cairn.Tensor{input}, nil, 1))
+}
+
+// FFT2D runs the FFT2D op: 2-D discrete Fourier transform over the innermost two dimensions.
+//
+// Inputs: input (complex64). Outputs: output (complex64).
+func FFT2D(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "FFT2D", []*cairn.Tensor{input}, nil, 1))
+}
+
 // Fill runs the Fill op: A tensor of shape `dims` with every element equal to the scalar `value`.
 //
 // Inputs: value (T). Outputs: output (T).
@@ -666,6 +680,40 @@ func Greater(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func GreaterEqual(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "GreaterEqual", []*cairn.Tensor{x, y}, nil, 1))
+}
+
+// IFFT runs the IFFT op: Inverse DFT over the innermost dimension, divided by its size.
+//
+// Inputs: input (complex64). Outputs: output (complex64).
+func IFFT(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "IFFT", []*cairn.Tensor{input}, nil, 1))
+}
+
+// IFFT2D runs the IFFT2D op: Inverse 2-D DFT over the innermost two dimensions, divided by their product.
+//
+// Inputs: input (complex64). Outputs: output (complex64).
+func IFFT2D(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "IFFT2D", []*cairn.Tensor{input}, nil, 1))
+}
+
+// IRFFT runs the IRFFT op: Inverse of RFFT: fft_length real points from the non-negative frequencies.
+//
+// Inputs: input (complex64). Outputs: output (float32).
+// Attribute fft_length (INTS) is the parameter fftLength.
+func IRFFT(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "IRFFT", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("fft_length", fftLength),
+	}, 1))
+}
+
+// IRFFT2D runs the IRFFT2D op: Inverse of RFFT2D: fft_length[0] x fft_length[1] real points.
+//
+// Inputs: input (complex64). Outputs: output (float32).
+// Attribute fft_length (INTS) is the parameter fftLength.
+func IRFFT2D(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "IRFFT2D", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("fft_length", fftLength),
+	}, 1))
 }
 
 // Identity runs the Identity op: A copy of the input.
@@ -1229,6 +1277,26 @@ func ProdAxis(v []int64) ProdOption {
 // ProdKeepDims sets Prod's keep_dims attribute (default false).
 func ProdKeepDims(v bool) ProdOption {
 	return func(o *prodOptions) { o.keepDims = v }
+}
+
+// RFFT runs the RFFT op: DFT of a real signal over the innermost dimension: fft_length / 2 + 1 frequencies.
+//
+// Inputs: input (float32). Outputs: output (complex64).
+// Attribute fft_length (INTS) is the parameter fftLength.
+func RFFT(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "RFFT", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("fft_length", fftLength),
+	}, 1))
+}
+
+// RFFT2D runs the RFFT2D op: 2-D DFT of a real signal over the innermost two dimensions.
+//
+// Inputs: input (float32). Outputs: output (complex64).
+// Attribute fft_length (INTS) is the parameter fftLength.
+func RFFT2D(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "RFFT2D", []*cairn.Tensor{input}, []cairn.Attr{
+		cairn.IntsAttr("fft_length", fftLength),
+	}, 1))
 }
 
 // RandomStandardNormal runs the RandomStandardNormal op: Standard normals (Box-Muller) of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.

@@ -1033,6 +1033,99 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_result(cairn_object *metric,
 /* METHOD. Sets total and count to zero. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_reset(cairn_object *metric);
 
+/* ---------------------------------------------------------------------------------------------
+ * Vulkan
+ *
+ * The Vulkan backend ("vulkan" picks the first discrete GPU, then integrated, virtual, then a CPU
+ * implementation such as lavapipe; "vulkan:N" is device N of the list below). Without a loader or
+ * driver, Vulkan contexts fail with UNAVAILABLE and the CPU keeps working.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Physical device types; values are VkPhysicalDeviceType's. */
+typedef enum cairn_vulkan_device_type {
+  CAIRN_VULKAN_DEVICE_OTHER = 0,
+  CAIRN_VULKAN_DEVICE_INTEGRATED = 1,
+  CAIRN_VULKAN_DEVICE_DISCRETE = 2,
+  CAIRN_VULKAN_DEVICE_VIRTUAL = 3,
+  CAIRN_VULKAN_DEVICE_CPU = 4,
+  CAIRN_VULKAN_DEVICE_TYPE_FORCE32 = 0x7fffffff
+} cairn_vulkan_device_type;
+
+/* METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. */
+CAIRN_API int32_t cairn_vulkan_available(void);
+
+/* METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
+ * Errors: UNAVAILABLE without a Vulkan loader or driver. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_device_count(size_t *out);
+
+/* What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. */
+typedef struct cairn_vulkan_device_info {
+  uint32_t struct_size;            /* sizeof(cairn_vulkan_device_info) */
+  const char *name;                /* the driver's device name; borrowed, valid for the process's life */
+  cairn_vulkan_device_type type;
+  uint32_t api_version;            /* VK_MAKE_API_VERSION encoding */
+  uint64_t device_local_memory;    /* bytes in device-local heaps */
+  uint64_t total_memory;           /* bytes in all heaps */
+  uint32_t subgroup_size;
+  int32_t subgroup_arithmetic;     /* 1: reductions use subgroup operations */
+  int32_t float16;                 /* 1: float16 tensors have kernels (16-bit storage) */
+  uint64_t max_storage_buffer_range; /* the largest tensor in bytes */
+  uint32_t max_shared_memory;      /* bytes of workgroup shared memory */
+} cairn_vulkan_device_info;
+
+#define CAIRN_VULKAN_DEVICE_INFO_INIT \
+  { (uint32_t)sizeof(cairn_vulkan_device_info), NULL, CAIRN_VULKAN_DEVICE_OTHER, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+/* METHOD. Describes Vulkan device `index`.
+ * @param out  set out->struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
+ * Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index >= the device count,
+ * INVALID_ARGUMENT for NULL or a bad struct_size. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_device_describe(size_t index, cairn_vulkan_device_info *out);
+
+/* Vulkan settings of a context; start from CAIRN_VULKAN_OPTIONS_INIT. */
+typedef struct cairn_vulkan_options {
+  uint32_t struct_size;   /* sizeof(cairn_vulkan_options) */
+  /* External mode: an engine's own Vulkan objects (VkInstance, VkPhysicalDevice, VkDevice,
+   * VkQueue cast to void*). Set all four or none (default NULL). Cairn uses them, destroys none of
+   * them, and runs only 32-bit dtypes there (it cannot see which features the engine enabled).
+   * The engine must not use the queue from another thread while Cairn records work on it. */
+  void *instance;
+  void *physical_device;
+  void *device;
+  uint32_t queue_family;  /* the family of `queue`; default 0 */
+  void *queue;
+  /* Bytes of device memory each Vulkan device of the context may hold; 0 (default) = no limit.
+   * Exceeding it gives RESOURCE_EXHAUSTED. */
+  uint64_t memory_limit;
+  /* 1: ops without a Vulkan kernel for a dtype run on the CPU (inputs and outputs copied; counted,
+   * see cairn_vulkan_fallback_count). 0 (default): they fail with UNIMPLEMENTED. */
+  int32_t cpu_fallback;
+} cairn_vulkan_options;
+
+#define CAIRN_VULKAN_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_vulkan_options), NULL, NULL, NULL, 0, NULL, 0, 0 }
+
+/* CONSTRUCTOR. Creates a context with Vulkan settings. `opts` as for cairn_context_create (may be
+ * NULL); its `device` NULL means "vulkan" here. `vk` may be NULL (all defaults).
+ * @param out  receives the new context; free it with cairn_context_free().
+ * Errors: as cairn_context_create; INVALID_ARGUMENT for partial external handles or a bad
+ * struct_size; UNAVAILABLE without a Vulkan driver. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_create_vulkan(const cairn_context_options *opts,
+                                                                   const cairn_vulkan_options *vk,
+                                                                   cairn_context **out);
+
+/* METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
+ * ran on the CPU through cpu_fallback.
+ * Errors: INVALID_ARGUMENT when the device is not a Vulkan device; NOT_FOUND / UNAVAILABLE as for
+ * device names elsewhere. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_fallback_count(cairn_context *ctx, const char *device,
+                                                                   uint64_t *out);
+
+/* METHOD. Waits until the work queued on every device of the context has finished (Vulkan
+ * records eager ops and submits them in batches; reads of tensors wait by themselves).
+ * Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_synchronize(cairn_context *ctx);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

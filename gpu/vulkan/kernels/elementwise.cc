@@ -1,4 +1,5 @@
-// Elementwise kernels: unary math (unary.comp) and broadcasting binary arithmetic (binary.comp).
+// Elementwise kernels: unary math (unary.comp), broadcasting binary arithmetic (binary.comp),
+// comparisons with bool outputs, logical ops on bools, and IsNan/IsFinite.
 #include <vector>
 
 #include "gpu/shaders/op_codes.h"
@@ -87,7 +88,8 @@ bool broadcast_layout(const Shape& xs, const Shape& ys, const Shape& out, Binary
   return true;
 }
 
-void run_binary(KernelContext& kc, uint32_t op, const Tensor& x, const Tensor& y, Tensor& z) {
+void run_binary(KernelContext& kc, const std::string& shader, uint32_t op, const Tensor& x, const Tensor& y,
+                Tensor& z) {
   DType dt = x.dtype();
   check_indexable(kc, z.num_elements());
   if (z.num_elements() == 0) return;
@@ -96,7 +98,7 @@ void run_binary(KernelContext& kc, uint32_t op, const Tensor& x, const Tensor& y
   if (!broadcast_layout(x.shape(), y.shape(), z.shape(), p))
     return fallback_or_unimplemented(kc, dt, "the broadcast needs more than 6 dimensions");
   VulkanDevice& dev = vulkan(kc.device);
-  Pipeline& pl = dev.pipeline(variant("binary", dt).c_str(), 3, sizeof(BinaryPush), {op});
+  Pipeline& pl = dev.pipeline(shader.c_str(), 3, sizeof(BinaryPush), {op});
   dev.dispatch(pl, {x.buffer(), y.buffer(), z.buffer()}, &p, groups_for(p.n));
 }
 
@@ -107,7 +109,7 @@ void binary_kernel(KernelContext& kc) {
   // Integer division and powers raise on the CPU for zero divisors and negative exponents; the
   // GPU cannot report that without a round trip, so they are not offered for integers.
   if (FloatOnly && dt == DType::Int32) return fallback_or_unimplemented(kc, dt);
-  run_binary(kc, Op, kc.input(0), kc.input(1), kc.output(0));
+  run_binary(kc, variant("binary", dt), Op, kc.input(0), kc.input(1), kc.output(0));
 }
 
 void clip_kernel(KernelContext& kc) {
@@ -115,8 +117,8 @@ void clip_kernel(KernelContext& kc) {
   if (!has_variant(kc, dt)) return;
   // z = min(max(t, lo), hi), each step broadcasting; the intermediate is freed after the batch.
   Tensor mid = Tensor::allocate(kc.device, dt, kc.output(0).shape());
-  run_binary(kc, BOP_MAX, kc.input(0), kc.input(1), mid);
-  run_binary(kc, BOP_MIN, mid, kc.input(2), kc.output(0));
+  run_binary(kc, variant("binary", dt), BOP_MAX, kc.input(0), kc.input(1), mid);
+  run_binary(kc, variant("binary", dt), BOP_MIN, mid, kc.input(2), kc.output(0));
 }
 
 void add_n_kernel(KernelContext& kc) {
@@ -126,8 +128,59 @@ void add_n_kernel(KernelContext& kc) {
     vulkan(kc.device).copy(*kc.input(0).buffer(), 0, *kc.output(0).buffer(), 0, kc.input(0).nbytes());
     return;
   }
-  run_binary(kc, BOP_ADD, kc.input(0), kc.input(1), kc.output(0));
-  for (int i = 2; i < kc.num_inputs; ++i) run_binary(kc, BOP_ADD, kc.output(0), kc.input(i), kc.output(0));
+  std::string shader = variant("binary", dt);
+  run_binary(kc, shader, BOP_ADD, kc.input(0), kc.input(1), kc.output(0));
+  for (int i = 2; i < kc.num_inputs; ++i) run_binary(kc, shader, BOP_ADD, kc.output(0), kc.input(i), kc.output(0));
+}
+
+// Bool and uint8 run the byte ("u8") variants, which need 8-bit storage.
+bool is_byte(DType dt) { return dt == DType::Bool || dt == DType::UInt8; }
+
+bool has_byte_variant(KernelContext& kc, DType dt) {
+  if (vulkan(kc.device).supports_int8_storage()) return true;
+  fallback_or_unimplemented(kc, dt, "the device lacks 8-bit storage");
+  return false;
+}
+
+// Comparisons: any float32/float16/int32 inputs, bool/uint8 ones through the byte variant.
+template <uint32_t Op>
+void compare_kernel(KernelContext& kc) {
+  DType dt = kc.input(0).dtype();
+  if (!has_byte_variant(kc, DType::Bool)) return;
+  if (is_byte(dt)) return run_binary(kc, "compare_u8", Op, kc.input(0), kc.input(1), kc.output(0));
+  if (!has_variant(kc, dt)) return;
+  run_binary(kc, variant("compare", dt), Op, kc.input(0), kc.input(1), kc.output(0));
+}
+
+template <uint32_t Op>
+void logical_kernel(KernelContext& kc) {
+  if (!has_byte_variant(kc, DType::Bool)) return;
+  run_binary(kc, "binary_u8", Op, kc.input(0), kc.input(1), kc.output(0));
+}
+
+void unary_dispatch(KernelContext& kc, const std::string& shader, uint32_t op) {
+  const Tensor& x = kc.input(0);
+  check_indexable(kc, x.num_elements());
+  if (x.num_elements() == 0) return;
+  VulkanDevice& dev = vulkan(kc.device);
+  UnaryPush p{};
+  p.n = static_cast<uint32_t>(x.num_elements());
+  Pipeline& pl = dev.pipeline(shader.c_str(), 2, sizeof(UnaryPush), {op});
+  dev.dispatch(pl, {x.buffer(), kc.output(0).buffer()}, &p, groups_for(p.n));
+}
+
+void logical_not_kernel(KernelContext& kc) {
+  if (!has_byte_variant(kc, DType::Bool)) return;
+  unary_dispatch(kc, "unary_u8", UOP_LNOT);
+}
+
+// IsNan / IsFinite: float inputs, bool outputs.
+template <uint32_t Op>
+void float_test_kernel(KernelContext& kc) {
+  DType dt = kc.input(0).dtype();
+  if (!has_byte_variant(kc, DType::Bool) || !has_variant(kc, dt)) return;
+  if (dt == DType::Int32) return fallback_or_unimplemented(kc, dt);
+  unary_dispatch(kc, variant("unary_bool", dt), Op);
 }
 
 }  // namespace
@@ -174,4 +227,18 @@ CAIRN_REGISTER_KERNEL("SquaredDifference", DeviceKind::Vulkan, (binary_kernel<BO
 CAIRN_REGISTER_KERNEL("ClipByValue", DeviceKind::Vulkan, clip_kernel);
 CAIRN_REGISTER_KERNEL("AddN", DeviceKind::Vulkan, add_n_kernel);
 
+}  // namespace cairn::gpu
+
+namespace cairn::gpu {
+CAIRN_REGISTER_KERNEL("Equal", DeviceKind::Vulkan, compare_kernel<BOP_EQ>);
+CAIRN_REGISTER_KERNEL("NotEqual", DeviceKind::Vulkan, compare_kernel<BOP_NE>);
+CAIRN_REGISTER_KERNEL("Less", DeviceKind::Vulkan, compare_kernel<BOP_LT>);
+CAIRN_REGISTER_KERNEL("LessEqual", DeviceKind::Vulkan, compare_kernel<BOP_LE>);
+CAIRN_REGISTER_KERNEL("Greater", DeviceKind::Vulkan, compare_kernel<BOP_GT>);
+CAIRN_REGISTER_KERNEL("GreaterEqual", DeviceKind::Vulkan, compare_kernel<BOP_GE>);
+CAIRN_REGISTER_KERNEL("LogicalAnd", DeviceKind::Vulkan, logical_kernel<BOP_LAND>);
+CAIRN_REGISTER_KERNEL("LogicalOr", DeviceKind::Vulkan, logical_kernel<BOP_LOR>);
+CAIRN_REGISTER_KERNEL("LogicalNot", DeviceKind::Vulkan, logical_not_kernel);
+CAIRN_REGISTER_KERNEL("IsNan", DeviceKind::Vulkan, float_test_kernel<UOP_ISNAN>);
+CAIRN_REGISTER_KERNEL("IsFinite", DeviceKind::Vulkan, float_test_kernel<UOP_ISFINITE>);
 }  // namespace cairn::gpu

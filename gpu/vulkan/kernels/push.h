@@ -48,4 +48,76 @@ struct StridedPush {  // strided.comp
 };
 static_assert(sizeof(StridedPush) == 112, "mirror of strided.comp's Push");
 
+struct SelectPush {  // select.comp
+  uint32_t n;
+  uint32_t rank;
+  uint32_t dims[kMaxShaderRank];
+  uint32_t cs[kMaxShaderRank];
+  uint32_t ts[kMaxShaderRank];
+  uint32_t es[kMaxShaderRank];
+};
+static_assert(sizeof(SelectPush) == 104, "mirror of select.comp's Push");
+
+struct CastPush {  // cast.comp
+  uint32_t n;
+};
+static_assert(sizeof(CastPush) == 4, "mirror of cast.comp's Push");
+
+struct AxisPush {  // axis.comp, argreduce.comp
+  uint32_t outer, r, inner;
+  uint32_t exclusive, reverse;
+};
+static_assert(sizeof(AxisPush) == 20, "mirror of axis.comp's Push");
+
+struct GatherPush {  // gather.comp
+  uint32_t total, n, count, inner;
+  uint32_t zero;
+};
+static_assert(sizeof(GatherPush) == 20, "mirror of gather.comp's Push");
+
+struct OneHotPush {  // onehot.comp
+  uint32_t total, depth, inner;
+  float on, off;
+  int32_t ion, ioff;
+};
+static_assert(sizeof(OneHotPush) == 28, "mirror of onehot.comp's Push");
+
+struct SegmentPush {  // segment.comp
+  uint32_t total, rows, inner;
+};
+static_assert(sizeof(SegmentPush) == 12, "mirror of segment.comp's Push");
+
+struct RangePush {  // range.comp
+  uint32_t n;
+  float start, delta;
+  int32_t istart, idelta;
+};
+static_assert(sizeof(RangePush) == 20, "mirror of range.comp's Push");
+
+struct RandomPush {  // random.comp
+  uint32_t n;
+  uint32_t key0, key1;
+};
+static_assert(sizeof(RandomPush) == 12, "mirror of random.comp's Push");
+
+struct ConvPush {  // conv.comp
+  uint32_t total;
+  uint32_t batch, in_h, in_w, cin;
+  uint32_t kh, kw, cout;
+  uint32_t out_h, out_w;
+  uint32_t stride_h, stride_w, dil_h, dil_w;
+  int32_t pad_h, pad_w;
+};
+static_assert(sizeof(ConvPush) == 64, "mirror of conv.comp's Push");
+
+struct PoolPush {  // pool.comp
+  uint32_t total;
+  uint32_t batch, in_h, in_w, c;
+  uint32_t kh, kw;
+  uint32_t out_h, out_w;
+  uint32_t stride_h, stride_w;
+  int32_t pad_h, pad_w;
+};
+static_assert(sizeof(PoolPush) == 52, "mirror of pool.comp's Push");
+
 }  // namespace cairn::gpu

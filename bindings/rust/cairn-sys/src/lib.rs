@@ -174,6 +174,15 @@ pub const CAIRN_METRIC_MEAN: cairn_metric_kind = 0;
 pub const CAIRN_METRIC_ACCURACY: cairn_metric_kind = 1;
 pub const CAIRN_METRIC_FORCE32: cairn_metric_kind = 0x7fffffff;
 
+/// Physical device types; values are VkPhysicalDeviceType's.
+pub type cairn_vulkan_device_type = u32;
+pub const CAIRN_VULKAN_DEVICE_OTHER: cairn_vulkan_device_type = 0;
+pub const CAIRN_VULKAN_DEVICE_INTEGRATED: cairn_vulkan_device_type = 1;
+pub const CAIRN_VULKAN_DEVICE_DISCRETE: cairn_vulkan_device_type = 2;
+pub const CAIRN_VULKAN_DEVICE_VIRTUAL: cairn_vulkan_device_type = 3;
+pub const CAIRN_VULKAN_DEVICE_CPU: cairn_vulkan_device_type = 4;
+pub const CAIRN_VULKAN_DEVICE_TYPE_FORCE32: cairn_vulkan_device_type = 0x7fffffff;
+
 /// Receives log messages. `message` is borrowed for the duration of the call. Called from whichever
 /// thread logs; it may call back into the C API. Objects and checkpoints keep their context alive,
 /// so calls can come after cairn_context_free; `log_release` in the options says when they stop.
@@ -330,6 +339,37 @@ pub struct cairn_norm_options {
     pub name: *const c_char,
 }
 
+/// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_vulkan_device_info {
+    pub struct_size: u32,
+    pub name: *const c_char,
+    pub r#type: cairn_vulkan_device_type,
+    pub api_version: u32,
+    pub device_local_memory: u64,
+    pub total_memory: u64,
+    pub subgroup_size: u32,
+    pub subgroup_arithmetic: i32,
+    pub float16: i32,
+    pub max_storage_buffer_range: u64,
+    pub max_shared_memory: u32,
+}
+
+/// Vulkan settings of a context; start from CAIRN_VULKAN_OPTIONS_INIT.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_vulkan_options {
+    pub struct_size: u32,
+    pub instance: *mut c_void,
+    pub physical_device: *mut c_void,
+    pub device: *mut c_void,
+    pub queue_family: u32,
+    pub queue: *mut c_void,
+    pub memory_limit: u64,
+    pub cpu_fallback: i32,
+}
+
 /// `CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT`: the documented defaults of [`cairn_checkpoint_manager_options`].
 pub const CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT: cairn_checkpoint_manager_options = cairn_checkpoint_manager_options {
     struct_size: core::mem::size_of::<cairn_checkpoint_manager_options>() as u32,
@@ -437,6 +477,33 @@ pub const CAIRN_VARIABLE_OPTIONS_INIT: cairn_variable_options = cairn_variable_o
     name: core::ptr::null(),
     trainable: 1,
     scope: core::ptr::null(),
+};
+
+/// `CAIRN_VULKAN_DEVICE_INFO_INIT`: the documented defaults of [`cairn_vulkan_device_info`].
+pub const CAIRN_VULKAN_DEVICE_INFO_INIT: cairn_vulkan_device_info = cairn_vulkan_device_info {
+    struct_size: core::mem::size_of::<cairn_vulkan_device_info>() as u32,
+    name: core::ptr::null(),
+    r#type: CAIRN_VULKAN_DEVICE_OTHER,
+    api_version: 0,
+    device_local_memory: 0,
+    total_memory: 0,
+    subgroup_size: 0,
+    subgroup_arithmetic: 0,
+    float16: 0,
+    max_storage_buffer_range: 0,
+    max_shared_memory: 0,
+};
+
+/// `CAIRN_VULKAN_OPTIONS_INIT`: the documented defaults of [`cairn_vulkan_options`].
+pub const CAIRN_VULKAN_OPTIONS_INIT: cairn_vulkan_options = cairn_vulkan_options {
+    struct_size: core::mem::size_of::<cairn_vulkan_options>() as u32,
+    instance: core::ptr::null_mut(),
+    physical_device: core::ptr::null_mut(),
+    device: core::ptr::null_mut(),
+    queue_family: 0,
+    queue: core::ptr::null_mut(),
+    memory_limit: 0,
+    cpu_fallback: 0,
 };
 
 extern "C" {
@@ -1075,4 +1142,40 @@ extern "C" {
     /// METHOD. Sets total and count to zero.
     #[must_use]
     pub fn cairn_metric_reset(metric: *mut cairn_object) -> *mut cairn_status;
+
+    /// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
+    pub fn cairn_vulkan_available() -> i32;
+
+    /// METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
+    /// Errors: UNAVAILABLE without a Vulkan loader or driver.
+    #[must_use]
+    pub fn cairn_vulkan_device_count(out: *mut usize) -> *mut cairn_status;
+
+    /// METHOD. Describes Vulkan device `index`.
+    /// @param out  set out->struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
+    /// Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index >= the device count,
+    /// INVALID_ARGUMENT for NULL or a bad struct_size.
+    #[must_use]
+    pub fn cairn_vulkan_device_describe(index: usize, out: *mut cairn_vulkan_device_info) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. Creates a context with Vulkan settings. `opts` as for cairn_context_create (may be
+    /// NULL); its `device` NULL means "vulkan" here. `vk` may be NULL (all defaults).
+    /// @param out  receives the new context; free it with cairn_context_free().
+    /// Errors: as cairn_context_create; INVALID_ARGUMENT for partial external handles or a bad
+    /// struct_size; UNAVAILABLE without a Vulkan driver.
+    #[must_use]
+    pub fn cairn_context_create_vulkan(opts: *const cairn_context_options, vk: *const cairn_vulkan_options, out: *mut *mut cairn_context) -> *mut cairn_status;
+
+    /// METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
+    /// ran on the CPU through cpu_fallback.
+    /// Errors: INVALID_ARGUMENT when the device is not a Vulkan device; NOT_FOUND / UNAVAILABLE as for
+    /// device names elsewhere.
+    #[must_use]
+    pub fn cairn_vulkan_fallback_count(ctx: *mut cairn_context, device: *const c_char, out: *mut u64) -> *mut cairn_status;
+
+    /// METHOD. Waits until the work queued on every device of the context has finished (Vulkan
+    /// records eager ops and submits them in batches; reads of tensors wait by themselves).
+    /// Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device.
+    #[must_use]
+    pub fn cairn_context_synchronize(ctx: *mut cairn_context) -> *mut cairn_status;
 }

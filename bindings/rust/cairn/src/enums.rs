@@ -575,3 +575,58 @@ impl MetricKind {
         }
     }
 }
+
+/// Physical device types; values are VkPhysicalDeviceType's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum VulkanDeviceType {
+    /// `CAIRN_VULKAN_DEVICE_OTHER`
+    Other = 0,
+    /// `CAIRN_VULKAN_DEVICE_INTEGRATED`
+    Integrated = 1,
+    /// `CAIRN_VULKAN_DEVICE_DISCRETE`
+    Discrete = 2,
+    /// `CAIRN_VULKAN_DEVICE_VIRTUAL`
+    Virtual = 3,
+    /// `CAIRN_VULKAN_DEVICE_CPU`
+    Cpu = 4,
+}
+
+impl VulkanDeviceType {
+    /// All values, in the header's order.
+    pub const ALL: [VulkanDeviceType; 5] = [
+        VulkanDeviceType::Other,
+        VulkanDeviceType::Integrated,
+        VulkanDeviceType::Discrete,
+        VulkanDeviceType::Virtual,
+        VulkanDeviceType::Cpu,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_vulkan_device_type) -> Option<VulkanDeviceType> {
+        match raw {
+            sys::CAIRN_VULKAN_DEVICE_OTHER => Some(VulkanDeviceType::Other),
+            sys::CAIRN_VULKAN_DEVICE_INTEGRATED => Some(VulkanDeviceType::Integrated),
+            sys::CAIRN_VULKAN_DEVICE_DISCRETE => Some(VulkanDeviceType::Discrete),
+            sys::CAIRN_VULKAN_DEVICE_VIRTUAL => Some(VulkanDeviceType::Virtual),
+            sys::CAIRN_VULKAN_DEVICE_CPU => Some(VulkanDeviceType::Cpu),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_vulkan_device_type {
+        self as sys::cairn_vulkan_device_type
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            VulkanDeviceType::Other => "VULKAN_DEVICE_OTHER",
+            VulkanDeviceType::Integrated => "VULKAN_DEVICE_INTEGRATED",
+            VulkanDeviceType::Discrete => "VULKAN_DEVICE_DISCRETE",
+            VulkanDeviceType::Virtual => "VULKAN_DEVICE_VIRTUAL",
+            VulkanDeviceType::Cpu => "VULKAN_DEVICE_CPU",
+        }
+    }
+}

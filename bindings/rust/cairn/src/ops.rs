@@ -45,6 +45,8 @@ pub const OP_NAMES: &[&str] = &[
     "Erf",
     "Exp",
     "ExpandDims",
+    "FFT",
+    "FFT2D",
     "Fill",
     "Floor",
     "FloorDiv",
@@ -54,6 +56,10 @@ pub const OP_NAMES: &[&str] = &[
     "Gelu",
     "Greater",
     "GreaterEqual",
+    "IFFT",
+    "IFFT2D",
+    "IRFFT",
+    "IRFFT2D",
     "Identity",
     "IsFinite",
     "IsNan",
@@ -83,6 +89,8 @@ pub const OP_NAMES: &[&str] = &[
     "Pad",
     "Pow",
     "Prod",
+    "RFFT",
+    "RFFT2D",
     "RandomStandardNormal",
     "RandomUniform",
     "Range",
@@ -985,6 +993,26 @@ pub fn expand_dims(ctx: &Context, input: &Tensor, axis: i64) -> Result<Tensor> {
     Ok(output)
 }
 
+/// `FFT`: Discrete Fourier transform over the innermost dimension (complex64).
+///
+/// Inputs: `input` (complex64).
+/// Outputs: `output` (complex64).
+pub fn fft(ctx: &Context, input: &Tensor) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let [output] = run_fixed::<1>(ctx, c"FFT", &raw_inputs, &[])?;
+    Ok(output)
+}
+
+/// `FFT2D`: 2-D discrete Fourier transform over the innermost two dimensions.
+///
+/// Inputs: `input` (complex64).
+/// Outputs: `output` (complex64).
+pub fn fft2d(ctx: &Context, input: &Tensor) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let [output] = run_fixed::<1>(ctx, c"FFT2D", &raw_inputs, &[])?;
+    Ok(output)
+}
+
 /// `Fill`: A tensor of shape `dims` with every element equal to the scalar `value`.
 ///
 /// Inputs: `value` (T).
@@ -1181,6 +1209,58 @@ pub fn greater_equal(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let raw_inputs = [x.as_raw(), y.as_raw()];
     let [z] = run_fixed::<1>(ctx, c"GreaterEqual", &raw_inputs, &[])?;
     Ok(z)
+}
+
+/// `IFFT`: Inverse DFT over the innermost dimension, divided by its size.
+///
+/// Inputs: `input` (complex64).
+/// Outputs: `output` (complex64).
+pub fn ifft(ctx: &Context, input: &Tensor) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let [output] = run_fixed::<1>(ctx, c"IFFT", &raw_inputs, &[])?;
+    Ok(output)
+}
+
+/// `IFFT2D`: Inverse 2-D DFT over the innermost two dimensions, divided by their product.
+///
+/// Inputs: `input` (complex64).
+/// Outputs: `output` (complex64).
+pub fn ifft2d(ctx: &Context, input: &Tensor) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let [output] = run_fixed::<1>(ctx, c"IFFT2D", &raw_inputs, &[])?;
+    Ok(output)
+}
+
+/// `IRFFT`: Inverse of RFFT: fft_length real points from the non-negative frequencies.
+///
+/// Inputs: `input` (complex64).
+/// Outputs: `output` (float32).
+///
+/// Attributes:
+/// - `fft_length` (INTS): required
+pub fn irfft(ctx: &Context, input: &Tensor, fft_length: &[i64]) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"fft_length", fft_length),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"IRFFT", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// `IRFFT2D`: Inverse of RFFT2D: fft_length[0] x fft_length[1] real points.
+///
+/// Inputs: `input` (complex64).
+/// Outputs: `output` (float32).
+///
+/// Attributes:
+/// - `fft_length` (INTS): required
+pub fn irfft2d(ctx: &Context, input: &Tensor, fft_length: &[i64]) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"fft_length", fft_length),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"IRFFT2D", &raw_inputs, &raw_attrs)?;
+    Ok(output)
 }
 
 /// `Identity`: A copy of the input.
@@ -2081,6 +2161,38 @@ impl ProdAttrs {
         self.keep_dims = value;
         self
     }
+}
+
+/// `RFFT`: DFT of a real signal over the innermost dimension: fft_length / 2 + 1 frequencies.
+///
+/// Inputs: `input` (float32).
+/// Outputs: `output` (complex64).
+///
+/// Attributes:
+/// - `fft_length` (INTS): required
+pub fn rfft(ctx: &Context, input: &Tensor, fft_length: &[i64]) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"fft_length", fft_length),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"RFFT", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// `RFFT2D`: 2-D DFT of a real signal over the innermost two dimensions.
+///
+/// Inputs: `input` (float32).
+/// Outputs: `output` (complex64).
+///
+/// Attributes:
+/// - `fft_length` (INTS): required
+pub fn rfft2d(ctx: &Context, input: &Tensor, fft_length: &[i64]) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let raw_attrs = [
+        RawAttr::ints(c"fft_length", fft_length),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"RFFT2D", &raw_inputs, &raw_attrs)?;
+    Ok(output)
 }
 
 /// `RandomStandardNormal`: Standard normals (Box-Muller) of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.

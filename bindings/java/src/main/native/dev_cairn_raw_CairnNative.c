@@ -2072,3 +2072,30 @@ JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_metricReset(JNIEnv *env, j
 done:
   return;
 }
+
+JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_vulkanAvailable(JNIEnv *env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_vulkan_available();
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_vulkanDeviceCount(JNIEnv *env, jclass cls) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  size_t c_out = 0;
+  cairn_status *status = cairn_vulkan_device_count(&c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_contextSynchronize(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_context_synchronize((cairn_context *)(intptr_t)ctx);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}

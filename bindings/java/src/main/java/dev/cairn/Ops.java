@@ -1122,6 +1122,34 @@ public final class Ops {
     return ctx.runRaw(OP_EXPAND_DIMS, in, enc, 1)[0];
   }
 
+  private static final byte[] OP_FFT = cstr("FFT");
+  /**
+   * FFT: Discrete Fourier transform over the innermost dimension (complex64).
+   *
+   * <ul>
+   *   <li>input input: complex64
+   *   <li>output output: complex64
+   * </ul>
+   */
+  public static Tensor fFT(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_FFT, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_FFT2_D = cstr("FFT2D");
+  /**
+   * FFT2D: 2-D discrete Fourier transform over the innermost two dimensions.
+   *
+   * <ul>
+   *   <li>input input: complex64
+   *   <li>output output: complex64
+   * </ul>
+   */
+  public static Tensor fFT2D(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_FFT2_D, in, null, 1)[0];
+  }
+
   private static final byte[] OP_FILL = cstr("Fill");
   /**
    * Fill: A tensor of shape `dims` with every element equal to the scalar `value`.
@@ -1364,6 +1392,68 @@ public final class Ops {
   public static Tensor greaterEqual(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
     return ctx.runRaw(OP_GREATER_EQUAL, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_IFFT = cstr("IFFT");
+  /**
+   * IFFT: Inverse DFT over the innermost dimension, divided by its size.
+   *
+   * <ul>
+   *   <li>input input: complex64
+   *   <li>output output: complex64
+   * </ul>
+   */
+  public static Tensor iFFT(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_IFFT, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_IFFT2_D = cstr("IFFT2D");
+  /**
+   * IFFT2D: Inverse 2-D DFT over the innermost two dimensions, divided by their product.
+   *
+   * <ul>
+   *   <li>input input: complex64
+   *   <li>output output: complex64
+   * </ul>
+   */
+  public static Tensor iFFT2D(CairnContext ctx, Tensor input) {
+    Tensor[] in = {input};
+    return ctx.runRaw(OP_IFFT2_D, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_IRFFT = cstr("IRFFT");
+  /**
+   * IRFFT: Inverse of RFFT: fft_length real points from the non-negative frequencies.
+   *
+   * <ul>
+   *   <li>input input: complex64
+   *   <li>output output: float32
+   *   <li>attr fft_length: INTS, required
+   * </ul>
+   */
+  public static Tensor iRFFT(CairnContext ctx, Tensor input, long... fftLength) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("fft_length", fftLength);
+    return ctx.runRaw(OP_IRFFT, in, enc, 1)[0];
+  }
+
+  private static final byte[] OP_IRFFT2_D = cstr("IRFFT2D");
+  /**
+   * IRFFT2D: Inverse of RFFT2D: fft_length[0] x fft_length[1] real points.
+   *
+   * <ul>
+   *   <li>input input: complex64
+   *   <li>output output: float32
+   *   <li>attr fft_length: INTS, required
+   * </ul>
+   */
+  public static Tensor iRFFT2D(CairnContext ctx, Tensor input, long... fftLength) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("fft_length", fftLength);
+    return ctx.runRaw(OP_IRFFT2_D, in, enc, 1)[0];
   }
 
   private static final byte[] OP_IDENTITY = cstr("Identity");
@@ -2519,6 +2609,40 @@ public final class Ops {
       if (axisSet) enc.setInts("axis", axis);
       if (keepDimsSet) enc.setBool("keep_dims", keepDims);
     }
+  }
+
+  private static final byte[] OP_RFFT = cstr("RFFT");
+  /**
+   * RFFT: DFT of a real signal over the innermost dimension: fft_length / 2 + 1 frequencies.
+   *
+   * <ul>
+   *   <li>input input: float32
+   *   <li>output output: complex64
+   *   <li>attr fft_length: INTS, required
+   * </ul>
+   */
+  public static Tensor rFFT(CairnContext ctx, Tensor input, long... fftLength) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("fft_length", fftLength);
+    return ctx.runRaw(OP_RFFT, in, enc, 1)[0];
+  }
+
+  private static final byte[] OP_RFFT2_D = cstr("RFFT2D");
+  /**
+   * RFFT2D: 2-D DFT of a real signal over the innermost two dimensions.
+   *
+   * <ul>
+   *   <li>input input: float32
+   *   <li>output output: complex64
+   *   <li>attr fft_length: INTS, required
+   * </ul>
+   */
+  public static Tensor rFFT2D(CairnContext ctx, Tensor input, long... fftLength) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInts("fft_length", fftLength);
+    return ctx.runRaw(OP_RFFT2_D, in, enc, 1)[0];
   }
 
   private static final byte[] OP_RANDOM_STANDARD_NORMAL = cstr("RandomStandardNormal");

@@ -13,6 +13,9 @@ package dev.cairn.raw;
  *   <li>cairn_status_message: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
+ *   <li>cairn_vulkan_device_describe: no Java mapping for parameter cairn_vulkan_device_info *out
+ *   <li>cairn_context_create_vulkan: no Java mapping for struct field cairn_vulkan_options.instance (void *)
+ *   <li>cairn_vulkan_fallback_count: no Java mapping for parameter uint64_t *out
  * </ul>
  */
 public final class CairnNative {
@@ -850,4 +853,22 @@ public final class CairnNative {
    * cairn_metric_reset: METHOD. Sets total and count to zero.
    */
   public static native void metricReset(long metric);
+
+  /**
+   * cairn_vulkan_available: METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
+   */
+  public static native int vulkanAvailable();
+
+  /**
+   * cairn_vulkan_device_count: METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
+   * Errors: UNAVAILABLE without a Vulkan loader or driver.
+   */
+  public static native long vulkanDeviceCount();
+
+  /**
+   * cairn_context_synchronize: METHOD. Waits until the work queued on every device of the context has finished (Vulkan
+   * records eager ops and submits them in batches; reads of tensors wait by themselves).
+   * Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device.
+   */
+  public static native void contextSynchronize(long ctx);
 }

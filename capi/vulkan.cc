@@ -1,0 +1,158 @@
+// The Vulkan section of the C API: availability, device listing, contexts with Vulkan settings
+// (external handles, memory limit, CPU fallback), the fallback counter, and synchronisation.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "capi/internal/handles.h"
+#include "gpu/vulkan/instance.h"
+#include "gpu/vulkan/vulkan_device.h"
+
+using namespace cairn;
+using cairn::capi::require;
+
+namespace {
+
+// Device names handed to callers stay valid for the process's life: one copy of each, never freed.
+const char* interned(const std::string& name) {
+  static std::mutex mu;
+  static std::set<std::string>* names = new std::set<std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  return names->insert(name).first->c_str();
+}
+
+// cairn_context_options -> ContextOptions. Mirrors capi/context.cc's conversion (which is private
+// to that file), with "vulkan" as the default device.
+ContextOptions base_options(const cairn_context_options* opts, const char* fn) {
+  ContextOptions o;
+  o.device = "vulkan";
+  if (!opts) return o;
+  capi::require_options(opts, fn);
+  if (opts->device) o.device = opts->device;
+  if (opts->num_threads < 0) raise(Code::InvalidArgument, "{}: num_threads must be >= 0, got {}", fn, opts->num_threads);
+  o.num_threads = opts->num_threads;
+  o.seed = opts->seed;
+  if (opts->log_level < CAIRN_LOG_DEBUG || opts->log_level > CAIRN_LOG_ERROR)
+    raise(Code::InvalidArgument, "{}: unknown log_level {}", fn, static_cast<int>(opts->log_level));
+  o.log.min_level = static_cast<LogLevel>(opts->log_level);
+  if (opts->log_fn) {
+    // cairn_log_level and LogLevel share values, so the C callback type fits the runtime's sink.
+    o.log.callback = reinterpret_cast<void (*)(void*, LogLevel, const char*)>(opts->log_fn);
+    o.log.user_data = opts->log_user_data;
+  }
+  o.log.release = opts->log_release;
+  if (opts->allocator) {
+    o.allocator.allocate = opts->allocator->allocate;
+    o.allocator.deallocate = opts->allocator->deallocate;
+    o.allocator.user_data = opts->allocator->user_data;
+    o.allocator.release = opts->allocator->release;
+  }
+  return o;
+}
+
+void apply_vulkan_options(const cairn_vulkan_options* vk, GpuOptions& g, const char* fn) {
+  if (!vk) return;
+  capi::require_options(vk, fn);
+  int handles = (vk->instance != nullptr) + (vk->physical_device != nullptr) + (vk->device != nullptr) +
+                (vk->queue != nullptr);
+  if (handles != 0 && handles != 4)
+    raise(Code::InvalidArgument,
+          "{}: external mode needs instance, physical_device, device and queue together ({} of 4 set)", fn, handles);
+  if (vk->cpu_fallback != 0 && vk->cpu_fallback != 1)
+    raise(Code::InvalidArgument, "{}: cpu_fallback must be 0 or 1, got {}", fn, vk->cpu_fallback);
+  g.vk_instance = vk->instance;
+  g.vk_physical_device = vk->physical_device;
+  g.vk_device = vk->device;
+  g.vk_queue_family = vk->queue_family;
+  g.vk_queue = vk->queue;
+  g.memory_limit = vk->memory_limit;
+  g.cpu_fallback = vk->cpu_fallback != 0;
+}
+
+cairn_vulkan_device_type device_type(const std::string& t) {
+  if (t == "discrete") return CAIRN_VULKAN_DEVICE_DISCRETE;
+  if (t == "integrated") return CAIRN_VULKAN_DEVICE_INTEGRATED;
+  if (t == "virtual") return CAIRN_VULKAN_DEVICE_VIRTUAL;
+  if (t == "cpu") return CAIRN_VULKAN_DEVICE_CPU;
+  return CAIRN_VULKAN_DEVICE_OTHER;
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t cairn_vulkan_available(void) {
+  try {
+    return gpu::list_devices().empty() ? 0 : 1;
+  } catch (...) {
+    return 0;
+  }
+}
+
+cairn_status* cairn_vulkan_device_count(size_t* out) {
+  CAIRN_API_BEGIN
+  require(out, "cairn_vulkan_device_count", "out");
+  *out = gpu::list_devices().size();
+  CAIRN_API_END
+}
+
+cairn_status* cairn_vulkan_device_describe(size_t index, cairn_vulkan_device_info* out) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_vulkan_device_describe";
+  require(out, fn, "out");
+  capi::require_options(out, fn);
+  auto devices = gpu::list_devices();
+  if (index >= devices.size())
+    raise(Code::OutOfRange, "{}: device index {} but there are {} Vulkan device(s)", fn, index, devices.size());
+  const gpu::PhysicalDeviceInfo& d = devices[index];
+  out->name = interned(d.name);
+  out->type = device_type(d.type);
+  out->api_version = d.api_version;
+  out->device_local_memory = 0;
+  out->total_memory = 0;
+  for (const auto& h : d.heaps) {
+    out->total_memory += h.size;
+    if (h.device_local) out->device_local_memory += h.size;
+  }
+  out->subgroup_size = d.subgroup_size;
+  out->subgroup_arithmetic = d.subgroup_arithmetic ? 1 : 0;
+  out->float16 = d.float16_storage ? 1 : 0;
+  out->max_storage_buffer_range = d.max_storage_buffer_range;
+  out->max_shared_memory = d.max_shared_memory;
+  CAIRN_API_END
+}
+
+cairn_status* cairn_context_create_vulkan(const cairn_context_options* opts, const cairn_vulkan_options* vk,
+                                          cairn_context** out) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_context_create_vulkan";
+  require(out, fn, "out");
+  *out = nullptr;
+  ContextOptions o = base_options(opts, fn);
+  apply_vulkan_options(vk, o.gpu, fn);
+  Ref<Context> ctx = make_ref<Context>(std::move(o));
+  *out = new cairn_context{std::move(ctx)};
+  CAIRN_API_END
+}
+
+cairn_status* cairn_vulkan_fallback_count(cairn_context* ctx, const char* device, uint64_t* out) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_vulkan_fallback_count";
+  require(ctx, fn, "ctx");
+  require(out, fn, "out");
+  Device& d = device ? ctx->ctx->device(device) : ctx->ctx->default_device();
+  if (d.kind() != DeviceKind::Vulkan) raise(Code::InvalidArgument, "{}: device {} is not a Vulkan device", fn, d.name());
+  *out = gpu::vulkan(d).fallbacks();
+  CAIRN_API_END
+}
+
+cairn_status* cairn_context_synchronize(cairn_context* ctx) {
+  CAIRN_API_BEGIN
+  require(ctx, "cairn_context_synchronize", "ctx");
+  for (const Ref<Device>& d : ctx->ctx->backend_devices()) d->synchronize();
+  CAIRN_API_END
+}
+
+}  // extern "C"
