@@ -11,6 +11,10 @@ constexpr size_t kInlineArgs = 8;
 
 Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, int n) {
   if (n == 0) return ctx.default_device();
+  // Inside a function trace, an op with a symbolic input is symbolic; its eager inputs become
+  // captured constants.
+  for (int i = 0; i < n; ++i)
+    if (inputs[i]->device()->kind() == DeviceKind::Symbolic) return *inputs[i]->device();
   Device* d = inputs[0]->device();
   for (int i = 1; i < n; ++i) {
     Device* di = inputs[i]->device();

@@ -38,7 +38,8 @@ void Layer::ensure_built(const Tensor& x) {
   std::lock_guard<std::mutex> lock(build_mu_);
   check_input(x.shape(), x.dtype());
   if (built_) return;
-  build_device_ = x.device();
+  // Inside a function trace the input is symbolic: the weights go to the context's default device.
+  build_device_ = x.device()->kind() == DeviceKind::Symbolic ? &context().default_device() : x.device();
   build(x.shape(), x.dtype());
   built_ = true;
 }
@@ -64,6 +65,7 @@ std::optional<Shape> Layer::output_shape() const {
 
 Variable& Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& init, DType dtype,
                             bool trainable) {
+  EagerScope eager;  // initial values are real even when the first call is being traced (tf.init_scope)
   Tensor initial = initialize(context(), init, shape, dtype);
   if (build_device_ && build_device_ != initial.device()) initial = tensor_on_device(initial, *build_device_);
   VariableOptions options;

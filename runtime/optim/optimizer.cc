@@ -185,6 +185,7 @@ std::vector<std::string> Optimizer::slot_names() const {
 }
 
 void Optimizer::create_slots(Variable& variable) {
+  EagerScope eager;  // zero-filled slots are real even when the first step is being traced
   std::vector<std::pair<std::function<void(Variable&)>, Ref<Variable>>> restores;
   {
     std::lock_guard<std::mutex> lock(slots_mu_);

@@ -30,6 +30,8 @@ Tensor Tensor::reshaped(const Shape& shape) const {
 Tensor tensor_on_device(const Tensor& t, Device& device) {
   Device* source = t.device();
   if (source == &device) return t;
+  // A symbolic tensor (inside a function trace) is placed when the function runs.
+  if (source->kind() == DeviceKind::Symbolic) return t;
   Tensor copy = Tensor::allocate(device, t.dtype(), t.shape());
   if (t.nbytes() == 0) return copy;
   if (source->is_host()) {

@@ -53,7 +53,8 @@ class Tensor {
   Buffer* buffer_ = nullptr;  // one reference
 };
 
-// `t` on `device`: shared when it is already there, copied (through host memory) otherwise.
+// `t` on `device`: shared when it is already there, copied (through host memory) otherwise. A
+// symbolic tensor (graph capture) is returned as it is: a replay runs on its inputs' device.
 Tensor tensor_on_device(const Tensor& t, Device& device);
 
 }  // namespace cairn
