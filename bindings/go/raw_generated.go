@@ -66,6 +66,12 @@ static cairn_norm_options cairn_go_norm_options_init(void) {
   return o;
 }
 
+// The defaults of cairn_function_options, from CAIRN_FUNCTION_OPTIONS_INIT.
+static cairn_function_options cairn_go_function_options_init(void) {
+  cairn_function_options o = CAIRN_FUNCTION_OPTIONS_INIT;
+  return o;
+}
+
 // The defaults of cairn_vulkan_options, from CAIRN_VULKAN_OPTIONS_INIT.
 static cairn_vulkan_options cairn_go_vulkan_options_init(void) {
   cairn_vulkan_options o = CAIRN_VULKAN_OPTIONS_INIT;
@@ -1432,6 +1438,60 @@ func cMetricReset(metric *C.cairn_object) error {
 	return takeStatus(C.cairn_metric_reset(metric))
 }
 
+// cFunctionCreate calls cairn_function_create.
+//
+// CONSTRUCTOR. A function named `name` (for messages and dumps) over `fn`.
+// @param user_data  passed to fn; released with opts->release when the function is freed.
+// @param out        receives the function; free with cairn_function_free().
+// Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
+// error release is not called: the caller still owns user_data.
+func cFunctionCreate(ctx *C.cairn_context, name *C.char, fn C.cairn_function_fn, userData unsafe.Pointer, opts *C.cairn_function_options, out **C.cairn_function) error {
+	return takeStatus(C.cairn_function_create(ctx, name, fn, userData, opts, out))
+}
+
+// cFunctionCall calls cairn_function_call.
+//
+// METHOD. Calls the function: traces on a new signature, replays the cached graph otherwise.
+// @param inputs   `n_inputs` tensors, borrowed.
+// @param outputs  `n_outputs` slots, each receiving a new tensor; untouched on error.
+// Errors: the callback's own status; INVALID_ARGUMENT when inputs do not match the input
+// signature or n_outputs differs from what the trace returned; the ops' errors at replay.
+func cFunctionCall(fn *C.cairn_function, inputs **C.cairn_tensor, nInputs C.size_t, outputs **C.cairn_tensor, nOutputs C.size_t) error {
+	return takeStatus(C.cairn_function_call(fn, inputs, nInputs, outputs, nOutputs))
+}
+
+// cFunctionNumTraces calls cairn_function_num_traces.
+//
+// METHOD. How many times the function has been traced (one per distinct signature).
+func cFunctionNumTraces(fn *C.cairn_function) C.size_t {
+	return C.cairn_function_num_traces(fn)
+}
+
+// cFunctionDump calls cairn_function_dump.
+//
+// METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
+// attributes, inputs and output dtypes and shapes, then the results.
+// @param out  receives the text; free with cairn_free().
+// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces.
+func cFunctionDump(fn *C.cairn_function, index C.size_t, out **C.char) error {
+	return takeStatus(C.cairn_function_dump(fn, index, out))
+}
+
+// cFunctionSignature calls cairn_function_signature.
+//
+// METHOD. The input signature of trace `index`, as text ("float32[2,3], int32[]").
+// @param out  receives the text; free with cairn_free().
+func cFunctionSignature(fn *C.cairn_function, index C.size_t, out **C.char) error {
+	return takeStatus(C.cairn_function_signature(fn, index, out))
+}
+
+// cFunctionFree calls cairn_function_free.
+//
+// DESTRUCTOR. Frees the function (and releases user_data). NULL is fine.
+func cFunctionFree(fn *C.cairn_function) {
+	C.cairn_function_free(fn)
+}
+
 // cVulkanAvailable calls cairn_vulkan_available.
 //
 // METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
@@ -1535,6 +1595,11 @@ func cPool2dOptionsInit() C.cairn_pool2d_options {
 // cNormOptionsInit returns a cairn_norm_options holding the defaults of CAIRN_NORM_OPTIONS_INIT.
 func cNormOptionsInit() C.cairn_norm_options {
 	return C.cairn_go_norm_options_init()
+}
+
+// cFunctionOptionsInit returns a cairn_function_options holding the defaults of CAIRN_FUNCTION_OPTIONS_INIT.
+func cFunctionOptionsInit() C.cairn_function_options {
+	return C.cairn_go_function_options_init()
 }
 
 // cVulkanOptionsInit returns a cairn_vulkan_options holding the defaults of CAIRN_VULKAN_OPTIONS_INIT.

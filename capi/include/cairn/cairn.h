@@ -1033,6 +1033,78 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_result(cairn_object *metric,
 /* METHOD. Sets total and count to zero. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_reset(cairn_object *metric);
 
+
+/* ---------------------------------------------------------------------------------------------
+ * Compiled functions (tf.function)
+ *
+ * A host callback is traced into a graph the first time it is called with a new input signature
+ * (each input's dtype and shape). Inside the callback, the ordinary API records instead of
+ * running: cairn_op_run, variable reads and assigns, layers, the tape and optimizers give symbolic
+ * tensors (their values cannot be read there). Later calls with the same signature replay the graph
+ * and never call back. Variables are captured by reference: a replay reads and writes their live
+ * values. Eager tensors the callback uses are captured by value when it is traced. Side effects of
+ * the callback itself (printing, counting) happen only while tracing.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct cairn_function cairn_function;
+
+/* The traced body. `inputs` are symbolic tensors (borrowed for the call); set each of the
+ * `n_outputs` outputs to a new tensor (an op result, an input shared with cairn_tensor_share, or
+ * an eager tensor to return as a constant); the function takes them. Return NULL or an error
+ * status, which cairn_function_call returns (nothing is cached then). */
+typedef cairn_status *(*cairn_function_fn)(void *user_data, cairn_context *ctx, cairn_tensor *const *inputs,
+                                           size_t n_inputs, cairn_tensor **outputs, size_t n_outputs);
+
+/* One input of an input signature: a dtype and a shape whose dims may be -1 (any size). */
+typedef struct cairn_tensor_spec {
+  cairn_dtype dtype;
+  const int64_t *shape; /* `rank` dims, borrowed for cairn_function_create */
+  size_t rank;
+} cairn_tensor_spec;
+
+typedef struct cairn_function_options {
+  uint32_t struct_size;                     /* sizeof(cairn_function_options) */
+  const cairn_tensor_spec *input_signature; /* NULL (default): key on every call's own shapes */
+  size_t n_input_signature;                 /* inputs in input_signature */
+  int32_t retrace_warning;                  /* warn through the log when traces reach this; default 5, 0 = off */
+  void (*release)(void *user_data);         /* called once when the function is destroyed; default NULL */
+} cairn_function_options;
+
+#define CAIRN_FUNCTION_OPTIONS_INIT { (uint32_t)sizeof(cairn_function_options), NULL, 0, 5, NULL }
+
+/* CONSTRUCTOR. A function named `name` (for messages and dumps) over `fn`.
+ * @param user_data  passed to fn; released with opts->release when the function is freed.
+ * @param out        receives the function; free with cairn_function_free().
+ * Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
+ * error release is not called: the caller still owns user_data. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_create(cairn_context *ctx, const char *name, cairn_function_fn fn,
+                                                             void *user_data, const cairn_function_options *opts,
+                                                             cairn_function **out);
+
+/* METHOD. Calls the function: traces on a new signature, replays the cached graph otherwise.
+ * @param inputs   `n_inputs` tensors, borrowed.
+ * @param outputs  `n_outputs` slots, each receiving a new tensor; untouched on error.
+ * Errors: the callback's own status; INVALID_ARGUMENT when inputs do not match the input
+ * signature or n_outputs differs from what the trace returned; the ops' errors at replay. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_call(cairn_function *fn, cairn_tensor *const *inputs,
+                                                           size_t n_inputs, cairn_tensor **outputs, size_t n_outputs);
+
+/* METHOD. How many times the function has been traced (one per distinct signature). */
+CAIRN_API size_t cairn_function_num_traces(const cairn_function *fn);
+
+/* METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
+ * attributes, inputs and output dtypes and shapes, then the results.
+ * @param out  receives the text; free with cairn_free().
+ * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_dump(const cairn_function *fn, size_t index, char **out);
+
+/* METHOD. The input signature of trace `index`, as text ("float32[2,3], int32[]").
+ * @param out  receives the text; free with cairn_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_signature(const cairn_function *fn, size_t index, char **out);
+
+/* DESTRUCTOR. Frees the function (and releases user_data). NULL is fine. */
+CAIRN_API void cairn_function_free(cairn_function *fn);
+
 /* ---------------------------------------------------------------------------------------------
  * Vulkan
  *

@@ -82,6 +82,13 @@ pub struct cairn_tape {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
+/// Opaque handle `cairn_function`.
+#[repr(C)]
+pub struct cairn_function {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
 /// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes).
 pub type cairn_code = u32;
 pub const CAIRN_OK: cairn_code = 0;
@@ -187,6 +194,12 @@ pub const CAIRN_VULKAN_DEVICE_TYPE_FORCE32: cairn_vulkan_device_type = 0x7ffffff
 /// thread logs; it may call back into the C API. Objects and checkpoints keep their context alive,
 /// so calls can come after cairn_context_free; `log_release` in the options says when they stop.
 pub type cairn_log_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, level: cairn_log_level, message: *const c_char)>;
+
+/// The traced body. `inputs` are symbolic tensors (borrowed for the call); set each of the
+/// `n_outputs` outputs to a new tensor (an op result, an input shared with cairn_tensor_share, or
+/// an eager tensor to return as a constant); the function takes them. Return NULL or an error
+/// status, which cairn_function_call returns (nothing is cached then).
+pub type cairn_function_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, ctx: *mut cairn_context, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status>;
 
 /// Host allocator hooks. `allocate` returns `size` bytes aligned to `alignment` (a power of two,
 /// at least 64) or NULL; `deallocate` gets the pointer and the size that was asked for. Both may be
@@ -339,6 +352,25 @@ pub struct cairn_norm_options {
     pub name: *const c_char,
 }
 
+/// One input of an input signature: a dtype and a shape whose dims may be -1 (any size).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_tensor_spec {
+    pub dtype: cairn_dtype,
+    pub shape: *const i64,
+    pub rank: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_function_options {
+    pub struct_size: u32,
+    pub input_signature: *const cairn_tensor_spec,
+    pub n_input_signature: usize,
+    pub retrace_warning: i32,
+    pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+}
+
 /// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -424,6 +456,15 @@ pub const CAIRN_DENSE_OPTIONS_INIT: cairn_dense_options = cairn_dense_options {
     kernel_initializer: core::ptr::null(),
     bias_initializer: core::ptr::null(),
     name: core::ptr::null(),
+};
+
+/// `CAIRN_FUNCTION_OPTIONS_INIT`: the documented defaults of [`cairn_function_options`].
+pub const CAIRN_FUNCTION_OPTIONS_INIT: cairn_function_options = cairn_function_options {
+    struct_size: core::mem::size_of::<cairn_function_options>() as u32,
+    input_signature: core::ptr::null(),
+    n_input_signature: 0,
+    retrace_warning: 5,
+    release: None,
 };
 
 /// `CAIRN_NORM_OPTIONS_INIT`: the documented defaults of [`cairn_norm_options`].
@@ -1142,6 +1183,40 @@ extern "C" {
     /// METHOD. Sets total and count to zero.
     #[must_use]
     pub fn cairn_metric_reset(metric: *mut cairn_object) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. A function named `name` (for messages and dumps) over `fn`.
+    /// @param user_data  passed to fn; released with opts->release when the function is freed.
+    /// @param out        receives the function; free with cairn_function_free().
+    /// Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
+    /// error release is not called: the caller still owns user_data.
+    #[must_use]
+    pub fn cairn_function_create(ctx: *mut cairn_context, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_function_options, out: *mut *mut cairn_function) -> *mut cairn_status;
+
+    /// METHOD. Calls the function: traces on a new signature, replays the cached graph otherwise.
+    /// @param inputs   `n_inputs` tensors, borrowed.
+    /// @param outputs  `n_outputs` slots, each receiving a new tensor; untouched on error.
+    /// Errors: the callback's own status; INVALID_ARGUMENT when inputs do not match the input
+    /// signature or n_outputs differs from what the trace returned; the ops' errors at replay.
+    #[must_use]
+    pub fn cairn_function_call(r#fn: *mut cairn_function, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status;
+
+    /// METHOD. How many times the function has been traced (one per distinct signature).
+    pub fn cairn_function_num_traces(r#fn: *const cairn_function) -> usize;
+
+    /// METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
+    /// attributes, inputs and output dtypes and shapes, then the results.
+    /// @param out  receives the text; free with cairn_free().
+    /// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces.
+    #[must_use]
+    pub fn cairn_function_dump(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status;
+
+    /// METHOD. The input signature of trace `index`, as text ("float32[2,3], int32[]").
+    /// @param out  receives the text; free with cairn_free().
+    #[must_use]
+    pub fn cairn_function_signature(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status;
+
+    /// DESTRUCTOR. Frees the function (and releases user_data). NULL is fine.
+    pub fn cairn_function_free(r#fn: *mut cairn_function);
 
     /// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
     pub fn cairn_vulkan_available() -> i32;

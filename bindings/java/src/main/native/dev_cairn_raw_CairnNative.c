@@ -2073,6 +2073,77 @@ done:
   return;
 }
 
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_functionCall(JNIEnv *env, jclass cls, jlong fn, jlongArray inputs, jlongArray outputs) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_inputs_raw;
+  size_t c_inputs_n;
+  if (!cairn_jni_longs(env, &arena, inputs, &c_inputs_raw, &c_inputs_n)) goto done;
+  cairn_tensor **c_inputs = cairn_jni_arena_alloc(env, &arena, c_inputs_n * sizeof *c_inputs + 1);
+  if (!c_inputs) goto done;
+  for (size_t k = 0; k < c_inputs_n; ++k) c_inputs[k] = (cairn_tensor *)(intptr_t)c_inputs_raw[k];
+  size_t c_outputs_n = cairn_jni_length(env, outputs);
+  cairn_tensor **c_outputs = cairn_jni_arena_alloc(env, &arena, c_outputs_n * sizeof *c_outputs + 1);
+  if (!c_outputs) goto done;
+  jlong *c_outputs_raw = cairn_jni_arena_alloc(env, &arena, c_outputs_n * sizeof *c_outputs_raw + 1);
+  if (!c_outputs_raw) goto done;
+  cairn_status *status = cairn_function_call((cairn_function *)(intptr_t)fn, c_inputs, c_inputs_n, c_outputs, c_outputs_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+  for (size_t k = 0; k < c_outputs_n; ++k) c_outputs_raw[k] = (jlong)(intptr_t)c_outputs[k];
+  if (c_outputs_n) (*env)->SetLongArrayRegion(env, outputs, 0, (jsize)c_outputs_n, c_outputs_raw);
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_functionNumTraces(JNIEnv *env, jclass cls, jlong fn) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_function_num_traces((const cairn_function *)(intptr_t)fn);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_functionDump(JNIEnv *env, jclass cls, jlong fn, jlong index) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  char *c_out = NULL;
+  cairn_status *status = cairn_function_dump((const cairn_function *)(intptr_t)fn, (size_t)index, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  return result;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_functionSignature(JNIEnv *env, jclass cls, jlong fn, jlong index) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  char *c_out = NULL;
+  cairn_status *status = cairn_function_signature((const cairn_function *)(intptr_t)fn, (size_t)index, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_functionFree(JNIEnv *env, jclass cls, jlong fn) {
+  (void)env;
+  (void)cls;
+  cairn_function_free((cairn_function *)(intptr_t)fn);
+}
+
 JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_vulkanAvailable(JNIEnv *env, jclass cls) {
   (void)env;
   (void)cls;

@@ -13,6 +13,7 @@ package dev.cairn.raw;
  *   <li>cairn_status_message: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
+ *   <li>cairn_function_create: no Java mapping for parameter cairn_function_fnfn
  *   <li>cairn_vulkan_device_describe: no Java mapping for parameter cairn_vulkan_device_info *out
  *   <li>cairn_context_create_vulkan: no Java mapping for struct field cairn_vulkan_options.instance (void *)
  *   <li>cairn_vulkan_fallback_count: no Java mapping for parameter uint64_t *out
@@ -853,6 +854,39 @@ public final class CairnNative {
    * cairn_metric_reset: METHOD. Sets total and count to zero.
    */
   public static native void metricReset(long metric);
+
+  /**
+   * cairn_function_call: METHOD. Calls the function: traces on a new signature, replays the cached graph otherwise.
+   * &#64;param inputs   `n_inputs` tensors, borrowed.
+   * &#64;param outputs  `n_outputs` slots, each receiving a new tensor; untouched on error.
+   * Errors: the callback's own status; INVALID_ARGUMENT when inputs do not match the input
+   * signature or n_outputs differs from what the trace returned; the ops' errors at replay.
+   */
+  public static native void functionCall(long fn, long[] inputs, long[] outputs);
+
+  /**
+   * cairn_function_num_traces: METHOD. How many times the function has been traced (one per distinct signature).
+   */
+  public static native long functionNumTraces(long fn);
+
+  /**
+   * cairn_function_dump: METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
+   * attributes, inputs and output dtypes and shapes, then the results.
+   * &#64;param out  receives the text; free with cairn_free().
+   * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces.
+   */
+  public static native String functionDump(long fn, long index);
+
+  /**
+   * cairn_function_signature: METHOD. The input signature of trace `index`, as text ("float32[2,3], int32[]").
+   * &#64;param out  receives the text; free with cairn_free().
+   */
+  public static native String functionSignature(long fn, long index);
+
+  /**
+   * cairn_function_free: DESTRUCTOR. Frees the function (and releases user_data). NULL is fine.
+   */
+  public static native void functionFree(long fn);
 
   /**
    * cairn_vulkan_available: METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
