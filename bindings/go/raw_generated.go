@@ -127,7 +127,9 @@ var codeNames = map[Code]string{
 }
 
 // String returns the value's name without its prefix, e.g. "DATA_LOSS".
-func (v Code) String() string { return enumName(v, codeNames, "Code") }
+func (v Code) String() string {
+	return enumName(v, codeNames, "Code")
+}
 
 // Sentinel errors, one per code: errors.Is(err, ErrInvalidArgument) holds for every *Error
 // with that code.
@@ -192,7 +194,9 @@ var logLevelNames = map[LogLevel]string{
 }
 
 // String returns the value's name without its prefix, e.g. "ERROR".
-func (v LogLevel) String() string { return enumName(v, logLevelNames, "LogLevel") }
+func (v LogLevel) String() string {
+	return enumName(v, logLevelNames, "LogLevel")
+}
 
 // AttrKind is cairn_attr_kind.
 type AttrKind int32
@@ -219,7 +223,9 @@ var attrKindNames = map[AttrKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "FLOATS".
-func (v AttrKind) String() string { return enumName(v, attrKindNames, "AttrKind") }
+func (v AttrKind) String() string {
+	return enumName(v, attrKindNames, "AttrKind")
+}
 
 // ObjectKind is cairn_object_kind.
 //
@@ -250,7 +256,9 @@ var objectKindNames = map[ObjectKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "LAYER".
-func (v ObjectKind) String() string { return enumName(v, objectKindNames, "ObjectKind") }
+func (v ObjectKind) String() string {
+	return enumName(v, objectKindNames, "ObjectKind")
+}
 
 // Unconnected is cairn_unconnected.
 //
@@ -269,7 +277,9 @@ var unconnectedNames = map[Unconnected]string{
 }
 
 // String returns the value's name without its prefix, e.g. "ZERO".
-func (v Unconnected) String() string { return enumName(v, unconnectedNames, "Unconnected") }
+func (v Unconnected) String() string {
+	return enumName(v, unconnectedNames, "Unconnected")
+}
 
 // OptimizerKind is cairn_optimizer_kind.
 type OptimizerKind int32
@@ -290,7 +300,9 @@ var optimizerKindNames = map[OptimizerKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "RMSPROP".
-func (v OptimizerKind) String() string { return enumName(v, optimizerKindNames, "OptimizerKind") }
+func (v OptimizerKind) String() string {
+	return enumName(v, optimizerKindNames, "OptimizerKind")
+}
 
 // LossKind is cairn_loss_kind.
 type LossKind int32
@@ -311,7 +323,9 @@ var lossKindNames = map[LossKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "SPARSE_CATEGORICAL_CROSSENTROPY".
-func (v LossKind) String() string { return enumName(v, lossKindNames, "LossKind") }
+func (v LossKind) String() string {
+	return enumName(v, lossKindNames, "LossKind")
+}
 
 // MetricKind is cairn_metric_kind.
 type MetricKind int32
@@ -328,7 +342,9 @@ var metricKindNames = map[MetricKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "ACCURACY".
-func (v MetricKind) String() string { return enumName(v, metricKindNames, "MetricKind") }
+func (v MetricKind) String() string {
+	return enumName(v, metricKindNames, "MetricKind")
+}
 
 // VulkanDeviceType is cairn_vulkan_device_type.
 //
@@ -353,7 +369,9 @@ var vulkanDeviceTypeNames = map[VulkanDeviceType]string{
 }
 
 // String returns the value's name without its prefix, e.g. "CPU".
-func (v VulkanDeviceType) String() string { return enumName(v, vulkanDeviceTypeNames, "VulkanDeviceType") }
+func (v VulkanDeviceType) String() string {
+	return enumName(v, vulkanDeviceTypeNames, "VulkanDeviceType")
+}
 
 func enumName[E ~int32](v E, names map[E]string, typeName string) string {
 	if name, ok := names[v]; ok {
