@@ -5,21 +5,6 @@ package cairn
 #include <stdlib.h>
 #include "cairn/cairn.h"
 
-// The log trampolines in callbacks.go. context.go's preamble has the same shim, but a cgo
-// preamble's static functions are private to its file.
-extern void cairnGoLog(void *user_data, cairn_log_level level, char *message);
-extern void cairnGoLogRelease(void *user_data);
-
-static void cairn_go_vk_log_shim(void *user_data, cairn_log_level level, const char *message) {
-  cairnGoLog(user_data, level, (char *)message);
-}
-
-static void cairn_go_vk_set_log(cairn_context_options *o, uintptr_t h) {
-  o->log_fn = cairn_go_vk_log_shim;
-  o->log_user_data = (void *)h;
-  o->log_release = cairnGoLogRelease;
-}
-
 // Stores an engine's Vulkan handles in `o`. They arrive as integers so that Go never holds them
 // as pointers (they are C objects the Go garbage collector must not look at).
 static void cairn_go_vulkan_set_handles(cairn_vulkan_options *o, uintptr_t instance, uintptr_t physical_device,
@@ -35,9 +20,7 @@ import "C"
 
 import (
 	"fmt"
-	"math"
 	"runtime"
-	"runtime/cgo"
 	"unsafe"
 )
 
@@ -159,50 +142,6 @@ func NewVulkanContext(vk VulkanOptions, options ...ContextOption) (*Context, err
 	return createContext("NewVulkanContext", options, func(opts *C.cairn_context_options, out **C.cairn_context) error {
 		return cContextCreateVulkan(opts, copts, out)
 	})
-}
-
-// createContext fills cairn_context_options from `options` (in C memory, with the log callback
-// behind a cgo handle) and makes the context with `create`. It is NewContext's body with the
-// constructor as a parameter.
-func createContext(fn string, options []ContextOption,
-	create func(*C.cairn_context_options, **C.cairn_context) error) (*Context, error) {
-	var cfg contextConfig
-	for _, set := range options {
-		set(&cfg)
-	}
-	opts := (*C.cairn_context_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_context_options{}))))
-	defer C.free(unsafe.Pointer(opts))
-	*opts = cContextOptionsInit()
-	if cfg.device != nil {
-		device := C.CString(*cfg.device)
-		defer C.free(unsafe.Pointer(device))
-		opts.device = device
-	}
-	if cfg.numThreads != nil {
-		if *cfg.numThreads > math.MaxInt32 {
-			return nil, newError(CodeInvalidArgument, fmt.Sprintf("%s: num_threads %d does not fit in an int32", fn, *cfg.numThreads))
-		}
-		opts.num_threads = C.int32_t(*cfg.numThreads)
-	}
-	if cfg.seed != nil {
-		opts.seed = C.uint64_t(*cfg.seed)
-	}
-	if cfg.logLevel != nil {
-		opts.log_level = C.cairn_log_level(*cfg.logLevel)
-	}
-	var log cgo.Handle
-	if cfg.logFunc != nil {
-		log = cgo.NewHandle(cfg.logFunc)
-		C.cairn_go_vk_set_log(opts, C.uintptr_t(log))
-	}
-	c := &Context{}
-	if err := create(opts, &c.ptr); err != nil {
-		// No context was made, so the runtime never calls log_release: the handle is ours to delete.
-		releaseLog(log)
-		return nil, err
-	}
-	runtime.SetFinalizer(c, (*Context).Close)
-	return c, nil
 }
 
 // VulkanFallbackCount is how many op calls on the context's Vulkan device `device` ("" for the

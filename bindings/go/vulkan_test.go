@@ -7,6 +7,7 @@ package cairn_test
 import (
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"cairn.dev/cairn"
@@ -90,6 +91,27 @@ func TestVulkanContextDefaults(t *testing.T) {
 	if got := onCPU.Device(); got != "cpu" {
 		t.Errorf("Device() = %q, want cpu", got)
 	}
+}
+
+// The log callback goes through the shared createContext to the Vulkan constructor too.
+func TestVulkanContextLogs(t *testing.T) {
+	var mu sync.Mutex
+	var logged []string
+	ctx := newVulkanContext(t, cairn.VulkanOptions{}, cairn.WithDevice("cpu"), cairn.WithLogLevel(cairn.LogInfo),
+		cairn.WithLogFunc(func(_ cairn.LogLevel, message string) {
+			mu.Lock()
+			defer mu.Unlock()
+			logged = append(logged, message)
+		}))
+	ctx.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, m := range logged {
+		if strings.Contains(m, "context created: default device cpu") {
+			return
+		}
+	}
+	t.Errorf("no \"context created\" message among %q", logged)
 }
 
 func TestVulkanOptionErrors(t *testing.T) {
