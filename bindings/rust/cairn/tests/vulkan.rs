@@ -2,11 +2,11 @@
 //! device list, Vulkan contexts, the memory limit, the CPU fallback and its counter, and a small
 //! network giving the same numbers on "cpu" and "vulkan".
 
-use std::ffi::CStr;
-use std::ptr::{self, NonNull};
+use std::ptr;
+use std::sync::{Arc, Mutex};
 
 use cairn::ops::{self, MeanAttrs, SoftmaxAttrs};
-use cairn::{sys, vulkan, Code, Context, ContextOptions, Tensor, VulkanDeviceType, VulkanOptions};
+use cairn::{sys, vulkan, Code, Context, ContextOptions, LogLevel, Tensor, VulkanDeviceType, VulkanOptions};
 
 #[test]
 fn devices_are_listed() {
@@ -56,90 +56,53 @@ fn fallback_count_and_synchronize_on_a_vulkan_context() {
     assert!(err.message().contains("Neg: no Vulkan kernel for dtype float64"), "{err}");
 }
 
-/// A context made by the C constructor from `vk` (the safe constructor needs a hook in
-/// context.rs; see the README), freed on drop.
-struct RawVulkanContext(*mut sys::cairn_context);
-
-impl RawVulkanContext {
-    fn new(vk: &VulkanOptions) -> Result<RawVulkanContext, Code> {
-        let mut ctx = ptr::null_mut();
-        // SAFETY: NULL context options are the defaults; `vk` is a valid options struct.
-        let status = unsafe { sys::cairn_context_create_vulkan(ptr::null(), vk.as_raw(), &mut ctx) };
-        status_code(status)?;
-        Ok(RawVulkanContext(ctx))
-    }
-
-    fn tensor_f(&self, values: &[f32]) -> Result<Tensor, Code> {
-        self.tensor(sys::CAIRN_FLOAT32, values.as_ptr().cast(), std::mem::size_of_val(values), values.len())
-    }
-
-    fn tensor(&self, dtype: sys::cairn_dtype, data: *const u8, nbytes: usize, n: usize) -> Result<Tensor, Code> {
-        let shape = [n as i64];
-        let mut t = ptr::null_mut();
-        // SAFETY: `data` holds `nbytes` bytes of `n` elements of `dtype`.
-        status_code(unsafe {
-            sys::cairn_tensor_create(self.0, dtype, shape.as_ptr(), 1, data.cast(), nbytes, &mut t)
-        })?;
-        // SAFETY: a new tensor we own.
-        Ok(unsafe { Tensor::from_raw(NonNull::new(t).unwrap()) })
-    }
-
-    fn fallback_count(&self) -> u64 {
-        let mut n = 0;
-        // SAFETY: a live context; NULL is its default device.
-        status_code(unsafe { sys::cairn_vulkan_fallback_count(self.0, ptr::null(), &mut n) }).unwrap();
-        n
-    }
-}
-
-impl Drop for RawVulkanContext {
-    fn drop(&mut self) {
-        // SAFETY: ours, freed once.
-        unsafe { sys::cairn_context_free(self.0) }
-    }
-}
-
-fn status_code(status: *mut sys::cairn_status) -> Result<(), Code> {
-    if status.is_null() {
-        return Ok(());
-    }
-    // SAFETY: a status we own.
-    let (code, message) = unsafe {
-        let c = Code::from_raw(sys::cairn_status_code(status)).unwrap();
-        let m = CStr::from_ptr(sys::cairn_status_message(status)).to_string_lossy().into_owned();
-        sys::cairn_status_free(status);
-        (c, m)
-    };
-    eprintln!("status {code:?}: {message}");
-    Err(code)
+fn with_vulkan(vk: &VulkanOptions) -> cairn::Result<Context> {
+    Context::with_vulkan(ContextOptions::new(), vk)
 }
 
 #[test]
 fn memory_limit_gives_resource_exhausted() {
-    let ctx = RawVulkanContext::new(&VulkanOptions::new().memory_limit(2 << 20)).unwrap(); // 2 MiB
+    let ctx = with_vulkan(&VulkanOptions::new().memory_limit(2 << 20)).unwrap(); // 2 MiB
+    assert_eq!(ctx.device(), "vulkan:0", "Vulkan settings make \"vulkan\" the default device");
     let big = vec![0.5f32; 300_000]; // 1.2 MB each
-    let a = ctx.tensor_f(&big).unwrap();
+    let a = Tensor::new(&ctx, &big, &[300_000]).unwrap();
     assert_eq!(a.device(), "vulkan:0");
-    assert_eq!(ctx.tensor_f(&big).unwrap_err(), Code::ResourceExhausted);
+    let err = Tensor::new(&ctx, &big, &[300_000]).unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted);
+    assert!(err.message().contains("memory limit"), "{err}");
     drop(a); // frees its device memory, so the next one fits
-    ctx.tensor_f(&big).unwrap();
+    Tensor::new(&ctx, &big, &[300_000]).unwrap();
 }
 
 #[test]
 fn cpu_fallback_is_counted() {
-    let ctx = RawVulkanContext::new(&VulkanOptions::new().cpu_fallback(true)).unwrap();
-    let v = [1.5f64, -2.5];
-    let x = ctx.tensor(sys::CAIRN_FLOAT64, v.as_ptr().cast(), 16, 2).unwrap();
-    let before = ctx.fallback_count();
-    let op = c"Neg";
-    let mut y = ptr::null_mut();
-    // SAFETY: one live input, one output slot.
-    status_code(unsafe { sys::cairn_op_run(ctx.0, op.as_ptr(), &x.as_raw(), 1, ptr::null(), 0, &mut y, 1) }).unwrap();
-    // SAFETY: a new tensor we own.
-    let y = unsafe { Tensor::from_raw(NonNull::new(y).unwrap()) };
+    let ctx = with_vulkan(&VulkanOptions::new().cpu_fallback(true)).unwrap();
+    let x = Tensor::new(&ctx, &[1.5f64, -2.5], &[2]).unwrap();
+    let before = ctx.vulkan_fallback_count(None).unwrap();
+    let y = ops::neg(&ctx, &x).unwrap();
     assert_eq!(y.device(), "vulkan:0");
     assert_eq!(y.to_vec::<f64>().unwrap(), [-1.5, 2.5]);
-    assert_eq!(ctx.fallback_count(), before + 1);
+    assert_eq!(ctx.vulkan_fallback_count(None).unwrap(), before + 1);
+}
+
+#[test]
+fn context_options_reach_the_vulkan_constructor() {
+    // Device "cpu" keeps the CPU as default; the Vulkan settings still apply to "vulkan:0".
+    let logged = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = Arc::clone(&logged);
+    let options = ContextOptions::new()
+        .device("cpu")
+        .log_level(LogLevel::Info)
+        .log_callback(move |_, message| sink.lock().unwrap().push(message.to_string()));
+    let ctx = Context::with_vulkan(options, &VulkanOptions::new().cpu_fallback(true)).unwrap();
+    assert_eq!(ctx.device(), "cpu");
+    assert_eq!(ctx.vulkan_fallback_count(Some("vulkan:0")).unwrap(), 0);
+    drop(ctx);
+    let logged = logged.lock().unwrap();
+    assert!(logged.iter().any(|m| m.contains("context created: default device cpu")), "{logged:?}");
+    let err = Context::with_vulkan(ContextOptions::new().device("vul\0kan"), &VulkanOptions::new()).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("cairn_context_create_vulkan"), "{err}");
 }
 
 #[test]
@@ -147,7 +110,9 @@ fn options_are_checked_by_the_constructor() {
     let fake = 1usize as *mut std::ffi::c_void;
     // SAFETY: a partial set is refused before any handle is used.
     let partial = unsafe { VulkanOptions::new().external(ptr::null_mut(), ptr::null_mut(), fake, 0, ptr::null_mut()) };
-    assert_eq!(RawVulkanContext::new(&partial).err(), Some(Code::InvalidArgument));
+    let err = with_vulkan(&partial).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("1 of 4 set"), "{err}");
     assert_eq!(VulkanOptions::new().as_raw().struct_size as usize, std::mem::size_of::<sys::cairn_vulkan_options>());
 }
 
