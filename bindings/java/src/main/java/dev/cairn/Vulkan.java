@@ -10,6 +10,7 @@ import java.util.List;
 /**
  * The Vulkan backend: availability, the device list, the CPU fallback counter and
  * synchronization. A context reaches Vulkan through {@code CairnContext.options().device("vulkan")}
+ * or, with Vulkan settings, {@link CairnContext#CairnContext(CairnContext.Options, VulkanOptions)}
  * ("vulkan" picks the first discrete GPU, then integrated, virtual, then a CPU implementation such
  * as lavapipe; "vulkan:N" is {@link #devices()}' entry N).
  */
@@ -71,18 +72,5 @@ public final class Vulkan {
     } finally {
       Reference.reachabilityFence(ctx);
     }
-  }
-
-  /**
-   * Creates a native context with Vulkan settings (cairn_context_create_vulkan) on {@code device}
-   * (null: "vulkan") and returns its handle, which the caller frees with
-   * {@link CairnNative#contextFree}. The CairnContext constructor taking VulkanOptions needs a
-   * hook in CairnContext; until then this is the way to such a context.
-   */
-  public static long createRawContext(String device, VulkanOptions vk) {
-    if (vk == null) vk = new VulkanOptions();
-    return CairnNative.contextCreateVulkan(NativeResources.cstr(device), 0, 0, 0, LogLevel.WARNING.value(),
-        vk.instance(), vk.physicalDevice(), vk.device(), vk.queueFamily(), vk.queue(), vk.memoryLimit(),
-        vk.cpuFallback() ? 1 : 0);
   }
 }

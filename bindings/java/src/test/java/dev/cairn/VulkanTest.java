@@ -2,7 +2,6 @@ package dev.cairn;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import dev.cairn.raw.CairnNative;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -67,49 +66,59 @@ class VulkanTest {
     }
   }
 
+  private static CairnContext withVulkan(VulkanOptions vk) {
+    return new CairnContext(CairnContext.options(), vk);
+  }
+
   @Test
   void memoryLimitGivesResourceExhausted() {
-    long ctx = Vulkan.createRawContext(null, new VulkanOptions().memoryLimit(2 << 20)); // 2 MiB
-    try {
+    try (CairnContext ctx = withVulkan(new VulkanOptions().memoryLimit(2 << 20))) { // 2 MiB
+      assertEquals("vulkan:0", ctx.device(), "Vulkan settings make \"vulkan\" the default device");
       float[] big = new float[300_000]; // 1.2 MB each
-      long[] shape = {big.length};
-      try (Tensor a = new Tensor(CairnNative.tensorCreate(ctx, DType.FLOAT32.value(), shape, big))) {
+      try (Tensor a = Tensor.of(ctx, big, big.length)) {
         assertEquals("vulkan:0", a.device());
-        CairnException e = assertThrows(CairnException.class,
-            () -> CairnNative.tensorCreate(ctx, DType.FLOAT32.value(), shape, big));
+        CairnException e = assertThrows(CairnException.class, () -> Tensor.of(ctx, big, big.length));
         assertEquals(Code.RESOURCE_EXHAUSTED, e.code());
         assertTrue(e.getMessage().contains("memory limit"), e.getMessage());
       }
       // The first one is freed, so another fits.
-      new Tensor(CairnNative.tensorCreate(ctx, DType.FLOAT32.value(), shape, big)).close();
-    } finally {
-      CairnNative.contextFree(ctx);
+      Tensor.of(ctx, big, big.length).close();
     }
     assertThrows(IllegalArgumentException.class, () -> new VulkanOptions().memoryLimit(-1));
   }
 
   @Test
   void cpuFallbackIsCounted() {
-    long ctx = Vulkan.createRawContext(null, new VulkanOptions().cpuFallback(true));
-    try (Tensor x = new Tensor(CairnNative.tensorCreate(ctx, DType.FLOAT64.value(), new long[] {2},
-        new double[] {1.5, -2.5}))) {
-      long[] out = new long[1];
-      CairnNative.opRun(ctx, NativeResources.cstr("Neg"), new long[] {x.handle()}, null, null, null, null, null,
-          null, null, null, out);
-      try (Tensor y = new Tensor(out[0])) {
-        assertEquals("vulkan:0", y.device());
-        assertArrayEquals(new double[] {-1.5, 2.5}, y.toDoubleArray());
-      }
-      assertEquals(1, CairnNative.vulkanFallbackCount(ctx, null));
-    } finally {
-      CairnNative.contextFree(ctx);
+    try (CairnContext ctx = withVulkan(new VulkanOptions().cpuFallback(true));
+         Tensor x = Tensor.of(ctx, new double[] {1.5, -2.5}, 2);
+         Tensor y = Ops.neg(ctx, x)) {
+      assertEquals("vulkan:0", y.device());
+      assertArrayEquals(new double[] {-1.5, 2.5}, y.toDoubleArray());
+      assertEquals(1, Vulkan.fallbackCount(ctx, null));
+    }
+  }
+
+  @Test
+  void contextOptionsReachTheVulkanConstructor() {
+    // Device "cpu" keeps the CPU as default; the Vulkan settings still apply to "vulkan:0".
+    List<String> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try (CairnContext ctx = new CairnContext(
+             CairnContext.options().device("cpu").logLevel(LogLevel.INFO).logHandler((l, m) -> logged.add(m)),
+             new VulkanOptions().cpuFallback(true))) {
+      assertEquals("cpu", ctx.device());
+      assertEquals(0, Vulkan.fallbackCount(ctx, "vulkan:0"));
+    }
+    assertTrue(logged.stream().anyMatch(m -> m.contains("context created: default device cpu")), logged.toString());
+    // Null Vulkan settings are the plain constructor.
+    try (CairnContext ctx = new CairnContext(CairnContext.options(), null)) {
+      assertEquals("cpu", ctx.device());
     }
   }
 
   @Test
   void partialExternalHandlesAreRefused() {
     CairnException e = assertThrows(CairnException.class,
-        () -> Vulkan.createRawContext(null, new VulkanOptions().external(0, 0, 1, 0, 0)));
+        () -> withVulkan(new VulkanOptions().external(0, 0, 1, 0, 0)));
     assertEquals(Code.INVALID_ARGUMENT, e.code());
     assertTrue(e.getMessage().contains("1 of 4 set"), e.getMessage());
   }
