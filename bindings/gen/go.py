@@ -184,7 +184,10 @@ def emit_raw(header) -> str:
             out.append("}")
             out.append("")
             out.append(f'// String returns the value\'s name without its prefix, e.g. "{names[-1][0][len(cprefix):]}".')
-            out.append(f"func (v {gotype}) String() string {{ return enumName(v, {lower_first(gotype)}Names, \"{gotype}\") }}")
+            # Always on three lines: gofmt splits a one-line body that gets too long (long type names).
+            out.append(f"func (v {gotype}) String() string {{")
+            out.append(f"\treturn enumName(v, {lower_first(gotype)}Names, \"{gotype}\")")
+            out.append("}")
         if enum.name == "cairn_code":
             out.append("")
             out.append("// Sentinel errors, one per code: errors.Is(err, ErrInvalidArgument) holds for every *Error")

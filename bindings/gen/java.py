@@ -64,7 +64,7 @@ ENUM_EXTRAS = {
 }
 
 # Scalar out-parameters of status-returning functions, returned as the Java result.
-OUT_SCALARS = {"size_t *": "J", "int64_t *": "J", "int32_t *": "I", "int *": "I", "double *": "D"}
+OUT_SCALARS = {"size_t *": "J", "int64_t *": "J", "uint64_t *": "J", "int32_t *": "I", "int *": "I", "double *": "D"}
 
 INT_TYPES = {"uint32_t": "I", "int32_t": "I", "int": "I", "int64_t": "J", "uint64_t": "J"}
 JNI_OF_SIG = {"I": "jint", "J": "jlong", "D": "jdouble", "F": "jfloat", "Z": "jboolean"}
@@ -363,7 +363,8 @@ def struct_fields(model: Model, s: cheader.Struct):
         elif f.ctype == "const char *":
             yield ("cstring", [f], None)
             i += 1
-        elif model.is_handle_ptr(f.ctype):
+        elif model.is_handle_ptr(f.ctype) or f.ctype == "void *":
+            # A library handle, or an opaque object of another API (an engine's VkDevice): a long.
             yield ("handle", [f], None)
             i += 1
         elif model.scalar(f.ctype) and f.ctype != "size_t":
@@ -526,6 +527,8 @@ def function_result(model: Model, fn: cheader.Function) -> tuple[Result, list[ch
             return Result("byte[]", "jbyteArray", "[B", ["char *c_out = NULL;", "size_t c_out_n = 0;"],
                           "&c_out, &c_out_n",
                           ["result = cairn_jni_new_bytes(env, c_out, c_out_n);", "cairn_free(c_out);"]), params[:-2]
+        if last and (m := re.match(r"^(\w+) \*$", last.ctype)) and m.group(1) in model.structs:
+            return out_struct_result(model, model.structs[m.group(1)]), params[:-1]
         if last and last.ctype in OUT_SCALARS:
             letter = OUT_SCALARS[last.ctype]
             jt = JNI_OF_SIG[letter]
@@ -543,6 +546,69 @@ def function_result(model: Model, fn: cheader.Function) -> tuple[Result, list[ch
     if letter:
         return Result(JAVA_OF_SIG[letter], JNI_OF_SIG[letter], letter, [], None, []), params
     raise Unsupported(f"return type {r}")
+
+
+def out_struct_fields(model: Model, s: cheader.Struct) -> list[tuple[cheader.Param, str, str]]:
+    """(field, Java type, JNI signature) of the fields an out struct reports: every field but
+    struct_size, each a C string or a scalar."""
+    out = []
+    for i, f in enumerate(s.fields):
+        if i == 0 and f.name == "struct_size" and f.ctype == "uint32_t":
+            continue
+        if f.ctype == "const char *":
+            out.append((f, "String", "Ljava/lang/String;"))
+        elif (letter := model.scalar(f.ctype)) and f.ctype != "size_t":
+            out.append((f, JAVA_OF_SIG[letter], letter))
+        else:
+            raise Unsupported(f"out struct field {s.name}.{f.name} ({f.ctype})")
+    return out
+
+
+def out_struct_class(s: cheader.Struct) -> str:
+    return camel(s.name[len("cairn_"):], upper_first=True)
+
+
+def out_struct_result(model: Model, s: cheader.Struct) -> Result:
+    """A trailing `cairn_x *out` struct the function fills: the glue sets struct_size and returns
+    a dev.cairn.raw.<X> (emit_out_struct) made from the fields."""
+    fields = out_struct_fields(model, s)
+    cls = f"{RAW_PKG.replace('.', '/')}/{out_struct_class(s)}"
+    ctor_sig = "(" + "".join(sig for _, _, sig in fields) + ")V"
+    convert = [f'jclass c_out_cls = (*env)->FindClass(env, "{cls}");',
+               "if (!c_out_cls) goto done;",
+               f'jmethodID c_out_ctor = (*env)->GetMethodID(env, c_out_cls, "<init>", "{ctor_sig}");',
+               "if (!c_out_ctor) goto done;"]
+    args = []
+    for f, jt, sig in fields:
+        if jt == "String":
+            convert += [f"jstring c_out_{f.name} = cairn_jni_new_string(env, c_out.{f.name});",
+                        f"if (c_out.{f.name} && !c_out_{f.name}) goto done;"]
+            args.append(f"c_out_{f.name}")
+        else:
+            args.append(f"({JNI_OF_SIG[sig]})c_out.{f.name}")
+    convert.append(f"result = (*env)->NewObject(env, c_out_cls, c_out_ctor, {', '.join(args)});")
+    return Result(f"{out_struct_class(s)}", "jobject", f"L{cls};",
+                  [f"{s.name} c_out;", "memset(&c_out, 0, sizeof c_out);",
+                   "c_out.struct_size = (uint32_t)sizeof c_out;"], "&c_out", convert)
+
+
+def emit_out_struct(model: Model, s: cheader.Struct) -> str:
+    """The Java class of an out struct: its fields (struct_size aside), final and public."""
+    fields = out_struct_fields(model, s)
+    cls = out_struct_class(s)
+    lines = [JAVA_BANNER, f"package {RAW_PKG};", ""]
+    lines += javadoc(f"{s.name}: {s.doc}" if s.doc else s.name, "")
+    lines.append(f"public final class {cls} {{")
+    for f, jt, _ in fields:
+        lines.append(f"  public final {jt} {java_ident(camel(f.name))};")
+    lines.append("")
+    params = ", ".join(f"{jt} {java_ident(camel(f.name))}" for f, jt, _ in fields)
+    lines.append(f"  public {cls}({params}) {{")
+    for f, _, _ in fields:
+        n = java_ident(camel(f.name))
+        lines.append(f"    this.{n} = {n};")
+    lines += ["  }", "}", ""]
+    return "\n".join(lines)
 
 
 def handle_out_array(model: Model, fn: cheader.Function) -> Optional[Result]:
@@ -635,7 +701,7 @@ def c_function(fn, java_name, result: Result, pieces: list[Piece], jni_params, o
         lines.append("}")
         return lines
     if ret != "void":
-        lines.append(f"  {ret} result = {'NULL' if ret in ('jstring', 'jbyteArray', 'jlongArray') else '0'};")
+        lines.append(f"  {ret} result = {'NULL' if ret in ('jstring', 'jbyteArray', 'jlongArray', 'jobject') else '0'};")
     if uses_arena:
         lines.append("  cairn_jni_arena arena;")
         lines.append("  cairn_jni_arena_init(&arena);")
@@ -885,6 +951,11 @@ def emit_raw(model: Model) -> dict[str, str]:
     files = {f"{RAW_DIR}/CairnNative.java": "\n".join(j),
              f"{NATIVE_DIR}/dev_cairn_raw_CairnNative.c": "\n".join(c)}
     files.update(cb_files)
+    for b in bindings:
+        last = b.fn.params[-1] if b.fn.params else None
+        if last and (m := re.match(r"^(\w+) \*$", last.ctype)) and m.group(1) in model.structs:
+            s = model.structs[m.group(1)]
+            files[f"{RAW_DIR}/{out_struct_class(s)}.java"] = emit_out_struct(model, s)
     return files
 
 

@@ -85,6 +85,14 @@ func WithLogFunc(fn LogFunc) ContextOption {
 
 // NewContext creates a context. Close it when done.
 func NewContext(options ...ContextOption) (*Context, error) {
+	return createContext("NewContext", options, cContextCreate)
+}
+
+// createContext fills cairn_context_options from `options` (in C memory, with the log callback
+// behind a cgo handle) and makes the context with `create`, one of the C constructors. `fn`
+// names the Go constructor in errors.
+func createContext(fn string, options []ContextOption,
+	create func(*C.cairn_context_options, **C.cairn_context) error) (*Context, error) {
 	var cfg contextConfig
 	for _, set := range options {
 		set(&cfg)
@@ -99,7 +107,7 @@ func NewContext(options ...ContextOption) (*Context, error) {
 	}
 	if cfg.numThreads != nil {
 		if *cfg.numThreads > math.MaxInt32 {
-			return nil, newError(CodeInvalidArgument, fmt.Sprintf("NewContext: num_threads %d does not fit in an int32", *cfg.numThreads))
+			return nil, newError(CodeInvalidArgument, fmt.Sprintf("%s: num_threads %d does not fit in an int32", fn, *cfg.numThreads))
 		}
 		opts.num_threads = C.int32_t(*cfg.numThreads)
 	}
@@ -115,7 +123,7 @@ func NewContext(options ...ContextOption) (*Context, error) {
 		C.cairn_go_set_log(opts, C.uintptr_t(log))
 	}
 	c := &Context{}
-	if err := cContextCreate(opts, &c.ptr); err != nil {
+	if err := create(opts, &c.ptr); err != nil {
 		// No context was made, so the runtime never calls log_release: the handle is ours to delete.
 		releaseLog(log)
 		return nil, err

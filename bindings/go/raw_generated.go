@@ -133,7 +133,9 @@ var codeNames = map[Code]string{
 }
 
 // String returns the value's name without its prefix, e.g. "DATA_LOSS".
-func (v Code) String() string { return enumName(v, codeNames, "Code") }
+func (v Code) String() string {
+	return enumName(v, codeNames, "Code")
+}
 
 // Sentinel errors, one per code: errors.Is(err, ErrInvalidArgument) holds for every *Error
 // with that code.
@@ -198,7 +200,9 @@ var logLevelNames = map[LogLevel]string{
 }
 
 // String returns the value's name without its prefix, e.g. "ERROR".
-func (v LogLevel) String() string { return enumName(v, logLevelNames, "LogLevel") }
+func (v LogLevel) String() string {
+	return enumName(v, logLevelNames, "LogLevel")
+}
 
 // AttrKind is cairn_attr_kind.
 type AttrKind int32
@@ -225,7 +229,9 @@ var attrKindNames = map[AttrKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "FLOATS".
-func (v AttrKind) String() string { return enumName(v, attrKindNames, "AttrKind") }
+func (v AttrKind) String() string {
+	return enumName(v, attrKindNames, "AttrKind")
+}
 
 // ObjectKind is cairn_object_kind.
 //
@@ -256,7 +262,9 @@ var objectKindNames = map[ObjectKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "LAYER".
-func (v ObjectKind) String() string { return enumName(v, objectKindNames, "ObjectKind") }
+func (v ObjectKind) String() string {
+	return enumName(v, objectKindNames, "ObjectKind")
+}
 
 // Unconnected is cairn_unconnected.
 //
@@ -275,7 +283,9 @@ var unconnectedNames = map[Unconnected]string{
 }
 
 // String returns the value's name without its prefix, e.g. "ZERO".
-func (v Unconnected) String() string { return enumName(v, unconnectedNames, "Unconnected") }
+func (v Unconnected) String() string {
+	return enumName(v, unconnectedNames, "Unconnected")
+}
 
 // OptimizerKind is cairn_optimizer_kind.
 type OptimizerKind int32
@@ -296,7 +306,9 @@ var optimizerKindNames = map[OptimizerKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "RMSPROP".
-func (v OptimizerKind) String() string { return enumName(v, optimizerKindNames, "OptimizerKind") }
+func (v OptimizerKind) String() string {
+	return enumName(v, optimizerKindNames, "OptimizerKind")
+}
 
 // LossKind is cairn_loss_kind.
 type LossKind int32
@@ -317,7 +329,9 @@ var lossKindNames = map[LossKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "SPARSE_CATEGORICAL_CROSSENTROPY".
-func (v LossKind) String() string { return enumName(v, lossKindNames, "LossKind") }
+func (v LossKind) String() string {
+	return enumName(v, lossKindNames, "LossKind")
+}
 
 // MetricKind is cairn_metric_kind.
 type MetricKind int32
@@ -334,7 +348,9 @@ var metricKindNames = map[MetricKind]string{
 }
 
 // String returns the value's name without its prefix, e.g. "ACCURACY".
-func (v MetricKind) String() string { return enumName(v, metricKindNames, "MetricKind") }
+func (v MetricKind) String() string {
+	return enumName(v, metricKindNames, "MetricKind")
+}
 
 // VulkanDeviceType is cairn_vulkan_device_type.
 //
@@ -359,7 +375,9 @@ var vulkanDeviceTypeNames = map[VulkanDeviceType]string{
 }
 
 // String returns the value's name without its prefix, e.g. "CPU".
-func (v VulkanDeviceType) String() string { return enumName(v, vulkanDeviceTypeNames, "VulkanDeviceType") }
+func (v VulkanDeviceType) String() string {
+	return enumName(v, vulkanDeviceTypeNames, "VulkanDeviceType")
+}
 
 func enumName[E ~int32](v E, names map[E]string, typeName string) string {
 	if name, ok := names[v]; ok {

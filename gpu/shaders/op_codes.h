@@ -75,4 +75,10 @@
 #define RND_NORMAL 1
 #define RND_TRUNCATED 2
 
+// fft_real.comp
+#define FFT_REAL_PACK 0
+#define FFT_REAL_CROP 1
+#define FFT_REAL_HERMITIAN 2
+#define FFT_REAL_REAL 3
+
 #endif

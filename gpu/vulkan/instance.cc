@@ -62,6 +62,7 @@ Ref<Instance> Instance::shared() {
   std::lock_guard<std::mutex> lock(mu);
   if (instance) return Ref<Instance>::share(instance);
 
+  load_vulkan();  // Unavailable: "Vulkan loader libvulkan.so.1 not found"
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "cairn";
   app.pEngineName = "cairn";
@@ -83,6 +84,12 @@ Ref<Instance> Instance::shared() {
   VkResult r = vkCreateInstance(&info, nullptr, &handle);
   if (r != VK_SUCCESS)
     raise(Code::Unavailable, "vulkan: no usable Vulkan loader or driver (vkCreateInstance: {})", vk_result_name(r));
+  try {
+    load_instance_functions(handle);
+  } catch (...) {
+    reinterpret_cast<PFN_vkDestroyInstance>(vkGetInstanceProcAddr(handle, "vkDestroyInstance"))(handle, nullptr);
+    throw;
+  }
   auto* created = new Instance();
   created->instance_ = handle;
   created->owned_ = true;
@@ -104,6 +111,7 @@ Ref<Instance> Instance::shared() {
 
 Ref<Instance> Instance::borrow(VkInstance handle) {
   if (handle == VK_NULL_HANDLE) raise(Code::InvalidArgument, "vulkan: the external VkInstance is null");
+  load_instance_functions(handle);
   auto* i = new Instance();
   i->instance_ = handle;
   return Ref<Instance>::adopt(i);

@@ -4,7 +4,7 @@
 // that counts errors (tests fail on any).
 #pragma once
 
-#include <vulkan/vulkan.h>
+#include "gpu/vulkan/loader.h"
 
 #include <cstdint>
 #include <string>

@@ -2,7 +2,7 @@
 // timeouts -> DeadlineExceeded, a missing driver -> Unavailable.
 #pragma once
 
-#include <vulkan/vulkan.h>
+#include "gpu/vulkan/loader.h"
 
 #include "runtime/core/error.h"
 

@@ -3,7 +3,7 @@
 // GPU until the host reads a tensor, a batch reaches its size bound, or synchronize() is called.
 #pragma once
 
-#include <vulkan/vulkan.h>
+#include "gpu/vulkan/loader.h"
 
 #include <atomic>
 #include <cstdint>

@@ -1,5 +1,5 @@
-// FFT, IFFT, FFT2D and IFFT2D with VkFFT on Vulkan against kissfft on the CPU (complex64), with
-// the validation layer on; the real transforms fall back to the CPU when the context allows it.
+// FFT, IFFT, FFT2D and IFFT2D with VkFFT on Vulkan against kissfft on the CPU (complex64), and the
+// real transforms (RFFT, IRFFT and 2-D) built on them, with the validation layer on.
 #include <complex>
 #include <random>
 #include <vector>
@@ -57,21 +57,45 @@ TEST_CASE("VkFFT transforms match kissfft for 1-D and 2-D, forward and inverse")
   CHECK_NO_VALIDATION_ERRORS();
 }
 
-TEST_CASE("real transforms fall back to the CPU when allowed, and name op and device otherwise") {
-  std::vector<int64_t> len = {8};
-  Tensor x = to_vk(make<float>({1, 2, 3, 4, 5, 6, 7, 8}, Shape{8}));
-  CHECK_THROWS_CODE(run_op(vk_ctx(), "RFFT", {x}, {attr_ints("fft_length", len)}), Code::Unimplemented,
-                    "RFFT: no Vulkan kernel for dtype float32 on device vulkan:0");
-  ContextOptions o;
-  o.device = "vulkan";
-  o.gpu.cpu_fallback = true;
-  Context c(o);
-  auto& dev = static_cast<gpu::VulkanDevice&>(c.default_device());
-  Tensor xv = tensor_on_device(make<float>({1, 2, 3, 4, 5, 6, 7, 8}, Shape{8}), dev);
-  Tensor y = run_op(c, "RFFT", {xv}, {attr_ints("fft_length", len)})[0];
-  Tensor back = run_op(c, "IRFFT", {y}, {attr_ints("fft_length", len)})[0];
-  check_close(as_doubles(tensor_on_device(back, c.cpu())), {1, 2, 3, 4, 5, 6, 7, 8}, 1e-5);
-  CHECK(dev.fallbacks() == 2);
+Tensor random_real(const Shape& s, uint32_t seed) { return random_tensor(DType::Float32, s, -1, 1, seed); }
+
+TEST_CASE("real transforms (RFFT, IRFFT, RFFT2D, IRFFT2D) match kissfft, cropping and padding") {
+  struct Case {
+    const char* op;
+    Shape s;
+    std::vector<int64_t> len;
+  };
+  std::vector<Case> cases = {
+      {"RFFT", Shape{8}, {8}},           {"RFFT", Shape{3, 64}, {64}},        {"RFFT", Shape{4, 30}, {30}},
+      {"RFFT", Shape{2, 10}, {16}},      {"RFFT", Shape{2, 20}, {9}},         {"RFFT", Shape{5, 1}, {1}},
+      {"RFFT", Shape{0, 8}, {8}},        {"RFFT2D", Shape{2, 8, 16}, {8, 16}}, {"RFFT2D", Shape{6, 10}, {4, 12}},
+      {"RFFT2D", Shape{3, 5, 7}, {5, 7}}, {"IRFFT", Shape{3, 33}, {64}},      {"IRFFT", Shape{4, 16}, {30}},
+      {"IRFFT", Shape{2, 5}, {9}},       {"IRFFT", Shape{2, 12}, {8}},        {"IRFFT2D", Shape{2, 8, 9}, {8, 16}},
+      {"IRFFT2D", Shape{6, 7}, {5, 12}}, {"IRFFT2D", Shape{3, 4, 3}, {5, 5}},
+  };
+  uint32_t seed = 200;
+  for (const auto& c : cases) {
+    CAPTURE(c.op);
+    CAPTURE(c.s.str());
+    bool inverse = c.op[0] == 'I';
+    Tensor x = inverse ? random_complex(c.s, seed++) : random_real(c.s, seed++);
+    std::vector<NamedAttr> attrs = {attr_ints("fft_length", c.len)};
+    Tensor want = run_op(ctx(), c.op, {x}, attrs)[0];
+    Tensor got = run_op(vk_ctx(), c.op, {to_vk(x)}, attrs)[0];
+    CHECK(got.device()->name() == "vulkan:0");
+    REQUIRE(got.shape() == want.shape());
+    if (inverse)
+      check_close(as_doubles(to_cpu(got)), as_doubles(want), 1e-4);
+    else
+      check_complex_close(to_cpu(got), want, 1e-4);
+  }
+  // IRFFT(RFFT(x)) gives x back.
+  Tensor x = random_real(Shape{3, 48}, 7);
+  const std::vector<int64_t> n = {48};
+  std::vector<NamedAttr> len = {attr_ints("fft_length", n)};
+  Tensor back = run_op(vk_ctx(), "IRFFT", {run_op(vk_ctx(), "RFFT", {to_vk(x)}, len)[0]}, len)[0];
+  check_close(as_doubles(to_cpu(back)), as_doubles(x), 1e-5);
+  CHECK_NO_VALIDATION_ERRORS();
 }
 
 }  // namespace

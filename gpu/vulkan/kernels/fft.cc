@@ -3,13 +3,56 @@
 // to the output. (VkFFT binds its buffers when the plan is built; pointing it at tensors inside
 // shared blocks would rewrite descriptor sets that pending commands still use.) Plans (VkFFT compiles its kernels with glslang, ~150 ms) are cached per
 // device by (rank, sizes, batch, direction). The real transforms (RFFT, IRFFT and their 2-D forms)
-// have no Vulkan kernel yet: they fall back to the CPU when the context allows it.
+// run the complex ones between passes of fft_real.comp (pack, crop, Hermitian extension, real
+// part), so they share the plans.
+// VkFFT calls Vulkan functions by their global names; Cairn resolves them at run time (loader.h),
+// so the names VkFFT uses are mapped onto Cairn's table before its header is read. Nothing links
+// libvulkan, and FFTs work wherever the loader opens.
+#include "gpu/vulkan/loader.h"
+#define vkAllocateCommandBuffers ::cairn::gpu::vkAllocateCommandBuffers
+#define vkAllocateDescriptorSets ::cairn::gpu::vkAllocateDescriptorSets
+#define vkAllocateMemory ::cairn::gpu::vkAllocateMemory
+#define vkBeginCommandBuffer ::cairn::gpu::vkBeginCommandBuffer
+#define vkBindBufferMemory ::cairn::gpu::vkBindBufferMemory
+#define vkCmdBindDescriptorSets ::cairn::gpu::vkCmdBindDescriptorSets
+#define vkCmdBindPipeline ::cairn::gpu::vkCmdBindPipeline
+#define vkCmdCopyBuffer ::cairn::gpu::vkCmdCopyBuffer
+#define vkCmdDispatch ::cairn::gpu::vkCmdDispatch
+#define vkCmdPipelineBarrier ::cairn::gpu::vkCmdPipelineBarrier
+#define vkCmdPushConstants ::cairn::gpu::vkCmdPushConstants
+#define vkCreateBuffer ::cairn::gpu::vkCreateBuffer
+#define vkCreateComputePipelines ::cairn::gpu::vkCreateComputePipelines
+#define vkCreateDescriptorPool ::cairn::gpu::vkCreateDescriptorPool
+#define vkCreateDescriptorSetLayout ::cairn::gpu::vkCreateDescriptorSetLayout
+#define vkCreatePipelineLayout ::cairn::gpu::vkCreatePipelineLayout
+#define vkCreateShaderModule ::cairn::gpu::vkCreateShaderModule
+#define vkDestroyBuffer ::cairn::gpu::vkDestroyBuffer
+#define vkDestroyDescriptorPool ::cairn::gpu::vkDestroyDescriptorPool
+#define vkDestroyDescriptorSetLayout ::cairn::gpu::vkDestroyDescriptorSetLayout
+#define vkDestroyPipeline ::cairn::gpu::vkDestroyPipeline
+#define vkDestroyPipelineLayout ::cairn::gpu::vkDestroyPipelineLayout
+#define vkDestroyShaderModule ::cairn::gpu::vkDestroyShaderModule
+#define vkEndCommandBuffer ::cairn::gpu::vkEndCommandBuffer
+#define vkFreeCommandBuffers ::cairn::gpu::vkFreeCommandBuffers
+#define vkFreeMemory ::cairn::gpu::vkFreeMemory
+#define vkGetBufferMemoryRequirements ::cairn::gpu::vkGetBufferMemoryRequirements
+#define vkGetPhysicalDeviceMemoryProperties ::cairn::gpu::vkGetPhysicalDeviceMemoryProperties
+#define vkGetPhysicalDeviceProperties ::cairn::gpu::vkGetPhysicalDeviceProperties
+#define vkMapMemory ::cairn::gpu::vkMapMemory
+#define vkQueueSubmit ::cairn::gpu::vkQueueSubmit
+#define vkResetFences ::cairn::gpu::vkResetFences
+#define vkUnmapMemory ::cairn::gpu::vkUnmapMemory
+#define vkUpdateDescriptorSets ::cairn::gpu::vkUpdateDescriptorSets
+#define vkWaitForFences ::cairn::gpu::vkWaitForFences
 #define VKFFT_BACKEND 0
 #include "gpu/vulkan/vkfft/vkFFT.h"
 
 #include <string>
+#include <vector>
 
+#include "gpu/shaders/op_codes.h"
 #include "gpu/vulkan/kernels/kernel_util.h"
+#include "gpu/vulkan/kernels/push.h"
 #include "runtime/cpu/axis.h"
 #include "runtime/tensor/tensor.h"
 
@@ -97,25 +140,21 @@ std::unique_ptr<DeviceCacheEntry> make_plan(VulkanDevice& dev, int rank, uint64_
   return plan;
 }
 
-template <int Rank, bool Inverse>
-void fft_kernel(KernelContext& kc) {
-  const Tensor& x = kc.input(0);
-  Tensor& y = kc.output(0);
-  if (y.num_elements() == 0) return;
+// Records the complex transform of `x` into `y` (complex64, same shape, inner `Rank` dims).
+void record_fft(KernelContext& kc, const Tensor& x, const Tensor& y, int rank, bool inverse) {
   VulkanDevice& dev = vulkan(kc.device);
-  if (dev.external()) return fallback_or_unimplemented(kc, x.dtype(), "VkFFT needs a device Cairn created");
   const Shape& s = x.shape();
   uint64_t n0 = static_cast<uint64_t>(s[s.rank() - 1]);
-  uint64_t rows = Rank == 2 ? static_cast<uint64_t>(s[s.rank() - 2]) : 1;
-  uint64_t lines = static_cast<uint64_t>(product(s, 0, s.rank() - Rank));
+  uint64_t rows = rank == 2 ? static_cast<uint64_t>(s[s.rank() - 2]) : 1;
+  uint64_t lines = static_cast<uint64_t>(product(s, 0, s.rank() - rank));
   if (n0 * rows <= 1) {  // a 1-point transform is the identity
-    dev.copy(*x.buffer(), 0, *y.buffer(), 0, x.nbytes());
+    if (x.buffer() != y.buffer()) dev.copy(*x.buffer(), 0, *y.buffer(), 0, x.nbytes());
     return;
   }
-  std::string key = "vkfft:" + std::to_string(Rank) + ":" + std::to_string(n0) + "x" + std::to_string(rows) + ":" +
-                    std::to_string(lines) + (Inverse ? ":inv" : ":fwd");
+  std::string key = "vkfft:" + std::to_string(rank) + ":" + std::to_string(n0) + "x" + std::to_string(rows) + ":" +
+                    std::to_string(lines) + (inverse ? ":inv" : ":fwd");
   auto& plan = static_cast<FftPlan&>(
-      dev.cached(key, [&] { return make_plan(dev, Rank, n0, rows, lines, Inverse, kc.op()); }));
+      dev.cached(key, [&] { return make_plan(dev, rank, n0, rows, lines, inverse, kc.op()); }));
   uint64_t in_offset = 0, out_offset = 0;
   VkBuffer in = dev.vk_buffer(*x.buffer(), &in_offset), out = dev.vk_buffer(*y.buffer(), &out_offset);
   VkFFTResult r = VKFFT_SUCCESS;
@@ -127,7 +166,7 @@ void fft_kernel(KernelContext& kc) {
   dev.record([&](VkCommandBuffer cb) {
     VkFFTLaunchParams lp{};
     lp.commandBuffer = &cb;
-    r = VkFFTAppend(&plan.app, Inverse ? 1 : -1, &lp);
+    r = VkFFTAppend(&plan.app, inverse ? 1 : -1, &lp);
   });
   dev.record([&](VkCommandBuffer cb) {
     VkBufferCopy region{0, out_offset, plan.bytes};
@@ -136,11 +175,87 @@ void fft_kernel(KernelContext& kc) {
   if (r != VKFFT_SUCCESS) raise(Code::Internal, "{}: VkFFTAppend failed (VkFFTResult {})", kc.op(), static_cast<int>(r));
 }
 
+// VkFFT records on devices Cairn created only; false after falling back (or throwing).
+bool vkfft_usable(KernelContext& kc, DType dtype) {
+  if (!vulkan(kc.device).external()) return true;
+  fallback_or_unimplemented(kc, dtype, "VkFFT needs a device Cairn created");
+  return false;
+}
+
+template <int Rank, bool Inverse>
+void fft_kernel(KernelContext& kc) {
+  const Tensor& x = kc.input(0);
+  Tensor& y = kc.output(0);
+  if (y.num_elements() == 0 || !vkfft_usable(kc, x.dtype())) return;
+  record_fft(kc, x, y, Rank, Inverse);
+}
+
+// One fft_real.comp pass (see the shader for the modes); shapes are [lines, rows, cols].
+void record_real_pass(KernelContext& kc, uint32_t mode, const Tensor& x, const Tensor& y, int64_t rows, int64_t cols,
+                      int64_t in_rows, int64_t in_cols) {
+  check_indexable(kc, 2 * y.num_elements());
+  check_indexable(kc, 2 * x.num_elements());
+  FftRealPush p{static_cast<uint32_t>(y.num_elements()), static_cast<uint32_t>(rows), static_cast<uint32_t>(cols),
+                static_cast<uint32_t>(in_rows), static_cast<uint32_t>(in_cols)};
+  VulkanDevice& dev = vulkan(kc.device);
+  Pipeline& pl = dev.pipeline("fft_real", 2, sizeof(FftRealPush), {mode});
+  dev.dispatch(pl, {x.buffer(), y.buffer()}, &p, groups_for(p.total));
+}
+
+// The signal's inner dimensions (rows is 1 for 1-D transforms).
+void inner_dims(const Shape& s, int rank, int64_t* rows, int64_t* cols) {
+  *cols = s[s.rank() - 1];
+  *rows = rank == 2 ? s[s.rank() - 2] : 1;
+}
+
+// The full-size complex shape for fft_length: the outer dims of `s`, then rows and cols.
+Shape full_shape(const Shape& s, int rank, int64_t rows, int64_t cols) {
+  Shape out = s;
+  if (rank == 2) out.set_dim(s.rank() - 2, rows);
+  out.set_dim(s.rank() - 1, cols);
+  return out;
+}
+
+// RFFT: pack the real signal (cropped or padded) as complex, transform, keep cols / 2 + 1.
+template <int Rank>
+void rfft_kernel(KernelContext& kc) {
+  const Tensor& x = kc.input(0);
+  Tensor& y = kc.output(0);
+  if (y.num_elements() == 0 || !vkfft_usable(kc, x.dtype())) return;
+  std::vector<int64_t> len = kc.attrs.ints("fft_length");
+  int64_t rows = Rank == 2 ? len[0] : 1, cols = len[Rank - 1], in_rows, in_cols;
+  inner_dims(x.shape(), Rank, &in_rows, &in_cols);
+  Tensor full = Tensor::allocate(kc.device, DType::Complex64, full_shape(y.shape(), Rank, rows, cols));
+  record_real_pass(kc, FFT_REAL_PACK, x, full, rows, cols, in_rows, in_cols);
+  record_fft(kc, full, full, Rank, false);
+  record_real_pass(kc, FFT_REAL_CROP, full, y, rows, cols / 2 + 1, rows, cols);
+}
+
+// IRFFT: the Hermitian extension of the (cropped or padded) half spectrum, inverse transform,
+// real part.
+template <int Rank>
+void irfft_kernel(KernelContext& kc) {
+  const Tensor& x = kc.input(0);
+  Tensor& y = kc.output(0);
+  if (y.num_elements() == 0 || !vkfft_usable(kc, x.dtype())) return;
+  std::vector<int64_t> len = kc.attrs.ints("fft_length");
+  int64_t rows = Rank == 2 ? len[0] : 1, cols = len[Rank - 1], in_rows, in_cols;
+  inner_dims(x.shape(), Rank, &in_rows, &in_cols);
+  Tensor full = Tensor::allocate(kc.device, DType::Complex64, y.shape());
+  record_real_pass(kc, FFT_REAL_HERMITIAN, x, full, rows, cols, in_rows, in_cols);
+  record_fft(kc, full, full, Rank, true);
+  record_real_pass(kc, FFT_REAL_REAL, full, y, rows, cols, rows, cols);
+}
+
 }  // namespace
 
 CAIRN_REGISTER_KERNEL("FFT", DeviceKind::Vulkan, (fft_kernel<1, false>));
 CAIRN_REGISTER_KERNEL("IFFT", DeviceKind::Vulkan, (fft_kernel<1, true>));
 CAIRN_REGISTER_KERNEL("FFT2D", DeviceKind::Vulkan, (fft_kernel<2, false>));
 CAIRN_REGISTER_KERNEL("IFFT2D", DeviceKind::Vulkan, (fft_kernel<2, true>));
+CAIRN_REGISTER_KERNEL("RFFT", DeviceKind::Vulkan, rfft_kernel<1>);
+CAIRN_REGISTER_KERNEL("IRFFT", DeviceKind::Vulkan, irfft_kernel<1>);
+CAIRN_REGISTER_KERNEL("RFFT2D", DeviceKind::Vulkan, rfft_kernel<2>);
+CAIRN_REGISTER_KERNEL("IRFFT2D", DeviceKind::Vulkan, irfft_kernel<2>);
 
 }  // namespace cairn::gpu

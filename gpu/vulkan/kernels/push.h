@@ -120,4 +120,27 @@ struct PoolPush {  // pool.comp
 };
 static_assert(sizeof(PoolPush) == 52, "mirror of pool.comp's Push");
 
+struct NdIndexPush {  // nd_index.comp
+  uint32_t rows, k;
+  uint32_t dims[8];
+};
+static_assert(sizeof(NdIndexPush) == 40, "mirror of nd_index.comp's Push");
+
+struct SortPush {  // sort.comp
+  uint32_t total, r, inner, k;
+  uint32_t descending;
+};
+static_assert(sizeof(SortPush) == 20, "mirror of sort.comp's Push");
+
+struct WherePush {  // where.comp
+  uint32_t n, rank, count_only;
+  uint32_t dims[8];
+};
+static_assert(sizeof(WherePush) == 44, "mirror of where.comp's Push");
+
+struct FftRealPush {  // fft_real.comp
+  uint32_t total, rows, cols, in_rows, in_cols;
+};
+static_assert(sizeof(FftRealPush) == 20, "mirror of fft_real.comp's Push");
+
 }  // namespace cairn::gpu

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cairn_sys as sys;
 
 use crate::error::{c_string, check};
-use crate::{Code, Error, LogLevel, Result};
+use crate::{Code, Error, LogLevel, Result, VulkanOptions};
 
 /// A Cairn context. Tensors are made and ops run through one. It is `Send` and `Sync`: the C API
 /// lets several threads use one context at once, so share it by reference (scoped threads) or in
@@ -38,16 +38,39 @@ impl Context {
         let mut raw = ptr::null_mut();
         // SAFETY: NULL options mean all defaults; `raw` receives the new handle.
         unsafe { check(sys::cairn_context_create(ptr::null(), &mut raw))? };
-        Context::adopt(raw)
+        Context::adopt(raw, "cairn_context_create")
     }
 
     /// A context with `options`. The log callback and the allocator move into the runtime, which
     /// drops them when it is done with them: when the context, and every tensor, object and
     /// checkpoint made from it, are gone (the C API's `log_release` and allocator `release` hooks).
     pub fn with_options(options: ContextOptions) -> Result<Context> {
+        // SAFETY: `opts` and `out` are the valid pointers `create` passes.
+        Context::create(options, "cairn_context_create", |opts, out| unsafe { sys::cairn_context_create(opts, out) })
+    }
+
+    /// A context with `options` and Vulkan settings (`cairn_context_create_vulkan`). Without
+    /// [`ContextOptions::device`] the default device is "vulkan" (the first discrete GPU, then
+    /// integrated, virtual, then a CPU implementation); device "cpu" keeps the CPU as default while
+    /// the settings apply to "vulkan:N". `Unavailable` without a Vulkan driver, `InvalidArgument`
+    /// for a partial set of external handles.
+    pub fn with_vulkan(options: ContextOptions, vulkan: &VulkanOptions) -> Result<Context> {
+        Context::create(options, "cairn_context_create_vulkan", |opts, out| {
+            // SAFETY: as above; `vulkan` outlives the call, and its external handles were promised
+            // valid by the caller of the unsafe `VulkanOptions::external`.
+            unsafe { sys::cairn_context_create_vulkan(opts, vulkan.as_raw(), out) }
+        })
+    }
+
+    /// Fills the C options from `options` and makes the context with `constructor` (named `fn_name`
+    /// in errors), one of the C constructors, which gets the filled options and the output slot.
+    fn create<F>(options: ContextOptions, fn_name: &str, constructor: F) -> Result<Context>
+    where
+        F: FnOnce(*const sys::cairn_context_options, *mut *mut sys::cairn_context) -> *mut sys::cairn_status,
+    {
         crate::check_abi()?;
         let ContextOptions { mut raw, device, mut log, mut allocator } = options;
-        let device = device.map(|d| c_string(&d, "cairn_context_create", "device")).transpose()?;
+        let device = device.map(|d| c_string(&d, fn_name, "device")).transpose()?;
         if let Some(device) = &device {
             raw.device = device.as_ptr();
         }
@@ -58,12 +81,12 @@ impl Context {
         }
         let raw_allocator = allocator.as_ref().map(|a| a.allocator);
         if let Some(a) = &raw_allocator {
-            raw.allocator = a; // copied by cairn_context_create
+            raw.allocator = a; // copied by the constructor
         }
         let mut out = ptr::null_mut();
-        // SAFETY: `raw` and what it points to outlive the call. The callback states stay alive
-        // until their release hooks run (or the Handoffs reclaim them, when creation failed).
-        let status = unsafe { sys::cairn_context_create(&raw, &mut out) };
+        // `raw` and what it points to outlive the call. The callback states stay alive until their
+        // release hooks run (or the Handoffs reclaim them, when creation failed).
+        let status = constructor(&raw, &mut out);
         if status.is_null() {
             for handoff in log.iter_mut().chain(allocator.iter_mut().map(|a| &mut a.handoff)) {
                 handoff.handed_over = true;
@@ -71,12 +94,12 @@ impl Context {
         }
         // SAFETY: the status was just returned to us.
         unsafe { check(status)? };
-        Context::adopt(out)
+        Context::adopt(out, fn_name)
     }
 
-    fn adopt(raw: *mut sys::cairn_context) -> Result<Context> {
+    fn adopt(raw: *mut sys::cairn_context, fn_name: &str) -> Result<Context> {
         let raw = NonNull::new(raw)
-            .ok_or_else(|| Error::new(Code::Internal, "cairn_context_create: returned success but no context"))?;
+            .ok_or_else(|| Error::new(Code::Internal, format!("{fn_name}: returned success but no context")))?;
         Ok(Context { raw })
     }
 
@@ -115,8 +138,8 @@ impl fmt::Debug for Context {
     }
 }
 
-/// Options of [`Context::with_options`]. `ContextOptions::new()` starts from the C API's
-/// `CAIRN_CONTEXT_OPTIONS_INIT` defaults.
+/// Options of [`Context::with_options`] and [`Context::with_vulkan`]. `ContextOptions::new()`
+/// starts from the C API's `CAIRN_CONTEXT_OPTIONS_INIT` defaults.
 pub struct ContextOptions {
     raw: sys::cairn_context_options,
     device: Option<String>,
@@ -129,7 +152,7 @@ struct AllocatorHandoff {
     handoff: Handoff,
 }
 
-// SAFETY: `raw` holds no pointers until `Context::with_options` fills them in; the allocator hooks'
+// SAFETY: `raw` holds no pointers until `Context::create` fills them in; the allocator hooks'
 // user_data is an `Arc<A>` with `A: Send + Sync`; the log closure is Send + Sync.
 unsafe impl Send for ContextOptions {}
 unsafe impl Sync for ContextOptions {}

@@ -47,6 +47,7 @@ pub mod ops;
 mod optim;
 mod tape;
 mod tensor;
+pub mod vulkan;
 
 pub use checkpoint::{
     Checkpoint, CheckpointEntry, CheckpointManager, CheckpointManagerOptions, CheckpointOptions, CheckpointReader,
@@ -64,6 +65,7 @@ pub use object::{Dict, List, Module, Object, ObjectType, Trackable, Variable, Va
 pub use optim::{Optimizer, OptimizerOptions, Schedule};
 pub use tape::{GradientOptions, GradientTape, TapeOptions};
 pub use tensor::Tensor;
+pub use vulkan::{VulkanDevice, VulkanOptions};
 
 /// The README's examples compile (and the first one runs) as doc tests.
 #[doc = include_str!("../../README.md")]

@@ -2162,6 +2162,87 @@ done:
   return result;
 }
 
+JNIEXPORT jobject JNICALL Java_dev_cairn_raw_CairnNative_vulkanDeviceDescribe(JNIEnv *env, jclass cls, jlong index) {
+  (void)env;
+  (void)cls;
+  jobject result = NULL;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  cairn_vulkan_device_info c_out;
+  memset(&c_out, 0, sizeof c_out);
+  c_out.struct_size = (uint32_t)sizeof c_out;
+  cairn_status *status = cairn_vulkan_device_describe((size_t)index, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  jclass c_out_cls = (*env)->FindClass(env, "dev/cairn/raw/VulkanDeviceInfo");
+  if (!c_out_cls) goto done;
+  jmethodID c_out_ctor = (*env)->GetMethodID(env, c_out_cls, "<init>", "(Ljava/lang/String;IIJJIIIJI)V");
+  if (!c_out_ctor) goto done;
+  jstring c_out_name = cairn_jni_new_string(env, c_out.name);
+  if (c_out.name && !c_out_name) goto done;
+  result = (*env)->NewObject(env, c_out_cls, c_out_ctor, c_out_name, (jint)c_out.type, (jint)c_out.api_version, (jlong)c_out.device_local_memory, (jlong)c_out.total_memory, (jint)c_out.subgroup_size, (jint)c_out.subgroup_arithmetic, (jint)c_out.float16, (jlong)c_out.max_storage_buffer_range, (jint)c_out.max_shared_memory);
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_contextCreateVulkan(JNIEnv *env, jclass cls, jbyteArray optsDevice, jint optsNumThreads, jlong optsSeed, jlong optsLogFn, jint optsLogLevel, jlong vkInstance, jlong vkPhysicalDevice, jlong vkDevice, jint vkQueueFamily, jlong vkQueue, jlong vkMemoryLimit, jint vkCpuFallback) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_context_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  if (!cairn_jni_cstring(env, &arena, optsDevice, &c_opts.device)) goto done;
+  c_opts.num_threads = (int32_t)optsNumThreads;
+  c_opts.seed = (uint64_t)optsSeed;
+  /* log_fn: an id from Callbacks.registerLogFn; 0 for none. */
+  if (optsLogFn != 0) {
+    c_opts.log_fn = cairn_jni_trampoline_log_fn;
+    c_opts.log_user_data = (void *)(intptr_t)optsLogFn;
+  }
+  c_opts.log_level = (cairn_log_level)optsLogLevel;
+  /* allocator: Java code cannot provide native allocator hooks; left NULL (its default). */
+  /* log_release: unregisters the LogFn id once the runtime is done with it. */
+  if (c_opts.log_user_data) c_opts.log_release = cairn_jni_release_log_fn;
+  cairn_vulkan_options c_vk;
+  memset(&c_vk, 0, sizeof c_vk);
+  c_vk.struct_size = (uint32_t)sizeof c_vk;
+  c_vk.instance = (void *)(intptr_t)vkInstance;
+  c_vk.physical_device = (void *)(intptr_t)vkPhysicalDevice;
+  c_vk.device = (void *)(intptr_t)vkDevice;
+  c_vk.queue_family = (uint32_t)vkQueueFamily;
+  c_vk.queue = (void *)(intptr_t)vkQueue;
+  c_vk.memory_limit = (uint64_t)vkMemoryLimit;
+  c_vk.cpu_fallback = (int32_t)vkCpuFallback;
+  cairn_context *c_out = NULL;
+  cairn_status *status = cairn_context_create_vulkan(&c_opts, &c_vk, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_vulkanFallbackCount(JNIEnv *env, jclass cls, jlong ctx, jbyteArray device) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_device;
+  if (!cairn_jni_cstring(env, &arena, device, &c_device)) goto done;
+  uint64_t c_out = 0;
+  cairn_status *status = cairn_vulkan_fallback_count((cairn_context *)(intptr_t)ctx, c_device, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_contextSynchronize(JNIEnv *env, jclass cls, jlong ctx) {
   (void)env;
   (void)cls;

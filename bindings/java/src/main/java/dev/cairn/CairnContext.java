@@ -25,26 +25,39 @@ public final class CairnContext extends NativeHandle {
 
   /** A context with these options. Throws {@link CairnException} (e.g. NOT_FOUND for an unknown device). */
   public CairnContext(Options options) {
-    super(create(options), CairnNative::contextFree);
+    this(options, null);
   }
 
-  // Creates the native context. The log handler stays registered until the runtime calls
-  // log_release (objects and checkpoints keep the context alive and may still log); the glue then
-  // unregisters it.
-  private static long create(Options options) {
+  /**
+   * A context with these options and Vulkan settings (cairn_context_create_vulkan); null
+   * {@code vulkan} is {@link #CairnContext(Options)}. Without {@code options.device(...)} the
+   * default device is "vulkan" (the first discrete GPU, then integrated, virtual, then a CPU
+   * implementation); device "cpu" keeps the CPU as default while the settings apply to "vulkan:N".
+   * Throws {@link CairnException}: UNAVAILABLE without a Vulkan driver, INVALID_ARGUMENT for a
+   * partial set of external handles.
+   */
+  public CairnContext(Options options, VulkanOptions vulkan) {
+    super(create(options, vulkan), CairnNative::contextFree);
+  }
+
+  // Creates the native context, with cairn_context_create_vulkan when `vk` is set. The log handler
+  // stays registered until the runtime calls log_release (objects and checkpoints keep the context
+  // alive and may still log); the glue then unregisters it.
+  private static long create(Options options, VulkanOptions vk) {
     if (options == null) options = new Options();
     long logId = 0;
     if (options.logHandler != null) {
       LogHandler handler = options.logHandler;
       logId = Callbacks.registerLogFn((level, message) -> handler.log(LogLevel.fromValue(level), message));
     }
+    byte[] device = NativeResources.cstr(options.device);
     try {
-      return CairnNative.contextCreate(
-          NativeResources.cstr(options.device),
-          options.numThreads,
-          options.seed,
-          logId,
-          options.logLevel.value());
+      if (vk == null) {
+        return CairnNative.contextCreate(device, options.numThreads, options.seed, logId, options.logLevel.value());
+      }
+      return CairnNative.contextCreateVulkan(device, options.numThreads, options.seed, logId,
+          options.logLevel.value(), vk.instance(), vk.physicalDevice(), vk.device(), vk.queueFamily(), vk.queue(),
+          vk.memoryLimit(), vk.cpuFallback() ? 1 : 0);
     } catch (RuntimeException | Error e) {
       if (logId != 0) Callbacks.unregisterLogFn(logId);
       throw e;

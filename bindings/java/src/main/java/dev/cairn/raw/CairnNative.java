@@ -14,9 +14,6 @@ package dev.cairn.raw;
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
  *   <li>cairn_function_create: no Java mapping for parameter cairn_function_fnfn
- *   <li>cairn_vulkan_device_describe: no Java mapping for parameter cairn_vulkan_device_info *out
- *   <li>cairn_context_create_vulkan: no Java mapping for struct field cairn_vulkan_options.instance (void *)
- *   <li>cairn_vulkan_fallback_count: no Java mapping for parameter uint64_t *out
  * </ul>
  */
 public final class CairnNative {
@@ -898,6 +895,31 @@ public final class CairnNative {
    * Errors: UNAVAILABLE without a Vulkan loader or driver.
    */
   public static native long vulkanDeviceCount();
+
+  /**
+   * cairn_vulkan_device_describe: METHOD. Describes Vulkan device `index`.
+   * &#64;param out  set out-&gt;struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
+   * Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index &gt;= the device count,
+   * INVALID_ARGUMENT for NULL or a bad struct_size.
+   */
+  public static native VulkanDeviceInfo vulkanDeviceDescribe(long index);
+
+  /**
+   * cairn_context_create_vulkan: CONSTRUCTOR. Creates a context with Vulkan settings. `opts` as for cairn_context_create (may be
+   * NULL); its `device` NULL means "vulkan" here. `vk` may be NULL (all defaults).
+   * &#64;param out  receives the new context; free it with cairn_context_free().
+   * Errors: as cairn_context_create; INVALID_ARGUMENT for partial external handles or a bad
+   * struct_size; UNAVAILABLE without a Vulkan driver.
+   */
+  public static native long contextCreateVulkan(byte[] optsDevice, int optsNumThreads, long optsSeed, long optsLogFn, int optsLogLevel, long vkInstance, long vkPhysicalDevice, long vkDevice, int vkQueueFamily, long vkQueue, long vkMemoryLimit, int vkCpuFallback);
+
+  /**
+   * cairn_vulkan_fallback_count: METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
+   * ran on the CPU through cpu_fallback.
+   * Errors: INVALID_ARGUMENT when the device is not a Vulkan device; NOT_FOUND / UNAVAILABLE as for
+   * device names elsewhere.
+   */
+  public static native long vulkanFallbackCount(long ctx, byte[] device);
 
   /**
    * cairn_context_synchronize: METHOD. Waits until the work queued on every device of the context has finished (Vulkan
