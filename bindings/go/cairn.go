@@ -21,6 +21,9 @@
 // losses (Loss) and metrics (NewMetric) are tracked objects that checkpoints save. A tape pins
 // its goroutine to an OS thread until Close: use it on the goroutine that created it.
 //
+// NewFunction is tf.function: a Go body traced into a graph once per input signature, whose later
+// calls replay the graph without running Go code.
+//
 // Handles are freed by Close. A finalizer frees what was not closed, as a backstop only: native
 // memory is invisible to the Go garbage collector, so close what you create. A Context may be
 // used from several goroutines at once; a Tensor is immutable and may be read from any

@@ -36,12 +36,13 @@ func cairnGoLog(userData unsafe.Pointer, level C.cairn_log_level, message *C.cha
 //
 //export cairnGoLogRelease
 func cairnGoLogRelease(userData unsafe.Pointer) {
-	releaseLog(cgo.Handle(uintptr(userData)))
+	deleteHandle(cgo.Handle(uintptr(userData)))
 }
 
-// releaseLog deletes a LogFunc's handle; 0 (no LogFunc) and a handle already deleted are ignored
-// (handles are never reused, so a second delete cannot hit another context's function).
-func releaseLog(h cgo.Handle) {
+// deleteHandle deletes a callback's handle (a LogFunc's, a Function's); 0 (no callback) and a
+// handle already deleted are ignored (handles are never reused, so a second delete cannot hit
+// another callback).
+func deleteHandle(h cgo.Handle) {
 	if h == 0 {
 		return
 	}
@@ -58,4 +59,23 @@ func logFuncOf(h cgo.Handle) (fn LogFunc) {
 		}
 	}()
 	return h.Value().(LogFunc)
+}
+
+// cairnGoFunctionCall is a Function's traced body as the C API calls it (cairn_function_fn);
+// userData is the runtime/cgo handle of its functionState. It runs on the thread of the
+// Function.Call that traces.
+//
+//export cairnGoFunctionCall
+func cairnGoFunctionCall(userData unsafe.Pointer, ctx *C.cairn_context, inputs **C.cairn_tensor, nInputs C.size_t,
+	outputs **C.cairn_tensor, nOutputs C.size_t) *C.cairn_status {
+	state := functionStateOf(cgo.Handle(uintptr(userData)))
+	return state.trace(ctx, unsafe.Slice(inputs, int(nInputs)), unsafe.Slice(outputs, int(nOutputs)))
+}
+
+// cairnGoFunctionRelease is a Function's release: the runtime calls it once, when the function
+// is freed, and the body's handle goes.
+//
+//export cairnGoFunctionRelease
+func cairnGoFunctionRelease(userData unsafe.Pointer) {
+	deleteHandle(cgo.Handle(uintptr(userData)))
 }

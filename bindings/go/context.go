@@ -37,7 +37,8 @@ import (
 // checkpoints made from it keep it alive: its LogFunc may be called until the last of them is
 // closed too.
 type Context struct {
-	ptr *C.cairn_context
+	ptr      *C.cairn_context
+	borrowed bool // the context a Function's body gets while tracing: the runtime's, not ours to free
 }
 
 // ContextOption sets a field of cairn_context_options; unset fields keep the C defaults
@@ -125,7 +126,7 @@ func createContext(fn string, options []ContextOption,
 	c := &Context{}
 	if err := create(opts, &c.ptr); err != nil {
 		// No context was made, so the runtime never calls log_release: the handle is ours to delete.
-		releaseLog(log)
+		deleteHandle(log)
 		return nil, err
 	}
 	runtime.SetFinalizer(c, (*Context).Close)
@@ -133,9 +134,10 @@ func createContext(fn string, options []ContextOption,
 }
 
 // Close drops the context. Tensors made from it stay valid; objects and checkpoints made from it
-// keep it alive until they are closed. Closing twice does nothing.
+// keep it alive until they are closed. Closing twice does nothing, and neither does closing the
+// context a Function's body receives (the runtime owns that one).
 func (c *Context) Close() {
-	if c == nil || c.ptr == nil {
+	if c == nil || c.ptr == nil || c.borrowed {
 		return
 	}
 	runtime.SetFinalizer(c, nil)

@@ -67,3 +67,44 @@ func TestLogAfterCloseIsDropped(t *testing.T) {
 		t.Error("deleted handle still resolves")
 	}
 }
+
+// handleLive says whether h still resolves (Value panics on a deleted handle).
+func handleLive(h cgo.Handle) (live bool) {
+	defer func() { live = recover() == nil }()
+	h.Value()
+	return
+}
+
+// A Function's body handle lives until Close, when the runtime's release deletes it; a closed
+// function refuses calls.
+func TestFunctionReleasesItsBody(t *testing.T) {
+	ctx, err := NewContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	body := func(*Context, []*Tensor) ([]*Tensor, error) { return nil, nil }
+	f, err := NewFunction(ctx, "empty", body, WithNumOutputs(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Call(); err != nil {
+		t.Fatal(err)
+	}
+	h := f.body
+	if !handleLive(h) {
+		t.Fatal("the body's handle was deleted while the function lives")
+	}
+	f.Close()
+	if handleLive(h) {
+		t.Error("Close left the body's handle alive")
+	}
+	f.Close() // twice: nothing
+	if _, err := f.Call(); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Call after Close: %v", err)
+	}
+	if n := f.NumTraces(); n != 0 {
+		t.Errorf("NumTraces after Close: %d", n)
+	}
+
+}

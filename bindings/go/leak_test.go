@@ -148,3 +148,23 @@ func TestNoTrainingLeakWithClose(t *testing.T) {
 		v.Close()
 	})
 }
+
+// A compiled function per round, whose graph captures a new 4 KiB tensor as a constant: traced,
+// replayed and closed, it must free its graph and release its Go body.
+func TestNoFunctionLeakWithClose(t *testing.T) {
+	one := make([]float32, leakElements)
+	checkFlat(t, func(ctx *cairn.Context, data []float32, i int) {
+		captured := must(cairn.NewTensor(ctx, []int64{leakElements}, data))
+		f := must(cairn.NewFunction(ctx, "add_captured", func(ctx *cairn.Context, in []*cairn.Tensor) ([]*cairn.Tensor, error) {
+			y, err := cairn.RunOp(ctx, "Add", []*cairn.Tensor{in[0], captured}, nil, 1)
+			return y, err
+		}))
+		x := must(cairn.NewTensor(ctx, []int64{leakElements}, one))
+		for call := 0; call < 2; call++ { // a trace, then a replay
+			closeNow(must(f.Call(x)))
+		}
+		x.Close()
+		captured.Close()
+		f.Close()
+	})
+}
