@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::ffi::{c_char, c_void, CStr};
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
@@ -115,6 +116,15 @@ impl Context {
     pub fn device(&self) -> &str {
         // SAFETY: the string lives as long as the context.
         unsafe { CStr::from_ptr(sys::cairn_context_device(self.raw.as_ptr())) }.to_str().unwrap_or("")
+    }
+
+    /// A `Context` for a handle the C API lends to a callback for the length of the call (a
+    /// compiled function's body). `ManuallyDrop` keeps it from being freed: the C API owns it.
+    ///
+    /// # Safety
+    /// `raw` must be a live context handle for as long as the result is used.
+    pub(crate) unsafe fn lent(raw: NonNull<sys::cairn_context>) -> ManuallyDrop<Context> {
+        ManuallyDrop::new(Context { raw })
     }
 
     /// The raw handle, still owned by `self`. The C API takes it as non-const even where it only
@@ -377,7 +387,7 @@ unsafe extern "C" fn deallocate_trampoline<A: HostAllocator>(user_data: *mut c_v
 
 // The panic hook has already reported the panic. Dropping the payload could itself panic, so that
 // is caught too: nothing may unwind into C.
-fn discard_panic(payload: Box<dyn Any + Send>) {
+pub(crate) fn discard_panic(payload: Box<dyn Any + Send>) {
     if let Err(again) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
         std::mem::forget(again);
     }

@@ -23,6 +23,8 @@
 //! - Training: [`GradientTape`] (not `Send`: it records its own thread), [`Optimizer`] with
 //!   [`OptimizerOptions`] and [`Schedule`]s, [`Layer`]s and [`Sequential`], [`losses`], and the
 //!   metrics [`Mean`] and [`Accuracy`]. Optimizers, layers and metrics are tracked objects.
+//! - Compiled functions (tf.function): [`Function`] traces a closure into a graph once per input
+//!   signature ([`FunctionOptions`], [`TensorSpec`]) and replays it without entering Rust.
 //! - The raw C API is the `cairn-sys` crate, re-exported as [`sys`].
 //!
 //! Linking: cairn-sys finds libcairn through `CAIRN_LIB_DIR`, a `cairn` pkg-config file, or by
@@ -39,6 +41,7 @@ mod context;
 mod dtype;
 mod enums;
 mod error;
+mod function;
 mod layers;
 mod metrics;
 mod object;
@@ -57,6 +60,7 @@ pub use context::{Context, ContextOptions, HostAllocator};
 pub use dtype::{Complex64, Element, BF16, F16};
 pub use enums::*; // Code, DType, LogLevel, AttrKind, ObjectKind: one Rust enum per C enum
 pub use error::{Error, Result};
+pub use function::{Function, FunctionOptions, TensorSpec};
 pub use layers::{
     Activation, Conv2DOptions, DenseOptions, Initializer, Layer, NormOptions, Padding, Pool2DOptions, Sequential,
 };
