@@ -148,6 +148,7 @@ class CompiledFunctionTest {
       assertArrayEquals(new float[] {5, 6, 9, 14, 21}, floats(f.call(x5)));
       assertEquals(1, traces.get());
       assertEquals(1, f.numTraces());
+      assertEquals("float32[-1]", f.signature(0));
       CairnException e = assertThrows(CairnException.class, () -> f.call(xi));
       assertEquals(Code.INVALID_ARGUMENT, e.code());
       assertEquals(1, traces.get());
