@@ -196,6 +196,7 @@ def is_count(p: Optional[cheader.Param]) -> bool:
 def param_pieces(model: Model, fn: cheader.Function, params: list[cheader.Param], data_variant) -> list[Piece]:
     """Splits parameters into pieces. `data_variant` picks the Java type of a data buffer."""
     pieces: list[Piece] = []
+    outer = {}  # user_data parameter name -> (callback, Java id parameter)
     i = 0
     while i < len(params):
         p = params[i]
@@ -255,13 +256,21 @@ def param_pieces(model: Model, fn: cheader.Function, params: list[cheader.Param]
         elif p.ctype in ("const void *", "void *") and is_count(nxt):
             pieces.append(data_piece(p, jname, c, data_variant, p.ctype == "const void *"))
             i += 2
+        elif p.ctype in model.callbacks and nxt and nxt.ctype == "void *":
+            # A callback and its user_data: an id from Callbacks.register<Cb> (0 passes NULL).
+            cb = model.callbacks[p.ctype]
+            callback_params(model, cb)  # Unsupported when no trampoline can be made
+            outer[nxt.name] = (cb, jname)
+            pieces.append(Piece([("long", jname)], [("jlong", jname)], "J", call=[
+                f"{jname} ? {trampoline_name(cb)} : NULL", f"(void *)(intptr_t){jname}"]))
+            i += 2
         elif (m := re.match(r"^const (\w+) \*$", p.ctype)) and m.group(1) in model.structs:
             s = model.structs[m.group(1)]
             if is_count(nxt):
                 pieces.append(struct_array_piece(model, s, p, jname, c))
                 i += 2
             else:
-                pieces.append(struct_piece(model, s, p, jname, c))
+                pieces.append(struct_piece(model, s, p, jname, c, outer))
                 i += 1
         else:
             raise Unsupported(f"parameter {p.ctype}{p.name}")
@@ -343,10 +352,13 @@ def data_piece(p, jname: str, c: str, variant, is_input: bool) -> Piece:
     return Piece([(jt, jname)], [(jarr, jname)], sig, setup=setup, call=[c, f"{c}_n"], after=after, uses_arena=True)
 
 
-def struct_fields(model: Model, s: cheader.Struct):
-    """Yields (kind, fields, extra) groups for a struct's fields."""
+def struct_fields(model: Model, s: cheader.Struct, outer: Optional[dict] = None):
+    """Yields (kind, fields, extra) groups for a struct's fields. `outer` maps the user_data
+    parameters of the function taking the struct to (callback, Java id parameter): a release hook
+    for one of them (cairn_function_options.release for cairn_function_create's user_data)."""
     fields = s.fields
     callbacks_by_user_data = {}  # user_data field name -> the callback it goes with
+    outer = outer or {}
     i = 0
     while i < len(fields):
         f = fields[i]
@@ -382,15 +394,22 @@ def struct_fields(model: Model, s: cheader.Struct):
             # whenever it sets the callback, and it unregisters the callback's id.
             yield ("release", [f], (callbacks_by_user_data[release.group(1)], release.group(1)))
             i += 1
+        elif release and release.group(1) in outer:
+            # The same for a callback passed as a parameter of the function taking the struct.
+            yield ("outer_release", [f], outer[release.group(1)])
+            i += 1
+        elif (m := re.match(r"^const (\w+) \*$", f.ctype)) and m.group(1) in model.structs and nxt and nxt.ctype == "size_t":
+            yield ("structs", [f, nxt], model.structs[m.group(1)])
+            i += 2
         else:
             raise Unsupported(f"struct field {s.name}.{f.name} ({f.ctype})")
 
 
-def struct_piece(model: Model, s: cheader.Struct, p, jname: str, c: str) -> Piece:
+def struct_piece(model: Model, s: cheader.Struct, p, jname: str, c: str, outer: Optional[dict] = None) -> Piece:
     """A single options struct: one Java parameter per field."""
     piece = Piece([], [], "", setup=[f"{s.name} {c};", f"memset(&{c}, 0, sizeof {c});"], call=[f"&{c}"],
                   uses_arena=True)
-    for kind, fs, extra in struct_fields(model, s):
+    for kind, fs, extra in struct_fields(model, s, outer):
         f = fs[0]
         jn = java_ident(camel(p.name + "_" + f.name))
         if kind == "zero":
@@ -436,28 +455,53 @@ def struct_piece(model: Model, s: cheader.Struct, p, jname: str, c: str) -> Piec
                 f"/* {f.name}: unregisters the {callback_class(cb)} id once the runtime is done with it. */",
                 f"if ({c}.{user_data}) {c}.{f.name} = {release_trampoline_name(cb)};",
             ]
+        elif kind == "outer_release":
+            cb, id_param = extra
+            piece.setup += [
+                f"/* {f.name}: unregisters the {callback_class(cb)} id once the runtime is done with it. */",
+                f"if ({id_param} != 0) {c}.{f.name} = {release_trampoline_name(cb)};",
+            ]
+        elif kind == "structs":
+            # An array of structs and its count, as parallel Java arrays (see struct_array_parts);
+            # a null first array leaves the field NULL (its default: no array at all).
+            java, jni, sig, setup, names = struct_array_parts(model, extra, p.name + "_" + f.name, f"{c}_{f.name}")
+            piece.java += java
+            piece.jni += jni
+            piece.sig += sig
+            piece.setup += [f"if ({names[0]}) {{"] + ["  " + ln for ln in setup] + [
+                f"  {c}.{f.name} = {c}_{f.name};",
+                f"  {c}.{fs[1].name} = {c}_{f.name}_n;",
+                "}",
+            ]
     return piece
 
 
 def struct_array_piece(model: Model, s: cheader.Struct, p, jname: str, c: str) -> Piece:
+    """An array of structs parameter and its count."""
+    java, jni, sig, setup, _ = struct_array_parts(model, s, p.name, c)
+    return Piece(java, jni, sig, setup=setup, call=[c, f"{c}_n"], uses_arena=True)
+
+
+def struct_array_parts(model: Model, s: cheader.Struct, prefix: str, c: str):
     """An array of structs: one parallel Java array per field, null meaning all zero; the count
-    is the length of the first field's array."""
+    is the length of the first field's array. Returns the Java and JNI parameters, their
+    signature, the C setup (filling `c` and its count `c`_n) and the Java names."""
     groups = list(struct_fields(model, s))
-    piece = Piece([], [], "", uses_arena=True)
+    java, jni, sig = [], [], ""
     names = []
     for kind, fs, extra in groups:
-        if kind in ("size", "zero", "callback", "release", "handle"):
+        if kind in ("size", "zero", "callback", "release", "outer_release", "handle", "structs"):
             raise Unsupported(f"struct array of {s.name} with a {kind} field")
-        jn = java_ident(camel(p.name + "_" + fs[0].name))
+        jn = java_ident(camel(prefix + "_" + fs[0].name))
         names.append(jn)
         if kind == "scalar":
             arr = {"I": ("int[]", "jintArray", "[I"), "J": ("long[]", "jlongArray", "[J"),
                    "D": ("double[]", "jdoubleArray", "[D"), "F": ("float[]", "jfloatArray", "[F")}[extra]
         else:
             arr = ("Object[]", "jobjectArray", "[Ljava/lang/Object;")
-        piece.java.append((arr[0], jn))
-        piece.jni.append((arr[1], jn))
-        piece.sig += arr[2]
+        java.append((arr[0], jn))
+        jni.append((arr[1], jn))
+        sig += arr[2]
     n = f"{c}_n"
     setup = [f"size_t {n} = cairn_jni_length(env, {names[0]});"]
     for jn in names[1:]:
@@ -501,9 +545,7 @@ def struct_array_piece(model: Model, s: cheader.Struct, p, jname: str, c: str) -
         setup.append(f"for (size_t k = 0; k < {n}; ++k) {{")
         setup += per_element
         setup.append("}")
-    piece.setup = setup
-    piece.call = [c, n]
-    return piece
+    return java, jni, sig, setup, names
 
 
 def function_result(model: Model, fn: cheader.Function) -> tuple[Result, list[cheader.Param]]:
@@ -664,7 +706,9 @@ class Binding:
 
 def bind_function(model: Model, fn: cheader.Function) -> list[Binding]:
     result, params = function_result(model, fn)
-    has_data = any(p.ctype in ("const void *", "void *") for p in params)
+    # A data buffer (one overload per Java array type); a callback's `void *user_data` is not one.
+    has_data = any(p.ctype in ("const void *", "void *") and not (k and params[k - 1].ctype in model.callbacks)
+                   for k, p in enumerate(params))
     variants = DATA_ARRAYS + ["buffer"] if has_data else [None]
     java_name = camel(fn.name[len("cairn_"):])
     out = []
@@ -749,20 +793,152 @@ def release_trampoline_name(cb: cheader.Callback) -> str:
     return f"cairn_jni_release_{cb.name[len('cairn_'):]}"
 
 
-def callback_params(model: Model, cb: cheader.Callback):
-    """(java type, JNI type, sig, name, C conversion) per parameter after user_data."""
-    if cb.ret != "void" or not cb.params or cb.params[0].ctype != "void *":
-        raise Unsupported(f"callback {cb.name}: needs a void return and a leading void *user_data")
+@dataclasses.dataclass
+class CbParam:
+    """One Java parameter of a callback: a C parameter, or an array and its size_t count."""
+
+    java: str
+    jni: str
+    sig: str
+    name: str
+    kind: str  # "scalar", "cstring", "handle", "in_handles" (borrowed), "out_handles" (filled by Java)
+    ctype: str
+    count: Optional[str] = None  # the count parameter of an array
+
+
+def callback_returns_status(cb: cheader.Callback) -> bool:
+    return cb.ret == "cairn_status *"
+
+
+def callback_params(model: Model, cb: cheader.Callback) -> list[CbParam]:
+    """The Java parameters of a callback, after its leading user_data."""
+    if cb.ret not in ("void", "cairn_status *") or not cb.params or cb.params[0].ctype != "void *":
+        raise Unsupported(f"callback {cb.name}: needs a void or status return and a leading void *user_data")
     out = []
-    for p in cb.params[1:]:
+    params = cb.params[1:]
+    i = 0
+    while i < len(params):
+        p = params[i]
+        nxt = params[i + 1] if i + 1 < len(params) else None
         letter = model.scalar(p.ctype)
-        if letter:
-            out.append((JAVA_OF_SIG[letter], JNI_OF_SIG[letter], letter, p.name, f"({JNI_OF_SIG[letter]}){p.name}"))
+        out_array = re.match(r"^(\w+) \*\*$", p.ctype)
+        if input_array_kind(model, p.ctype) == "handles" and is_count(nxt):
+            out.append(CbParam("long[]", "jlongArray", "[J", p.name, "in_handles", p.ctype, nxt.name))
+            i += 2
+        elif out_array and out_array.group(1) in model.handles and is_count(nxt):
+            out.append(CbParam("long[]", "jlongArray", "[J", p.name, "out_handles", p.ctype, nxt.name))
+            i += 2
+        elif model.is_handle_ptr(p.ctype):
+            out.append(CbParam("long", "jlong", "J", p.name, "handle", p.ctype))
+            i += 1
+        elif letter:
+            out.append(CbParam(JAVA_OF_SIG[letter], JNI_OF_SIG[letter], letter, p.name, "scalar", p.ctype))
+            i += 1
         elif p.ctype == "const char *":
-            out.append(("String", "jstring", "Ljava/lang/String;", p.name, None))
+            out.append(CbParam("String", "jstring", "Ljava/lang/String;", p.name, "cstring", p.ctype))
+            i += 1
         else:
             raise Unsupported(f"callback {cb.name}: parameter {p.ctype}{p.name}")
+    if not callback_returns_status(cb) and any(q.kind.endswith("_handles") for q in out):
+        raise Unsupported(f"callback {cb.name}: handle arrays need a status return")
     return out
+
+
+def released_callbacks(model: Model) -> set[str]:
+    """Callbacks some options struct has a release hook for (in the struct itself, or for the
+    callback parameter of the function taking the struct)."""
+    out = set()
+
+    def scan(s: cheader.Struct, outer: Optional[dict]):
+        try:
+            for kind, _, extra in struct_fields(model, s, outer):
+                if kind in ("release", "outer_release"):
+                    out.add(extra[0].name)
+        except Unsupported:
+            pass
+
+    for s in model.h.structs:
+        scan(s, None)
+    for fn in model.h.functions:
+        outer = {nxt.name: (model.callbacks[p.ctype], "")
+                 for p, nxt in zip(fn.params, fn.params[1:]) if p.ctype in model.callbacks and nxt.ctype == "void *"}
+        for p in fn.params if outer else []:
+            m = re.match(r"^const (\w+) \*$", p.ctype)
+            if m and m.group(1) in model.structs:
+                scan(model.structs[m.group(1)], outer)
+    return out
+
+
+def void_trampoline(cb: cheader.Callback, params: list[CbParam], tramp: str, mid: str, cparams: str) -> list[str]:
+    """A trampoline returning nothing: exceptions are reported and cleared."""
+    body = [f"static void {tramp}({cparams}) {{", "  JNIEnv *env;", "  int attached;",
+            "  if (!cairn_jni_callback_enter(&env, &attached)) return;"]
+    args = ["(jlong)(intptr_t)user_data"]
+    locals_ = []
+    for q in params:
+        if q.kind == "cstring":
+            body.append(f"  jstring j_{q.name} = cairn_jni_new_string(env, {q.name});")
+            locals_.append(f"j_{q.name}")
+            args.append(f"j_{q.name}")
+        else:
+            args.append(f"({q.jni})" + ("(intptr_t)" if q.kind == "handle" else "") + q.name)
+    body.append("  if (!(*env)->ExceptionCheck(env))")
+    body.append(f"    (*env)->CallStaticVoidMethod(env, g_callbacks_class, {mid}, {', '.join(args)});")
+    for loc in locals_:
+        body.append(f"  if ({loc}) (*env)->DeleteLocalRef(env, {loc});")
+    body.append(f'  cairn_jni_callback_leave(env, attached, "{cb.name}");')
+    body.append("}")
+    return body
+
+
+def status_trampoline(cb: cheader.Callback, params: list[CbParam], tramp: str, mid: str, cparams: str) -> list[str]:
+    """A trampoline returning a status: NULL when the Java callback returned normally (its out
+    arrays then hold the handles the C library takes), else an error status (cairn_jni.c); what
+    the Java callback threw waits in Callbacks.takeHostError() on this thread."""
+    body = [f"static cairn_status *{tramp}({cparams}) {{", "  JNIEnv *env;", "  int attached;",
+            "  if (!cairn_jni_callback_enter(&env, &attached)) return cairn_jni_host_error_status();",
+            "  jboolean ok = JNI_FALSE;"]
+    args = ["(jlong)(intptr_t)user_data"]
+    locals_ = []
+    for q in params:
+        if q.kind in ("cstring", "in_handles", "out_handles"):
+            body.append(f"  {q.jni} j_{q.name} = NULL;")
+            locals_.append(f"j_{q.name}")
+            args.append(f"j_{q.name}")
+        else:
+            args.append(f"({q.jni})" + ("(intptr_t)" if q.kind == "handle" else "") + q.name)
+    body.append("  if ((*env)->ExceptionCheck(env)) goto done;")
+    for q in params:
+        if q.kind == "cstring":
+            body += [f"  j_{q.name} = cairn_jni_new_string(env, {q.name});",
+                     f"  if ({q.name} && !j_{q.name}) goto done;"]
+        elif q.kind in ("in_handles", "out_handles"):
+            body += [f"  j_{q.name} = (*env)->NewLongArray(env, (jsize){q.count});",
+                     f"  if (!j_{q.name}) goto done;"]
+            if q.kind == "in_handles":
+                body += [f"  for (size_t k = 0; k < {q.count}; ++k) {{",
+                         f"    jlong h = (jlong)(intptr_t){q.name}[k];",
+                         f"    (*env)->SetLongArrayRegion(env, j_{q.name}, (jsize)k, 1, &h);",
+                         "  }"]
+    body.append(f"  ok = (*env)->CallStaticBooleanMethod(env, g_callbacks_class, {mid}, {', '.join(args)});")
+    body.append("  if ((*env)->ExceptionCheck(env)) ok = JNI_FALSE;")
+    outs = [q for q in params if q.kind == "out_handles"]
+    if outs:
+        body.append("  if (!ok) goto done;")
+    for q in outs:
+        elem = q.ctype[:-1].strip()  # "cairn_tensor *"
+        body += [f"  for (size_t k = 0; k < {q.count}; ++k) {{",
+                 "    jlong h = 0;",
+                 f"    (*env)->GetLongArrayRegion(env, j_{q.name}, (jsize)k, 1, &h);",
+                 f"    {q.name}[k] = ({elem})(intptr_t)h;",
+                 "  }"]
+    body.append("done:")
+    for loc in locals_:
+        body.append(f"  if ({loc}) (*env)->DeleteLocalRef(env, {loc});")
+    body.append(f'  cairn_jni_callback_leave(env, attached, "{cb.name}");')
+    body.append("  return ok ? NULL : cairn_jni_host_error_status();")
+    body.append("}")
+    return body
 
 
 def emit_callbacks(model: Model):
@@ -778,23 +954,28 @@ def emit_callbacks(model: Model):
            "  private static final AtomicLong NEXT_ID = new AtomicLong(1);", "",
            "  private Callbacks() {}", ""]
     c_decl, c_defs, c_load = [], [], []
-    released = set()  # callbacks some options struct has a release hook for
-    for s in model.h.structs:
-        try:
-            released.update(extra[0].name for kind, _, extra in struct_fields(model, s) if kind == "release")
-        except Unsupported:
-            pass
+    released = released_callbacks(model)
+    any_status = False
     for cb in model.h.callbacks:
         try:
             params = callback_params(model, cb)
         except Unsupported:
             continue
+        status = callback_returns_status(cb)
+        any_status = any_status or status
         cls = callback_class(cb)
         table = cb.name[len("cairn_"):].upper() + "S"
-        java_sig = ", ".join(f"{jt} {java_ident(camel(n))}" for jt, _, _, n, _ in params)
+        names = [java_ident(camel(q.name)) for q in params]
+        java_sig = ", ".join(f"{q.java} {n}" for q, n in zip(params, names))
+        doc = f"{cb.name}:\n{cb.doc}"
+        if status:
+            doc += ("\n\nJava: returning normally is success, and the handles stored in the out arrays then go to"
+                    "\nthe C library; throwing makes the C callback return an error status, and what was thrown"
+                    "\nwaits in Callbacks.takeHostError() on the calling thread.")
         java_files[f"{RAW_DIR}/{cls}.java"] = "\n".join(
-            [JAVA_BANNER, f"package {RAW_PKG};", ""] + javadoc(f"{cb.name}:\n{cb.doc}", "") +
-            ["@FunctionalInterface", f"public interface {cls} {{", f"  void call({java_sig});", "}", ""])
+            [JAVA_BANNER, f"package {RAW_PKG};", ""] + javadoc(doc, "") +
+            ["@FunctionalInterface", f"public interface {cls} {{",
+             f"  void call({java_sig}){' throws Exception' if status else ''};", "}", ""])
         reg += [f"  private static final ConcurrentHashMap<Long, {cls}> {table} = new ConcurrentHashMap<>();", "",
                 f"  /** Registers a {cb.name}; pass the id where C wants the callback. */",
                 f"  public static long register{cls}({cls} fn) {{",
@@ -809,35 +990,37 @@ def emit_callbacks(model: Model):
                 f"  /** How many {cls} callbacks are registered (the C library still holds their ids). */",
                 f"  public static int registered{cls}Count() {{",
                 f"    return {table}.size();",
-                "  }", "",
-                "  // Called by the C trampoline; exceptions are caught there.",
-                f"  private static void invoke{cls}(long id{''.join(', ' + jt + ' ' + java_ident(camel(n)) for jt, _, _, n, _ in params)}) {{",
-                f"    {cls} fn = {table}.get(id);",
-                f"    if (fn != null) fn.call({', '.join(java_ident(camel(n)) for _, _, _, n, _ in params)});",
                 "  }", ""]
+        jparams = "".join(f", {q.java} {n}" for q, n in zip(params, names))
+        if status:
+            reg += ["  // Called by the C trampoline: false (the C callback fails) when fn threw or is gone.",
+                    f"  private static boolean invoke{cls}(long id{jparams}) {{",
+                    f"    {cls} fn = {table}.get(id);",
+                    "    if (fn == null) {",
+                    f"      HOST_ERROR.set(new IllegalStateException(\"{cls} \" + id + \" is not registered\"));",
+                    "      return false;",
+                    "    }",
+                    "    try {",
+                    f"      fn.call({', '.join(names)});",
+                    "      return true;",
+                    "    } catch (Throwable t) {",
+                    "      HOST_ERROR.set(t);",
+                    "      return false;",
+                    "    }",
+                    "  }", ""]
+        else:
+            reg += ["  // Called by the C trampoline; exceptions are caught there.",
+                    f"  private static void invoke{cls}(long id{jparams}) {{",
+                    f"    {cls} fn = {table}.get(id);",
+                    f"    if (fn != null) fn.call({', '.join(names)});",
+                    "  }", ""]
         tramp = trampoline_name(cb)
         mid = f"g_invoke_{cb.name[len('cairn_'):]}"
         c_decl.append(f"static jmethodID {mid};")
         cparams = ", ".join(f"{p.ctype}{p.name}" if p.ctype.endswith("*") else f"{p.ctype} {p.name}" for p in cb.params)
-        body = [f"static void {tramp}({cparams}) {{", "  JNIEnv *env;", "  int attached;",
-                "  if (!cairn_jni_callback_enter(&env, &attached)) return;"]
-        args = ["(jlong)(intptr_t)user_data"]
-        locals_ = []
-        for jt, jni, sig, n, conv in params:
-            if conv is None:
-                body.append(f"  jstring j_{n} = cairn_jni_new_string(env, {n});")
-                locals_.append(f"j_{n}")
-                args.append(f"j_{n}")
-            else:
-                args.append(conv)
-        body.append("  if (!(*env)->ExceptionCheck(env))")
-        body.append(f"    (*env)->CallStaticVoidMethod(env, g_callbacks_class, {mid}, {', '.join(args)});")
-        for loc in locals_:
-            body.append(f"  if ({loc}) (*env)->DeleteLocalRef(env, {loc});")
-        body.append(f'  cairn_jni_callback_leave(env, attached, "{cb.name}");')
-        body.append("}")
-        c_defs += body + [""]
-        jsig = "(J" + "".join(s for _, _, s, _, _ in params) + ")V"
+        make = status_trampoline if status else void_trampoline
+        c_defs += make(cb, params, tramp, mid, cparams) + [""]
+        jsig = "(J" + "".join(q.sig for q in params) + (")Z" if status else ")V")
         c_load += [f'  {mid} = (*env)->GetStaticMethodID(env, g_callbacks_class, "invoke{cls}", "{jsig}");',
                    f"  if (!{mid}) return 0;"]
         if cb.name in released:
@@ -853,6 +1036,18 @@ def emit_callbacks(model: Model):
                        "}", ""]
             c_load += [f'  {rmid} = (*env)->GetStaticMethodID(env, g_callbacks_class, "unregister{cls}", "(J)V");',
                        f"  if (!{rmid}) return 0;"]
+    if any_status:
+        reg += ["  // What the last failing status callback threw, per thread, until takeHostError().",
+                "  private static final ThreadLocal<Throwable> HOST_ERROR = new ThreadLocal<>();", "",
+                "  /**",
+                "   * What the last status-returning callback that failed on this thread threw (null if none),",
+                "   * and forgets it. Call it when the C function that ran the callback reports an error.",
+                "   */",
+                "  public static Throwable takeHostError() {",
+                "    Throwable t = HOST_ERROR.get();",
+                "    HOST_ERROR.remove();",
+                "    return t;",
+                "  }", ""]
     reg += ["}", ""]
     java_files[f"{RAW_DIR}/Callbacks.java"] = "\n".join(reg)
     return java_files, c_decl, c_defs, c_load

@@ -239,3 +239,10 @@ void cairn_jni_callback_leave(JNIEnv *env, int attached, const char *callback_na
   }
   if (attached) (*g_vm)->DetachCurrentThread(g_vm);
 }
+
+cairn_status *cairn_jni_host_error_status(void) {
+  /* The C API has no status constructor, so this asks it for a known INVALID_ARGUMENT (a call on
+   * a NULL function, which touches nothing). Its message does not describe the failure: the Java
+   * classes replace it with the exception Callbacks.takeHostError() returns. */
+  return cairn_function_call(NULL, NULL, 0, NULL, 0);
+}

@@ -9,6 +9,8 @@
 static jclass g_callbacks_class;
 static jmethodID g_invoke_log_fn;
 static jmethodID g_unregister_log_fn;
+static jmethodID g_invoke_function_fn;
+static jmethodID g_unregister_function_fn;
 
 static void cairn_jni_trampoline_log_fn(void *user_data, cairn_log_level level, const char *message) {
   JNIEnv *env;
@@ -31,6 +33,47 @@ static void cairn_jni_release_log_fn(void *user_data) {
   cairn_jni_callback_leave(env, attached, "cairn_log_fn release");
 }
 
+static cairn_status *cairn_jni_trampoline_function_fn(void *user_data, cairn_context *ctx, cairn_tensor *const *inputs, size_t n_inputs, cairn_tensor **outputs, size_t n_outputs) {
+  JNIEnv *env;
+  int attached;
+  if (!cairn_jni_callback_enter(&env, &attached)) return cairn_jni_host_error_status();
+  jboolean ok = JNI_FALSE;
+  jlongArray j_inputs = NULL;
+  jlongArray j_outputs = NULL;
+  if ((*env)->ExceptionCheck(env)) goto done;
+  j_inputs = (*env)->NewLongArray(env, (jsize)n_inputs);
+  if (!j_inputs) goto done;
+  for (size_t k = 0; k < n_inputs; ++k) {
+    jlong h = (jlong)(intptr_t)inputs[k];
+    (*env)->SetLongArrayRegion(env, j_inputs, (jsize)k, 1, &h);
+  }
+  j_outputs = (*env)->NewLongArray(env, (jsize)n_outputs);
+  if (!j_outputs) goto done;
+  ok = (*env)->CallStaticBooleanMethod(env, g_callbacks_class, g_invoke_function_fn, (jlong)(intptr_t)user_data, (jlong)(intptr_t)ctx, j_inputs, j_outputs);
+  if ((*env)->ExceptionCheck(env)) ok = JNI_FALSE;
+  if (!ok) goto done;
+  for (size_t k = 0; k < n_outputs; ++k) {
+    jlong h = 0;
+    (*env)->GetLongArrayRegion(env, j_outputs, (jsize)k, 1, &h);
+    outputs[k] = (cairn_tensor *)(intptr_t)h;
+  }
+done:
+  if (j_inputs) (*env)->DeleteLocalRef(env, j_inputs);
+  if (j_outputs) (*env)->DeleteLocalRef(env, j_outputs);
+  cairn_jni_callback_leave(env, attached, "cairn_function_fn");
+  return ok ? NULL : cairn_jni_host_error_status();
+}
+
+/* The release hook of cairn_function_fn's user_data: unregisters its id (no call comes after it). */
+static void cairn_jni_release_function_fn(void *user_data) {
+  JNIEnv *env;
+  int attached;
+  if (!cairn_jni_callback_enter(&env, &attached)) return;
+  if (!(*env)->ExceptionCheck(env))
+    (*env)->CallStaticVoidMethod(env, g_callbacks_class, g_unregister_function_fn, (jlong)(intptr_t)user_data);
+  cairn_jni_callback_leave(env, attached, "cairn_function_fn release");
+}
+
 int cairn_jni_generated_on_load(JNIEnv *env) {
   jclass local = (*env)->FindClass(env, "dev/cairn/raw/Callbacks");
   if (!local) return 0;
@@ -41,6 +84,10 @@ int cairn_jni_generated_on_load(JNIEnv *env) {
   if (!g_invoke_log_fn) return 0;
   g_unregister_log_fn = (*env)->GetStaticMethodID(env, g_callbacks_class, "unregisterLogFn", "(J)V");
   if (!g_unregister_log_fn) return 0;
+  g_invoke_function_fn = (*env)->GetStaticMethodID(env, g_callbacks_class, "invokeFunctionFn", "(JJ[J[J)Z");
+  if (!g_invoke_function_fn) return 0;
+  g_unregister_function_fn = (*env)->GetStaticMethodID(env, g_callbacks_class, "unregisterFunctionFn", "(J)V");
+  if (!g_unregister_function_fn) return 0;
   return 1;
 }
 
@@ -2071,6 +2118,53 @@ JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_metricReset(JNIEnv *env, j
   if (cairn_jni_check_status(env, status)) goto done;
 done:
   return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_functionCreate(JNIEnv *env, jclass cls, jlong ctx, jbyteArray name, jlong fn, jintArray optsInputSignatureDtype, jobjectArray optsInputSignatureShape, jint optsRetraceWarning) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_function_options c_opts;
+  memset(&c_opts, 0, sizeof c_opts);
+  c_opts.struct_size = (uint32_t)sizeof c_opts;
+  if (optsInputSignatureDtype) {
+    size_t c_opts_input_signature_n = cairn_jni_length(env, optsInputSignatureDtype);
+    if (!cairn_jni_check_length(env, optsInputSignatureShape, c_opts_input_signature_n, "optsInputSignatureShape")) goto done;
+    cairn_tensor_spec *c_opts_input_signature = cairn_jni_arena_alloc(env, &arena, c_opts_input_signature_n * sizeof *c_opts_input_signature + 1);
+    if (!c_opts_input_signature) goto done;
+    memset(c_opts_input_signature, 0, c_opts_input_signature_n * sizeof *c_opts_input_signature);
+    if (optsInputSignatureDtype) {
+      jint *tmp = cairn_jni_arena_alloc(env, &arena, c_opts_input_signature_n * sizeof *tmp + 1);
+      if (!tmp) goto done;
+      (*env)->GetIntArrayRegion(env, optsInputSignatureDtype, 0, (jsize)c_opts_input_signature_n, tmp);
+      for (size_t k = 0; k < c_opts_input_signature_n; ++k) c_opts_input_signature[k].dtype = (cairn_dtype)tmp[k];
+    }
+    for (size_t k = 0; k < c_opts_input_signature_n; ++k) {
+      if (optsInputSignatureShape) {
+        jobject e;
+        if (!cairn_jni_element(env, optsInputSignatureShape, k, CAIRN_JNI_LONGS, &e)) goto done;
+        int ok = cairn_jni_longs(env, &arena, (jlongArray)e, &c_opts_input_signature[k].shape, &c_opts_input_signature[k].rank);
+        if (e) (*env)->DeleteLocalRef(env, e);
+        if (!ok) goto done;
+      }
+    }
+    c_opts.input_signature = c_opts_input_signature;
+    c_opts.n_input_signature = c_opts_input_signature_n;
+  }
+  c_opts.retrace_warning = (int32_t)optsRetraceWarning;
+  /* release: unregisters the FunctionFn id once the runtime is done with it. */
+  if (fn != 0) c_opts.release = cairn_jni_release_function_fn;
+  cairn_function *c_out = NULL;
+  cairn_status *status = cairn_function_create((cairn_context *)(intptr_t)ctx, c_name, fn ? cairn_jni_trampoline_function_fn : NULL, (void *)(intptr_t)fn, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_functionCall(JNIEnv *env, jclass cls, jlong fn, jlongArray inputs, jlongArray outputs) {

@@ -3,8 +3,9 @@
 do not have yet, so that it keeps producing code that compiles when they arrive: op attributes of
 every kind (required and optional), variadic outputs, ops without inputs or outputs, names that
 clash with Java keywords, and C API patterns from docs (arrays sharing a count, options structs with
-handle fields, borrowed handle returns). The C glue is compiled with gcc -fsyntax-only -Werror and
-the Java with javac -Xlint:all -Werror. Exit 0 when both compile.
+handle fields, borrowed handle returns, a status-returning callback parameter). The C glue is
+compiled with gcc -fsyntax-only -Werror and the Java with javac -Xlint:all -Werror. Exit 0 when
+both compile.
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ typedef struct cairn_plain_options {
 } cairn_plain_options;
 /* METHOD. */
 CAIRN_API int32_t cairn_plain(const cairn_plain_options *opts);
+/* A status callback with a string and a handle, passed without a release hook. */
+typedef cairn_status *(*cairn_visit_fn)(void *user_data, cairn_object *obj, const char *path, int64_t depth);
+/* METHOD. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_ckpt_visit(cairn_ckpt *c, cairn_visit_fn visit, void *visit_user_data);
 /* METHOD. */
 CAIRN_API double cairn_ckpt_weights(const cairn_ckpt *c, const double *w, size_t n_w, const cairn_tensor *const *ts, size_t n_ts);
 """

@@ -40,6 +40,16 @@ public final class CairnContext extends NativeHandle {
     super(create(options, vulkan), CairnNative::contextFree);
   }
 
+  // A context handle the C library lends for the duration of a callback (a compiled function's
+  // trace): never freed here; close() only marks it unusable.
+  private CairnContext(long borrowed) {
+    super(borrowed, null);
+  }
+
+  static CairnContext borrow(long handle) {
+    return new CairnContext(handle);
+  }
+
   // Creates the native context, with cairn_context_create_vulkan when `vk` is set. The log handler
   // stays registered until the runtime calls log_release (objects and checkpoints keep the context
   // alive and may still log); the glue then unregisters it.

@@ -13,7 +13,6 @@ package dev.cairn.raw;
  *   <li>cairn_status_message: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
- *   <li>cairn_function_create: no Java mapping for parameter cairn_function_fnfn
  * </ul>
  */
 public final class CairnNative {
@@ -851,6 +850,15 @@ public final class CairnNative {
    * cairn_metric_reset: METHOD. Sets total and count to zero.
    */
   public static native void metricReset(long metric);
+
+  /**
+   * cairn_function_create: CONSTRUCTOR. A function named `name` (for messages and dumps) over `fn`.
+   * &#64;param user_data  passed to fn; released with opts-&gt;release when the function is freed.
+   * &#64;param out        receives the function; free with cairn_function_free().
+   * Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
+   * error release is not called: the caller still owns user_data.
+   */
+  public static native long functionCreate(long ctx, byte[] name, long fn, int[] optsInputSignatureDtype, Object[] optsInputSignatureShape, int optsRetraceWarning);
 
   /**
    * cairn_function_call: METHOD. Calls the function: traces on a new signature, replays the cached graph otherwise.

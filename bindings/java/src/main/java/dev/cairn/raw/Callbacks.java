@@ -38,4 +38,52 @@ public final class Callbacks {
     if (fn != null) fn.call(level, message);
   }
 
+  private static final ConcurrentHashMap<Long, FunctionFn> FUNCTION_FNS = new ConcurrentHashMap<>();
+
+  /** Registers a cairn_function_fn; pass the id where C wants the callback. */
+  public static long registerFunctionFn(FunctionFn fn) {
+    if (fn == null) throw new NullPointerException("fn");
+    long id = NEXT_ID.getAndIncrement();
+    FUNCTION_FNS.put(id, fn);
+    return id;
+  }
+
+  public static void unregisterFunctionFn(long id) {
+    FUNCTION_FNS.remove(id);
+  }
+
+  /** How many FunctionFn callbacks are registered (the C library still holds their ids). */
+  public static int registeredFunctionFnCount() {
+    return FUNCTION_FNS.size();
+  }
+
+  // Called by the C trampoline: false (the C callback fails) when fn threw or is gone.
+  private static boolean invokeFunctionFn(long id, long ctx, long[] inputs, long[] outputs) {
+    FunctionFn fn = FUNCTION_FNS.get(id);
+    if (fn == null) {
+      HOST_ERROR.set(new IllegalStateException("FunctionFn " + id + " is not registered"));
+      return false;
+    }
+    try {
+      fn.call(ctx, inputs, outputs);
+      return true;
+    } catch (Throwable t) {
+      HOST_ERROR.set(t);
+      return false;
+    }
+  }
+
+  // What the last failing status callback threw, per thread, until takeHostError().
+  private static final ThreadLocal<Throwable> HOST_ERROR = new ThreadLocal<>();
+
+  /**
+   * What the last status-returning callback that failed on this thread threw (null if none),
+   * and forgets it. Call it when the C function that ran the callback reports an error.
+   */
+  public static Throwable takeHostError() {
+    Throwable t = HOST_ERROR.get();
+    HOST_ERROR.remove();
+    return t;
+  }
+
 }

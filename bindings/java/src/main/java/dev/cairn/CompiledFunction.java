@@ -1,0 +1,244 @@
+package dev.cairn;
+
+import dev.cairn.raw.Callbacks;
+import dev.cairn.raw.CairnNative;
+import java.lang.ref.Reference;
+import java.util.Objects;
+
+/**
+ * A compiled function (tf.function): a Java lambda traced into a graph the first time it is
+ * called with a new input signature (each input's dtype and shape), then replayed.
+ *
+ * <pre>{@code
+ * try (CompiledFunction f = CompiledFunction.create(ctx, "square_plus_v", 1,
+ *     (c, in) -> {
+ *       try (Tensor sq = Ops.mul(c, in[0], in[0]); Tensor v = var.read()) {
+ *         return new Tensor[] {Ops.add(c, sq, v)};
+ *       }
+ *     })) {
+ *   Tensor y = f.call(x)[0]; // traces, then runs the graph
+ *   Tensor z = f.call(x2)[0]; // same signature: replays, the lambda is not entered
+ * }
+ * }</pre>
+ *
+ * <p><b>Tracing.</b> While the body runs, the ordinary API records instead of computing: ops,
+ * layers, variable reads and assigns, a {@link GradientTape}, an {@link Optimizer}. Its tensors
+ * are symbolic (their values cannot be read there). The body runs on the thread calling {@link
+ * #call}, only while tracing: a side effect in it (a counter, a print) happens once per trace, not
+ * once per call. Variables are captured by reference (a replay reads and writes their live
+ * values); eager tensors the body uses are captured by value when it is traced.
+ *
+ * <p><b>Tensors.</b> The body's {@code inputs} are closed after it returns. The function takes the
+ * tensors the body returns and closes them (returning an input is fine); return a copy of a tensor
+ * you keep using elsewhere. The tensors {@link #call} returns are new and the caller closes them.
+ *
+ * <p><b>Outputs.</b> The output count is fixed when the function is created: every trace must
+ * return that many tensors, and every call returns that many.
+ *
+ * <p><b>Errors.</b> An exception thrown by the body makes {@link #call} throw a {@link
+ * CairnException} whose cause is that exception (code UNKNOWN, or the code of a CairnException
+ * the body threw); an {@link Error} is rethrown as is. Nothing is cached then: the next call with
+ * that signature traces again. Close the function to release the body; a {@link
+ * java.lang.ref.Cleaner} frees one collected unclosed.
+ */
+public final class CompiledFunction extends NativeHandle {
+  /** The traced body: symbolic inputs in, outputs out (as many as the function's count). */
+  @FunctionalInterface
+  public interface Body {
+    Tensor[] apply(CairnContext ctx, Tensor[] inputs) throws Exception;
+  }
+
+  private final String name;
+  private final int numOutputs;
+
+  private CompiledFunction(long handle, String name, int numOutputs) {
+    super(handle, CairnNative::functionFree);
+    this.name = name;
+    this.numOutputs = numOutputs;
+  }
+
+  /** A function named {@code name} (for messages and dumps) returning {@code numOutputs} tensors. */
+  public static CompiledFunction create(CairnContext ctx, String name, int numOutputs, Body body) {
+    return create(ctx, name, numOutputs, body, null);
+  }
+
+  /** Like {@link #create(CairnContext, String, int, Body)} with options (null: the defaults). */
+  public static CompiledFunction create(CairnContext ctx, String name, int numOutputs, Body body, Options options) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(body, "body");
+    if (numOutputs < 0) throw new IllegalArgumentException("numOutputs must be >= 0, got " + numOutputs);
+    if (options == null) options = new Options();
+    int n = options.inputSignature == null ? 0 : options.inputSignature.length;
+    int[] dtypes = options.inputSignature == null ? null : new int[n];
+    Object[] shapes = options.inputSignature == null ? null : new Object[n];
+    for (int i = 0; i < n; ++i) {
+      dtypes[i] = options.inputSignature[i].dtype().value();
+      shapes[i] = options.inputSignature[i].shape();
+    }
+    // The id stays registered until the C library releases it (cairn_function_free); on a failed
+    // create the library never took it, so it is unregistered here.
+    long id = Callbacks.registerFunctionFn((c, in, out) -> trace(name, numOutputs, body, c, in, out));
+    long c = ctx.handle();
+    try {
+      long h = CairnNative.functionCreate(c, NativeResources.cstr(name), id, dtypes, shapes, options.retraceWarning);
+      return new CompiledFunction(h, name, numOutputs);
+    } catch (RuntimeException | Error e) {
+      Callbacks.unregisterFunctionFn(id);
+      throw e;
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  // One trace: wraps the C library's handles, runs the body, and hands shares of its results to
+  // C (which takes them). Everything the body got or returned is closed before returning.
+  private static void trace(String name, int numOutputs, Body body, long ctxHandle, long[] in, long[] out)
+      throws Exception {
+    CairnContext ctx = CairnContext.borrow(ctxHandle);
+    Tensor[] inputs = new Tensor[in.length];
+    Tensor[] results = null;
+    long[] shared = new long[out.length];
+    int nShared = 0;
+    try {
+      for (int i = 0; i < in.length; ++i) inputs[i] = new Tensor(CairnNative.tensorShare(in[i]));
+      results = body.apply(ctx, inputs);
+      if (results == null) throw new NullPointerException("function '" + name + "' returned null");
+      if (results.length != numOutputs) {
+        throw new IllegalStateException(
+            "function '" + name + "' returned " + results.length + " tensor(s), expected " + numOutputs);
+      }
+      for (; nShared < results.length; ++nShared) {
+        Tensor r = results[nShared];
+        if (r == null) throw new NullPointerException("function '" + name + "' returned a null output " + nShared);
+        shared[nShared] = CairnNative.tensorShare(r.handle());
+      }
+      System.arraycopy(shared, 0, out, 0, nShared);
+      nShared = 0; // the C library owns them now
+    } finally {
+      for (int i = 0; i < nShared; ++i) CairnNative.tensorFree(shared[i]);
+      if (results != null) {
+        for (Tensor r : results) if (r != null) r.close();
+      }
+      for (Tensor t : inputs) if (t != null) t.close();
+      ctx.close();
+    }
+  }
+
+  /** Options for a new function; each starts at the C API's default. Not thread-safe to mutate. */
+  public static Options options() {
+    return new Options();
+  }
+
+  /** The options of cairn_function_create. */
+  public static final class Options {
+    private TensorSpec[] inputSignature;
+    private int retraceWarning = 5;
+
+    public Options() {}
+
+    /**
+     * Keys traces on these specs instead of each call's own shapes: a -1 dimension accepts any
+     * size, so one trace serves them all. Calls whose inputs do not match fail with
+     * INVALID_ARGUMENT. Default: none.
+     */
+    public Options inputSignature(TensorSpec... specs) {
+      Objects.requireNonNull(specs, "specs");
+      for (int i = 0; i < specs.length; ++i) Objects.requireNonNull(specs[i], "specs[" + i + "]");
+      this.inputSignature = specs.clone();
+      return this;
+    }
+
+    /** Warns through the context's log when the trace count reaches this; default 5, 0 = never. */
+    public Options retraceWarning(int traces) {
+      if (traces < 0) throw new IllegalArgumentException("retraceWarning must be >= 0, got " + traces);
+      this.retraceWarning = traces;
+      return this;
+    }
+  }
+
+  /** The function's name. */
+  public String name() {
+    return name;
+  }
+
+  /** How many tensors each call returns. */
+  public int numOutputs() {
+    return numOutputs;
+  }
+
+  /**
+   * Calls the function: traces the body on a new input signature, replays the cached graph
+   * otherwise. Returns {@link #numOutputs()} new tensors, which the caller closes.
+   */
+  public Tensor[] call(Tensor... inputs) {
+    Objects.requireNonNull(inputs, "inputs");
+    long[] in = new long[inputs.length];
+    for (int i = 0; i < in.length; ++i) in[i] = Objects.requireNonNull(inputs[i], "inputs[" + i + "]").handle();
+    long[] out = new long[numOutputs];
+    long h = handle();
+    Callbacks.takeHostError(); // forget what a raw-layer caller left behind
+    try {
+      CairnNative.functionCall(h, in, out);
+    } catch (CairnException e) {
+      Throwable host = Callbacks.takeHostError();
+      if (host == null) throw e;
+      throw hostFailure(host);
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(inputs);
+    }
+    Tensor[] result = new Tensor[numOutputs];
+    for (int i = 0; i < numOutputs; ++i) result[i] = new Tensor(out[i]);
+    return result;
+  }
+
+  // What call() throws for an exception the body threw while tracing.
+  private RuntimeException hostFailure(Throwable host) {
+    if (host instanceof Error) throw (Error) host;
+    Code code = host instanceof CairnException ? ((CairnException) host).code() : Code.UNKNOWN;
+    String what = host.getMessage() != null ? host.getMessage() : host.getClass().getName();
+    if (!(host instanceof CairnException)) what = host.getClass().getSimpleName() + ": " + what;
+    CairnException e = new CairnException(code, "function '" + name + "': " + what);
+    e.initCause(host);
+    return e;
+  }
+
+  /** How many times the function has been traced (one per distinct input signature). */
+  public long numTraces() {
+    long h = handle();
+    try {
+      return CairnNative.functionNumTraces(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * The graph of trace {@code index} (0 = the first) as text: one line per node with its op,
+   * attributes, inputs and output dtypes and shapes. OUT_OF_RANGE past {@link #numTraces()}.
+   */
+  public String dump(long index) {
+    long h = handle();
+    try {
+      return CairnNative.functionDump(h, index);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /** The input signature of trace {@code index}, e.g. "float32[2,3], int32[]". */
+  public String signature(long index) {
+    long h = handle();
+    try {
+      return CairnNative.functionSignature(h, index);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return isClosed() ? "CompiledFunction(closed)" : "CompiledFunction(" + name + ")";
+  }
+}
