@@ -1105,6 +1105,32 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_signature(const cairn_func
 /* DESTRUCTOR. Frees the function (and releases user_data). NULL is fine. */
 CAIRN_API void cairn_function_free(cairn_function *fn);
 
+/* Export and load (SavedModel-like). An exported file holds every concrete function traced so far
+ * (graph, signature with -1 dims, captured constants) and the values of the variables they read or
+ * write, in the checkpoint container (docs/graph_export.md): aligned payloads with checksums, a
+ * verified index, written atomically. A loaded function runs without the callback, in any
+ * language, and owns fresh variables initialised from the file. */
+
+/* METHOD. Writes every trace of `fn` to `path` (replaced atomically).
+ * Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
+ * UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_export(const cairn_function *fn, const char *path);
+
+/* CONSTRUCTOR. Loads a function written by cairn_function_export into `ctx`. A call with a
+ * signature the file has runs that graph (the first call per input shape re-traces the stored
+ * graph; no host code runs); any other signature gives NOT_FOUND listing those it has.
+ * @param out  receives the function; free with cairn_function_free().
+ * Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
+ * INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
+ * the op refuses, each naming the file and the part (concrete function, node, key). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_load(cairn_context *ctx, const char *path, cairn_function **out);
+
+/* METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
+ * attr }), for TensorBoard's graph view.
+ * @param out  receives the text; free with cairn_free().
+ * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_graphdef(const cairn_function *fn, size_t index, char **out);
+
 /* ---------------------------------------------------------------------------------------------
  * Vulkan
  *
