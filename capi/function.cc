@@ -1,24 +1,14 @@
 // The C API's compiled functions: a C callback traced into a graph per input signature and replayed.
 #include <memory>
 
-#include "capi/internal/handles.h"
-#include "runtime/graph/function.h"
+#include "capi/internal/function_handle.h"
 
 using namespace cairn;
+using cairn::capi::concrete_at;
 using cairn::capi::malloc_string;
 using cairn::capi::new_tensor;
 using cairn::capi::require;
 using cairn::capi::require_options;
-
-struct cairn_function {
-  Ref<graph::Function> fn;
-  void* user_data = nullptr;
-  void (*release)(void*) = nullptr;
-  ~cairn_function() {
-    fn = nullptr;  // the host callback is never called again
-    if (release) release(user_data);
-  }
-};
 
 namespace {
 
@@ -80,6 +70,11 @@ graph::FunctionOptions function_options(const cairn_function_options* opts, cons
   return o;
 }
 
+
+}  // namespace
+
+namespace cairn::capi {
+
 const graph::ConcreteFunction& concrete_at(const cairn_function* fn, size_t index, const char* what) {
   require(fn, what, "fn");
   auto all = fn->fn->concretes();
@@ -88,7 +83,7 @@ const graph::ConcreteFunction& concrete_at(const cairn_function* fn, size_t inde
   return *all[index];
 }
 
-}  // namespace
+}  // namespace cairn::capi
 
 cairn_status* cairn_function_create(cairn_context* ctx, const char* name, cairn_function_fn fn, void* user_data,
                                     const cairn_function_options* opts, cairn_function** out) {

@@ -1,33 +1,17 @@
 // The C API's export and load of compiled functions, and their GraphDef text dump.
 #include <memory>
 
-#include "capi/internal/handles.h"
+#include "capi/internal/function_handle.h"
 #include "runtime/graph/export.h"
 #include "runtime/graph/graphdef.h"
 
 using namespace cairn;
+using cairn::capi::concrete_at;
 using cairn::capi::malloc_string;
 using cairn::capi::new_tensor;
 using cairn::capi::require;
 
 namespace {
-
-// The graph::Function behind a handle. `struct cairn_function` (capi/function.cc) is
-// standard-layout with `Ref<graph::Function> fn` as its first member, so a pointer to the handle
-// is a pointer to that member ([basic.compound]: pointer-interconvertible). The handle stays
-// private to capi/function.cc; moving it to capi/internal would make this a plain member access.
-const graph::Function& function_of(const cairn_function* fn) {
-  return **reinterpret_cast<const Ref<graph::Function>*>(fn);
-}
-
-const graph::ConcreteFunction& trace_at(const cairn_function* fn, size_t index, const char* what) {
-  require(fn, what, "fn");
-  auto all = function_of(fn).concretes();
-  if (index >= all.size())
-    raise(Code::OutOfRange, "{}: trace {} of function '{}', which has {} trace(s)", what, index, function_of(fn).name(),
-          all.size());
-  return *all[index];
-}
 
 using LoadedRef = std::shared_ptr<graph::LoadedConcretes>;
 
@@ -57,7 +41,7 @@ cairn_status* cairn_function_export(const cairn_function* fn, const char* path) 
   const char* what = "cairn_function_export";
   require(fn, what, "fn");
   require(path, what, "path");
-  graph::export_function(function_of(fn), path);
+  graph::export_function(*fn->fn, path);
   CAIRN_API_END
 }
 
@@ -85,6 +69,6 @@ cairn_status* cairn_function_graphdef(const cairn_function* fn, size_t index, ch
   const char* what = "cairn_function_graphdef";
   require(out, what, "out");
   *out = nullptr;
-  *out = malloc_string(graph::graphdef_text(trace_at(fn, index, what).graph()), what);
+  *out = malloc_string(graph::graphdef_text(concrete_at(fn, index, what).graph()), what);
   CAIRN_API_END
 }

@@ -55,6 +55,12 @@ const char* cairn_status_message(const cairn_status* s) { return s ? s->message.
 
 void cairn_status_free(cairn_status* s) { delete s; }
 
+cairn_status* cairn_status_create(cairn_code code, const char* message) {
+  if (code == CAIRN_OK) return nullptr;
+  if (code < CAIRN_CANCELLED || code > CAIRN_DATA_LOSS) code = CAIRN_UNKNOWN;
+  return cairn::capi::make_status(code, message ? message : "");
+}
+
 void cairn_free(void* p) { std::free(p); }
 
 size_t cairn_dtype_size(cairn_dtype dtype) { return cairn::dtype_size(static_cast<cairn::DType>(dtype)); }

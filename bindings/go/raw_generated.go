@@ -423,6 +423,16 @@ func cStatusFree(s *C.cairn_status) {
 	C.cairn_status_free(s)
 }
 
+// cStatusCreate calls cairn_status_create.
+//
+// CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
+// report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
+// becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only; if memory runs out, a static
+// RESOURCE_EXHAUSTED status that cairn_status_free ignores.
+func cStatusCreate(code C.cairn_code, message *C.char) error {
+	return takeStatus(C.cairn_status_create(code, message))
+}
+
 // cFree calls cairn_free.
 //
 // METHOD. Frees a string or array the library allocated and handed over (documented per function).
@@ -1508,6 +1518,38 @@ func cFunctionSignature(fn *C.cairn_function, index C.size_t, out **C.char) erro
 // DESTRUCTOR. Frees the function (and releases user_data). NULL is fine.
 func cFunctionFree(fn *C.cairn_function) {
 	C.cairn_function_free(fn)
+}
+
+// cFunctionExport calls cairn_function_export.
+//
+// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
+// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
+// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written.
+func cFunctionExport(fn *C.cairn_function, path *C.char) error {
+	return takeStatus(C.cairn_function_export(fn, path))
+}
+
+// cFunctionLoad calls cairn_function_load.
+//
+// CONSTRUCTOR. Loads a function written by cairn_function_export into `ctx`. A call with a
+// signature the file has runs that graph (the first call per input shape re-traces the stored
+// graph; no host code runs); any other signature gives NOT_FOUND listing those it has.
+// @param out  receives the function; free with cairn_function_free().
+// Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
+// INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
+// the op refuses, each naming the file and the part (concrete function, node, key).
+func cFunctionLoad(ctx *C.cairn_context, path *C.char, out **C.cairn_function) error {
+	return takeStatus(C.cairn_function_load(ctx, path, out))
+}
+
+// cFunctionGraphdef calls cairn_function_graphdef.
+//
+// METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
+// attr }), for TensorBoard's graph view.
+// @param out  receives the text; free with cairn_free().
+// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces.
+func cFunctionGraphdef(fn *C.cairn_function, index C.size_t, out **C.char) error {
+	return takeStatus(C.cairn_function_graphdef(fn, index, out))
 }
 
 // cVulkanAvailable calls cairn_vulkan_available.

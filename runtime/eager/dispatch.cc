@@ -11,19 +11,20 @@ constexpr size_t kInlineArgs = 8;
 
 Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, int n) {
   if (n == 0) return ctx.default_device();
-  // Inside a function trace, an op with a symbolic input is symbolic; its eager inputs become
-  // captured constants.
-  for (int i = 0; i < n; ++i)
-    if (inputs[i]->device()->kind() == DeviceKind::Symbolic) return *inputs[i]->device();
   Device* d = inputs[0]->device();
   for (int i = 1; i < n; ++i) {
     Device* di = inputs[i]->device();
-    if (di != d)
-      raise(Code::InvalidArgument, "{}: inputs are on different devices ({} and {}); copy them to one device first",
-            def.name, d->name(), di->name());
+    if (di == d) continue;
+    // Inside a function trace an op with a symbolic input is symbolic; its eager inputs become
+    // captured constants.
+    if (di->kind() == DeviceKind::Symbolic) return *di;
+    if (d->kind() == DeviceKind::Symbolic) continue;
+    raise(Code::InvalidArgument, "{}: inputs are on different devices ({} and {}); copy them to one device first",
+          def.name, d->name(), di->name());
   }
   return *d;
 }
+
 // Allocates the outputs (unless the kernel does) and runs the device's kernel.
 void run_kernel(Context& ctx, const OpDef& def, const Attrs& resolved, Device& device, const OpCall& call) {
   KernelFn kernel = def.kernels[static_cast<int>(device.kind())];

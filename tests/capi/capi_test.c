@@ -34,6 +34,16 @@ static void test_versions_and_status(void) {
   CHECK(cairn_dtype_size(CAIRN_BFLOAT16) == 2);
   CHECK(strcmp(cairn_dtype_name(CAIRN_COMPLEX64), "complex64") == 0);
   CHECK(strcmp(cairn_dtype_name((cairn_dtype)99), "invalid") == 0);
+  {
+    cairn_status *made = cairn_status_create(CAIRN_NOT_FOUND, "host: no such thing");
+    CHECK(cairn_status_code(made) == CAIRN_NOT_FOUND);
+    CHECK(strcmp(cairn_status_message(made), "host: no such thing") == 0);
+    cairn_status_free(made);
+    CHECK(cairn_status_create(CAIRN_OK, "ignored") == NULL);
+    made = cairn_status_create((cairn_code)77, NULL);
+    CHECK(cairn_status_code(made) == CAIRN_UNKNOWN && strcmp(cairn_status_message(made), "") == 0);
+    cairn_status_free(made);
+  }
 }
 
 static void test_context_options(void) {

@@ -89,6 +89,12 @@ CAIRN_API const char *cairn_status_message(const cairn_status *s);
 /* DESTRUCTOR. Frees a status. NULL is fine. */
 CAIRN_API void cairn_status_free(cairn_status *s);
 
+/* CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
+ * report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
+ * becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only; if memory runs out, a static
+ * RESOURCE_EXHAUSTED status that cairn_status_free ignores. */
+CAIRN_API cairn_status *cairn_status_create(cairn_code code, const char *message);
+
 /* METHOD. Frees a string or array the library allocated and handed over (documented per function).
  * NULL is fine. */
 CAIRN_API void cairn_free(void *p);

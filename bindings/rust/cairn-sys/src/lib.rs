@@ -565,6 +565,12 @@ extern "C" {
     /// DESTRUCTOR. Frees a status. NULL is fine.
     pub fn cairn_status_free(s: *mut cairn_status);
 
+    /// CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
+    /// report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
+    /// becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only; if memory runs out, a static
+    /// RESOURCE_EXHAUSTED status that cairn_status_free ignores.
+    pub fn cairn_status_create(code: cairn_code, message: *const c_char) -> *mut cairn_status;
+
     /// METHOD. Frees a string or array the library allocated and handed over (documented per function).
     /// NULL is fine.
     pub fn cairn_free(p: *mut c_void);
@@ -1217,6 +1223,29 @@ extern "C" {
 
     /// DESTRUCTOR. Frees the function (and releases user_data). NULL is fine.
     pub fn cairn_function_free(r#fn: *mut cairn_function);
+
+    /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
+    /// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
+    /// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written.
+    #[must_use]
+    pub fn cairn_function_export(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. Loads a function written by cairn_function_export into `ctx`. A call with a
+    /// signature the file has runs that graph (the first call per input shape re-traces the stored
+    /// graph; no host code runs); any other signature gives NOT_FOUND listing those it has.
+    /// @param out  receives the function; free with cairn_function_free().
+    /// Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
+    /// INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
+    /// the op refuses, each naming the file and the part (concrete function, node, key).
+    #[must_use]
+    pub fn cairn_function_load(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status;
+
+    /// METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
+    /// attr }), for TensorBoard's graph view.
+    /// @param out  receives the text; free with cairn_free().
+    /// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces.
+    #[must_use]
+    pub fn cairn_function_graphdef(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status;
 
     /// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
     pub fn cairn_vulkan_available() -> i32;

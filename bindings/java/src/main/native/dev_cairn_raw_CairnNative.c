@@ -103,6 +103,20 @@ JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_version(JNIEnv *env, jc
   return cairn_jni_new_string(env, cairn_version());
 }
 
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_statusCreate(JNIEnv *env, jclass cls, jint code, jbyteArray message) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_message;
+  if (!cairn_jni_cstring(env, &arena, message, &c_message)) goto done;
+  cairn_status *status = cairn_status_create((cairn_code)code, c_message);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
 JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_dtypeSize(JNIEnv *env, jclass cls, jint dtype) {
   (void)env;
   (void)cls;
@@ -2236,6 +2250,54 @@ JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_functionFree(JNIEnv *env, 
   (void)env;
   (void)cls;
   cairn_function_free((cairn_function *)(intptr_t)fn);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_functionExport(JNIEnv *env, jclass cls, jlong fn, jbyteArray path) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_status *status = cairn_function_export((const cairn_function *)(intptr_t)fn, c_path);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_functionLoad(JNIEnv *env, jclass cls, jlong ctx, jbyteArray path) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_function *c_out = NULL;
+  cairn_status *status = cairn_function_load((cairn_context *)(intptr_t)ctx, c_path, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_raw_CairnNative_functionGraphdef(JNIEnv *env, jclass cls, jlong fn, jlong index) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  char *c_out = NULL;
+  cairn_status *status = cairn_function_graphdef((const cairn_function *)(intptr_t)fn, (size_t)index, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  return result;
 }
 
 JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_vulkanAvailable(JNIEnv *env, jclass cls) {

@@ -37,6 +37,14 @@ public final class CairnNative {
   public static native String version();
 
   /**
+   * cairn_status_create: CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
+   * report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
+   * becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only; if memory runs out, a static
+   * RESOURCE_EXHAUSTED status that cairn_status_free ignores.
+   */
+  public static native void statusCreate(int code, byte[] message);
+
+  /**
    * cairn_dtype_size: METHOD. Bytes per element; 0 for CAIRN_STRING and unknown values.
    */
   public static native long dtypeSize(int dtype);
@@ -892,6 +900,32 @@ public final class CairnNative {
    * cairn_function_free: DESTRUCTOR. Frees the function (and releases user_data). NULL is fine.
    */
   public static native void functionFree(long fn);
+
+  /**
+   * cairn_function_export: METHOD. Writes every trace of `fn` to `path` (replaced atomically).
+   * Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
+   * UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written.
+   */
+  public static native void functionExport(long fn, byte[] path);
+
+  /**
+   * cairn_function_load: CONSTRUCTOR. Loads a function written by cairn_function_export into `ctx`. A call with a
+   * signature the file has runs that graph (the first call per input shape re-traces the stored
+   * graph; no host code runs); any other signature gives NOT_FOUND listing those it has.
+   * &#64;param out  receives the function; free with cairn_function_free().
+   * Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
+   * INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
+   * the op refuses, each naming the file and the part (concrete function, node, key).
+   */
+  public static native long functionLoad(long ctx, byte[] path);
+
+  /**
+   * cairn_function_graphdef: METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
+   * attr }), for TensorBoard's graph view.
+   * &#64;param out  receives the text; free with cairn_free().
+   * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces.
+   */
+  public static native String functionGraphdef(long fn, long index);
 
   /**
    * cairn_vulkan_available: METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.

@@ -1,0 +1,23 @@
+// The struct behind cairn_function, shared by the files that implement the compiled-function API
+// (capi/function.cc: create and call; capi/function_io.cc: export, load, GraphDef).
+#pragma once
+
+#include "capi/internal/handles.h"
+#include "runtime/graph/function.h"
+
+struct cairn_function {
+  cairn::Ref<cairn::graph::Function> fn;
+  void* user_data = nullptr;
+  void (*release)(void*) = nullptr;
+  ~cairn_function() {
+    fn = nullptr;  // the host callback is never called again
+    if (release) release(user_data);
+  }
+};
+
+namespace cairn::capi {
+
+// Trace `index` of `fn`; OutOfRange naming `what` when there is no such trace.
+const graph::ConcreteFunction& concrete_at(const cairn_function* fn, size_t index, const char* what);
+
+}  // namespace cairn::capi
