@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <unordered_map>
+#include <map>
 
 #include "runtime/core/thread_pool.h"
 #include "runtime/graph/fusion.h"
@@ -33,46 +33,32 @@ bool has_unknown_dims(const std::vector<TensorSpec>& signature) {
   return false;
 }
 
-// Free host buffers by (device, dtype, element count); a taken buffer is reshaped to the shape
+// Free host buffers by bucket: a plan numbers the (dtype, element count) pairs of its values once,
+// so a replay finds a buffer by index instead of hashing. A taken buffer is reshaped to the shape
 // asked for. Buckets keep their capacity, so steady-state take/give never allocates.
 class BufferPool {
  public:
-  Tensor take(Device& device, const TensorSpec& spec) {
-    if (device.is_host()) {
-      auto it = free_.find(Key{&device, spec.dtype, spec.shape.num_elements()});
-      if (it != free_.end() && !it->second.empty()) {
-        Tensor t = std::move(it->second.back());
-        it->second.pop_back();
-        return t.shape() == spec.shape ? t : t.reshaped(spec.shape);
-      }
+  explicit BufferPool(size_t buckets) : free_(buckets) {}
+
+  Tensor take(Device& device, const TensorSpec& spec, int bucket) {
+    std::vector<Tensor>& free = free_[static_cast<size_t>(bucket)];
+    if (!free.empty() && free.back().device() == &device) {
+      Tensor t = std::move(free.back());
+      free.pop_back();
+      return t.shape() == spec.shape ? t : t.reshaped(spec.shape);
     }
     return Tensor::allocate(device, spec.dtype, spec.shape);
   }
-  // Keeps `t` for reuse when nothing else references its buffer.
-  void give(Tensor& t) {
-    if (!t.valid() || !t.device()->is_host() || t.dtype() == DType::String ||
-        t.buffer()->refs.load(std::memory_order_acquire) != 1) {
-      t = Tensor();
-      return;
-    }
-    free_[Key{t.device(), t.dtype(), t.num_elements()}].push_back(std::move(t));
+  // Keeps `t` for reuse when nothing else references its buffer; empties `t` either way.
+  void give(Tensor& t, int bucket) {
+    if (t.valid() && t.device()->is_host() && t.dtype() != DType::String &&
+        t.buffer()->refs.load(std::memory_order_acquire) == 1)
+      free_[static_cast<size_t>(bucket)].push_back(std::move(t));
     t = Tensor();
   }
 
  private:
-  struct Key {
-    Device* device;
-    DType dtype;
-    int64_t elements;
-    bool operator==(const Key& o) const { return device == o.device && dtype == o.dtype && elements == o.elements; }
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<const void*>()(k.device) ^ (static_cast<size_t>(k.dtype) * 0x9e3779b97f4a7c15ull) ^
-             std::hash<int64_t>()(k.elements) * 31u;
-    }
-  };
-  std::unordered_map<Key, std::vector<Tensor>, KeyHash> free_;
+  std::vector<std::vector<Tensor>> free_;
 };
 }  // namespace
 
@@ -82,12 +68,18 @@ struct ConcreteFunction::ReplayState {
   std::vector<std::vector<Tensor>> values;
   std::vector<const Tensor*> ins;
   BufferPool pool;
+
+  explicit ReplayState(const Plan& p) : plan(&p), values(p.graph.nodes.size()), pool(p.num_buckets) {}
   // Only fast-path replays take from the pool, so only they give back (or the pool would grow).
   bool recycle = false;
 
-  void release(Tensor& t) {
-    if (recycle) pool.give(t);
+  void release(Tensor& t, int bucket) {
+    if (recycle) pool.give(t, bucket);
     else t = Tensor();
+  }
+  void release_node(int node) {
+    std::vector<Tensor>& v = values[static_cast<size_t>(node)];
+    for (size_t k = 0; k < v.size(); ++k) release(v[k], plan->bucket[static_cast<size_t>(node)][k]);
   }
 };
 
@@ -106,14 +98,11 @@ class ConcreteFunction::StateLease {
         }
     }
     if (!state_) {
-      state_ = std::make_unique<ReplayState>();
-      state_->plan = &plan;
-      state_->values.resize(plan.graph.nodes.size());
+      state_ = std::make_unique<ReplayState>(plan);
     }
   }
   ~StateLease() {
-    for (std::vector<Tensor>& v : state_->values)
-      for (Tensor& t : v) state_->release(t);
+    for (size_t i = 0; i < state_->values.size(); ++i) state_->release_node(static_cast<int>(i));
     std::lock_guard<std::mutex> lock(fn_.states_mu_);
     fn_.idle_states_.push_back(std::move(state_));
   }
@@ -140,6 +129,16 @@ ConcreteFunction::Plan::Plan(Graph g) : graph(std::move(g)) {
     last_use[p.node] = static_cast<int>(n);  // kept to the end
     is_result[p.node][p.output] = true;
   }
+  release_after.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    if (last_use[i] >= 0 && last_use[i] < static_cast<int>(n)) release_after[last_use[i]].push_back(static_cast<int>(i));
+  std::map<std::pair<DType, int64_t>, int> ids;
+  bucket.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    for (const TensorSpec& s : graph.nodes[i].outputs)
+      bucket[i].push_back(ids.emplace(std::make_pair(s.dtype, s.shape.num_elements()), static_cast<int>(ids.size()))
+                              .first->second);
+  num_buckets = ids.size();
 }
 
 ConcreteFunction::ConcreteFunction(std::string name, std::vector<TensorSpec> signature, Graph graph, bool fuse)
@@ -177,7 +176,7 @@ void ConcreteFunction::run_op_node(Context& ctx, const Plan& plan, int i, Replay
   if (!kernel) raise(Code::Unimplemented, "{}: no kernel on device {} (function '{}')", n.def->name, device.name(), name_);
   for (size_t k = 0; k < outs.size(); ++k)
     outs[k] = plan.is_result[i][k] ? Tensor::allocate(device, n.outputs[k].dtype, n.outputs[k].shape)
-                                   : state.pool.take(device, n.outputs[k]);
+                                   : state.pool.take(device, n.outputs[k], plan.bucket[i][k]);
   KernelContext kc{*n.def, attrs, device, ctx.pool(), ins.data(), static_cast<int>(ins.size()), outs.data(),
                    static_cast<int>(outs.size())};
   if (n.def->random) kc.random_seed = ctx.next_random_seed();
@@ -207,7 +206,7 @@ void ConcreteFunction::run_node(Context& ctx, const Plan& plan, int i, ReplaySta
       // replay's update reuses it). Without hooks, read() is a plain snapshot.
       Tensor old = fast ? n.variable->read() : Tensor();
       n.variable->assign(state.values[p.node][p.output], "function '" + name_ + "'");
-      state.release(old);
+      state.release(old, plan.bucket[p.node][p.output]);
       break;
     }
     case NodeKind::Op: run_op_node(ctx, plan, i, state, fast); break;
@@ -236,9 +235,7 @@ std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor
   for (int i = 0; i < n; ++i) {
     run_node(ctx, plan, i, state, fast, inputs);
     // Hand intermediates back after their last reader, so the next nodes reuse their buffers.
-    for (Port p : plan.graph.nodes[i].inputs)
-      if (plan.last_use[p.node] == i)
-        for (Tensor& t : state.values[p.node]) state.release(t);
+    for (int done : plan.release_after[i]) state.release_node(done);
   }
   std::vector<Tensor> out;
   out.reserve(plan.graph.outputs.size());

@@ -26,7 +26,7 @@ namespace cairn::graph {
 //
 // Replays keep their intermediate buffers: each replay runs with a ReplayState taken from a
 // per-function free list (one per concurrent caller), whose buffer pool hands out host buffers by
-// (device, dtype, element count) and takes them back once their last reader has run. After the
+// (dtype, element count) and takes them back once their last reader has run. After the
 // first replay, a replay allocates only the buffers it returns to the caller. The pool only takes
 // back a buffer nothing else references (a result, a variable's value or a caller's tensor never
 // goes back in).
@@ -55,6 +55,9 @@ class ConcreteFunction {
     Graph graph;
     std::vector<int> last_use;                // per node: the last node reading one of its outputs
     std::vector<std::vector<bool>> is_result;  // per node and output: returned to the caller
+    std::vector<std::vector<int>> release_after;  // per node: the nodes whose last reader it is
+    std::vector<std::vector<int>> bucket;         // per node and output: its buffer pool bucket
+    size_t num_buckets = 0;
     explicit Plan(Graph g);
   };
   struct ReplayState;
