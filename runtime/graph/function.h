@@ -18,18 +18,32 @@
 
 #include "runtime/eager/context.h"
 #include "runtime/graph/graph.h"
+#include "runtime/graph/passes.h"
 
 namespace cairn::graph {
 
 // One traced graph and how to run it.
+//
+// Replays keep their intermediate buffers: each replay runs with a ReplayState taken from a
+// per-function free list (one per concurrent caller), whose buffer pool hands out host buffers by
+// (dtype, element count) and takes them back once their last reader has run. After the
+// first replay, a replay allocates only the buffers it returns to the caller. The pool only takes
+// back a buffer nothing else references (a result, a variable's value or a caller's tensor never
+// goes back in).
 class ConcreteFunction {
  public:
-  ConcreteFunction(std::string name, std::vector<TensorSpec> signature, Graph graph);
+  // `graph` is the traced graph, already optimized by the caller (see passes.h); with `fuse`, a
+  // second plan with elementwise fusion (fusion.h) serves replays on the CPU without hooks.
+  ConcreteFunction(std::string name, std::vector<TensorSpec> signature, Graph graph, bool fuse = false);
+  ~ConcreteFunction();
 
   const std::string& name() const { return name_; }
   const std::vector<TensorSpec>& signature() const { return signature_; }  // dims may be -1
-  const Graph& graph() const { return graph_; }
-  size_t num_outputs() const { return graph_.outputs.size(); }
+  // The optimized graph without fusion: what a replay under dispatch hooks runs.
+  const Graph& graph() const { return unfused_.graph; }
+  // The fused plan (the same graph when nothing was fused).
+  const Graph& fused_graph() const { return fused_ ? fused_->graph : unfused_.graph; }
+  size_t num_outputs() const { return unfused_.graph.outputs.size(); }
 
   // Runs the graph on `inputs` (checked against the signature). Ops run on their inputs' device
   // (an op without inputs on the context's default device). With dispatch hooks installed (a tape,
@@ -37,12 +51,29 @@ class ConcreteFunction {
   std::vector<Tensor> run(Context& ctx, const std::vector<Tensor>& inputs) const;
 
  private:
-  void run_op_node(Context& ctx, const Node& n, std::vector<std::vector<Tensor>>& values, bool exact) const;
+  struct Plan {
+    Graph graph;
+    std::vector<int> last_use;                // per node: the last node reading one of its outputs
+    std::vector<std::vector<bool>> is_result;  // per node and output: returned to the caller
+    std::vector<std::vector<int>> release_after;  // per node: the nodes whose last reader it is
+    std::vector<std::vector<int>> bucket;         // per node and output: its buffer pool bucket
+    size_t num_buckets = 0;
+    explicit Plan(Graph g);
+  };
+  struct ReplayState;
+  class StateLease;
+
+  void run_node(Context& ctx, const Plan& plan, int i, ReplayState& state, bool fast,
+                const std::vector<Tensor>& inputs) const;
+  void run_op_node(Context& ctx, const Plan& plan, int i, ReplayState& state, bool fast) const;
 
   std::string name_;
   std::vector<TensorSpec> signature_;
-  Graph graph_;
-  std::vector<int> last_use_;  // per node: the last node reading one of its outputs (to free early)
+  bool exact_;  // no unknown dimensions: shapes were inferred once, at trace time
+  Plan unfused_;
+  std::unique_ptr<Plan> fused_;  // null when fusion is off or found nothing
+  mutable std::mutex states_mu_;
+  mutable std::vector<std::unique_ptr<ReplayState>> idle_states_;
 };
 
 struct FunctionOptions {
@@ -52,6 +83,8 @@ struct FunctionOptions {
   // A warning goes to the context's log when the number of traces reaches this (TF warns about
   // frequent retracing too); 0 turns it off.
   int retrace_warning = 5;
+  // Graph optimizations run on each new trace (passes.h, fusion.h).
+  PassOptions passes;
 };
 
 // The host function: symbolic inputs in, outputs out. It runs only while tracing.
