@@ -17,6 +17,9 @@ Tensor scalar(Context& ctx, Device& device, DType dtype, double value) {
   Tensor host = Tensor::allocate(ctx.cpu(), DType::Float64, Shape{});
   *host.mutable_data<double>() = value;
   Tensor typed = dtype == DType::Float64 ? host : run1(ctx, "Cast", {host}, {attr_dtype("DstT", dtype)});
+  // A scalar "on" a symbolic device (inside a function trace) stays on the CPU: the trace captures
+  // it as a constant.
+  if (device.kind() == DeviceKind::Symbolic) return typed;
   return tensor_on_device(typed, device);
 }
 

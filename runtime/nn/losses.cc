@@ -37,7 +37,10 @@ Tensor clip_probabilities(Context& ctx, const Tensor& p) {
 // Every label in [0, classes): OneHot would silently give a zero row for any other. Reads the
 // labels on the host (a loss is not a gradient function, so this is allowed).
 void check_labels(Context& ctx, const char* fn, const Tensor& labels, int64_t classes) {
-  Tensor host = tensor_on_device(op::cast(ctx, labels, DType::Int64), ctx.cpu());
+  // Inside a traced function the labels have no values yet; the graph cannot check them (an
+  // out-of-range label then gives an all-zero one-hot row, as TF's GPU kernels do).
+  if (labels.device()->kind() == DeviceKind::Symbolic) return;
+  Tensor host = host_values(op::cast(ctx, labels, DType::Int64), ctx.cpu(), fn);
   const int64_t* p = host.data<int64_t>();
   for (int64_t i = 0; i < host.num_elements(); ++i)
     if (p[i] < 0 || p[i] >= classes)
@@ -110,7 +113,7 @@ Tensor f64_scalar(Context& ctx, double v) { return op::scalar(ctx, ctx.cpu(), DT
 
 // The sum of every element as a double, read on the host.
 double host_sum(Context& ctx, const Tensor& t) {
-  Tensor s = tensor_on_device(op::all_sum(ctx, op::cast(ctx, t, DType::Float64)), ctx.cpu());
+  Tensor s = host_values(op::all_sum(ctx, op::cast(ctx, t, DType::Float64)), ctx.cpu(), "Metric::update");
   return *s.data<double>();
 }
 }  // namespace
@@ -124,8 +127,8 @@ Metric::Metric(Context& ctx, std::string name)
 
 double Metric::result() {
   std::lock_guard<std::mutex> lock(mu_);
-  const double count = *tensor_on_device(count_->read(), context().cpu()).data<double>();
-  const double total = *tensor_on_device(total_->read(), context().cpu()).data<double>();
+  const double count = *host_values(count_->read(), context().cpu(), "Metric::result").data<double>();
+  const double total = *host_values(total_->read(), context().cpu(), "Metric::result").data<double>();
   return count == 0 ? 0 : total / count;  // Keras' divide_no_nan
 }
 

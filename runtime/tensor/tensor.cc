@@ -46,6 +46,13 @@ Tensor tensor_on_device(const Tensor& t, Device& device) {
   return copy;
 }
 
+Tensor host_values(const Tensor& t, Device& host, std::string_view fn) {
+  if (t.device() && t.device()->kind() == DeviceKind::Symbolic)
+    raise(Code::FailedPrecondition, "{}: needs tensor values, which a traced function does not have while it is traced",
+          fn);
+  return tensor_on_device(t, host);
+}
+
 std::string Tensor::debug_string() const {
   return fmt::format("{}{} on {}", dtype_name(dtype_), shape_.str(), device() ? device()->name() : "nothing");
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "runtime/core/dtype.h"
@@ -56,5 +57,9 @@ class Tensor {
 // `t` on `device`: shared when it is already there, copied (through host memory) otherwise. A
 // symbolic tensor (graph capture) is returned as it is: a replay runs on its inputs' device.
 Tensor tensor_on_device(const Tensor& t, Device& device);
+
+// `t`'s values in memory of `host` (a host device), for code that reads them. A symbolic tensor
+// (inside a function trace) has no values: FailedPrecondition naming `fn`.
+Tensor host_values(const Tensor& t, Device& host, std::string_view fn);
 
 }  // namespace cairn

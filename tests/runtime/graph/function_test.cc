@@ -154,3 +154,30 @@ TEST_CASE("a whole training step is captured: forward, gradient and apply_gradie
 
 }  // namespace
 }  // namespace cairn::test
+
+namespace cairn::test {
+namespace {
+
+TEST_CASE("losses trace; metrics, which read values, say so inside a trace") {
+  Context& c = ctx();
+  auto loss = make_ref<graph::Function>(c, "xent", [](Context& cx, const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{nn::sparse_categorical_crossentropy(cx, in[0], in[1], true),
+                               nn::binary_crossentropy(cx, in[2], in[3], false)};
+  });
+  Tensor labels = make<int32_t>({0, 2}, Shape{2});
+  Tensor logits = make<float>({2, 0, 0, 0, 0, 3}, Shape{2, 3});
+  Tensor y = make<float>({1, 0}, Shape{2}), p = make<float>({0.9f, 0.2f}, Shape{2});
+  std::vector<Tensor> traced = loss->call({labels, logits, y, p});
+  CHECK(values<float>(traced[0]) == values<float>(nn::sparse_categorical_crossentropy(c, labels, logits, true)));
+  CHECK(values<float>(traced[1]) == values<float>(nn::binary_crossentropy(c, y, p, false)));
+
+  Ref<nn::Mean> mean = nn::Mean::create(c);
+  auto metric = make_ref<graph::Function>(c, "metric", [&](Context& cx, const std::vector<Tensor>& in) {
+    mean->update(in[0]);
+    return std::vector<Tensor>{op::identity(cx, in[0])};
+  });
+  CHECK_THROWS_CODE(metric->call({y}), Code::FailedPrecondition, "Metric::update: needs tensor values");
+}
+
+}  // namespace
+}  // namespace cairn::test
