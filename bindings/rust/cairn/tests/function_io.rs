@@ -137,7 +137,10 @@ fn a_failing_closure_hands_the_c_api_its_code_and_message() {
         let status = sys::cairn_function_call(f.as_raw(), inputs.as_ptr(), 1, &mut out, 1);
         assert!(!status.is_null());
         assert_eq!(sys::cairn_status_code(status), Code::OutOfRange.to_raw());
-        assert_eq!(CStr::from_ptr(sys::cairn_status_message(status)).to_str().unwrap(), "function 'picky': index 7 of 3");
+        assert_eq!(
+            CStr::from_ptr(sys::cairn_status_message(status)).to_str().unwrap(),
+            "function 'picky': index 7 of 3"
+        );
         sys::cairn_status_free(status);
     }
     assert!(out.is_null());
