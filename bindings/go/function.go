@@ -35,17 +35,11 @@ static cairn_status *cairn_go_function_call(cairn_function *fn, cairn_tensor **i
   return cairn_function_call(fn, inputs, n_inputs, outputs, n_outputs);
 }
 
-// A non-NULL status for a body that failed in Go. The C API has no status constructor, so this
-// takes the status of a call that always fails (a dump of no function); Function.Call replaces it
-// with the Go error the trampoline kept.
-static cairn_status *cairn_go_host_failure(void) {
-  char *text = NULL;
-  return cairn_function_dump(NULL, 0, &text);
-}
 */
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/cgo"
@@ -288,9 +282,23 @@ func (s *functionState) trace(cctx *C.cairn_context, inputs, outputs []*C.cairn_
 		s.mu.Lock()
 		s.failed[thread] = err
 		s.mu.Unlock()
-		return C.cairn_go_host_failure()
+		return hostStatus(err)
 	}
 	return nil
+}
+
+// hostStatus is the status a failed body returns to the C API: the Go error's message, and its
+// code when it is (or wraps) a Cairn error, so raw-layer callers see the real failure too.
+// Function.Call still returns the Go error itself (errors.Is and errors.As reach it).
+func hostStatus(err error) *C.cairn_status {
+	code := CodeUnknown
+	var cerr *Error
+	if errors.As(err, &cerr) {
+		code = cerr.Code
+	}
+	msg := C.CString(err.Error())
+	defer C.free(unsafe.Pointer(msg))
+	return C.cairn_status_create(C.cairn_code(code), msg)
 }
 
 // takeFailure is the body's error in the Call made on thread, if any, and forgets it.

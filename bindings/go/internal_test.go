@@ -1,6 +1,8 @@
 package cairn
 
 import (
+	"errors"
+	"fmt"
 	"runtime/cgo"
 	"slices"
 	"strings"
@@ -107,4 +109,19 @@ func TestFunctionReleasesItsBody(t *testing.T) {
 		t.Errorf("NumTraces after Close: %d", n)
 	}
 
+}
+
+// A failed body's status carries the Go error's message, and its code when it wraps a Cairn
+// error, so callers of the raw layer see the real failure.
+func TestHostStatusCarriesTheError(t *testing.T) {
+	inner := newError(CodeOutOfRange, "index 7 of 3")
+	err := takeStatus(hostStatus(fmt.Errorf("step: %w", inner)))
+	var cerr *Error
+	if !errors.As(err, &cerr) || cerr.Code != CodeOutOfRange || cerr.Message != "step: OUT_OF_RANGE: index 7 of 3" {
+		t.Errorf("got %#v", err)
+	}
+	err = takeStatus(hostStatus(errors.New("disk on fire")))
+	if !errors.As(err, &cerr) || cerr.Code != CodeUnknown || cerr.Message != "disk on fire" {
+		t.Errorf("got %#v", err)
+	}
 }

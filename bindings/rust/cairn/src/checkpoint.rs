@@ -564,7 +564,7 @@ impl fmt::Debug for CheckpointReader {
 }
 
 /// A path as a C string; INVALID_ARGUMENT when it holds a NUL byte.
-fn c_path(path: &Path, function: &str, what: &str) -> Result<CString> {
+pub(crate) fn c_path(path: &Path, function: &str, what: &str) -> Result<CString> {
     #[cfg(unix)]
     let bytes = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec();
     #[cfg(not(unix))]

@@ -6,10 +6,12 @@ use std::ffi::{c_char, c_void, CStr};
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
 use std::ptr::{self, NonNull};
 
 use cairn_sys as sys;
 
+use crate::checkpoint::c_path;
 use crate::context::discard_panic;
 use crate::error::{c_string, check};
 use crate::{Code, Context, DType, Error, Result, Tensor};
@@ -21,9 +23,9 @@ type Body<'f> = dyn FnMut(&Context, &[Tensor]) -> Result<Vec<Tensor>> + Send + '
 /// through `release` when the function is freed.
 struct State<'f> {
     body: Box<Body<'f>>,
-    /// The body's own error (or panic) from the last trace. The C API has no way to make a status
-    /// with a chosen code, so the trampoline keeps the error here, hands C any error status to stop
-    /// the trace, and [`Function::call`] returns this one instead of C's.
+    /// The body's own error (or panic) from the last trace. The trampoline hands C a status with
+    /// its code and message to stop the trace and keeps the error here; [`Function::call`]
+    /// returns this one (with its prefix) instead of C's.
     error: Option<Error>,
 }
 
@@ -60,8 +62,9 @@ struct State<'f> {
 /// ```
 pub struct Function<'f> {
     raw: NonNull<sys::cairn_function>,
-    /// Owned by the C function (released with it); only read here between calls.
-    state: NonNull<State<'f>>,
+    /// Owned by the C function (released with it); only read here between calls. None for a
+    /// loaded function, which has no closure.
+    state: Option<NonNull<State<'f>>>,
     name: String,
     outputs: usize,
     // The closure may borrow for 'f; the raw pointers would otherwise make the type !Send.
@@ -195,7 +198,7 @@ impl<'f> Function<'f> {
         Ok(Function {
             raw: created.unwrap_or_else(|| unreachable!()),
             // SAFETY: from Box::into_raw, never NULL.
-            state: unsafe { NonNull::new_unchecked(state) },
+            state: Some(unsafe { NonNull::new_unchecked(state) }),
             name: name.to_string(),
             outputs: options.outputs,
             _body: PhantomData,
@@ -210,8 +213,10 @@ impl<'f> Function<'f> {
     pub fn call(&mut self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
         let raw_inputs: Vec<*mut sys::cairn_tensor> = inputs.iter().map(|t| t.as_raw()).collect();
         let mut outputs: Vec<*mut sys::cairn_tensor> = vec![ptr::null_mut(); self.outputs];
-        // SAFETY: the state lives as long as the C function; no trace is running now.
-        unsafe { (*self.state.as_ptr()).error = None };
+        if let Some(state) = self.state {
+            // SAFETY: the state lives as long as the C function; no trace is running now.
+            unsafe { (*state.as_ptr()).error = None };
+        }
         // SAFETY: live input handles borrowed for the call; `outputs` has the slots it fills.
         let status = unsafe {
             sys::cairn_function_call(
@@ -224,7 +229,7 @@ impl<'f> Function<'f> {
         };
         if !status.is_null() {
             // SAFETY: as above; the trace (if any) has returned.
-            let from_body = unsafe { (*self.state.as_ptr()).error.take() };
+            let from_body = self.state.and_then(|state| unsafe { (*state.as_ptr()).error.take() });
             let from_c = unsafe { check(status) }.unwrap_err();
             return Err(match from_body {
                 Some(e) => Error::new(e.code(), format!("function '{}': {}", self.name, e.message())),
@@ -253,6 +258,23 @@ impl<'f> Function<'f> {
         take_string(|out| unsafe { sys::cairn_function_signature(self.raw.as_ptr(), index, out) })
     }
 
+    /// Writes every trace, with the current values of the variables they read or write, to
+    /// `path` (replaced atomically; docs/graph_export.md). [`Function::load`] in any language (C:
+    /// `cairn_function_load`) reads it back. FAILED_PRECONDITION before the first call;
+    /// UNIMPLEMENTED when a trace captured a string constant.
+    pub fn export(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = c_path(path.as_ref(), "Function::export", "path")?;
+        // SAFETY: a live handle and a NUL-terminated path, borrowed for the call.
+        unsafe { check(sys::cairn_function_export(self.raw.as_ptr(), path.as_ptr())) }
+    }
+
+    /// The graph of trace `index` as TensorFlow GraphDef text (`node { name: ... op: ... }`) for
+    /// TensorBoard's graph view. OUT_OF_RANGE for an index >= [`Function::num_traces`].
+    pub fn graphdef(&self, index: usize) -> Result<String> {
+        // SAFETY: a live handle; `out` receives a string we free.
+        take_string(|out| unsafe { sys::cairn_function_graphdef(self.raw.as_ptr(), index, out) })
+    }
+
     /// The name given at creation.
     pub fn name(&self) -> &str {
         &self.name
@@ -261,6 +283,27 @@ impl<'f> Function<'f> {
     /// The raw handle, still owned by `self`.
     pub fn as_raw(&self) -> *mut sys::cairn_function {
         self.raw.as_ptr()
+    }
+}
+
+impl Function<'static> {
+    /// Loads a function written by [`Function::export`] (from any language) into `ctx`. It has no
+    /// closure: the first call for each input shape re-traces the stored graph, and it owns fresh
+    /// variables initialised from the file. A call whose inputs fit no stored signature fails with
+    /// NOT_FOUND, listing the stored ones. The file does not say how many tensors the function
+    /// returns, so `outputs` does (a different count fails at the call with INVALID_ARGUMENT).
+    /// [`Function::name`] is the path. Errors: NOT_FOUND for a missing file, DATA_LOSS for a
+    /// damaged one, INVALID_ARGUMENT for a file that is not an exported function.
+    pub fn load(ctx: &Context, path: impl AsRef<Path>, outputs: usize) -> Result<Function<'static>> {
+        crate::check_abi()?;
+        let path = path.as_ref();
+        let c_path = c_path(path, "Function::load", "path")?;
+        let mut out = ptr::null_mut();
+        // SAFETY: a live context and a NUL-terminated path borrowed for the call.
+        unsafe { check(sys::cairn_function_load(ctx.as_raw(), c_path.as_ptr(), &mut out))? };
+        let raw = NonNull::new(out)
+            .ok_or_else(|| Error::new(Code::Internal, "cairn_function_load: returned success but no function"))?;
+        Ok(Function { raw, state: None, name: path.display().to_string(), outputs, _body: PhantomData })
     }
 }
 
@@ -316,8 +359,9 @@ unsafe extern "C" fn trace_trampoline(
         Ok(Err(e)) => e,
         Err(payload) => panic_error(payload),
     };
+    let status = stop_status(&error);
     state.error = Some(error);
-    stop_status()
+    status
 }
 
 /// Lends the closure the context and inputs, and hands its outputs to C.
@@ -371,12 +415,14 @@ fn panic_error(payload: Box<dyn Any + Send>) -> Error {
     Error::new(Code::Unknown, format!("the closure panicked: {what}"))
 }
 
-/// A non-NULL status that stops the trace; `Function::call` replaces it with the closure's error.
-/// The C API has no status constructor, so this takes the one a NULL argument gives.
-fn stop_status() -> *mut sys::cairn_status {
-    let mut unused = ptr::null_mut();
-    // SAFETY: the C API answers INVALID_ARGUMENT for the NULL tensor and sets `unused` to NULL.
-    unsafe { sys::cairn_tensor_share(ptr::null(), &mut unused) }
+/// The status that stops the trace: the closure's code and message, so that callers of the raw
+/// layer see the real failure too. `Function::call` returns the closure's own error.
+fn stop_status(error: &Error) -> *mut sys::cairn_status {
+    // An Err must fail the trace even if it carries the OK code.
+    let code = if error.code() == Code::Ok { Code::Unknown } else { error.code() };
+    let message = std::ffi::CString::new(error.message().replace('\0', " ")).unwrap_or_default();
+    // SAFETY: a NUL-terminated message, copied by the C API; a non-OK code gives a non-NULL status.
+    unsafe { sys::cairn_status_create(code.to_raw(), message.as_ptr()) }
 }
 
 unsafe extern "C" fn release_trampoline(user_data: *mut c_void) {

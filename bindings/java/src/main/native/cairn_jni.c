@@ -240,9 +240,67 @@ void cairn_jni_callback_leave(JNIEnv *env, int attached, const char *callback_na
   if (attached) (*g_vm)->DetachCurrentThread(g_vm);
 }
 
+/* The exception the Java callback left in Callbacks.HOST_ERROR on this thread (a local ref), or
+ * NULL. The field is private to the generated class; JNI reads it without going through Java so
+ * that it stays there for the Java classes' Callbacks.takeHostError(). */
+static jthrowable pending_host_error(JNIEnv *env) {
+  jclass callbacks = (*env)->FindClass(env, "dev/cairn/raw/Callbacks");
+  if (!callbacks) return NULL;
+  jfieldID field = (*env)->GetStaticFieldID(env, callbacks, "HOST_ERROR", "Ljava/lang/ThreadLocal;");
+  jobject local = field ? (*env)->GetStaticObjectField(env, callbacks, field) : NULL;
+  jthrowable error = NULL;
+  if (local) {
+    jclass tl = (*env)->GetObjectClass(env, local);
+    jmethodID get = (*env)->GetMethodID(env, tl, "get", "()Ljava/lang/Object;");
+    if (get) error = (jthrowable)(*env)->CallObjectMethod(env, local, get);
+    (*env)->DeleteLocalRef(env, tl);
+    (*env)->DeleteLocalRef(env, local);
+  }
+  (*env)->DeleteLocalRef(env, callbacks);
+  return error;
+}
+
+/* A status with `error`'s code (UNKNOWN unless it is a CairnException) and its message (a
+ * CairnException's message, else its toString(): class name and message). */
+static cairn_status *status_of(JNIEnv *env, jthrowable error) {
+  cairn_code code = CAIRN_UNKNOWN;
+  jstring text = NULL;
+  jclass cls = (*env)->GetObjectClass(env, error);
+  if ((*env)->IsInstanceOf(env, error, g_exception_class)) {
+    jmethodID raw_code = (*env)->GetMethodID(env, g_exception_class, "rawCode", "()I");
+    jmethodID message = (*env)->GetMethodID(env, g_exception_class, "getMessage", "()Ljava/lang/String;");
+    if (raw_code) code = (cairn_code)(*env)->CallIntMethod(env, error, raw_code);
+    if (message && !(*env)->ExceptionCheck(env)) text = (jstring)(*env)->CallObjectMethod(env, error, message);
+  } else {
+    jmethodID to_string = (*env)->GetMethodID(env, cls, "toString", "()Ljava/lang/String;");
+    if (to_string) text = (jstring)(*env)->CallObjectMethod(env, error, to_string);
+  }
+  (*env)->DeleteLocalRef(env, cls);
+  const char *utf = text && !(*env)->ExceptionCheck(env) ? (*env)->GetStringUTFChars(env, text, NULL) : NULL;
+  if (code == CAIRN_OK) code = CAIRN_UNKNOWN; /* the callback failed, whatever the exception says */
+  cairn_status *st = cairn_status_create(code, utf ? utf : "the Java callback threw an exception");
+  if (utf) (*env)->ReleaseStringUTFChars(env, text, utf);
+  if (text) (*env)->DeleteLocalRef(env, text);
+  return st;
+}
+
 cairn_status *cairn_jni_host_error_status(void) {
-  /* The C API has no status constructor, so this asks it for a known INVALID_ARGUMENT (a call on
-   * a NULL function, which touches nothing). Its message does not describe the failure: the Java
-   * classes replace it with the exception Callbacks.takeHostError() returns. */
-  return cairn_function_call(NULL, NULL, 0, NULL, 0);
+  /* The callback's exception, as a status, so that callers of the raw layer see the real failure;
+   * the Java classes still rethrow the exception itself (Callbacks.takeHostError()). A thread the
+   * trampoline attached is detached again by now: it gets the generic message. */
+  JNIEnv *env = NULL;
+  cairn_status *st = NULL;
+  if (g_vm && (*g_vm)->GetEnv(g_vm, (void **)&env, JNI_VERSION_1_8) == JNI_OK) {
+    jthrowable pending = (*env)->ExceptionOccurred(env);
+    if (pending) (*env)->ExceptionClear(env); /* restored below: this must not disturb it */
+    jthrowable error = pending_host_error(env);
+    if (error && !(*env)->ExceptionCheck(env)) st = status_of(env, error);
+    if ((*env)->ExceptionCheck(env)) (*env)->ExceptionClear(env);
+    if (error) (*env)->DeleteLocalRef(env, error);
+    if (pending) {
+      (*env)->Throw(env, pending);
+      (*env)->DeleteLocalRef(env, pending);
+    }
+  }
+  return st ? st : cairn_status_create(CAIRN_UNKNOWN, "the Java callback failed");
 }

@@ -69,8 +69,9 @@ int cairn_jni_callback_enter(JNIEnv **env, int *attached);
  * Java exceptions never propagate into the C library. */
 void cairn_jni_callback_leave(JNIEnv *env, int attached, const char *callback_name);
 
-/* A non-NULL error status for a status-returning callback whose Java side threw (the Java
- * exception itself waits in dev.cairn.raw.Callbacks.takeHostError()). */
+/* The error status for a status-returning callback whose Java side threw: the exception's code
+ * (a CairnException's, else UNKNOWN) and message. The exception itself waits in
+ * dev.cairn.raw.Callbacks.takeHostError(). */
 cairn_status *cairn_jni_host_error_status(void);
 
 /* Implemented by the generated glue: caches its classes and method IDs. Returns 0 on failure. */

@@ -237,6 +237,56 @@ public final class CompiledFunction extends NativeHandle {
     }
   }
 
+  /**
+   * Writes every trace, with the current values of the variables they read or write, to {@code
+   * path} (replaced atomically; docs/graph_export.md). {@link #load} in any language (C:
+   * cairn_function_load) reads it back. FAILED_PRECONDITION before the first call; UNIMPLEMENTED
+   * when a trace captured a string constant.
+   */
+  public void export(String path) {
+    Objects.requireNonNull(path, "path");
+    long h = handle();
+    try {
+      CairnNative.functionExport(h, NativeResources.cstr(path));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Loads a function written by {@link #export} (from any language) into {@code ctx}. It has no
+   * Java body: the first call for each input shape re-traces the stored graph, and it owns fresh
+   * variables initialised from the file. A call whose inputs fit no stored signature throws
+   * NOT_FOUND, listing the stored ones. The file does not say how many tensors the function
+   * returns, so {@code numOutputs} does (another count fails at the call with INVALID_ARGUMENT).
+   * Its {@link #name()} is the path. Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged
+   * one, INVALID_ARGUMENT for a file that is not an exported function.
+   */
+  public static CompiledFunction load(CairnContext ctx, String path, int numOutputs) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(path, "path");
+    if (numOutputs < 0) throw new IllegalArgumentException("numOutputs must be >= 0, got " + numOutputs);
+    long c = ctx.handle();
+    try {
+      return new CompiledFunction(CairnNative.functionLoad(c, NativeResources.cstr(path)), path, numOutputs);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * The graph of trace {@code index} as TensorFlow GraphDef text ({@code node { name: ... op: ...
+   * }}) for TensorBoard's graph view. OUT_OF_RANGE past {@link #numTraces()}.
+   */
+  public String graphdef(long index) {
+    long h = handle();
+    try {
+      return CairnNative.functionGraphdef(h, index);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
   @Override
   public String toString() {
     return isClosed() ? "CompiledFunction(closed)" : "CompiledFunction(" + name + ")";
