@@ -14,21 +14,26 @@ struct LogBridge {
   void* user_data;
 };
 
-ContextOptions to_options(const cairn_context_options* opts) {
+
+}  // namespace
+
+namespace cairn::capi {
+
+ContextOptions context_options(const cairn_context_options* opts, const char* fn) {
   ContextOptions o;
   if (!opts) return o;
   // Version 1 of the struct ended at `allocator`; later fields are read only when present.
   if (opts->struct_size < offsetof(cairn_context_options, allocator) + sizeof(opts->allocator) ||
       opts->struct_size > sizeof(cairn_context_options) * 4)
-    raise(Code::InvalidArgument, "cairn_context_create: options struct_size {} is not a known size (expected {})",
-          opts->struct_size, sizeof(cairn_context_options));
+    raise(Code::InvalidArgument, "{}: options struct_size {} is not a known size (expected {})", fn, opts->struct_size,
+          sizeof(cairn_context_options));
   if (opts->device) o.device = opts->device;
   if (opts->num_threads < 0)
-    raise(Code::InvalidArgument, "cairn_context_create: num_threads must be >= 0, got {}", opts->num_threads);
+    raise(Code::InvalidArgument, "{}: num_threads must be >= 0, got {}", fn, opts->num_threads);
   o.num_threads = opts->num_threads;
   o.seed = opts->seed;
   if (opts->log_level < CAIRN_LOG_DEBUG || opts->log_level > CAIRN_LOG_ERROR)
-    raise(Code::InvalidArgument, "cairn_context_create: unknown log_level {}", static_cast<int>(opts->log_level));
+    raise(Code::InvalidArgument, "{}: unknown log_level {}", fn, static_cast<int>(opts->log_level));
   o.log.min_level = static_cast<LogLevel>(opts->log_level);
   if (opts->log_fn) {
     // cairn_log_level and LogLevel share values, so the C callback type fits the runtime's sink.
@@ -46,7 +51,7 @@ ContextOptions to_options(const cairn_context_options* opts) {
   return o;
 }
 
-}  // namespace
+}  // namespace cairn::capi
 
 extern "C" {
 
@@ -54,7 +59,7 @@ cairn_status* cairn_context_create(const cairn_context_options* opts, cairn_cont
   CAIRN_API_BEGIN
   require(out, "cairn_context_create", "out");
   *out = nullptr;
-  Ref<Context> ctx = make_ref<Context>(to_options(opts));
+  Ref<Context> ctx = make_ref<Context>(capi::context_options(opts, "cairn_context_create"));
   *out = new cairn_context{std::move(ctx)};
   CAIRN_API_END
 }

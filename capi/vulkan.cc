@@ -23,34 +23,6 @@ const char* interned(const std::string& name) {
   return names->insert(name).first->c_str();
 }
 
-// cairn_context_options -> ContextOptions. Mirrors capi/context.cc's conversion (which is private
-// to that file), with "vulkan" as the default device.
-ContextOptions base_options(const cairn_context_options* opts, const char* fn) {
-  ContextOptions o;
-  o.device = "vulkan";
-  if (!opts) return o;
-  capi::require_options(opts, fn);
-  if (opts->device) o.device = opts->device;
-  if (opts->num_threads < 0) raise(Code::InvalidArgument, "{}: num_threads must be >= 0, got {}", fn, opts->num_threads);
-  o.num_threads = opts->num_threads;
-  o.seed = opts->seed;
-  if (opts->log_level < CAIRN_LOG_DEBUG || opts->log_level > CAIRN_LOG_ERROR)
-    raise(Code::InvalidArgument, "{}: unknown log_level {}", fn, static_cast<int>(opts->log_level));
-  o.log.min_level = static_cast<LogLevel>(opts->log_level);
-  if (opts->log_fn) {
-    // cairn_log_level and LogLevel share values, so the C callback type fits the runtime's sink.
-    o.log.callback = reinterpret_cast<void (*)(void*, LogLevel, const char*)>(opts->log_fn);
-    o.log.user_data = opts->log_user_data;
-  }
-  o.log.release = opts->log_release;
-  if (opts->allocator) {
-    o.allocator.allocate = opts->allocator->allocate;
-    o.allocator.deallocate = opts->allocator->deallocate;
-    o.allocator.user_data = opts->allocator->user_data;
-    o.allocator.release = opts->allocator->release;
-  }
-  return o;
-}
 
 void apply_vulkan_options(const cairn_vulkan_options* vk, GpuOptions& g, const char* fn) {
   if (!vk) return;
@@ -130,7 +102,8 @@ cairn_status* cairn_context_create_vulkan(const cairn_context_options* opts, con
   const char* fn = "cairn_context_create_vulkan";
   require(out, fn, "out");
   *out = nullptr;
-  ContextOptions o = base_options(opts, fn);
+  ContextOptions o = capi::context_options(opts, fn);
+  if (!opts || !opts->device) o.device = "vulkan";  // this constructor defaults to Vulkan
   apply_vulkan_options(vk, o.gpu, fn);
   Ref<Context> ctx = make_ref<Context>(std::move(o));
   *out = new cairn_context{std::move(ctx)};

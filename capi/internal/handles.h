@@ -45,6 +45,10 @@ const Options* require_options(const Options* opts, const char* fn) {
   return opts;
 }
 
+// cairn_context_options (NULL: defaults) as the runtime's options; errors name `fn`. Shared by
+// cairn_context_create and cairn_context_create_vulkan.
+ContextOptions context_options(const cairn_context_options* opts, const char* fn);
+
 // `bytes` in a new malloc'd buffer with a NUL after them, for the caller to free with cairn_free.
 // Throws ResourceExhausted naming `fn` when out of memory.
 char* malloc_string(const std::string& bytes, const char* fn);
