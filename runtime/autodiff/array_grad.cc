@@ -9,11 +9,6 @@ namespace {
 
 using namespace op;  // NOLINT: gradient formulas read better unqualified
 
-Tensor run1(Context& c, std::string_view name, const std::vector<Tensor>& inputs,
-            const std::vector<NamedAttr>& attrs = {}) {
-  return run_op(c, name, inputs, attrs)[0];
-}
-
 Tensor slice(Context& c, const Tensor& x, const Axes& begin, const Axes& size) {
   return run1(c, "Slice", {x}, {attr_ints("begin", begin), attr_ints("size", size)});
 }

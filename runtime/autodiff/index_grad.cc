@@ -12,11 +12,6 @@ namespace {
 
 using namespace op;  // NOLINT: gradient formulas read better unqualified
 
-Tensor run1(Context& c, std::string_view name, const std::vector<Tensor>& inputs,
-            const std::vector<NamedAttr>& attrs = {}) {
-  return run_op(c, name, inputs, attrs)[0];
-}
-
 int64_t product(const Shape& s, int from, int to) {
   int64_t p = 1;
   for (int i = from; i < to; ++i) p *= s[i];

@@ -10,12 +10,6 @@ namespace {
 
 using namespace op;  // NOLINT: gradient formulas read better unqualified
 
-// Runs a registered op that has no shorthand in runtime/eager/ops.h.
-Tensor call(Context& c, std::string_view name, std::initializer_list<Tensor> inputs,
-            std::initializer_list<NamedAttr> attrs = {}) {
-  return run_op(c, name, inputs, attrs)[0];
-}
-
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kSqrtHalf = 0.70710678118654752440;
 
@@ -116,8 +110,8 @@ void route_grad(GradContext& g, const Tensor& x_wins) {
   if (g.need(0)) g.set(0, unbroadcast(c, select(c, x_wins, g.dy(), zeros), g.x(0).shape()));
   if (g.need(1)) g.set(1, unbroadcast(c, select(c, x_wins, zeros, g.dy()), g.x(1).shape()));
 }
-void maximum_grad(GradContext& g) { route_grad(g, call(g.ctx, "GreaterEqual", {g.x(0), g.x(1)})); }
-void minimum_grad(GradContext& g) { route_grad(g, call(g.ctx, "LessEqual", {g.x(0), g.x(1)})); }
+void maximum_grad(GradContext& g) { route_grad(g, run1(g.ctx, "GreaterEqual", {g.x(0), g.x(1)})); }
+void minimum_grad(GradContext& g) { route_grad(g, run1(g.ctx, "LessEqual", {g.x(0), g.x(1)})); }
 
 // z = (x - y)^2: dz/dx = 2 (x - y) = -dz/dy
 void squared_difference_grad(GradContext& g) {
@@ -132,7 +126,7 @@ void floor_mod_grad(GradContext& g) {
   Context& c = g.ctx;
   if (g.need(0)) g.set(0, unbroadcast(c, g.dy(), g.x(0).shape()));
   if (g.need(1)) {
-    Tensor quotient = call(c, "FloorDiv", {g.x(0), g.x(1)});
+    Tensor quotient = run1(c, "FloorDiv", {g.x(0), g.x(1)});
     g.set(1, unbroadcast(c, neg(c, mul(c, g.dy(), quotient)), g.x(1).shape()));
   }
 }
@@ -144,7 +138,7 @@ void clip_by_value_grad(GradContext& g) {
   Tensor below = less(c, t, g.x(1));
   Tensor above = greater(c, t, g.x(2));
   Tensor zeros = zeros_like(c, g.dy());
-  if (g.need(0)) g.set(0, select(c, call(c, "LogicalOr", {below, above}), zeros, g.dy()));
+  if (g.need(0)) g.set(0, select(c, run1(c, "LogicalOr", {below, above}), zeros, g.dy()));
   if (g.need(1)) g.set(1, unbroadcast(c, select(c, below, g.dy(), zeros), g.x(1).shape()));
   if (g.need(2)) g.set(2, unbroadcast(c, select(c, above, g.dy(), zeros), g.x(2).shape()));
 }
@@ -162,8 +156,8 @@ void select_grad(GradContext& g) {
 
 // |x|' = sign(x), 0 at 0 (TF's subgradient).
 void abs_grad(GradContext& g) { g.set(0, mul(g.ctx, g.dy(), sign(g.ctx, g.x(0)))); }
-void sin_grad(GradContext& g) { g.set(0, mul(g.ctx, g.dy(), call(g.ctx, "Cos", {g.x(0)}))); }
-void cos_grad(GradContext& g) { g.set(0, neg(g.ctx, mul(g.ctx, g.dy(), call(g.ctx, "Sin", {g.x(0)})))); }
+void sin_grad(GradContext& g) { g.set(0, mul(g.ctx, g.dy(), run1(g.ctx, "Cos", {g.x(0)}))); }
+void cos_grad(GradContext& g) { g.set(0, neg(g.ctx, mul(g.ctx, g.dy(), run1(g.ctx, "Sin", {g.x(0)})))); }
 void log1p_grad(GradContext& g) {
   Context& c = g.ctx;
   g.set(0, div(c, g.dy(), add(c, scalar_like(c, g.x(0), 1), g.x(0))));
@@ -199,7 +193,7 @@ void softplus_grad(GradContext& g) { g.set(0, mul(g.ctx, g.dy(), sigmoid(g.ctx, 
 void relu6_grad(GradContext& g) {
   Context& c = g.ctx;
   const Tensor& x = g.x(0);
-  Tensor inside = call(c, "LogicalAnd", {greater(c, x, scalar_like(c, x, 0)), less(c, x, scalar_like(c, x, 6))});
+  Tensor inside = run1(c, "LogicalAnd", {greater(c, x, scalar_like(c, x, 0)), less(c, x, scalar_like(c, x, 6))});
   g.set(0, select(c, inside, g.dy(), zeros_like(c, g.dy())));
 }
 
@@ -227,7 +221,7 @@ void selu_grad(GradContext& g) {
 // d/dx of x Phi(x): Phi(x) + x phi(x), with the standard normal cdf Phi and pdf phi.
 Tensor gelu_exact_slope(Context& c, const Tensor& x) {
   auto k = [&](double v) { return scalar_like(c, x, v); };
-  Tensor cdf = mul(c, k(0.5), add(c, k(1), call(c, "Erf", {mul(c, x, k(kSqrtHalf))})));
+  Tensor cdf = mul(c, k(0.5), add(c, k(1), run1(c, "Erf", {mul(c, x, k(kSqrtHalf))})));
   Tensor pdf = mul(c, k(1 / std::sqrt(2 * kPi)), exp(c, mul(c, k(-0.5), square(c, x))));
   return add(c, cdf, mul(c, x, pdf));
 }

@@ -6,12 +6,9 @@
 
 namespace cairn::op {
 
-namespace {
-Tensor run1(Context& ctx, std::string_view name, std::initializer_list<Tensor> inputs,
-            std::initializer_list<NamedAttr> attrs = {}) {
-  return run_op(ctx, name, inputs, attrs)[0];
+Tensor run1(Context& ctx, std::string_view op, const std::vector<Tensor>& inputs, const std::vector<NamedAttr>& attrs) {
+  return run_op(ctx, op, inputs, attrs)[0];
 }
-}  // namespace
 
 Tensor scalar(Context& ctx, Device& device, DType dtype, double value) {
   Tensor host = Tensor::allocate(ctx.cpu(), DType::Float64, Shape{});

@@ -3,6 +3,7 @@
 // (the tape, graph capture) see these ops like any other, and they run on the inputs' device.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "runtime/eager/dispatch.h"
@@ -10,6 +11,10 @@
 namespace cairn::op {
 
 using Axes = std::vector<int64_t>;
+
+// The first output of `op` (for ops without a shorthand below).
+Tensor run1(Context& ctx, std::string_view op, const std::vector<Tensor>& inputs,
+            const std::vector<NamedAttr>& attrs = {});
 
 // A scalar of `dtype` holding `value`, on `device`.
 Tensor scalar(Context& ctx, Device& device, DType dtype, double value);
