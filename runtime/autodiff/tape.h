@@ -64,6 +64,7 @@ class GradientTape final : public DispatchHook {
   // DispatchHook
   void after(Context& ctx, const OpCall& call) override;
   void variable_read(Context& ctx, const Variable& v, const Tensor& value) override;
+  bool differentiates(const Tensor& t) const override { return records_here() && tracked(t); }
 
   size_t num_recorded() const { return entries_.size(); }
 

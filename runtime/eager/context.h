@@ -69,6 +69,10 @@ class DispatchHook {
   // true when it set *value (a symbolic read), `assign_variable` when it recorded the write.
   virtual bool read_variable(Context&, const Variable&, Tensor*) { return false; }
   virtual bool assign_variable(Context&, Variable&, const Tensor&) { return false; }
+  // Whether a gradient this hook computes later would flow through `t` (the tape: `t` depends on
+  // something it watches, on this thread). Traced control flow refuses what it cannot
+  // differentiate yet instead of losing the gradient.
+  virtual bool differentiates(const Tensor&) const { return false; }
 
  private:
   friend class Context;

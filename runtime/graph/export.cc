@@ -146,6 +146,10 @@ class Exporter {
         break;
       case NodeKind::Read: kind = fb::NodeKind::READ_VARIABLE; variable = variable_index(n.variable.get()); break;
       case NodeKind::Assign: kind = fb::NodeKind::ASSIGN_VARIABLE; variable = variable_index(n.variable.get()); break;
+      case NodeKind::Cond:
+      case NodeKind::While:
+        raise(Code::Unimplemented, "{}: concrete function {} node {} is a {}; functions with control flow cannot be "
+              "exported yet", path_, c, i, node_kind_name(n.kind));
     }
     auto inputs = ports(n.inputs);
     auto outputs = specs(n.outputs);

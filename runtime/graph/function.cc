@@ -5,6 +5,7 @@
 #include <map>
 
 #include "runtime/core/thread_pool.h"
+#include "runtime/graph/control_flow.h"
 #include "runtime/graph/fusion.h"
 #include "runtime/graph/trace.h"
 
@@ -146,6 +147,7 @@ ConcreteFunction::ConcreteFunction(std::string name, std::vector<TensorSpec> sig
       signature_(std::move(signature)),
       exact_(!has_unknown_dims(signature_)),
       unfused_(std::move(graph)) {
+  compile_branches(unfused_.graph, fuse);
   if (fuse && exact_) {
     Graph fused = clone(unfused_.graph);
     if (fuse_elementwise(fused) > 0) fused_ = std::make_unique<Plan>(std::move(fused));
@@ -153,6 +155,32 @@ ConcreteFunction::ConcreteFunction(std::string name, std::vector<TensorSpec> sig
 }
 
 ConcreteFunction::~ConcreteFunction() = default;
+
+void ConcreteFunction::compile_branches(const Graph& g, bool fuse) {
+  static const char* const kCondNames[] = {"then", "else"};
+  static const char* const kWhileNames[] = {"cond", "body"};
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!n.is_control_flow()) continue;
+    // A branch takes the node's inputs (a Cond's without the predicate). Under a signature with
+    // unknown dims, shapes are only known per call: the branches re-infer them too.
+    std::vector<TensorSpec> signature;
+    for (size_t k = n.kind == NodeKind::Cond ? 1 : 0; k < n.inputs.size(); ++k) {
+      TensorSpec s = g.spec(n.inputs[k]);
+      if (!exact_) {
+        Shape unknown;
+        for (int d = 0; d < s.shape.rank(); ++d) unknown.push_back(-1);
+        s.shape = unknown;
+      }
+      signature.push_back(s);
+    }
+    for (size_t b = 0; b < n.branches.size(); ++b) {
+      const std::string name =
+          fmt::format("{}/%{}/{}", name_, i, n.kind == NodeKind::Cond ? kCondNames[b] : kWhileNames[b]);
+      branches_[n.branches[b].get()] = std::make_unique<ConcreteFunction>(name, signature, clone(*n.branches[b]), fuse);
+    }
+  }
+}
 
 void ConcreteFunction::run_op_node(Context& ctx, const Plan& plan, int i, ReplayState& state, bool fast) const {
   const Node& n = plan.graph.nodes[i];
@@ -210,6 +238,18 @@ void ConcreteFunction::run_node(Context& ctx, const Plan& plan, int i, ReplaySta
       break;
     }
     case NodeKind::Op: run_op_node(ctx, plan, i, state, fast); break;
+    case NodeKind::Cond:
+    case NodeKind::While: {
+      std::vector<Tensor> args;
+      for (Port p : n.inputs) args.push_back(state.values[p.node][p.output]);
+      value = run_control_flow(
+          ctx, n, args,
+          [&](size_t b, const std::vector<Tensor>& branch_inputs) {
+            return branches_.at(n.branches[b].get())->run(ctx, branch_inputs);
+          },
+          name_);
+      break;
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/eager/context.h"
@@ -66,12 +67,16 @@ class ConcreteFunction {
   void run_node(Context& ctx, const Plan& plan, int i, ReplayState& state, bool fast,
                 const std::vector<Tensor>& inputs) const;
   void run_op_node(Context& ctx, const Plan& plan, int i, ReplayState& state, bool fast) const;
+  // Compiles a function per control-flow subgraph of `g` (see control_flow.h).
+  void compile_branches(const Graph& g, bool fuse);
 
   std::string name_;
   std::vector<TensorSpec> signature_;
   bool exact_;  // no unknown dimensions: shapes were inferred once, at trace time
   Plan unfused_;
   std::unique_ptr<Plan> fused_;  // null when fusion is off or found nothing
+  // The compiled subgraphs of Cond and While nodes (both plans share the subgraphs).
+  std::unordered_map<const Graph*, std::unique_ptr<ConcreteFunction>> branches_;
   mutable std::mutex states_mu_;
   mutable std::vector<std::unique_ptr<ReplayState>> idle_states_;
 };

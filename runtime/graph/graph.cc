@@ -11,6 +11,8 @@ const char* node_kind_name(NodeKind k) {
     case NodeKind::Op: return "Op";
     case NodeKind::Read: return "ReadVariable";
     case NodeKind::Assign: return "AssignVariable";
+    case NodeKind::Cond: return "Cond";
+    case NodeKind::While: return "While";
   }
   return "?";
 }
@@ -39,6 +41,29 @@ std::string port_text(const Graph& g, Port p) {
 }
 }  // namespace
 
+bool Graph::has_side_effects() const {
+  for (const Node& n : nodes) {
+    if (n.kind == NodeKind::Assign || (n.kind == NodeKind::Op && n.def->random)) return true;
+    for (const auto& b : n.branches)
+      if (b->has_side_effects()) return true;
+  }
+  return false;
+}
+
+namespace {
+std::string indented(const std::string& text, const char* prefix) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size() - 1;
+    out += prefix + text.substr(start, end - start + 1);
+    start = end + 1;
+  }
+  return out;
+}
+}  // namespace
+
 std::string Graph::dump() const {
   std::string out;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -61,12 +86,22 @@ std::string Graph::dump() const {
         if (!attrs.empty()) head += fmt::format(" {{{}}}", fmt::join(attrs, ", "));
         break;
       }
+      case NodeKind::Cond: head = "Cond"; break;
+      case NodeKind::While:
+        head = n.max_iterations >= 0 ? fmt::format("While {{max_iterations={}}}", n.max_iterations) : "While";
+        break;
     }
     std::vector<std::string> outs;
     for (const TensorSpec& s : n.outputs) outs.push_back(std::string(dtype_name(s.dtype)) + s.shape.str());
     out += fmt::format("%{} = {}({})", i, head, fmt::join(ins, ", "));
     if (!outs.empty()) out += fmt::format(" -> {}", fmt::join(outs, ", "));
     out += "\n";
+    static const char* const kCondNames[] = {"then", "else"};
+    static const char* const kWhileNames[] = {"cond", "body"};
+    for (size_t b = 0; b < n.branches.size(); ++b) {
+      out += fmt::format("  {}:\n", n.kind == NodeKind::Cond ? kCondNames[b] : kWhileNames[b]);
+      out += indented(n.branches[b]->dump(), "    ");
+    }
   }
   std::vector<std::string> results;
   for (Port p : outputs) results.push_back(port_text(*this, p));

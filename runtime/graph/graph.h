@@ -13,6 +13,8 @@
 
 namespace cairn::graph {
 
+class Graph;
+
 // One output of one node.
 struct Port {
   int node = -1;
@@ -26,6 +28,8 @@ enum class NodeKind {
   Op,        // a registered op
   Read,      // reads `variable` (captured by reference: a replay reads the live value)
   Assign,    // writes its input to `variable`
+  Cond,      // tf.cond: runs branches[0] when input 0 (a bool scalar) is true, else branches[1]
+  While,     // tf.while_loop: runs branches[1] (body) while branches[0] (cond) gives true
 };
 const char* node_kind_name(NodeKind k);
 
@@ -38,6 +42,12 @@ struct Node {
   int index = 0;                         // Input
   Tensor value;                          // Constant
   cairn::Ref<Variable> variable;         // Read, Assign
+  // Cond: {then, else}, each taking inputs 1.. (operands, then captures) and giving the outputs.
+  // While: {cond, body}, each taking the inputs (loop variables, then captures); cond gives one
+  // bool scalar, body the next loop variables. See control_flow.h.
+  std::vector<std::shared_ptr<const Graph>> branches;
+  int64_t max_iterations = -1;           // While: stop after this many iterations (-1: no limit)
+  bool is_control_flow() const { return kind == NodeKind::Cond || kind == NodeKind::While; }
 };
 
 class Graph {
@@ -49,7 +59,10 @@ class Graph {
   int add(Node node);
   const TensorSpec& spec(Port r) const { return nodes[r.node].outputs[r.output]; }
   // A text dump: one line per node, "%3 = MatMul(%1, %2) {transpose_a=false} -> float32[2,4]".
+  // Control-flow subgraphs follow their node, indented.
   std::string dump() const;
+  // Whether running the graph writes a variable or draws random numbers (here or in a subgraph).
+  bool has_side_effects() const;
 };
 
 }  // namespace cairn::graph

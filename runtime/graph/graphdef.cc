@@ -126,6 +126,14 @@ class Writer {
           attr(n.def->attrs[k].name, attr_value(n.def->attrs[k], a.at(static_cast<int>(k))));
         break;
       }
+      case NodeKind::Cond:
+      case NodeKind::While:
+        // TensorFlow's functional control-flow ops; their subgraphs are not drawn (TensorBoard
+        // draws the node and its edges).
+        begin(names_[i] = unique(fmt::format("{}_{}", n.kind == NodeKind::Cond ? "If" : "While", i)),
+              n.kind == NodeKind::Cond ? "If" : "While");
+        for (Port p : n.inputs) input(ref(p));
+        break;
     }
     shapes(n.outputs);
     end();

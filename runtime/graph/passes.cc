@@ -36,6 +36,8 @@ class Rebuild {
     copy.index = n.index;
     copy.value = n.value;
     copy.variable = n.variable;
+    copy.branches = n.branches;
+    copy.max_iterations = n.max_iterations;
     return emit(i, std::move(copy));
   }
   // Adds `node` (inputs already in new numbering) in place of old node `i`'s outputs.
@@ -157,6 +159,8 @@ int eliminate_dead_code(Graph& g) {
     // Writes are observable, random ops advance the context's seed sequence, inputs are the signature.
     if (n.kind == NodeKind::Assign || n.kind == NodeKind::Input || (n.kind == NodeKind::Op && n.def->random))
       live[i] = true;
+    for (const auto& b : n.branches)
+      if (b->has_side_effects()) live[i] = true;
   }
   for (size_t i = g.nodes.size(); i-- > 0;)
     if (live[i])
@@ -219,6 +223,7 @@ int eliminate_common_subexpressions(Graph& g) {
       }
     } else {
       if (n.kind == NodeKind::Assign) reads.erase(n.variable.get());  // later reads see the new value
+      if (n.is_control_flow()) reads.clear();  // a branch may write any variable
       r.keep(old);
     }
   }
@@ -262,6 +267,16 @@ int fold_constants(Context& ctx, Graph& g, size_t max_folded_bytes) {
 
 PassStats optimize(Context& ctx, Graph& g, const PassOptions& options) {
   PassStats stats;
+  // Control-flow subgraphs first, each on its own (what they capture comes in as inputs).
+  for (Node& n : g.nodes)
+    for (auto& b : n.branches) {
+      auto optimized = std::make_shared<Graph>(clone(*b));
+      PassStats inner = optimize(ctx, *optimized, options);
+      stats.folded += inner.folded;
+      stats.merged += inner.merged;
+      stats.removed += inner.removed;
+      b = std::move(optimized);
+    }
   // Folding exposes equal constants to CSE, and CSE exposes more all-constant ops to folding.
   for (int round = 0; round < 4; ++round) {
     int changed = 0;

@@ -19,21 +19,56 @@ void SymbolicDevice::write(Buffer&, const void*, size_t) {
   raise(Code::FailedPrecondition, "{}: a symbolic tensor cannot be written", name());
 }
 
+namespace {
+// The tracers recording on this thread, innermost last (a function first called inside another's
+// trace with eager inputs is traced on its own, within the outer trace).
+std::vector<Tracer*>& active_tracers() {
+  static thread_local std::vector<Tracer*> tracers;
+  return tracers;
+}
+}  // namespace
+
 Tracer::Tracer(Context& ctx, Graph& graph, const std::string& function)
     : ctx_(Ref<Context>::share(&ctx)),
-      graph_(graph),
       function_(function),
       device_(make_ref<SymbolicDevice>(function)),
       thread_(std::this_thread::get_id()) {
+  frames_.push_back({&graph, nullptr, 0, {}});
   ctx.add_hook(this);
+  active_tracers().push_back(this);
 }
 
-Tracer::~Tracer() { ctx_->remove_hook(this); }
+Tracer::~Tracer() {
+  active_tracers().pop_back();
+  ctx_->remove_hook(this);
+}
+
+Tracer* Tracer::current() {
+  std::vector<Tracer*>& tracers = active_tracers();
+  return tracers.empty() || EagerScope::active() ? nullptr : tracers.back();
+}
+
+void Tracer::push_frame(Graph& sub, Captures& captures, int first_capture_input) {
+  frames_.push_back({&sub, &captures, first_capture_input, {}});
+}
+
+void Tracer::pop_frame() {
+  if (frames_.size() <= 1) raise(Code::Internal, "function '{}': pop_frame without a pushed frame", function_);
+  frames_.pop_back();
+}
+
+std::vector<Tensor> Tracer::add(Node node) {
+  const size_t n = node.outputs.size();
+  const int id = graph().add(std::move(node));
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < n; ++k) out.push_back(symbolic(id, static_cast<int>(k)));
+  return out;
+}
 
 Tensor Tracer::symbolic(int node, int output) {
-  const TensorSpec& spec = graph_.nodes[node].outputs[output];
+  const TensorSpec& spec = graph().nodes[node].outputs[output];
   Tensor t = Tensor::allocate(*device_, spec.dtype, spec.shape);
-  ports_[t.buffer()] = {node, output};
+  frames_.back().ports[t.buffer()] = {node, output};
   alive_.push_back(t);
   return t;
 }
@@ -43,22 +78,44 @@ Tensor Tracer::input(int index, const TensorSpec& spec) {
   n.kind = NodeKind::Input;
   n.index = index;
   n.outputs = {spec};
-  return symbolic(graph_.add(std::move(n)), 0);
+  return symbolic(graph().add(std::move(n)), 0);
 }
 
 Port Tracer::port_of(const Tensor& t, const char* what) {
   if (!t.valid()) raise(Code::InvalidArgument, "function '{}': {} is an empty tensor", function_, what);
-  auto it = ports_.find(t.buffer());
-  if (it != ports_.end()) return it->second;
-  if (t.device()->kind() == DeviceKind::Symbolic)
-    raise(Code::InvalidArgument, "function '{}': {} is a symbolic tensor of another function's trace", function_, what);
-  // An eager value the trace uses: captured by value, once.
+  return resolve(t, frames_.size() - 1, what);
+}
+
+Port Tracer::resolve(const Tensor& t, size_t frame, const char* what) {
+  Frame& f = frames_[frame];
+  auto it = f.ports.find(t.buffer());
+  if (it != f.ports.end()) return it->second;
   Node n;
-  n.kind = NodeKind::Constant;
-  n.value = t;
+  if (t.device()->kind() == DeviceKind::Symbolic) {
+    if (frame == 0)
+      raise(Code::InvalidArgument,
+            "function '{}': {} is a symbolic tensor of another function's trace or of a finished cond/while_loop "
+            "branch (use a branch's results through the cond or while_loop outputs)",
+            function_, what);
+    // A tensor of an enclosing frame: the subgraph reads it through a capture input.
+    Port outer = resolve(t, frame - 1, what);
+    Captures& captures = *f.captures;
+    size_t k = 0;
+    while (k < captures.ports.size() && !(captures.ports[k] == outer)) ++k;
+    if (k == captures.ports.size()) {
+      captures.ports.push_back(outer);
+      captures.tensors.push_back(t);
+    }
+    n.kind = NodeKind::Input;
+    n.index = f.first_capture_input + static_cast<int>(k);
+  } else {
+    // An eager value the trace uses: captured by value, once per frame.
+    n.kind = NodeKind::Constant;
+    n.value = t;
+  }
   n.outputs = {{t.dtype(), t.shape()}};
-  Port p{graph_.add(std::move(n)), 0};
-  ports_[t.buffer()] = p;
+  Port p{f.graph->add(std::move(n)), 0};
+  f.ports[t.buffer()] = p;
   alive_.push_back(t);
   return p;
 }
@@ -74,7 +131,7 @@ bool Tracer::before(Context&, OpCall& call) {
   n.attrs = std::make_unique<AttrStore>(call.attrs);
   for (int i = 0; i < call.num_inputs; ++i) n.inputs.push_back(port_of(*call.inputs[i], "an op input"));
   n.outputs.assign(call.output_specs, call.output_specs + call.num_outputs);
-  int id = graph_.add(std::move(n));
+  int id = graph().add(std::move(n));
   for (int i = 0; i < call.num_outputs; ++i) call.outputs[i] = symbolic(id, i);
   return true;
 }
@@ -85,7 +142,7 @@ bool Tracer::read_variable(Context&, const Variable& v, Tensor* value) {
   n.kind = NodeKind::Read;
   n.variable = Ref<Variable>::share(const_cast<Variable*>(&v));
   n.outputs = {{v.dtype(), v.shape()}};
-  *value = symbolic(graph_.add(std::move(n)), 0);
+  *value = symbolic(graph().add(std::move(n)), 0);
   return true;
 }
 
@@ -95,7 +152,7 @@ bool Tracer::assign_variable(Context&, Variable& v, const Tensor& value) {
   n.kind = NodeKind::Assign;
   n.variable = Ref<Variable>::share(&v);
   n.inputs = {port_of(value, "an assigned value")};
-  graph_.add(std::move(n));
+  graph().add(std::move(n));
   return true;
 }
 
