@@ -9,6 +9,7 @@ using cairn::capi::malloc_string;
 using cairn::capi::new_tensor;
 using cairn::capi::require;
 using cairn::capi::require_options;
+using cairn::capi::run_callback;
 
 namespace {
 
@@ -16,9 +17,12 @@ namespace {
 // on the calling thread, inside that call).
 thread_local size_t t_requested_outputs = 0;
 
-// Runs the C callback on symbolic inputs and takes the outputs it set.
+}  // namespace
+
+namespace cairn::capi {
+
 std::vector<Tensor> run_callback(cairn_function_fn fn, void* user_data, Context& ctx, const std::vector<Tensor>& inputs,
-                                 const std::string& name) {
+                                 size_t n_out, const std::string& name) {
   cairn_context handle{Ref<Context>::share(&ctx)};
   std::vector<std::unique_ptr<cairn_tensor>> in;
   std::vector<cairn_tensor*> in_ptrs;
@@ -26,7 +30,6 @@ std::vector<Tensor> run_callback(cairn_function_fn fn, void* user_data, Context&
     in.emplace_back(new_tensor(t));
     in_ptrs.push_back(in.back().get());
   }
-  const size_t n_out = t_requested_outputs;
   std::vector<cairn_tensor*> outs(n_out, nullptr);
   cairn_status* st = fn(user_data, &handle, in_ptrs.data(), in_ptrs.size(), outs.data(), n_out);
   std::vector<std::unique_ptr<cairn_tensor>> owned;
@@ -44,6 +47,10 @@ std::vector<Tensor> run_callback(cairn_function_fn fn, void* user_data, Context&
   }
   return results;
 }
+
+}  // namespace cairn::capi
+
+namespace {
 
 graph::FunctionOptions function_options(const cairn_function_options* opts, const char* fn) {
   graph::FunctionOptions o;
@@ -97,7 +104,7 @@ cairn_status* cairn_function_create(cairn_context* ctx, const char* name, cairn_
   graph::FunctionOptions o = function_options(opts, what);
   std::string fname = name;
   auto host = [fn, user_data, fname](Context& c, const std::vector<Tensor>& inputs) {
-    return run_callback(fn, user_data, c, inputs, fname);
+    return run_callback(fn, user_data, c, inputs, t_requested_outputs, fname);
   };
   auto handle = std::make_unique<cairn_function>();
   handle->fn = make_ref<graph::Function>(*ctx->ctx, fname, host, o);
@@ -152,6 +159,14 @@ cairn_status* cairn_function_signature(const cairn_function* fn, size_t index, c
   require(out, what, "out");
   *out = nullptr;
   *out = malloc_string(graph::signature_text(concrete_at(fn, index, what).signature()), what);
+  CAIRN_API_END
+}
+
+cairn_status* cairn_function_num_outputs(const cairn_function* fn, size_t index, size_t* out) {
+  CAIRN_API_BEGIN
+  const char* what = "cairn_function_num_outputs";
+  require(out, what, "out");
+  *out = concrete_at(fn, index, what).num_outputs();
   CAIRN_API_END
 }
 

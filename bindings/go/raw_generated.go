@@ -1552,6 +1552,63 @@ func cFunctionGraphdef(fn *C.cairn_function, index C.size_t, out **C.char) error
 	return takeStatus(C.cairn_function_graphdef(fn, index, out))
 }
 
+// cFunctionNumOutputs calls cairn_function_num_outputs.
+//
+// METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
+// useful for a loaded function).
+// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
+func cFunctionNumOutputs(fn *C.cairn_function, index C.size_t, out *C.size_t) error {
+	return takeStatus(C.cairn_function_num_outputs(fn, index, out))
+}
+
+// cCond calls cairn_cond.
+//
+// FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
+// `user_data`.
+// @param operands  `n_operands` tensors, borrowed (the branches receive them as their inputs).
+// @param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
+// Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
+// callback's own status.
+func cCond(ctx *C.cairn_context, pred *C.cairn_tensor, operands **C.cairn_tensor, nOperands C.size_t, thenBranch C.cairn_function_fn, elseBranch C.cairn_function_fn, userData unsafe.Pointer, outputs **C.cairn_tensor, nOutputs C.size_t) error {
+	return takeStatus(C.cairn_cond(ctx, pred, operands, nOperands, thenBranch, elseBranch, userData, outputs, nOutputs))
+}
+
+// cWhileLoop calls cairn_while_loop.
+//
+// FUNCTION. While cond(vars) gives true (cond sets one bool output), vars = body(vars) (body sets
+// n_loop_vars outputs); outputs receive the final vars. Both callbacks get `user_data`.
+// @param max_iterations  stop after this many iterations; -1 for no limit.
+// @param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
+// Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
+// its loop variable, a non-bool cond result, NULLs, or max_iterations < -1; a callback's own status.
+func cWhileLoop(ctx *C.cairn_context, cond C.cairn_function_fn, body C.cairn_function_fn, userData unsafe.Pointer, loopVars **C.cairn_tensor, nLoopVars C.size_t, maxIterations C.int64_t, outputs **C.cairn_tensor) error {
+	return takeStatus(C.cairn_while_loop(ctx, cond, body, userData, loopVars, nLoopVars, maxIterations, outputs))
+}
+
+// cTensorArrayCreate calls cairn_tensor_array_create.
+//
+// CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
+// @param out  receives the array tensor; free with cairn_tensor_free().
+func cTensorArrayCreate(ctx *C.cairn_context, dtype C.cairn_dtype, size C.int64_t, elementShape *C.int64_t, rank C.size_t, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_tensor_array_create(ctx, dtype, size, elementShape, rank, out))
+}
+
+// cTensorArrayWrite calls cairn_tensor_array_write.
+//
+// FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
+// @param out  receives the new array; free with cairn_tensor_free().
+func cTensorArrayWrite(ctx *C.cairn_context, array *C.cairn_tensor, index *C.cairn_tensor, value *C.cairn_tensor, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_tensor_array_write(ctx, array, index, value, out))
+}
+
+// cTensorArrayRead calls cairn_tensor_array_read.
+//
+// FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
+// @param out  receives the element; free with cairn_tensor_free().
+func cTensorArrayRead(ctx *C.cairn_context, array *C.cairn_tensor, index *C.cairn_tensor, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_tensor_array_read(ctx, array, index, out))
+}
+
 // cVulkanAvailable calls cairn_vulkan_available.
 //
 // METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.

@@ -1,5 +1,6 @@
 // The struct behind cairn_function, shared by the files that implement the compiled-function API
-// (capi/function.cc: create and call; capi/function_io.cc: export, load, GraphDef).
+// (capi/function.cc: create and call; capi/function_io.cc: export, load, GraphDef;
+// capi/control_flow.cc: cond, while_loop and TensorArray callbacks).
 #pragma once
 
 #include "capi/internal/handles.h"
@@ -19,5 +20,10 @@ namespace cairn::capi {
 
 // Trace `index` of `fn`; OutOfRange naming `what` when there is no such trace.
 const graph::ConcreteFunction& concrete_at(const cairn_function* fn, size_t index, const char* what);
+
+// Runs a C callback (a function body or a control-flow branch) on `inputs` and takes the
+// `n_out` outputs it set; its error status is raised with `name` in front.
+std::vector<Tensor> run_callback(cairn_function_fn fn, void* user_data, Context& ctx, const std::vector<Tensor>& inputs,
+                                 size_t n_out, const std::string& name);
 
 }  // namespace cairn::capi

@@ -1137,6 +1137,74 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_load(cairn_context *ctx, c
  * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_graphdef(const cairn_function *fn, size_t index, char **out);
 
+/* METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
+ * useful for a loaded function).
+ * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_num_outputs(const cairn_function *fn, size_t index, size_t *out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Control flow (tf.cond, tf.while_loop, tf.TensorArray)
+ *
+ * Eagerly these run the callbacks directly: cairn_cond reads the predicate and calls one branch,
+ * cairn_while_loop calls cond and body until cond gives false. Inside a compiled function's
+ * callback they are captured: each callback is traced once into a subgraph (both branches of a
+ * cond, cond and body of a loop), and a replay evaluates the predicate on the device and runs the
+ * chosen subgraph, so the number of iterations may depend on the data (an RNN over a length given
+ * as a tensor). Callbacks have the cairn_function_fn type and receive symbolic tensors there.
+ *
+ * Rules (TensorFlow's graph mode): the predicate is a bool tensor of one element; both branches
+ * return n_outputs tensors of equal dtypes and shapes; a loop variable keeps its dtype and shape.
+ * Callbacks may use tensors of the enclosing callback and variables (captured). Gradients through
+ * a traced cond or loop are not built yet: a gradient tape recording inside the compiled function
+ * that watches their inputs gets UNIMPLEMENTED. Eager control flow, and calling a compiled function
+ * under a tape, are differentiable.
+ * ------------------------------------------------------------------------------------------- */
+
+/* FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
+ * `user_data`.
+ * @param operands  `n_operands` tensors, borrowed (the branches receive them as their inputs).
+ * @param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
+ * Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
+ * callback's own status. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_cond(cairn_context *ctx, const cairn_tensor *pred,
+                                                  cairn_tensor *const *operands, size_t n_operands,
+                                                  cairn_function_fn then_branch, cairn_function_fn else_branch,
+                                                  void *user_data, cairn_tensor **outputs, size_t n_outputs);
+
+/* FUNCTION. While cond(vars) gives true (cond sets one bool output), vars = body(vars) (body sets
+ * n_loop_vars outputs); outputs receive the final vars. Both callbacks get `user_data`.
+ * @param max_iterations  stop after this many iterations; -1 for no limit.
+ * @param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
+ * Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
+ * its loop variable, a non-bool cond result, NULLs, or max_iterations < -1; a callback's own status. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_while_loop(cairn_context *ctx, cairn_function_fn cond,
+                                                        cairn_function_fn body, void *user_data,
+                                                        cairn_tensor *const *loop_vars, size_t n_loop_vars,
+                                                        int64_t max_iterations, cairn_tensor **outputs);
+
+/* A TensorArray is a fixed-size array of `size` elements of one dtype and shape, held as one tensor
+ * of shape [size, element...], so it can be a loop variable; stacking it is the tensor itself.
+ * Writes return a new array. Unwritten elements read as zeros. Eagerly an index outside [0, size)
+ * is OUT_OF_RANGE; inside a compiled function it has no value yet, and an out-of-range write leaves
+ * the array unchanged. */
+
+/* CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
+ * @param out  receives the array tensor; free with cairn_tensor_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_array_create(cairn_context *ctx, cairn_dtype dtype, int64_t size,
+                                                                 const int64_t *element_shape, size_t rank,
+                                                                 cairn_tensor **out);
+
+/* FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
+ * @param out  receives the new array; free with cairn_tensor_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_array_write(cairn_context *ctx, const cairn_tensor *array,
+                                                                const cairn_tensor *index, const cairn_tensor *value,
+                                                                cairn_tensor **out);
+
+/* FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
+ * @param out  receives the element; free with cairn_tensor_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_array_read(cairn_context *ctx, const cairn_tensor *array,
+                                                               const cairn_tensor *index, cairn_tensor **out);
+
 /* ---------------------------------------------------------------------------------------------
  * Vulkan
  *

@@ -1247,6 +1247,45 @@ extern "C" {
     #[must_use]
     pub fn cairn_function_graphdef(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status;
 
+    /// METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
+    /// useful for a loaded function).
+    /// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
+    #[must_use]
+    pub fn cairn_function_num_outputs(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status;
+
+    /// FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
+    /// `user_data`.
+    /// @param operands  `n_operands` tensors, borrowed (the branches receive them as their inputs).
+    /// @param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
+    /// Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
+    /// callback's own status.
+    #[must_use]
+    pub fn cairn_cond(ctx: *mut cairn_context, pred: *const cairn_tensor, operands: *const *mut cairn_tensor, n_operands: usize, then_branch: cairn_function_fn, else_branch: cairn_function_fn, user_data: *mut c_void, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status;
+
+    /// FUNCTION. While cond(vars) gives true (cond sets one bool output), vars = body(vars) (body sets
+    /// n_loop_vars outputs); outputs receive the final vars. Both callbacks get `user_data`.
+    /// @param max_iterations  stop after this many iterations; -1 for no limit.
+    /// @param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
+    /// Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
+    /// its loop variable, a non-bool cond result, NULLs, or max_iterations < -1; a callback's own status.
+    #[must_use]
+    pub fn cairn_while_loop(ctx: *mut cairn_context, cond: cairn_function_fn, body: cairn_function_fn, user_data: *mut c_void, loop_vars: *const *mut cairn_tensor, n_loop_vars: usize, max_iterations: i64, outputs: *mut *mut cairn_tensor) -> *mut cairn_status;
+
+    /// CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
+    /// @param out  receives the array tensor; free with cairn_tensor_free().
+    #[must_use]
+    pub fn cairn_tensor_array_create(ctx: *mut cairn_context, dtype: cairn_dtype, size: i64, element_shape: *const i64, rank: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status;
+
+    /// FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
+    /// @param out  receives the new array; free with cairn_tensor_free().
+    #[must_use]
+    pub fn cairn_tensor_array_write(ctx: *mut cairn_context, array: *const cairn_tensor, index: *const cairn_tensor, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status;
+
+    /// FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
+    /// @param out  receives the element; free with cairn_tensor_free().
+    #[must_use]
+    pub fn cairn_tensor_array_read(ctx: *mut cairn_context, array: *const cairn_tensor, index: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status;
+
     /// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
     pub fn cairn_vulkan_available() -> i32;
 

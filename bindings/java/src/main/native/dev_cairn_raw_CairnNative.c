@@ -2300,6 +2300,64 @@ done:
   return result;
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_functionNumOutputs(JNIEnv *env, jclass cls, jlong fn, jlong index) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_function_num_outputs((const cairn_function *)(intptr_t)fn, (size_t)index, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorArrayCreate(JNIEnv *env, jclass cls, jlong ctx, jint dtype, jlong size, jlongArray elementShape) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_element_shape;
+  size_t c_element_shape_n;
+  if (!cairn_jni_longs(env, &arena, elementShape, &c_element_shape, &c_element_shape_n)) goto done;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_tensor_array_create((cairn_context *)(intptr_t)ctx, (cairn_dtype)dtype, (int64_t)size, c_element_shape, c_element_shape_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorArrayWrite(JNIEnv *env, jclass cls, jlong ctx, jlong array, jlong index, jlong value) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_tensor_array_write((cairn_context *)(intptr_t)ctx, (const cairn_tensor *)(intptr_t)array, (const cairn_tensor *)(intptr_t)index, (const cairn_tensor *)(intptr_t)value, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_tensorArrayRead(JNIEnv *env, jclass cls, jlong ctx, jlong array, jlong index) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_tensor_array_read((cairn_context *)(intptr_t)ctx, (const cairn_tensor *)(intptr_t)array, (const cairn_tensor *)(intptr_t)index, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
 JNIEXPORT jint JNICALL Java_dev_cairn_raw_CairnNative_vulkanAvailable(JNIEnv *env, jclass cls) {
   (void)env;
   (void)cls;

@@ -13,6 +13,8 @@ package dev.cairn.raw;
  *   <li>cairn_status_message: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
+ *   <li>cairn_cond: no Java mapping for parameter cairn_function_fnthen_branch
+ *   <li>cairn_while_loop: no Java mapping for parameter cairn_function_fncond
  * </ul>
  */
 public final class CairnNative {
@@ -926,6 +928,31 @@ public final class CairnNative {
    * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces.
    */
   public static native String functionGraphdef(long fn, long index);
+
+  /**
+   * cairn_function_num_outputs: METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
+   * useful for a loaded function).
+   * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
+   */
+  public static native long functionNumOutputs(long fn, long index);
+
+  /**
+   * cairn_tensor_array_create: CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
+   * &#64;param out  receives the array tensor; free with cairn_tensor_free().
+   */
+  public static native long tensorArrayCreate(long ctx, int dtype, long size, long[] elementShape);
+
+  /**
+   * cairn_tensor_array_write: FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
+   * &#64;param out  receives the new array; free with cairn_tensor_free().
+   */
+  public static native long tensorArrayWrite(long ctx, long array, long index, long value);
+
+  /**
+   * cairn_tensor_array_read: FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
+   * &#64;param out  receives the element; free with cairn_tensor_free().
+   */
+  public static native long tensorArrayRead(long ctx, long array, long index);
 
   /**
    * cairn_vulkan_available: METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
