@@ -1,4 +1,6 @@
 // The C API's compiled functions: a C callback traced into a graph per input signature and replayed.
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "capi/internal/function_handle.h"
@@ -52,9 +54,22 @@ std::vector<Tensor> run_callback(cairn_function_fn fn, void* user_data, Context&
 
 namespace {
 
+// The size of cairn_function_options before static inputs were added: still accepted.
+constexpr size_t kFunctionOptionsV1Size = offsetof(cairn_function_options, static_inputs);
+
 graph::FunctionOptions function_options(const cairn_function_options* opts, const char* fn) {
   graph::FunctionOptions o;
-  if (!require_options(opts, fn)) return o;
+  if (!opts) return o;
+  const bool v1 = opts->struct_size == kFunctionOptionsV1Size;
+  if (!v1) require_options(opts, fn);
+  if (!v1 && opts->n_static_inputs) {
+    require(opts->static_inputs, fn, "static_inputs");
+    for (size_t i = 0; i < opts->n_static_inputs; ++i) {
+      if (opts->static_inputs[i] < 0 || opts->static_inputs[i] > INT32_MAX)
+        raise(Code::InvalidArgument, "{}: static_inputs[{}] is {}, not an input index", fn, i, opts->static_inputs[i]);
+      o.static_inputs.push_back(static_cast<int>(opts->static_inputs[i]));
+    }
+  }
   o.retrace_warning = opts->retrace_warning;
   if (opts->input_signature || opts->n_input_signature) {
     require(opts->input_signature, fn, "input_signature");

@@ -181,6 +181,12 @@ void export_concretes(const std::string& name, const std::vector<std::shared_ptr
   if (concretes.empty())
     raise(Code::FailedPrecondition, "{}: function '{}' has no traces yet; call it once per signature to export",
           path, name);
+  for (const auto& c : concretes)
+    if (!c->static_inputs().empty())
+      raise(Code::Unimplemented,
+            "{}: function '{}' has static inputs, whose values an exported file cannot select between yet; export a "
+            "function without static inputs",
+            path, name);
   Exporter ex(path);
   for (size_t c = 0; c < concretes.size(); ++c) ex.add_concrete(c, *concretes[c]);
   ex.write(name);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "runtime/core/thread_pool.h"
@@ -289,6 +290,46 @@ Function::Function(Context& ctx, std::string name, HostFunction fn, FunctionOpti
     : ctx_(Ref<Context>::share(&ctx)), name_(std::move(name)), fn_(std::move(fn)), options_(std::move(options)) {
   if (name_.empty()) raise(Code::InvalidArgument, "Function: the name is empty");
   if (!fn_) raise(Code::InvalidArgument, "function '{}': no host function", name_);
+  std::vector<int> seen = options_.static_inputs;
+  std::sort(seen.begin(), seen.end());
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (seen[i] < 0) raise(Code::InvalidArgument, "function '{}': static input {} is negative", name_, seen[i]);
+    if (i > 0 && seen[i] == seen[i - 1])
+      raise(Code::InvalidArgument, "function '{}': static input {} is listed twice", name_, seen[i]);
+    if (options_.has_input_signature && static_cast<size_t>(seen[i]) >= options_.input_signature.size())
+      raise(Code::InvalidArgument, "function '{}': static input {} is beyond the input signature's {} inputs", name_,
+            seen[i], options_.input_signature.size());
+  }
+}
+
+bool Function::is_static(size_t input) const {
+  for (int s : options_.static_inputs)
+    if (static_cast<size_t>(s) == input) return true;
+  return false;
+}
+
+std::string Function::cache_key(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs) const {
+  std::string text = signature_text(key);
+  for (int s : options_.static_inputs) {
+    const size_t i = static_cast<size_t>(s);
+    if (i >= inputs.size())
+      raise(Code::InvalidArgument, "function '{}': static input {} is missing (called with {} inputs)", name_, s,
+            inputs.size());
+    const Tensor& t = inputs[i];
+    if (t.device()->kind() == DeviceKind::Symbolic)
+      raise(Code::InvalidArgument, "function '{}': static input {} must have a value, but it is a symbolic tensor",
+            name_, s);
+    if (t.dtype() == DType::String || t.num_elements() > kMaxStaticElements)
+      raise(Code::InvalidArgument,
+            "function '{}': static input {} is {}; a static input is a numeric or bool tensor of at most {} elements",
+            name_, s, t.debug_string(), kMaxStaticElements);
+    // The exact bytes: 1.0 and 1.0000001 are different keys, as different Python floats are.
+    Tensor host = host_values(t, ctx_->cpu(), "a static input");
+    const unsigned char* p = static_cast<const unsigned char*>(host.raw_data());
+    text += fmt::format("; static {}=", s);
+    for (size_t b = 0; b < host.nbytes(); ++b) text += fmt::format("{:02x}", p[b]);
+  }
+  return text;
 }
 
 std::vector<TensorSpec> Function::key_of(const std::vector<Tensor>& inputs) const {
@@ -318,32 +359,38 @@ std::shared_ptr<const ConcreteFunction> Function::trace(const std::vector<Tensor
     Tracer tracer(*ctx_, graph, name_);
     std::vector<Tensor> symbolic;
     for (size_t i = 0; i < inputs.size(); ++i)
-      symbolic.push_back(tracer.input(static_cast<int>(i), {inputs[i].dtype(), inputs[i].shape()}));
+      symbolic.push_back(is_static(i) ? inputs[i]  // a value the host function may read; captured if used
+                                      : tracer.input(static_cast<int>(i), {inputs[i].dtype(), inputs[i].shape()}));
     std::vector<Tensor> results = fn_(*ctx_, symbolic);
     for (size_t i = 0; i < results.size(); ++i) graph.outputs.push_back(tracer.port_of(results[i], "a result"));
   }
   optimize(*ctx_, graph, options_.passes);
-  auto concrete = std::make_shared<const ConcreteFunction>(name_, key, std::move(graph), options_.passes.fuse_elementwise);
+  auto traced = std::make_shared<ConcreteFunction>(name_, key, std::move(graph), options_.passes.fuse_elementwise);
+  traced->set_static_inputs(options_.static_inputs);
+  std::shared_ptr<const ConcreteFunction> concrete = traced;
+  const std::string text = cache_key(key, inputs);
   size_t traces;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    cache_[signature_text(key)] = concrete;
+    cache_[text] = concrete;
     order_.push_back(concrete);
     traces = order_.size();
   }
   if (options_.retrace_warning > 0 && traces == static_cast<size_t>(options_.retrace_warning))
     ctx_->log().log(LogLevel::Warning,
                     fmt::format("function '{}' has been traced {} times (latest signature: {}); a new dtype or shape "
-                                "on each call retraces, an input signature with -1 dimensions traces once",
+                                "(or static input value) on each call retraces, an input signature with -1 dimensions "
+                                "traces once",
                                 name_, traces, signature_text(key)));
   return concrete;
 }
 
 std::shared_ptr<const ConcreteFunction> Function::concrete(const std::vector<Tensor>& inputs) {
   std::vector<TensorSpec> key = key_of(inputs);
+  const std::string text = cache_key(key, inputs);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(signature_text(key));
+    auto it = cache_.find(text);
     if (it != cache_.end()) return it->second;
   }
   return trace(key, inputs);

@@ -45,6 +45,9 @@ class ConcreteFunction {
   // The fused plan (the same graph when nothing was fused).
   const Graph& fused_graph() const { return fused_ ? fused_->graph : unfused_.graph; }
   size_t num_outputs() const { return unfused_.graph.outputs.size(); }
+  // The inputs whose values were baked in at trace time (FunctionOptions::static_inputs).
+  const std::vector<int>& static_inputs() const { return static_inputs_; }
+  void set_static_inputs(std::vector<int> inputs) { static_inputs_ = std::move(inputs); }
 
   // Runs the graph on `inputs` (checked against the signature). Ops run on their inputs' device
   // (an op without inputs on the context's default device). With dispatch hooks installed (a tape,
@@ -73,6 +76,7 @@ class ConcreteFunction {
   std::string name_;
   std::vector<TensorSpec> signature_;
   bool exact_;  // no unknown dimensions: shapes were inferred once, at trace time
+  std::vector<int> static_inputs_;
   Plan unfused_;
   std::unique_ptr<Plan> fused_;  // null when fusion is off or found nothing
   // The compiled subgraphs of Cond and While nodes (both plans share the subgraphs).
@@ -90,7 +94,14 @@ struct FunctionOptions {
   int retrace_warning = 5;
   // Graph optimizations run on each new trace (passes.h, fusion.h).
   PassOptions passes;
+  // Static inputs (TF's rule for Python scalars): each listed input's value, not only its dtype and
+  // shape, is part of the cache key. The host function receives it as an eager tensor whose values
+  // it may read (to pick a code path, a loop count, a layer size), and the trace bakes it in as a
+  // constant: a new value retraces. For small tensors (at most kMaxStaticElements elements).
+  std::vector<int> static_inputs;
 };
+
+constexpr int64_t kMaxStaticElements = 1024;
 
 // The host function: symbolic inputs in, outputs out. It runs only while tracing.
 using HostFunction = std::function<std::vector<Tensor>(Context& ctx, const std::vector<Tensor>& inputs)>;
@@ -110,6 +121,9 @@ class Function : public RefCounted {
 
  private:
   std::vector<TensorSpec> key_of(const std::vector<Tensor>& inputs) const;
+  // The cache key: the signature text, plus the values of static inputs.
+  std::string cache_key(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs) const;
+  bool is_static(size_t input) const;
   std::shared_ptr<const ConcreteFunction> trace(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs);
 
   Ref<Context> ctx_;
@@ -117,7 +131,7 @@ class Function : public RefCounted {
   HostFunction fn_;
   FunctionOptions options_;
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const ConcreteFunction>> cache_;  // by signature text
+  std::map<std::string, std::shared_ptr<const ConcreteFunction>> cache_;  // by cache_key
   std::vector<std::shared_ptr<const ConcreteFunction>> order_;
 };
 

@@ -151,6 +151,39 @@ int main(void) {
   }
   CHECK_ERR(cairn_function_create(ctx, NULL, square_plus_var, NULL, NULL, &sig), CAIRN_INVALID_ARGUMENT, "name is NULL");
 
+  /* A static input: its value keys the cache (a new value retraces, an old one replays). */
+  {
+    State st = {0, NULL, 0};
+    const float a[2] = {1, 2}, b[2] = {5, 7};
+    const int64_t static_index[1] = {0};
+    cairn_function_options so = CAIRN_FUNCTION_OPTIONS_INIT;
+    cairn_tensor *ta = f32(ctx, a, 2), *tb = f32(ctx, b, 2), *r = NULL;
+    CHECK_OK(cairn_variable_create(ctx, vzero, NULL, &st.var));
+    so.static_inputs = static_index;
+    so.n_static_inputs = 1;
+    CHECK_OK(cairn_function_create(ctx, "static_x", square_plus_var, &st, &so, &sig));
+    CHECK_OK(cairn_function_call(sig, &ta, 1, &r, 1));
+    read2(r, out);
+    CHECK(out[0] == 1 && out[1] == 4);
+    cairn_tensor_free(r);
+    CHECK_OK(cairn_function_call(sig, &tb, 1, &r, 1));
+    read2(r, out);
+    CHECK(out[0] == 25 && out[1] == 49);
+    cairn_tensor_free(r);
+    CHECK_OK(cairn_function_call(sig, &ta, 1, &r, 1));
+    cairn_tensor_free(r);
+    CHECK(st.traces == 2);
+    CHECK(cairn_function_num_traces(sig) == 2);
+    CHECK_ERR(cairn_function_export(sig, "/tmp/cairn_static_never_written.cairnfn"), CAIRN_UNIMPLEMENTED, "static inputs");
+    cairn_function_free(sig);
+    so.n_static_inputs = 1;
+    so.static_inputs = NULL;
+    CHECK_ERR(cairn_function_create(ctx, "bad", square_plus_var, &st, &so, &sig), CAIRN_INVALID_ARGUMENT, "static_inputs");
+    cairn_object_free(st.var);
+    cairn_tensor_free(ta);
+    cairn_tensor_free(tb);
+  }
+
   cairn_function_free(fn);
   CHECK(s.released == 1);
   cairn_function_free(bad);

@@ -1074,9 +1074,17 @@ typedef struct cairn_function_options {
   size_t n_input_signature;                 /* inputs in input_signature */
   int32_t retrace_warning;                  /* warn through the log when traces reach this; default 5, 0 = off */
   void (*release)(void *user_data);         /* called once when the function is destroyed; default NULL */
+  /* Static inputs (TF's rule for Python scalars): the indexes of inputs whose values, not only their
+   * dtypes and shapes, are part of the cache key. The callback receives them as tensors with values
+   * it may read (cairn_tensor_read) and the trace bakes them in: a new value retraces. Each is a
+   * numeric or bool tensor of at most 1024 elements. Functions with static inputs cannot be
+   * exported yet. Added after the first release: a struct_size that ends before these fields means
+   * none. */
+  const int64_t *static_inputs;             /* default NULL */
+  size_t n_static_inputs;                   /* entries in static_inputs */
 } cairn_function_options;
 
-#define CAIRN_FUNCTION_OPTIONS_INIT { (uint32_t)sizeof(cairn_function_options), NULL, 0, 5, NULL }
+#define CAIRN_FUNCTION_OPTIONS_INIT { (uint32_t)sizeof(cairn_function_options), NULL, 0, 5, NULL, NULL, 0 }
 
 /* CONSTRUCTOR. A function named `name` (for messages and dumps) over `fn`.
  * @param user_data  passed to fn; released with opts->release when the function is freed.

@@ -369,6 +369,8 @@ pub struct cairn_function_options {
     pub n_input_signature: usize,
     pub retrace_warning: i32,
     pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+    pub static_inputs: *const i64,
+    pub n_static_inputs: usize,
 }
 
 /// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT.
@@ -465,6 +467,8 @@ pub const CAIRN_FUNCTION_OPTIONS_INIT: cairn_function_options = cairn_function_o
     n_input_signature: 0,
     retrace_warning: 5,
     release: None,
+    static_inputs: core::ptr::null(),
+    n_static_inputs: 0,
 };
 
 /// `CAIRN_NORM_OPTIONS_INIT`: the documented defaults of [`cairn_norm_options`].

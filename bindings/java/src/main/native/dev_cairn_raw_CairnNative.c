@@ -2134,7 +2134,7 @@ done:
   return;
 }
 
-JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_functionCreate(JNIEnv *env, jclass cls, jlong ctx, jbyteArray name, jlong fn, jintArray optsInputSignatureDtype, jobjectArray optsInputSignatureShape, jint optsRetraceWarning) {
+JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_functionCreate(JNIEnv *env, jclass cls, jlong ctx, jbyteArray name, jlong fn, jintArray optsInputSignatureDtype, jobjectArray optsInputSignatureShape, jint optsRetraceWarning, jlongArray optsStaticInputs) {
   (void)env;
   (void)cls;
   jlong result = 0;
@@ -2172,6 +2172,7 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_functionCreate(JNIEnv *en
   c_opts.retrace_warning = (int32_t)optsRetraceWarning;
   /* release: unregisters the FunctionFn id once the runtime is done with it. */
   if (fn != 0) c_opts.release = cairn_jni_release_function_fn;
+  if (!cairn_jni_longs(env, &arena, optsStaticInputs, &c_opts.static_inputs, &c_opts.n_static_inputs)) goto done;
   cairn_function *c_out = NULL;
   cairn_status *status = cairn_function_create((cairn_context *)(intptr_t)ctx, c_name, fn ? cairn_jni_trampoline_function_fn : NULL, (void *)(intptr_t)fn, &c_opts, &c_out);
   if (cairn_jni_check_status(env, status)) goto done;

@@ -81,7 +81,7 @@ public final class CompiledFunction extends NativeHandle {
     long id = Callbacks.registerFunctionFn((c, in, out) -> trace(name, numOutputs, body, c, in, out));
     long c = ctx.handle();
     try {
-      long h = CairnNative.functionCreate(c, NativeResources.cstr(name), id, dtypes, shapes, options.retraceWarning);
+      long h = CairnNative.functionCreate(c, NativeResources.cstr(name), id, dtypes, shapes, options.retraceWarning, null);
       return new CompiledFunction(h, name, numOutputs);
     } catch (RuntimeException | Error e) {
       Callbacks.unregisterFunctionFn(id);

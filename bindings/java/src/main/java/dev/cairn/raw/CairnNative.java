@@ -868,7 +868,7 @@ public final class CairnNative {
    * Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
    * error release is not called: the caller still owns user_data.
    */
-  public static native long functionCreate(long ctx, byte[] name, long fn, int[] optsInputSignatureDtype, Object[] optsInputSignatureShape, int optsRetraceWarning);
+  public static native long functionCreate(long ctx, byte[] name, long fn, int[] optsInputSignatureDtype, Object[] optsInputSignatureShape, int optsRetraceWarning, long[] optsStaticInputs);
 
   /**
    * cairn_function_call: METHOD. Calls the function: traces on a new signature, replays the cached graph otherwise.
