@@ -36,7 +36,8 @@ bool accepts(const TensorSpec& spec, const TensorSpec& t) {
   return true;
 }
 
-std::string constant_key(size_t concrete, size_t node) { return fmt::format("constants/{}/{}", concrete, node); }
+// `scope` is the concrete function's index, then "/<node>/<branch>" per enclosing control-flow node.
+std::string constant_key(const std::string& scope, size_t node) { return fmt::format("constants/{}/{}", scope, node); }
 std::string variable_key(size_t index) { return fmt::format("variables/{}", index); }
 
 // ---- Export ----
@@ -47,10 +48,7 @@ class Exporter {
 
   void add_concrete(size_t c, const ConcreteFunction& fn) {
     const Graph& g = fn.graph();
-    std::vector<Offset<fb::Node>> nodes;
-    nodes.reserve(g.nodes.size());
-    for (size_t i = 0; i < g.nodes.size(); ++i) nodes.push_back(node(c, i, g.nodes[i]));
-    auto nodes_vec = fbb_.CreateVector(nodes);
+    auto nodes_vec = nodes(std::to_string(c), g);
     auto outputs = ports(g.outputs);
     concretes_.push_back(fb::CreateConcrete(fbb_, specs(fn.signature()), nodes_vec, outputs));
   }
@@ -122,9 +120,27 @@ class Exporter {
     return fbb_.CreateVector(out);
   }
 
-  Offset<fb::Node> node(size_t c, size_t i, const Node& n) {
+  Offset<Vector<Offset<fb::Node>>> nodes(const std::string& scope, const Graph& g) {
+    std::vector<Offset<fb::Node>> out;
+    out.reserve(g.nodes.size());
+    for (size_t i = 0; i < g.nodes.size(); ++i) out.push_back(node(scope, i, g.nodes[i]));
+    return fbb_.CreateVector(out);
+  }
+
+  Offset<Vector<Offset<fb::Subgraph>>> branches(const std::string& scope, size_t i, const Node& n) {
+    std::vector<Offset<fb::Subgraph>> out;
+    for (size_t b = 0; b < n.branches.size(); ++b) {
+      auto sub_nodes = nodes(fmt::format("{}/{}/{}", scope, i, b), *n.branches[b]);
+      auto sub_outputs = ports(n.branches[b]->outputs);
+      out.push_back(fb::CreateSubgraph(fbb_, sub_nodes, sub_outputs));
+    }
+    return fbb_.CreateVector(out);
+  }
+
+  Offset<fb::Node> node(const std::string& scope, size_t i, const Node& n) {
     Offset<flatbuffers::String> op = 0, key = 0;
     Offset<Vector<Offset<fb::Attr>>> node_attrs = 0;
+    Offset<Vector<Offset<fb::Subgraph>>> subgraphs = 0;
     uint32_t variable = 0;
     fb::NodeKind kind = fb::NodeKind::INPUT;
     switch (n.kind) {
@@ -133,8 +149,8 @@ class Exporter {
         kind = fb::NodeKind::CONSTANT;
         if (dtype_size(n.value.dtype()) == 0)
           raise(Code::Unimplemented, "{}: concrete function {} node {} is a {} constant; only numeric and bool constants "
-                "can be exported", path_, c, i, dtype_name(n.value.dtype()));
-        std::string k = constant_key(c, i);
+                "can be exported", path_, scope, i, dtype_name(n.value.dtype()));
+        std::string k = constant_key(scope, i);
         entries_.emplace_back(k, n.value);
         key = fbb_.CreateString(k);
         break;
@@ -148,8 +164,9 @@ class Exporter {
       case NodeKind::Assign: kind = fb::NodeKind::ASSIGN_VARIABLE; variable = variable_index(n.variable.get()); break;
       case NodeKind::Cond:
       case NodeKind::While:
-        raise(Code::Unimplemented, "{}: concrete function {} node {} is a {}; functions with control flow cannot be "
-              "exported yet", path_, c, i, node_kind_name(n.kind));
+        kind = n.kind == NodeKind::Cond ? fb::NodeKind::COND : fb::NodeKind::WHILE;
+        subgraphs = branches(scope, i, n);
+        break;
     }
     auto inputs = ports(n.inputs);
     auto outputs = specs(n.outputs);
@@ -162,6 +179,8 @@ class Exporter {
     b.add_input_index(static_cast<uint32_t>(n.index));
     if (!key.IsNull()) b.add_constant_key(key);
     b.add_variable(variable);
+    if (!subgraphs.IsNull()) b.add_branches(subgraphs);
+    if (n.kind == NodeKind::While) b.add_max_iterations(n.max_iterations);
     return b.Finish();
   }
 
@@ -208,9 +227,10 @@ struct Where {
   size_t concrete = 0;
   size_t node = 0;
   std::string op;
+  std::string scope;  // "node 3 branch 1 " per enclosing control-flow node
   std::string str() const {
-    return op.empty() ? fmt::format("{}: concrete function {} node {}", path, concrete, node)
-                      : fmt::format("{}: concrete function {} node {} ({})", path, concrete, node, op);
+    return op.empty() ? fmt::format("{}: concrete function {} {}node {}", path, concrete, scope, node)
+                      : fmt::format("{}: concrete function {} {}node {} ({})", path, concrete, scope, node, op);
   }
 };
 
@@ -343,7 +363,7 @@ class Loader {
     if (!bytes.empty()) std::memcpy(graph_bytes_.data(), bytes.data(), bytes.size());
     const uint8_t* data = reinterpret_cast<const uint8_t*>(graph_bytes_.data());
     flatbuffers::Verifier::Options opts;
-    opts.max_depth = 16;
+    opts.max_depth = 64;  // each nested cond or while_loop adds four levels
     opts.max_tables = static_cast<flatbuffers::uoffset_t>(std::min<size_t>(bytes.size() / 4 + 64, 1u << 30));
     opts.check_alignment = true;
     flatbuffers::Verifier verifier(data, bytes.size(), opts);
@@ -450,8 +470,66 @@ class Loader {
         return n;
       }
       case fb::NodeKind::OP: return op_node(g, w, in, std::move(n), outs);
+      case fb::NodeKind::COND:
+      case fb::NodeKind::WHILE: return control_node(g, w, in, std::move(n), outs);
     }
     raise(Code::DataLoss, "{}: unknown node kind {}", w.str(), static_cast<int>(in->kind()));
+  }
+
+  // A Cond or While node and its subgraphs, checked as the tracer checked them (control_flow.h).
+  Node control_node(const Graph& g, const Where& w, const fb::Node* in, Node n, const std::vector<TensorSpec>& outs) {
+    const bool is_cond = in->kind() == fb::NodeKind::COND;
+    n.kind = is_cond ? NodeKind::Cond : NodeKind::While;
+    n.max_iterations = in->max_iterations();
+    if (n.max_iterations < -1) raise(Code::DataLoss, "{}: max_iterations is {}", w.str(), n.max_iterations);
+    if (!in->branches() || in->branches()->size() != 2)
+      raise(Code::DataLoss, "{}: a {} node needs two subgraphs", w.str(), fb::EnumNameNodeKind(in->kind()));
+    std::vector<TensorSpec> sig;
+    for (Port p : n.inputs) sig.push_back(g.spec(p));
+    const TensorSpec predicate{DType::Bool, Shape{}};
+    if (is_cond) {
+      if (sig.empty() || sig[0].dtype != DType::Bool || sig[0].shape.num_elements() != 1)
+        raise(Code::DataLoss, "{}: a COND node's first input must be a bool scalar", w.str());
+      sig.erase(sig.begin());
+    } else {
+      bool fits = !outs.empty() && outs.size() <= sig.size();
+      for (size_t k = 0; fits && k < outs.size(); ++k) fits = same_spec(outs[k], sig[k]);
+      if (!fits) raise(Code::DataLoss, "{}: a WHILE node's outputs must match its first inputs (the loop variables)", w.str());
+    }
+    for (flatbuffers::uoffset_t b = 0; b < 2; ++b) {
+      Where bw = w;
+      bw.scope += fmt::format("node {} branch {} ", w.node, b);
+      std::shared_ptr<Graph> sub = subgraph(sig, bw, in->branches()->Get(b));
+      const bool loop_cond = !is_cond && b == 0;
+      const size_t want = loop_cond ? 1 : outs.size();
+      bool fits = sub->outputs.size() == want;
+      for (size_t k = 0; fits && k < want; ++k) {
+        const TensorSpec& got = sub->spec(sub->outputs[k]);
+        fits = loop_cond ? got.dtype == DType::Bool && got.shape.num_elements() == 1 : same_spec(got, outs[k]);
+      }
+      if (!fits)
+        raise(Code::DataLoss, "{}: subgraph {} does not return {}", w.str(), b,
+              loop_cond ? spec_text(predicate) : "the node's outputs");
+      n.branches.push_back(std::move(sub));
+    }
+    n.outputs = outs;
+    return n;
+  }
+
+  std::shared_ptr<Graph> subgraph(const std::vector<TensorSpec>& signature, const Where& w, const fb::Subgraph* in) {
+    auto g = std::make_shared<Graph>();
+    g->num_inputs = static_cast<int>(signature.size());
+    if (in->nodes()) {
+      g->nodes.reserve(in->nodes()->size());
+      for (flatbuffers::uoffset_t i = 0; i < in->nodes()->size(); ++i) {
+        Where nw = w;
+        nw.node = i;
+        nw.op.clear();
+        g->add(node(*g, signature, nw, in->nodes()->Get(i)));
+      }
+    }
+    g->outputs = read_ports(in->outputs(), *g, g->nodes.size(), w.str() + "results");
+    return g;
   }
 
   Node op_node(const Graph& g, Where& w, const fb::Node* in, Node n, const std::vector<TensorSpec>& stored) {

@@ -119,6 +119,35 @@ class ConcreteFunction::StateLease {
 
 // ---- ConcreteFunction ----
 
+namespace {
+// A replay inside another trace (a loaded function traced into its Function, or a replay that a
+// trace calls): the Cond or While node is recorded into that trace again, its branches replaying
+// the compiled subgraphs (which record their ops). Captured values become operands, or loop
+// variables that the body passes through.
+std::vector<Tensor> retrace_control_flow(Context& ctx, const Node& n, const std::vector<Tensor>& args,
+                                         const BranchRunner& run_branch) {
+  if (n.kind == NodeKind::Cond) {
+    std::vector<Tensor> operands(args.begin() + 1, args.end());
+    auto branch = [&](size_t b) {
+      return [&run_branch, b](Context&, const std::vector<Tensor>& in) { return run_branch(b, in); };
+    };
+    return cond(ctx, args[0], operands, branch(0), branch(1));
+  }
+  const size_t num_vars = n.outputs.size();
+  BranchFn cond_fn = [&](Context&, const std::vector<Tensor>& in) { return run_branch(0, in); };
+  BranchFn body = [&](Context&, const std::vector<Tensor>& in) {
+    std::vector<Tensor> next = run_branch(1, in);
+    next.insert(next.end(), in.begin() + static_cast<std::ptrdiff_t>(num_vars), in.end());
+    return next;
+  };
+  WhileOptions options;
+  options.max_iterations = n.max_iterations;
+  std::vector<Tensor> out = while_loop(ctx, cond_fn, body, args, options);
+  out.resize(num_vars);
+  return out;
+}
+}  // namespace
+
 ConcreteFunction::Plan::Plan(Graph g) : graph(std::move(g)) {
   const size_t n = graph.nodes.size();
   last_use.assign(n, -1);
@@ -243,12 +272,11 @@ void ConcreteFunction::run_node(Context& ctx, const Plan& plan, int i, ReplaySta
     case NodeKind::While: {
       std::vector<Tensor> args;
       for (Port p : n.inputs) args.push_back(state.values[p.node][p.output]);
-      value = run_control_flow(
-          ctx, n, args,
-          [&](size_t b, const std::vector<Tensor>& branch_inputs) {
-            return branches_.at(n.branches[b].get())->run(ctx, branch_inputs);
-          },
-          name_);
+      BranchRunner run_branch = [&](size_t b, const std::vector<Tensor>& branch_inputs) {
+        return branches_.at(n.branches[b].get())->run(ctx, branch_inputs);
+      };
+      value = Tracer::current() ? retrace_control_flow(ctx, n, args, run_branch)
+                                : run_control_flow(ctx, n, args, run_branch, name_);
       break;
     }
   }

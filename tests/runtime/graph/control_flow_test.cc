@@ -3,9 +3,11 @@
 #include "runtime/graph/control_flow.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "runtime/autodiff/tape.h"
 #include "runtime/eager/ops.h"
+#include "runtime/graph/export.h"
 #include "runtime/graph/function.h"
 #include "tests/util/test_util.h"
 
@@ -168,6 +170,42 @@ TEST_CASE("an RNN over a data-dependent length is captured and matches eager exe
     for (int64_t k = len * B * U; k < T * B * U; ++k) CHECK(stacked[static_cast<size_t>(k)] == 0.0f);
   }
   CHECK(traces == 1);
+}
+
+TEST_CASE("a function with nested control flow exports, loads and replays with the same results") {
+  Context& c = ctx();
+  const int64_t T = 5, B = 2, F = 3, U = 4;
+  std::vector<float> xs, ws, us;
+  for (int i = 0; i < T * B * F; ++i) xs.push_back(std::cos(0.21f * static_cast<float>(i)));
+  for (int i = 0; i < F * U; ++i) ws.push_back(0.07f * static_cast<float>(i % 9) - 0.2f);
+  for (int i = 0; i < U * U; ++i) us.push_back(0.03f * static_cast<float>(i % 6) - 0.05f);
+  Tensor x = make<float>(xs, Shape{T, B, F});
+  Ref<Variable> w = Variable::create(c, make<float>(ws, Shape{F, U}), {.name = "w"});
+  Ref<Variable> u = Variable::create(c, make<float>(us, Shape{U, U}), {.name = "u"});
+  // The RNN, then a cond on the final state's sum (a second control-flow node).
+  auto f = make_ref<Function>(c, "rnn_then_cond", [&](Context& cx, const Ts& in) {
+    Ts r = rnn(cx, in[0], in[1], w->read(), u->read());
+    Tensor positive = op::greater(cx, op::all_sum(cx, r[0]), op::scalar(cx, cx.cpu(), DType::Float32, 0));
+    Ts h = graph::cond(
+        cx, positive, {r[0]}, [](Context& y, const Ts& v) { return Ts{op::add(y, v[0], v[0])}; },
+        [](Context& y, const Ts& v) { return Ts{op::neg(y, v[0])}; });
+    return Ts{h[0], r[1]};
+  });
+  f->call({x, i32(2)});
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir ? dir : "/tmp") + "/rnn_then_cond.cairnfn";
+  graph::export_function(*f, path);
+  graph::LoadedFunction loaded = graph::load_function(c, path);
+  for (int len : {0, 3, 5}) {
+    Ts want = f->call({x, i32(len)});
+    Ts got = loaded.function->call({x, i32(len)});
+    REQUIRE(got.size() == 2);
+    CHECK(values<float>(got[0]) == values<float>(want[0]));
+    CHECK(values<float>(got[1]) == values<float>(want[1]));
+  }
+  std::string dump = loaded.function->concretes()[0]->graph().dump();
+  CHECK_MESSAGE(dump.find("= While(") != std::string::npos, dump);
+  CHECK_MESSAGE(dump.find("= Cond(") != std::string::npos, dump);
 }
 
 TEST_CASE("a replay under a tape differentiates through a while_loop") {
