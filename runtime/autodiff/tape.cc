@@ -215,7 +215,11 @@ std::vector<Tensor> GradientTape::backprop(const Tensor& target, const std::vect
     else if (unconnected == Unconnected::Zero && !sources[s].empty()) result[s] = op::zeros_like(ctx, sources[s][0]);
   }
   if (!options_.persistent) {
+    // Done: forget what was recorded. The tracked set holds buffer addresses, which later
+    // tensors may reuse once these are freed: kept, they would make new ops look watched.
     entries_.clear();
+    tracked_.clear();
+    watched_tensors_.clear();
     used_ = true;
   }
   return result;

@@ -220,7 +220,13 @@ void ConcreteFunction::run_op_node(Context& ctx, const Plan& plan, int i, Replay
   std::vector<Tensor>& outs = state.values[i];
   outs.resize(n.outputs.size());
   const Attrs& attrs = n.attrs->attrs();
-  if (!fast || n.def->dynamic_output_shape) {
+  Device& device = ins.empty() ? ctx.default_device() : *ins[0]->device();
+  // A kernel must never see another device's buffer (host memory is shared by host devices,
+  // such as the CPUs of two contexts).
+  bool one_device = true;
+  for (const Tensor* t : ins)
+    one_device = one_device && (t->device() == &device || (t->device()->is_host() && device.is_host()));
+  if (!fast || n.def->dynamic_output_shape || !one_device) {
     // The full eager path: validates, re-infers shapes, and lets hooks (a tape) see the op.
     std::vector<NamedAttr> named = explicit_attrs(attrs);
     run_op(ctx, *n.def, ins.data(), static_cast<int>(ins.size()), named.data(), static_cast<int>(named.size()),
@@ -229,7 +235,6 @@ void ConcreteFunction::run_op_node(Context& ctx, const Plan& plan, int i, Replay
   }
   // The replay fast path: attributes were resolved and shapes inferred at trace time, and output
   // buffers come from the pool (results are always fresh: the caller keeps them).
-  Device& device = ins.empty() ? ctx.default_device() : *ins[0]->device();
   KernelFn kernel = n.def->kernels[static_cast<int>(device.kind())];
   if (!kernel) raise(Code::Unimplemented, "{}: no kernel on device {} (function '{}')", n.def->name, device.name(), name_);
   for (size_t k = 0; k < outs.size(); ++k)
@@ -393,6 +398,13 @@ std::shared_ptr<const ConcreteFunction> Function::trace(const std::vector<Tensor
     for (size_t i = 0; i < results.size(); ++i) graph.outputs.push_back(tracer.port_of(results[i], "a result"));
   }
   optimize(*ctx_, graph, options_.passes);
+  // Host constants the trace made (scalars in gradients, folded shapes) go to the device the
+  // inputs are on, where eager execution would have created them.
+  for (const Tensor& t : inputs)
+    if (!t.device()->is_host()) {
+      place_constants(graph, *t.device());
+      break;
+    }
   auto traced = std::make_shared<ConcreteFunction>(name_, key, std::move(graph), options_.passes.fuse_elementwise);
   traced->set_static_inputs(options_.static_inputs);
   std::shared_ptr<const ConcreteFunction> concrete = traced;

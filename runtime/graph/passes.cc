@@ -265,6 +265,23 @@ int fold_constants(Context& ctx, Graph& g, size_t max_folded_bytes) {
   return folded;
 }
 
+int place_constants(Graph& g, Device& device) {
+  int moved = 0;
+  for (Node& n : g.nodes) {
+    if (n.kind == NodeKind::Constant && n.value.device()->is_host() && n.value.device() != &device &&
+        dtype_size(n.value.dtype()) != 0) {
+      n.value = tensor_on_device(n.value, device);
+      ++moved;
+    }
+    for (auto& b : n.branches) {
+      auto placed = std::make_shared<Graph>(clone(*b));
+      moved += place_constants(*placed, device);
+      b = std::move(placed);
+    }
+  }
+  return moved;
+}
+
 PassStats optimize(Context& ctx, Graph& g, const PassOptions& options) {
   PassStats stats;
   // Control-flow subgraphs first, each on its own (what they capture comes in as inputs).

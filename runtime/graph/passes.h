@@ -39,6 +39,10 @@ int eliminate_common_subexpressions(Graph& g);
 // directly (no dispatch hooks), so an enclosing tape or trace never sees them.
 int fold_constants(Context& ctx, Graph& g, size_t max_folded_bytes = PassOptions().max_folded_bytes);
 
+// Copies every host constant (numeric or bool, here and in control-flow subgraphs) to `device`,
+// once, so a graph traced for a GPU runs there without mixing devices. Returns how many moved.
+int place_constants(Graph& g, Device& device);
+
 // Folding and CSE to a fixed point, then dead code elimination (no fusion).
 PassStats optimize(Context& ctx, Graph& g, const PassOptions& options = {});
 

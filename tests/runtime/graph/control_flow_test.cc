@@ -273,6 +273,24 @@ TEST_CASE("control flow errors name what was wrong") {
   CHECK_THROWS_CODE(taped->call({i32(2)}), Code::Unimplemented, "while_loop inside a traced function");
 }
 
+TEST_CASE("a used non-persistent tape no longer claims tensors, so later traced control flow is not refused") {
+  Context& c = ctx();
+  Tensor x = make<float>({3}, Shape{});
+  GradientTape tape(c);
+  tape.watch(x);
+  Tensor y = op::mul(c, x, x);
+  CHECK(tape.differentiates(x));
+  CHECK(values<float>(tape.gradient(y, {x})[0]) == std::vector<float>{6});
+  CHECK_FALSE(tape.differentiates(x));
+  CHECK_FALSE(tape.differentiates(y));
+  auto f = make_ref<Function>(c, "after_tape", [&](Context& cx, const Ts& in) {
+    return graph::cond(
+        cx, op::greater(cx, in[0], x), {in[0]}, [](Context&, const Ts& v) { return v; },
+        [](Context& z, const Ts& v) { return Ts{op::neg(z, v[0])}; });
+  });
+  CHECK(values<float>(f->call({make<float>({5}, Shape{})})[0]) == std::vector<float>{5});
+}
+
 TEST_CASE("TensorArray: writes are functional, unwritten elements are zero, bad indices fail") {
   Context& c = ctx();
   Tensor a = graph::tensor_array(c, DType::Float32, 3, Shape{2});
