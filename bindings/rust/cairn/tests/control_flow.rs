@@ -5,7 +5,9 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use cairn::ops::{EqualAttrs, MatMulAttrs};
-use cairn::{cond, ops, tensor_array, while_loop, Code, Context, DType, Error, Function, Result, Tensor, Variable};
+use cairn::{
+    cond, ops, tensor_array, while_loop, Code, Context, DType, Error, Function, GradientTape, Result, Tensor, Variable,
+};
 
 fn i32_scalar(ctx: &Context, v: i32) -> Tensor {
     Tensor::scalar(ctx, v).unwrap()
@@ -161,6 +163,85 @@ fn a_cond_nested_in_a_loop_body_sums_the_even_numbers() {
         assert_eq!(f.call(&[&n]).unwrap()[0].to_vec::<i32>().unwrap(), [expected]);
     }
     assert_eq!(f.num_traces(), 1);
+}
+
+#[test]
+fn a_branch_may_assign_a_variable_and_return_nothing() {
+    let ctx = Context::new().unwrap();
+    let v = Variable::new(&ctx, &f32_scalar(&ctx, 0.0)).unwrap();
+    let one = f32_scalar(&ctx, 1.0);
+    let count_positive = |ctx: &Context, x: &Tensor| -> Result<()> {
+        let positive = ops::greater(ctx, x, &Tensor::scalar(ctx, 0.0f32)?)?;
+        let increment = |_: &Context, _: &[Tensor]| {
+            v.assign_add(&one)?;
+            Ok(vec![])
+        };
+        let outputs = cond(ctx, &positive, &[], increment, |_, _| Ok(vec![]), 0)?;
+        assert!(outputs.is_empty());
+        Ok(())
+    };
+    count_positive(&ctx, &f32_scalar(&ctx, 2.0)).unwrap();
+    count_positive(&ctx, &f32_scalar(&ctx, -2.0)).unwrap();
+    assert_eq!(v.read().unwrap().to_vec::<f32>().unwrap(), [1.0]);
+
+    // Traced, the assignment happens at replay, only when the data picks its branch.
+    let mut f = Function::new(&ctx, "count_positive", |ctx, x| {
+        count_positive(ctx, &x[0])?;
+        Ok(vec![v.read()?])
+    })
+    .unwrap();
+    for (x, expected) in [(1.0, 2.0), (-1.0, 2.0), (3.0, 3.0), (0.0, 3.0)] {
+        assert_eq!(f.call(&[&f32_scalar(&ctx, x)]).unwrap()[0].to_vec::<f32>().unwrap(), [expected], "x = {x}");
+    }
+    assert_eq!(f.num_traces(), 1);
+}
+
+/// x^n by a loop over (i, x^i), for the gradient tests.
+fn power(ctx: &Context, x: &Tensor, n: &Tensor) -> Result<Tensor> {
+    let (i, start, one) = (Tensor::scalar(ctx, 0i32)?, Tensor::scalar(ctx, 1.0f32)?, Tensor::scalar(ctx, 1i32)?);
+    let times_x = |ctx: &Context, v: &[Tensor]| Ok(vec![ops::add(ctx, &v[0], &one)?, ops::mul(ctx, &v[1], x)?]);
+    let out = while_loop(ctx, |ctx, v| ops::less(ctx, &v[0], n), times_x, &[&i, &start], None)?;
+    Ok(out[1].clone())
+}
+
+#[test]
+fn gradients_flow_through_eager_control_flow_and_compiled_calls_but_not_traced_tapes() {
+    let ctx = Context::new().unwrap();
+    let (x, n) = (f32_scalar(&ctx, 2.0), i32_scalar(&ctx, 3));
+
+    // Eagerly every op of every iteration is taped: d(x^3)/dx = 3x^2 = 12.
+    let tape = GradientTape::new(&ctx).unwrap();
+    tape.watch(&x).unwrap();
+    let y = power(&ctx, &x, &n).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), [8.0]);
+    let dx = tape.gradient(&y, &[&x]).unwrap().remove(0).expect("connected");
+    assert_eq!(dx.to_vec::<f32>().unwrap(), [12.0]);
+    drop(tape); // it would go on recording this thread's ops
+
+    // A compiled function called under a tape: the trace sees only symbolic inputs (nothing
+    // watched), and the replay runs op by op under the tape, so it is differentiable too.
+    let mut f = Function::new(&ctx, "power", |ctx, v| Ok(vec![power(ctx, &v[0], &v[1])?])).unwrap();
+    for (n, expected, slope) in [(3, 8.0, 12.0), (4, 16.0, 32.0)] {
+        let tape = GradientTape::new(&ctx).unwrap();
+        tape.watch(&x).unwrap();
+        let y = f.call(&[&x, &i32_scalar(&ctx, n)]).unwrap().remove(0); // traced, then replayed
+        assert_eq!(y.to_vec::<f32>().unwrap(), [expected]);
+        let dx = tape.gradient(&y, &[&x]).unwrap().remove(0).expect("connected");
+        assert_eq!(dx.to_vec::<f32>().unwrap(), [slope], "n = {n}");
+    }
+    assert_eq!(f.num_traces(), 1);
+
+    // A tape recording inside the trace would need the While node's gradient: refused.
+    let mut taped = Function::new(&ctx, "taped_power", |ctx, v| {
+        let tape = GradientTape::new(ctx)?;
+        tape.watch(&v[0])?;
+        let y = power(ctx, &v[0], &v[1])?;
+        Ok(vec![tape.gradient(&y, &[&v[0]])?.remove(0).expect("connected")])
+    })
+    .unwrap();
+    let err = taped.call(&[&x, &n]).unwrap_err();
+    assert_eq!(err.code(), Code::Unimplemented, "{err}");
+    assert!(err.message().contains("while_loop inside a traced function under a recording gradient tape"), "{err}");
 }
 
 /// A loop over (i, array, n) writing i * i to element i of an int32 array of 6 elements.
