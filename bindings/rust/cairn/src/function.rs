@@ -1,7 +1,6 @@
 //! Compiled functions (tf.function): a Rust closure traced into a graph once per input signature,
 //! then replayed without entering Rust.
 
-use std::any::Any;
 use std::ffi::{c_char, c_void, CStr};
 use std::fmt;
 use std::marker::PhantomData;
@@ -11,6 +10,7 @@ use std::ptr::{self, NonNull};
 
 use cairn_sys as sys;
 
+use crate::callback::{error_status, run_closure, Arity};
 use crate::checkpoint::c_path;
 use crate::context::discard_panic;
 use crate::error::{c_string, check};
@@ -258,6 +258,15 @@ impl<'f> Function<'f> {
         take_string(|out| unsafe { sys::cairn_function_signature(self.raw.as_ptr(), index, out) })
     }
 
+    /// How many tensors trace `index` returns: what a loaded function's `outputs` must be.
+    /// OUT_OF_RANGE for an index >= [`Function::num_traces`].
+    pub fn num_outputs(&self, index: usize) -> Result<usize> {
+        let mut out = 0;
+        // SAFETY: a live handle; `out` is written on success.
+        unsafe { check(sys::cairn_function_num_outputs(self.raw.as_ptr(), index, &mut out))? };
+        Ok(out)
+    }
+
     /// Writes every trace, with the current values of the variables they read or write, to
     /// `path` (replaced atomically; docs/graph_export.md). [`Function::load`] in any language (C:
     /// `cairn_function_load`) reads it back. FAILED_PRECONDITION before the first call;
@@ -340,7 +349,7 @@ fn take_string(run: impl FnOnce(*mut *mut c_char) -> *mut sys::cairn_status) -> 
     }
 }
 
-/// The C callback: runs the closure, catching its errors and panics (nothing unwinds into C).
+/// The C callback: runs the closure (see [`run_closure`]) and keeps its error for `call`.
 unsafe extern "C" fn trace_trampoline(
     user_data: *mut c_void,
     ctx: *mut sys::cairn_context,
@@ -353,76 +362,15 @@ unsafe extern "C" fn trace_trampoline(
     // Function::call, which holds `&mut Function`, so nothing else touches it now. The lifetime is
     // erased here; the closure's borrows are alive because its Function is.
     let state = &mut *(user_data as *mut State<'static>);
-    let run = AssertUnwindSafe(|| run_body(&mut state.body, ctx, inputs, n_inputs, outputs, n_outputs));
-    let error = match panic::catch_unwind(run) {
-        Ok(Ok(())) => return ptr::null_mut(),
-        Ok(Err(e)) => e,
-        Err(payload) => panic_error(payload),
-    };
-    let status = stop_status(&error);
-    state.error = Some(error);
-    status
-}
-
-/// Lends the closure the context and inputs, and hands its outputs to C.
-unsafe fn run_body(
-    body: &mut Body<'_>,
-    ctx: *mut sys::cairn_context,
-    inputs: *const *mut sys::cairn_tensor,
-    n_inputs: usize,
-    outputs: *mut *mut sys::cairn_tensor,
-    n_outputs: usize,
-) -> Result<()> {
-    let ctx = NonNull::new(ctx).ok_or_else(|| Error::new(Code::Internal, "the trace gave the closure no context"))?;
-    let ctx = Context::lent(ctx);
-    let inputs: &[Tensor] = if n_inputs == 0 {
-        &[]
-    } else {
-        let raw = std::slice::from_raw_parts(inputs, n_inputs);
-        if raw.iter().any(|t| t.is_null()) {
-            return Err(Error::new(Code::Internal, "the trace gave the closure a NULL input"));
+    const ARITY: Arity = Arity { owner: "the function", source: "FunctionOptions::outputs" };
+    match run_closure(&mut *state.body, &ARITY, ctx, inputs, n_inputs, outputs, n_outputs) {
+        Ok(()) => ptr::null_mut(),
+        Err(error) => {
+            let status = error_status(&error);
+            state.error = Some(error);
+            status
         }
-        // SAFETY: Tensor is a repr(transparent) NonNull<cairn_tensor>, and every pointer is
-        // non-NULL; the handles are borrowed (the slice never drops them).
-        std::slice::from_raw_parts(inputs.cast::<Tensor>(), n_inputs)
-    };
-    let results = body(&ctx, inputs)?;
-    if results.len() != n_outputs {
-        return Err(Error::new(
-            Code::InvalidArgument,
-            format!(
-                "the closure returned {} tensor(s), but the function has {} output(s) (FunctionOptions::outputs)",
-                results.len(),
-                n_outputs
-            ),
-        ));
     }
-    for (i, t) in results.into_iter().enumerate() {
-        // SAFETY: C gave n_outputs slots and takes each new handle.
-        *outputs.add(i) = t.into_raw();
-    }
-    Ok(())
-}
-
-/// The error a panic in the closure becomes. The panic hook has already reported it.
-fn panic_error(payload: Box<dyn Any + Send>) -> Error {
-    let what = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-string payload".to_string());
-    discard_panic(payload);
-    Error::new(Code::Unknown, format!("the closure panicked: {what}"))
-}
-
-/// The status that stops the trace: the closure's code and message, so that callers of the raw
-/// layer see the real failure too. `Function::call` returns the closure's own error.
-fn stop_status(error: &Error) -> *mut sys::cairn_status {
-    // An Err must fail the trace even if it carries the OK code.
-    let code = if error.code() == Code::Ok { Code::Unknown } else { error.code() };
-    let message = std::ffi::CString::new(error.message().replace('\0', " ")).unwrap_or_default();
-    // SAFETY: a NUL-terminated message, copied by the C API; a non-OK code gives a non-NULL status.
-    unsafe { sys::cairn_status_create(code.to_raw(), message.as_ptr()) }
 }
 
 unsafe extern "C" fn release_trampoline(user_data: *mut c_void) {

@@ -25,6 +25,8 @@
 //!   metrics [`Mean`] and [`Accuracy`]. Optimizers, layers and metrics are tracked objects.
 //! - Compiled functions (tf.function): [`Function`] traces a closure into a graph once per input
 //!   signature ([`FunctionOptions`], [`TensorSpec`]) and replays it without entering Rust.
+//! - Control flow: [`cond`] and [`while_loop`] over closures, and [`tensor_array`]; inside a
+//!   [`Function`] they are traced once and the data picks the branch and the trip count at replay.
 //! - The raw C API is the `cairn-sys` crate, re-exported as [`sys`].
 //!
 //! Linking: cairn-sys finds libcairn through `CAIRN_LIB_DIR`, a `cairn` pkg-config file, or by
@@ -36,8 +38,10 @@ use std::sync::OnceLock;
 
 pub use cairn_sys as sys;
 
+mod callback;
 mod checkpoint;
 mod context;
+mod control_flow;
 mod dtype;
 mod enums;
 mod error;
@@ -57,6 +61,7 @@ pub use checkpoint::{
     RestoreStatus,
 };
 pub use context::{Context, ContextOptions, HostAllocator};
+pub use control_flow::{cond, tensor_array, while_loop};
 pub use dtype::{Complex64, Element, BF16, F16};
 pub use enums::*; // Code, DType, LogLevel, AttrKind, ObjectKind: one Rust enum per C enum
 pub use error::{Error, Result};

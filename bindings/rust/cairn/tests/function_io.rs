@@ -49,6 +49,7 @@ fn an_exported_function_loads_in_another_context_and_steps_like_the_original() {
 
     let mut loaded = Function::load(&ctx2, &path, 1).unwrap();
     assert_eq!(loaded.num_traces(), 0);
+    assert_eq!(loaded.num_outputs(0).unwrap_err().code(), Code::OutOfRange, "no trace yet");
     assert_eq!(loaded.name(), path.display().to_string());
     let x2 = f32s(&ctx2, &[1.0, 2.0]);
     for i in 0..3 {
@@ -59,6 +60,7 @@ fn an_exported_function_loads_in_another_context_and_steps_like_the_original() {
     assert_eq!(values(&v.read().unwrap()), [14.0, 28.0]); // the loaded copy never touched v
     assert_eq!(loaded.num_traces(), 1);
     assert_eq!(loaded.signature(0).unwrap(), "float32[2]");
+    assert_eq!(loaded.num_outputs(0).unwrap(), 1);
 
     // A loaded function exports again.
     let again = dir.join("again.cairnfn");
@@ -89,6 +91,7 @@ fn inputs_without_a_stored_graph_and_bad_files_are_refused() {
     let err = two.call(&[&f32s(&ctx, &[1.0, 2.0])]).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument, "{err}");
     assert!(err.message().contains("returns 1 output(s), not 2"), "{err}");
+    assert_eq!(two.num_outputs(0).unwrap_err().code(), Code::OutOfRange, "the failed call kept no trace");
 
     let err = Function::load(&ctx, dir.join("missing.cairnfn"), 1).unwrap_err();
     assert_eq!(err.code(), Code::NotFound, "{err}");
