@@ -2,9 +2,11 @@ package cairn_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"cairn.dev/cairn"
@@ -556,5 +558,56 @@ func TestRNNOverDataDependentLength(t *testing.T) {
 	}
 	if n, err := f.NumOutputs(0); err != nil || n != 2 {
 		t.Errorf("NumOutputs(0) = %d, %v; want 2", n, err)
+	}
+}
+
+// Eager loops on several goroutines at once, and replays of one traced loop from several
+// goroutines, each with its own trip count (each call has its own callbacks' state).
+func TestConcurrentControlFlow(t *testing.T) {
+	ctx := newContext(t)
+	var traced loopCalls
+	f := newFunction(t, ctx, "sum_below", func(ctx *cairn.Context, in []*cairn.Tensor) ([]*cairn.Tensor, error) {
+		acc, err := sumLoop(ctx, &traced, in[0])
+		return []*cairn.Tensor{acc}, err
+	})
+	warm := must(f.Call(tensor(t, ctx, nil, []int32{2}))) // trace first: later calls only replay
+	closeNow(warm)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(n int32) {
+			defer wg.Done()
+			for round := 0; round < 10; round++ {
+				x := must(cairn.NewTensor(ctx, nil, []int32{n}))
+				var calls loopCalls
+				eager, err := sumLoop(ctx, &calls, x)
+				if err != nil {
+					errs <- err
+					return
+				}
+				compiled, err := f.Call(x)
+				if err != nil {
+					errs <- err
+					return
+				}
+				a, b := must(cairn.Read[int32](eager)), must(cairn.Read[int32](compiled[0]))
+				if a[0] != n*(n-1)/2 || b[0] != a[0] || calls.body != int(n) {
+					errs <- fmt.Errorf("n = %d: eager %d, compiled %d, %d body calls", n, a[0], b[0], calls.body)
+					return
+				}
+				eager.Close()
+				closeNow(compiled)
+				x.Close()
+			}
+		}(int32(g + 3))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if traced.body != 1 || f.NumTraces() != 1 {
+		t.Errorf("%d traced body calls, %d traces; want 1 and 1", traced.body, f.NumTraces())
 	}
 }
