@@ -336,7 +336,7 @@ func TestTensorArrayElementsAndErrors(t *testing.T) {
 	_, err = cairn.TensorArrayWrite(ctx, written, five, tensor(t, ctx, []int64{2}, []float32{1, 2}))
 	wantCode(t, err, cairn.CodeOutOfRange, cairn.ErrOutOfRange, "index 5")
 	_, err = cairn.TensorArrayWrite(ctx, written, tensor(t, ctx, nil, []int32{0}), tensor(t, ctx, []int64{3}, []float32{1, 2, 3}))
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "")
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "elements are float32[2]")
 	_, err = cairn.NewTensorArray(ctx, cairn.Float32, -1, nil)
 	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "size")
 	_, err = cairn.TensorArrayRead(ctx, tensor(t, ctx, nil, []float32{1}), tensor(t, ctx, nil, []int32{0}))
@@ -385,7 +385,7 @@ func TestControlFlowErrors(t *testing.T) {
 			return cairn.Cond(ctx, scalar(ctx, true), in, identity, toInt, 1)
 		})
 		_, err := f.Call(x)
-		wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "")
+		wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "int32[] in the else branch")
 	})
 	t.Run("host error in the body", func(t *testing.T) {
 		var calls loopCalls
@@ -440,12 +440,12 @@ func TestControlFlowErrors(t *testing.T) {
 		}
 		vars := []*cairn.Tensor{tensor(t, ctx, []int64{1}, []float32{1}), tensor(t, ctx, nil, []bool{true})}
 		_, err := cairn.WhileLoop(ctx, yes, grow, vars, cairn.WithMaxIterations(2))
-		wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "shape")
+		wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "keeps its dtype and shape")
 		f := newFunction(t, ctx, "grow", func(ctx *cairn.Context, in []*cairn.Tensor) ([]*cairn.Tensor, error) {
 			return cairn.WhileLoop(ctx, yes, grow, in, cairn.WithMaxIterations(2))
 		}, cairn.WithNumOutputs(2))
 		_, err = f.Call(vars...)
-		wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "shape")
+		wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "keeps its dtype and shape")
 	})
 }
 
