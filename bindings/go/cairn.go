@@ -22,7 +22,10 @@
 // its goroutine to an OS thread until Close: use it on the goroutine that created it.
 //
 // NewFunction is tf.function: a Go body traced into a graph once per input signature, whose later
-// calls replay the graph without running Go code.
+// calls replay the graph without running Go code. Cond, WhileLoop and the TensorArray helpers
+// (NewTensorArray, TensorArrayWrite, TensorArrayRead) are tf.cond, tf.while_loop and
+// tf.TensorArray: eager with Go callbacks, and captured inside a Function's body, where a loop's
+// trip count and a cond's branch come from the data at each replay.
 //
 // Handles are freed by Close. A finalizer frees what was not closed, as a backstop only: native
 // memory is invisible to the Go garbage collector, so close what you create. A Context may be

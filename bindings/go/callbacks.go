@@ -79,3 +79,15 @@ func cairnGoFunctionCall(userData unsafe.Pointer, ctx *C.cairn_context, inputs *
 func cairnGoFunctionRelease(userData unsafe.Pointer) {
 	deleteHandle(cgo.Handle(uintptr(userData)))
 }
+
+// cairnGoBranchCall is a Cond branch or a WhileLoop's cond or body as the C API calls it
+// (cairn_function_fn through the shims of control_flow.go); userData is the runtime/cgo handle of
+// the call's branchPair and which picks the callback. It runs on the thread of the Cond or
+// WhileLoop call (eagerly, or while a Function traces).
+//
+//export cairnGoBranchCall
+func cairnGoBranchCall(userData unsafe.Pointer, which C.int, ctx *C.cairn_context, inputs **C.cairn_tensor,
+	nInputs C.size_t, outputs **C.cairn_tensor, nOutputs C.size_t) *C.cairn_status {
+	branches := branchPairOf(cgo.Handle(uintptr(userData)))
+	return branches.run(int(which), ctx, unsafe.Slice(inputs, int(nInputs)), unsafe.Slice(outputs, int(nOutputs)))
+}

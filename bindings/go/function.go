@@ -248,6 +248,21 @@ func (f *Function) NumTraces() int {
 	return n
 }
 
+// NumOutputs is how many outputs trace i (0 = the first) returns: what WithNumOutputs must say
+// for Call, useful for a loaded function. OUT_OF_RANGE for a trace that does not exist.
+func (f *Function) NumOutputs(i int) (int, error) {
+	if i < 0 {
+		return 0, newError(CodeOutOfRange, fmt.Sprintf("trace %d of function '%s' (traces count from 0)", i, f.state.name))
+	}
+	var n C.size_t
+	err := cFunctionNumOutputs(f.handle(), C.size_t(i), &n)
+	runtime.KeepAlive(f)
+	if err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
 // Dump is the graph of trace i (0 = the first) as text: one line per node with its op,
 // attributes, inputs and output dtypes and shapes, then the results.
 func (f *Function) Dump(i int) (string, error) {
@@ -311,8 +326,20 @@ func (s *functionState) takeFailure(thread C.uintptr_t) error {
 }
 
 func (s *functionState) runBody(cctx *C.cairn_context, inputs, outputs []*C.cairn_tensor) error {
+	return runHostCallback(cctx, s.body, "the body", inputs, outputs, func(got int) error {
+		return newError(CodeInvalidArgument, fmt.Sprintf("the body returned %d output(s), but the function was "+
+			"created for %d (WithNumOutputs)", got, len(outputs)))
+	})
+}
+
+// runHostCallback runs a Go callback for the C API (a Function's body, a cond branch, a loop's
+// cond or body): it wraps the runtime's context and the borrowed inputs, calls fn and shares its
+// results into the output slots, which the runtime takes. what names fn in messages ("the body");
+// wrongCount is the error for a result count other than len(outputs).
+func runHostCallback(cctx *C.cairn_context, fn FunctionBody, what string, inputs, outputs []*C.cairn_tensor,
+	wrongCount func(got int) error) error {
 	ctx := &Context{ptr: cctx, borrowed: true}
-	defer func() { ctx.ptr = nil }() // the runtime's handle dies with the trace
+	defer func() { ctx.ptr = nil }() // the runtime's handle dies with the callback
 	ins := make([]*Tensor, len(inputs))
 	defer closeTensors(ins)
 	for i, p := range inputs {
@@ -322,20 +349,19 @@ func (s *functionState) runBody(cctx *C.cairn_context, inputs, outputs []*C.cair
 		}
 		ins[i] = newTensor(shared)
 	}
-	results, err := s.callBody(ctx, ins)
+	results, err := callHost(fn, what, ctx, ins)
 	defer closeTensors(results)
 	if err != nil {
 		return err
 	}
 	if len(results) != len(outputs) {
-		return newError(CodeInvalidArgument, fmt.Sprintf("the body returned %d output(s), but the function was "+
-			"created for %d (WithNumOutputs)", len(results), len(outputs)))
+		return wrongCount(len(results))
 	}
 	for i, r := range results {
 		if r.handle() == nil {
-			return newError(CodeInvalidArgument, fmt.Sprintf("output %d of the body is nil or closed", i))
+			return newError(CodeInvalidArgument, fmt.Sprintf("output %d of %s is nil or closed", i, what))
 		}
-		// The runtime takes outputs[i] (also on a later error), and the body's handle is closed.
+		// The runtime takes outputs[i] (also on a later error), and the callback's handle is closed.
 		if err := cTensorShare(r.handle(), &outputs[i]); err != nil {
 			return err
 		}
@@ -344,19 +370,19 @@ func (s *functionState) runBody(cctx *C.cairn_context, inputs, outputs []*C.cair
 	return nil
 }
 
-// callBody calls the body, turning a panic into an error: a panic must not unwind into C.
-func (s *functionState) callBody(ctx *Context, inputs []*Tensor) (results []*Tensor, err error) {
+// callHost calls fn, turning a panic into an error: a panic must not unwind into C.
+func callHost(fn FunctionBody, what string, ctx *Context, inputs []*Tensor) (results []*Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			results = nil
 			if e, isErr := r.(error); isErr {
-				err = fmt.Errorf("the body panicked: %w", e)
+				err = fmt.Errorf("%s panicked: %w", what, e)
 			} else {
-				err = fmt.Errorf("the body panicked: %v", r)
+				err = fmt.Errorf("%s panicked: %v", what, r)
 			}
 		}
 	}()
-	return s.body(ctx, inputs)
+	return fn(ctx, inputs)
 }
 
 func closeTensors(ts []*Tensor) {

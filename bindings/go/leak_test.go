@@ -168,3 +168,38 @@ func TestNoFunctionLeakWithClose(t *testing.T) {
 		f.Close()
 	})
 }
+
+// An eager Cond and a one-iteration WhileLoop per round, on a 4 KiB tensor, with callbacks that
+// hold a new 4 KiB Go buffer: the outputs must be freed and each call's callbacks released.
+func TestNoControlFlowLeakWithClose(t *testing.T) {
+	checkFlat(t, func(ctx *cairn.Context, data []float32, i int) {
+		held := make([]byte, 4096) // reachable only through the callbacks' handle
+		x := must(cairn.NewTensor(ctx, []int64{leakElements}, data))
+		pred := must(cairn.NewTensor(ctx, nil, []bool{i%2 == 0}))
+		negate := func(ctx *cairn.Context, in []*cairn.Tensor) ([]*cairn.Tensor, error) {
+			held[0]++
+			return cairn.RunOp(ctx, "Neg", in[:1], nil, 1)
+		}
+		closeNow(must(cairn.Cond(ctx, pred, []*cairn.Tensor{x, pred}, negate, negate, 1)))
+		keepGoing := func(ctx *cairn.Context, in []*cairn.Tensor) ([]*cairn.Tensor, error) {
+			held[1]++
+			return in[1:2], nil
+		}
+		closeNow(must(cairn.WhileLoop(ctx, keepGoing, negate2(held), []*cairn.Tensor{x, pred},
+			cairn.WithMaxIterations(1))))
+		pred.Close()
+		x.Close()
+	})
+}
+
+// negate2 is a loop body over (x, pred) that negates x and keeps pred.
+func negate2(held []byte) cairn.FunctionBody {
+	return func(ctx *cairn.Context, in []*cairn.Tensor) ([]*cairn.Tensor, error) {
+		held[2]++
+		y, err := cairn.RunOp(ctx, "Neg", in[:1], nil, 1)
+		if err != nil {
+			return nil, err
+		}
+		return []*cairn.Tensor{y[0], in[1]}, nil
+	}
+}
