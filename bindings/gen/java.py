@@ -314,10 +314,17 @@ def shared_user_data_piece(model: Model, run: list[cheader.Param], user_data: ch
 
 
 def shared_callback_slots(model: Model) -> dict[str, int]:
-    """Callback name -> how many shared-user_data positions some function uses it at (the
-    trampolines shared_user_data_piece needs)."""
+    """Callback name -> how many shared-user_data positions some bound function uses it at (the
+    trampolines shared_user_data_piece needs; none for functions left unbound, so that no unused
+    static trampoline is emitted)."""
     slots: dict[str, int] = {}
     for fn in model.h.functions:
+        if fn.name in SKIPPED:
+            continue
+        try:
+            bind_function(model, fn)
+        except Unsupported:
+            continue
         params = list(fn.params)
         for i in range(len(params)):
             run = shared_user_data_run(model, params, i)
