@@ -9,7 +9,9 @@ cairn_jni.c) and returns its last out-parameter (a handle as `long`, a library-a
 `String`, a scalar such as `size_t *` as `long`, a library-allocated buffer with its `size_t *`
 length as `byte[]`). In options structs, a callback and its user_data become a callback id (see
 Callbacks.java), and a `void (*)(void *<that user_data>)` release hook after them is set to a
-trampoline that unregisters the id once the runtime is done with it. Parameter patterns (a pointer followed by a size_t count and so on) are recognized below;
+trampoline that unregisters the id once the runtime is done with it. Several callback parameters
+sharing one user_data (cairn_cond's branches) become one id each; the glue passes an array of the
+ids as the user_data, for the duration of the call. Parameter patterns (a pointer followed by a size_t count and so on) are recognized below;
 a function with a parameter no pattern covers is listed as "not bound" in CairnNative.java rather
 than guessed at.
 """
@@ -256,6 +258,9 @@ def param_pieces(model: Model, fn: cheader.Function, params: list[cheader.Param]
         elif p.ctype in ("const void *", "void *") and is_count(nxt):
             pieces.append(data_piece(p, jname, c, data_variant, p.ctype == "const void *"))
             i += 2
+        elif run := shared_user_data_run(model, params, i):
+            pieces.append(shared_user_data_piece(model, run, params[i + len(run)]))
+            i += len(run) + 1
         elif p.ctype in model.callbacks and nxt and nxt.ctype == "void *":
             # A callback and its user_data: an id from Callbacks.register<Cb> (0 passes NULL).
             cb = model.callbacks[p.ctype]
@@ -275,6 +280,58 @@ def param_pieces(model: Model, fn: cheader.Function, params: list[cheader.Param]
         else:
             raise Unsupported(f"parameter {p.ctype}{p.name}")
     return pieces
+
+
+def shared_user_data_run(model: Model, params: list[cheader.Param], i: int) -> Optional[list[cheader.Param]]:
+    """The callbacks starting at params[i] when two or more of them share the one `void *`
+    user_data after them (cairn_cond's branches, cairn_while_loop's cond and body), else None."""
+    j = i
+    while j < len(params) and params[j].ctype in model.callbacks:
+        j += 1
+    if j - i < 2 or j == len(params) or params[j].ctype != "void *":
+        return None
+    return params[i:j]
+
+
+def shared_user_data_piece(model: Model, run: list[cheader.Param], user_data: cheader.Param) -> Piece:
+    """Several callbacks sharing one user_data: an id per callback (0 passes NULL). The glue's
+    user_data is an array of the ids in the call's arena, and the k-th callback goes through a
+    trampoline that picks id k from it (shared_trampoline_name), so the library may call any of
+    them during the call, and none after it."""
+    java, jni, call = [], [], []
+    c = f"c_{user_data.name}"
+    setup = [f"intptr_t *{c} = cairn_jni_arena_alloc(env, &arena, {len(run)} * sizeof *{c});", f"if (!{c}) goto done;"]
+    for k, p in enumerate(run):
+        cb = model.callbacks[p.ctype]
+        callback_params(model, cb)  # Unsupported when no trampoline can be made
+        jname = java_ident(camel(p.name))
+        java.append(("long", jname))
+        jni.append(("jlong", jname))
+        setup.append(f"{c}[{k}] = (intptr_t){jname};")
+        call.append(f"{jname} ? {shared_trampoline_name(cb, k)} : NULL")
+    call.append(f"(void *){c}")
+    return Piece(java, jni, "J" * len(run), setup=setup, call=call, uses_arena=True)
+
+
+def shared_callback_slots(model: Model) -> dict[str, int]:
+    """Callback name -> how many shared-user_data positions some bound function uses it at (the
+    trampolines shared_user_data_piece needs; none for functions left unbound, so that no unused
+    static trampoline is emitted)."""
+    slots: dict[str, int] = {}
+    for fn in model.h.functions:
+        if fn.name in SKIPPED:
+            continue
+        try:
+            bind_function(model, fn)
+        except Unsupported:
+            continue
+        params = list(fn.params)
+        for i in range(len(params)):
+            run = shared_user_data_run(model, params, i)
+            if run and (i == 0 or params[i - 1].ctype not in model.callbacks):
+                for k, p in enumerate(run):
+                    slots[p.ctype] = max(slots.get(p.ctype, 0), k + 1)
+    return slots
 
 
 def input_array_kind(model: Model, ctype: str) -> Optional[str]:
@@ -789,6 +846,21 @@ def trampoline_name(cb: cheader.Callback) -> str:
     return f"cairn_jni_trampoline_{cb.name[len('cairn_'):]}"
 
 
+def shared_trampoline_name(cb: cheader.Callback, k: int) -> str:
+    return f"{trampoline_name(cb)}_{k}"
+
+
+def shared_trampoline(cb: cheader.Callback, status: bool, k: int, cparams: str) -> list[str]:
+    """The trampoline of the k-th callback of several sharing one user_data: the glue's user_data
+    is an array of their ids (shared_user_data_piece); it calls the plain trampoline with id k."""
+    args = ", ".join(["(void *)((const intptr_t *)user_data)[" + str(k) + "]"] + [p.name for p in cb.params[1:]])
+    ret = "cairn_status *" if status else "void "
+    return [f"/* {cb.name} number {k} of several sharing one user_data (an array of their ids). */",
+            f"static {ret}{shared_trampoline_name(cb, k)}({cparams}) {{",
+            f"  {'return ' if status else ''}{trampoline_name(cb)}({args});",
+            "}"]
+
+
 def release_trampoline_name(cb: cheader.Callback) -> str:
     return f"cairn_jni_release_{cb.name[len('cairn_'):]}"
 
@@ -955,6 +1027,7 @@ def emit_callbacks(model: Model):
            "  private Callbacks() {}", ""]
     c_decl, c_defs, c_load = [], [], []
     released = released_callbacks(model)
+    shared = shared_callback_slots(model)
     any_status = False
     for cb in model.h.callbacks:
         try:
@@ -1020,6 +1093,8 @@ def emit_callbacks(model: Model):
         cparams = ", ".join(f"{p.ctype}{p.name}" if p.ctype.endswith("*") else f"{p.ctype} {p.name}" for p in cb.params)
         make = status_trampoline if status else void_trampoline
         c_defs += make(cb, params, tramp, mid, cparams) + [""]
+        for k in range(shared.get(cb.name, 0)):
+            c_defs += shared_trampoline(cb, status, k, cparams) + [""]
         jsig = "(J" + "".join(q.sig for q in params) + (")Z" if status else ")V")
         c_load += [f'  {mid} = (*env)->GetStaticMethodID(env, g_callbacks_class, "invoke{cls}", "{jsig}");',
                    f"  if (!{mid}) return 0;"]

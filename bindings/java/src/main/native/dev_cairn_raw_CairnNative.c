@@ -64,6 +64,16 @@ done:
   return ok ? NULL : cairn_jni_host_error_status();
 }
 
+/* cairn_function_fn number 0 of several sharing one user_data (an array of their ids). */
+static cairn_status *cairn_jni_trampoline_function_fn_0(void *user_data, cairn_context *ctx, cairn_tensor *const *inputs, size_t n_inputs, cairn_tensor **outputs, size_t n_outputs) {
+  return cairn_jni_trampoline_function_fn((void *)((const intptr_t *)user_data)[0], ctx, inputs, n_inputs, outputs, n_outputs);
+}
+
+/* cairn_function_fn number 1 of several sharing one user_data (an array of their ids). */
+static cairn_status *cairn_jni_trampoline_function_fn_1(void *user_data, cairn_context *ctx, cairn_tensor *const *inputs, size_t n_inputs, cairn_tensor **outputs, size_t n_outputs) {
+  return cairn_jni_trampoline_function_fn((void *)((const intptr_t *)user_data)[1], ctx, inputs, n_inputs, outputs, n_outputs);
+}
+
 /* The release hook of cairn_function_fn's user_data: unregisters its id (no call comes after it). */
 static void cairn_jni_release_function_fn(void *user_data) {
   JNIEnv *env;
@@ -2314,6 +2324,69 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_raw_CairnNative_functionNumOutputs(JNIEnv
   if (cairn_jni_check_status(env, status)) goto done;
   result = (jlong)c_out;
 done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_raw_CairnNative_cond(JNIEnv *env, jclass cls, jlong ctx, jlong pred, jlongArray operands, jlong thenBranch, jlong elseBranch, jlongArray outputs) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_operands_raw;
+  size_t c_operands_n;
+  if (!cairn_jni_longs(env, &arena, operands, &c_operands_raw, &c_operands_n)) goto done;
+  cairn_tensor **c_operands = cairn_jni_arena_alloc(env, &arena, c_operands_n * sizeof *c_operands + 1);
+  if (!c_operands) goto done;
+  for (size_t k = 0; k < c_operands_n; ++k) c_operands[k] = (cairn_tensor *)(intptr_t)c_operands_raw[k];
+  intptr_t *c_user_data = cairn_jni_arena_alloc(env, &arena, 2 * sizeof *c_user_data);
+  if (!c_user_data) goto done;
+  c_user_data[0] = (intptr_t)thenBranch;
+  c_user_data[1] = (intptr_t)elseBranch;
+  size_t c_outputs_n = cairn_jni_length(env, outputs);
+  cairn_tensor **c_outputs = cairn_jni_arena_alloc(env, &arena, c_outputs_n * sizeof *c_outputs + 1);
+  if (!c_outputs) goto done;
+  jlong *c_outputs_raw = cairn_jni_arena_alloc(env, &arena, c_outputs_n * sizeof *c_outputs_raw + 1);
+  if (!c_outputs_raw) goto done;
+  cairn_status *status = cairn_cond((cairn_context *)(intptr_t)ctx, (const cairn_tensor *)(intptr_t)pred, c_operands, c_operands_n, thenBranch ? cairn_jni_trampoline_function_fn_0 : NULL, elseBranch ? cairn_jni_trampoline_function_fn_1 : NULL, (void *)c_user_data, c_outputs, c_outputs_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+  for (size_t k = 0; k < c_outputs_n; ++k) c_outputs_raw[k] = (jlong)(intptr_t)c_outputs[k];
+  if (c_outputs_n) (*env)->SetLongArrayRegion(env, outputs, 0, (jsize)c_outputs_n, c_outputs_raw);
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlongArray JNICALL Java_dev_cairn_raw_CairnNative_whileLoop(JNIEnv *env, jclass cls, jlong ctx, jlong cond, jlong body, jlongArray loopVars, jlong maxIterations) {
+  (void)env;
+  (void)cls;
+  jlongArray result = NULL;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  intptr_t *c_user_data = cairn_jni_arena_alloc(env, &arena, 2 * sizeof *c_user_data);
+  if (!c_user_data) goto done;
+  c_user_data[0] = (intptr_t)cond;
+  c_user_data[1] = (intptr_t)body;
+  const int64_t *c_loop_vars_raw;
+  size_t c_loop_vars_n;
+  if (!cairn_jni_longs(env, &arena, loopVars, &c_loop_vars_raw, &c_loop_vars_n)) goto done;
+  cairn_tensor **c_loop_vars = cairn_jni_arena_alloc(env, &arena, c_loop_vars_n * sizeof *c_loop_vars + 1);
+  if (!c_loop_vars) goto done;
+  for (size_t k = 0; k < c_loop_vars_n; ++k) c_loop_vars[k] = (cairn_tensor *)(intptr_t)c_loop_vars_raw[k];
+  cairn_tensor **c_out = cairn_jni_arena_alloc(env, &arena, c_loop_vars_n * sizeof *c_out + 1);
+  if (!c_out) goto done;
+  for (size_t k = 0; k < c_loop_vars_n; ++k) c_out[k] = NULL;
+  cairn_status *status = cairn_while_loop((cairn_context *)(intptr_t)ctx, cond ? cairn_jni_trampoline_function_fn_0 : NULL, body ? cairn_jni_trampoline_function_fn_1 : NULL, (void *)c_user_data, c_loop_vars, c_loop_vars_n, (int64_t)maxIterations, c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  jlong *c_out_raw = cairn_jni_arena_alloc(env, &arena, c_loop_vars_n * sizeof *c_out_raw + 1);
+  if (c_out_raw) result = (*env)->NewLongArray(env, (jsize)c_loop_vars_n);
+  if (!result) {
+    for (size_t k = 0; k < c_loop_vars_n; ++k) cairn_tensor_free(c_out[k]); /* nobody else can free them */
+    goto done;
+  }
+  for (size_t k = 0; k < c_loop_vars_n; ++k) c_out_raw[k] = (jlong)(intptr_t)c_out[k];
+  if (c_loop_vars_n) (*env)->SetLongArrayRegion(env, result, 0, (jsize)c_loop_vars_n, c_out_raw);
+done:
+  cairn_jni_arena_release(&arena);
   return result;
 }
 

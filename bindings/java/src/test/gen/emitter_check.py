@@ -3,9 +3,9 @@
 do not have yet, so that it keeps producing code that compiles when they arrive: op attributes of
 every kind (required and optional), variadic outputs, ops without inputs or outputs, names that
 clash with Java keywords, and C API patterns from docs (arrays sharing a count, options structs with
-handle fields, borrowed handle returns, a status-returning callback parameter). The C glue is
-compiled with gcc -fsyntax-only -Werror and the Java with javac -Xlint:all -Werror. Exit 0 when
-both compile.
+handle fields, borrowed handle returns, a status-returning callback parameter, callbacks sharing
+one user_data). The C glue is compiled with gcc -fsyntax-only -Werror and the Java with javac
+-Xlint:all -Werror. Exit 0 when both compile.
 """
 
 from __future__ import annotations
@@ -77,6 +77,9 @@ CAIRN_API int32_t cairn_plain(const cairn_plain_options *opts);
 typedef cairn_status *(*cairn_visit_fn)(void *user_data, cairn_object *obj, const char *path, int64_t depth);
 /* METHOD. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_ckpt_visit(cairn_ckpt *c, cairn_visit_fn visit, void *visit_user_data);
+/* METHOD. Callbacks of two types, one returning nothing, sharing one user_data (as cairn_cond's branches do). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_ckpt_walk(cairn_ckpt *c, cairn_progress_fn before, cairn_visit_fn visit,
+                                                       void *user_data);
 /* METHOD. */
 CAIRN_API double cairn_ckpt_weights(const cairn_ckpt *c, const double *w, size_t n_w, const cairn_tensor *const *ts, size_t n_ts);
 """
@@ -144,7 +147,7 @@ def main() -> int:
             if not (gen_java / rel).exists():
                 shutil.copy(hand, gen_java / rel)
         missing = [f"cairn_{n}" for n in ("var_create", "ckpt_create", "ckpt_manage", "ckpt_weights", "plain", "ckpt_count",
-                                                "ckpt_blob", "ckpt_progress")
+                                                "ckpt_blob", "ckpt_progress", "ckpt_walk")
                    if f"cairn_{n}:" in files["bindings/java/src/main/java/dev/cairn/raw/CairnNative.java"].split(
                        "public final class")[0]]
         if missing:

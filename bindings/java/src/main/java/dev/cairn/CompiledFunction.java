@@ -78,7 +78,8 @@ public final class CompiledFunction extends NativeHandle {
     }
     // The id stays registered until the C library releases it (cairn_function_free); on a failed
     // create the library never took it, so it is unregistered here.
-    long id = Callbacks.registerFunctionFn((c, in, out) -> trace(name, numOutputs, body, c, in, out));
+    String what = "function '" + name + "'";
+    long id = Callbacks.registerFunctionFn((c, in, out) -> runBody(what, numOutputs, body, c, in, out));
     long c = ctx.handle();
     try {
       long h = CairnNative.functionCreate(c, NativeResources.cstr(name), id, dtypes, shapes, options.retraceWarning, null);
@@ -91,9 +92,10 @@ public final class CompiledFunction extends NativeHandle {
     }
   }
 
-  // One trace: wraps the C library's handles, runs the body, and hands shares of its results to
-  // C (which takes them). Everything the body got or returned is closed before returning.
-  private static void trace(String name, int numOutputs, Body body, long ctxHandle, long[] in, long[] out)
+  // One call of a callback body (a trace, or a branch of ControlFlow): wraps the C library's
+  // handles, runs the body, and hands shares of its results to C (which takes them). Everything
+  // the body got or returned is closed before returning. `what` names the body in messages.
+  static void runBody(String what, int numOutputs, Body body, long ctxHandle, long[] in, long[] out)
       throws Exception {
     CairnContext ctx = CairnContext.borrow(ctxHandle);
     Tensor[] inputs = new Tensor[in.length];
@@ -103,14 +105,13 @@ public final class CompiledFunction extends NativeHandle {
     try {
       for (int i = 0; i < in.length; ++i) inputs[i] = new Tensor(CairnNative.tensorShare(in[i]));
       results = body.apply(ctx, inputs);
-      if (results == null) throw new NullPointerException("function '" + name + "' returned null");
+      if (results == null) throw new NullPointerException(what + " returned null");
       if (results.length != numOutputs) {
-        throw new IllegalStateException(
-            "function '" + name + "' returned " + results.length + " tensor(s), expected " + numOutputs);
+        throw new IllegalStateException(what + " returned " + results.length + " tensor(s), expected " + numOutputs);
       }
       for (; nShared < results.length; ++nShared) {
         Tensor r = results[nShared];
-        if (r == null) throw new NullPointerException("function '" + name + "' returned a null output " + nShared);
+        if (r == null) throw new NullPointerException(what + " returned a null output " + nShared);
         shared[nShared] = CairnNative.tensorShare(r.handle());
       }
       System.arraycopy(shared, 0, out, 0, nShared);
@@ -183,7 +184,7 @@ public final class CompiledFunction extends NativeHandle {
     } catch (CairnException e) {
       Throwable host = Callbacks.takeHostError();
       if (host == null) throw e;
-      throw hostFailure(host);
+      throw hostFailure("function '" + name + "'", host);
     } finally {
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(inputs);
@@ -193,15 +194,31 @@ public final class CompiledFunction extends NativeHandle {
     return result;
   }
 
-  // What call() throws for an exception the body threw while tracing.
-  private RuntimeException hostFailure(Throwable host) {
+  // What call() (or a ControlFlow call) throws for an exception a Java body threw: a
+  // CairnException "<where>: <what was thrown>" caused by it, with its code when it is a
+  // CairnException, else UNKNOWN. An Error is rethrown as is.
+  static RuntimeException hostFailure(String where, Throwable host) {
     if (host instanceof Error) throw (Error) host;
     Code code = host instanceof CairnException ? ((CairnException) host).code() : Code.UNKNOWN;
     String what = host.getMessage() != null ? host.getMessage() : host.getClass().getName();
     if (!(host instanceof CairnException)) what = host.getClass().getSimpleName() + ": " + what;
-    CairnException e = new CairnException(code, "function '" + name + "': " + what);
+    CairnException e = new CairnException(code, where + ": " + what);
     e.initCause(host);
     return e;
+  }
+
+  /**
+   * How many tensors trace {@code traceIndex} returns (what {@link #call} returns for that
+   * signature; useful for a {@link #load loaded} function, whose count the file does not give).
+   * OUT_OF_RANGE past {@link #numTraces()}.
+   */
+  public int numOutputs(long traceIndex) {
+    long h = handle();
+    try {
+      return Math.toIntExact(CairnNative.functionNumOutputs(h, traceIndex));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** How many times the function has been traced (one per distinct input signature). */

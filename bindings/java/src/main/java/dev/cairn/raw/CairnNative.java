@@ -13,8 +13,6 @@ package dev.cairn.raw;
  *   <li>cairn_status_message: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
- *   <li>cairn_cond: no Java mapping for parameter cairn_function_fnthen_branch
- *   <li>cairn_while_loop: no Java mapping for parameter cairn_function_fncond
  * </ul>
  */
 public final class CairnNative {
@@ -935,6 +933,26 @@ public final class CairnNative {
    * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
    */
   public static native long functionNumOutputs(long fn, long index);
+
+  /**
+   * cairn_cond: FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
+   * `user_data`.
+   * &#64;param operands  `n_operands` tensors, borrowed (the branches receive them as their inputs).
+   * &#64;param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
+   * Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
+   * callback's own status.
+   */
+  public static native void cond(long ctx, long pred, long[] operands, long thenBranch, long elseBranch, long[] outputs);
+
+  /**
+   * cairn_while_loop: FUNCTION. While cond(vars) gives true (cond sets one bool output), vars = body(vars) (body sets
+   * n_loop_vars outputs); outputs receive the final vars. Both callbacks get `user_data`.
+   * &#64;param max_iterations  stop after this many iterations; -1 for no limit.
+   * &#64;param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
+   * Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
+   * its loop variable, a non-bool cond result, NULLs, or max_iterations &lt; -1; a callback's own status.
+   */
+  public static native long[] whileLoop(long ctx, long cond, long body, long[] loopVars, long maxIterations);
 
   /**
    * cairn_tensor_array_create: CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
