@@ -45,6 +45,8 @@ Program::Program(const Graph& graph, bool plan_memory) : graph_(graph) {
     }
   }
   if (plan_memory) plan_registers(last_use);
+  slot_registers_.resize(slots_.size());
+  for (size_t s = 0; s < slots_.size(); ++s) slot_registers_[s] = slots_[s].reg;
 
   // Slots to drop after each node: unplanned ones first (the only ones a fast replay drops).
   std::vector<std::vector<int>> dying(static_cast<size_t>(n));
@@ -69,6 +71,9 @@ Program::Program(const Graph& graph, bool plan_memory) : graph_(graph) {
     in.num_in = static_cast<int>(node.inputs.size());
     in.out_begin = node_slot_[static_cast<size_t>(i)];
     in.num_out = static_cast<int>(node.outputs.size());
+    in.all_planned = in.op;
+    for (int k = 0; k < in.num_out; ++k)
+      in.all_planned = in.all_planned && slots_[static_cast<size_t>(in.out_begin + k)].kind == SlotKind::Planned;
     in.drop_begin = static_cast<int>(drops_.size());
     for (int s : dying[static_cast<size_t>(i)])
       if (slots_[static_cast<size_t>(s)].kind != SlotKind::Planned) drops_.push_back(s);
@@ -115,13 +120,12 @@ ReplayState::ReplayState(const Program& program)
     : program_(&program),
       slots_(program.slots().size()),
       in_ptrs_(program.in_slots().size()),
+      registers_(program.registers().size()),
       owners_(program.registers().size()),
-      owner_buffers_(program.registers().size(), nullptr),
-      expected_refs_(program.registers().size()),
       spares_(program.registers().size()) {
   for (size_t k = 0; k < in_ptrs_.size(); ++k) in_ptrs_[k] = &slots_[static_cast<size_t>(program.in_slots()[k])];
-  for (size_t r = 0; r < expected_refs_.size(); ++r)
-    expected_refs_[r] = 1 + static_cast<int32_t>(program.registers()[r].slots.size());
+  for (size_t r = 0; r < registers_.size(); ++r)
+    registers_[r].expected_refs = 1 + static_cast<int32_t>(program.registers()[r].slots.size());
 }
 
 void ReplayState::begin(Device& host) {
@@ -130,7 +134,7 @@ void ReplayState::begin(Device& host) {
   for (Tensor& t : slots_) t = Tensor();
   for (size_t r = 0; r < owners_.size(); ++r) {
     owners_[r] = Tensor();
-    owner_buffers_[r] = nullptr;
+    registers_[r].buffer = nullptr;
     spares_[r] = Tensor();
   }
 }
@@ -142,22 +146,20 @@ bool private_on(const Tensor& t, const Device* host) {
 }
 }  // namespace
 
-void ReplayState::prepare_outputs(const Instruction& in, Device& device) {
+// Outputs of several kinds, or Planned ones on a device that is not the host.
+void ReplayState::prepare_mixed_outputs(const Instruction& in, Device& device) {
   Tensor* outs = outputs(in);
   const SlotInfo* info = program_->slots().data() + in.out_begin;
   for (int k = 0; k < in.num_out; ++k) {
     switch (info[k].kind) {
-      case SlotKind::Planned:
-        if (&device == host_) {
-          // The slot still views the register's buffer and only our slots reference it.
-          const int r = info[k].reg;
-          Buffer* b = owner_buffers_[static_cast<size_t>(r)];
-          if (b == nullptr || outs[k].buffer() != b ||
-              b->refs.load(std::memory_order_acquire) != expected_refs_[static_cast<size_t>(r)])
-            refresh(r);
+      case SlotKind::Planned: {
+        if (&device != host_) {  // registers hold host buffers only
+          outs[k] = Tensor::allocate(device, info[k].spec.dtype, info[k].spec.shape);
           break;
         }
-        [[fallthrough]];  // registers hold host buffers only
+        if (!holds_private_view(info[k].reg, outs[k])) refresh(info[k].reg);
+        break;
+      }
       case SlotKind::Fresh: outs[k] = Tensor::allocate(device, info[k].spec.dtype, info[k].spec.shape); break;
       case SlotKind::Set: break;
     }
@@ -174,14 +176,8 @@ void ReplayState::refresh(int r) {
   if (!private_on(owner, host_))
     owner = private_on(spare, host_) ? std::move(spare) : Tensor::allocate(*host_, reg.dtype, Shape{reg.elements});
   spare = Tensor();
-  owner_buffers_[static_cast<size_t>(r)] = owner.buffer();
+  registers_[static_cast<size_t>(r)].buffer = owner.buffer();
   for (int s : reg.slots) slots_[static_cast<size_t>(s)] = owner.reshaped(program_->slots()[static_cast<size_t>(s)].spec.shape);
-}
-
-void ReplayState::drop_after(const Instruction& in, bool fast) {
-  const int* d = program_->drops().data() + in.drop_begin;
-  const int n = fast ? in.num_drop_unplanned : in.num_drop;
-  for (int k = 0; k < n; ++k) slots_[static_cast<size_t>(d[k])] = Tensor();
 }
 
 void ReplayState::offer(Tensor& old, Port written) {

@@ -52,6 +52,7 @@ struct Instruction {
   bool op = false;     // a registered op; otherwise the node runs through the generic path
   bool eager = false;  // an op that always goes through full dispatch (its kernel sizes its outputs)
   bool random = false;
+  bool all_planned = false;  // every output is Planned (the common case, checked without a switch)
   const OpDef* def = nullptr;
   const Attrs* attrs = nullptr;
   KernelFn kernels[kNumDeviceKinds] = {};
@@ -72,6 +73,7 @@ class Program {
   const Graph& graph() const { return graph_; }
   const std::vector<Instruction>& instructions() const { return instructions_; }
   const std::vector<SlotInfo>& slots() const { return slots_; }
+  const std::vector<int>& slot_registers() const { return slot_registers_; }  // per slot: its register or -1
   const std::vector<Register>& registers() const { return registers_; }
   const std::vector<int>& in_slots() const { return in_slots_; }
   const std::vector<int>& drops() const { return drops_; }
@@ -84,6 +86,7 @@ class Program {
   const Graph& graph_;
   std::vector<Instruction> instructions_;  // one per node, in node order
   std::vector<SlotInfo> slots_;
+  std::vector<int> slot_registers_;
   std::vector<int> node_slot_;  // per node: its first slot
   std::vector<Register> registers_;
   std::vector<int> in_slots_;
@@ -108,9 +111,19 @@ class ReplayState {
   // host device forgets its buffers.
   void begin(Device& host);
   // Gets the output slots of an op instruction ready for its kernel on `device`.
-  void prepare_outputs(const Instruction& in, Device& device);
+  void prepare_outputs(const Instruction& in, Device& device) {
+    if (!in.all_planned || &device != host_) return prepare_mixed_outputs(in, device);
+    Tensor* outs = outputs(in);
+    const int* reg = program_->slot_registers().data() + in.out_begin;
+    for (int k = 0; k < in.num_out; ++k)
+      if (!holds_private_view(reg[k], outs[k])) refresh(reg[k]);
+  }
   // Empties the slots whose last reader `in` is; a fast replay keeps Planned slots.
-  void drop_after(const Instruction& in, bool fast);
+  void drop_after(const Instruction& in, bool fast) {
+    const int n = fast ? in.num_drop_unplanned : in.num_drop;
+    const int* d = program_->drops().data() + in.drop_begin;
+    for (int k = 0; k < n; ++k) slots_[static_cast<size_t>(d[k])] = Tensor();
+  }
   // Takes `old`, a variable's value just replaced by the value in `written`: when nothing else
   // holds it, it becomes the next buffer of `written`'s register (a fast replay's variable update
   // then allocates nothing). Empties `old`.
@@ -121,16 +134,27 @@ class ReplayState {
   void clear(bool fast);
 
  private:
+  // What the output check reads for one register, packed together.
+  struct RegisterState {
+    Buffer* buffer = nullptr;   // owners_[r].buffer()
+    int32_t expected_refs = 0;  // the owner's reference plus one per slot of the register
+  };
+  // Whether `out` still views register `r`'s buffer and only our slots reference that buffer.
+  bool holds_private_view(int r, const Tensor& out) const {
+    const RegisterState& reg = registers_[static_cast<size_t>(r)];
+    return reg.buffer != nullptr && out.buffer() == reg.buffer &&
+           reg.buffer->refs.load(std::memory_order_acquire) == reg.expected_refs;
+  }
+  void prepare_mixed_outputs(const Instruction& in, Device& device);
   void refresh(int reg);
 
   const Program* program_;
   Device* host_ = nullptr;
   std::vector<Tensor> slots_;
   std::vector<const Tensor*> in_ptrs_;  // per instruction input: its slot
-  std::vector<Tensor> owners_;          // per register: its buffer
-  std::vector<Buffer*> owner_buffers_;  // owners_[r].buffer(), read without touching the tensor
-  std::vector<int32_t> expected_refs_;  // per register: the owner's reference plus one per slot
-  std::vector<Tensor> spares_;          // per register: a buffer for its next refresh
+  std::vector<RegisterState> registers_;
+  std::vector<Tensor> owners_;  // per register: its buffer
+  std::vector<Tensor> spares_;  // per register: a buffer for its next refresh
 };
 
 // Runs the nodes a Program cannot run itself (every kind but Op).
