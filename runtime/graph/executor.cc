@@ -48,7 +48,8 @@ Program::Program(const Graph& graph, bool plan_memory) : graph_(graph) {
   slot_registers_.resize(slots_.size());
   for (size_t s = 0; s < slots_.size(); ++s) slot_registers_[s] = slots_[s].reg;
 
-  // Slots to drop after each node: unplanned ones first (the only ones a fast replay drops).
+  // Slots to drop after each node: unplanned ones first (the only ones a replay keeping the
+  // registers drops).
   std::vector<std::vector<int>> dying(static_cast<size_t>(n));
   for (int s = 0; s < num_slots; ++s)
     if (last_use[static_cast<size_t>(s)] < n) dying[static_cast<size_t>(last_use[static_cast<size_t>(s)])].push_back(s);
@@ -128,7 +129,8 @@ ReplayState::ReplayState(const Program& program)
     registers_[r].expected_refs = 1 + static_cast<int32_t>(program.registers()[r].slots.size());
 }
 
-void ReplayState::begin(Device& host) {
+void ReplayState::begin(Device& host, bool keep) {
+  keep_ = keep;
   if (host_ == &host) return;
   host_ = &host;
   for (Tensor& t : slots_) t = Tensor();
@@ -153,7 +155,7 @@ void ReplayState::prepare_mixed_outputs(const Instruction& in, Device& device) {
   for (int k = 0; k < in.num_out; ++k) {
     switch (info[k].kind) {
       case SlotKind::Planned: {
-        if (&device != host_) {  // registers hold host buffers only
+        if (!keep_ || &device != host_) {  // registers hold host buffers only
           outs[k] = Tensor::allocate(device, info[k].spec.dtype, info[k].spec.shape);
           break;
         }
@@ -197,9 +199,9 @@ std::vector<Tensor> ReplayState::take_results() {
   return out;
 }
 
-void ReplayState::clear(bool fast) {
+void ReplayState::clear() {
   for (size_t s = 0; s < slots_.size(); ++s)
-    if (!fast || program_->slots()[s].kind != SlotKind::Planned) slots_[s] = Tensor();
+    if (!keep_ || program_->slots()[s].kind != SlotKind::Planned) slots_[s] = Tensor();
 }
 
 // ---- execute ----
@@ -231,7 +233,7 @@ void execute(Context& ctx, ReplayState& state, bool fast, GenericNodes& generic)
   for (const Instruction& in : state.program().instructions()) {
     if (in.op) run_op_instruction(ctx, pool, in, state, fast);
     else generic.run(ctx, in, state, fast);
-    state.drop_after(in, fast);
+    state.drop_after(in);
   }
 }
 

@@ -59,7 +59,7 @@ struct Instruction {
   int in_begin = 0, num_in = 0;  // Program::in_slots[in_begin, +num_in)
   int out_begin = 0, num_out = 0;  // slots [out_begin, +num_out)
   // Program::drops[drop_begin, +num_drop): slots whose last reader this is; the first
-  // num_drop_unplanned of them are not Planned (a fast replay keeps Planned slots).
+  // num_drop_unplanned of them are not Planned (a replay that keeps Planned slots drops only those).
   int drop_begin = 0, num_drop_unplanned = 0, num_drop = 0;
 };
 
@@ -107,20 +107,23 @@ class ReplayState {
   const Tensor* const* inputs(const Instruction& in) const { return in_ptrs_.data() + in.in_begin; }
   Tensor* outputs(const Instruction& in) { return slots_.data() + in.out_begin; }
 
-  // Called before a replay on `host` (the context's CPU device); a state last used with another
-  // host device forgets its buffers.
-  void begin(Device& host);
+  // Called before each replay. `host` is the context's CPU device (a state last used with another
+  // forgets its buffers). With `keep`, Planned outputs use the registers and their slots are kept
+  // after the replay; without (hooks, unknown dims, a replay off the CPU), every op output is
+  // allocated by the replay and every slot dropped after its last reader, so a device's memory is
+  // not held between replays.
+  void begin(Device& host, bool keep);
   // Gets the output slots of an op instruction ready for its kernel on `device`.
   void prepare_outputs(const Instruction& in, Device& device) {
-    if (!in.all_planned || &device != host_) return prepare_mixed_outputs(in, device);
+    if (!in.all_planned || !keep_ || &device != host_) return prepare_mixed_outputs(in, device);
     Tensor* outs = outputs(in);
     const int* reg = program_->slot_registers().data() + in.out_begin;
     for (int k = 0; k < in.num_out; ++k)
       if (!holds_private_view(reg[k], outs[k])) refresh(reg[k]);
   }
-  // Empties the slots whose last reader `in` is; a fast replay keeps Planned slots.
-  void drop_after(const Instruction& in, bool fast) {
-    const int n = fast ? in.num_drop_unplanned : in.num_drop;
+  // Empties the slots whose last reader `in` is, except Planned ones while they are kept.
+  void drop_after(const Instruction& in) {
+    const int n = keep_ ? in.num_drop_unplanned : in.num_drop;
     const int* d = program_->drops().data() + in.drop_begin;
     for (int k = 0; k < n; ++k) slots_[static_cast<size_t>(d[k])] = Tensor();
   }
@@ -131,7 +134,7 @@ class ReplayState {
   // The function's results, leaving their slots empty.
   std::vector<Tensor> take_results();
   // After a replay that threw: empties every slot a replay does not keep.
-  void clear(bool fast);
+  void clear();
 
  private:
   // What the output check reads for one register, packed together.
@@ -150,6 +153,7 @@ class ReplayState {
 
   const Program* program_;
   Device* host_ = nullptr;
+  bool keep_ = false;
   std::vector<Tensor> slots_;
   std::vector<const Tensor*> in_ptrs_;  // per instruction input: its slot
   std::vector<RegisterState> registers_;
@@ -166,8 +170,9 @@ class GenericNodes {
   ~GenericNodes() = default;
 };
 
-// Runs every instruction of the state's program. `fast`: exact shapes and no dispatch hooks, so op
-// nodes call their kernels directly; otherwise each op goes through full eager dispatch.
+// Runs every instruction of the state's program (after state.begin). `fast`: exact shapes and no
+// dispatch hooks, so op nodes call their kernels directly; otherwise each op goes through full
+// eager dispatch.
 void execute(Context& ctx, ReplayState& state, bool fast, GenericNodes& generic);
 
 }  // namespace cairn::graph

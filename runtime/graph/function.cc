@@ -39,7 +39,7 @@ bool has_unknown_dims(const std::vector<TensorSpec>& signature) {
 // replay that threw leaves values behind: they are dropped first.
 class ConcreteFunction::StateLease {
  public:
-  StateLease(const ConcreteFunction& fn, const Plan& plan, bool fast) : fn_(fn), fast_(fast) {
+  StateLease(const ConcreteFunction& fn, const Plan& plan) : fn_(fn) {
     {
       std::lock_guard<std::mutex> lock(fn.states_mu_);
       for (size_t i = fn.idle_states_.size(); i-- > 0;)
@@ -52,7 +52,7 @@ class ConcreteFunction::StateLease {
     if (!state_) state_ = std::make_unique<ReplayState>(plan.program);
   }
   ~StateLease() {
-    if (!finished_) state_->clear(fast_);
+    if (!finished_) state_->clear();
     std::lock_guard<std::mutex> lock(fn_.states_mu_);
     fn_.idle_states_.push_back(std::move(state_));
   }
@@ -63,7 +63,6 @@ class ConcreteFunction::StateLease {
 
  private:
   const ConcreteFunction& fn_;
-  const bool fast_;
   bool finished_ = false;
   std::unique_ptr<ReplayState> state_;
 };
@@ -137,9 +136,10 @@ std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor
   // through the full dispatch. The fused plan has CPU kernels only.
   const bool fast = exact_ && !ctx.has_hooks();
   const Plan& plan = fast && host && fused_ ? *fused_ : unfused_;
-  StateLease lease(*this, plan, fast);
+  StateLease lease(*this, plan);
   ReplayState& state = *lease;
-  state.begin(ctx.cpu());
+  // Registers hold host buffers: a replay on another device allocates and frees as it goes.
+  state.begin(ctx.cpu(), fast && host);
   Generic generic(*this, plan, inputs);
   execute(ctx, state, fast, generic);
   std::vector<Tensor> results = state.take_results();
