@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
-
-#include "runtime/core/thread_pool.h"
 #include "runtime/graph/fusion.h"
 #include "runtime/graph/trace.h"
 
@@ -32,7 +29,6 @@ bool has_unknown_dims(const std::vector<TensorSpec>& signature) {
       if (s.shape.dim(d) < 0) return true;
   return false;
 }
-
 }  // namespace
 
 // Takes a state for one replay from the idle list (or makes one) and puts it back afterwards. A
