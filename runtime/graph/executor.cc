@@ -10,53 +10,61 @@ namespace cairn::graph {
 // ---- Program ----
 
 Program::Program(const Graph& graph, bool plan_memory) : graph_(graph) {
-  const int n = static_cast<int>(graph.nodes.size());
-  node_slot_.resize(static_cast<size_t>(n));
   int num_slots = 0;
-  for (int i = 0; i < n; ++i) {
-    node_slot_[static_cast<size_t>(i)] = num_slots;
-    num_slots += static_cast<int>(graph.nodes[static_cast<size_t>(i)].outputs.size());
+  for (const Node& node : graph.nodes) {
+    node_slot_.push_back(num_slots);
+    num_slots += static_cast<int>(node.outputs.size());
   }
-
-  // The last node reading each slot; results are read "after the last node" (n), slots nobody
-  // reads die at their own node.
-  std::vector<int> last_use(static_cast<size_t>(num_slots), -1);
-  for (int i = 0; i < n; ++i)
-    for (Port p : graph.nodes[static_cast<size_t>(i)].inputs) last_use[static_cast<size_t>(slot(p))] = i;
-  for (Port p : graph.outputs) {
-    last_use[static_cast<size_t>(slot(p))] = n;
-    result_slots_.push_back(slot(p));
-  }
-  for (int i = 0; i < n; ++i)
-    for (size_t k = 0; k < graph.nodes[static_cast<size_t>(i)].outputs.size(); ++k) {
-      int& last = last_use[static_cast<size_t>(node_slot_[static_cast<size_t>(i)]) + k];
-      if (last < 0) last = i;
-    }
-
-  slots_.resize(static_cast<size_t>(num_slots));
-  for (int i = 0; i < n; ++i) {
-    const Node& node = graph.nodes[static_cast<size_t>(i)];
-    for (size_t k = 0; k < node.outputs.size(); ++k) {
-      SlotInfo& s = slots_[static_cast<size_t>(node_slot_[static_cast<size_t>(i)]) + k];
-      s.spec = node.outputs[k];
-      if (node.kind != NodeKind::Op || node.def->dynamic_output_shape) continue;  // Set
-      const bool result = last_use[static_cast<size_t>(node_slot_[static_cast<size_t>(i)]) + k] == n;
-      s.kind = plan_memory && !result && s.spec.dtype != DType::String ? SlotKind::Planned : SlotKind::Fresh;
-    }
-  }
+  for (Port p : graph.outputs) result_slots_.push_back(slot(p));
+  std::vector<int> last_use = last_uses(num_slots);
+  classify_slots(last_use, plan_memory);
   if (plan_memory) plan_registers(last_use);
-  slot_registers_.resize(slots_.size());
-  for (size_t s = 0; s < slots_.size(); ++s) slot_registers_[s] = slots_[s].reg;
+  for (const SlotInfo& s : slots_) slot_registers_.push_back(s.reg);
+  compile_instructions(last_use);
+}
 
-  // Slots to drop after each node: unplanned ones first (the only ones a replay keeping the
-  // registers drops).
+// The last node reading each slot. Results are read "after the last node" (the node count); a
+// slot nobody reads dies at its own node.
+std::vector<int> Program::last_uses(int num_slots) const {
+  const int n = static_cast<int>(graph_.nodes.size());
+  std::vector<int> last(static_cast<size_t>(num_slots), -1);
+  for (int i = 0; i < n; ++i)
+    for (Port p : graph_.nodes[static_cast<size_t>(i)].inputs) last[static_cast<size_t>(slot(p))] = i;
+  for (int s : result_slots_) last[static_cast<size_t>(s)] = n;
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < static_cast<int>(graph_.nodes[static_cast<size_t>(i)].outputs.size()); ++k) {
+      int& l = last[static_cast<size_t>(slot({i, k}))];
+      if (l < 0) l = i;
+    }
+  return last;
+}
+
+// Outputs of ops whose kernels write preallocated outputs are Planned, or Fresh when they are
+// results or strings (or nothing is planned); everything else is Set by its node.
+void Program::classify_slots(const std::vector<int>& last_use, bool plan_memory) {
+  const int n = static_cast<int>(graph_.nodes.size());
+  slots_.resize(last_use.size());
+  for (int i = 0; i < n; ++i) {
+    const Node& node = graph_.nodes[static_cast<size_t>(i)];
+    for (int k = 0; k < static_cast<int>(node.outputs.size()); ++k) {
+      const size_t s = static_cast<size_t>(slot({i, k}));
+      SlotInfo& info = slots_[s];
+      info.spec = node.outputs[static_cast<size_t>(k)];
+      if (node.kind != NodeKind::Op || node.def->dynamic_output_shape) continue;
+      const bool result = last_use[s] == n;
+      info.kind = plan_memory && !result && info.spec.dtype != DType::String ? SlotKind::Planned : SlotKind::Fresh;
+    }
+  }
+}
+
+void Program::compile_instructions(const std::vector<int>& last_use) {
+  const int n = static_cast<int>(graph_.nodes.size());
   std::vector<std::vector<int>> dying(static_cast<size_t>(n));
-  for (int s = 0; s < num_slots; ++s)
-    if (last_use[static_cast<size_t>(s)] < n) dying[static_cast<size_t>(last_use[static_cast<size_t>(s)])].push_back(s);
-
+  for (size_t s = 0; s < last_use.size(); ++s)
+    if (last_use[s] < n) dying[static_cast<size_t>(last_use[s])].push_back(static_cast<int>(s));
   instructions_.resize(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
-    const Node& node = graph.nodes[static_cast<size_t>(i)];
+    const Node& node = graph_.nodes[static_cast<size_t>(i)];
     Instruction& in = instructions_[static_cast<size_t>(i)];
     in.node = i;
     in.op = node.kind == NodeKind::Op;
@@ -75,6 +83,7 @@ Program::Program(const Graph& graph, bool plan_memory) : graph_(graph) {
     in.all_planned = in.op;
     for (int k = 0; k < in.num_out; ++k)
       in.all_planned = in.all_planned && slots_[static_cast<size_t>(in.out_begin + k)].kind == SlotKind::Planned;
+    // Unplanned slots first: a replay that keeps the registers drops only those.
     in.drop_begin = static_cast<int>(drops_.size());
     for (int s : dying[static_cast<size_t>(i)])
       if (slots_[static_cast<size_t>(s)].kind != SlotKind::Planned) drops_.push_back(s);

@@ -81,7 +81,10 @@ class Program {
   int slot(Port p) const { return node_slot_[static_cast<size_t>(p.node)] + p.output; }
 
  private:
+  std::vector<int> last_uses(int num_slots) const;
+  void classify_slots(const std::vector<int>& last_use, bool plan_memory);
   void plan_registers(const std::vector<int>& last_use);
+  void compile_instructions(const std::vector<int>& last_use);
 
   const Graph& graph_;
   std::vector<Instruction> instructions_;  // one per node, in node order
