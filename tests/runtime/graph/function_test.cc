@@ -1,6 +1,8 @@
 // Graph capture: trace once per signature, replay without the host function, variables captured by
 // reference, retracing rules, errors, and a whole training step captured.
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "runtime/autodiff/tape.h"
@@ -444,6 +446,47 @@ TEST_CASE("one concrete function replays on two contexts") {
     CHECK(out[0].device() == &other->cpu());
     CHECK(values<float>(out[0]) == std::vector<float>{0, 2, 6});
   }
+}
+
+}  // namespace
+}  // namespace cairn::test
+
+namespace cairn::test {
+namespace {
+
+TEST_CASE("replay slots: multi-output ops, scalars, empty tensors, repeated results and inputs returned") {
+  Context& c = ctx();
+  auto f = make_ref<graph::Function>(c, "odd_shapes", [](Context& cx, const std::vector<Tensor>& in) {
+    std::vector<Tensor> parts = run_op(cx, "Split", {in[0]}, {attr_int("axis", 0), attr_int("num_split", 2)});
+    std::vector<Tensor> top = run_op(cx, "TopKV2", {op::neg(cx, in[0])}, {attr_int("k", 3)});
+    Tensor a = op::neg(cx, parts[0]);                 // a result that later nodes also read
+    Tensor b = op::mul(cx, parts[1], a);
+    Tensor s = op::all_sum(cx, op::square(cx, b));    // a scalar
+    Tensor empty = op::neg(cx, op::reshape(cx, in[1], Shape{0, 2}));  // zero elements
+    return std::vector<Tensor>{a, s, in[0], a, b, top[0], top[1], empty};
+  });
+  for (int call = 0; call < 4; ++call) {
+    CAPTURE(call);
+    float k = static_cast<float>(call);
+    Tensor x = make<float>({k, 1, 2, k + 3}, Shape{4});
+    Tensor none = Tensor::allocate(c.cpu(), DType::Float32, Shape{0});
+    std::vector<Tensor> out = f->call({x, none});
+    REQUIRE(out.size() == 8);
+    CHECK(values<float>(out[0]) == std::vector<float>{-k, -1});
+    CHECK(out[1].shape() == Shape{});
+    float b0 = -2 * k, b1 = -(k + 3);
+    CHECK(values<float>(out[1]) == std::vector<float>{b0 * b0 + b1 * b1});
+    CHECK(out[2].buffer() == x.buffer());  // an input returned as it is
+    CHECK(values<float>(out[3]) == std::vector<float>{-k, -1});
+    CHECK(values<float>(out[4]) == std::vector<float>{b0, b1});
+    // The top 3 of -x are -k, -1 and -2 (-(k + 3) is the smallest), in descending order.
+    std::vector<float> top = {-k, -1, -2};
+    std::sort(top.begin(), top.end(), std::greater<float>());
+    CHECK(values<float>(out[5]) == top);
+    CHECK(out[6].dtype() == DType::Int32);
+    CHECK(out[7].shape() == Shape{0, 2});
+  }
+  CHECK(f->num_traces() == 1);
 }
 
 }  // namespace
