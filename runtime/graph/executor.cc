@@ -216,13 +216,25 @@ void ReplayState::clear() {
 // ---- execute ----
 
 namespace {
+// Whether every input after the first is on `device`, or on another host device when `device` is
+// one (host memory is shared by host devices, such as the CPUs of two contexts). A kernel must
+// never see another device's buffer: mixed inputs go through dispatch, which reports them.
+bool inputs_on(const Tensor* const* ins, int n, const Device& device) {
+  for (int k = 1; k < n; ++k) {
+    const Device* d = ins[k]->device();
+    if (d != &device && !(d->is_host() && device.is_host())) return false;
+  }
+  return true;
+}
+
 void run_op_instruction(Context& ctx, ThreadPool& pool, const Instruction& in, ReplayState& state, bool fast) {
   const Tensor* const* ins = state.inputs(in);
   Tensor* outs = state.outputs(in);
   if (fast && !in.eager) {
     // Attributes were resolved and shapes inferred at trace time; outputs come from the memory plan.
     Device& device = in.num_in > 0 ? *ins[0]->device() : ctx.default_device();
-    if (KernelFn kernel = in.kernels[static_cast<int>(device.kind())]) {
+    KernelFn kernel = in.kernels[static_cast<int>(device.kind())];
+    if (kernel && inputs_on(ins, in.num_in, device)) {
       state.prepare_outputs(in, device);
       KernelContext kc{*in.def, *in.attrs, device, pool, ins, in.num_in, outs, in.num_out};
       if (in.random) kc.random_seed = ctx.next_random_seed();
@@ -231,7 +243,7 @@ void run_op_instruction(Context& ctx, ThreadPool& pool, const Instruction& in, R
     }
   }
   // The full eager path: validates, re-infers shapes, lets hooks (a tape) see the op, and reports
-  // a missing kernel.
+  // a missing kernel or inputs on different devices.
   std::vector<NamedAttr> named = explicit_attrs(*in.attrs);
   run_op(ctx, *in.def, ins, in.num_in, named.data(), static_cast<int>(named.size()), outs, in.num_out);
 }
