@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 
-#include "runtime/core/thread_pool.h"
 #include "runtime/graph/control_flow.h"
 #include "runtime/graph/fusion.h"
 #include "runtime/graph/trace.h"
@@ -18,7 +17,7 @@ std::string signature_text(const std::vector<TensorSpec>& signature) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-// ---- Buffer reuse ----
+// ---- Replay ----
 
 namespace {
 bool matches(const TensorSpec& spec, const Tensor& t) {
@@ -34,87 +33,53 @@ bool has_unknown_dims(const std::vector<TensorSpec>& signature) {
       if (s.shape.dim(d) < 0) return true;
   return false;
 }
-
-// Free host buffers by bucket: a plan numbers the (dtype, element count) pairs of its values once,
-// so a replay finds a buffer by index instead of hashing. A taken buffer is reshaped to the shape
-// asked for. Buckets keep their capacity, so steady-state take/give never allocates.
-class BufferPool {
- public:
-  explicit BufferPool(size_t buckets) : free_(buckets) {}
-
-  Tensor take(Device& device, const TensorSpec& spec, int bucket) {
-    std::vector<Tensor>& free = free_[static_cast<size_t>(bucket)];
-    if (!free.empty() && free.back().device() == &device) {
-      Tensor t = std::move(free.back());
-      free.pop_back();
-      return t.shape() == spec.shape ? t : t.reshaped(spec.shape);
-    }
-    return Tensor::allocate(device, spec.dtype, spec.shape);
-  }
-  // Keeps `t` for reuse when nothing else references its buffer; empties `t` either way.
-  void give(Tensor& t, int bucket) {
-    if (t.valid() && t.device()->is_host() && t.dtype() != DType::String &&
-        t.buffer()->refs.load(std::memory_order_acquire) == 1)
-      free_[static_cast<size_t>(bucket)].push_back(std::move(t));
-    t = Tensor();
-  }
-
- private:
-  std::vector<std::vector<Tensor>> free_;
-};
 }  // namespace
 
-// What one replay needs besides the graph: node values and the buffer pool, kept between replays.
-struct ConcreteFunction::ReplayState {
-  const Plan* plan = nullptr;
-  std::vector<std::vector<Tensor>> values;
-  std::vector<const Tensor*> ins;
-  BufferPool pool;
-
-  explicit ReplayState(const Plan& p) : plan(&p), values(p.graph.nodes.size()), pool(p.num_buckets) {}
-  // Only fast-path replays take from the pool, so only they give back (or the pool would grow).
-  bool recycle = false;
-
-  void release(Tensor& t, int bucket) {
-    if (recycle) pool.give(t, bucket);
-    else t = Tensor();
-  }
-  void release_node(int node) {
-    std::vector<Tensor>& v = values[static_cast<size_t>(node)];
-    for (size_t k = 0; k < v.size(); ++k) release(v[k], plan->bucket[static_cast<size_t>(node)][k]);
-  }
-};
-
-// Takes a state for one replay from the idle list (or makes one) and puts it back afterwards,
-// values cleared, even when the replay throws.
+// Takes a state for one replay from the idle list (or makes one) and puts it back afterwards. A
+// replay that threw leaves values behind: they are dropped first.
 class ConcreteFunction::StateLease {
  public:
   StateLease(const ConcreteFunction& fn, const Plan& plan) : fn_(fn) {
     {
       std::lock_guard<std::mutex> lock(fn.states_mu_);
       for (size_t i = fn.idle_states_.size(); i-- > 0;)
-        if (fn.idle_states_[i]->plan == &plan) {
+        if (&fn.idle_states_[i]->program() == &plan.program) {
           state_ = std::move(fn.idle_states_[i]);
           fn.idle_states_.erase(fn.idle_states_.begin() + static_cast<std::ptrdiff_t>(i));
           break;
         }
     }
-    if (!state_) {
-      state_ = std::make_unique<ReplayState>(plan);
-    }
+    if (!state_) state_ = std::make_unique<ReplayState>(plan.program);
   }
   ~StateLease() {
-    for (size_t i = 0; i < state_->values.size(); ++i) state_->release_node(static_cast<int>(i));
+    if (!finished_) state_->clear();
     std::lock_guard<std::mutex> lock(fn_.states_mu_);
     fn_.idle_states_.push_back(std::move(state_));
   }
   StateLease(const StateLease&) = delete;
   StateLease& operator=(const StateLease&) = delete;
   ReplayState& operator*() const { return *state_; }
+  void finished() { finished_ = true; }
 
  private:
   const ConcreteFunction& fn_;
+  bool finished_ = false;
   std::unique_ptr<ReplayState> state_;
+};
+
+// The executor's way back to run_node for nodes that are not ops.
+class ConcreteFunction::Generic final : public GenericNodes {
+ public:
+  Generic(const ConcreteFunction& fn, const Plan& plan, const std::vector<Tensor>& inputs)
+      : fn_(fn), plan_(plan), inputs_(inputs) {}
+  void run(Context& ctx, const Instruction& in, ReplayState& state, bool fast) override {
+    fn_.run_node(ctx, plan_, in.node, state, fast, inputs_);
+  }
+
+ private:
+  const ConcreteFunction& fn_;
+  const Plan& plan_;
+  const std::vector<Tensor>& inputs_;
 };
 
 // ---- ConcreteFunction ----
@@ -148,39 +113,16 @@ std::vector<Tensor> retrace_control_flow(Context& ctx, const Node& n, const std:
 }
 }  // namespace
 
-ConcreteFunction::Plan::Plan(Graph g) : graph(std::move(g)) {
-  const size_t n = graph.nodes.size();
-  last_use.assign(n, -1);
-  is_result.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    is_result[i].assign(graph.nodes[i].outputs.size(), false);
-    for (Port p : graph.nodes[i].inputs) last_use[p.node] = static_cast<int>(i);
-  }
-  for (Port p : graph.outputs) {
-    last_use[p.node] = static_cast<int>(n);  // kept to the end
-    is_result[p.node][p.output] = true;
-  }
-  release_after.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    if (last_use[i] >= 0 && last_use[i] < static_cast<int>(n)) release_after[last_use[i]].push_back(static_cast<int>(i));
-  std::map<std::pair<DType, int64_t>, int> ids;
-  bucket.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    for (const TensorSpec& s : graph.nodes[i].outputs)
-      bucket[i].push_back(ids.emplace(std::make_pair(s.dtype, s.shape.num_elements()), static_cast<int>(ids.size()))
-                              .first->second);
-  num_buckets = ids.size();
-}
-
 ConcreteFunction::ConcreteFunction(std::string name, std::vector<TensorSpec> signature, Graph graph, bool fuse)
     : name_(std::move(name)),
+      origin_("function '" + name_ + "'"),
       signature_(std::move(signature)),
       exact_(!has_unknown_dims(signature_)),
-      unfused_(std::move(graph)) {
+      unfused_(std::move(graph), exact_) {
   compile_branches(unfused_.graph, fuse);
   if (fuse && exact_) {
     Graph fused = clone(unfused_.graph);
-    if (fuse_elementwise(fused) > 0) fused_ = std::make_unique<Plan>(std::move(fused));
+    if (fuse_elementwise(fused) > 0) fused_ = std::make_unique<Plan>(std::move(fused), true);
   }
 }
 
@@ -212,78 +154,41 @@ void ConcreteFunction::compile_branches(const Graph& g, bool fuse) {
   }
 }
 
-void ConcreteFunction::run_op_node(Context& ctx, const Plan& plan, int i, ReplayState& state, bool fast) const {
-  const Node& n = plan.graph.nodes[i];
-  std::vector<const Tensor*>& ins = state.ins;
-  ins.clear();
-  for (Port p : n.inputs) ins.push_back(&state.values[p.node][p.output]);
-  std::vector<Tensor>& outs = state.values[i];
-  outs.resize(n.outputs.size());
-  const Attrs& attrs = n.attrs->attrs();
-  Device& device = ins.empty() ? ctx.default_device() : *ins[0]->device();
-  // A kernel must never see another device's buffer (host memory is shared by host devices,
-  // such as the CPUs of two contexts).
-  bool one_device = true;
-  for (const Tensor* t : ins)
-    one_device = one_device && (t->device() == &device || (t->device()->is_host() && device.is_host()));
-  if (!fast || n.def->dynamic_output_shape || !one_device) {
-    // The full eager path: validates, re-infers shapes, and lets hooks (a tape) see the op.
-    std::vector<NamedAttr> named = explicit_attrs(attrs);
-    run_op(ctx, *n.def, ins.data(), static_cast<int>(ins.size()), named.data(), static_cast<int>(named.size()),
-           outs.data(), static_cast<int>(outs.size()));
-    return;
-  }
-  // The replay fast path: attributes were resolved and shapes inferred at trace time, and output
-  // buffers come from the pool (results are always fresh: the caller keeps them).
-  KernelFn kernel = n.def->kernels[static_cast<int>(device.kind())];
-  if (!kernel) raise(Code::Unimplemented, "{}: no kernel on device {} (function '{}')", n.def->name, device.name(), name_);
-  for (size_t k = 0; k < outs.size(); ++k)
-    outs[k] = plan.is_result[i][k] ? Tensor::allocate(device, n.outputs[k].dtype, n.outputs[k].shape)
-                                   : state.pool.take(device, n.outputs[k], plan.bucket[i][k]);
-  KernelContext kc{*n.def, attrs, device, ctx.pool(), ins.data(), static_cast<int>(ins.size()), outs.data(),
-                   static_cast<int>(outs.size())};
-  if (n.def->random) kc.random_seed = ctx.next_random_seed();
-  kernel(kc);
-}
-
 void ConcreteFunction::run_node(Context& ctx, const Plan& plan, int i, ReplayState& state, bool fast,
                                 const std::vector<Tensor>& inputs) const {
-  const Node& n = plan.graph.nodes[i];
-  std::vector<Tensor>& value = state.values[i];
+  const Node& n = plan.graph.nodes[static_cast<size_t>(i)];
+  Tensor* value = state.outputs(plan.program.instructions()[static_cast<size_t>(i)]);
   switch (n.kind) {
-    case NodeKind::Input:
-      value.resize(1);
-      value[0] = inputs[static_cast<size_t>(n.index)];
-      break;
-    case NodeKind::Constant:
-      value.resize(1);
-      value[0] = n.value;
-      break;
-    case NodeKind::Read:
-      value.resize(1);
-      value[0] = n.variable->read();
-      break;
+    case NodeKind::Input: value[0] = inputs[static_cast<size_t>(n.index)]; break;
+    case NodeKind::Constant: value[0] = n.value; break;
+    case NodeKind::Read: value[0] = n.variable->read(); break;
     case NodeKind::Assign: {
       Port p = n.inputs[0];
-      // The value the write replaces goes back to the pool when nothing else holds it (the next
-      // replay's update reuses it). Without hooks, read() is a plain snapshot.
+      // The value the write replaces becomes the next buffer of the written value's register when
+      // nothing else holds it (the next replay's update reuses it). Without hooks, read() is a
+      // plain snapshot.
       Tensor old = fast ? n.variable->read() : Tensor();
-      n.variable->assign(state.values[p.node][p.output], "function '" + name_ + "'");
-      state.release(old, plan.bucket[p.node][p.output]);
+      n.variable->assign(state.value(p), origin_);
+      state.offer(old, p);
       break;
     }
-    case NodeKind::Op: run_op_node(ctx, plan, i, state, fast); break;
     case NodeKind::Cond:
     case NodeKind::While: {
       std::vector<Tensor> args;
-      for (Port p : n.inputs) args.push_back(state.values[p.node][p.output]);
+      for (Port p : n.inputs) args.push_back(state.value(p));
       BranchRunner run_branch = [&](size_t b, const std::vector<Tensor>& branch_inputs) {
         return branches_.at(n.branches[b].get())->run(ctx, branch_inputs);
       };
-      value = Tracer::current() ? retrace_control_flow(ctx, n, args, run_branch)
-                                : run_control_flow(ctx, n, args, run_branch, name_);
+      std::vector<Tensor> out = Tracer::current() ? retrace_control_flow(ctx, n, args, run_branch)
+                                                  : run_control_flow(ctx, n, args, run_branch, name_);
+      if (out.size() != n.outputs.size())
+        raise(Code::Internal, "{}: a {} node gave {} values for {} outputs", origin_, node_kind_name(n.kind),
+              out.size(), n.outputs.size());
+      for (size_t k = 0; k < out.size(); ++k) value[k] = std::move(out[k]);
       break;
     }
+    default:
+      raise(Code::Unimplemented, "{}: a replay cannot run a {} node", origin_, node_kind_name(n.kind));
   }
 }
 
@@ -304,17 +209,13 @@ std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor
   const Plan& plan = fast && host && fused_ ? *fused_ : unfused_;
   StateLease lease(*this, plan);
   ReplayState& state = *lease;
-  state.recycle = fast;
-  const int n = static_cast<int>(plan.graph.nodes.size());
-  for (int i = 0; i < n; ++i) {
-    run_node(ctx, plan, i, state, fast, inputs);
-    // Hand intermediates back after their last reader, so the next nodes reuse their buffers.
-    for (int done : plan.release_after[i]) state.release_node(done);
-  }
-  std::vector<Tensor> out;
-  out.reserve(plan.graph.outputs.size());
-  for (Port p : plan.graph.outputs) out.push_back(state.values[p.node][p.output]);
-  return out;
+  // Registers hold host buffers: a replay on another device allocates and frees as it goes.
+  state.begin(ctx.cpu(), fast && host);
+  Generic generic(*this, plan, inputs);
+  execute(ctx, state, fast, generic);
+  std::vector<Tensor> results = state.take_results();
+  lease.finished();
+  return results;
 }
 
 // ---- Function ----

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "runtime/eager/context.h"
+#include "runtime/graph/executor.h"
 #include "runtime/graph/graph.h"
 #include "runtime/graph/passes.h"
 
@@ -25,12 +26,12 @@ namespace cairn::graph {
 
 // One traced graph and how to run it.
 //
-// Replays keep their intermediate buffers: each replay runs with a ReplayState taken from a
-// per-function free list (one per concurrent caller), whose buffer pool hands out host buffers by
-// (dtype, element count) and takes them back once their last reader has run. After the
-// first replay, a replay allocates only the buffers it returns to the caller. The pool only takes
-// back a buffer nothing else references (a result, a variable's value or a caller's tensor never
-// goes back in).
+// Each plan (unfused, fused) is compiled once into a Program (executor.h): a flat instruction list
+// over one slot array, with a memory plan that gives intermediates shared buffers by liveness.
+// Replays run with a ReplayState taken from a per-function free list (one per concurrent caller),
+// which keeps those buffers between replays: after the first replay, a replay without hooks
+// allocates only the buffers it returns to the caller. A buffer something else references (a
+// result, a variable's value, a caller's tensor) is never overwritten.
 class ConcreteFunction {
  public:
   // `graph` is the traced graph, already optimized by the caller (see passes.h); with `fuse`, a
@@ -57,23 +58,20 @@ class ConcreteFunction {
  private:
   struct Plan {
     Graph graph;
-    std::vector<int> last_use;                // per node: the last node reading one of its outputs
-    std::vector<std::vector<bool>> is_result;  // per node and output: returned to the caller
-    std::vector<std::vector<int>> release_after;  // per node: the nodes whose last reader it is
-    std::vector<std::vector<int>> bucket;         // per node and output: its buffer pool bucket
-    size_t num_buckets = 0;
-    explicit Plan(Graph g);
+    Program program;  // refers to `graph`
+    Plan(Graph g, bool plan_memory) : graph(std::move(g)), program(graph, plan_memory) {}
   };
-  struct ReplayState;
   class StateLease;
+  class Generic;
 
+  // Runs node `i`, of any kind but Op, reading and writing values through `state`.
   void run_node(Context& ctx, const Plan& plan, int i, ReplayState& state, bool fast,
                 const std::vector<Tensor>& inputs) const;
-  void run_op_node(Context& ctx, const Plan& plan, int i, ReplayState& state, bool fast) const;
   // Compiles a function per control-flow subgraph of `g` (see control_flow.h).
   void compile_branches(const Graph& g, bool fuse);
 
   std::string name_;
+  std::string origin_;  // "function 'name'", for errors of variable writes
   std::vector<TensorSpec> signature_;
   bool exact_;  // no unknown dimensions: shapes were inferred once, at trace time
   std::vector<int> static_inputs_;

@@ -1,7 +1,13 @@
 // Graph capture: trace once per signature, replay without the host function, variables captured by
 // reference, retracing rules, errors, and a whole training step captured.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <thread>
+
 #include "runtime/autodiff/tape.h"
 #include "runtime/eager/ops.h"
+#include "runtime/graph/executor.h"
 #include "runtime/graph/function.h"
 #include "runtime/nn/layer.h"
 #include "runtime/nn/losses.h"
@@ -177,6 +183,310 @@ TEST_CASE("losses trace; metrics, which read values, say so inside a trace") {
     return std::vector<Tensor>{op::identity(cx, in[0])};
   });
   CHECK_THROWS_CODE(metric->call({y}), Code::FailedPrecondition, "Metric::update: needs tensor values");
+}
+
+}  // namespace
+}  // namespace cairn::test
+
+// ---- The replay executor: memory plan, values that escape a replay, errors, concurrency ----
+
+namespace cairn::test {
+namespace {
+
+using graph::Function;
+using graph::FunctionOptions;
+
+Tensor f32v(std::vector<float> v) { return make<float>(v, Shape{static_cast<int64_t>(v.size())}); }
+
+// Each slot's producer and last reader, computed here independently of the executor.
+struct Lifetime {
+  int first = 0, last = 0;
+};
+std::vector<Lifetime> lifetimes(const graph::Graph& g, const graph::Program& p) {
+  std::vector<Lifetime> life(p.slots().size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (size_t k = 0; k < g.nodes[i].outputs.size(); ++k) {
+      int s = p.slot({static_cast<int>(i), static_cast<int>(k)});
+      life[static_cast<size_t>(s)] = {static_cast<int>(i), static_cast<int>(i)};
+    }
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (graph::Port in : g.nodes[i].inputs) life[static_cast<size_t>(p.slot(in))].last = static_cast<int>(i);
+  return life;
+}
+
+// No two slots of one register are alive at once, and a node never writes a register it reads.
+void check_registers_disjoint(const graph::Graph& g, const graph::Program& p) {
+  std::vector<Lifetime> life = lifetimes(g, p);
+  for (const graph::Register& reg : p.registers()) {
+    for (size_t a = 0; a < reg.slots.size(); ++a) {
+      const graph::SlotInfo& info = p.slots()[static_cast<size_t>(reg.slots[a])];
+      CHECK(info.spec.dtype == reg.dtype);
+      CHECK(info.spec.shape.num_elements() == reg.elements);
+      for (size_t b = a + 1; b < reg.slots.size(); ++b) {
+        Lifetime x = life[static_cast<size_t>(reg.slots[a])], y = life[static_cast<size_t>(reg.slots[b])];
+        CHECK_MESSAGE((x.last < y.first || y.last < x.first), "slots ", reg.slots[a], " and ", reg.slots[b]);
+      }
+    }
+  }
+}
+
+TEST_CASE("the memory plan: a chain takes turns in two buffers; results and inputs are not planned") {
+  Context& c = ctx();
+  Tensor a = f32v({0.5f, 2}), b = f32v({1, -1});
+  auto f = make_ref<Function>(c, "chain", [&](Context& cx, const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    for (int i = 0; i < 5; ++i) x = op::add(cx, op::mul(cx, x, a), b);
+    return std::vector<Tensor>{x};
+  });
+  Tensor x = f32v({1, 2});
+  std::vector<float> expected = values<float>(x);
+  for (int i = 0; i < 5; ++i) expected = {expected[0] * 0.5f + 1, expected[1] * 2 - 1};
+  for (int call = 0; call < 3; ++call) CHECK(values<float>(f->call({x})[0]) == expected);
+  CHECK(values<float>(x) == std::vector<float>{1, 2});  // the caller's tensor is never written
+
+  const graph::Graph& g = f->concretes()[0]->graph();
+  graph::Program p(g, true);
+  CHECK(p.registers().size() == 2);  // nine intermediates, at most two alive at once
+  int planned = 0;
+  for (const graph::SlotInfo& s : p.slots()) planned += s.kind == graph::SlotKind::Planned;
+  CHECK(planned == 9);
+  CHECK(p.slots()[static_cast<size_t>(p.result_slots()[0])].kind == graph::SlotKind::Fresh);
+  check_registers_disjoint(g, p);
+
+  // Without exact shapes nothing is planned.
+  graph::Program unplanned(g, false);
+  CHECK(unplanned.registers().empty());
+}
+
+TEST_CASE("the memory plan of a captured training step keeps live values apart") {
+  Context& c = ctx();
+  Ref<nn::Sequential> model = nn::Sequential::create(c, "mlp");
+  model->add(nn::dense(c, {.units = 8, .activation = nn::Activation::Relu}));
+  model->add(nn::dense(c, {.units = 3}));
+  optim::OptimizerOptions oo;
+  oo.kind = optim::Kind::Adam;
+  Ref<optim::Optimizer> opt = optim::Optimizer::create(c, oo);
+  auto step = make_ref<Function>(c, "step", [&](Context& cx, const std::vector<Tensor>& in) {
+    GradientTape tape(cx);
+    Tensor loss = nn::mean_squared_error(cx, in[1], (*model)(in[0], true));
+    std::vector<Ref<Variable>> weights = model->trainable_weights();
+    std::vector<const Variable*> vars;
+    for (auto& w : weights) vars.push_back(w.get());
+    std::vector<Tensor> grads = tape.gradient(loss, vars);
+    std::vector<std::pair<Tensor, Variable*>> pairs;
+    for (size_t i = 0; i < grads.size(); ++i) pairs.emplace_back(grads[i], weights[i].get());
+    opt->apply_gradients(pairs);
+    return std::vector<Tensor>{loss};
+  });
+  Tensor x = make<float>({0, 1, 2, 3, 4, 5, 6, 7}, Shape{2, 4}), y = make<float>({1, 0, 0, 0, 1, 0}, Shape{2, 3});
+  step->call({x, y});
+  for (const auto& concrete : step->concretes()) {
+    for (const graph::Graph* g : {&concrete->graph(), &concrete->fused_graph()}) {
+      graph::Program p(*g, true);
+      CHECK(!p.registers().empty());
+      check_registers_disjoint(*g, p);
+    }
+  }
+}
+
+TEST_CASE("values that leave a replay are never overwritten by a later one") {
+  Context& c = ctx();
+  Ref<Variable> v = Variable::create(c, f32v({0, 0, 0}), {.name = "v", .trainable = false});
+  auto f = make_ref<Function>(c, "escape", [&](Context& cx, const std::vector<Tensor>& in) {
+    Tensor t = op::mul(cx, in[0], op::scalar(cx, cx.cpu(), DType::Float32, 2));
+    v->assign(t);  // the variable keeps an intermediate's buffer
+    // Later intermediates of the same size would reuse t's buffer if nothing guarded it.
+    Tensor u = op::mul(cx, op::add(cx, in[0], op::scalar(cx, cx.cpu(), DType::Float32, 1)),
+                       op::scalar(cx, cx.cpu(), DType::Float32, 3));
+    return std::vector<Tensor>{op::neg(cx, u), op::add(cx, t, u)};
+  });
+  std::vector<std::vector<Tensor>> kept;
+  std::vector<Tensor> snapshots;
+  for (int call = 0; call < 6; ++call) {
+    float k = static_cast<float>(call);
+    Tensor x = f32v({k, k + 1, k + 2});
+    kept.push_back(f->call({x}));
+    snapshots.push_back(v->read());  // the variable's value, still referenced by the test
+    CHECK(values<float>(v->read()) == std::vector<float>{2 * k, 2 * k + 2, 2 * k + 4});
+    CHECK(values<float>(x) == std::vector<float>{k, k + 1, k + 2});
+  }
+  CHECK(f->num_traces() == 1);
+  for (int call = 0; call < 6; ++call) {
+    float k = static_cast<float>(call);
+    CAPTURE(call);
+    CHECK(values<float>(kept[static_cast<size_t>(call)][0]) == std::vector<float>{-3 * (k + 1), -3 * (k + 2), -3 * (k + 3)});
+    CHECK(values<float>(kept[static_cast<size_t>(call)][1]) ==
+          std::vector<float>{5 * k + 3, 5 * k + 8, 5 * k + 13});
+    CHECK(values<float>(snapshots[static_cast<size_t>(call)]) == std::vector<float>{2 * k, 2 * k + 2, 2 * k + 4});
+  }
+}
+
+// Counts host allocations through the context's allocator hooks.
+struct AllocationCounter {
+  int64_t allocations = 0;
+};
+
+Ref<Context> counting_context(AllocationCounter& counter) {
+  ContextOptions o;
+  o.num_threads = 1;
+  o.allocator.user_data = &counter;
+  o.allocator.allocate = [](void* user, size_t size, size_t alignment) -> void* {
+    ++static_cast<AllocationCounter*>(user)->allocations;
+    return default_allocator().allocate(nullptr, size, alignment);
+  };
+  o.allocator.deallocate = [](void*, void* p, size_t size) { default_allocator().deallocate(nullptr, p, size); };
+  return make_ref<Context>(o);
+}
+
+TEST_CASE("a variable's replaced value becomes a buffer of the plan: updates allocate nothing") {
+  AllocationCounter counter;
+  Ref<Context> c = counting_context(counter);
+  Ref<Variable> v = Variable::create(*c, op::filled(*c, c->cpu(), DType::Float32, Shape{16}, 1), {.name = "v"});
+  auto f = make_ref<Function>(*c, "update", [&](Context& cx, const std::vector<Tensor>& in) {
+    v->assign(op::add(cx, v->read(), in[0]));
+    // Same size as the update: these reuse its register in the same replay, after the write.
+    Tensor sq = op::mul(cx, op::neg(cx, in[0]), op::neg(cx, op::sqrt(cx, in[0])));
+    return std::vector<Tensor>{op::all_sum(cx, sq)};
+  });
+  Tensor x = op::filled(*c, c->cpu(), DType::Float32, Shape{16}, 4);
+  for (int i = 0; i < 3; ++i) f->call({x});
+  int64_t before = counter.allocations;
+  Tensor last;
+  for (int i = 0; i < 50; ++i) last = f->call({x})[0];
+  CHECK(counter.allocations - before == 50);  // only the returned sums
+  CHECK(values<float>(last) == std::vector<float>{16 * 4 * 2});
+  CHECK(values<float>(v->read()) == std::vector<float>(16, 1 + 53 * 4));
+}
+
+TEST_CASE("a replay that throws leaves the function usable") {
+  Context& c = ctx();
+  auto f = make_ref<Function>(c, "pick", [](Context& cx, const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{op::neg(cx, op::gather(cx, op::mul(cx, in[0], in[0]), in[1]))};
+  });
+  Tensor x = f32v({1, 2, 3});
+  CHECK(values<float>(f->call({x, make<int32_t>({2, 0}, Shape{2})})[0]) == std::vector<float>{-9, -1});
+  CHECK_THROWS_CODE(f->call({x, make<int32_t>({1, 7}, Shape{2})}), Code::InvalidArgument, "not in [0, 3)");
+  CHECK(values<float>(f->call({f32v({4, 5, 6}), make<int32_t>({1, 1}, Shape{2})})[0]) == std::vector<float>{-25, -25});
+  CHECK(f->num_traces() == 1);
+}
+
+TEST_CASE("fast replays, replays under a tape and fast replays again agree") {
+  Context& c = ctx();
+  auto f = make_ref<Function>(c, "poly", [](Context& cx, const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    return std::vector<Tensor>{op::add(cx, op::mul(cx, op::square(cx, x), x), op::mul(cx, x, x))};  // x^3 + x^2
+  });
+  Tensor x = make<double>({2, -1}, Shape{2});
+  std::vector<double> y = {12, 0};
+  CHECK(as_doubles(f->call({x})[0]) == y);
+  for (int i = 0; i < 2; ++i) {
+    GradientTape tape(c);
+    tape.watch(x);
+    Tensor out = f->call({x})[0];
+    CHECK(as_doubles(out) == y);
+    check_close(as_doubles(tape.gradient(out, {x})[0]), {16, 1});  // 3x^2 + 2x
+    CHECK(as_doubles(f->call({x})[0]) == y);
+  }
+}
+
+TEST_CASE("random ops draw new numbers on every replay") {
+  Context& c = ctx();
+  auto f = make_ref<Function>(c, "noise", [](Context& cx, const std::vector<Tensor>& in) {
+    Tensor r = run_op(cx, "RandomUniform", {}, {attr_ints("shape", {4})})[0];
+    return std::vector<Tensor>{op::add(cx, r, in[0])};
+  });
+  Tensor zero = f32v({0, 0, 0, 0});
+  std::vector<float> a = values<float>(f->call({zero})[0]), b = values<float>(f->call({zero})[0]);
+  CHECK(a != b);
+  for (float v : a) CHECK((v >= 0 && v < 1));
+}
+
+TEST_CASE("concurrent callers of one function each get their own replay state") {
+  Context& c = ctx();
+  auto f = make_ref<Function>(c, "affine", [](Context& cx, const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    for (int i = 0; i < 10; ++i) x = op::add(cx, op::mul(cx, x, in[1]), in[1]);
+    return std::vector<Tensor>{x};
+  });
+  auto expected = [](float x0, float k) {
+    for (int i = 0; i < 10; ++i) x0 = x0 * k + k;
+    return x0;
+  };
+  f->call({f32v({0, 0}), f32v({1, 1})});
+  constexpr int kThreads = 4;
+  std::vector<int> wrong(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      float k = 0.5f + 0.125f * static_cast<float>(t);
+      Tensor x = f32v({static_cast<float>(t), 1}), kk = f32v({k, k});
+      for (int i = 0; i < 200; ++i) {
+        std::vector<float> got = values<float>(f->call({x, kk})[0]);
+        if (got != std::vector<float>{expected(static_cast<float>(t), k), expected(1, k)}) ++wrong[static_cast<size_t>(t)];
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(wrong == std::vector<int>(kThreads, 0));
+  CHECK(f->num_traces() == 1);
+}
+
+TEST_CASE("one concrete function replays on two contexts") {
+  Context& c = ctx();
+  auto f = make_ref<Function>(c, "twice", [](Context& cx, const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{op::add(cx, op::neg(cx, in[0]), op::mul(cx, in[0], in[0]))};
+  });
+  Tensor x = f32v({1, 2, 3});
+  std::shared_ptr<const graph::ConcreteFunction> concrete = f->concrete({x});
+  Ref<Context> other = make_ref<Context>(ContextOptions{});
+  Tensor y = Tensor::allocate(other->cpu(), DType::Float32, Shape{3});
+  std::memcpy(y.raw_mutable_data(), x.raw_data(), x.nbytes());
+  for (int i = 0; i < 3; ++i) {
+    CHECK(values<float>(concrete->run(c, {x})[0]) == std::vector<float>{0, 2, 6});
+    std::vector<Tensor> out = concrete->run(*other, {y});
+    CHECK(out[0].device() == &other->cpu());
+    CHECK(values<float>(out[0]) == std::vector<float>{0, 2, 6});
+  }
+}
+
+}  // namespace
+}  // namespace cairn::test
+
+namespace cairn::test {
+namespace {
+
+TEST_CASE("replay slots: multi-output ops, scalars, empty tensors, repeated results and inputs returned") {
+  Context& c = ctx();
+  auto f = make_ref<graph::Function>(c, "odd_shapes", [](Context& cx, const std::vector<Tensor>& in) {
+    std::vector<Tensor> parts = run_op(cx, "Split", {in[0]}, {attr_int("axis", 0), attr_int("num_split", 2)});
+    std::vector<Tensor> top = run_op(cx, "TopKV2", {op::neg(cx, in[0])}, {attr_int("k", 3)});
+    Tensor a = op::neg(cx, parts[0]);                 // a result that later nodes also read
+    Tensor b = op::mul(cx, parts[1], a);
+    Tensor s = op::all_sum(cx, op::square(cx, b));    // a scalar
+    Tensor empty = op::neg(cx, op::reshape(cx, in[1], Shape{0, 2}));  // zero elements
+    return std::vector<Tensor>{a, s, in[0], a, b, top[0], top[1], empty};
+  });
+  for (int call = 0; call < 4; ++call) {
+    CAPTURE(call);
+    float k = static_cast<float>(call);
+    Tensor x = make<float>({k, 1, 2, k + 3}, Shape{4});
+    Tensor none = Tensor::allocate(c.cpu(), DType::Float32, Shape{0});
+    std::vector<Tensor> out = f->call({x, none});
+    REQUIRE(out.size() == 8);
+    CHECK(values<float>(out[0]) == std::vector<float>{-k, -1});
+    CHECK(out[1].shape() == Shape{});
+    float b0 = -2 * k, b1 = -(k + 3);
+    CHECK(values<float>(out[1]) == std::vector<float>{b0 * b0 + b1 * b1});
+    CHECK(out[2].buffer() == x.buffer());  // an input returned as it is
+    CHECK(values<float>(out[3]) == std::vector<float>{-k, -1});
+    CHECK(values<float>(out[4]) == std::vector<float>{b0, b1});
+    // The top 3 of -x are -k, -1 and -2 (-(k + 3) is the smallest), in descending order.
+    std::vector<float> top = {-k, -1, -2};
+    std::sort(top.begin(), top.end(), std::greater<float>());
+    CHECK(values<float>(out[5]) == top);
+    CHECK(out[6].dtype() == DType::Int32);
+    CHECK(out[7].shape() == Shape{0, 2});
+  }
+  CHECK(f->num_traces() == 1);
 }
 
 }  // namespace
