@@ -97,6 +97,7 @@ type functionConfig struct {
 	hasSignature   bool
 	retraceWarning *int
 	numOutputs     int
+	staticInputs   []int
 }
 
 // WithInputSignature fixes the inputs' dtypes and shapes (tf.function's input_signature): one trace
@@ -109,6 +110,14 @@ func WithInputSignature(specs ...TensorSpec) FunctionOption {
 // n (default 5); 0 turns it off.
 func WithRetraceWarning(n int) FunctionOption {
 	return func(c *functionConfig) { c.retraceWarning = &n }
+}
+
+// WithStaticInputs marks inputs whose values, not only their dtypes and shapes, key the trace cache
+// (tf.function's rule for Python scalars). The body receives them with values it may read (a loop
+// count, a flag) and the trace bakes them in: a new value retraces. Each is a numeric or bool tensor
+// of at most 1024 elements. Functions with static inputs cannot be exported yet.
+func WithStaticInputs(indexes ...int) FunctionOption {
+	return func(c *functionConfig) { c.staticInputs = indexes }
 }
 
 // WithNumOutputs sets how many tensors the body returns (default 1), hence how many Call returns.
@@ -145,6 +154,15 @@ func NewFunction(ctx *Context, name string, body FunctionBody, options ...Functi
 		defer free()
 		opts.input_signature = specs
 		opts.n_input_signature = C.size_t(len(cfg.signature))
+	}
+	if len(cfg.staticInputs) > 0 {
+		static := (*C.int64_t)(C.calloc(C.size_t(len(cfg.staticInputs)), C.size_t(unsafe.Sizeof(C.int64_t(0)))))
+		defer C.free(unsafe.Pointer(static))
+		for i, index := range cfg.staticInputs {
+			unsafe.Slice(static, len(cfg.staticInputs))[i] = C.int64_t(index)
+		}
+		opts.static_inputs = static
+		opts.n_static_inputs = C.size_t(len(cfg.staticInputs))
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))

@@ -460,3 +460,37 @@ func TestConcurrentFunctionCalls(t *testing.T) {
 		t.Error(msg)
 	}
 }
+
+// A static input's value keys the cache: the body reads it while tracing (here, how many times
+// to double x), a new value retraces, a known one replays.
+func TestFunctionStaticInputs(t *testing.T) {
+	ctx := newContext(t)
+	traces := 0
+	f := newFunction(t, ctx, "double_n_times", func(ctx *cairn.Context, in []*cairn.Tensor) ([]*cairn.Tensor, error) {
+		traces++
+		n, err := cairn.Read[float32](in[1])
+		if err != nil {
+			return nil, err
+		}
+		y := in[0]
+		for k := 0; k < int(n[0]); k++ {
+			if y, err = ops.Add(ctx, y, y); err != nil {
+				return nil, err
+			}
+		}
+		return []*cairn.Tensor{y}, nil // n > 0 in this test: y is a new tensor
+	}, cairn.WithStaticInputs(1))
+	x := tensor(t, ctx, []int64{2}, []float32{1, 3})
+	for _, c := range []struct {
+		n      float32
+		want   []float32
+		traces int
+	}{{2, []float32{4, 12}, 1}, {3, []float32{8, 24}, 2}, {2, []float32{4, 12}, 2}} {
+		got := callOne[float32](t, f, x, tensor(t, ctx, nil, []float32{c.n}))
+		if !slices.Equal(got, c.want) || traces != c.traces {
+			t.Errorf("n = %v: got %v after %d traces; want %v after %d", c.n, got, traces, c.want, c.traces)
+		}
+	}
+	err := f.Export(t.TempDir() + "/static.cairnfn")
+	wantCode(t, err, cairn.CodeUnimplemented, cairn.ErrUnimplemented, "static inputs")
+}

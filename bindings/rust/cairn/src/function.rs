@@ -98,6 +98,7 @@ pub struct FunctionOptions {
     input_signature: Option<Vec<TensorSpec>>,
     retrace_warning: i32,
     outputs: usize,
+    static_inputs: Vec<i64>,
 }
 
 impl Default for FunctionOptions {
@@ -106,6 +107,7 @@ impl Default for FunctionOptions {
             input_signature: None,
             retrace_warning: sys::CAIRN_FUNCTION_OPTIONS_INIT.retrace_warning,
             outputs: 1,
+            static_inputs: Vec::new(),
         }
     }
 }
@@ -128,6 +130,15 @@ impl FunctionOptions {
     /// off. Values above `i32::MAX` are clamped to it.
     pub fn retrace_warning(mut self, n: u32) -> Self {
         self.retrace_warning = i32::try_from(n).unwrap_or(i32::MAX);
+        self
+    }
+
+    /// Static inputs (tf.function's rule for Python scalars): these inputs' values, not only
+    /// their dtypes and shapes, key the trace cache. The closure gets them with values it may
+    /// read (a loop count, a flag) and the trace bakes them in; a new value retraces. Each is a
+    /// numeric or bool tensor of at most 1024 elements. Such functions cannot be exported yet.
+    pub fn static_inputs(mut self, indexes: &[usize]) -> Self {
+        self.static_inputs = indexes.iter().map(|&i| i64::try_from(i).unwrap_or(i64::MAX)).collect();
         self
     }
 
@@ -171,6 +182,10 @@ impl<'f> Function<'f> {
             raw_opts.n_input_signature = specs.len();
         }
         raw_opts.retrace_warning = options.retrace_warning;
+        if !options.static_inputs.is_empty() {
+            raw_opts.static_inputs = options.static_inputs.as_ptr();
+            raw_opts.n_static_inputs = options.static_inputs.len();
+        }
         raw_opts.release = Some(release_trampoline);
 
         let state = Box::into_raw(Box::new(State { body: Box::new(body) as Box<Body<'f>>, error: None }));

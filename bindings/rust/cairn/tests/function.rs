@@ -334,3 +334,30 @@ fn variable_writes_inside_the_function_happen_on_every_replay() {
     assert_eq!(step.call(&[&hundred]).unwrap()[0].to_vec::<i64>().unwrap(), [102]);
     assert_eq!(counter.read().unwrap().to_vec::<i64>().unwrap(), [2]);
 }
+
+/// A static input's value keys the cache: the closure reads it while tracing (how many times to
+/// double x), a new value retraces and a known one replays.
+#[test]
+fn a_static_input_value_keys_the_cache() {
+    let ctx = Context::new().unwrap();
+    let traces = AtomicUsize::new(0);
+    let options = FunctionOptions::new().static_inputs(&[1]);
+    let mut f = Function::with_options(&ctx, "double_n_times", options, |ctx, x| {
+        traces.fetch_add(1, Ordering::SeqCst);
+        let n = x[1].to_vec::<f32>()?[0] as usize;
+        let mut y = ops::add(ctx, &x[0], &x[0])?;
+        for _ in 1..n {
+            y = ops::add(ctx, &y, &y)?;
+        }
+        Ok(vec![y])
+    })
+    .unwrap();
+    let x = f32s(&ctx, &[1.0, 3.0]);
+    for (n, want, traced) in [(2.0, [4.0, 12.0], 1), (3.0, [8.0, 24.0], 2), (2.0, [4.0, 12.0], 2)] {
+        let y = f.call(&[&x, &Tensor::new(&ctx, &[n as f32], &[]).unwrap()]).unwrap();
+        assert_eq!(values(&y[0]), want, "n = {n}");
+        assert_eq!(traces.load(Ordering::SeqCst), traced, "n = {n}");
+    }
+    let err = f.export(std::env::temp_dir().join("cairn_rust_static.cairnfn")).unwrap_err();
+    assert_eq!(err.code(), Code::Unimplemented, "{err}");
+}

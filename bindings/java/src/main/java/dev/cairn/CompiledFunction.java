@@ -82,7 +82,7 @@ public final class CompiledFunction extends NativeHandle {
     long id = Callbacks.registerFunctionFn((c, in, out) -> runBody(what, numOutputs, body, c, in, out));
     long c = ctx.handle();
     try {
-      long h = CairnNative.functionCreate(c, NativeResources.cstr(name), id, dtypes, shapes, options.retraceWarning, null);
+      long h = CairnNative.functionCreate(c, NativeResources.cstr(name), id, dtypes, shapes, options.retraceWarning, options.staticInputs);
       return new CompiledFunction(h, name, numOutputs);
     } catch (RuntimeException | Error e) {
       Callbacks.unregisterFunctionFn(id);
@@ -135,8 +135,26 @@ public final class CompiledFunction extends NativeHandle {
   public static final class Options {
     private TensorSpec[] inputSignature;
     private int retraceWarning = 5;
+    private long[] staticInputs;
 
     public Options() {}
+
+    /**
+     * Static inputs (tf.function's rule for Python scalars): these inputs' values, not only their
+     * dtypes and shapes, key the trace cache. The body gets them with values it may read (a loop
+     * count, a flag) and the trace bakes them in: a new value retraces. Each is a numeric or bool
+     * tensor of at most 1024 elements. Functions with static inputs cannot be exported yet.
+     */
+    public Options staticInputs(int... indexes) {
+      Objects.requireNonNull(indexes, "indexes");
+      long[] copy = new long[indexes.length];
+      for (int i = 0; i < indexes.length; ++i) {
+        if (indexes[i] < 0) throw new IllegalArgumentException("staticInputs: index " + indexes[i] + " is negative");
+        copy[i] = indexes[i];
+      }
+      this.staticInputs = copy;
+      return this;
+    }
 
     /**
      * Keys traces on these specs instead of each call's own shapes: a -1 dimension accepts any

@@ -319,4 +319,35 @@ class CompiledFunctionTest {
     assertEquals(before, Callbacks.registeredFunctionFnCount());
     assertThrows(IllegalStateException.class, f::numTraces);
   }
+
+  /** A static input's value keys the cache: read while tracing, a new value retraces. */
+  @Test
+  void staticInputValuesKeyTheCache() throws Exception {
+    AtomicInteger traces = new AtomicInteger();
+    CompiledFunction.Options options = new CompiledFunction.Options().staticInputs(1);
+    try (CompiledFunction f = CompiledFunction.create(ctx, "double_n_times", 1, (c, in) -> {
+          traces.incrementAndGet();
+          int n = (int) in[1].toFloatArray()[0];
+          Tensor y = Ops.add(c, in[0], in[0]);
+          for (int k = 1; k < n; ++k) {
+            Tensor next = Ops.add(c, y, y);
+            y.close();
+            y = next;
+          }
+          return new Tensor[] {y};
+        }, options);
+        Tensor x = Tensor.of(ctx, new float[] {1, 3}, 2);
+        Tensor two = Tensor.of(ctx, new float[] {2});
+        Tensor three = Tensor.of(ctx, new float[] {3})) {
+      assertArrayEquals(new float[] {4, 12}, floats(f.call(x, two)));
+      assertArrayEquals(new float[] {8, 24}, floats(f.call(x, three)));
+      assertArrayEquals(new float[] {4, 12}, floats(f.call(x, two)));
+      assertEquals(2, traces.get());
+      assertEquals(2, f.numTraces());
+      java.nio.file.Path path = java.nio.file.Files.createTempDirectory("cairn").resolve("static.cairnfn");
+      CairnException e = assertThrows(CairnException.class, () -> f.export(path.toString()));
+      assertEquals(Code.UNIMPLEMENTED, e.code());
+    }
+    assertThrows(IllegalArgumentException.class, () -> new CompiledFunction.Options().staticInputs(-1));
+  }
 }
