@@ -1,0 +1,227 @@
+#include "runtime/graph/function_grad.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "runtime/autodiff/gradient.h"
+#include "runtime/graph/passes.h"
+
+namespace cairn::graph {
+
+namespace {
+
+// Whether a call to `g` can be one tape entry with a recomputing gradient (function_grad.h says
+// why the others replay node by node). Unknown node kinds (control flow) take the generic path.
+bool recomputable(const Graph& g) {
+  for (const Node& n : g.nodes) {
+    if (n.kind == NodeKind::Input || n.kind == NodeKind::Constant || n.kind == NodeKind::Read) continue;
+    if (n.kind == NodeKind::Op && !n.def->random) continue;
+    return false;
+  }
+  return true;
+}
+
+// `g` with each variable's Read nodes turned into one Input after the existing ones; `variables`
+// gets the variables in input order. Without Assign nodes every read of a variable sees one value.
+Graph reads_as_inputs(const Graph& g, std::vector<Ref<Variable>>& variables) {
+  Graph out = clone(g);
+  std::unordered_map<const Variable*, int> index;
+  for (Node& n : out.nodes) {
+    if (n.kind != NodeKind::Read) continue;
+    auto [it, inserted] = index.emplace(n.variable.get(), out.num_inputs + static_cast<int>(variables.size()));
+    if (inserted) variables.push_back(n.variable);
+    n.kind = NodeKind::Input;
+    n.index = it->second;
+    n.variable = Ref<Variable>();
+  }
+  out.num_inputs += static_cast<int>(variables.size());
+  return out;
+}
+
+// The forward inputs that get a gradient: those of a floating dtype with a path to a floating
+// output through differentiable ops and floating values, as a tape would find one.
+std::vector<size_t> inputs_with_gradients(const Graph& g, const std::vector<size_t>& differentiable_outputs) {
+  std::vector<bool> live(g.nodes.size(), false);
+  for (size_t k : differentiable_outputs) live[static_cast<size_t>(g.outputs[k].node)] = true;
+  std::vector<bool> reaches(static_cast<size_t>(g.num_inputs), false);
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const Node& n = g.nodes[i];
+    if (!live[i]) continue;
+    if (n.kind == NodeKind::Input) reaches[static_cast<size_t>(n.index)] = true;
+    if (n.kind != NodeKind::Op || !n.def->differentiable) continue;
+    for (Port p : n.inputs)
+      if (is_differentiable_dtype(g.spec(p).dtype)) live[static_cast<size_t>(p.node)] = true;
+  }
+  std::vector<size_t> wrt;
+  for (const Node& n : g.nodes)
+    if (n.kind == NodeKind::Input && reaches[static_cast<size_t>(n.index)] && is_differentiable_dtype(n.outputs[0].dtype))
+      wrt.push_back(static_cast<size_t>(n.index));
+  std::sort(wrt.begin(), wrt.end());
+  wrt.erase(std::unique(wrt.begin(), wrt.end()), wrt.end());
+  return wrt;
+}
+
+// The backward function's host function, run only while tracing it: the forward pass again, on the
+// backward's symbolic inputs and under a tape, then d(sum_k <y_k, dy_k>)/d(each input in `wrt`).
+// (TensorFlow's backward reads intermediates the forward saved instead; see function_grad.h.)
+std::vector<Tensor> recompute_and_differentiate(const ConcreteFunction& forward, const std::vector<size_t>& wrt,
+                                                const std::vector<size_t>& differentiable_outputs, Context& ctx,
+                                                const std::vector<Tensor>& in) {
+  const size_t n = forward.signature().size();
+  std::vector<Tensor> primals(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+  GradientTape tape(ctx, {.persistent = false, .watch_accessed_variables = false});
+  std::vector<Tensor> sources;
+  for (size_t i : wrt) {
+    tape.watch(primals[i]);
+    sources.push_back(primals[i]);
+  }
+  // Under the trace, the replay sends every node through the dispatch: the trace and the tape see it.
+  std::vector<Tensor> ys = forward.run(ctx, primals);
+  std::vector<Tensor> targets, dys;
+  for (size_t j = 0; j < differentiable_outputs.size(); ++j) {
+    targets.push_back(ys[differentiable_outputs[j]]);
+    dys.push_back(in[n + j]);
+  }
+  return tape.gradient(targets, sources, dys, Unconnected::Zero);
+}
+
+// Concrete functions' gradients, by concrete function, while it lives. Never destroyed: entries
+// hold contexts, which must not be released during static destruction.
+struct GradientTable {
+  struct Entry {
+    std::weak_ptr<const ConcreteFunction> fn;
+    std::shared_ptr<const CallGradient> gradient;  // null: the calls replay node by node
+  };
+  std::mutex mu;
+  std::unordered_map<const ConcreteFunction*, Entry> entries;
+
+  static GradientTable& get() {
+    static GradientTable* table = new GradientTable();
+    return *table;
+  }
+  // Drops the entries of functions that are gone (their gradients go with them).
+  void prune() {
+    for (auto it = entries.begin(); it != entries.end();)
+      it = it->second.fn.expired() ? entries.erase(it) : std::next(it);
+  }
+};
+
+}  // namespace
+
+CallGradient::CallGradient(Context& ctx, const ConcreteFunction& fn) {
+  Graph graph = reads_as_inputs(fn.graph(), variables_);
+  std::vector<TensorSpec> signature = fn.signature();
+  for (const Ref<Variable>& v : variables_) signature.push_back({v->dtype(), v->shape()});
+  for (size_t k = 0; k < graph.outputs.size(); ++k)
+    if (is_differentiable_dtype(graph.spec(graph.outputs[k]).dtype)) differentiable_outputs_.push_back(k);
+  wrt_ = inputs_with_gradients(graph, differentiable_outputs_);
+  for (const Node& n : graph.nodes)
+    if (n.kind == NodeKind::Constant && is_differentiable_dtype(n.value.dtype())) constants_.push_back(n.value);
+  const bool fuse = &fn.fused_graph() != &fn.graph();
+  forward_ = std::make_shared<const ConcreteFunction>(fn.name(), std::move(signature), std::move(graph), fuse);
+
+  // Traced once per signature (the shapes of the inputs and output gradients) on its first call.
+  std::shared_ptr<const ConcreteFunction> forward = forward_;
+  std::vector<size_t> wrt = wrt_, outs = differentiable_outputs_;
+  backward_ = make_ref<Function>(ctx, fn.name() + "_grad",
+                                 [forward, wrt, outs](Context& cx, const std::vector<Tensor>& in) {
+                                   return recompute_and_differentiate(*forward, wrt, outs, cx, in);
+                                 });
+
+  auto gradient = std::make_shared<CustomGradient>();
+  gradient->name = fmt::format("function '{}'", fn.name());
+  Ref<Function> backward = backward_;
+  gradient->backward = [backward, wrt, outs](Context&, const std::vector<Tensor>& inputs, const std::vector<Tensor>&,
+                                              const std::vector<Tensor>& output_grads, const std::vector<bool>&) {
+    std::vector<Tensor> args = inputs;
+    for (size_t k : outs) args.push_back(output_grads[k]);
+    // A call like any other: under an enclosing tape it is itself one entry (higher-order gradients).
+    std::vector<Tensor> grads = backward->call(args);
+    std::vector<Tensor> result(inputs.size());
+    for (size_t j = 0; j < wrt.size(); ++j) result[wrt[j]] = std::move(grads[j]);
+    return result;
+  };
+  custom_ = std::move(gradient);
+}
+
+bool CallGradient::tape_tracks_a_constant(const GradientTape& tape) const {
+  for (const Tensor& c : constants_)
+    if (tape.tracks(c)) return true;
+  return false;
+}
+
+std::shared_ptr<const CallGradient> CallGradient::of(Context& ctx, const std::shared_ptr<const ConcreteFunction>& fn) {
+  GradientTable& table = GradientTable::get();
+  {
+    std::lock_guard<std::mutex> lock(table.mu);
+    auto it = table.entries.find(fn.get());
+    // An expired entry belonged to a function that lived at the same address before.
+    if (it != table.entries.end() && !it->second.fn.expired()) return it->second.gradient;
+  }
+  std::shared_ptr<const CallGradient> made;
+  if (recomputable(fn->graph())) made = std::make_shared<const CallGradient>(ctx, *fn);
+  std::lock_guard<std::mutex> lock(table.mu);
+  table.prune();
+  auto [it, inserted] = table.entries.emplace(fn.get(), GradientTable::Entry{fn, made});
+  return inserted ? made : it->second.gradient;  // another thread may have made it meanwhile
+}
+
+std::optional<std::vector<GradientTape*>> tapes_only(Context& ctx) {
+  // The tapes recording here outlive the caller's use: a tape is destroyed on its own thread.
+  std::vector<GradientTape*> tapes;
+  HookSnapshot hooks = ctx.hooks();
+  for (DispatchHook* h : hooks) {
+    auto* tape = dynamic_cast<GradientTape*>(h);
+    if (!tape) return std::nullopt;
+    if (tape->records_on_this_thread()) tapes.push_back(tape);
+  }
+  return tapes;
+}
+
+TapesPausedHere::TapesPausedHere(std::vector<GradientTape*> tapes) : tapes_(std::move(tapes)) {
+  for (GradientTape* t : tapes_) t->stop_recording();
+}
+
+TapesPausedHere::TapesPausedHere(Context& ctx) {
+  if (!ctx.has_hooks()) return;
+  HookSnapshot hooks = ctx.hooks();
+  for (DispatchHook* h : hooks)
+    if (auto* tape = dynamic_cast<GradientTape*>(h); tape && tape->records_on_this_thread()) tapes_.push_back(tape);
+  for (GradientTape* t : tapes_) t->stop_recording();
+}
+
+TapesPausedHere::~TapesPausedHere() {
+  for (GradientTape* t : tapes_) t->resume_recording();
+}
+
+std::optional<std::vector<Tensor>> call_with_tapes(Context& ctx, const std::shared_ptr<const ConcreteFunction>& fn,
+                                                   const std::vector<Tensor>& inputs) {
+  std::optional<std::vector<GradientTape*>> found = tapes_only(ctx);
+  if (!found) return std::nullopt;  // a trace or another hook: it sees every node
+  std::vector<GradientTape*>& tapes = *found;
+  // Only other threads' tapes, or paused ones: none of them wants this thread's nodes.
+  if (tapes.empty()) return fn->run(ctx, inputs, /*observed=*/false);
+
+  std::shared_ptr<const CallGradient> gradient = CallGradient::of(ctx, fn);
+  if (!gradient) return std::nullopt;
+  for (GradientTape* tape : tapes)
+    if (gradient->tape_tracks_a_constant(*tape)) return std::nullopt;
+
+  // The variables' values join the inputs; reading them lets the tapes watch trainable ones.
+  std::vector<Tensor> args = inputs;
+  for (const Ref<Variable>& v : gradient->variables()) args.push_back(v->read());
+  std::vector<Tensor> outputs;
+  {
+    TapesPausedHere paused(tapes);  // a replay with unknown dimensions still goes through the dispatch
+    outputs = gradient->forward().run(ctx, args, /*observed=*/false);
+  }
+  if (gradient->differentiable())
+    for (GradientTape* tape : tapes) tape->record(args, outputs, gradient->custom());
+  return outputs;
+}
+
+}  // namespace cairn::graph

@@ -1,0 +1,96 @@
+// Gradients of function calls: under a recording GradientTape, a call to a traced function is one
+// tape entry whose gradient is itself a traced function, as tf.function does it.
+//
+// The call replays its graph without per-node hooks (the fast replay) and records one entry. Its
+// inputs are the call's inputs followed by the values of the variables the graph reads (read with
+// Variable::read, so the tape watches trainable ones, and fed to the replay in place of its Read
+// nodes). Its gradient is a graph::Function, traced once per signature, that recomputes the forward
+// pass under a tape of its own and returns d(sum_k <y_k, dy_k>)/d(each input).
+//
+// Recomputation instead of saved intermediates: TensorFlow's function gradient keeps the forward
+// pass's intermediates (the forward function returns them as extra outputs) and its backward reads
+// them. Here the backward recomputes them from the inputs, which costs one extra forward pass per
+// gradient and keeps nothing alive between the call and the gradient but the inputs and outputs.
+// Because variable values are inputs of the entry, a later write to a variable does not change the
+// gradient (the recomputation uses the values the call read).
+//
+// Calls that keep today's node-by-node replay (each node through the eager dispatch, so the tape
+// records every op):
+//  - graphs with Assign nodes (a captured training step): the writes must happen once, in program
+//    order, and later reads see the written values, which a recomputation from the entry's inputs
+//    would not reproduce;
+//  - graphs with random ops: a recomputation would draw different numbers (a dropout mask);
+//  - graphs with node kinds other than Input, Constant, Op and Read (control flow);
+//  - a dispatch hook that is not a tape (a trace on another thread, a profiler): it may need to see
+//    every node;
+//  - a tape that watches a tensor the graph captured as a constant: the graph would not pass it as
+//    an input, and the tape would miss that gradient.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "runtime/autodiff/tape.h"
+#include "runtime/graph/function.h"
+
+namespace cairn::graph {
+
+// What a call to one concrete function needs to be recorded as one entry. Made once per concrete
+// function and kept in a side table while that function lives.
+class CallGradient {
+ public:
+  // The gradient of `fn`'s calls, or null when its graph needs the node-by-node replay (see above).
+  static std::shared_ptr<const CallGradient> of(Context& ctx, const std::shared_ptr<const ConcreteFunction>& fn);
+
+  CallGradient(Context& ctx, const ConcreteFunction& fn);
+
+  // `fn` with its Read nodes turned into inputs after the call's inputs: what the call replays.
+  const ConcreteFunction& forward() const { return *forward_; }
+  // The variables read, in the order of those extra inputs.
+  const std::vector<Ref<Variable>>& variables() const { return variables_; }
+  // The backward function: inputs (the forward's inputs, then dy for each floating output), outputs
+  // the gradient of each floating input that reaches a floating output.
+  Function& backward() const { return *backward_; }
+  // The tape's view of the backward.
+  const std::shared_ptr<const CustomGradient>& custom() const { return custom_; }
+  // Whether some floating input reaches some floating output: otherwise there is nothing to record.
+  bool differentiable() const { return !wrt_.empty(); }
+  // Whether `tape` tracks one of the constants the graph captured.
+  bool tape_tracks_a_constant(const GradientTape& tape) const;
+
+ private:
+  std::shared_ptr<const ConcreteFunction> forward_;
+  std::vector<Ref<Variable>> variables_;
+  std::vector<Tensor> constants_;
+  std::vector<size_t> differentiable_outputs_;
+  std::vector<size_t> wrt_;  // forward inputs that get a gradient
+  Ref<Function> backward_;
+  std::shared_ptr<const CustomGradient> custom_;
+};
+
+// The tapes recording on this thread, if every installed hook is a tape; nothing otherwise.
+std::optional<std::vector<GradientTape*>> tapes_only(Context& ctx);
+
+// Pauses the tapes recording on this thread for its life. A trace runs under one: its ops are
+// symbolic, and a tape around the call must not record them (tapes created inside the host
+// function still record, as a training step's tape must).
+class TapesPausedHere {
+ public:
+  explicit TapesPausedHere(Context& ctx);
+  explicit TapesPausedHere(std::vector<GradientTape*> tapes);
+  ~TapesPausedHere();
+  TapesPausedHere(const TapesPausedHere&) = delete;
+  TapesPausedHere& operator=(const TapesPausedHere&) = delete;
+
+ private:
+  std::vector<GradientTape*> tapes_;
+};
+
+// Runs `fn` on `inputs` for Function::call when dispatch hooks are installed. Returns nothing when
+// the call must replay node by node under the hooks (the caller does that); otherwise the call's
+// outputs, recorded as one entry on each tape that records on this thread.
+std::optional<std::vector<Tensor>> call_with_tapes(Context& ctx, const std::shared_ptr<const ConcreteFunction>& fn,
+                                                   const std::vector<Tensor>& inputs);
+
+}  // namespace cairn::graph
