@@ -81,19 +81,19 @@ bool GradientTape::record(const std::vector<Tensor>& inputs, const std::vector<T
                           std::shared_ptr<const CustomGradient> gradient) {
   if (!gradient || !gradient->backward)
     raise(Code::InvalidArgument, "GradientTape::record: no backward function");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].valid())
+      raise(Code::InvalidArgument, "GradientTape::record: input {} of {} is an empty tensor", i, gradient->name);
   if (!records_here()) return false;
   bool any = false;
   for (size_t i = 0; i < inputs.size() && !any; ++i) any = tracked(inputs[i]);
   if (!any) return false;
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (!outputs[i].valid())
-      raise(Code::InvalidArgument, "GradientTape::record: output {} of {} is an empty tensor", i, gradient->name);
   Entry e;
   e.custom = std::move(gradient);
   e.inputs = inputs;
   e.outputs = outputs;
   for (const Tensor& out : e.outputs)
-    if (is_differentiable_dtype(out.dtype())) track(out);
+    if (out.valid() && is_differentiable_dtype(out.dtype())) track(out);
   entries_.push_back(std::move(e));
   return true;
 }
@@ -232,7 +232,8 @@ std::vector<Tensor> GradientTape::backprop(const std::vector<Tensor>& targets,
     for (const Tensor& in : entries_[k].inputs)
       if (reach.count(in.buffer())) relevant[k] = true;
     if (relevant[k])
-      for (const Tensor& out : entries_[k].outputs) reach.insert(out.buffer());
+      for (const Tensor& out : entries_[k].outputs)
+        if (out.valid()) reach.insert(out.buffer());
   }
 
   // Backward, in reverse execution order.
@@ -245,14 +246,16 @@ std::vector<Tensor> GradientTape::backprop(const std::vector<Tensor>& targets,
     std::vector<Tensor> out_grads(e.outputs.size());
     bool any = false;
     for (size_t i = 0; i < e.outputs.size(); ++i) {
+      if (!e.outputs[i].valid()) continue;  // not the entry's own (custom entries)
       auto it = grads.find(e.outputs[i].buffer());
       if (it == grads.end()) continue;
       out_grads[i] = settle(ctx, it->second);
       any = true;
     }
     if (!any) continue;
-    for (size_t i = 0; i < e.outputs.size(); ++i)
-      if (!out_grads[i].valid()) out_grads[i] = op::zeros_like(ctx, e.outputs[i]);
+    if (!e.custom)  // an op's gradient gets zeros for unused outputs; a custom one, invalid tensors
+      for (size_t i = 0; i < e.outputs.size(); ++i)
+        if (!out_grads[i].valid()) out_grads[i] = op::zeros_like(ctx, e.outputs[i]);
     std::vector<bool> needs(e.inputs.size());
     for (size_t i = 0; i < e.inputs.size(); ++i)
       needs[i] = reach.count(e.inputs[i].buffer()) != 0 && is_differentiable_dtype(e.inputs[i].dtype());

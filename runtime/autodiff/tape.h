@@ -40,9 +40,10 @@ struct TapeOptions {
 // What gradient() returns for a source the target does not depend on.
 enum class Unconnected { None, Zero };
 
-// The gradient of a custom entry: given the entry's inputs, its outputs, dL/d(each output) (zeros
-// for an output nothing downstream used) and which inputs the tape wants, it returns dL/d(each
-// input), one per input, an invalid tensor for none. It runs with the recording tape paused, so
+// The gradient of a custom entry: given the entry's inputs, its outputs, dL/d(each output) (an
+// invalid tensor for an output nothing downstream used, unlike an op's gradient, which gets zeros)
+// and which inputs the tape wants, it returns dL/d(each input), one per input, an invalid tensor
+// for none. It runs with the recording tape paused, so
 // like an op's gradient it must be built from registered ops: an enclosing tape then records it
 // (higher-order gradients). Shared, so many entries (tapes, steps) hold one.
 struct CustomGradient {
@@ -90,7 +91,9 @@ class GradientTape final : public DispatchHook {
   // Records `outputs` as computed from `inputs`, differentiated by `gradient` (tf.custom_gradient).
   // Like an op it is recorded only while this tape records on the calling thread and when one of
   // the inputs depends on something watched; returns whether it was. The differentiable outputs
-  // are tracked from then on.
+  // are tracked from then on. An empty tensor among `outputs` stands for a result that is not the
+  // entry's own (the caller returned an input or another existing tensor there): gradients reach
+  // that tensor directly, never through the entry.
   bool record(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
               std::shared_ptr<const CustomGradient> gradient);
   // Whether this tape records the calling thread's ops now (created here and not paused).

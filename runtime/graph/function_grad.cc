@@ -42,11 +42,11 @@ Graph reads_as_inputs(const Graph& g, std::vector<Ref<Variable>>& variables) {
   return out;
 }
 
-// The forward inputs that get a gradient: those of a floating dtype with a path to a floating
-// output through differentiable ops and floating values, as a tape would find one.
-std::vector<size_t> inputs_with_gradients(const Graph& g, const std::vector<size_t>& differentiable_outputs) {
+// The forward inputs that get a gradient from `outputs`: those of a floating dtype with a path to
+// one of them through differentiable ops and floating values, as a tape would find one.
+std::vector<size_t> inputs_with_gradients(const Graph& g, const std::vector<size_t>& outputs) {
   std::vector<bool> live(g.nodes.size(), false);
-  for (size_t k : differentiable_outputs) live[static_cast<size_t>(g.outputs[k].node)] = true;
+  for (size_t k : outputs) live[static_cast<size_t>(g.outputs[k].node)] = true;
   std::vector<bool> reaches(static_cast<size_t>(g.num_inputs), false);
   for (size_t i = g.nodes.size(); i-- > 0;) {
     const Node& n = g.nodes[i];
@@ -66,10 +66,11 @@ std::vector<size_t> inputs_with_gradients(const Graph& g, const std::vector<size
 }
 
 // The backward function's host function, run only while tracing it: the forward pass again, on the
-// backward's symbolic inputs and under a tape, then d(sum_k <y_k, dy_k>)/d(each input in `wrt`).
+// backward's symbolic inputs (the forward's, then dy for each output in `used_outputs`) and under
+// a tape, then d(sum_k <y_k, dy_k>)/d(each input in `wrt`).
 // (TensorFlow's backward reads intermediates the forward saved instead; see function_grad.h.)
 std::vector<Tensor> recompute_and_differentiate(const ConcreteFunction& forward, const std::vector<size_t>& wrt,
-                                                const std::vector<size_t>& differentiable_outputs, Context& ctx,
+                                                const std::vector<size_t>& used_outputs, Context& ctx,
                                                 const std::vector<Tensor>& in) {
   const size_t n = forward.signature().size();
   std::vector<Tensor> primals(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
@@ -82,8 +83,8 @@ std::vector<Tensor> recompute_and_differentiate(const ConcreteFunction& forward,
   // Under the trace, the replay sends every node through the dispatch: the trace and the tape see it.
   std::vector<Tensor> ys = forward.run(ctx, primals);
   std::vector<Tensor> targets, dys;
-  for (size_t j = 0; j < differentiable_outputs.size(); ++j) {
-    targets.push_back(ys[differentiable_outputs[j]]);
+  for (size_t j = 0; j < used_outputs.size(); ++j) {
+    targets.push_back(ys[used_outputs[j]]);
     dys.push_back(in[n + j]);
   }
   return tape.gradient(targets, sources, dys, Unconnected::Zero);
@@ -112,40 +113,108 @@ struct GradientTable {
 
 }  // namespace
 
+// The backward functions of one forward, by the outputs they take dy for and the inputs they
+// differentiate.
+struct CallGradient::Backwards {
+  Ref<Context> ctx;
+  std::string name;
+  std::shared_ptr<const ConcreteFunction> forward;
+  std::vector<size_t> own_outputs;  // the floating outputs the entry owns: the only ones with a dy
+  std::mutex mu;
+  std::map<std::vector<size_t>, std::vector<size_t>> reach;  // by used outputs: inputs with a path
+  std::map<std::pair<std::vector<size_t>, std::vector<size_t>>, Ref<Function>> functions;
+
+  const std::vector<size_t>& reach_of(const std::vector<size_t>& used) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = reach.find(used);
+    if (it == reach.end()) it = reach.emplace(used, inputs_with_gradients(forward->graph(), used)).first;
+    return it->second;  // map nodes stay put
+  }
+
+  Function& get(const std::vector<size_t>& used, const std::vector<size_t>& wrt) {
+    std::lock_guard<std::mutex> lock(mu);
+    Ref<Function>& f = functions[{used, wrt}];
+    if (!f) {
+      // Traced once per signature (the shapes of the inputs and output gradients) on its first call.
+      std::shared_ptr<const ConcreteFunction> fwd = forward;
+      f = make_ref<Function>(*ctx, name + "_grad", [fwd, used, wrt](Context& cx, const std::vector<Tensor>& in) {
+        return recompute_and_differentiate(*fwd, wrt, used, cx, in);
+      });
+    }
+    return *f;
+  }
+
+  // The tape's backward. Like a tape, it differentiates only through the outputs that got a
+  // gradient, and only for the inputs the tape wants that such an output depends on.
+  std::vector<Tensor> differentiate(const std::vector<Tensor>& inputs, const std::vector<Tensor>& output_grads,
+                                    const std::vector<bool>& needs) {
+    std::vector<Tensor> result(inputs.size());
+    std::vector<size_t> used;
+    for (size_t k : own_outputs)
+      if (output_grads[k].valid()) used.push_back(k);
+    if (used.empty()) return result;
+    std::vector<size_t> wrt;
+    for (size_t i : reach_of(used))
+      if (needs[i]) wrt.push_back(i);
+    if (wrt.empty()) return result;
+    std::vector<Tensor> args = inputs;
+    for (size_t k : used) args.push_back(output_grads[k]);
+    // A call like any other: under an enclosing tape it is itself one entry (higher-order gradients).
+    std::vector<Tensor> grads = get(used, wrt).call(args);
+    for (size_t j = 0; j < wrt.size(); ++j) result[wrt[j]] = std::move(grads[j]);
+    return result;
+  }
+};
+
 CallGradient::CallGradient(Context& ctx, const ConcreteFunction& fn) {
   Graph graph = reads_as_inputs(fn.graph(), variables_);
   std::vector<TensorSpec> signature = fn.signature();
   for (const Ref<Variable>& v : variables_) signature.push_back({v->dtype(), v->shape()});
-  for (size_t k = 0; k < graph.outputs.size(); ++k)
-    if (is_differentiable_dtype(graph.spec(graph.outputs[k]).dtype)) differentiable_outputs_.push_back(k);
-  wrt_ = inputs_with_gradients(graph, differentiable_outputs_);
+  // The entry owns the outputs an op computed, each once. An input, a variable's value or a
+  // constant returned as it is stays that tensor, and a value returned twice is one output: the
+  // tape would otherwise count the same gradient twice.
+  owned_.assign(graph.outputs.size(), false);
+  std::vector<size_t> own_outputs;
+  for (size_t k = 0; k < graph.outputs.size(); ++k) {
+    Port p = graph.outputs[k];
+    bool first = std::find(graph.outputs.begin(), graph.outputs.begin() + static_cast<std::ptrdiff_t>(k), p) ==
+                 graph.outputs.begin() + static_cast<std::ptrdiff_t>(k);
+    owned_[k] = first && graph.nodes[static_cast<size_t>(p.node)].kind == NodeKind::Op;
+    if (owned_[k] && is_differentiable_dtype(graph.spec(p).dtype)) own_outputs.push_back(k);
+  }
+  wrt_ = inputs_with_gradients(graph, own_outputs);
   for (const Node& n : graph.nodes)
     if (n.kind == NodeKind::Constant && is_differentiable_dtype(n.value.dtype())) constants_.push_back(n.value);
   const bool fuse = &fn.fused_graph() != &fn.graph();
   forward_ = std::make_shared<const ConcreteFunction>(fn.name(), std::move(signature), std::move(graph), fuse);
 
-  // Traced once per signature (the shapes of the inputs and output gradients) on its first call.
-  std::shared_ptr<const ConcreteFunction> forward = forward_;
-  std::vector<size_t> wrt = wrt_, outs = differentiable_outputs_;
-  backward_ = make_ref<Function>(ctx, fn.name() + "_grad",
-                                 [forward, wrt, outs](Context& cx, const std::vector<Tensor>& in) {
-                                   return recompute_and_differentiate(*forward, wrt, outs, cx, in);
-                                 });
-
+  backwards_ = std::make_shared<Backwards>();
+  backwards_->ctx = Ref<Context>::share(&ctx);
+  backwards_->name = fn.name();
+  backwards_->forward = forward_;
+  backwards_->own_outputs = std::move(own_outputs);
   auto gradient = std::make_shared<CustomGradient>();
   gradient->name = fmt::format("function '{}'", fn.name());
-  Ref<Function> backward = backward_;
-  gradient->backward = [backward, wrt, outs](Context&, const std::vector<Tensor>& inputs, const std::vector<Tensor>&,
-                                              const std::vector<Tensor>& output_grads, const std::vector<bool>&) {
-    std::vector<Tensor> args = inputs;
-    for (size_t k : outs) args.push_back(output_grads[k]);
-    // A call like any other: under an enclosing tape it is itself one entry (higher-order gradients).
-    std::vector<Tensor> grads = backward->call(args);
-    std::vector<Tensor> result(inputs.size());
-    for (size_t j = 0; j < wrt.size(); ++j) result[wrt[j]] = std::move(grads[j]);
-    return result;
+  std::shared_ptr<Backwards> backwards = backwards_;
+  gradient->backward = [backwards](Context&, const std::vector<Tensor>& inputs, const std::vector<Tensor>&,
+                                   const std::vector<Tensor>& output_grads, const std::vector<bool>& needs) {
+    return backwards->differentiate(inputs, output_grads, needs);
   };
   custom_ = std::move(gradient);
+}
+
+std::vector<Tensor> CallGradient::entry_outputs(const std::vector<Tensor>& outputs) const {
+  std::vector<Tensor> own(outputs.size());
+  for (size_t k = 0; k < outputs.size(); ++k)
+    if (owned_[k]) own[k] = outputs[k];
+  return own;
+}
+
+std::vector<Ref<Function>> CallGradient::backwards() const {
+  std::lock_guard<std::mutex> lock(backwards_->mu);
+  std::vector<Ref<Function>> out;
+  for (const auto& [key, f] : backwards_->functions) out.push_back(f);
+  return out;
 }
 
 bool CallGradient::tape_tracks_a_constant(const GradientTape& tape) const {
@@ -220,7 +289,7 @@ std::optional<std::vector<Tensor>> call_with_tapes(Context& ctx, const std::shar
     outputs = gradient->forward().run(ctx, args, /*observed=*/false);
   }
   if (gradient->differentiable())
-    for (GradientTape* tape : tapes) tape->record(args, outputs, gradient->custom());
+    for (GradientTape* tape : tapes) tape->record(args, gradient->entry_outputs(outputs), gradient->custom());
   return outputs;
 }
 

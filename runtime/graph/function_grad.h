@@ -5,7 +5,7 @@
 // inputs are the call's inputs followed by the values of the variables the graph reads (read with
 // Variable::read, so the tape watches trainable ones, and fed to the replay in place of its Read
 // nodes). Its gradient is a graph::Function, traced once per signature, that recomputes the forward
-// pass under a tape of its own and returns d(sum_k <y_k, dy_k>)/d(each input).
+// pass under a tape of its own and returns d(sum_k <y_k, dy_k>)/d(each input the tape wants).
 //
 // Recomputation instead of saved intermediates: TensorFlow's function gradient keeps the forward
 // pass's intermediates (the forward function returns them as extra outputs) and its backward reads
@@ -27,7 +27,9 @@
 //    an input, and the tape would miss that gradient.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -49,9 +51,16 @@ class CallGradient {
   const ConcreteFunction& forward() const { return *forward_; }
   // The variables read, in the order of those extra inputs.
   const std::vector<Ref<Variable>>& variables() const { return variables_; }
-  // The backward function: inputs (the forward's inputs, then dy for each floating output), outputs
-  // the gradient of each floating input that reaches a floating output.
-  Function& backward() const { return *backward_; }
+  // The inputs that can get a gradient: floating ones with a path to a floating output.
+  const std::vector<size_t>& gradient_inputs() const { return wrt_; }
+  // The entry's outputs for a call's `outputs`: empty where the call returned an input, a constant
+  // or an earlier output as it is (see GradientTape::record).
+  std::vector<Tensor> entry_outputs(const std::vector<Tensor>& outputs) const;
+  // The backward functions made so far. Each serves one set of outputs that got a gradient and one
+  // set of inputs the tapes wanted (a training step wants the weights', not the batch's): inputs
+  // the forward's inputs, then dy for each of those outputs; outputs the gradient of each of those
+  // inputs. Made on first use, traced once per signature.
+  std::vector<Ref<Function>> backwards() const;
   // The tape's view of the backward.
   const std::shared_ptr<const CustomGradient>& custom() const { return custom_; }
   // Whether some floating input reaches some floating output: otherwise there is nothing to record.
@@ -63,9 +72,10 @@ class CallGradient {
   std::shared_ptr<const ConcreteFunction> forward_;
   std::vector<Ref<Variable>> variables_;
   std::vector<Tensor> constants_;
-  std::vector<size_t> differentiable_outputs_;
-  std::vector<size_t> wrt_;  // forward inputs that get a gradient
-  Ref<Function> backward_;
+  std::vector<bool> owned_;  // per output: the entry's own (see entry_outputs)
+  std::vector<size_t> wrt_;  // forward inputs that can get a gradient
+  struct Backwards;
+  std::shared_ptr<Backwards> backwards_;  // shared with custom_
   std::shared_ptr<const CustomGradient> custom_;
 };
 

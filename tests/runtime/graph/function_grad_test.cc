@@ -117,8 +117,25 @@ TEST_CASE("several outputs, one unused; integer inputs get no gradient") {
   Seen both = compare(c, *f, body, {params, indices}, {}, {0, 1});
   for (size_t e = 0; e < 4; ++e) CHECK(both.inputs[0][e] == doctest::Approx(only_first.inputs[0][e] + only_second.inputs[0][e]));
   CHECK(f->num_traces() == 1);
-  // One backward trace serves every choice of used outputs: the unused ones get zeros.
-  CHECK(CallGradient::of(c, f->concretes()[0])->backward().num_traces() == 1);
+  // One backward function per set of outputs the loss used, each traced once.
+  std::vector<Ref<Function>> backwards = CallGradient::of(c, f->concretes()[0])->backwards();
+  CHECK(backwards.size() == 3);
+  for (const Ref<Function>& b : backwards) CHECK(b->num_traces() == 1);
+}
+
+TEST_CASE("one tensor passed twice; an input returned as it is; a constant output") {
+  Context& c = ctx();
+  Body body = [](Context& cx, const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{op::mul(cx, in[0], op::exp(cx, in[1])), in[1],
+                               op::scalar(cx, cx.cpu(), DType::Float64, 4)};
+  };
+  auto f = make_ref<Function>(c, "mixed", body);
+  Tensor x = f64s({0.5, -1}, Shape{2});
+  Seen twice = compare(c, *f, body, {x, x}, {}, {0, 1, 2});
+  CHECK(twice.recorded == 1);
+  Seen apart = compare(c, *f, body, {x, f64s({2, 3}, Shape{2})}, {}, {1});
+  check_close(apart.inputs[1], {4, 6});  // d(y1^2)/d(in1) = 2 in1, through the pass-through output
+  CHECK(apart.inputs[0].empty());  // only the unused output depends on it: no gradient, as eagerly
 }
 
 TEST_CASE("an input the outputs do not depend on gets no gradient, as eagerly") {
@@ -173,7 +190,9 @@ TEST_CASE("the backward function is traced once and replayed on later steps") {
   CHECK(f->num_traces() == 1);
   std::shared_ptr<const CallGradient> grad = CallGradient::of(c, f->concretes()[0]);
   REQUIRE(grad);
-  CHECK(grad->backward().num_traces() == 1);
+  // compare() asks for d/dx, then d/dw: one backward function each, each traced once.
+  REQUIRE(grad->backwards().size() == 2);
+  for (const Ref<Function>& b : grad->backwards()) CHECK(b->num_traces() == 1);
   CHECK(steps[0] != steps[3]);  // the replays read the updated variable
 }
 
@@ -209,12 +228,43 @@ TEST_CASE("second derivatives through nested tapes: the backward call is itself 
   check_close(as_doubles(outer.gradient(dx, std::vector<const Variable*>{a.get()})[0]), {3 * 4, 3 * 1});
   std::shared_ptr<const CallGradient> grad = CallGradient::of(c, f->concretes()[0]);
   REQUIRE(grad);
-  CHECK(grad->backward().num_traces() == 1);
-  REQUIRE(grad->backward().num_traces() == 1);
-  // The backward of the backward, traced once too.
-  std::shared_ptr<const CallGradient> grad2 = CallGradient::of(c, grad->backward().concretes()[0]);
+  REQUIRE(grad->backwards().size() == 1);  // d/dx only: the inner tape never wants d/da
+  REQUIRE(grad->backwards()[0]->num_traces() == 1);
+  // The backward of the backward: one for d/dx (both rounds), one for d/da, each traced once.
+  std::shared_ptr<const CallGradient> grad2 = CallGradient::of(c, grad->backwards()[0]->concretes()[0]);
   REQUIRE(grad2);
-  CHECK(grad2->backward().num_traces() == 1);
+  CHECK(grad2->backwards().size() == 2);
+  for (const Ref<Function>& b : grad2->backwards()) CHECK(b->num_traces() == 1);
+}
+
+TEST_CASE("the backward differentiates only the inputs the tape wants") {
+  Context& c = ctx();
+  Ref<Variable> w = Variable::create(c, f64s({1, -1, 0.5, 2}, Shape{2, 2}), {.name = "w"});
+  auto f = make_ref<Function>(c, "linear", [&](Context& cx, const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{op::matmul(cx, in[0], w->read())};
+  });
+  Tensor x = f64s({1, 2}, Shape{1, 2});
+  auto step = [&](bool watch_x) {
+    GradientTape tape(c, {.persistent = true});
+    if (watch_x) tape.watch(x);
+    Tensor loss = op::all_sum(c, f->call({x})[0]);
+    check_close(as_doubles(tape.gradient(loss, std::vector<const Variable*>{w.get()})[0]), {1, 1, 2, 2});
+    if (watch_x) check_close(as_doubles(tape.gradient(loss, {x})[0]), {0, 2.5});
+  };
+  step(false);
+  std::shared_ptr<const CallGradient> grad = CallGradient::of(c, f->concretes()[0]);
+  REQUIRE(grad);
+  CHECK(grad->gradient_inputs() == std::vector<size_t>{0, 1});  // x, then w's value
+  REQUIRE(grad->backwards().size() == 1);
+  std::string dump = grad->backwards()[0]->concretes()[0]->graph().dump();
+  CHECK_MESSAGE(dump.find("MatMul") != std::string::npos, dump);
+  // The forward's MatMul is dead code here: d/dw = x^T dy needs only one MatMul.
+  CHECK_MESSAGE(dump.find("MatMul") == dump.rfind("MatMul"), dump);
+  step(true);
+  step(true);
+  std::vector<Ref<Function>> backwards = grad->backwards();
+  CHECK(backwards.size() == 2);
+  for (const Ref<Function>& b : backwards) CHECK(b->num_traces() == 1);
 }
 
 TEST_CASE("a persistent tape computes gradients through a call twice") {
@@ -330,7 +380,9 @@ TEST_CASE("an input signature with unknown dimensions: one forward trace, one ba
   Seen call = compare(c, *f, body, {f64s({1, 2, 3}, Shape{3})}, {}, {0});
   CHECK(call.recorded == 1);
   CHECK(f->num_traces() == 1);
-  CHECK(CallGradient::of(c, f->concretes()[0])->backward().num_traces() == 2);
+  std::vector<Ref<Function>> backwards = CallGradient::of(c, f->concretes()[0])->backwards();
+  REQUIRE(backwards.size() == 1);
+  CHECK(backwards[0]->num_traces() == 2);
 }
 
 TEST_CASE("a paused tape does not see a call") {
