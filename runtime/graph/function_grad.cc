@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -90,6 +91,58 @@ std::vector<Tensor> recompute_and_differentiate(const ConcreteFunction& forward,
   return tape.gradient(targets, sources, dys, Unconnected::Zero);
 }
 
+// The other backward's host function: the forward's intermediates are inputs (the forward's
+// inputs, then every op output in node order, then dy for each output in `used_outputs`). Each op
+// node is recorded on the tape with the saved values as its outputs, without running it, and the
+// tape differentiates as above: the backward graph holds gradient ops only.
+std::vector<Tensor> differentiate_saved(const Graph& g, const std::vector<size_t>& wrt,
+                                        const std::vector<size_t>& used_outputs, Context& ctx,
+                                        const std::vector<Tensor>& in) {
+  const size_t n = static_cast<size_t>(g.num_inputs);
+  GradientTape tape(ctx, {.persistent = false, .watch_accessed_variables = false});
+  std::vector<Tensor> sources;
+  for (size_t i : wrt) {
+    tape.watch(in[i]);
+    sources.push_back(in[i]);
+  }
+  std::vector<std::vector<Tensor>> values(g.nodes.size());
+  size_t next = n;
+  std::vector<const Tensor*> ins;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& node = g.nodes[i];
+    std::vector<Tensor>& v = values[i];
+    if (node.kind == NodeKind::Input) v = {in[static_cast<size_t>(node.index)]};
+    if (node.kind == NodeKind::Constant) v = {node.value};
+    if (node.kind != NodeKind::Op) continue;
+    v.assign(in.begin() + static_cast<std::ptrdiff_t>(next),
+             in.begin() + static_cast<std::ptrdiff_t>(next + node.outputs.size()));
+    next += node.outputs.size();
+    ins.clear();
+    for (Port p : node.inputs) ins.push_back(&values[static_cast<size_t>(p.node)][static_cast<size_t>(p.output)]);
+    // What the dispatch would tell the tape had the op run.
+    OpCall call{*node.def,        node.attrs->attrs(), ins.data(),         static_cast<int>(ins.size()),
+                v.data(),         static_cast<int>(v.size()), node.outputs.data()};
+    tape.after(ctx, call);
+  }
+  std::vector<Tensor> targets, dys;
+  for (size_t j = 0; j < used_outputs.size(); ++j) {
+    Port p = g.outputs[used_outputs[j]];
+    targets.push_back(values[static_cast<size_t>(p.node)][static_cast<size_t>(p.output)]);
+    dys.push_back(in[next + j]);
+  }
+  return tape.gradient(targets, sources, dys, Unconnected::Zero);
+}
+
+// `g` returning every op output too, after its own outputs, in node order.
+Graph saving_intermediates(const Graph& g) {
+  Graph out = clone(g);
+  for (size_t i = 0; i < out.nodes.size(); ++i)
+    if (out.nodes[i].kind == NodeKind::Op)
+      for (size_t j = 0; j < out.nodes[i].outputs.size(); ++j)
+        out.outputs.push_back({static_cast<int>(i), static_cast<int>(j)});
+  return out;
+}
+
 // Concrete functions' gradients, by concrete function, while it lives. Never destroyed: entries
 // hold contexts, which must not be released during static destruction.
 struct GradientTable {
@@ -113,7 +166,7 @@ struct GradientTable {
 
 }  // namespace
 
-// The backward functions of one forward, by the outputs they take dy for and the inputs they
+// The backward functions of one forward, by kind, the outputs they take dy for and the inputs they
 // differentiate.
 struct CallGradient::Backwards {
   Ref<Context> ctx;
@@ -122,7 +175,8 @@ struct CallGradient::Backwards {
   std::vector<size_t> own_outputs;  // the floating outputs the entry owns: the only ones with a dy
   std::mutex mu;
   std::map<std::vector<size_t>, std::vector<size_t>> reach;  // by used outputs: inputs with a path
-  std::map<std::pair<std::vector<size_t>, std::vector<size_t>>, Ref<Function>> functions;
+  // By (recomputes, used outputs, inputs differentiated).
+  std::map<std::tuple<bool, std::vector<size_t>, std::vector<size_t>>, Ref<Function>> functions;
 
   const std::vector<size_t>& reach_of(const std::vector<size_t>& used) {
     std::lock_guard<std::mutex> lock(mu);
@@ -131,23 +185,28 @@ struct CallGradient::Backwards {
     return it->second;  // map nodes stay put
   }
 
-  Function& get(const std::vector<size_t>& used, const std::vector<size_t>& wrt) {
+  Function& get(bool recompute, const std::vector<size_t>& used, const std::vector<size_t>& wrt) {
     std::lock_guard<std::mutex> lock(mu);
-    Ref<Function>& f = functions[{used, wrt}];
-    if (!f) {
-      // Traced once per signature (the shapes of the inputs and output gradients) on its first call.
-      std::shared_ptr<const ConcreteFunction> fwd = forward;
-      f = make_ref<Function>(*ctx, name + "_grad", [fwd, used, wrt](Context& cx, const std::vector<Tensor>& in) {
+    Ref<Function>& f = functions[{recompute, used, wrt}];
+    if (f) return *f;
+    // Traced once per signature (the shapes of the inputs and output gradients) on its first call.
+    std::shared_ptr<const ConcreteFunction> fwd = forward;
+    if (recompute)
+      f = make_ref<Function>(*ctx, name + "_grad_recompute", [fwd, used, wrt](Context& cx, const std::vector<Tensor>& in) {
         return recompute_and_differentiate(*fwd, wrt, used, cx, in);
       });
-    }
+    else
+      f = make_ref<Function>(*ctx, name + "_grad", [fwd, used, wrt](Context& cx, const std::vector<Tensor>& in) {
+        return differentiate_saved(fwd->graph(), wrt, used, cx, in);
+      });
     return *f;
   }
 
   // The tape's backward. Like a tape, it differentiates only through the outputs that got a
-  // gradient, and only for the inputs the tape wants that such an output depends on.
+  // gradient, and only for the inputs the tape wants that such an output depends on. `saved`: the
+  // intermediates of the call, when it kept them.
   std::vector<Tensor> differentiate(const std::vector<Tensor>& inputs, const std::vector<Tensor>& output_grads,
-                                    const std::vector<bool>& needs) {
+                                    const std::vector<bool>& needs, const std::vector<Tensor>* saved) {
     std::vector<Tensor> result(inputs.size());
     std::vector<size_t> used;
     for (size_t k : own_outputs)
@@ -157,10 +216,15 @@ struct CallGradient::Backwards {
     for (size_t i : reach_of(used))
       if (needs[i]) wrt.push_back(i);
     if (wrt.empty()) return result;
+    // A tape recording this gradient (a higher-order one) must see it depend on the inputs alone:
+    // the saved intermediates are not connected to them on that tape. Then the backward recomputes.
+    std::optional<std::vector<GradientTape*>> recording = tapes_only(*ctx);
+    const bool recompute = !saved || !recording || !recording->empty();
     std::vector<Tensor> args = inputs;
+    if (!recompute) args.insert(args.end(), saved->begin(), saved->end());
     for (size_t k : used) args.push_back(output_grads[k]);
     // A call like any other: under an enclosing tape it is itself one entry (higher-order gradients).
-    std::vector<Tensor> grads = get(used, wrt).call(args);
+    std::vector<Tensor> grads = get(recompute, used, wrt).call(args);
     for (size_t j = 0; j < wrt.size(); ++j) result[wrt[j]] = std::move(grads[j]);
     return result;
   }
@@ -186,6 +250,8 @@ CallGradient::CallGradient(Context& ctx, const ConcreteFunction& fn) {
   for (const Node& n : graph.nodes)
     if (n.kind == NodeKind::Constant && is_differentiable_dtype(n.value.dtype())) constants_.push_back(n.value);
   const bool fuse = &fn.fused_graph() != &fn.graph();
+  // Every value is an output there: nothing to fuse.
+  saving_ = std::make_shared<const ConcreteFunction>(fn.name(), signature, saving_intermediates(graph), false);
   forward_ = std::make_shared<const ConcreteFunction>(fn.name(), std::move(signature), std::move(graph), fuse);
 
   backwards_ = std::make_shared<Backwards>();
@@ -193,14 +259,20 @@ CallGradient::CallGradient(Context& ctx, const ConcreteFunction& fn) {
   backwards_->name = fn.name();
   backwards_->forward = forward_;
   backwards_->own_outputs = std::move(own_outputs);
+  name_ = fmt::format("function '{}'", fn.name());
+}
+
+std::shared_ptr<const CustomGradient> CallGradient::custom(std::vector<Tensor> saved) const {
   auto gradient = std::make_shared<CustomGradient>();
-  gradient->name = fmt::format("function '{}'", fn.name());
+  gradient->name = name_;
   std::shared_ptr<Backwards> backwards = backwards_;
-  gradient->backward = [backwards](Context&, const std::vector<Tensor>& inputs, const std::vector<Tensor>&,
-                                   const std::vector<Tensor>& output_grads, const std::vector<bool>& needs) {
-    return backwards->differentiate(inputs, output_grads, needs);
+  gradient->backward = [backwards, saved = std::move(saved)](Context&, const std::vector<Tensor>& inputs,
+                                                              const std::vector<Tensor>&,
+                                                              const std::vector<Tensor>& output_grads,
+                                                              const std::vector<bool>& needs) {
+    return backwards->differentiate(inputs, output_grads, needs, saved.empty() ? nullptr : &saved);
   };
-  custom_ = std::move(gradient);
+  return gradient;
 }
 
 std::vector<Tensor> CallGradient::entry_outputs(const std::vector<Tensor>& outputs) const {
@@ -283,13 +355,23 @@ std::optional<std::vector<Tensor>> call_with_tapes(Context& ctx, const std::shar
   // The variables' values join the inputs; reading them lets the tapes watch trainable ones.
   std::vector<Tensor> args = inputs;
   for (const Ref<Variable>& v : gradient->variables()) args.push_back(v->read());
+  bool recorded = false;
+  for (GradientTape* tape : tapes)
+    for (size_t i = 0; i < args.size() && !recorded; ++i) recorded = tape->tracks(args[i]);
+  if (!gradient->differentiable() || !recorded) return gradient->forward().run(ctx, args, /*observed=*/false);
+
+  // The replay keeps every intermediate for the backward (after the outputs), as TF's does.
   std::vector<Tensor> outputs;
   {
     TapesPausedHere paused(tapes);  // a replay with unknown dimensions still goes through the dispatch
-    outputs = gradient->forward().run(ctx, args, /*observed=*/false);
+    outputs = gradient->saving_forward().run(ctx, args, /*observed=*/false);
   }
-  if (gradient->differentiable())
-    for (GradientTape* tape : tapes) tape->record(args, gradient->entry_outputs(outputs), gradient->custom());
+  const size_t n = gradient->forward().num_outputs();
+  std::vector<Tensor> saved(outputs.begin() + static_cast<std::ptrdiff_t>(n), outputs.end());
+  outputs.resize(n);
+  std::shared_ptr<const CustomGradient> custom = gradient->custom(std::move(saved));
+  std::vector<Tensor> own = gradient->entry_outputs(outputs);
+  for (GradientTape* tape : tapes) tape->record(args, own, custom);
   return outputs;
 }
 

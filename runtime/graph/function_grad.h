@@ -4,22 +4,26 @@
 // The call replays its graph without per-node hooks (the fast replay) and records one entry. Its
 // inputs are the call's inputs followed by the values of the variables the graph reads (read with
 // Variable::read, so the tape watches trainable ones, and fed to the replay in place of its Read
-// nodes). Its gradient is a graph::Function, traced once per signature, that recomputes the forward
-// pass under a tape of its own and returns d(sum_k <y_k, dy_k>)/d(each input the tape wants).
-//
-// Recomputation instead of saved intermediates: TensorFlow's function gradient keeps the forward
-// pass's intermediates (the forward function returns them as extra outputs) and its backward reads
-// them. Here the backward recomputes them from the inputs, which costs one extra forward pass per
-// gradient and keeps nothing alive between the call and the gradient but the inputs and outputs.
-// Because variable values are inputs of the entry, a later write to a variable does not change the
-// gradient (the recomputation uses the values the call read).
+// nodes). Its gradient is a graph::Function, traced once per signature, that returns
+// d(sum_k <y_k, dy_k>)/d(each input the tape wants). There are two kinds:
+//  - first-order (no tape records the gradient computation): as in TF, the recorded call's replay
+//    also returns every intermediate, the entry keeps them, and the backward takes them as inputs:
+//    its graph holds gradient ops only. Memory: what an eager tape keeps for the same ops.
+//  - higher-order (a tape records the gradient computation): the backward recomputes the forward
+//    pass from the entry's inputs under a tape of its own. An enclosing tape must see the gradient
+//    depend on the inputs alone; saved intermediates are not connected to them on that tape (TF
+//    makes them extra outputs of the forward's entry instead, with gradients of their own). The
+//    cost is one more forward pass per gradient.
+// Either way, variable values are inputs of the entry, so a write to a variable after the call
+// does not change its gradient.
 //
 // Calls that keep today's node-by-node replay (each node through the eager dispatch, so the tape
 // records every op):
 //  - graphs with Assign nodes (a captured training step): the writes must happen once, in program
-//    order, and later reads see the written values, which a recomputation from the entry's inputs
-//    would not reproduce;
-//  - graphs with random ops: a recomputation would draw different numbers (a dropout mask);
+//    order, and a read after a write sees the written value, which one input per variable cannot
+//    express (and a recomputation would replay the writes);
+//  - graphs with random ops: a recomputation would draw different numbers (a dropout mask), and a
+//    higher-order gradient recomputes;
 //  - graphs with node kinds other than Input, Constant, Op and Read (control flow);
 //  - a dispatch hook that is not a tape (a trace on another thread, a profiler): it may need to see
 //    every node;
@@ -30,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -61,22 +66,27 @@ class CallGradient {
   // the forward's inputs, then dy for each of those outputs; outputs the gradient of each of those
   // inputs. Made on first use, traced once per signature.
   std::vector<Ref<Function>> backwards() const;
-  // The tape's view of the backward.
-  const std::shared_ptr<const CustomGradient>& custom() const { return custom_; }
+  // `forward()` returning every op output after its own outputs, in node order: what a recorded
+  // call replays, so that the first-order backward reads intermediates instead of recomputing them.
+  const ConcreteFunction& saving_forward() const { return *saving_; }
+  // The tape's view of one call's backward; `saved` holds the intermediates saving_forward()
+  // returned (empty: the backward recomputes them).
+  std::shared_ptr<const CustomGradient> custom(std::vector<Tensor> saved) const;
   // Whether some floating input reaches some floating output: otherwise there is nothing to record.
   bool differentiable() const { return !wrt_.empty(); }
   // Whether `tape` tracks one of the constants the graph captured.
   bool tape_tracks_a_constant(const GradientTape& tape) const;
 
  private:
+  std::string name_;  // "function 'f'"
   std::shared_ptr<const ConcreteFunction> forward_;
+  std::shared_ptr<const ConcreteFunction> saving_;
   std::vector<Ref<Variable>> variables_;
   std::vector<Tensor> constants_;
   std::vector<bool> owned_;  // per output: the entry's own (see entry_outputs)
   std::vector<size_t> wrt_;  // forward inputs that can get a gradient
   struct Backwards;
-  std::shared_ptr<Backwards> backwards_;  // shared with custom_
-  std::shared_ptr<const CustomGradient> custom_;
+  std::shared_ptr<Backwards> backwards_;  // shared with every call's CustomGradient
 };
 
 // The tapes recording on this thread, if every installed hook is a tape; nothing otherwise.

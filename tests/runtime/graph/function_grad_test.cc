@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <functional>
+#include <string>
+#include <thread>
 
 #include "runtime/autodiff/gradient.h"
 #include "runtime/autodiff/tape.h"
@@ -230,6 +232,7 @@ TEST_CASE("second derivatives through nested tapes: the backward call is itself 
   REQUIRE(grad);
   REQUIRE(grad->backwards().size() == 1);  // d/dx only: the inner tape never wants d/da
   REQUIRE(grad->backwards()[0]->num_traces() == 1);
+  CHECK(grad->backwards()[0]->name() == "cubic_grad_recompute");  // an outer tape records it
   // The backward of the backward: one for d/dx (both rounds), one for d/da, each traced once.
   std::shared_ptr<const CallGradient> grad2 = CallGradient::of(c, grad->backwards()[0]->concretes()[0]);
   REQUIRE(grad2);
@@ -265,6 +268,46 @@ TEST_CASE("the backward differentiates only the inputs the tape wants") {
   std::vector<Ref<Function>> backwards = grad->backwards();
   CHECK(backwards.size() == 2);
   for (const Ref<Function>& b : backwards) CHECK(b->num_traces() == 1);
+}
+
+TEST_CASE("a first-order gradient reads the saved intermediates; one an outer tape records recomputes") {
+  Context& c = ctx();
+  auto f = make_ref<Function>(c, "exp2", [](Context& cx, const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{op::exp(cx, op::exp(cx, in[0]))};
+  });
+  Tensor x = f64s({0.5, -1}, Shape{2});
+  auto want = [](double v) { return std::exp(v) * std::exp(std::exp(v)); };
+  {
+    GradientTape tape(c);
+    tape.watch(x);
+    check_close(as_doubles(tape.gradient(f->call({x})[0], {x})[0]), {want(0.5), want(-1)});
+  }
+  std::shared_ptr<const CallGradient> grad = CallGradient::of(c, f->concretes()[0]);
+  REQUIRE(grad);
+  REQUIRE(grad->backwards().size() == 1);
+  Ref<Function> saved = grad->backwards()[0];
+  CHECK(saved->name() == "exp2_grad");
+  // d/dx = dy * y * e: both exps come from the forward; the backward runs none.
+  std::string dump = saved->concretes()[0]->graph().dump();
+  CHECK_MESSAGE(dump.find("Exp") == std::string::npos, dump);
+
+  GradientTape outer(c);
+  outer.watch(x);
+  Tensor dx;
+  {
+    GradientTape inner(c);
+    inner.watch(x);
+    dx = inner.gradient(f->call({x})[0], {x})[0];
+  }
+  check_close(as_doubles(dx), {want(0.5), want(-1)});
+  REQUIRE(grad->backwards().size() == 2);
+  Ref<Function> recomputing = grad->backwards()[0] == saved ? grad->backwards()[1] : grad->backwards()[0];
+  CHECK(recomputing->name() == "exp2_grad_recompute");
+  dump = recomputing->concretes()[0]->graph().dump();
+  CHECK_MESSAGE(dump.find("Exp") != std::string::npos, dump);
+  // d2/dx2 of exp(exp(x)) = e^x e^(e^x) (1 + e^x).
+  auto second = [&](double v) { return want(v) * (1 + std::exp(v)); };
+  check_close(as_doubles(outer.gradient(dx, {x})[0]), {second(0.5), second(-1)});
 }
 
 TEST_CASE("a persistent tape computes gradients through a call twice") {
@@ -383,6 +426,50 @@ TEST_CASE("an input signature with unknown dimensions: one forward trace, one ba
   std::vector<Ref<Function>> backwards = CallGradient::of(c, f->concretes()[0])->backwards();
   REQUIRE(backwards.size() == 1);
   CHECK(backwards[0]->num_traces() == 2);
+}
+
+TEST_CASE("threads with tapes of their own call one function at once") {
+  Context& c = ctx();
+  Ref<Variable> w = Variable::create(c, f64s({0.5, -2}, Shape{2}), {.name = "w"});
+  auto f = make_ref<Function>(c, "shared", [&](Context& cx, const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{op::tanh(cx, op::mul(cx, in[0], w->read()))};
+  });
+  constexpr int kThreads = 4, kSteps = 25;
+  std::vector<Tensor> xs;
+  for (int t = 0; t < kThreads; ++t) xs.push_back(f64s({0.1 * (t + 1), -0.2 * t}, Shape{2}));
+  std::vector<std::vector<double>> dx(kThreads), dw(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        for (int step = 0; step < kSteps; ++step) {
+          GradientTape tape(c, {.persistent = true});
+          tape.watch(xs[t]);
+          Tensor loss = op::all_sum(c, f->call({xs[t]})[0]);
+          dx[t] = as_doubles(tape.gradient(loss, {xs[t]})[0]);
+          dw[t] = as_doubles(tape.gradient(loss, std::vector<const Variable*>{w.get()})[0]);
+        }
+      } catch (const std::exception& e) {
+        errors[t] = e.what();
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    CAPTURE(t);
+    CHECK(errors[t].empty());
+    std::vector<double> x = as_doubles(xs[t]), wv = {0.5, -2};
+    std::vector<double> want_dx, want_dw;
+    for (size_t i = 0; i < 2; ++i) {
+      double d = 1 - std::tanh(x[i] * wv[i]) * std::tanh(x[i] * wv[i]);
+      want_dx.push_back(d * wv[i]);
+      want_dw.push_back(d * x[i]);
+    }
+    check_close(dx[t], want_dx, 1e-12);
+    check_close(dw[t], want_dw, 1e-12);
+  }
+  CHECK(f->num_traces() == 1);
+  for (const Ref<Function>& b : CallGradient::of(c, f->concretes()[0])->backwards()) CHECK(b->num_traces() == 1);
 }
 
 TEST_CASE("a paused tape does not see a call") {
