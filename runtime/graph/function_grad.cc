@@ -120,8 +120,8 @@ std::vector<Tensor> differentiate_saved(const Graph& g, const std::vector<size_t
     ins.clear();
     for (Port p : node.inputs) ins.push_back(&values[static_cast<size_t>(p.node)][static_cast<size_t>(p.output)]);
     // What the dispatch would tell the tape had the op run.
-    OpCall call{*node.def,        node.attrs->attrs(), ins.data(),         static_cast<int>(ins.size()),
-                v.data(),         static_cast<int>(v.size()), node.outputs.data()};
+    OpCall call{*node.def, node.attrs->attrs(), ins.data(), static_cast<int>(ins.size()),
+                v.data(),  static_cast<int>(v.size()), node.outputs.data()};
     tape.after(ctx, call);
   }
   std::vector<Tensor> targets, dys;

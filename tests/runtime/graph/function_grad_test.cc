@@ -30,8 +30,9 @@ struct Seen {
   size_t recorded = 0;
 };
 
-// Runs `run` under a tape that watches the floating inputs (`recorded`: the entries it made), takes L = sum over `used` outputs of
-// sum(y * y) (so dy = 2y, not ones), and differentiates L by the inputs and the variables.
+// Runs `run` under a tape that watches the floating inputs (`recorded`: the entries that made),
+// takes L = sum over `used` outputs of sum(y * y) (so dy = 2y, not ones), and differentiates L by
+// the inputs and the variables.
 Seen differentiate(Context& c, const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& run,
                    const std::vector<Tensor>& inputs, const std::vector<Ref<Variable>>& variables,
                    const std::vector<size_t>& used) {
@@ -101,7 +102,8 @@ TEST_CASE("a dense layer called through a function: gradients for the input, ker
   auto f = make_ref<Function>(c, "dense", body);
   std::vector<Ref<Variable>> weights = dense->trainable_weights();
   REQUIRE(weights.size() == 2);
-  compare(c, *f, body, {x}, weights, {0});
+  Seen call = compare(c, *f, body, {x}, weights, {0});
+  CHECK(call.recorded == 1);
 }
 
 TEST_CASE("several outputs, one unused; integer inputs get no gradient") {
