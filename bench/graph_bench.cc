@@ -2,7 +2,10 @@
 //  1. per-node replay overhead against eager dispatch of the same tiny ops (16 floats each): the
 //     kernels' own time (called directly) is measured too and subtracted from both sides;
 //  2. a chain of 20 elementwise ops on 1M floats, fused against unfused, on the CPU;
-//  3. one training step of the digits MLP (64-64-10, Adam, batch 32), captured against eager.
+//  3. one training step of the digits MLP (64-64-10, Adam, batch 32), captured against eager;
+//  4. the same step with only the forward pass and loss in a function, called under the tape (one
+//     tape entry whose gradient is a traced function), against eager and against the node-by-node
+//     replay that a call gets when the tape must see every op.
 //
 //   bazel run -c opt //bench:graph_bench
 #include <algorithm>
@@ -184,6 +187,67 @@ void bench_training(Context& ctx) {
               te * 1e6, tc * 1e6, ops, fused_ops, te / tc);
 }
 
+// ---- 4. A function call under a tape ----
+
+// Sees every op and does nothing: with it installed a call replays node by node, each node through
+// the eager dispatch, as before calls were one tape entry (runtime/graph/function_grad.h).
+class WatchEveryOp final : public DispatchHook {};
+
+void bench_call_under_tape(Context& ctx) {
+  Tensor xb = filled(ctx, Shape{kBatch, kFeatures}, 0.0f);
+  Tensor yb = Tensor::allocate(ctx.cpu(), DType::Float32, Shape{kBatch, kClasses});
+  for (int64_t i = 0; i < kBatch * kClasses; ++i)
+    yb.mutable_data<float>()[i] = (i % kClasses) == ((i / kClasses) * 7) % kClasses ? 1.0f : 0.0f;
+  Ref<nn::Sequential> model = nn::Sequential::create(ctx, "mlp");
+  model->add(nn::dense(ctx, {.units = 64, .activation = nn::Activation::Relu}));
+  model->add(nn::dense(ctx, {.units = kClasses}));
+  optim::OptimizerOptions oo;
+  oo.kind = optim::Kind::Adam;
+  oo.learning_rate = 0.005;
+  Ref<optim::Optimizer> opt = optim::Optimizer::create(ctx, oo);
+  (*model)(xb);
+  std::vector<Ref<Variable>> weights = model->trainable_weights();
+  std::vector<const Variable*> vars;
+  for (auto& w : weights) vars.push_back(w.get());
+
+  auto forward = [&](Context& cx, const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{
+        op::neg(cx, op::all_mean(cx, op::sum(cx, op::mul(cx, in[1], op::log_softmax(cx, (*model)(in[0], true))), {1})))};
+  };
+  auto fn = make_ref<graph::Function>(ctx, "loss", forward);
+  // A step: the loss under a tape (eagerly or through the function), its gradient, then Adam.
+  bool apply = true;
+  auto step = [&](bool call) {
+    GradientTape tape(ctx);
+    Tensor loss = call ? fn->call({xb, yb})[0] : forward(ctx, {xb, yb})[0];
+    std::vector<Tensor> grads = tape.gradient(loss, vars);
+    if (!apply) return;
+    std::vector<std::pair<Tensor, Variable*>> pairs;
+    for (size_t i = 0; i < grads.size(); ++i) pairs.emplace_back(grads[i], weights[i].get());
+    opt->apply_gradients(pairs);
+  };
+  for (int i = 0; i < 5; ++i) {
+    step(false);
+    step(true);
+  }
+  size_t ops = 0;
+  for (const graph::Node& n : fn->concretes()[0]->graph().nodes) ops += n.kind == graph::NodeKind::Op;
+  std::printf("4. the MLP's forward pass and loss in a function (%zu op nodes), called under the tape:\n", ops);
+  const int reps = 501;
+  WatchEveryOp watcher;
+  for (bool with_adam : {false, true}) {
+    apply = with_adam;
+    double te = median_seconds(reps, [&] { step(false); });
+    double tc = median_seconds(reps, [&] { step(true); });
+    ctx.add_hook(&watcher);
+    double tn = median_seconds(reps, [&] { step(true); });
+    ctx.remove_hook(&watcher);
+    std::printf("   %s: eager %.1f us, call as one tape entry %.1f us (%.2fx), call node by node %.1f us (%.2fx)\n",
+                with_adam ? "loss, gradient and Adam" : "loss and gradient     ", te * 1e6, tc * 1e6, tc / te, tn * 1e6,
+                tn / te);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -193,5 +257,6 @@ int main() {
   bench_per_node(*ctx);
   bench_fusion(*ctx);
   bench_training(*ctx);
+  bench_call_under_tape(*ctx);
   return 0;
 }

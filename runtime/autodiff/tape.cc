@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "runtime/autodiff/gradient.h"
 #include "runtime/eager/dispatch.h"
 #include "runtime/eager/ops.h"
@@ -65,13 +67,35 @@ void GradientTape::after(Context&, const OpCall& call) {
   bool any = false;
   for (int i = 0; i < call.num_inputs && !any; ++i) any = tracked(*call.inputs[i]);
   if (!any) return;
-  Entry e{AttrStore(call.attrs), {}, {}};
+  Entry e;
+  e.attrs.emplace(call.attrs);
   e.inputs.reserve(static_cast<size_t>(call.num_inputs));
   for (int i = 0; i < call.num_inputs; ++i) e.inputs.push_back(*call.inputs[i]);
   e.outputs.assign(call.outputs, call.outputs + call.num_outputs);
   for (const Tensor& out : e.outputs)
     if (is_differentiable_dtype(out.dtype())) track(out);
   entries_.push_back(std::move(e));
+}
+
+bool GradientTape::record(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                          std::shared_ptr<const CustomGradient> gradient) {
+  if (!gradient || !gradient->backward)
+    raise(Code::InvalidArgument, "GradientTape::record: no backward function");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].valid())
+      raise(Code::InvalidArgument, "GradientTape::record: input {} of {} is an empty tensor", i, gradient->name);
+  if (!records_here()) return false;
+  bool any = false;
+  for (size_t i = 0; i < inputs.size() && !any; ++i) any = tracked(inputs[i]);
+  if (!any) return false;
+  Entry e;
+  e.custom = std::move(gradient);
+  e.inputs = inputs;
+  e.outputs = outputs;
+  for (const Tensor& out : e.outputs)
+    if (out.valid() && is_differentiable_dtype(out.dtype())) track(out);
+  entries_.push_back(std::move(e));
+  return true;
 }
 
 void GradientTape::reset() {
@@ -100,7 +124,22 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
     if (!sources[i].valid()) raise(Code::InvalidArgument, "GradientTape::gradient: source {} is an empty tensor", i);
     groups.push_back({sources[i]});
   }
-  return backprop(target, groups, output_gradient, unconnected);
+  std::vector<Tensor> seeds;
+  if (output_gradient) seeds.push_back(*output_gradient);
+  return backprop({target}, groups, output_gradient ? &seeds : nullptr, unconnected);
+}
+
+std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,
+                                           const std::vector<Tensor>& output_gradients, Unconnected unconnected) {
+  if (!output_gradients.empty() && output_gradients.size() != targets.size())
+    raise(Code::InvalidArgument, "GradientTape::gradient: {} output gradients for {} targets", output_gradients.size(),
+          targets.size());
+  std::vector<std::vector<Tensor>> groups;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!sources[i].valid()) raise(Code::InvalidArgument, "GradientTape::gradient: source {} is an empty tensor", i);
+    groups.push_back({sources[i]});
+  }
+  return backprop(targets, groups, output_gradients.empty() ? nullptr : &output_gradients, unconnected);
 }
 
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<const Variable*>& sources,
@@ -111,7 +150,9 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
     auto it = variable_index_.find(sources[i]);
     groups.push_back(it == variable_index_.end() ? std::vector<Tensor>{} : variables_[it->second].reads);
   }
-  std::vector<Tensor> grads = backprop(target, groups, output_gradient, Unconnected::None);
+  std::vector<Tensor> seeds;
+  if (output_gradient) seeds.push_back(*output_gradient);
+  std::vector<Tensor> grads = backprop({target}, groups, output_gradient ? &seeds : nullptr, Unconnected::None);
   for (size_t i = 0; i < grads.size(); ++i)
     if (!grads[i].valid() && unconnected == Unconnected::Zero)
       grads[i] = op::filled(*ctx_, sources[i]->device(), sources[i]->dtype(), sources[i]->shape(), 0);
@@ -142,14 +183,41 @@ class PauseRecording {
 };
 }  // namespace
 
-std::vector<Tensor> GradientTape::backprop(const Tensor& target, const std::vector<std::vector<Tensor>>& sources,
-                                           const Tensor* output_gradient, Unconnected unconnected) {
+std::vector<Tensor> GradientTape::entry_gradient(const Entry& e, const std::vector<Tensor>& out_grads,
+                                                 const std::vector<bool>& needs) {
+  Context& ctx = *ctx_;
+  std::vector<Tensor> in_grads;
+  if (e.custom) {
+    in_grads = e.custom->backward(ctx, e.inputs, e.outputs, out_grads, needs);
+    if (in_grads.size() != e.inputs.size())
+      raise(Code::Internal, "GradientTape::gradient: the gradient of {} gave {} tensors for {} inputs", e.custom->name,
+            in_grads.size(), e.inputs.size());
+    return in_grads;
+  }
+  const OpDef& def = e.attrs->def();
+  if (!def.gradient) raise(Code::Unimplemented, "GradientTape::gradient: op '{}' has no registered gradient", def.name);
+  in_grads.resize(e.inputs.size());
+  GradContext gc{ctx, def, e.attrs->attrs(), e.inputs, e.outputs, out_grads, needs, in_grads};
+  def.gradient(gc);
+  return in_grads;
+}
+
+std::vector<Tensor> GradientTape::backprop(const std::vector<Tensor>& targets,
+                                           const std::vector<std::vector<Tensor>>& sources,
+                                           const std::vector<Tensor>* output_gradients, Unconnected unconnected) {
   constexpr const char* kFn = "GradientTape::gradient";
   check_usable(kFn);
-  if (!target.valid()) raise(Code::InvalidArgument, "{}: the target is an empty tensor", kFn);
-  if (output_gradient && (output_gradient->dtype() != target.dtype() || output_gradient->shape() != target.shape()))
-    raise(Code::InvalidArgument, "{}: output_gradient {} does not match the target {}", kFn, output_gradient->debug_string(),
-          target.debug_string());
+  for (size_t k = 0; k < targets.size(); ++k) {
+    const Tensor& target = targets[k];
+    if (!target.valid()) {
+      if (targets.size() == 1) raise(Code::InvalidArgument, "{}: the target is an empty tensor", kFn);
+      raise(Code::InvalidArgument, "{}: target {} is an empty tensor", kFn, k);
+    }
+    const Tensor* seed = output_gradients ? &(*output_gradients)[k] : nullptr;
+    if (seed && (!seed->valid() || seed->dtype() != target.dtype() || seed->shape() != target.shape()))
+      raise(Code::InvalidArgument, "{}: output_gradient {} does not match the target {}", kFn,
+            seed->valid() ? seed->debug_string() : "(empty)", target.debug_string());
+  }
   Context& ctx = *ctx_;
   PauseRecording pause(*this);
 
@@ -164,41 +232,41 @@ std::vector<Tensor> GradientTape::backprop(const Tensor& target, const std::vect
     for (const Tensor& in : entries_[k].inputs)
       if (reach.count(in.buffer())) relevant[k] = true;
     if (relevant[k])
-      for (const Tensor& out : entries_[k].outputs) reach.insert(out.buffer());
+      for (const Tensor& out : entries_[k].outputs)
+        if (out.valid()) reach.insert(out.buffer());
   }
 
   // Backward, in reverse execution order.
   std::unordered_map<const Buffer*, std::vector<Tensor>> grads;
-  grads[target.buffer()].push_back(output_gradient ? *output_gradient : op::ones_like(ctx, target));
+  for (size_t k = 0; k < targets.size(); ++k)
+    grads[targets[k].buffer()].push_back(output_gradients ? (*output_gradients)[k] : op::ones_like(ctx, targets[k]));
   for (size_t k = entries_.size(); k-- > 0;) {
     if (!relevant[k]) continue;
     const Entry& e = entries_[k];
     std::vector<Tensor> out_grads(e.outputs.size());
     bool any = false;
     for (size_t i = 0; i < e.outputs.size(); ++i) {
+      if (!e.outputs[i].valid()) continue;  // not the entry's own (custom entries)
       auto it = grads.find(e.outputs[i].buffer());
       if (it == grads.end()) continue;
       out_grads[i] = settle(ctx, it->second);
       any = true;
     }
     if (!any) continue;
-    const OpDef& def = e.attrs.def();
-    if (!def.gradient)
-      raise(Code::Unimplemented, "{}: op '{}' has no registered gradient", kFn, def.name);
-    for (size_t i = 0; i < e.outputs.size(); ++i)
-      if (!out_grads[i].valid()) out_grads[i] = op::zeros_like(ctx, e.outputs[i]);
+    if (!e.custom)  // an op's gradient gets zeros for unused outputs; a custom one, invalid tensors
+      for (size_t i = 0; i < e.outputs.size(); ++i)
+        if (!out_grads[i].valid()) out_grads[i] = op::zeros_like(ctx, e.outputs[i]);
     std::vector<bool> needs(e.inputs.size());
     for (size_t i = 0; i < e.inputs.size(); ++i)
       needs[i] = reach.count(e.inputs[i].buffer()) != 0 && is_differentiable_dtype(e.inputs[i].dtype());
-    std::vector<Tensor> in_grads(e.inputs.size());
-    GradContext gc{ctx, def, e.attrs.attrs(), e.inputs, e.outputs, out_grads, needs, in_grads};
-    def.gradient(gc);
+    std::vector<Tensor> in_grads = entry_gradient(e, out_grads, needs);
     for (size_t i = 0; i < e.inputs.size(); ++i) {
       if (!needs[i] || !in_grads[i].valid()) continue;
       const Tensor& in = e.inputs[i];
       if (in_grads[i].shape() != in.shape() || in_grads[i].dtype() != in.dtype())
-        raise(Code::Internal, "{}: the gradient of '{}' gave {} for input {} of {}", kFn, def.name,
-              in_grads[i].debug_string(), i, in.debug_string());
+        raise(Code::Internal, "{}: the gradient of {} gave {} for input {} of {}", kFn,
+              e.custom ? e.custom->name : fmt::format("'{}'", e.attrs->def().name), in_grads[i].debug_string(), i,
+              in.debug_string());
       grads[in.buffer()].push_back(std::move(in_grads[i]));
     }
   }

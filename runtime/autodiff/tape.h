@@ -7,10 +7,17 @@
 // gradients. Tensors are identified by their buffers, which every op output has to itself; the
 // tape keeps what it recorded alive until it is destroyed (or, for a non-persistent tape, until its
 // one gradient call).
+//
+// Besides ops, a tape records custom-gradient entries (tf.custom_gradient): a caller that computed
+// outputs from inputs by its own means (a replayed function, see runtime/graph/function_grad.h)
+// records them as one entry with a backward function of its own.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -32,6 +39,21 @@ struct TapeOptions {
 
 // What gradient() returns for a source the target does not depend on.
 enum class Unconnected { None, Zero };
+
+// The gradient of a custom entry: given the entry's inputs, its outputs, dL/d(each output) (an
+// invalid tensor for an output nothing downstream used, unlike an op's gradient, which gets zeros)
+// and which inputs the tape wants, it returns dL/d(each input), one per input, an invalid tensor
+// for none. It runs with the recording tape paused, so
+// like an op's gradient it must be built from registered ops: an enclosing tape then records it
+// (higher-order gradients). Shared, so many entries (tapes, steps) hold one.
+struct CustomGradient {
+  using Backward = std::function<std::vector<Tensor>(Context& ctx, const std::vector<Tensor>& inputs,
+                                                     const std::vector<Tensor>& outputs,
+                                                     const std::vector<Tensor>& output_grads,
+                                                     const std::vector<bool>& needs)>;
+  std::string name;  // names the entry in errors: "function 'f'"
+  Backward backward;
+};
 
 class GradientTape final : public DispatchHook {
  public:
@@ -60,6 +82,24 @@ class GradientTape final : public DispatchHook {
                                const Tensor* output_gradient = nullptr, Unconnected unconnected = Unconnected::None);
   std::vector<Tensor> gradient(const Tensor& target, const std::vector<const Variable*>& sources,
                                const Tensor* output_gradient = nullptr, Unconnected unconnected = Unconnected::None);
+  // Several targets at once: d(sum_k <target_k, output_gradient_k>)/d(source). `output_gradients`
+  // is empty (ones for every target) or has one tensor per target.
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,
+                               const std::vector<Tensor>& output_gradients = {},
+                               Unconnected unconnected = Unconnected::None);
+
+  // Records `outputs` as computed from `inputs`, differentiated by `gradient` (tf.custom_gradient).
+  // Like an op it is recorded only while this tape records on the calling thread and when one of
+  // the inputs depends on something watched; returns whether it was. The differentiable outputs
+  // are tracked from then on. An empty tensor among `outputs` stands for a result that is not the
+  // entry's own (the caller returned an input or another existing tensor there): gradients reach
+  // that tensor directly, never through the entry.
+  bool record(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+              std::shared_ptr<const CustomGradient> gradient);
+  // Whether this tape records the calling thread's ops now (created here and not paused).
+  bool records_on_this_thread() const { return records_here(); }
+  // Whether `t` depends on something this tape watches.
+  bool tracks(const Tensor& t) const { return tracked(t); }
 
   // DispatchHook
   void after(Context& ctx, const OpCall& call) override;
@@ -69,8 +109,10 @@ class GradientTape final : public DispatchHook {
   size_t num_recorded() const { return entries_.size(); }
 
  private:
+  // An op call (attrs set) or a custom-gradient entry (custom set).
   struct Entry {
-    AttrStore attrs;
+    std::optional<AttrStore> attrs;
+    std::shared_ptr<const CustomGradient> custom;
     std::vector<Tensor> inputs;
     std::vector<Tensor> outputs;
   };
@@ -87,8 +129,11 @@ class GradientTape final : public DispatchHook {
   bool tracked(const Tensor& t) const { return t.valid() && tracked_.count(t.buffer()) != 0; }
   WatchedVariable& watch_variable(const Variable& v);
   void check_usable(const char* fn) const;
-  std::vector<Tensor> backprop(const Tensor& target, const std::vector<std::vector<Tensor>>& sources,
-                               const Tensor* output_gradient, Unconnected unconnected);
+  // `output_gradients`: null for ones, else one per target.
+  std::vector<Tensor> backprop(const std::vector<Tensor>& targets, const std::vector<std::vector<Tensor>>& sources,
+                               const std::vector<Tensor>* output_gradients, Unconnected unconnected);
+  std::vector<Tensor> entry_gradient(const Entry& e, const std::vector<Tensor>& out_grads,
+                                     const std::vector<bool>& needs);
 
   Ref<Context> ctx_;
   TapeOptions options_;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "runtime/graph/control_flow.h"
+#include "runtime/graph/function_grad.h"
 #include "runtime/graph/fusion.h"
 #include "runtime/graph/trace.h"
 
@@ -192,7 +193,7 @@ void ConcreteFunction::run_node(Context& ctx, const Plan& plan, int i, ReplaySta
   }
 }
 
-std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor>& inputs) const {
+std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor>& inputs, bool observed) const {
   if (inputs.size() != signature_.size())
     raise(Code::InvalidArgument, "function '{}': expected {} inputs, got {}", name_, signature_.size(), inputs.size());
   bool host = ctx.default_device().is_host();
@@ -205,7 +206,7 @@ std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor
   }
   // Hooks (a tape, an enclosing trace) must see every registered op: they get the unfused graph
   // through the full dispatch. The fused plan has CPU kernels only.
-  const bool fast = exact_ && !ctx.has_hooks();
+  const bool fast = exact_ && (!observed || !ctx.has_hooks());
   const Plan& plan = fast && host && fused_ ? *fused_ : unfused_;
   StateLease lease(*this, plan);
   ReplayState& state = *lease;
@@ -290,6 +291,7 @@ std::shared_ptr<const ConcreteFunction> Function::trace(const std::vector<Tensor
   Graph graph;
   graph.num_inputs = static_cast<int>(inputs.size());
   {
+    TapesPausedHere paused(*ctx_);  // a tape around the call records the call, not the trace
     Tracer tracer(*ctx_, graph, name_);
     std::vector<Tensor> symbolic;
     for (size_t i = 0; i < inputs.size(); ++i)
@@ -342,7 +344,11 @@ std::vector<Tensor> Function::call(const std::vector<Tensor>& inputs) {
   // join the outer graph), as TF inlines nested tf.functions.
   for (const Tensor& t : inputs)
     if (t.valid() && t.device()->kind() == DeviceKind::Symbolic) return fn_(*ctx_, inputs);
-  return concrete(inputs)->run(*ctx_, inputs);
+  std::shared_ptr<const ConcreteFunction> fn = concrete(inputs);
+  // Under a gradient tape the call is one entry whose gradient is a traced function.
+  if (ctx_->has_hooks())
+    if (std::optional<std::vector<Tensor>> out = call_with_tapes(*ctx_, fn, inputs)) return std::move(*out);
+  return fn->run(*ctx_, inputs);
 }
 
 size_t Function::num_traces() const {

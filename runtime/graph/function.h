@@ -52,8 +52,10 @@ class ConcreteFunction {
 
   // Runs the graph on `inputs` (checked against the signature). Ops run on their inputs' device
   // (an op without inputs on the context's default device). With dispatch hooks installed (a tape,
-  // an enclosing trace) each node goes through the full eager dispatch so the hooks see it.
-  std::vector<Tensor> run(Context& ctx, const std::vector<Tensor>& inputs) const;
+  // an enclosing trace) each node goes through the full eager dispatch so the hooks see it, unless
+  // `observed` is false: the caller vouches that no hook needs the nodes (a tape records the whole
+  // call as one entry, function_grad.h), and the replay takes the fast path.
+  std::vector<Tensor> run(Context& ctx, const std::vector<Tensor>& inputs, bool observed = true) const;
 
  private:
   struct Plan {
