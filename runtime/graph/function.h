@@ -72,6 +72,7 @@ class ConcreteFunction {
   bool exact_;  // no unknown dimensions: shapes were inferred once, at trace time
   Plan unfused_;
   std::unique_ptr<Plan> fused_;  // null when fusion is off or found nothing
+  unsigned fused_kinds_ = 0;      // device kinds that can replay fused_ (fusion.h: fused_device_kinds)
   mutable std::mutex states_mu_;
   mutable std::vector<std::unique_ptr<ReplayState>> idle_states_;
 };
