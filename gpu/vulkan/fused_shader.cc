@@ -32,7 +32,8 @@ const StepCode kStepCodes[graph::kNumFusedSteps] = {
     {true, BOP_DIV, "BOP_DIV"},        {true, BOP_MAX, "BOP_MAX"},          {true, BOP_MIN, "BOP_MIN"},
     {true, BOP_POW, "BOP_POW"},        {true, BOP_SQDIFF, "BOP_SQDIFF"},
 };
-static_assert(graph::kStepRound + 1 == graph::kFirstBinaryStep && graph::kStepSquaredDifference + 1 == graph::kNumFusedSteps,
+static_assert(graph::kStepRound + 1 == graph::kFirstBinaryStep &&
+                  graph::kStepSquaredDifference + 1 == graph::kNumFusedSteps,
               "kStepCodes lists every step in order");
 
 void check_program(const FusedProgram& p) {

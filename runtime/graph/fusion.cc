@@ -17,12 +17,17 @@ namespace {
 
 const std::unordered_map<std::string_view, FusedStep>& step_names() {
   static const auto* names = new std::unordered_map<std::string_view, FusedStep>{
-      {"Neg", kStepNeg}, {"Abs", kStepAbs}, {"Sign", kStepSign}, {"Square", kStepSquare}, {"Reciprocal", kStepReciprocal},
-      {"Exp", kStepExp}, {"Log", kStepLog}, {"Log1p", kStepLog1p}, {"Sqrt", kStepSqrt}, {"Rsqrt", kStepRsqrt}, {"Sin", kStepSin},
-      {"Cos", kStepCos}, {"Tanh", kStepTanh}, {"Sigmoid", kStepSigmoid}, {"Erf", kStepErf}, {"Relu", kStepRelu}, {"Relu6", kStepRelu6},
-      {"Elu", kStepElu}, {"Selu", kStepSelu}, {"Softplus", kStepSoftplus}, {"Floor", kStepFloor}, {"Ceil", kStepCeil},
-      {"Round", kStepRound}, {"Add", kStepAdd}, {"Sub", kStepSub}, {"Mul", kStepMul}, {"RealDiv", kStepDiv}, {"Maximum", kStepMaximum},
-      {"Minimum", kStepMinimum}, {"Pow", kStepPow}, {"SquaredDifference", kStepSquaredDifference}};
+      {"Neg", kStepNeg},       {"Abs", kStepAbs},         {"Sign", kStepSign},
+      {"Square", kStepSquare}, {"Reciprocal", kStepReciprocal}, {"Exp", kStepExp},
+      {"Log", kStepLog},       {"Log1p", kStepLog1p},     {"Sqrt", kStepSqrt},
+      {"Rsqrt", kStepRsqrt},   {"Sin", kStepSin},         {"Cos", kStepCos},
+      {"Tanh", kStepTanh},     {"Sigmoid", kStepSigmoid}, {"Erf", kStepErf},
+      {"Relu", kStepRelu},     {"Relu6", kStepRelu6},     {"Elu", kStepElu},
+      {"Selu", kStepSelu},     {"Softplus", kStepSoftplus}, {"Floor", kStepFloor},
+      {"Ceil", kStepCeil},     {"Round", kStepRound},     {"Add", kStepAdd},
+      {"Sub", kStepSub},       {"Mul", kStepMul},         {"RealDiv", kStepDiv},
+      {"Maximum", kStepMaximum}, {"Minimum", kStepMinimum}, {"Pow", kStepPow},
+      {"SquaredDifference", kStepSquaredDifference}};
   return *names;
 }
 
@@ -143,12 +148,14 @@ void unary_dispatch(int64_t step, Operand<T> a, T* d, int64_t len) {
   switch (step) {
 #define CAIRN_FUSED_UNARY(s) \
   case s: return unary_block<T, s>(a, d, len);
-    CAIRN_FUSED_UNARY(kStepNeg) CAIRN_FUSED_UNARY(kStepAbs) CAIRN_FUSED_UNARY(kStepSign) CAIRN_FUSED_UNARY(kStepSquare)
-    CAIRN_FUSED_UNARY(kStepReciprocal) CAIRN_FUSED_UNARY(kStepExp) CAIRN_FUSED_UNARY(kStepLog) CAIRN_FUSED_UNARY(kStepLog1p)
-    CAIRN_FUSED_UNARY(kStepSqrt) CAIRN_FUSED_UNARY(kStepRsqrt) CAIRN_FUSED_UNARY(kStepSin) CAIRN_FUSED_UNARY(kStepCos)
-    CAIRN_FUSED_UNARY(kStepTanh) CAIRN_FUSED_UNARY(kStepSigmoid) CAIRN_FUSED_UNARY(kStepErf) CAIRN_FUSED_UNARY(kStepRelu)
-    CAIRN_FUSED_UNARY(kStepRelu6) CAIRN_FUSED_UNARY(kStepElu) CAIRN_FUSED_UNARY(kStepSelu) CAIRN_FUSED_UNARY(kStepSoftplus)
-    CAIRN_FUSED_UNARY(kStepFloor) CAIRN_FUSED_UNARY(kStepCeil) CAIRN_FUSED_UNARY(kStepRound)
+    CAIRN_FUSED_UNARY(kStepNeg) CAIRN_FUSED_UNARY(kStepAbs) CAIRN_FUSED_UNARY(kStepSign)
+    CAIRN_FUSED_UNARY(kStepSquare) CAIRN_FUSED_UNARY(kStepReciprocal) CAIRN_FUSED_UNARY(kStepExp)
+    CAIRN_FUSED_UNARY(kStepLog) CAIRN_FUSED_UNARY(kStepLog1p) CAIRN_FUSED_UNARY(kStepSqrt)
+    CAIRN_FUSED_UNARY(kStepRsqrt) CAIRN_FUSED_UNARY(kStepSin) CAIRN_FUSED_UNARY(kStepCos) CAIRN_FUSED_UNARY(kStepTanh)
+    CAIRN_FUSED_UNARY(kStepSigmoid) CAIRN_FUSED_UNARY(kStepErf) CAIRN_FUSED_UNARY(kStepRelu)
+    CAIRN_FUSED_UNARY(kStepRelu6) CAIRN_FUSED_UNARY(kStepElu) CAIRN_FUSED_UNARY(kStepSelu)
+    CAIRN_FUSED_UNARY(kStepSoftplus) CAIRN_FUSED_UNARY(kStepFloor) CAIRN_FUSED_UNARY(kStepCeil)
+    CAIRN_FUSED_UNARY(kStepRound)
 #undef CAIRN_FUSED_UNARY
   }
   raise(Code::Internal, "FusedElementwise: unknown unary step {}", step);

@@ -183,8 +183,8 @@ TEST_CASE("fused == unfused on Vulkan: odd sizes, scalar inputs, NaN and infinit
     t = B(c, "Sub", in[1], U(c, "Exp", t));
     return B(c, "Maximum", U(c, "Tanh", t), in[1]);
   };
-  Outcome o = check_fused_equals_unfused("scalar_input", scalar_input,
-                                         {random_tensor(DType::Float32, Shape{4, 5}, -2, 2, 3), make<float>({0.75f}, Shape{})});
+  Tensor full = random_tensor(DType::Float32, Shape{4, 5}, -2, 2, 3);
+  Outcome o = check_fused_equals_unfused("scalar_input", scalar_input, {full, make<float>({0.75f}, Shape{})});
   CHECK(o.fused_dispatches == 1);
 }
 
@@ -231,8 +231,8 @@ TEST_CASE("fused shaders compile once per program and device: later replays and 
   g->call({x});
   CHECK(gpu::fused_shader_compiles() == after_first);
   // A different program compiles once more.
-  auto h = function("cache_other", [](Context& c, const std::vector<Tensor>& in) { return U(c, "Exp", U(c, "Neg", in[0])); },
-                    true);
+  Body other = [](Context& c, const std::vector<Tensor>& in) { return U(c, "Exp", U(c, "Neg", in[0])); };
+  auto h = function("cache_other", other, true);
   h->call({x});
   h->call({x});
   CHECK(gpu::fused_shader_compiles() == after_first + 1);
@@ -252,6 +252,26 @@ TEST_CASE("a fused group with more inputs than a dispatch binds runs step by ste
   CHECK(o.fused_groups == 1);
   CHECK(o.fused_dispatches == o.unfused_dispatches);
   CHECK(gpu::fused_shader_compiles() == before);
+}
+
+TEST_CASE("fused plans run on the device kind of the values they capture") {
+  const unsigned cpu = 1u << static_cast<int>(DeviceKind::CPU), vulkan = 1u << static_cast<int>(DeviceKind::Vulkan);
+  auto kinds = [](Context& c, const Body& body, const Tensor& x) {
+    auto f = make_ref<graph::Function>(c, "kinds", [body](Context& cx, const std::vector<Tensor>& in) {
+      return std::vector<Tensor>{body(cx, in)};
+    });
+    return graph::fused_device_kinds(f->concrete({x})->fused_graph());
+  };
+  Body captures = [](Context& c, const std::vector<Tensor>& in) {
+    return U(c, "Exp", B(c, "Mul", in[0], k(c, in[0], 2)));
+  };
+  Body captures_nothing = [](Context& c, const std::vector<Tensor>& in) { return U(c, "Exp", U(c, "Neg", in[0])); };
+  Tensor x32 = random_tensor(DType::Float32, Shape{8}, -1, 1, 4);
+  Tensor x64 = random_tensor(DType::Float64, Shape{8}, -1, 1, 4);
+  CHECK(kinds(vk_ctx(), captures, to_vk(x32)) == vulkan);  // a constant on Vulkan
+  CHECK(kinds(ctx(), captures, x32) == cpu);               // a constant on the CPU
+  CHECK(kinds(vk_ctx(), captures_nothing, to_vk(x32)) == (cpu | vulkan));
+  CHECK(kinds(ctx(), captures_nothing, x64) == cpu);  // no float64 shaders
 }
 
 TEST_CASE("generated source: one line per step naming its op; malformed programs and compile errors are Internal") {

@@ -49,8 +49,8 @@ void run_step_by_step(KernelContext& kc, const int64_t* program, int64_t steps) 
     const StepCode* code = step_code(s[0]);
     if (!code) raise(Code::Internal, "FusedElementwise: step {} has unknown code {}", j, s[0]);
     Tensor dst = j == steps - 1 ? out : Tensor::allocate(kc.device, out.dtype(), out.shape());
-    run_step(dev, *code, regs.at(static_cast<size_t>(s[1])), code->binary ? &regs.at(static_cast<size_t>(s[2])) : nullptr,
-             dst);
+    const Tensor* b = code->binary ? &regs.at(static_cast<size_t>(s[2])) : nullptr;
+    run_step(dev, *code, regs.at(static_cast<size_t>(s[1])), b, dst);
     regs.push_back(dst);
   }
 }
