@@ -1,4 +1,4 @@
-// Elementwise fusion on the CPU. A group of elementwise unary/binary op nodes of one float dtype
+// Elementwise fusion. A group of elementwise unary/binary op nodes of one float dtype
 // (float32 or float64) and one output shape, where every member except the last is read only by
 // other members, becomes one FusedElementwise node. Its kernel walks the elements once, in blocks
 // that stay in cache, running a small op program per block: no intermediate tensor is written to
@@ -18,7 +18,8 @@
 // fused graph, once per function. A graph traced on Vulkan (its constants on Vulkan) thus fuses
 // for Vulkan replays, one traced on the CPU for CPU replays, and a graph capturing nothing fuses
 // for both. Deciding per replay device instead would cost a second fused plan per device kind
-// for the rare graph replayed on several kinds.
+// for the rare graph replayed on several kinds. The price: a graph whose groups capture values
+// on different kinds has a fused plan no kind can run, and always replays unfused.
 #pragma once
 
 #include <cstdint>
