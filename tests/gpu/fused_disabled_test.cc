@@ -9,6 +9,7 @@
 #include "gpu/vulkan/fused_shader.h"
 #include "runtime/eager/ops.h"
 #include "runtime/graph/function.h"
+#include "runtime/graph/fusion.h"
 #include "tests/gpu/vk_test_util.h"
 
 namespace cairn::test {
@@ -55,8 +56,13 @@ TEST_CASE("fused shaders off: Vulkan replays run unfused, results equal the CPU'
     REQUIRE(g.size() == want.size());
     for (size_t j = 0; j < g.size(); ++j) CHECK(g[j] == doctest::Approx(want[j]).epsilon(1e-5));
   }
+  // The graph did fuse (one FusedElementwise node), yet the unfused plan ran: one dispatch per op
+  // (4), not one fused shader.
+  size_t fused_nodes = 0;
+  for (const graph::Node& n : f->concretes().at(0)->fused_graph().nodes)
+    fused_nodes += n.kind == graph::NodeKind::Op && n.def == &graph::fused_elementwise_def();
+  CHECK(fused_nodes == 1);
   c->default_device().synchronize();
-  // The unfused plan ran: one dispatch per op (4), not one fused shader.
   CHECK(static_cast<gpu::VulkanDevice&>(c->default_device()).stats().dispatches - d0 == 4);
   CHECK(gpu::fused_shader_compiles() == 0);
   int lines = 0;
