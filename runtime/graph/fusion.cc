@@ -14,7 +14,6 @@ namespace {
 // ---- The step set. Each formula matches the op's CPU kernel for float and double exactly
 // (runtime/cpu/unary_kernels.cc, binary_kernels.cc): same operations, same order, same type. ----
 
-
 const std::unordered_map<std::string_view, FusedStep>& step_names() {
   static const auto* names = new std::unordered_map<std::string_view, FusedStep>{
       {"Neg", kStepNeg},       {"Abs", kStepAbs},         {"Sign", kStepSign},
