@@ -5,6 +5,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "types.glsl"
 #include "op_codes.h"
+#include "elementwise_ops.glsl"
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint OP = 0;
@@ -40,33 +41,7 @@ bool compare(ACC a, ACC b) {
 }
 
 #if IS_FLOAT
-float apply(float a, float b) {
-  const float nan = uintBitsToFloat(0x7fc00000u);
-  switch (OP) {
-    case BOP_ADD: return a + b;
-    case BOP_SUB: return a - b;
-    case BOP_MUL: return a * b;
-    case BOP_DIV: return a / b;
-    case BOP_FLOORDIV: return floor(a / b);
-    case BOP_FLOORMOD: {
-      // Sign of the divisor, as Python and TF.
-      float r = a - b * floor(a / b);
-      return (b == 0.0 || isinf(a)) ? nan : (isinf(b) ? ((a == 0.0 || sign(a) == sign(b)) ? a : b) : r);
-    }
-    case BOP_POW: {
-      if (b == 0.0) return 1.0;
-      if (a < 0.0 && b == floor(b)) {
-        float m = pow(-a, b);
-        return mod(b, 2.0) == 1.0 ? -m : m;
-      }
-      return pow(a, b);
-    }
-    case BOP_MAX: return (isnan(a) || isnan(b)) ? nan : max(a, b);
-    case BOP_MIN: return (isnan(a) || isnan(b)) ? nan : min(a, b);
-    case BOP_SQDIFF: return (a - b) * (a - b);
-  }
-  return nan;
-}
+float apply(float a, float b) { return binary_float(OP, a, b); }
 #else
 int apply(int a, int b) {
   switch (OP) {

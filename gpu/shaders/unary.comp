@@ -3,6 +3,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "types.glsl"
 #include "op_codes.h"
+#include "elementwise_ops.glsl"
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint OP = 0;
@@ -24,65 +25,7 @@ layout(push_constant) uniform Push {
 } p;
 
 #if IS_FLOAT
-float erf_approx(float v) {
-  // Abramowitz and Stegun 7.1.26 refined: |error| < 1.5e-7 on float32 scale.
-  float s = sign(v);
-  float t = 1.0 / (1.0 + 0.3275911 * abs(v));
-  float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-  return s * (1.0 - poly * exp(-v * v));
-}
-
-float apply(float v) {
-  const float nan = uintBitsToFloat(0x7fc00000u);
-  switch (OP) {
-    case UOP_NEG: return -v;
-    case UOP_ABS: return abs(v);
-    case UOP_SIGN: return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : v);
-    case UOP_SQUARE: return v * v;
-    case UOP_RECIPROCAL: return 1.0 / v;
-    case UOP_EXP: return exp(v);
-    case UOP_LOG: return v < 0.0 ? nan : log(v);
-    case UOP_LOG1P: {
-      // Kahan's trick: exact for small v, where 1 + v rounds.
-      float u = 1.0 + v;
-      if (u == 1.0) return v;
-      if (isinf(u)) return u;
-      return v < -1.0 ? nan : log(u) * v / (u - 1.0);
-    }
-    case UOP_SQRT: return v < 0.0 ? nan : sqrt(v);
-    case UOP_RSQRT: return v < 0.0 ? nan : 1.0 / sqrt(v);
-    case UOP_SIN: return sin(v);
-    case UOP_COS: return cos(v);
-    case UOP_TANH: return abs(v) > 9.0 ? sign(v) : tanh(v);
-    case UOP_SIGMOID: {
-      float e = exp(-abs(v));
-      return v >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
-    }
-    case UOP_ERF: return erf_approx(v);
-    case UOP_RELU: return isnan(v) ? v : (v > 0.0 ? v : 0.0);
-    case UOP_RELU6: return isnan(v) ? v : clamp(v, 0.0, 6.0);
-    case UOP_ELU: return v > 0.0 ? v : exp(v) - 1.0;
-    case UOP_SELU: {
-      const float alpha = 1.6732632423543772848170429916717;
-      const float scale = 1.0507009873554804934193349852946;
-      return v > 0.0 ? scale * v : scale * alpha * (exp(v) - 1.0);
-    }
-    case UOP_SOFTPLUS: return max(v, 0.0) + log(1.0 + exp(-abs(v)));
-    case UOP_GELU: return 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752440));
-    case UOP_GELU_TANH: {
-      float inner = 0.7978845608028654 * (v + 0.044715 * v * v * v);
-      return 0.5 * v * (1.0 + (abs(inner) > 9.0 ? sign(inner) : tanh(inner)));
-    }
-    case UOP_FLOOR: return floor(v);
-    case UOP_CEIL: return ceil(v);
-    case UOP_ROUND: return roundEven(v);
-    case UOP_IDENTITY: return v;
-    case UOP_ZEROS: return 0.0;
-    case UOP_ONES: return 1.0;
-    case UOP_CLIP: return isnan(v) ? v : min(max(v, p.a), p.b);
-  }
-  return nan;
-}
+float apply(float v) { return unary_float(OP, v, p.a, p.b); }
 #else
 int apply(int v) {
   switch (OP) {

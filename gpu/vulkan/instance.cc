@@ -166,6 +166,7 @@ PhysicalDeviceInfo describe(VkPhysicalDevice device, uint32_t index) {
   info.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
   info.max_shared_memory = l.maxComputeSharedMemorySize;
   info.min_storage_offset_alignment = l.minStorageBufferOffsetAlignment;
+  info.max_storage_buffers = l.maxPerStageDescriptorStorageBuffers;
   info.float16_storage = f16.storageBuffer16BitAccess;
   info.int8_storage = f8.storageBuffer8BitAccess;
   return info;

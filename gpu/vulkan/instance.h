@@ -31,6 +31,7 @@ struct PhysicalDeviceInfo {
   uint32_t max_workgroup_invocations = 0;
   uint32_t max_shared_memory = 0;
   uint64_t min_storage_offset_alignment = 0;
+  uint32_t max_storage_buffers = 0;  // maxPerStageDescriptorStorageBuffers
   bool float16_storage = false;  // storageBuffer16BitAccess
   bool int8_storage = false;     // storageBuffer8BitAccess
 };

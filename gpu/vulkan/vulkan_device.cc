@@ -13,7 +13,7 @@ namespace cairn::gpu {
 namespace {
 constexpr uint64_t kBlockSize = 64ull << 20;       // one vkAllocateMemory serves many tensors
 constexpr uint32_t kMaxDispatchesPerBatch = 256;   // the batch size bound (descriptor sets per pool)
-constexpr uint32_t kMaxBindings = 4;
+constexpr uint32_t kMaxBindings = 32;  // fused shaders bind one buffer per input
 constexpr size_t kNumBatches = 3;                  // batches in flight while the next records
 constexpr uint64_t kFenceTimeoutNs = 60ull * 1000 * 1000 * 1000;
 
@@ -496,6 +496,29 @@ Pipeline& VulkanDevice::pipeline(const char* shader, uint32_t num_buffers, uint3
 
   const ShaderBinary* bin = find_shader(shader);
   if (!bin) raise(Code::Internal, "{}: no embedded shader named {}", name(), shader);
+  return build_pipeline(key, bin->words, bin->bytes, num_buffers, push_bytes, std::vector<uint32_t>(spec));
+}
+
+Pipeline* VulkanDevice::find_pipeline(const std::string& key) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto it = pipelines_.find(key);
+  return it == pipelines_.end() ? nullptr : it->second.get();
+}
+
+Pipeline& VulkanDevice::add_pipeline(const std::string& key, const std::vector<uint32_t>& spirv,
+                                     uint32_t num_buffers, uint32_t push_bytes) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (Pipeline* p = find_pipeline(key)) return *p;
+  return build_pipeline(key, spirv.data(), spirv.size() * 4, num_buffers, push_bytes, {});
+}
+
+uint32_t VulkanDevice::max_bindings() const { return std::min(kMaxBindings, info_.max_storage_buffers); }
+
+Pipeline& VulkanDevice::build_pipeline(const std::string& key, const uint32_t* words, size_t bytes,
+                                       uint32_t num_buffers, uint32_t push_bytes, const std::vector<uint32_t>& spec) {
+  if (num_buffers > max_bindings())
+    raise(Code::Internal, "{}: a pipeline with {} buffers exceeds the {} bindings of a dispatch", name(), num_buffers,
+          max_bindings());
   auto p = std::make_unique<Pipeline>();
   p->num_buffers = num_buffers;
   p->push_bytes = push_bytes;
@@ -515,11 +538,11 @@ Pipeline& VulkanDevice::pipeline(const char* shader, uint32_t num_buffers, uint3
   vk_check(vkCreatePipelineLayout(device_, &pl, nullptr, &p->layout), "vkCreatePipelineLayout");
 
   VkShaderModuleCreateInfo sm{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  sm.codeSize = bin->bytes;
-  sm.pCode = bin->words;
+  sm.codeSize = bytes;
+  sm.pCode = words;
   VkShaderModule module;
   vk_check(vkCreateShaderModule(device_, &sm, nullptr, &module), "vkCreateShaderModule");
-  std::vector<uint32_t> values(spec);
+  const std::vector<uint32_t>& values = spec;
   std::vector<VkSpecializationMapEntry> entries;
   for (uint32_t i = 0; i < values.size(); ++i) entries.push_back({i, i * 4, 4});
   VkSpecializationInfo si{static_cast<uint32_t>(entries.size()), entries.data(), values.size() * 4, values.data()};
@@ -539,9 +562,14 @@ Pipeline& VulkanDevice::pipeline(const char* shader, uint32_t num_buffers, uint3
 
 void VulkanDevice::dispatch(Pipeline& p, std::initializer_list<const Buffer*> buffers, const void* push,
                             uint32_t gx, uint32_t gy, uint32_t gz) {
+  dispatch(p, buffers.begin(), buffers.size(), push, gx, gy, gz);
+}
+
+void VulkanDevice::dispatch(Pipeline& p, const Buffer* const* buffers, size_t num_buffers, const void* push,
+                            uint32_t gx, uint32_t gy, uint32_t gz) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (buffers.size() != p.num_buffers)
-    raise(Code::Internal, "{}: dispatch binds {} buffers, the pipeline has {}", name(), buffers.size(), p.num_buffers);
+  if (num_buffers != p.num_buffers)
+    raise(Code::Internal, "{}: dispatch binds {} buffers, the pipeline has {}", name(), num_buffers, p.num_buffers);
   Batch& b = recording();
   VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   ai.descriptorPool = b.descriptors;
@@ -552,8 +580,8 @@ void VulkanDevice::dispatch(Pipeline& p, std::initializer_list<const Buffer*> bu
   VkDescriptorBufferInfo infos[kMaxBindings];
   VkWriteDescriptorSet writes[kMaxBindings];
   uint32_t i = 0;
-  for (const Buffer* buf : buffers) {
-    const auto* vb = static_cast<const VulkanBuffer*>(buf);
+  for (size_t k = 0; k < num_buffers; ++k) {
+    const auto* vb = static_cast<const VulkanBuffer*>(buffers[k]);
     if (!vb->block) vb = &dummy_;
     infos[i] = {vb->block->buffer, vb->offset, vb->size};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};

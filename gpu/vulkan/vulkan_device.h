@@ -87,8 +87,17 @@ class VulkanDevice final : public Device {
   // The pipeline for `shader` (an embedded variant) with these specialization constants (ids 0..n-1).
   Pipeline& pipeline(const char* shader, uint32_t num_buffers, uint32_t push_bytes,
                      std::initializer_list<uint32_t> spec = {});
+  // A pipeline built from SPIR-V made at run time (fused shaders), cached under `key`: `find`
+  // returns it or null; `add` builds it (once per key and device).
+  Pipeline* find_pipeline(const std::string& key);
+  Pipeline& add_pipeline(const std::string& key, const std::vector<uint32_t>& spirv, uint32_t num_buffers,
+                         uint32_t push_bytes);
+  // The most buffers one dispatch binds: the device's per-stage limit, at most 32.
+  uint32_t max_bindings() const;
   // Records one dispatch; buffers bind to bindings 0..n-1. A barrier orders it after all earlier work.
   void dispatch(Pipeline& p, std::initializer_list<const Buffer*> buffers, const void* push, uint32_t groups_x,
+                uint32_t groups_y = 1, uint32_t groups_z = 1);
+  void dispatch(Pipeline& p, const Buffer* const* buffers, size_t num_buffers, const void* push, uint32_t groups_x,
                 uint32_t groups_y = 1, uint32_t groups_z = 1);
   // Records a buffer-to-buffer copy.
   void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t bytes);
@@ -126,6 +135,9 @@ class VulkanDevice final : public Device {
   void defer_free(VulkanBuffer* b);
   Block* new_block(Pool& pool, uint64_t size);
   void release_empty_blocks(Pool& pool);
+  // Pipelines (mu_ held): builds one from SPIR-V words.
+  Pipeline& build_pipeline(const std::string& key, const uint32_t* words, size_t bytes, uint32_t num_buffers,
+                           uint32_t push_bytes, const std::vector<uint32_t>& spec);
 
   // Batches (device_mu_ held).
   Batch& recording();

@@ -123,7 +123,10 @@ ConcreteFunction::ConcreteFunction(std::string name, std::vector<TensorSpec> sig
   compile_branches(unfused_.graph, fuse);
   if (fuse && exact_) {
     Graph fused = clone(unfused_.graph);
-    if (fuse_elementwise(fused) > 0) fused_ = std::make_unique<Plan>(std::move(fused), true);
+    if (fuse_elementwise(fused) > 0) {
+      fused_kinds_ = fused_device_kinds(fused);
+      fused_ = std::make_unique<Plan>(std::move(fused), true);
+    }
   }
 }
 
@@ -196,18 +199,24 @@ void ConcreteFunction::run_node(Context& ctx, const Plan& plan, int i, ReplaySta
 std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor>& inputs, bool observed) const {
   if (inputs.size() != signature_.size())
     raise(Code::InvalidArgument, "function '{}': expected {} inputs, got {}", name_, signature_.size(), inputs.size());
-  bool host = ctx.default_device().is_host();
+  Device& device = ctx.default_device();
+  bool host = device.is_host();
+  bool one_kind = true;  // every input on the default device's kind
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].valid() || !matches(signature_[i], inputs[i]))
       raise(Code::InvalidArgument, "function '{}': input {} is {}, expected {}", name_, i,
             inputs[i].valid() ? inputs[i].debug_string() : "an empty tensor",
             std::string(dtype_name(signature_[i].dtype)) + signature_[i].shape.str());
     host = host && inputs[i].device()->is_host();
+    one_kind = one_kind && inputs[i].device()->kind() == device.kind();
   }
   // Hooks (a tape, an enclosing trace) must see every registered op: they get the unfused graph
-  // through the full dispatch. The fused plan has CPU kernels only.
+  // through the full dispatch. The fused plan runs where a backend has fused kernels for all its
+  // nodes (the CPU; Vulkan, with shaders generated at run time): see fusion.h.
   const bool fast = exact_ && (!observed || !ctx.has_hooks());
-  const Plan& plan = fast && host && fused_ ? *fused_ : unfused_;
+  const bool fused = fast && one_kind && fused_ && (fused_kinds_ >> static_cast<int>(device.kind()) & 1u) &&
+                     fused_backend_ready(ctx, device);
+  const Plan& plan = fused ? *fused_ : unfused_;
   StateLease lease(*this, plan);
   ReplayState& state = *lease;
   // Registers hold host buffers: a replay on another device allocates and frees as it goes.

@@ -79,6 +79,7 @@ class ConcreteFunction {
   std::vector<int> static_inputs_;
   Plan unfused_;
   std::unique_ptr<Plan> fused_;  // null when fusion is off or found nothing
+  unsigned fused_kinds_ = 0;      // device kinds that can replay fused_ (fusion.h: fused_device_kinds)
   // The compiled subgraphs of Cond and While nodes (both plans share the subgraphs).
   std::unordered_map<const Graph*, std::unique_ptr<ConcreteFunction>> branches_;
   mutable std::mutex states_mu_;

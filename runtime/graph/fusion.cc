@@ -14,66 +14,63 @@ namespace {
 // ---- The step set. Each formula matches the op's CPU kernel for float and double exactly
 // (runtime/cpu/unary_kernels.cc, binary_kernels.cc): same operations, same order, same type. ----
 
-enum Step : int64_t {
-  kNeg, kAbs, kSign, kSquare, kReciprocal, kExp, kLog, kLog1p, kSqrt, kRsqrt, kSin, kCos, kTanh, kSigmoid, kErf,
-  kRelu, kRelu6, kElu, kSelu, kSoftplus, kFloor, kCeil, kRound,
-  kFirstBinary,
-  kAdd = kFirstBinary, kSub, kMul, kDiv, kMaximum, kMinimum, kPow, kSquaredDifference,
-  kNumSteps
-};
-
-const std::unordered_map<std::string_view, Step>& step_names() {
-  static const auto* names = new std::unordered_map<std::string_view, Step>{
-      {"Neg", kNeg}, {"Abs", kAbs}, {"Sign", kSign}, {"Square", kSquare}, {"Reciprocal", kReciprocal},
-      {"Exp", kExp}, {"Log", kLog}, {"Log1p", kLog1p}, {"Sqrt", kSqrt}, {"Rsqrt", kRsqrt}, {"Sin", kSin},
-      {"Cos", kCos}, {"Tanh", kTanh}, {"Sigmoid", kSigmoid}, {"Erf", kErf}, {"Relu", kRelu}, {"Relu6", kRelu6},
-      {"Elu", kElu}, {"Selu", kSelu}, {"Softplus", kSoftplus}, {"Floor", kFloor}, {"Ceil", kCeil},
-      {"Round", kRound}, {"Add", kAdd}, {"Sub", kSub}, {"Mul", kMul}, {"RealDiv", kDiv}, {"Maximum", kMaximum},
-      {"Minimum", kMinimum}, {"Pow", kPow}, {"SquaredDifference", kSquaredDifference}};
+const std::unordered_map<std::string_view, FusedStep>& step_names() {
+  static const auto* names = new std::unordered_map<std::string_view, FusedStep>{
+      {"Neg", kStepNeg},       {"Abs", kStepAbs},         {"Sign", kStepSign},
+      {"Square", kStepSquare}, {"Reciprocal", kStepReciprocal}, {"Exp", kStepExp},
+      {"Log", kStepLog},       {"Log1p", kStepLog1p},     {"Sqrt", kStepSqrt},
+      {"Rsqrt", kStepRsqrt},   {"Sin", kStepSin},         {"Cos", kStepCos},
+      {"Tanh", kStepTanh},     {"Sigmoid", kStepSigmoid}, {"Erf", kStepErf},
+      {"Relu", kStepRelu},     {"Relu6", kStepRelu6},     {"Elu", kStepElu},
+      {"Selu", kStepSelu},     {"Softplus", kStepSoftplus}, {"Floor", kStepFloor},
+      {"Ceil", kStepCeil},     {"Round", kStepRound},     {"Add", kStepAdd},
+      {"Sub", kStepSub},       {"Mul", kStepMul},         {"RealDiv", kStepDiv},
+      {"Maximum", kStepMaximum}, {"Minimum", kStepMinimum}, {"Pow", kStepPow},
+      {"SquaredDifference", kStepSquaredDifference}};
   return *names;
 }
 
 template <class C>
 C unary(int64_t step, C x) {
   switch (step) {
-    case kNeg: return -x;
-    case kAbs: return std::fabs(x);
-    case kSign: return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);
-    case kSquare: return x * x;
-    case kReciprocal: return C(1) / x;
-    case kExp: return std::exp(x);
-    case kLog: return std::log(x);
-    case kLog1p: return std::log1p(x);
-    case kSqrt: return std::sqrt(x);
-    case kRsqrt: return C(1) / std::sqrt(x);
-    case kSin: return std::sin(x);
-    case kCos: return std::cos(x);
-    case kTanh: return std::tanh(x);
-    case kSigmoid: {
+    case kStepNeg: return -x;
+    case kStepAbs: return std::fabs(x);
+    case kStepSign: return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);
+    case kStepSquare: return x * x;
+    case kStepReciprocal: return C(1) / x;
+    case kStepExp: return std::exp(x);
+    case kStepLog: return std::log(x);
+    case kStepLog1p: return std::log1p(x);
+    case kStepSqrt: return std::sqrt(x);
+    case kStepRsqrt: return C(1) / std::sqrt(x);
+    case kStepSin: return std::sin(x);
+    case kStepCos: return std::cos(x);
+    case kStepTanh: return std::tanh(x);
+    case kStepSigmoid: {
       if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
       C e = std::exp(x);
       return e / (C(1) + e);
     }
-    case kErf: return std::erf(x);
-    case kRelu:
+    case kStepErf: return std::erf(x);
+    case kStepRelu:
       if (std::isnan(x)) return x;
       return x > C(0) ? x : C(0);
-    case kRelu6:
+    case kStepRelu6:
       if (std::isnan(x)) return x;
       if (x > C(6)) return C(6);
       return x > C(0) ? x : C(0);
-    case kElu: return x > C(0) ? x : std::expm1(x);
-    case kSelu: {
+    case kStepElu: return x > C(0) ? x : std::expm1(x);
+    case kStepSelu: {
       const C alpha = static_cast<C>(1.6732632423543772848170429916717);
       const C scale = static_cast<C>(1.0507009873554804934193349852946);
       return x > C(0) ? scale * x : scale * alpha * std::expm1(x);
     }
-    case kSoftplus:
+    case kStepSoftplus:
       if (std::isnan(x)) return x;
       return (x > C(0) ? x : C(0)) + std::log1p(std::exp(-std::fabs(x)));
-    case kFloor: return std::floor(x);
-    case kCeil: return std::ceil(x);
-    case kRound: {
+    case kStepFloor: return std::floor(x);
+    case kStepCeil: return std::ceil(x);
+    case kStepRound: {
       if (!std::isfinite(x)) return x;
       C f = std::floor(x);
       C frac = x - f;
@@ -135,7 +132,7 @@ void binary_block(Operand<T> a, Operand<T> b, T* d, int64_t len, F f) {
   }
 }
 
-template <class T, Step S>
+template <class T, FusedStep S>
 void unary_block(Operand<T> a, T* d, int64_t len) {
   if (a.scalar) {
     const T v = unary<T>(S, a.p[0]);
@@ -150,12 +147,14 @@ void unary_dispatch(int64_t step, Operand<T> a, T* d, int64_t len) {
   switch (step) {
 #define CAIRN_FUSED_UNARY(s) \
   case s: return unary_block<T, s>(a, d, len);
-    CAIRN_FUSED_UNARY(kNeg) CAIRN_FUSED_UNARY(kAbs) CAIRN_FUSED_UNARY(kSign) CAIRN_FUSED_UNARY(kSquare)
-    CAIRN_FUSED_UNARY(kReciprocal) CAIRN_FUSED_UNARY(kExp) CAIRN_FUSED_UNARY(kLog) CAIRN_FUSED_UNARY(kLog1p)
-    CAIRN_FUSED_UNARY(kSqrt) CAIRN_FUSED_UNARY(kRsqrt) CAIRN_FUSED_UNARY(kSin) CAIRN_FUSED_UNARY(kCos)
-    CAIRN_FUSED_UNARY(kTanh) CAIRN_FUSED_UNARY(kSigmoid) CAIRN_FUSED_UNARY(kErf) CAIRN_FUSED_UNARY(kRelu)
-    CAIRN_FUSED_UNARY(kRelu6) CAIRN_FUSED_UNARY(kElu) CAIRN_FUSED_UNARY(kSelu) CAIRN_FUSED_UNARY(kSoftplus)
-    CAIRN_FUSED_UNARY(kFloor) CAIRN_FUSED_UNARY(kCeil) CAIRN_FUSED_UNARY(kRound)
+    CAIRN_FUSED_UNARY(kStepNeg) CAIRN_FUSED_UNARY(kStepAbs) CAIRN_FUSED_UNARY(kStepSign)
+    CAIRN_FUSED_UNARY(kStepSquare) CAIRN_FUSED_UNARY(kStepReciprocal) CAIRN_FUSED_UNARY(kStepExp)
+    CAIRN_FUSED_UNARY(kStepLog) CAIRN_FUSED_UNARY(kStepLog1p) CAIRN_FUSED_UNARY(kStepSqrt)
+    CAIRN_FUSED_UNARY(kStepRsqrt) CAIRN_FUSED_UNARY(kStepSin) CAIRN_FUSED_UNARY(kStepCos) CAIRN_FUSED_UNARY(kStepTanh)
+    CAIRN_FUSED_UNARY(kStepSigmoid) CAIRN_FUSED_UNARY(kStepErf) CAIRN_FUSED_UNARY(kStepRelu)
+    CAIRN_FUSED_UNARY(kStepRelu6) CAIRN_FUSED_UNARY(kStepElu) CAIRN_FUSED_UNARY(kStepSelu)
+    CAIRN_FUSED_UNARY(kStepSoftplus) CAIRN_FUSED_UNARY(kStepFloor) CAIRN_FUSED_UNARY(kStepCeil)
+    CAIRN_FUSED_UNARY(kStepRound)
 #undef CAIRN_FUSED_UNARY
   }
   raise(Code::Internal, "FusedElementwise: unknown unary step {}", step);
@@ -164,14 +163,14 @@ void unary_dispatch(int64_t step, Operand<T> a, T* d, int64_t len) {
 template <class T>
 void binary_dispatch(int64_t step, Operand<T> a, Operand<T> b, T* d, int64_t len) {
   switch (step) {
-    case kAdd: return binary_block(a, b, d, len, AddF{});
-    case kSub: return binary_block(a, b, d, len, SubF{});
-    case kMul: return binary_block(a, b, d, len, MulF{});
-    case kDiv: return binary_block(a, b, d, len, DivF{});
-    case kMaximum: return binary_block(a, b, d, len, MaximumF{});
-    case kMinimum: return binary_block(a, b, d, len, MinimumF{});
-    case kPow: return binary_block(a, b, d, len, PowF{});
-    case kSquaredDifference: return binary_block(a, b, d, len, SquaredDifferenceF{});
+    case kStepAdd: return binary_block(a, b, d, len, AddF{});
+    case kStepSub: return binary_block(a, b, d, len, SubF{});
+    case kStepMul: return binary_block(a, b, d, len, MulF{});
+    case kStepDiv: return binary_block(a, b, d, len, DivF{});
+    case kStepMaximum: return binary_block(a, b, d, len, MaximumF{});
+    case kStepMinimum: return binary_block(a, b, d, len, MinimumF{});
+    case kStepPow: return binary_block(a, b, d, len, PowF{});
+    case kStepSquaredDifference: return binary_block(a, b, d, len, SquaredDifferenceF{});
   }
   raise(Code::Internal, "FusedElementwise: unknown binary step {}", step);
 }
@@ -208,7 +207,7 @@ void run_program(const KernelContext& kc, const AttrValue& program) {
       for (int64_t j = 0; j < steps; ++j) {
         const int64_t* s = prog + 3 * j;
         T* dst = j == steps - 1 ? out + pos : scratch.data() + j * kBlock;
-        if (s[0] < kFirstBinary) unary_dispatch<T>(s[0], operand(s[1]), dst, len);
+        if (s[0] < kFirstBinaryStep) unary_dispatch<T>(s[0], operand(s[1]), dst, len);
         else binary_dispatch<T>(s[0], operand(s[1]), operand(s[2]), dst, len);
       }
     }
@@ -261,8 +260,23 @@ OpDef make_fused_def() {
   def.attrs = {t, program};
   def.shape_fn = fused_shape;
   def.differentiable = false;  // never recorded: a replay under a tape runs the unfused graph
-  def.kernels[static_cast<int>(DeviceKind::CPU)] = fused_kernel;
   return def;
+}
+
+OpDef& mutable_fused_def() {
+  static OpDef* def = new OpDef(make_fused_def());
+  return *def;
+}
+
+// The backends' fused kernels by device kind (the CPU's is installed on first use).
+FusedBackend* backends() {
+  static FusedBackend* table = [] {
+    auto* t = new FusedBackend[kNumDeviceKinds];
+    t[static_cast<int>(DeviceKind::CPU)] = FusedBackend{fused_kernel, {DType::Float32, DType::Float64}, nullptr};
+    mutable_fused_def().kernels[static_cast<int>(DeviceKind::CPU)] = fused_kernel;
+    return t;
+  }();
+  return table;
 }
 
 // ---- Grouping ----
@@ -283,10 +297,23 @@ bool fits(const Graph& g, int i, const TensorSpec& spec) {
   return true;
 }
 
-// Values the fused kernel reads directly must live in host memory.
-bool on_host(const Node& src) {
-  if (src.kind == NodeKind::Constant) return src.value.device()->is_host();
-  if (src.kind == NodeKind::Read) return src.variable->device().is_host();
+// The device kind a captured value (constant, variable read) lives on; -1 for other nodes.
+int captured_kind(const Node& src) {
+  if (src.kind == NodeKind::Constant) return static_cast<int>(src.value.device()->kind());
+  if (src.kind == NodeKind::Read) return static_cast<int>(src.variable->device().kind());
+  return -1;
+}
+
+// The fused kernel reads captured values in place: they must all live on one device kind (the
+// replay's, checked by fused_device_kinds).
+bool captures_one_kind(const Graph& g, const std::vector<Port>& inputs) {
+  int kind = -1;
+  for (Port p : inputs) {
+    int k = captured_kind(g.nodes[p.node]);
+    if (k < 0) continue;
+    if (kind >= 0 && k != kind) return false;
+    kind = k;
+  }
   return true;
 }
 
@@ -344,8 +371,46 @@ Node fused_node(const Group& grp, const TensorSpec& spec) {
 }  // namespace
 
 const OpDef& fused_elementwise_def() {
-  static const OpDef* def = new OpDef(make_fused_def());
-  return *def;
+  backends();  // the CPU kernel is in place
+  return mutable_fused_def();
+}
+
+const char* fused_step_op(int64_t step) {
+  for (const auto& [name, s] : step_names())
+    if (s == step) return name.data();  // the keys view string literals
+  return nullptr;
+}
+
+void register_fused_backend(DeviceKind kind, FusedBackend backend) {
+  mutable_fused_def().kernels[static_cast<int>(kind)] = backend.kernel;
+  backends()[static_cast<int>(kind)] = std::move(backend);
+}
+
+unsigned fused_device_kinds(const Graph& g) {
+  unsigned kinds = 0;
+  for (int k = 0; k < kNumDeviceKinds; ++k)
+    if (backends()[k].kernel) kinds |= 1u << k;
+  const OpDef* fused = &fused_elementwise_def();
+  for (const Node& n : g.nodes) {
+    if (n.kind != NodeKind::Op || n.def != fused) continue;
+    unsigned node_kinds = 0;
+    for (int k = 0; k < kNumDeviceKinds; ++k) {
+      const std::vector<DType>& dts = backends()[k].dtypes;
+      if (std::find(dts.begin(), dts.end(), n.outputs[0].dtype) != dts.end()) node_kinds |= 1u << k;
+    }
+    for (Port p : n.inputs) {
+      int k = captured_kind(g.nodes[p.node]);
+      if (k >= 0) node_kinds &= 1u << k;
+    }
+    kinds &= node_kinds;
+  }
+  return kinds;
+}
+
+bool fused_backend_ready(Context& ctx, Device& device) {
+  const FusedBackend& b = backends()[static_cast<int>(device.kind())];
+  if (!b.kernel) return false;
+  return !b.ready || b.ready(ctx, device);
 }
 
 bool fusible_op(const OpDef& def) {
@@ -385,10 +450,8 @@ int fuse_elementwise(Graph& g) {
         work.push_back(q);
       }
     }
-    bool host = true;
     Group grp = encode(g, members);
-    for (Port p : grp.inputs) host = host && on_host(g.nodes[p.node]);
-    if (members.size() < 2 || !host) {
+    if (members.size() < 2 || !captures_one_kind(g, grp.inputs)) {
       for (int m : members) group_of[m] = -2;  // never reconsidered
       continue;
     }
