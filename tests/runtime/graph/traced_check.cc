@@ -1,0 +1,258 @@
+#include "tests/runtime/graph/traced_check.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "runtime/eager/ops.h"
+#include "runtime/graph/function.h"
+#include "runtime/graph/fusion.h"
+#include "runtime/ops/registry.h"
+#include "tests/util/test_util.h"
+
+namespace cairn::test {
+
+using graph::Function;
+using graph::FunctionOptions;
+using graph::PassOptions;
+
+namespace {
+
+using Outputs = std::vector<Tensor>;
+
+// What a traced run gave: outputs, or the error it raised.
+struct Outcome {
+  Outputs outputs;
+  bool ok = false;
+  Code code = Code::Ok;
+  std::string message;
+};
+
+template <class F>
+Outcome attempt(F&& f) {
+  Outcome o;
+  try {
+    o.outputs = f();
+    o.ok = true;
+  } catch (const Error& e) {
+    o.code = e.code();
+    o.message = e.message();
+  }
+  return o;
+}
+
+bool is_float(DType dt) { return dt == DType::Float32 || dt == DType::Float64; }
+
+// The function of a case: the op on the function's (symbolic) inputs, or with `captured`, on the
+// case's eager inputs (captured as constants, so constant folding may run the op).
+Ref<Function> traced(Context& ctx, const OpCase& c, const PassOptions& passes, bool captured) {
+  FunctionOptions o;
+  o.passes = passes;
+  o.retrace_warning = 0;
+  OpFn fn = c.fn;
+  graph::HostFunction host;
+  if (captured) {
+    std::vector<Tensor> eager_inputs = c.inputs;
+    host = [fn, eager_inputs](Context& cx, const std::vector<Tensor>&) { return fn(cx, eager_inputs); };
+  } else {
+    host = [fn](Context& cx, const std::vector<Tensor>& in) { return fn(cx, in); };
+  }
+  return make_ref<Function>(ctx, c.op, std::move(host), o);
+}
+
+// Neg after every float output, then Identity after every output: the op's outputs become
+// intermediates of the graph.
+Outputs chained(Context& ctx, const Outputs& outs) {
+  Outputs r;
+  for (const Tensor& t : outs) r.push_back(op::identity(ctx, is_float(t.dtype()) ? op::neg(ctx, t) : t));
+  return r;
+}
+
+// Inputs of the same signature with other values: floats scaled and shifted, data integers shifted
+// and bools flipped (index inputs, which must stay in range, are left alone).
+std::vector<Tensor> poisoned(Context& ctx, const OpCase& c) {
+  const OpDef* def = OpRegistry::global().find(c.op);
+  bool has_index_input = false;
+  if (def)
+    for (const ArgDef& a : def->inputs) has_index_input = has_index_input || a.type_attr == "Tindices" || a.type_attr == "TI";
+  std::vector<Tensor> out;
+  for (const Tensor& t : c.inputs) {
+    Device& d = *t.device();
+    if (is_float(t.dtype()))
+      out.push_back(op::add(ctx, op::mul(ctx, t, op::scalar(ctx, d, t.dtype(), -1.75)), op::scalar(ctx, d, t.dtype(), 0.5)));
+    else if (!has_index_input && t.dtype() == DType::Int32)
+      out.push_back(op::add(ctx, t, op::scalar(ctx, d, t.dtype(), 1)));
+    else if (!has_index_input && t.dtype() == DType::Bool)
+      out.push_back(op::run1(ctx, "LogicalNot", {t}));
+    else
+      out.push_back(t);
+  }
+  return out;
+}
+
+int count_op_nodes(const graph::Graph& g, const std::string& op) {
+  int n = 0;
+  for (const graph::Node& node : g.nodes) n += node.kind == graph::NodeKind::Op && node.def && node.def->name == op;
+  return n;
+}
+
+const char* code_name(Code c) {
+  switch (c) {
+    case Code::Ok: return "OK";
+    case Code::InvalidArgument: return "INVALID_ARGUMENT";
+    case Code::FailedPrecondition: return "FAILED_PRECONDITION";
+    case Code::OutOfRange: return "OUT_OF_RANGE";
+    case Code::Unimplemented: return "UNIMPLEMENTED";
+    case Code::Internal: return "INTERNAL";
+    case Code::ResourceExhausted: return "RESOURCE_EXHAUSTED";
+    case Code::Unavailable: return "UNAVAILABLE";
+    default: return "other";
+  }
+}
+
+class Checker {
+ public:
+  Checker(Context& ctx, TracedReport& report) : ctx_(ctx), report_(report) {}
+
+  // The traced outcome must equal the eager one: same outputs bitwise, or the same error code.
+  void expect(const std::string& mode, const Outcome& got, const Outcome& want) {
+    if (!want.ok) {
+      if (got.ok)
+        problem(mode, fmt::format("succeeded where eager raised {} ({})", code_name(want.code), want.message));
+      else if (got.code != want.code)
+        problem(mode, fmt::format("raised {} ({}) where eager raised {} ({})", code_name(got.code), got.message,
+                                  code_name(want.code), want.message));
+      return;
+    }
+    if (!got.ok) return problem(mode, fmt::format("raised {}: {}", code_name(got.code), got.message));
+    if (got.outputs.size() != want.outputs.size())
+      return problem(mode, fmt::format("{} outputs, eager {}", got.outputs.size(), want.outputs.size()));
+    for (size_t k = 0; k < got.outputs.size(); ++k) {
+      std::string diff = bitwise_difference(ctx_, got.outputs[k], want.outputs[k]);
+      if (!diff.empty()) problem(mode, fmt::format("output {}: {}", k, diff));
+    }
+  }
+  void problem(const std::string& mode, const std::string& what) { report_.problems.push_back(mode + ": " + what); }
+
+ private:
+  Context& ctx_;
+  TracedReport& report_;
+};
+
+// Each function once on the case's inputs (trace) and once more (replay).
+void check_modes(Context& ctx, const OpCase& c, const Outcome& eager, Checker& check, TracedReport& report) {
+  PassOptions unfused;
+  unfused.fuse_elementwise = false;
+  PassOptions fused;
+  PassOptions none;
+  none.fold_constants = none.eliminate_common_subexpressions = none.eliminate_dead_code = none.fuse_elementwise = false;
+  struct Mode {
+    std::string name;
+    PassOptions passes;
+    bool captured;
+    bool replay;
+  };
+  const std::vector<Mode> modes = {{"", unfused, false, true},
+                                   {"fused ", fused, false, true},
+                                   {"unoptimized ", none, false, false},
+                                   {"constants ", fused, true, true}};
+  for (const Mode& m : modes) {
+    Ref<Function> f = traced(ctx, c, m.passes, m.captured);
+    const std::vector<Tensor> args = m.captured ? std::vector<Tensor>{} : c.inputs;
+    check.expect(m.name + "trace", attempt([&] { return f->call(args); }), eager);
+    if (m.replay && eager.ok) check.expect(m.name + "replay", attempt([&] { return f->call(args); }), eager);
+    if (!m.passes.fold_constants && f->num_traces() == 1)  // the graph as traced
+      report.op_in_graph = count_op_nodes(f->concretes()[0]->graph(), c.op) > 0;
+  }
+}
+
+void check_pooled_chain(Context& ctx, const OpCase& c, Checker& check, TracedReport& report) {
+  Outcome want = attempt([&] { return chained(ctx, c.fn(ctx, c.inputs)); });
+  if (!want.ok) return;
+  FunctionOptions o;
+  o.retrace_warning = 0;
+  OpFn fn = c.fn;
+  auto f = make_ref<Function>(ctx, c.op + "_chain",
+                              [fn](Context& cx, const std::vector<Tensor>& in) { return chained(cx, fn(cx, in)); }, o);
+  // The poisoned call may raise (an integer divisor became 0): the real call still runs.
+  attempt([&] { return f->call(poisoned(ctx, c)); });
+  check.expect("pooled chain", attempt([&] { return f->call(c.inputs); }), want);
+  if (f->num_traces() == 1) {
+    const auto& concrete = *f->concretes()[0];
+    report.absorbed_by_fusion = count_op_nodes(concrete.fused_graph(), c.op) < count_op_nodes(concrete.graph(), c.op);
+  }
+}
+
+}  // namespace
+
+std::string bitwise_difference(Context& ctx, const Tensor& got, const Tensor& want) {
+  if (got.device()->name() != want.device()->name())
+    return fmt::format("on {}, eager on {}", got.device()->name(), want.device()->name());
+  if (got.dtype() != want.dtype() || got.shape() != want.shape())
+    return fmt::format("{} vs eager {}", got.debug_string(), want.debug_string());
+  Tensor g = tensor_on_device(got, ctx.cpu()), w = tensor_on_device(want, ctx.cpu());
+  const size_t size = dtype_size(got.dtype());
+  const auto* gb = static_cast<const unsigned char*>(g.raw_data());
+  const auto* wb = static_cast<const unsigned char*>(w.raw_data());
+  int64_t first = -1, differing = 0;
+  for (int64_t i = 0; i < got.num_elements(); ++i)
+    if (std::memcmp(gb + i * size, wb + i * size, size) != 0) {
+      if (first < 0) first = i;
+      ++differing;
+    }
+  if (differing == 0) return "";
+  std::vector<double> gv = as_doubles(g), wv = as_doubles(w);
+  return fmt::format("{} of {} elements differ; first at {}: {} vs eager {} ({})", differing, got.num_elements(),
+                     first, gv[static_cast<size_t>(first)], wv[static_cast<size_t>(first)], got.debug_string());
+}
+
+TracedReport check_traced(Context& ctx, const OpCase& c) {
+  TracedReport report;
+  Checker check(ctx, report);
+  Outcome eager = attempt([&] { return c.fn(ctx, c.inputs); });
+  report.eager_ok = eager.ok;
+  report.eager_error = eager.message;
+  // A second eager run separates nondeterministic kernels from tracing bugs.
+  if (eager.ok) check.expect("eager again", attempt([&] { return c.fn(ctx, c.inputs); }), eager);
+  check_modes(ctx, c, eager, check, report);
+  if (eager.ok) check_pooled_chain(ctx, c, check, report);
+  return report;
+}
+
+TracedReport check_fresh_draws(const std::function<Ref<Context>()>& make_ctx, const OpCase& c) {
+  TracedReport report;
+  Ref<Context> eager_ctx = make_ctx(), traced_ctx = make_ctx();
+  Checker check(*eager_ctx, report);
+  Outcome first = attempt([&] { return c.fn(*eager_ctx, c.inputs); });
+  Outcome second = attempt([&] { return c.fn(*eager_ctx, c.inputs); });
+  report.eager_ok = first.ok;
+  report.eager_error = first.message;
+  PassOptions passes;
+  Ref<Function> f = traced(*traced_ctx, c, passes, false);
+  check.expect("trace (first draw)", attempt([&] { return f->call(c.inputs); }), first);
+  if (!first.ok) return report;
+  check.expect("replay (second draw)", attempt([&] { return f->call(c.inputs); }), second);
+  if (f->num_traces() == 1) report.op_in_graph = count_op_nodes(f->concretes()[0]->graph(), c.op) > 0;  // never folded
+  if (second.ok && bitwise_difference(*eager_ctx, first.outputs[0], second.outputs[0]).empty())
+    check.problem("eager", "two calls with seeds 0,0 drew the same values");
+  return report;
+}
+
+TracedReport check_untraceable(Context& ctx, const OpCase& c) {
+  TracedReport report;
+  Checker check(ctx, report);
+  Outcome eager = attempt([&] { return c.fn(ctx, c.inputs); });
+  report.eager_ok = eager.ok;
+  report.eager_error = eager.message;
+  if (!eager.ok) return report;
+  Ref<Function> f = traced(ctx, c, PassOptions{}, false);
+  Outcome got = attempt([&] { return f->call(c.inputs); });
+  if (got.ok)
+    check.problem("trace", c.op + " is traceable now: remove it from untraceable_ops() (op_cases.cc)");
+  else if (got.code != Code::Unimplemented || got.message.find(c.op) == std::string::npos)
+    check.problem("trace", fmt::format("raised {} ({}), expected UNIMPLEMENTED naming {}", code_name(got.code),
+                                       got.message, c.op));
+  return report;
+}
+
+}  // namespace cairn::test

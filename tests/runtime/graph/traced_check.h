@@ -1,0 +1,49 @@
+// Runs an OpCase eagerly and as a traced graph::Function in every way a replay can run it, on one
+// context, and describes each difference. Both sides run the same kernels, so results (and the
+// devices they live on) must be bitwise equal; when eager execution raises, every traced run must
+// raise the same code.
+//
+// The ways a case is traced (each a separate Function):
+//   trace / replay              passes on, fusion off: the first call (trace, then run), the second
+//                               (replay of the cached graph on the fast path)
+//   fused trace / fused replay  the same with fuse_elementwise on
+//   unoptimized                 every pass off: the graph exactly as traced
+//   constants trace / replay    the inputs captured as eager tensors, so constant folding runs the
+//                               op at optimization time (random ops are never folded)
+//   pooled chain                Neg after each float output and Identity after every output, fusion
+//                               on: the op's outputs become intermediates (pooled buffers, and the
+//                               op fused with Neg where fusion knows it). Called first on poisoned
+//                               inputs so the real call reuses buffers holding other values.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/runtime/graph/op_cases.h"
+
+namespace cairn::test {
+
+struct TracedReport {
+  bool eager_ok = false;       // eager execution succeeded (otherwise errors were compared)
+  std::string eager_error;     // its message when it did not
+  std::vector<std::string> problems;  // one line per difference; empty when traced == eager
+  bool op_in_graph = false;           // the traced graph has a node of the case's op
+  bool absorbed_by_fusion = false;    // the pooled chain's fused plan absorbed the op's nodes
+};
+
+TracedReport check_traced(Context& ctx, const OpCase& c);
+
+// A case with fresh_draws: the k-th call of a traced function draws what the k-th eager call draws
+// on a context with the same seed (tracing takes no key), and two calls draw different values.
+// `make_ctx` makes a new context with a fixed seed each time.
+TracedReport check_fresh_draws(const std::function<Ref<Context>()>& make_ctx, const OpCase& c);
+
+// An op of untraceable_ops(): eager execution works and tracing raises Unimplemented naming the op.
+TracedReport check_untraceable(Context& ctx, const OpCase& c);
+
+// Empty when `got` and `want` have one device, dtype, shape and bytes; else what differs first and
+// how many elements differ.
+std::string bitwise_difference(Context& ctx, const Tensor& got, const Tensor& want);
+
+}  // namespace cairn::test
