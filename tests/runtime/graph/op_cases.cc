@@ -96,6 +96,16 @@ std::vector<OpCase> rounding_and_index_cases() {
     out.push_back({name, "bool", {bools_of({1, 0}, {2})}, op_fn(name)});
   }
   out.push_back({"StopGradient", "", {uniform({2, 3})}, op_fn("StopGradient")});
+  // Cast between the dtypes every backend has; float -> int truncates, saturates and sends NaN to 0.
+  auto cast = [](DType to) { return op_fn("Cast", {a_dtype("DstT", to)}); };
+  Tensor special32 = make_as(DType::Float32, kSpecial, {4, 4});
+  out.push_back({"Cast", "float32 -> int32, special values", {special32}, cast(DType::Int32)});
+  out.push_back({"Cast", "float32 -> bool, special values", {special32}, cast(DType::Bool)});
+  out.push_back({"Cast", "float64 -> float32, special values", {specials()}, cast(DType::Float32)});
+  out.push_back({"Cast", "int32 -> float32", {i32({-7, 0, 3, 2147483647}, {2, 2})}, cast(DType::Float32)});
+  out.push_back({"Cast", "int32 -> bool", {i32({-7, 0, 3, 0}, {4})}, cast(DType::Bool)});
+  out.push_back({"Cast", "bool -> float32", {bools_of({1, 0, 1}, {3})}, cast(DType::Float32)});
+  out.push_back({"Cast", "bool -> int32", {bools_of({0, 1}, {2})}, cast(DType::Int32)});
   // Range takes no inputs: a traced Range is folded into a constant (or replayed on the default device).
   auto range = [](double start, double limit, double delta, DType dt) {
     return op_fn("Range", {a_float("start", start), a_float("limit", limit), a_float("delta", delta),

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "runtime/autodiff/tape.h"
 #include "runtime/eager/ops.h"
 #include "runtime/graph/function.h"
 #include "runtime/graph/fusion.h"
@@ -45,10 +46,21 @@ bool is_float(DType dt) { return dt == DType::Float32 || dt == DType::Float64; }
 
 // The function of a case: the op on the function's (symbolic) inputs, or with `captured`, on the
 // case's eager inputs (captured as constants, so constant folding may run the op).
-Ref<Function> traced(Context& ctx, const OpCase& c, const PassOptions& passes, bool captured) {
+// With `unknown_dims`, an input signature with every dimension -1: replays take the generic path
+// (full dispatch, shapes re-inferred per node, no fusion or pooling).
+Ref<Function> traced(Context& ctx, const OpCase& c, const PassOptions& passes, bool captured,
+                     bool unknown_dims = false) {
   FunctionOptions o;
   o.passes = passes;
   o.retrace_warning = 0;
+  if (unknown_dims) {
+    for (const Tensor& t : c.inputs) {
+      Shape any = t.shape();
+      for (int d = 0; d < any.rank(); ++d) any.set_dim(d, -1);
+      o.input_signature.push_back({t.dtype(), any});
+    }
+    o.has_input_signature = true;
+  }
   OpFn fn = c.fn;
   graph::HostFunction host;
   if (captured) {
@@ -149,16 +161,28 @@ void check_modes(Context& ctx, const OpCase& c, const Outcome& eager, Checker& c
   struct Mode {
     std::string name;
     PassOptions passes;
-    bool captured;
-    bool replay;
+    bool captured = false;
+    bool replay = true;
+    bool unknown_dims = false;
+    bool under_tape = false;
   };
-  const std::vector<Mode> modes = {{"", unfused, false, true},
-                                   {"fused ", fused, false, true},
+  const std::vector<Mode> modes = {{"", unfused},
+                                   {"fused ", fused},
                                    {"unoptimized ", none, false, false},
-                                   {"constants ", fused, true, true}};
+                                   {"constants ", fused, true},
+                                   {"unknown dims ", fused, false, true, true},
+                                   {"under a tape ", fused, false, true, false, true}};
   for (const Mode& m : modes) {
-    Ref<Function> f = traced(ctx, c, m.passes, m.captured);
+    Ref<Function> f = traced(ctx, c, m.passes, m.captured, m.unknown_dims);
     const std::vector<Tensor> args = m.captured ? std::vector<Tensor>{} : c.inputs;
+    // A tape installs a dispatch hook: replays run the unfused graph through the full dispatch so
+    // the tape records each node.
+    std::unique_ptr<GradientTape> tape;
+    if (m.under_tape) {
+      tape = std::make_unique<GradientTape>(ctx);
+      for (const Tensor& t : args)
+        if (is_float(t.dtype())) tape->watch(t);
+    }
     check.expect(m.name + "trace", attempt([&] { return f->call(args); }), eager);
     if (m.replay && eager.ok) check.expect(m.name + "replay", attempt([&] { return f->call(args); }), eager);
     if (!m.passes.fold_constants && f->num_traces() == 1)  // the graph as traced

@@ -10,6 +10,10 @@
 //   unoptimized                 every pass off: the graph exactly as traced
 //   constants trace / replay    the inputs captured as eager tensors, so constant folding runs the
 //                               op at optimization time (random ops are never folded)
+//   unknown dims trace / replay an input signature with every dimension -1: the generic replay
+//                               (full dispatch, shapes inferred per node, no fusion, no pooling)
+//   under a tape trace / replay a GradientTape watching the float inputs: hooks installed, so the
+//                               unfused graph runs through the full dispatch
 //   pooled chain                Neg after each float output and Identity after every output, fusion
 //                               on: the op's outputs become intermediates (pooled buffers, and the
 //                               op fused with Neg where fusion knows it). Called first on poisoned
