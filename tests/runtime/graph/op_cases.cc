@@ -1,9 +1,13 @@
 #include "tests/runtime/graph/op_cases.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <complex>
 #include <limits>
 
+#include "runtime/ops/registry.h"
+#include "tests/cases/compare_tables.h"
 #include "tests/util/test_util.h"
 
 namespace cairn::test {
@@ -150,6 +154,41 @@ std::vector<OpCase> random_cases() {
   return out;
 }
 
+// The Vulkan comparison tables (tests/cases/compare_tables.h): large, empty, scalar, odd and
+// broadcast shapes, with inputs in each op's domain.
+std::vector<OpCase> compare_table_cases() {
+  std::vector<OpCase> out;
+  for (const tables::UnaryRange& u : tables::unary_ranges())
+    for (const Shape& s : tables::elementwise_shapes())
+      out.push_back({u.op, "ops_compare shape " + s.str(), {uniform(s, u.lo, u.hi)}, op_fn(u.op)});
+  for (const tables::BinaryRange& b : tables::binary_ranges())
+    for (const auto& [sx, sy] : tables::broadcast_pairs())
+      out.push_back({b.op, "ops_compare " + sx.str() + " with " + sy.str(),
+                     {uniform(sx, b.lo, b.hi), uniform(sy, b.lo, b.hi)}, op_fn(b.op)});
+  for (const char* op : tables::reduction_ops()) {
+    const bool prod = std::string(op) == "Prod";  // values near 1 keep long products finite
+    for (const auto& [s, axes] : tables::reduction_axes())
+      for (bool keep : {false, true})
+        out.push_back({op, "ops_compare " + s.str() + " axis " + fmt::format("[{}]", fmt::join(axes, ",")) + (keep ? " keep_dims" : ""),
+                       {uniform(s, prod ? 0.9 : -5, prod ? 1.1 : 5)},
+                       op_fn(op, {a_ints("axis", axes), a_bool("keep_dims", keep)})});
+  }
+  for (const tables::MatMulShapes& m : tables::matmul_shapes())
+    out.push_back({"MatMul", "ops_compare " + m.a.str() + (m.ta ? "^T" : "") + " x " + m.b.str() + (m.tb ? "^T" : ""),
+                   {uniform(m.a, -2, 2), uniform(m.b, -2, 2)},
+                   op_fn("MatMul", {a_bool("transpose_a", m.ta), a_bool("transpose_b", m.tb)})});
+  return out;
+}
+
+// Whether the op's first input may be int32 (the int32 variant of a case is pointless otherwise).
+bool accepts_int32(const std::string& op) {
+  const OpDef* def = OpRegistry::global().find(op);
+  if (!def || def->inputs.empty() || def->inputs[0].type_attr.empty()) return true;
+  for (const AttrDef& a : def->attrs)
+    if (a.name == def->inputs[0].type_attr) return a.allowed_dtypes == 0 || dtype_in(a.allowed_dtypes, DType::Int32);
+  return true;
+}
+
 // The gradcheck cases, unchanged: GradCase's op, label, inputs and function.
 std::vector<OpCase> gradcheck_cases() {
   std::vector<OpCase> out;
@@ -169,7 +208,8 @@ Tensor converted(const Tensor& t, Variant v) {
 const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = gradcheck_cases();
-    for (auto make : {comparison_and_logic_cases, rounding_and_index_cases, fft_cases, random_cases})
+    for (auto make : {comparison_and_logic_cases, rounding_and_index_cases, fft_cases, random_cases,
+                      compare_table_cases})
       for (OpCase& c : make()) all.push_back(std::move(c));
     add_specials(all);
     all.push_back({"Where", "bool 2-D", {bools_of({1, 0, 1, 1, 0, 0}, {2, 3})}, op_fn("Where")});
@@ -211,8 +251,10 @@ std::optional<OpCase> variant_of(const OpCase& c, Variant v) {
 
 std::vector<OpCase> variants(const OpCase& c, bool float64_kernels) {
   std::vector<OpCase> out;
-  for (Variant v : {Variant::Float32, Variant::Int32})
+  for (Variant v : {Variant::Float32, Variant::Int32}) {
+    if (v == Variant::Int32 && !accepts_int32(c.op)) continue;
     if (std::optional<OpCase> converted = variant_of(c, v)) out.push_back(std::move(*converted));
+  }
   if (float64_kernels || out.empty()) out.insert(out.begin(), c);
   return out;
 }

@@ -2,9 +2,11 @@
 // the CPU (traced_ops_test.cc) and on Vulkan (tests/gpu/traced_ops_compare_test.cc).
 //
 // The cases are gradcheck's (tests/runtime/autodiff/cases_*.cc: every op with a gradient, float64
-// inputs) plus this library's own (op_cases.cc): the ops without a gradient (comparisons, logic,
-// rounding, index outputs, FFT, Range, random draws) and special values (NaN, +-0, +-inf, halves)
-// for the elementwise ops, which gradcheck keeps away from.
+// inputs), the Vulkan comparison tables' (tests/cases/compare_tables.h: large, empty, scalar and
+// broadcast shapes for the elementwise ops, reductions and MatMul), and this library's own
+// (op_cases.cc): the ops without a gradient (comparisons, logic, rounding, Cast, index outputs,
+// FFT, Range, random draws) and special values (NaN, +-0, +-inf, halves) for the elementwise ops,
+// which gradcheck keeps away from.
 #pragma once
 
 #include <map>
@@ -46,7 +48,7 @@ std::optional<OpCase> variant_of(const OpCase& c, Variant v);
 
 // The variants to run on a device: with float64 kernels (the CPU), the case as written and its
 // float32 and int32 conversions; without (Vulkan), the conversions of a case with float64 inputs,
-// or else the case as written.
+// or else the case as written. No int32 conversion when the op's first input cannot be int32.
 std::vector<OpCase> variants(const OpCase& c, bool float64_kernels);
 
 }  // namespace cairn::test

@@ -247,18 +247,34 @@ TracedReport check_fresh_draws(const std::function<Ref<Context>()>& make_ctx, co
   TracedReport report;
   Ref<Context> eager_ctx = make_ctx(), traced_ctx = make_ctx();
   Checker check(*eager_ctx, report);
-  Outcome first = attempt([&] { return c.fn(*eager_ctx, c.inputs); });
-  Outcome second = attempt([&] { return c.fn(*eager_ctx, c.inputs); });
-  report.eager_ok = first.ok;
-  report.eager_error = first.message;
-  PassOptions passes;
-  Ref<Function> f = traced(*traced_ctx, c, passes, false);
-  check.expect("trace (first draw)", attempt([&] { return f->call(c.inputs); }), first);
-  if (!first.ok) return report;
-  check.expect("replay (second draw)", attempt([&] { return f->call(c.inputs); }), second);
-  if (f->num_traces() == 1) report.op_in_graph = count_op_nodes(f->concretes()[0]->graph(), c.op) > 0;  // never folded
-  if (second.ok && bitwise_difference(*eager_ctx, first.outputs[0], second.outputs[0]).empty())
-    check.problem("eager", "two calls with seeds 0,0 drew the same values");
+  // Four eager draws; the traced function draws twice per call (two nodes, which CSE must not
+  // merge), so its first call must give draws 1 and 2 and its second call draws 3 and 4.
+  std::vector<Outcome> draws;
+  for (int k = 0; k < 4; ++k) draws.push_back(attempt([&] { return c.fn(*eager_ctx, c.inputs); }));
+  report.eager_ok = draws[0].ok;
+  report.eager_error = draws[0].message;
+  auto pair = [&](int k) {
+    Outcome o = draws[static_cast<size_t>(k)];
+    const Outcome& next = draws[static_cast<size_t>(k) + 1];
+    if (o.ok) o.outputs.insert(o.outputs.end(), next.outputs.begin(), next.outputs.end());
+    return o;
+  };
+  FunctionOptions o;
+  o.retrace_warning = 0;
+  OpFn fn = c.fn;
+  auto f = make_ref<Function>(*traced_ctx, c.op + "_twice", [fn](Context& cx, const std::vector<Tensor>& in) {
+    std::vector<Tensor> out = fn(cx, in), again = fn(cx, in);
+    out.insert(out.end(), again.begin(), again.end());
+    return out;
+  }, o);
+  check.expect("trace (draws 1 and 2)", attempt([&] { return f->call(c.inputs); }), pair(0));
+  if (!report.eager_ok) return report;
+  check.expect("replay (draws 3 and 4)", attempt([&] { return f->call(c.inputs); }), pair(2));
+  if (f->num_traces() == 1) report.op_in_graph = count_op_nodes(f->concretes()[0]->graph(), c.op) == 2;
+  for (int k = 1; k < 4; ++k)
+    if (draws[static_cast<size_t>(k)].ok &&
+        bitwise_difference(*eager_ctx, draws[0].outputs[0], draws[static_cast<size_t>(k)].outputs[0]).empty())
+      check.problem("eager", fmt::format("draws 1 and {} with seeds 0,0 are equal", k + 1));
   return report;
 }
 

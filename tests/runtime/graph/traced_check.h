@@ -38,8 +38,9 @@ struct TracedReport {
 
 TracedReport check_traced(Context& ctx, const OpCase& c);
 
-// A case with fresh_draws: the k-th call of a traced function draws what the k-th eager call draws
-// on a context with the same seed (tracing takes no key), and two calls draw different values.
+// A case with fresh_draws: a traced function drawing twice per call gives, call after call, the
+// draws that eager calls give one by one on a context with the same seed (tracing takes no key,
+// and the passes neither merge nor drop the two draws); eager draws differ from each other.
 // `make_ctx` makes a new context with a fixed seed each time.
 TracedReport check_fresh_draws(const std::function<Ref<Context>()>& make_ctx, const OpCase& c);
 
