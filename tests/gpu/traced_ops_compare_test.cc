@@ -82,6 +82,22 @@ TEST_CASE("every registered op has a case compared on Vulkan unless it is listed
   CHECK(not_in_graph.empty());
 }
 
+TEST_CASE("a function with unknown dimensions matches eager execution on Vulkan for every shape it serves") {
+  std::vector<OpCase> all;
+  for (const OpCase& base : op_cases())
+    for (const OpCase& c : variants(base, /*float64_kernels=*/false)) all.push_back(on_vulkan(c));
+  int groups = 0, served = 0;
+  for (const std::vector<OpCase>& members : shape_families(all)) {
+    ++groups;
+    served += static_cast<int>(members.size());
+    TracedReport rep = check_shape_family(vk_ctx(), members);
+    for (const std::string& p : rep.problems) FAIL_CHECK(members[0].family << ": " << p);
+  }
+  MESSAGE(groups << " families, " << served << " cases served by one trace each");
+  CHECK(groups > 50);
+  CHECK_NO_VALIDATION_ERRORS();
+}
+
 TEST_CASE("untraceable ops run eagerly on Vulkan and are still refused by tracing") {
   for (const auto& [op, reason] : untraceable_ops()) {
     CAPTURE(op);

@@ -158,25 +158,34 @@ std::vector<OpCase> random_cases() {
 // broadcast shapes, with inputs in each op's domain.
 std::vector<OpCase> compare_table_cases() {
   std::vector<OpCase> out;
+  auto add = [&](OpCase c, std::string family) {
+    c.family = std::move(family);
+    out.push_back(std::move(c));
+  };
   for (const tables::UnaryRange& u : tables::unary_ranges())
     for (const Shape& s : tables::elementwise_shapes())
-      out.push_back({u.op, "ops_compare shape " + s.str(), {uniform(s, u.lo, u.hi)}, op_fn(u.op)});
+      add({u.op, "ops_compare shape " + s.str(), {uniform(s, u.lo, u.hi)}, op_fn(u.op)}, u.op);
   for (const tables::BinaryRange& b : tables::binary_ranges())
     for (const auto& [sx, sy] : tables::broadcast_pairs())
-      out.push_back({b.op, "ops_compare " + sx.str() + " with " + sy.str(),
-                     {uniform(sx, b.lo, b.hi), uniform(sy, b.lo, b.hi)}, op_fn(b.op)});
+      add({b.op, "ops_compare " + sx.str() + " with " + sy.str(), {uniform(sx, b.lo, b.hi), uniform(sy, b.lo, b.hi)},
+           op_fn(b.op)},
+          b.op);
   for (const char* op : tables::reduction_ops()) {
     const bool prod = std::string(op) == "Prod";  // values near 1 keep long products finite
     for (const auto& [s, axes] : tables::reduction_axes())
-      for (bool keep : {false, true})
-        out.push_back({op, "ops_compare " + s.str() + " axis " + fmt::format("[{}]", fmt::join(axes, ",")) + (keep ? " keep_dims" : ""),
-                       {uniform(s, prod ? 0.9 : -5, prod ? 1.1 : 5)},
-                       op_fn(op, {a_ints("axis", axes), a_bool("keep_dims", keep)})});
+      for (bool keep : {false, true}) {
+        std::string attrs = " axis " + fmt::format("[{}]", fmt::join(axes, ",")) + (keep ? " keep_dims" : "");
+        add({op, "ops_compare " + s.str() + attrs, {uniform(s, prod ? 0.9 : -5, prod ? 1.1 : 5)},
+             op_fn(op, {a_ints("axis", axes), a_bool("keep_dims", keep)})},
+            op + attrs);
+      }
   }
-  for (const tables::MatMulShapes& m : tables::matmul_shapes())
-    out.push_back({"MatMul", "ops_compare " + m.a.str() + (m.ta ? "^T" : "") + " x " + m.b.str() + (m.tb ? "^T" : ""),
-                   {uniform(m.a, -2, 2), uniform(m.b, -2, 2)},
-                   op_fn("MatMul", {a_bool("transpose_a", m.ta), a_bool("transpose_b", m.tb)})});
+  for (const tables::MatMulShapes& m : tables::matmul_shapes()) {
+    std::string attrs = std::string(m.ta ? " ta" : "") + (m.tb ? " tb" : "");
+    add({"MatMul", "ops_compare " + m.a.str() + " x " + m.b.str() + attrs, {uniform(m.a, -2, 2), uniform(m.b, -2, 2)},
+         op_fn("MatMul", {a_bool("transpose_a", m.ta), a_bool("transpose_b", m.tb)})},
+        "MatMul" + attrs);
+  }
   return out;
 }
 

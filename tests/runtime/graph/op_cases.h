@@ -26,6 +26,9 @@ struct OpCase {
   // A random op with seeds 0,0: each call draws the context's next key, so two eager runs differ.
   // Such a case is checked by replaying on a context seeded like the eager one (see traced_check.h).
   bool fresh_draws = false;
+  // Cases of one family run the same function (op and attributes); only their inputs differ. A
+  // function with unknown dimensions traced on one of them must serve the others (traced_check.h).
+  std::string family;
 };
 
 // Every case, as written (mostly float64; inputs on the CPU). Built on first use.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <map>
 
 #include "runtime/autodiff/tape.h"
 #include "runtime/eager/ops.h"
@@ -275,6 +276,35 @@ TracedReport check_fresh_draws(const std::function<Ref<Context>()>& make_ctx, co
     if (draws[static_cast<size_t>(k)].ok &&
         bitwise_difference(*eager_ctx, draws[0].outputs[0], draws[static_cast<size_t>(k)].outputs[0]).empty())
       check.problem("eager", fmt::format("draws 1 and {} with seeds 0,0 are equal", k + 1));
+  return report;
+}
+
+std::vector<std::vector<OpCase>> shape_families(const std::vector<OpCase>& cases) {
+  std::map<std::string, std::vector<OpCase>> groups;
+  for (const OpCase& c : cases) {
+    if (c.family.empty()) continue;
+    std::string key = c.family;
+    for (const Tensor& t : c.inputs) key += fmt::format(" {}/{}", dtype_name(t.dtype()), t.rank());
+    groups[key].push_back(c);
+  }
+  std::vector<std::vector<OpCase>> out;
+  for (auto& [key, members] : groups)
+    if (members.size() >= 2) out.push_back(std::move(members));
+  return out;
+}
+
+TracedReport check_shape_family(Context& ctx, const std::vector<OpCase>& members) {
+  TracedReport report;
+  Checker check(ctx, report);
+  Ref<Function> f = traced(ctx, members[0], PassOptions{}, false, /*unknown_dims=*/true);
+  for (int round = 0; round < 2; ++round)
+    for (const OpCase& c : members) {
+      Outcome eager = attempt([&] { return c.fn(ctx, c.inputs); });
+      report.eager_ok = report.eager_ok || eager.ok;
+      check.expect(fmt::format("{} [{}] round {}", c.op, c.label, round + 1),
+                   attempt([&] { return f->call(c.inputs); }), eager);
+    }
+  if (f->num_traces() != 1) check.problem("family", fmt::format("{} traces, expected 1", f->num_traces()));
   return report;
 }
 

@@ -44,6 +44,15 @@ TracedReport check_traced(Context& ctx, const OpCase& c);
 // `make_ctx` makes a new context with a fixed seed each time.
 TracedReport check_fresh_draws(const std::function<Ref<Context>()>& make_ctx, const OpCase& c);
 
+// The members of `cases` (one device's variants) grouped by family, input dtypes and input ranks;
+// only groups of two or more.
+std::vector<std::vector<OpCase>> shape_families(const std::vector<OpCase>& cases);
+
+// One family group: a function whose input signature has every dimension -1 is traced on the
+// first member and then serves every member, twice each (the generic replay: shapes inferred per
+// node), matching eager execution of each member bitwise or raising the same error code.
+TracedReport check_shape_family(Context& ctx, const std::vector<OpCase>& members);
+
 // An op of untraceable_ops(): eager execution works and tracing raises Unimplemented naming the op.
 TracedReport check_untraceable(Context& ctx, const OpCase& c);
 

@@ -82,6 +82,23 @@ TEST_CASE("every registered op has a compared case unless it is listed as untrac
   CHECK(unknown.empty());
 }
 
+// One trace with -1 dimensions serves every shape of a family (the ops_compare shapes: scalars,
+// empty, odd, large, broadcasting) through the generic replay.
+TEST_CASE("a function with unknown dimensions matches eager execution for every shape it serves") {
+  std::vector<OpCase> all;
+  for (const OpCase& base : op_cases())
+    for (OpCase& c : variants(base, /*float64_kernels=*/true)) all.push_back(std::move(c));
+  int groups = 0, served = 0;
+  for (const std::vector<OpCase>& members : shape_families(all)) {
+    ++groups;
+    served += static_cast<int>(members.size());
+    TracedReport rep = check_shape_family(ctx(), members);
+    for (const std::string& p : rep.problems) FAIL_CHECK(members[0].family << ": " << p);
+  }
+  MESSAGE(groups << " families, " << served << " cases served by one trace each");
+  CHECK(groups > 50);
+}
+
 TEST_CASE("untraceable ops run eagerly and are still refused by tracing") {
   for (const auto& [op, reason] : untraceable_ops()) {
     CAPTURE(op);
