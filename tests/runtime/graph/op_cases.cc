@@ -205,11 +205,16 @@ std::vector<OpCase> gradcheck_cases() {
   return out;
 }
 
+constexpr double kInt32Bound = 20000;  // (2 * 20000)^2 < 2^31
+
 Tensor converted(const Tensor& t, Variant v) {
   if (t.dtype() != DType::Float64) return t;
   if (v == Variant::Float32) return run_op(ctx(), "Cast", {t}, {attr_dtype("DstT", DType::Float32)})[0];
+  // Clipped so that sums, products and squares of two values stay inside int32: signed overflow
+  // is undefined behaviour in the kernels (UBSan stops the test).
   Tensor scaled = run_op(ctx(), "Mul", {t, f64({8}, {})})[0];
-  return run_op(ctx(), "Cast", {scaled}, {attr_dtype("DstT", DType::Int32)})[0];
+  Tensor clipped = run_op(ctx(), "ClipByValue", {scaled, f64({-kInt32Bound}, {}), f64({kInt32Bound}, {})})[0];
+  return run_op(ctx(), "Cast", {clipped}, {attr_dtype("DstT", DType::Int32)})[0];
 }
 
 }  // namespace

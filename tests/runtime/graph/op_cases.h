@@ -41,7 +41,7 @@ const std::map<std::string, std::string>& untraceable_ops();
 enum class Variant {
   AsWritten,
   Float32,  // float64 inputs rounded to float32
-  Int32,    // float64 inputs times 8, truncated to int32 (NaN -> 0, infinities saturate)
+  Int32,    // float64 inputs times 8, clipped to +-20000 and truncated to int32 (NaN -> 0)
 };
 const char* variant_name(Variant v);
 

@@ -81,7 +81,7 @@ Outputs chained(Context& ctx, const Outputs& outs) {
   return r;
 }
 
-// Inputs of the same signature with other values: floats scaled and shifted, data integers shifted
+// Inputs of the same signature with other values: floats scaled and shifted, data integers negated
 // and bools flipped (index inputs, which must stay in range, are left alone).
 std::vector<Tensor> poisoned(Context& ctx, const OpCase& c) {
   const OpDef* def = OpRegistry::global().find(c.op);
@@ -94,7 +94,7 @@ std::vector<Tensor> poisoned(Context& ctx, const OpCase& c) {
     if (is_float(t.dtype()))
       out.push_back(op::add(ctx, op::mul(ctx, t, op::scalar(ctx, d, t.dtype(), -1.75)), op::scalar(ctx, d, t.dtype(), 0.5)));
     else if (!has_index_input && t.dtype() == DType::Int32)
-      out.push_back(op::add(ctx, t, op::scalar(ctx, d, t.dtype(), 1)));
+      out.push_back(op::neg(ctx, t));  // wraps at INT_MIN by definition; an Add could overflow
     else if (!has_index_input && t.dtype() == DType::Bool)
       out.push_back(op::run1(ctx, "LogicalNot", {t}));
     else
