@@ -52,6 +52,7 @@ std::optional<OpCase> variant_of(const OpCase& c, Variant v);
 // The variants to run on a device: with float64 kernels (the CPU), the case as written and its
 // float32 and int32 conversions; without (Vulkan), the conversions of a case with float64 inputs,
 // or else the case as written. No int32 conversion when the op's first input cannot be int32.
+// Cases with more than 50000 input elements run as float32 only (when they have float64 inputs).
 std::vector<OpCase> variants(const OpCase& c, bool float64_kernels);
 
 }  // namespace cairn::test
