@@ -2,11 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+
+#include <unistd.h>
 #include <map>
 
 #include "runtime/autodiff/tape.h"
 #include "runtime/eager/ops.h"
+#include "runtime/graph/export.h"
 #include "runtime/graph/function.h"
 #include "runtime/graph/fusion.h"
 #include "runtime/ops/registry.h"
@@ -152,6 +158,31 @@ class Checker {
   TracedReport& report_;
 };
 
+// A fresh file name for an export. Thousands of exports each fsync their file and directory
+// (the writer is atomic and durable), so they go to tmpfs (/dev/shm) where there is one.
+std::string temp_file() {
+  static std::atomic<int> counter{0};
+  const char* dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : std::getenv("TEST_TMPDIR");
+  return fmt::format("{}/traced_check_{}_{}.cairnfn", dir ? dir : "/tmp", ::getpid(), counter++);
+}
+
+// `f` exported to a file and loaded back: the loaded function (whose stored graph is traced again
+// on its first call) must match eager execution too, on its first call and on a replay.
+void check_exported(Context& ctx, const Function& f, const std::vector<Tensor>& args, const Outcome& eager,
+                    const std::string& mode, Checker& check) {
+  const std::string path = temp_file();
+  Outcome loaded_ok = attempt([&] {
+    graph::export_function(f, path);
+    graph::LoadedFunction loaded = graph::load_function(ctx, path);
+    check.expect(mode + " call", attempt([&] { return loaded.function->call(args); }), eager);
+    if (eager.ok) check.expect(mode + " replay", attempt([&] { return loaded.function->call(args); }), eager);
+    return Outputs{};
+  });
+  std::remove(path.c_str());
+  if (!loaded_ok.ok) check.problem(mode, fmt::format("export or load raised {}: {}", code_name(loaded_ok.code),
+                                                     loaded_ok.message));
+}
+
 // Each function once on the case's inputs (trace) and once more (replay).
 void check_modes(Context& ctx, const OpCase& c, const Outcome& eager, Checker& check, TracedReport& report) {
   PassOptions unfused;
@@ -166,11 +197,12 @@ void check_modes(Context& ctx, const OpCase& c, const Outcome& eager, Checker& c
     bool replay = true;
     bool unknown_dims = false;
     bool under_tape = false;
+    bool exported = false;
   };
-  const std::vector<Mode> modes = {{"", unfused},
+  const std::vector<Mode> modes = {{"", unfused, false, true, false, false, true},
                                    {"fused ", fused},
                                    {"unoptimized ", none, false, false},
-                                   {"constants ", fused, true},
+                                   {"constants ", fused, true, true, false, false, true},
                                    {"unknown dims ", fused, false, true, true},
                                    {"under a tape ", fused, false, true, false, true}};
   for (const Mode& m : modes) {
@@ -188,6 +220,7 @@ void check_modes(Context& ctx, const OpCase& c, const Outcome& eager, Checker& c
     if (m.replay && eager.ok) check.expect(m.name + "replay", attempt([&] { return f->call(args); }), eager);
     if (!m.passes.fold_constants && f->num_traces() == 1)  // the graph as traced
       report.op_in_graph = count_op_nodes(f->concretes()[0]->graph(), c.op) > 0;
+    if (m.exported && f->num_traces() == 1) check_exported(ctx, *f, args, eager, m.name + "exported", check);
   }
 }
 

@@ -6,6 +6,9 @@
 // The ways a case is traced (each a separate Function):
 //   trace / replay              passes on, fusion off: the first call (trace, then run), the second
 //                               (replay of the cached graph on the fast path)
+//   exported call / replay      that function exported to a file and loaded back (attributes and
+//                               constants serialized, the stored graph traced again); also for the
+//                               constants mode
 //   fused trace / fused replay  the same with fuse_elementwise on
 //   unoptimized                 every pass off: the graph exactly as traced
 //   constants trace / replay    the inputs captured as eager tensors, so constant folding runs the

@@ -138,11 +138,12 @@ TEST_CASE("the traced == eager harness reports differences it is shown") {
                   }};
   TracedReport r = check_traced(ctx(), diverges);
   CHECK(r.eager_ok);
-  // Trace and replay with fusion off, on, unknown dims and under a tape, the unoptimized trace,
-  // and the pooled chain; the constants mode traces with eager inputs, so it does not diverge.
+  // Trace and replay with fusion off, on, unknown dims and under a tape, the exported function's
+  // call and replay, the unoptimized trace, and the pooled chain; the constants mode traces with
+  // eager inputs, so it does not diverge.
   std::string all;
   for (const std::string& p : r.problems) all += p + "\n";
-  CHECK_MESSAGE(r.problems.size() == 10, all);
+  CHECK_MESSAGE(r.problems.size() == 12, all);
   REQUIRE(!r.problems.empty());
   CHECK_MESSAGE(r.problems[0].find("3 of 3 elements differ; first at 0: 0 vs eager -1") != std::string::npos,
                 r.problems[0]);
