@@ -13,8 +13,6 @@
 namespace cairn::test {
 namespace {
 
-using Ints = std::vector<int64_t>;
-
 Tensor bools_of(const std::vector<double>& v, const Shape& s) { return make_as(DType::Bool, v, s); }
 Tensor i32(const std::vector<double>& v, const Shape& s) { return make_as(DType::Int32, v, s); }
 Tensor i64(const std::vector<double>& v, const Shape& s) { return make_as(DType::Int64, v, s); }

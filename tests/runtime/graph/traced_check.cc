@@ -241,6 +241,25 @@ void check_pooled_chain(Context& ctx, const OpCase& c, Checker& check, TracedRep
   }
 }
 
+// The case run eagerly on `ctx`, noted in the report.
+Outcome run_eagerly(Context& ctx, const OpCase& c, TracedReport& report) {
+  Outcome eager = attempt([&] { return c.fn(ctx, c.inputs); });
+  report.eager_ok = eager.ok;
+  report.eager_error = eager.message;
+  return eager;
+}
+
+// `c` with its inputs moved by `to_device`.
+OpCase moved(const OpCase& c, const ToDevice& to_device) {
+  OpCase out = c;
+  for (Tensor& t : out.inputs) t = to_device(t);
+  return out;
+}
+
+void note_problems(const OpCase& c, const TracedReport& rep, std::vector<std::string>& problems) {
+  for (const std::string& p : rep.problems) problems.push_back(c.op + " [" + c.label + "] " + p);
+}
+
 }  // namespace
 
 std::string bitwise_difference(Context& ctx, const Tensor& got, const Tensor& want) {
@@ -267,9 +286,7 @@ std::string bitwise_difference(Context& ctx, const Tensor& got, const Tensor& wa
 TracedReport check_traced(Context& ctx, const OpCase& c) {
   TracedReport report;
   Checker check(ctx, report);
-  Outcome eager = attempt([&] { return c.fn(ctx, c.inputs); });
-  report.eager_ok = eager.ok;
-  report.eager_error = eager.message;
+  Outcome eager = run_eagerly(ctx, c, report);
   // A second eager run separates nondeterministic kernels from tracing bugs.
   if (eager.ok) check.expect("eager again", attempt([&] { return c.fn(ctx, c.inputs); }), eager);
   check_modes(ctx, c, eager, check, report);
@@ -344,10 +361,7 @@ TracedReport check_shape_family(Context& ctx, const std::vector<OpCase>& members
 TracedReport check_untraceable(Context& ctx, const OpCase& c) {
   TracedReport report;
   Checker check(ctx, report);
-  Outcome eager = attempt([&] { return c.fn(ctx, c.inputs); });
-  report.eager_ok = eager.ok;
-  report.eager_error = eager.message;
-  if (!eager.ok) return report;
+  if (!run_eagerly(ctx, c, report).ok) return report;
   Ref<Function> f = traced(ctx, c, PassOptions{}, false);
   Outcome got = attempt([&] { return f->call(c.inputs); });
   if (got.ok)
@@ -356,6 +370,77 @@ TracedReport check_untraceable(Context& ctx, const OpCase& c) {
     check.problem("trace", fmt::format("raised {} ({}), expected UNIMPLEMENTED naming {}", code_name(got.code),
                                        got.message, c.op));
   return report;
+}
+
+// ---- Every case on one device ----
+
+DeviceRun run_all_cases(Context& ctx, bool float64_kernels, const ToDevice& to_device,
+                        const std::function<Ref<Context>()>& seeded_ctx) {
+  DeviceRun run;
+  for (const OpCase& base : op_cases()) {
+    if (untraceable_ops().count(base.op)) continue;
+    for (const OpCase& variant : variants(base, float64_kernels)) {
+      OpCase c = moved(variant, to_device);
+      ++run.variants;
+      TracedReport rep = c.fresh_draws ? check_fresh_draws(seeded_ctx, c) : check_traced(ctx, c);
+      note_problems(c, rep, run.problems);
+      if (!rep.eager_ok) {
+        ++run.errors_compared;
+        continue;
+      }
+      ++run.compared;
+      run.ran.insert(c.op);
+      if (rep.op_in_graph) run.in_graph.insert(c.op);
+      if (rep.absorbed_by_fusion) run.absorbed.insert(c.op);
+    }
+  }
+  return run;
+}
+
+std::string uncovered_ops(const DeviceRun& run) {
+  std::string missing;
+  for (const OpDef* def : OpRegistry::global().list())
+    if (!untraceable_ops().count(def->name) && !run.ran.count(def->name)) missing += " " + def->name;
+  return missing;
+}
+
+std::string ops_missing_from_graphs(const DeviceRun& run) {
+  std::string missing;
+  for (const std::string& op : run.ran)
+    if (!run.in_graph.count(op)) missing += " " + op;
+  return missing;
+}
+
+FamilyRun run_all_families(Context& ctx, bool float64_kernels, const ToDevice& to_device) {
+  std::vector<OpCase> all;
+  for (const OpCase& base : op_cases())
+    for (const OpCase& c : variants(base, float64_kernels)) all.push_back(moved(c, to_device));
+  FamilyRun run;
+  for (const std::vector<OpCase>& members : shape_families(all)) {
+    ++run.groups;
+    run.served += static_cast<int>(members.size());
+    note_problems(members[0], check_shape_family(ctx, members), run.problems);
+  }
+  return run;
+}
+
+std::vector<std::string> check_all_untraceable(Context& ctx, bool float64_kernels, const ToDevice& to_device) {
+  std::vector<std::string> problems;
+  for (const auto& [op, reason] : untraceable_ops()) {
+    if (!OpRegistry::global().find(op)) problems.push_back(op + " is listed as untraceable but not registered");
+    int ran = 0;
+    for (const OpCase& base : op_cases()) {
+      if (base.op != op) continue;
+      for (const OpCase& variant : variants(base, float64_kernels)) {
+        OpCase c = moved(variant, to_device);
+        TracedReport rep = check_untraceable(ctx, c);
+        note_problems(c, rep, problems);
+        ran += rep.eager_ok;
+      }
+    }
+    if (ran == 0) problems.push_back("no case of untraceable op " + op + " (" + reason + ") ran eagerly");
+  }
+  return problems;
 }
 
 }  // namespace cairn::test

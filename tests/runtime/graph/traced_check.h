@@ -24,6 +24,7 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,5 +63,39 @@ TracedReport check_untraceable(Context& ctx, const OpCase& c);
 // Empty when `got` and `want` have one device, dtype, shape and bytes; else what differs first and
 // how many elements differ.
 std::string bitwise_difference(Context& ctx, const Tensor& got, const Tensor& want);
+
+// ---- Every case on one device (what the CPU and Vulkan tests run) ----
+
+// Copies a case's input to the device under test (the identity on the CPU).
+using ToDevice = std::function<Tensor(const Tensor&)>;
+
+struct DeviceRun {
+  int variants = 0;         // case variants run
+  int compared = 0;         // ... that ran eagerly and were compared bitwise
+  int errors_compared = 0;  // ... that raised eagerly (traced runs raised the same code, or a problem)
+  std::set<std::string> ran, in_graph, absorbed;  // ops compared / seen in a traced graph / fused
+  std::vector<std::string> problems;              // "Op [label] mode: what differs"
+};
+
+// Every case of op_cases() except those of untraceable ops, as `variants(c, float64_kernels)` with
+// inputs moved by `to_device`, checked on `ctx` (fresh-draw cases on contexts from `seeded_ctx`).
+DeviceRun run_all_cases(Context& ctx, bool float64_kernels, const ToDevice& to_device,
+                        const std::function<Ref<Context>()>& seeded_ctx);
+// Registered ops (untraceable ones aside) without a compared case: " Op1 Op2", empty when none.
+std::string uncovered_ops(const DeviceRun& run);
+// Compared ops never seen as a node of their traced graph.
+std::string ops_missing_from_graphs(const DeviceRun& run);
+
+struct FamilyRun {
+  int groups = 0;  // family groups checked
+  int served = 0;  // cases served by their group's one trace
+  std::vector<std::string> problems;
+};
+// check_shape_family over every group of shape_families(), for the same variants as run_all_cases.
+FamilyRun run_all_families(Context& ctx, bool float64_kernels, const ToDevice& to_device);
+
+// check_untraceable over every case of every untraceable op; also fails for a listed op that is
+// not registered or has no case that runs eagerly.
+std::vector<std::string> check_all_untraceable(Context& ctx, bool float64_kernels, const ToDevice& to_device);
 
 }  // namespace cairn::test
