@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "runtime/autodiff/tape.h"
 #include "runtime/eager/ops.h"
@@ -355,6 +357,33 @@ TracedReport check_shape_family(Context& ctx, const std::vector<OpCase>& members
                    attempt([&] { return f->call(c.inputs); }), eager);
     }
   if (f->num_traces() != 1) check.problem("family", fmt::format("{} traces, expected 1", f->num_traces()));
+  return report;
+}
+
+TracedReport check_concurrent_replays(Context& ctx, const OpCase& c, int threads, int calls) {
+  TracedReport report;
+  Checker check(ctx, report);
+  Outcome eager = run_eagerly(ctx, c, report);
+  if (!eager.ok) return report;
+  for (Tensor& t : eager.outputs) t = op::identity(ctx, t);
+  OpFn fn = c.fn;
+  auto f = make_ref<Function>(ctx, c.op + "_concurrent", [fn](Context& cx, const std::vector<Tensor>& in) {
+    Outputs out;
+    for (const Tensor& t : fn(cx, in)) out.push_back(op::identity(cx, t));
+    return out;
+  });
+  check.expect("trace", attempt([&] { return f->call(c.inputs); }), eager);
+  std::mutex mu;  // guards `check`
+  std::vector<std::thread> pool;
+  for (int k = 0; k < threads; ++k)
+    pool.emplace_back([&, k] {
+      for (int call = 0; call < calls; ++call) {
+        Outcome got = attempt([&] { return f->call(c.inputs); });
+        std::lock_guard<std::mutex> lock(mu);
+        check.expect(fmt::format("thread {} replay {}", k, call + 1), got, eager);
+      }
+    });
+  for (std::thread& t : pool) t.join();
   return report;
 }
 

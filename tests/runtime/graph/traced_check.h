@@ -57,6 +57,11 @@ std::vector<std::vector<OpCase>> shape_families(const std::vector<OpCase>& cases
 // node), matching eager execution of each member bitwise or raising the same error code.
 TracedReport check_shape_family(Context& ctx, const std::vector<OpCase>& members);
 
+// `threads` threads replay one traced function of `c` (with Identity after each output, so the op's
+// outputs come from each caller's pooled buffers) `calls` times each, concurrently; every result
+// must equal eager execution bitwise. Nothing is checked when eager execution raises.
+TracedReport check_concurrent_replays(Context& ctx, const OpCase& c, int threads, int calls);
+
 // An op of untraceable_ops(): eager execution works and tracing raises Unimplemented naming the op.
 TracedReport check_untraceable(Context& ctx, const OpCase& c);
 
