@@ -259,7 +259,7 @@ void bench_fusion_vulkan() {
   try {
     vk = make_ref<Context>(o);
   } catch (const Error& e) {
-    std::printf("4. chain on Vulkan: skipped, no Vulkan device (%s)\n", e.what());
+    std::printf("5. chain on Vulkan: skipped, no Vulkan device (%s)\n", e.what());
     return;
   }
   Context& ctx = *vk;

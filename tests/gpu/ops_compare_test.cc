@@ -6,39 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "tests/cases/compare_tables.h"
 #include "tests/gpu/vk_test_util.h"
 
 namespace cairn::test {
 namespace {
 
-const std::vector<Shape> kShapes = {Shape{}, Shape{1}, Shape{7}, Shape{0}, Shape{3, 5}, Shape{2, 0, 3},
-                                    Shape{4, 33, 9}, Shape{300001}};
 const std::vector<DType> kDtypes = {DType::Float32, DType::Float16, DType::Int32};
 
-struct UnaryCase {
-  const char* op;
-  double lo, hi;
-  bool ints;
-  bool transcendental;
-};
-
 TEST_CASE("unary ops match the CPU") {
-  std::vector<UnaryCase> cases = {
-      {"Neg", -5, 5, true, false},       {"Abs", -5, 5, true, false},       {"Sign", -2, 2, true, false},
-      {"Square", -5, 5, true, false},    {"Reciprocal", 0.5, 4, false, false}, {"Exp", -5, 5, false, true},
-      {"Log", 0.01, 10, false, true},    {"Log1p", -0.5, 5, false, true},   {"Sqrt", 0, 10, false, true},
-      {"Rsqrt", 0.1, 10, false, true},   {"Sin", -4, 4, false, true},       {"Cos", -4, 4, false, true},
-      {"Tanh", -6, 6, false, true},      {"Sigmoid", -10, 10, false, true}, {"Erf", -3, 3, false, true},
-      {"Relu", -5, 5, true, false},      {"Relu6", -3, 9, true, false},     {"Elu", -3, 3, false, true},
-      {"Selu", -3, 3, false, true},      {"Softplus", -10, 10, false, true}, {"Gelu", -4, 4, false, true},
-      {"Floor", -5, 5, false, false},    {"Ceil", -5, 5, false, false},     {"Round", -5, 5, false, false},
-      {"ZerosLike", -5, 5, true, false}, {"OnesLike", -5, 5, true, false},  {"Identity", -5, 5, true, false},
-  };
   uint32_t seed = 1;
-  for (const auto& c : cases)
+  for (const auto& c : tables::unary_ranges())
     for (DType dt : kDtypes) {
       if (dt == DType::Int32 && !c.ints) continue;
-      for (const Shape& s : kShapes) {
+      for (const Shape& s : tables::elementwise_shapes()) {
         CAPTURE(dtype_name(dt));
         CAPTURE(s.str());
         compare(c.op, {random_tensor(dt, s, c.lo, c.hi, seed++)}, {}, tolerance(dt, c.transcendental));
@@ -48,24 +29,11 @@ TEST_CASE("unary ops match the CPU") {
 }
 
 TEST_CASE("binary ops with broadcasting match the CPU") {
-  struct Case {
-    const char* op;
-    double lo, hi;
-    bool ints;
-  };
-  std::vector<Case> cases = {{"Add", -5, 5, true},     {"Sub", -5, 5, true},     {"Mul", -5, 5, true},
-                             {"RealDiv", 0.5, 5, false}, {"FloorDiv", 0.5, 5, false}, {"FloorMod", 0.5, 5, false},
-                             {"Pow", 0.5, 2, false},   {"Maximum", -5, 5, true}, {"Minimum", -5, 5, true},
-                             {"SquaredDifference", -5, 5, true}};
-  std::vector<std::pair<Shape, Shape>> shapes = {
-      {Shape{}, Shape{}},         {Shape{7}, Shape{7}},       {Shape{3, 5}, Shape{5}},     {Shape{3, 1}, Shape{1, 4}},
-      {Shape{2, 3, 4}, Shape{3, 1}}, {Shape{0, 3}, Shape{3}}, {Shape{5, 1, 3, 1, 2, 1, 3}, Shape{4, 3, 1, 2, 3, 1}},
-      {Shape{1000, 301}, Shape{301}}, {Shape{}, Shape{4, 4}}};
   uint32_t seed = 100;
-  for (const auto& c : cases)
+  for (const auto& c : tables::binary_ranges())
     for (DType dt : kDtypes) {
       if (dt == DType::Int32 && !c.ints) continue;
-      for (const auto& [sx, sy] : shapes) {
+      for (const auto& [sx, sy] : tables::broadcast_pairs()) {
         CAPTURE(dtype_name(dt));
         CAPTURE(sx.str());
         CAPTURE(sy.str());
@@ -78,14 +46,10 @@ TEST_CASE("binary ops with broadcasting match the CPU") {
 }
 
 TEST_CASE("reductions over any axes match the CPU") {
-  std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
-      {Shape{}, {}},         {Shape{7}, {}},           {Shape{3, 5}, {1}},     {Shape{3, 5}, {0}},
-      {Shape{4, 6, 5}, {0, 2}}, {Shape{4, 6, 5}, {1}},  {Shape{2, 0, 3}, {1}},  {Shape{2, 0, 3}, {0}},
-      {Shape{1000, 513}, {1}}, {Shape{513, 1000}, {0}}, {Shape{100000}, {}}, {Shape{3, 4, 5, 6}, {-1, 1}}};
   uint32_t seed = 500;
-  for (const char* op : {"Sum", "Mean", "Prod", "Max", "Min"})
+  for (const char* op : tables::reduction_ops())
     for (DType dt : kDtypes)
-      for (const auto& [s, axes] : cases)
+      for (const auto& [s, axes] : tables::reduction_axes())
         for (bool keep : {false, true}) {
           CAPTURE(dtype_name(dt));
           CAPTURE(s.str());
@@ -101,17 +65,6 @@ TEST_CASE("reductions over any axes match the CPU") {
 }
 
 TEST_CASE("MatMul matches the CPU with both shaders: transposes, batches, odd and empty sizes") {
-  struct Case {
-    Shape a, b;
-    bool ta, tb;
-  };
-  std::vector<Case> cases = {{Shape{1, 1}, Shape{1, 1}, false, false},  {Shape{3, 5}, Shape{5, 7}, false, false},
-                             {Shape{5, 3}, Shape{5, 7}, true, false},   {Shape{3, 5}, Shape{7, 5}, false, true},
-                             {Shape{5, 3}, Shape{7, 5}, true, true},    {Shape{67, 130}, Shape{130, 65}, false, false},
-                             {Shape{2, 3, 33, 17}, Shape{2, 3, 17, 9}, false, false},
-                             {Shape{4, 20, 8}, Shape{8, 12}, false, false}, {Shape{0, 4}, Shape{4, 3}, false, false},
-                             {Shape{3, 0}, Shape{0, 4}, false, false},   {Shape{128, 128}, Shape{128, 128}, false, false},
-                             {Shape{33, 600}, Shape{600, 515}, false, false}};
   // The tiled shared-memory shader (GPUs) and the direct one (CPU devices such as this one).
   for (const char* shader : {"tiled", "direct"}) {
     CAPTURE(shader);
@@ -124,7 +77,7 @@ TEST_CASE("MatMul matches the CPU with both shaders: transposes, batches, odd an
     CHECK(dev.matmul_direct() == (std::string(shader) == "direct"));
     uint32_t seed = 900;
     for (DType dt : kDtypes)
-      for (const auto& mc : cases) {
+      for (const auto& mc : tables::matmul_shapes()) {
         CAPTURE(dtype_name(dt));
         CAPTURE(mc.a.str());
         CAPTURE(mc.b.str());
