@@ -254,6 +254,9 @@ bool Function::is_static(size_t input) const {
 
 std::string Function::cache_key(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs) const {
   std::string text = signature_text(key);
+  // The devices of inputs off the host: a graph holds constants placed on its trace's device.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].device()->is_host()) text += fmt::format("; {}@{}", i, inputs[i].device()->name());
   for (int s : options_.static_inputs) {
     const size_t i = static_cast<size_t>(s);
     if (i >= inputs.size())

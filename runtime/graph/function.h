@@ -122,7 +122,8 @@ class Function : public RefCounted {
 
  private:
   std::vector<TensorSpec> key_of(const std::vector<Tensor>& inputs) const;
-  // The cache key: the signature text, plus the values of static inputs.
+  // The cache key: the signature text, the devices of inputs off the host, and the values of
+  // static inputs.
   std::string cache_key(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs) const;
   bool is_static(size_t input) const;
   std::shared_ptr<const ConcreteFunction> trace(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs);

@@ -68,6 +68,20 @@ TEST_CASE("an RNN over a data-dependent length, traced on Vulkan, matches eager 
   CHECK_NO_VALIDATION_ERRORS();
 }
 
+TEST_CASE("a function traced on CPU inputs retraces for Vulkan inputs, with its constants there") {
+  Context& vc = vk_ctx();
+  auto f = make_ref<Function>(vc, "plus_half", [](Context& cx, const Ts& in) {
+    return Ts{op::add(cx, in[0], op::scalar(cx, cx.cpu(), DType::Float32, 0.5))};  // a host constant
+  });
+  Tensor x = make<float>({1, 2}, Shape{2});
+  CHECK(values<float>(f->call({x})[0]) == std::vector<float>{1.5f, 2.5f});
+  Tensor y = f->call({to_vk(x)})[0];
+  CHECK(y.device()->kind() == DeviceKind::Vulkan);
+  CHECK(values<float>(to_cpu(y)) == std::vector<float>{1.5f, 2.5f});
+  CHECK(f->num_traces() == 2);
+  CHECK_NO_VALIDATION_ERRORS();
+}
+
 TEST_CASE("a traced cond on Vulkan picks the branch from a GPU predicate") {
   Context& vc = vk_ctx();
   auto f = make_ref<Function>(vc, "abs_or_double", [](Context& cx, const Ts& in) {
