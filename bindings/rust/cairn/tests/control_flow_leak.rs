@@ -8,30 +8,8 @@ use std::time::{Duration, Instant};
 
 use cairn::{cond, ops, while_loop, Code, Context, Error, Function, Tensor};
 
-const N: usize = 100_000;
-const ALLOWED_GROWTH_KB: u64 = 8 * 1024;
-
-fn resident_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS line");
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
-fn assert_flat(what: &str, mut round: impl FnMut()) {
-    for _ in 0..N / 10 {
-        round(); // warm up allocator caches and pools
-    }
-    let before = resident_kb();
-    for _ in 0..N {
-        round();
-    }
-    let after = resident_kb();
-    assert!(
-        after <= before + ALLOWED_GROWTH_KB,
-        "{what}: resident memory grew from {before} kB to {after} kB over {N} rounds"
-    );
-    eprintln!("{what}: {before} kB -> {after} kB over {N} rounds");
-}
+mod common;
+use common::assert_flat;
 
 #[test]
 fn control_flow_keeps_resident_memory_flat() {
