@@ -6,6 +6,8 @@
 
 #include "runtime/eager/dispatch.h"
 #include "runtime/eager/ops.h"
+#include "runtime/graph/control_flow_grad.h"
+#include "runtime/graph/function_grad.h"
 #include "runtime/graph/trace.h"
 
 namespace cairn::graph {
@@ -102,18 +104,18 @@ std::vector<TensorSpec> output_specs(const Graph& g) {
   return out;
 }
 
-// A tape recording inside the trace would need the node's gradient, which is not built yet:
-// refuse instead of returning a gradient that silently misses the branch.
-void refuse_taped(Context& ctx, const std::vector<Tensor>& inputs, const char* fn) {
-  if (!ctx.has_hooks()) return;
-  HookSnapshot hooks = ctx.hooks();
-  for (DispatchHook* h : hooks)
+// A variable a branch both reads and writes stays a read inside the subgraph, out of the tapes'
+// reach: refuse when a tape differentiates the node rather than lose that gradient.
+void refuse_unhoisted(const std::vector<GradientTape*>& tapes, const std::vector<Tensor>& inputs,
+                      const std::vector<std::string>& unhoisted, const char* fn) {
+  if (unhoisted.empty()) return;
+  for (GradientTape* tape : tapes)
     for (const Tensor& t : inputs)
-      if (h->differentiates(t))
+      if (tape->tracks(t))
         raise(Code::Unimplemented,
-              "{} inside a traced function under a recording gradient tape: gradients of traced control flow are "
-              "not supported yet; compute the gradient outside the function, or call the function under the tape",
-              fn);
+              "{} inside a traced function under a recording gradient tape: a branch both reads and writes variable "
+              "'{}', whose gradient through the branch is not supported",
+              fn, unhoisted[0]);
 }
 
 // Appends the captures to the node's inputs and its branches (which all take them).
@@ -130,11 +132,16 @@ std::vector<Tensor> traced_cond(Tracer& tracer, Context& ctx, const Tensor& pred
                                 const BranchFn& then_branch, const BranchFn& else_branch) {
   check_predicate_spec(spec_of(pred), "cond: the predicate");
   const std::vector<TensorSpec> specs = specs_of(operands);
+  const std::vector<GradientTape*> tapes = recording_tapes(ctx);
   Tracer::Captures captures;
-  std::vector<Tensor> watched = operands, then_results, else_results;
-  std::vector<std::shared_ptr<Graph>> branches = {
-      trace_branch(tracer, ctx, then_branch, specs, captures, "cond's then branch", then_results),
-      trace_branch(tracer, ctx, else_branch, specs, captures, "cond's else branch", else_results)};
+  std::vector<Tensor> then_results, else_results;
+  std::vector<std::shared_ptr<Graph>> branches;
+  {
+    // The tapes see the node as one entry (control_flow_grad.h), not the branches' symbolic ops.
+    TapesPausedHere paused(tapes);
+    branches.push_back(trace_branch(tracer, ctx, then_branch, specs, captures, "cond's then branch", then_results));
+    branches.push_back(trace_branch(tracer, ctx, else_branch, specs, captures, "cond's else branch", else_results));
+  }
   const std::vector<TensorSpec> outs = output_specs(*branches[0]), else_outs = output_specs(*branches[1]);
   if (outs.size() != else_outs.size())
     raise(Code::InvalidArgument, "cond: the then branch returned {} tensors and the else branch {}", outs.size(),
@@ -143,40 +150,58 @@ std::vector<Tensor> traced_cond(Tracer& tracer, Context& ctx, const Tensor& pred
     if (outs[i].dtype != else_outs[i].dtype || !(outs[i].shape == else_outs[i].shape))
       raise(Code::InvalidArgument, "cond: result {} is {} in the then branch but {} in the else branch", i,
             spec_text(outs[i]), spec_text(else_outs[i]));
-  // Inputs, captures and results (a variable a branch reads makes its results depend on it).
-  watched.push_back(pred);
-  for (auto* ts : {&captures.tensors, &then_results, &else_results}) watched.insert(watched.end(), ts->begin(), ts->end());
-  refuse_taped(ctx, watched, "cond");
+  const int first_capture = static_cast<int>(operands.size());
+  std::vector<std::string> unhoisted;
+  if (!tapes.empty()) unhoisted = hoist_variable_reads(tracer, branches, captures, first_capture);
   Node n;
   n.kind = NodeKind::Cond;
   n.inputs.push_back(tracer.port_of(pred, "cond's predicate"));
   for (const Tensor& t : operands) n.inputs.push_back(tracer.port_of(t, "a cond operand"));
-  finish_node(n, captures, static_cast<int>(operands.size()), branches);
+  finish_node(n, captures, first_capture, branches);
   n.outputs = outs;
-  return tracer.add(std::move(n));
+  std::vector<Tensor> results = tracer.add(std::move(n));
+  if (!tapes.empty()) {
+    std::vector<Tensor> inputs = operands;
+    inputs.insert(inputs.end(), captures.tensors.begin(), captures.tensors.end());
+    refuse_unhoisted(tapes, inputs, unhoisted, "cond");
+    record_cond_gradient(tapes, pred, inputs, results, branches);
+  }
+  return results;
 }
 
 std::vector<Tensor> traced_while(Tracer& tracer, Context& ctx, const BranchFn& cond_fn, const BranchFn& body,
                                  const std::vector<Tensor>& vars, const WhileOptions& options) {
   const std::vector<TensorSpec> specs = specs_of(vars);
+  const std::vector<GradientTape*> tapes = recording_tapes(ctx);
   Tracer::Captures captures;
-  std::vector<Tensor> watched = vars, cond_results, body_results;
-  std::vector<std::shared_ptr<Graph>> branches = {
-      trace_branch(tracer, ctx, cond_fn, specs, captures, "while_loop's cond", cond_results),
-      trace_branch(tracer, ctx, body, specs, captures, "while_loop's body", body_results)};
+  std::vector<Tensor> cond_results, body_results;
+  std::vector<std::shared_ptr<Graph>> branches;
+  {
+    TapesPausedHere paused(tapes);  // as in traced_cond
+    branches.push_back(trace_branch(tracer, ctx, cond_fn, specs, captures, "while_loop's cond", cond_results));
+    branches.push_back(trace_branch(tracer, ctx, body, specs, captures, "while_loop's body", body_results));
+  }
   const std::vector<TensorSpec> c = output_specs(*branches[0]);
   if (c.size() != 1) raise(Code::InvalidArgument, "while_loop: cond returned {} tensors, expected 1", c.size());
   check_predicate_spec(c[0], "while_loop: cond's result");
   check_body_results(specs, output_specs(*branches[1]));
-  for (auto* ts : {&captures.tensors, &body_results}) watched.insert(watched.end(), ts->begin(), ts->end());
-  refuse_taped(ctx, watched, "while_loop");
+  const int first_capture = static_cast<int>(vars.size());
+  std::vector<std::string> unhoisted;
+  if (!tapes.empty()) unhoisted = hoist_variable_reads(tracer, branches, captures, first_capture);
   Node n;
   n.kind = NodeKind::While;
   n.max_iterations = options.max_iterations;
   for (const Tensor& t : vars) n.inputs.push_back(tracer.port_of(t, "a loop variable"));
-  finish_node(n, captures, static_cast<int>(vars.size()), branches);
+  finish_node(n, captures, first_capture, branches);
   n.outputs = specs;
-  return tracer.add(std::move(n));
+  std::vector<Tensor> results = tracer.add(std::move(n));
+  if (!tapes.empty()) {
+    std::vector<Tensor> inputs = vars;
+    inputs.insert(inputs.end(), captures.tensors.begin(), captures.tensors.end());
+    refuse_unhoisted(tapes, inputs, unhoisted, "while_loop");
+    record_while_gradient(tapes, inputs, results, branches, options.max_iterations);
+  }
+  return results;
 }
 
 }  // namespace

@@ -260,7 +260,8 @@ TEST_CASE("control flow errors name what was wrong") {
   CHECK_THROWS_CODE(leak->call({make<float>({1}, Shape{})}), Code::InvalidArgument, "finished cond/while_loop branch");
   leaked = Tensor();
 
-  // A tape recording inside the trace cannot differentiate the loop yet: refused, not lost.
+  // A tape recording inside the trace differentiates a loop only with max_iterations (the stacks'
+  // size): refused, not lost.
   Ref<Variable> w = Variable::create(c, make<float>({2}, Shape{}), {.name = "w"});
   auto taped = make_ref<Function>(c, "taped", [&](Context& cx, const Ts& in) {
     GradientTape tape(cx);
@@ -270,7 +271,107 @@ TEST_CASE("control flow errors name what was wrong") {
         {i32(0), make<float>({1}, Shape{})});
     return tape.gradient(r[1], std::vector<const Variable*>{w.get()});
   });
-  CHECK_THROWS_CODE(taped->call({i32(2)}), Code::Unimplemented, "while_loop inside a traced function");
+  CHECK_THROWS_CODE(taped->call({i32(2)}), Code::Unimplemented, "needs max_iterations");
+}
+
+// Runs `step` eagerly under a tape and traced (the tape inside the function) and checks that the
+// gradients agree.
+void check_traced_gradients(Context& c, const char* name, const std::function<Ts(Context&, const Ts&)>& step,
+                            const Ts& inputs) {
+  Ts eager = step(c, inputs);
+  bool nonzero_gradient = false;  // the comparison below must not be between two zero gradients
+  for (size_t k = 1; k < eager.size(); ++k)
+    for (float v : values<float>(eager[k])) nonzero_gradient = nonzero_gradient || v != 0;
+  CHECK(nonzero_gradient);
+  auto f = make_ref<Function>(c, name, step);
+  for (int call = 0; call < 2; ++call) {  // the trace, then a replay
+    Ts traced = f->call(inputs);
+    REQUIRE(traced.size() == eager.size());
+    for (size_t k = 0; k < eager.size(); ++k) {
+      CAPTURE(k);
+      std::vector<float> want = values<float>(eager[k]), got = values<float>(traced[k]);
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+    }
+  }
+  CHECK(f->num_traces() == 1);
+}
+
+TEST_CASE("a tape inside a trace differentiates a cond: inputs, captures and variables read in a branch") {
+  Context& c = ctx();
+  Ref<Variable> w = Variable::create(c, make<float>({1.5f, -2}, Shape{2}), {.name = "w"});
+  auto one_call = [&](Context& cx, const Ts& in) {
+    GradientTape tape(cx, {.persistent = true});
+    tape.watch(in[0]);
+    tape.watch(in[1]);
+    Tensor positive = op::greater(cx, op::all_sum(cx, in[0]), op::scalar(cx, cx.cpu(), DType::Float32, 0));
+    Ts y = graph::cond(
+        cx, positive, {in[0]},
+        [&](Context& z, const Ts& v) {
+          return Ts{op::mul(z, op::mul(z, v[0], v[0]), op::mul(z, in[1], w->read()))};
+        },
+        [&](Context& z, const Ts& v) { return Ts{op::mul(z, v[0], w->read())}; });
+    Tensor loss = op::all_sum(cx, y[0]);
+    Ts g = tape.gradient(std::vector<Tensor>{loss}, {in[0], in[1]}, {}, Unconnected::Zero);
+    // The variable's gradient, through its reads in the branches.
+    Ts gw = tape.gradient(loss, std::vector<const Variable*>{w.get()}, nullptr, Unconnected::Zero);
+    return Ts{loss, g[0], g[1], gw[0]};
+  };
+  check_traced_gradients(c, "cond_then", one_call, {make<float>({1, 2}, Shape{2}), make<float>({3}, Shape{})});
+  check_traced_gradients(c, "cond_else", one_call, {make<float>({-1, -2}, Shape{2}), make<float>({3}, Shape{})});
+}
+
+TEST_CASE("a tape inside a trace differentiates a while_loop with max_iterations, variables included") {
+  Context& c = ctx();
+  Ref<Variable> w = Variable::create(c, make<float>({0.9f}, Shape{}), {.name = "w"});
+  // acc = x * w^n for n = the data-dependent trip count; d/dx and d/dw.
+  auto step = [&](Context& cx, const Ts& in) {
+    GradientTape tape(cx);
+    tape.watch(in[0]);
+    graph::WhileOptions options;
+    options.max_iterations = 10;
+    const Tensor& n = in[1];
+    Ts r = graph::while_loop(
+        cx, [&](Context& y, const Ts& v) { return Ts{op::less(y, v[0], n)}; },
+        [&](Context& y, const Ts& v) { return Ts{op::add(y, v[0], one_i32(y)), op::mul(y, v[1], w->read())}; },
+        {i32(0), in[0]}, options);
+    Tensor loss = op::all_sum(cx, r[1]);
+    Ts g = tape.gradient(std::vector<Tensor>{loss}, {in[0]});
+    return Ts{loss, g[0]};
+  };
+  for (int n : {0, 1, 4}) check_traced_gradients(c, "power", step, {make<float>({2, -1}, Shape{2}), i32(n)});
+}
+
+TEST_CASE("an RNN training step over a data-dependent length is captured whole, gradients included") {
+  Context& c = ctx();
+  const int64_t T = 5, B = 2, F = 3, U = 4;
+  std::vector<float> xs, ws, us;
+  for (int i = 0; i < T * B * F; ++i) xs.push_back(std::sin(0.3f * static_cast<float>(i)));
+  for (int i = 0; i < F * U; ++i) ws.push_back(0.1f * static_cast<float>(i % 7) - 0.3f);
+  for (int i = 0; i < U * U; ++i) us.push_back(0.05f * static_cast<float>(i % 5) - 0.1f);
+  Ref<Variable> w = Variable::create(c, make<float>(ws, Shape{F, U}), {.name = "w"});
+  Ref<Variable> u = Variable::create(c, make<float>(us, Shape{U, U}), {.name = "u"});
+  // The loss and d(loss)/d(w), d(loss)/d(u), with the recurrence as a while_loop of at most T steps.
+  auto step = [&](Context& cx, const Ts& in) {
+    GradientTape tape(cx);
+    const Tensor& x = in[0];
+    const Tensor& length = in[1];
+    Tensor h0 = op::filled(cx, cx.cpu(), DType::Float32, Shape{B, U}, 0);
+    graph::WhileOptions options;
+    options.max_iterations = T;
+    Ts r = graph::while_loop(
+        cx, [&](Context& y, const Ts& v) { return Ts{op::less(y, v[0], length)}; },
+        [&](Context& y, const Ts& v) {
+          Tensor xt = graph::tensor_array_read(y, x, v[0]);
+          Tensor h = op::tanh(y, op::add(y, op::matmul(y, xt, w->read()), op::matmul(y, v[1], u->read())));
+          return Ts{op::add(y, v[0], one_i32(y)), h};
+        },
+        {i32(0), h0}, options);
+    Tensor loss = op::all_mean(cx, op::square(cx, r[1]));
+    Ts g = tape.gradient(loss, std::vector<const Variable*>{w.get(), u.get()});
+    return Ts{loss, g[0], g[1]};
+  };
+  for (int len : {1, 3, 5}) check_traced_gradients(c, "rnn_step", step, {make<float>(xs, Shape{T, B, F}), i32(len)});
 }
 
 TEST_CASE("a used non-persistent tape no longer claims tensors, so later traced control flow is not refused") {
