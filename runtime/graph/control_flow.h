@@ -16,9 +16,10 @@
 //  - Branches may use tensors of the enclosing trace and variables: those are captured (fed to
 //    the subgraph at replay; variables by reference). Side effects of the host function run only
 //    while tracing, and both branches of a cond are traced even though only one runs per call.
-//  - Gradients through a traced Cond or While node are not built yet: a tape that watches one of
-//    their inputs inside a trace gets UNIMPLEMENTED rather than a silently missing gradient. Eager
-//    control flow, and replays under a tape (each subgraph op through dispatch), are differentiable.
+//  - Gradients: a tape recording inside a trace sees a Cond or While node as one entry
+//    (control_flow_grad.h). A loop is differentiable there only with max_iterations (the size of
+//    the stacks of loop variables its gradient keeps): without it, UNIMPLEMENTED rather than a
+//    silently missing gradient. Eager control flow, and replays under a tape, are differentiable.
 #pragma once
 
 #include <functional>

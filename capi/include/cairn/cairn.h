@@ -1162,10 +1162,12 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_num_outputs(const cairn_fu
  *
  * Rules (TensorFlow's graph mode): the predicate is a bool tensor of one element; both branches
  * return n_outputs tensors of equal dtypes and shapes; a loop variable keeps its dtype and shape.
- * Callbacks may use tensors of the enclosing callback and variables (captured). Gradients through
- * a traced cond or loop are not built yet: a gradient tape recording inside the compiled function
- * that watches their inputs gets UNIMPLEMENTED. Eager control flow, and calling a compiled function
- * under a tape, are differentiable.
+ * Callbacks may use tensors of the enclosing callback and variables (captured). A gradient tape
+ * recording inside the compiled function sees a traced cond or loop as one entry: a cond's gradient
+ * is a cond of the branches' gradients; a loop's needs max_iterations (the size of the stacks of
+ * loop variables it keeps), and without it a tape that watches the loop's inputs gets
+ * UNIMPLEMENTED. Eager control flow, and calling a compiled function under a tape, are
+ * differentiable too.
  * ------------------------------------------------------------------------------------------- */
 
 /* FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get

@@ -32,9 +32,10 @@ import java.util.Objects;
  * <p><b>Rules</b> (TensorFlow's graph mode): the predicate is a BOOL tensor of one element; both
  * branches return {@code numOutputs} tensors of equal dtypes and shapes; the body returns one
  * tensor per loop variable, each with its variable's dtype and shape. A violation throws {@link
- * CairnException} INVALID_ARGUMENT. Gradients through a traced cond or loop are not built yet (a
- * tape recording inside the compiled function gets UNIMPLEMENTED); eager control flow, and calling
- * a compiled function under a tape, are differentiable.
+ * CairnException} INVALID_ARGUMENT. A tape recording inside a compiled function differentiates a
+ * traced cond, and a traced loop given maxIterations (the size of the stacks its gradient keeps;
+ * without it, UNIMPLEMENTED). Eager control flow, and calling a compiled function under a tape, are
+ * differentiable too.
  *
  * <p><b>Tensors</b> follow {@link CompiledFunction.Body}'s rules: a lambda's inputs are closed
  * after it returns, and the tensors it returns are taken and closed (returning an input is
