@@ -66,6 +66,35 @@ static cairn_status *times_x(void *user_data, cairn_context *ctx, cairn_tensor *
   return st;
 }
 
+/* d(x^n)/dx with a tape inside the compiled function. The loop's max_iterations comes from a
+ * global, so one callback serves the differentiable case and the refused one. */
+static int64_t g_max_iterations = 8;
+
+static cairn_status *dpower(void *user_data, cairn_context *ctx, cairn_tensor *const *inputs, size_t n_inputs,
+                            cairn_tensor **outputs, size_t n_outputs) {
+  cairn_tape *tape = NULL;
+  cairn_tensor *vars[4], *res[4] = {NULL, NULL, NULL, NULL};
+  const cairn_tensor *x = inputs[0];
+  cairn_status *st;
+  size_t k;
+  (void)n_inputs;
+  (void)n_outputs;
+  if ((st = cairn_tape_create(ctx, NULL, &tape)) != NULL) return st;
+  if ((st = cairn_tape_watch(tape, x)) == NULL) {
+    vars[0] = i32(ctx, 0);
+    vars[1] = f32(ctx, 1);
+    vars[2] = inputs[1];
+    vars[3] = inputs[0];
+    st = cairn_while_loop(ctx, less_than_n, times_x, user_data, vars, 4, g_max_iterations, res);
+    cairn_tensor_free(vars[0]);
+    cairn_tensor_free(vars[1]);
+    if (st == NULL) st = cairn_tape_gradient(tape, res[1], &x, 1, NULL, CAIRN_UNCONNECTED_ZERO, &outputs[0]);
+    for (k = 0; k < 4; ++k) cairn_tensor_free(res[k]);
+  }
+  cairn_tape_free(tape);
+  return st;
+}
+
 /* power(x, n) = x^n with a loop whose trip count is the input n. */
 static cairn_status *power(void *user_data, cairn_context *ctx, cairn_tensor *const *inputs, size_t n_inputs,
                            cairn_tensor **outputs, size_t n_outputs) {
@@ -217,6 +246,30 @@ int main(void) {
   }
   CHECK(c.cond_calls == 1 && c.body_calls == 1);
   CHECK(cairn_function_num_traces(fn) == 1);
+  cairn_function_free(fn);
+
+  /* A tape inside the function differentiates the loop (it has max_iterations). */
+  CHECK_OK(cairn_function_create(ctx, "dpower", dpower, &c, NULL, &fn));
+  for (k = 0; k <= 3; ++k) {
+    cairn_tensor *ins[2];
+    ins[0] = x; /* 2 */
+    ins[1] = n = i32(ctx, k);
+    CHECK_OK(cairn_function_call(fn, ins, 2, &y, 1));
+    CHECK(read_f32(y) == (k == 0 ? 0.0f : (float)k * (float)(1 << (k - 1))));
+    cairn_tensor_free(y);
+    cairn_tensor_free(n);
+  }
+  CHECK(cairn_function_num_traces(fn) == 1);
+  cairn_function_free(fn);
+  g_max_iterations = -1; /* without it the gradient has no stack size: refused, not lost */
+  CHECK_OK(cairn_function_create(ctx, "dpower_unbounded", dpower, &c, NULL, &fn));
+  {
+    cairn_tensor *ins[2];
+    ins[0] = x;
+    ins[1] = n = i32(ctx, 2);
+    CHECK_ERR(cairn_function_call(fn, ins, 2, &y, 1), CAIRN_UNIMPLEMENTED, "needs max_iterations");
+    cairn_tensor_free(n);
+  }
   cairn_function_free(fn);
 
   /* A TensorArray filled by a loop. */
