@@ -110,6 +110,37 @@ void clip_kernel(KernelContext& kc) {
   });
 }
 
+// SelectV2 whose condition picks whole blocks: the condition has the output's rank, its dims match
+// the output's up to some axis and are 1 after it, and each branch is either the output's shape
+// or one block (a TensorArray write: a [size, 1, ...] mask over [1, element] and [size, element]).
+// Then each block is one copy instead of a broadcast loop per element.
+struct BlockSelect {
+  int64_t rows = 0, inner = 1;
+  bool then_full = false, else_full = false;
+};
+
+bool block_select(const Shape& cond, const Shape& then_shape, const Shape& else_shape, const Shape& out,
+                  BlockSelect& b) {
+  const int r = out.rank();
+  if (cond.rank() != r || r == 0) return false;
+  int split = r;  // dims from `split` on are 1 in the condition
+  while (split > 0 && cond.dim(split - 1) == 1) --split;
+  for (int d = 0; d < split; ++d)
+    if (cond.dim(d) != out.dim(d)) return false;
+  for (int d = split; d < r; ++d) b.inner *= out.dim(d);
+  if (b.inner < 64) return false;  // small blocks: the broadcast loop is as fast
+  b.rows = b.inner == 0 ? 0 : out.num_elements() / b.inner;
+  auto classify = [&](const Shape& s, bool& full) {
+    if (s == out) return full = true;
+    full = false;
+    if (s.num_elements() != b.inner || s.rank() > r) return false;
+    for (int d = 0; d < s.rank(); ++d)  // right-aligned, the block's dims must be the output's
+      if (s.dim(s.rank() - 1 - d) != out.dim(r - 1 - d) && r - 1 - d >= split) return false;
+    return true;
+  };
+  return classify(then_shape, b.then_full) && classify(else_shape, b.else_full);
+}
+
 void select_kernel(KernelContext& kc) {
   visit_dtype(kc.input(1).dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -117,6 +148,18 @@ void select_kernel(KernelContext& kc) {
     const T* pt = kc.input(1).data<T>();
     const T* pe = kc.input(2).data<T>();
     T* po = kc.output(0).mutable_data<T>();
+    BlockSelect b;
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      if (block_select(kc.input(0).shape(), kc.input(1).shape(), kc.input(2).shape(), kc.output(0).shape(), b)) {
+        kc.pool.parallel_for(b.rows, std::max<int64_t>(1, kElementwiseGrain / b.inner), [&](int64_t lo, int64_t hi) {
+          for (int64_t row = lo; row < hi; ++row) {
+            const T* src = pc[row] ? pt + (b.then_full ? row * b.inner : 0) : pe + (b.else_full ? row * b.inner : 0);
+            std::memcpy(po + row * b.inner, src, static_cast<size_t>(b.inner) * sizeof(T));
+          }
+        });
+        return;
+      }
+    }
     const Shape* shapes[3] = {&kc.input(0).shape(), &kc.input(1).shape(), &kc.input(2).shape()};
     broadcast_loop<3>(kc.pool, kc.output(0).shape(), shapes,
                       [&](int64_t o, const int64_t* i) { po[o] = pc[i[0]] ? pt[i[1]] : pe[i[2]]; });

@@ -81,17 +81,16 @@ std::shared_ptr<const ConcreteFunction> compiled(const std::string& name, const 
 
 bool floating(const Tensor& t) { return is_differentiable_dtype(t.dtype()); }
 
-// dL/d(each of `ins`) for L = sum_k <fn(ins)_k, dys_k>, recomputing fn under a tape of its own.
-// Non-floating inputs get zeros (control flow needs a tensor per result).
+// dL/d(ins[i]) for each i in `wanted` (floating inputs only), L = sum_k <fn(ins)_k, dys_k>,
+// recomputing fn under a tape of its own. Zeros for an input the result does not depend on.
 std::vector<Tensor> recomputed_gradient(Context& ctx, const ConcreteFunction& fn, const std::vector<Tensor>& ins,
-                                        const std::vector<Tensor>& dys) {
+                                        const std::vector<Tensor>& dys, const std::vector<size_t>& wanted) {
   GradientTape tape(ctx);
   std::vector<Tensor> sources;
-  for (const Tensor& t : ins)
-    if (floating(t)) {
-      tape.watch(t);
-      sources.push_back(t);
-    }
+  for (size_t i : wanted) {
+    tape.watch(ins[i]);
+    sources.push_back(ins[i]);
+  }
   std::vector<Tensor> outs = fn.run(ctx, ins);
   std::vector<Tensor> targets, grads;
   for (size_t k = 0; k < outs.size(); ++k)
@@ -99,13 +98,21 @@ std::vector<Tensor> recomputed_gradient(Context& ctx, const ConcreteFunction& fn
       targets.push_back(outs[k]);
       grads.push_back(dys[k]);
     }
-  std::vector<Tensor> g;
-  if (!targets.empty() && !sources.empty()) g = tape.gradient(targets, sources, grads, Unconnected::Zero);
-  std::vector<Tensor> result;
-  size_t next = 0;
-  for (const Tensor& t : ins)
-    result.push_back(floating(t) && next < g.size() ? g[next++] : op::zeros_like(ctx, t));
-  return result;
+  if (sources.empty()) return {};
+  if (targets.empty()) {
+    std::vector<Tensor> zeros;
+    for (const Tensor& t : sources) zeros.push_back(op::zeros_like(ctx, t));
+    return zeros;
+  }
+  return tape.gradient(targets, sources, grads, Unconnected::Zero);
+}
+
+// The inputs a backward computes gradients for: floating ones the tape wants.
+std::vector<size_t> wanted_inputs(const std::vector<Tensor>& ins, const std::vector<bool>& needs) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (needs[i] && floating(ins[i])) out.push_back(i);
+  return out;
 }
 
 // The output gradients a backward works with: zeros where nothing downstream used an output.
@@ -116,11 +123,11 @@ std::vector<Tensor> dense_grads(Context& ctx, const std::vector<Tensor>& outputs
   return out;
 }
 
-std::vector<Tensor> only_needed(std::vector<Tensor> grads, const std::vector<Tensor>& inputs,
-                                const std::vector<bool>& needs) {
-  for (size_t i = 0; i < grads.size(); ++i)
-    if (!needs[i] || !floating(inputs[i])) grads[i] = Tensor();
-  return grads;
+// One gradient per input: `grads[k]` for input `wanted[k]`, empty tensors elsewhere.
+std::vector<Tensor> per_input(size_t n, const std::vector<size_t>& wanted, const std::vector<Tensor>& grads) {
+  std::vector<Tensor> out(n);
+  for (size_t k = 0; k < wanted.size(); ++k) out[wanted[k]] = grads[k];
+  return out;
 }
 
 bool any_tracked(const GradientTape& tape, const std::vector<Tensor>& ts) {
@@ -143,15 +150,18 @@ void record_cond_gradient(const std::vector<GradientTape*>& tapes, const Tensor&
   const size_t n = inputs.size();
   gradient->backward = [pred, fns, n](Context& ctx, const std::vector<Tensor>& ins, const std::vector<Tensor>& outs,
                                       const std::vector<Tensor>& dys, const std::vector<bool>& needs) {
+    const std::vector<size_t> wanted = wanted_inputs(ins, needs);
+    if (wanted.empty()) return std::vector<Tensor>(n);
     std::vector<Tensor> args = ins;
     for (Tensor& d : dense_grads(ctx, outs, dys)) args.push_back(d);
-    auto branch = [&fns, n](size_t b) -> BranchFn {
-      return [fn = fns[b], n](Context& c, const std::vector<Tensor>& a) {
-        return recomputed_gradient(c, *fn, std::vector<Tensor>(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)),
-                                   std::vector<Tensor>(a.begin() + static_cast<std::ptrdiff_t>(n), a.end()));
+    auto branch = [&fns, &wanted, n](size_t b) -> BranchFn {
+      return [fn = fns[b], &wanted, n](Context& c, const std::vector<Tensor>& a) {
+        const auto mid = a.begin() + static_cast<std::ptrdiff_t>(n);
+        return recomputed_gradient(c, *fn, std::vector<Tensor>(a.begin(), mid), std::vector<Tensor>(mid, a.end()),
+                                   wanted);
       };
     };
-    return only_needed(cond(ctx, pred, args, branch(0), branch(1)), ins, needs);
+    return per_input(n, wanted, cond(ctx, pred, args, branch(0), branch(1)));
   };
   for (GradientTape* tape : tapes)
     if (any_tracked(*tape, inputs)) tape->record(inputs, outputs, gradient);
@@ -162,21 +172,36 @@ void record_cond_gradient(const std::vector<GradientTape*>& tapes, const Tensor&
 namespace {
 
 // The backward of a While node: `fns` are its cond and body; inputs are loop variables (the first
-// `num_vars`) then captures.
+// `num_vars`) then captures. Every floating loop variable carries a gradient through the reverse
+// loop (the chain rule needs it); captures get one only when the tape wants it (a captured data
+// array would otherwise cost a dense accumulation per iteration).
 std::vector<Tensor> while_backward(Context& ctx, const std::vector<std::shared_ptr<const ConcreteFunction>>& fns,
                                    size_t num_vars, int64_t max_iterations, const std::vector<Tensor>& ins,
-                                   const std::vector<Tensor>& outs, const std::vector<Tensor>& dys) {
-  const std::vector<Tensor> captures(ins.begin() + static_cast<std::ptrdiff_t>(num_vars), ins.end());
+                                   const std::vector<Tensor>& outs, const std::vector<Tensor>& dys,
+                                   const std::vector<bool>& needs) {
+  const auto vars_end = ins.begin() + static_cast<std::ptrdiff_t>(num_vars);
+  const std::vector<Tensor> captures(vars_end, ins.end());
   auto with_captures = [&captures](std::vector<Tensor> vars) {
     vars.insert(vars.end(), captures.begin(), captures.end());
     return vars;
   };
+  // Body inputs whose gradients the reverse loop computes: floating loop variables, then the
+  // wanted captures. `wanted_captures` indexes `captures`.
+  std::vector<size_t> wrt, wanted_captures;
+  for (size_t k = 0; k < num_vars; ++k)
+    if (floating(ins[k])) wrt.push_back(k);
+  const size_t num_var_grads = wrt.size();
+  for (size_t j = 0; j < captures.size(); ++j)
+    if (needs[num_vars + j] && floating(captures[j])) {
+      wrt.push_back(num_vars + j);
+      wanted_captures.push_back(j);
+    }
   Tensor one = op::scalar(ctx, ctx.cpu(), DType::Int32, 1);
   Tensor limit = op::scalar(ctx, ctx.cpu(), DType::Int32, static_cast<double>(max_iterations));
 
   // 1. The loop again, pushing the loop variables each iteration starts from.
   std::vector<Tensor> loop = {op::scalar(ctx, ctx.cpu(), DType::Int32, 0)};
-  for (size_t k = 0; k < num_vars; ++k) loop.push_back(ins[k]);
+  loop.insert(loop.end(), ins.begin(), vars_end);
   for (size_t k = 0; k < num_vars; ++k)
     loop.push_back(tensor_array(ctx, ins[k].dtype(), max_iterations, ins[k].shape()));
   BranchFn push_cond = [&](Context& c, const std::vector<Tensor>& v) {
@@ -195,11 +220,11 @@ std::vector<Tensor> while_backward(Context& ctx, const std::vector<std::shared_p
   std::vector<Tensor> pushed = while_loop(ctx, push_cond, push_body, loop);
   const std::vector<Tensor> stacks(pushed.begin() + 1 + static_cast<std::ptrdiff_t>(num_vars), pushed.end());
 
-  // 2. The reverse loop: from the last iteration to the first, the body's gradient at the pushed
-  //    variables, accumulating the captures' gradients.
+  // 2. The reverse loop, from the last iteration to the first: the body's gradient at the pushed
+  //    variables. Loop variables: the iteration, d(each loop variable), d(each wanted capture).
   std::vector<Tensor> back = {op::sub(ctx, pushed[0], one)};
   for (Tensor& d : dense_grads(ctx, outs, dys)) back.push_back(d);
-  for (const Tensor& c : captures) back.push_back(op::zeros_like(ctx, c));
+  for (size_t j : wanted_captures) back.push_back(op::zeros_like(ctx, captures[j]));
   BranchFn pop_cond = [&](Context& c, const std::vector<Tensor>& v) {
     return std::vector<Tensor>{op::run1(c, "GreaterEqual", {v[0], op::sub(c, one, one)})};
   };
@@ -207,14 +232,21 @@ std::vector<Tensor> while_backward(Context& ctx, const std::vector<std::shared_p
     std::vector<Tensor> vars;
     for (size_t k = 0; k < num_vars; ++k) vars.push_back(tensor_array_read(c, stacks[k], v[0]));
     std::vector<Tensor> dvars(v.begin() + 1, v.begin() + 1 + static_cast<std::ptrdiff_t>(num_vars));
-    std::vector<Tensor> g = recomputed_gradient(c, *fns[1], with_captures(vars), dvars);
+    std::vector<Tensor> g = recomputed_gradient(c, *fns[1], with_captures(vars), dvars, wrt);
     std::vector<Tensor> out = {op::sub(c, v[0], one)};
-    out.insert(out.end(), g.begin(), g.begin() + static_cast<std::ptrdiff_t>(num_vars));
-    for (size_t j = 0; j < captures.size(); ++j) out.push_back(op::add(c, v[1 + num_vars + j], g[num_vars + j]));
+    size_t next = 0;
+    for (size_t k = 0; k < num_vars; ++k)  // a non-floating loop variable carries zeros
+      out.push_back(floating(vars[k]) ? g[next++] : op::zeros_like(c, vars[k]));
+    for (size_t j = 0; j < wanted_captures.size(); ++j)
+      out.push_back(op::add(c, v[1 + num_vars + j], g[num_var_grads + j]));
     return out;
   };
   std::vector<Tensor> popped = while_loop(ctx, pop_cond, pop_body, back);
-  return std::vector<Tensor>(popped.begin() + 1, popped.end());  // d(loop variables), d(captures)
+  std::vector<Tensor> result(ins.size());
+  for (size_t k = 0; k < num_vars; ++k)
+    if (needs[k] && floating(ins[k])) result[k] = popped[1 + k];
+  for (size_t j = 0; j < wanted_captures.size(); ++j) result[num_vars + wanted_captures[j]] = popped[1 + num_vars + j];
+  return result;
 }
 
 }  // namespace
@@ -239,7 +271,7 @@ void record_while_gradient(const std::vector<GradientTape*>& tapes, const std::v
   gradient->backward = [fns, num_vars, max_iterations](Context& ctx, const std::vector<Tensor>& ins,
                                                         const std::vector<Tensor>& outs, const std::vector<Tensor>& dys,
                                                         const std::vector<bool>& needs) {
-    return only_needed(while_backward(ctx, fns, num_vars, max_iterations, ins, outs, dys), ins, needs);
+    return while_backward(ctx, fns, num_vars, max_iterations, ins, outs, dys, needs);
   };
   for (GradientTape* tape : watching) tape->record(inputs, outputs, gradient);
 }

@@ -295,6 +295,40 @@ TEST_CASE("SelectV2 on every dtype") {
   CHECK(c == std::vector<complex64>{{3, -3}, {2, 2}});
 }
 
+// Conditions that pick whole blocks of at least 64 elements take a copying path: compared with
+// the same selection computed element by element.
+TEST_CASE("SelectV2 with a per-block condition copies blocks") {
+  const int64_t rows = 5, a = 4, b = 32;  // blocks of 128 elements
+  std::vector<bool> mask;
+  for (int64_t r = 0; r < rows; ++r) mask.push_back(r % 2 == 1);
+  std::vector<float> full, other, block;
+  for (int64_t i = 0; i < rows * a * b; ++i) {
+    full.push_back(static_cast<float>(i));
+    other.push_back(-static_cast<float>(i));
+  }
+  for (int64_t i = 0; i < a * b; ++i) block.push_back(1000.0f + static_cast<float>(i));
+  Tensor cond = make<bool>(mask, {rows, 1, 1});
+  Tensor x = make<float>(full, {rows, a, b}), y = make<float>(other, {rows, a, b});
+  Tensor row = make<float>(block, {1, a, b}), flat_row = make<float>(block, {a, b});
+  auto expect = [&](bool then_block, bool else_block) {
+    std::vector<float> out;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < a * b; ++k) {
+        const size_t i = static_cast<size_t>(r * a * b + k);
+        out.push_back(mask[static_cast<size_t>(r)] ? (then_block ? block[static_cast<size_t>(k)] : full[i])
+                                                   : (else_block ? block[static_cast<size_t>(k)] : other[i]));
+      }
+    return out;
+  };
+  CHECK(values<float>(run1("SelectV2", {cond, x, y})) == expect(false, false));
+  CHECK(values<float>(run1("SelectV2", {cond, row, y})) == expect(true, false));
+  CHECK(values<float>(run1("SelectV2", {cond, x, flat_row})) == expect(false, true));
+  CHECK(values<float>(run1("SelectV2", {cond, row, flat_row})) == expect(true, true));
+  // A condition over the first two dims: blocks of b elements (too small here, the generic loop).
+  Tensor cond2 = make<bool>(std::vector<bool>(static_cast<size_t>(rows * a), true), {rows, a, 1});
+  CHECK(values<float>(run1("SelectV2", {cond2, x, y})) == full);
+}
+
 TEST_CASE("SelectV2 broadcasts all three inputs") {
   // condition [2,1], t [1,3], e scalar -> [2,3]
   Tensor y = run1("SelectV2", {make<bool>({true, false}, {2, 1}), make<int32_t>({1, 2, 3}, {1, 3}), scalar<int32_t>(9)});
