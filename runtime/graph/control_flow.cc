@@ -47,12 +47,6 @@ void check_body_results(const std::vector<TensorSpec>& vars, const std::vector<T
             i, spec_text(results[i]), i, spec_text(vars[i]));
 }
 
-std::vector<TensorSpec> specs_of(const std::vector<Tensor>& ts) {
-  std::vector<TensorSpec> out;
-  for (const Tensor& t : ts) out.push_back(spec_of(t));
-  return out;
-}
-
 // ---- Eager ----
 
 std::vector<Tensor> eager_cond(Context& ctx, const Tensor& pred, const std::vector<Tensor>& operands,
@@ -81,13 +75,13 @@ std::vector<Tensor> eager_while(Context& ctx, const BranchFn& cond_fn, const Bra
 // Traces `fn` on inputs of `specs` into a new subgraph; enclosing tensors it uses join `captures`.
 std::shared_ptr<Graph> trace_branch(Tracer& tracer, Context& ctx, const BranchFn& fn,
                                     const std::vector<TensorSpec>& specs, Tracer::Captures& captures,
-                                    const char* what, std::vector<Tensor>& results) {
+                                    const char* what) {
   auto g = std::make_shared<Graph>();
   tracer.push_frame(*g, captures, static_cast<int>(specs.size()));
   try {
     std::vector<Tensor> inputs;
     for (size_t i = 0; i < specs.size(); ++i) inputs.push_back(tracer.input(static_cast<int>(i), specs[i]));
-    results = fn(ctx, inputs);
+    std::vector<Tensor> results = fn(ctx, inputs);
     const std::string result_name = std::string("a result of ") + what;
     for (const Tensor& r : results) g->outputs.push_back(tracer.port_of(r, result_name.c_str()));
   } catch (...) {
@@ -134,13 +128,12 @@ std::vector<Tensor> traced_cond(Tracer& tracer, Context& ctx, const Tensor& pred
   const std::vector<TensorSpec> specs = specs_of(operands);
   const std::vector<GradientTape*> tapes = recording_tapes(ctx);
   Tracer::Captures captures;
-  std::vector<Tensor> then_results, else_results;
   std::vector<std::shared_ptr<Graph>> branches;
   {
     // The tapes see the node as one entry (control_flow_grad.h), not the branches' symbolic ops.
     TapesPausedHere paused(tapes);
-    branches.push_back(trace_branch(tracer, ctx, then_branch, specs, captures, "cond's then branch", then_results));
-    branches.push_back(trace_branch(tracer, ctx, else_branch, specs, captures, "cond's else branch", else_results));
+    branches.push_back(trace_branch(tracer, ctx, then_branch, specs, captures, "cond's then branch"));
+    branches.push_back(trace_branch(tracer, ctx, else_branch, specs, captures, "cond's else branch"));
   }
   const std::vector<TensorSpec> outs = output_specs(*branches[0]), else_outs = output_specs(*branches[1]);
   if (outs.size() != else_outs.size())
@@ -174,12 +167,11 @@ std::vector<Tensor> traced_while(Tracer& tracer, Context& ctx, const BranchFn& c
   const std::vector<TensorSpec> specs = specs_of(vars);
   const std::vector<GradientTape*> tapes = recording_tapes(ctx);
   Tracer::Captures captures;
-  std::vector<Tensor> cond_results, body_results;
   std::vector<std::shared_ptr<Graph>> branches;
   {
     TapesPausedHere paused(tapes);  // as in traced_cond
-    branches.push_back(trace_branch(tracer, ctx, cond_fn, specs, captures, "while_loop's cond", cond_results));
-    branches.push_back(trace_branch(tracer, ctx, body, specs, captures, "while_loop's body", body_results));
+    branches.push_back(trace_branch(tracer, ctx, cond_fn, specs, captures, "while_loop's cond"));
+    branches.push_back(trace_branch(tracer, ctx, body, specs, captures, "while_loop's body"));
   }
   const std::vector<TensorSpec> c = output_specs(*branches[0]);
   if (c.size() != 1) raise(Code::InvalidArgument, "while_loop: cond returned {} tensors, expected 1", c.size());

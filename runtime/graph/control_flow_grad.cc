@@ -67,12 +67,6 @@ std::vector<std::string> hoist_variable_reads(Tracer& tracer, std::vector<std::s
 
 namespace {
 
-std::vector<TensorSpec> specs_of(const std::vector<Tensor>& ts) {
-  std::vector<TensorSpec> out;
-  for (const Tensor& t : ts) out.push_back({t.dtype(), t.shape()});
-  return out;
-}
-
 // A branch subgraph as a function the backward can run (recording its ops into the trace).
 std::shared_ptr<const ConcreteFunction> compiled(const std::string& name, const Graph& g,
                                                  const std::vector<TensorSpec>& signature) {

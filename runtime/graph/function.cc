@@ -293,9 +293,7 @@ std::vector<TensorSpec> Function::key_of(const std::vector<Tensor>& inputs) cons
               name_, i, inputs[i].debug_string(), std::string(dtype_name(sig[i].dtype)) + sig[i].shape.str());
     return sig;
   }
-  std::vector<TensorSpec> key;
-  for (const Tensor& t : inputs) key.push_back({t.dtype(), t.shape()});
-  return key;
+  return specs_of(inputs);
 }
 
 std::shared_ptr<const ConcreteFunction> Function::trace(const std::vector<TensorSpec>& key,

@@ -17,6 +17,13 @@ const char* node_kind_name(NodeKind k) {
   return "?";
 }
 
+std::vector<TensorSpec> specs_of(const std::vector<Tensor>& tensors) {
+  std::vector<TensorSpec> out;
+  out.reserve(tensors.size());
+  for (const Tensor& t : tensors) out.push_back({t.dtype(), t.shape()});
+  return out;
+}
+
 int Graph::add(Node node) {
   nodes.push_back(std::move(node));
   return static_cast<int>(nodes.size()) - 1;

@@ -50,6 +50,9 @@ struct Node {
   bool is_control_flow() const { return kind == NodeKind::Cond || kind == NodeKind::While; }
 };
 
+// The dtype and shape of each tensor (a trace's input specs, a branch's signature).
+std::vector<TensorSpec> specs_of(const std::vector<Tensor>& tensors);
+
 class Graph {
  public:
   std::vector<Node> nodes;
