@@ -35,17 +35,27 @@ T safe_floor_mod(T a, T b) {
   }
 }
 
+// Signed integers wrap around on overflow, as TensorFlow's kernels do in practice: the
+// arithmetic is done in uint64_t, where wrapping is defined (signed overflow is undefined).
+template <class C, class F>
+C wrapping(C a, C b, F f) {
+  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>)
+    return static_cast<C>(f(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));
+  else
+    return f(a, b);
+}
+
 struct AddF {
   template <class T> static constexpr bool supports = is_numeric_v<T>;
-  template <class C> C operator()(C a, C b) const { return a + b; }
+  template <class C> C operator()(C a, C b) const { return wrapping(a, b, [](auto x, auto y) { return x + y; }); }
 };
 struct SubF {
   template <class T> static constexpr bool supports = is_numeric_v<T>;
-  template <class C> C operator()(C a, C b) const { return a - b; }
+  template <class C> C operator()(C a, C b) const { return wrapping(a, b, [](auto x, auto y) { return x - y; }); }
 };
 struct MulF {
   template <class T> static constexpr bool supports = is_numeric_v<T>;
-  template <class C> C operator()(C a, C b) const { return a * b; }
+  template <class C> C operator()(C a, C b) const { return wrapping(a, b, [](auto x, auto y) { return x * y; }); }
 };
 struct DivF {
   template <class T> static constexpr bool supports = is_numeric_v<T>;

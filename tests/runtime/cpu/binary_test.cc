@@ -1,3 +1,5 @@
+#include <limits>
+
 #include "tests/util/test_util.h"
 
 namespace cairn {
@@ -109,6 +111,21 @@ TEST_CASE("complex arithmetic") {
   CHECK(m[1] == complex64(8, 4));
   auto sd = values<complex64>(run1("SquaredDifference", {a, b}));
   CHECK(sd[0] == complex64(2, 0));  // |1+1i|^2
+}
+
+TEST_CASE("signed integer Add, Sub and Mul wrap around on overflow (no undefined behaviour)") {
+  const int32_t max32 = std::numeric_limits<int32_t>::max(), min32 = std::numeric_limits<int32_t>::min();
+  CHECK(values<int32_t>(run1("Add", {make<int32_t>({max32}, {1}), make<int32_t>({1}, {1})})) ==
+        std::vector<int32_t>{min32});
+  CHECK(values<int32_t>(run1("Sub", {make<int32_t>({min32}, {1}), make<int32_t>({1}, {1})})) ==
+        std::vector<int32_t>{max32});
+  CHECK(values<int32_t>(run1("Mul", {make<int32_t>({65536}, {1}), make<int32_t>({65536}, {1})})) ==
+        std::vector<int32_t>{0});
+  const int64_t max64 = std::numeric_limits<int64_t>::max();
+  CHECK(values<int64_t>(run1("Add", {make<int64_t>({max64}, {1}), make<int64_t>({1}, {1})})) ==
+        std::vector<int64_t>{std::numeric_limits<int64_t>::min()});
+  CHECK(values<int16_t>(run1("Mul", {make<int16_t>({300}, {1}), make<int16_t>({300}, {1})})) ==
+        std::vector<int16_t>{static_cast<int16_t>(90000 - 65536)});
 }
 
 }  // namespace cairn
