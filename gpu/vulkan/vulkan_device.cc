@@ -323,6 +323,7 @@ Buffer* VulkanDevice::allocate(size_t nbytes) {
   b->device = this;
   b->nbytes = nbytes;
   b->data = b;
+  ++stats_.buffers;
   if (nbytes > 0) {
     try {
       allocate_range(*device_pool_, *b, (nbytes + 3) & ~size_t{3});

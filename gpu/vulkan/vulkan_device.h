@@ -49,6 +49,7 @@ struct DeviceStats {
   uint64_t submits = 0;             // vkQueueSubmit calls
   uint64_t dispatches = 0;          // recorded dispatches
   uint64_t memory_allocations = 0;  // vkAllocateMemory calls
+  uint64_t buffers = 0;             // tensor buffers allocated (sub-allocations included)
   uint64_t block_bytes = 0;         // device memory held in blocks
   uint64_t live_bytes = 0;          // bytes held by live tensors
   uint64_t pipelines = 0;           // pipelines built

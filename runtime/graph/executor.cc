@@ -138,10 +138,10 @@ ReplayState::ReplayState(const Program& program)
     registers_[r].expected_refs = 1 + static_cast<int32_t>(program.registers()[r].slots.size());
 }
 
-void ReplayState::begin(Device& host, bool keep) {
+void ReplayState::begin(Device& home, bool keep) {
   keep_ = keep;
-  if (host_ == &host) return;
-  host_ = &host;
+  if (home_ == &home) return;
+  home_ = &home;
   for (Tensor& t : slots_) t = Tensor();
   for (size_t r = 0; r < owners_.size(); ++r) {
     owners_[r] = Tensor();
@@ -151,20 +151,22 @@ void ReplayState::begin(Device& host, bool keep) {
 }
 
 namespace {
-// Whether `t` is a buffer on `host` that nobody but `t` references, so it may be overwritten.
-bool private_on(const Tensor& t, const Device* host) {
-  return t.valid() && t.device() == host && t.buffer()->refs.load(std::memory_order_acquire) == 1;
+// Whether `t` is a buffer on `home` that nobody but `t` references, so it may be overwritten. On a
+// GPU that is safe too: the device orders every dispatch after the earlier ones (a barrier before
+// each), so a later kernel's write cannot overtake an earlier kernel's read.
+bool private_on(const Tensor& t, const Device* home) {
+  return t.valid() && t.device() == home && t.buffer()->refs.load(std::memory_order_acquire) == 1;
 }
 }  // namespace
 
-// Outputs of several kinds, or Planned ones on a device that is not the host.
+// Outputs of several kinds, or Planned ones on a device that is not the home device.
 void ReplayState::prepare_mixed_outputs(const Instruction& in, Device& device) {
   Tensor* outs = outputs(in);
   const SlotInfo* info = program_->slots().data() + in.out_begin;
   for (int k = 0; k < in.num_out; ++k) {
     switch (info[k].kind) {
       case SlotKind::Planned: {
-        if (!keep_ || &device != host_) {  // registers hold host buffers only
+        if (!keep_ || &device != home_) {  // registers hold buffers of the home device only
           outs[k] = Tensor::allocate(device, info[k].spec.dtype, info[k].spec.shape);
           break;
         }
@@ -184,8 +186,8 @@ void ReplayState::refresh(int r) {
   for (int s : reg.slots) slots_[static_cast<size_t>(s)] = Tensor();
   Tensor& owner = owners_[static_cast<size_t>(r)];
   Tensor& spare = spares_[static_cast<size_t>(r)];
-  if (!private_on(owner, host_))
-    owner = private_on(spare, host_) ? std::move(spare) : Tensor::allocate(*host_, reg.dtype, Shape{reg.elements});
+  if (!private_on(owner, home_))
+    owner = private_on(spare, home_) ? std::move(spare) : Tensor::allocate(*home_, reg.dtype, Shape{reg.elements});
   spare = Tensor();
   registers_[static_cast<size_t>(r)].buffer = owner.buffer();
   for (int s : reg.slots) slots_[static_cast<size_t>(s)] = owner.reshaped(program_->slots()[static_cast<size_t>(s)].spec.shape);
@@ -193,7 +195,7 @@ void ReplayState::refresh(int r) {
 
 void ReplayState::offer(Tensor& old, Port written) {
   const SlotInfo& info = program_->slots()[static_cast<size_t>(program_->slot(written))];
-  if (info.kind == SlotKind::Planned && private_on(old, host_)) {
+  if (info.kind == SlotKind::Planned && private_on(old, home_)) {
     const Register& reg = program_->registers()[static_cast<size_t>(info.reg)];
     if (old.dtype() == reg.dtype && old.num_elements() == reg.elements) spares_[static_cast<size_t>(info.reg)] = std::move(old);
   }

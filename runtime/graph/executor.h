@@ -110,15 +110,16 @@ class ReplayState {
   const Tensor* const* inputs(const Instruction& in) const { return in_ptrs_.data() + in.in_begin; }
   Tensor* outputs(const Instruction& in) { return slots_.data() + in.out_begin; }
 
-  // Called before each replay. `host` is the context's CPU device (a state last used with another
-  // forgets its buffers). With `keep`, Planned outputs use the registers and their slots are kept
-  // after the replay; without (hooks, unknown dims, a replay off the CPU), every op output is
-  // allocated by the replay and every slot dropped after its last reader, so a device's memory is
-  // not held between replays.
-  void begin(Device& host, bool keep);
+  // Called before each replay. `home` is the device the replay's inputs are on, where the
+  // registers live (a state last used with another device forgets its buffers). With `keep`,
+  // Planned outputs use the registers and their slots are kept after the replay, so steady-state
+  // replays allocate only their results, on the CPU and on a GPU alike; without (hooks, unknown
+  // dims, inputs on several devices), every op output is allocated by the replay and every slot
+  // dropped after its last reader.
+  void begin(Device& home, bool keep);
   // Gets the output slots of an op instruction ready for its kernel on `device`.
   void prepare_outputs(const Instruction& in, Device& device) {
-    if (!in.all_planned || !keep_ || &device != host_) return prepare_mixed_outputs(in, device);
+    if (!in.all_planned || !keep_ || &device != home_) return prepare_mixed_outputs(in, device);
     Tensor* outs = outputs(in);
     const int* reg = program_->slot_registers().data() + in.out_begin;
     for (int k = 0; k < in.num_out; ++k)
@@ -155,7 +156,7 @@ class ReplayState {
   void refresh(int reg);
 
   const Program* program_;
-  Device* host_ = nullptr;
+  Device* home_ = nullptr;  // where the registers' buffers live
   bool keep_ = false;
   std::vector<Tensor> slots_;
   std::vector<const Tensor*> in_ptrs_;  // per instruction input: its slot

@@ -200,14 +200,15 @@ std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor
   if (inputs.size() != signature_.size())
     raise(Code::InvalidArgument, "function '{}': expected {} inputs, got {}", name_, signature_.size(), inputs.size());
   Device& device = ctx.default_device();
-  bool host = device.is_host();
+  // The device the inputs are on, where the memory plan's buffers live (null: several devices).
+  Device* home = inputs.empty() ? &device : inputs[0].device();
   bool one_kind = true;  // every input on the default device's kind
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].valid() || !matches(signature_[i], inputs[i]))
       raise(Code::InvalidArgument, "function '{}': input {} is {}, expected {}", name_, i,
             inputs[i].valid() ? inputs[i].debug_string() : "an empty tensor",
             std::string(dtype_name(signature_[i].dtype)) + signature_[i].shape.str());
-    host = host && inputs[i].device()->is_host();
+    if (inputs[i].device() != home) home = nullptr;
     one_kind = one_kind && inputs[i].device()->kind() == device.kind();
   }
   // Hooks (a tape, an enclosing trace) must see every registered op: they get the unfused graph
@@ -219,8 +220,7 @@ std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor
   const Plan& plan = fused ? *fused_ : unfused_;
   StateLease lease(*this, plan);
   ReplayState& state = *lease;
-  // Registers hold host buffers: a replay on another device allocates and frees as it goes.
-  state.begin(ctx.cpu(), fast && host);
+  state.begin(home ? *home : device, fast && home != nullptr);
   Generic generic(*this, plan, inputs);
   execute(ctx, state, fast, generic);
   std::vector<Tensor> results = state.take_results();
