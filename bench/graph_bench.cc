@@ -160,16 +160,11 @@ void bench_training(Context& ctx) {
   };
   auto step = [](Context& cx, Setup& s, const Tensor& x, const Tensor& y) {
     std::vector<Ref<Variable>> weights = s.model->trainable_weights();
-    std::vector<const Variable*> vars;
-    for (auto& w : weights) vars.push_back(w.get());
     GradientTape tape(cx);
     // Softmax cross-entropy on one-hot labels (nn::sparse_categorical_crossentropy checks its
     // labels on the host, which a trace cannot do yet: see docs/graph.md).
     Tensor loss = op::neg(cx, op::all_mean(cx, op::sum(cx, op::mul(cx, y, op::log_softmax(cx, (*s.model)(x, true))), {1})));
-    std::vector<Tensor> grads = tape.gradient(loss, vars);
-    std::vector<std::pair<Tensor, Variable*>> pairs;
-    for (size_t i = 0; i < grads.size(); ++i) pairs.emplace_back(grads[i], weights[i].get());
-    s.opt->apply_gradients(pairs);
+    s.opt->apply_gradients(tape.gradient(loss, weights), weights);
     return loss;
   };
   Setup eager = make_setup(), captured = make_setup();
@@ -212,8 +207,6 @@ void bench_call_under_tape(Context& ctx) {
   Ref<optim::Optimizer> opt = optim::Optimizer::create(ctx, oo);
   (*model)(xb);
   std::vector<Ref<Variable>> weights = model->trainable_weights();
-  std::vector<const Variable*> vars;
-  for (auto& w : weights) vars.push_back(w.get());
 
   auto forward = [&](Context& cx, const std::vector<Tensor>& in) {
     return std::vector<Tensor>{
@@ -225,11 +218,8 @@ void bench_call_under_tape(Context& ctx) {
   auto step = [&](bool call) {
     GradientTape tape(ctx);
     Tensor loss = call ? fn->call({xb, yb})[0] : forward(ctx, {xb, yb})[0];
-    std::vector<Tensor> grads = tape.gradient(loss, vars);
-    if (!apply) return;
-    std::vector<std::pair<Tensor, Variable*>> pairs;
-    for (size_t i = 0; i < grads.size(); ++i) pairs.emplace_back(grads[i], weights[i].get());
-    opt->apply_gradients(pairs);
+    std::vector<Tensor> grads = tape.gradient(loss, weights);
+    if (apply) opt->apply_gradients(grads, weights);
   };
   for (int i = 0; i < 5; ++i) {
     step(false);

@@ -39,8 +39,6 @@ struct Timing {
 
 void train_epoch(Context& ctx, nn::Layer& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y, Timing& t) {
   std::vector<Ref<Variable>> weights = model.trainable_weights();
-  std::vector<const Variable*> vars;
-  for (auto& w : weights) vars.push_back(w.get());
   for (int64_t b = 0; b < kSamples; b += kBatch) {
     int64_t n = std::min(kBatch, kSamples - b);
     std::vector<int64_t> begin{b, 0}, size{n, kFeatures}, begin1{b}, size1{n};
@@ -50,11 +48,9 @@ void train_epoch(Context& ctx, nn::Layer& model, optim::Optimizer& opt, const Te
     GradientTape tape(ctx);
     Tensor loss = nn::sparse_categorical_crossentropy(ctx, yb, model(xb, true), true);
     auto t1 = Clock::now();
-    std::vector<Tensor> grads = tape.gradient(loss, vars);
+    std::vector<Tensor> grads = tape.gradient(loss, weights);
     auto t2 = Clock::now();
-    std::vector<std::pair<Tensor, Variable*>> pairs;
-    for (size_t i = 0; i < grads.size(); ++i) pairs.emplace_back(grads[i], weights[i].get());
-    opt.apply_gradients(pairs);
+    opt.apply_gradients(grads, weights);
     t.forward += std::chrono::duration<double>(t1 - t0).count();
     t.gradient += std::chrono::duration<double>(t2 - t1).count();
     t.apply += seconds_since(t2);

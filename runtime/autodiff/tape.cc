@@ -142,6 +142,14 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
   return backprop(targets, groups, output_gradients.empty() ? nullptr : &output_gradients, unconnected);
 }
 
+std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Ref<Variable>>& sources,
+                                           const Tensor* output_gradient, Unconnected unconnected) {
+  std::vector<const Variable*> vars;
+  vars.reserve(sources.size());
+  for (const Ref<Variable>& v : sources) vars.push_back(v.get());
+  return gradient(target, vars, output_gradient, unconnected);
+}
+
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<const Variable*>& sources,
                                            const Tensor* output_gradient, Unconnected unconnected) {
   std::vector<std::vector<Tensor>> groups;

@@ -82,6 +82,9 @@ class GradientTape final : public DispatchHook {
                                const Tensor* output_gradient = nullptr, Unconnected unconnected = Unconnected::None);
   std::vector<Tensor> gradient(const Tensor& target, const std::vector<const Variable*>& sources,
                                const Tensor* output_gradient = nullptr, Unconnected unconnected = Unconnected::None);
+  // The same for variables held by reference (a model's trainable_weights()).
+  std::vector<Tensor> gradient(const Tensor& target, const std::vector<Ref<Variable>>& sources,
+                               const Tensor* output_gradient = nullptr, Unconnected unconnected = Unconnected::None);
   // Several targets at once: d(sum_k <target_k, output_gradient_k>)/d(source). `output_gradients`
   // is empty (ones for every target) or has one tensor per target.
   std::vector<Tensor> gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,

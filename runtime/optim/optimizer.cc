@@ -318,6 +318,15 @@ class Optimizer::StepScalars {
   std::map<std::tuple<std::string, DType, Device*>, Tensor> cache_;
 };
 
+void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vector<Ref<Variable>>& vars) {
+  if (grads.size() != vars.size())
+    raise(Code::InvalidArgument, "apply_gradients: {} gradients for {} variables", grads.size(), vars.size());
+  std::vector<std::pair<Tensor, Variable*>> pairs;
+  pairs.reserve(grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) pairs.emplace_back(grads[i], vars[i].get());
+  apply_gradients(pairs);
+}
+
 void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable*>>& grads_and_vars) {
   check_pairs(grads_and_vars);
   // Slots first, for every pair: a pending slot restore that fails leaves every variable as it was.

@@ -80,6 +80,9 @@ class Optimizer : public Trackable, public SlotOwner {
   // variable: a gradient whose dtype or shape does not match, a non-trainable or non-floating
   // variable, the same variable twice. Nothing is updated when any pair is bad.
   void apply_gradients(const std::vector<std::pair<Tensor, Variable*>>& grads_and_vars);
+  // The same for `grads[i]` and `vars[i]` (a tape's gradients of a model's trainable_weights()).
+  // InvalidArgument when the counts differ.
+  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<Ref<Variable>>& vars);
 
   Variable& iterations();               // the int64 "iter" edge
   int64_t iterations_value();

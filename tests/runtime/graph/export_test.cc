@@ -146,12 +146,7 @@ TEST_CASE("a captured training step exported mid-training continues identically 
     GradientTape tape(cx);
     Tensor loss = nn::mean_squared_error(cx, in[1], (*model)(in[0], true));
     std::vector<Ref<Variable>> weights = model->trainable_weights();
-    std::vector<const Variable*> vars;
-    for (auto& w : weights) vars.push_back(w.get());
-    std::vector<Tensor> grads = tape.gradient(loss, vars);
-    std::vector<std::pair<Tensor, Variable*>> pairs;
-    for (size_t i = 0; i < grads.size(); ++i) pairs.emplace_back(grads[i], weights[i].get());
-    opt->apply_gradients(pairs);
+    opt->apply_gradients(tape.gradient(loss, weights), weights);
     return std::vector<Tensor>{loss};
   });
   Tensor x = make<float>({0, 1, 2, 3}, Shape{4, 1}), y = make<float>({1, 3, 5, 7}, Shape{4, 1});

@@ -175,6 +175,16 @@ TEST_CASE("every update rule matches the reference for three steps, float32 and 
   }
 }
 
+TEST_CASE("apply_gradients takes gradients and variables side by side") {
+  Ref<Optimizer> opt = Optimizer::create(ctx(), opts(Kind::SGD, 0.1));
+  Ref<Variable> a = var(DType::Float64, {1.0}), b = var(DType::Float64, {2.0});
+  opt->apply_gradients({make<double>({1.0}, Shape{1}), Tensor()}, {a, b});  // an empty gradient skips b
+  check_close(value(*a), {0.9}, 1e-7);  // the learning rate is a float32 variable
+  check_close(value(*b), {2.0}, 1e-12);
+  CHECK_THROWS_CODE(opt->apply_gradients({make<double>({1.0}, Shape{1})}, {a, b}), Code::InvalidArgument,
+                    "1 gradients for 2 variables");
+}
+
 TEST_CASE("steps worked by hand") {
   SUBCASE("sgd momentum: m = 0.9 m - 0.1 g; w += m") {
     OptimizerOptions o = opts(Kind::SGD, 0.1);
