@@ -129,6 +129,20 @@ TEST_CASE("control flow nests: a cond inside a while body, capturing from two le
   CHECK(f->num_traces() == 1);
 }
 
+// f(step * i) for i < n: deterministic RNN inputs.
+std::vector<float> wave(int64_t n, float (*f)(float), float step) {
+  std::vector<float> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(f(step * static_cast<float>(i)));
+  return out;
+}
+
+// scale * (i % period) - shift for i < n: small deterministic RNN weights.
+std::vector<float> sawtooth(int64_t n, float scale, int period, float shift) {
+  std::vector<float> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(scale * static_cast<float>(i % period) - shift);
+  return out;
+}
+
 // h_{t+1} = tanh(x_t W + h_t U), over the first `length` steps of x [T, batch, features]; the
 // outputs go into a TensorArray.
 Ts rnn(Context& c, const Tensor& x, const Tensor& length, const Tensor& w, const Tensor& u) {
@@ -148,10 +162,8 @@ Ts rnn(Context& c, const Tensor& x, const Tensor& length, const Tensor& w, const
 TEST_CASE("an RNN over a data-dependent length is captured and matches eager execution") {
   Context& c = ctx();
   const int64_t T = 6, B = 2, F = 3, U = 4;
-  std::vector<float> xs, ws, us;
-  for (int i = 0; i < T * B * F; ++i) xs.push_back(std::sin(0.37f * static_cast<float>(i)));
-  for (int i = 0; i < F * U; ++i) ws.push_back(0.1f * static_cast<float>(i % 7) - 0.3f);
-  for (int i = 0; i < U * U; ++i) us.push_back(0.05f * static_cast<float>(i % 5) - 0.1f);
+  const std::vector<float> xs = wave(T * B * F, [](float v) { return std::sin(v); }, 0.37f);
+  const std::vector<float> ws = sawtooth(F * U, 0.1f, 7, 0.3f), us = sawtooth(U * U, 0.05f, 5, 0.1f);
   Tensor x = make<float>(xs, Shape{T, B, F});
   Ref<Variable> w = Variable::create(c, make<float>(ws, Shape{F, U}), {.name = "w"});
   Ref<Variable> u = Variable::create(c, make<float>(us, Shape{U, U}), {.name = "u"});
@@ -175,10 +187,8 @@ TEST_CASE("an RNN over a data-dependent length is captured and matches eager exe
 TEST_CASE("a function with nested control flow exports, loads and replays with the same results") {
   Context& c = ctx();
   const int64_t T = 5, B = 2, F = 3, U = 4;
-  std::vector<float> xs, ws, us;
-  for (int i = 0; i < T * B * F; ++i) xs.push_back(std::cos(0.21f * static_cast<float>(i)));
-  for (int i = 0; i < F * U; ++i) ws.push_back(0.07f * static_cast<float>(i % 9) - 0.2f);
-  for (int i = 0; i < U * U; ++i) us.push_back(0.03f * static_cast<float>(i % 6) - 0.05f);
+  const std::vector<float> xs = wave(T * B * F, [](float v) { return std::cos(v); }, 0.21f);
+  const std::vector<float> ws = sawtooth(F * U, 0.07f, 9, 0.2f), us = sawtooth(U * U, 0.03f, 6, 0.05f);
   Tensor x = make<float>(xs, Shape{T, B, F});
   Ref<Variable> w = Variable::create(c, make<float>(ws, Shape{F, U}), {.name = "w"});
   Ref<Variable> u = Variable::create(c, make<float>(us, Shape{U, U}), {.name = "u"});
@@ -345,10 +355,8 @@ TEST_CASE("a tape inside a trace differentiates a while_loop with max_iterations
 TEST_CASE("an RNN training step over a data-dependent length is captured whole, gradients included") {
   Context& c = ctx();
   const int64_t T = 5, B = 2, F = 3, U = 4;
-  std::vector<float> xs, ws, us;
-  for (int i = 0; i < T * B * F; ++i) xs.push_back(std::sin(0.3f * static_cast<float>(i)));
-  for (int i = 0; i < F * U; ++i) ws.push_back(0.1f * static_cast<float>(i % 7) - 0.3f);
-  for (int i = 0; i < U * U; ++i) us.push_back(0.05f * static_cast<float>(i % 5) - 0.1f);
+  const std::vector<float> xs = wave(T * B * F, [](float v) { return std::sin(v); }, 0.3f);
+  const std::vector<float> ws = sawtooth(F * U, 0.1f, 7, 0.3f), us = sawtooth(U * U, 0.05f, 5, 0.1f);
   Ref<Variable> w = Variable::create(c, make<float>(ws, Shape{F, U}), {.name = "w"});
   Ref<Variable> u = Variable::create(c, make<float>(us, Shape{U, U}), {.name = "u"});
   // The loss and d(loss)/d(w), d(loss)/d(u), with the recurrence as a while_loop of at most T steps.
