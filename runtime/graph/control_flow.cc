@@ -219,8 +219,38 @@ std::vector<Tensor> while_loop(Context& ctx, const BranchFn& cond_fn, const Bran
   return eager_while(ctx, cond_fn, body, loop_vars, options);
 }
 
+namespace {
+// A replay inside another trace (a loaded function traced into its Function, or a replay that a
+// trace calls): the Cond or While node is recorded into that trace again, its branches replaying
+// the compiled subgraphs (which record their ops). Captured values become operands, or loop
+// variables that the body passes through.
+std::vector<Tensor> retrace_control_flow(Context& ctx, const Node& n, const std::vector<Tensor>& args,
+                                         const BranchRunner& run_branch) {
+  if (n.kind == NodeKind::Cond) {
+    std::vector<Tensor> operands(args.begin() + 1, args.end());
+    auto branch = [&](size_t b) {
+      return [&run_branch, b](Context&, const std::vector<Tensor>& in) { return run_branch(b, in); };
+    };
+    return cond(ctx, args[0], operands, branch(0), branch(1));
+  }
+  const size_t num_vars = n.outputs.size();
+  BranchFn cond_fn = [&](Context&, const std::vector<Tensor>& in) { return run_branch(0, in); };
+  BranchFn body = [&](Context&, const std::vector<Tensor>& in) {
+    std::vector<Tensor> next = run_branch(1, in);
+    next.insert(next.end(), in.begin() + static_cast<std::ptrdiff_t>(num_vars), in.end());
+    return next;
+  };
+  WhileOptions options;
+  options.max_iterations = n.max_iterations;
+  std::vector<Tensor> out = while_loop(ctx, cond_fn, body, args, options);
+  out.resize(num_vars);
+  return out;
+}
+}  // namespace
+
 std::vector<Tensor> run_control_flow(Context& ctx, const Node& n, const std::vector<Tensor>& inputs,
                                      const BranchRunner& run_branch, const std::string& function) {
+  if (Tracer::current()) return retrace_control_flow(ctx, n, inputs, run_branch);
   if (n.kind == NodeKind::Cond) {
     const std::string what = fmt::format("function '{}': cond's predicate", function);
     if (inputs.empty()) raise(Code::Internal, "{}: the Cond node has no inputs", what);

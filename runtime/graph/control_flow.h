@@ -47,7 +47,8 @@ std::vector<Tensor> while_loop(Context& ctx, const BranchFn& cond, const BranchF
                                const std::vector<Tensor>& loop_vars, const WhileOptions& options = {});
 
 // Runs a Cond or While node at replay. `run_branch(b, inputs)` runs n.branches[b] on `inputs`
-// (the replaying function keeps a compiled function per subgraph).
+// (the replaying function keeps a compiled function per subgraph). Inside another trace the node
+// is recorded into that trace again instead.
 using BranchRunner = std::function<std::vector<Tensor>(size_t branch, const std::vector<Tensor>& inputs)>;
 std::vector<Tensor> run_control_flow(Context& ctx, const Node& n, const std::vector<Tensor>& inputs,
                                      const BranchRunner& run_branch, const std::string& function);

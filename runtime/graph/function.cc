@@ -85,34 +85,6 @@ class ConcreteFunction::Generic final : public GenericNodes {
 
 // ---- ConcreteFunction ----
 
-namespace {
-// A replay inside another trace (a loaded function traced into its Function, or a replay that a
-// trace calls): the Cond or While node is recorded into that trace again, its branches replaying
-// the compiled subgraphs (which record their ops). Captured values become operands, or loop
-// variables that the body passes through.
-std::vector<Tensor> retrace_control_flow(Context& ctx, const Node& n, const std::vector<Tensor>& args,
-                                         const BranchRunner& run_branch) {
-  if (n.kind == NodeKind::Cond) {
-    std::vector<Tensor> operands(args.begin() + 1, args.end());
-    auto branch = [&](size_t b) {
-      return [&run_branch, b](Context&, const std::vector<Tensor>& in) { return run_branch(b, in); };
-    };
-    return cond(ctx, args[0], operands, branch(0), branch(1));
-  }
-  const size_t num_vars = n.outputs.size();
-  BranchFn cond_fn = [&](Context&, const std::vector<Tensor>& in) { return run_branch(0, in); };
-  BranchFn body = [&](Context&, const std::vector<Tensor>& in) {
-    std::vector<Tensor> next = run_branch(1, in);
-    next.insert(next.end(), in.begin() + static_cast<std::ptrdiff_t>(num_vars), in.end());
-    return next;
-  };
-  WhileOptions options;
-  options.max_iterations = n.max_iterations;
-  std::vector<Tensor> out = while_loop(ctx, cond_fn, body, args, options);
-  out.resize(num_vars);
-  return out;
-}
-}  // namespace
 
 ConcreteFunction::ConcreteFunction(std::string name, std::vector<TensorSpec> signature, Graph graph, bool fuse)
     : name_(std::move(name)),
@@ -183,8 +155,7 @@ void ConcreteFunction::run_node(Context& ctx, const Plan& plan, int i, ReplaySta
       BranchRunner run_branch = [&](size_t b, const std::vector<Tensor>& branch_inputs) {
         return branches_.at(n.branches[b].get())->run(ctx, branch_inputs);
       };
-      std::vector<Tensor> out = Tracer::current() ? retrace_control_flow(ctx, n, args, run_branch)
-                                                  : run_control_flow(ctx, n, args, run_branch, name_);
+      std::vector<Tensor> out = run_control_flow(ctx, n, args, run_branch, name_);
       if (out.size() != n.outputs.size())
         raise(Code::Internal, "{}: a {} node gave {} values for {} outputs", origin_, node_kind_name(n.kind),
               out.size(), n.outputs.size());
@@ -341,11 +312,16 @@ std::shared_ptr<const ConcreteFunction> Function::trace(const std::vector<Tensor
 std::shared_ptr<const ConcreteFunction> Function::concrete(const std::vector<Tensor>& inputs) {
   std::vector<TensorSpec> key = key_of(inputs);
   const std::string text = cache_key(key, inputs);
-  {
+  auto cached = [&]() -> std::shared_ptr<const ConcreteFunction> {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(text);
-    if (it != cache_.end()) return it->second;
-  }
+    return it == cache_.end() ? nullptr : it->second;
+  };
+  if (auto found = cached()) return found;
+  // One trace at a time: threads that miss the cache together trace once (the host function's
+  // side effects happen once), and the later ones find the result.
+  std::lock_guard<std::recursive_mutex> tracing(trace_mu_);
+  if (auto found = cached()) return found;
   return trace(key, inputs);
 }
 

@@ -133,6 +133,8 @@ class Function : public RefCounted {
   HostFunction fn_;
   FunctionOptions options_;
   mutable std::mutex mu_;
+  // Held while tracing. Recursive: a host function may call its own Function with eager inputs.
+  std::recursive_mutex trace_mu_;
   std::map<std::string, std::shared_ptr<const ConcreteFunction>> cache_;  // by cache_key
   std::vector<std::shared_ptr<const ConcreteFunction>> order_;
 };
