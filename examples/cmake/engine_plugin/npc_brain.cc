@@ -46,10 +46,10 @@ bool dense(int layer, int64_t in, int64_t units, const char *activation, cairn_o
   cairn_object_array *weights = nullptr;
   int64_t kshape[2] = {in, units};
   cairn_status *s = row_tensor(kernel.data(), in, &x);  // any row of `in` values builds the layer
-  if (!s) s = cairn_layer_call(*out, x, 0, &y);        // creates kernel [in, units] and bias [units]
+  if (!s) s = cairn_layer_call(*out, x, CAIRN_FALSE, &y);        // creates kernel [in, units] and bias [units]
   if (!s) s = cairn_tensor_create(ctx, CAIRN_FLOAT32, kshape, 2, kernel.data(), kernel.size() * sizeof(float), &k);
   if (!s) s = cairn_tensor_create(ctx, CAIRN_FLOAT32, &units, 1, bias.data(), bias.size() * sizeof(float), &b);
-  if (!s) s = cairn_layer_weights(*out, 0, &weights);
+  if (!s) s = cairn_layer_weights(*out, CAIRN_FALSE, &weights);
   bool ok = !failed(s, "building the dense layer", err, err_len);
   if (ok && cairn_object_array_size(weights) != 2) {
     std::snprintf(err, err_len, "npc_brain: the dense layer has %zu weights, expected kernel and bias",
@@ -80,8 +80,8 @@ PLUGIN_EXPORT int plugin_init(char *err, size_t err_len) {
 PLUGIN_EXPORT int plugin_frame(const float *obs, float *action, char *err, size_t err_len) {
   cairn_tensor *x = nullptr, *h = nullptr, *p = nullptr;
   cairn_status *s = row_tensor(obs, PLUGIN_OBS, &x);
-  if (!s) s = cairn_layer_call(hidden, x, 0, &h);
-  if (!s) s = cairn_layer_call(head, h, 0, &p);
+  if (!s) s = cairn_layer_call(hidden, x, CAIRN_FALSE, &h);
+  if (!s) s = cairn_layer_call(head, h, CAIRN_FALSE, &p);
   if (!s) s = cairn_tensor_read(p, action, PLUGIN_ACTIONS * sizeof(float));
   cairn_tensor_free(x);
   cairn_tensor_free(h);
