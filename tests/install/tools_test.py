@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Tests of the pieces of tools/abi_check and tools/bazel_cache_scrub that need no Bazel build:
-the suppressions generated from the header, and the scrubbing of a small disk cache made here."""
+"""Tests of tools/abi_check and tools/bazel_cache_scrub that need no Bazel build: abidiff verdicts
+on a tiny library built twice (additions pass; removals, struct changes fail; experimental changes
+pass), the suppressions generated from a header, and the scrubbing of a small disk cache made here."""
 import hashlib
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -55,6 +57,67 @@ class AbiCheck(unittest.TestCase):
             self.assertNotIn(stable, functions)
         self.assertIn("cairn_tensor", abi_check.opaque_types(text))
         self.assertNotIn("cairn_dense_options", abi_check.opaque_types(text))
+
+
+TINY_HEADER = """#include <stdint.h>
+typedef struct tiny_options { uint32_t struct_size; int32_t flag; const char *name; } tiny_options;
+int cairn_stable(const tiny_options *o);
+int cairn_other(void);
+#if defined(CAIRN_EXPERIMENTAL)
+int cairn_exp(int x);
+#endif
+"""
+TINY_SOURCE = """#include "cairn/cairn.h"
+int cairn_stable(const tiny_options *o) { return o ? o->flag : 0; }
+int cairn_other(void) { return 1; }
+int cairn_exp(int x) { return x; }
+"""
+
+
+class AbiCompare(unittest.TestCase):
+    """compare() on a tiny library built twice: what passes and what fails."""
+
+    def build(self, tmp, name, header, source):
+        os.makedirs(os.path.join(tmp, name, "cairn"), exist_ok=True)
+        with open(os.path.join(tmp, name, "cairn", "cairn.h"), "w") as f:
+            f.write(header)
+        with open(os.path.join(tmp, name, "lib.c"), "w") as f:
+            f.write(source)
+        lib = os.path.join(tmp, name, "libtiny.so.1")
+        subprocess.run(["cc", "-g", "-shared", "-fPIC", "-DCAIRN_EXPERIMENTAL", "-I", os.path.join(tmp, name),
+                        "-Wl,-soname,libtiny.so.1", "-o", lib, os.path.join(tmp, name, "lib.c")], check=True)
+        return lib, os.path.join(tmp, name, "cairn", "cairn.h")
+
+    def verdict(self, header, source):
+        with tempfile.TemporaryDirectory() as tmp:
+            old, old_header = self.build(tmp, "old", TINY_HEADER, TINY_SOURCE)
+            baseline = os.path.join(tmp, "old.abi")
+            abi_check.abidw(old, baseline)
+            new, _ = self.build(tmp, "new", header, source)
+            return abi_check.compare(baseline, old_header, new)
+
+    def test_same(self):
+        self.assertEqual(self.verdict(TINY_HEADER, TINY_SOURCE)[0], "kept")
+
+    def test_addition_passes(self):
+        verdict, report = self.verdict(TINY_HEADER + "int cairn_new(void);\n",
+                                       TINY_SOURCE + "int cairn_new(void) { return 2; }\n")
+        self.assertEqual(verdict, "kept", report)
+        self.assertIn("additions only", report)
+
+    def test_removal_fails(self):
+        verdict, report = self.verdict(TINY_HEADER.replace("int cairn_other(void);\n", ""),
+                                       TINY_SOURCE.replace("int cairn_other(void) { return 1; }\n", ""))
+        self.assertEqual(verdict, "breaks ABI 1", report)
+
+    def test_struct_change_fails(self):
+        verdict, report = self.verdict(TINY_HEADER.replace("int32_t flag", "int64_t flag"), TINY_SOURCE)
+        self.assertEqual(verdict, "changes functions or types of ABI 1", report)
+
+    def test_experimental_removal_passes(self):
+        verdict, report = self.verdict(TINY_HEADER.replace("int cairn_exp(int x);\n", ""),
+                                       TINY_SOURCE.replace("int cairn_exp(int x) { return x; }\n", ""))
+        self.assertEqual(verdict, "kept", report)
 
 
 def digest(blob_hash, size):
