@@ -65,6 +65,7 @@ echo "$pc_out"
 grep -qx "cairn $installed (ABI $major): \[1 2 3\] + \[10 20 30\] = \[11 22 33\]" <<< "$pc_out" || fail "unexpected output: $pc_out"
 
 for f in "$tmp/build/engine" "$tmp/build/npc_brain.so" "$tmp/pc_app"; do
-  if grep -aq "$root" "$f"; then fail "$f refers to the checkout $root"; fi
+  hits=$(strings -a "$f" | grep -E -e "$root/" -e "$root\$" | head -3 || true)
+  [ -z "$hits" ] || fail "$f refers to the checkout $root: $hits"
 done
 echo "cmake_consumer: OK (CMake configure+build $(secs "$t0" "$t1")s, engine run $(secs "$t1" "$t2")s, pkg-config build+run $(secs "$t3" "$t4")s)"
