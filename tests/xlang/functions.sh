@@ -7,11 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 export PATH="/usr/local/go/bin:$HOME/.cargo/bin:$PATH" GOTOOLCHAIN=local
-export CAIRN_LIB_DIR="$root/bazel-bin/capi"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 bazel build //tests/xlang:function_c //capi:cairn //bindings/java:libcairn_jni.so >/dev/null 2>&1
+. tests/xlang/prefix.sh
 (cd bindings/rust && cargo build -q --example xfunction)
 (cd bindings/java && mvn -B -q compile >/dev/null)
 

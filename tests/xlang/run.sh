@@ -9,6 +9,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 bazel build //tests/xlang:xlang_c //capi:cairn //bindings/java:libcairn_jni.so >/dev/null 2>&1
+. tests/xlang/prefix.sh
 (cd bindings/rust && cargo build -q --example xlang)
 (cd bindings/java && mvn -B -q compile >/dev/null)
 

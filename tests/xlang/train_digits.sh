@@ -11,6 +11,7 @@ trap 'rm -rf "$out"' EXIT
 data="$root/examples/data/digits.csv"
 
 bazel build //examples/c:train_digits //capi:cairn //bindings/java:libcairn_jni.so >/dev/null 2>&1
+. tests/xlang/prefix.sh
 (cd bindings/rust && cargo build -q --example train_digits)
 (cd bindings/java && mvn -B -q compile >/dev/null)
 
