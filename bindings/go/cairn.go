@@ -34,15 +34,14 @@
 // manager are used from one goroutine at a time. Close must not race with other uses of the same
 // handle.
 //
-// Linking: the cgo flags below point at the library Bazel builds, bazel-bin/capi/libcairn.so
-// (`bazel build //capi:cairn` from the repository root), and set an rpath to it, so `go test`
-// and `go run` work in a checkout without LD_LIBRARY_PATH. To link an installed libcairn instead,
-// set CGO_CFLAGS/CGO_LDFLAGS; those are added to (and searched before) the flags here.
+// Linking: cgo asks pkg-config for the flags of "cairn" (cairn.pc, which tools/install writes
+// into PREFIX/lib/pkgconfig); set PKG_CONFIG_PATH to that folder when the prefix is not a system
+// one. The .pc file's Libs carry an rpath to the prefix's lib folder, so programs run without
+// LD_LIBRARY_PATH. Nothing here points into a source checkout.
 package cairn
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../capi/include
-#cgo LDFLAGS: -L${SRCDIR}/../../bazel-bin/capi -lcairn -Wl,-rpath,${SRCDIR}/../../bazel-bin/capi
+#cgo pkg-config: cairn
 #include "cairn/cairn.h"
 */
 import "C"
