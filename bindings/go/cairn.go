@@ -46,30 +46,45 @@ package cairn
 */
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
-func init() {
-	if err := checkABI(uint32(cABIVersion()), uint32(C.CAIRN_ABI_VERSION)); err != nil {
-		panic(err)
-	}
-}
+// fakeLibraryABI, when not 0, stands in for the loaded library's cairn_abi_version(): a test's
+// way to see what a library of another ABI gets.
+var fakeLibraryABI atomic.Uint32
 
-// checkABI refuses a library or header whose ABI differs from the one this package was generated
-// for; it runs when the package is loaded.
-func checkABI(library, header uint32) error {
-	if header != HeaderABIVersion {
-		return fmt.Errorf("cairn: cairn.h declares ABI version %d but this Go package was generated for %d; "+
-			"run bindings/gen/generate.py", header, HeaderABIVersion)
+// checkLibrary is the first step of every constructor that does not take a Context (NewContext,
+// NewVulkanContext, OpenCheckpointReader, the Vulkan device queries): it refuses, with an error
+// naming `fn`, a library or header whose ABI differs from the one this package was generated for.
+// Loading the package never fails; the first call that needs the library does.
+func checkLibrary(fn string) error {
+	library := fakeLibraryABI.Load()
+	if library == 0 {
+		library = uint32(cABIVersion())
 	}
-	if library != HeaderABIVersion {
-		return fmt.Errorf("cairn: the loaded libcairn has ABI version %d but this Go package needs %d; "+
-			"link the libcairn that matches capi/include/cairn/cairn.h", library, HeaderABIVersion)
+	if err := checkABI(library, uint32(C.CAIRN_ABI_VERSION), HeaderABIVersion); err != nil {
+		return newError(CodeFailedPrecondition, fn+": "+err.Error())
 	}
 	return nil
 }
 
-// ABIVersion is the ABI version of the loaded library (cairn_abi_version). It equals
-// HeaderABIVersion, or the package would have refused to load.
+// checkABI compares the library's and the header's ABI versions with the one this package needs.
+func checkABI(library, header, want uint32) error {
+	if header != want {
+		return fmt.Errorf("cairn.h declares ABI version %d but this Go package was generated for %d; "+
+			"regenerate it (bindings/gen/generate.py) or use the cairn.h it was made for", header, want)
+	}
+	if library != want {
+		return fmt.Errorf("the loaded libcairn has ABI version %d but this Go package needs %d; "+
+			"install the libcairn whose cairn.h this package was built with", library, want)
+	}
+	return nil
+}
+
+// ABIVersion is the ABI version of the loaded library (cairn_abi_version). When it differs from
+// HeaderABIVersion, NewContext and the other constructors that need the library return an error.
 func ABIVersion() uint32 { return uint32(cABIVersion()) }
 
 // Version is the library's semantic version, e.g. "0.1.0".

@@ -94,6 +94,9 @@ func NewContext(options ...ContextOption) (*Context, error) {
 // names the Go constructor in errors.
 func createContext(fn string, options []ContextOption,
 	create func(*C.cairn_context_options, **C.cairn_context) error) (*Context, error) {
+	if err := checkLibrary(fn); err != nil {
+		return nil, err
+	}
 	var cfg contextConfig
 	for _, set := range options {
 		set(&cfg)

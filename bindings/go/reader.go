@@ -28,6 +28,9 @@ type CheckpointEntry struct {
 // OpenCheckpointReader opens a checkpoint and verifies its header, footer and index. Errors:
 // NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
 func OpenCheckpointReader(path string) (*CheckpointReader, error) {
+	if err := checkLibrary("OpenCheckpointReader"); err != nil {
+		return nil, err
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var out *C.cairn_checkpoint_reader

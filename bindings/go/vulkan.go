@@ -49,12 +49,16 @@ func (d VulkanDevice) APIVersionString() string {
 	return fmt.Sprintf("%d.%d.%d", (v>>22)&0x7f, (v>>12)&0x3ff, v&0xfff)
 }
 
-// VulkanAvailable reports whether a Vulkan loader and driver report at least one device.
-func VulkanAvailable() bool { return cVulkanAvailable() == 1 }
+// VulkanAvailable reports whether a Vulkan loader and driver report at least one device; false
+// too when the loaded libcairn's ABI is not this package's (NewContext says why).
+func VulkanAvailable() bool { return checkLibrary("VulkanAvailable") == nil && cVulkanAvailable() == 1 }
 
 // VulkanDeviceCount is the number of Vulkan devices ("vulkan:0" .. "vulkan:N-1"). It fails with
 // UNAVAILABLE without a Vulkan loader or driver.
 func VulkanDeviceCount() (int, error) {
+	if err := checkLibrary("VulkanDeviceCount"); err != nil {
+		return 0, err
+	}
 	var n C.size_t
 	if err := cVulkanDeviceCount(&n); err != nil {
 		return 0, err
@@ -65,6 +69,9 @@ func VulkanDeviceCount() (int, error) {
 // DescribeVulkanDevice describes device `index`: OUT_OF_RANGE for an index past the last device
 // (INVALID_ARGUMENT for a negative one), UNAVAILABLE without Vulkan.
 func DescribeVulkanDevice(index int) (VulkanDevice, error) {
+	if err := checkLibrary("DescribeVulkanDevice"); err != nil {
+		return VulkanDevice{}, err
+	}
 	if index < 0 {
 		return VulkanDevice{}, newError(CodeInvalidArgument, fmt.Sprintf("DescribeVulkanDevice: index must be >= 0, got %d", index))
 	}
