@@ -148,12 +148,20 @@ func (c *Context) Close() {
 	c.ptr = nil
 }
 
-// handle is the C context, NULL for a nil or closed Context (the C API then reports the misuse).
+// handle is the C context, NULL for a nil or closed Context.
 func (c *Context) handle() *C.cairn_context {
 	if c == nil {
 		return nil
 	}
 	return c.ptr
+}
+
+// use is the C context for a call of fn, or the binding's error for a nil or closed Context.
+func (c *Context) use(fn string) (*C.cairn_context, error) {
+	if c == nil || c.ptr == nil {
+		return nil, handleError(fn, "context", c == nil)
+	}
+	return c.ptr, nil
 }
 
 // Device is the name of the context's default device, e.g. "cpu"; "" after Close.

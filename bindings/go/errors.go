@@ -41,3 +41,14 @@ func takeStatus(s *C.cairn_status) error {
 func newError(code Code, message string) error {
 	return &Error{Code: code, Message: message}
 }
+
+// handleError is the binding's own error for a handle it will not pass to C: INVALID_ARGUMENT
+// "<fn>: <what> is nil" for a nil one, FAILED_PRECONDITION "<fn>: <what> is closed" for a closed
+// one. fn is the Go function or method ("Tensor.Bytes"), what names the argument ("tensor",
+// "input 1", "context").
+func handleError(fn, what string, isNil bool) error {
+	if isNil {
+		return newError(CodeInvalidArgument, fn+": "+what+" is nil")
+	}
+	return newError(CodeFailedPrecondition, fn+": "+what+" is closed")
+}

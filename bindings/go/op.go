@@ -61,6 +61,15 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 	if numOutputs < InferOutputs {
 		return nil, newError(CodeInvalidArgument, fmt.Sprintf("RunOp: %s: numOutputs is %d", op, numOutputs))
 	}
+	cctx, err := ctx.use(op)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range inputs {
+		if _, err := t.use(op, fmt.Sprintf("input %d", i)); err != nil {
+			return nil, err
+		}
+	}
 	name, ok := registeredOpNames()[op]
 	if !ok { // let the library report the unknown name
 		name = C.CString(op)
@@ -72,7 +81,6 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 		defer C.free(unsafe.Pointer(cattrs))
 	}
 	if numOutputs == InferOutputs {
-		var err error
 		if numOutputs, err = countOutputs(name, cattrs, len(attrs)); err != nil {
 			return nil, err
 		}
@@ -82,7 +90,7 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 	for i, t := range inputs {
 		in[i] = t.handle()
 	}
-	err := cOpRun(ctx.handle(), name, unsafe.SliceData(in), C.size_t(len(in)), cattrs, C.size_t(len(attrs)),
+	err = cOpRun(cctx, name, unsafe.SliceData(in), C.size_t(len(in)), cattrs, C.size_t(len(attrs)),
 		unsafe.SliceData(out), C.size_t(numOutputs))
 	runtime.KeepAlive(ctx)
 	runtime.KeepAlive(inputs)
