@@ -5,6 +5,8 @@ package cairn
 */
 import "C"
 
+import "fmt"
+
 // Error is a failed call: the cairn_code and the message of a cairn_status, or an error the
 // binding itself found (then Code says which kind, as the C API would).
 //
@@ -51,4 +53,45 @@ func handleError(fn, what string, isNil bool) error {
 		return newError(CodeInvalidArgument, fn+": "+what+" is nil")
 	}
 	return newError(CodeFailedPrecondition, fn+": "+what+" is closed")
+}
+
+// checkOpen is the first step of a call of fn that passes handles to C: args alternate a name
+// for the error ("object", "child", "value") and a handle (*Context, *Tensor, any Tracked,
+// *Checkpoint, *RestoreStatus, *CheckpointManager, *CheckpointReader, *Function, *GradientTape).
+// The first nil or closed one gives handleError, so the C API never sees a NULL the binding could
+// have named.
+func checkOpen(fn string, args ...any) error {
+	for i := 0; i+1 < len(args); i += 2 {
+		what := args[i].(string)
+		isNil, closed := false, false
+		switch h := args[i+1].(type) {
+		case nil:
+			isNil = true
+		case *Context:
+			isNil, closed = h == nil, h != nil && h.ptr == nil
+		case *Tensor:
+			isNil, closed = h == nil, h != nil && h.ptr == nil
+		case Tracked:
+			o := h.object()
+			isNil, closed = o == nil, o != nil && o.handle() == nil
+		case *Checkpoint:
+			isNil, closed = h == nil, h != nil && h.handle() == nil
+		case *RestoreStatus:
+			isNil, closed = h == nil, h != nil && h.handle() == nil
+		case *CheckpointManager:
+			isNil, closed = h == nil, h != nil && h.handle() == nil
+		case *CheckpointReader:
+			isNil, closed = h == nil, h != nil && h.handle() == nil
+		case *Function:
+			isNil, closed = h == nil, h != nil && h.handle() == nil
+		case *GradientTape:
+			isNil, closed = h == nil, h != nil && h.handle() == nil
+		default:
+			panic(fmt.Sprintf("cairn: checkOpen(%s): no handle type %T", fn, h))
+		}
+		if isNil || closed {
+			return handleError(fn, what, isNil)
+		}
+	}
+	return nil
 }
