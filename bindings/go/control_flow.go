@@ -59,6 +59,12 @@ import (
 // A Go error or panic in a branch comes back wrapped (errors.Is reaches it); a non-bool predicate
 // or mismatched branches give INVALID_ARGUMENT. The caller closes the outputs.
 func Cond(ctx *Context, pred *Tensor, operands []*Tensor, then, otherwise FunctionBody, numOutputs int) ([]*Tensor, error) {
+	if err := checkOpen("Cond", "context", ctx, "pred", pred); err != nil {
+		return nil, err
+	}
+	if err := checkEach("Cond", "operand", operands); err != nil {
+		return nil, err
+	}
 	if then == nil || otherwise == nil {
 		return nil, newError(CodeInvalidArgument, "Cond: a branch is nil")
 	}
@@ -101,6 +107,12 @@ func WithMaxIterations(n int64) WhileOption {
 // (NewTensorArray) can be a loop variable, to collect one result per iteration. A Go error or
 // panic in cond or body comes back wrapped (errors.Is reaches it).
 func WhileLoop(ctx *Context, cond, body FunctionBody, loopVars []*Tensor, options ...WhileOption) ([]*Tensor, error) {
+	if err := checkOpen("WhileLoop", "context", ctx); err != nil {
+		return nil, err
+	}
+	if err := checkEach("WhileLoop", "loop variable", loopVars); err != nil {
+		return nil, err
+	}
 	cfg := whileConfig{maxIterations: -1}
 	for _, set := range options {
 		set(&cfg)
@@ -189,6 +201,9 @@ func branchPairOf(h cgo.Handle) *branchPair {
 // WhileLoop variable, and the tensor itself is the stacked array (tf.TensorArray.stack). Writes
 // return a new array; elements never written read as zeros.
 func NewTensorArray(ctx *Context, dtype DType, size int64, elementShape []int64) (*Tensor, error) {
+	if err := checkOpen("NewTensorArray", "context", ctx); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_tensor
 	err := cTensorArrayCreate(ctx.handle(), C.cairn_dtype(dtype), C.int64_t(size),
 		(*C.int64_t)(unsafe.SliceData(elementShape)), C.size_t(len(elementShape)), &out)
@@ -204,6 +219,9 @@ func NewTensorArray(ctx *Context, dtype DType, size int64, elementShape []int64)
 // OUT_OF_RANGE; inside a trace it has no value yet, and an out-of-range write leaves the array as
 // it was (keep the index in range with the loop condition).
 func TensorArrayWrite(ctx *Context, array, index, value *Tensor) (*Tensor, error) {
+	if err := checkOpen("TensorArrayWrite", "context", ctx, "array", array, "index", index, "value", value); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_tensor
 	err := cTensorArrayWrite(ctx.handle(), array.handle(), index.handle(), value.handle(), &out)
 	runtime.KeepAlive(ctx)
@@ -219,6 +237,9 @@ func TensorArrayWrite(ctx *Context, array, index, value *Tensor) (*Tensor, error
 // TensorArrayRead is element index (an int32 or int64 scalar tensor) of array. Any tensor of
 // shape [n, ...] reads as an array of n elements, so a sequence input can be read step by step.
 func TensorArrayRead(ctx *Context, array, index *Tensor) (*Tensor, error) {
+	if err := checkOpen("TensorArrayRead", "context", ctx, "array", array, "index", index); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_tensor
 	err := cTensorArrayRead(ctx.handle(), array.handle(), index.handle(), &out)
 	runtime.KeepAlive(ctx)

@@ -62,36 +62,47 @@ func handleError(fn, what string, isNil bool) error {
 // have named.
 func checkOpen(fn string, args ...any) error {
 	for i := 0; i+1 < len(args); i += 2 {
-		what := args[i].(string)
-		isNil, closed := false, false
-		switch h := args[i+1].(type) {
-		case nil:
-			isNil = true
-		case *Context:
-			isNil, closed = h == nil, h != nil && h.ptr == nil
-		case *Tensor:
-			isNil, closed = h == nil, h != nil && h.ptr == nil
-		case Tracked:
-			o := h.object()
-			isNil, closed = o == nil, o != nil && o.handle() == nil
-		case *Checkpoint:
-			isNil, closed = h == nil, h != nil && h.handle() == nil
-		case *RestoreStatus:
-			isNil, closed = h == nil, h != nil && h.handle() == nil
-		case *CheckpointManager:
-			isNil, closed = h == nil, h != nil && h.handle() == nil
-		case *CheckpointReader:
-			isNil, closed = h == nil, h != nil && h.handle() == nil
-		case *Function:
-			isNil, closed = h == nil, h != nil && h.handle() == nil
-		case *GradientTape:
-			isNil, closed = h == nil, h != nil && h.handle() == nil
-		default:
-			panic(fmt.Sprintf("cairn: checkOpen(%s): no handle type %T", fn, h))
-		}
-		if isNil || closed {
-			return handleError(fn, what, isNil)
+		if isNil, closed := handleState(fn, args[i+1]); isNil || closed {
+			return handleError(fn, args[i].(string), isNil)
 		}
 	}
 	return nil
+}
+
+// checkEach is checkOpen over a slice: element i is named "<what> i" ("source 1").
+func checkEach[H any](fn, what string, hs []H) error {
+	for i, h := range hs {
+		if isNil, closed := handleState(fn, h); isNil || closed {
+			return handleError(fn, fmt.Sprintf("%s %d", what, i), isNil)
+		}
+	}
+	return nil
+}
+
+// handleState says whether h, one of checkOpen's handle types, is nil or closed.
+func handleState(fn string, h any) (isNil, closed bool) {
+	switch h := h.(type) {
+	case nil:
+		return true, false
+	case *Context:
+		return h == nil, h != nil && h.ptr == nil
+	case *Tensor:
+		return h == nil, h != nil && h.ptr == nil
+	case Tracked:
+		o := h.object()
+		return o == nil, o != nil && o.handle() == nil
+	case *Checkpoint:
+		return h == nil, h != nil && h.handle() == nil
+	case *RestoreStatus:
+		return h == nil, h != nil && h.handle() == nil
+	case *CheckpointManager:
+		return h == nil, h != nil && h.handle() == nil
+	case *CheckpointReader:
+		return h == nil, h != nil && h.handle() == nil
+	case *Function:
+		return h == nil, h != nil && h.handle() == nil
+	case *GradientTape:
+		return h == nil, h != nil && h.handle() == nil
+	}
+	panic(fmt.Sprintf("cairn: %s: checkOpen has no case for %T", fn, h))
 }

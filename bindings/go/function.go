@@ -129,6 +129,9 @@ func WithNumOutputs(n int) FunctionOption {
 
 // NewFunction wraps body as a Function named name (for messages and dumps). Close it when done.
 func NewFunction(ctx *Context, name string, body FunctionBody, options ...FunctionOption) (*Function, error) {
+	if err := checkOpen("NewFunction", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg := functionConfig{numOutputs: 1}
 	for _, set := range options {
 		set(&cfg)
@@ -232,8 +235,11 @@ func (f *Function) Name() string { return f.state.name }
 // panic in it, comes back wrapped (errors.Is and errors.As reach it), and nothing is cached: the
 // next call with that signature traces again.
 func (f *Function) Call(inputs ...*Tensor) ([]*Tensor, error) {
-	if f.handle() == nil {
-		return nil, newError(CodeInvalidArgument, "Function.Call: the function is nil or closed")
+	if err := checkOpen("Function.Call", "function", f); err != nil {
+		return nil, err
+	}
+	if err := checkEach("Function.Call", "input", inputs); err != nil {
+		return nil, err
 	}
 	n := f.state.numOutputs
 	handles := make([]*C.cairn_tensor, len(inputs)+1) // Go memory holding only C pointers; never empty
@@ -269,6 +275,9 @@ func (f *Function) NumTraces() int {
 // NumOutputs is how many outputs trace i (0 = the first) returns: what WithNumOutputs must say
 // for Call, useful for a loaded function. OUT_OF_RANGE for a trace that does not exist.
 func (f *Function) NumOutputs(i int) (int, error) {
+	if err := checkOpen("Function.NumOutputs", "function", f); err != nil {
+		return 0, err
+	}
 	if i < 0 {
 		return 0, newError(CodeOutOfRange, fmt.Sprintf("trace %d of function '%s' (traces count from 0)", i, f.state.name))
 	}

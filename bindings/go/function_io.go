@@ -19,8 +19,8 @@ import (
 // cairn_function_load. FAILED_PRECONDITION before the first Call (there is nothing to export);
 // UNIMPLEMENTED when a trace captured a string constant.
 func (f *Function) Export(path string) error {
-	if f.handle() == nil {
-		return newError(CodeInvalidArgument, "Function.Export: the function is nil or closed")
+	if err := checkOpen("Function.Export", "function", f); err != nil {
+		return err
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
@@ -37,6 +37,9 @@ func (f *Function) Export(path string) error {
 // Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a file
 // that is not an exported function. Name is the path. Close the function when done.
 func LoadFunction(ctx *Context, path string, options ...FunctionOption) (*Function, error) {
+	if err := checkOpen("LoadFunction", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg := functionConfig{numOutputs: 1}
 	for _, set := range options {
 		set(&cfg)

@@ -45,6 +45,9 @@ func (o *Object) AsLayer() (*Layer, error) {
 // BatchNorm to their training behaviour. Errors: INVALID_ARGUMENT naming the layer for an input of
 // the wrong rank, dtype or size.
 func (l *Layer) Call(x *Tensor, training bool) (*Tensor, error) {
+	if err := checkOpen("Layer.Call", "layer", l, "input", x); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_tensor
 	err := cLayerCall(handleOf(l), x.handle(), cBool(training), &out)
 	runtime.KeepAlive(l)
@@ -73,6 +76,9 @@ func (l *Layer) Weights(trainableOnly bool) ([]*Variable, error) {
 
 // Summary is Keras' summary() table: layers, output shapes, parameter counts and totals.
 func (l *Layer) Summary() (string, error) {
+	if err := checkOpen("Layer.Summary", "layer", l); err != nil {
+		return "", err
+	}
 	var out *C.char
 	err := cLayerSummary(handleOf(l), &out)
 	runtime.KeepAlive(l)
@@ -81,6 +87,9 @@ func (l *Layer) Summary() (string, error) {
 
 // CountParams is the number of scalars in the layer's variables (0 before the first Call).
 func (l *Layer) CountParams() (int64, error) {
+	if err := checkOpen("Layer.CountParams", "layer", l); err != nil {
+		return 0, err
+	}
 	var n C.int64_t
 	err := cLayerCountParams(handleOf(l), &n)
 	runtime.KeepAlive(l)
@@ -102,6 +111,9 @@ func (s *Sequential) object() *Object {
 
 // NewSequential creates an empty model, then adds layers in order. Takes WithLayerName.
 func NewSequential(ctx *Context, layers []*Layer, options ...LayerOption) (*Sequential, error) {
+	if err := checkOpen("NewSequential", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg, err := newLayerConfig("NewSequential", options, "name")
 	if err != nil {
 		return nil, err
@@ -125,6 +137,9 @@ func NewSequential(ctx *Context, layers []*Layer, options ...LayerOption) (*Sequ
 
 // Add appends layer (any layer, a Sequential too); the model keeps its own reference.
 func (s *Sequential) Add(layer Tracked) error {
+	if err := checkOpen("Sequential.Add", "model", s, "layer", layer); err != nil {
+		return err
+	}
 	err := cSequentialAdd(handleOf(s), handleOf(layer))
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(layer)
@@ -276,6 +291,9 @@ func layerOrError(ctx *Context, p *C.cairn_object, err error) (*Layer, error) {
 // "kernel" and "bias". Takes WithLayerName, WithActivation, WithUseBias, WithKernelInitializer,
 // WithBiasInitializer.
 func NewDense(ctx *Context, units int64, options ...LayerOption) (*Layer, error) {
+	if err := checkOpen("NewDense", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg, err := newLayerConfig("NewDense", options, "name", "activation", "use_bias", "kernel_initializer", "bias_initializer")
 	if err != nil {
 		return nil, err
@@ -299,6 +317,9 @@ func NewDense(ctx *Context, units int64, options ...LayerOption) (*Layer, error)
 // [kh, kw, in, filters] and "bias". Takes the options of NewDense plus WithKernelSize,
 // WithStrides and WithPadding.
 func NewConv2D(ctx *Context, filters int64, options ...LayerOption) (*Layer, error) {
+	if err := checkOpen("NewConv2D", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg, err := newLayerConfig("NewConv2D", options, "name", "activation", "use_bias", "kernel_initializer",
 		"bias_initializer", "kernel_size", "strides", "padding")
 	if err != nil {
@@ -337,6 +358,9 @@ func NewAvgPool2D(ctx *Context, options ...LayerOption) (*Layer, error) {
 
 func newPool2D(ctx *Context, fn string, create func(*C.cairn_context, *C.cairn_pool2d_options, **C.cairn_object) error,
 	options []LayerOption) (*Layer, error) {
+	if err := checkOpen(fn, "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg, err := newLayerConfig(fn, options, "name", "pool_size", "strides", "padding")
 	if err != nil {
 		return nil, err
@@ -356,6 +380,9 @@ func newPool2D(ctx *Context, fn string, create func(*C.cairn_context, *C.cairn_p
 
 // NewFlatten reshapes [batch, ...] to [batch, product of the rest]. Takes WithLayerName.
 func NewFlatten(ctx *Context, options ...LayerOption) (*Layer, error) {
+	if err := checkOpen("NewFlatten", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg, err := newLayerConfig("NewFlatten", options, "name")
 	if err != nil {
 		return nil, err
@@ -369,6 +396,9 @@ func NewFlatten(ctx *Context, options ...LayerOption) (*Layer, error) {
 // NewEmbedding maps int32/int64 indices in [0, inputDim) to vectors of outputDim; weight
 // "embeddings". Takes WithLayerName.
 func NewEmbedding(ctx *Context, inputDim, outputDim int64, options ...LayerOption) (*Layer, error) {
+	if err := checkOpen("NewEmbedding", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg, err := newLayerConfig("NewEmbedding", options, "name")
 	if err != nil {
 		return nil, err
@@ -393,6 +423,9 @@ func NewBatchNorm(ctx *Context, options ...LayerOption) (*Layer, error) {
 
 func newNorm(ctx *Context, fn string, create func(*C.cairn_context, *C.cairn_norm_options, **C.cairn_object) error,
 	options []LayerOption, allowed ...string) (*Layer, error) {
+	if err := checkOpen(fn, "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg, err := newLayerConfig(fn, options, allowed...)
 	if err != nil {
 		return nil, err
@@ -410,6 +443,9 @@ func newNorm(ctx *Context, fn string, create func(*C.cairn_context, *C.cairn_nor
 // NewDropout zeroes inputs with probability rate in [0, 1) when called with training, scaling
 // the rest by 1 / (1 - rate); identity otherwise. Takes WithLayerName, WithDropoutSeed.
 func NewDropout(ctx *Context, rate float64, options ...LayerOption) (*Layer, error) {
+	if err := checkOpen("NewDropout", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg, err := newLayerConfig("NewDropout", options, "name", "seed")
 	if err != nil {
 		return nil, err
@@ -422,6 +458,9 @@ func NewDropout(ctx *Context, rate float64, options ...LayerOption) (*Layer, err
 
 // NewActivation is a layer applying one activation. Takes WithLayerName.
 func NewActivation(ctx *Context, activation string, options ...LayerOption) (*Layer, error) {
+	if err := checkOpen("NewActivation", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg, err := newLayerConfig("NewActivation", options, "name")
 	if err != nil {
 		return nil, err

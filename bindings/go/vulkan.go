@@ -155,6 +155,9 @@ func NewVulkanContext(vk VulkanOptions, options ...ContextOption) (*Context, err
 // context's default device) ran on the CPU through VulkanOptions.CPUFallback. Fails with
 // INVALID_ARGUMENT when the device is not a Vulkan device, NOT_FOUND for an unknown one.
 func (c *Context) VulkanFallbackCount(device string) (uint64, error) {
+	if err := checkOpen("Context.VulkanFallbackCount", "context", c); err != nil {
+		return 0, err
+	}
 	var name *C.char
 	if device != "" {
 		name = C.CString(device)
@@ -173,6 +176,9 @@ func (c *Context) VulkanFallbackCount(device string) (uint64, error) {
 // records eager ops and submits them in batches; reading a tensor waits by itself, so this is
 // for timing and for handing results to an engine sharing the device.
 func (c *Context) Synchronize() error {
+	if err := checkOpen("Context.Synchronize", "context", c); err != nil {
+		return err
+	}
 	err := cContextSynchronize(c.handle())
 	runtime.KeepAlive(c)
 	return err
