@@ -65,10 +65,8 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 	if err != nil {
 		return nil, err
 	}
-	for i, t := range inputs {
-		if _, err := t.use(op, fmt.Sprintf("input %d", i)); err != nil {
-			return nil, err
-		}
+	if err := checkEach(op, "input", inputs); err != nil {
+		return nil, err
 	}
 	name, ok := registeredOpNames()[op]
 	if !ok { // let the library report the unknown name

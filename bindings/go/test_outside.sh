@@ -74,7 +74,8 @@ func main() {
 	fmt.Println(cairn.Version(), z.Shape(), values)
 }
 GO
-echo "== go build -trimpath in $app"
+echo "== go mod tidy && go build -trimpath in $app"
+go mod tidy 2>"$tmp/tidy.log" || { cat "$tmp/tidy.log" >&2; exit 1; }
 go build -trimpath -o hello .
 t2=$(now)
 echo "== ./hello"
@@ -87,6 +88,11 @@ case "$out" in
   *) echo "test_outside: unexpected output: $out" >&2; exit 1 ;;
 esac
 
+needed=$(readelf -d hello | grep -F 'libcairn' || true)
+case "$needed" in
+  *"[libcairn.so.1]"*) ;;
+  *) echo "test_outside: the binary does not ask for libcairn.so.1: ${needed:-none}" >&2; exit 1 ;;
+esac
 runpath=$(readelf -d hello | grep -E 'RPATH|RUNPATH' || true)
 case "$runpath" in
   *"[$prefix/lib]"*) ;;
