@@ -17,9 +17,11 @@ type Error struct {
 	Message string
 }
 
+// Error is "<CODE>: <message>", the same in every binding, e.g. "INVALID_ARGUMENT: Add:
+// incompatible shapes [2,3] and [4]"; a sentinel (no message) is its code alone.
 func (e *Error) Error() string {
 	if e.Message == "" {
-		return "cairn: " + e.Code.String()
+		return e.Code.String()
 	}
 	return e.Code.String() + ": " + e.Message
 }

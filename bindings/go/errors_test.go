@@ -73,3 +73,10 @@ func TestMisuseIsReportedInGoTerms(t *testing.T) {
 	wantError(t, err, "FAILED_PRECONDITION: TensorArrayRead: array is closed")
 	wantError(t, closedCtx.Synchronize(), "FAILED_PRECONDITION: Context.Synchronize: context is closed")
 }
+
+// Error() is "<CODE>: <message>" as in every binding; a sentinel is its code alone.
+func TestErrorText(t *testing.T) {
+	err := &cairn.Error{Code: cairn.CodeInvalidArgument, Message: "Add: incompatible shapes [2,3] and [4]"}
+	wantError(t, err, "INVALID_ARGUMENT: Add: incompatible shapes [2,3] and [4]")
+	wantError(t, cairn.ErrNotFound, "NOT_FOUND")
+}

@@ -99,6 +99,7 @@ func (o *Object) Kind() ObjectKind {
 	return k
 }
 
+// String is "Object(<kind>)", or "Object(closed)".
 func (o *Object) String() string {
 	if o.handle() == nil {
 		return "Object(closed)"

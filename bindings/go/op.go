@@ -27,13 +27,25 @@ type Attr struct {
 	floats []float64
 }
 
-func IntAttr(name string, v int64) Attr        { return Attr{name: name, kind: AttrInt, i: v} }
-func FloatAttr(name string, v float64) Attr    { return Attr{name: name, kind: AttrFloat, f: v} }
-func IntsAttr(name string, v []int64) Attr     { return Attr{name: name, kind: AttrInts, ints: v} }
-func StringAttr(name string, v string) Attr    { return Attr{name: name, kind: AttrString, s: v} }
-func DTypeAttr(name string, v DType) Attr      { return Attr{name: name, kind: AttrDType, dtype: v} }
+// IntAttr is an INT attribute.
+func IntAttr(name string, v int64) Attr { return Attr{name: name, kind: AttrInt, i: v} }
+
+// FloatAttr is a FLOAT attribute.
+func FloatAttr(name string, v float64) Attr { return Attr{name: name, kind: AttrFloat, f: v} }
+
+// IntsAttr is an INTS attribute (a list of integers).
+func IntsAttr(name string, v []int64) Attr { return Attr{name: name, kind: AttrInts, ints: v} }
+
+// StringAttr is a STRING attribute.
+func StringAttr(name string, v string) Attr { return Attr{name: name, kind: AttrString, s: v} }
+
+// DTypeAttr is a DTYPE attribute.
+func DTypeAttr(name string, v DType) Attr { return Attr{name: name, kind: AttrDType, dtype: v} }
+
+// FloatsAttr is a FLOATS attribute (a list of floats).
 func FloatsAttr(name string, v []float64) Attr { return Attr{name: name, kind: AttrFloats, floats: v} }
 
+// BoolAttr is a BOOL attribute.
 func BoolAttr(name string, v bool) Attr {
 	a := Attr{name: name, kind: AttrBool}
 	if v {

@@ -166,6 +166,8 @@ func (t *Tensor) Device() string {
 	return name
 }
 
+// String is "Tensor(<dtype><shape> on <device>)", e.g. "Tensor(float32[2 2] on cpu)", or
+// "Tensor(closed)".
 func (t *Tensor) String() string {
 	if t.handle() == nil {
 		return "Tensor(closed)"
