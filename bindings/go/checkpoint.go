@@ -105,7 +105,7 @@ func WithFsync(on bool) CheckpointOption {
 	return func(o *C.cairn_checkpoint_options) { o.fsync = cBool(on) }
 }
 
-func cBool(b bool) C.int32_t {
+func cBool(b bool) C.cairn_bool {
 	if b {
 		return 1
 	}
@@ -120,7 +120,9 @@ func (c *Checkpoint) SetOptions(options ...CheckpointOption) error {
 	}
 	opts := (*C.cairn_checkpoint_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_checkpoint_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cCheckpointOptionsInit()
+	if err := cCheckpointOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return err
+	}
 	for _, set := range options {
 		set(opts)
 	}
@@ -130,10 +132,14 @@ func (c *Checkpoint) SetOptions(options ...CheckpointOption) error {
 }
 
 // SaveCounter is the current value of save_counter (0 before the first save or restore).
-func (c *Checkpoint) SaveCounter() int64 {
-	n := int64(cCheckpointSaveCounter(c.handle()))
+func (c *Checkpoint) SaveCounter() (int64, error) {
+	if err := checkOpen("Checkpoint.SaveCounter", "checkpoint", c); err != nil {
+		return 0, err
+	}
+	var n C.int64_t
+	err := cCheckpointSaveCounter(c.handle(), &n)
 	runtime.KeepAlive(c)
-	return n
+	return int64(n), err
 }
 
 // Save increments save_counter and writes "<prefix>-<save_counter>" atomically; it returns the

@@ -103,7 +103,9 @@ func createContext(fn string, options []ContextOption,
 	}
 	opts := (*C.cairn_context_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_context_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cContextOptionsInit()
+	if err := cContextOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
 	if cfg.device != nil {
 		device := C.CString(*cfg.device)
 		defer C.free(unsafe.Pointer(device))

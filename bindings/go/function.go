@@ -144,7 +144,9 @@ func NewFunction(ctx *Context, name string, body FunctionBody, options ...Functi
 	}
 	opts := (*C.cairn_function_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_function_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cFunctionOptionsInit()
+	if err := cFunctionOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
 	if cfg.retraceWarning != nil {
 		if int64(*cfg.retraceWarning) != int64(int32(*cfg.retraceWarning)) {
 			return nil, newError(CodeInvalidArgument,
@@ -153,8 +155,11 @@ func NewFunction(ctx *Context, name string, body FunctionBody, options ...Functi
 		opts.retrace_warning = C.int32_t(*cfg.retraceWarning)
 	}
 	if cfg.hasSignature {
-		specs, free := cSignature(cfg.signature)
+		specs, free, err := cSignature(cfg.signature)
 		defer free()
+		if err != nil {
+			return nil, err
+		}
 		opts.input_signature = specs
 		opts.n_input_signature = C.size_t(len(cfg.signature))
 	}
@@ -183,9 +188,10 @@ func NewFunction(ctx *Context, name string, body FunctionBody, options ...Functi
 	return f, nil
 }
 
-// cSignature copies specs into C memory (cairn_function_create borrows it); call free after.
-// Empty specs still get a non-NULL array: an empty signature (no inputs) is a signature.
-func cSignature(specs []TensorSpec) (*C.cairn_tensor_spec, func()) {
+// cSignature copies specs into C memory (cairn_function_create borrows it), each element started
+// from cairn_tensor_spec_init; call free after, error or not. Empty specs still get a non-NULL
+// array: an empty signature (no inputs) is a signature.
+func cSignature(specs []TensorSpec) (*C.cairn_tensor_spec, func(), error) {
 	dims := 0
 	for _, s := range specs {
 		dims += len(s.Shape)
@@ -194,8 +200,15 @@ func cSignature(specs []TensorSpec) (*C.cairn_tensor_spec, func()) {
 	shapes := (*C.int64_t)(C.calloc(C.size_t(dims+1), C.size_t(unsafe.Sizeof(C.int64_t(0)))))
 	cspecs := unsafe.Slice(array, len(specs))
 	cdims := unsafe.Slice(shapes, dims)
+	free := func() {
+		C.free(unsafe.Pointer(array))
+		C.free(unsafe.Pointer(shapes))
+	}
 	next := 0
 	for i, s := range specs {
+		if err := cTensorSpecInit(&cspecs[i], C.uint32_t(unsafe.Sizeof(cspecs[i]))); err != nil {
+			return nil, free, err
+		}
 		cspecs[i].dtype = C.cairn_dtype(s.DType)
 		cspecs[i].rank = C.size_t(len(s.Shape))
 		cspecs[i].shape = (*C.int64_t)(unsafe.Add(unsafe.Pointer(shapes), next*int(unsafe.Sizeof(C.int64_t(0)))))
@@ -204,10 +217,7 @@ func cSignature(specs []TensorSpec) (*C.cairn_tensor_spec, func()) {
 			next++
 		}
 	}
-	return array, func() {
-		C.free(unsafe.Pointer(array))
-		C.free(unsafe.Pointer(shapes))
-	}
+	return array, free, nil
 }
 
 // Close frees the function and its traces, and releases the body. Closing twice does nothing.

@@ -57,7 +57,9 @@ func NewCheckpointManager(ckpt *Checkpoint, directory string, options ...Manager
 	}
 	opts := (*C.cairn_checkpoint_manager_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_checkpoint_manager_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cCheckpointManagerOptionsInit()
+	if err := cCheckpointManagerOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
 	if cfg.name != nil {
 		name := C.CString(*cfg.name)
 		defer C.free(unsafe.Pointer(name))

@@ -441,7 +441,9 @@ func NewVariable(ctx *Context, initial *Tensor, options ...VariableOption) (*Var
 	}
 	opts := (*C.cairn_variable_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_variable_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cVariableOptionsInit()
+	if err := cVariableOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
 	if cfg.name != nil {
 		name := C.CString(*cfg.name)
 		defer C.free(unsafe.Pointer(name))

@@ -585,11 +585,11 @@ func TestCheckpointSaveAndAsync(t *testing.T) {
 	c := s.checkpoint("tr", tr)
 	defer c.Close()
 	prefix := filepath.Join(dir, "model")
-	if c.SaveCounter() != 0 {
-		t.Errorf("SaveCounter() = %d before saving", c.SaveCounter())
+	if n := must(c.SaveCounter()); n != 0 {
+		t.Errorf("SaveCounter() = %d before saving", n)
 	}
-	if path := must(c.Save(prefix)); filepath.Base(path) != "model-1" || c.SaveCounter() != 1 {
-		t.Errorf("Save wrote %s, counter %d", path, c.SaveCounter())
+	if path := must(c.Save(prefix)); filepath.Base(path) != "model-1" || must(c.SaveCounter()) != 1 {
+		t.Errorf("Save wrote %s, counter %d", path, must(c.SaveCounter()))
 	}
 	ok(t, c.SetOptions(cairn.WithAsync(true), cairn.WithCompression(true)))
 	s.add(tr, "v", 1)
@@ -598,8 +598,8 @@ func TestCheckpointSaveAndAsync(t *testing.T) {
 	ok(t, c.Sync())
 	rs := must(c.Restore(path))
 	rs.Close()
-	if got := s.read(tr, "v"); got != 42 || c.SaveCounter() != 2 {
-		t.Errorf("restored %v, counter %d", got, c.SaveCounter())
+	if got := s.read(tr, "v"); got != 42 || must(c.SaveCounter()) != 2 {
+		t.Errorf("restored %v, counter %d", got, must(c.SaveCounter()))
 	}
 	// A background failure shows up on the next call, once.
 	ok(t, c.Write(filepath.Join(dir, "no/such/dir/x")))

@@ -53,7 +53,9 @@ func NewGradientTape(ctx *Context, options ...TapeOption) (*GradientTape, error)
 	}
 	opts := (*C.cairn_tape_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_tape_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cTapeOptionsInit()
+	if err := cTapeOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
 	for _, set := range options {
 		set(opts)
 	}
@@ -241,9 +243,15 @@ func NewExponentialDecay(ctx *Context, initialLearningRate float64, decaySteps i
 	if err := checkOpen("NewExponentialDecay", "context", ctx); err != nil {
 		return nil, err
 	}
+	opts := cAlloc[C.cairn_exponential_decay_options]()
+	defer C.free(unsafe.Pointer(opts))
+	if err := cExponentialDecayOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
+	opts.initial_learning_rate, opts.decay_steps = C.double(initialLearningRate), C.int64_t(decaySteps)
+	opts.decay_rate, opts.staircase = C.double(decayRate), cBool(staircase)
 	var out *C.cairn_object
-	err := cScheduleExponentialDecay(ctx.handle(), C.double(initialLearningRate), C.int64_t(decaySteps),
-		C.double(decayRate), cBool(staircase), &out)
+	err := cScheduleExponentialDecay(ctx.handle(), opts, &out)
 	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, err
@@ -256,8 +264,15 @@ func NewCosineDecay(ctx *Context, initialLearningRate float64, decaySteps int64,
 	if err := checkOpen("NewCosineDecay", "context", ctx); err != nil {
 		return nil, err
 	}
+	opts := cAlloc[C.cairn_cosine_decay_options]()
+	defer C.free(unsafe.Pointer(opts))
+	if err := cCosineDecayOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
+	opts.initial_learning_rate, opts.decay_steps = C.double(initialLearningRate), C.int64_t(decaySteps)
+	opts.alpha = C.double(alpha)
 	var out *C.cairn_object
-	err := cScheduleCosineDecay(ctx.handle(), C.double(initialLearningRate), C.int64_t(decaySteps), C.double(alpha), &out)
+	err := cScheduleCosineDecay(ctx.handle(), opts, &out)
 	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, err
@@ -365,10 +380,11 @@ func (s SharedOption) applyOptimizer(c *optimizerConfig) {
 
 func (s SharedOption) applyLayer(c *layerConfig) {
 	c.mark(s.name)
+	v := s.value
 	if s.name == "momentum" {
-		c.norm.momentum = C.double(s.value)
+		c.momentum = &v
 	} else {
-		c.norm.epsilon = C.double(s.value)
+		c.epsilon = &v
 	}
 }
 
@@ -380,7 +396,9 @@ func NewOptimizer(ctx *Context, kind OptimizerKind, options ...OptimizerOption) 
 	}
 	cfg := optimizerConfig{opts: (*C.cairn_optimizer_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_optimizer_options{}))))}
 	defer C.free(unsafe.Pointer(cfg.opts))
-	*cfg.opts = cOptimizerOptionsInit()
+	if err := cOptimizerOptionsInit(cfg.opts, C.uint32_t(unsafe.Sizeof(*cfg.opts))); err != nil {
+		return nil, err
+	}
 	cfg.opts.kind = C.cairn_optimizer_kind(kind)
 	for _, o := range options {
 		o.applyOptimizer(&cfg)

@@ -75,7 +75,10 @@ func DescribeVulkanDevice(index int) (VulkanDevice, error) {
 	if index < 0 {
 		return VulkanDevice{}, newError(CodeInvalidArgument, fmt.Sprintf("DescribeVulkanDevice: index must be >= 0, got %d", index))
 	}
-	info := C.cairn_vulkan_device_info{struct_size: C.uint32_t(unsafe.Sizeof(C.cairn_vulkan_device_info{}))}
+	var info C.cairn_vulkan_device_info
+	if err := cVulkanDeviceInfoInit(&info, C.uint32_t(unsafe.Sizeof(info))); err != nil {
+		return VulkanDevice{}, err
+	}
 	if err := cVulkanDeviceDescribe(C.size_t(index), &info); err != nil {
 		return VulkanDevice{}, err
 	}
@@ -139,7 +142,9 @@ type VulkanOptions struct {
 func NewVulkanContext(vk VulkanOptions, options ...ContextOption) (*Context, error) {
 	copts := (*C.cairn_vulkan_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_vulkan_options{}))))
 	defer C.free(unsafe.Pointer(copts))
-	*copts = cVulkanOptionsInit()
+	if err := cVulkanOptionsInit(copts, C.uint32_t(unsafe.Sizeof(*copts))); err != nil {
+		return nil, err
+	}
 	C.cairn_go_vulkan_set_handles(copts, C.uintptr_t(vk.Instance), C.uintptr_t(vk.PhysicalDevice),
 		C.uintptr_t(vk.Device), C.uint32_t(vk.QueueFamily), C.uintptr_t(vk.Queue))
 	copts.memory_limit = C.uint64_t(vk.MemoryLimit)
