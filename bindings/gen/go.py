@@ -16,7 +16,8 @@ signature breaks the Go build instead of being missed.
 
 The op wrappers: one function per op of the registry listing, inputs as *cairn.Tensor (a variadic
 input as []*cairn.Tensor), required attributes as typed parameters, and attributes with defaults
-as typed functional options (MatMulTransposeA(true)) whose defaults are written into the code.
+as typed options (MatMulTransposeA(true), an Attr) sent only when the caller gives them, as
+TensorFlow's Go generator does: the defaults live in the registry and appear only in doc comments.
 Ops with a variadic output (Split, Unpack) pass cairn.InferOutputs, so the library counts their
 outputs from the attributes. Output is gofmt-clean by construction (bindings/test_go checks it with gofmt -l).
 """
@@ -364,9 +365,7 @@ class OpEmitter:
     def emit(self) -> list[str]:
         op = self.op
         name = self.name
-        lower = lower_first(name)
         opt_type = f"{name}Option"
-        opts_struct = f"{lower}Options"
         out: list[str] = []
 
         inputs = []  # (Go ident, registry input)
@@ -378,8 +377,6 @@ class OpEmitter:
         attr_value: dict[str, str] = {}
         for ident, a in required:
             attr_value[a["name"]] = ident
-        for field, a in fields:
-            attr_value[a["name"]] = "o." + field
         for attr_name, inp in self.derived_len.items():
             attr_value[attr_name] = f"int64(len({dict((i['name'], g) for g, i in inputs)[inp['name']]}))"
         count, variadic_out = self.output_count_expr()
@@ -420,13 +417,6 @@ class OpEmitter:
             results = f"({', '.join(names)} *cairn.Tensor, err error)"
         out.append(f"func {name}({', '.join(params)}) {results} {{")
 
-        if fields:
-            init = ", ".join(f"{f}: {go_literal(a['kind'], a['default'])}" for f, a in fields)
-            out.append(f"\to := {opts_struct}{{{init}}}")
-            out.append("\tfor _, opt := range opts {")
-            out.append("\t\topt(&o)")
-            out.append("\t}")
-
         # Inputs.
         if all(not i.get("variadic") for _, i in inputs):
             ins_expr = "[]*cairn.Tensor{" + ", ".join(plain) + "}" if plain else "nil"
@@ -443,13 +433,25 @@ class OpEmitter:
                     out.append(f"\tins = append(ins, {g}{'...' if i.get('variadic') else ''})")
                 ins_expr = "ins"
 
-        # Attributes.
+        # Attributes: the required ones and the derived lengths always; an optional one only when
+        # the caller gave its option (the library applies the default of the others).
         attr_rows = []
         for a in op["attrs"]:
             if a["name"] in attr_value and self.is_param(a):
                 attr_rows.append(f"{ATTR_GO[a['kind']][1]}(\"{a['name']}\", {attr_value[a['name']]}),")
             elif a["name"] in self.derived_len:
                 attr_rows.append(f"cairn.IntAttr(\"{a['name']}\", {attr_value[a['name']]}),")
+        if fields:
+            size = f"{len(attr_rows)}+len(opts)" if attr_rows else "len(opts)"
+            if attr_rows:
+                out.append(f"\tattrs := append(make([]cairn.Attr, 0, {size}),")
+                out += ["\t\t" + r for r in attr_rows[:-1]]
+                out.append("\t\t" + attr_rows[-1].rstrip(",") + ")")
+            else:
+                out.append(f"\tattrs := make([]cairn.Attr, 0, {size})")
+            out.append("\tfor _, opt := range opts {")
+            out.append("\t\tattrs = setAttr(attrs, cairn.Attr(opt))")
+            out.append("\t}")
         run = f"cairn.RunOp(ctx, \"{name}\", {ins_expr}, "
         if variadic_out or n_outputs == 0:
             wrap, close = "return ", ""
@@ -457,7 +459,9 @@ class OpEmitter:
             wrap, close = "return single(", ")"
         else:
             wrap, close = "outs, err := ", ""
-        if attr_rows:
+        if fields:
+            out.append(f"\t{wrap}{run}attrs, {count}){close}")
+        elif attr_rows:
             out.append(f"\t{wrap}{run}[]cairn.Attr{{")
             out += ["\t\t" + r for r in attr_rows]
             out.append(f"\t}}, {count}){close}")
@@ -473,19 +477,15 @@ class OpEmitter:
         # Options.
         if fields:
             out.append("")
-            out.append(f"// {opt_type} sets an optional attribute of {name}.")
-            out.append(f"type {opt_type} func(*{opts_struct})")
-            out.append("")
-            out.append(f"type {opts_struct} struct {{")
-            out += ["\t" + r for r in aligned([(f, ATTR_GO[a["kind"]][0]) for f, a in fields])]
-            out.append("}")
-            for (field, a) in fields:
+            out.append(f"// {opt_type} is an optional attribute of {name}, sent only when given.")
+            out.append(f"type {opt_type} cairn.Attr")
+            for _, a in fields:
                 fn = self.option_func(a)
                 out.append("")
-                out.append(f"// {fn} sets {name}'s {a['name']} attribute (default "
+                out.append(f"// {fn} sets {name}'s {a['name']} attribute (the library's default: "
                            f"{go_literal(a['kind'], a['default'])}){allowed_doc(a)}.")
                 out.append(f"func {fn}(v {ATTR_GO[a['kind']][0]}) {opt_type} {{")
-                out.append(f"\treturn func(o *{opts_struct}) {{ o.{field} = v }}")
+                out.append(f"\treturn {opt_type}({ATTR_GO[a['kind']][1]}(\"{a['name']}\", v))")
                 out.append("}")
         return out
 
@@ -520,7 +520,7 @@ def emit_ops(ops: list[dict]) -> str:
         body += OpEmitter(op, taken).emit()
     text = "\n".join(body)
     imports = [f'"{IMPORT_PATH}"']
-    if "math." in text:
+    if any("math." in line for line in text.splitlines() if not line.lstrip().startswith("//")):
         imports.insert(0, '"math"\n')
     out = [HEADER_LINE.rstrip("\n"), "", "package ops", ""]
     if len(imports) == 1:
