@@ -1,8 +1,10 @@
 // Package cairn is the Go binding of Cairn, an embeddable machine-learning runtime.
 //
 // It wraps the C API (capi/include/cairn/cairn.h) with cgo. A Context runs ops; a Tensor is an
-// immutable value; errors are *Error values carrying the C status code and message, and
-// errors.Is(err, ErrInvalidArgument) and friends match them by code. The op functions live in
+// immutable value; errors are *Error values carrying a status code and message, whose text is
+// "<CODE>: <message>" (misuse the binding sees, such as a closed handle, is named in Go terms),
+// and errors.Is(err, ErrInvalidArgument) and friends match them by code. A libcairn of another
+// ABI is an error from NewContext and the other constructors that need the library. The op functions live in
 // the generated package cairn.dev/cairn/ops:
 //
 //	ctx, err := cairn.NewContext()
@@ -87,5 +89,5 @@ func checkABI(library, header, want uint32) error {
 // HeaderABIVersion, NewContext and the other constructors that need the library return an error.
 func ABIVersion() uint32 { return uint32(cABIVersion()) }
 
-// Version is the library's semantic version, e.g. "0.1.0".
+// Version is the library's semantic version, e.g. "1.0.0".
 func Version() string { return C.GoString(cVersion()) }
