@@ -62,9 +62,13 @@ func TestMisuseIsReportedInGoTerms(t *testing.T) {
 	f := must(cairn.NewFunction(ctx, "double", double))
 	_, err = f.Call(closedT)
 	wantError(t, err, "FAILED_PRECONDITION: Function.Call: input 0 is closed")
+	_, err = f.Dump(-1)
+	wantError(t, err, "OUT_OF_RANGE: Function.Dump: trace -1 of function 'double' (traces count from 0)")
 	f.Close()
 	_, err = f.Call(x)
 	wantError(t, err, "FAILED_PRECONDITION: Function.Call: function is closed")
+	_, err = f.Signature(0)
+	wantError(t, err, "FAILED_PRECONDITION: Function.Signature: function is closed")
 
 	pred := tensor(t, ctx, nil, []bool{true})
 	_, err = cairn.Cond(ctx, pred, []*cairn.Tensor{x, closedT}, double, double, 1)

@@ -289,7 +289,7 @@ func (f *Function) NumOutputs(i int) (int, error) {
 		return 0, err
 	}
 	if i < 0 {
-		return 0, newError(CodeOutOfRange, fmt.Sprintf("trace %d of function '%s' (traces count from 0)", i, f.state.name))
+		return 0, newError(CodeOutOfRange, fmt.Sprintf("Function.NumOutputs: trace %d of function '%s' (traces count from 0)", i, f.state.name))
 	}
 	var n C.size_t
 	err := cFunctionNumOutputs(f.handle(), C.size_t(i), &n)
@@ -303,17 +303,20 @@ func (f *Function) NumOutputs(i int) (int, error) {
 // Dump is the graph of trace i (0 = the first) as text: one line per node with its op,
 // attributes, inputs and output dtypes and shapes, then the results.
 func (f *Function) Dump(i int) (string, error) {
-	return f.text(i, cFunctionDump)
+	return f.text("Function.Dump", i, cFunctionDump)
 }
 
 // Signature is the input signature of trace i as text, e.g. "float32[2,3], int32[]".
 func (f *Function) Signature(i int) (string, error) {
-	return f.text(i, cFunctionSignature)
+	return f.text("Function.Signature", i, cFunctionSignature)
 }
 
-func (f *Function) text(i int, get func(*C.cairn_function, C.size_t, **C.char) error) (string, error) {
+func (f *Function) text(fn string, i int, get func(*C.cairn_function, C.size_t, **C.char) error) (string, error) {
+	if err := checkOpen(fn, "function", f); err != nil {
+		return "", err
+	}
 	if i < 0 {
-		return "", newError(CodeOutOfRange, fmt.Sprintf("trace %d of function '%s' (traces count from 0)", i, f.state.name))
+		return "", newError(CodeOutOfRange, fmt.Sprintf("%s: trace %d of function '%s' (traces count from 0)", fn, i, f.state.name))
 	}
 	var out *C.char
 	err := get(f.handle(), C.size_t(i), &out)

@@ -79,5 +79,5 @@ func LoadFunction(ctx *Context, path string, options ...FunctionOption) (*Functi
 // Experimental: it wraps the C API's CAIRN_EXPERIMENTAL part, which may still change in a 1.x
 // release.
 func (f *Function) GraphDef(i int) (string, error) {
-	return f.text(i, cFunctionGraphdef)
+	return f.text("Function.GraphDef", i, cFunctionGraphdef)
 }
