@@ -118,8 +118,9 @@ func VulkanDevices() ([]VulkanDevice, error) {
 // VulkanOptions are the Vulkan settings of NewVulkanContext (cairn_vulkan_options). The zero
 // value is the C defaults: Cairn's own instance and device, no memory limit, no CPU fallback.
 type VulkanOptions struct {
-	// External mode: an engine's own VkInstance, VkPhysicalDevice, VkDevice and VkQueue as
-	// integers (e.g. uintptr(unsafe.Pointer(handle)) from a Vulkan binding). Set all four or none.
+	// External mode, experimental as in the C API: an engine's own VkInstance, VkPhysicalDevice,
+	// VkDevice and VkQueue as integers (e.g. uintptr(unsafe.Pointer(handle)) from a Vulkan
+	// binding). Set all four or none.
 	// Cairn destroys none of them and runs only 32-bit dtypes there; the engine must not use the
 	// queue from another goroutine while Cairn records work on it.
 	Instance       uintptr
@@ -140,16 +141,24 @@ type VulkanOptions struct {
 // WithDevice("cpu") keeps the CPU as default while the Vulkan settings apply to "vulkan:N".
 // Fails with UNAVAILABLE without a Vulkan driver, INVALID_ARGUMENT for partial external handles.
 func NewVulkanContext(vk VulkanOptions, options ...ContextOption) (*Context, error) {
+	if err := checkLibrary("NewVulkanContext"); err != nil {
+		return nil, err
+	}
 	copts := (*C.cairn_vulkan_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_vulkan_options{}))))
 	defer C.free(unsafe.Pointer(copts))
 	if err := cVulkanOptionsInit(copts, C.uint32_t(unsafe.Sizeof(*copts))); err != nil {
 		return nil, err
 	}
-	C.cairn_go_vulkan_set_handles(copts, C.uintptr_t(vk.Instance), C.uintptr_t(vk.PhysicalDevice),
-		C.uintptr_t(vk.Device), C.uint32_t(vk.QueueFamily), C.uintptr_t(vk.Queue))
-	copts.memory_limit = C.uint64_t(vk.MemoryLimit)
+	// Only what the caller set: a zero field keeps the C default.
+	if vk.Instance != 0 || vk.PhysicalDevice != 0 || vk.Device != 0 || vk.QueueFamily != 0 || vk.Queue != 0 {
+		C.cairn_go_vulkan_set_handles(copts, C.uintptr_t(vk.Instance), C.uintptr_t(vk.PhysicalDevice),
+			C.uintptr_t(vk.Device), C.uint32_t(vk.QueueFamily), C.uintptr_t(vk.Queue))
+	}
+	if vk.MemoryLimit != 0 {
+		copts.memory_limit = C.uint64_t(vk.MemoryLimit)
+	}
 	if vk.CPUFallback {
-		copts.cpu_fallback = 1
+		copts.cpu_fallback = cBool(true)
 	}
 	return createContext("NewVulkanContext", options, func(opts *C.cairn_context_options, out **C.cairn_context) error {
 		return cContextCreateVulkan(opts, copts, out)
