@@ -105,11 +105,12 @@ func WithFsync(on bool) CheckpointOption {
 	return func(o *C.cairn_checkpoint_options) { o.fsync = cBool(on) }
 }
 
+// cBool is b as a cairn_bool (CAIRN_TRUE or CAIRN_FALSE).
 func cBool(b bool) C.cairn_bool {
 	if b {
-		return 1
+		return C.CAIRN_TRUE
 	}
-	return 0
+	return C.CAIRN_FALSE
 }
 
 // SetOptions sets the checkpoint's options: the defaults changed by options (so no options
