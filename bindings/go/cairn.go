@@ -1,8 +1,10 @@
 // Package cairn is the Go binding of Cairn, an embeddable machine-learning runtime.
 //
 // It wraps the C API (capi/include/cairn/cairn.h) with cgo. A Context runs ops; a Tensor is an
-// immutable value; errors are *Error values carrying the C status code and message, and
-// errors.Is(err, ErrInvalidArgument) and friends match them by code. The op functions live in
+// immutable value; errors are *Error values carrying a status code and message, whose text is
+// "<CODE>: <message>" (misuse the binding sees, such as a closed handle, is named in Go terms),
+// and errors.Is(err, ErrInvalidArgument) and friends match them by code. A libcairn of another
+// ABI is an error from NewContext and the other constructors that need the library. The op functions live in
 // the generated package cairn.dev/cairn/ops:
 //
 //	ctx, err := cairn.NewContext()
@@ -34,44 +36,58 @@
 // manager are used from one goroutine at a time. Close must not race with other uses of the same
 // handle.
 //
-// Linking: the cgo flags below point at the library Bazel builds, bazel-bin/capi/libcairn.so
-// (`bazel build //capi:cairn` from the repository root), and set an rpath to it, so `go test`
-// and `go run` work in a checkout without LD_LIBRARY_PATH. To link an installed libcairn instead,
-// set CGO_CFLAGS/CGO_LDFLAGS; those are added to (and searched before) the flags here.
+// Linking: cgo asks pkg-config for the flags of "cairn" (cairn.pc, which tools/install writes
+// into PREFIX/lib/pkgconfig); set PKG_CONFIG_PATH to that folder when the prefix is not a system
+// one. The .pc file's Libs carry an rpath to the prefix's lib folder, so programs run without
+// LD_LIBRARY_PATH. Nothing here points into a source checkout.
 package cairn
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../capi/include
-#cgo LDFLAGS: -L${SRCDIR}/../../bazel-bin/capi -lcairn -Wl,-rpath,${SRCDIR}/../../bazel-bin/capi
+#cgo pkg-config: cairn
 #include "cairn/cairn.h"
 */
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
-func init() {
-	if err := checkABI(uint32(cABIVersion()), uint32(C.CAIRN_ABI_VERSION)); err != nil {
-		panic(err)
-	}
-}
+// fakeLibraryABI, when not 0, stands in for the loaded library's cairn_abi_version(): a test's
+// way to see what a library of another ABI gets.
+var fakeLibraryABI atomic.Uint32
 
-// checkABI refuses a library or header whose ABI differs from the one this package was generated
-// for; it runs when the package is loaded.
-func checkABI(library, header uint32) error {
-	if header != HeaderABIVersion {
-		return fmt.Errorf("cairn: cairn.h declares ABI version %d but this Go package was generated for %d; "+
-			"run bindings/gen/generate.py", header, HeaderABIVersion)
+// checkLibrary is the first step of every constructor that does not take a Context (NewContext,
+// NewVulkanContext, OpenCheckpointReader, the Vulkan device queries): it refuses, with an error
+// naming `fn`, a library or header whose ABI differs from the one this package was generated for.
+// Loading the package never fails; the first call that needs the library does.
+func checkLibrary(fn string) error {
+	library := fakeLibraryABI.Load()
+	if library == 0 {
+		library = uint32(cABIVersion())
 	}
-	if library != HeaderABIVersion {
-		return fmt.Errorf("cairn: the loaded libcairn has ABI version %d but this Go package needs %d; "+
-			"link the libcairn that matches capi/include/cairn/cairn.h", library, HeaderABIVersion)
+	if err := checkABI(library, uint32(C.CAIRN_ABI_VERSION), HeaderABIVersion); err != nil {
+		return newError(CodeFailedPrecondition, fn+": "+err.Error())
 	}
 	return nil
 }
 
-// ABIVersion is the ABI version of the loaded library (cairn_abi_version). It equals
-// HeaderABIVersion, or the package would have refused to load.
+// checkABI compares the library's and the header's ABI versions with the one this package needs.
+func checkABI(library, header, want uint32) error {
+	if header != want {
+		return fmt.Errorf("cairn.h declares ABI version %d but this Go package was generated for %d; "+
+			"regenerate it (bindings/gen/generate.py) or use the cairn.h it was made for", header, want)
+	}
+	if library != want {
+		return fmt.Errorf("the loaded libcairn has ABI version %d but this Go package needs %d; "+
+			"install the libcairn whose cairn.h this package was built with", library, want)
+	}
+	return nil
+}
+
+// ABIVersion is the ABI version of the loaded library (cairn_abi_version). When it differs from
+// HeaderABIVersion, NewContext and the other constructors that need the library return an error.
 func ABIVersion() uint32 { return uint32(cABIVersion()) }
 
-// Version is the library's semantic version, e.g. "0.1.0".
+// Version is the library's semantic version, e.g. "1.0.0".
 func Version() string { return C.GoString(cVersion()) }

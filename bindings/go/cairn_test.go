@@ -2,6 +2,7 @@ package cairn_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"cairn.dev/cairn"
+	"cairn.dev/cairn/ops"
 )
 
 func newContext(t testing.TB, options ...cairn.ContextOption) *cairn.Context {
@@ -34,6 +36,14 @@ func wantCode(t *testing.T, err error, code cairn.Code, sentinel error, fragment
 	}
 	if !strings.Contains(cerr.Message, fragment) {
 		t.Errorf("message %q does not contain %q", cerr.Message, fragment)
+	}
+}
+
+// wantError checks the whole text of err: "<CODE>: <message>".
+func wantError(t *testing.T, err error, text string) {
+	t.Helper()
+	if err == nil || err.Error() != text {
+		t.Errorf("got error %v, want %q", err, text)
 	}
 }
 
@@ -116,10 +126,11 @@ func roundTrip[E cairn.Element](t *testing.T, ctx *cairn.Context, dtype cairn.DT
 		t.Errorf("%v: ReadInto: %v, %v", dtype, dst, err)
 	}
 	err = cairn.ReadInto(x, dst[1:])
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "cairn_tensor_read: nbytes is")
-	// Too few elements for the shape: the C API checks and names both sizes.
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "")
+	wantError(t, err, fmt.Sprintf("INVALID_ARGUMENT: ReadInto: dst holds %d values but the tensor has %d", len(data)-1, len(data)))
+	// Too few elements for the shape: said in Go terms, values rather than bytes.
 	_, err = cairn.NewTensor(ctx, shape, data[1:])
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "cairn_tensor_create: nbytes is")
+	wantError(t, err, fmt.Sprintf("INVALID_ARGUMENT: NewTensor: %d values for shape %v (needs %d)", len(data)-1, shape, len(data)))
 }
 
 func TestTensorRoundTripEveryDType(t *testing.T) {
@@ -159,7 +170,11 @@ func TestHalfPrecisionBits(t *testing.T) {
 		t.Errorf("BFloat16Bits() = %x, %v; dtype %v", got, err, y.DType())
 	}
 	_, err = cairn.NewFloat16Tensor(ctx, []int64{5}, half)
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "needs 10")
+	wantError(t, err, "INVALID_ARGUMENT: NewFloat16Tensor: 4 values for shape [5] (needs 5)")
+	_, err = cairn.NewTensorFromBytes(ctx, cairn.Int32, []int64{3}, make([]byte, 8))
+	wantError(t, err, "INVALID_ARGUMENT: NewTensorFromBytes: 2 values for shape [3] (needs 3)")
+	_, err = cairn.NewTensorFromBytes(ctx, cairn.Int32, []int64{3}, make([]byte, 7))
+	wantError(t, err, "INVALID_ARGUMENT: NewTensorFromBytes: 7 bytes are not a whole number of 4-byte int32 values")
 }
 
 func TestTensorBytesAndScalars(t *testing.T) {
@@ -197,24 +212,38 @@ func TestTensorBytesAndScalars(t *testing.T) {
 func TestTensorErrors(t *testing.T) {
 	ctx := newContext(t)
 	_, err := cairn.NewTensor(ctx, []int64{-1}, []float32{})
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "cairn_tensor_create")
+	wantError(t, err, "INVALID_ARGUMENT: NewTensor: shape [-1] has a negative dimension")
 	_, err = cairn.NewTensor(ctx, []int64{1, 1, 1, 1, 1, 1, 1, 1, 1}, []float32{1})
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "cairn_tensor_create")
+	wantError(t, err, "INVALID_ARGUMENT: NewTensor: shape [1 1 1 1 1 1 1 1 1] has 9 dimensions (at most 8)")
+	_, err = cairn.NewTensor(ctx, []int64{1 << 40, 1 << 40}, []float32{1})
+	wantError(t, err, "INVALID_ARGUMENT: NewTensor: shape [1099511627776 1099511627776] has too many elements")
 	_, err = cairn.NewTensorFromBytes(ctx, cairn.String, nil, nil)
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "string tensors")
+	wantError(t, err, "INVALID_ARGUMENT: NewTensorFromBytes: string has no fixed size in bytes")
 	_, err = cairn.NewTensorFromBytes(ctx, cairn.DType(99), nil, nil)
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "unknown dtype 99")
+	wantError(t, err, "INVALID_ARGUMENT: NewTensorFromBytes: invalid has no fixed size in bytes")
+	_, err = cairn.Read[float32](nil)
+	wantError(t, err, "INVALID_ARGUMENT: Read: tensor is nil")
 
 	x, err := cairn.NewTensor(ctx, []int64{2}, []float32{1, 2})
 	if err != nil {
 		t.Fatal(err)
 	}
+	y := tensor(t, ctx, []int64{2}, []float32{3, 4})
 	_, err = cairn.Read[int32](x)
 	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "Read: the tensor is float32, not int32")
 	x.Close()
 	x.Close() // twice is fine
 	_, err = cairn.Read[float32](x)
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "closed")
+	wantCode(t, err, cairn.CodeFailedPrecondition, cairn.ErrFailedPrecondition, "")
+	wantError(t, err, "FAILED_PRECONDITION: Read: tensor is closed")
+	_, err = x.Bytes()
+	wantError(t, err, "FAILED_PRECONDITION: Tensor.Bytes: tensor is closed")
+	_, err = x.CopyToDevice(ctx, "cpu")
+	wantError(t, err, "FAILED_PRECONDITION: Tensor.CopyToDevice: tensor is closed")
+	_, err = ops.Add(ctx, y, x)
+	wantError(t, err, "FAILED_PRECONDITION: Add: input 1 is closed")
+	_, err = ops.Add(ctx, nil, y)
+	wantError(t, err, "INVALID_ARGUMENT: Add: input 0 is nil")
 	if x.String() != "Tensor(closed)" || x.DType() != cairn.InvalidDType || x.Device() != "" {
 		t.Errorf("closed tensor: %v %v %q", x, x.DType(), x.Device())
 	}
@@ -226,7 +255,11 @@ func TestTensorErrors(t *testing.T) {
 	closed.Close()
 	closed.Close()
 	_, err = cairn.NewTensor(closed, []int64{1}, []float32{1})
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "ctx")
+	wantError(t, err, "FAILED_PRECONDITION: NewTensor: context is closed")
+	_, err = ops.Neg(closed, y)
+	wantError(t, err, "FAILED_PRECONDITION: Neg: context is closed")
+	_, err = cairn.NewTensor(nil, []int64{1}, []float32{1})
+	wantError(t, err, "INVALID_ARGUMENT: NewTensor: context is nil")
 }
 
 func TestErrorMatching(t *testing.T) {

@@ -7,6 +7,7 @@ package cairn
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"unsafe"
@@ -24,6 +25,9 @@ type Checkpoint struct {
 // Checkpoint(**kwargs); they are set in name order). Names are non-empty, without '/', and not
 // "save_counter". The checkpoint holds its own references to the children.
 func NewCheckpoint(ctx *Context, children map[string]Tracked) (*Checkpoint, error) {
+	if err := checkOpen("NewCheckpoint", "context", ctx); err != nil {
+		return nil, err
+	}
 	names := make([]string, 0, len(children))
 	for name := range children {
 		names = append(names, name)
@@ -35,6 +39,9 @@ func NewCheckpoint(ctx *Context, children map[string]Tracked) (*Checkpoint, erro
 	for i, name := range names {
 		cnames[i] = C.CString(name)
 		defer C.free(unsafe.Pointer(cnames[i]))
+		if err := checkOpen("NewCheckpoint", fmt.Sprintf("child %q", name), children[name]); err != nil {
+			return nil, err
+		}
 		cobjs[i] = handleOf(children[name])
 	}
 	var out *C.cairn_checkpoint
@@ -98,19 +105,25 @@ func WithFsync(on bool) CheckpointOption {
 	return func(o *C.cairn_checkpoint_options) { o.fsync = cBool(on) }
 }
 
-func cBool(b bool) C.int32_t {
+// cBool is b as a cairn_bool (CAIRN_TRUE or CAIRN_FALSE).
+func cBool(b bool) C.cairn_bool {
 	if b {
-		return 1
+		return C.CAIRN_TRUE
 	}
-	return 0
+	return C.CAIRN_FALSE
 }
 
 // SetOptions sets the checkpoint's options: the defaults changed by options (so no options
 // restores the defaults).
 func (c *Checkpoint) SetOptions(options ...CheckpointOption) error {
+	if err := checkOpen("Checkpoint.SetOptions", "checkpoint", c); err != nil {
+		return err
+	}
 	opts := (*C.cairn_checkpoint_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_checkpoint_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cCheckpointOptionsInit()
+	if err := cCheckpointOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return err
+	}
 	for _, set := range options {
 		set(opts)
 	}
@@ -120,15 +133,22 @@ func (c *Checkpoint) SetOptions(options ...CheckpointOption) error {
 }
 
 // SaveCounter is the current value of save_counter (0 before the first save or restore).
-func (c *Checkpoint) SaveCounter() int64 {
-	n := int64(cCheckpointSaveCounter(c.handle()))
+func (c *Checkpoint) SaveCounter() (int64, error) {
+	if err := checkOpen("Checkpoint.SaveCounter", "checkpoint", c); err != nil {
+		return 0, err
+	}
+	var n C.int64_t
+	err := cCheckpointSaveCounter(c.handle(), &n)
 	runtime.KeepAlive(c)
-	return n
+	return int64(n), err
 }
 
 // Save increments save_counter and writes "<prefix>-<save_counter>" atomically; it returns the
 // path written.
 func (c *Checkpoint) Save(prefix string) (string, error) {
+	if err := checkOpen("Checkpoint.Save", "checkpoint", c); err != nil {
+		return "", err
+	}
 	cprefix := C.CString(prefix)
 	defer C.free(unsafe.Pointer(cprefix))
 	var path *C.char
@@ -148,6 +168,9 @@ func takeString(p *C.char, err error) (string, error) {
 
 // Write writes the checkpoint to exactly path (atomically), leaving save_counter alone.
 func (c *Checkpoint) Write(path string) error {
+	if err := checkOpen("Checkpoint.Write", "checkpoint", c); err != nil {
+		return err
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	err := cCheckpointWrite(c.handle(), cpath)
@@ -157,6 +180,9 @@ func (c *Checkpoint) Write(path string) error {
 
 // Sync waits for a background (async) save and returns its error, if any (reported once).
 func (c *Checkpoint) Sync() error {
+	if err := checkOpen("Checkpoint.Sync", "checkpoint", c); err != nil {
+		return err
+	}
 	err := cCheckpointSync(c.handle())
 	runtime.KeepAlive(c)
 	return err
@@ -169,6 +195,9 @@ func (c *Checkpoint) Sync() error {
 // then fail. Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one,
 // INVALID_ARGUMENT for a dtype or shape mismatch (the message names the key).
 func (c *Checkpoint) Restore(path string) (*RestoreStatus, error) {
+	if err := checkOpen("Checkpoint.Restore", "checkpoint", c); err != nil {
+		return nil, err
+	}
 	var cpath *C.char
 	if path != "" {
 		cpath = C.CString(path)
@@ -212,6 +241,9 @@ func (rs *RestoreStatus) handle() *C.cairn_restore_status {
 // AssertConsumed is a FAILED_PRECONDITION error unless every checkpoint value was restored and
 // every live object under the root was matched; the message names every unmatched path.
 func (rs *RestoreStatus) AssertConsumed() error {
+	if err := checkOpen("RestoreStatus.AssertConsumed", "restore status", rs); err != nil {
+		return err
+	}
 	err := cRestoreStatusAssertConsumed(rs.handle())
 	runtime.KeepAlive(rs)
 	return err
@@ -220,6 +252,9 @@ func (rs *RestoreStatus) AssertConsumed() error {
 // AssertExistingObjectsMatched is a FAILED_PRECONDITION error unless every live variable under
 // the root was matched.
 func (rs *RestoreStatus) AssertExistingObjectsMatched() error {
+	if err := checkOpen("RestoreStatus.AssertExistingObjectsMatched", "restore status", rs); err != nil {
+		return err
+	}
 	err := cRestoreStatusAssertExistingObjectsMatched(rs.handle())
 	runtime.KeepAlive(rs)
 	return err

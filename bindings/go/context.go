@@ -94,13 +94,18 @@ func NewContext(options ...ContextOption) (*Context, error) {
 // names the Go constructor in errors.
 func createContext(fn string, options []ContextOption,
 	create func(*C.cairn_context_options, **C.cairn_context) error) (*Context, error) {
+	if err := checkLibrary(fn); err != nil {
+		return nil, err
+	}
 	var cfg contextConfig
 	for _, set := range options {
 		set(&cfg)
 	}
 	opts := (*C.cairn_context_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_context_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cContextOptionsInit()
+	if err := cContextOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
 	if cfg.device != nil {
 		device := C.CString(*cfg.device)
 		defer C.free(unsafe.Pointer(device))
@@ -145,12 +150,20 @@ func (c *Context) Close() {
 	c.ptr = nil
 }
 
-// handle is the C context, NULL for a nil or closed Context (the C API then reports the misuse).
+// handle is the C context, NULL for a nil or closed Context.
 func (c *Context) handle() *C.cairn_context {
 	if c == nil {
 		return nil
 	}
 	return c.ptr
+}
+
+// use is the C context for a call of fn, or the binding's error for a nil or closed Context.
+func (c *Context) use(fn string) (*C.cairn_context, error) {
+	if c == nil || c.ptr == nil {
+		return nil, handleError(fn, "context", c == nil)
+	}
+	return c.ptr, nil
 }
 
 // Device is the name of the context's default device, e.g. "cpu"; "" after Close.

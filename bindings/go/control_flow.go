@@ -1,6 +1,7 @@
 package cairn
 
 /*
+#cgo CFLAGS: -DCAIRN_EXPERIMENTAL
 #include <stdint.h>
 #include "cairn/cairn.h"
 
@@ -58,7 +59,16 @@ import (
 // A branch may use tensors and variables from around the Cond (they are captured when traced).
 // A Go error or panic in a branch comes back wrapped (errors.Is reaches it); a non-bool predicate
 // or mismatched branches give INVALID_ARGUMENT. The caller closes the outputs.
+//
+// Experimental: it wraps the C API's CAIRN_EXPERIMENTAL part, which may still change in a 1.x
+// release.
 func Cond(ctx *Context, pred *Tensor, operands []*Tensor, then, otherwise FunctionBody, numOutputs int) ([]*Tensor, error) {
+	if err := checkOpen("Cond", "context", ctx, "pred", pred); err != nil {
+		return nil, err
+	}
+	if err := checkEach("Cond", "operand", operands); err != nil {
+		return nil, err
+	}
 	if then == nil || otherwise == nil {
 		return nil, newError(CodeInvalidArgument, "Cond: a branch is nil")
 	}
@@ -100,7 +110,16 @@ func WithMaxIterations(n int64) WhileOption {
 // loop variable, each with its variable's dtype and shape (else INVALID_ARGUMENT). A TensorArray
 // (NewTensorArray) can be a loop variable, to collect one result per iteration. A Go error or
 // panic in cond or body comes back wrapped (errors.Is reaches it).
+//
+// Experimental: it wraps the C API's CAIRN_EXPERIMENTAL part, which may still change in a 1.x
+// release.
 func WhileLoop(ctx *Context, cond, body FunctionBody, loopVars []*Tensor, options ...WhileOption) ([]*Tensor, error) {
+	if err := checkOpen("WhileLoop", "context", ctx); err != nil {
+		return nil, err
+	}
+	if err := checkEach("WhileLoop", "loop variable", loopVars); err != nil {
+		return nil, err
+	}
 	cfg := whileConfig{maxIterations: -1}
 	for _, set := range options {
 		set(&cfg)
@@ -188,7 +207,13 @@ func branchPairOf(h cgo.Handle) *branchPair {
 // for scalars), all zero, held as one tensor of shape [size, elementShape...]. It can be a
 // WhileLoop variable, and the tensor itself is the stacked array (tf.TensorArray.stack). Writes
 // return a new array; elements never written read as zeros.
+//
+// Experimental: it wraps the C API's CAIRN_EXPERIMENTAL part, which may still change in a 1.x
+// release.
 func NewTensorArray(ctx *Context, dtype DType, size int64, elementShape []int64) (*Tensor, error) {
+	if err := checkOpen("NewTensorArray", "context", ctx); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_tensor
 	err := cTensorArrayCreate(ctx.handle(), C.cairn_dtype(dtype), C.int64_t(size),
 		(*C.int64_t)(unsafe.SliceData(elementShape)), C.size_t(len(elementShape)), &out)
@@ -203,7 +228,13 @@ func NewTensorArray(ctx *Context, dtype DType, size int64, elementShape []int64)
 // element's dtype and shape); array is unchanged. Eagerly an index outside [0, size) is
 // OUT_OF_RANGE; inside a trace it has no value yet, and an out-of-range write leaves the array as
 // it was (keep the index in range with the loop condition).
+//
+// Experimental: it wraps the C API's CAIRN_EXPERIMENTAL part, which may still change in a 1.x
+// release.
 func TensorArrayWrite(ctx *Context, array, index, value *Tensor) (*Tensor, error) {
+	if err := checkOpen("TensorArrayWrite", "context", ctx, "array", array, "index", index, "value", value); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_tensor
 	err := cTensorArrayWrite(ctx.handle(), array.handle(), index.handle(), value.handle(), &out)
 	runtime.KeepAlive(ctx)
@@ -218,7 +249,13 @@ func TensorArrayWrite(ctx *Context, array, index, value *Tensor) (*Tensor, error
 
 // TensorArrayRead is element index (an int32 or int64 scalar tensor) of array. Any tensor of
 // shape [n, ...] reads as an array of n elements, so a sequence input can be read step by step.
+//
+// Experimental: it wraps the C API's CAIRN_EXPERIMENTAL part, which may still change in a 1.x
+// release.
 func TensorArrayRead(ctx *Context, array, index *Tensor) (*Tensor, error) {
+	if err := checkOpen("TensorArrayRead", "context", ctx, "array", array, "index", index); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_tensor
 	err := cTensorArrayRead(ctx.handle(), array.handle(), index.handle(), &out)
 	runtime.KeepAlive(ctx)

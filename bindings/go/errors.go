@@ -5,6 +5,8 @@ package cairn
 */
 import "C"
 
+import "fmt"
+
 // Error is a failed call: the cairn_code and the message of a cairn_status, or an error the
 // binding itself found (then Code says which kind, as the C API would).
 //
@@ -15,9 +17,11 @@ type Error struct {
 	Message string
 }
 
+// Error is "<CODE>: <message>", the same in every binding, e.g. "INVALID_ARGUMENT: Add:
+// incompatible shapes [2,3] and [4]"; a sentinel (no message) is its code alone.
 func (e *Error) Error() string {
 	if e.Message == "" {
-		return "cairn: " + e.Code.String()
+		return e.Code.String()
 	}
 	return e.Code.String() + ": " + e.Message
 }
@@ -40,4 +44,67 @@ func takeStatus(s *C.cairn_status) error {
 // newError makes an error the binding found itself, shaped like the C API's.
 func newError(code Code, message string) error {
 	return &Error{Code: code, Message: message}
+}
+
+// handleError is the binding's own error for a handle it will not pass to C: INVALID_ARGUMENT
+// "<fn>: <what> is nil" for a nil one, FAILED_PRECONDITION "<fn>: <what> is closed" for a closed
+// one. fn is the Go function or method ("Tensor.Bytes"), what names the argument ("tensor",
+// "input 1", "context").
+func handleError(fn, what string, isNil bool) error {
+	if isNil {
+		return newError(CodeInvalidArgument, fn+": "+what+" is nil")
+	}
+	return newError(CodeFailedPrecondition, fn+": "+what+" is closed")
+}
+
+// checkOpen is the first step of a call of fn that passes handles to C: args alternate a name
+// for the error ("object", "child", "value") and a handle (*Context, *Tensor, any Tracked,
+// *Checkpoint, *RestoreStatus, *CheckpointManager, *CheckpointReader, *Function, *GradientTape).
+// The first nil or closed one gives handleError, so the C API never sees a NULL the binding could
+// have named.
+func checkOpen(fn string, args ...any) error {
+	for i := 0; i+1 < len(args); i += 2 {
+		if isNil, closed := handleState(fn, args[i+1]); isNil || closed {
+			return handleError(fn, args[i].(string), isNil)
+		}
+	}
+	return nil
+}
+
+// checkEach is checkOpen over a slice: element i is named "<what> i" ("source 1").
+func checkEach[H any](fn, what string, hs []H) error {
+	for i, h := range hs {
+		if isNil, closed := handleState(fn, h); isNil || closed {
+			return handleError(fn, fmt.Sprintf("%s %d", what, i), isNil)
+		}
+	}
+	return nil
+}
+
+// handleState says whether h, one of checkOpen's handle types, is nil or closed.
+func handleState(fn string, h any) (isNil, closed bool) {
+	switch h := h.(type) {
+	case nil:
+		return true, false
+	case *Context:
+		return h == nil, h != nil && h.ptr == nil
+	case *Tensor:
+		return h == nil, h != nil && h.ptr == nil
+	case Tracked:
+		o := h.object()
+		return o == nil, o != nil && o.handle() == nil
+	case *Checkpoint:
+		return h == nil, h != nil && h.handle() == nil
+	case *RestoreStatus:
+		return h == nil, h != nil && h.handle() == nil
+	case *CheckpointManager:
+		return h == nil, h != nil && h.handle() == nil
+	case *CheckpointReader:
+		return h == nil, h != nil && h.handle() == nil
+	case *Function:
+		return h == nil, h != nil && h.handle() == nil
+	case *GradientTape:
+		return h == nil, h != nil && h.handle() == nil
+	}
+	panic(fmt.Sprintf("cairn: %s: checkOpen has no case for %T", fn, h))
 }

@@ -129,6 +129,9 @@ func WithNumOutputs(n int) FunctionOption {
 
 // NewFunction wraps body as a Function named name (for messages and dumps). Close it when done.
 func NewFunction(ctx *Context, name string, body FunctionBody, options ...FunctionOption) (*Function, error) {
+	if err := checkOpen("NewFunction", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg := functionConfig{numOutputs: 1}
 	for _, set := range options {
 		set(&cfg)
@@ -141,7 +144,9 @@ func NewFunction(ctx *Context, name string, body FunctionBody, options ...Functi
 	}
 	opts := (*C.cairn_function_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_function_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cFunctionOptionsInit()
+	if err := cFunctionOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
 	if cfg.retraceWarning != nil {
 		if int64(*cfg.retraceWarning) != int64(int32(*cfg.retraceWarning)) {
 			return nil, newError(CodeInvalidArgument,
@@ -150,8 +155,11 @@ func NewFunction(ctx *Context, name string, body FunctionBody, options ...Functi
 		opts.retrace_warning = C.int32_t(*cfg.retraceWarning)
 	}
 	if cfg.hasSignature {
-		specs, free := cSignature(cfg.signature)
+		specs, free, err := cSignature(cfg.signature)
 		defer free()
+		if err != nil {
+			return nil, err
+		}
 		opts.input_signature = specs
 		opts.n_input_signature = C.size_t(len(cfg.signature))
 	}
@@ -180,9 +188,10 @@ func NewFunction(ctx *Context, name string, body FunctionBody, options ...Functi
 	return f, nil
 }
 
-// cSignature copies specs into C memory (cairn_function_create borrows it); call free after.
-// Empty specs still get a non-NULL array: an empty signature (no inputs) is a signature.
-func cSignature(specs []TensorSpec) (*C.cairn_tensor_spec, func()) {
+// cSignature copies specs into C memory (cairn_function_create borrows it), each element started
+// from cairn_tensor_spec_init; call free after, error or not. Empty specs still get a non-NULL
+// array: an empty signature (no inputs) is a signature.
+func cSignature(specs []TensorSpec) (*C.cairn_tensor_spec, func(), error) {
 	dims := 0
 	for _, s := range specs {
 		dims += len(s.Shape)
@@ -191,8 +200,15 @@ func cSignature(specs []TensorSpec) (*C.cairn_tensor_spec, func()) {
 	shapes := (*C.int64_t)(C.calloc(C.size_t(dims+1), C.size_t(unsafe.Sizeof(C.int64_t(0)))))
 	cspecs := unsafe.Slice(array, len(specs))
 	cdims := unsafe.Slice(shapes, dims)
+	free := func() {
+		C.free(unsafe.Pointer(array))
+		C.free(unsafe.Pointer(shapes))
+	}
 	next := 0
 	for i, s := range specs {
+		if err := cTensorSpecInit(&cspecs[i], C.uint32_t(unsafe.Sizeof(cspecs[i]))); err != nil {
+			return nil, free, err
+		}
 		cspecs[i].dtype = C.cairn_dtype(s.DType)
 		cspecs[i].rank = C.size_t(len(s.Shape))
 		cspecs[i].shape = (*C.int64_t)(unsafe.Add(unsafe.Pointer(shapes), next*int(unsafe.Sizeof(C.int64_t(0)))))
@@ -201,10 +217,7 @@ func cSignature(specs []TensorSpec) (*C.cairn_tensor_spec, func()) {
 			next++
 		}
 	}
-	return array, func() {
-		C.free(unsafe.Pointer(array))
-		C.free(unsafe.Pointer(shapes))
-	}
+	return array, free, nil
 }
 
 // Close frees the function and its traces, and releases the body. Closing twice does nothing.
@@ -232,8 +245,11 @@ func (f *Function) Name() string { return f.state.name }
 // panic in it, comes back wrapped (errors.Is and errors.As reach it), and nothing is cached: the
 // next call with that signature traces again.
 func (f *Function) Call(inputs ...*Tensor) ([]*Tensor, error) {
-	if f.handle() == nil {
-		return nil, newError(CodeInvalidArgument, "Function.Call: the function is nil or closed")
+	if err := checkOpen("Function.Call", "function", f); err != nil {
+		return nil, err
+	}
+	if err := checkEach("Function.Call", "input", inputs); err != nil {
+		return nil, err
 	}
 	n := f.state.numOutputs
 	handles := make([]*C.cairn_tensor, len(inputs)+1) // Go memory holding only C pointers; never empty
@@ -269,8 +285,11 @@ func (f *Function) NumTraces() int {
 // NumOutputs is how many outputs trace i (0 = the first) returns: what WithNumOutputs must say
 // for Call, useful for a loaded function. OUT_OF_RANGE for a trace that does not exist.
 func (f *Function) NumOutputs(i int) (int, error) {
+	if err := checkOpen("Function.NumOutputs", "function", f); err != nil {
+		return 0, err
+	}
 	if i < 0 {
-		return 0, newError(CodeOutOfRange, fmt.Sprintf("trace %d of function '%s' (traces count from 0)", i, f.state.name))
+		return 0, newError(CodeOutOfRange, fmt.Sprintf("Function.NumOutputs: trace %d of function '%s' (traces count from 0)", i, f.state.name))
 	}
 	var n C.size_t
 	err := cFunctionNumOutputs(f.handle(), C.size_t(i), &n)
@@ -284,17 +303,20 @@ func (f *Function) NumOutputs(i int) (int, error) {
 // Dump is the graph of trace i (0 = the first) as text: one line per node with its op,
 // attributes, inputs and output dtypes and shapes, then the results.
 func (f *Function) Dump(i int) (string, error) {
-	return f.text(i, cFunctionDump)
+	return f.text("Function.Dump", i, cFunctionDump)
 }
 
 // Signature is the input signature of trace i as text, e.g. "float32[2,3], int32[]".
 func (f *Function) Signature(i int) (string, error) {
-	return f.text(i, cFunctionSignature)
+	return f.text("Function.Signature", i, cFunctionSignature)
 }
 
-func (f *Function) text(i int, get func(*C.cairn_function, C.size_t, **C.char) error) (string, error) {
+func (f *Function) text(fn string, i int, get func(*C.cairn_function, C.size_t, **C.char) error) (string, error) {
+	if err := checkOpen(fn, "function", f); err != nil {
+		return "", err
+	}
 	if i < 0 {
-		return "", newError(CodeOutOfRange, fmt.Sprintf("trace %d of function '%s' (traces count from 0)", i, f.state.name))
+		return "", newError(CodeOutOfRange, fmt.Sprintf("%s: trace %d of function '%s' (traces count from 0)", fn, i, f.state.name))
 	}
 	var out *C.char
 	err := get(f.handle(), C.size_t(i), &out)

@@ -1,6 +1,7 @@
 package cairn
 
 /*
+#cgo CFLAGS: -DCAIRN_EXPERIMENTAL
 #include <stdlib.h>
 #include "cairn/cairn.h"
 */
@@ -18,9 +19,12 @@ import (
 // to path (replaced atomically). Any binding loads the file with its load function, and C with
 // cairn_function_load. FAILED_PRECONDITION before the first Call (there is nothing to export);
 // UNIMPLEMENTED when a trace captured a string constant.
+//
+// Experimental: it wraps the C API's CAIRN_EXPERIMENTAL part, which may still change in a 1.x
+// release.
 func (f *Function) Export(path string) error {
-	if f.handle() == nil {
-		return newError(CodeInvalidArgument, "Function.Export: the function is nil or closed")
+	if err := checkOpen("Function.Export", "function", f); err != nil {
+		return err
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
@@ -36,7 +40,13 @@ func (f *Function) Export(path string) error {
 // returns, so the caller does: WithNumOutputs (default 1) is the only option that applies.
 // Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a file
 // that is not an exported function. Name is the path. Close the function when done.
+//
+// Experimental: it wraps the C API's CAIRN_EXPERIMENTAL part, which may still change in a 1.x
+// release.
 func LoadFunction(ctx *Context, path string, options ...FunctionOption) (*Function, error) {
+	if err := checkOpen("LoadFunction", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg := functionConfig{numOutputs: 1}
 	for _, set := range options {
 		set(&cfg)
@@ -65,6 +75,9 @@ func LoadFunction(ctx *Context, path string, options ...FunctionOption) (*Functi
 // GraphDef is trace i as TensorFlow GraphDef text format ("node { name: ... op: ... }"), for
 // TensorBoard's graph view: parse it into a tf.compat.v1.GraphDef and write it with
 // tf.summary.graph. OUT_OF_RANGE for i >= NumTraces.
+//
+// Experimental: it wraps the C API's CAIRN_EXPERIMENTAL part, which may still change in a 1.x
+// release.
 func (f *Function) GraphDef(i int) (string, error) {
-	return f.text(i, cFunctionGraphdef)
+	return f.text("Function.GraphDef", i, cFunctionGraphdef)
 }

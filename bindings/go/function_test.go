@@ -277,9 +277,9 @@ func TestFunctionBodyHandlesEndWithTheTrace(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 	_, err := ops.Neg(keptCtx, tensor(t, ctx, []int64{1}, []float32{1}))
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "")
+	wantError(t, err, "FAILED_PRECONDITION: Neg: context is closed")
 	_, err = ops.Neg(ctx, keptInput)
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "")
+	wantError(t, err, "FAILED_PRECONDITION: Neg: input 0 is closed")
 	if got := callOne[float32](t, f, tensor(t, ctx, []int64{1}, []float32{5})); got[0] != -5 {
 		t.Errorf("replay after the trace: %v", got)
 	}

@@ -11,17 +11,48 @@ import (
 )
 
 func TestCheckABI(t *testing.T) {
-	if err := checkABI(HeaderABIVersion, HeaderABIVersion); err != nil {
+	h := HeaderABIVersion
+	if err := checkABI(h, h, h); err != nil {
 		t.Errorf("matching versions refused: %v", err)
 	}
-	err := checkABI(HeaderABIVersion+1, HeaderABIVersion)
+	err := checkABI(h+1, h, h)
 	if err == nil || !strings.Contains(err.Error(), "loaded libcairn has ABI version 2 but this Go package needs 1") {
 		t.Errorf("library mismatch: %v", err)
 	}
-	err = checkABI(HeaderABIVersion, HeaderABIVersion+1)
-	if err == nil || !strings.Contains(err.Error(), "run bindings/gen/generate.py") {
+	err = checkABI(h, h+1, h)
+	if err == nil || !strings.Contains(err.Error(), "cairn.h declares ABI version 2 but this Go package was generated for 1") {
 		t.Errorf("header mismatch: %v", err)
 	}
+}
+
+// A library of another ABI is an error from the first call that needs it, not a panic when the
+// package loads (which has happened by now): fakeLibraryABI stands in for a library of ABI 2.
+func TestWrongABIIsAnError(t *testing.T) {
+	fakeLibraryABI.Store(HeaderABIVersion + 1)
+	defer fakeLibraryABI.Store(0)
+	want := "FAILED_PRECONDITION: NewContext: the loaded libcairn has ABI version 2 but this Go package needs 1"
+	ctx, err := NewContext()
+	if ctx != nil || err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrFailedPrecondition) {
+		t.Errorf("NewContext = %v, %v; want nil and %q...", ctx, err, want)
+	}
+	if _, err := OpenCheckpointReader("x"); err == nil || !strings.HasPrefix(err.Error(), "FAILED_PRECONDITION: OpenCheckpointReader: the loaded libcairn") {
+		t.Errorf("OpenCheckpointReader: %v", err)
+	}
+	if _, err := NewVulkanContext(VulkanOptions{}); err == nil || !strings.HasPrefix(err.Error(), "FAILED_PRECONDITION: NewVulkanContext: the loaded") {
+		t.Errorf("NewVulkanContext: %v", err)
+	}
+	if _, err := VulkanDeviceCount(); err == nil {
+		t.Error("VulkanDeviceCount: no error")
+	}
+	if VulkanAvailable() {
+		t.Error("VulkanAvailable with a wrong ABI")
+	}
+	fakeLibraryABI.Store(0)
+	ctx, err = NewContext()
+	if err != nil {
+		t.Fatalf("NewContext with the right ABI: %v", err)
+	}
+	ctx.Close()
 }
 
 // Every attribute kind survives packing into C memory; the registry has no op with a STRING or

@@ -48,13 +48,18 @@ func WithKeepCheckpointEveryNHours(hours float64) ManagerOption {
 // the state is missing or damaged, and removes temporary files an interrupted save left behind.
 // The manager holds its own reference to the checkpoint.
 func NewCheckpointManager(ckpt *Checkpoint, directory string, options ...ManagerOption) (*CheckpointManager, error) {
+	if err := checkOpen("NewCheckpointManager", "checkpoint", ckpt); err != nil {
+		return nil, err
+	}
 	var cfg managerConfig
 	for _, set := range options {
 		set(&cfg)
 	}
 	opts := (*C.cairn_checkpoint_manager_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_checkpoint_manager_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cCheckpointManagerOptionsInit()
+	if err := cCheckpointManagerOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
 	if cfg.name != nil {
 		name := C.CString(*cfg.name)
 		defer C.free(unsafe.Pointer(name))
@@ -105,12 +110,15 @@ func (m *CheckpointManager) Save() (string, error) {
 // SaveNumber is Save with N = number (>= 0) instead of the save counter.
 func (m *CheckpointManager) SaveNumber(number int64) (string, error) {
 	if number < 0 {
-		return "", newError(CodeInvalidArgument, "SaveNumber: the checkpoint number is negative")
+		return "", newError(CodeInvalidArgument, "CheckpointManager.SaveNumber: the checkpoint number is negative")
 	}
 	return m.save(number)
 }
 
 func (m *CheckpointManager) save(number int64) (string, error) {
+	if err := checkOpen("CheckpointManager.Save", "manager", m); err != nil {
+		return "", err
+	}
 	var path *C.char
 	err := cCheckpointManagerSave(m.handle(), C.int64_t(number), &path)
 	runtime.KeepAlive(m)

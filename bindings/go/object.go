@@ -76,6 +76,9 @@ func handleOf(t Tracked) *C.cairn_object {
 // NewTrackable creates a trackable: an object whose attributes (Set) are tracked edges, kept in
 // the order they were first set.
 func NewTrackable(ctx *Context) (*Object, error) {
+	if err := checkOpen("NewTrackable", "context", ctx); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_object
 	err := cTrackableCreate(ctx.handle(), &out)
 	runtime.KeepAlive(ctx)
@@ -96,6 +99,7 @@ func (o *Object) Kind() ObjectKind {
 	return k
 }
 
+// String is "Object(<kind>)", or "Object(closed)".
 func (o *Object) String() string {
 	if o.handle() == nil {
 		return "Object(closed)"
@@ -113,6 +117,9 @@ func (o *Object) Same(other Tracked) bool {
 
 // Share returns a second handle to the object, closed independently.
 func (o *Object) Share() (*Object, error) {
+	if err := checkOpen("Object.Share", "object", o); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_object
 	err := cObjectShare(o.handle(), &out)
 	runtime.KeepAlive(o)
@@ -131,6 +138,9 @@ func (o *Object) NumChildren() int {
 // one goes last. A checkpoint value waiting for this edge is restored into child before Set
 // returns (its error is Set's; the edge stays).
 func (o *Object) Set(name string, child Tracked) error {
+	if err := checkOpen("Object.Set", "object", o, "child", child); err != nil {
+		return err
+	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	err := cObjectSet(o.handle(), cname, handleOf(child))
@@ -142,6 +152,9 @@ func (o *Object) Set(name string, child Tracked) error {
 // SetUntracked keeps child alive under name without tracking it: it is never walked, listed or
 // checkpointed. Only trackables and modules have untracked references.
 func (o *Object) SetUntracked(name string, child Tracked) error {
+	if err := checkOpen("Object.SetUntracked", "object", o, "child", child); err != nil {
+		return err
+	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	err := cObjectSetUntracked(o.handle(), cname, handleOf(child))
@@ -153,6 +166,9 @@ func (o *Object) SetUntracked(name string, child Tracked) error {
 // Get returns a new handle to the child at name, tracked or untracked; a list names its elements
 // "0", "1", ... The error is NOT_FOUND when there is no such child.
 func (o *Object) Get(name string) (*Object, error) {
+	if err := checkOpen("Object.Get", "object", o); err != nil {
+		return nil, err
+	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var out *C.cairn_object
@@ -164,6 +180,9 @@ func (o *Object) Get(name string) (*Object, error) {
 // Delete removes the edge name (tracked or untracked). Deleting list element i moves the later
 // elements down one index.
 func (o *Object) Delete(name string) error {
+	if err := checkOpen("Object.Delete", "object", o); err != nil {
+		return err
+	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	err := cObjectDelete(o.handle(), cname)
@@ -173,7 +192,7 @@ func (o *Object) Delete(name string) error {
 
 // AsModule is o as a Module, sharing o's handle; an error unless o is a module.
 func (o *Object) AsModule() (*Module, error) {
-	if err := o.expectKind("AsModule", ObjectKindModule); err != nil {
+	if err := o.expectKind("Object.AsModule", ObjectKindModule); err != nil {
 		return nil, err
 	}
 	return &Module{o}, nil
@@ -181,7 +200,7 @@ func (o *Object) AsModule() (*Module, error) {
 
 // AsVariable is o as a Variable, sharing o's handle; an error unless o is a variable.
 func (o *Object) AsVariable() (*Variable, error) {
-	if err := o.expectKind("AsVariable", ObjectKindVariable); err != nil {
+	if err := o.expectKind("Object.AsVariable", ObjectKindVariable); err != nil {
 		return nil, err
 	}
 	return &Variable{o}, nil
@@ -189,7 +208,7 @@ func (o *Object) AsVariable() (*Variable, error) {
 
 // AsList is o as a List, sharing o's handle; an error unless o is a list.
 func (o *Object) AsList() (*List, error) {
-	if err := o.expectKind("AsList", ObjectKindList); err != nil {
+	if err := o.expectKind("Object.AsList", ObjectKindList); err != nil {
 		return nil, err
 	}
 	return &List{o}, nil
@@ -197,15 +216,15 @@ func (o *Object) AsList() (*List, error) {
 
 // AsDict is o as a Dict, sharing o's handle; an error unless o is a dict.
 func (o *Object) AsDict() (*Dict, error) {
-	if err := o.expectKind("AsDict", ObjectKindDict); err != nil {
+	if err := o.expectKind("Object.AsDict", ObjectKindDict); err != nil {
 		return nil, err
 	}
 	return &Dict{o}, nil
 }
 
 func (o *Object) expectKind(fn string, kind ObjectKind) error {
-	if o.handle() == nil {
-		return newError(CodeInvalidArgument, fn+": the object is nil or closed")
+	if err := checkOpen(fn, "object", o); err != nil {
+		return err
 	}
 	if have := o.Kind(); have != kind {
 		return newError(CodeInvalidArgument, fmt.Sprintf("%s: the object is a %v, not a %v", fn, have, kind))
@@ -326,6 +345,9 @@ func WithParentScope(parent *Module) ModuleOption {
 
 // NewModule creates a module. name must be non-empty without '/' or ':'; "" means "module".
 func NewModule(ctx *Context, name string, options ...ModuleOption) (*Module, error) {
+	if err := checkOpen("NewModule", "context", ctx); err != nil {
+		return nil, err
+	}
 	var cfg moduleConfig
 	for _, set := range options {
 		set(&cfg)
@@ -338,6 +360,9 @@ func NewModule(ctx *Context, name string, options ...ModuleOption) (*Module, err
 	var out *C.cairn_object
 	var err error
 	if cfg.parent != nil {
+		if err := checkOpen("NewModule", "parent scope", cfg.parent); err != nil {
+			return nil, err
+		}
 		err = cModuleCreateInScope(ctx.handle(), cname, handleOf(cfg.parent), &out)
 	} else {
 		err = cModuleCreate(ctx.handle(), cname, &out)
@@ -407,13 +432,18 @@ func WithScope(scope *Module) VariableOption {
 // NewVariable creates a variable holding initial (shared, not copied: tensors are immutable); its
 // dtype, shape and device are the variable's for life. Any dtype but String.
 func NewVariable(ctx *Context, initial *Tensor, options ...VariableOption) (*Variable, error) {
+	if err := checkOpen("NewVariable", "context", ctx, "initial value", initial); err != nil {
+		return nil, err
+	}
 	var cfg variableConfig
 	for _, set := range options {
 		set(&cfg)
 	}
 	opts := (*C.cairn_variable_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_variable_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cVariableOptionsInit()
+	if err := cVariableOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
 	if cfg.name != nil {
 		name := C.CString(*cfg.name)
 		defer C.free(unsafe.Pointer(name))
@@ -423,6 +453,9 @@ func NewVariable(ctx *Context, initial *Tensor, options ...VariableOption) (*Var
 		opts.trainable = 0
 	}
 	if cfg.scope != nil {
+		if err := checkOpen("NewVariable", "scope", cfg.scope); err != nil {
+			return nil, err
+		}
 		opts.scope = handleOf(cfg.scope)
 	}
 	var out *C.cairn_object
@@ -438,6 +471,9 @@ func NewVariable(ctx *Context, initial *Tensor, options ...VariableOption) (*Var
 
 // Read returns a snapshot of the variable's value (no copy); close it when done.
 func (v *Variable) Read() (*Tensor, error) {
+	if err := checkOpen("Variable.Read", "variable", v); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_tensor
 	err := cVariableRead(handleOf(v), &out)
 	runtime.KeepAlive(v)
@@ -460,20 +496,23 @@ func ReadValue[E Element](v *Variable) ([]E, error) {
 // Assign replaces the value with value, which must have the variable's dtype and shape (a value
 // on another device is copied). On error the value is unchanged.
 func (v *Variable) Assign(value *Tensor) error {
-	return v.update(cVariableAssign, value)
+	return v.update("Variable.Assign", cVariableAssign, value)
 }
 
 // AssignAdd adds delta (the variable's dtype and shape; no broadcasting), atomically.
 func (v *Variable) AssignAdd(delta *Tensor) error {
-	return v.update(cVariableAssignAdd, delta)
+	return v.update("Variable.AssignAdd", cVariableAssignAdd, delta)
 }
 
 // AssignSub subtracts delta (the variable's dtype and shape; no broadcasting), atomically.
 func (v *Variable) AssignSub(delta *Tensor) error {
-	return v.update(cVariableAssignSub, delta)
+	return v.update("Variable.AssignSub", cVariableAssignSub, delta)
 }
 
-func (v *Variable) update(op func(*C.cairn_object, *C.cairn_tensor) error, t *Tensor) error {
+func (v *Variable) update(fn string, op func(*C.cairn_object, *C.cairn_tensor) error, t *Tensor) error {
+	if err := checkOpen(fn, "variable", v, "value", t); err != nil {
+		return err
+	}
 	err := op(handleOf(v), t.handle())
 	runtime.KeepAlive(v)
 	runtime.KeepAlive(t)
@@ -527,6 +566,9 @@ func (l *List) object() *Object {
 
 // NewList creates an empty list.
 func NewList(ctx *Context) (*List, error) {
+	if err := checkOpen("NewList", "context", ctx); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_object
 	err := cListCreate(ctx.handle(), &out)
 	runtime.KeepAlive(ctx)
@@ -539,6 +581,9 @@ func NewList(ctx *Context) (*List, error) {
 // Append adds item as the last element. A checkpoint value waiting for that element is restored
 // into item before Append returns (its error is Append's; the item stays appended).
 func (l *List) Append(item Tracked) error {
+	if err := checkOpen("List.Append", "list", l, "item", item); err != nil {
+		return err
+	}
 	err := cListAppend(handleOf(l), handleOf(item))
 	runtime.KeepAlive(l)
 	runtime.KeepAlive(item)
@@ -554,6 +599,9 @@ func (l *List) Len() int {
 
 // At returns a new handle to element i; OUT_OF_RANGE for i >= Len().
 func (l *List) At(i int) (*Object, error) {
+	if err := checkOpen("List.At", "list", l); err != nil {
+		return nil, err
+	}
 	if i < 0 {
 		return nil, newError(CodeOutOfRange, fmt.Sprintf("List.At: index %d is negative", i))
 	}
@@ -566,6 +614,9 @@ func (l *List) At(i int) (*Object, error) {
 // Replace puts item at index i (< Len()). TensorFlow refuses to checkpoint a list whose elements
 // were replaced or deleted.
 func (l *List) Replace(i int, item Tracked) error {
+	if err := checkOpen("List.Replace", "list", l, "item", item); err != nil {
+		return err
+	}
 	if i < 0 {
 		return newError(CodeOutOfRange, fmt.Sprintf("List.Replace: index %d is negative", i))
 	}
@@ -590,6 +641,9 @@ func (d *Dict) object() *Object {
 
 // NewDict creates an empty dict.
 func NewDict(ctx *Context) (*Dict, error) {
+	if err := checkOpen("NewDict", "context", ctx); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_object
 	err := cDictCreate(ctx.handle(), &out)
 	runtime.KeepAlive(ctx)

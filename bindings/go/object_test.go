@@ -110,7 +110,8 @@ func TestVariables(t *testing.T) {
 		t.Errorf("closed variable: %q %v %v", v.Name(), v.DType(), v.Kind())
 	}
 	_, err = v.Read()
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "cairn_variable_read")
+	wantError(t, err, "FAILED_PRECONDITION: Variable.Read: variable is closed")
+	wantError(t, v.Assign(nil), "FAILED_PRECONDITION: Variable.Assign: variable is closed")
 }
 
 func TestModulesAndScopes(t *testing.T) {
@@ -221,7 +222,8 @@ func TestObjectEdges(t *testing.T) {
 	err = root.Set("a/b", v)
 	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "cairn_object_set")
 	err = root.Set("nil", (*cairn.Variable)(nil))
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "cairn_object_set")
+	wantError(t, err, "INVALID_ARGUMENT: Object.Set: child is nil")
+	wantError(t, root.Set("nil", nil), "INVALID_ARGUMENT: Object.Set: child is nil")
 	ok(t, root.Delete("b"))
 	err = root.Delete("b")
 	wantCode(t, err, cairn.CodeNotFound, cairn.ErrNotFound, "b")

@@ -27,13 +27,25 @@ type Attr struct {
 	floats []float64
 }
 
-func IntAttr(name string, v int64) Attr        { return Attr{name: name, kind: AttrInt, i: v} }
-func FloatAttr(name string, v float64) Attr    { return Attr{name: name, kind: AttrFloat, f: v} }
-func IntsAttr(name string, v []int64) Attr     { return Attr{name: name, kind: AttrInts, ints: v} }
-func StringAttr(name string, v string) Attr    { return Attr{name: name, kind: AttrString, s: v} }
-func DTypeAttr(name string, v DType) Attr      { return Attr{name: name, kind: AttrDType, dtype: v} }
+// IntAttr is an INT attribute.
+func IntAttr(name string, v int64) Attr { return Attr{name: name, kind: AttrInt, i: v} }
+
+// FloatAttr is a FLOAT attribute.
+func FloatAttr(name string, v float64) Attr { return Attr{name: name, kind: AttrFloat, f: v} }
+
+// IntsAttr is an INTS attribute (a list of integers).
+func IntsAttr(name string, v []int64) Attr { return Attr{name: name, kind: AttrInts, ints: v} }
+
+// StringAttr is a STRING attribute.
+func StringAttr(name string, v string) Attr { return Attr{name: name, kind: AttrString, s: v} }
+
+// DTypeAttr is a DTYPE attribute.
+func DTypeAttr(name string, v DType) Attr { return Attr{name: name, kind: AttrDType, dtype: v} }
+
+// FloatsAttr is a FLOATS attribute (a list of floats).
 func FloatsAttr(name string, v []float64) Attr { return Attr{name: name, kind: AttrFloats, floats: v} }
 
+// BoolAttr is a BOOL attribute.
 func BoolAttr(name string, v bool) Attr {
 	a := Attr{name: name, kind: AttrBool}
 	if v {
@@ -61,6 +73,13 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 	if numOutputs < InferOutputs {
 		return nil, newError(CodeInvalidArgument, fmt.Sprintf("RunOp: %s: numOutputs is %d", op, numOutputs))
 	}
+	cctx, err := ctx.use(op)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEach(op, "input", inputs); err != nil {
+		return nil, err
+	}
 	name, ok := registeredOpNames()[op]
 	if !ok { // let the library report the unknown name
 		name = C.CString(op)
@@ -72,7 +91,6 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 		defer C.free(unsafe.Pointer(cattrs))
 	}
 	if numOutputs == InferOutputs {
-		var err error
 		if numOutputs, err = countOutputs(name, cattrs, len(attrs)); err != nil {
 			return nil, err
 		}
@@ -82,7 +100,7 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 	for i, t := range inputs {
 		in[i] = t.handle()
 	}
-	err := cOpRun(ctx.handle(), name, unsafe.SliceData(in), C.size_t(len(in)), cattrs, C.size_t(len(attrs)),
+	err = cOpRun(cctx, name, unsafe.SliceData(in), C.size_t(len(in)), cattrs, C.size_t(len(attrs)),
 		unsafe.SliceData(out), C.size_t(numOutputs))
 	runtime.KeepAlive(ctx)
 	runtime.KeepAlive(inputs)

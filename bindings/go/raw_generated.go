@@ -5,78 +5,6 @@ package cairn
 /*
 #include <stdlib.h>
 #include "cairn/cairn.h"
-
-// The defaults of cairn_context_options, from CAIRN_CONTEXT_OPTIONS_INIT.
-static cairn_context_options cairn_go_context_options_init(void) {
-  cairn_context_options o = CAIRN_CONTEXT_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_variable_options, from CAIRN_VARIABLE_OPTIONS_INIT.
-static cairn_variable_options cairn_go_variable_options_init(void) {
-  cairn_variable_options o = CAIRN_VARIABLE_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_checkpoint_options, from CAIRN_CHECKPOINT_OPTIONS_INIT.
-static cairn_checkpoint_options cairn_go_checkpoint_options_init(void) {
-  cairn_checkpoint_options o = CAIRN_CHECKPOINT_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_checkpoint_manager_options, from CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT.
-static cairn_checkpoint_manager_options cairn_go_checkpoint_manager_options_init(void) {
-  cairn_checkpoint_manager_options o = CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_tape_options, from CAIRN_TAPE_OPTIONS_INIT.
-static cairn_tape_options cairn_go_tape_options_init(void) {
-  cairn_tape_options o = CAIRN_TAPE_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_optimizer_options, from CAIRN_OPTIMIZER_OPTIONS_INIT.
-static cairn_optimizer_options cairn_go_optimizer_options_init(void) {
-  cairn_optimizer_options o = CAIRN_OPTIMIZER_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_dense_options, from CAIRN_DENSE_OPTIONS_INIT.
-static cairn_dense_options cairn_go_dense_options_init(void) {
-  cairn_dense_options o = CAIRN_DENSE_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_conv2d_options, from CAIRN_CONV2D_OPTIONS_INIT.
-static cairn_conv2d_options cairn_go_conv2d_options_init(void) {
-  cairn_conv2d_options o = CAIRN_CONV2D_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_pool2d_options, from CAIRN_POOL2D_OPTIONS_INIT.
-static cairn_pool2d_options cairn_go_pool2d_options_init(void) {
-  cairn_pool2d_options o = CAIRN_POOL2D_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_norm_options, from CAIRN_NORM_OPTIONS_INIT.
-static cairn_norm_options cairn_go_norm_options_init(void) {
-  cairn_norm_options o = CAIRN_NORM_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_function_options, from CAIRN_FUNCTION_OPTIONS_INIT.
-static cairn_function_options cairn_go_function_options_init(void) {
-  cairn_function_options o = CAIRN_FUNCTION_OPTIONS_INIT;
-  return o;
-}
-
-// The defaults of cairn_vulkan_options, from CAIRN_VULKAN_OPTIONS_INIT.
-static cairn_vulkan_options cairn_go_vulkan_options_init(void) {
-  cairn_vulkan_options o = CAIRN_VULKAN_OPTIONS_INIT;
-  return o;
-}
 */
 import "C"
 
@@ -90,7 +18,7 @@ const HeaderABIVersion uint32 = 1
 
 // Code is cairn_code.
 //
-// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes).
+// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes). Since 1.0.
 type Code int32
 
 // Code values (cairn_code).
@@ -159,7 +87,7 @@ var (
 
 // DType is cairn_dtype.
 //
-// Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte.
+// Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte. Since 1.0.
 type DType int32
 
 // DType values (cairn_dtype).
@@ -181,7 +109,7 @@ const (
 
 // LogLevel is cairn_log_level.
 //
-// Severity of a log message; a context delivers those at or above its log_level.
+// Severity of a log message; a context delivers those at or above its log_level. Since 1.0.
 type LogLevel int32
 
 // LogLevel values (cairn_log_level).
@@ -205,6 +133,8 @@ func (v LogLevel) String() string {
 }
 
 // AttrKind is cairn_attr_kind.
+//
+// The kind of an op attribute: which field of cairn_attr holds its value. Since 1.0.
 type AttrKind int32
 
 // AttrKind values (cairn_attr_kind).
@@ -235,7 +165,7 @@ func (v AttrKind) String() string {
 
 // ObjectKind is cairn_object_kind.
 //
-// The kinds of objects.
+// The kinds of objects. Since 1.0.
 type ObjectKind int32
 
 // ObjectKind values (cairn_object_kind).
@@ -268,7 +198,7 @@ func (v ObjectKind) String() string {
 
 // Unconnected is cairn_unconnected.
 //
-// How a gradient call answers for a source the target does not depend on.
+// How a gradient call answers for a source the target does not depend on. Since 1.0.
 type Unconnected int32
 
 // Unconnected values (cairn_unconnected).
@@ -288,6 +218,8 @@ func (v Unconnected) String() string {
 }
 
 // OptimizerKind is cairn_optimizer_kind.
+//
+// The update rule of an optimizer. Since 1.0.
 type OptimizerKind int32
 
 // OptimizerKind values (cairn_optimizer_kind).
@@ -311,6 +243,8 @@ func (v OptimizerKind) String() string {
 }
 
 // LossKind is cairn_loss_kind.
+//
+// The losses of cairn_loss. Since 1.0.
 type LossKind int32
 
 // LossKind values (cairn_loss_kind).
@@ -334,6 +268,8 @@ func (v LossKind) String() string {
 }
 
 // MetricKind is cairn_metric_kind.
+//
+// The metrics of cairn_metric_create. Since 1.0.
 type MetricKind int32
 
 // MetricKind values (cairn_metric_kind).
@@ -354,7 +290,7 @@ func (v MetricKind) String() string {
 
 // VulkanDeviceType is cairn_vulkan_device_type.
 //
-// Physical device types; values are VkPhysicalDeviceType's.
+// Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
 type VulkanDeviceType int32
 
 // VulkanDeviceType values (cairn_vulkan_device_type).
@@ -389,21 +325,21 @@ func enumName[E ~int32](v E, names map[E]string, typeName string) string {
 // cABIVersion calls cairn_abi_version.
 //
 // METHOD. The ABI version of the loaded library; equals CAIRN_ABI_VERSION for a matching header.
-// Bindings compare the two at load time and refuse a mismatch.
+// Bindings compare the two at load time and refuse a mismatch. Since 1.0.
 func cABIVersion() C.uint32_t {
 	return C.cairn_abi_version()
 }
 
 // cVersion calls cairn_version.
 //
-// METHOD. The library's semantic version, e.g. "0.1.0". Static storage; never freed.
+// METHOD. The library's semantic version, e.g. "1.0.0". Static storage; never freed. Since 1.0.
 func cVersion() *C.char {
 	return C.cairn_version()
 }
 
 // cStatusCode calls cairn_status_code.
 //
-// METHOD. The status's code; CAIRN_OK for NULL.
+// METHOD. The status's code; CAIRN_OK for NULL. Since 1.0.
 func cStatusCode(s *C.cairn_status) C.cairn_code {
 	return C.cairn_status_code(s)
 }
@@ -411,14 +347,16 @@ func cStatusCode(s *C.cairn_status) C.cairn_code {
 // cStatusMessage calls cairn_status_message.
 //
 // METHOD. The status's message, e.g. "Add: incompatible shapes [2,3] and [4]". Borrowed from `s`
-// and valid until it is freed; "" for NULL.
+// and valid until it is freed; "" for NULL. Since 1.0.
 func cStatusMessage(s *C.cairn_status) *C.char {
 	return C.cairn_status_message(s)
 }
 
 // cStatusFree calls cairn_status_free.
 //
-// DESTRUCTOR. Frees a status. NULL is fine.
+// DESTRUCTOR. Frees a status. NULL is fine. When memory runs out while the library reports an
+// error, any function may return one static RESOURCE_EXHAUSTED status ("out of memory"); it is
+// freed like any other (cairn_status_free ignores it), so callers need no special case. Since 1.0.
 func cStatusFree(s *C.cairn_status) {
 	C.cairn_status_free(s)
 }
@@ -427,8 +365,7 @@ func cStatusFree(s *C.cairn_status) {
 //
 // CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
 // report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
-// becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only; if memory runs out, a static
-// RESOURCE_EXHAUSTED status that cairn_status_free ignores.
+// becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only. Since 1.0.
 func cStatusCreate(code C.cairn_code, message *C.char) error {
 	return takeStatus(C.cairn_status_create(code, message))
 }
@@ -436,21 +373,21 @@ func cStatusCreate(code C.cairn_code, message *C.char) error {
 // cFree calls cairn_free.
 //
 // METHOD. Frees a string or array the library allocated and handed over (documented per function).
-// NULL is fine.
+// NULL is fine. Since 1.0.
 func cFree(p unsafe.Pointer) {
 	C.cairn_free(p)
 }
 
 // cDTypeSize calls cairn_dtype_size.
 //
-// METHOD. Bytes per element; 0 for CAIRN_STRING and unknown values.
+// METHOD. Bytes per element; 0 for CAIRN_STRING and unknown values. Since 1.0.
 func cDTypeSize(dtype C.cairn_dtype) C.size_t {
 	return C.cairn_dtype_size(dtype)
 }
 
 // cDTypeName calls cairn_dtype_name.
 //
-// METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage.
+// METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage. Since 1.0.
 func cDTypeName(dtype C.cairn_dtype) *C.char {
 	return C.cairn_dtype_name(dtype)
 }
@@ -461,21 +398,21 @@ func cDTypeName(dtype C.cairn_dtype) *C.char {
 // log_release nor the allocator's release is called: the caller still owns their user_data.
 // @param out  receives the new context; free it with cairn_context_free().
 // Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
-// device name, UNAVAILABLE when the device's backend or driver is missing.
+// device name, UNAVAILABLE when the device's backend or driver is missing. Since 1.0.
 func cContextCreate(opts *C.cairn_context_options, out **C.cairn_context) error {
 	return takeStatus(C.cairn_context_create(opts, out))
 }
 
 // cContextFree calls cairn_context_free.
 //
-// DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine.
+// DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine. Since 1.0.
 func cContextFree(ctx *C.cairn_context) {
 	C.cairn_context_free(ctx)
 }
 
 // cContextDevice calls cairn_context_device.
 //
-// METHOD. The name of the context's default device, e.g. "cpu". Borrowed from `ctx`.
+// METHOD. The name of the context's default device, e.g. "cpu". Borrowed from `ctx`. Since 1.0.
 func cContextDevice(ctx *C.cairn_context) *C.char {
 	return C.cairn_context_device(ctx)
 }
@@ -489,42 +426,42 @@ func cContextDevice(ctx *C.cairn_context) *C.char {
 // @param out    receives the new tensor; free it with cairn_tensor_free().
 // Errors: INVALID_ARGUMENT for a bad dtype, rank, dimension or nbytes (the message gives both
 // sizes). CAIRN_STRING tensors cannot be created this way. For CAIRN_BOOL, one byte per element;
-// any nonzero byte is stored as 1, so reads return only 0 and 1.
+// any nonzero byte is stored as 1, so reads return only 0 and 1. Since 1.0.
 func cTensorCreate(ctx *C.cairn_context, dtype C.cairn_dtype, shape *C.int64_t, rank C.size_t, data unsafe.Pointer, nbytes C.size_t, out **C.cairn_tensor) error {
 	return takeStatus(C.cairn_tensor_create(ctx, dtype, shape, rank, data, nbytes, out))
 }
 
 // cTensorDType calls cairn_tensor_dtype.
 //
-// METHOD. The tensor's dtype; CAIRN_INVALID_DTYPE for NULL.
+// METHOD. The tensor's dtype; CAIRN_INVALID_DTYPE for NULL. Since 1.0.
 func cTensorDType(t *C.cairn_tensor) C.cairn_dtype {
 	return C.cairn_tensor_dtype(t)
 }
 
 // cTensorRank calls cairn_tensor_rank.
 //
-// METHOD. The tensor's rank; 0 for NULL.
+// METHOD. The tensor's rank; 0 for NULL. Since 1.0.
 func cTensorRank(t *C.cairn_tensor) C.size_t {
 	return C.cairn_tensor_rank(t)
 }
 
 // cTensorDim calls cairn_tensor_dim.
 //
-// METHOD. The size of dimension `axis`; -1 for NULL or an axis >= rank.
+// METHOD. The size of dimension `axis`; -1 for NULL or an axis >= rank. Since 1.0.
 func cTensorDim(t *C.cairn_tensor, axis C.size_t) C.int64_t {
 	return C.cairn_tensor_dim(t, axis)
 }
 
 // cTensorNumElements calls cairn_tensor_num_elements.
 //
-// METHOD. The number of elements (1 for a scalar); 0 for NULL.
+// METHOD. The number of elements (1 for a scalar); 0 for NULL. Since 1.0.
 func cTensorNumElements(t *C.cairn_tensor) C.int64_t {
 	return C.cairn_tensor_num_elements(t)
 }
 
 // cTensorNbytes calls cairn_tensor_nbytes.
 //
-// METHOD. The size of the tensor's data in bytes; 0 for NULL.
+// METHOD. The size of the tensor's data in bytes; 0 for NULL. Since 1.0.
 func cTensorNbytes(t *C.cairn_tensor) C.size_t {
 	return C.cairn_tensor_nbytes(t)
 }
@@ -532,7 +469,7 @@ func cTensorNbytes(t *C.cairn_tensor) C.size_t {
 // cTensorDevice calls cairn_tensor_device.
 //
 // METHOD. The name of the device holding the tensor, e.g. "cpu". Borrowed: lives as long as the
-// tensor. NULL for NULL.
+// tensor. NULL for NULL. Since 1.0.
 func cTensorDevice(t *C.cairn_tensor) *C.char {
 	return C.cairn_tensor_device(t)
 }
@@ -542,7 +479,7 @@ func cTensorDevice(t *C.cairn_tensor) *C.char {
 // METHOD. Copies the tensor's data to host memory, waiting for the device when needed.
 // @param dst     `nbytes` writable bytes.
 // @param nbytes  must equal cairn_tensor_nbytes(t).
-// Errors: INVALID_ARGUMENT for NULL arguments or a size mismatch.
+// Errors: INVALID_ARGUMENT for NULL arguments or a size mismatch. Since 1.0.
 func cTensorRead(t *C.cairn_tensor, dst unsafe.Pointer, nbytes C.size_t) error {
 	return takeStatus(C.cairn_tensor_read(t, dst, nbytes))
 }
@@ -552,7 +489,7 @@ func cTensorRead(t *C.cairn_tensor, dst unsafe.Pointer, nbytes C.size_t) error {
 // CONSTRUCTOR. A tensor with the same value on `device` ("cpu", "vulkan", "vulkan:N").
 // Copying to the device the tensor is already on shares its buffer (tensors are immutable).
 // @param out  receives the new tensor; free it with cairn_tensor_free().
-// Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing.
+// Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing. Since 1.0.
 func cTensorCopyToDevice(ctx *C.cairn_context, t *C.cairn_tensor, device *C.char, out **C.cairn_tensor) error {
 	return takeStatus(C.cairn_tensor_copy_to_device(ctx, t, device, out))
 }
@@ -560,14 +497,14 @@ func cTensorCopyToDevice(ctx *C.cairn_context, t *C.cairn_tensor, device *C.char
 // cTensorShare calls cairn_tensor_share.
 //
 // CONSTRUCTOR. A second handle to the same immutable value (no copy, no context needed).
-// @param out  receives the new handle; free it with cairn_tensor_free().
+// @param out  receives the new handle; free it with cairn_tensor_free(). Since 1.0.
 func cTensorShare(t *C.cairn_tensor, out **C.cairn_tensor) error {
 	return takeStatus(C.cairn_tensor_share(t, out))
 }
 
 // cTensorFree calls cairn_tensor_free.
 //
-// DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine.
+// DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine. Since 1.0.
 func cTensorFree(t *C.cairn_tensor) {
 	C.cairn_tensor_free(t)
 }
@@ -583,9 +520,89 @@ func cTensorFree(t *C.cairn_tensor) {
 // frees. On error nothing is written.
 // Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a wrong input or output count, a wrong
 // dtype, incompatible shapes, an unknown, missing or mistyped attribute, an out-of-range axis;
-// UNIMPLEMENTED when the device has no kernel for the dtype.
+// UNIMPLEMENTED when the device has no kernel for the dtype. Since 1.0.
 func cOpRun(ctx *C.cairn_context, op *C.char, inputs **C.cairn_tensor, nInputs C.size_t, attrs *C.cairn_attr, nAttrs C.size_t, outputs **C.cairn_tensor, nOutputs C.size_t) error {
 	return takeStatus(C.cairn_op_run(ctx, op, inputs, nInputs, attrs, nAttrs, outputs, nOutputs))
+}
+
+// cOpAttrsCreate calls cairn_op_attrs_create.
+//
+// CONSTRUCTOR. An empty attribute set.
+// @param out  receives it; free with cairn_op_attrs_free(). Since 1.0.
+func cOpAttrsCreate(out **C.cairn_op_attrs) error {
+	return takeStatus(C.cairn_op_attrs_create(out))
+}
+
+// cOpAttrsSetInt calls cairn_op_attrs_set_int.
+//
+// METHOD. Sets attribute `name` (borrowed for the call; copied) to an INT value.
+// Errors (all setters): INVALID_ARGUMENT for NULL attrs or name, or a NULL array with n > 0. Since 1.0.
+func cOpAttrsSetInt(attrs *C.cairn_op_attrs, name *C.char, value C.int64_t) error {
+	return takeStatus(C.cairn_op_attrs_set_int(attrs, name, value))
+}
+
+// cOpAttrsSetFloat calls cairn_op_attrs_set_float.
+//
+// METHOD. Sets a FLOAT attribute. Since 1.0.
+func cOpAttrsSetFloat(attrs *C.cairn_op_attrs, name *C.char, value C.double) error {
+	return takeStatus(C.cairn_op_attrs_set_float(attrs, name, value))
+}
+
+// cOpAttrsSetBool calls cairn_op_attrs_set_bool.
+//
+// METHOD. Sets a BOOL attribute; INVALID_ARGUMENT unless value is CAIRN_FALSE or CAIRN_TRUE. Since 1.0.
+func cOpAttrsSetBool(attrs *C.cairn_op_attrs, name *C.char, value C.int32_t) error {
+	return takeStatus(C.cairn_op_attrs_set_bool(attrs, name, value))
+}
+
+// cOpAttrsSetInts calls cairn_op_attrs_set_ints.
+//
+// METHOD. Sets an INTS attribute from `n` values (copied). Since 1.0.
+func cOpAttrsSetInts(attrs *C.cairn_op_attrs, name *C.char, values *C.int64_t, n C.size_t) error {
+	return takeStatus(C.cairn_op_attrs_set_ints(attrs, name, values, n))
+}
+
+// cOpAttrsSetFloats calls cairn_op_attrs_set_floats.
+//
+// METHOD. Sets a FLOATS attribute from `n` values (copied). Since 1.0.
+func cOpAttrsSetFloats(attrs *C.cairn_op_attrs, name *C.char, values *C.double, n C.size_t) error {
+	return takeStatus(C.cairn_op_attrs_set_floats(attrs, name, values, n))
+}
+
+// cOpAttrsSetString calls cairn_op_attrs_set_string.
+//
+// METHOD. Sets a STRING attribute (NUL-terminated, copied); INVALID_ARGUMENT for NULL value. Since 1.0.
+func cOpAttrsSetString(attrs *C.cairn_op_attrs, name *C.char, value *C.char) error {
+	return takeStatus(C.cairn_op_attrs_set_string(attrs, name, value))
+}
+
+// cOpAttrsSetDType calls cairn_op_attrs_set_dtype.
+//
+// METHOD. Sets a DTYPE attribute. Since 1.0.
+func cOpAttrsSetDType(attrs *C.cairn_op_attrs, name *C.char, value C.cairn_dtype) error {
+	return takeStatus(C.cairn_op_attrs_set_dtype(attrs, name, value))
+}
+
+// cOpAttrsSize calls cairn_op_attrs_size.
+//
+// METHOD. The number of attributes set; 0 for NULL. Since 1.0.
+func cOpAttrsSize(attrs *C.cairn_op_attrs) C.size_t {
+	return C.cairn_op_attrs_size(attrs)
+}
+
+// cOpAttrsFree calls cairn_op_attrs_free.
+//
+// DESTRUCTOR. Frees an attribute set. NULL is fine. Since 1.0.
+func cOpAttrsFree(attrs *C.cairn_op_attrs) {
+	C.cairn_op_attrs_free(attrs)
+}
+
+// cOpRunAttrs calls cairn_op_run_attrs.
+//
+// METHOD. cairn_op_run with the attributes of `attrs` (NULL: none). Otherwise identical: same
+// errors, same outputs. Since 1.0.
+func cOpRunAttrs(ctx *C.cairn_context, op *C.char, inputs **C.cairn_tensor, nInputs C.size_t, attrs *C.cairn_op_attrs, outputs **C.cairn_tensor, nOutputs C.size_t) error {
+	return takeStatus(C.cairn_op_run_attrs(ctx, op, inputs, nInputs, attrs, outputs, nOutputs))
 }
 
 // cOpNumOutputs calls cairn_op_num_outputs.
@@ -594,21 +611,21 @@ func cOpRun(ctx *C.cairn_context, op *C.char, inputs **C.cairn_tensor, nInputs C
 // with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
 // @param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
 // @param out    receives the count.
-// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count.
+// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count. Since 1.0.
 func cOpNumOutputs(op *C.char, attrs *C.cairn_attr, nAttrs C.size_t, out *C.size_t) error {
 	return takeStatus(C.cairn_op_num_outputs(op, attrs, nAttrs, out))
 }
 
 // cOpCount calls cairn_op_count.
 //
-// METHOD. How many ops are registered.
+// METHOD. How many ops are registered. Since 1.0.
 func cOpCount() C.size_t {
 	return C.cairn_op_count()
 }
 
 // cOpName calls cairn_op_name.
 //
-// METHOD. The name of op `i` in name order; NULL when i >= cairn_op_count(). Static storage.
+// METHOD. The name of op `i` in name order; NULL when i >= cairn_op_count(). Static storage. Since 1.0.
 func cOpName(i C.size_t) *C.char {
 	return C.cairn_op_name(i)
 }
@@ -620,7 +637,7 @@ func cOpName(i C.size_t) *C.char {
 // "kind" ("INT", "FLOAT", "BOOL", "INTS", "STRING", "DTYPE", "FLOATS"), "default"?, "inferred"?,
 // "allowed_dtypes"?, "allowed_values"?}]}, sorted by name. An attribute without "default" is
 // required; an "inferred" DTYPE attribute is taken from the inputs.
-// @param out  receives a NUL-terminated string; free it with cairn_free().
+// @param out  receives a NUL-terminated string; free it with cairn_free(). Since 1.0.
 func cOpRegistryJSON(out **C.char) error {
 	return takeStatus(C.cairn_op_registry_json(out))
 }
@@ -630,7 +647,7 @@ func cOpRegistryJSON(out **C.char) error {
 // CONSTRUCTOR. A new trackable: an object whose attributes (set with cairn_object_set) are
 // tracked edges, kept in the order they were first set.
 // @param ctx  borrowed; the object keeps the context alive.
-// @param out  receives the new object; free it with cairn_object_free().
+// @param out  receives the new object; free it with cairn_object_free(). Since 1.0.
 func cTrackableCreate(ctx *C.cairn_context, out **C.cairn_object) error {
 	return takeStatus(C.cairn_trackable_create(ctx, out))
 }
@@ -641,7 +658,7 @@ func cTrackableCreate(ctx *C.cairn_context, out **C.cairn_object) error {
 // module as their scope are named "<name>/<variable name>:0".
 // @param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
 // @param out   receives the new module; free it with cairn_object_free().
-// Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name.
+// Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name. Since 1.0.
 func cModuleCreate(ctx *C.cairn_context, name *C.char, out **C.cairn_object) error {
 	return takeStatus(C.cairn_module_create(ctx, name, out))
 }
@@ -652,7 +669,7 @@ func cModuleCreate(ctx *C.cairn_context, name *C.char, out **C.cairn_object) err
 // created in the scope of module "m1" has scope "m1/m2", and its variables are named
 // "m1/m2/<name>:0". The two modules are not linked by an edge.
 // @param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
-// Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module.
+// Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module. Since 1.0.
 func cModuleCreateInScope(ctx *C.cairn_context, name *C.char, parentScope *C.cairn_object, out **C.cairn_object) error {
 	return takeStatus(C.cairn_module_create_in_scope(ctx, name, parentScope, out))
 }
@@ -660,7 +677,7 @@ func cModuleCreateInScope(ctx *C.cairn_context, name *C.char, parentScope *C.cai
 // cModuleName calls cairn_module_name.
 //
 // METHOD. The module's name, e.g. "m2". Borrowed from the object: valid while any handle to it
-// lives. NULL for NULL or an object that is not a module.
+// lives. NULL for NULL or an object that is not a module. Since 1.0.
 func cModuleName(module *C.cairn_object) *C.char {
 	return C.cairn_module_name(module)
 }
@@ -668,7 +685,7 @@ func cModuleName(module *C.cairn_object) *C.char {
 // cModuleScope calls cairn_module_scope.
 //
 // METHOD. The module's name scope, e.g. "m1/m2" (its name for a module created without a parent
-// scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module.
+// scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module. Since 1.0.
 func cModuleScope(module *C.cairn_object) *C.char {
 	return C.cairn_module_scope(module)
 }
@@ -681,7 +698,7 @@ func cModuleScope(module *C.cairn_object) *C.char {
 // @param opts     borrowed for the call; NULL means all defaults.
 // @param out      receives the new variable; free it with cairn_object_free().
 // Errors: INVALID_ARGUMENT for NULL ctx, initial or out, a bad struct_size, name or trainable
-// value, a scope that is not a module, or a string tensor.
+// value, a scope that is not a module, or a string tensor. Since 1.0.
 func cVariableCreate(ctx *C.cairn_context, initial *C.cairn_tensor, opts *C.cairn_variable_options, out **C.cairn_object) error {
 	return takeStatus(C.cairn_variable_create(ctx, initial, opts, out))
 }
@@ -690,7 +707,7 @@ func cVariableCreate(ctx *C.cairn_context, initial *C.cairn_tensor, opts *C.cair
 //
 // METHOD. A snapshot of the variable's value; later assignments do not change it.
 // @param out  receives a new tensor; free it with cairn_tensor_free().
-// Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable.
+// Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable. Since 1.0.
 func cVariableRead(var_ *C.cairn_object, out **C.cairn_tensor) error {
 	return takeStatus(C.cairn_variable_read(var_, out))
 }
@@ -702,7 +719,7 @@ func cVariableRead(var_ *C.cairn_object, out **C.cairn_tensor) error {
 // @param value  borrowed for the call.
 // Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
 // shape mismatch, e.g. "cairn_variable_assign: shape [3] does not match variable 'v:0' of shape
-// [2]". On error the value is unchanged.
+// [2]". On error the value is unchanged. Since 1.0.
 func cVariableAssign(var_ *C.cairn_object, value *C.cairn_tensor) error {
 	return takeStatus(C.cairn_variable_assign(var_, value))
 }
@@ -714,14 +731,14 @@ func cVariableAssign(var_ *C.cairn_object, value *C.cairn_tensor) error {
 // writers of the same variable.
 // @param delta  borrowed for the call.
 // Errors: as cairn_variable_assign; the Add op's own errors (e.g. for bool) prefixed with
-// "cairn_variable_assign_add: ".
+// "cairn_variable_assign_add: ". Since 1.0.
 func cVariableAssignAdd(var_ *C.cairn_object, delta *C.cairn_tensor) error {
 	return takeStatus(C.cairn_variable_assign_add(var_, delta))
 }
 
 // cVariableAssignSub calls cairn_variable_assign_sub.
 //
-// METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add.
+// METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add. Since 1.0.
 func cVariableAssignSub(var_ *C.cairn_object, delta *C.cairn_tensor) error {
 	return takeStatus(C.cairn_variable_assign_sub(var_, delta))
 }
@@ -729,7 +746,7 @@ func cVariableAssignSub(var_ *C.cairn_object, delta *C.cairn_tensor) error {
 // cVariableName calls cairn_variable_name.
 //
 // METHOD. The variable's name, e.g. "m1/m_v:0" or "Variable:0". Borrowed from the object: valid
-// while any handle to it lives. NULL for NULL or an object that is not a variable.
+// while any handle to it lives. NULL for NULL or an object that is not a variable. Since 1.0.
 func cVariableName(var_ *C.cairn_object) *C.char {
 	return C.cairn_variable_name(var_)
 }
@@ -737,15 +754,15 @@ func cVariableName(var_ *C.cairn_object) *C.char {
 // cVariableTrainable calls cairn_variable_trainable.
 //
 // METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
-// variable.
-func cVariableTrainable(var_ *C.cairn_object) C.int {
+// variable. Since 1.0.
+func cVariableTrainable(var_ *C.cairn_object) C.int32_t {
 	return C.cairn_variable_trainable(var_)
 }
 
 // cVariableDType calls cairn_variable_dtype.
 //
 // METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
-// (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.)
+// (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.) Since 1.0.
 func cVariableDType(var_ *C.cairn_object) C.cairn_dtype {
 	return C.cairn_variable_dtype(var_)
 }
@@ -753,7 +770,7 @@ func cVariableDType(var_ *C.cairn_object) C.cairn_dtype {
 // cListCreate calls cairn_list_create.
 //
 // CONSTRUCTOR. A new, empty list (ListWrapper). Its elements are tracked edges "0", "1", ...
-// @param out  receives the new list; free it with cairn_object_free().
+// @param out  receives the new list; free it with cairn_object_free(). Since 1.0.
 func cListCreate(ctx *C.cairn_context, out **C.cairn_object) error {
 	return takeStatus(C.cairn_list_create(ctx, out))
 }
@@ -764,14 +781,14 @@ func cListCreate(ctx *C.cairn_context, out **C.cairn_object) error {
 // edge is restored into `item` before this returns.
 // @param item  borrowed; the list takes its own reference.
 // Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
-// pending restore (the item stays appended).
+// pending restore (the item stays appended). Since 1.0.
 func cListAppend(list *C.cairn_object, item *C.cairn_object) error {
 	return takeStatus(C.cairn_list_append(list, item))
 }
 
 // cListSize calls cairn_list_size.
 //
-// METHOD. The number of elements; 0 for NULL or an object that is not a list.
+// METHOD. The number of elements; 0 for NULL or an object that is not a list. Since 1.0.
 func cListSize(list *C.cairn_object) C.size_t {
 	return C.cairn_list_size(list)
 }
@@ -780,7 +797,7 @@ func cListSize(list *C.cairn_object) C.size_t {
 //
 // METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
 // @param out  receives a new handle; free it with cairn_object_free().
-// Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index >= size.
+// Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index >= size. Since 1.0.
 func cListGet(list *C.cairn_object, index C.size_t, out **C.cairn_object) error {
 	return takeStatus(C.cairn_list_get(list, index, out))
 }
@@ -790,7 +807,7 @@ func cListGet(list *C.cairn_object, index C.size_t, out **C.cairn_object) error 
 // METHOD. Replaces element `index` (< size) with `item`. TensorFlow refuses to checkpoint a list
 // whose elements were replaced or deleted (restore-on-create needs append-only lists).
 // @param item  borrowed; the list takes its own reference.
-// Errors: as cairn_list_get; the error of a pending restore (the item stays in place).
+// Errors: as cairn_list_get; the error of a pending restore (the item stays in place). Since 1.0.
 func cListSet(list *C.cairn_object, index C.size_t, item *C.cairn_object) error {
 	return takeStatus(C.cairn_list_set(list, index, item))
 }
@@ -799,7 +816,7 @@ func cListSet(list *C.cairn_object, index C.size_t, item *C.cairn_object) error 
 //
 // CONSTRUCTOR. A new, empty dict (DictWrapper): string keys, kept in insertion order; each entry
 // is a tracked edge named by its key. Set, get and delete entries with cairn_object_set/get/delete.
-// @param out  receives the new dict; free it with cairn_object_free().
+// @param out  receives the new dict; free it with cairn_object_free(). Since 1.0.
 func cDictCreate(ctx *C.cairn_context, out **C.cairn_object) error {
 	return takeStatus(C.cairn_dict_create(ctx, out))
 }
@@ -815,7 +832,7 @@ func cDictCreate(ctx *C.cairn_context, out **C.cairn_object) error {
 // @param child  borrowed; the parent takes its own reference.
 // Errors: INVALID_ARGUMENT for NULL arguments, a bad name, or a variable parent (variables have no
 // edges); NOT_FOUND / OUT_OF_RANGE for a list name that is not an existing index; the error of a
-// pending restore (the edge stays).
+// pending restore (the edge stays). Since 1.0.
 func cObjectSet(parent *C.cairn_object, name *C.char, child *C.cairn_object) error {
 	return takeStatus(C.cairn_object_set(parent, name, child))
 }
@@ -827,7 +844,7 @@ func cObjectSet(parent *C.cairn_object, name *C.char, child *C.cairn_object) err
 // same name is replaced. Only trackables and modules have untracked references.
 // @param name   borrowed for the call; non-empty (may contain '/').
 // @param child  borrowed; the parent takes its own reference.
-// Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent.
+// Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent. Since 1.0.
 func cObjectSetUntracked(parent *C.cairn_object, name *C.char, child *C.cairn_object) error {
 	return takeStatus(C.cairn_object_set_untracked(parent, name, child))
 }
@@ -837,7 +854,7 @@ func cObjectSetUntracked(parent *C.cairn_object, name *C.char, child *C.cairn_ob
 // METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
 // @param out  receives a new handle; free it with cairn_object_free().
 // Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
-// ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index >= size.
+// ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index >= size. Since 1.0.
 func cObjectGet(parent *C.cairn_object, name *C.char, out **C.cairn_object) error {
 	return takeStatus(C.cairn_object_get(parent, name, out))
 }
@@ -846,28 +863,28 @@ func cObjectGet(parent *C.cairn_object, name *C.char, out **C.cairn_object) erro
 //
 // METHOD. Deletes the edge `name` (tracked or untracked) from every later walk and checkpoint.
 // Deleting list element i moves the later elements down one index.
-// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge.
+// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge. Since 1.0.
 func cObjectDelete(parent *C.cairn_object, name *C.char) error {
 	return takeStatus(C.cairn_object_delete(parent, name))
 }
 
 // cObjectKindOf calls cairn_object_kind_of.
 //
-// METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL.
+// METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL. Since 1.0.
 func cObjectKindOf(obj *C.cairn_object) C.cairn_object_kind {
 	return C.cairn_object_kind_of(obj)
 }
 
 // cObjectSame calls cairn_object_same.
 //
-// METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL).
-func cObjectSame(a *C.cairn_object, b *C.cairn_object) C.int {
+// METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL). Since 1.0.
+func cObjectSame(a *C.cairn_object, b *C.cairn_object) C.int32_t {
 	return C.cairn_object_same(a, b)
 }
 
 // cObjectChildCount calls cairn_object_child_count.
 //
-// METHOD. The number of tracked edges of the object (0 for variables and NULL).
+// METHOD. The number of tracked edges of the object (0 for variables and NULL). Since 1.0.
 func cObjectChildCount(obj *C.cairn_object) C.size_t {
 	return C.cairn_object_child_count(obj)
 }
@@ -877,7 +894,7 @@ func cObjectChildCount(obj *C.cairn_object) C.size_t {
 // CONSTRUCTOR. A new handle to the object `obj` refers to (for example to keep an object lent by a
 // cairn_object_array after the array is freed).
 // @param obj  borrowed for the call.
-// @param out  receives the new handle; free it with cairn_object_free().
+// @param out  receives the new handle; free it with cairn_object_free(). Since 1.0.
 func cObjectShare(obj *C.cairn_object, out **C.cairn_object) error {
 	return takeStatus(C.cairn_object_share(obj, out))
 }
@@ -885,7 +902,7 @@ func cObjectShare(obj *C.cairn_object, out **C.cairn_object) error {
 // cObjectFree calls cairn_object_free.
 //
 // DESTRUCTOR. Frees a handle, dropping its reference; the object goes when nothing else refers to
-// it. NULL is fine. Never pass a handle borrowed from a cairn_object_array.
+// it. NULL is fine. Never pass a handle borrowed from a cairn_object_array. Since 1.0.
 func cObjectFree(obj *C.cairn_object) {
 	C.cairn_object_free(obj)
 }
@@ -894,7 +911,7 @@ func cObjectFree(obj *C.cairn_object) {
 //
 // METHOD. The tracked edges of `obj` in order (creation order; index order for lists); each
 // entry's path is the edge name. Variables give an empty array.
-// @param out  receives a new array; free it with cairn_object_array_free().
+// @param out  receives a new array; free it with cairn_object_array_free(). Since 1.0.
 func cObjectChildren(obj *C.cairn_object, out **C.cairn_object_array) error {
 	return takeStatus(C.cairn_object_children(obj, out))
 }
@@ -904,14 +921,14 @@ func cObjectChildren(obj *C.cairn_object, out **C.cairn_object_array) error {
 // METHOD. tf.Module.variables (trainable_only 0) or .trainable_variables (1): own variables sorted
 // by attribute name first, then those of submodules, depth-first; each variable once, with the
 // path it was first found by.
-// @param out  receives a new array; free it with cairn_object_array_free().
-func cObjectVariables(root *C.cairn_object, trainableOnly C.int, out **C.cairn_object_array) error {
+// @param out  receives a new array; free it with cairn_object_array_free(). Since 1.0.
+func cObjectVariables(root *C.cairn_object, trainableOnly C.int32_t, out **C.cairn_object_array) error {
 	return takeStatus(C.cairn_object_variables(root, trainableOnly, out))
 }
 
 // cObjectSubmodules calls cairn_object_submodules.
 //
-// METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once.
+// METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once. Since 1.0.
 func cObjectSubmodules(root *C.cairn_object, out **C.cairn_object_array) error {
 	return takeStatus(C.cairn_object_submodules(root, out))
 }
@@ -920,7 +937,7 @@ func cObjectSubmodules(root *C.cairn_object, out **C.cairn_object_array) error {
 //
 // METHOD. tf.Module._flatten(with_path=True): every (path, object) pair, so an object reachable
 // by several paths appears once per path. A module met again while its own walk is in progress
-// (a cycle) has its direct attributes listed but is not searched again, so this ends.
+// (a cycle) has its direct attributes listed but is not searched again, so this ends. Since 1.0.
 func cObjectFlatten(root *C.cairn_object, out **C.cairn_object_array) error {
 	return takeStatus(C.cairn_object_flatten(root, out))
 }
@@ -929,14 +946,14 @@ func cObjectFlatten(root *C.cairn_object, out **C.cairn_object_array) error {
 //
 // METHOD. Every object reachable from `root` along tracked edges in checkpoint order: the root
 // first (path ""), then breadth-first in edge order; each object once, with the first path that
-// reaches it. Lists and dicts are included.
+// reaches it. Lists and dicts are included. Since 1.0.
 func cObjectWalk(root *C.cairn_object, out **C.cairn_object_array) error {
 	return takeStatus(C.cairn_object_walk(root, out))
 }
 
 // cObjectArraySize calls cairn_object_array_size.
 //
-// METHOD. The number of entries; 0 for NULL.
+// METHOD. The number of entries; 0 for NULL. Since 1.0.
 func cObjectArraySize(a *C.cairn_object_array) C.size_t {
 	return C.cairn_object_array_size(a)
 }
@@ -944,7 +961,7 @@ func cObjectArraySize(a *C.cairn_object_array) C.size_t {
 // cObjectArrayGet calls cairn_object_array_get.
 //
 // METHOD. Entry `i`; NULL for NULL or i >= size. Borrowed from `a`: valid until the array is freed.
-// Do not free it; to keep the object longer, take a new handle with cairn_object_share.
+// Do not free it; to keep the object longer, take a new handle with cairn_object_share. Since 1.0.
 func cObjectArrayGet(a *C.cairn_object_array, i C.size_t) *C.cairn_object {
 	return C.cairn_object_array_get(a, i)
 }
@@ -952,14 +969,14 @@ func cObjectArrayGet(a *C.cairn_object_array, i C.size_t) *C.cairn_object {
 // cObjectArrayPath calls cairn_object_array_path.
 //
 // METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
-// NULL or i >= size.
+// NULL or i >= size. Since 1.0.
 func cObjectArrayPath(a *C.cairn_object_array, i C.size_t) *C.char {
 	return C.cairn_object_array_path(a, i)
 }
 
 // cObjectArrayFree calls cairn_object_array_free.
 //
-// DESTRUCTOR. Frees the array and the handles it lent. NULL is fine.
+// DESTRUCTOR. Frees the array and the handles it lent. NULL is fine. Since 1.0.
 func cObjectArrayFree(a *C.cairn_object_array) {
 	C.cairn_object_array_free(a)
 }
@@ -969,7 +986,7 @@ func cObjectArrayFree(a *C.cairn_object_array) {
 // CONSTRUCTOR. A checkpoint over `n` named root children (TF's Checkpoint(**kwargs)).
 // @param names    `n` edge names, borrowed; unique, non-empty, no '/', not "save_counter".
 // @param objects  `n` objects, borrowed; the checkpoint's root holds its own references.
-// @param out      receives the checkpoint; free it with cairn_checkpoint_free().
+// @param out      receives the checkpoint; free it with cairn_checkpoint_free(). Since 1.0.
 func cCheckpointCreate(ctx *C.cairn_context, names **C.char, objects **C.cairn_object, n C.size_t, out **C.cairn_checkpoint) error {
 	return takeStatus(C.cairn_checkpoint_create(ctx, names, objects, n, out))
 }
@@ -977,14 +994,14 @@ func cCheckpointCreate(ctx *C.cairn_context, names **C.char, objects **C.cairn_o
 // cCheckpointRoot calls cairn_checkpoint_root.
 //
 // METHOD. The checkpoint's root object, borrowed from `ckpt` (do not free it). Add more edges with
-// cairn_object_set. NULL for NULL.
+// cairn_object_set. NULL for NULL. Since 1.0.
 func cCheckpointRoot(ckpt *C.cairn_checkpoint) *C.cairn_object {
 	return C.cairn_checkpoint_root(ckpt)
 }
 
 // cCheckpointSetOptions calls cairn_checkpoint_set_options.
 //
-// METHOD. Sets the checkpoint's options (copied). NULL restores the defaults.
+// METHOD. Sets the checkpoint's options (copied). NULL restores the defaults. Since 1.0.
 func cCheckpointSetOptions(ckpt *C.cairn_checkpoint, opts *C.cairn_checkpoint_options) error {
 	return takeStatus(C.cairn_checkpoint_set_options(ckpt, opts))
 }
@@ -992,28 +1009,30 @@ func cCheckpointSetOptions(ckpt *C.cairn_checkpoint, opts *C.cairn_checkpoint_op
 // cCheckpointSaveCounter calls cairn_checkpoint_save_counter.
 //
 // METHOD. The current value of save_counter (0 before the first save or restore).
-func cCheckpointSaveCounter(ckpt *C.cairn_checkpoint) C.int64_t {
-	return C.cairn_checkpoint_save_counter(ckpt)
+// @param out  receives the value.
+// Errors: INVALID_ARGUMENT for NULL arguments; the error of a background save still running. Since 1.0.
+func cCheckpointSaveCounter(ckpt *C.cairn_checkpoint, out *C.int64_t) error {
+	return takeStatus(C.cairn_checkpoint_save_counter(ckpt, out))
 }
 
 // cCheckpointSave calls cairn_checkpoint_save.
 //
 // METHOD. Increments save_counter and writes "<prefix>-<save_counter>" atomically.
-// @param path_out  receives the path written (free with cairn_free), or NULL if not wanted.
+// @param path_out  receives the path written (free with cairn_free), or NULL if not wanted. Since 1.0.
 func cCheckpointSave(ckpt *C.cairn_checkpoint, prefix *C.char, pathOut **C.char) error {
 	return takeStatus(C.cairn_checkpoint_save(ckpt, prefix, pathOut))
 }
 
 // cCheckpointWrite calls cairn_checkpoint_write.
 //
-// METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone.
+// METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone. Since 1.0.
 func cCheckpointWrite(ckpt *C.cairn_checkpoint, path *C.char) error {
 	return takeStatus(C.cairn_checkpoint_write(ckpt, path))
 }
 
 // cCheckpointSync calls cairn_checkpoint_sync.
 //
-// METHOD. Waits for a background (async) save and returns its error, if any.
+// METHOD. Waits for a background (async) save and returns its error, if any. Since 1.0.
 func cCheckpointSync(ckpt *C.cairn_checkpoint) error {
 	return takeStatus(C.cairn_checkpoint_sync(ckpt))
 }
@@ -1027,7 +1046,7 @@ func cCheckpointSync(ckpt *C.cairn_checkpoint) error {
 // @param out   receives the restore status; free it with cairn_restore_status_free().
 // Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
 // shape mismatch (the message names the key). A failed restore leaves the values it already
-// assigned, keeps no deferred restores and logs no "never restored" warning.
+// assigned, keeps no deferred restores and logs no "never restored" warning. Since 1.0.
 func cCheckpointRestore(ckpt *C.cairn_checkpoint, path *C.char, out **C.cairn_restore_status) error {
 	return takeStatus(C.cairn_checkpoint_restore(ckpt, path, out))
 }
@@ -1035,35 +1054,35 @@ func cCheckpointRestore(ckpt *C.cairn_checkpoint, path *C.char, out **C.cairn_re
 // cRestoreStatusAssertConsumed calls cairn_restore_status_assert_consumed.
 //
 // METHOD. FAILED_PRECONDITION unless every checkpoint value was restored and every live object under
-// the root was matched; the message names every unmatched path.
+// the root was matched; the message names every unmatched path. Since 1.0.
 func cRestoreStatusAssertConsumed(rs *C.cairn_restore_status) error {
 	return takeStatus(C.cairn_restore_status_assert_consumed(rs))
 }
 
 // cRestoreStatusAssertExistingObjectsMatched calls cairn_restore_status_assert_existing_objects_matched.
 //
-// METHOD. FAILED_PRECONDITION unless every live variable under the root was matched.
+// METHOD. FAILED_PRECONDITION unless every live variable under the root was matched. Since 1.0.
 func cRestoreStatusAssertExistingObjectsMatched(rs *C.cairn_restore_status) error {
 	return takeStatus(C.cairn_restore_status_assert_existing_objects_matched(rs))
 }
 
 // cRestoreStatusExpectPartial calls cairn_restore_status_expect_partial.
 //
-// METHOD. Silences the warning logged when checkpoint values were never restored.
+// METHOD. Silences the warning logged when checkpoint values were never restored. Since 1.0.
 func cRestoreStatusExpectPartial(rs *C.cairn_restore_status) {
 	C.cairn_restore_status_expect_partial(rs)
 }
 
 // cRestoreStatusFree calls cairn_restore_status_free.
 //
-// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives.
+// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives. Since 1.0.
 func cRestoreStatusFree(rs *C.cairn_restore_status) {
 	C.cairn_restore_status_free(rs)
 }
 
 // cCheckpointFree calls cairn_checkpoint_free.
 //
-// DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged).
+// DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged). Since 1.0.
 func cCheckpointFree(ckpt *C.cairn_checkpoint) {
 	C.cairn_checkpoint_free(ckpt)
 }
@@ -1074,7 +1093,7 @@ func cCheckpointFree(ckpt *C.cairn_checkpoint) {
 // directory's state file, or rebuilds the list by scanning for intact checkpoints when the state is
 // missing or damaged, and removes temporary files an interrupted save left behind.
 // @param out  receives the manager (it holds its own reference on `ckpt`); free with
-// cairn_checkpoint_manager_free().
+// cairn_checkpoint_manager_free(). Since 1.0.
 func cCheckpointManagerCreate(ckpt *C.cairn_checkpoint, directory *C.char, opts *C.cairn_checkpoint_manager_options, out **C.cairn_checkpoint_manager) error {
 	return takeStatus(C.cairn_checkpoint_manager_create(ckpt, directory, opts, out))
 }
@@ -1085,7 +1104,7 @@ func cCheckpointManagerCreate(ckpt *C.cairn_checkpoint, directory *C.char, opts 
 // "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0 and the new
 // save_counter otherwise; then applies max_to_keep. The state file changes only
 // after the new checkpoint is durable.
-// @param path_out  receives the path (free with cairn_free), or NULL if not wanted.
+// @param path_out  receives the path (free with cairn_free), or NULL if not wanted. Since 1.0.
 func cCheckpointManagerSave(m *C.cairn_checkpoint_manager, checkpointNumber C.int64_t, pathOut **C.char) error {
 	return takeStatus(C.cairn_checkpoint_manager_save(m, checkpointNumber, pathOut))
 }
@@ -1093,28 +1112,28 @@ func cCheckpointManagerSave(m *C.cairn_checkpoint_manager, checkpointNumber C.in
 // cCheckpointManagerLatest calls cairn_checkpoint_manager_latest.
 //
 // METHOD. The newest checkpoint's path, or NULL when there is none. Borrowed from `m`: valid until
-// the next save or free.
+// the next save or free. Since 1.0.
 func cCheckpointManagerLatest(m *C.cairn_checkpoint_manager) *C.char {
 	return C.cairn_checkpoint_manager_latest(m)
 }
 
 // cCheckpointManagerCount calls cairn_checkpoint_manager_count.
 //
-// METHOD. How many checkpoints the manager keeps track of.
+// METHOD. How many checkpoints the manager keeps track of. Since 1.0.
 func cCheckpointManagerCount(m *C.cairn_checkpoint_manager) C.size_t {
 	return C.cairn_checkpoint_manager_count(m)
 }
 
 // cCheckpointManagerPath calls cairn_checkpoint_manager_path.
 //
-// METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest.
+// METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest. Since 1.0.
 func cCheckpointManagerPath(m *C.cairn_checkpoint_manager, i C.size_t) *C.char {
 	return C.cairn_checkpoint_manager_path(m, i)
 }
 
 // cCheckpointManagerFree calls cairn_checkpoint_manager_free.
 //
-// DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine.
+// DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine. Since 1.0.
 func cCheckpointManagerFree(m *C.cairn_checkpoint_manager) {
 	C.cairn_checkpoint_manager_free(m)
 }
@@ -1123,42 +1142,42 @@ func cCheckpointManagerFree(m *C.cairn_checkpoint_manager) {
 //
 // CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
 // @param out  receives the reader; free with cairn_checkpoint_reader_free().
-// Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
+// Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. Since 1.0.
 func cCheckpointReaderOpen(path *C.char, out **C.cairn_checkpoint_reader) error {
 	return takeStatus(C.cairn_checkpoint_reader_open(path, out))
 }
 
 // cCheckpointReaderCount calls cairn_checkpoint_reader_count.
 //
-// METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included.
+// METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included. Since 1.0.
 func cCheckpointReaderCount(r *C.cairn_checkpoint_reader) C.size_t {
 	return C.cairn_checkpoint_reader_count(r)
 }
 
 // cCheckpointReaderKey calls cairn_checkpoint_reader_key.
 //
-// METHOD. Key `i`, borrowed from `r`; NULL when out of range.
+// METHOD. Key `i`, borrowed from `r`; NULL when out of range. Since 1.0.
 func cCheckpointReaderKey(r *C.cairn_checkpoint_reader, i C.size_t) *C.char {
 	return C.cairn_checkpoint_reader_key(r, i)
 }
 
 // cCheckpointReaderDType calls cairn_checkpoint_reader_dtype.
 //
-// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range.
+// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range. Since 1.0.
 func cCheckpointReaderDType(r *C.cairn_checkpoint_reader, i C.size_t) C.cairn_dtype {
 	return C.cairn_checkpoint_reader_dtype(r, i)
 }
 
 // cCheckpointReaderRank calls cairn_checkpoint_reader_rank.
 //
-// METHOD. Rank of key `i`; 0 out of range.
+// METHOD. Rank of key `i`; 0 out of range. Since 1.0.
 func cCheckpointReaderRank(r *C.cairn_checkpoint_reader, i C.size_t) C.size_t {
 	return C.cairn_checkpoint_reader_rank(r, i)
 }
 
 // cCheckpointReaderDim calls cairn_checkpoint_reader_dim.
 //
-// METHOD. Dimension `axis` of key `i`; -1 out of range.
+// METHOD. Dimension `axis` of key `i`; -1 out of range. Since 1.0.
 func cCheckpointReaderDim(r *C.cairn_checkpoint_reader, i C.size_t, axis C.size_t) C.int64_t {
 	return C.cairn_checkpoint_reader_dim(r, i, axis)
 }
@@ -1167,7 +1186,7 @@ func cCheckpointReaderDim(r *C.cairn_checkpoint_reader, i C.size_t, axis C.size_
 //
 // CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
 // default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
-// INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string).
+// INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string). Since 1.0.
 func cCheckpointReaderLoad(r *C.cairn_checkpoint_reader, ctx *C.cairn_context, key *C.char, out **C.cairn_tensor) error {
 	return takeStatus(C.cairn_checkpoint_reader_load(r, ctx, key, out))
 }
@@ -1175,14 +1194,14 @@ func cCheckpointReaderLoad(r *C.cairn_checkpoint_reader, ctx *C.cairn_context, k
 // cCheckpointReaderLoadString calls cairn_checkpoint_reader_load_string.
 //
 // METHOD. The bytes of a string entry (the serialized object graph).
-// @param out  receives a buffer (free with cairn_free); @param size receives its length.
+// @param out  receives a buffer (free with cairn_free); @param size receives its length. Since 1.0.
 func cCheckpointReaderLoadString(r *C.cairn_checkpoint_reader, key *C.char, out **C.char, size *C.size_t) error {
 	return takeStatus(C.cairn_checkpoint_reader_load_string(r, key, out, size))
 }
 
 // cCheckpointReaderFree calls cairn_checkpoint_reader_free.
 //
-// DESTRUCTOR. Frees a reader. NULL is fine.
+// DESTRUCTOR. Frees a reader. NULL is fine. Since 1.0.
 func cCheckpointReaderFree(r *C.cairn_checkpoint_reader) {
 	C.cairn_checkpoint_reader_free(r)
 }
@@ -1192,33 +1211,35 @@ func cCheckpointReaderFree(r *C.cairn_checkpoint_reader) {
 // CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as
 // tf.GradientTape). Bindings whose threads can move (Go) pin the thread while a tape lives.
 // @param opts  borrowed; NULL means defaults.
-// @param out   receives the tape; free it with cairn_tape_free().
+// @param out   receives the tape; free it with cairn_tape_free(). Since 1.0.
 func cTapeCreate(ctx *C.cairn_context, opts *C.cairn_tape_options, out **C.cairn_tape) error {
 	return takeStatus(C.cairn_tape_create(ctx, opts, out))
 }
 
 // cTapeWatch calls cairn_tape_watch.
 //
-// METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call.
+// METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call. Since 1.0.
 func cTapeWatch(tape *C.cairn_tape, t *C.cairn_tensor) error {
 	return takeStatus(C.cairn_tape_watch(tape, t))
 }
 
 // cTapeWatchVariable calls cairn_tape_watch_variable.
 //
-// METHOD. Watches a variable (also a non-trainable one).
+// METHOD. Watches a variable (also a non-trainable one). Since 1.0.
 func cTapeWatchVariable(tape *C.cairn_tape, var_ *C.cairn_object) error {
 	return takeStatus(C.cairn_tape_watch_variable(tape, var_))
 }
 
 // cTapeStopRecording calls cairn_tape_stop_recording.
 //
-// METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored.
+// METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored. Since 1.0.
 func cTapeStopRecording(tape *C.cairn_tape) {
 	C.cairn_tape_stop_recording(tape)
 }
 
 // cTapeResumeRecording calls cairn_tape_resume_recording.
+//
+// METHOD. Resumes recording after cairn_tape_stop_recording. NULL is ignored. Since 1.0.
 func cTapeResumeRecording(tape *C.cairn_tape) {
 	C.cairn_tape_resume_recording(tape)
 }
@@ -1231,21 +1252,21 @@ func cTapeResumeRecording(tape *C.cairn_tape) {
 // @param grads    n slots; each receives a new tensor (free with cairn_tensor_free) or NULL for an
 // unconnected source under CAIRN_UNCONNECTED_NONE. Untouched on error.
 // Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
-// thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments.
+// thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments. Since 1.0.
 func cTapeGradient(tape *C.cairn_tape, target *C.cairn_tensor, sources **C.cairn_tensor, n C.size_t, outputGradient *C.cairn_tensor, unconnected C.cairn_unconnected, grads **C.cairn_tensor) error {
 	return takeStatus(C.cairn_tape_gradient(tape, target, sources, n, outputGradient, unconnected, grads))
 }
 
 // cTapeGradientVariables calls cairn_tape_gradient_variables.
 //
-// METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable.
+// METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable. Since 1.0.
 func cTapeGradientVariables(tape *C.cairn_tape, target *C.cairn_tensor, vars **C.cairn_object, n C.size_t, outputGradient *C.cairn_tensor, unconnected C.cairn_unconnected, grads **C.cairn_tensor) error {
 	return takeStatus(C.cairn_tape_gradient_variables(tape, target, vars, n, outputGradient, unconnected, grads))
 }
 
 // cTapeFree calls cairn_tape_free.
 //
-// DESTRUCTOR. Stops recording and frees the tape. NULL is fine.
+// DESTRUCTOR. Stops recording and frees the tape. NULL is fine. Since 1.0.
 func cTapeFree(tape *C.cairn_tape) {
 	C.cairn_tape_free(tape)
 }
@@ -1254,7 +1275,7 @@ func cTapeFree(tape *C.cairn_tape) {
 //
 // CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
 // @param out  receives it; free with cairn_object_free().
-// Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...).
+// Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...). Since 1.0.
 func cOptimizerCreate(ctx *C.cairn_context, opts *C.cairn_optimizer_options, out **C.cairn_object) error {
 	return takeStatus(C.cairn_optimizer_create(ctx, opts, out))
 }
@@ -1263,14 +1284,18 @@ func cOptimizerCreate(ctx *C.cairn_context, opts *C.cairn_optimizer_options, out
 //
 // CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
 // Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
-// Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
-func cScheduleExponentialDecay(ctx *C.cairn_context, initialLearningRate C.double, decaySteps C.int64_t, decayRate C.double, staircase C.int32_t, out **C.cairn_object) error {
-	return takeStatus(C.cairn_schedule_exponential_decay(ctx, initialLearningRate, decaySteps, decayRate, staircase, out))
+// @param out  receives the schedule; free with cairn_object_free().
+// Errors: INVALID_ARGUMENT for NULL opts or a bad value, naming the field. Since 1.0.
+func cScheduleExponentialDecay(ctx *C.cairn_context, opts *C.cairn_exponential_decay_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_schedule_exponential_decay(ctx, opts, out))
 }
 
 // cScheduleCosineDecay calls cairn_schedule_cosine_decay.
-func cScheduleCosineDecay(ctx *C.cairn_context, initialLearningRate C.double, decaySteps C.int64_t, alpha C.double, out **C.cairn_object) error {
-	return takeStatus(C.cairn_schedule_cosine_decay(ctx, initialLearningRate, decaySteps, alpha, out))
+//
+// CONSTRUCTOR. Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+// Errors: as cairn_schedule_exponential_decay. Since 1.0.
+func cScheduleCosineDecay(ctx *C.cairn_context, opts *C.cairn_cosine_decay_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_schedule_cosine_decay(ctx, opts, out))
 }
 
 // cOptimizerApplyGradients calls cairn_optimizer_apply_gradients.
@@ -1278,28 +1303,28 @@ func cScheduleCosineDecay(ctx *C.cairn_context, initialLearningRate C.double, de
 // METHOD. One update for each (grads[i], vars[i]) pair, then the step counter goes up by one.
 // A NULL gradient skips its variable (as TensorFlow skips None).
 // Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
-// not trainable or not floating, or a variable given twice; nothing is updated then.
+// not trainable or not floating, or a variable given twice; nothing is updated then. Since 1.0.
 func cOptimizerApplyGradients(optimizer *C.cairn_object, grads **C.cairn_tensor, vars **C.cairn_object, n C.size_t) error {
 	return takeStatus(C.cairn_optimizer_apply_gradients(optimizer, grads, vars, n))
 }
 
 // cOptimizerIterations calls cairn_optimizer_iterations.
 //
-// METHOD. The number of apply_gradients calls so far (the checkpointed "iter").
+// METHOD. The number of apply_gradients calls so far (the checkpointed "iter"). Since 1.0.
 func cOptimizerIterations(optimizer *C.cairn_object, out *C.int64_t) error {
 	return takeStatus(C.cairn_optimizer_iterations(optimizer, out))
 }
 
 // cOptimizerLearningRate calls cairn_optimizer_learning_rate.
 //
-// METHOD. The learning rate the next update uses (the schedule at the current step).
+// METHOD. The learning rate the next update uses (the schedule at the current step). Since 1.0.
 func cOptimizerLearningRate(optimizer *C.cairn_object, out *C.double) error {
 	return takeStatus(C.cairn_optimizer_learning_rate(optimizer, out))
 }
 
 // cOptimizerSetLearningRate calls cairn_optimizer_set_learning_rate.
 //
-// METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use.
+// METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use. Since 1.0.
 func cOptimizerSetLearningRate(optimizer *C.cairn_object, value C.double) error {
 	return takeStatus(C.cairn_optimizer_set_learning_rate(optimizer, value))
 }
@@ -1307,90 +1332,98 @@ func cOptimizerSetLearningRate(optimizer *C.cairn_object, value C.double) error 
 // cOptimizerGetSlot calls cairn_optimizer_get_slot.
 //
 // METHOD. The slot `name` ("m", "v", "momentum", "rms", "mg") the optimizer holds for `var`.
-// Errors: NOT_FOUND when it has not been created (before the variable's first update).
+// Errors: NOT_FOUND when it has not been created (before the variable's first update). Since 1.0.
 func cOptimizerGetSlot(optimizer *C.cairn_object, var_ *C.cairn_object, name *C.char, out **C.cairn_object) error {
 	return takeStatus(C.cairn_optimizer_get_slot(optimizer, var_, name, out))
 }
 
 // cDenseCreate calls cairn_dense_create.
 //
-// CONSTRUCTOR. Dense: activation(x @ kernel + bias) over the last axis; weights "kernel", "bias".
+// CONSTRUCTOR. Dense: activation(x @ kernel + bias) over the last axis; weights "kernel", "bias". Since 1.0.
 func cDenseCreate(ctx *C.cairn_context, opts *C.cairn_dense_options, out **C.cairn_object) error {
 	return takeStatus(C.cairn_dense_create(ctx, opts, out))
 }
 
 // cConv2dCreate calls cairn_conv2d_create.
 //
-// CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias".
+// CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias". Since 1.0.
 func cConv2dCreate(ctx *C.cairn_context, opts *C.cairn_conv2d_options, out **C.cairn_object) error {
 	return takeStatus(C.cairn_conv2d_create(ctx, opts, out))
 }
 
 // cMaxPool2dCreate calls cairn_max_pool2d_create.
 //
-// CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input.
+// CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input. Since 1.0.
 func cMaxPool2dCreate(ctx *C.cairn_context, opts *C.cairn_pool2d_options, out **C.cairn_object) error {
 	return takeStatus(C.cairn_max_pool2d_create(ctx, opts, out))
 }
 
 // cAvgPool2dCreate calls cairn_avg_pool2d_create.
+//
+// CONSTRUCTOR. AvgPool2D: as cairn_max_pool2d_create, averaging each window. Since 1.0.
 func cAvgPool2dCreate(ctx *C.cairn_context, opts *C.cairn_pool2d_options, out **C.cairn_object) error {
 	return takeStatus(C.cairn_avg_pool2d_create(ctx, opts, out))
 }
 
 // cFlattenCreate calls cairn_flatten_create.
 //
-// CONSTRUCTOR. Flatten: [batch, ...] -> [batch, product of the rest].
-func cFlattenCreate(ctx *C.cairn_context, name *C.char, out **C.cairn_object) error {
-	return takeStatus(C.cairn_flatten_create(ctx, name, out))
+// CONSTRUCTOR. Flatten: [batch, ...] -> [batch, product of the rest]. `opts` may be NULL. Since 1.0.
+func cFlattenCreate(ctx *C.cairn_context, opts *C.cairn_flatten_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_flatten_create(ctx, opts, out))
 }
 
 // cEmbeddingCreate calls cairn_embedding_create.
 //
 // CONSTRUCTOR. Embedding: int32/int64 indices in [0, input_dim) -> vectors of output_dim;
 // weight "embeddings" (random_uniform initializer).
-func cEmbeddingCreate(ctx *C.cairn_context, inputDim C.int64_t, outputDim C.int64_t, name *C.char, out **C.cairn_object) error {
-	return takeStatus(C.cairn_embedding_create(ctx, inputDim, outputDim, name, out))
+// Errors: INVALID_ARGUMENT for NULL opts or a dimension <= 0. Since 1.0.
+func cEmbeddingCreate(ctx *C.cairn_context, opts *C.cairn_embedding_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_embedding_create(ctx, opts, out))
 }
 
 // cLayerNormCreate calls cairn_layer_norm_create.
 //
 // CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
-// "moving_variance", updated by calls with training = 1).
+// "moving_variance", updated by calls with training = 1). Since 1.0.
 func cLayerNormCreate(ctx *C.cairn_context, opts *C.cairn_norm_options, out **C.cairn_object) error {
 	return takeStatus(C.cairn_layer_norm_create(ctx, opts, out))
 }
 
 // cBatchNormCreate calls cairn_batch_norm_create.
+//
+// CONSTRUCTOR. BatchNormalization, with the moving statistics described above. Since 1.0.
 func cBatchNormCreate(ctx *C.cairn_context, opts *C.cairn_norm_options, out **C.cairn_object) error {
 	return takeStatus(C.cairn_batch_norm_create(ctx, opts, out))
 }
 
 // cDropoutCreate calls cairn_dropout_create.
 //
-// CONSTRUCTOR. Dropout with probability `rate` in [0, 1) when called with training = 1 (the rest
-// scaled by 1 / (1 - rate)); identity otherwise. `seed` < 0 draws from the context's stream.
-func cDropoutCreate(ctx *C.cairn_context, rate C.double, seed C.int64_t, name *C.char, out **C.cairn_object) error {
-	return takeStatus(C.cairn_dropout_create(ctx, rate, seed, name, out))
+// CONSTRUCTOR. Dropout with probability `rate` when called with training = CAIRN_TRUE (the rest
+// scaled by 1 / (1 - rate)); identity otherwise. `opts` may be NULL.
+// Errors: INVALID_ARGUMENT for a rate outside [0, 1). Since 1.0.
+func cDropoutCreate(ctx *C.cairn_context, opts *C.cairn_dropout_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_dropout_create(ctx, opts, out))
 }
 
 // cActivationCreate calls cairn_activation_create.
 //
-// CONSTRUCTOR. A layer applying one activation.
-func cActivationCreate(ctx *C.cairn_context, activation *C.char, name *C.char, out **C.cairn_object) error {
-	return takeStatus(C.cairn_activation_create(ctx, activation, name, out))
+// CONSTRUCTOR. A layer applying one activation. `opts` may be NULL (linear).
+// Errors: INVALID_ARGUMENT for an unknown activation. Since 1.0.
+func cActivationCreate(ctx *C.cairn_context, opts *C.cairn_activation_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_activation_create(ctx, opts, out))
 }
 
 // cSequentialCreate calls cairn_sequential_create.
 //
 // CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
-func cSequentialCreate(ctx *C.cairn_context, name *C.char, out **C.cairn_object) error {
-	return takeStatus(C.cairn_sequential_create(ctx, name, out))
+// `opts` may be NULL. Since 1.0.
+func cSequentialCreate(ctx *C.cairn_context, opts *C.cairn_sequential_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_sequential_create(ctx, opts, out))
 }
 
 // cSequentialAdd calls cairn_sequential_add.
 //
-// METHOD. Appends `layer` (borrowed; the model keeps it).
+// METHOD. Appends `layer` (borrowed; the model keeps it). Since 1.0.
 func cSequentialAdd(model *C.cairn_object, layer *C.cairn_object) error {
 	return takeStatus(C.cairn_sequential_add(model, layer))
 }
@@ -1400,7 +1433,7 @@ func cSequentialAdd(model *C.cairn_object, layer *C.cairn_object) error {
 // METHOD. Calls a layer (building it on the first call). `training` = 1 switches Dropout and
 // BatchNorm to training behaviour.
 // @param out  receives a new tensor; free with cairn_tensor_free().
-// Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size.
+// Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size. Since 1.0.
 func cLayerCall(layer *C.cairn_object, x *C.cairn_tensor, training C.int32_t, out **C.cairn_tensor) error {
 	return takeStatus(C.cairn_layer_call(layer, x, training, out))
 }
@@ -1408,7 +1441,7 @@ func cLayerCall(layer *C.cairn_object, x *C.cairn_tensor, training C.int32_t, ou
 // cLayerWeights calls cairn_layer_weights.
 //
 // METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
-// when trainable_only is 1. Empty before the first call.
+// when trainable_only is 1. Empty before the first call. Since 1.0.
 func cLayerWeights(layer *C.cairn_object, trainableOnly C.int32_t, out **C.cairn_object_array) error {
 	return takeStatus(C.cairn_layer_weights(layer, trainableOnly, out))
 }
@@ -1416,14 +1449,14 @@ func cLayerWeights(layer *C.cairn_object, trainableOnly C.int32_t, out **C.cairn
 // cLayerSummary calls cairn_layer_summary.
 //
 // METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
-// @param out  receives the text; free with cairn_free().
+// @param out  receives the text; free with cairn_free(). Since 1.0.
 func cLayerSummary(layer *C.cairn_object, out **C.char) error {
 	return takeStatus(C.cairn_layer_summary(layer, out))
 }
 
 // cLayerCountParams calls cairn_layer_count_params.
 //
-// METHOD. The number of scalars in the layer's variables (0 before the first call).
+// METHOD. The number of scalars in the layer's variables (0 before the first call). Since 1.0.
 func cLayerCountParams(layer *C.cairn_object, out *C.int64_t) error {
 	return takeStatus(C.cairn_layer_count_params(layer, out))
 }
@@ -1432,7 +1465,7 @@ func cLayerCountParams(layer *C.cairn_object, out *C.int64_t) error {
 //
 // FUNCTION. The mean loss over every element, as a scalar of y_pred's dtype, built from
 // registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
-// @param out  receives a new tensor; free with cairn_tensor_free().
+// @param out  receives a new tensor; free with cairn_tensor_free(). Since 1.0.
 func cLoss(ctx *C.cairn_context, kind C.cairn_loss_kind, yTrue *C.cairn_tensor, yPred *C.cairn_tensor, fromLogits C.int32_t, out **C.cairn_tensor) error {
 	return takeStatus(C.cairn_loss(ctx, kind, yTrue, yPred, fromLogits, out))
 }
@@ -1440,28 +1473,28 @@ func cLoss(ctx *C.cairn_context, kind C.cairn_loss_kind, yTrue *C.cairn_tensor, 
 // cMetricCreate calls cairn_metric_create.
 //
 // CONSTRUCTOR. A streaming metric: a tracked object with float64 "total" and "count" variables.
-// @param name  NULL gives "mean" / "accuracy".
+// @param name  NULL gives "mean" / "accuracy". Since 1.0.
 func cMetricCreate(ctx *C.cairn_context, kind C.cairn_metric_kind, name *C.char, out **C.cairn_object) error {
 	return takeStatus(C.cairn_metric_create(ctx, kind, name, out))
 }
 
 // cMetricUpdate calls cairn_metric_update.
 //
-// METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY).
+// METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY). Since 1.0.
 func cMetricUpdate(metric *C.cairn_object, a *C.cairn_tensor, b *C.cairn_tensor) error {
 	return takeStatus(C.cairn_metric_update(metric, a, b))
 }
 
 // cMetricResult calls cairn_metric_result.
 //
-// METHOD. The current value (0 when nothing was accumulated).
+// METHOD. The current value (0 when nothing was accumulated). Since 1.0.
 func cMetricResult(metric *C.cairn_object, out *C.double) error {
 	return takeStatus(C.cairn_metric_result(metric, out))
 }
 
 // cMetricReset calls cairn_metric_reset.
 //
-// METHOD. Sets total and count to zero.
+// METHOD. Sets total and count to zero. Since 1.0.
 func cMetricReset(metric *C.cairn_object) error {
 	return takeStatus(C.cairn_metric_reset(metric))
 }
@@ -1472,7 +1505,7 @@ func cMetricReset(metric *C.cairn_object) error {
 // @param user_data  passed to fn; released with opts->release when the function is freed.
 // @param out        receives the function; free with cairn_function_free().
 // Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
-// error release is not called: the caller still owns user_data.
+// error release is not called: the caller still owns user_data. Since 1.0.
 func cFunctionCreate(ctx *C.cairn_context, name *C.char, fn C.cairn_function_fn, userData unsafe.Pointer, opts *C.cairn_function_options, out **C.cairn_function) error {
 	return takeStatus(C.cairn_function_create(ctx, name, fn, userData, opts, out))
 }
@@ -1483,14 +1516,14 @@ func cFunctionCreate(ctx *C.cairn_context, name *C.char, fn C.cairn_function_fn,
 // @param inputs   `n_inputs` tensors, borrowed.
 // @param outputs  `n_outputs` slots, each receiving a new tensor; untouched on error.
 // Errors: the callback's own status; INVALID_ARGUMENT when inputs do not match the input
-// signature or n_outputs differs from what the trace returned; the ops' errors at replay.
+// signature or n_outputs differs from what the trace returned; the ops' errors at replay. Since 1.0.
 func cFunctionCall(fn *C.cairn_function, inputs **C.cairn_tensor, nInputs C.size_t, outputs **C.cairn_tensor, nOutputs C.size_t) error {
 	return takeStatus(C.cairn_function_call(fn, inputs, nInputs, outputs, nOutputs))
 }
 
 // cFunctionNumTraces calls cairn_function_num_traces.
 //
-// METHOD. How many times the function has been traced (one per distinct signature).
+// METHOD. How many times the function has been traced (one per distinct signature). Since 1.0.
 func cFunctionNumTraces(fn *C.cairn_function) C.size_t {
 	return C.cairn_function_num_traces(fn)
 }
@@ -1500,7 +1533,7 @@ func cFunctionNumTraces(fn *C.cairn_function) C.size_t {
 // METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
 // attributes, inputs and output dtypes and shapes, then the results.
 // @param out  receives the text; free with cairn_free().
-// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces.
+// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces. Since 1.0.
 func cFunctionDump(fn *C.cairn_function, index C.size_t, out **C.char) error {
 	return takeStatus(C.cairn_function_dump(fn, index, out))
 }
@@ -1508,110 +1541,30 @@ func cFunctionDump(fn *C.cairn_function, index C.size_t, out **C.char) error {
 // cFunctionSignature calls cairn_function_signature.
 //
 // METHOD. The input signature of trace `index`, as text ("float32[2,3], int32[]").
-// @param out  receives the text; free with cairn_free().
+// @param out  receives the text; free with cairn_free(). Since 1.0.
 func cFunctionSignature(fn *C.cairn_function, index C.size_t, out **C.char) error {
 	return takeStatus(C.cairn_function_signature(fn, index, out))
 }
 
 // cFunctionFree calls cairn_function_free.
 //
-// DESTRUCTOR. Frees the function (and releases user_data). NULL is fine.
+// DESTRUCTOR. Frees the function (and releases user_data). NULL is fine. Since 1.0.
 func cFunctionFree(fn *C.cairn_function) {
 	C.cairn_function_free(fn)
-}
-
-// cFunctionExport calls cairn_function_export.
-//
-// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
-// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
-// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written.
-func cFunctionExport(fn *C.cairn_function, path *C.char) error {
-	return takeStatus(C.cairn_function_export(fn, path))
-}
-
-// cFunctionLoad calls cairn_function_load.
-//
-// CONSTRUCTOR. Loads a function written by cairn_function_export into `ctx`. A call with a
-// signature the file has runs that graph (the first call per input shape re-traces the stored
-// graph; no host code runs); any other signature gives NOT_FOUND listing those it has.
-// @param out  receives the function; free with cairn_function_free().
-// Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
-// INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
-// the op refuses, each naming the file and the part (concrete function, node, key).
-func cFunctionLoad(ctx *C.cairn_context, path *C.char, out **C.cairn_function) error {
-	return takeStatus(C.cairn_function_load(ctx, path, out))
-}
-
-// cFunctionGraphdef calls cairn_function_graphdef.
-//
-// METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
-// attr }), for TensorBoard's graph view.
-// @param out  receives the text; free with cairn_free().
-// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces.
-func cFunctionGraphdef(fn *C.cairn_function, index C.size_t, out **C.char) error {
-	return takeStatus(C.cairn_function_graphdef(fn, index, out))
 }
 
 // cFunctionNumOutputs calls cairn_function_num_outputs.
 //
 // METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
 // useful for a loaded function).
-// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
+// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL. Since 1.0.
 func cFunctionNumOutputs(fn *C.cairn_function, index C.size_t, out *C.size_t) error {
 	return takeStatus(C.cairn_function_num_outputs(fn, index, out))
 }
 
-// cCond calls cairn_cond.
-//
-// FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
-// `user_data`.
-// @param operands  `n_operands` tensors, borrowed (the branches receive them as their inputs).
-// @param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
-// Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
-// callback's own status.
-func cCond(ctx *C.cairn_context, pred *C.cairn_tensor, operands **C.cairn_tensor, nOperands C.size_t, thenBranch C.cairn_function_fn, elseBranch C.cairn_function_fn, userData unsafe.Pointer, outputs **C.cairn_tensor, nOutputs C.size_t) error {
-	return takeStatus(C.cairn_cond(ctx, pred, operands, nOperands, thenBranch, elseBranch, userData, outputs, nOutputs))
-}
-
-// cWhileLoop calls cairn_while_loop.
-//
-// FUNCTION. While cond(vars) gives true (cond sets one bool output), vars = body(vars) (body sets
-// n_loop_vars outputs); outputs receive the final vars. Both callbacks get `user_data`.
-// @param max_iterations  stop after this many iterations; -1 for no limit.
-// @param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
-// Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
-// its loop variable, a non-bool cond result, NULLs, or max_iterations < -1; a callback's own status.
-func cWhileLoop(ctx *C.cairn_context, cond C.cairn_function_fn, body C.cairn_function_fn, userData unsafe.Pointer, loopVars **C.cairn_tensor, nLoopVars C.size_t, maxIterations C.int64_t, outputs **C.cairn_tensor) error {
-	return takeStatus(C.cairn_while_loop(ctx, cond, body, userData, loopVars, nLoopVars, maxIterations, outputs))
-}
-
-// cTensorArrayCreate calls cairn_tensor_array_create.
-//
-// CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
-// @param out  receives the array tensor; free with cairn_tensor_free().
-func cTensorArrayCreate(ctx *C.cairn_context, dtype C.cairn_dtype, size C.int64_t, elementShape *C.int64_t, rank C.size_t, out **C.cairn_tensor) error {
-	return takeStatus(C.cairn_tensor_array_create(ctx, dtype, size, elementShape, rank, out))
-}
-
-// cTensorArrayWrite calls cairn_tensor_array_write.
-//
-// FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
-// @param out  receives the new array; free with cairn_tensor_free().
-func cTensorArrayWrite(ctx *C.cairn_context, array *C.cairn_tensor, index *C.cairn_tensor, value *C.cairn_tensor, out **C.cairn_tensor) error {
-	return takeStatus(C.cairn_tensor_array_write(ctx, array, index, value, out))
-}
-
-// cTensorArrayRead calls cairn_tensor_array_read.
-//
-// FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
-// @param out  receives the element; free with cairn_tensor_free().
-func cTensorArrayRead(ctx *C.cairn_context, array *C.cairn_tensor, index *C.cairn_tensor, out **C.cairn_tensor) error {
-	return takeStatus(C.cairn_tensor_array_read(ctx, array, index, out))
-}
-
 // cVulkanAvailable calls cairn_vulkan_available.
 //
-// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
+// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. Since 1.0.
 func cVulkanAvailable() C.int32_t {
 	return C.cairn_vulkan_available()
 }
@@ -1619,7 +1572,7 @@ func cVulkanAvailable() C.int32_t {
 // cVulkanDeviceCount calls cairn_vulkan_device_count.
 //
 // METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
-// Errors: UNAVAILABLE without a Vulkan loader or driver.
+// Errors: UNAVAILABLE without a Vulkan loader or driver. Since 1.0.
 func cVulkanDeviceCount(out *C.size_t) error {
 	return takeStatus(C.cairn_vulkan_device_count(out))
 }
@@ -1629,7 +1582,7 @@ func cVulkanDeviceCount(out *C.size_t) error {
 // METHOD. Describes Vulkan device `index`.
 // @param out  set out->struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
 // Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index >= the device count,
-// INVALID_ARGUMENT for NULL or a bad struct_size.
+// INVALID_ARGUMENT for NULL or a bad struct_size. Since 1.0.
 func cVulkanDeviceDescribe(index C.size_t, out *C.cairn_vulkan_device_info) error {
 	return takeStatus(C.cairn_vulkan_device_describe(index, out))
 }
@@ -1640,7 +1593,7 @@ func cVulkanDeviceDescribe(index C.size_t, out *C.cairn_vulkan_device_info) erro
 // NULL); its `device` NULL means "vulkan" here. `vk` may be NULL (all defaults).
 // @param out  receives the new context; free it with cairn_context_free().
 // Errors: as cairn_context_create; INVALID_ARGUMENT for partial external handles or a bad
-// struct_size; UNAVAILABLE without a Vulkan driver.
+// struct_size; UNAVAILABLE without a Vulkan driver. Since 1.0.
 func cContextCreateVulkan(opts *C.cairn_context_options, vk *C.cairn_vulkan_options, out **C.cairn_context) error {
 	return takeStatus(C.cairn_context_create_vulkan(opts, vk, out))
 }
@@ -1650,7 +1603,7 @@ func cContextCreateVulkan(opts *C.cairn_context_options, vk *C.cairn_vulkan_opti
 // METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
 // ran on the CPU through cpu_fallback.
 // Errors: INVALID_ARGUMENT when the device is not a Vulkan device; NOT_FOUND / UNAVAILABLE as for
-// device names elsewhere.
+// device names elsewhere. Since 1.0.
 func cVulkanFallbackCount(ctx *C.cairn_context, device *C.char, out *C.uint64_t) error {
 	return takeStatus(C.cairn_vulkan_fallback_count(ctx, device, out))
 }
@@ -1659,67 +1612,158 @@ func cVulkanFallbackCount(ctx *C.cairn_context, device *C.char, out *C.uint64_t)
 //
 // METHOD. Waits until the work queued on every device of the context has finished (Vulkan
 // records eager ops and submits them in batches; reads of tensors wait by themselves).
-// Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device.
+// Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device. Since 1.0.
 func cContextSynchronize(ctx *C.cairn_context) error {
 	return takeStatus(C.cairn_context_synchronize(ctx))
 }
 
-// cContextOptionsInit returns a cairn_context_options holding the defaults of CAIRN_CONTEXT_OPTIONS_INIT.
-func cContextOptionsInit() C.cairn_context_options {
-	return C.cairn_go_context_options_init()
+// cContextOptionsInit calls cairn_context_options_init.
+//
+// METHOD. Fills a cairn_context_options with its defaults (for cairn_context_create). Since 1.0.
+func cContextOptionsInit(opts *C.cairn_context_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_context_options_init(opts, structSize))
 }
 
-// cVariableOptionsInit returns a cairn_variable_options holding the defaults of CAIRN_VARIABLE_OPTIONS_INIT.
-func cVariableOptionsInit() C.cairn_variable_options {
-	return C.cairn_go_variable_options_init()
+// cVariableOptionsInit calls cairn_variable_options_init.
+//
+// METHOD. Fills a cairn_variable_options with its defaults (for cairn_variable_create). Since 1.0.
+func cVariableOptionsInit(opts *C.cairn_variable_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_variable_options_init(opts, structSize))
 }
 
-// cCheckpointOptionsInit returns a cairn_checkpoint_options holding the defaults of CAIRN_CHECKPOINT_OPTIONS_INIT.
-func cCheckpointOptionsInit() C.cairn_checkpoint_options {
-	return C.cairn_go_checkpoint_options_init()
+// cCheckpointOptionsInit calls cairn_checkpoint_options_init.
+//
+// METHOD. Fills a cairn_checkpoint_options with its defaults (for cairn_checkpoint_set_options). Since 1.0.
+func cCheckpointOptionsInit(opts *C.cairn_checkpoint_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_checkpoint_options_init(opts, structSize))
 }
 
-// cCheckpointManagerOptionsInit returns a cairn_checkpoint_manager_options holding the defaults of CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT.
-func cCheckpointManagerOptionsInit() C.cairn_checkpoint_manager_options {
-	return C.cairn_go_checkpoint_manager_options_init()
+// cCheckpointManagerOptionsInit calls cairn_checkpoint_manager_options_init.
+//
+// METHOD. Fills a cairn_checkpoint_manager_options with its defaults (for cairn_checkpoint_manager_create).
+// Since 1.0.
+func cCheckpointManagerOptionsInit(opts *C.cairn_checkpoint_manager_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_checkpoint_manager_options_init(opts, structSize))
 }
 
-// cTapeOptionsInit returns a cairn_tape_options holding the defaults of CAIRN_TAPE_OPTIONS_INIT.
-func cTapeOptionsInit() C.cairn_tape_options {
-	return C.cairn_go_tape_options_init()
+// cTapeOptionsInit calls cairn_tape_options_init.
+//
+// METHOD. Fills a cairn_tape_options with its defaults (for cairn_tape_create). Since 1.0.
+func cTapeOptionsInit(opts *C.cairn_tape_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_tape_options_init(opts, structSize))
 }
 
-// cOptimizerOptionsInit returns a cairn_optimizer_options holding the defaults of CAIRN_OPTIMIZER_OPTIONS_INIT.
-func cOptimizerOptionsInit() C.cairn_optimizer_options {
-	return C.cairn_go_optimizer_options_init()
+// cOptimizerOptionsInit calls cairn_optimizer_options_init.
+//
+// METHOD. Fills a cairn_optimizer_options with its defaults (for cairn_optimizer_create). Since 1.0.
+func cOptimizerOptionsInit(opts *C.cairn_optimizer_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_optimizer_options_init(opts, structSize))
 }
 
-// cDenseOptionsInit returns a cairn_dense_options holding the defaults of CAIRN_DENSE_OPTIONS_INIT.
-func cDenseOptionsInit() C.cairn_dense_options {
-	return C.cairn_go_dense_options_init()
+// cExponentialDecayOptionsInit calls cairn_exponential_decay_options_init.
+//
+// METHOD. Fills a cairn_exponential_decay_options with its defaults (for cairn_schedule_exponential_decay).
+// Since 1.0.
+func cExponentialDecayOptionsInit(opts *C.cairn_exponential_decay_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_exponential_decay_options_init(opts, structSize))
 }
 
-// cConv2dOptionsInit returns a cairn_conv2d_options holding the defaults of CAIRN_CONV2D_OPTIONS_INIT.
-func cConv2dOptionsInit() C.cairn_conv2d_options {
-	return C.cairn_go_conv2d_options_init()
+// cCosineDecayOptionsInit calls cairn_cosine_decay_options_init.
+//
+// METHOD. Fills a cairn_cosine_decay_options with its defaults (for cairn_schedule_cosine_decay). Since 1.0.
+func cCosineDecayOptionsInit(opts *C.cairn_cosine_decay_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_cosine_decay_options_init(opts, structSize))
 }
 
-// cPool2dOptionsInit returns a cairn_pool2d_options holding the defaults of CAIRN_POOL2D_OPTIONS_INIT.
-func cPool2dOptionsInit() C.cairn_pool2d_options {
-	return C.cairn_go_pool2d_options_init()
+// cDenseOptionsInit calls cairn_dense_options_init.
+//
+// METHOD. Fills a cairn_dense_options with its defaults (for cairn_dense_create). Since 1.0.
+func cDenseOptionsInit(opts *C.cairn_dense_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_dense_options_init(opts, structSize))
 }
 
-// cNormOptionsInit returns a cairn_norm_options holding the defaults of CAIRN_NORM_OPTIONS_INIT.
-func cNormOptionsInit() C.cairn_norm_options {
-	return C.cairn_go_norm_options_init()
+// cConv2dOptionsInit calls cairn_conv2d_options_init.
+//
+// METHOD. Fills a cairn_conv2d_options with its defaults (for cairn_conv2d_create). Since 1.0.
+func cConv2dOptionsInit(opts *C.cairn_conv2d_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_conv2d_options_init(opts, structSize))
 }
 
-// cFunctionOptionsInit returns a cairn_function_options holding the defaults of CAIRN_FUNCTION_OPTIONS_INIT.
-func cFunctionOptionsInit() C.cairn_function_options {
-	return C.cairn_go_function_options_init()
+// cPool2dOptionsInit calls cairn_pool2d_options_init.
+//
+// METHOD. Fills a cairn_pool2d_options with its defaults (for cairn_max_pool2d_create and cairn_avg_pool2d_create).
+// Since 1.0.
+func cPool2dOptionsInit(opts *C.cairn_pool2d_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_pool2d_options_init(opts, structSize))
 }
 
-// cVulkanOptionsInit returns a cairn_vulkan_options holding the defaults of CAIRN_VULKAN_OPTIONS_INIT.
-func cVulkanOptionsInit() C.cairn_vulkan_options {
-	return C.cairn_go_vulkan_options_init()
+// cFlattenOptionsInit calls cairn_flatten_options_init.
+//
+// METHOD. Fills a cairn_flatten_options with its defaults (for cairn_flatten_create). Since 1.0.
+func cFlattenOptionsInit(opts *C.cairn_flatten_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_flatten_options_init(opts, structSize))
+}
+
+// cEmbeddingOptionsInit calls cairn_embedding_options_init.
+//
+// METHOD. Fills a cairn_embedding_options with its defaults (for cairn_embedding_create). Since 1.0.
+func cEmbeddingOptionsInit(opts *C.cairn_embedding_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_embedding_options_init(opts, structSize))
+}
+
+// cNormOptionsInit calls cairn_norm_options_init.
+//
+// METHOD. Fills a cairn_norm_options with its defaults (for cairn_layer_norm_create and cairn_batch_norm_create).
+// Since 1.0.
+func cNormOptionsInit(opts *C.cairn_norm_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_norm_options_init(opts, structSize))
+}
+
+// cDropoutOptionsInit calls cairn_dropout_options_init.
+//
+// METHOD. Fills a cairn_dropout_options with its defaults (for cairn_dropout_create). Since 1.0.
+func cDropoutOptionsInit(opts *C.cairn_dropout_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_dropout_options_init(opts, structSize))
+}
+
+// cActivationOptionsInit calls cairn_activation_options_init.
+//
+// METHOD. Fills a cairn_activation_options with its defaults (for cairn_activation_create). Since 1.0.
+func cActivationOptionsInit(opts *C.cairn_activation_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_activation_options_init(opts, structSize))
+}
+
+// cSequentialOptionsInit calls cairn_sequential_options_init.
+//
+// METHOD. Fills a cairn_sequential_options with its defaults (for cairn_sequential_create). Since 1.0.
+func cSequentialOptionsInit(opts *C.cairn_sequential_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_sequential_options_init(opts, structSize))
+}
+
+// cFunctionOptionsInit calls cairn_function_options_init.
+//
+// METHOD. Fills a cairn_function_options with its defaults (for cairn_function_create). Since 1.0.
+func cFunctionOptionsInit(opts *C.cairn_function_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_function_options_init(opts, structSize))
+}
+
+// cTensorSpecInit calls cairn_tensor_spec_init.
+//
+// METHOD. Fills a cairn_tensor_spec with its defaults (for cairn_function_options.input_signature). Since 1.0.
+func cTensorSpecInit(opts *C.cairn_tensor_spec, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_tensor_spec_init(opts, structSize))
+}
+
+// cVulkanDeviceInfoInit calls cairn_vulkan_device_info_init.
+//
+// METHOD. Fills a cairn_vulkan_device_info with its defaults (for cairn_vulkan_device_describe). Since 1.0.
+func cVulkanDeviceInfoInit(opts *C.cairn_vulkan_device_info, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_vulkan_device_info_init(opts, structSize))
+}
+
+// cVulkanOptionsInit calls cairn_vulkan_options_init.
+//
+// METHOD. Fills a cairn_vulkan_options with its defaults (for cairn_context_create_vulkan). Since 1.0.
+func cVulkanOptionsInit(opts *C.cairn_vulkan_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_vulkan_options_init(opts, structSize))
 }

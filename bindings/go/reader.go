@@ -28,6 +28,9 @@ type CheckpointEntry struct {
 // OpenCheckpointReader opens a checkpoint and verifies its header, footer and index. Errors:
 // NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
 func OpenCheckpointReader(path string) (*CheckpointReader, error) {
+	if err := checkLibrary("OpenCheckpointReader"); err != nil {
+		return nil, err
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var out *C.cairn_checkpoint_reader
@@ -80,6 +83,9 @@ func (r *CheckpointReader) Entries() []CheckpointEntry {
 // Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload, INVALID_ARGUMENT for the
 // string entry (LoadString reads it).
 func (r *CheckpointReader) Load(ctx *Context, key string) (*Tensor, error) {
+	if err := checkOpen("CheckpointReader.Load", "reader", r, "context", ctx); err != nil {
+		return nil, err
+	}
 	ckey := C.CString(key)
 	defer C.free(unsafe.Pointer(ckey))
 	var out *C.cairn_tensor
@@ -94,6 +100,9 @@ func (r *CheckpointReader) Load(ctx *Context, key string) (*Tensor, error) {
 
 // LoadString reads the bytes of a string entry (the serialized object graph).
 func (r *CheckpointReader) LoadString(key string) ([]byte, error) {
+	if err := checkOpen("CheckpointReader.LoadString", "reader", r); err != nil {
+		return nil, err
+	}
 	ckey := C.CString(key)
 	defer C.free(unsafe.Pointer(ckey))
 	var buf *C.char

@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"unsafe"
 )
@@ -35,7 +36,7 @@ func (t *Tensor) Close() {
 	t.ptr = nil
 }
 
-// handle is the C tensor, NULL for a nil or closed Tensor (the C API then reports the misuse).
+// handle is the C tensor, NULL for a nil or closed Tensor.
 func (t *Tensor) handle() *C.cairn_tensor {
 	if t == nil {
 		return nil
@@ -43,33 +44,75 @@ func (t *Tensor) handle() *C.cairn_tensor {
 	return t.ptr
 }
 
+// use is the C tensor for a call of fn, or the binding's error for a nil or closed Tensor; what
+// names the argument in that error ("tensor", "input 1").
+func (t *Tensor) use(fn, what string) (*C.cairn_tensor, error) {
+	if t == nil || t.ptr == nil {
+		return nil, handleError(fn, what, t == nil)
+	}
+	return t.ptr, nil
+}
+
 // NewTensor creates a tensor on ctx's default device by copying data, row-major. len(data) must
-// equal the product of shape (an empty shape is a scalar); the C API checks it and the dims.
+// equal the product of shape (an empty shape is a scalar), and no dimension may be negative.
 func NewTensor[E Element](ctx *Context, shape []int64, data []E) (*Tensor, error) {
 	var zero E
-	return newTensorFrom(ctx, DTypeOf[E](), shape, unsafe.Pointer(unsafe.SliceData(data)),
-		uintptr(len(data))*unsafe.Sizeof(zero))
+	return newTensorFrom("NewTensor", ctx, DTypeOf[E](), shape, unsafe.Pointer(unsafe.SliceData(data)),
+		len(data), unsafe.Sizeof(zero))
 }
 
 // NewFloat16Tensor creates a float16 tensor from the elements' IEEE binary16 bits.
 func NewFloat16Tensor(ctx *Context, shape []int64, bits []uint16) (*Tensor, error) {
-	return newTensorFrom(ctx, Float16, shape, unsafe.Pointer(unsafe.SliceData(bits)), uintptr(len(bits))*2)
+	return newTensorFrom("NewFloat16Tensor", ctx, Float16, shape, unsafe.Pointer(unsafe.SliceData(bits)), len(bits), 2)
 }
 
 // NewBFloat16Tensor creates a bfloat16 tensor from the elements' bits (the top half of a float32).
 func NewBFloat16Tensor(ctx *Context, shape []int64, bits []uint16) (*Tensor, error) {
-	return newTensorFrom(ctx, BFloat16, shape, unsafe.Pointer(unsafe.SliceData(bits)), uintptr(len(bits))*2)
+	return newTensorFrom("NewBFloat16Tensor", ctx, BFloat16, shape, unsafe.Pointer(unsafe.SliceData(bits)), len(bits), 2)
 }
 
 // NewTensorFromBytes creates a tensor of any fixed-size dtype from its raw bytes (native byte order).
 func NewTensorFromBytes(ctx *Context, dtype DType, shape []int64, data []byte) (*Tensor, error) {
-	return newTensorFrom(ctx, dtype, shape, unsafe.Pointer(unsafe.SliceData(data)), uintptr(len(data)))
+	size := dtype.Size()
+	if size == 0 {
+		return nil, newError(CodeInvalidArgument, fmt.Sprintf("NewTensorFromBytes: %v has no fixed size in bytes", dtype))
+	}
+	if len(data)%size != 0 {
+		return nil, newError(CodeInvalidArgument, fmt.Sprintf("NewTensorFromBytes: %d bytes are not a whole number of %d-byte %v values",
+			len(data), size, dtype))
+	}
+	return newTensorFrom("NewTensorFromBytes", ctx, dtype, shape, unsafe.Pointer(unsafe.SliceData(data)), len(data)/size, uintptr(size))
 }
 
-func newTensorFrom(ctx *Context, dtype DType, shape []int64, data unsafe.Pointer, nbytes uintptr) (*Tensor, error) {
+// MaxRank is the most dimensions a tensor may have.
+const MaxRank = 8
+
+// newTensorFrom checks, in Go terms and naming fn, what the C API would refuse (a closed context,
+// a bad shape, the wrong number of values), then copies n values of elemSize bytes from data.
+func newTensorFrom(fn string, ctx *Context, dtype DType, shape []int64, data unsafe.Pointer, n int, elemSize uintptr) (*Tensor, error) {
+	cctx, err := ctx.use(fn)
+	if err != nil {
+		return nil, err
+	}
+	if len(shape) > MaxRank {
+		return nil, newError(CodeInvalidArgument, fmt.Sprintf("%s: shape %v has %d dimensions (at most %d)", fn, shape, len(shape), MaxRank))
+	}
+	need := int64(1)
+	for _, d := range shape {
+		if d < 0 {
+			return nil, newError(CodeInvalidArgument, fmt.Sprintf("%s: shape %v has a negative dimension", fn, shape))
+		}
+		if d != 0 && need > math.MaxInt64/d {
+			return nil, newError(CodeInvalidArgument, fmt.Sprintf("%s: shape %v has too many elements", fn, shape))
+		}
+		need *= d
+	}
+	if int64(n) != need {
+		return nil, newError(CodeInvalidArgument, fmt.Sprintf("%s: %d values for shape %v (needs %d)", fn, n, shape, need))
+	}
 	var out *C.cairn_tensor
-	err := cTensorCreate(ctx.handle(), C.cairn_dtype(dtype), (*C.int64_t)(unsafe.SliceData(shape)),
-		C.size_t(len(shape)), data, C.size_t(nbytes), &out)
+	err = cTensorCreate(cctx, C.cairn_dtype(dtype), (*C.int64_t)(unsafe.SliceData(shape)),
+		C.size_t(len(shape)), data, C.size_t(uintptr(n)*elemSize), &out)
 	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, err
@@ -123,6 +166,8 @@ func (t *Tensor) Device() string {
 	return name
 }
 
+// String is "Tensor(<dtype><shape> on <device>)", e.g. "Tensor(float32[2 2] on cpu)", or
+// "Tensor(closed)".
 func (t *Tensor) String() string {
 	if t.handle() == nil {
 		return "Tensor(closed)"
@@ -133,10 +178,18 @@ func (t *Tensor) String() string {
 // CopyToDevice returns a tensor with the same value on device ("cpu", "vulkan", "vulkan:N"); on
 // the device the tensor is already on, the two share one buffer.
 func (t *Tensor) CopyToDevice(ctx *Context, device string) (*Tensor, error) {
+	cctx, err := ctx.use("Tensor.CopyToDevice")
+	if err != nil {
+		return nil, err
+	}
+	ct, err := t.use("Tensor.CopyToDevice", "tensor")
+	if err != nil {
+		return nil, err
+	}
 	name := C.CString(device)
 	defer C.free(unsafe.Pointer(name))
 	var out *C.cairn_tensor
-	err := cTensorCopyToDevice(ctx.handle(), t.handle(), name, &out)
+	err = cTensorCopyToDevice(cctx, ct, name, &out)
 	runtime.KeepAlive(ctx)
 	runtime.KeepAlive(t)
 	if err != nil {
@@ -164,6 +217,9 @@ func ReadInto[E Element](t *Tensor, dst []E) error {
 	if err := t.expect("ReadInto", DTypeOf[E]()); err != nil {
 		return err
 	}
+	if n := t.NumElements(); int64(len(dst)) != n {
+		return newError(CodeInvalidArgument, fmt.Sprintf("ReadInto: dst holds %d values but the tensor has %d", len(dst), n))
+	}
 	return readElements(t, dst)
 }
 
@@ -185,10 +241,10 @@ func readElements[E Element](t *Tensor, dst []E) error {
 }
 
 // Float16Bits returns a float16 tensor's elements as IEEE binary16 bits.
-func (t *Tensor) Float16Bits() ([]uint16, error) { return t.halfBits("Float16Bits", Float16) }
+func (t *Tensor) Float16Bits() ([]uint16, error) { return t.halfBits("Tensor.Float16Bits", Float16) }
 
 // BFloat16Bits returns a bfloat16 tensor's elements as their bits.
-func (t *Tensor) BFloat16Bits() ([]uint16, error) { return t.halfBits("BFloat16Bits", BFloat16) }
+func (t *Tensor) BFloat16Bits() ([]uint16, error) { return t.halfBits("Tensor.BFloat16Bits", BFloat16) }
 
 func (t *Tensor) halfBits(fn string, dtype DType) ([]uint16, error) {
 	if err := t.expect(fn, dtype); err != nil {
@@ -203,7 +259,7 @@ func (t *Tensor) halfBits(fn string, dtype DType) ([]uint16, error) {
 
 // Bytes copies the tensor's data, whatever its dtype, as raw bytes in native byte order.
 func (t *Tensor) Bytes() ([]byte, error) {
-	if err := t.expect("Bytes", InvalidDType); err != nil {
+	if err := t.expect("Tensor.Bytes", InvalidDType); err != nil {
 		return nil, err
 	}
 	out := make([]byte, t.NumBytes())
@@ -221,8 +277,8 @@ func (t *Tensor) readRaw(dst unsafe.Pointer, nbytes uintptr) error {
 
 // expect checks that t is open and, unless dtype is InvalidDType, has that dtype.
 func (t *Tensor) expect(fn string, dtype DType) error {
-	if t.handle() == nil {
-		return newError(CodeInvalidArgument, fn+": the tensor is nil or closed")
+	if _, err := t.use(fn, "tensor"); err != nil {
+		return err
 	}
 	if have := t.DType(); dtype != InvalidDType && have != dtype {
 		return newError(CodeInvalidArgument, fmt.Sprintf("%s: the tensor is %v, not %v", fn, have, dtype))

@@ -48,9 +48,14 @@ func WithWatchAccessedVariables(on bool) TapeOption {
 // NewGradientTape starts a tape on the calling goroutine, which it locks to its OS thread until
 // Close. Close it when done.
 func NewGradientTape(ctx *Context, options ...TapeOption) (*GradientTape, error) {
+	if err := checkOpen("NewGradientTape", "context", ctx); err != nil {
+		return nil, err
+	}
 	opts := (*C.cairn_tape_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_tape_options{}))))
 	defer C.free(unsafe.Pointer(opts))
-	*opts = cTapeOptionsInit()
+	if err := cTapeOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
 	for _, set := range options {
 		set(opts)
 	}
@@ -94,6 +99,9 @@ func (tp *GradientTape) handle() *C.cairn_tape {
 
 // Watch records the ops run on t (a floating dtype) from now on.
 func (tp *GradientTape) Watch(t *Tensor) error {
+	if err := checkOpen("GradientTape.Watch", "tape", tp, "tensor", t); err != nil {
+		return err
+	}
 	err := cTapeWatch(tp.handle(), t.handle())
 	runtime.KeepAlive(tp)
 	runtime.KeepAlive(t)
@@ -102,6 +110,9 @@ func (tp *GradientTape) Watch(t *Tensor) error {
 
 // WatchVariable records the reads of v (also a non-trainable one) from now on.
 func (tp *GradientTape) WatchVariable(v *Variable) error {
+	if err := checkOpen("GradientTape.WatchVariable", "tape", tp, "variable", v); err != nil {
+		return err
+	}
 	err := cTapeWatchVariable(tp.handle(), handleOf(v))
 	runtime.KeepAlive(tp)
 	runtime.KeepAlive(v)
@@ -143,6 +154,12 @@ func WithUnconnected(u Unconnected) GradientOption {
 // non-persistent tape allows one call. Entries are nil for unconnected sources under
 // UnconnectedNone; close the others.
 func (tp *GradientTape) Gradient(target *Tensor, sources []*Tensor, options ...GradientOption) ([]*Tensor, error) {
+	if err := checkOpen("GradientTape.Gradient", "tape", tp, "target", target); err != nil {
+		return nil, err
+	}
+	if err := checkEach("GradientTape.Gradient", "source", sources); err != nil {
+		return nil, err
+	}
 	handles := make([]*C.cairn_tensor, len(sources)) // Go memory holding only C pointers
 	for i, s := range sources {
 		handles[i] = s.handle()
@@ -157,6 +174,12 @@ func (tp *GradientTape) Gradient(target *Tensor, sources []*Tensor, options ...G
 
 // GradientVariables is Gradient for variables: the sum over every recorded read of each.
 func (tp *GradientTape) GradientVariables(target *Tensor, vars []*Variable, options ...GradientOption) ([]*Tensor, error) {
+	if err := checkOpen("GradientTape.GradientVariables", "tape", tp, "target", target); err != nil {
+		return nil, err
+	}
+	if err := checkEach("GradientTape.GradientVariables", "variable", vars); err != nil {
+		return nil, err
+	}
 	handles := objectHandles(vars)
 	return tp.gradient(options, len(vars), func(g *C.cairn_tensor, u C.cairn_unconnected, out **C.cairn_tensor) error {
 		err := cTapeGradientVariables(tp.handle(), target.handle(), unsafe.SliceData(handles), C.size_t(len(handles)), g, u, out)
@@ -171,6 +194,9 @@ func (tp *GradientTape) gradient(options []GradientOption, n int,
 	cfg := gradientConfig{unconnected: UnconnectedNone}
 	for _, set := range options {
 		set(&cfg)
+	}
+	if g := cfg.outputGradient; g != nil && g.ptr == nil {
+		return nil, handleError("GradientTape.Gradient", "output gradient (WithOutputGradient)", false)
 	}
 	grads := make([]*C.cairn_tensor, n+1) // one spare slot so the pointer is never nil
 	err := call(cfg.outputGradient.handle(), C.cairn_unconnected(cfg.unconnected), unsafe.SliceData(grads))
@@ -214,9 +240,18 @@ func (s *Schedule) object() *Object {
 // NewExponentialDecay is lr0 * rate^(step / decaySteps), with a floored exponent when staircase.
 func NewExponentialDecay(ctx *Context, initialLearningRate float64, decaySteps int64, decayRate float64,
 	staircase bool) (*Schedule, error) {
+	if err := checkOpen("NewExponentialDecay", "context", ctx); err != nil {
+		return nil, err
+	}
+	opts := cAlloc[C.cairn_exponential_decay_options]()
+	defer C.free(unsafe.Pointer(opts))
+	if err := cExponentialDecayOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
+	opts.initial_learning_rate, opts.decay_steps = C.double(initialLearningRate), C.int64_t(decaySteps)
+	opts.decay_rate, opts.staircase = C.double(decayRate), cBool(staircase)
 	var out *C.cairn_object
-	err := cScheduleExponentialDecay(ctx.handle(), C.double(initialLearningRate), C.int64_t(decaySteps),
-		C.double(decayRate), cBool(staircase), &out)
+	err := cScheduleExponentialDecay(ctx.handle(), opts, &out)
 	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, err
@@ -226,8 +261,18 @@ func NewExponentialDecay(ctx *Context, initialLearningRate float64, decaySteps i
 
 // NewCosineDecay is lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decaySteps) / decaySteps)) + alpha).
 func NewCosineDecay(ctx *Context, initialLearningRate float64, decaySteps int64, alpha float64) (*Schedule, error) {
+	if err := checkOpen("NewCosineDecay", "context", ctx); err != nil {
+		return nil, err
+	}
+	opts := cAlloc[C.cairn_cosine_decay_options]()
+	defer C.free(unsafe.Pointer(opts))
+	if err := cCosineDecayOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return nil, err
+	}
+	opts.initial_learning_rate, opts.decay_steps = C.double(initialLearningRate), C.int64_t(decaySteps)
+	opts.alpha = C.double(alpha)
 	var out *C.cairn_object
-	err := cScheduleCosineDecay(ctx.handle(), C.double(initialLearningRate), C.int64_t(decaySteps), C.double(alpha), &out)
+	err := cScheduleCosineDecay(ctx.handle(), opts, &out)
 	runtime.KeepAlive(ctx)
 	if err != nil {
 		return nil, err
@@ -335,19 +380,25 @@ func (s SharedOption) applyOptimizer(c *optimizerConfig) {
 
 func (s SharedOption) applyLayer(c *layerConfig) {
 	c.mark(s.name)
+	v := s.value
 	if s.name == "momentum" {
-		c.norm.momentum = C.double(s.value)
+		c.momentum = &v
 	} else {
-		c.norm.epsilon = C.double(s.value)
+		c.epsilon = &v
 	}
 }
 
 // NewOptimizer creates an optimizer of kind (OptimizerKindSgd, OptimizerKindAdam,
 // OptimizerKindAdamw, OptimizerKindRmsprop). Errors: INVALID_ARGUMENT naming a bad option.
 func NewOptimizer(ctx *Context, kind OptimizerKind, options ...OptimizerOption) (*Optimizer, error) {
+	if err := checkOpen("NewOptimizer", "context", ctx); err != nil {
+		return nil, err
+	}
 	cfg := optimizerConfig{opts: (*C.cairn_optimizer_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_optimizer_options{}))))}
 	defer C.free(unsafe.Pointer(cfg.opts))
-	*cfg.opts = cOptimizerOptionsInit()
+	if err := cOptimizerOptionsInit(cfg.opts, C.uint32_t(unsafe.Sizeof(*cfg.opts))); err != nil {
+		return nil, err
+	}
 	cfg.opts.kind = C.cairn_optimizer_kind(kind)
 	for _, o := range options {
 		o.applyOptimizer(&cfg)
@@ -369,6 +420,17 @@ func NewOptimizer(ctx *Context, kind OptimizerKind, options ...OptimizerOption) 
 // counts one step. On error (a dtype or shape mismatch, a variable not trainable or given twice,
 // named in the message) nothing is updated.
 func (o *Optimizer) ApplyGradients(grads []*Tensor, vars []*Variable) error {
+	if err := checkOpen("Optimizer.ApplyGradients", "optimizer", o); err != nil {
+		return err
+	}
+	if err := checkEach("Optimizer.ApplyGradients", "variable", vars); err != nil {
+		return err
+	}
+	for i, g := range grads { // a nil gradient (unconnected) is skipped; a closed one is misuse
+		if g != nil && g.ptr == nil {
+			return handleError("Optimizer.ApplyGradients", fmt.Sprintf("gradient %d", i), false)
+		}
+	}
 	if len(grads) != len(vars) {
 		return newError(CodeInvalidArgument, fmt.Sprintf("ApplyGradients: %d gradients for %d variables", len(grads), len(vars)))
 	}
@@ -386,6 +448,9 @@ func (o *Optimizer) ApplyGradients(grads []*Tensor, vars []*Variable) error {
 
 // Iterations is the number of ApplyGradients calls so far (the checkpointed "iter").
 func (o *Optimizer) Iterations() (int64, error) {
+	if err := checkOpen("Optimizer.Iterations", "optimizer", o); err != nil {
+		return 0, err
+	}
 	var n C.int64_t
 	err := cOptimizerIterations(handleOf(o), &n)
 	runtime.KeepAlive(o)
@@ -394,6 +459,9 @@ func (o *Optimizer) Iterations() (int64, error) {
 
 // LearningRate is the rate the next update uses (the schedule's value at the current step).
 func (o *Optimizer) LearningRate() (float64, error) {
+	if err := checkOpen("Optimizer.LearningRate", "optimizer", o); err != nil {
+		return 0, err
+	}
 	var lr C.double
 	err := cOptimizerLearningRate(handleOf(o), &lr)
 	runtime.KeepAlive(o)
@@ -402,6 +470,9 @@ func (o *Optimizer) LearningRate() (float64, error) {
 
 // SetLearningRate replaces a constant learning rate; FAILED_PRECONDITION under a schedule.
 func (o *Optimizer) SetLearningRate(lr float64) error {
+	if err := checkOpen("Optimizer.SetLearningRate", "optimizer", o); err != nil {
+		return err
+	}
 	err := cOptimizerSetLearningRate(handleOf(o), C.double(lr))
 	runtime.KeepAlive(o)
 	return err
@@ -410,6 +481,9 @@ func (o *Optimizer) SetLearningRate(lr float64) error {
 // Slot is the slot variable name ("m", "v", "momentum", "rms", "mg") the optimizer holds for v;
 // NOT_FOUND before v's first update. Close the handle when done.
 func (o *Optimizer) Slot(v *Variable, name string) (*Variable, error) {
+	if err := checkOpen("Optimizer.Slot", "optimizer", o, "variable", v); err != nil {
+		return nil, err
+	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var out *C.cairn_object
@@ -437,6 +511,9 @@ func (o *Object) AsOptimizer() (*Optimizer, error) {
 // LossKindBinaryCrossentropy (yTrue in {0, 1}) and LossKindSparseCategoricalCrossentropy (yTrue
 // int class ids, yPred [..., classes]).
 func Loss(ctx *Context, kind LossKind, yTrue, yPred *Tensor, fromLogits bool) (*Tensor, error) {
+	if err := checkOpen("Loss", "context", ctx, "yTrue", yTrue, "yPred", yPred); err != nil {
+		return nil, err
+	}
 	var out *C.cairn_tensor
 	err := cLoss(ctx.handle(), C.cairn_loss_kind(kind), yTrue.handle(), yPred.handle(), cBool(fromLogits), &out)
 	runtime.KeepAlive(ctx)
@@ -465,6 +542,9 @@ func (m *Metric) object() *Object {
 // MetricKindAccuracy (int labels against the argmax of scores, or equality). name "" gives
 // "mean" / "accuracy".
 func NewMetric(ctx *Context, kind MetricKind, name string) (*Metric, error) {
+	if err := checkOpen("NewMetric", "context", ctx); err != nil {
+		return nil, err
+	}
 	var cname *C.char
 	if name != "" {
 		cname = C.CString(name)
@@ -481,6 +561,12 @@ func NewMetric(ctx *Context, kind MetricKind, name string) (*Metric, error) {
 
 // Update accumulates: a Mean takes (values, nil), an Accuracy (yTrue, yPred).
 func (m *Metric) Update(a, b *Tensor) error {
+	if err := checkOpen("Metric.Update", "metric", m, "first tensor", a); err != nil {
+		return err
+	}
+	if b != nil && b.ptr == nil {
+		return handleError("Metric.Update", "second tensor", false)
+	}
 	err := cMetricUpdate(handleOf(m), a.handle(), b.handle())
 	runtime.KeepAlive(m)
 	runtime.KeepAlive(a)
@@ -490,6 +576,9 @@ func (m *Metric) Update(a, b *Tensor) error {
 
 // Result is the current value (0 when nothing was accumulated).
 func (m *Metric) Result() (float64, error) {
+	if err := checkOpen("Metric.Result", "metric", m); err != nil {
+		return 0, err
+	}
 	var r C.double
 	err := cMetricResult(handleOf(m), &r)
 	runtime.KeepAlive(m)
@@ -498,6 +587,9 @@ func (m *Metric) Result() (float64, error) {
 
 // Reset sets total and count to zero.
 func (m *Metric) Reset() error {
+	if err := checkOpen("Metric.Reset", "metric", m); err != nil {
+		return err
+	}
 	err := cMetricReset(handleOf(m))
 	runtime.KeepAlive(m)
 	return err

@@ -114,7 +114,7 @@ func TestTapeStopRecordingAndWatchErrors(t *testing.T) {
 	ints := tensor(t, ctx, []int64{1}, []int32{1})
 	wantCode(t, tape.Watch(ints), cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "")
 	tape.Close()
-	wantCode(t, tape.Watch(x), cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "tape")
+	wantError(t, tape.Watch(x), "FAILED_PRECONDITION: GradientTape.Watch: tape is closed")
 }
 
 // Trainable variables are watched when read, unless WithWatchAccessedVariables(false); a

@@ -49,12 +49,16 @@ func (d VulkanDevice) APIVersionString() string {
 	return fmt.Sprintf("%d.%d.%d", (v>>22)&0x7f, (v>>12)&0x3ff, v&0xfff)
 }
 
-// VulkanAvailable reports whether a Vulkan loader and driver report at least one device.
-func VulkanAvailable() bool { return cVulkanAvailable() == 1 }
+// VulkanAvailable reports whether a Vulkan loader and driver report at least one device; false
+// too when the loaded libcairn's ABI is not this package's (NewContext says why).
+func VulkanAvailable() bool { return checkLibrary("VulkanAvailable") == nil && cVulkanAvailable() == 1 }
 
 // VulkanDeviceCount is the number of Vulkan devices ("vulkan:0" .. "vulkan:N-1"). It fails with
 // UNAVAILABLE without a Vulkan loader or driver.
 func VulkanDeviceCount() (int, error) {
+	if err := checkLibrary("VulkanDeviceCount"); err != nil {
+		return 0, err
+	}
 	var n C.size_t
 	if err := cVulkanDeviceCount(&n); err != nil {
 		return 0, err
@@ -65,10 +69,16 @@ func VulkanDeviceCount() (int, error) {
 // DescribeVulkanDevice describes device `index`: OUT_OF_RANGE for an index past the last device
 // (INVALID_ARGUMENT for a negative one), UNAVAILABLE without Vulkan.
 func DescribeVulkanDevice(index int) (VulkanDevice, error) {
+	if err := checkLibrary("DescribeVulkanDevice"); err != nil {
+		return VulkanDevice{}, err
+	}
 	if index < 0 {
 		return VulkanDevice{}, newError(CodeInvalidArgument, fmt.Sprintf("DescribeVulkanDevice: index must be >= 0, got %d", index))
 	}
-	info := C.cairn_vulkan_device_info{struct_size: C.uint32_t(unsafe.Sizeof(C.cairn_vulkan_device_info{}))}
+	var info C.cairn_vulkan_device_info
+	if err := cVulkanDeviceInfoInit(&info, C.uint32_t(unsafe.Sizeof(info))); err != nil {
+		return VulkanDevice{}, err
+	}
 	if err := cVulkanDeviceDescribe(C.size_t(index), &info); err != nil {
 		return VulkanDevice{}, err
 	}
@@ -108,8 +118,9 @@ func VulkanDevices() ([]VulkanDevice, error) {
 // VulkanOptions are the Vulkan settings of NewVulkanContext (cairn_vulkan_options). The zero
 // value is the C defaults: Cairn's own instance and device, no memory limit, no CPU fallback.
 type VulkanOptions struct {
-	// External mode: an engine's own VkInstance, VkPhysicalDevice, VkDevice and VkQueue as
-	// integers (e.g. uintptr(unsafe.Pointer(handle)) from a Vulkan binding). Set all four or none.
+	// External mode, experimental as in the C API: an engine's own VkInstance, VkPhysicalDevice,
+	// VkDevice and VkQueue as integers (e.g. uintptr(unsafe.Pointer(handle)) from a Vulkan
+	// binding). Set all four or none.
 	// Cairn destroys none of them and runs only 32-bit dtypes there; the engine must not use the
 	// queue from another goroutine while Cairn records work on it.
 	Instance       uintptr
@@ -130,14 +141,24 @@ type VulkanOptions struct {
 // WithDevice("cpu") keeps the CPU as default while the Vulkan settings apply to "vulkan:N".
 // Fails with UNAVAILABLE without a Vulkan driver, INVALID_ARGUMENT for partial external handles.
 func NewVulkanContext(vk VulkanOptions, options ...ContextOption) (*Context, error) {
+	if err := checkLibrary("NewVulkanContext"); err != nil {
+		return nil, err
+	}
 	copts := (*C.cairn_vulkan_options)(C.malloc(C.size_t(unsafe.Sizeof(C.cairn_vulkan_options{}))))
 	defer C.free(unsafe.Pointer(copts))
-	*copts = cVulkanOptionsInit()
-	C.cairn_go_vulkan_set_handles(copts, C.uintptr_t(vk.Instance), C.uintptr_t(vk.PhysicalDevice),
-		C.uintptr_t(vk.Device), C.uint32_t(vk.QueueFamily), C.uintptr_t(vk.Queue))
-	copts.memory_limit = C.uint64_t(vk.MemoryLimit)
+	if err := cVulkanOptionsInit(copts, C.uint32_t(unsafe.Sizeof(*copts))); err != nil {
+		return nil, err
+	}
+	// Only what the caller set: a zero field keeps the C default.
+	if vk.Instance != 0 || vk.PhysicalDevice != 0 || vk.Device != 0 || vk.QueueFamily != 0 || vk.Queue != 0 {
+		C.cairn_go_vulkan_set_handles(copts, C.uintptr_t(vk.Instance), C.uintptr_t(vk.PhysicalDevice),
+			C.uintptr_t(vk.Device), C.uint32_t(vk.QueueFamily), C.uintptr_t(vk.Queue))
+	}
+	if vk.MemoryLimit != 0 {
+		copts.memory_limit = C.uint64_t(vk.MemoryLimit)
+	}
 	if vk.CPUFallback {
-		copts.cpu_fallback = 1
+		copts.cpu_fallback = cBool(true)
 	}
 	return createContext("NewVulkanContext", options, func(opts *C.cairn_context_options, out **C.cairn_context) error {
 		return cContextCreateVulkan(opts, copts, out)
@@ -148,6 +169,9 @@ func NewVulkanContext(vk VulkanOptions, options ...ContextOption) (*Context, err
 // context's default device) ran on the CPU through VulkanOptions.CPUFallback. Fails with
 // INVALID_ARGUMENT when the device is not a Vulkan device, NOT_FOUND for an unknown one.
 func (c *Context) VulkanFallbackCount(device string) (uint64, error) {
+	if err := checkOpen("Context.VulkanFallbackCount", "context", c); err != nil {
+		return 0, err
+	}
 	var name *C.char
 	if device != "" {
 		name = C.CString(device)
@@ -166,6 +190,9 @@ func (c *Context) VulkanFallbackCount(device string) (uint64, error) {
 // records eager ops and submits them in batches; reading a tensor waits by itself, so this is
 // for timing and for handing results to an engine sharing the device.
 func (c *Context) Synchronize() error {
+	if err := checkOpen("Context.Synchronize", "context", c); err != nil {
+		return err
+	}
 	err := cContextSynchronize(c.handle())
 	runtime.KeepAlive(c)
 	return err

@@ -2,8 +2,9 @@
 // (ops_generated.go, by bindings/gen/generate.py).
 //
 // Inputs are *cairn.Tensor values (a variadic input is a []*cairn.Tensor), required attributes
-// are typed parameters, and attributes with defaults are functional options named after the op
-// and the attribute, whose defaults are written in each function's doc:
+// are typed parameters, and attributes with defaults are options named after the op and the
+// attribute. An option is sent only when given; the library applies the default of the others
+// (each option's doc says what it is):
 //
 //	z, err := ops.Add(ctx, x, y)
 //	p, err := ops.MatMul(ctx, a, b, ops.MatMulTransposeA(true))
@@ -21,4 +22,16 @@ func single(outs []*cairn.Tensor, err error) (*cairn.Tensor, error) {
 		return nil, err
 	}
 	return outs[0], nil
+}
+
+// setAttr puts a into attrs, replacing an earlier attribute of the same name: of two options for
+// one attribute, the last given wins.
+func setAttr(attrs []cairn.Attr, a cairn.Attr) []cairn.Attr {
+	for i := range attrs {
+		if attrs[i].Name() == a.Name() {
+			attrs[i] = a
+			return attrs
+		}
+	}
+	return append(attrs, a)
 }

@@ -35,32 +35,24 @@ func AddN(ctx *cairn.Context, inputs []*cairn.Tensor) (*cairn.Tensor, error) {
 // Option AllAxis sets axis (default []int64{}).
 // Option AllKeepDims sets keep_dims (default false).
 func All(ctx *cairn.Context, input *cairn.Tensor, opts ...AllOption) (*cairn.Tensor, error) {
-	o := allOptions{axis: []int64{}, keepDims: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "All", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntsAttr("axis", o.axis),
-		cairn.BoolAttr("keep_dims", o.keepDims),
-	}, 1))
+	return single(cairn.RunOp(ctx, "All", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// AllOption sets an optional attribute of All.
-type AllOption func(*allOptions)
+// AllOption is an optional attribute of All, sent only when given.
+type AllOption cairn.Attr
 
-type allOptions struct {
-	axis     []int64
-	keepDims bool
-}
-
-// AllAxis sets All's axis attribute (default []int64{}).
+// AllAxis sets All's axis attribute (the library's default: []int64{}).
 func AllAxis(v []int64) AllOption {
-	return func(o *allOptions) { o.axis = v }
+	return AllOption(cairn.IntsAttr("axis", v))
 }
 
-// AllKeepDims sets All's keep_dims attribute (default false).
+// AllKeepDims sets All's keep_dims attribute (the library's default: false).
 func AllKeepDims(v bool) AllOption {
-	return func(o *allOptions) { o.keepDims = v }
+	return AllOption(cairn.BoolAttr("keep_dims", v))
 }
 
 // Any runs the Any op: Logical or over the attribute `axis`; empty gives false.
@@ -70,32 +62,24 @@ func AllKeepDims(v bool) AllOption {
 // Option AnyAxis sets axis (default []int64{}).
 // Option AnyKeepDims sets keep_dims (default false).
 func Any(ctx *cairn.Context, input *cairn.Tensor, opts ...AnyOption) (*cairn.Tensor, error) {
-	o := anyOptions{axis: []int64{}, keepDims: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Any", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntsAttr("axis", o.axis),
-		cairn.BoolAttr("keep_dims", o.keepDims),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Any", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// AnyOption sets an optional attribute of Any.
-type AnyOption func(*anyOptions)
+// AnyOption is an optional attribute of Any, sent only when given.
+type AnyOption cairn.Attr
 
-type anyOptions struct {
-	axis     []int64
-	keepDims bool
-}
-
-// AnyAxis sets Any's axis attribute (default []int64{}).
+// AnyAxis sets Any's axis attribute (the library's default: []int64{}).
 func AnyAxis(v []int64) AnyOption {
-	return func(o *anyOptions) { o.axis = v }
+	return AnyOption(cairn.IntsAttr("axis", v))
 }
 
-// AnyKeepDims sets Any's keep_dims attribute (default false).
+// AnyKeepDims sets Any's keep_dims attribute (the library's default: false).
 func AnyKeepDims(v bool) AnyOption {
-	return func(o *anyOptions) { o.keepDims = v }
+	return AnyOption(cairn.BoolAttr("keep_dims", v))
 }
 
 // ArgMax runs the ArgMax op: Index of the largest value along `axis` (an attribute); ties and NaNs take the first index.
@@ -106,32 +90,24 @@ func AnyKeepDims(v bool) AnyOption {
 // Option ArgMaxAxis sets axis (default 0).
 // Option ArgMaxOutputType sets output_type (default cairn.Int64).
 func ArgMax(ctx *cairn.Context, input *cairn.Tensor, opts ...ArgMaxOption) (*cairn.Tensor, error) {
-	o := argMaxOptions{axis: 0, outputType: cairn.Int64}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "ArgMax", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntAttr("axis", o.axis),
-		cairn.DTypeAttr("output_type", o.outputType),
-	}, 1))
+	return single(cairn.RunOp(ctx, "ArgMax", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// ArgMaxOption sets an optional attribute of ArgMax.
-type ArgMaxOption func(*argMaxOptions)
+// ArgMaxOption is an optional attribute of ArgMax, sent only when given.
+type ArgMaxOption cairn.Attr
 
-type argMaxOptions struct {
-	axis       int64
-	outputType cairn.DType
-}
-
-// ArgMaxAxis sets ArgMax's axis attribute (default 0).
+// ArgMaxAxis sets ArgMax's axis attribute (the library's default: 0).
 func ArgMaxAxis(v int64) ArgMaxOption {
-	return func(o *argMaxOptions) { o.axis = v }
+	return ArgMaxOption(cairn.IntAttr("axis", v))
 }
 
-// ArgMaxOutputType sets ArgMax's output_type attribute (default cairn.Int64).
+// ArgMaxOutputType sets ArgMax's output_type attribute (the library's default: cairn.Int64).
 func ArgMaxOutputType(v cairn.DType) ArgMaxOption {
-	return func(o *argMaxOptions) { o.outputType = v }
+	return ArgMaxOption(cairn.DTypeAttr("output_type", v))
 }
 
 // ArgMin runs the ArgMin op: Index of the smallest value along `axis` (an attribute); ties and NaNs take the first index.
@@ -142,32 +118,24 @@ func ArgMaxOutputType(v cairn.DType) ArgMaxOption {
 // Option ArgMinAxis sets axis (default 0).
 // Option ArgMinOutputType sets output_type (default cairn.Int64).
 func ArgMin(ctx *cairn.Context, input *cairn.Tensor, opts ...ArgMinOption) (*cairn.Tensor, error) {
-	o := argMinOptions{axis: 0, outputType: cairn.Int64}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "ArgMin", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntAttr("axis", o.axis),
-		cairn.DTypeAttr("output_type", o.outputType),
-	}, 1))
+	return single(cairn.RunOp(ctx, "ArgMin", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// ArgMinOption sets an optional attribute of ArgMin.
-type ArgMinOption func(*argMinOptions)
+// ArgMinOption is an optional attribute of ArgMin, sent only when given.
+type ArgMinOption cairn.Attr
 
-type argMinOptions struct {
-	axis       int64
-	outputType cairn.DType
-}
-
-// ArgMinAxis sets ArgMin's axis attribute (default 0).
+// ArgMinAxis sets ArgMin's axis attribute (the library's default: 0).
 func ArgMinAxis(v int64) ArgMinOption {
-	return func(o *argMinOptions) { o.axis = v }
+	return ArgMinOption(cairn.IntAttr("axis", v))
 }
 
-// ArgMinOutputType sets ArgMin's output_type attribute (default cairn.Int64).
+// ArgMinOutputType sets ArgMin's output_type attribute (the library's default: cairn.Int64).
 func ArgMinOutputType(v cairn.DType) ArgMinOption {
-	return func(o *argMinOptions) { o.outputType = v }
+	return ArgMinOption(cairn.DTypeAttr("output_type", v))
 }
 
 // AvgPool runs the AvgPool op: Mean over each NHWC window, dividing by the number of non-padding elements.
@@ -179,28 +147,22 @@ func ArgMinOutputType(v cairn.DType) ArgMinOption {
 // Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
 // Option AvgPoolDataFormat sets data_format (default "NHWC"); one of "NHWC".
 func AvgPool(ctx *cairn.Context, input *cairn.Tensor, ksize, strides []int64, padding string, opts ...AvgPoolOption) (*cairn.Tensor, error) {
-	o := avgPoolOptions{dataFormat: "NHWC"}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "AvgPool", []*cairn.Tensor{input}, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 3+len(opts)),
 		cairn.IntsAttr("ksize", ksize),
 		cairn.IntsAttr("strides", strides),
-		cairn.StringAttr("padding", padding),
-		cairn.StringAttr("data_format", o.dataFormat),
-	}, 1))
+		cairn.StringAttr("padding", padding))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "AvgPool", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// AvgPoolOption sets an optional attribute of AvgPool.
-type AvgPoolOption func(*avgPoolOptions)
+// AvgPoolOption is an optional attribute of AvgPool, sent only when given.
+type AvgPoolOption cairn.Attr
 
-type avgPoolOptions struct {
-	dataFormat string
-}
-
-// AvgPoolDataFormat sets AvgPool's data_format attribute (default "NHWC"); one of "NHWC".
+// AvgPoolDataFormat sets AvgPool's data_format attribute (the library's default: "NHWC"); one of "NHWC".
 func AvgPoolDataFormat(v string) AvgPoolOption {
-	return func(o *avgPoolOptions) { o.dataFormat = v }
+	return AvgPoolOption(cairn.StringAttr("data_format", v))
 }
 
 // AvgPoolGrad runs the AvgPoolGrad op: Gradient of AvgPool: each window's grad spread evenly over its non-padding elements, shaped `orig_input_shape`.
@@ -213,29 +175,23 @@ func AvgPoolDataFormat(v string) AvgPoolOption {
 // Attribute orig_input_shape (INTS) is the parameter origInputShape.
 // Option AvgPoolGradDataFormat sets data_format (default "NHWC"); one of "NHWC".
 func AvgPoolGrad(ctx *cairn.Context, grad *cairn.Tensor, ksize, strides []int64, padding string, origInputShape []int64, opts ...AvgPoolGradOption) (*cairn.Tensor, error) {
-	o := avgPoolGradOptions{dataFormat: "NHWC"}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "AvgPoolGrad", []*cairn.Tensor{grad}, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 4+len(opts)),
 		cairn.IntsAttr("ksize", ksize),
 		cairn.IntsAttr("strides", strides),
 		cairn.StringAttr("padding", padding),
-		cairn.StringAttr("data_format", o.dataFormat),
-		cairn.IntsAttr("orig_input_shape", origInputShape),
-	}, 1))
+		cairn.IntsAttr("orig_input_shape", origInputShape))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "AvgPoolGrad", []*cairn.Tensor{grad}, attrs, 1))
 }
 
-// AvgPoolGradOption sets an optional attribute of AvgPoolGrad.
-type AvgPoolGradOption func(*avgPoolGradOptions)
+// AvgPoolGradOption is an optional attribute of AvgPoolGrad, sent only when given.
+type AvgPoolGradOption cairn.Attr
 
-type avgPoolGradOptions struct {
-	dataFormat string
-}
-
-// AvgPoolGradDataFormat sets AvgPoolGrad's data_format attribute (default "NHWC"); one of "NHWC".
+// AvgPoolGradDataFormat sets AvgPoolGrad's data_format attribute (the library's default: "NHWC"); one of "NHWC".
 func AvgPoolGradDataFormat(v string) AvgPoolGradOption {
-	return func(o *avgPoolGradOptions) { o.dataFormat = v }
+	return AvgPoolGradOption(cairn.StringAttr("data_format", v))
 }
 
 // Cast runs the Cast op: Converts x to DstT: float->int truncates toward zero and saturates (NaN -> 0), complex->real keeps the real part, x->bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
@@ -246,26 +202,20 @@ func AvgPoolGradDataFormat(v string) AvgPoolGradOption {
 // Attribute DstT (DTYPE) is the parameter dstT.
 // Option CastTruncate sets Truncate (default false).
 func Cast(ctx *cairn.Context, x *cairn.Tensor, dstT cairn.DType, opts ...CastOption) (*cairn.Tensor, error) {
-	o := castOptions{truncate: false}
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.DTypeAttr("DstT", dstT))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Cast", []*cairn.Tensor{x}, []cairn.Attr{
-		cairn.DTypeAttr("DstT", dstT),
-		cairn.BoolAttr("Truncate", o.truncate),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Cast", []*cairn.Tensor{x}, attrs, 1))
 }
 
-// CastOption sets an optional attribute of Cast.
-type CastOption func(*castOptions)
+// CastOption is an optional attribute of Cast, sent only when given.
+type CastOption cairn.Attr
 
-type castOptions struct {
-	truncate bool
-}
-
-// CastTruncate sets Cast's Truncate attribute (default false).
+// CastTruncate sets Cast's Truncate attribute (the library's default: false).
 func CastTruncate(v bool) CastOption {
-	return func(o *castOptions) { o.truncate = v }
+	return CastOption(cairn.BoolAttr("Truncate", v))
 }
 
 // Ceil runs the Ceil op: Smallest integer not below x.
@@ -290,25 +240,19 @@ func ClipByValue(ctx *cairn.Context, t, clipValueMin, clipValueMax *cairn.Tensor
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Option ConcatV2Axis sets axis (default 0).
 func ConcatV2(ctx *cairn.Context, values []*cairn.Tensor, opts ...ConcatV2Option) (*cairn.Tensor, error) {
-	o := concatV2Options{axis: 0}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "ConcatV2", values, []cairn.Attr{
-		cairn.IntAttr("axis", o.axis),
-	}, 1))
+	return single(cairn.RunOp(ctx, "ConcatV2", values, attrs, 1))
 }
 
-// ConcatV2Option sets an optional attribute of ConcatV2.
-type ConcatV2Option func(*concatV2Options)
+// ConcatV2Option is an optional attribute of ConcatV2, sent only when given.
+type ConcatV2Option cairn.Attr
 
-type concatV2Options struct {
-	axis int64
-}
-
-// ConcatV2Axis sets ConcatV2's axis attribute (default 0).
+// ConcatV2Axis sets ConcatV2's axis attribute (the library's default: 0).
 func ConcatV2Axis(v int64) ConcatV2Option {
-	return func(o *concatV2Options) { o.axis = v }
+	return ConcatV2Option(cairn.IntAttr("axis", v))
 }
 
 // Conv2D runs the Conv2D op: 2-D cross-correlation of NHWC input with an HWIO filter; SAME/VALID padding only, NHWC only.
@@ -320,34 +264,26 @@ func ConcatV2Axis(v int64) ConcatV2Option {
 // Option Conv2DDilations sets dilations (default []int64{1, 1, 1, 1}).
 // Option Conv2DDataFormat sets data_format (default "NHWC"); one of "NHWC".
 func Conv2D(ctx *cairn.Context, input, filter *cairn.Tensor, strides []int64, padding string, opts ...Conv2DOption) (*cairn.Tensor, error) {
-	o := conv2DOptions{dilations: []int64{1, 1, 1, 1}, dataFormat: "NHWC"}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "Conv2D", []*cairn.Tensor{input, filter}, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 2+len(opts)),
 		cairn.IntsAttr("strides", strides),
-		cairn.StringAttr("padding", padding),
-		cairn.IntsAttr("dilations", o.dilations),
-		cairn.StringAttr("data_format", o.dataFormat),
-	}, 1))
+		cairn.StringAttr("padding", padding))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "Conv2D", []*cairn.Tensor{input, filter}, attrs, 1))
 }
 
-// Conv2DOption sets an optional attribute of Conv2D.
-type Conv2DOption func(*conv2DOptions)
+// Conv2DOption is an optional attribute of Conv2D, sent only when given.
+type Conv2DOption cairn.Attr
 
-type conv2DOptions struct {
-	dilations  []int64
-	dataFormat string
-}
-
-// Conv2DDilations sets Conv2D's dilations attribute (default []int64{1, 1, 1, 1}).
+// Conv2DDilations sets Conv2D's dilations attribute (the library's default: []int64{1, 1, 1, 1}).
 func Conv2DDilations(v []int64) Conv2DOption {
-	return func(o *conv2DOptions) { o.dilations = v }
+	return Conv2DOption(cairn.IntsAttr("dilations", v))
 }
 
-// Conv2DDataFormat sets Conv2D's data_format attribute (default "NHWC"); one of "NHWC".
+// Conv2DDataFormat sets Conv2D's data_format attribute (the library's default: "NHWC"); one of "NHWC".
 func Conv2DDataFormat(v string) Conv2DOption {
-	return func(o *conv2DOptions) { o.dataFormat = v }
+	return Conv2DOption(cairn.StringAttr("data_format", v))
 }
 
 // Conv2DBackpropFilter runs the Conv2DBackpropFilter op: Gradient of Conv2D with respect to its filter: input patches times out_backprop, summed over batch and positions, shaped `filter_sizes`.
@@ -360,35 +296,27 @@ func Conv2DDataFormat(v string) Conv2DOption {
 // Option Conv2DBackpropFilterDilations sets dilations (default []int64{1, 1, 1, 1}).
 // Option Conv2DBackpropFilterDataFormat sets data_format (default "NHWC"); one of "NHWC".
 func Conv2DBackpropFilter(ctx *cairn.Context, input, outBackprop *cairn.Tensor, strides []int64, padding string, filterSizes []int64, opts ...Conv2DBackpropFilterOption) (*cairn.Tensor, error) {
-	o := conv2DBackpropFilterOptions{dilations: []int64{1, 1, 1, 1}, dataFormat: "NHWC"}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "Conv2DBackpropFilter", []*cairn.Tensor{input, outBackprop}, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 3+len(opts)),
 		cairn.IntsAttr("strides", strides),
 		cairn.StringAttr("padding", padding),
-		cairn.IntsAttr("dilations", o.dilations),
-		cairn.StringAttr("data_format", o.dataFormat),
-		cairn.IntsAttr("filter_sizes", filterSizes),
-	}, 1))
+		cairn.IntsAttr("filter_sizes", filterSizes))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "Conv2DBackpropFilter", []*cairn.Tensor{input, outBackprop}, attrs, 1))
 }
 
-// Conv2DBackpropFilterOption sets an optional attribute of Conv2DBackpropFilter.
-type Conv2DBackpropFilterOption func(*conv2DBackpropFilterOptions)
+// Conv2DBackpropFilterOption is an optional attribute of Conv2DBackpropFilter, sent only when given.
+type Conv2DBackpropFilterOption cairn.Attr
 
-type conv2DBackpropFilterOptions struct {
-	dilations  []int64
-	dataFormat string
-}
-
-// Conv2DBackpropFilterDilations sets Conv2DBackpropFilter's dilations attribute (default []int64{1, 1, 1, 1}).
+// Conv2DBackpropFilterDilations sets Conv2DBackpropFilter's dilations attribute (the library's default: []int64{1, 1, 1, 1}).
 func Conv2DBackpropFilterDilations(v []int64) Conv2DBackpropFilterOption {
-	return func(o *conv2DBackpropFilterOptions) { o.dilations = v }
+	return Conv2DBackpropFilterOption(cairn.IntsAttr("dilations", v))
 }
 
-// Conv2DBackpropFilterDataFormat sets Conv2DBackpropFilter's data_format attribute (default "NHWC"); one of "NHWC".
+// Conv2DBackpropFilterDataFormat sets Conv2DBackpropFilter's data_format attribute (the library's default: "NHWC"); one of "NHWC".
 func Conv2DBackpropFilterDataFormat(v string) Conv2DBackpropFilterOption {
-	return func(o *conv2DBackpropFilterOptions) { o.dataFormat = v }
+	return Conv2DBackpropFilterOption(cairn.StringAttr("data_format", v))
 }
 
 // Conv2DBackpropInput runs the Conv2DBackpropInput op: Gradient of Conv2D with respect to its input: the transposed convolution of out_backprop with the filter, shaped `input_sizes`.
@@ -401,35 +329,27 @@ func Conv2DBackpropFilterDataFormat(v string) Conv2DBackpropFilterOption {
 // Option Conv2DBackpropInputDilations sets dilations (default []int64{1, 1, 1, 1}).
 // Option Conv2DBackpropInputDataFormat sets data_format (default "NHWC"); one of "NHWC".
 func Conv2DBackpropInput(ctx *cairn.Context, filter, outBackprop *cairn.Tensor, strides []int64, padding string, inputSizes []int64, opts ...Conv2DBackpropInputOption) (*cairn.Tensor, error) {
-	o := conv2DBackpropInputOptions{dilations: []int64{1, 1, 1, 1}, dataFormat: "NHWC"}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "Conv2DBackpropInput", []*cairn.Tensor{filter, outBackprop}, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 3+len(opts)),
 		cairn.IntsAttr("strides", strides),
 		cairn.StringAttr("padding", padding),
-		cairn.IntsAttr("dilations", o.dilations),
-		cairn.StringAttr("data_format", o.dataFormat),
-		cairn.IntsAttr("input_sizes", inputSizes),
-	}, 1))
+		cairn.IntsAttr("input_sizes", inputSizes))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "Conv2DBackpropInput", []*cairn.Tensor{filter, outBackprop}, attrs, 1))
 }
 
-// Conv2DBackpropInputOption sets an optional attribute of Conv2DBackpropInput.
-type Conv2DBackpropInputOption func(*conv2DBackpropInputOptions)
+// Conv2DBackpropInputOption is an optional attribute of Conv2DBackpropInput, sent only when given.
+type Conv2DBackpropInputOption cairn.Attr
 
-type conv2DBackpropInputOptions struct {
-	dilations  []int64
-	dataFormat string
-}
-
-// Conv2DBackpropInputDilations sets Conv2DBackpropInput's dilations attribute (default []int64{1, 1, 1, 1}).
+// Conv2DBackpropInputDilations sets Conv2DBackpropInput's dilations attribute (the library's default: []int64{1, 1, 1, 1}).
 func Conv2DBackpropInputDilations(v []int64) Conv2DBackpropInputOption {
-	return func(o *conv2DBackpropInputOptions) { o.dilations = v }
+	return Conv2DBackpropInputOption(cairn.IntsAttr("dilations", v))
 }
 
-// Conv2DBackpropInputDataFormat sets Conv2DBackpropInput's data_format attribute (default "NHWC"); one of "NHWC".
+// Conv2DBackpropInputDataFormat sets Conv2DBackpropInput's data_format attribute (the library's default: "NHWC"); one of "NHWC".
 func Conv2DBackpropInputDataFormat(v string) Conv2DBackpropInputOption {
-	return func(o *conv2DBackpropInputOptions) { o.dataFormat = v }
+	return Conv2DBackpropInputOption(cairn.StringAttr("data_format", v))
 }
 
 // Cos runs the Cos op: Cosine.
@@ -448,39 +368,29 @@ func Cos(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Option CumsumExclusive sets exclusive (default false).
 // Option CumsumReverse sets reverse (default false).
 func Cumsum(ctx *cairn.Context, x *cairn.Tensor, opts ...CumsumOption) (*cairn.Tensor, error) {
-	o := cumsumOptions{axis: 0, exclusive: false, reverse: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Cumsum", []*cairn.Tensor{x}, []cairn.Attr{
-		cairn.IntAttr("axis", o.axis),
-		cairn.BoolAttr("exclusive", o.exclusive),
-		cairn.BoolAttr("reverse", o.reverse),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Cumsum", []*cairn.Tensor{x}, attrs, 1))
 }
 
-// CumsumOption sets an optional attribute of Cumsum.
-type CumsumOption func(*cumsumOptions)
+// CumsumOption is an optional attribute of Cumsum, sent only when given.
+type CumsumOption cairn.Attr
 
-type cumsumOptions struct {
-	axis      int64
-	exclusive bool
-	reverse   bool
-}
-
-// CumsumAxis sets Cumsum's axis attribute (default 0).
+// CumsumAxis sets Cumsum's axis attribute (the library's default: 0).
 func CumsumAxis(v int64) CumsumOption {
-	return func(o *cumsumOptions) { o.axis = v }
+	return CumsumOption(cairn.IntAttr("axis", v))
 }
 
-// CumsumExclusive sets Cumsum's exclusive attribute (default false).
+// CumsumExclusive sets Cumsum's exclusive attribute (the library's default: false).
 func CumsumExclusive(v bool) CumsumOption {
-	return func(o *cumsumOptions) { o.exclusive = v }
+	return CumsumOption(cairn.BoolAttr("exclusive", v))
 }
 
-// CumsumReverse sets Cumsum's reverse attribute (default false).
+// CumsumReverse sets Cumsum's reverse attribute (the library's default: false).
 func CumsumReverse(v bool) CumsumOption {
-	return func(o *cumsumOptions) { o.reverse = v }
+	return CumsumOption(cairn.BoolAttr("reverse", v))
 }
 
 // Elu runs the Elu op: x if x > 0, else exp(x) - 1.
@@ -497,25 +407,19 @@ func Elu(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Option EqualIncompatibleShapeError sets incompatible_shape_error (default true).
 func Equal(ctx *cairn.Context, x, y *cairn.Tensor, opts ...EqualOption) (*cairn.Tensor, error) {
-	o := equalOptions{incompatibleShapeError: true}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Equal", []*cairn.Tensor{x, y}, []cairn.Attr{
-		cairn.BoolAttr("incompatible_shape_error", o.incompatibleShapeError),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Equal", []*cairn.Tensor{x, y}, attrs, 1))
 }
 
-// EqualOption sets an optional attribute of Equal.
-type EqualOption func(*equalOptions)
+// EqualOption is an optional attribute of Equal, sent only when given.
+type EqualOption cairn.Attr
 
-type equalOptions struct {
-	incompatibleShapeError bool
-}
-
-// EqualIncompatibleShapeError sets Equal's incompatible_shape_error attribute (default true).
+// EqualIncompatibleShapeError sets Equal's incompatible_shape_error attribute (the library's default: true).
 func EqualIncompatibleShapeError(v bool) EqualOption {
-	return func(o *equalOptions) { o.incompatibleShapeError = v }
+	return EqualOption(cairn.BoolAttr("incompatible_shape_error", v))
 }
 
 // Erf runs the Erf op: The Gauss error function.
@@ -611,32 +515,24 @@ func GatherNd(ctx *cairn.Context, params, indices *cairn.Tensor) (*cairn.Tensor,
 // Option GatherV2Axis sets axis (default 0).
 // Option GatherV2BatchDims sets batch_dims (default 0).
 func GatherV2(ctx *cairn.Context, params, indices *cairn.Tensor, opts ...GatherV2Option) (*cairn.Tensor, error) {
-	o := gatherV2Options{axis: 0, batchDims: 0}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "GatherV2", []*cairn.Tensor{params, indices}, []cairn.Attr{
-		cairn.IntAttr("axis", o.axis),
-		cairn.IntAttr("batch_dims", o.batchDims),
-	}, 1))
+	return single(cairn.RunOp(ctx, "GatherV2", []*cairn.Tensor{params, indices}, attrs, 1))
 }
 
-// GatherV2Option sets an optional attribute of GatherV2.
-type GatherV2Option func(*gatherV2Options)
+// GatherV2Option is an optional attribute of GatherV2, sent only when given.
+type GatherV2Option cairn.Attr
 
-type gatherV2Options struct {
-	axis      int64
-	batchDims int64
-}
-
-// GatherV2Axis sets GatherV2's axis attribute (default 0).
+// GatherV2Axis sets GatherV2's axis attribute (the library's default: 0).
 func GatherV2Axis(v int64) GatherV2Option {
-	return func(o *gatherV2Options) { o.axis = v }
+	return GatherV2Option(cairn.IntAttr("axis", v))
 }
 
-// GatherV2BatchDims sets GatherV2's batch_dims attribute (default 0).
+// GatherV2BatchDims sets GatherV2's batch_dims attribute (the library's default: 0).
 func GatherV2BatchDims(v int64) GatherV2Option {
-	return func(o *gatherV2Options) { o.batchDims = v }
+	return GatherV2Option(cairn.IntAttr("batch_dims", v))
 }
 
 // Gelu runs the Gelu op: x * Phi(x) (as tf.nn.gelu); `approximate` uses the tanh form. Cairn op: TF has no raw op.
@@ -645,25 +541,19 @@ func GatherV2BatchDims(v int64) GatherV2Option {
 // T: one of float32, float64, bfloat16, float16.
 // Option GeluApproximate sets approximate (default false).
 func Gelu(ctx *cairn.Context, x *cairn.Tensor, opts ...GeluOption) (*cairn.Tensor, error) {
-	o := geluOptions{approximate: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Gelu", []*cairn.Tensor{x}, []cairn.Attr{
-		cairn.BoolAttr("approximate", o.approximate),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Gelu", []*cairn.Tensor{x}, attrs, 1))
 }
 
-// GeluOption sets an optional attribute of Gelu.
-type GeluOption func(*geluOptions)
+// GeluOption is an optional attribute of Gelu, sent only when given.
+type GeluOption cairn.Attr
 
-type geluOptions struct {
-	approximate bool
-}
-
-// GeluApproximate sets Gelu's approximate attribute (default false).
+// GeluApproximate sets Gelu's approximate attribute (the library's default: false).
 func GeluApproximate(v bool) GeluOption {
-	return func(o *geluOptions) { o.approximate = v }
+	return GeluOption(cairn.BoolAttr("approximate", v))
 }
 
 // Greater runs the Greater op: x > y with broadcasting; real dtypes.
@@ -778,25 +668,19 @@ func Log1p(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, bfloat16, float16.
 // Option LogSoftmaxAxis sets axis (default -1).
 func LogSoftmax(ctx *cairn.Context, logits *cairn.Tensor, opts ...LogSoftmaxOption) (*cairn.Tensor, error) {
-	o := logSoftmaxOptions{axis: -1}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "LogSoftmax", []*cairn.Tensor{logits}, []cairn.Attr{
-		cairn.IntAttr("axis", o.axis),
-	}, 1))
+	return single(cairn.RunOp(ctx, "LogSoftmax", []*cairn.Tensor{logits}, attrs, 1))
 }
 
-// LogSoftmaxOption sets an optional attribute of LogSoftmax.
-type LogSoftmaxOption func(*logSoftmaxOptions)
+// LogSoftmaxOption is an optional attribute of LogSoftmax, sent only when given.
+type LogSoftmaxOption cairn.Attr
 
-type logSoftmaxOptions struct {
-	axis int64
-}
-
-// LogSoftmaxAxis sets LogSoftmax's axis attribute (default -1).
+// LogSoftmaxAxis sets LogSoftmax's axis attribute (the library's default: -1).
 func LogSoftmaxAxis(v int64) LogSoftmaxOption {
-	return func(o *logSoftmaxOptions) { o.axis = v }
+	return LogSoftmaxOption(cairn.IntAttr("axis", v))
 }
 
 // LogicalAnd runs the LogicalAnd op: x AND y on bool tensors, with broadcasting.
@@ -827,32 +711,24 @@ func LogicalOr(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Option MatMulTransposeA sets transpose_a (default false).
 // Option MatMulTransposeB sets transpose_b (default false).
 func MatMul(ctx *cairn.Context, a, b *cairn.Tensor, opts ...MatMulOption) (*cairn.Tensor, error) {
-	o := matMulOptions{transposeA: false, transposeB: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "MatMul", []*cairn.Tensor{a, b}, []cairn.Attr{
-		cairn.BoolAttr("transpose_a", o.transposeA),
-		cairn.BoolAttr("transpose_b", o.transposeB),
-	}, 1))
+	return single(cairn.RunOp(ctx, "MatMul", []*cairn.Tensor{a, b}, attrs, 1))
 }
 
-// MatMulOption sets an optional attribute of MatMul.
-type MatMulOption func(*matMulOptions)
+// MatMulOption is an optional attribute of MatMul, sent only when given.
+type MatMulOption cairn.Attr
 
-type matMulOptions struct {
-	transposeA bool
-	transposeB bool
-}
-
-// MatMulTransposeA sets MatMul's transpose_a attribute (default false).
+// MatMulTransposeA sets MatMul's transpose_a attribute (the library's default: false).
 func MatMulTransposeA(v bool) MatMulOption {
-	return func(o *matMulOptions) { o.transposeA = v }
+	return MatMulOption(cairn.BoolAttr("transpose_a", v))
 }
 
-// MatMulTransposeB sets MatMul's transpose_b attribute (default false).
+// MatMulTransposeB sets MatMul's transpose_b attribute (the library's default: false).
 func MatMulTransposeB(v bool) MatMulOption {
-	return func(o *matMulOptions) { o.transposeB = v }
+	return MatMulOption(cairn.BoolAttr("transpose_b", v))
 }
 
 // Max runs the Max op: Maximum over the attribute `axis`; NaN wins; empty gives the lowest value (-inf for floats).
@@ -862,32 +738,24 @@ func MatMulTransposeB(v bool) MatMulOption {
 // Option MaxAxis sets axis (default []int64{}).
 // Option MaxKeepDims sets keep_dims (default false).
 func Max(ctx *cairn.Context, input *cairn.Tensor, opts ...MaxOption) (*cairn.Tensor, error) {
-	o := maxOptions{axis: []int64{}, keepDims: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Max", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntsAttr("axis", o.axis),
-		cairn.BoolAttr("keep_dims", o.keepDims),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Max", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// MaxOption sets an optional attribute of Max.
-type MaxOption func(*maxOptions)
+// MaxOption is an optional attribute of Max, sent only when given.
+type MaxOption cairn.Attr
 
-type maxOptions struct {
-	axis     []int64
-	keepDims bool
-}
-
-// MaxAxis sets Max's axis attribute (default []int64{}).
+// MaxAxis sets Max's axis attribute (the library's default: []int64{}).
 func MaxAxis(v []int64) MaxOption {
-	return func(o *maxOptions) { o.axis = v }
+	return MaxOption(cairn.IntsAttr("axis", v))
 }
 
-// MaxKeepDims sets Max's keep_dims attribute (default false).
+// MaxKeepDims sets Max's keep_dims attribute (the library's default: false).
 func MaxKeepDims(v bool) MaxOption {
-	return func(o *maxOptions) { o.keepDims = v }
+	return MaxOption(cairn.BoolAttr("keep_dims", v))
 }
 
 // MaxPool runs the MaxPool op: Maximum over each NHWC window; padding is ignored; NaN wins.
@@ -899,28 +767,22 @@ func MaxKeepDims(v bool) MaxOption {
 // Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
 // Option MaxPoolDataFormat sets data_format (default "NHWC"); one of "NHWC".
 func MaxPool(ctx *cairn.Context, input *cairn.Tensor, ksize, strides []int64, padding string, opts ...MaxPoolOption) (*cairn.Tensor, error) {
-	o := maxPoolOptions{dataFormat: "NHWC"}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "MaxPool", []*cairn.Tensor{input}, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 3+len(opts)),
 		cairn.IntsAttr("ksize", ksize),
 		cairn.IntsAttr("strides", strides),
-		cairn.StringAttr("padding", padding),
-		cairn.StringAttr("data_format", o.dataFormat),
-	}, 1))
+		cairn.StringAttr("padding", padding))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "MaxPool", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// MaxPoolOption sets an optional attribute of MaxPool.
-type MaxPoolOption func(*maxPoolOptions)
+// MaxPoolOption is an optional attribute of MaxPool, sent only when given.
+type MaxPoolOption cairn.Attr
 
-type maxPoolOptions struct {
-	dataFormat string
-}
-
-// MaxPoolDataFormat sets MaxPool's data_format attribute (default "NHWC"); one of "NHWC".
+// MaxPoolDataFormat sets MaxPool's data_format attribute (the library's default: "NHWC"); one of "NHWC".
 func MaxPoolDataFormat(v string) MaxPoolOption {
-	return func(o *maxPoolOptions) { o.dataFormat = v }
+	return MaxPoolOption(cairn.StringAttr("data_format", v))
 }
 
 // MaxPoolGrad runs the MaxPoolGrad op: Gradient of MaxPool: each window's grad goes to the first element (row-major) holding the window's maximum of orig_input (a NaN when there is one).
@@ -932,28 +794,22 @@ func MaxPoolDataFormat(v string) MaxPoolOption {
 // Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
 // Option MaxPoolGradDataFormat sets data_format (default "NHWC"); one of "NHWC".
 func MaxPoolGrad(ctx *cairn.Context, origInput, origOutput, grad *cairn.Tensor, ksize, strides []int64, padding string, opts ...MaxPoolGradOption) (*cairn.Tensor, error) {
-	o := maxPoolGradOptions{dataFormat: "NHWC"}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "MaxPoolGrad", []*cairn.Tensor{origInput, origOutput, grad}, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 3+len(opts)),
 		cairn.IntsAttr("ksize", ksize),
 		cairn.IntsAttr("strides", strides),
-		cairn.StringAttr("padding", padding),
-		cairn.StringAttr("data_format", o.dataFormat),
-	}, 1))
+		cairn.StringAttr("padding", padding))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "MaxPoolGrad", []*cairn.Tensor{origInput, origOutput, grad}, attrs, 1))
 }
 
-// MaxPoolGradOption sets an optional attribute of MaxPoolGrad.
-type MaxPoolGradOption func(*maxPoolGradOptions)
+// MaxPoolGradOption is an optional attribute of MaxPoolGrad, sent only when given.
+type MaxPoolGradOption cairn.Attr
 
-type maxPoolGradOptions struct {
-	dataFormat string
-}
-
-// MaxPoolGradDataFormat sets MaxPoolGrad's data_format attribute (default "NHWC"); one of "NHWC".
+// MaxPoolGradDataFormat sets MaxPoolGrad's data_format attribute (the library's default: "NHWC"); one of "NHWC".
 func MaxPoolGradDataFormat(v string) MaxPoolGradOption {
-	return func(o *maxPoolGradOptions) { o.dataFormat = v }
+	return MaxPoolGradOption(cairn.StringAttr("data_format", v))
 }
 
 // MaxPoolGradGrad runs the MaxPoolGradGrad op: Gradient of MaxPoolGrad with respect to its grad: each window reads grad (shaped like orig_input) at the element MaxPoolGrad routes to.
@@ -965,28 +821,22 @@ func MaxPoolGradDataFormat(v string) MaxPoolGradOption {
 // Attribute padding (STRING) is the parameter padding; one of "SAME", "VALID".
 // Option MaxPoolGradGradDataFormat sets data_format (default "NHWC"); one of "NHWC".
 func MaxPoolGradGrad(ctx *cairn.Context, origInput, origOutput, grad *cairn.Tensor, ksize, strides []int64, padding string, opts ...MaxPoolGradGradOption) (*cairn.Tensor, error) {
-	o := maxPoolGradGradOptions{dataFormat: "NHWC"}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "MaxPoolGradGrad", []*cairn.Tensor{origInput, origOutput, grad}, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 3+len(opts)),
 		cairn.IntsAttr("ksize", ksize),
 		cairn.IntsAttr("strides", strides),
-		cairn.StringAttr("padding", padding),
-		cairn.StringAttr("data_format", o.dataFormat),
-	}, 1))
+		cairn.StringAttr("padding", padding))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "MaxPoolGradGrad", []*cairn.Tensor{origInput, origOutput, grad}, attrs, 1))
 }
 
-// MaxPoolGradGradOption sets an optional attribute of MaxPoolGradGrad.
-type MaxPoolGradGradOption func(*maxPoolGradGradOptions)
+// MaxPoolGradGradOption is an optional attribute of MaxPoolGradGrad, sent only when given.
+type MaxPoolGradGradOption cairn.Attr
 
-type maxPoolGradGradOptions struct {
-	dataFormat string
-}
-
-// MaxPoolGradGradDataFormat sets MaxPoolGradGrad's data_format attribute (default "NHWC"); one of "NHWC".
+// MaxPoolGradGradDataFormat sets MaxPoolGradGrad's data_format attribute (the library's default: "NHWC"); one of "NHWC".
 func MaxPoolGradGradDataFormat(v string) MaxPoolGradGradOption {
-	return func(o *maxPoolGradGradOptions) { o.dataFormat = v }
+	return MaxPoolGradGradOption(cairn.StringAttr("data_format", v))
 }
 
 // Maximum runs the Maximum op: max(x, y); NaN wins for floats.
@@ -1004,32 +854,24 @@ func Maximum(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Option MeanAxis sets axis (default []int64{}).
 // Option MeanKeepDims sets keep_dims (default false).
 func Mean(ctx *cairn.Context, input *cairn.Tensor, opts ...MeanOption) (*cairn.Tensor, error) {
-	o := meanOptions{axis: []int64{}, keepDims: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Mean", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntsAttr("axis", o.axis),
-		cairn.BoolAttr("keep_dims", o.keepDims),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Mean", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// MeanOption sets an optional attribute of Mean.
-type MeanOption func(*meanOptions)
+// MeanOption is an optional attribute of Mean, sent only when given.
+type MeanOption cairn.Attr
 
-type meanOptions struct {
-	axis     []int64
-	keepDims bool
-}
-
-// MeanAxis sets Mean's axis attribute (default []int64{}).
+// MeanAxis sets Mean's axis attribute (the library's default: []int64{}).
 func MeanAxis(v []int64) MeanOption {
-	return func(o *meanOptions) { o.axis = v }
+	return MeanOption(cairn.IntsAttr("axis", v))
 }
 
-// MeanKeepDims sets Mean's keep_dims attribute (default false).
+// MeanKeepDims sets Mean's keep_dims attribute (the library's default: false).
 func MeanKeepDims(v bool) MeanOption {
-	return func(o *meanOptions) { o.keepDims = v }
+	return MeanOption(cairn.BoolAttr("keep_dims", v))
 }
 
 // Min runs the Min op: Minimum over the attribute `axis`; NaN wins; empty gives the highest value (+inf for floats).
@@ -1039,32 +881,24 @@ func MeanKeepDims(v bool) MeanOption {
 // Option MinAxis sets axis (default []int64{}).
 // Option MinKeepDims sets keep_dims (default false).
 func Min(ctx *cairn.Context, input *cairn.Tensor, opts ...MinOption) (*cairn.Tensor, error) {
-	o := minOptions{axis: []int64{}, keepDims: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Min", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntsAttr("axis", o.axis),
-		cairn.BoolAttr("keep_dims", o.keepDims),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Min", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// MinOption sets an optional attribute of Min.
-type MinOption func(*minOptions)
+// MinOption is an optional attribute of Min, sent only when given.
+type MinOption cairn.Attr
 
-type minOptions struct {
-	axis     []int64
-	keepDims bool
-}
-
-// MinAxis sets Min's axis attribute (default []int64{}).
+// MinAxis sets Min's axis attribute (the library's default: []int64{}).
 func MinAxis(v []int64) MinOption {
-	return func(o *minOptions) { o.axis = v }
+	return MinOption(cairn.IntsAttr("axis", v))
 }
 
-// MinKeepDims sets Min's keep_dims attribute (default false).
+// MinKeepDims sets Min's keep_dims attribute (the library's default: false).
 func MinKeepDims(v bool) MinOption {
-	return func(o *minOptions) { o.keepDims = v }
+	return MinOption(cairn.BoolAttr("keep_dims", v))
 }
 
 // Minimum runs the Minimum op: min(x, y); NaN wins for floats.
@@ -1097,25 +931,19 @@ func Neg(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Option NotEqualIncompatibleShapeError sets incompatible_shape_error (default true).
 func NotEqual(ctx *cairn.Context, x, y *cairn.Tensor, opts ...NotEqualOption) (*cairn.Tensor, error) {
-	o := notEqualOptions{incompatibleShapeError: true}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "NotEqual", []*cairn.Tensor{x, y}, []cairn.Attr{
-		cairn.BoolAttr("incompatible_shape_error", o.incompatibleShapeError),
-	}, 1))
+	return single(cairn.RunOp(ctx, "NotEqual", []*cairn.Tensor{x, y}, attrs, 1))
 }
 
-// NotEqualOption sets an optional attribute of NotEqual.
-type NotEqualOption func(*notEqualOptions)
+// NotEqualOption is an optional attribute of NotEqual, sent only when given.
+type NotEqualOption cairn.Attr
 
-type notEqualOptions struct {
-	incompatibleShapeError bool
-}
-
-// NotEqualIncompatibleShapeError sets NotEqual's incompatible_shape_error attribute (default true).
+// NotEqualIncompatibleShapeError sets NotEqual's incompatible_shape_error attribute (the library's default: true).
 func NotEqualIncompatibleShapeError(v bool) NotEqualOption {
-	return func(o *notEqualOptions) { o.incompatibleShapeError = v }
+	return NotEqualOption(cairn.BoolAttr("incompatible_shape_error", v))
 }
 
 // OneHot runs the OneHot op: One-hot encoding: `on_value` where the index matches, `off_value` elsewhere, along a new dimension of size `depth` at `axis`; out-of-range indices give all-off rows. on/off values are attributes converted to `dtype`.
@@ -1129,47 +957,35 @@ func NotEqualIncompatibleShapeError(v bool) NotEqualOption {
 // Option OneHotAxis sets axis (default -1).
 // Option OneHotDType sets dtype (default cairn.Float32).
 func OneHot(ctx *cairn.Context, indices *cairn.Tensor, depth int64, opts ...OneHotOption) (*cairn.Tensor, error) {
-	o := oneHotOptions{onValue: 1.0, offValue: 0.0, axis: -1, dtype: cairn.Float32}
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.IntAttr("depth", depth))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "OneHot", []*cairn.Tensor{indices}, []cairn.Attr{
-		cairn.IntAttr("depth", depth),
-		cairn.FloatAttr("on_value", o.onValue),
-		cairn.FloatAttr("off_value", o.offValue),
-		cairn.IntAttr("axis", o.axis),
-		cairn.DTypeAttr("dtype", o.dtype),
-	}, 1))
+	return single(cairn.RunOp(ctx, "OneHot", []*cairn.Tensor{indices}, attrs, 1))
 }
 
-// OneHotOption sets an optional attribute of OneHot.
-type OneHotOption func(*oneHotOptions)
+// OneHotOption is an optional attribute of OneHot, sent only when given.
+type OneHotOption cairn.Attr
 
-type oneHotOptions struct {
-	onValue  float64
-	offValue float64
-	axis     int64
-	dtype    cairn.DType
-}
-
-// OneHotOnValue sets OneHot's on_value attribute (default 1.0).
+// OneHotOnValue sets OneHot's on_value attribute (the library's default: 1.0).
 func OneHotOnValue(v float64) OneHotOption {
-	return func(o *oneHotOptions) { o.onValue = v }
+	return OneHotOption(cairn.FloatAttr("on_value", v))
 }
 
-// OneHotOffValue sets OneHot's off_value attribute (default 0.0).
+// OneHotOffValue sets OneHot's off_value attribute (the library's default: 0.0).
 func OneHotOffValue(v float64) OneHotOption {
-	return func(o *oneHotOptions) { o.offValue = v }
+	return OneHotOption(cairn.FloatAttr("off_value", v))
 }
 
-// OneHotAxis sets OneHot's axis attribute (default -1).
+// OneHotAxis sets OneHot's axis attribute (the library's default: -1).
 func OneHotAxis(v int64) OneHotOption {
-	return func(o *oneHotOptions) { o.axis = v }
+	return OneHotOption(cairn.IntAttr("axis", v))
 }
 
-// OneHotDType sets OneHot's dtype attribute (default cairn.Float32).
+// OneHotDType sets OneHot's dtype attribute (the library's default: cairn.Float32).
 func OneHotDType(v cairn.DType) OneHotOption {
-	return func(o *oneHotOptions) { o.dtype = v }
+	return OneHotOption(cairn.DTypeAttr("dtype", v))
 }
 
 // OnesLike runs the OnesLike op: Ones (true for bool) with the shape and dtype of x.
@@ -1186,25 +1002,19 @@ func OnesLike(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Option PackAxis sets axis (default 0).
 func Pack(ctx *cairn.Context, values []*cairn.Tensor, opts ...PackOption) (*cairn.Tensor, error) {
-	o := packOptions{axis: 0}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Pack", values, []cairn.Attr{
-		cairn.IntAttr("axis", o.axis),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Pack", values, attrs, 1))
 }
 
-// PackOption sets an optional attribute of Pack.
-type PackOption func(*packOptions)
+// PackOption is an optional attribute of Pack, sent only when given.
+type PackOption cairn.Attr
 
-type packOptions struct {
-	axis int64
-}
-
-// PackAxis sets Pack's axis attribute (default 0).
+// PackAxis sets Pack's axis attribute (the library's default: 0).
 func PackAxis(v int64) PackOption {
-	return func(o *packOptions) { o.axis = v }
+	return PackOption(cairn.IntAttr("axis", v))
 }
 
 // Pad runs the Pad op: Pads with `constant_values` (converted to T): `paddings` is the flattened [rank, 2] list of [before, after] counts (TensorFlow's PadV2).
@@ -1214,26 +1024,20 @@ func PackAxis(v int64) PackOption {
 // Attribute paddings (INTS) is the parameter paddings.
 // Option PadConstantValues sets constant_values (default 0.0).
 func Pad(ctx *cairn.Context, input *cairn.Tensor, paddings []int64, opts ...PadOption) (*cairn.Tensor, error) {
-	o := padOptions{constantValues: 0.0}
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.IntsAttr("paddings", paddings))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Pad", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntsAttr("paddings", paddings),
-		cairn.FloatAttr("constant_values", o.constantValues),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Pad", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// PadOption sets an optional attribute of Pad.
-type PadOption func(*padOptions)
+// PadOption is an optional attribute of Pad, sent only when given.
+type PadOption cairn.Attr
 
-type padOptions struct {
-	constantValues float64
-}
-
-// PadConstantValues sets Pad's constant_values attribute (default 0.0).
+// PadConstantValues sets Pad's constant_values attribute (the library's default: 0.0).
 func PadConstantValues(v float64) PadOption {
-	return func(o *padOptions) { o.constantValues = v }
+	return PadOption(cairn.FloatAttr("constant_values", v))
 }
 
 // Pow runs the Pow op: x ** y; integers to negative integer powers are an error.
@@ -1251,32 +1055,24 @@ func Pow(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Option ProdAxis sets axis (default []int64{}).
 // Option ProdKeepDims sets keep_dims (default false).
 func Prod(ctx *cairn.Context, input *cairn.Tensor, opts ...ProdOption) (*cairn.Tensor, error) {
-	o := prodOptions{axis: []int64{}, keepDims: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Prod", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntsAttr("axis", o.axis),
-		cairn.BoolAttr("keep_dims", o.keepDims),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Prod", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// ProdOption sets an optional attribute of Prod.
-type ProdOption func(*prodOptions)
+// ProdOption is an optional attribute of Prod, sent only when given.
+type ProdOption cairn.Attr
 
-type prodOptions struct {
-	axis     []int64
-	keepDims bool
-}
-
-// ProdAxis sets Prod's axis attribute (default []int64{}).
+// ProdAxis sets Prod's axis attribute (the library's default: []int64{}).
 func ProdAxis(v []int64) ProdOption {
-	return func(o *prodOptions) { o.axis = v }
+	return ProdOption(cairn.IntsAttr("axis", v))
 }
 
-// ProdKeepDims sets Prod's keep_dims attribute (default false).
+// ProdKeepDims sets Prod's keep_dims attribute (the library's default: false).
 func ProdKeepDims(v bool) ProdOption {
-	return func(o *prodOptions) { o.keepDims = v }
+	return ProdOption(cairn.BoolAttr("keep_dims", v))
 }
 
 // RFFT runs the RFFT op: DFT of a real signal over the innermost dimension: fft_length / 2 + 1 frequencies.
@@ -1308,40 +1104,30 @@ func RFFT2D(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.
 // Option RandomStandardNormalSeed sets seed (default 0).
 // Option RandomStandardNormalSeed2 sets seed2 (default 0).
 func RandomStandardNormal(ctx *cairn.Context, shape []int64, opts ...RandomStandardNormalOption) (*cairn.Tensor, error) {
-	o := randomStandardNormalOptions{dtype: cairn.Float32, seed: 0, seed2: 0}
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.IntsAttr("shape", shape))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "RandomStandardNormal", nil, []cairn.Attr{
-		cairn.IntsAttr("shape", shape),
-		cairn.DTypeAttr("dtype", o.dtype),
-		cairn.IntAttr("seed", o.seed),
-		cairn.IntAttr("seed2", o.seed2),
-	}, 1))
+	return single(cairn.RunOp(ctx, "RandomStandardNormal", nil, attrs, 1))
 }
 
-// RandomStandardNormalOption sets an optional attribute of RandomStandardNormal.
-type RandomStandardNormalOption func(*randomStandardNormalOptions)
+// RandomStandardNormalOption is an optional attribute of RandomStandardNormal, sent only when given.
+type RandomStandardNormalOption cairn.Attr
 
-type randomStandardNormalOptions struct {
-	dtype cairn.DType
-	seed  int64
-	seed2 int64
-}
-
-// RandomStandardNormalDType sets RandomStandardNormal's dtype attribute (default cairn.Float32).
+// RandomStandardNormalDType sets RandomStandardNormal's dtype attribute (the library's default: cairn.Float32).
 func RandomStandardNormalDType(v cairn.DType) RandomStandardNormalOption {
-	return func(o *randomStandardNormalOptions) { o.dtype = v }
+	return RandomStandardNormalOption(cairn.DTypeAttr("dtype", v))
 }
 
-// RandomStandardNormalSeed sets RandomStandardNormal's seed attribute (default 0).
+// RandomStandardNormalSeed sets RandomStandardNormal's seed attribute (the library's default: 0).
 func RandomStandardNormalSeed(v int64) RandomStandardNormalOption {
-	return func(o *randomStandardNormalOptions) { o.seed = v }
+	return RandomStandardNormalOption(cairn.IntAttr("seed", v))
 }
 
-// RandomStandardNormalSeed2 sets RandomStandardNormal's seed2 attribute (default 0).
+// RandomStandardNormalSeed2 sets RandomStandardNormal's seed2 attribute (the library's default: 0).
 func RandomStandardNormalSeed2(v int64) RandomStandardNormalOption {
-	return func(o *randomStandardNormalOptions) { o.seed2 = v }
+	return RandomStandardNormalOption(cairn.IntAttr("seed2", v))
 }
 
 // RandomUniform runs the RandomUniform op: Uniform [0, 1) of attribute `shape` (Philox, not TF's stream); seeds 0,0 take a fresh per-call key from the context.
@@ -1353,40 +1139,30 @@ func RandomStandardNormalSeed2(v int64) RandomStandardNormalOption {
 // Option RandomUniformSeed sets seed (default 0).
 // Option RandomUniformSeed2 sets seed2 (default 0).
 func RandomUniform(ctx *cairn.Context, shape []int64, opts ...RandomUniformOption) (*cairn.Tensor, error) {
-	o := randomUniformOptions{dtype: cairn.Float32, seed: 0, seed2: 0}
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.IntsAttr("shape", shape))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "RandomUniform", nil, []cairn.Attr{
-		cairn.IntsAttr("shape", shape),
-		cairn.DTypeAttr("dtype", o.dtype),
-		cairn.IntAttr("seed", o.seed),
-		cairn.IntAttr("seed2", o.seed2),
-	}, 1))
+	return single(cairn.RunOp(ctx, "RandomUniform", nil, attrs, 1))
 }
 
-// RandomUniformOption sets an optional attribute of RandomUniform.
-type RandomUniformOption func(*randomUniformOptions)
+// RandomUniformOption is an optional attribute of RandomUniform, sent only when given.
+type RandomUniformOption cairn.Attr
 
-type randomUniformOptions struct {
-	dtype cairn.DType
-	seed  int64
-	seed2 int64
-}
-
-// RandomUniformDType sets RandomUniform's dtype attribute (default cairn.Float32).
+// RandomUniformDType sets RandomUniform's dtype attribute (the library's default: cairn.Float32).
 func RandomUniformDType(v cairn.DType) RandomUniformOption {
-	return func(o *randomUniformOptions) { o.dtype = v }
+	return RandomUniformOption(cairn.DTypeAttr("dtype", v))
 }
 
-// RandomUniformSeed sets RandomUniform's seed attribute (default 0).
+// RandomUniformSeed sets RandomUniform's seed attribute (the library's default: 0).
 func RandomUniformSeed(v int64) RandomUniformOption {
-	return func(o *randomUniformOptions) { o.seed = v }
+	return RandomUniformOption(cairn.IntAttr("seed", v))
 }
 
-// RandomUniformSeed2 sets RandomUniform's seed2 attribute (default 0).
+// RandomUniformSeed2 sets RandomUniform's seed2 attribute (the library's default: 0).
 func RandomUniformSeed2(v int64) RandomUniformOption {
-	return func(o *randomUniformOptions) { o.seed2 = v }
+	return RandomUniformOption(cairn.IntAttr("seed2", v))
 }
 
 // Range runs the Range op: start, start + delta, ... up to but excluding limit, as `dtype`; integer dtypes need integral start/limit/delta and are computed exactly.
@@ -1398,34 +1174,26 @@ func RandomUniformSeed2(v int64) RandomUniformOption {
 // Option RangeDelta sets delta (default 1.0).
 // Option RangeDType sets dtype (default cairn.Float32).
 func Range(ctx *cairn.Context, start, limit float64, opts ...RangeOption) (*cairn.Tensor, error) {
-	o := rangeOptions{delta: 1.0, dtype: cairn.Float32}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "Range", nil, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 2+len(opts)),
 		cairn.FloatAttr("start", start),
-		cairn.FloatAttr("limit", limit),
-		cairn.FloatAttr("delta", o.delta),
-		cairn.DTypeAttr("dtype", o.dtype),
-	}, 1))
+		cairn.FloatAttr("limit", limit))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "Range", nil, attrs, 1))
 }
 
-// RangeOption sets an optional attribute of Range.
-type RangeOption func(*rangeOptions)
+// RangeOption is an optional attribute of Range, sent only when given.
+type RangeOption cairn.Attr
 
-type rangeOptions struct {
-	delta float64
-	dtype cairn.DType
-}
-
-// RangeDelta sets Range's delta attribute (default 1.0).
+// RangeDelta sets Range's delta attribute (the library's default: 1.0).
 func RangeDelta(v float64) RangeOption {
-	return func(o *rangeOptions) { o.delta = v }
+	return RangeOption(cairn.FloatAttr("delta", v))
 }
 
-// RangeDType sets Range's dtype attribute (default cairn.Float32).
+// RangeDType sets Range's dtype attribute (the library's default: cairn.Float32).
 func RangeDType(v cairn.DType) RangeOption {
-	return func(o *rangeOptions) { o.dtype = v }
+	return RangeOption(cairn.DTypeAttr("dtype", v))
 }
 
 // RealDiv runs the RealDiv op: x / y; integer division truncates, and an integer divisor of zero is an error.
@@ -1569,25 +1337,19 @@ func Slice(ctx *cairn.Context, input *cairn.Tensor, begin, size []int64) (*cairn
 // T: one of float32, float64, bfloat16, float16.
 // Option SoftmaxAxis sets axis (default -1).
 func Softmax(ctx *cairn.Context, logits *cairn.Tensor, opts ...SoftmaxOption) (*cairn.Tensor, error) {
-	o := softmaxOptions{axis: -1}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Softmax", []*cairn.Tensor{logits}, []cairn.Attr{
-		cairn.IntAttr("axis", o.axis),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Softmax", []*cairn.Tensor{logits}, attrs, 1))
 }
 
-// SoftmaxOption sets an optional attribute of Softmax.
-type SoftmaxOption func(*softmaxOptions)
+// SoftmaxOption is an optional attribute of Softmax, sent only when given.
+type SoftmaxOption cairn.Attr
 
-type softmaxOptions struct {
-	axis int64
-}
-
-// SoftmaxAxis sets Softmax's axis attribute (default -1).
+// SoftmaxAxis sets Softmax's axis attribute (the library's default: -1).
 func SoftmaxAxis(v int64) SoftmaxOption {
-	return func(o *softmaxOptions) { o.axis = v }
+	return SoftmaxOption(cairn.IntAttr("axis", v))
 }
 
 // Softplus runs the Softplus op: log(1 + exp(x)), computed without overflow for large |x|.
@@ -1605,32 +1367,24 @@ func Softplus(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Option SortAxis sets axis (default -1).
 // Option SortDescending sets descending (default false).
 func Sort(ctx *cairn.Context, input *cairn.Tensor, opts ...SortOption) (*cairn.Tensor, error) {
-	o := sortOptions{axis: -1, descending: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Sort", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntAttr("axis", o.axis),
-		cairn.BoolAttr("descending", o.descending),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Sort", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// SortOption sets an optional attribute of Sort.
-type SortOption func(*sortOptions)
+// SortOption is an optional attribute of Sort, sent only when given.
+type SortOption cairn.Attr
 
-type sortOptions struct {
-	axis       int64
-	descending bool
-}
-
-// SortAxis sets Sort's axis attribute (default -1).
+// SortAxis sets Sort's axis attribute (the library's default: -1).
 func SortAxis(v int64) SortOption {
-	return func(o *sortOptions) { o.axis = v }
+	return SortOption(cairn.IntAttr("axis", v))
 }
 
-// SortDescending sets Sort's descending attribute (default false).
+// SortDescending sets Sort's descending attribute (the library's default: false).
 func SortDescending(v bool) SortOption {
-	return func(o *sortOptions) { o.descending = v }
+	return SortOption(cairn.BoolAttr("descending", v))
 }
 
 // Split runs the Split op: Splits `value` along `axis` into `num_split` equal pieces (the size must divide evenly).
@@ -1640,26 +1394,20 @@ func SortDescending(v bool) SortOption {
 // Attribute num_split (INT) is the parameter numSplit.
 // Option SplitAxis sets axis (default 0).
 func Split(ctx *cairn.Context, value *cairn.Tensor, numSplit int64, opts ...SplitOption) ([]*cairn.Tensor, error) {
-	o := splitOptions{axis: 0}
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.IntAttr("num_split", numSplit))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return cairn.RunOp(ctx, "Split", []*cairn.Tensor{value}, []cairn.Attr{
-		cairn.IntAttr("axis", o.axis),
-		cairn.IntAttr("num_split", numSplit),
-	}, cairn.InferOutputs)
+	return cairn.RunOp(ctx, "Split", []*cairn.Tensor{value}, attrs, cairn.InferOutputs)
 }
 
-// SplitOption sets an optional attribute of Split.
-type SplitOption func(*splitOptions)
+// SplitOption is an optional attribute of Split, sent only when given.
+type SplitOption cairn.Attr
 
-type splitOptions struct {
-	axis int64
-}
-
-// SplitAxis sets Split's axis attribute (default 0).
+// SplitAxis sets Split's axis attribute (the library's default: 0).
 func SplitAxis(v int64) SplitOption {
-	return func(o *splitOptions) { o.axis = v }
+	return SplitOption(cairn.IntAttr("axis", v))
 }
 
 // Sqrt runs the Sqrt op: Square root; sqrt(x < 0) = NaN for real dtypes.
@@ -1692,25 +1440,19 @@ func SquaredDifference(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, e
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Option SqueezeSqueezeDims sets squeeze_dims (default []int64{}).
 func Squeeze(ctx *cairn.Context, input *cairn.Tensor, opts ...SqueezeOption) (*cairn.Tensor, error) {
-	o := squeezeOptions{squeezeDims: []int64{}}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Squeeze", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntsAttr("squeeze_dims", o.squeezeDims),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Squeeze", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// SqueezeOption sets an optional attribute of Squeeze.
-type SqueezeOption func(*squeezeOptions)
+// SqueezeOption is an optional attribute of Squeeze, sent only when given.
+type SqueezeOption cairn.Attr
 
-type squeezeOptions struct {
-	squeezeDims []int64
-}
-
-// SqueezeSqueezeDims sets Squeeze's squeeze_dims attribute (default []int64{}).
+// SqueezeSqueezeDims sets Squeeze's squeeze_dims attribute (the library's default: []int64{}).
 func SqueezeSqueezeDims(v []int64) SqueezeOption {
-	return func(o *squeezeOptions) { o.squeezeDims = v }
+	return SqueezeOption(cairn.IntsAttr("squeeze_dims", v))
 }
 
 // StopGradient runs the StopGradient op: A copy of the input that gradients do not flow through.
@@ -1734,56 +1476,42 @@ func StopGradient(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error
 // Option StridedSliceNewAxisMask sets new_axis_mask (default 0).
 // Option StridedSliceShrinkAxisMask sets shrink_axis_mask (default 0).
 func StridedSlice(ctx *cairn.Context, input *cairn.Tensor, begin, end, strides []int64, opts ...StridedSliceOption) (*cairn.Tensor, error) {
-	o := stridedSliceOptions{beginMask: 0, endMask: 0, ellipsisMask: 0, newAxisMask: 0, shrinkAxisMask: 0}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "StridedSlice", []*cairn.Tensor{input}, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 3+len(opts)),
 		cairn.IntsAttr("begin", begin),
 		cairn.IntsAttr("end", end),
-		cairn.IntsAttr("strides", strides),
-		cairn.IntAttr("begin_mask", o.beginMask),
-		cairn.IntAttr("end_mask", o.endMask),
-		cairn.IntAttr("ellipsis_mask", o.ellipsisMask),
-		cairn.IntAttr("new_axis_mask", o.newAxisMask),
-		cairn.IntAttr("shrink_axis_mask", o.shrinkAxisMask),
-	}, 1))
+		cairn.IntsAttr("strides", strides))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "StridedSlice", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// StridedSliceOption sets an optional attribute of StridedSlice.
-type StridedSliceOption func(*stridedSliceOptions)
+// StridedSliceOption is an optional attribute of StridedSlice, sent only when given.
+type StridedSliceOption cairn.Attr
 
-type stridedSliceOptions struct {
-	beginMask      int64
-	endMask        int64
-	ellipsisMask   int64
-	newAxisMask    int64
-	shrinkAxisMask int64
-}
-
-// StridedSliceBeginMask sets StridedSlice's begin_mask attribute (default 0).
+// StridedSliceBeginMask sets StridedSlice's begin_mask attribute (the library's default: 0).
 func StridedSliceBeginMask(v int64) StridedSliceOption {
-	return func(o *stridedSliceOptions) { o.beginMask = v }
+	return StridedSliceOption(cairn.IntAttr("begin_mask", v))
 }
 
-// StridedSliceEndMask sets StridedSlice's end_mask attribute (default 0).
+// StridedSliceEndMask sets StridedSlice's end_mask attribute (the library's default: 0).
 func StridedSliceEndMask(v int64) StridedSliceOption {
-	return func(o *stridedSliceOptions) { o.endMask = v }
+	return StridedSliceOption(cairn.IntAttr("end_mask", v))
 }
 
-// StridedSliceEllipsisMask sets StridedSlice's ellipsis_mask attribute (default 0).
+// StridedSliceEllipsisMask sets StridedSlice's ellipsis_mask attribute (the library's default: 0).
 func StridedSliceEllipsisMask(v int64) StridedSliceOption {
-	return func(o *stridedSliceOptions) { o.ellipsisMask = v }
+	return StridedSliceOption(cairn.IntAttr("ellipsis_mask", v))
 }
 
-// StridedSliceNewAxisMask sets StridedSlice's new_axis_mask attribute (default 0).
+// StridedSliceNewAxisMask sets StridedSlice's new_axis_mask attribute (the library's default: 0).
 func StridedSliceNewAxisMask(v int64) StridedSliceOption {
-	return func(o *stridedSliceOptions) { o.newAxisMask = v }
+	return StridedSliceOption(cairn.IntAttr("new_axis_mask", v))
 }
 
-// StridedSliceShrinkAxisMask sets StridedSlice's shrink_axis_mask attribute (default 0).
+// StridedSliceShrinkAxisMask sets StridedSlice's shrink_axis_mask attribute (the library's default: 0).
 func StridedSliceShrinkAxisMask(v int64) StridedSliceOption {
-	return func(o *stridedSliceOptions) { o.shrinkAxisMask = v }
+	return StridedSliceOption(cairn.IntAttr("shrink_axis_mask", v))
 }
 
 // StridedSliceGrad runs the StridedSliceGrad op: StridedSlice's gradient: a zero tensor of `shape` (the forward input's shape) with `dy` written at the positions the forward slice read; attributes as StridedSlice's.
@@ -1800,57 +1528,43 @@ func StridedSliceShrinkAxisMask(v int64) StridedSliceOption {
 // Option StridedSliceGradNewAxisMask sets new_axis_mask (default 0).
 // Option StridedSliceGradShrinkAxisMask sets shrink_axis_mask (default 0).
 func StridedSliceGrad(ctx *cairn.Context, dy *cairn.Tensor, shape, begin, end, strides []int64, opts ...StridedSliceGradOption) (*cairn.Tensor, error) {
-	o := stridedSliceGradOptions{beginMask: 0, endMask: 0, ellipsisMask: 0, newAxisMask: 0, shrinkAxisMask: 0}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return single(cairn.RunOp(ctx, "StridedSliceGrad", []*cairn.Tensor{dy}, []cairn.Attr{
+	attrs := append(make([]cairn.Attr, 0, 4+len(opts)),
 		cairn.IntsAttr("shape", shape),
 		cairn.IntsAttr("begin", begin),
 		cairn.IntsAttr("end", end),
-		cairn.IntsAttr("strides", strides),
-		cairn.IntAttr("begin_mask", o.beginMask),
-		cairn.IntAttr("end_mask", o.endMask),
-		cairn.IntAttr("ellipsis_mask", o.ellipsisMask),
-		cairn.IntAttr("new_axis_mask", o.newAxisMask),
-		cairn.IntAttr("shrink_axis_mask", o.shrinkAxisMask),
-	}, 1))
+		cairn.IntsAttr("strides", strides))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return single(cairn.RunOp(ctx, "StridedSliceGrad", []*cairn.Tensor{dy}, attrs, 1))
 }
 
-// StridedSliceGradOption sets an optional attribute of StridedSliceGrad.
-type StridedSliceGradOption func(*stridedSliceGradOptions)
+// StridedSliceGradOption is an optional attribute of StridedSliceGrad, sent only when given.
+type StridedSliceGradOption cairn.Attr
 
-type stridedSliceGradOptions struct {
-	beginMask      int64
-	endMask        int64
-	ellipsisMask   int64
-	newAxisMask    int64
-	shrinkAxisMask int64
-}
-
-// StridedSliceGradBeginMask sets StridedSliceGrad's begin_mask attribute (default 0).
+// StridedSliceGradBeginMask sets StridedSliceGrad's begin_mask attribute (the library's default: 0).
 func StridedSliceGradBeginMask(v int64) StridedSliceGradOption {
-	return func(o *stridedSliceGradOptions) { o.beginMask = v }
+	return StridedSliceGradOption(cairn.IntAttr("begin_mask", v))
 }
 
-// StridedSliceGradEndMask sets StridedSliceGrad's end_mask attribute (default 0).
+// StridedSliceGradEndMask sets StridedSliceGrad's end_mask attribute (the library's default: 0).
 func StridedSliceGradEndMask(v int64) StridedSliceGradOption {
-	return func(o *stridedSliceGradOptions) { o.endMask = v }
+	return StridedSliceGradOption(cairn.IntAttr("end_mask", v))
 }
 
-// StridedSliceGradEllipsisMask sets StridedSliceGrad's ellipsis_mask attribute (default 0).
+// StridedSliceGradEllipsisMask sets StridedSliceGrad's ellipsis_mask attribute (the library's default: 0).
 func StridedSliceGradEllipsisMask(v int64) StridedSliceGradOption {
-	return func(o *stridedSliceGradOptions) { o.ellipsisMask = v }
+	return StridedSliceGradOption(cairn.IntAttr("ellipsis_mask", v))
 }
 
-// StridedSliceGradNewAxisMask sets StridedSliceGrad's new_axis_mask attribute (default 0).
+// StridedSliceGradNewAxisMask sets StridedSliceGrad's new_axis_mask attribute (the library's default: 0).
 func StridedSliceGradNewAxisMask(v int64) StridedSliceGradOption {
-	return func(o *stridedSliceGradOptions) { o.newAxisMask = v }
+	return StridedSliceGradOption(cairn.IntAttr("new_axis_mask", v))
 }
 
-// StridedSliceGradShrinkAxisMask sets StridedSliceGrad's shrink_axis_mask attribute (default 0).
+// StridedSliceGradShrinkAxisMask sets StridedSliceGrad's shrink_axis_mask attribute (the library's default: 0).
 func StridedSliceGradShrinkAxisMask(v int64) StridedSliceGradOption {
-	return func(o *stridedSliceGradOptions) { o.shrinkAxisMask = v }
+	return StridedSliceGradOption(cairn.IntAttr("shrink_axis_mask", v))
 }
 
 // Sub runs the Sub op: x - y, elementwise with broadcasting.
@@ -1868,32 +1582,24 @@ func Sub(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Option SumAxis sets axis (default []int64{}).
 // Option SumKeepDims sets keep_dims (default false).
 func Sum(ctx *cairn.Context, input *cairn.Tensor, opts ...SumOption) (*cairn.Tensor, error) {
-	o := sumOptions{axis: []int64{}, keepDims: false}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Sum", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntsAttr("axis", o.axis),
-		cairn.BoolAttr("keep_dims", o.keepDims),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Sum", []*cairn.Tensor{input}, attrs, 1))
 }
 
-// SumOption sets an optional attribute of Sum.
-type SumOption func(*sumOptions)
+// SumOption is an optional attribute of Sum, sent only when given.
+type SumOption cairn.Attr
 
-type sumOptions struct {
-	axis     []int64
-	keepDims bool
-}
-
-// SumAxis sets Sum's axis attribute (default []int64{}).
+// SumAxis sets Sum's axis attribute (the library's default: []int64{}).
 func SumAxis(v []int64) SumOption {
-	return func(o *sumOptions) { o.axis = v }
+	return SumOption(cairn.IntsAttr("axis", v))
 }
 
-// SumKeepDims sets Sum's keep_dims attribute (default false).
+// SumKeepDims sets Sum's keep_dims attribute (the library's default: false).
 func SumKeepDims(v bool) SumOption {
-	return func(o *sumOptions) { o.keepDims = v }
+	return SumOption(cairn.BoolAttr("keep_dims", v))
 }
 
 // Tanh runs the Tanh op: Hyperbolic tangent.
@@ -1922,30 +1628,24 @@ func Tile(ctx *cairn.Context, input *cairn.Tensor, multiples []int64) (*cairn.Te
 // Attribute k (INT) is the parameter k.
 // Option TopKV2Sorted sets sorted (default true).
 func TopKV2(ctx *cairn.Context, input *cairn.Tensor, k int64, opts ...TopKV2Option) (values, indices *cairn.Tensor, err error) {
-	o := topKV2Options{sorted: true}
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.IntAttr("k", k))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	outs, err := cairn.RunOp(ctx, "TopKV2", []*cairn.Tensor{input}, []cairn.Attr{
-		cairn.IntAttr("k", k),
-		cairn.BoolAttr("sorted", o.sorted),
-	}, 2)
+	outs, err := cairn.RunOp(ctx, "TopKV2", []*cairn.Tensor{input}, attrs, 2)
 	if err != nil {
 		return nil, nil, err
 	}
 	return outs[0], outs[1], nil
 }
 
-// TopKV2Option sets an optional attribute of TopKV2.
-type TopKV2Option func(*topKV2Options)
+// TopKV2Option is an optional attribute of TopKV2, sent only when given.
+type TopKV2Option cairn.Attr
 
-type topKV2Options struct {
-	sorted bool
-}
-
-// TopKV2Sorted sets TopKV2's sorted attribute (default true).
+// TopKV2Sorted sets TopKV2's sorted attribute (the library's default: true).
 func TopKV2Sorted(v bool) TopKV2Option {
-	return func(o *topKV2Options) { o.sorted = v }
+	return TopKV2Option(cairn.BoolAttr("sorted", v))
 }
 
 // Transpose runs the Transpose op: Permutes dimensions: output dim i is input dim perm[i]; empty `perm` reverses them.
@@ -1954,25 +1654,19 @@ func TopKV2Sorted(v bool) TopKV2Option {
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Option TransposePerm sets perm (default []int64{}).
 func Transpose(ctx *cairn.Context, x *cairn.Tensor, opts ...TransposeOption) (*cairn.Tensor, error) {
-	o := transposeOptions{perm: []int64{}}
+	attrs := make([]cairn.Attr, 0, len(opts))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Transpose", []*cairn.Tensor{x}, []cairn.Attr{
-		cairn.IntsAttr("perm", o.perm),
-	}, 1))
+	return single(cairn.RunOp(ctx, "Transpose", []*cairn.Tensor{x}, attrs, 1))
 }
 
-// TransposeOption sets an optional attribute of Transpose.
-type TransposeOption func(*transposeOptions)
+// TransposeOption is an optional attribute of Transpose, sent only when given.
+type TransposeOption cairn.Attr
 
-type transposeOptions struct {
-	perm []int64
-}
-
-// TransposePerm sets Transpose's perm attribute (default []int64{}).
+// TransposePerm sets Transpose's perm attribute (the library's default: []int64{}).
 func TransposePerm(v []int64) TransposeOption {
-	return func(o *transposeOptions) { o.perm = v }
+	return TransposeOption(cairn.IntsAttr("perm", v))
 }
 
 // TruncatedNormal runs the TruncatedNormal op: Standard normals redrawn while |x| > 2, of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
@@ -1984,40 +1678,30 @@ func TransposePerm(v []int64) TransposeOption {
 // Option TruncatedNormalSeed sets seed (default 0).
 // Option TruncatedNormalSeed2 sets seed2 (default 0).
 func TruncatedNormal(ctx *cairn.Context, shape []int64, opts ...TruncatedNormalOption) (*cairn.Tensor, error) {
-	o := truncatedNormalOptions{dtype: cairn.Float32, seed: 0, seed2: 0}
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.IntsAttr("shape", shape))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "TruncatedNormal", nil, []cairn.Attr{
-		cairn.IntsAttr("shape", shape),
-		cairn.DTypeAttr("dtype", o.dtype),
-		cairn.IntAttr("seed", o.seed),
-		cairn.IntAttr("seed2", o.seed2),
-	}, 1))
+	return single(cairn.RunOp(ctx, "TruncatedNormal", nil, attrs, 1))
 }
 
-// TruncatedNormalOption sets an optional attribute of TruncatedNormal.
-type TruncatedNormalOption func(*truncatedNormalOptions)
+// TruncatedNormalOption is an optional attribute of TruncatedNormal, sent only when given.
+type TruncatedNormalOption cairn.Attr
 
-type truncatedNormalOptions struct {
-	dtype cairn.DType
-	seed  int64
-	seed2 int64
-}
-
-// TruncatedNormalDType sets TruncatedNormal's dtype attribute (default cairn.Float32).
+// TruncatedNormalDType sets TruncatedNormal's dtype attribute (the library's default: cairn.Float32).
 func TruncatedNormalDType(v cairn.DType) TruncatedNormalOption {
-	return func(o *truncatedNormalOptions) { o.dtype = v }
+	return TruncatedNormalOption(cairn.DTypeAttr("dtype", v))
 }
 
-// TruncatedNormalSeed sets TruncatedNormal's seed attribute (default 0).
+// TruncatedNormalSeed sets TruncatedNormal's seed attribute (the library's default: 0).
 func TruncatedNormalSeed(v int64) TruncatedNormalOption {
-	return func(o *truncatedNormalOptions) { o.seed = v }
+	return TruncatedNormalOption(cairn.IntAttr("seed", v))
 }
 
-// TruncatedNormalSeed2 sets TruncatedNormal's seed2 attribute (default 0).
+// TruncatedNormalSeed2 sets TruncatedNormal's seed2 attribute (the library's default: 0).
 func TruncatedNormalSeed2(v int64) TruncatedNormalOption {
-	return func(o *truncatedNormalOptions) { o.seed2 = v }
+	return TruncatedNormalOption(cairn.IntAttr("seed2", v))
 }
 
 // Unpack runs the Unpack op: Splits `value` into `num` tensors along `axis`, removing that dimension.
@@ -2027,26 +1711,20 @@ func TruncatedNormalSeed2(v int64) TruncatedNormalOption {
 // Attribute num (INT) is the parameter num.
 // Option UnpackAxis sets axis (default 0).
 func Unpack(ctx *cairn.Context, value *cairn.Tensor, num int64, opts ...UnpackOption) ([]*cairn.Tensor, error) {
-	o := unpackOptions{axis: 0}
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.IntAttr("num", num))
 	for _, opt := range opts {
-		opt(&o)
+		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return cairn.RunOp(ctx, "Unpack", []*cairn.Tensor{value}, []cairn.Attr{
-		cairn.IntAttr("num", num),
-		cairn.IntAttr("axis", o.axis),
-	}, cairn.InferOutputs)
+	return cairn.RunOp(ctx, "Unpack", []*cairn.Tensor{value}, attrs, cairn.InferOutputs)
 }
 
-// UnpackOption sets an optional attribute of Unpack.
-type UnpackOption func(*unpackOptions)
+// UnpackOption is an optional attribute of Unpack, sent only when given.
+type UnpackOption cairn.Attr
 
-type unpackOptions struct {
-	axis int64
-}
-
-// UnpackAxis sets Unpack's axis attribute (default 0).
+// UnpackAxis sets Unpack's axis attribute (the library's default: 0).
 func UnpackAxis(v int64) UnpackOption {
-	return func(o *unpackOptions) { o.axis = v }
+	return UnpackOption(cairn.IntAttr("axis", v))
 }
 
 // UnsortedSegmentSum runs the UnsortedSegmentSum op: output[s] = sum of data[i...] over the positions i where segment_ids[i] == s; `num_segments` is an attribute; ids outside [0, num_segments) are an error.

@@ -95,6 +95,13 @@ func TestMatMulTransposeOptions(t *testing.T) {
 	c := tensor(t, ctx, []int64{2, 2}, []float64{1, 2, 3, 4})
 	p, err = ops.MatMul(ctx, a, c, ops.MatMulTransposeA(true), ops.MatMulTransposeB(true))
 	want(t, p, err, []int64{3, 2}, []float64{1*1 + 4*2, 1*3 + 4*4, 2*1 + 5*2, 2*3 + 5*4, 3*1 + 6*2, 3*3 + 6*4})
+	// One attribute given twice: the last option wins (one attribute is sent).
+	p, err = ops.MatMul(ctx, a, b, ops.MatMulTransposeA(false), ops.MatMulTransposeA(true))
+	want(t, p, err, []int64{3, 2}, []float64{1, 4, 2, 5, 3, 6})
+	// An option is the attribute it sends.
+	if attr := cairn.Attr(ops.MatMulTransposeB(true)); attr.Name() != "transpose_b" || attr.Kind() != cairn.AttrBool {
+		t.Errorf("MatMulTransposeB(true) is %v %v", attr.Name(), attr.Kind())
+	}
 }
 
 func TestRequiredAttrVariadicInputAndBoolOption(t *testing.T) {
