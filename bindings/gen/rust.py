@@ -22,6 +22,7 @@ NO_FMT = "#![cfg_attr(rustfmt, rustfmt::skip)]"
 SYS_LIB = "bindings/rust/cairn-sys/src/lib.rs"
 ENUMS = "bindings/rust/cairn/src/enums.rs"
 OPS = "bindings/rust/cairn/src/ops.rs"
+LAYOUT = "bindings/rust/cairn-sys/tests/layout.rs"
 
 RUST_KEYWORDS = {
     "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
@@ -188,11 +189,17 @@ def emit_sys(header) -> str:
         "//",
         "//! Raw declarations of Cairn's C API (`capi/include/cairn/cairn.h`): handles, enum constants,",
         "//! structs, callbacks and functions, one for one. Use the `cairn` crate for a safe interface.",
-        "#![no_std]",
+        "//!",
+        "#![doc = include_str!(\"../LOADING.md\")]",
         NO_FMT,
+        "#![deny(missing_docs)]",
         "#![allow(non_camel_case_types, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]",
+        "#![allow(clippy::missing_safety_doc, clippy::missing_transmute_annotations, clippy::too_many_arguments)]",
         "",
         "pub use core::ffi::{c_char, c_int, c_uint, c_void};",
+        "",
+        "mod load;",
+        "pub use load::{default_library, load, load_default, loaded_path, LoadError, BUILT_WITH, LIBRARY_PATH_ENV};",
         "",
         "/// The ABI version this crate was generated from; `cairn_abi_version()` must return the same.",
         f"pub const CAIRN_ABI_VERSION: u32 = {header.abi_version};",
@@ -208,16 +215,19 @@ def emit_sys(header) -> str:
             "}",
         ]
     for e in header.enums:
-        out += [""] + doc_lines(e.doc) + [f"pub type {e.name} = u32;"]
+        out += [""] + (doc_lines(e.doc) or [f"/// `{e.name}`."]) + [f"pub type {e.name} = u32;"]
         for name, value in e.values:
+            out.append(f"/// A value of [`{e.name}`].")
             out.append(f"pub const {name}: {e.name} = {value:#x};" if value > 0xFFFF else
                        f"pub const {name}: {e.name} = {value};")
     for c in header.callbacks:
-        out += [""] + doc_lines(c.doc)
+        out += [""] + (doc_lines(c.doc) or [f"/// `{c.name}`."])
         out.append(f'pub type {c.name} = Option<unsafe extern "C" fn({types.params(c.params)}){types.ret(c.ret)}>;')
     for s in header.structs:
-        out += [""] + doc_lines(s.doc) + ["#[repr(C)]", "#[derive(Clone, Copy, Debug)]", f"pub struct {s.name} {{"]
+        out += [""] + (doc_lines(s.doc) or [f"/// `{s.name}`."])
+        out += ["#[repr(C)]", "#[derive(Clone, Copy, Debug)]", f"pub struct {s.name} {{"]
         for f in s.fields:
+            out.append(f"    /// `{f.name}` (C type `{f.ctype.removeprefix('fnptr:')}`); see [`{s.name}`].")
             if f.ctype.startswith("fnptr:"):
                 m = re.fullmatch(r"fnptr:(.*?)\((.*)\)", f.ctype)
                 rust = types.fnptr(m.group(1), m.group(2))
@@ -231,16 +241,33 @@ def emit_sys(header) -> str:
         if struct_name not in by_struct:
             raise EmitError(f"rust.py: {macro} initializes unknown struct {struct_name}")
         out += [""] + sys_init_const(types, by_struct[struct_name], exprs, macro)
-    out += ["", 'extern "C" {']
-    for i, f in enumerate(header.functions):
-        if i:
-            out.append("")
-        out += doc_lines(f.doc, "    ")
-        if f.must_use:
-            out.append("    #[must_use]")
-        out.append(f"    pub fn {f.name}({types.params(f.params)}){types.ret(f.ret)};")
-    out.append("}")
+    out += sys_functions(types, header.functions)
     return "\n".join(out) + "\n"
+
+
+def sys_functions(types: Types, functions) -> list[str]:
+    """The function table `Api` that `load` fills from the library with dlsym, and one `unsafe fn`
+    per C function that calls through it (the C function's name, parameters and documentation)."""
+    out = ["", "/// The C API's functions, resolved by name from the loaded library.", "pub(crate) struct Api {"]
+    for f in functions:
+        out.append(f'    {f.name}: unsafe extern "C" fn({types.params(f.params)}){types.ret(f.ret)},')
+    out += ["}", "", "impl Api {",
+            "    /// Looks every function up in `lib` (a dlopen handle); `Err` names the first one missing.",
+            "    pub(crate) unsafe fn resolve(lib: *mut c_void) -> Result<Api, &'static str> {",
+            "        Ok(Api {"]
+    for f in functions:
+        out.append(f'            {f.name}: core::mem::transmute(load::symbol(lib, c"{f.name}")?),')
+    out += ["        })", "    }", "}"]
+    for f in functions:
+        out.append("")
+        doc = doc_lines(f.doc)
+        out += doc if doc else [f"/// `{f.name}`."]
+        if f.must_use:
+            out.append("#[must_use]")
+        args = ", ".join(ident(p.name) for p in f.params)
+        out += ["#[inline]", f"pub unsafe fn {f.name}({types.params(f.params)}){types.ret(f.ret)} {{",
+                f"    (load::api().{f.name})({args})", "}"]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -585,5 +612,48 @@ def emit_ops(header, ops) -> str:
     return "\n".join(out) + "\n"
 
 
+# ----------------------------------------------------------------------------------------------
+# The layout test (cairn-sys/tests/layout.rs)
+# ----------------------------------------------------------------------------------------------
+
+
+def emit_layout(header) -> str:
+    """A test comparing every struct's size, alignment and field offsets in Rust with the C
+    compiler's: it compiles a C program printing them from cairn.h and compares the listings."""
+    c = ["#define CAIRN_EXPERIMENTAL", "#include <stddef.h>", "#include <stdio.h>", "#include <cairn/cairn.h>",
+         "int main(void) {"]
+    rust = []
+    for s in header.structs:
+        c.append(f'  printf("{s.name} size %zu align %zu\\n", sizeof({s.name}), _Alignof({s.name}));')
+        rust.append(f'format!("{s.name} size {{}} align {{}}", size_of::<{s.name}>(), align_of::<{s.name}>()),')
+        for f in s.fields:
+            c.append(f'  printf("{s.name}.{f.name} %zu\\n", offsetof({s.name}, {f.name}));')
+            rust.append(f'format!("{s.name}.{f.name} {{}}", offset_of!({s.name}, {ident(f.name)})),')
+    c += ["  return 0;", "}"]
+    out = [
+        GENERATED,
+        "//",
+        "//! The `#[repr(C)]` structs of this crate have the C layout: size, alignment and the offset of",
+        "//! every field, compared with what the C compiler (`cc`, or `$CC`) says for cairn.h.",
+        NO_FMT,
+        "",
+        "use std::mem::{align_of, offset_of, size_of};",
+        "",
+        "use cairn_sys::*;",
+        "",
+        "/// Prints the C compiler's layout of every struct, one line each, in the order of `rust_layout`.",
+        "const C_PROGRAM: &str = r#\"" + c[0],
+    ]
+    out += c[1:-1] + [c[-1] + "\"#;", ""]
+    out += ["fn rust_layout() -> Vec<String> {", "    vec!["]
+    out += ["        " + r for r in rust]
+    out += ["    ]", "}", "", "#[test]", "fn structs_have_the_c_layout() {",
+            "    let c = layout_common::c_layout(C_PROGRAM);",
+            "    layout_common::same_lines(&c, &rust_layout());", "}", "", "#[path = \"common/layout.rs\"]",
+            "mod layout_common;"]
+    return "\n".join(out) + "\n"
+
+
 def emit(header, ops) -> dict[str, str]:
-    return {SYS_LIB: emit_sys(header), ENUMS: emit_enums(header), OPS: emit_ops(header, ops)}
+    return {SYS_LIB: emit_sys(header), ENUMS: emit_enums(header), OPS: emit_ops(header, ops),
+            LAYOUT: emit_layout(header)}

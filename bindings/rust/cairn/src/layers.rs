@@ -402,7 +402,7 @@ impl Layer {
         ctx: &Context,
         options: Pool2DOptions,
         f: &str,
-        create: unsafe extern "C" fn(
+        create: unsafe fn(
             *mut sys::cairn_context,
             *const sys::cairn_pool2d_options,
             *mut *mut sys::cairn_object,

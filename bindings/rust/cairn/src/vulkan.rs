@@ -9,14 +9,16 @@ use cairn_sys as sys;
 use crate::error::{c_string, check};
 use crate::{Context, Result, VulkanDeviceType};
 
-/// Whether a Vulkan loader and driver report at least one device. Never fails.
+/// Whether a Vulkan loader and driver report at least one device. Never fails: false when no
+/// libcairn can be loaded either.
 pub fn available() -> bool {
     // SAFETY: no arguments, no state.
-    unsafe { sys::cairn_vulkan_available() == 1 }
+    crate::check_abi().is_ok() && unsafe { sys::cairn_vulkan_available() == 1 }
 }
 
 /// The number of Vulkan devices ("vulkan:0" .. "vulkan:N-1"); `Unavailable` without a driver.
 pub fn device_count() -> Result<usize> {
+    crate::check_abi()?;
     let mut n = 0usize;
     // SAFETY: `n` receives the count.
     unsafe { check(sys::cairn_vulkan_device_count(&mut n))? };

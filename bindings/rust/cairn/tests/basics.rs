@@ -7,10 +7,10 @@ use cairn::{Code, Context, ContextOptions, DType, Error, LogLevel, Tensor};
 
 #[test]
 fn versions_and_abi() {
-    assert_eq!(cairn::abi_version(), cairn::ABI_VERSION);
+    assert_eq!(cairn::abi_version().unwrap(), cairn::ABI_VERSION);
     assert_eq!(cairn::ABI_VERSION, cairn::sys::CAIRN_ABI_VERSION);
     cairn::check_abi().unwrap();
-    let v = cairn::version();
+    let v = cairn::version().unwrap();
     let parts: Vec<&str> = v.split('.').collect();
     assert_eq!(parts.len(), 3, "semantic version, got {v:?}");
     assert!(parts.iter().all(|p| p.parse::<u32>().is_ok()), "semantic version, got {v:?}");
