@@ -33,7 +33,6 @@ fn main() {
         fail(&format!("no libcairn.so.1 or libcairn.so in {}", dir.display()));
     };
     if !dynamic {
-        println!("cargo:rerun-if-changed={}", lib.display());
         println!("cargo:rustc-env=CAIRN_SYS_LIBRARY={}", lib.display());
     }
     println!("cargo:lib_dir={}", dir.display());

@@ -100,7 +100,7 @@ fn errors_carry_code_and_the_c_message() {
     let err = cairn::ops::add(&ctx, &a, &b).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     assert_eq!(err.message(), "Add: incompatible shapes [2,3] and [4]");
-    assert_eq!(err.to_string(), "Add: incompatible shapes [2,3] and [4] (INVALID_ARGUMENT)");
+    assert_eq!(err.to_string(), "INVALID_ARGUMENT: Add: incompatible shapes [2,3] and [4]");
     let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(err.clone());
     assert_eq!(boxed.to_string(), err.to_string());
 
