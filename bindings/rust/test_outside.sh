@@ -32,7 +32,7 @@ if [ -n "${CAIRN_TEST_PREFIX:-}" ]; then
   prefix=$CAIRN_TEST_PREFIX
 else
   prefix=$tmp/prefix
-  "$root/bindings/rust/test_prefix.sh" "$prefix"
+  "$root/tools/install" --prefix "$prefix"
 fi
 [ -f "$prefix/lib/pkgconfig/cairn.pc" ] && [ -d "$prefix/share/cairn/rust/cairn" ] ||
   fail "$prefix has no lib/pkgconfig/cairn.pc or share/cairn/rust/cairn (install Cairn there first)"
