@@ -91,6 +91,15 @@ def own_doc(doc: str) -> str:
     return "" if re.match(r"-{5,}", doc) else doc
 
 
+def prose(text: str) -> str:
+    """C comment text as Markdown that reads the same: brackets and angle brackets outside `code`
+    spans are escaped, so "[2,3]" and "<prefix>-<N>" are not taken for links or HTML tags."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):
+        parts[i] = re.sub(r"([\[\]<>])", r"\\\1", parts[i])
+    return "`".join(parts)
+
+
 def doc_lines(text: str, indent: str = "") -> list[str]:
     text = own_doc(text)
     return [f"{indent}///{(' ' + line) if line else ''}" for line in text.splitlines()]
@@ -193,7 +202,7 @@ def emit_sys(header) -> str:
         "#![doc = include_str!(\"../LOADING.md\")]",
         NO_FMT,
         "#![deny(missing_docs)]",
-        "#![allow(non_camel_case_types, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]",
+        "#![allow(non_camel_case_types)]",
         "#![allow(clippy::missing_safety_doc, clippy::missing_transmute_annotations, clippy::too_many_arguments)]",
         "",
         "pub use core::ffi::{c_char, c_int, c_uint, c_void};",
@@ -215,16 +224,16 @@ def emit_sys(header) -> str:
             "}",
         ]
     for e in header.enums:
-        out += [""] + (doc_lines(e.doc) or [f"/// `{e.name}`."]) + [f"pub type {e.name} = u32;"]
+        out += [""] + (doc_lines(prose(e.doc)) or [f"/// `{e.name}`."]) + [f"pub type {e.name} = u32;"]
         for name, value in e.values:
             out.append(f"/// A value of [`{e.name}`].")
             out.append(f"pub const {name}: {e.name} = {value:#x};" if value > 0xFFFF else
                        f"pub const {name}: {e.name} = {value};")
     for c in header.callbacks:
-        out += [""] + (doc_lines(c.doc) or [f"/// `{c.name}`."])
+        out += [""] + (doc_lines(prose(c.doc)) or [f"/// `{c.name}`."])
         out.append(f'pub type {c.name} = Option<unsafe extern "C" fn({types.params(c.params)}){types.ret(c.ret)}>;')
     for s in header.structs:
-        out += [""] + (doc_lines(s.doc) or [f"/// `{s.name}`."])
+        out += [""] + (doc_lines(prose(s.doc)) or [f"/// `{s.name}`."])
         out += ["#[repr(C)]", "#[derive(Clone, Copy, Debug)]", f"pub struct {s.name} {{"]
         for f in s.fields:
             out.append(f"    /// `{f.name}` (C type `{f.ctype.removeprefix('fnptr:')}`); see [`{s.name}`].")
@@ -260,7 +269,7 @@ def sys_functions(types: Types, functions) -> list[str]:
     out += ["        })", "    }", "}"]
     for f in functions:
         out.append("")
-        doc = doc_lines(f.doc)
+        doc = doc_lines(prose(f.doc))
         out += doc if doc else [f"/// `{f.name}`."]
         if f.must_use:
             out.append("#[must_use]")
@@ -307,7 +316,7 @@ def emit_enums(header) -> str:
     for e in header.enums:
         name = enum_name(e.name)
         variants = enum_variants(e)
-        out += [""] + doc_lines(own_doc(e.doc) or f"`{e.name}`.")
+        out += [""] + doc_lines(prose(own_doc(e.doc)) or f"`{e.name}`.")
         out += ["#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]", "#[repr(u32)]", f"pub enum {name} {{"]
         for variant, c_name, value in variants:
             out += [f"    /// `{c_name}`", f"    {variant} = {value},"]
@@ -504,7 +513,7 @@ class OpEmitter:
 
     def doc(self, op, implied, count_attrs) -> list[str]:
         name = op["name"]
-        text = [f"`{name}`: {op['summary']}" if op.get("summary") else f"`{name}`.", ""]
+        text = [f"`{name}`: {prose(op['summary'])}" if op.get("summary") else f"`{name}`.", ""]
 
         def tensor_desc(t):
             if t.get("dtype"):
@@ -590,7 +599,7 @@ def emit_ops(header, ops) -> str:
         "//! `ops::mat_mul(&ctx, &a, &b, MatMulAttrs { transpose_a: true, ..Default::default() })`.",
         "//! [`run`] calls any op by name.",
         # The Default impls spell out the registry's defaults even where they equal Rust's.
-        "#![allow(clippy::too_many_arguments, clippy::derivable_impls, rustdoc::broken_intra_doc_links)]",
+        "#![allow(clippy::too_many_arguments, clippy::derivable_impls)]",
         NO_FMT,
         "",
         "#[allow(unused_imports)]",

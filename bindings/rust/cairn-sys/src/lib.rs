@@ -7,7 +7,7 @@
 #![doc = include_str!("../LOADING.md")]
 #![cfg_attr(rustfmt, rustfmt::skip)]
 #![deny(missing_docs)]
-#![allow(non_camel_case_types, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+#![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc, clippy::missing_transmute_annotations, clippy::too_many_arguments)]
 
 pub use core::ffi::{c_char, c_int, c_uint, c_void};
@@ -1089,7 +1089,7 @@ pub unsafe fn cairn_status_code(s: *const cairn_status) -> cairn_code {
     (load::api().cairn_status_code)(s)
 }
 
-/// METHOD. The status's message, e.g. "Add: incompatible shapes [2,3] and [4]". Borrowed from `s`
+/// METHOD. The status's message, e.g. "Add: incompatible shapes \[2,3\] and \[4\]". Borrowed from `s`
 /// and valid until it is freed; "" for NULL.
 #[inline]
 pub unsafe fn cairn_status_message(s: *const cairn_status) -> *const c_char {
@@ -1154,7 +1154,7 @@ pub unsafe fn cairn_context_device(ctx: *const cairn_context) -> *const c_char {
 }
 
 /// CONSTRUCTOR. Creates a tensor on the context's default device by copying `data` (row-major).
-/// @param shape  `rank` dimensions, each >= 0; may be NULL when rank is 0 (a scalar).
+/// @param shape  `rank` dimensions, each \>= 0; may be NULL when rank is 0 (a scalar).
 /// @param data   `nbytes` bytes, which must equal cairn_dtype_size(dtype) * element count; may be
 ///               NULL only when nbytes is 0. Borrowed for the call.
 /// @param out    receives the new tensor; free it with cairn_tensor_free().
@@ -1179,7 +1179,7 @@ pub unsafe fn cairn_tensor_rank(t: *const cairn_tensor) -> usize {
     (load::api().cairn_tensor_rank)(t)
 }
 
-/// METHOD. The size of dimension `axis`; -1 for NULL or an axis >= rank.
+/// METHOD. The size of dimension `axis`; -1 for NULL or an axis \>= rank.
 #[inline]
 pub unsafe fn cairn_tensor_dim(t: *const cairn_tensor, axis: usize) -> i64 {
     (load::api().cairn_tensor_dim)(t, axis)
@@ -1271,16 +1271,16 @@ pub unsafe fn cairn_op_count() -> usize {
     (load::api().cairn_op_count)()
 }
 
-/// METHOD. The name of op `i` in name order; NULL when i >= cairn_op_count(). Static storage.
+/// METHOD. The name of op `i` in name order; NULL when i \>= cairn_op_count(). Static storage.
 #[inline]
 pub unsafe fn cairn_op_name(i: usize) -> *const c_char {
     (load::api().cairn_op_name)(i)
 }
 
-/// METHOD. The whole registry as JSON: an array of {"name", "summary", "inputs": [{"name",
-/// "type_attr" | "dtype", "variadic"?, "number_attr"?}], "outputs": [...], "attrs": [{"name",
+/// METHOD. The whole registry as JSON: an array of {"name", "summary", "inputs": \[{"name",
+/// "type_attr" | "dtype", "variadic"?, "number_attr"?}\], "outputs": \[...\], "attrs": \[{"name",
 /// "kind" ("INT", "FLOAT", "BOOL", "INTS", "STRING", "DTYPE", "FLOATS"), "default"?, "inferred"?,
-/// "allowed_dtypes"?, "allowed_values"?}]}, sorted by name. An attribute without "default" is
+/// "allowed_dtypes"?, "allowed_values"?}\]}, sorted by name. An attribute without "default" is
 /// required; an "inferred" DTYPE attribute is taken from the inputs.
 /// @param out  receives a NUL-terminated string; free it with cairn_free().
 #[must_use]
@@ -1300,7 +1300,7 @@ pub unsafe fn cairn_trackable_create(ctx: *mut cairn_context, out: *mut *mut cai
 }
 
 /// CONSTRUCTOR. A new module (tf.Module): a trackable with a name. Variables created with the
-/// module as their scope are named "<name>/<variable name>:0".
+/// module as their scope are named "\<name\>/\<variable name\>:0".
 /// @param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
 /// @param out   receives the new module; free it with cairn_object_free().
 /// Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name.
@@ -1312,7 +1312,7 @@ pub unsafe fn cairn_module_create(ctx: *mut cairn_context, name: *const c_char, 
 
 /// CONSTRUCTOR. Like cairn_module_create, inside the name scope of `parent_scope`: a module "m2"
 /// created in the scope of module "m1" has scope "m1/m2", and its variables are named
-/// "m1/m2/<name>:0". The two modules are not linked by an edge.
+/// "m1/m2/\<name\>:0". The two modules are not linked by an edge.
 /// @param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
 /// Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module.
 #[must_use]
@@ -1361,8 +1361,8 @@ pub unsafe fn cairn_variable_read(var: *mut cairn_object, out: *mut *mut cairn_t
 /// shape. A value on another device is copied to the variable's device.
 /// @param value  borrowed for the call.
 /// Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
-/// shape mismatch, e.g. "cairn_variable_assign: shape [3] does not match variable 'v:0' of shape
-/// [2]". On error the value is unchanged.
+/// shape mismatch, e.g. "cairn_variable_assign: shape \[3\] does not match variable 'v:0' of shape
+/// \[2\]". On error the value is unchanged.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_variable_assign(var: *mut cairn_object, value: *const cairn_tensor) -> *mut cairn_status {
@@ -1417,7 +1417,7 @@ pub unsafe fn cairn_list_create(ctx: *mut cairn_context, out: *mut *mut cairn_ob
     (load::api().cairn_list_create)(ctx, out)
 }
 
-/// METHOD. Appends `item` to the list as edge "<old size>". A checkpoint value waiting for that
+/// METHOD. Appends `item` to the list as edge "\<old size\>". A checkpoint value waiting for that
 /// edge is restored into `item` before this returns.
 /// @param item  borrowed; the list takes its own reference.
 /// Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
@@ -1436,14 +1436,14 @@ pub unsafe fn cairn_list_size(list: *const cairn_object) -> usize {
 
 /// METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
 /// @param out  receives a new handle; free it with cairn_object_free().
-/// Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index >= size.
+/// Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index \>= size.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_list_get(list: *mut cairn_object, index: usize, out: *mut *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_list_get)(list, index, out)
 }
 
-/// METHOD. Replaces element `index` (< size) with `item`. TensorFlow refuses to checkpoint a list
+/// METHOD. Replaces element `index` (\< size) with `item`. TensorFlow refuses to checkpoint a list
 /// whose elements were replaced or deleted (restore-on-create needs append-only lists).
 /// @param item  borrowed; the list takes its own reference.
 /// Errors: as cairn_list_get; the error of a pending restore (the item stays in place).
@@ -1493,7 +1493,7 @@ pub unsafe fn cairn_object_set_untracked(parent: *mut cairn_object, name: *const
 /// METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
 /// @param out  receives a new handle; free it with cairn_object_free().
 /// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
-/// ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index >= size.
+/// ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index \>= size.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_get(parent: *mut cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1594,7 +1594,7 @@ pub unsafe fn cairn_object_array_size(a: *const cairn_object_array) -> usize {
     (load::api().cairn_object_array_size)(a)
 }
 
-/// METHOD. Entry `i`; NULL for NULL or i >= size. Borrowed from `a`: valid until the array is freed.
+/// METHOD. Entry `i`; NULL for NULL or i \>= size. Borrowed from `a`: valid until the array is freed.
 /// Do not free it; to keep the object longer, take a new handle with cairn_object_share.
 #[inline]
 pub unsafe fn cairn_object_array_get(a: *const cairn_object_array, i: usize) -> *mut cairn_object {
@@ -1602,7 +1602,7 @@ pub unsafe fn cairn_object_array_get(a: *const cairn_object_array, i: usize) -> 
 }
 
 /// METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
-/// NULL or i >= size.
+/// NULL or i \>= size.
 #[inline]
 pub unsafe fn cairn_object_array_path(a: *const cairn_object_array, i: usize) -> *const c_char {
     (load::api().cairn_object_array_path)(a, i)
@@ -1644,7 +1644,7 @@ pub unsafe fn cairn_checkpoint_save_counter(ckpt: *mut cairn_checkpoint) -> i64 
     (load::api().cairn_checkpoint_save_counter)(ckpt)
 }
 
-/// METHOD. Increments save_counter and writes "<prefix>-<save_counter>" atomically.
+/// METHOD. Increments save_counter and writes "\<prefix\>-\<save_counter\>" atomically.
 /// @param path_out  receives the path written (free with cairn_free), or NULL if not wanted.
 #[must_use]
 #[inline]
@@ -1725,7 +1725,7 @@ pub unsafe fn cairn_checkpoint_manager_create(ckpt: *mut cairn_checkpoint, direc
 }
 
 /// METHOD. Increments save_counter (always, as TensorFlow does) and saves
-/// "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0 and the new
+/// "\<directory\>/\<checkpoint_name\>-\<N\>", where N is `checkpoint_number` when it is \>= 0 and the new
 /// save_counter otherwise; then applies max_to_keep. The state file changes only
 /// after the new checkpoint is durable.
 /// @param path_out  receives the path (free with cairn_free), or NULL if not wanted.
@@ -1886,7 +1886,7 @@ pub unsafe fn cairn_tape_free(tape: *mut cairn_tape) {
 
 /// CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
 /// @param out  receives it; free with cairn_object_free().
-/// Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...).
+/// Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside \[0, 1), ...).
 #[must_use]
 #[inline]
 pub unsafe fn cairn_optimizer_create(ctx: *mut cairn_context, opts: *const cairn_optimizer_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1909,7 +1909,7 @@ pub unsafe fn cairn_schedule_cosine_decay(ctx: *mut cairn_context, initial_learn
     (load::api().cairn_schedule_cosine_decay)(ctx, initial_learning_rate, decay_steps, alpha, out)
 }
 
-/// METHOD. One update for each (grads[i], vars[i]) pair, then the step counter goes up by one.
+/// METHOD. One update for each (grads\[i\], vars\[i\]) pair, then the step counter goes up by one.
 /// A NULL gradient skips its variable (as TensorFlow skips None).
 /// Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
 /// not trainable or not floating, or a variable given twice; nothing is updated then.
@@ -1955,7 +1955,7 @@ pub unsafe fn cairn_dense_create(ctx: *mut cairn_context, opts: *const cairn_den
     (load::api().cairn_dense_create)(ctx, opts, out)
 }
 
-/// CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias".
+/// CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" \[kh, kw, in, filters\], "bias".
 #[must_use]
 #[inline]
 pub unsafe fn cairn_conv2d_create(ctx: *mut cairn_context, opts: *const cairn_conv2d_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1976,14 +1976,14 @@ pub unsafe fn cairn_avg_pool2d_create(ctx: *mut cairn_context, opts: *const cair
     (load::api().cairn_avg_pool2d_create)(ctx, opts, out)
 }
 
-/// CONSTRUCTOR. Flatten: [batch, ...] -> [batch, product of the rest].
+/// CONSTRUCTOR. Flatten: \[batch, ...\] -\> \[batch, product of the rest\].
 #[must_use]
 #[inline]
 pub unsafe fn cairn_flatten_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_flatten_create)(ctx, name, out)
 }
 
-/// CONSTRUCTOR. Embedding: int32/int64 indices in [0, input_dim) -> vectors of output_dim;
+/// CONSTRUCTOR. Embedding: int32/int64 indices in \[0, input_dim) -\> vectors of output_dim;
 /// weight "embeddings" (random_uniform initializer).
 #[must_use]
 #[inline]
@@ -2006,8 +2006,8 @@ pub unsafe fn cairn_batch_norm_create(ctx: *mut cairn_context, opts: *const cair
     (load::api().cairn_batch_norm_create)(ctx, opts, out)
 }
 
-/// CONSTRUCTOR. Dropout with probability `rate` in [0, 1) when called with training = 1 (the rest
-/// scaled by 1 / (1 - rate)); identity otherwise. `seed` < 0 draws from the context's stream.
+/// CONSTRUCTOR. Dropout with probability `rate` in \[0, 1) when called with training = 1 (the rest
+/// scaled by 1 / (1 - rate)); identity otherwise. `seed` \< 0 draws from the context's stream.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dropout_create(ctx: *mut cairn_context, rate: f64, seed: i64, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -2107,7 +2107,7 @@ pub unsafe fn cairn_metric_reset(metric: *mut cairn_object) -> *mut cairn_status
 }
 
 /// CONSTRUCTOR. A function named `name` (for messages and dumps) over `fn`.
-/// @param user_data  passed to fn; released with opts->release when the function is freed.
+/// @param user_data  passed to fn; released with opts-\>release when the function is freed.
 /// @param out        receives the function; free with cairn_function_free().
 /// Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
 /// error release is not called: the caller still owns user_data.
@@ -2137,14 +2137,14 @@ pub unsafe fn cairn_function_num_traces(r#fn: *const cairn_function) -> usize {
 /// METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
 /// attributes, inputs and output dtypes and shapes, then the results.
 /// @param out  receives the text; free with cairn_free().
-/// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces.
+/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_dump(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status {
     (load::api().cairn_function_dump)(r#fn, index, out)
 }
 
-/// METHOD. The input signature of trace `index`, as text ("float32[2,3], int32[]").
+/// METHOD. The input signature of trace `index`, as text ("float32\[2,3\], int32\[\]").
 /// @param out  receives the text; free with cairn_free().
 #[must_use]
 #[inline]
@@ -2183,7 +2183,7 @@ pub unsafe fn cairn_function_load(ctx: *mut cairn_context, path: *const c_char, 
 /// METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
 /// attr }), for TensorBoard's graph view.
 /// @param out  receives the text; free with cairn_free().
-/// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces.
+/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_graphdef(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status {
@@ -2192,7 +2192,7 @@ pub unsafe fn cairn_function_graphdef(r#fn: *const cairn_function, index: usize,
 
 /// METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
 /// useful for a loaded function).
-/// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
+/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_num_outputs(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status {
@@ -2216,7 +2216,7 @@ pub unsafe fn cairn_cond(ctx: *mut cairn_context, pred: *const cairn_tensor, ope
 /// @param max_iterations  stop after this many iterations; -1 for no limit.
 /// @param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
 /// Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
-/// its loop variable, a non-bool cond result, NULLs, or max_iterations < -1; a callback's own status.
+/// its loop variable, a non-bool cond result, NULLs, or max_iterations \< -1; a callback's own status.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_while_loop(ctx: *mut cairn_context, cond: cairn_function_fn, body: cairn_function_fn, user_data: *mut c_void, loop_vars: *const *mut cairn_tensor, n_loop_vars: usize, max_iterations: i64, outputs: *mut *mut cairn_tensor) -> *mut cairn_status {
@@ -2262,8 +2262,8 @@ pub unsafe fn cairn_vulkan_device_count(out: *mut usize) -> *mut cairn_status {
 }
 
 /// METHOD. Describes Vulkan device `index`.
-/// @param out  set out->struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
-/// Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index >= the device count,
+/// @param out  set out-\>struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
+/// Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index \>= the device count,
 /// INVALID_ARGUMENT for NULL or a bad struct_size.
 #[must_use]
 #[inline]

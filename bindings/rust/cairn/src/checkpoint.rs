@@ -19,7 +19,7 @@ use crate::{Code, Context, DType, Error, Object, Result, Tensor};
 
 /// A checkpoint: a root object whose children are given at creation, plus a "save_counter" int64
 /// variable. One checkpoint is one file; keys read like tf.train.list_variables:
-/// "<path>/.ATTRIBUTES/VARIABLE_VALUE".
+/// `"<path>/.ATTRIBUTES/VARIABLE_VALUE"`.
 ///
 /// Dropping it frees it, waiting for a background save (whose error is logged).
 ///
@@ -112,7 +112,7 @@ impl Checkpoint {
         unsafe { sys::cairn_checkpoint_save_counter(self.raw.as_ptr()) }
     }
 
-    /// Increments save_counter and writes "<prefix>-<save_counter>" atomically; returns that path.
+    /// Increments save_counter and writes `"<prefix>-<save_counter>"` atomically; returns that path.
     pub fn save(&self, prefix: impl AsRef<Path>) -> Result<PathBuf> {
         let prefix = c_path(prefix.as_ref(), "cairn_checkpoint_save", "prefix")?;
         let mut path = ptr::null_mut();
@@ -274,7 +274,7 @@ impl fmt::Debug for RestoreStatus {
     }
 }
 
-/// Keeps a directory of numbered checkpoints "<directory>/<checkpoint_name>-<N>" and deletes old
+/// Keeps a directory of numbered checkpoints `"<directory>/<checkpoint_name>-<N>"` and deletes old
 /// ones (tf.train.CheckpointManager). It owns its [`Checkpoint`]: reach it with
 /// [`CheckpointManager::checkpoint`], take it back with [`CheckpointManager::into_checkpoint`].
 /// `Send`, not `Sync`, like the checkpoint:
@@ -338,7 +338,7 @@ impl CheckpointManager {
         }
     }
 
-    /// Increments save_counter and saves "<directory>/<checkpoint_name>-<save_counter>", then
+    /// Increments save_counter and saves `"<directory>/<checkpoint_name>-<save_counter>"`, then
     /// deletes checkpoints beyond max_to_keep; returns the path.
     pub fn save(&self) -> Result<PathBuf> {
         self.save_raw(-1)
@@ -417,7 +417,7 @@ impl Default for CheckpointManagerOptions {
 }
 
 impl CheckpointManagerOptions {
-    /// The defaults: file names "ckpt-<N>", keep the 5 newest, no hourly keeping.
+    /// The defaults: file names `"ckpt-<N>"`, keep the 5 newest, no hourly keeping.
     pub fn new() -> Self {
         Self::default()
     }
@@ -471,10 +471,12 @@ unsafe impl Send for CheckpointReader {}
 /// One key of a checkpoint, as [`CheckpointReader::entries`] lists it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CheckpointEntry {
-    /// "<path>/.ATTRIBUTES/VARIABLE_VALUE", or "_CHECKPOINTABLE_OBJECT_GRAPH".
+    /// `"<path>/.ATTRIBUTES/VARIABLE_VALUE"`, or "_CHECKPOINTABLE_OBJECT_GRAPH".
     pub key: String,
     /// `DType::String` for the object graph.
+    /// The stored tensor's element type.
     pub dtype: DType,
+    /// The stored tensor's shape.
     pub shape: Vec<i64>,
 }
 

@@ -31,11 +31,14 @@ impl fmt::Display for DType {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct Complex64 {
+    /// The real part.
     pub re: f32,
+    /// The imaginary part.
     pub im: f32,
 }
 
 impl Complex64 {
+    /// `re + im i`.
     pub const fn new(re: f32, im: f32) -> Complex64 {
         Complex64 { re, im }
     }

@@ -27,13 +27,21 @@ pub enum Activation {
     /// The identity.
     #[default]
     Linear,
+    /// max(x, 0).
     Relu,
+    /// min(max(x, 0), 6).
     Relu6,
+    /// 1 / (1 + e^-x).
     Sigmoid,
+    /// The hyperbolic tangent.
     Tanh,
+    /// Softmax over the last axis.
     Softmax,
+    /// ln(1 + e^x).
     Softplus,
+    /// x for x > 0, e^x - 1 otherwise.
     Elu,
+    /// The scaled ELU (self-normalizing networks).
     Selu,
     /// The exact (erf) form.
     Gelu,
@@ -60,13 +68,21 @@ impl Activation {
 /// How a layer's weights start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Initializer {
+    /// Glorot (Xavier) uniform: U(-l, l), l = sqrt(6 / (fan_in + fan_out)).
     GlorotUniform,
+    /// Glorot (Xavier) truncated normal, stddev sqrt(2 / (fan_in + fan_out)).
     GlorotNormal,
+    /// He truncated normal, stddev sqrt(2 / fan_in).
     HeNormal,
+    /// He uniform: U(-l, l), l = sqrt(6 / fan_in).
     HeUniform,
+    /// All zeros.
     Zeros,
+    /// All ones.
     Ones,
+    /// Normal, mean 0, stddev 0.05 (Keras's default).
     RandomNormal,
+    /// Uniform in [-0.05, 0.05] (Keras's default).
     RandomUniform,
 }
 

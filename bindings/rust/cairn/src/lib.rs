@@ -36,6 +36,8 @@
 //! needed to build. A missing or wrong library is an `Err` from the first constructor. The
 //! cairn-sys documentation explains the choice.
 
+#![deny(missing_docs)]
+
 use std::ffi::CStr;
 
 pub use cairn_sys as sys;

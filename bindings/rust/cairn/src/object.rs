@@ -402,7 +402,7 @@ impl Trackable {
 
 impl Module {
     /// A new module named `name` (non-empty, no '/' or ':'). Variables created with it as their
-    /// scope are named "<name>/<variable name>:0".
+    /// scope are named `"<name>/<variable name>:0"`.
     pub fn new(ctx: &Context, name: &str) -> Result<Module> {
         Module::create(ctx, name, None)
     }
@@ -467,7 +467,7 @@ impl<'a> VariableOptions<'a> {
         self
     }
 
-    /// Names the variable "<scope>/<name>:0". The variable does not keep the module.
+    /// Names the variable `"<scope>/<name>:0"`. The variable does not keep the module.
     pub fn scope(mut self, module: &'a Module) -> Self {
         self.scope = Some(module);
         self
@@ -563,7 +563,7 @@ impl List {
         Object::from_result(out, "cairn_list_create").map(List)
     }
 
-    /// Appends `item` as edge "<old len>"; the list takes its own reference. A checkpoint value
+    /// Appends `item` as edge `"<old len>"`; the list takes its own reference. A checkpoint value
     /// waiting for that edge is restored into `item` before this returns (its error, if any, is
     /// returned; the item stays appended).
     pub fn append(&self, item: impl AsRef<Object>) -> Result<()> {

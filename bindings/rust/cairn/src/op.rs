@@ -164,12 +164,19 @@ fn missing_outputs(op: &CStr, outputs: &[*mut sys::cairn_tensor]) -> Result<()> 
 /// An attribute value for [`run`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum AttrValue<'a> {
+    /// An integer (INT).
     Int(i64),
+    /// A number (FLOAT).
     Float(f64),
+    /// A flag (BOOL).
     Bool(bool),
+    /// A list of integers (INTS), e.g. a shape or axes.
     Ints(&'a [i64]),
+    /// A string (STRING), e.g. a padding mode.
     String(&'a str),
+    /// An element type (DTYPE).
     DType(DType),
+    /// A list of numbers (FLOATS).
     Floats(&'a [f64]),
 }
 
@@ -191,11 +198,14 @@ impl AttrValue<'_> {
 /// A named attribute for [`run`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Attr<'a> {
+    /// The attribute's name in the op registry, e.g. "transpose_a".
     pub name: &'a str,
+    /// Its value; the kind must be the registry's.
     pub value: AttrValue<'a>,
 }
 
 impl<'a> Attr<'a> {
+    /// `name = value`.
     pub fn new(name: &'a str, value: AttrValue<'a>) -> Attr<'a> {
         Attr { name, value }
     }

@@ -8,7 +8,7 @@
 //! struct whose `Default` carries the registry's defaults, e.g.
 //! `ops::mat_mul(&ctx, &a, &b, MatMulAttrs { transpose_a: true, ..Default::default() })`.
 //! [`run`] calls any op by name.
-#![allow(clippy::too_many_arguments, clippy::derivable_impls, rustdoc::broken_intra_doc_links)]
+#![allow(clippy::too_many_arguments, clippy::derivable_impls)]
 #![cfg_attr(rustfmt, rustfmt::skip)]
 
 #[allow(unused_imports)]
@@ -504,7 +504,7 @@ impl AvgPoolGradAttrs {
     }
 }
 
-/// `Cast`: Converts x to DstT: float->int truncates toward zero and saturates (NaN -> 0), complex->real keeps the real part, x->bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
+/// `Cast`: Converts x to DstT: float-\>int truncates toward zero and saturates (NaN -\> 0), complex-\>real keeps the real part, x-\>bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
 ///
 /// Inputs: `x` (SrcT).
 /// Outputs: `y` (DstT).
@@ -892,7 +892,7 @@ impl CumsumAttrs {
     }
 }
 
-/// `Elu`: x if x > 0, else exp(x) - 1.
+/// `Elu`: x if x \> 0, else exp(x) - 1.
 ///
 /// Inputs: `x` (T).
 /// Outputs: `y` (T).
@@ -976,7 +976,7 @@ pub fn exp(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
-/// `ExpandDims`: Inserts a size-1 dimension at `axis` (in [-rank-1, rank]).
+/// `ExpandDims`: Inserts a size-1 dimension at `axis` (in \[-rank-1, rank\]).
 ///
 /// Inputs: `input` (T).
 /// Outputs: `output` (T).
@@ -1069,7 +1069,7 @@ pub fn floor_mod(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(z)
 }
 
-/// `GatherNd`: Slices of `params` at the coordinates in the last dimension of `indices` (k of them: output is indices.shape[:-1] + params.shape[k:]); out-of-range indices are an error.
+/// `GatherNd`: Slices of `params` at the coordinates in the last dimension of `indices` (k of them: output is indices.shape\[:-1\] + params.shape\[k:\]); out-of-range indices are an error.
 ///
 /// Inputs: `params` (Tparams), `indices` (Tindices).
 /// Outputs: `output` (Tparams).
@@ -1185,7 +1185,7 @@ impl GeluAttrs {
     }
 }
 
-/// `Greater`: x > y with broadcasting; real dtypes.
+/// `Greater`: x \> y with broadcasting; real dtypes.
 ///
 /// Inputs: `x` (T), `y` (T).
 /// Outputs: `z` (bool).
@@ -1198,7 +1198,7 @@ pub fn greater(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(z)
 }
 
-/// `GreaterEqual`: x >= y with broadcasting; real dtypes.
+/// `GreaterEqual`: x \>= y with broadcasting; real dtypes.
 ///
 /// Inputs: `x` (T), `y` (T).
 /// Outputs: `z` (bool).
@@ -1247,7 +1247,7 @@ pub fn irfft(ctx: &Context, input: &Tensor, fft_length: &[i64]) -> Result<Tensor
     Ok(output)
 }
 
-/// `IRFFT2D`: Inverse of RFFT2D: fft_length[0] x fft_length[1] real points.
+/// `IRFFT2D`: Inverse of RFFT2D: fft_length\[0\] x fft_length\[1\] real points.
 ///
 /// Inputs: `input` (complex64).
 /// Outputs: `output` (float32).
@@ -1302,7 +1302,7 @@ pub fn is_nan(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
-/// `Less`: x < y with broadcasting; real dtypes.
+/// `Less`: x \< y with broadcasting; real dtypes.
 ///
 /// Inputs: `x` (T), `y` (T).
 /// Outputs: `z` (bool).
@@ -1315,7 +1315,7 @@ pub fn less(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(z)
 }
 
-/// `LessEqual`: x <= y with broadcasting; real dtypes.
+/// `LessEqual`: x \<= y with broadcasting; real dtypes.
 ///
 /// Inputs: `x` (T), `y` (T).
 /// Outputs: `z` (bool).
@@ -1328,7 +1328,7 @@ pub fn less_equal(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(z)
 }
 
-/// `Log`: Natural logarithm; log(0) = -inf, log(x < 0) = NaN.
+/// `Log`: Natural logarithm; log(0) = -inf, log(x \< 0) = NaN.
 ///
 /// Inputs: `x` (T).
 /// Outputs: `y` (T).
@@ -2002,7 +2002,7 @@ pub fn ones_like(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
-/// `Pack`: Stacks same-shaped `values` along a new dimension at `axis` (in [-rank-1, rank]).
+/// `Pack`: Stacks same-shaped `values` along a new dimension at `axis` (in \[-rank-1, rank\]).
 ///
 /// Inputs: `values` (T) (one or more).
 /// Outputs: `output` (T).
@@ -2047,7 +2047,7 @@ impl PackAttrs {
     }
 }
 
-/// `Pad`: Pads with `constant_values` (converted to T): `paddings` is the flattened [rank, 2] list of [before, after] counts (TensorFlow's PadV2).
+/// `Pad`: Pads with `constant_values` (converted to T): `paddings` is the flattened \[rank, 2\] list of \[before, after\] counts (TensorFlow's PadV2).
 ///
 /// Inputs: `input` (T).
 /// Outputs: `output` (T).
@@ -2263,7 +2263,7 @@ impl RandomStandardNormalAttrs {
     }
 }
 
-/// `RandomUniform`: Uniform [0, 1) of attribute `shape` (Philox, not TF's stream); seeds 0,0 take a fresh per-call key from the context.
+/// `RandomUniform`: Uniform \[0, 1) of attribute `shape` (Philox, not TF's stream); seeds 0,0 take a fresh per-call key from the context.
 ///
 /// No inputs: runs on the context's default device.
 /// Outputs: `output` (dtype).
@@ -2533,7 +2533,7 @@ pub fn select_v2(ctx: &Context, condition: &Tensor, t: &Tensor, e: &Tensor) -> R
     Ok(output)
 }
 
-/// `Selu`: scale * (x if x > 0, else alpha * (exp(x) - 1)), with TF's alpha and scale constants.
+/// `Selu`: scale * (x if x \> 0, else alpha * (exp(x) - 1)), with TF's alpha and scale constants.
 ///
 /// Inputs: `x` (T).
 /// Outputs: `y` (T).
@@ -2765,7 +2765,7 @@ impl SplitAttrs {
     }
 }
 
-/// `Sqrt`: Square root; sqrt(x < 0) = NaN for real dtypes.
+/// `Sqrt`: Square root; sqrt(x \< 0) = NaN for real dtypes.
 ///
 /// Inputs: `x` (T).
 /// Outputs: `y` (T).
@@ -2862,7 +2862,7 @@ pub fn stop_gradient(ctx: &Context, input: &Tensor) -> Result<Tensor> {
     Ok(output)
 }
 
-/// `StridedSlice`: Python-style input[begin:end:strides] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
+/// `StridedSlice`: Python-style input\[begin:end:strides\] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
 ///
 /// Inputs: `input` (T).
 /// Outputs: `output` (T).
@@ -3136,7 +3136,7 @@ pub fn tanh(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
-/// `Tile`: Repeats the input multiples[i] times along dimension i.
+/// `Tile`: Repeats the input multiples\[i\] times along dimension i.
 ///
 /// Inputs: `input` (T).
 /// Outputs: `output` (T).
@@ -3200,7 +3200,7 @@ impl TopKV2Attrs {
     }
 }
 
-/// `Transpose`: Permutes dimensions: output dim i is input dim perm[i]; empty `perm` reverses them.
+/// `Transpose`: Permutes dimensions: output dim i is input dim perm\[i\]; empty `perm` reverses them.
 ///
 /// Inputs: `x` (T).
 /// Outputs: `y` (T).
@@ -3245,7 +3245,7 @@ impl TransposeAttrs {
     }
 }
 
-/// `TruncatedNormal`: Standard normals redrawn while |x| > 2, of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
+/// `TruncatedNormal`: Standard normals redrawn while |x| \> 2, of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
 ///
 /// No inputs: runs on the context's default device.
 /// Outputs: `output` (dtype).
@@ -3360,7 +3360,7 @@ impl UnpackAttrs {
     }
 }
 
-/// `UnsortedSegmentSum`: output[s] = sum of data[i...] over the positions i where segment_ids[i] == s; `num_segments` is an attribute; ids outside [0, num_segments) are an error.
+/// `UnsortedSegmentSum`: output\[s\] = sum of data\[i...\] over the positions i where segment_ids\[i\] == s; `num_segments` is an attribute; ids outside \[0, num_segments) are an error.
 ///
 /// Inputs: `data` (T), `segment_ids` (Tindices).
 /// Outputs: `output` (T).
@@ -3378,7 +3378,7 @@ pub fn unsorted_segment_sum(ctx: &Context, data: &Tensor, segment_ids: &Tensor, 
     Ok(output)
 }
 
-/// `Where`: Coordinates of the non-zero (true) elements of `condition` as int64 [num_true, rank], in row-major order.
+/// `Where`: Coordinates of the non-zero (true) elements of `condition` as int64 \[num_true, rank\], in row-major order.
 ///
 /// Inputs: `condition` (T).
 /// Outputs: `index` (int64).

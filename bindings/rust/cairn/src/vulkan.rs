@@ -28,6 +28,7 @@ pub fn device_count() -> Result<usize> {
 /// One Vulkan physical device (`cairn_vulkan_device_info`); `index` N is the device "vulkan:N".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VulkanDevice {
+    /// N in "vulkan:N".
     pub index: usize,
     /// The driver's device name.
     pub name: String,
@@ -39,6 +40,7 @@ pub struct VulkanDevice {
     pub device_local_memory: u64,
     /// Bytes in all heaps.
     pub total_memory: u64,
+    /// Threads per subgroup (warp, wavefront).
     pub subgroup_size: u32,
     /// Reductions use subgroup operations.
     pub subgroup_arithmetic: bool,
@@ -114,6 +116,7 @@ unsafe impl Send for VulkanOptions {}
 unsafe impl Sync for VulkanOptions {}
 
 impl VulkanOptions {
+    /// The C defaults (`CAIRN_VULKAN_OPTIONS_INIT`).
     pub fn new() -> VulkanOptions {
         VulkanOptions::default()
     }
