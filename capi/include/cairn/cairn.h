@@ -1,9 +1,22 @@
-/*
- * cairn.h: the C API of Cairn, an embeddable machine-learning runtime.
+/**
+ * @file cairn.h
+ * @brief The C API of Cairn, an embeddable machine-learning runtime.
  *
- * This header is Cairn's only ABI. It is C99 and holds no C++ types.
+ * This header is Cairn's only ABI. It is C99 and holds no C++ types. The library is
+ * libcairn.so.1 (SONAME), and every symbol carries the version node CAIRN_1.
  *
- * Conventions (see docs/capi.md for the longer version):
+ * ABI 1 is a promise. A program built against this header runs against every later 1.x library:
+ * functions, enum values, struct layouts and semantics documented here never change
+ * incompatibly; later 1.x releases only add functions, enum values and options-struct fields
+ * (at the end of a struct). Each declaration says since which version it exists ("Since 1.0").
+ * An ABI checker (tools/abi_check, abidiff) guards this against a committed baseline.
+ *
+ * Experimental. Declarations inside `#if defined(CAIRN_EXPERIMENTAL)` blocks (graph export and
+ * load, control flow, the TensorArray) may change in any release; define CAIRN_EXPERIMENTAL
+ * before including this header to use them. Fields documented as "experimental" keep their
+ * place in their struct, but their meaning may change.
+ *
+ * Conventions (docs/capi.md has the longer version):
  *  - Errors. A fallible function returns `cairn_status *`, and NULL means success. A non-NULL
  *    status carries a cairn_code and a message that names the function or op and what was wrong.
  *    The caller frees it with cairn_status_free(). There is no thread-local "last error".
@@ -11,13 +24,41 @@
  *    with the matching cairn_X_free(). Borrowed returns say what owns them and how long they live.
  *    Every cairn_X_free(NULL) does nothing. Handles may be freed in any order: a tensor keeps its
  *    device memory alive after its context is freed.
- *  - Options structs start with `uint32_t struct_size` and have a CAIRN_X_OPTIONS_INIT macro that
- *    fills in the documented defaults. Passing NULL means all defaults.
- *  - Enum values are pinned and never reordered.
- *  - Threads. A cairn_context may be used from several threads at once. A cairn_tensor is
- *    immutable and may be read from any thread. A cairn_status belongs to whoever received it.
+ *  - Booleans are cairn_bool (int32_t): CAIRN_FALSE (0) or CAIRN_TRUE (1). Parameters and
+ *    fields refuse other values where the documentation says so.
+ *  - Options structs start with `uint32_t struct_size`, the size of the struct in the header the
+ *    caller was compiled with. Fill one with its CAIRN_X_INIT macro or, from languages that
+ *    cannot expand C macros, its cairn_X_init(opts, sizeof *opts) function; both give every
+ *    field its documented default. Passing NULL means all defaults. The one struct_size rule:
+ *    a library accepts the size of every released version of a struct, up to its own, and reads
+ *    only the fields that size covers (later fields keep their defaults), so binaries built
+ *    against an older header keep working. Any other size, including one from a header newer
+ *    than the library, is INVALID_ARGUMENT naming the function and the struct. Structs the
+ *    library fills in (cairn_vulkan_device_info) follow the same rule: it writes only the fields
+ *    that struct_size covers. Arrays of structs that may grow (cairn_tensor_spec) take their
+ *    stride from the struct_size of their first element.
+ *  - Enum values are pinned and never reordered; each enum ends with a _FORCE32 sentinel.
  *
- * Tags on each declaration: CONSTRUCTOR makes a handle, DESTRUCTOR frees one, METHOD does the rest.
+ * Threads, per handle kind:
+ *  - cairn_context: may be used from several threads at once.
+ *  - cairn_tensor: immutable; read and share from any thread. Free a handle once, when no other
+ *    thread uses that handle.
+ *  - cairn_object (trackables, modules, variables, lists, dicts, optimizers, layers, metrics):
+ *    may be read and written from several threads at once (writes to one object are serialized).
+ *  - cairn_object_array: immutable; read from any thread.
+ *  - cairn_checkpoint, cairn_checkpoint_manager, cairn_restore_status: one thread at a time.
+ *  - cairn_checkpoint_reader: several threads at once (reads are positional).
+ *  - cairn_function: may be called from several threads at once; a new signature is traced once
+ *    while other callers of that signature wait.
+ *  - cairn_tape: records only the ops of the thread that created it, as tf.GradientTape does,
+ *    because ops on other threads (a data loader, another request) must not leak into a tape.
+ *    Use it, and free it, on that thread; a gradient call from another thread is
+ *    FAILED_PRECONDITION. Bindings whose threads can move (Go) pin the thread while a tape lives.
+ *  - cairn_op_attrs: one thread at a time; a finished set may be read by several op runs at once.
+ *  - cairn_status: belongs to whoever received it.
+ *
+ * Tags on each declaration: CONSTRUCTOR makes a handle, DESTRUCTOR frees one, METHOD does the
+ * rest, FUNCTION computes a value without a handle of its own.
  */
 #ifndef CAIRN_CAIRN_H_
 #define CAIRN_CAIRN_H_
@@ -41,14 +82,23 @@ extern "C" {
  * Versions
  * ------------------------------------------------------------------------------------------- */
 
-/* The ABI version this header describes. Bump on any incompatible change. */
+/** The ABI version this header describes (the 1 of libcairn.so.1). Since 1.0. */
 #define CAIRN_ABI_VERSION 1u
+/** The library version this header comes with: major (the ABI), minor (additions), patch. Since 1.0. */
+#define CAIRN_VERSION_MAJOR 1
+#define CAIRN_VERSION_MINOR 0
+#define CAIRN_VERSION_PATCH 0
+
+/** The boolean type of every field, parameter and result: CAIRN_FALSE or CAIRN_TRUE. Since 1.0. */
+typedef int32_t cairn_bool;
+#define CAIRN_FALSE 0
+#define CAIRN_TRUE 1
 
 /* METHOD. The ABI version of the loaded library; equals CAIRN_ABI_VERSION for a matching header.
  * Bindings compare the two at load time and refuse a mismatch. */
 CAIRN_API uint32_t cairn_abi_version(void);
 
-/* METHOD. The library's semantic version, e.g. "0.1.0". Static storage; never freed. */
+/* METHOD. The library's semantic version, e.g. "1.0.0". Static storage; never freed. */
 CAIRN_API const char *cairn_version(void);
 
 /* ---------------------------------------------------------------------------------------------
@@ -86,13 +136,14 @@ CAIRN_API cairn_code cairn_status_code(const cairn_status *s);
  * and valid until it is freed; "" for NULL. */
 CAIRN_API const char *cairn_status_message(const cairn_status *s);
 
-/* DESTRUCTOR. Frees a status. NULL is fine. */
+/* DESTRUCTOR. Frees a status. NULL is fine. When memory runs out while the library reports an
+ * error, any function may return one static RESOURCE_EXHAUSTED status ("out of memory"); it is
+ * freed like any other (cairn_status_free ignores it), so callers need no special case. */
 CAIRN_API void cairn_status_free(cairn_status *s);
 
 /* CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
  * report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
- * becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only; if memory runs out, a static
- * RESOURCE_EXHAUSTED status that cairn_status_free ignores. */
+ * becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only. */
 CAIRN_API cairn_status *cairn_status_create(cairn_code code, const char *message);
 
 /* METHOD. Frees a string or array the library allocated and handed over (documented per function).
@@ -294,6 +345,56 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_run(cairn_context *ctx, const ch
                                                     size_t n_inputs, const cairn_attr *attrs, size_t n_attrs,
                                                     cairn_tensor **outputs, size_t n_outputs);
 
+/* An attribute set built one attribute at a time: the form of op attributes that can grow.
+ * cairn_attr is frozen in ABI 1 (its ten fields never change); attribute kinds added later are
+ * set through this builder, with new cairn_op_attrs_set_X functions. Values are copied in. Setting
+ * a name again replaces its value. */
+typedef struct cairn_op_attrs cairn_op_attrs;
+
+/* CONSTRUCTOR. An empty attribute set.
+ * @param out  receives it; free with cairn_op_attrs_free(). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_create(cairn_op_attrs **out);
+
+/* METHOD. Sets attribute `name` (borrowed for the call; copied) to an INT value.
+ * Errors (all setters): INVALID_ARGUMENT for NULL attrs or name, or a NULL array with n > 0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_int(cairn_op_attrs *attrs, const char *name, int64_t value);
+
+/* METHOD. Sets a FLOAT attribute. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_float(cairn_op_attrs *attrs, const char *name, double value);
+
+/* METHOD. Sets a BOOL attribute; INVALID_ARGUMENT unless value is CAIRN_FALSE or CAIRN_TRUE. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_bool(cairn_op_attrs *attrs, const char *name,
+                                                               cairn_bool value);
+
+/* METHOD. Sets an INTS attribute from `n` values (copied). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_ints(cairn_op_attrs *attrs, const char *name,
+                                                               const int64_t *values, size_t n);
+
+/* METHOD. Sets a FLOATS attribute from `n` values (copied). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_floats(cairn_op_attrs *attrs, const char *name,
+                                                                 const double *values, size_t n);
+
+/* METHOD. Sets a STRING attribute (NUL-terminated, copied); INVALID_ARGUMENT for NULL value. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_string(cairn_op_attrs *attrs, const char *name,
+                                                                 const char *value);
+
+/* METHOD. Sets a DTYPE attribute. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_dtype(cairn_op_attrs *attrs, const char *name,
+                                                                cairn_dtype value);
+
+/* METHOD. The number of attributes set; 0 for NULL. */
+CAIRN_API size_t cairn_op_attrs_size(const cairn_op_attrs *attrs);
+
+/* DESTRUCTOR. Frees an attribute set. NULL is fine. */
+CAIRN_API void cairn_op_attrs_free(cairn_op_attrs *attrs);
+
+/* METHOD. cairn_op_run with the attributes of `attrs` (NULL: none). Otherwise identical: same
+ * errors, same outputs. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_run_attrs(cairn_context *ctx, const char *op,
+                                                          cairn_tensor *const *inputs, size_t n_inputs,
+                                                          const cairn_op_attrs *attrs, cairn_tensor **outputs,
+                                                          size_t n_outputs);
+
 /* ---------------------------------------------------------------------------------------------
  * The op registry (for binding generators and tools)
  * ------------------------------------------------------------------------------------------- */
@@ -392,7 +493,7 @@ CAIRN_API const char *cairn_module_scope(const cairn_object *module);
 typedef struct cairn_variable_options {
   uint32_t struct_size;       /* sizeof(cairn_variable_options) */
   const char *name;           /* NULL (default) means "Variable"; non-empty, no ':'. Copied. */
-  int32_t trainable;          /* 1 (default) or 0: whether trainable_only queries include it */
+  cairn_bool trainable;       /* CAIRN_TRUE (default): whether trainable_only queries include it */
   const cairn_object *scope;  /* a module or NULL (default): names the variable "<scope>/<name>:0".
                                  Borrowed for the call; the variable does not keep it. */
 } cairn_variable_options;
@@ -439,7 +540,7 @@ CAIRN_API const char *cairn_variable_name(const cairn_object *var);
 
 /* METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
  * variable. */
-CAIRN_API int cairn_variable_trainable(const cairn_object *var);
+CAIRN_API cairn_bool cairn_variable_trainable(const cairn_object *var);
 
 /* METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
  * (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.) */
@@ -511,7 +612,7 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_delete(cairn_object *parent,
 CAIRN_API cairn_object_kind cairn_object_kind_of(const cairn_object *obj);
 
 /* METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL). */
-CAIRN_API int cairn_object_same(const cairn_object *a, const cairn_object *b);
+CAIRN_API cairn_bool cairn_object_same(const cairn_object *a, const cairn_object *b);
 
 /* METHOD. The number of tracked edges of the object (0 for variables and NULL). */
 CAIRN_API size_t cairn_object_child_count(const cairn_object *obj);
@@ -548,7 +649,7 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_children(cairn_object *obj, 
  * by attribute name first, then those of submodules, depth-first; each variable once, with the
  * path it was first found by.
  * @param out  receives a new array; free it with cairn_object_array_free(). */
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_variables(cairn_object *root, int trainable_only,
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_variables(cairn_object *root, cairn_bool trainable_only,
                                                               cairn_object_array **out);
 
 /* METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once. */
@@ -598,10 +699,10 @@ typedef struct cairn_checkpoint_reader cairn_checkpoint_reader;
 /* Options of one checkpoint (cairn_checkpoint_set_options); start from CAIRN_CHECKPOINT_OPTIONS_INIT. */
 typedef struct cairn_checkpoint_options {
   uint32_t struct_size; /* sizeof(cairn_checkpoint_options) */
-  int32_t compress;     /* zstd per payload, stored raw when it would not shrink; default 0 */
-  int32_t async;        /* save/write snapshot the values and write in the background; default 0.
+  cairn_bool compress;   /* zstd per payload, stored raw when it would not shrink; default 0 */
+  cairn_bool async;      /* save/write snapshot the values and write in the background; default 0.
                            An error shows up on the next save, write, restore or sync. */
-  int32_t fsync;        /* fsync file and directory (crash safety); default 1 */
+  cairn_bool fsync;      /* fsync file and directory (crash safety); default 1 */
 } cairn_checkpoint_options;
 
 #define CAIRN_CHECKPOINT_OPTIONS_INIT { (uint32_t)sizeof(cairn_checkpoint_options), 0, 0, 1 }
@@ -622,8 +723,10 @@ CAIRN_API cairn_object *cairn_checkpoint_root(cairn_checkpoint *ckpt);
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_set_options(cairn_checkpoint *ckpt,
                                                                     const cairn_checkpoint_options *opts);
 
-/* METHOD. The current value of save_counter (0 before the first save or restore). */
-CAIRN_API int64_t cairn_checkpoint_save_counter(cairn_checkpoint *ckpt);
+/* METHOD. The current value of save_counter (0 before the first save or restore).
+ * @param out  receives the value.
+ * Errors: INVALID_ARGUMENT for NULL arguments; the error of a background save still running. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_save_counter(cairn_checkpoint *ckpt, int64_t *out);
 
 /* METHOD. Increments save_counter and writes "<prefix>-<save_counter>" atomically.
  * @param path_out  receives the path written (free with cairn_free), or NULL if not wanted. */
@@ -760,8 +863,8 @@ typedef struct cairn_tape cairn_tape;
 
 typedef struct cairn_tape_options {
   uint32_t struct_size;             /* sizeof(cairn_tape_options) */
-  int32_t persistent;               /* 1: allow several gradient calls; default 0 */
-  int32_t watch_accessed_variables; /* 1 (default): watch trainable variables when they are read */
+  cairn_bool persistent;            /* 1: allow several gradient calls; default 0 */
+  cairn_bool watch_accessed_variables;/* 1 (default): watch trainable variables when they are read */
 } cairn_tape_options;
 
 #define CAIRN_TAPE_OPTIONS_INIT { (uint32_t)sizeof(cairn_tape_options), 0, 1 }
@@ -828,13 +931,13 @@ typedef struct cairn_optimizer_options {
   double learning_rate;         /* default 0.01; ignored when schedule is set */
   const cairn_object *schedule; /* a learning-rate schedule or NULL (default); the optimizer keeps it */
   double momentum;              /* SGD and RMSprop; default 0 */
-  int32_t nesterov;             /* SGD; default 0 */
+  cairn_bool nesterov;          /* SGD; default 0 */
   double beta_1;                /* default 0.9 */
   double beta_2;                /* default 0.999 */
   double epsilon;               /* default 1e-7 */
   double weight_decay;          /* AdamW; default 0.004 */
   double rho;                   /* RMSprop; default 0.9 */
-  int32_t centered;             /* RMSprop; default 0 */
+  cairn_bool centered;          /* RMSprop; default 0 */
 } cairn_optimizer_options;
 
 #define CAIRN_OPTIMIZER_OPTIONS_INIT \
@@ -846,14 +949,40 @@ typedef struct cairn_optimizer_options {
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_create(cairn_context *ctx, const cairn_optimizer_options *opts,
                                                               cairn_object **out);
 
+/* Options of cairn_schedule_exponential_decay (tf.keras.optimizers.schedules.ExponentialDecay). */
+typedef struct cairn_exponential_decay_options {
+  uint32_t struct_size;         /* sizeof(cairn_exponential_decay_options) */
+  double initial_learning_rate; /* default 0.01 */
+  int64_t decay_steps;          /* required, > 0 */
+  double decay_rate;            /* required, > 0 */
+  cairn_bool staircase;         /* floor step / decay_steps; default CAIRN_FALSE */
+} cairn_exponential_decay_options;
+
+#define CAIRN_EXPONENTIAL_DECAY_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_exponential_decay_options), 0.01, 0, 0.0, CAIRN_FALSE }
+
+/* Options of cairn_schedule_cosine_decay (tf.keras.optimizers.schedules.CosineDecay). */
+typedef struct cairn_cosine_decay_options {
+  uint32_t struct_size;         /* sizeof(cairn_cosine_decay_options) */
+  double initial_learning_rate; /* default 0.01 */
+  int64_t decay_steps;          /* required, > 0 */
+  double alpha;                 /* the floor, as a fraction of the initial rate; default 0 */
+} cairn_cosine_decay_options;
+
+#define CAIRN_COSINE_DECAY_OPTIONS_INIT { (uint32_t)sizeof(cairn_cosine_decay_options), 0.01, 0, 0.0 }
+
 /* CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
  * Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
- * Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha). */
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_schedule_exponential_decay(cairn_context *ctx, double initial_learning_rate,
-                                                                        int64_t decay_steps, double decay_rate,
-                                                                        int32_t staircase, cairn_object **out);
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_schedule_cosine_decay(cairn_context *ctx, double initial_learning_rate,
-                                                                   int64_t decay_steps, double alpha,
+ * @param out  receives the schedule; free with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for NULL opts or a bad value, naming the field. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_schedule_exponential_decay(cairn_context *ctx,
+                                                                        const cairn_exponential_decay_options *opts,
+                                                                        cairn_object **out);
+
+/* CONSTRUCTOR. Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+ * Errors: as cairn_schedule_exponential_decay. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_schedule_cosine_decay(cairn_context *ctx,
+                                                                   const cairn_cosine_decay_options *opts,
                                                                    cairn_object **out);
 
 /* METHOD. One update for each (grads[i], vars[i]) pair, then the step counter goes up by one.
@@ -887,7 +1016,7 @@ typedef struct cairn_dense_options {
   uint32_t struct_size;           /* sizeof(cairn_dense_options) */
   int64_t units;                  /* required, > 0 */
   const char *activation;         /* default NULL (linear) */
-  int32_t use_bias;               /* default 1 */
+  cairn_bool use_bias;            /* default 1 */
   const char *kernel_initializer; /* default NULL (glorot_uniform) */
   const char *bias_initializer;   /* default NULL (zeros) */
   const char *name;               /* default NULL */
@@ -908,7 +1037,7 @@ typedef struct cairn_conv2d_options {
   int64_t stride_w;               /* default 1 */
   const char *padding;            /* "VALID" (default, NULL) or "SAME" */
   const char *activation;         /* default NULL (linear) */
-  int32_t use_bias;               /* default 1 */
+  cairn_bool use_bias;            /* default 1 */
   const char *kernel_initializer; /* default NULL (glorot_uniform) */
   const char *bias_initializer;   /* default NULL (zeros) */
   const char *name;               /* default NULL */
@@ -939,13 +1068,32 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_max_pool2d_create(cairn_context *ct
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_avg_pool2d_create(cairn_context *ctx, const cairn_pool2d_options *opts,
                                                                cairn_object **out);
 
-/* CONSTRUCTOR. Flatten: [batch, ...] -> [batch, product of the rest]. */
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_flatten_create(cairn_context *ctx, const char *name, cairn_object **out);
+/* Options of cairn_flatten_create. */
+typedef struct cairn_flatten_options {
+  uint32_t struct_size; /* sizeof(cairn_flatten_options) */
+  const char *name;     /* default NULL */
+} cairn_flatten_options;
+
+#define CAIRN_FLATTEN_OPTIONS_INIT { (uint32_t)sizeof(cairn_flatten_options), NULL }
+
+/* CONSTRUCTOR. Flatten: [batch, ...] -> [batch, product of the rest]. `opts` may be NULL. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_flatten_create(cairn_context *ctx, const cairn_flatten_options *opts,
+                                                            cairn_object **out);
+
+/* Options of cairn_embedding_create. */
+typedef struct cairn_embedding_options {
+  uint32_t struct_size; /* sizeof(cairn_embedding_options) */
+  int64_t input_dim;    /* required, > 0: the number of distinct indices */
+  int64_t output_dim;   /* required, > 0: the length of each vector */
+  const char *name;     /* default NULL */
+} cairn_embedding_options;
+
+#define CAIRN_EMBEDDING_OPTIONS_INIT { (uint32_t)sizeof(cairn_embedding_options), 0, 0, NULL }
 
 /* CONSTRUCTOR. Embedding: int32/int64 indices in [0, input_dim) -> vectors of output_dim;
- * weight "embeddings" (random_uniform initializer). */
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_embedding_create(cairn_context *ctx, int64_t input_dim,
-                                                              int64_t output_dim, const char *name,
+ * weight "embeddings" (random_uniform initializer).
+ * Errors: INVALID_ARGUMENT for NULL opts or a dimension <= 0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_embedding_create(cairn_context *ctx, const cairn_embedding_options *opts,
                                                               cairn_object **out);
 
 typedef struct cairn_norm_options {
@@ -953,8 +1101,8 @@ typedef struct cairn_norm_options {
   int64_t axis;         /* the normalised axis; default -1 */
   double epsilon;       /* default 1e-3 */
   double momentum;      /* BatchNorm's moving statistics; default 0.99 */
-  int32_t center;       /* learn "beta"; default 1 */
-  int32_t scale;        /* learn "gamma"; default 1 */
+  cairn_bool center;     /* learn "beta"; default 1 */
+  cairn_bool scale;      /* learn "gamma"; default 1 */
   const char *name;     /* default NULL */
 } cairn_norm_options;
 
@@ -967,17 +1115,49 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_norm_create(cairn_context *ct
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_batch_norm_create(cairn_context *ctx, const cairn_norm_options *opts,
                                                                cairn_object **out);
 
-/* CONSTRUCTOR. Dropout with probability `rate` in [0, 1) when called with training = 1 (the rest
- * scaled by 1 / (1 - rate)); identity otherwise. `seed` < 0 draws from the context's stream. */
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dropout_create(cairn_context *ctx, double rate, int64_t seed,
-                                                            const char *name, cairn_object **out);
+/* Options of cairn_dropout_create. */
+typedef struct cairn_dropout_options {
+  uint32_t struct_size; /* sizeof(cairn_dropout_options) */
+  double rate;          /* the probability of dropping an element, in [0, 1); default 0 (keeps all) */
+  int64_t seed;         /* default -1: draw from the context's random stream */
+  const char *name;     /* default NULL */
+} cairn_dropout_options;
 
-/* CONSTRUCTOR. A layer applying one activation. */
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_activation_create(cairn_context *ctx, const char *activation,
-                                                               const char *name, cairn_object **out);
+#define CAIRN_DROPOUT_OPTIONS_INIT { (uint32_t)sizeof(cairn_dropout_options), 0.0, -1, NULL }
 
-/* CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ... */
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_sequential_create(cairn_context *ctx, const char *name,
+/* CONSTRUCTOR. Dropout with probability `rate` when called with training = CAIRN_TRUE (the rest
+ * scaled by 1 / (1 - rate)); identity otherwise. `opts` may be NULL.
+ * Errors: INVALID_ARGUMENT for a rate outside [0, 1). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dropout_create(cairn_context *ctx, const cairn_dropout_options *opts,
+                                                            cairn_object **out);
+
+/* Options of cairn_activation_create. */
+typedef struct cairn_activation_options {
+  uint32_t struct_size;   /* sizeof(cairn_activation_options) */
+  const char *activation; /* default NULL (linear) */
+  const char *name;       /* default NULL */
+} cairn_activation_options;
+
+#define CAIRN_ACTIVATION_OPTIONS_INIT { (uint32_t)sizeof(cairn_activation_options), NULL, NULL }
+
+/* CONSTRUCTOR. A layer applying one activation. `opts` may be NULL (linear).
+ * Errors: INVALID_ARGUMENT for an unknown activation. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_activation_create(cairn_context *ctx,
+                                                               const cairn_activation_options *opts,
+                                                               cairn_object **out);
+
+/* Options of cairn_sequential_create. */
+typedef struct cairn_sequential_options {
+  uint32_t struct_size; /* sizeof(cairn_sequential_options) */
+  const char *name;     /* default NULL ("sequential", "sequential_1", ...) */
+} cairn_sequential_options;
+
+#define CAIRN_SEQUENTIAL_OPTIONS_INIT { (uint32_t)sizeof(cairn_sequential_options), NULL }
+
+/* CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
+ * `opts` may be NULL. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_sequential_create(cairn_context *ctx,
+                                                               const cairn_sequential_options *opts,
                                                                cairn_object **out);
 
 /* METHOD. Appends `layer` (borrowed; the model keeps it). */
@@ -987,12 +1167,12 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_sequential_add(cairn_object *model,
  * BatchNorm to training behaviour.
  * @param out  receives a new tensor; free with cairn_tensor_free().
  * Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size. */
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_call(cairn_object *layer, const cairn_tensor *x, int32_t training,
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_call(cairn_object *layer, const cairn_tensor *x, cairn_bool training,
                                                         cairn_tensor **out);
 
 /* METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
  * when trainable_only is 1. Empty before the first call. */
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_weights(cairn_object *layer, int32_t trainable_only,
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_weights(cairn_object *layer, cairn_bool trainable_only,
                                                            cairn_object_array **out);
 
 /* METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
@@ -1016,7 +1196,7 @@ typedef enum cairn_loss_kind {
  * registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
  * @param out  receives a new tensor; free with cairn_tensor_free(). */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_loss(cairn_context *ctx, cairn_loss_kind kind, const cairn_tensor *y_true,
-                                                  const cairn_tensor *y_pred, int32_t from_logits, cairn_tensor **out);
+                                                  const cairn_tensor *y_pred, cairn_bool from_logits, cairn_tensor **out);
 
 typedef enum cairn_metric_kind {
   CAIRN_METRIC_MEAN = 0,     /* update(values, NULL): the mean of every value seen */
@@ -1061,12 +1241,17 @@ typedef struct cairn_function cairn_function;
 typedef cairn_status *(*cairn_function_fn)(void *user_data, cairn_context *ctx, cairn_tensor *const *inputs,
                                            size_t n_inputs, cairn_tensor **outputs, size_t n_outputs);
 
-/* One input of an input signature: a dtype and a shape whose dims may be -1 (any size). */
+/* One input of an input signature: a dtype and a shape whose dims may be -1 (any size). It may
+ * grow: an array of specs takes its stride from the struct_size of element 0, and every element
+ * must have the same struct_size. */
 typedef struct cairn_tensor_spec {
-  cairn_dtype dtype;
-  const int64_t *shape; /* `rank` dims, borrowed for cairn_function_create */
-  size_t rank;
+  uint32_t struct_size; /* sizeof(cairn_tensor_spec) */
+  cairn_dtype dtype;    /* default CAIRN_INVALID_DTYPE: required */
+  const int64_t *shape; /* `rank` dims, borrowed for cairn_function_create; default NULL */
+  size_t rank;          /* default 0 (a scalar) */
 } cairn_tensor_spec;
+
+#define CAIRN_TENSOR_SPEC_INIT { (uint32_t)sizeof(cairn_tensor_spec), CAIRN_INVALID_DTYPE, NULL, 0 }
 
 typedef struct cairn_function_options {
   uint32_t struct_size;                     /* sizeof(cairn_function_options) */
@@ -1119,7 +1304,14 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_signature(const cairn_func
 /* DESTRUCTOR. Frees the function (and releases user_data). NULL is fine. */
 CAIRN_API void cairn_function_free(cairn_function *fn);
 
-/* Export and load (SavedModel-like). An exported file holds every concrete function traced so far
+/* METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
+ * useful for a loaded function).
+ * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_num_outputs(const cairn_function *fn, size_t index, size_t *out);
+
+#if defined(CAIRN_EXPERIMENTAL)
+
+/* Experimental: export and load (SavedModel-like). An exported file holds every concrete function traced so far
  * (graph, signature with -1 dims, captured constants) and the values of the variables they read or
  * write, in the checkpoint container (docs/graph_export.md): aligned payloads with checksums, a
  * verified index, written atomically. A loaded function runs without the callback, in any
@@ -1145,13 +1337,9 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_load(cairn_context *ctx, c
  * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_graphdef(const cairn_function *fn, size_t index, char **out);
 
-/* METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
- * useful for a loaded function).
- * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL. */
-CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_num_outputs(const cairn_function *fn, size_t index, size_t *out);
 
 /* ---------------------------------------------------------------------------------------------
- * Control flow (tf.cond, tf.while_loop, tf.TensorArray)
+ * Control flow (tf.cond, tf.while_loop, tf.TensorArray). Experimental.
  *
  * Eagerly these run the callbacks directly: cairn_cond reads the predicate and calls one branch,
  * cairn_while_loop calls cond and body until cond gives false. Inside a compiled function's
@@ -1215,6 +1403,8 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_array_write(cairn_context *c
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_array_read(cairn_context *ctx, const cairn_tensor *array,
                                                                const cairn_tensor *index, cairn_tensor **out);
 
+#endif /* CAIRN_EXPERIMENTAL */
+
 /* ---------------------------------------------------------------------------------------------
  * Vulkan
  *
@@ -1234,7 +1424,7 @@ typedef enum cairn_vulkan_device_type {
 } cairn_vulkan_device_type;
 
 /* METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. */
-CAIRN_API int32_t cairn_vulkan_available(void);
+CAIRN_API cairn_bool cairn_vulkan_available(void);
 
 /* METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
  * Errors: UNAVAILABLE without a Vulkan loader or driver. */
@@ -1249,8 +1439,8 @@ typedef struct cairn_vulkan_device_info {
   uint64_t device_local_memory;    /* bytes in device-local heaps */
   uint64_t total_memory;           /* bytes in all heaps */
   uint32_t subgroup_size;
-  int32_t subgroup_arithmetic;     /* 1: reductions use subgroup operations */
-  int32_t float16;                 /* 1: float16 tensors have kernels (16-bit storage) */
+  cairn_bool subgroup_arithmetic;   /* 1: reductions use subgroup operations */
+  cairn_bool float16;              /* 1: float16 tensors have kernels (16-bit storage) */
   uint64_t max_storage_buffer_range; /* the largest tensor in bytes */
   uint32_t max_shared_memory;      /* bytes of workgroup shared memory */
 } cairn_vulkan_device_info;
@@ -1267,7 +1457,7 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_device_describe(size_t index
 /* Vulkan settings of a context; start from CAIRN_VULKAN_OPTIONS_INIT. */
 typedef struct cairn_vulkan_options {
   uint32_t struct_size;   /* sizeof(cairn_vulkan_options) */
-  /* External mode: an engine's own Vulkan objects (VkInstance, VkPhysicalDevice, VkDevice,
+  /* Experimental. External mode: an engine's own Vulkan objects (VkInstance, VkPhysicalDevice, VkDevice,
    * VkQueue cast to void*). Set all four or none (default NULL). Cairn uses them, destroys none of
    * them, and runs only 32-bit dtypes there (it cannot see which features the engine enabled).
    * The engine must not use the queue from another thread while Cairn records work on it. */
@@ -1281,7 +1471,7 @@ typedef struct cairn_vulkan_options {
   uint64_t memory_limit;
   /* 1: ops without a Vulkan kernel for a dtype run on the CPU (inputs and outputs copied; counted,
    * see cairn_vulkan_fallback_count). 0 (default): they fail with UNIMPLEMENTED. */
-  int32_t cpu_fallback;
+  cairn_bool cpu_fallback;
 } cairn_vulkan_options;
 
 #define CAIRN_VULKAN_OPTIONS_INIT \
@@ -1307,6 +1497,80 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_fallback_count(cairn_context
  * records eager ops and submits them in batches; reads of tensors wait by themselves).
  * Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_synchronize(cairn_context *ctx);
+
+/* ---------------------------------------------------------------------------------------------
+ * Initializers
+ *
+ * For languages that cannot expand the CAIRN_X_INIT macros (Go's cgo, JNI glue generated at run
+ * time, FFI generators): cairn_X_init(opts, sizeof *opts) sets opts->struct_size and gives every
+ * field that struct_size covers its documented default, exactly as CAIRN_X_INIT does. Bindings
+ * start from these and set only what their caller set, so defaults live in this header alone.
+ * Errors: INVALID_ARGUMENT for NULL or a struct_size this library does not know (see the
+ * struct_size rule at the top); nothing is written then.
+ * ------------------------------------------------------------------------------------------- */
+
+/* METHOD. Fills a cairn_context_options with its defaults (for cairn_context_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_options_init(cairn_context_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_variable_options with its defaults (for cairn_variable_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_options_init(cairn_variable_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_checkpoint_options with its defaults (for cairn_checkpoint_set_options). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_options_init(cairn_checkpoint_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_checkpoint_manager_options with its defaults (for cairn_checkpoint_manager_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_manager_options_init(cairn_checkpoint_manager_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_tape_options with its defaults (for cairn_tape_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_options_init(cairn_tape_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_optimizer_options with its defaults (for cairn_optimizer_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_options_init(cairn_optimizer_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_exponential_decay_options with its defaults (for cairn_schedule_exponential_decay). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_exponential_decay_options_init(cairn_exponential_decay_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_cosine_decay_options with its defaults (for cairn_schedule_cosine_decay). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_cosine_decay_options_init(cairn_cosine_decay_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_dense_options with its defaults (for cairn_dense_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dense_options_init(cairn_dense_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_conv2d_options with its defaults (for cairn_conv2d_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_conv2d_options_init(cairn_conv2d_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_pool2d_options with its defaults (for cairn_max_pool2d_create and cairn_avg_pool2d_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_pool2d_options_init(cairn_pool2d_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_flatten_options with its defaults (for cairn_flatten_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_flatten_options_init(cairn_flatten_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_embedding_options with its defaults (for cairn_embedding_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_embedding_options_init(cairn_embedding_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_norm_options with its defaults (for cairn_layer_norm_create and cairn_batch_norm_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_norm_options_init(cairn_norm_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_dropout_options with its defaults (for cairn_dropout_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dropout_options_init(cairn_dropout_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_activation_options with its defaults (for cairn_activation_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_activation_options_init(cairn_activation_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_sequential_options with its defaults (for cairn_sequential_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_sequential_options_init(cairn_sequential_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_function_options with its defaults (for cairn_function_create). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_options_init(cairn_function_options *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_tensor_spec with its defaults (for cairn_function_options.input_signature). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_spec_init(cairn_tensor_spec *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_vulkan_device_info with its defaults (for cairn_vulkan_device_describe). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_device_info_init(cairn_vulkan_device_info *opts, uint32_t struct_size);
+
+/* METHOD. Fills a cairn_vulkan_options with its defaults (for cairn_context_create_vulkan). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_options_init(cairn_vulkan_options *opts, uint32_t struct_size);
 
 #ifdef __cplusplus
 } /* extern "C" */
