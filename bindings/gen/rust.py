@@ -12,7 +12,6 @@ is an error, so a header or registry change can never be silently dropped from t
 
 from __future__ import annotations
 
-import math
 import re
 
 # "@generated" marks the file for review tools; the rustfmt::skip attribute (NO_FMT) keeps `cargo fmt`
@@ -213,6 +212,10 @@ def emit_sys(header) -> str:
         "/// The ABI version this crate was generated from; `cairn_abi_version()` must return the same.",
         f"pub const CAIRN_ABI_VERSION: u32 = {header.abi_version};",
     ]
+    for alias, base in header.aliases.items():
+        out += ["", f"/// `{alias}` (`{base}` in C).", f"pub type {alias} = {SCALARS[base]};"]
+    for name, value in header.constants.items():
+        out += [f"/// `{name}` of cairn.h.", f"pub const {name}: i32 = {value};"]
     for h in header.handles:
         out += [
             "",
@@ -271,6 +274,9 @@ def sys_functions(types: Types, functions) -> list[str]:
         out.append("")
         doc = doc_lines(prose(f.doc))
         out += doc if doc else [f"/// `{f.name}`."]
+        if f.experimental:
+            out += ["///", "/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it",
+                    "/// may change in a minor release."]
         if f.must_use:
             out.append("#[must_use]")
         args = ", ".join(ident(p.name) for p in f.params)
@@ -357,47 +363,12 @@ ATTR_CTOR = {
 }
 
 
-def rust_float(x) -> str:
-    if isinstance(x, float) and math.isnan(x):
-        return "f64::NAN"
-    if isinstance(x, float) and math.isinf(x):
-        return "f64::INFINITY" if x > 0 else "f64::NEG_INFINITY"
-    text = repr(float(x))
-    return text if ("." in text or "e" in text) else text + ".0"
-
-
 def rust_string(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 class OpEmitter:
-    def __init__(self, header):
-        dtype_enum = next(e for e in header.enums if e.name == "cairn_dtype")
-        self.dtypes = {variant.lower(): variant for variant, _, _ in enum_variants(dtype_enum)}
-
-    def dtype(self, name: str, where: str) -> str:
-        if name not in self.dtypes:
-            raise EmitError(f"rust.py: {where}: unknown dtype {name!r}")
-        return "DType::" + self.dtypes[name]
-
-    def default(self, attr, op: str) -> str:
-        kind, value = attr["kind"], attr["default"]
-        where = f"{op}.{attr['name']}"
-        if kind == "INT":
-            return str(int(value))
-        if kind == "FLOAT":
-            return rust_float(value)
-        if kind == "BOOL":
-            return "true" if value else "false"
-        if kind == "INTS":
-            return "vec![" + ", ".join(str(int(v)) for v in value) + "]"
-        if kind == "FLOATS":
-            return "vec![" + ", ".join(rust_float(v) for v in value) + "]"
-        if kind == "STRING":
-            return f"String::from({rust_string(value)})"
-        if kind == "DTYPE":
-            return self.dtype(value, where)
-        raise EmitError(f"rust.py: {where}: unknown attribute kind {kind!r}")
+    """One op's wrapper function and its `<Op>Attrs` struct."""
 
     def op(self, op) -> list[str]:
         name = op["name"]
@@ -471,8 +442,11 @@ class OpEmitter:
                     body.append(f"raw_inputs.extend({pname}.iter().map(|t| t.as_raw()));")
         else:
             body.append("let raw_inputs = [" + ", ".join(f"{p}.as_raw()" for _, p in input_exprs) + "];")
-        # Attributes.
+        # Attributes: the required ones and the count attributes always; an optional one only when
+        # the caller set it (the library applies the registry's default otherwise).
         raw = []
+        given = []
+        fn_name = f"ops::{snake(name)}"
         for a in op["attrs"]:
             if a["name"] in implied:
                 continue
@@ -480,22 +454,36 @@ class OpEmitter:
             if a["name"] in count_attrs:
                 raw.append(f"RawAttr::int({cname}, {ident(snake(count_attrs[a['name']]))}.len() as i64)")
                 continue
-            src = ident(snake(a["name"])) if a in required else f"attrs.{ident(snake(a['name']))}"
             kind = a["kind"]
-            if kind == "STRING":
+            field = ident(snake(a["name"]))
+            if a in required:
+                if kind == "STRING":
+                    var = f"{snake(a['name'])}_c"
+                    body.append(f'let {var} = c_string({field}, "{fn_name}", "{a["name"]}")?;')
+                    raw.append(f"RawAttr::string({cname}, &{var})")
+                else:
+                    raw.append(f"RawAttr::{ATTR_CTOR[kind]}({cname}, {field})")
+            elif kind == "STRING":
                 var = f"{snake(a['name'])}_c"
-                body.append(f'let {var} = c_string({src}{"" if a in required else ".as_str()"}, '
-                            f'"{name}", "{a["name"]}")?;')
-                raw.append(f"RawAttr::string({cname}, &{var})")
-            elif kind in ("INTS", "FLOATS") and a not in required:
-                raw.append(f"RawAttr::{ATTR_CTOR[kind]}({cname}, &{src})")
+                body.append(f'let {var} = attrs.{field}.as_deref().map(|s| c_string(s, "{fn_name}", '
+                            f'"{a["name"]}")).transpose()?;')
+                given.append(f"if let Some(v) = &{var} {{ raw_attrs.push(RawAttr::string({cname}, v)); }}")
+            elif kind in ("INTS", "FLOATS"):
+                given.append(f"if let Some(v) = &attrs.{field} {{ raw_attrs.push(RawAttr::{ATTR_CTOR[kind]}({cname}, v)); }}")
             else:
-                raw.append(f"RawAttr::{ATTR_CTOR[kind]}({cname}, {src})")
-        if raw:
+                given.append(f"if let Some(v) = attrs.{field} {{ raw_attrs.push(RawAttr::{ATTR_CTOR[kind]}({cname}, v)); }}")
+        if given:
+            body.append(f"let mut raw_attrs = AttrList::<{len(raw) + len(given)}>::new();")
+            body += [f"raw_attrs.push({r});" for r in raw]
+            body += given
+            attrs_arg = "raw_attrs.as_slice()"
+        elif raw:
             body.append("let raw_attrs = [")
             body += [f"    {r}," for r in raw]
             body.append("];")
-        attrs_arg = "&raw_attrs" if raw else "&[]"
+            attrs_arg = "&raw_attrs"
+        else:
+            attrs_arg = "&[]"
         # Run.
         outputs = [ident(snake(o["name"])) for o in op["outputs"]]
         if variadic_outputs:
@@ -559,18 +547,15 @@ class OpEmitter:
         return str(v)
 
     def attrs_struct(self, op: str, fn: str, struct: str, optional) -> list[str]:
-        derive = "Clone, Debug, PartialEq" if any(a["kind"] in ("FLOAT", "FLOATS") for a in optional) else \
-            "Clone, Debug, PartialEq, Eq, Hash"
-        lines = ["", f"/// Optional attributes of [`{fn}`]; `Default` gives the registry's defaults.",
-                 f"#[derive({derive})]", f"pub struct {struct} {{"]
+        derive = "Clone, Debug, Default, PartialEq" if any(a["kind"] in ("FLOAT", "FLOATS") for a in optional) \
+            else "Clone, Debug, Default, PartialEq, Eq, Hash"
+        lines = ["", f"/// Optional attributes of [`{fn}`]: only those set (`Some`) are sent; the op applies the",
+                 "/// registry's default to the others.", f"#[derive({derive})]", f"pub struct {struct} {{"]
         for a in optional:
-            lines.append(f"    /// `{a['name']}`; default `{self.default_doc(a)}`.")
-            lines.append(f"    pub {ident(snake(a['name']))}: {ATTR_FIELD_TYPES[a['kind']]},")
-        lines += ["}", "", f"impl Default for {struct} {{", "    fn default() -> Self {", "        Self {"]
-        for a in optional:
-            lines.append(f"            {ident(snake(a['name']))}: {self.default(a, op)},")
-        lines += ["        }", "    }", "}", "", f"impl {struct} {{"]
-        lines.append("    /// The defaults; the same as `Default::default()`.")
+            lines.append(f"    /// `{a['name']}`; `None` leaves the registry's default, `{self.default_doc(a)}`.")
+            lines.append(f"    pub {ident(snake(a['name']))}: Option<{ATTR_FIELD_TYPES[a['kind']]}>,")
+        lines += ["}", "", f"impl {struct} {{"]
+        lines.append("    /// Nothing set: the registry's defaults; the same as `Default::default()`.")
         lines += ["    pub fn new() -> Self {", "        Self::default()", "    }"]
         for a in optional:
             field = ident(snake(a["name"]))
@@ -578,13 +563,13 @@ class OpEmitter:
                      "STRING": "impl Into<String>"}.get(a["kind"], ATTR_FIELD_TYPES[a["kind"]])
             conv = ".into()" if a["kind"] in ("INTS", "FLOATS", "STRING") else ""
             lines += ["", f"    /// Sets `{a['name']}`.", f"    pub fn {field}(mut self, value: {ptype}) -> Self {{",
-                      f"        self.{field} = value{conv};", "        self", "    }"]
+                      f"        self.{field} = Some(value{conv});", "        self", "    }"]
         lines.append("}")
         return lines
 
 
 def emit_ops(header, ops) -> str:
-    emitter = OpEmitter(header)
+    emitter = OpEmitter()
     names = [op["name"] for op in ops]
     if names != sorted(names):
         raise EmitError("rust.py: ops.json is not sorted by name")
@@ -595,17 +580,16 @@ def emit_ops(header, ops) -> str:
         "//!",
         "//! Inputs are `&Tensor` (`&[&Tensor]` for a variadic input). Attributes that are inferred from",
         "//! the inputs do not appear; required ones are parameters; optional ones live in a `<Op>Attrs`",
-        "//! struct whose `Default` carries the registry's defaults, e.g.",
-        "//! `ops::mat_mul(&ctx, &a, &b, MatMulAttrs { transpose_a: true, ..Default::default() })`.",
+        "//! struct of `Option`s, and only those set are sent (the op applies the registry's default to",
+        "//! the rest), e.g. `ops::mat_mul(&ctx, &a, &b, MatMulAttrs::new().transpose_a(true))`.",
         "//! [`run`] calls any op by name.",
-        # The Default impls spell out the registry's defaults even where they equal Rust's.
-        "#![allow(clippy::too_many_arguments, clippy::derivable_impls)]",
+        "#![allow(clippy::too_many_arguments)]",
         NO_FMT,
         "",
         "#[allow(unused_imports)]",
         "use crate::error::c_string;",
         "#[allow(unused_imports)]",
-        "use crate::op::{num_outputs, run_fixed, run_vec, RawAttr};",
+        "use crate::op::{num_outputs, run_fixed, run_vec, AttrList, RawAttr};",
         "#[allow(unused_imports)]",
         "use crate::{Context, DType, Result, Tensor};",
         "",

@@ -18,6 +18,19 @@ pub use load::{default_library, load, load_default, loaded_path, LoadError, BUIL
 /// The ABI version this crate was generated from; `cairn_abi_version()` must return the same.
 pub const CAIRN_ABI_VERSION: u32 = 1;
 
+/// `cairn_bool` (`int32_t` in C).
+pub type cairn_bool = i32;
+/// `CAIRN_VERSION_MAJOR` of cairn.h.
+pub const CAIRN_VERSION_MAJOR: i32 = 1;
+/// `CAIRN_VERSION_MINOR` of cairn.h.
+pub const CAIRN_VERSION_MINOR: i32 = 0;
+/// `CAIRN_VERSION_PATCH` of cairn.h.
+pub const CAIRN_VERSION_PATCH: i32 = 0;
+/// `CAIRN_FALSE` of cairn.h.
+pub const CAIRN_FALSE: i32 = 0;
+/// `CAIRN_TRUE` of cairn.h.
+pub const CAIRN_TRUE: i32 = 1;
+
 /// Opaque handle `cairn_status`.
 #[repr(C)]
 pub struct cairn_status {
@@ -35,6 +48,13 @@ pub struct cairn_context {
 /// Opaque handle `cairn_tensor`.
 #[repr(C)]
 pub struct cairn_tensor {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_op_attrs`.
+#[repr(C)]
+pub struct cairn_op_attrs {
     _data: [u8; 0],
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
@@ -437,6 +457,36 @@ pub struct cairn_optimizer_options {
     pub centered: i32,
 }
 
+/// Options of cairn_schedule_exponential_decay (tf.keras.optimizers.schedules.ExponentialDecay).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_exponential_decay_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_exponential_decay_options`].
+    pub struct_size: u32,
+    /// `initial_learning_rate` (C type `double`); see [`cairn_exponential_decay_options`].
+    pub initial_learning_rate: f64,
+    /// `decay_steps` (C type `int64_t`); see [`cairn_exponential_decay_options`].
+    pub decay_steps: i64,
+    /// `decay_rate` (C type `double`); see [`cairn_exponential_decay_options`].
+    pub decay_rate: f64,
+    /// `staircase` (C type `int32_t`); see [`cairn_exponential_decay_options`].
+    pub staircase: i32,
+}
+
+/// Options of cairn_schedule_cosine_decay (tf.keras.optimizers.schedules.CosineDecay).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_cosine_decay_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_cosine_decay_options`].
+    pub struct_size: u32,
+    /// `initial_learning_rate` (C type `double`); see [`cairn_cosine_decay_options`].
+    pub initial_learning_rate: f64,
+    /// `decay_steps` (C type `int64_t`); see [`cairn_cosine_decay_options`].
+    pub decay_steps: i64,
+    /// `alpha` (C type `double`); see [`cairn_cosine_decay_options`].
+    pub alpha: f64,
+}
+
 /// `cairn_dense_options`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -507,6 +557,30 @@ pub struct cairn_pool2d_options {
     pub name: *const c_char,
 }
 
+/// Options of cairn_flatten_create.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_flatten_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_flatten_options`].
+    pub struct_size: u32,
+    /// `name` (C type `const char *`); see [`cairn_flatten_options`].
+    pub name: *const c_char,
+}
+
+/// Options of cairn_embedding_create.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_embedding_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_embedding_options`].
+    pub struct_size: u32,
+    /// `input_dim` (C type `int64_t`); see [`cairn_embedding_options`].
+    pub input_dim: i64,
+    /// `output_dim` (C type `int64_t`); see [`cairn_embedding_options`].
+    pub output_dim: i64,
+    /// `name` (C type `const char *`); see [`cairn_embedding_options`].
+    pub name: *const c_char,
+}
+
 /// `cairn_norm_options`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -527,10 +601,50 @@ pub struct cairn_norm_options {
     pub name: *const c_char,
 }
 
-/// One input of an input signature: a dtype and a shape whose dims may be -1 (any size).
+/// Options of cairn_dropout_create.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_dropout_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_dropout_options`].
+    pub struct_size: u32,
+    /// `rate` (C type `double`); see [`cairn_dropout_options`].
+    pub rate: f64,
+    /// `seed` (C type `int64_t`); see [`cairn_dropout_options`].
+    pub seed: i64,
+    /// `name` (C type `const char *`); see [`cairn_dropout_options`].
+    pub name: *const c_char,
+}
+
+/// Options of cairn_activation_create.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_activation_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_activation_options`].
+    pub struct_size: u32,
+    /// `activation` (C type `const char *`); see [`cairn_activation_options`].
+    pub activation: *const c_char,
+    /// `name` (C type `const char *`); see [`cairn_activation_options`].
+    pub name: *const c_char,
+}
+
+/// Options of cairn_sequential_create.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_sequential_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_sequential_options`].
+    pub struct_size: u32,
+    /// `name` (C type `const char *`); see [`cairn_sequential_options`].
+    pub name: *const c_char,
+}
+
+/// One input of an input signature: a dtype and a shape whose dims may be -1 (any size). It may
+/// grow: an array of specs takes its stride from the struct_size of element 0, and every element
+/// must have the same struct_size.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_tensor_spec {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_tensor_spec`].
+    pub struct_size: u32,
     /// `dtype` (C type `cairn_dtype`); see [`cairn_tensor_spec`].
     pub dtype: cairn_dtype,
     /// `shape` (C type `const int64_t *`); see [`cairn_tensor_spec`].
@@ -609,6 +723,13 @@ pub struct cairn_vulkan_options {
     pub cpu_fallback: i32,
 }
 
+/// `CAIRN_ACTIVATION_OPTIONS_INIT`: the documented defaults of [`cairn_activation_options`].
+pub const CAIRN_ACTIVATION_OPTIONS_INIT: cairn_activation_options = cairn_activation_options {
+    struct_size: core::mem::size_of::<cairn_activation_options>() as u32,
+    activation: core::ptr::null(),
+    name: core::ptr::null(),
+};
+
 /// `CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT`: the documented defaults of [`cairn_checkpoint_manager_options`].
 pub const CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT: cairn_checkpoint_manager_options = cairn_checkpoint_manager_options {
     struct_size: core::mem::size_of::<cairn_checkpoint_manager_options>() as u32,
@@ -654,6 +775,14 @@ pub const CAIRN_CONV2D_OPTIONS_INIT: cairn_conv2d_options = cairn_conv2d_options
     name: core::ptr::null(),
 };
 
+/// `CAIRN_COSINE_DECAY_OPTIONS_INIT`: the documented defaults of [`cairn_cosine_decay_options`].
+pub const CAIRN_COSINE_DECAY_OPTIONS_INIT: cairn_cosine_decay_options = cairn_cosine_decay_options {
+    struct_size: core::mem::size_of::<cairn_cosine_decay_options>() as u32,
+    initial_learning_rate: 0.01,
+    decay_steps: 0,
+    alpha: 0.0,
+};
+
 /// `CAIRN_DENSE_OPTIONS_INIT`: the documented defaults of [`cairn_dense_options`].
 pub const CAIRN_DENSE_OPTIONS_INIT: cairn_dense_options = cairn_dense_options {
     struct_size: core::mem::size_of::<cairn_dense_options>() as u32,
@@ -662,6 +791,37 @@ pub const CAIRN_DENSE_OPTIONS_INIT: cairn_dense_options = cairn_dense_options {
     use_bias: 1,
     kernel_initializer: core::ptr::null(),
     bias_initializer: core::ptr::null(),
+    name: core::ptr::null(),
+};
+
+/// `CAIRN_DROPOUT_OPTIONS_INIT`: the documented defaults of [`cairn_dropout_options`].
+pub const CAIRN_DROPOUT_OPTIONS_INIT: cairn_dropout_options = cairn_dropout_options {
+    struct_size: core::mem::size_of::<cairn_dropout_options>() as u32,
+    rate: 0.0,
+    seed: -1,
+    name: core::ptr::null(),
+};
+
+/// `CAIRN_EMBEDDING_OPTIONS_INIT`: the documented defaults of [`cairn_embedding_options`].
+pub const CAIRN_EMBEDDING_OPTIONS_INIT: cairn_embedding_options = cairn_embedding_options {
+    struct_size: core::mem::size_of::<cairn_embedding_options>() as u32,
+    input_dim: 0,
+    output_dim: 0,
+    name: core::ptr::null(),
+};
+
+/// `CAIRN_EXPONENTIAL_DECAY_OPTIONS_INIT`: the documented defaults of [`cairn_exponential_decay_options`].
+pub const CAIRN_EXPONENTIAL_DECAY_OPTIONS_INIT: cairn_exponential_decay_options = cairn_exponential_decay_options {
+    struct_size: core::mem::size_of::<cairn_exponential_decay_options>() as u32,
+    initial_learning_rate: 0.01,
+    decay_steps: 0,
+    decay_rate: 0.0,
+    staircase: 0,
+};
+
+/// `CAIRN_FLATTEN_OPTIONS_INIT`: the documented defaults of [`cairn_flatten_options`].
+pub const CAIRN_FLATTEN_OPTIONS_INIT: cairn_flatten_options = cairn_flatten_options {
+    struct_size: core::mem::size_of::<cairn_flatten_options>() as u32,
     name: core::ptr::null(),
 };
 
@@ -714,11 +874,25 @@ pub const CAIRN_POOL2D_OPTIONS_INIT: cairn_pool2d_options = cairn_pool2d_options
     name: core::ptr::null(),
 };
 
+/// `CAIRN_SEQUENTIAL_OPTIONS_INIT`: the documented defaults of [`cairn_sequential_options`].
+pub const CAIRN_SEQUENTIAL_OPTIONS_INIT: cairn_sequential_options = cairn_sequential_options {
+    struct_size: core::mem::size_of::<cairn_sequential_options>() as u32,
+    name: core::ptr::null(),
+};
+
 /// `CAIRN_TAPE_OPTIONS_INIT`: the documented defaults of [`cairn_tape_options`].
 pub const CAIRN_TAPE_OPTIONS_INIT: cairn_tape_options = cairn_tape_options {
     struct_size: core::mem::size_of::<cairn_tape_options>() as u32,
     persistent: 0,
     watch_accessed_variables: 1,
+};
+
+/// `CAIRN_TENSOR_SPEC_INIT`: the documented defaults of [`cairn_tensor_spec`].
+pub const CAIRN_TENSOR_SPEC_INIT: cairn_tensor_spec = cairn_tensor_spec {
+    struct_size: core::mem::size_of::<cairn_tensor_spec>() as u32,
+    dtype: CAIRN_INVALID_DTYPE,
+    shape: core::ptr::null(),
+    rank: 0,
 };
 
 /// `CAIRN_VARIABLE_OPTIONS_INIT`: the documented defaults of [`cairn_variable_options`].
@@ -782,6 +956,17 @@ pub(crate) struct Api {
     cairn_tensor_share: unsafe extern "C" fn(t: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_tensor_free: unsafe extern "C" fn(t: *mut cairn_tensor),
     cairn_op_run: unsafe extern "C" fn(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_attr, n_attrs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
+    cairn_op_attrs_create: unsafe extern "C" fn(out: *mut *mut cairn_op_attrs) -> *mut cairn_status,
+    cairn_op_attrs_set_int: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, value: i64) -> *mut cairn_status,
+    cairn_op_attrs_set_float: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, value: f64) -> *mut cairn_status,
+    cairn_op_attrs_set_bool: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, value: i32) -> *mut cairn_status,
+    cairn_op_attrs_set_ints: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, values: *const i64, n: usize) -> *mut cairn_status,
+    cairn_op_attrs_set_floats: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, values: *const f64, n: usize) -> *mut cairn_status,
+    cairn_op_attrs_set_string: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, value: *const c_char) -> *mut cairn_status,
+    cairn_op_attrs_set_dtype: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, value: cairn_dtype) -> *mut cairn_status,
+    cairn_op_attrs_size: unsafe extern "C" fn(attrs: *const cairn_op_attrs) -> usize,
+    cairn_op_attrs_free: unsafe extern "C" fn(attrs: *mut cairn_op_attrs),
+    cairn_op_run_attrs: unsafe extern "C" fn(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_op_attrs, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
     cairn_op_num_outputs: unsafe extern "C" fn(op: *const c_char, attrs: *const cairn_attr, n_attrs: usize, out: *mut usize) -> *mut cairn_status,
     cairn_op_count: unsafe extern "C" fn() -> usize,
     cairn_op_name: unsafe extern "C" fn(i: usize) -> *const c_char,
@@ -797,7 +982,7 @@ pub(crate) struct Api {
     cairn_variable_assign_add: unsafe extern "C" fn(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status,
     cairn_variable_assign_sub: unsafe extern "C" fn(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status,
     cairn_variable_name: unsafe extern "C" fn(var: *const cairn_object) -> *const c_char,
-    cairn_variable_trainable: unsafe extern "C" fn(var: *const cairn_object) -> c_int,
+    cairn_variable_trainable: unsafe extern "C" fn(var: *const cairn_object) -> i32,
     cairn_variable_dtype: unsafe extern "C" fn(var: *const cairn_object) -> cairn_dtype,
     cairn_list_create: unsafe extern "C" fn(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status,
     cairn_list_append: unsafe extern "C" fn(list: *mut cairn_object, item: *mut cairn_object) -> *mut cairn_status,
@@ -810,12 +995,12 @@ pub(crate) struct Api {
     cairn_object_get: unsafe extern "C" fn(parent: *mut cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
     cairn_object_delete: unsafe extern "C" fn(parent: *mut cairn_object, name: *const c_char) -> *mut cairn_status,
     cairn_object_kind_of: unsafe extern "C" fn(obj: *const cairn_object) -> cairn_object_kind,
-    cairn_object_same: unsafe extern "C" fn(a: *const cairn_object, b: *const cairn_object) -> c_int,
+    cairn_object_same: unsafe extern "C" fn(a: *const cairn_object, b: *const cairn_object) -> i32,
     cairn_object_child_count: unsafe extern "C" fn(obj: *const cairn_object) -> usize,
     cairn_object_share: unsafe extern "C" fn(obj: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status,
     cairn_object_free: unsafe extern "C" fn(obj: *mut cairn_object),
     cairn_object_children: unsafe extern "C" fn(obj: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status,
-    cairn_object_variables: unsafe extern "C" fn(root: *mut cairn_object, trainable_only: c_int, out: *mut *mut cairn_object_array) -> *mut cairn_status,
+    cairn_object_variables: unsafe extern "C" fn(root: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status,
     cairn_object_submodules: unsafe extern "C" fn(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status,
     cairn_object_flatten: unsafe extern "C" fn(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status,
     cairn_object_walk: unsafe extern "C" fn(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status,
@@ -826,7 +1011,7 @@ pub(crate) struct Api {
     cairn_checkpoint_create: unsafe extern "C" fn(ctx: *mut cairn_context, names: *const *const c_char, objects: *const *mut cairn_object, n: usize, out: *mut *mut cairn_checkpoint) -> *mut cairn_status,
     cairn_checkpoint_root: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint) -> *mut cairn_object,
     cairn_checkpoint_set_options: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, opts: *const cairn_checkpoint_options) -> *mut cairn_status,
-    cairn_checkpoint_save_counter: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint) -> i64,
+    cairn_checkpoint_save_counter: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, out: *mut i64) -> *mut cairn_status,
     cairn_checkpoint_save: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, prefix: *const c_char, path_out: *mut *mut c_char) -> *mut cairn_status,
     cairn_checkpoint_write: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, path: *const c_char) -> *mut cairn_status,
     cairn_checkpoint_sync: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint) -> *mut cairn_status,
@@ -860,8 +1045,8 @@ pub(crate) struct Api {
     cairn_tape_gradient_variables: unsafe extern "C" fn(tape: *mut cairn_tape, target: *const cairn_tensor, vars: *const *mut cairn_object, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_tape_free: unsafe extern "C" fn(tape: *mut cairn_tape),
     cairn_optimizer_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_optimizer_options, out: *mut *mut cairn_object) -> *mut cairn_status,
-    cairn_schedule_exponential_decay: unsafe extern "C" fn(ctx: *mut cairn_context, initial_learning_rate: f64, decay_steps: i64, decay_rate: f64, staircase: i32, out: *mut *mut cairn_object) -> *mut cairn_status,
-    cairn_schedule_cosine_decay: unsafe extern "C" fn(ctx: *mut cairn_context, initial_learning_rate: f64, decay_steps: i64, alpha: f64, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_schedule_exponential_decay: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_exponential_decay_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_schedule_cosine_decay: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_cosine_decay_options, out: *mut *mut cairn_object) -> *mut cairn_status,
     cairn_optimizer_apply_gradients: unsafe extern "C" fn(optimizer: *mut cairn_object, grads: *const *const cairn_tensor, vars: *const *mut cairn_object, n: usize) -> *mut cairn_status,
     cairn_optimizer_iterations: unsafe extern "C" fn(optimizer: *mut cairn_object, out: *mut i64) -> *mut cairn_status,
     cairn_optimizer_learning_rate: unsafe extern "C" fn(optimizer: *mut cairn_object, out: *mut f64) -> *mut cairn_status,
@@ -871,13 +1056,13 @@ pub(crate) struct Api {
     cairn_conv2d_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_conv2d_options, out: *mut *mut cairn_object) -> *mut cairn_status,
     cairn_max_pool2d_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status,
     cairn_avg_pool2d_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status,
-    cairn_flatten_create: unsafe extern "C" fn(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
-    cairn_embedding_create: unsafe extern "C" fn(ctx: *mut cairn_context, input_dim: i64, output_dim: i64, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_flatten_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_flatten_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_embedding_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_embedding_options, out: *mut *mut cairn_object) -> *mut cairn_status,
     cairn_layer_norm_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status,
     cairn_batch_norm_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status,
-    cairn_dropout_create: unsafe extern "C" fn(ctx: *mut cairn_context, rate: f64, seed: i64, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
-    cairn_activation_create: unsafe extern "C" fn(ctx: *mut cairn_context, activation: *const c_char, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
-    cairn_sequential_create: unsafe extern "C" fn(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_dropout_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_dropout_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_activation_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_activation_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_sequential_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_sequential_options, out: *mut *mut cairn_object) -> *mut cairn_status,
     cairn_sequential_add: unsafe extern "C" fn(model: *mut cairn_object, layer: *mut cairn_object) -> *mut cairn_status,
     cairn_layer_call: unsafe extern "C" fn(layer: *mut cairn_object, x: *const cairn_tensor, training: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_layer_weights: unsafe extern "C" fn(layer: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status,
@@ -894,10 +1079,10 @@ pub(crate) struct Api {
     cairn_function_dump: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
     cairn_function_signature: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
     cairn_function_free: unsafe extern "C" fn(r#fn: *mut cairn_function),
+    cairn_function_num_outputs: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status,
     cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
     cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
     cairn_function_graphdef: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
-    cairn_function_num_outputs: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status,
     cairn_cond: unsafe extern "C" fn(ctx: *mut cairn_context, pred: *const cairn_tensor, operands: *const *mut cairn_tensor, n_operands: usize, then_branch: cairn_function_fn, else_branch: cairn_function_fn, user_data: *mut c_void, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
     cairn_while_loop: unsafe extern "C" fn(ctx: *mut cairn_context, cond: cairn_function_fn, body: cairn_function_fn, user_data: *mut c_void, loop_vars: *const *mut cairn_tensor, n_loop_vars: usize, max_iterations: i64, outputs: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_tensor_array_create: unsafe extern "C" fn(ctx: *mut cairn_context, dtype: cairn_dtype, size: i64, element_shape: *const i64, rank: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status,
@@ -909,6 +1094,27 @@ pub(crate) struct Api {
     cairn_context_create_vulkan: unsafe extern "C" fn(opts: *const cairn_context_options, vk: *const cairn_vulkan_options, out: *mut *mut cairn_context) -> *mut cairn_status,
     cairn_vulkan_fallback_count: unsafe extern "C" fn(ctx: *mut cairn_context, device: *const c_char, out: *mut u64) -> *mut cairn_status,
     cairn_context_synchronize: unsafe extern "C" fn(ctx: *mut cairn_context) -> *mut cairn_status,
+    cairn_context_options_init: unsafe extern "C" fn(opts: *mut cairn_context_options, struct_size: u32) -> *mut cairn_status,
+    cairn_variable_options_init: unsafe extern "C" fn(opts: *mut cairn_variable_options, struct_size: u32) -> *mut cairn_status,
+    cairn_checkpoint_options_init: unsafe extern "C" fn(opts: *mut cairn_checkpoint_options, struct_size: u32) -> *mut cairn_status,
+    cairn_checkpoint_manager_options_init: unsafe extern "C" fn(opts: *mut cairn_checkpoint_manager_options, struct_size: u32) -> *mut cairn_status,
+    cairn_tape_options_init: unsafe extern "C" fn(opts: *mut cairn_tape_options, struct_size: u32) -> *mut cairn_status,
+    cairn_optimizer_options_init: unsafe extern "C" fn(opts: *mut cairn_optimizer_options, struct_size: u32) -> *mut cairn_status,
+    cairn_exponential_decay_options_init: unsafe extern "C" fn(opts: *mut cairn_exponential_decay_options, struct_size: u32) -> *mut cairn_status,
+    cairn_cosine_decay_options_init: unsafe extern "C" fn(opts: *mut cairn_cosine_decay_options, struct_size: u32) -> *mut cairn_status,
+    cairn_dense_options_init: unsafe extern "C" fn(opts: *mut cairn_dense_options, struct_size: u32) -> *mut cairn_status,
+    cairn_conv2d_options_init: unsafe extern "C" fn(opts: *mut cairn_conv2d_options, struct_size: u32) -> *mut cairn_status,
+    cairn_pool2d_options_init: unsafe extern "C" fn(opts: *mut cairn_pool2d_options, struct_size: u32) -> *mut cairn_status,
+    cairn_flatten_options_init: unsafe extern "C" fn(opts: *mut cairn_flatten_options, struct_size: u32) -> *mut cairn_status,
+    cairn_embedding_options_init: unsafe extern "C" fn(opts: *mut cairn_embedding_options, struct_size: u32) -> *mut cairn_status,
+    cairn_norm_options_init: unsafe extern "C" fn(opts: *mut cairn_norm_options, struct_size: u32) -> *mut cairn_status,
+    cairn_dropout_options_init: unsafe extern "C" fn(opts: *mut cairn_dropout_options, struct_size: u32) -> *mut cairn_status,
+    cairn_activation_options_init: unsafe extern "C" fn(opts: *mut cairn_activation_options, struct_size: u32) -> *mut cairn_status,
+    cairn_sequential_options_init: unsafe extern "C" fn(opts: *mut cairn_sequential_options, struct_size: u32) -> *mut cairn_status,
+    cairn_function_options_init: unsafe extern "C" fn(opts: *mut cairn_function_options, struct_size: u32) -> *mut cairn_status,
+    cairn_tensor_spec_init: unsafe extern "C" fn(opts: *mut cairn_tensor_spec, struct_size: u32) -> *mut cairn_status,
+    cairn_vulkan_device_info_init: unsafe extern "C" fn(opts: *mut cairn_vulkan_device_info, struct_size: u32) -> *mut cairn_status,
+    cairn_vulkan_options_init: unsafe extern "C" fn(opts: *mut cairn_vulkan_options, struct_size: u32) -> *mut cairn_status,
 }
 
 impl Api {
@@ -939,6 +1145,17 @@ impl Api {
             cairn_tensor_share: core::mem::transmute(load::symbol(lib, c"cairn_tensor_share")?),
             cairn_tensor_free: core::mem::transmute(load::symbol(lib, c"cairn_tensor_free")?),
             cairn_op_run: core::mem::transmute(load::symbol(lib, c"cairn_op_run")?),
+            cairn_op_attrs_create: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_create")?),
+            cairn_op_attrs_set_int: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_int")?),
+            cairn_op_attrs_set_float: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_float")?),
+            cairn_op_attrs_set_bool: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_bool")?),
+            cairn_op_attrs_set_ints: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_ints")?),
+            cairn_op_attrs_set_floats: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_floats")?),
+            cairn_op_attrs_set_string: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_string")?),
+            cairn_op_attrs_set_dtype: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_dtype")?),
+            cairn_op_attrs_size: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_size")?),
+            cairn_op_attrs_free: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_free")?),
+            cairn_op_run_attrs: core::mem::transmute(load::symbol(lib, c"cairn_op_run_attrs")?),
             cairn_op_num_outputs: core::mem::transmute(load::symbol(lib, c"cairn_op_num_outputs")?),
             cairn_op_count: core::mem::transmute(load::symbol(lib, c"cairn_op_count")?),
             cairn_op_name: core::mem::transmute(load::symbol(lib, c"cairn_op_name")?),
@@ -1051,10 +1268,10 @@ impl Api {
             cairn_function_dump: core::mem::transmute(load::symbol(lib, c"cairn_function_dump")?),
             cairn_function_signature: core::mem::transmute(load::symbol(lib, c"cairn_function_signature")?),
             cairn_function_free: core::mem::transmute(load::symbol(lib, c"cairn_function_free")?),
+            cairn_function_num_outputs: core::mem::transmute(load::symbol(lib, c"cairn_function_num_outputs")?),
             cairn_function_export: core::mem::transmute(load::symbol(lib, c"cairn_function_export")?),
             cairn_function_load: core::mem::transmute(load::symbol(lib, c"cairn_function_load")?),
             cairn_function_graphdef: core::mem::transmute(load::symbol(lib, c"cairn_function_graphdef")?),
-            cairn_function_num_outputs: core::mem::transmute(load::symbol(lib, c"cairn_function_num_outputs")?),
             cairn_cond: core::mem::transmute(load::symbol(lib, c"cairn_cond")?),
             cairn_while_loop: core::mem::transmute(load::symbol(lib, c"cairn_while_loop")?),
             cairn_tensor_array_create: core::mem::transmute(load::symbol(lib, c"cairn_tensor_array_create")?),
@@ -1066,6 +1283,27 @@ impl Api {
             cairn_context_create_vulkan: core::mem::transmute(load::symbol(lib, c"cairn_context_create_vulkan")?),
             cairn_vulkan_fallback_count: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_fallback_count")?),
             cairn_context_synchronize: core::mem::transmute(load::symbol(lib, c"cairn_context_synchronize")?),
+            cairn_context_options_init: core::mem::transmute(load::symbol(lib, c"cairn_context_options_init")?),
+            cairn_variable_options_init: core::mem::transmute(load::symbol(lib, c"cairn_variable_options_init")?),
+            cairn_checkpoint_options_init: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_options_init")?),
+            cairn_checkpoint_manager_options_init: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_options_init")?),
+            cairn_tape_options_init: core::mem::transmute(load::symbol(lib, c"cairn_tape_options_init")?),
+            cairn_optimizer_options_init: core::mem::transmute(load::symbol(lib, c"cairn_optimizer_options_init")?),
+            cairn_exponential_decay_options_init: core::mem::transmute(load::symbol(lib, c"cairn_exponential_decay_options_init")?),
+            cairn_cosine_decay_options_init: core::mem::transmute(load::symbol(lib, c"cairn_cosine_decay_options_init")?),
+            cairn_dense_options_init: core::mem::transmute(load::symbol(lib, c"cairn_dense_options_init")?),
+            cairn_conv2d_options_init: core::mem::transmute(load::symbol(lib, c"cairn_conv2d_options_init")?),
+            cairn_pool2d_options_init: core::mem::transmute(load::symbol(lib, c"cairn_pool2d_options_init")?),
+            cairn_flatten_options_init: core::mem::transmute(load::symbol(lib, c"cairn_flatten_options_init")?),
+            cairn_embedding_options_init: core::mem::transmute(load::symbol(lib, c"cairn_embedding_options_init")?),
+            cairn_norm_options_init: core::mem::transmute(load::symbol(lib, c"cairn_norm_options_init")?),
+            cairn_dropout_options_init: core::mem::transmute(load::symbol(lib, c"cairn_dropout_options_init")?),
+            cairn_activation_options_init: core::mem::transmute(load::symbol(lib, c"cairn_activation_options_init")?),
+            cairn_sequential_options_init: core::mem::transmute(load::symbol(lib, c"cairn_sequential_options_init")?),
+            cairn_function_options_init: core::mem::transmute(load::symbol(lib, c"cairn_function_options_init")?),
+            cairn_tensor_spec_init: core::mem::transmute(load::symbol(lib, c"cairn_tensor_spec_init")?),
+            cairn_vulkan_device_info_init: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_device_info_init")?),
+            cairn_vulkan_options_init: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_options_init")?),
         })
     }
 }
@@ -1077,7 +1315,7 @@ pub unsafe fn cairn_abi_version() -> u32 {
     (load::api().cairn_abi_version)()
 }
 
-/// METHOD. The library's semantic version, e.g. "0.1.0". Static storage; never freed.
+/// METHOD. The library's semantic version, e.g. "1.0.0". Static storage; never freed.
 #[inline]
 pub unsafe fn cairn_version() -> *const c_char {
     (load::api().cairn_version)()
@@ -1096,7 +1334,9 @@ pub unsafe fn cairn_status_message(s: *const cairn_status) -> *const c_char {
     (load::api().cairn_status_message)(s)
 }
 
-/// DESTRUCTOR. Frees a status. NULL is fine.
+/// DESTRUCTOR. Frees a status. NULL is fine. When memory runs out while the library reports an
+/// error, any function may return one static RESOURCE_EXHAUSTED status ("out of memory"); it is
+/// freed like any other (cairn_status_free ignores it), so callers need no special case.
 #[inline]
 pub unsafe fn cairn_status_free(s: *mut cairn_status) {
     (load::api().cairn_status_free)(s)
@@ -1104,8 +1344,7 @@ pub unsafe fn cairn_status_free(s: *mut cairn_status) {
 
 /// CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
 /// report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
-/// becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only; if memory runs out, a static
-/// RESOURCE_EXHAUSTED status that cairn_status_free ignores.
+/// becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only.
 #[inline]
 pub unsafe fn cairn_status_create(code: cairn_code, message: *const c_char) -> *mut cairn_status {
     (load::api().cairn_status_create)(code, message)
@@ -1254,6 +1493,84 @@ pub unsafe fn cairn_op_run(ctx: *mut cairn_context, op: *const c_char, inputs: *
     (load::api().cairn_op_run)(ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs)
 }
 
+/// CONSTRUCTOR. An empty attribute set.
+/// @param out  receives it; free with cairn_op_attrs_free().
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_create(out: *mut *mut cairn_op_attrs) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_create)(out)
+}
+
+/// METHOD. Sets attribute `name` (borrowed for the call; copied) to an INT value.
+/// Errors (all setters): INVALID_ARGUMENT for NULL attrs or name, or a NULL array with n \> 0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_int(attrs: *mut cairn_op_attrs, name: *const c_char, value: i64) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_int)(attrs, name, value)
+}
+
+/// METHOD. Sets a FLOAT attribute.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_float(attrs: *mut cairn_op_attrs, name: *const c_char, value: f64) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_float)(attrs, name, value)
+}
+
+/// METHOD. Sets a BOOL attribute; INVALID_ARGUMENT unless value is CAIRN_FALSE or CAIRN_TRUE.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_bool(attrs: *mut cairn_op_attrs, name: *const c_char, value: i32) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_bool)(attrs, name, value)
+}
+
+/// METHOD. Sets an INTS attribute from `n` values (copied).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_ints(attrs: *mut cairn_op_attrs, name: *const c_char, values: *const i64, n: usize) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_ints)(attrs, name, values, n)
+}
+
+/// METHOD. Sets a FLOATS attribute from `n` values (copied).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_floats(attrs: *mut cairn_op_attrs, name: *const c_char, values: *const f64, n: usize) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_floats)(attrs, name, values, n)
+}
+
+/// METHOD. Sets a STRING attribute (NUL-terminated, copied); INVALID_ARGUMENT for NULL value.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_string(attrs: *mut cairn_op_attrs, name: *const c_char, value: *const c_char) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_string)(attrs, name, value)
+}
+
+/// METHOD. Sets a DTYPE attribute.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_dtype(attrs: *mut cairn_op_attrs, name: *const c_char, value: cairn_dtype) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_dtype)(attrs, name, value)
+}
+
+/// METHOD. The number of attributes set; 0 for NULL.
+#[inline]
+pub unsafe fn cairn_op_attrs_size(attrs: *const cairn_op_attrs) -> usize {
+    (load::api().cairn_op_attrs_size)(attrs)
+}
+
+/// DESTRUCTOR. Frees an attribute set. NULL is fine.
+#[inline]
+pub unsafe fn cairn_op_attrs_free(attrs: *mut cairn_op_attrs) {
+    (load::api().cairn_op_attrs_free)(attrs)
+}
+
+/// METHOD. cairn_op_run with the attributes of `attrs` (NULL: none). Otherwise identical: same
+/// errors, same outputs.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_run_attrs(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_op_attrs, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
+    (load::api().cairn_op_run_attrs)(ctx, op, inputs, n_inputs, attrs, outputs, n_outputs)
+}
+
 /// METHOD. How many outputs op `op` produces with these attributes: fixed for most ops; for ops
 /// with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
 /// @param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
@@ -1398,7 +1715,7 @@ pub unsafe fn cairn_variable_name(var: *const cairn_object) -> *const c_char {
 /// METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
 /// variable.
 #[inline]
-pub unsafe fn cairn_variable_trainable(var: *const cairn_object) -> c_int {
+pub unsafe fn cairn_variable_trainable(var: *const cairn_object) -> i32 {
     (load::api().cairn_variable_trainable)(var)
 }
 
@@ -1517,7 +1834,7 @@ pub unsafe fn cairn_object_kind_of(obj: *const cairn_object) -> cairn_object_kin
 
 /// METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL).
 #[inline]
-pub unsafe fn cairn_object_same(a: *const cairn_object, b: *const cairn_object) -> c_int {
+pub unsafe fn cairn_object_same(a: *const cairn_object, b: *const cairn_object) -> i32 {
     (load::api().cairn_object_same)(a, b)
 }
 
@@ -1559,7 +1876,7 @@ pub unsafe fn cairn_object_children(obj: *mut cairn_object, out: *mut *mut cairn
 /// @param out  receives a new array; free it with cairn_object_array_free().
 #[must_use]
 #[inline]
-pub unsafe fn cairn_object_variables(root: *mut cairn_object, trainable_only: c_int, out: *mut *mut cairn_object_array) -> *mut cairn_status {
+pub unsafe fn cairn_object_variables(root: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status {
     (load::api().cairn_object_variables)(root, trainable_only, out)
 }
 
@@ -1639,9 +1956,12 @@ pub unsafe fn cairn_checkpoint_set_options(ckpt: *mut cairn_checkpoint, opts: *c
 }
 
 /// METHOD. The current value of save_counter (0 before the first save or restore).
+/// @param out  receives the value.
+/// Errors: INVALID_ARGUMENT for NULL arguments; the error of a background save still running.
+#[must_use]
 #[inline]
-pub unsafe fn cairn_checkpoint_save_counter(ckpt: *mut cairn_checkpoint) -> i64 {
-    (load::api().cairn_checkpoint_save_counter)(ckpt)
+pub unsafe fn cairn_checkpoint_save_counter(ckpt: *mut cairn_checkpoint, out: *mut i64) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_save_counter)(ckpt, out)
 }
 
 /// METHOD. Increments save_counter and writes "\<prefix\>-\<save_counter\>" atomically.
@@ -1895,18 +2215,20 @@ pub unsafe fn cairn_optimizer_create(ctx: *mut cairn_context, opts: *const cairn
 
 /// CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
 /// Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
-/// Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+/// @param out  receives the schedule; free with cairn_object_free().
+/// Errors: INVALID_ARGUMENT for NULL opts or a bad value, naming the field.
 #[must_use]
 #[inline]
-pub unsafe fn cairn_schedule_exponential_decay(ctx: *mut cairn_context, initial_learning_rate: f64, decay_steps: i64, decay_rate: f64, staircase: i32, out: *mut *mut cairn_object) -> *mut cairn_status {
-    (load::api().cairn_schedule_exponential_decay)(ctx, initial_learning_rate, decay_steps, decay_rate, staircase, out)
+pub unsafe fn cairn_schedule_exponential_decay(ctx: *mut cairn_context, opts: *const cairn_exponential_decay_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_schedule_exponential_decay)(ctx, opts, out)
 }
 
-/// `cairn_schedule_cosine_decay`.
+/// CONSTRUCTOR. Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+/// Errors: as cairn_schedule_exponential_decay.
 #[must_use]
 #[inline]
-pub unsafe fn cairn_schedule_cosine_decay(ctx: *mut cairn_context, initial_learning_rate: f64, decay_steps: i64, alpha: f64, out: *mut *mut cairn_object) -> *mut cairn_status {
-    (load::api().cairn_schedule_cosine_decay)(ctx, initial_learning_rate, decay_steps, alpha, out)
+pub unsafe fn cairn_schedule_cosine_decay(ctx: *mut cairn_context, opts: *const cairn_cosine_decay_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_schedule_cosine_decay)(ctx, opts, out)
 }
 
 /// METHOD. One update for each (grads\[i\], vars\[i\]) pair, then the step counter goes up by one.
@@ -1976,19 +2298,20 @@ pub unsafe fn cairn_avg_pool2d_create(ctx: *mut cairn_context, opts: *const cair
     (load::api().cairn_avg_pool2d_create)(ctx, opts, out)
 }
 
-/// CONSTRUCTOR. Flatten: \[batch, ...\] -\> \[batch, product of the rest\].
+/// CONSTRUCTOR. Flatten: \[batch, ...\] -\> \[batch, product of the rest\]. `opts` may be NULL.
 #[must_use]
 #[inline]
-pub unsafe fn cairn_flatten_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
-    (load::api().cairn_flatten_create)(ctx, name, out)
+pub unsafe fn cairn_flatten_create(ctx: *mut cairn_context, opts: *const cairn_flatten_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_flatten_create)(ctx, opts, out)
 }
 
 /// CONSTRUCTOR. Embedding: int32/int64 indices in \[0, input_dim) -\> vectors of output_dim;
 /// weight "embeddings" (random_uniform initializer).
+/// Errors: INVALID_ARGUMENT for NULL opts or a dimension \<= 0.
 #[must_use]
 #[inline]
-pub unsafe fn cairn_embedding_create(ctx: *mut cairn_context, input_dim: i64, output_dim: i64, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
-    (load::api().cairn_embedding_create)(ctx, input_dim, output_dim, name, out)
+pub unsafe fn cairn_embedding_create(ctx: *mut cairn_context, opts: *const cairn_embedding_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_embedding_create)(ctx, opts, out)
 }
 
 /// CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
@@ -2006,26 +2329,29 @@ pub unsafe fn cairn_batch_norm_create(ctx: *mut cairn_context, opts: *const cair
     (load::api().cairn_batch_norm_create)(ctx, opts, out)
 }
 
-/// CONSTRUCTOR. Dropout with probability `rate` in \[0, 1) when called with training = 1 (the rest
-/// scaled by 1 / (1 - rate)); identity otherwise. `seed` \< 0 draws from the context's stream.
+/// CONSTRUCTOR. Dropout with probability `rate` when called with training = CAIRN_TRUE (the rest
+/// scaled by 1 / (1 - rate)); identity otherwise. `opts` may be NULL.
+/// Errors: INVALID_ARGUMENT for a rate outside \[0, 1).
 #[must_use]
 #[inline]
-pub unsafe fn cairn_dropout_create(ctx: *mut cairn_context, rate: f64, seed: i64, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
-    (load::api().cairn_dropout_create)(ctx, rate, seed, name, out)
+pub unsafe fn cairn_dropout_create(ctx: *mut cairn_context, opts: *const cairn_dropout_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_dropout_create)(ctx, opts, out)
 }
 
-/// CONSTRUCTOR. A layer applying one activation.
+/// CONSTRUCTOR. A layer applying one activation. `opts` may be NULL (linear).
+/// Errors: INVALID_ARGUMENT for an unknown activation.
 #[must_use]
 #[inline]
-pub unsafe fn cairn_activation_create(ctx: *mut cairn_context, activation: *const c_char, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
-    (load::api().cairn_activation_create)(ctx, activation, name, out)
+pub unsafe fn cairn_activation_create(ctx: *mut cairn_context, opts: *const cairn_activation_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_activation_create)(ctx, opts, out)
 }
 
 /// CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
+/// `opts` may be NULL.
 #[must_use]
 #[inline]
-pub unsafe fn cairn_sequential_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
-    (load::api().cairn_sequential_create)(ctx, name, out)
+pub unsafe fn cairn_sequential_create(ctx: *mut cairn_context, opts: *const cairn_sequential_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_sequential_create)(ctx, opts, out)
 }
 
 /// METHOD. Appends `layer` (borrowed; the model keeps it).
@@ -2158,9 +2484,21 @@ pub unsafe fn cairn_function_free(r#fn: *mut cairn_function) {
     (load::api().cairn_function_free)(r#fn)
 }
 
+/// METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
+/// useful for a loaded function).
+/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_num_outputs(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_function_num_outputs)(r#fn, index, out)
+}
+
 /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
 /// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
 /// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_export(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status {
@@ -2174,6 +2512,9 @@ pub unsafe fn cairn_function_export(r#fn: *const cairn_function, path: *const c_
 /// Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
 /// INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
 /// the op refuses, each naming the file and the part (concrete function, node, key).
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_load(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status {
@@ -2184,19 +2525,13 @@ pub unsafe fn cairn_function_load(ctx: *mut cairn_context, path: *const c_char, 
 /// attr }), for TensorBoard's graph view.
 /// @param out  receives the text; free with cairn_free().
 /// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_graphdef(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status {
     (load::api().cairn_function_graphdef)(r#fn, index, out)
-}
-
-/// METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
-/// useful for a loaded function).
-/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
-#[must_use]
-#[inline]
-pub unsafe fn cairn_function_num_outputs(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status {
-    (load::api().cairn_function_num_outputs)(r#fn, index, out)
 }
 
 /// FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
@@ -2205,6 +2540,9 @@ pub unsafe fn cairn_function_num_outputs(r#fn: *const cairn_function, index: usi
 /// @param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
 /// Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
 /// callback's own status.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_cond(ctx: *mut cairn_context, pred: *const cairn_tensor, operands: *const *mut cairn_tensor, n_operands: usize, then_branch: cairn_function_fn, else_branch: cairn_function_fn, user_data: *mut c_void, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
@@ -2217,6 +2555,9 @@ pub unsafe fn cairn_cond(ctx: *mut cairn_context, pred: *const cairn_tensor, ope
 /// @param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
 /// Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
 /// its loop variable, a non-bool cond result, NULLs, or max_iterations \< -1; a callback's own status.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_while_loop(ctx: *mut cairn_context, cond: cairn_function_fn, body: cairn_function_fn, user_data: *mut c_void, loop_vars: *const *mut cairn_tensor, n_loop_vars: usize, max_iterations: i64, outputs: *mut *mut cairn_tensor) -> *mut cairn_status {
@@ -2225,6 +2566,9 @@ pub unsafe fn cairn_while_loop(ctx: *mut cairn_context, cond: cairn_function_fn,
 
 /// CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
 /// @param out  receives the array tensor; free with cairn_tensor_free().
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tensor_array_create(ctx: *mut cairn_context, dtype: cairn_dtype, size: i64, element_shape: *const i64, rank: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status {
@@ -2233,6 +2577,9 @@ pub unsafe fn cairn_tensor_array_create(ctx: *mut cairn_context, dtype: cairn_dt
 
 /// FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
 /// @param out  receives the new array; free with cairn_tensor_free().
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tensor_array_write(ctx: *mut cairn_context, array: *const cairn_tensor, index: *const cairn_tensor, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status {
@@ -2241,6 +2588,9 @@ pub unsafe fn cairn_tensor_array_write(ctx: *mut cairn_context, array: *const ca
 
 /// FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
 /// @param out  receives the element; free with cairn_tensor_free().
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tensor_array_read(ctx: *mut cairn_context, array: *const cairn_tensor, index: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status {
@@ -2299,4 +2649,151 @@ pub unsafe fn cairn_vulkan_fallback_count(ctx: *mut cairn_context, device: *cons
 #[inline]
 pub unsafe fn cairn_context_synchronize(ctx: *mut cairn_context) -> *mut cairn_status {
     (load::api().cairn_context_synchronize)(ctx)
+}
+
+/// METHOD. Fills a cairn_context_options with its defaults (for cairn_context_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_options_init(opts: *mut cairn_context_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_context_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_variable_options with its defaults (for cairn_variable_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_variable_options_init(opts: *mut cairn_variable_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_variable_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_checkpoint_options with its defaults (for cairn_checkpoint_set_options).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_options_init(opts: *mut cairn_checkpoint_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_checkpoint_manager_options with its defaults (for cairn_checkpoint_manager_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_manager_options_init(opts: *mut cairn_checkpoint_manager_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_manager_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_tape_options with its defaults (for cairn_tape_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tape_options_init(opts: *mut cairn_tape_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_tape_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_optimizer_options with its defaults (for cairn_optimizer_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_optimizer_options_init(opts: *mut cairn_optimizer_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_optimizer_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_exponential_decay_options with its defaults (for cairn_schedule_exponential_decay).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_exponential_decay_options_init(opts: *mut cairn_exponential_decay_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_exponential_decay_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_cosine_decay_options with its defaults (for cairn_schedule_cosine_decay).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_cosine_decay_options_init(opts: *mut cairn_cosine_decay_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_cosine_decay_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_dense_options with its defaults (for cairn_dense_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dense_options_init(opts: *mut cairn_dense_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_dense_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_conv2d_options with its defaults (for cairn_conv2d_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_conv2d_options_init(opts: *mut cairn_conv2d_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_conv2d_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_pool2d_options with its defaults (for cairn_max_pool2d_create and cairn_avg_pool2d_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_pool2d_options_init(opts: *mut cairn_pool2d_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_pool2d_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_flatten_options with its defaults (for cairn_flatten_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_flatten_options_init(opts: *mut cairn_flatten_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_flatten_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_embedding_options with its defaults (for cairn_embedding_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_embedding_options_init(opts: *mut cairn_embedding_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_embedding_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_norm_options with its defaults (for cairn_layer_norm_create and cairn_batch_norm_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_norm_options_init(opts: *mut cairn_norm_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_norm_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_dropout_options with its defaults (for cairn_dropout_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dropout_options_init(opts: *mut cairn_dropout_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_dropout_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_activation_options with its defaults (for cairn_activation_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_activation_options_init(opts: *mut cairn_activation_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_activation_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_sequential_options with its defaults (for cairn_sequential_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_sequential_options_init(opts: *mut cairn_sequential_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_sequential_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_function_options with its defaults (for cairn_function_create).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_options_init(opts: *mut cairn_function_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_function_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_tensor_spec with its defaults (for cairn_function_options.input_signature).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tensor_spec_init(opts: *mut cairn_tensor_spec, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_tensor_spec_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_vulkan_device_info with its defaults (for cairn_vulkan_device_describe).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_device_info_init(opts: *mut cairn_vulkan_device_info, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_vulkan_device_info_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_vulkan_options with its defaults (for cairn_context_create_vulkan).
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_options_init(opts: *mut cairn_vulkan_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_vulkan_options_init)(opts, struct_size)
 }

@@ -73,6 +73,17 @@ int main(void) {
   printf("cairn_optimizer_options.weight_decay %zu\n", offsetof(cairn_optimizer_options, weight_decay));
   printf("cairn_optimizer_options.rho %zu\n", offsetof(cairn_optimizer_options, rho));
   printf("cairn_optimizer_options.centered %zu\n", offsetof(cairn_optimizer_options, centered));
+  printf("cairn_exponential_decay_options size %zu align %zu\n", sizeof(cairn_exponential_decay_options), _Alignof(cairn_exponential_decay_options));
+  printf("cairn_exponential_decay_options.struct_size %zu\n", offsetof(cairn_exponential_decay_options, struct_size));
+  printf("cairn_exponential_decay_options.initial_learning_rate %zu\n", offsetof(cairn_exponential_decay_options, initial_learning_rate));
+  printf("cairn_exponential_decay_options.decay_steps %zu\n", offsetof(cairn_exponential_decay_options, decay_steps));
+  printf("cairn_exponential_decay_options.decay_rate %zu\n", offsetof(cairn_exponential_decay_options, decay_rate));
+  printf("cairn_exponential_decay_options.staircase %zu\n", offsetof(cairn_exponential_decay_options, staircase));
+  printf("cairn_cosine_decay_options size %zu align %zu\n", sizeof(cairn_cosine_decay_options), _Alignof(cairn_cosine_decay_options));
+  printf("cairn_cosine_decay_options.struct_size %zu\n", offsetof(cairn_cosine_decay_options, struct_size));
+  printf("cairn_cosine_decay_options.initial_learning_rate %zu\n", offsetof(cairn_cosine_decay_options, initial_learning_rate));
+  printf("cairn_cosine_decay_options.decay_steps %zu\n", offsetof(cairn_cosine_decay_options, decay_steps));
+  printf("cairn_cosine_decay_options.alpha %zu\n", offsetof(cairn_cosine_decay_options, alpha));
   printf("cairn_dense_options size %zu align %zu\n", sizeof(cairn_dense_options), _Alignof(cairn_dense_options));
   printf("cairn_dense_options.struct_size %zu\n", offsetof(cairn_dense_options, struct_size));
   printf("cairn_dense_options.units %zu\n", offsetof(cairn_dense_options, units));
@@ -102,6 +113,14 @@ int main(void) {
   printf("cairn_pool2d_options.stride_w %zu\n", offsetof(cairn_pool2d_options, stride_w));
   printf("cairn_pool2d_options.padding %zu\n", offsetof(cairn_pool2d_options, padding));
   printf("cairn_pool2d_options.name %zu\n", offsetof(cairn_pool2d_options, name));
+  printf("cairn_flatten_options size %zu align %zu\n", sizeof(cairn_flatten_options), _Alignof(cairn_flatten_options));
+  printf("cairn_flatten_options.struct_size %zu\n", offsetof(cairn_flatten_options, struct_size));
+  printf("cairn_flatten_options.name %zu\n", offsetof(cairn_flatten_options, name));
+  printf("cairn_embedding_options size %zu align %zu\n", sizeof(cairn_embedding_options), _Alignof(cairn_embedding_options));
+  printf("cairn_embedding_options.struct_size %zu\n", offsetof(cairn_embedding_options, struct_size));
+  printf("cairn_embedding_options.input_dim %zu\n", offsetof(cairn_embedding_options, input_dim));
+  printf("cairn_embedding_options.output_dim %zu\n", offsetof(cairn_embedding_options, output_dim));
+  printf("cairn_embedding_options.name %zu\n", offsetof(cairn_embedding_options, name));
   printf("cairn_norm_options size %zu align %zu\n", sizeof(cairn_norm_options), _Alignof(cairn_norm_options));
   printf("cairn_norm_options.struct_size %zu\n", offsetof(cairn_norm_options, struct_size));
   printf("cairn_norm_options.axis %zu\n", offsetof(cairn_norm_options, axis));
@@ -110,7 +129,20 @@ int main(void) {
   printf("cairn_norm_options.center %zu\n", offsetof(cairn_norm_options, center));
   printf("cairn_norm_options.scale %zu\n", offsetof(cairn_norm_options, scale));
   printf("cairn_norm_options.name %zu\n", offsetof(cairn_norm_options, name));
+  printf("cairn_dropout_options size %zu align %zu\n", sizeof(cairn_dropout_options), _Alignof(cairn_dropout_options));
+  printf("cairn_dropout_options.struct_size %zu\n", offsetof(cairn_dropout_options, struct_size));
+  printf("cairn_dropout_options.rate %zu\n", offsetof(cairn_dropout_options, rate));
+  printf("cairn_dropout_options.seed %zu\n", offsetof(cairn_dropout_options, seed));
+  printf("cairn_dropout_options.name %zu\n", offsetof(cairn_dropout_options, name));
+  printf("cairn_activation_options size %zu align %zu\n", sizeof(cairn_activation_options), _Alignof(cairn_activation_options));
+  printf("cairn_activation_options.struct_size %zu\n", offsetof(cairn_activation_options, struct_size));
+  printf("cairn_activation_options.activation %zu\n", offsetof(cairn_activation_options, activation));
+  printf("cairn_activation_options.name %zu\n", offsetof(cairn_activation_options, name));
+  printf("cairn_sequential_options size %zu align %zu\n", sizeof(cairn_sequential_options), _Alignof(cairn_sequential_options));
+  printf("cairn_sequential_options.struct_size %zu\n", offsetof(cairn_sequential_options, struct_size));
+  printf("cairn_sequential_options.name %zu\n", offsetof(cairn_sequential_options, name));
   printf("cairn_tensor_spec size %zu align %zu\n", sizeof(cairn_tensor_spec), _Alignof(cairn_tensor_spec));
+  printf("cairn_tensor_spec.struct_size %zu\n", offsetof(cairn_tensor_spec, struct_size));
   printf("cairn_tensor_spec.dtype %zu\n", offsetof(cairn_tensor_spec, dtype));
   printf("cairn_tensor_spec.shape %zu\n", offsetof(cairn_tensor_spec, shape));
   printf("cairn_tensor_spec.rank %zu\n", offsetof(cairn_tensor_spec, rank));
@@ -206,6 +238,17 @@ fn rust_layout() -> Vec<String> {
         format!("cairn_optimizer_options.weight_decay {}", offset_of!(cairn_optimizer_options, weight_decay)),
         format!("cairn_optimizer_options.rho {}", offset_of!(cairn_optimizer_options, rho)),
         format!("cairn_optimizer_options.centered {}", offset_of!(cairn_optimizer_options, centered)),
+        format!("cairn_exponential_decay_options size {} align {}", size_of::<cairn_exponential_decay_options>(), align_of::<cairn_exponential_decay_options>()),
+        format!("cairn_exponential_decay_options.struct_size {}", offset_of!(cairn_exponential_decay_options, struct_size)),
+        format!("cairn_exponential_decay_options.initial_learning_rate {}", offset_of!(cairn_exponential_decay_options, initial_learning_rate)),
+        format!("cairn_exponential_decay_options.decay_steps {}", offset_of!(cairn_exponential_decay_options, decay_steps)),
+        format!("cairn_exponential_decay_options.decay_rate {}", offset_of!(cairn_exponential_decay_options, decay_rate)),
+        format!("cairn_exponential_decay_options.staircase {}", offset_of!(cairn_exponential_decay_options, staircase)),
+        format!("cairn_cosine_decay_options size {} align {}", size_of::<cairn_cosine_decay_options>(), align_of::<cairn_cosine_decay_options>()),
+        format!("cairn_cosine_decay_options.struct_size {}", offset_of!(cairn_cosine_decay_options, struct_size)),
+        format!("cairn_cosine_decay_options.initial_learning_rate {}", offset_of!(cairn_cosine_decay_options, initial_learning_rate)),
+        format!("cairn_cosine_decay_options.decay_steps {}", offset_of!(cairn_cosine_decay_options, decay_steps)),
+        format!("cairn_cosine_decay_options.alpha {}", offset_of!(cairn_cosine_decay_options, alpha)),
         format!("cairn_dense_options size {} align {}", size_of::<cairn_dense_options>(), align_of::<cairn_dense_options>()),
         format!("cairn_dense_options.struct_size {}", offset_of!(cairn_dense_options, struct_size)),
         format!("cairn_dense_options.units {}", offset_of!(cairn_dense_options, units)),
@@ -235,6 +278,14 @@ fn rust_layout() -> Vec<String> {
         format!("cairn_pool2d_options.stride_w {}", offset_of!(cairn_pool2d_options, stride_w)),
         format!("cairn_pool2d_options.padding {}", offset_of!(cairn_pool2d_options, padding)),
         format!("cairn_pool2d_options.name {}", offset_of!(cairn_pool2d_options, name)),
+        format!("cairn_flatten_options size {} align {}", size_of::<cairn_flatten_options>(), align_of::<cairn_flatten_options>()),
+        format!("cairn_flatten_options.struct_size {}", offset_of!(cairn_flatten_options, struct_size)),
+        format!("cairn_flatten_options.name {}", offset_of!(cairn_flatten_options, name)),
+        format!("cairn_embedding_options size {} align {}", size_of::<cairn_embedding_options>(), align_of::<cairn_embedding_options>()),
+        format!("cairn_embedding_options.struct_size {}", offset_of!(cairn_embedding_options, struct_size)),
+        format!("cairn_embedding_options.input_dim {}", offset_of!(cairn_embedding_options, input_dim)),
+        format!("cairn_embedding_options.output_dim {}", offset_of!(cairn_embedding_options, output_dim)),
+        format!("cairn_embedding_options.name {}", offset_of!(cairn_embedding_options, name)),
         format!("cairn_norm_options size {} align {}", size_of::<cairn_norm_options>(), align_of::<cairn_norm_options>()),
         format!("cairn_norm_options.struct_size {}", offset_of!(cairn_norm_options, struct_size)),
         format!("cairn_norm_options.axis {}", offset_of!(cairn_norm_options, axis)),
@@ -243,7 +294,20 @@ fn rust_layout() -> Vec<String> {
         format!("cairn_norm_options.center {}", offset_of!(cairn_norm_options, center)),
         format!("cairn_norm_options.scale {}", offset_of!(cairn_norm_options, scale)),
         format!("cairn_norm_options.name {}", offset_of!(cairn_norm_options, name)),
+        format!("cairn_dropout_options size {} align {}", size_of::<cairn_dropout_options>(), align_of::<cairn_dropout_options>()),
+        format!("cairn_dropout_options.struct_size {}", offset_of!(cairn_dropout_options, struct_size)),
+        format!("cairn_dropout_options.rate {}", offset_of!(cairn_dropout_options, rate)),
+        format!("cairn_dropout_options.seed {}", offset_of!(cairn_dropout_options, seed)),
+        format!("cairn_dropout_options.name {}", offset_of!(cairn_dropout_options, name)),
+        format!("cairn_activation_options size {} align {}", size_of::<cairn_activation_options>(), align_of::<cairn_activation_options>()),
+        format!("cairn_activation_options.struct_size {}", offset_of!(cairn_activation_options, struct_size)),
+        format!("cairn_activation_options.activation {}", offset_of!(cairn_activation_options, activation)),
+        format!("cairn_activation_options.name {}", offset_of!(cairn_activation_options, name)),
+        format!("cairn_sequential_options size {} align {}", size_of::<cairn_sequential_options>(), align_of::<cairn_sequential_options>()),
+        format!("cairn_sequential_options.struct_size {}", offset_of!(cairn_sequential_options, struct_size)),
+        format!("cairn_sequential_options.name {}", offset_of!(cairn_sequential_options, name)),
         format!("cairn_tensor_spec size {} align {}", size_of::<cairn_tensor_spec>(), align_of::<cairn_tensor_spec>()),
+        format!("cairn_tensor_spec.struct_size {}", offset_of!(cairn_tensor_spec, struct_size)),
         format!("cairn_tensor_spec.dtype {}", offset_of!(cairn_tensor_spec, dtype)),
         format!("cairn_tensor_spec.shape {}", offset_of!(cairn_tensor_spec, shape)),
         format!("cairn_tensor_spec.rank {}", offset_of!(cairn_tensor_spec, rank)),

@@ -15,6 +15,7 @@ use std::ptr::{self, NonNull};
 use cairn_sys as sys;
 
 use crate::error::{c_string, check};
+use crate::options::{init, set_fields};
 use crate::{Code, Context, DType, Error, Object, Result, Tensor};
 
 /// A checkpoint: a root object whose children are given at creation, plus a "save_counter" int64
@@ -103,13 +104,22 @@ impl Checkpoint {
     /// Sets the options (copied) for later saves and writes; waits for a running background save
     /// first.
     pub fn set_options(&self, options: CheckpointOptions) -> Result<()> {
+        let mut raw = init(sys::cairn_checkpoint_options_init)?;
+        set_fields!(raw, options, { compress, fsync });
+        if let Some(on) = options.asynchronous {
+            raw.r#async = on.into();
+        }
         // SAFETY: a live checkpoint; the options are copied.
-        unsafe { check(sys::cairn_checkpoint_set_options(self.raw.as_ptr(), &options.raw)) }
+        unsafe { check(sys::cairn_checkpoint_set_options(self.raw.as_ptr(), &raw)) }
     }
 
-    /// The current value of save_counter (0 before the first save or restore).
-    pub fn save_counter(&self) -> i64 {
-        unsafe { sys::cairn_checkpoint_save_counter(self.raw.as_ptr()) }
+    /// The current value of save_counter (0 before the first save or restore). An error when a
+    /// background save failed (its error comes back here).
+    pub fn save_counter(&self) -> Result<i64> {
+        let mut n = 0;
+        // SAFETY: a live checkpoint; `n` receives the counter.
+        unsafe { check(sys::cairn_checkpoint_save_counter(self.raw.as_ptr(), &mut n))? };
+        Ok(n)
     }
 
     /// Increments save_counter and writes `"<prefix>-<save_counter>"` atomically; returns that path.
@@ -179,52 +189,38 @@ impl fmt::Debug for Checkpoint {
     }
 }
 
-/// Options of [`Checkpoint::set_options`]; `new()` gives the C API's defaults (no compression,
-/// synchronous, fsync).
-#[derive(Clone, Copy)]
+/// Options of [`Checkpoint::set_options`]; options not set keep cairn.h's defaults
+/// (`cairn_checkpoint_options_init`: no compression, synchronous, fsync).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct CheckpointOptions {
-    raw: sys::cairn_checkpoint_options,
-}
-
-impl Default for CheckpointOptions {
-    fn default() -> Self {
-        CheckpointOptions { raw: sys::CAIRN_CHECKPOINT_OPTIONS_INIT }
-    }
+    compress: Option<bool>,
+    asynchronous: Option<bool>,
+    fsync: Option<bool>,
 }
 
 impl CheckpointOptions {
-    /// The defaults: no compression, synchronous, fsync.
+    /// cairn.h's defaults: no compression, synchronous, fsync.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// zstd per payload (stored raw when it would not shrink); default false.
     pub fn compress(mut self, on: bool) -> Self {
-        self.raw.compress = i32::from(on);
+        self.compress = Some(on);
         self
     }
 
     /// Save and write snapshot the values and write in the background; default false. An error
     /// shows up on the next save, write, restore or [`Checkpoint::sync`].
     pub fn asynchronous(mut self, on: bool) -> Self {
-        self.raw.r#async = i32::from(on);
+        self.asynchronous = Some(on);
         self
     }
 
     /// fsync the file and its directory (crash safety); default true.
     pub fn fsync(mut self, on: bool) -> Self {
-        self.raw.fsync = i32::from(on);
+        self.fsync = Some(on);
         self
-    }
-}
-
-impl fmt::Debug for CheckpointOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CheckpointOptions")
-            .field("compress", &(self.raw.compress != 0))
-            .field("asynchronous", &(self.raw.r#async != 0))
-            .field("fsync", &(self.raw.fsync != 0))
-            .finish()
     }
 }
 
@@ -307,7 +303,8 @@ impl CheckpointManager {
             .as_deref()
             .map(|n| c_string(n, "cairn_checkpoint_manager_create", "checkpoint_name"))
             .transpose()?;
-        let mut raw = options.raw;
+        let mut raw = init(sys::cairn_checkpoint_manager_options_init)?;
+        set_fields!(raw, options, { max_to_keep, keep_checkpoint_every_n_hours });
         if let Some(name) = &name {
             raw.checkpoint_name = name.as_ptr();
         }
@@ -399,25 +396,17 @@ impl fmt::Debug for CheckpointManager {
     }
 }
 
-/// Options of [`CheckpointManager::new`]; `new()` gives the C API's defaults ("ckpt", keep 5).
-#[derive(Clone)]
+/// Options of [`CheckpointManager::new`]; options not set keep cairn.h's defaults
+/// (`cairn_checkpoint_manager_options_init`).
+#[derive(Clone, Debug, Default)]
 pub struct CheckpointManagerOptions {
-    raw: sys::cairn_checkpoint_manager_options,
     checkpoint_name: Option<String>,
-}
-
-// SAFETY: `raw.checkpoint_name` stays NULL until CheckpointManager::new points it at its own copy.
-unsafe impl Send for CheckpointManagerOptions {}
-unsafe impl Sync for CheckpointManagerOptions {}
-
-impl Default for CheckpointManagerOptions {
-    fn default() -> Self {
-        CheckpointManagerOptions { raw: sys::CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT, checkpoint_name: None }
-    }
+    max_to_keep: Option<i64>,
+    keep_checkpoint_every_n_hours: Option<f64>,
 }
 
 impl CheckpointManagerOptions {
-    /// The defaults: file names `"ckpt-<N>"`, keep the 5 newest, no hourly keeping.
+    /// cairn.h's defaults: file names `"ckpt-<N>"`, keep the 5 newest, no hourly keeping.
     pub fn new() -> Self {
         Self::default()
     }
@@ -431,30 +420,20 @@ impl CheckpointManagerOptions {
     /// How many checkpoints to keep; default 5. 0 is refused by [`CheckpointManager::new`]
     /// (INVALID_ARGUMENT).
     pub fn max_to_keep(mut self, n: usize) -> Self {
-        self.raw.max_to_keep = i64::try_from(n).unwrap_or(i64::MAX);
+        self.max_to_keep = Some(i64::try_from(n).unwrap_or(i64::MAX));
         self
     }
 
-    /// Keep every checkpoint.
+    /// Keep every checkpoint (max_to_keep -1).
     pub fn keep_all(mut self) -> Self {
-        self.raw.max_to_keep = -1;
+        self.max_to_keep = Some(-1);
         self
     }
 
     /// Also keep one checkpoint per this many hours; 0 (default) turns it off.
     pub fn keep_checkpoint_every_n_hours(mut self, hours: f64) -> Self {
-        self.raw.keep_checkpoint_every_n_hours = hours;
+        self.keep_checkpoint_every_n_hours = Some(hours);
         self
-    }
-}
-
-impl fmt::Debug for CheckpointManagerOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CheckpointManagerOptions")
-            .field("checkpoint_name", &self.checkpoint_name.as_deref().unwrap_or("ckpt"))
-            .field("max_to_keep", &self.raw.max_to_keep)
-            .field("keep_checkpoint_every_n_hours", &self.raw.keep_checkpoint_every_n_hours)
-            .finish()
     }
 }
 

@@ -95,4 +95,12 @@ impl Name {
     pub(crate) fn as_ptr(&self) -> *const c_char {
         self.0.as_ref().map_or(ptr::null(), |n| n.as_ptr())
     }
+
+    /// Writes the name into an options struct's field when one was given; otherwise the field
+    /// keeps its initialized default.
+    pub(crate) fn set(&self, field: &mut *const c_char) {
+        if let Some(n) = &self.0 {
+            *field = n.as_ptr();
+        }
+    }
 }

@@ -56,6 +56,7 @@ mod object;
 mod op;
 pub mod ops;
 mod optim;
+mod options;
 mod tape;
 mod tensor;
 pub mod vulkan;

@@ -450,7 +450,7 @@ pub struct VariableOptions<'a> {
 }
 
 impl<'a> VariableOptions<'a> {
-    /// The defaults: named "Variable", trainable, no scope.
+    /// cairn.h's defaults (`cairn_variable_options_init`): named "Variable", trainable, no scope.
     pub fn new() -> Self {
         Self::default()
     }
@@ -483,9 +483,8 @@ impl Variable {
 
     /// A new variable with `options` (name, trainable, scope).
     pub fn with_options(ctx: &Context, initial: &Tensor, options: VariableOptions<'_>) -> Result<Variable> {
-        crate::check_abi()?;
-        let mut raw = sys::CAIRN_VARIABLE_OPTIONS_INIT;
-        let name = options.name.as_deref().map(|n| c_string(n, "cairn_variable_create", "name")).transpose()?;
+        let mut raw = crate::options::init(sys::cairn_variable_options_init)?;
+        let name = options.name.as_deref().map(|n| c_string(n, "Variable::with_options", "name")).transpose()?;
         if let Some(name) = &name {
             raw.name = name.as_ptr();
         }
