@@ -283,6 +283,8 @@ impl<'f> Function<'f> {
         Ok(out)
     }
 
+    /// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+    ///
     /// Writes every trace, with the current values of the variables they read or write, to
     /// `path` (replaced atomically; docs/graph_export.md). [`Function::load`] in any language (C:
     /// `cairn_function_load`) reads it back. FAILED_PRECONDITION before the first call;
@@ -293,6 +295,8 @@ impl<'f> Function<'f> {
         unsafe { check(sys::cairn_function_export(self.raw.as_ptr(), path.as_ptr())) }
     }
 
+    /// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+    ///
     /// The graph of trace `index` as TensorFlow GraphDef text (`node { name: ... op: ... }`) for
     /// TensorBoard's graph view. OUT_OF_RANGE for an index >= [`Function::num_traces`].
     pub fn graphdef(&self, index: usize) -> Result<String> {
@@ -312,6 +316,8 @@ impl<'f> Function<'f> {
 }
 
 impl Function<'static> {
+    /// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+    ///
     /// Loads a function written by [`Function::export`] (from any language) into `ctx`. It has no
     /// closure: the first call for each input shape re-traces the stored graph, and it owns fresh
     /// variables initialised from the file. A call whose inputs fit no stored signature fails with
