@@ -115,7 +115,7 @@ pub struct cairn_function {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
-/// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes).
+/// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes). Since 1.0.
 pub type cairn_code = u32;
 /// A value of [`cairn_code`].
 pub const CAIRN_OK: cairn_code = 0;
@@ -152,7 +152,7 @@ pub const CAIRN_DATA_LOSS: cairn_code = 15;
 /// A value of [`cairn_code`].
 pub const CAIRN_CODE_FORCE32: cairn_code = 0x7fffffff;
 
-/// Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte.
+/// Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte. Since 1.0.
 pub type cairn_dtype = u32;
 /// A value of [`cairn_dtype`].
 pub const CAIRN_INVALID_DTYPE: cairn_dtype = 0;
@@ -183,7 +183,7 @@ pub const CAIRN_FLOAT16: cairn_dtype = 19;
 /// A value of [`cairn_dtype`].
 pub const CAIRN_DTYPE_FORCE32: cairn_dtype = 0x7fffffff;
 
-/// Severity of a log message; a context delivers those at or above its log_level.
+/// Severity of a log message; a context delivers those at or above its log_level. Since 1.0.
 pub type cairn_log_level = u32;
 /// A value of [`cairn_log_level`].
 pub const CAIRN_LOG_DEBUG: cairn_log_level = 0;
@@ -196,7 +196,7 @@ pub const CAIRN_LOG_ERROR: cairn_log_level = 3;
 /// A value of [`cairn_log_level`].
 pub const CAIRN_LOG_LEVEL_FORCE32: cairn_log_level = 0x7fffffff;
 
-/// `cairn_attr_kind`.
+/// The kind of an op attribute: which field of cairn_attr holds its value. Since 1.0.
 pub type cairn_attr_kind = u32;
 /// A value of [`cairn_attr_kind`].
 pub const CAIRN_ATTR_INT: cairn_attr_kind = 1;
@@ -215,7 +215,7 @@ pub const CAIRN_ATTR_FLOATS: cairn_attr_kind = 7;
 /// A value of [`cairn_attr_kind`].
 pub const CAIRN_ATTR_KIND_FORCE32: cairn_attr_kind = 0x7fffffff;
 
-/// The kinds of objects.
+/// The kinds of objects. Since 1.0.
 pub type cairn_object_kind = u32;
 /// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_INVALID: cairn_object_kind = 0;
@@ -236,7 +236,7 @@ pub const CAIRN_OBJECT_LAYER: cairn_object_kind = 7;
 /// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_KIND_FORCE32: cairn_object_kind = 0x7fffffff;
 
-/// How a gradient call answers for a source the target does not depend on.
+/// How a gradient call answers for a source the target does not depend on. Since 1.0.
 pub type cairn_unconnected = u32;
 /// A value of [`cairn_unconnected`].
 pub const CAIRN_UNCONNECTED_NONE: cairn_unconnected = 0;
@@ -245,7 +245,7 @@ pub const CAIRN_UNCONNECTED_ZERO: cairn_unconnected = 1;
 /// A value of [`cairn_unconnected`].
 pub const CAIRN_UNCONNECTED_FORCE32: cairn_unconnected = 0x7fffffff;
 
-/// `cairn_optimizer_kind`.
+/// The update rule of an optimizer. Since 1.0.
 pub type cairn_optimizer_kind = u32;
 /// A value of [`cairn_optimizer_kind`].
 pub const CAIRN_OPTIMIZER_SGD: cairn_optimizer_kind = 0;
@@ -258,7 +258,7 @@ pub const CAIRN_OPTIMIZER_RMSPROP: cairn_optimizer_kind = 3;
 /// A value of [`cairn_optimizer_kind`].
 pub const CAIRN_OPTIMIZER_FORCE32: cairn_optimizer_kind = 0x7fffffff;
 
-/// `cairn_loss_kind`.
+/// The losses of cairn_loss. Since 1.0.
 pub type cairn_loss_kind = u32;
 /// A value of [`cairn_loss_kind`].
 pub const CAIRN_LOSS_MEAN_SQUARED_ERROR: cairn_loss_kind = 0;
@@ -271,7 +271,7 @@ pub const CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY: cairn_loss_kind = 3;
 /// A value of [`cairn_loss_kind`].
 pub const CAIRN_LOSS_FORCE32: cairn_loss_kind = 0x7fffffff;
 
-/// `cairn_metric_kind`.
+/// The metrics of cairn_metric_create. Since 1.0.
 pub type cairn_metric_kind = u32;
 /// A value of [`cairn_metric_kind`].
 pub const CAIRN_METRIC_MEAN: cairn_metric_kind = 0;
@@ -280,7 +280,7 @@ pub const CAIRN_METRIC_ACCURACY: cairn_metric_kind = 1;
 /// A value of [`cairn_metric_kind`].
 pub const CAIRN_METRIC_FORCE32: cairn_metric_kind = 0x7fffffff;
 
-/// Physical device types; values are VkPhysicalDeviceType's.
+/// Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
 pub type cairn_vulkan_device_type = u32;
 /// A value of [`cairn_vulkan_device_type`].
 pub const CAIRN_VULKAN_DEVICE_OTHER: cairn_vulkan_device_type = 0;
@@ -297,18 +297,18 @@ pub const CAIRN_VULKAN_DEVICE_TYPE_FORCE32: cairn_vulkan_device_type = 0x7ffffff
 
 /// Receives log messages. `message` is borrowed for the duration of the call. Called from whichever
 /// thread logs; it may call back into the C API. Objects and checkpoints keep their context alive,
-/// so calls can come after cairn_context_free; `log_release` in the options says when they stop.
+/// so calls can come after cairn_context_free; `log_release` in the options says when they stop. Since 1.0.
 pub type cairn_log_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, level: cairn_log_level, message: *const c_char)>;
 
 /// The traced body. `inputs` are symbolic tensors (borrowed for the call); set each of the
 /// `n_outputs` outputs to a new tensor (an op result, an input shared with cairn_tensor_share, or
 /// an eager tensor to return as a constant); the function takes them. Return NULL or an error
-/// status, which cairn_function_call returns (nothing is cached then).
+/// status, which cairn_function_call returns (nothing is cached then). Since 1.0.
 pub type cairn_function_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, ctx: *mut cairn_context, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status>;
 
 /// Host allocator hooks. `allocate` returns `size` bytes aligned to `alignment` (a power of two,
 /// at least 64) or NULL; `deallocate` gets the pointer and the size that was asked for. Both may be
-/// called from any thread, also after cairn_context_free while tensors are still alive.
+/// called from any thread, also after cairn_context_free while tensors are still alive. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_allocator {
@@ -322,7 +322,7 @@ pub struct cairn_allocator {
     pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
 }
 
-/// Options for cairn_context_create; start from CAIRN_CONTEXT_OPTIONS_INIT.
+/// Options for cairn_context_create; start from CAIRN_CONTEXT_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_context_options {
@@ -347,7 +347,7 @@ pub struct cairn_context_options {
 }
 
 /// One attribute of an op call. Set `name`, `kind` and the field for that kind; the others are
-/// ignored. A bool goes in `i` (0 or 1). Arrays and strings are borrowed for the call.
+/// ignored. A bool goes in `i` (0 or 1). Arrays and strings are borrowed for the call. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_attr {
@@ -373,7 +373,7 @@ pub struct cairn_attr {
     pub n_floats: usize,
 }
 
-/// Options of cairn_variable_create.
+/// Options of cairn_variable_create. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_variable_options {
@@ -387,7 +387,7 @@ pub struct cairn_variable_options {
     pub scope: *const cairn_object,
 }
 
-/// Options of one checkpoint (cairn_checkpoint_set_options); start from CAIRN_CHECKPOINT_OPTIONS_INIT.
+/// Options of one checkpoint (cairn_checkpoint_set_options); start from CAIRN_CHECKPOINT_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_checkpoint_options {
@@ -401,7 +401,7 @@ pub struct cairn_checkpoint_options {
     pub fsync: i32,
 }
 
-/// `cairn_checkpoint_manager_options`.
+/// Options of cairn_checkpoint_manager_create; start from CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_checkpoint_manager_options {
@@ -415,7 +415,7 @@ pub struct cairn_checkpoint_manager_options {
     pub keep_checkpoint_every_n_hours: f64,
 }
 
-/// `cairn_tape_options`.
+/// Options of cairn_tape_create; start from CAIRN_TAPE_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_tape_options {
@@ -427,7 +427,7 @@ pub struct cairn_tape_options {
     pub watch_accessed_variables: i32,
 }
 
-/// `cairn_optimizer_options`.
+/// Options of cairn_optimizer_create; start from CAIRN_OPTIMIZER_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_optimizer_options {
@@ -457,7 +457,7 @@ pub struct cairn_optimizer_options {
     pub centered: i32,
 }
 
-/// Options of cairn_schedule_exponential_decay (tf.keras.optimizers.schedules.ExponentialDecay).
+/// Options of cairn_schedule_exponential_decay (tf.keras.optimizers.schedules.ExponentialDecay). Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_exponential_decay_options {
@@ -473,7 +473,7 @@ pub struct cairn_exponential_decay_options {
     pub staircase: i32,
 }
 
-/// Options of cairn_schedule_cosine_decay (tf.keras.optimizers.schedules.CosineDecay).
+/// Options of cairn_schedule_cosine_decay (tf.keras.optimizers.schedules.CosineDecay). Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_cosine_decay_options {
@@ -487,7 +487,7 @@ pub struct cairn_cosine_decay_options {
     pub alpha: f64,
 }
 
-/// `cairn_dense_options`.
+/// Options of cairn_dense_create; start from CAIRN_DENSE_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_dense_options {
@@ -507,7 +507,7 @@ pub struct cairn_dense_options {
     pub name: *const c_char,
 }
 
-/// `cairn_conv2d_options`.
+/// Options of cairn_conv2d_create; start from CAIRN_CONV2D_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_conv2d_options {
@@ -537,7 +537,7 @@ pub struct cairn_conv2d_options {
     pub name: *const c_char,
 }
 
-/// `cairn_pool2d_options`.
+/// Options of the pooling layers; start from CAIRN_POOL2D_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_pool2d_options {
@@ -557,7 +557,7 @@ pub struct cairn_pool2d_options {
     pub name: *const c_char,
 }
 
-/// Options of cairn_flatten_create.
+/// Options of cairn_flatten_create. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_flatten_options {
@@ -567,7 +567,7 @@ pub struct cairn_flatten_options {
     pub name: *const c_char,
 }
 
-/// Options of cairn_embedding_create.
+/// Options of cairn_embedding_create. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_embedding_options {
@@ -581,7 +581,7 @@ pub struct cairn_embedding_options {
     pub name: *const c_char,
 }
 
-/// `cairn_norm_options`.
+/// Options of cairn_layer_norm_create and cairn_batch_norm_create; start from CAIRN_NORM_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_norm_options {
@@ -601,7 +601,7 @@ pub struct cairn_norm_options {
     pub name: *const c_char,
 }
 
-/// Options of cairn_dropout_create.
+/// Options of cairn_dropout_create. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_dropout_options {
@@ -615,7 +615,7 @@ pub struct cairn_dropout_options {
     pub name: *const c_char,
 }
 
-/// Options of cairn_activation_create.
+/// Options of cairn_activation_create. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_activation_options {
@@ -627,7 +627,7 @@ pub struct cairn_activation_options {
     pub name: *const c_char,
 }
 
-/// Options of cairn_sequential_create.
+/// Options of cairn_sequential_create. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_sequential_options {
@@ -639,7 +639,7 @@ pub struct cairn_sequential_options {
 
 /// One input of an input signature: a dtype and a shape whose dims may be -1 (any size). It may
 /// grow: an array of specs takes its stride from the struct_size of element 0, and every element
-/// must have the same struct_size.
+/// must have the same struct_size. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_tensor_spec {
@@ -653,7 +653,7 @@ pub struct cairn_tensor_spec {
     pub rank: usize,
 }
 
-/// `cairn_function_options`.
+/// Options of cairn_function_create; start from CAIRN_FUNCTION_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_function_options {
@@ -673,7 +673,7 @@ pub struct cairn_function_options {
     pub n_static_inputs: usize,
 }
 
-/// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT.
+/// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_vulkan_device_info {
@@ -701,7 +701,7 @@ pub struct cairn_vulkan_device_info {
     pub max_shared_memory: u32,
 }
 
-/// Vulkan settings of a context; start from CAIRN_VULKAN_OPTIONS_INIT.
+/// Vulkan settings of a context; start from CAIRN_VULKAN_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_vulkan_options {
@@ -1309,26 +1309,26 @@ impl Api {
 }
 
 /// METHOD. The ABI version of the loaded library; equals CAIRN_ABI_VERSION for a matching header.
-/// Bindings compare the two at load time and refuse a mismatch.
+/// Bindings compare the two at load time and refuse a mismatch. Since 1.0.
 #[inline]
 pub unsafe fn cairn_abi_version() -> u32 {
     (load::api().cairn_abi_version)()
 }
 
-/// METHOD. The library's semantic version, e.g. "1.0.0". Static storage; never freed.
+/// METHOD. The library's semantic version, e.g. "1.0.0". Static storage; never freed. Since 1.0.
 #[inline]
 pub unsafe fn cairn_version() -> *const c_char {
     (load::api().cairn_version)()
 }
 
-/// METHOD. The status's code; CAIRN_OK for NULL.
+/// METHOD. The status's code; CAIRN_OK for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_status_code(s: *const cairn_status) -> cairn_code {
     (load::api().cairn_status_code)(s)
 }
 
 /// METHOD. The status's message, e.g. "Add: incompatible shapes \[2,3\] and \[4\]". Borrowed from `s`
-/// and valid until it is freed; "" for NULL.
+/// and valid until it is freed; "" for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_status_message(s: *const cairn_status) -> *const c_char {
     (load::api().cairn_status_message)(s)
@@ -1336,7 +1336,7 @@ pub unsafe fn cairn_status_message(s: *const cairn_status) -> *const c_char {
 
 /// DESTRUCTOR. Frees a status. NULL is fine. When memory runs out while the library reports an
 /// error, any function may return one static RESOURCE_EXHAUSTED status ("out of memory"); it is
-/// freed like any other (cairn_status_free ignores it), so callers need no special case.
+/// freed like any other (cairn_status_free ignores it), so callers need no special case. Since 1.0.
 #[inline]
 pub unsafe fn cairn_status_free(s: *mut cairn_status) {
     (load::api().cairn_status_free)(s)
@@ -1344,26 +1344,26 @@ pub unsafe fn cairn_status_free(s: *mut cairn_status) {
 
 /// CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
 /// report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
-/// becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only.
+/// becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only. Since 1.0.
 #[inline]
 pub unsafe fn cairn_status_create(code: cairn_code, message: *const c_char) -> *mut cairn_status {
     (load::api().cairn_status_create)(code, message)
 }
 
 /// METHOD. Frees a string or array the library allocated and handed over (documented per function).
-/// NULL is fine.
+/// NULL is fine. Since 1.0.
 #[inline]
 pub unsafe fn cairn_free(p: *mut c_void) {
     (load::api().cairn_free)(p)
 }
 
-/// METHOD. Bytes per element; 0 for CAIRN_STRING and unknown values.
+/// METHOD. Bytes per element; 0 for CAIRN_STRING and unknown values. Since 1.0.
 #[inline]
 pub unsafe fn cairn_dtype_size(dtype: cairn_dtype) -> usize {
     (load::api().cairn_dtype_size)(dtype)
 }
 
-/// METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage.
+/// METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage. Since 1.0.
 #[inline]
 pub unsafe fn cairn_dtype_name(dtype: cairn_dtype) -> *const c_char {
     (load::api().cairn_dtype_name)(dtype)
@@ -1373,20 +1373,20 @@ pub unsafe fn cairn_dtype_name(dtype: cairn_dtype) -> *const c_char {
 /// log_release nor the allocator's release is called: the caller still owns their user_data.
 /// @param out  receives the new context; free it with cairn_context_free().
 /// Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
-/// device name, UNAVAILABLE when the device's backend or driver is missing.
+/// device name, UNAVAILABLE when the device's backend or driver is missing. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_context_create(opts: *const cairn_context_options, out: *mut *mut cairn_context) -> *mut cairn_status {
     (load::api().cairn_context_create)(opts, out)
 }
 
-/// DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine.
+/// DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine. Since 1.0.
 #[inline]
 pub unsafe fn cairn_context_free(ctx: *mut cairn_context) {
     (load::api().cairn_context_free)(ctx)
 }
 
-/// METHOD. The name of the context's default device, e.g. "cpu". Borrowed from `ctx`.
+/// METHOD. The name of the context's default device, e.g. "cpu". Borrowed from `ctx`. Since 1.0.
 #[inline]
 pub unsafe fn cairn_context_device(ctx: *const cairn_context) -> *const c_char {
     (load::api().cairn_context_device)(ctx)
@@ -1399,45 +1399,45 @@ pub unsafe fn cairn_context_device(ctx: *const cairn_context) -> *const c_char {
 /// @param out    receives the new tensor; free it with cairn_tensor_free().
 /// Errors: INVALID_ARGUMENT for a bad dtype, rank, dimension or nbytes (the message gives both
 /// sizes). CAIRN_STRING tensors cannot be created this way. For CAIRN_BOOL, one byte per element;
-/// any nonzero byte is stored as 1, so reads return only 0 and 1.
+/// any nonzero byte is stored as 1, so reads return only 0 and 1. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tensor_create(ctx: *mut cairn_context, dtype: cairn_dtype, shape: *const i64, rank: usize, data: *const c_void, nbytes: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status {
     (load::api().cairn_tensor_create)(ctx, dtype, shape, rank, data, nbytes, out)
 }
 
-/// METHOD. The tensor's dtype; CAIRN_INVALID_DTYPE for NULL.
+/// METHOD. The tensor's dtype; CAIRN_INVALID_DTYPE for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_tensor_dtype(t: *const cairn_tensor) -> cairn_dtype {
     (load::api().cairn_tensor_dtype)(t)
 }
 
-/// METHOD. The tensor's rank; 0 for NULL.
+/// METHOD. The tensor's rank; 0 for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_tensor_rank(t: *const cairn_tensor) -> usize {
     (load::api().cairn_tensor_rank)(t)
 }
 
-/// METHOD. The size of dimension `axis`; -1 for NULL or an axis \>= rank.
+/// METHOD. The size of dimension `axis`; -1 for NULL or an axis \>= rank. Since 1.0.
 #[inline]
 pub unsafe fn cairn_tensor_dim(t: *const cairn_tensor, axis: usize) -> i64 {
     (load::api().cairn_tensor_dim)(t, axis)
 }
 
-/// METHOD. The number of elements (1 for a scalar); 0 for NULL.
+/// METHOD. The number of elements (1 for a scalar); 0 for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_tensor_num_elements(t: *const cairn_tensor) -> i64 {
     (load::api().cairn_tensor_num_elements)(t)
 }
 
-/// METHOD. The size of the tensor's data in bytes; 0 for NULL.
+/// METHOD. The size of the tensor's data in bytes; 0 for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_tensor_nbytes(t: *const cairn_tensor) -> usize {
     (load::api().cairn_tensor_nbytes)(t)
 }
 
 /// METHOD. The name of the device holding the tensor, e.g. "cpu". Borrowed: lives as long as the
-/// tensor. NULL for NULL.
+/// tensor. NULL for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_tensor_device(t: *const cairn_tensor) -> *const c_char {
     (load::api().cairn_tensor_device)(t)
@@ -1446,7 +1446,7 @@ pub unsafe fn cairn_tensor_device(t: *const cairn_tensor) -> *const c_char {
 /// METHOD. Copies the tensor's data to host memory, waiting for the device when needed.
 /// @param dst     `nbytes` writable bytes.
 /// @param nbytes  must equal cairn_tensor_nbytes(t).
-/// Errors: INVALID_ARGUMENT for NULL arguments or a size mismatch.
+/// Errors: INVALID_ARGUMENT for NULL arguments or a size mismatch. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tensor_read(t: *const cairn_tensor, dst: *mut c_void, nbytes: usize) -> *mut cairn_status {
@@ -1456,7 +1456,7 @@ pub unsafe fn cairn_tensor_read(t: *const cairn_tensor, dst: *mut c_void, nbytes
 /// CONSTRUCTOR. A tensor with the same value on `device` ("cpu", "vulkan", "vulkan:N").
 /// Copying to the device the tensor is already on shares its buffer (tensors are immutable).
 /// @param out  receives the new tensor; free it with cairn_tensor_free().
-/// Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing.
+/// Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tensor_copy_to_device(ctx: *mut cairn_context, t: *const cairn_tensor, device: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status {
@@ -1464,14 +1464,14 @@ pub unsafe fn cairn_tensor_copy_to_device(ctx: *mut cairn_context, t: *const cai
 }
 
 /// CONSTRUCTOR. A second handle to the same immutable value (no copy, no context needed).
-/// @param out  receives the new handle; free it with cairn_tensor_free().
+/// @param out  receives the new handle; free it with cairn_tensor_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tensor_share(t: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status {
     (load::api().cairn_tensor_share)(t, out)
 }
 
-/// DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine.
+/// DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine. Since 1.0.
 #[inline]
 pub unsafe fn cairn_tensor_free(t: *mut cairn_tensor) {
     (load::api().cairn_tensor_free)(t)
@@ -1486,7 +1486,7 @@ pub unsafe fn cairn_tensor_free(t: *mut cairn_tensor) {
 ///                   frees. On error nothing is written.
 /// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a wrong input or output count, a wrong
 /// dtype, incompatible shapes, an unknown, missing or mistyped attribute, an out-of-range axis;
-/// UNIMPLEMENTED when the device has no kernel for the dtype.
+/// UNIMPLEMENTED when the device has no kernel for the dtype. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_run(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_attr, n_attrs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
@@ -1494,7 +1494,7 @@ pub unsafe fn cairn_op_run(ctx: *mut cairn_context, op: *const c_char, inputs: *
 }
 
 /// CONSTRUCTOR. An empty attribute set.
-/// @param out  receives it; free with cairn_op_attrs_free().
+/// @param out  receives it; free with cairn_op_attrs_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_attrs_create(out: *mut *mut cairn_op_attrs) -> *mut cairn_status {
@@ -1502,69 +1502,69 @@ pub unsafe fn cairn_op_attrs_create(out: *mut *mut cairn_op_attrs) -> *mut cairn
 }
 
 /// METHOD. Sets attribute `name` (borrowed for the call; copied) to an INT value.
-/// Errors (all setters): INVALID_ARGUMENT for NULL attrs or name, or a NULL array with n \> 0.
+/// Errors (all setters): INVALID_ARGUMENT for NULL attrs or name, or a NULL array with n \> 0. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_attrs_set_int(attrs: *mut cairn_op_attrs, name: *const c_char, value: i64) -> *mut cairn_status {
     (load::api().cairn_op_attrs_set_int)(attrs, name, value)
 }
 
-/// METHOD. Sets a FLOAT attribute.
+/// METHOD. Sets a FLOAT attribute. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_attrs_set_float(attrs: *mut cairn_op_attrs, name: *const c_char, value: f64) -> *mut cairn_status {
     (load::api().cairn_op_attrs_set_float)(attrs, name, value)
 }
 
-/// METHOD. Sets a BOOL attribute; INVALID_ARGUMENT unless value is CAIRN_FALSE or CAIRN_TRUE.
+/// METHOD. Sets a BOOL attribute; INVALID_ARGUMENT unless value is CAIRN_FALSE or CAIRN_TRUE. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_attrs_set_bool(attrs: *mut cairn_op_attrs, name: *const c_char, value: i32) -> *mut cairn_status {
     (load::api().cairn_op_attrs_set_bool)(attrs, name, value)
 }
 
-/// METHOD. Sets an INTS attribute from `n` values (copied).
+/// METHOD. Sets an INTS attribute from `n` values (copied). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_attrs_set_ints(attrs: *mut cairn_op_attrs, name: *const c_char, values: *const i64, n: usize) -> *mut cairn_status {
     (load::api().cairn_op_attrs_set_ints)(attrs, name, values, n)
 }
 
-/// METHOD. Sets a FLOATS attribute from `n` values (copied).
+/// METHOD. Sets a FLOATS attribute from `n` values (copied). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_attrs_set_floats(attrs: *mut cairn_op_attrs, name: *const c_char, values: *const f64, n: usize) -> *mut cairn_status {
     (load::api().cairn_op_attrs_set_floats)(attrs, name, values, n)
 }
 
-/// METHOD. Sets a STRING attribute (NUL-terminated, copied); INVALID_ARGUMENT for NULL value.
+/// METHOD. Sets a STRING attribute (NUL-terminated, copied); INVALID_ARGUMENT for NULL value. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_attrs_set_string(attrs: *mut cairn_op_attrs, name: *const c_char, value: *const c_char) -> *mut cairn_status {
     (load::api().cairn_op_attrs_set_string)(attrs, name, value)
 }
 
-/// METHOD. Sets a DTYPE attribute.
+/// METHOD. Sets a DTYPE attribute. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_attrs_set_dtype(attrs: *mut cairn_op_attrs, name: *const c_char, value: cairn_dtype) -> *mut cairn_status {
     (load::api().cairn_op_attrs_set_dtype)(attrs, name, value)
 }
 
-/// METHOD. The number of attributes set; 0 for NULL.
+/// METHOD. The number of attributes set; 0 for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_op_attrs_size(attrs: *const cairn_op_attrs) -> usize {
     (load::api().cairn_op_attrs_size)(attrs)
 }
 
-/// DESTRUCTOR. Frees an attribute set. NULL is fine.
+/// DESTRUCTOR. Frees an attribute set. NULL is fine. Since 1.0.
 #[inline]
 pub unsafe fn cairn_op_attrs_free(attrs: *mut cairn_op_attrs) {
     (load::api().cairn_op_attrs_free)(attrs)
 }
 
 /// METHOD. cairn_op_run with the attributes of `attrs` (NULL: none). Otherwise identical: same
-/// errors, same outputs.
+/// errors, same outputs. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_run_attrs(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_op_attrs, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
@@ -1575,20 +1575,20 @@ pub unsafe fn cairn_op_run_attrs(ctx: *mut cairn_context, op: *const c_char, inp
 /// with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
 /// @param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
 /// @param out    receives the count.
-/// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count.
+/// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_num_outputs(op: *const c_char, attrs: *const cairn_attr, n_attrs: usize, out: *mut usize) -> *mut cairn_status {
     (load::api().cairn_op_num_outputs)(op, attrs, n_attrs, out)
 }
 
-/// METHOD. How many ops are registered.
+/// METHOD. How many ops are registered. Since 1.0.
 #[inline]
 pub unsafe fn cairn_op_count() -> usize {
     (load::api().cairn_op_count)()
 }
 
-/// METHOD. The name of op `i` in name order; NULL when i \>= cairn_op_count(). Static storage.
+/// METHOD. The name of op `i` in name order; NULL when i \>= cairn_op_count(). Static storage. Since 1.0.
 #[inline]
 pub unsafe fn cairn_op_name(i: usize) -> *const c_char {
     (load::api().cairn_op_name)(i)
@@ -1599,7 +1599,7 @@ pub unsafe fn cairn_op_name(i: usize) -> *const c_char {
 /// "kind" ("INT", "FLOAT", "BOOL", "INTS", "STRING", "DTYPE", "FLOATS"), "default"?, "inferred"?,
 /// "allowed_dtypes"?, "allowed_values"?}\]}, sorted by name. An attribute without "default" is
 /// required; an "inferred" DTYPE attribute is taken from the inputs.
-/// @param out  receives a NUL-terminated string; free it with cairn_free().
+/// @param out  receives a NUL-terminated string; free it with cairn_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_op_registry_json(out: *mut *mut c_char) -> *mut cairn_status {
@@ -1609,7 +1609,7 @@ pub unsafe fn cairn_op_registry_json(out: *mut *mut c_char) -> *mut cairn_status
 /// CONSTRUCTOR. A new trackable: an object whose attributes (set with cairn_object_set) are
 /// tracked edges, kept in the order they were first set.
 /// @param ctx  borrowed; the object keeps the context alive.
-/// @param out  receives the new object; free it with cairn_object_free().
+/// @param out  receives the new object; free it with cairn_object_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_trackable_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1620,7 +1620,7 @@ pub unsafe fn cairn_trackable_create(ctx: *mut cairn_context, out: *mut *mut cai
 /// module as their scope are named "\<name\>/\<variable name\>:0".
 /// @param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
 /// @param out   receives the new module; free it with cairn_object_free().
-/// Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name.
+/// Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_module_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1631,7 +1631,7 @@ pub unsafe fn cairn_module_create(ctx: *mut cairn_context, name: *const c_char, 
 /// created in the scope of module "m1" has scope "m1/m2", and its variables are named
 /// "m1/m2/\<name\>:0". The two modules are not linked by an edge.
 /// @param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
-/// Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module.
+/// Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_module_create_in_scope(ctx: *mut cairn_context, name: *const c_char, parent_scope: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1639,14 +1639,14 @@ pub unsafe fn cairn_module_create_in_scope(ctx: *mut cairn_context, name: *const
 }
 
 /// METHOD. The module's name, e.g. "m2". Borrowed from the object: valid while any handle to it
-/// lives. NULL for NULL or an object that is not a module.
+/// lives. NULL for NULL or an object that is not a module. Since 1.0.
 #[inline]
 pub unsafe fn cairn_module_name(module: *const cairn_object) -> *const c_char {
     (load::api().cairn_module_name)(module)
 }
 
 /// METHOD. The module's name scope, e.g. "m1/m2" (its name for a module created without a parent
-/// scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module.
+/// scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module. Since 1.0.
 #[inline]
 pub unsafe fn cairn_module_scope(module: *const cairn_object) -> *const c_char {
     (load::api().cairn_module_scope)(module)
@@ -1658,7 +1658,7 @@ pub unsafe fn cairn_module_scope(module: *const cairn_object) -> *const c_char {
 /// @param opts     borrowed for the call; NULL means all defaults.
 /// @param out      receives the new variable; free it with cairn_object_free().
 /// Errors: INVALID_ARGUMENT for NULL ctx, initial or out, a bad struct_size, name or trainable
-/// value, a scope that is not a module, or a string tensor.
+/// value, a scope that is not a module, or a string tensor. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_variable_create(ctx: *mut cairn_context, initial: *const cairn_tensor, opts: *const cairn_variable_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1667,7 +1667,7 @@ pub unsafe fn cairn_variable_create(ctx: *mut cairn_context, initial: *const cai
 
 /// METHOD. A snapshot of the variable's value; later assignments do not change it.
 /// @param out  receives a new tensor; free it with cairn_tensor_free().
-/// Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable.
+/// Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_variable_read(var: *mut cairn_object, out: *mut *mut cairn_tensor) -> *mut cairn_status {
@@ -1679,7 +1679,7 @@ pub unsafe fn cairn_variable_read(var: *mut cairn_object, out: *mut *mut cairn_t
 /// @param value  borrowed for the call.
 /// Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
 /// shape mismatch, e.g. "cairn_variable_assign: shape \[3\] does not match variable 'v:0' of shape
-/// \[2\]". On error the value is unchanged.
+/// \[2\]". On error the value is unchanged. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_variable_assign(var: *mut cairn_object, value: *const cairn_tensor) -> *mut cairn_status {
@@ -1691,14 +1691,14 @@ pub unsafe fn cairn_variable_assign(var: *mut cairn_object, value: *const cairn_
 /// writers of the same variable.
 /// @param delta  borrowed for the call.
 /// Errors: as cairn_variable_assign; the Add op's own errors (e.g. for bool) prefixed with
-/// "cairn_variable_assign_add: ".
+/// "cairn_variable_assign_add: ". Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_variable_assign_add(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status {
     (load::api().cairn_variable_assign_add)(var, delta)
 }
 
-/// METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add.
+/// METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_variable_assign_sub(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status {
@@ -1706,28 +1706,28 @@ pub unsafe fn cairn_variable_assign_sub(var: *mut cairn_object, delta: *const ca
 }
 
 /// METHOD. The variable's name, e.g. "m1/m_v:0" or "Variable:0". Borrowed from the object: valid
-/// while any handle to it lives. NULL for NULL or an object that is not a variable.
+/// while any handle to it lives. NULL for NULL or an object that is not a variable. Since 1.0.
 #[inline]
 pub unsafe fn cairn_variable_name(var: *const cairn_object) -> *const c_char {
     (load::api().cairn_variable_name)(var)
 }
 
 /// METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
-/// variable.
+/// variable. Since 1.0.
 #[inline]
 pub unsafe fn cairn_variable_trainable(var: *const cairn_object) -> i32 {
     (load::api().cairn_variable_trainable)(var)
 }
 
 /// METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
-/// (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.)
+/// (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.) Since 1.0.
 #[inline]
 pub unsafe fn cairn_variable_dtype(var: *const cairn_object) -> cairn_dtype {
     (load::api().cairn_variable_dtype)(var)
 }
 
 /// CONSTRUCTOR. A new, empty list (ListWrapper). Its elements are tracked edges "0", "1", ...
-/// @param out  receives the new list; free it with cairn_object_free().
+/// @param out  receives the new list; free it with cairn_object_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_list_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1738,14 +1738,14 @@ pub unsafe fn cairn_list_create(ctx: *mut cairn_context, out: *mut *mut cairn_ob
 /// edge is restored into `item` before this returns.
 /// @param item  borrowed; the list takes its own reference.
 /// Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
-/// pending restore (the item stays appended).
+/// pending restore (the item stays appended). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_list_append(list: *mut cairn_object, item: *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_list_append)(list, item)
 }
 
-/// METHOD. The number of elements; 0 for NULL or an object that is not a list.
+/// METHOD. The number of elements; 0 for NULL or an object that is not a list. Since 1.0.
 #[inline]
 pub unsafe fn cairn_list_size(list: *const cairn_object) -> usize {
     (load::api().cairn_list_size)(list)
@@ -1753,7 +1753,7 @@ pub unsafe fn cairn_list_size(list: *const cairn_object) -> usize {
 
 /// METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
 /// @param out  receives a new handle; free it with cairn_object_free().
-/// Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index \>= size.
+/// Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index \>= size. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_list_get(list: *mut cairn_object, index: usize, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1763,7 +1763,7 @@ pub unsafe fn cairn_list_get(list: *mut cairn_object, index: usize, out: *mut *m
 /// METHOD. Replaces element `index` (\< size) with `item`. TensorFlow refuses to checkpoint a list
 /// whose elements were replaced or deleted (restore-on-create needs append-only lists).
 /// @param item  borrowed; the list takes its own reference.
-/// Errors: as cairn_list_get; the error of a pending restore (the item stays in place).
+/// Errors: as cairn_list_get; the error of a pending restore (the item stays in place). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_list_set(list: *mut cairn_object, index: usize, item: *mut cairn_object) -> *mut cairn_status {
@@ -1772,7 +1772,7 @@ pub unsafe fn cairn_list_set(list: *mut cairn_object, index: usize, item: *mut c
 
 /// CONSTRUCTOR. A new, empty dict (DictWrapper): string keys, kept in insertion order; each entry
 /// is a tracked edge named by its key. Set, get and delete entries with cairn_object_set/get/delete.
-/// @param out  receives the new dict; free it with cairn_object_free().
+/// @param out  receives the new dict; free it with cairn_object_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dict_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1788,7 +1788,7 @@ pub unsafe fn cairn_dict_create(ctx: *mut cairn_context, out: *mut *mut cairn_ob
 /// @param child  borrowed; the parent takes its own reference.
 /// Errors: INVALID_ARGUMENT for NULL arguments, a bad name, or a variable parent (variables have no
 /// edges); NOT_FOUND / OUT_OF_RANGE for a list name that is not an existing index; the error of a
-/// pending restore (the edge stays).
+/// pending restore (the edge stays). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_set(parent: *mut cairn_object, name: *const c_char, child: *mut cairn_object) -> *mut cairn_status {
@@ -1800,7 +1800,7 @@ pub unsafe fn cairn_object_set(parent: *mut cairn_object, name: *const c_char, c
 /// same name is replaced. Only trackables and modules have untracked references.
 /// @param name   borrowed for the call; non-empty (may contain '/').
 /// @param child  borrowed; the parent takes its own reference.
-/// Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent.
+/// Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_set_untracked(parent: *mut cairn_object, name: *const c_char, child: *mut cairn_object) -> *mut cairn_status {
@@ -1810,7 +1810,7 @@ pub unsafe fn cairn_object_set_untracked(parent: *mut cairn_object, name: *const
 /// METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
 /// @param out  receives a new handle; free it with cairn_object_free().
 /// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
-/// ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index \>= size.
+/// ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index \>= size. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_get(parent: *mut cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1819,26 +1819,26 @@ pub unsafe fn cairn_object_get(parent: *mut cairn_object, name: *const c_char, o
 
 /// METHOD. Deletes the edge `name` (tracked or untracked) from every later walk and checkpoint.
 /// Deleting list element i moves the later elements down one index.
-/// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge.
+/// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_delete(parent: *mut cairn_object, name: *const c_char) -> *mut cairn_status {
     (load::api().cairn_object_delete)(parent, name)
 }
 
-/// METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL.
+/// METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_object_kind_of(obj: *const cairn_object) -> cairn_object_kind {
     (load::api().cairn_object_kind_of)(obj)
 }
 
-/// METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL).
+/// METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL). Since 1.0.
 #[inline]
 pub unsafe fn cairn_object_same(a: *const cairn_object, b: *const cairn_object) -> i32 {
     (load::api().cairn_object_same)(a, b)
 }
 
-/// METHOD. The number of tracked edges of the object (0 for variables and NULL).
+/// METHOD. The number of tracked edges of the object (0 for variables and NULL). Since 1.0.
 #[inline]
 pub unsafe fn cairn_object_child_count(obj: *const cairn_object) -> usize {
     (load::api().cairn_object_child_count)(obj)
@@ -1847,7 +1847,7 @@ pub unsafe fn cairn_object_child_count(obj: *const cairn_object) -> usize {
 /// CONSTRUCTOR. A new handle to the object `obj` refers to (for example to keep an object lent by a
 /// cairn_object_array after the array is freed).
 /// @param obj  borrowed for the call.
-/// @param out  receives the new handle; free it with cairn_object_free().
+/// @param out  receives the new handle; free it with cairn_object_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_share(obj: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -1855,7 +1855,7 @@ pub unsafe fn cairn_object_share(obj: *const cairn_object, out: *mut *mut cairn_
 }
 
 /// DESTRUCTOR. Frees a handle, dropping its reference; the object goes when nothing else refers to
-/// it. NULL is fine. Never pass a handle borrowed from a cairn_object_array.
+/// it. NULL is fine. Never pass a handle borrowed from a cairn_object_array. Since 1.0.
 #[inline]
 pub unsafe fn cairn_object_free(obj: *mut cairn_object) {
     (load::api().cairn_object_free)(obj)
@@ -1863,7 +1863,7 @@ pub unsafe fn cairn_object_free(obj: *mut cairn_object) {
 
 /// METHOD. The tracked edges of `obj` in order (creation order; index order for lists); each
 /// entry's path is the edge name. Variables give an empty array.
-/// @param out  receives a new array; free it with cairn_object_array_free().
+/// @param out  receives a new array; free it with cairn_object_array_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_children(obj: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status {
@@ -1873,14 +1873,14 @@ pub unsafe fn cairn_object_children(obj: *mut cairn_object, out: *mut *mut cairn
 /// METHOD. tf.Module.variables (trainable_only 0) or .trainable_variables (1): own variables sorted
 /// by attribute name first, then those of submodules, depth-first; each variable once, with the
 /// path it was first found by.
-/// @param out  receives a new array; free it with cairn_object_array_free().
+/// @param out  receives a new array; free it with cairn_object_array_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_variables(root: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status {
     (load::api().cairn_object_variables)(root, trainable_only, out)
 }
 
-/// METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once.
+/// METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_submodules(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status {
@@ -1889,7 +1889,7 @@ pub unsafe fn cairn_object_submodules(root: *mut cairn_object, out: *mut *mut ca
 
 /// METHOD. tf.Module._flatten(with_path=True): every (path, object) pair, so an object reachable
 /// by several paths appears once per path. A module met again while its own walk is in progress
-/// (a cycle) has its direct attributes listed but is not searched again, so this ends.
+/// (a cycle) has its direct attributes listed but is not searched again, so this ends. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_flatten(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status {
@@ -1898,34 +1898,34 @@ pub unsafe fn cairn_object_flatten(root: *mut cairn_object, out: *mut *mut cairn
 
 /// METHOD. Every object reachable from `root` along tracked edges in checkpoint order: the root
 /// first (path ""), then breadth-first in edge order; each object once, with the first path that
-/// reaches it. Lists and dicts are included.
+/// reaches it. Lists and dicts are included. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_object_walk(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status {
     (load::api().cairn_object_walk)(root, out)
 }
 
-/// METHOD. The number of entries; 0 for NULL.
+/// METHOD. The number of entries; 0 for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_object_array_size(a: *const cairn_object_array) -> usize {
     (load::api().cairn_object_array_size)(a)
 }
 
 /// METHOD. Entry `i`; NULL for NULL or i \>= size. Borrowed from `a`: valid until the array is freed.
-/// Do not free it; to keep the object longer, take a new handle with cairn_object_share.
+/// Do not free it; to keep the object longer, take a new handle with cairn_object_share. Since 1.0.
 #[inline]
 pub unsafe fn cairn_object_array_get(a: *const cairn_object_array, i: usize) -> *mut cairn_object {
     (load::api().cairn_object_array_get)(a, i)
 }
 
 /// METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
-/// NULL or i \>= size.
+/// NULL or i \>= size. Since 1.0.
 #[inline]
 pub unsafe fn cairn_object_array_path(a: *const cairn_object_array, i: usize) -> *const c_char {
     (load::api().cairn_object_array_path)(a, i)
 }
 
-/// DESTRUCTOR. Frees the array and the handles it lent. NULL is fine.
+/// DESTRUCTOR. Frees the array and the handles it lent. NULL is fine. Since 1.0.
 #[inline]
 pub unsafe fn cairn_object_array_free(a: *mut cairn_object_array) {
     (load::api().cairn_object_array_free)(a)
@@ -1934,7 +1934,7 @@ pub unsafe fn cairn_object_array_free(a: *mut cairn_object_array) {
 /// CONSTRUCTOR. A checkpoint over `n` named root children (TF's Checkpoint(**kwargs)).
 /// @param names    `n` edge names, borrowed; unique, non-empty, no '/', not "save_counter".
 /// @param objects  `n` objects, borrowed; the checkpoint's root holds its own references.
-/// @param out      receives the checkpoint; free it with cairn_checkpoint_free().
+/// @param out      receives the checkpoint; free it with cairn_checkpoint_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_create(ctx: *mut cairn_context, names: *const *const c_char, objects: *const *mut cairn_object, n: usize, out: *mut *mut cairn_checkpoint) -> *mut cairn_status {
@@ -1942,13 +1942,13 @@ pub unsafe fn cairn_checkpoint_create(ctx: *mut cairn_context, names: *const *co
 }
 
 /// METHOD. The checkpoint's root object, borrowed from `ckpt` (do not free it). Add more edges with
-/// cairn_object_set. NULL for NULL.
+/// cairn_object_set. NULL for NULL. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_root(ckpt: *mut cairn_checkpoint) -> *mut cairn_object {
     (load::api().cairn_checkpoint_root)(ckpt)
 }
 
-/// METHOD. Sets the checkpoint's options (copied). NULL restores the defaults.
+/// METHOD. Sets the checkpoint's options (copied). NULL restores the defaults. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_set_options(ckpt: *mut cairn_checkpoint, opts: *const cairn_checkpoint_options) -> *mut cairn_status {
@@ -1957,7 +1957,7 @@ pub unsafe fn cairn_checkpoint_set_options(ckpt: *mut cairn_checkpoint, opts: *c
 
 /// METHOD. The current value of save_counter (0 before the first save or restore).
 /// @param out  receives the value.
-/// Errors: INVALID_ARGUMENT for NULL arguments; the error of a background save still running.
+/// Errors: INVALID_ARGUMENT for NULL arguments; the error of a background save still running. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_save_counter(ckpt: *mut cairn_checkpoint, out: *mut i64) -> *mut cairn_status {
@@ -1965,21 +1965,21 @@ pub unsafe fn cairn_checkpoint_save_counter(ckpt: *mut cairn_checkpoint, out: *m
 }
 
 /// METHOD. Increments save_counter and writes "\<prefix\>-\<save_counter\>" atomically.
-/// @param path_out  receives the path written (free with cairn_free), or NULL if not wanted.
+/// @param path_out  receives the path written (free with cairn_free), or NULL if not wanted. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_save(ckpt: *mut cairn_checkpoint, prefix: *const c_char, path_out: *mut *mut c_char) -> *mut cairn_status {
     (load::api().cairn_checkpoint_save)(ckpt, prefix, path_out)
 }
 
-/// METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone.
+/// METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_write(ckpt: *mut cairn_checkpoint, path: *const c_char) -> *mut cairn_status {
     (load::api().cairn_checkpoint_write)(ckpt, path)
 }
 
-/// METHOD. Waits for a background (async) save and returns its error, if any.
+/// METHOD. Waits for a background (async) save and returns its error, if any. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_sync(ckpt: *mut cairn_checkpoint) -> *mut cairn_status {
@@ -1993,7 +1993,7 @@ pub unsafe fn cairn_checkpoint_sync(ckpt: *mut cairn_checkpoint) -> *mut cairn_s
 /// @param out   receives the restore status; free it with cairn_restore_status_free().
 /// Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
 /// shape mismatch (the message names the key). A failed restore leaves the values it already
-/// assigned, keeps no deferred restores and logs no "never restored" warning.
+/// assigned, keeps no deferred restores and logs no "never restored" warning. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_restore(ckpt: *mut cairn_checkpoint, path: *const c_char, out: *mut *mut cairn_restore_status) -> *mut cairn_status {
@@ -2001,33 +2001,33 @@ pub unsafe fn cairn_checkpoint_restore(ckpt: *mut cairn_checkpoint, path: *const
 }
 
 /// METHOD. FAILED_PRECONDITION unless every checkpoint value was restored and every live object under
-/// the root was matched; the message names every unmatched path.
+/// the root was matched; the message names every unmatched path. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_restore_status_assert_consumed(rs: *const cairn_restore_status) -> *mut cairn_status {
     (load::api().cairn_restore_status_assert_consumed)(rs)
 }
 
-/// METHOD. FAILED_PRECONDITION unless every live variable under the root was matched.
+/// METHOD. FAILED_PRECONDITION unless every live variable under the root was matched. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_restore_status_assert_existing_objects_matched(rs: *const cairn_restore_status) -> *mut cairn_status {
     (load::api().cairn_restore_status_assert_existing_objects_matched)(rs)
 }
 
-/// METHOD. Silences the warning logged when checkpoint values were never restored.
+/// METHOD. Silences the warning logged when checkpoint values were never restored. Since 1.0.
 #[inline]
 pub unsafe fn cairn_restore_status_expect_partial(rs: *mut cairn_restore_status) {
     (load::api().cairn_restore_status_expect_partial)(rs)
 }
 
-/// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives.
+/// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives. Since 1.0.
 #[inline]
 pub unsafe fn cairn_restore_status_free(rs: *mut cairn_restore_status) {
     (load::api().cairn_restore_status_free)(rs)
 }
 
-/// DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged).
+/// DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged). Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_free(ckpt: *mut cairn_checkpoint) {
     (load::api().cairn_checkpoint_free)(ckpt)
@@ -2037,7 +2037,7 @@ pub unsafe fn cairn_checkpoint_free(ckpt: *mut cairn_checkpoint) {
 /// directory's state file, or rebuilds the list by scanning for intact checkpoints when the state is
 /// missing or damaged, and removes temporary files an interrupted save left behind.
 /// @param out  receives the manager (it holds its own reference on `ckpt`); free with
-///             cairn_checkpoint_manager_free().
+///             cairn_checkpoint_manager_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_manager_create(ckpt: *mut cairn_checkpoint, directory: *const c_char, opts: *const cairn_checkpoint_manager_options, out: *mut *mut cairn_checkpoint_manager) -> *mut cairn_status {
@@ -2048,7 +2048,7 @@ pub unsafe fn cairn_checkpoint_manager_create(ckpt: *mut cairn_checkpoint, direc
 /// "\<directory\>/\<checkpoint_name\>-\<N\>", where N is `checkpoint_number` when it is \>= 0 and the new
 /// save_counter otherwise; then applies max_to_keep. The state file changes only
 /// after the new checkpoint is durable.
-/// @param path_out  receives the path (free with cairn_free), or NULL if not wanted.
+/// @param path_out  receives the path (free with cairn_free), or NULL if not wanted. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_manager_save(m: *mut cairn_checkpoint_manager, checkpoint_number: i64, path_out: *mut *mut c_char) -> *mut cairn_status {
@@ -2056,25 +2056,25 @@ pub unsafe fn cairn_checkpoint_manager_save(m: *mut cairn_checkpoint_manager, ch
 }
 
 /// METHOD. The newest checkpoint's path, or NULL when there is none. Borrowed from `m`: valid until
-/// the next save or free.
+/// the next save or free. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_manager_latest(m: *const cairn_checkpoint_manager) -> *const c_char {
     (load::api().cairn_checkpoint_manager_latest)(m)
 }
 
-/// METHOD. How many checkpoints the manager keeps track of.
+/// METHOD. How many checkpoints the manager keeps track of. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_manager_count(m: *const cairn_checkpoint_manager) -> usize {
     (load::api().cairn_checkpoint_manager_count)(m)
 }
 
-/// METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest.
+/// METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_manager_path(m: *const cairn_checkpoint_manager, i: usize) -> *const c_char {
     (load::api().cairn_checkpoint_manager_path)(m, i)
 }
 
-/// DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine.
+/// DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_manager_free(m: *mut cairn_checkpoint_manager) {
     (load::api().cairn_checkpoint_manager_free)(m)
@@ -2082,38 +2082,38 @@ pub unsafe fn cairn_checkpoint_manager_free(m: *mut cairn_checkpoint_manager) {
 
 /// CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
 /// @param out  receives the reader; free with cairn_checkpoint_reader_free().
-/// Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
+/// Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_open(path: *const c_char, out: *mut *mut cairn_checkpoint_reader) -> *mut cairn_status {
     (load::api().cairn_checkpoint_reader_open)(path, out)
 }
 
-/// METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included.
+/// METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_count(r: *const cairn_checkpoint_reader) -> usize {
     (load::api().cairn_checkpoint_reader_count)(r)
 }
 
-/// METHOD. Key `i`, borrowed from `r`; NULL when out of range.
+/// METHOD. Key `i`, borrowed from `r`; NULL when out of range. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_key(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char {
     (load::api().cairn_checkpoint_reader_key)(r, i)
 }
 
-/// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range.
+/// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_dtype(r: *const cairn_checkpoint_reader, i: usize) -> cairn_dtype {
     (load::api().cairn_checkpoint_reader_dtype)(r, i)
 }
 
-/// METHOD. Rank of key `i`; 0 out of range.
+/// METHOD. Rank of key `i`; 0 out of range. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_rank(r: *const cairn_checkpoint_reader, i: usize) -> usize {
     (load::api().cairn_checkpoint_reader_rank)(r, i)
 }
 
-/// METHOD. Dimension `axis` of key `i`; -1 out of range.
+/// METHOD. Dimension `axis` of key `i`; -1 out of range. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_dim(r: *const cairn_checkpoint_reader, i: usize, axis: usize) -> i64 {
     (load::api().cairn_checkpoint_reader_dim)(r, i, axis)
@@ -2121,7 +2121,7 @@ pub unsafe fn cairn_checkpoint_reader_dim(r: *const cairn_checkpoint_reader, i: 
 
 /// CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
 /// default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
-/// INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string).
+/// INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_load(r: *const cairn_checkpoint_reader, ctx: *mut cairn_context, key: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status {
@@ -2129,14 +2129,14 @@ pub unsafe fn cairn_checkpoint_reader_load(r: *const cairn_checkpoint_reader, ct
 }
 
 /// METHOD. The bytes of a string entry (the serialized object graph).
-/// @param out  receives a buffer (free with cairn_free); @param size receives its length.
+/// @param out  receives a buffer (free with cairn_free); @param size receives its length. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_load_string(r: *const cairn_checkpoint_reader, key: *const c_char, out: *mut *mut c_char, size: *mut usize) -> *mut cairn_status {
     (load::api().cairn_checkpoint_reader_load_string)(r, key, out, size)
 }
 
-/// DESTRUCTOR. Frees a reader. NULL is fine.
+/// DESTRUCTOR. Frees a reader. NULL is fine. Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_free(r: *mut cairn_checkpoint_reader) {
     (load::api().cairn_checkpoint_reader_free)(r)
@@ -2145,34 +2145,34 @@ pub unsafe fn cairn_checkpoint_reader_free(r: *mut cairn_checkpoint_reader) {
 /// CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as
 /// tf.GradientTape). Bindings whose threads can move (Go) pin the thread while a tape lives.
 /// @param opts  borrowed; NULL means defaults.
-/// @param out   receives the tape; free it with cairn_tape_free().
+/// @param out   receives the tape; free it with cairn_tape_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tape_create(ctx: *mut cairn_context, opts: *const cairn_tape_options, out: *mut *mut cairn_tape) -> *mut cairn_status {
     (load::api().cairn_tape_create)(ctx, opts, out)
 }
 
-/// METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call.
+/// METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tape_watch(tape: *mut cairn_tape, t: *const cairn_tensor) -> *mut cairn_status {
     (load::api().cairn_tape_watch)(tape, t)
 }
 
-/// METHOD. Watches a variable (also a non-trainable one).
+/// METHOD. Watches a variable (also a non-trainable one). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tape_watch_variable(tape: *mut cairn_tape, var: *const cairn_object) -> *mut cairn_status {
     (load::api().cairn_tape_watch_variable)(tape, var)
 }
 
-/// METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored.
+/// METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored. Since 1.0.
 #[inline]
 pub unsafe fn cairn_tape_stop_recording(tape: *mut cairn_tape) {
     (load::api().cairn_tape_stop_recording)(tape)
 }
 
-/// `cairn_tape_resume_recording`.
+/// METHOD. Resumes recording after cairn_tape_stop_recording. NULL is ignored. Since 1.0.
 #[inline]
 pub unsafe fn cairn_tape_resume_recording(tape: *mut cairn_tape) {
     (load::api().cairn_tape_resume_recording)(tape)
@@ -2184,21 +2184,21 @@ pub unsafe fn cairn_tape_resume_recording(tape: *mut cairn_tape) {
 /// @param grads    n slots; each receives a new tensor (free with cairn_tensor_free) or NULL for an
 ///                 unconnected source under CAIRN_UNCONNECTED_NONE. Untouched on error.
 /// Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
-/// thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments.
+/// thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tape_gradient(tape: *mut cairn_tape, target: *const cairn_tensor, sources: *const *const cairn_tensor, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status {
     (load::api().cairn_tape_gradient)(tape, target, sources, n, output_gradient, unconnected, grads)
 }
 
-/// METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable.
+/// METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tape_gradient_variables(tape: *mut cairn_tape, target: *const cairn_tensor, vars: *const *mut cairn_object, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status {
     (load::api().cairn_tape_gradient_variables)(tape, target, vars, n, output_gradient, unconnected, grads)
 }
 
-/// DESTRUCTOR. Stops recording and frees the tape. NULL is fine.
+/// DESTRUCTOR. Stops recording and frees the tape. NULL is fine. Since 1.0.
 #[inline]
 pub unsafe fn cairn_tape_free(tape: *mut cairn_tape) {
     (load::api().cairn_tape_free)(tape)
@@ -2206,7 +2206,7 @@ pub unsafe fn cairn_tape_free(tape: *mut cairn_tape) {
 
 /// CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
 /// @param out  receives it; free with cairn_object_free().
-/// Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside \[0, 1), ...).
+/// Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside \[0, 1), ...). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_optimizer_create(ctx: *mut cairn_context, opts: *const cairn_optimizer_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -2216,7 +2216,7 @@ pub unsafe fn cairn_optimizer_create(ctx: *mut cairn_context, opts: *const cairn
 /// CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
 /// Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
 /// @param out  receives the schedule; free with cairn_object_free().
-/// Errors: INVALID_ARGUMENT for NULL opts or a bad value, naming the field.
+/// Errors: INVALID_ARGUMENT for NULL opts or a bad value, naming the field. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_schedule_exponential_decay(ctx: *mut cairn_context, opts: *const cairn_exponential_decay_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -2224,7 +2224,7 @@ pub unsafe fn cairn_schedule_exponential_decay(ctx: *mut cairn_context, opts: *c
 }
 
 /// CONSTRUCTOR. Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
-/// Errors: as cairn_schedule_exponential_decay.
+/// Errors: as cairn_schedule_exponential_decay. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_schedule_cosine_decay(ctx: *mut cairn_context, opts: *const cairn_cosine_decay_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -2234,28 +2234,28 @@ pub unsafe fn cairn_schedule_cosine_decay(ctx: *mut cairn_context, opts: *const 
 /// METHOD. One update for each (grads\[i\], vars\[i\]) pair, then the step counter goes up by one.
 /// A NULL gradient skips its variable (as TensorFlow skips None).
 /// Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
-/// not trainable or not floating, or a variable given twice; nothing is updated then.
+/// not trainable or not floating, or a variable given twice; nothing is updated then. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_optimizer_apply_gradients(optimizer: *mut cairn_object, grads: *const *const cairn_tensor, vars: *const *mut cairn_object, n: usize) -> *mut cairn_status {
     (load::api().cairn_optimizer_apply_gradients)(optimizer, grads, vars, n)
 }
 
-/// METHOD. The number of apply_gradients calls so far (the checkpointed "iter").
+/// METHOD. The number of apply_gradients calls so far (the checkpointed "iter"). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_optimizer_iterations(optimizer: *mut cairn_object, out: *mut i64) -> *mut cairn_status {
     (load::api().cairn_optimizer_iterations)(optimizer, out)
 }
 
-/// METHOD. The learning rate the next update uses (the schedule at the current step).
+/// METHOD. The learning rate the next update uses (the schedule at the current step). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_optimizer_learning_rate(optimizer: *mut cairn_object, out: *mut f64) -> *mut cairn_status {
     (load::api().cairn_optimizer_learning_rate)(optimizer, out)
 }
 
-/// METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use.
+/// METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_optimizer_set_learning_rate(optimizer: *mut cairn_object, value: f64) -> *mut cairn_status {
@@ -2263,42 +2263,42 @@ pub unsafe fn cairn_optimizer_set_learning_rate(optimizer: *mut cairn_object, va
 }
 
 /// METHOD. The slot `name` ("m", "v", "momentum", "rms", "mg") the optimizer holds for `var`.
-/// Errors: NOT_FOUND when it has not been created (before the variable's first update).
+/// Errors: NOT_FOUND when it has not been created (before the variable's first update). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_optimizer_get_slot(optimizer: *mut cairn_object, var: *const cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_optimizer_get_slot)(optimizer, var, name, out)
 }
 
-/// CONSTRUCTOR. Dense: activation(x @ kernel + bias) over the last axis; weights "kernel", "bias".
+/// CONSTRUCTOR. Dense: activation(x @ kernel + bias) over the last axis; weights "kernel", "bias". Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dense_create(ctx: *mut cairn_context, opts: *const cairn_dense_options, out: *mut *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_dense_create)(ctx, opts, out)
 }
 
-/// CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" \[kh, kw, in, filters\], "bias".
+/// CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" \[kh, kw, in, filters\], "bias". Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_conv2d_create(ctx: *mut cairn_context, opts: *const cairn_conv2d_options, out: *mut *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_conv2d_create)(ctx, opts, out)
 }
 
-/// CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input.
+/// CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_max_pool2d_create(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_max_pool2d_create)(ctx, opts, out)
 }
 
-/// `cairn_avg_pool2d_create`.
+/// CONSTRUCTOR. AvgPool2D: as cairn_max_pool2d_create, averaging each window. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_avg_pool2d_create(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_avg_pool2d_create)(ctx, opts, out)
 }
 
-/// CONSTRUCTOR. Flatten: \[batch, ...\] -\> \[batch, product of the rest\]. `opts` may be NULL.
+/// CONSTRUCTOR. Flatten: \[batch, ...\] -\> \[batch, product of the rest\]. `opts` may be NULL. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_flatten_create(ctx: *mut cairn_context, opts: *const cairn_flatten_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -2307,7 +2307,7 @@ pub unsafe fn cairn_flatten_create(ctx: *mut cairn_context, opts: *const cairn_f
 
 /// CONSTRUCTOR. Embedding: int32/int64 indices in \[0, input_dim) -\> vectors of output_dim;
 /// weight "embeddings" (random_uniform initializer).
-/// Errors: INVALID_ARGUMENT for NULL opts or a dimension \<= 0.
+/// Errors: INVALID_ARGUMENT for NULL opts or a dimension \<= 0. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_embedding_create(ctx: *mut cairn_context, opts: *const cairn_embedding_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -2315,14 +2315,14 @@ pub unsafe fn cairn_embedding_create(ctx: *mut cairn_context, opts: *const cairn
 }
 
 /// CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
-/// "moving_variance", updated by calls with training = 1).
+/// "moving_variance", updated by calls with training = 1). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_layer_norm_create(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_layer_norm_create)(ctx, opts, out)
 }
 
-/// `cairn_batch_norm_create`.
+/// CONSTRUCTOR. BatchNormalization, with the moving statistics described above. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_batch_norm_create(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -2331,7 +2331,7 @@ pub unsafe fn cairn_batch_norm_create(ctx: *mut cairn_context, opts: *const cair
 
 /// CONSTRUCTOR. Dropout with probability `rate` when called with training = CAIRN_TRUE (the rest
 /// scaled by 1 / (1 - rate)); identity otherwise. `opts` may be NULL.
-/// Errors: INVALID_ARGUMENT for a rate outside \[0, 1).
+/// Errors: INVALID_ARGUMENT for a rate outside \[0, 1). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dropout_create(ctx: *mut cairn_context, opts: *const cairn_dropout_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -2339,7 +2339,7 @@ pub unsafe fn cairn_dropout_create(ctx: *mut cairn_context, opts: *const cairn_d
 }
 
 /// CONSTRUCTOR. A layer applying one activation. `opts` may be NULL (linear).
-/// Errors: INVALID_ARGUMENT for an unknown activation.
+/// Errors: INVALID_ARGUMENT for an unknown activation. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_activation_create(ctx: *mut cairn_context, opts: *const cairn_activation_options, out: *mut *mut cairn_object) -> *mut cairn_status {
@@ -2347,14 +2347,14 @@ pub unsafe fn cairn_activation_create(ctx: *mut cairn_context, opts: *const cair
 }
 
 /// CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
-/// `opts` may be NULL.
+/// `opts` may be NULL. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_sequential_create(ctx: *mut cairn_context, opts: *const cairn_sequential_options, out: *mut *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_sequential_create)(ctx, opts, out)
 }
 
-/// METHOD. Appends `layer` (borrowed; the model keeps it).
+/// METHOD. Appends `layer` (borrowed; the model keeps it). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_sequential_add(model: *mut cairn_object, layer: *mut cairn_object) -> *mut cairn_status {
@@ -2364,7 +2364,7 @@ pub unsafe fn cairn_sequential_add(model: *mut cairn_object, layer: *mut cairn_o
 /// METHOD. Calls a layer (building it on the first call). `training` = 1 switches Dropout and
 /// BatchNorm to training behaviour.
 /// @param out  receives a new tensor; free with cairn_tensor_free().
-/// Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size.
+/// Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_layer_call(layer: *mut cairn_object, x: *const cairn_tensor, training: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status {
@@ -2372,7 +2372,7 @@ pub unsafe fn cairn_layer_call(layer: *mut cairn_object, x: *const cairn_tensor,
 }
 
 /// METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
-/// when trainable_only is 1. Empty before the first call.
+/// when trainable_only is 1. Empty before the first call. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_layer_weights(layer: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status {
@@ -2380,14 +2380,14 @@ pub unsafe fn cairn_layer_weights(layer: *mut cairn_object, trainable_only: i32,
 }
 
 /// METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
-/// @param out  receives the text; free with cairn_free().
+/// @param out  receives the text; free with cairn_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_layer_summary(layer: *mut cairn_object, out: *mut *mut c_char) -> *mut cairn_status {
     (load::api().cairn_layer_summary)(layer, out)
 }
 
-/// METHOD. The number of scalars in the layer's variables (0 before the first call).
+/// METHOD. The number of scalars in the layer's variables (0 before the first call). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_layer_count_params(layer: *mut cairn_object, out: *mut i64) -> *mut cairn_status {
@@ -2396,7 +2396,7 @@ pub unsafe fn cairn_layer_count_params(layer: *mut cairn_object, out: *mut i64) 
 
 /// FUNCTION. The mean loss over every element, as a scalar of y_pred's dtype, built from
 /// registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
-/// @param out  receives a new tensor; free with cairn_tensor_free().
+/// @param out  receives a new tensor; free with cairn_tensor_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_loss(ctx: *mut cairn_context, kind: cairn_loss_kind, y_true: *const cairn_tensor, y_pred: *const cairn_tensor, from_logits: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status {
@@ -2404,28 +2404,28 @@ pub unsafe fn cairn_loss(ctx: *mut cairn_context, kind: cairn_loss_kind, y_true:
 }
 
 /// CONSTRUCTOR. A streaming metric: a tracked object with float64 "total" and "count" variables.
-/// @param name  NULL gives "mean" / "accuracy".
+/// @param name  NULL gives "mean" / "accuracy". Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_metric_create(ctx: *mut cairn_context, kind: cairn_metric_kind, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
     (load::api().cairn_metric_create)(ctx, kind, name, out)
 }
 
-/// METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY).
+/// METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_metric_update(metric: *mut cairn_object, a: *const cairn_tensor, b: *const cairn_tensor) -> *mut cairn_status {
     (load::api().cairn_metric_update)(metric, a, b)
 }
 
-/// METHOD. The current value (0 when nothing was accumulated).
+/// METHOD. The current value (0 when nothing was accumulated). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_metric_result(metric: *mut cairn_object, out: *mut f64) -> *mut cairn_status {
     (load::api().cairn_metric_result)(metric, out)
 }
 
-/// METHOD. Sets total and count to zero.
+/// METHOD. Sets total and count to zero. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_metric_reset(metric: *mut cairn_object) -> *mut cairn_status {
@@ -2436,7 +2436,7 @@ pub unsafe fn cairn_metric_reset(metric: *mut cairn_object) -> *mut cairn_status
 /// @param user_data  passed to fn; released with opts-\>release when the function is freed.
 /// @param out        receives the function; free with cairn_function_free().
 /// Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
-/// error release is not called: the caller still owns user_data.
+/// error release is not called: the caller still owns user_data. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_create(ctx: *mut cairn_context, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_function_options, out: *mut *mut cairn_function) -> *mut cairn_status {
@@ -2447,14 +2447,14 @@ pub unsafe fn cairn_function_create(ctx: *mut cairn_context, name: *const c_char
 /// @param inputs   `n_inputs` tensors, borrowed.
 /// @param outputs  `n_outputs` slots, each receiving a new tensor; untouched on error.
 /// Errors: the callback's own status; INVALID_ARGUMENT when inputs do not match the input
-/// signature or n_outputs differs from what the trace returned; the ops' errors at replay.
+/// signature or n_outputs differs from what the trace returned; the ops' errors at replay. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_call(r#fn: *mut cairn_function, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
     (load::api().cairn_function_call)(r#fn, inputs, n_inputs, outputs, n_outputs)
 }
 
-/// METHOD. How many times the function has been traced (one per distinct signature).
+/// METHOD. How many times the function has been traced (one per distinct signature). Since 1.0.
 #[inline]
 pub unsafe fn cairn_function_num_traces(r#fn: *const cairn_function) -> usize {
     (load::api().cairn_function_num_traces)(r#fn)
@@ -2463,7 +2463,7 @@ pub unsafe fn cairn_function_num_traces(r#fn: *const cairn_function) -> usize {
 /// METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
 /// attributes, inputs and output dtypes and shapes, then the results.
 /// @param out  receives the text; free with cairn_free().
-/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces.
+/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_dump(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status {
@@ -2471,14 +2471,14 @@ pub unsafe fn cairn_function_dump(r#fn: *const cairn_function, index: usize, out
 }
 
 /// METHOD. The input signature of trace `index`, as text ("float32\[2,3\], int32\[\]").
-/// @param out  receives the text; free with cairn_free().
+/// @param out  receives the text; free with cairn_free(). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_signature(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status {
     (load::api().cairn_function_signature)(r#fn, index, out)
 }
 
-/// DESTRUCTOR. Frees the function (and releases user_data). NULL is fine.
+/// DESTRUCTOR. Frees the function (and releases user_data). NULL is fine. Since 1.0.
 #[inline]
 pub unsafe fn cairn_function_free(r#fn: *mut cairn_function) {
     (load::api().cairn_function_free)(r#fn)
@@ -2486,7 +2486,7 @@ pub unsafe fn cairn_function_free(r#fn: *mut cairn_function) {
 
 /// METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
 /// useful for a loaded function).
-/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
+/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces; INVALID_ARGUMENT for NULL. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_num_outputs(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status {
@@ -2495,7 +2495,7 @@ pub unsafe fn cairn_function_num_outputs(r#fn: *const cairn_function, index: usi
 
 /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
 /// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
-/// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written.
+/// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written. Since 1.0.
 ///
 /// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
 /// may change in a minor release.
@@ -2511,7 +2511,7 @@ pub unsafe fn cairn_function_export(r#fn: *const cairn_function, path: *const c_
 /// @param out  receives the function; free with cairn_function_free().
 /// Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
 /// INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
-/// the op refuses, each naming the file and the part (concrete function, node, key).
+/// the op refuses, each naming the file and the part (concrete function, node, key). Since 1.0.
 ///
 /// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
 /// may change in a minor release.
@@ -2524,7 +2524,7 @@ pub unsafe fn cairn_function_load(ctx: *mut cairn_context, path: *const c_char, 
 /// METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
 /// attr }), for TensorBoard's graph view.
 /// @param out  receives the text; free with cairn_free().
-/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces.
+/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces. Since 1.0.
 ///
 /// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
 /// may change in a minor release.
@@ -2539,7 +2539,7 @@ pub unsafe fn cairn_function_graphdef(r#fn: *const cairn_function, index: usize,
 /// @param operands  `n_operands` tensors, borrowed (the branches receive them as their inputs).
 /// @param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
 /// Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
-/// callback's own status.
+/// callback's own status. Since 1.0.
 ///
 /// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
 /// may change in a minor release.
@@ -2554,7 +2554,7 @@ pub unsafe fn cairn_cond(ctx: *mut cairn_context, pred: *const cairn_tensor, ope
 /// @param max_iterations  stop after this many iterations; -1 for no limit.
 /// @param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
 /// Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
-/// its loop variable, a non-bool cond result, NULLs, or max_iterations \< -1; a callback's own status.
+/// its loop variable, a non-bool cond result, NULLs, or max_iterations \< -1; a callback's own status. Since 1.0.
 ///
 /// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
 /// may change in a minor release.
@@ -2565,7 +2565,7 @@ pub unsafe fn cairn_while_loop(ctx: *mut cairn_context, cond: cairn_function_fn,
 }
 
 /// CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
-/// @param out  receives the array tensor; free with cairn_tensor_free().
+/// @param out  receives the array tensor; free with cairn_tensor_free(). Since 1.0.
 ///
 /// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
 /// may change in a minor release.
@@ -2576,7 +2576,7 @@ pub unsafe fn cairn_tensor_array_create(ctx: *mut cairn_context, dtype: cairn_dt
 }
 
 /// FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
-/// @param out  receives the new array; free with cairn_tensor_free().
+/// @param out  receives the new array; free with cairn_tensor_free(). Since 1.0.
 ///
 /// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
 /// may change in a minor release.
@@ -2587,7 +2587,7 @@ pub unsafe fn cairn_tensor_array_write(ctx: *mut cairn_context, array: *const ca
 }
 
 /// FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
-/// @param out  receives the element; free with cairn_tensor_free().
+/// @param out  receives the element; free with cairn_tensor_free(). Since 1.0.
 ///
 /// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
 /// may change in a minor release.
@@ -2597,14 +2597,14 @@ pub unsafe fn cairn_tensor_array_read(ctx: *mut cairn_context, array: *const cai
     (load::api().cairn_tensor_array_read)(ctx, array, index, out)
 }
 
-/// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
+/// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. Since 1.0.
 #[inline]
 pub unsafe fn cairn_vulkan_available() -> i32 {
     (load::api().cairn_vulkan_available)()
 }
 
 /// METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
-/// Errors: UNAVAILABLE without a Vulkan loader or driver.
+/// Errors: UNAVAILABLE without a Vulkan loader or driver. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_vulkan_device_count(out: *mut usize) -> *mut cairn_status {
@@ -2614,7 +2614,7 @@ pub unsafe fn cairn_vulkan_device_count(out: *mut usize) -> *mut cairn_status {
 /// METHOD. Describes Vulkan device `index`.
 /// @param out  set out-\>struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
 /// Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index \>= the device count,
-/// INVALID_ARGUMENT for NULL or a bad struct_size.
+/// INVALID_ARGUMENT for NULL or a bad struct_size. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_vulkan_device_describe(index: usize, out: *mut cairn_vulkan_device_info) -> *mut cairn_status {
@@ -2625,7 +2625,7 @@ pub unsafe fn cairn_vulkan_device_describe(index: usize, out: *mut cairn_vulkan_
 /// NULL); its `device` NULL means "vulkan" here. `vk` may be NULL (all defaults).
 /// @param out  receives the new context; free it with cairn_context_free().
 /// Errors: as cairn_context_create; INVALID_ARGUMENT for partial external handles or a bad
-/// struct_size; UNAVAILABLE without a Vulkan driver.
+/// struct_size; UNAVAILABLE without a Vulkan driver. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_context_create_vulkan(opts: *const cairn_context_options, vk: *const cairn_vulkan_options, out: *mut *mut cairn_context) -> *mut cairn_status {
@@ -2635,7 +2635,7 @@ pub unsafe fn cairn_context_create_vulkan(opts: *const cairn_context_options, vk
 /// METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
 /// ran on the CPU through cpu_fallback.
 /// Errors: INVALID_ARGUMENT when the device is not a Vulkan device; NOT_FOUND / UNAVAILABLE as for
-/// device names elsewhere.
+/// device names elsewhere. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_vulkan_fallback_count(ctx: *mut cairn_context, device: *const c_char, out: *mut u64) -> *mut cairn_status {
@@ -2644,28 +2644,28 @@ pub unsafe fn cairn_vulkan_fallback_count(ctx: *mut cairn_context, device: *cons
 
 /// METHOD. Waits until the work queued on every device of the context has finished (Vulkan
 /// records eager ops and submits them in batches; reads of tensors wait by themselves).
-/// Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device.
+/// Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device. Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_context_synchronize(ctx: *mut cairn_context) -> *mut cairn_status {
     (load::api().cairn_context_synchronize)(ctx)
 }
 
-/// METHOD. Fills a cairn_context_options with its defaults (for cairn_context_create).
+/// METHOD. Fills a cairn_context_options with its defaults (for cairn_context_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_context_options_init(opts: *mut cairn_context_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_context_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_variable_options with its defaults (for cairn_variable_create).
+/// METHOD. Fills a cairn_variable_options with its defaults (for cairn_variable_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_variable_options_init(opts: *mut cairn_variable_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_variable_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_checkpoint_options with its defaults (for cairn_checkpoint_set_options).
+/// METHOD. Fills a cairn_checkpoint_options with its defaults (for cairn_checkpoint_set_options). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_options_init(opts: *mut cairn_checkpoint_options, struct_size: u32) -> *mut cairn_status {
@@ -2673,20 +2673,21 @@ pub unsafe fn cairn_checkpoint_options_init(opts: *mut cairn_checkpoint_options,
 }
 
 /// METHOD. Fills a cairn_checkpoint_manager_options with its defaults (for cairn_checkpoint_manager_create).
+/// Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_checkpoint_manager_options_init(opts: *mut cairn_checkpoint_manager_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_checkpoint_manager_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_tape_options with its defaults (for cairn_tape_create).
+/// METHOD. Fills a cairn_tape_options with its defaults (for cairn_tape_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tape_options_init(opts: *mut cairn_tape_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_tape_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_optimizer_options with its defaults (for cairn_optimizer_create).
+/// METHOD. Fills a cairn_optimizer_options with its defaults (for cairn_optimizer_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_optimizer_options_init(opts: *mut cairn_optimizer_options, struct_size: u32) -> *mut cairn_status {
@@ -2694,27 +2695,28 @@ pub unsafe fn cairn_optimizer_options_init(opts: *mut cairn_optimizer_options, s
 }
 
 /// METHOD. Fills a cairn_exponential_decay_options with its defaults (for cairn_schedule_exponential_decay).
+/// Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_exponential_decay_options_init(opts: *mut cairn_exponential_decay_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_exponential_decay_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_cosine_decay_options with its defaults (for cairn_schedule_cosine_decay).
+/// METHOD. Fills a cairn_cosine_decay_options with its defaults (for cairn_schedule_cosine_decay). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_cosine_decay_options_init(opts: *mut cairn_cosine_decay_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_cosine_decay_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_dense_options with its defaults (for cairn_dense_create).
+/// METHOD. Fills a cairn_dense_options with its defaults (for cairn_dense_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dense_options_init(opts: *mut cairn_dense_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_dense_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_conv2d_options with its defaults (for cairn_conv2d_create).
+/// METHOD. Fills a cairn_conv2d_options with its defaults (for cairn_conv2d_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_conv2d_options_init(opts: *mut cairn_conv2d_options, struct_size: u32) -> *mut cairn_status {
@@ -2722,20 +2724,21 @@ pub unsafe fn cairn_conv2d_options_init(opts: *mut cairn_conv2d_options, struct_
 }
 
 /// METHOD. Fills a cairn_pool2d_options with its defaults (for cairn_max_pool2d_create and cairn_avg_pool2d_create).
+/// Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_pool2d_options_init(opts: *mut cairn_pool2d_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_pool2d_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_flatten_options with its defaults (for cairn_flatten_create).
+/// METHOD. Fills a cairn_flatten_options with its defaults (for cairn_flatten_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_flatten_options_init(opts: *mut cairn_flatten_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_flatten_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_embedding_options with its defaults (for cairn_embedding_create).
+/// METHOD. Fills a cairn_embedding_options with its defaults (for cairn_embedding_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_embedding_options_init(opts: *mut cairn_embedding_options, struct_size: u32) -> *mut cairn_status {
@@ -2743,55 +2746,56 @@ pub unsafe fn cairn_embedding_options_init(opts: *mut cairn_embedding_options, s
 }
 
 /// METHOD. Fills a cairn_norm_options with its defaults (for cairn_layer_norm_create and cairn_batch_norm_create).
+/// Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_norm_options_init(opts: *mut cairn_norm_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_norm_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_dropout_options with its defaults (for cairn_dropout_create).
+/// METHOD. Fills a cairn_dropout_options with its defaults (for cairn_dropout_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dropout_options_init(opts: *mut cairn_dropout_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_dropout_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_activation_options with its defaults (for cairn_activation_create).
+/// METHOD. Fills a cairn_activation_options with its defaults (for cairn_activation_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_activation_options_init(opts: *mut cairn_activation_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_activation_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_sequential_options with its defaults (for cairn_sequential_create).
+/// METHOD. Fills a cairn_sequential_options with its defaults (for cairn_sequential_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_sequential_options_init(opts: *mut cairn_sequential_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_sequential_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_function_options with its defaults (for cairn_function_create).
+/// METHOD. Fills a cairn_function_options with its defaults (for cairn_function_create). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_function_options_init(opts: *mut cairn_function_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_function_options_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_tensor_spec with its defaults (for cairn_function_options.input_signature).
+/// METHOD. Fills a cairn_tensor_spec with its defaults (for cairn_function_options.input_signature). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_tensor_spec_init(opts: *mut cairn_tensor_spec, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_tensor_spec_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_vulkan_device_info with its defaults (for cairn_vulkan_device_describe).
+/// METHOD. Fills a cairn_vulkan_device_info with its defaults (for cairn_vulkan_device_describe). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_vulkan_device_info_init(opts: *mut cairn_vulkan_device_info, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_vulkan_device_info_init)(opts, struct_size)
 }
 
-/// METHOD. Fills a cairn_vulkan_options with its defaults (for cairn_context_create_vulkan).
+/// METHOD. Fills a cairn_vulkan_options with its defaults (for cairn_context_create_vulkan). Since 1.0.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_vulkan_options_init(opts: *mut cairn_vulkan_options, struct_size: u32) -> *mut cairn_status {
