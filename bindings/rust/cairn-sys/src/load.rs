@@ -124,7 +124,10 @@ pub fn load(path: impl AsRef<Path>) -> Result<(), LoadError> {
         return if from == path {
             Ok(())
         } else {
-            Err(LoadError::new(path, format!("libcairn is already loaded from {} (a process loads it once)", from.display())))
+            Err(LoadError::new(
+                path,
+                format!("libcairn is already loaded from {} (a process loads it once)", from.display()),
+            ))
         };
     }
     let api = open(path)?;
@@ -139,8 +142,8 @@ pub fn loaded_path() -> Option<PathBuf> {
 }
 
 fn open(path: &Path) -> Result<Api, LoadError> {
-    let c_path = CString::new(path_bytes(path.as_os_str()))
-        .map_err(|_| LoadError::new(path, "the path contains a NUL byte"))?;
+    let c_path =
+        CString::new(path_bytes(path.as_os_str())).map_err(|_| LoadError::new(path, "the path contains a NUL byte"))?;
     // SAFETY: a NUL-terminated path; dlerror reads this thread's last error.
     let lib = unsafe { dlopen(c_path.as_ptr(), RTLD_NOW) };
     if lib.is_null() {

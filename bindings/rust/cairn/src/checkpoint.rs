@@ -59,7 +59,7 @@ impl Checkpoint {
         crate::check_abi()?;
         let names = children
             .iter()
-            .map(|(name, _)| c_string(name, "cairn_checkpoint_create", "child name"))
+            .map(|(name, _)| c_string(name, "Checkpoint::new", "child name"))
             .collect::<Result<Vec<_>>>()?;
         let name_ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
         let objects: Vec<*mut sys::cairn_object> = children.iter().map(|(_, o)| o.as_raw()).collect();
@@ -124,7 +124,7 @@ impl Checkpoint {
 
     /// Increments save_counter and writes `"<prefix>-<save_counter>"` atomically; returns that path.
     pub fn save(&self, prefix: impl AsRef<Path>) -> Result<PathBuf> {
-        let prefix = c_path(prefix.as_ref(), "cairn_checkpoint_save", "prefix")?;
+        let prefix = c_path(prefix.as_ref(), "Checkpoint::save", "prefix")?;
         let mut path = ptr::null_mut();
         // SAFETY: `path` receives a string we free with cairn_free.
         unsafe {
@@ -135,7 +135,7 @@ impl Checkpoint {
 
     /// Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone.
     pub fn write(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = c_path(path.as_ref(), "cairn_checkpoint_write", "path")?;
+        let path = c_path(path.as_ref(), "Checkpoint::write", "path")?;
         unsafe { check(sys::cairn_checkpoint_write(self.raw.as_ptr(), path.as_ptr())) }
     }
 
@@ -156,7 +156,7 @@ impl Checkpoint {
     /// [`Checkpoint::restore`], where `None` restores nothing (TF's `restore(None)`, e.g. when a
     /// manager has no checkpoint yet): the status's asserts then fail.
     pub fn restore_opt<P: AsRef<Path>>(&self, path: Option<P>) -> Result<RestoreStatus> {
-        let path = path.map(|p| c_path(p.as_ref(), "cairn_checkpoint_restore", "path")).transpose()?;
+        let path = path.map(|p| c_path(p.as_ref(), "Checkpoint::restore", "path")).transpose()?;
         let mut out = ptr::null_mut();
         unsafe {
             check(sys::cairn_checkpoint_restore(
@@ -297,11 +297,11 @@ impl CheckpointManager {
         directory: impl AsRef<Path>,
         options: CheckpointManagerOptions,
     ) -> Result<CheckpointManager> {
-        let directory = c_path(directory.as_ref(), "cairn_checkpoint_manager_create", "directory")?;
+        let directory = c_path(directory.as_ref(), "CheckpointManager::new", "directory")?;
         let name = options
             .checkpoint_name
             .as_deref()
-            .map(|n| c_string(n, "cairn_checkpoint_manager_create", "checkpoint_name"))
+            .map(|n| c_string(n, "CheckpointManager::new", "checkpoint_name"))
             .transpose()?;
         let mut raw = init(sys::cairn_checkpoint_manager_options_init)?;
         set_fields!(raw, options, { max_to_keep, keep_checkpoint_every_n_hours });
@@ -464,7 +464,7 @@ impl CheckpointReader {
     /// DATA_LOSS naming the damaged part.
     pub fn open(path: impl AsRef<Path>) -> Result<CheckpointReader> {
         crate::check_abi()?;
-        let path = c_path(path.as_ref(), "cairn_checkpoint_reader_open", "path")?;
+        let path = c_path(path.as_ref(), "CheckpointReader::open", "path")?;
         let mut out = ptr::null_mut();
         unsafe { check(sys::cairn_checkpoint_reader_open(path.as_ptr(), &mut out))? };
         NonNull::new(out)
@@ -509,7 +509,7 @@ impl CheckpointReader {
     /// NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload, INVALID_ARGUMENT for the
     /// string entry (see [`CheckpointReader::load_string`]).
     pub fn load(&self, ctx: &Context, key: &str) -> Result<Tensor> {
-        let key = c_string(key, "cairn_checkpoint_reader_load", "key")?;
+        let key = c_string(key, "CheckpointReader::load", "key")?;
         let mut out = ptr::null_mut();
         unsafe { check(sys::cairn_checkpoint_reader_load(self.raw.as_ptr(), ctx.as_raw(), key.as_ptr(), &mut out))? };
         Tensor::from_raw_result(out, "cairn_checkpoint_reader_load")
@@ -517,7 +517,7 @@ impl CheckpointReader {
 
     /// The bytes of a string entry (the serialized object graph).
     pub fn load_string(&self, key: &str) -> Result<Vec<u8>> {
-        let key = c_string(key, "cairn_checkpoint_reader_load_string", "key")?;
+        let key = c_string(key, "CheckpointReader::load_string", "key")?;
         let mut out = ptr::null_mut();
         let mut size = 0;
         // SAFETY: on success `out` holds `size` bytes we free with cairn_free.

@@ -12,8 +12,8 @@ use std::ptr;
 use cairn_sys as sys;
 
 use crate::error::{check, Name};
-use crate::options::{init, set_fields};
 use crate::object::{array_entries, object_type};
+use crate::options::{init, set_fields};
 use crate::{Code, Context, Error, Object, Result, Tensor, Variable};
 
 object_type! {

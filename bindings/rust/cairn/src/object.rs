@@ -55,7 +55,7 @@ impl Object {
     /// `child` is any handle, borrowed (`&v`) or given (`v`, dropped after the call).
     pub fn set(&self, name: &str, child: impl AsRef<Object>) -> Result<()> {
         let child = child.as_ref();
-        let name = c_string(name, "cairn_object_set", "name")?;
+        let name = c_string(name, "Object::set", "name")?;
         unsafe { check(sys::cairn_object_set(self.raw.as_ptr(), name.as_ptr(), child.raw.as_ptr())) }
     }
 
@@ -63,14 +63,14 @@ impl Object {
     /// checkpointed. Only trackables and modules have untracked references.
     pub fn set_untracked(&self, name: &str, child: impl AsRef<Object>) -> Result<()> {
         let child = child.as_ref();
-        let name = c_string(name, "cairn_object_set_untracked", "name")?;
+        let name = c_string(name, "Object::set_untracked", "name")?;
         unsafe { check(sys::cairn_object_set_untracked(self.raw.as_ptr(), name.as_ptr(), child.raw.as_ptr())) }
     }
 
     /// The child at `name`, tracked or untracked (a list's elements are "0", "1", ...). NOT_FOUND
     /// when there is none.
     pub fn get(&self, name: &str) -> Result<Object> {
-        let name = c_string(name, "cairn_object_get", "name")?;
+        let name = c_string(name, "Object::get", "name")?;
         let mut out = ptr::null_mut();
         unsafe { check(sys::cairn_object_get(self.raw.as_ptr(), name.as_ptr(), &mut out))? };
         Object::from_result(out, "cairn_object_get")
@@ -89,7 +89,7 @@ impl Object {
     /// Deletes the edge `name` (tracked or untracked). Deleting list element i moves the later
     /// elements down one index.
     pub fn delete(&self, name: &str) -> Result<()> {
-        let name = c_string(name, "cairn_object_delete", "name")?;
+        let name = c_string(name, "Object::delete", "name")?;
         unsafe { check(sys::cairn_object_delete(self.raw.as_ptr(), name.as_ptr())) }
     }
 
@@ -415,7 +415,7 @@ impl Module {
 
     fn create(ctx: &Context, name: &str, parent: Option<&Module>) -> Result<Module> {
         crate::check_abi()?;
-        let name = c_string(name, "cairn_module_create", "name")?;
+        let name = c_string(name, "Module::new", "name")?;
         let mut out = ptr::null_mut();
         let parent = parent.map_or(ptr::null(), |p| p.raw.as_ptr().cast_const());
         unsafe { check(sys::cairn_module_create_in_scope(ctx.as_raw(), name.as_ptr(), parent, &mut out))? };

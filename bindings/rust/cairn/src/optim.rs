@@ -177,7 +177,7 @@ impl Optimizer {
         if grads.len() != vars.len() {
             return Err(Error::new(
                 Code::InvalidArgument,
-                format!("cairn_optimizer_apply_gradients: {} gradients for {} variables", grads.len(), vars.len()),
+                format!("Optimizer::apply_gradients: {} gradients for {} variables", grads.len(), vars.len()),
             ));
         }
         let raw_grads: Vec<*const sys::cairn_tensor> =
@@ -216,7 +216,7 @@ impl Optimizer {
     /// The slot `name` ("m", "v", "momentum", "rms", "mg") held for `var`. NOT_FOUND before the
     /// variable's first update (or for a slot this kind does not have).
     pub fn slot(&self, var: &Variable, name: &str) -> Result<Variable> {
-        let name = c_string(name, "cairn_optimizer_get_slot", "name")?;
+        let name = c_string(name, "Optimizer::slot", "name")?;
         let mut out = ptr::null_mut();
         unsafe { check(sys::cairn_optimizer_get_slot(self.as_raw(), var.as_raw(), name.as_ptr(), &mut out))? };
         Variable::try_from(Object::from_result(out, "cairn_optimizer_get_slot")?)

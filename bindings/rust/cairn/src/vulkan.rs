@@ -182,7 +182,7 @@ impl Context {
     /// on the CPU through [`VulkanOptions::cpu_fallback`]. `InvalidArgument` for a device that is
     /// not a Vulkan device, `NotFound` for an unknown one.
     pub fn vulkan_fallback_count(&self, device: Option<&str>) -> Result<u64> {
-        let device = device.map(|d| c_string(d, "cairn_vulkan_fallback_count", "device")).transpose()?;
+        let device = device.map(|d| c_string(d, "Context::vulkan_fallback_count", "device")).transpose()?;
         let mut n = 0u64;
         // SAFETY: the context is live; the device string outlives the call.
         unsafe {

@@ -85,11 +85,20 @@ fn wrong_libraries_are_errors_then_the_right_one_loads() {
     assert!(err.message().contains("no cairn_abi_version: not a Cairn library"), "{err}");
 
     // A Cairn ABI with a function missing: the fake library again, with the right version.
-    std::fs::write(dir.join("fake.c"), format!("unsigned cairn_abi_version(void) {{ return {}; }}\n", cairn::ABI_VERSION))
-        .unwrap();
+    std::fs::write(
+        dir.join("fake.c"),
+        format!("unsigned cairn_abi_version(void) {{ return {}; }}\n", cairn::ABI_VERSION),
+    )
+    .unwrap();
     let partial = dir.join("libpartial.so");
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    assert!(Command::new(cc).args(["-shared", "-fPIC", "-o"]).arg(&partial).arg(dir.join("fake.c")).status().unwrap().success());
+    assert!(Command::new(cc)
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&partial)
+        .arg(dir.join("fake.c"))
+        .status()
+        .unwrap()
+        .success());
     let err = cairn::init_from(&partial).unwrap_err();
     assert!(err.message().contains("it has no function cairn_"), "{err}");
     assert_eq!(cairn::sys::loaded_path(), None, "failed loads leave nothing loaded");

@@ -113,7 +113,10 @@ fn options_are_checked_by_the_constructor() {
     let err = with_vulkan(&partial).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     assert!(err.message().contains("1 of 4 set"), "{err}");
-    assert_eq!(VulkanOptions::new().to_raw().unwrap().struct_size as usize, std::mem::size_of::<sys::cairn_vulkan_options>());
+    assert_eq!(
+        VulkanOptions::new().to_raw().unwrap().struct_size as usize,
+        std::mem::size_of::<sys::cairn_vulkan_options>()
+    );
 }
 
 /// Two dense layers, a softmax and a mean-squared loss on `ctx`'s default device.
