@@ -12,7 +12,6 @@ is an error, so a header or registry change can never be silently dropped from t
 
 from __future__ import annotations
 
-import math
 import re
 
 # "@generated" marks the file for review tools; the rustfmt::skip attribute (NO_FMT) keeps `cargo fmt`
@@ -22,6 +21,7 @@ NO_FMT = "#![cfg_attr(rustfmt, rustfmt::skip)]"
 SYS_LIB = "bindings/rust/cairn-sys/src/lib.rs"
 ENUMS = "bindings/rust/cairn/src/enums.rs"
 OPS = "bindings/rust/cairn/src/ops.rs"
+LAYOUT = "bindings/rust/cairn-sys/tests/layout.rs"
 
 RUST_KEYWORDS = {
     "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
@@ -88,6 +88,15 @@ def snake(name: str) -> str:
 def own_doc(doc: str) -> str:
     """A declaration's doc comment; "" for a section banner of the header that the parser attached."""
     return "" if re.match(r"-{5,}", doc) else doc
+
+
+def prose(text: str) -> str:
+    """C comment text as Markdown that reads the same: brackets and angle brackets outside `code`
+    spans are escaped, so "[2,3]" and "<prefix>-<N>" are not taken for links or HTML tags."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):
+        parts[i] = re.sub(r"([\[\]<>])", r"\\\1", parts[i])
+    return "`".join(parts)
 
 
 def doc_lines(text: str, indent: str = "") -> list[str]:
@@ -188,15 +197,25 @@ def emit_sys(header) -> str:
         "//",
         "//! Raw declarations of Cairn's C API (`capi/include/cairn/cairn.h`): handles, enum constants,",
         "//! structs, callbacks and functions, one for one. Use the `cairn` crate for a safe interface.",
-        "#![no_std]",
+        "//!",
+        "#![doc = include_str!(\"../LOADING.md\")]",
         NO_FMT,
-        "#![allow(non_camel_case_types, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]",
+        "#![deny(missing_docs)]",
+        "#![allow(non_camel_case_types)]",
+        "#![allow(clippy::missing_safety_doc, clippy::missing_transmute_annotations, clippy::too_many_arguments)]",
         "",
         "pub use core::ffi::{c_char, c_int, c_uint, c_void};",
+        "",
+        "mod load;",
+        "pub use load::{default_library, load, load_default, loaded_path, LoadError, BUILT_WITH, LIBRARY_PATH_ENV};",
         "",
         "/// The ABI version this crate was generated from; `cairn_abi_version()` must return the same.",
         f"pub const CAIRN_ABI_VERSION: u32 = {header.abi_version};",
     ]
+    for alias, base in header.aliases.items():
+        out += ["", f"/// `{alias}` (`{base}` in C).", f"pub type {alias} = {SCALARS[base]};"]
+    for name, value in header.constants.items():
+        out += [f"/// `{name}` of cairn.h.", f"pub const {name}: i32 = {value};"]
     for h in header.handles:
         out += [
             "",
@@ -208,16 +227,19 @@ def emit_sys(header) -> str:
             "}",
         ]
     for e in header.enums:
-        out += [""] + doc_lines(e.doc) + [f"pub type {e.name} = u32;"]
+        out += [""] + (doc_lines(prose(e.doc)) or [f"/// `{e.name}`."]) + [f"pub type {e.name} = u32;"]
         for name, value in e.values:
+            out.append(f"/// A value of [`{e.name}`].")
             out.append(f"pub const {name}: {e.name} = {value:#x};" if value > 0xFFFF else
                        f"pub const {name}: {e.name} = {value};")
     for c in header.callbacks:
-        out += [""] + doc_lines(c.doc)
+        out += [""] + (doc_lines(prose(c.doc)) or [f"/// `{c.name}`."])
         out.append(f'pub type {c.name} = Option<unsafe extern "C" fn({types.params(c.params)}){types.ret(c.ret)}>;')
     for s in header.structs:
-        out += [""] + doc_lines(s.doc) + ["#[repr(C)]", "#[derive(Clone, Copy, Debug)]", f"pub struct {s.name} {{"]
+        out += [""] + (doc_lines(prose(s.doc)) or [f"/// `{s.name}`."])
+        out += ["#[repr(C)]", "#[derive(Clone, Copy, Debug)]", f"pub struct {s.name} {{"]
         for f in s.fields:
+            out.append(f"    /// `{f.name}` (C type `{f.ctype.removeprefix('fnptr:')}`); see [`{s.name}`].")
             if f.ctype.startswith("fnptr:"):
                 m = re.fullmatch(r"fnptr:(.*?)\((.*)\)", f.ctype)
                 rust = types.fnptr(m.group(1), m.group(2))
@@ -231,16 +253,36 @@ def emit_sys(header) -> str:
         if struct_name not in by_struct:
             raise EmitError(f"rust.py: {macro} initializes unknown struct {struct_name}")
         out += [""] + sys_init_const(types, by_struct[struct_name], exprs, macro)
-    out += ["", 'extern "C" {']
-    for i, f in enumerate(header.functions):
-        if i:
-            out.append("")
-        out += doc_lines(f.doc, "    ")
-        if f.must_use:
-            out.append("    #[must_use]")
-        out.append(f"    pub fn {f.name}({types.params(f.params)}){types.ret(f.ret)};")
-    out.append("}")
+    out += sys_functions(types, header.functions)
     return "\n".join(out) + "\n"
+
+
+def sys_functions(types: Types, functions) -> list[str]:
+    """The function table `Api` that `load` fills from the library with dlsym, and one `unsafe fn`
+    per C function that calls through it (the C function's name, parameters and documentation)."""
+    out = ["", "/// The C API's functions, resolved by name from the loaded library.", "pub(crate) struct Api {"]
+    for f in functions:
+        out.append(f'    {f.name}: unsafe extern "C" fn({types.params(f.params)}){types.ret(f.ret)},')
+    out += ["}", "", "impl Api {",
+            "    /// Looks every function up in `lib` (a dlopen handle); `Err` names the first one missing.",
+            "    pub(crate) unsafe fn resolve(lib: *mut c_void) -> Result<Api, &'static str> {",
+            "        Ok(Api {"]
+    for f in functions:
+        out.append(f'            {f.name}: core::mem::transmute(load::symbol(lib, c"{f.name}")?),')
+    out += ["        })", "    }", "}"]
+    for f in functions:
+        out.append("")
+        doc = doc_lines(prose(f.doc))
+        out += doc if doc else [f"/// `{f.name}`."]
+        if f.experimental:
+            out += ["///", "/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it",
+                    "/// may change in a minor release."]
+        if f.must_use:
+            out.append("#[must_use]")
+        args = ", ".join(ident(p.name) for p in f.params)
+        out += ["#[inline]", f"pub unsafe fn {f.name}({types.params(f.params)}){types.ret(f.ret)} {{",
+                f"    (load::api().{f.name})({args})", "}"]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -280,7 +322,7 @@ def emit_enums(header) -> str:
     for e in header.enums:
         name = enum_name(e.name)
         variants = enum_variants(e)
-        out += [""] + doc_lines(own_doc(e.doc) or f"`{e.name}`.")
+        out += [""] + doc_lines(prose(own_doc(e.doc)) or f"`{e.name}`.")
         out += ["#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]", "#[repr(u32)]", f"pub enum {name} {{"]
         for variant, c_name, value in variants:
             out += [f"    /// `{c_name}`", f"    {variant} = {value},"]
@@ -321,47 +363,12 @@ ATTR_CTOR = {
 }
 
 
-def rust_float(x) -> str:
-    if isinstance(x, float) and math.isnan(x):
-        return "f64::NAN"
-    if isinstance(x, float) and math.isinf(x):
-        return "f64::INFINITY" if x > 0 else "f64::NEG_INFINITY"
-    text = repr(float(x))
-    return text if ("." in text or "e" in text) else text + ".0"
-
-
 def rust_string(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 class OpEmitter:
-    def __init__(self, header):
-        dtype_enum = next(e for e in header.enums if e.name == "cairn_dtype")
-        self.dtypes = {variant.lower(): variant for variant, _, _ in enum_variants(dtype_enum)}
-
-    def dtype(self, name: str, where: str) -> str:
-        if name not in self.dtypes:
-            raise EmitError(f"rust.py: {where}: unknown dtype {name!r}")
-        return "DType::" + self.dtypes[name]
-
-    def default(self, attr, op: str) -> str:
-        kind, value = attr["kind"], attr["default"]
-        where = f"{op}.{attr['name']}"
-        if kind == "INT":
-            return str(int(value))
-        if kind == "FLOAT":
-            return rust_float(value)
-        if kind == "BOOL":
-            return "true" if value else "false"
-        if kind == "INTS":
-            return "vec![" + ", ".join(str(int(v)) for v in value) + "]"
-        if kind == "FLOATS":
-            return "vec![" + ", ".join(rust_float(v) for v in value) + "]"
-        if kind == "STRING":
-            return f"String::from({rust_string(value)})"
-        if kind == "DTYPE":
-            return self.dtype(value, where)
-        raise EmitError(f"rust.py: {where}: unknown attribute kind {kind!r}")
+    """One op's wrapper function and its `<Op>Attrs` struct."""
 
     def op(self, op) -> list[str]:
         name = op["name"]
@@ -435,8 +442,11 @@ class OpEmitter:
                     body.append(f"raw_inputs.extend({pname}.iter().map(|t| t.as_raw()));")
         else:
             body.append("let raw_inputs = [" + ", ".join(f"{p}.as_raw()" for _, p in input_exprs) + "];")
-        # Attributes.
+        # Attributes: the required ones and the count attributes always; an optional one only when
+        # the caller set it (the library applies the registry's default otherwise).
         raw = []
+        given = []
+        fn_name = f"ops::{snake(name)}"
         for a in op["attrs"]:
             if a["name"] in implied:
                 continue
@@ -444,22 +454,36 @@ class OpEmitter:
             if a["name"] in count_attrs:
                 raw.append(f"RawAttr::int({cname}, {ident(snake(count_attrs[a['name']]))}.len() as i64)")
                 continue
-            src = ident(snake(a["name"])) if a in required else f"attrs.{ident(snake(a['name']))}"
             kind = a["kind"]
-            if kind == "STRING":
+            field = ident(snake(a["name"]))
+            if a in required:
+                if kind == "STRING":
+                    var = f"{snake(a['name'])}_c"
+                    body.append(f'let {var} = c_string({field}, "{fn_name}", "{a["name"]}")?;')
+                    raw.append(f"RawAttr::string({cname}, &{var})")
+                else:
+                    raw.append(f"RawAttr::{ATTR_CTOR[kind]}({cname}, {field})")
+            elif kind == "STRING":
                 var = f"{snake(a['name'])}_c"
-                body.append(f'let {var} = c_string({src}{"" if a in required else ".as_str()"}, '
-                            f'"{name}", "{a["name"]}")?;')
-                raw.append(f"RawAttr::string({cname}, &{var})")
-            elif kind in ("INTS", "FLOATS") and a not in required:
-                raw.append(f"RawAttr::{ATTR_CTOR[kind]}({cname}, &{src})")
+                body.append(f'let {var} = attrs.{field}.as_deref().map(|s| c_string(s, "{fn_name}", '
+                            f'"{a["name"]}")).transpose()?;')
+                given.append(f"if let Some(v) = &{var} {{ raw_attrs.push(RawAttr::string({cname}, v)); }}")
+            elif kind in ("INTS", "FLOATS"):
+                given.append(f"if let Some(v) = &attrs.{field} {{ raw_attrs.push(RawAttr::{ATTR_CTOR[kind]}({cname}, v)); }}")
             else:
-                raw.append(f"RawAttr::{ATTR_CTOR[kind]}({cname}, {src})")
-        if raw:
+                given.append(f"if let Some(v) = attrs.{field} {{ raw_attrs.push(RawAttr::{ATTR_CTOR[kind]}({cname}, v)); }}")
+        if given:
+            body.append(f"let mut raw_attrs = AttrList::<{len(raw) + len(given)}>::new();")
+            body += [f"raw_attrs.push({r});" for r in raw]
+            body += given
+            attrs_arg = "raw_attrs.as_slice()"
+        elif raw:
             body.append("let raw_attrs = [")
             body += [f"    {r}," for r in raw]
             body.append("];")
-        attrs_arg = "&raw_attrs" if raw else "&[]"
+            attrs_arg = "&raw_attrs"
+        else:
+            attrs_arg = "&[]"
         # Run.
         outputs = [ident(snake(o["name"])) for o in op["outputs"]]
         if variadic_outputs:
@@ -477,7 +501,7 @@ class OpEmitter:
 
     def doc(self, op, implied, count_attrs) -> list[str]:
         name = op["name"]
-        text = [f"`{name}`: {op['summary']}" if op.get("summary") else f"`{name}`.", ""]
+        text = [f"`{name}`: {prose(op['summary'])}" if op.get("summary") else f"`{name}`.", ""]
 
         def tensor_desc(t):
             if t.get("dtype"):
@@ -523,18 +547,15 @@ class OpEmitter:
         return str(v)
 
     def attrs_struct(self, op: str, fn: str, struct: str, optional) -> list[str]:
-        derive = "Clone, Debug, PartialEq" if any(a["kind"] in ("FLOAT", "FLOATS") for a in optional) else \
-            "Clone, Debug, PartialEq, Eq, Hash"
-        lines = ["", f"/// Optional attributes of [`{fn}`]; `Default` gives the registry's defaults.",
-                 f"#[derive({derive})]", f"pub struct {struct} {{"]
+        derive = "Clone, Debug, Default, PartialEq" if any(a["kind"] in ("FLOAT", "FLOATS") for a in optional) \
+            else "Clone, Debug, Default, PartialEq, Eq, Hash"
+        lines = ["", f"/// Optional attributes of [`{fn}`]: only those set (`Some`) are sent; the op applies the",
+                 "/// registry's default to the others.", f"#[derive({derive})]", f"pub struct {struct} {{"]
         for a in optional:
-            lines.append(f"    /// `{a['name']}`; default `{self.default_doc(a)}`.")
-            lines.append(f"    pub {ident(snake(a['name']))}: {ATTR_FIELD_TYPES[a['kind']]},")
-        lines += ["}", "", f"impl Default for {struct} {{", "    fn default() -> Self {", "        Self {"]
-        for a in optional:
-            lines.append(f"            {ident(snake(a['name']))}: {self.default(a, op)},")
-        lines += ["        }", "    }", "}", "", f"impl {struct} {{"]
-        lines.append("    /// The defaults; the same as `Default::default()`.")
+            lines.append(f"    /// `{a['name']}`; `None` leaves the registry's default, `{self.default_doc(a)}`.")
+            lines.append(f"    pub {ident(snake(a['name']))}: Option<{ATTR_FIELD_TYPES[a['kind']]}>,")
+        lines += ["}", "", f"impl {struct} {{"]
+        lines.append("    /// Nothing set: the registry's defaults; the same as `Default::default()`.")
         lines += ["    pub fn new() -> Self {", "        Self::default()", "    }"]
         for a in optional:
             field = ident(snake(a["name"]))
@@ -542,13 +563,13 @@ class OpEmitter:
                      "STRING": "impl Into<String>"}.get(a["kind"], ATTR_FIELD_TYPES[a["kind"]])
             conv = ".into()" if a["kind"] in ("INTS", "FLOATS", "STRING") else ""
             lines += ["", f"    /// Sets `{a['name']}`.", f"    pub fn {field}(mut self, value: {ptype}) -> Self {{",
-                      f"        self.{field} = value{conv};", "        self", "    }"]
+                      f"        self.{field} = Some(value{conv});", "        self", "    }"]
         lines.append("}")
         return lines
 
 
 def emit_ops(header, ops) -> str:
-    emitter = OpEmitter(header)
+    emitter = OpEmitter()
     names = [op["name"] for op in ops]
     if names != sorted(names):
         raise EmitError("rust.py: ops.json is not sorted by name")
@@ -559,17 +580,16 @@ def emit_ops(header, ops) -> str:
         "//!",
         "//! Inputs are `&Tensor` (`&[&Tensor]` for a variadic input). Attributes that are inferred from",
         "//! the inputs do not appear; required ones are parameters; optional ones live in a `<Op>Attrs`",
-        "//! struct whose `Default` carries the registry's defaults, e.g.",
-        "//! `ops::mat_mul(&ctx, &a, &b, MatMulAttrs { transpose_a: true, ..Default::default() })`.",
+        "//! struct of `Option`s, and only those set are sent (the op applies the registry's default to",
+        "//! the rest), e.g. `ops::mat_mul(&ctx, &a, &b, MatMulAttrs::new().transpose_a(true))`.",
         "//! [`run`] calls any op by name.",
-        # The Default impls spell out the registry's defaults even where they equal Rust's.
-        "#![allow(clippy::too_many_arguments, clippy::derivable_impls, rustdoc::broken_intra_doc_links)]",
+        "#![allow(clippy::too_many_arguments)]",
         NO_FMT,
         "",
         "#[allow(unused_imports)]",
         "use crate::error::c_string;",
         "#[allow(unused_imports)]",
-        "use crate::op::{num_outputs, run_fixed, run_vec, RawAttr};",
+        "use crate::op::{num_outputs, run_fixed, run_vec, AttrList, RawAttr};",
         "#[allow(unused_imports)]",
         "use crate::{Context, DType, Result, Tensor};",
         "",
@@ -585,5 +605,48 @@ def emit_ops(header, ops) -> str:
     return "\n".join(out) + "\n"
 
 
+# ----------------------------------------------------------------------------------------------
+# The layout test (cairn-sys/tests/layout.rs)
+# ----------------------------------------------------------------------------------------------
+
+
+def emit_layout(header) -> str:
+    """A test comparing every struct's size, alignment and field offsets in Rust with the C
+    compiler's: it compiles a C program printing them from cairn.h and compares the listings."""
+    c = ["#define CAIRN_EXPERIMENTAL", "#include <stddef.h>", "#include <stdio.h>", "#include <cairn/cairn.h>",
+         "int main(void) {"]
+    rust = []
+    for s in header.structs:
+        c.append(f'  printf("{s.name} size %zu align %zu\\n", sizeof({s.name}), _Alignof({s.name}));')
+        rust.append(f'format!("{s.name} size {{}} align {{}}", size_of::<{s.name}>(), align_of::<{s.name}>()),')
+        for f in s.fields:
+            c.append(f'  printf("{s.name}.{f.name} %zu\\n", offsetof({s.name}, {f.name}));')
+            rust.append(f'format!("{s.name}.{f.name} {{}}", offset_of!({s.name}, {ident(f.name)})),')
+    c += ["  return 0;", "}"]
+    out = [
+        GENERATED,
+        "//",
+        "//! The `#[repr(C)]` structs of this crate have the C layout: size, alignment and the offset of",
+        "//! every field, compared with what the C compiler (`cc`, or `$CC`) says for cairn.h.",
+        NO_FMT,
+        "",
+        "use std::mem::{align_of, offset_of, size_of};",
+        "",
+        "use cairn_sys::*;",
+        "",
+        "/// Prints the C compiler's layout of every struct, one line each, in the order of `rust_layout`.",
+        "const C_PROGRAM: &str = r#\"" + c[0],
+    ]
+    out += c[1:-1] + [c[-1] + "\"#;", ""]
+    out += ["fn rust_layout() -> Vec<String> {", "    vec!["]
+    out += ["        " + r for r in rust]
+    out += ["    ]", "}", "", "#[test]", "fn structs_have_the_c_layout() {",
+            "    let c = layout_common::c_layout(C_PROGRAM);",
+            "    layout_common::same_lines(&c, &rust_layout());", "}", "", "#[path = \"common/layout.rs\"]",
+            "mod layout_common;"]
+    return "\n".join(out) + "\n"
+
+
 def emit(header, ops) -> dict[str, str]:
-    return {SYS_LIB: emit_sys(header), ENUMS: emit_enums(header), OPS: emit_ops(header, ops)}
+    return {SYS_LIB: emit_sys(header), ENUMS: emit_enums(header), OPS: emit_ops(header, ops),
+            LAYOUT: emit_layout(header)}

@@ -1,87 +1,62 @@
-//! Finds libcairn and links it. In order:
-//!  1. `CAIRN_LIB_DIR`: a directory holding libcairn.so;
-//!  2. a pkg-config file named `cairn` (`pkg-config --variable=libdir cairn`);
-//!  3. this source tree: `bazel build //capi:cairn` in the repository root, then bazel-bin/capi.
+//! Finds libcairn for the default build (see LOADING.md): `CAIRN_LIB_DIR` when set, else the
+//! `libdir` of the `cairn` pkg-config package. Nothing is linked: the absolute path of the library
+//! becomes `cairn_sys::BUILT_WITH`, which the crate opens at run time. With the `load-dynamic`
+//! feature nothing is needed and nothing is looked up.
 //!
-//! The directory is passed on to dependents as `DEP_CAIRN_LIB_DIR`; the `cairn` crate's build
-//! script uses it to set an rpath for its own tests and examples. Other executables need the
-//! directory on their loader path (LD_LIBRARY_PATH, an rpath, or an installed libcairn).
+//! Passed on to dependents (`DEP_CAIRN_LIB_DIR`, `DEP_CAIRN_INCLUDE`) and to this crate's tests
+//! (`CAIRN_SYS_INCLUDE_DIR`, the headers the layout test compiles against) when found.
 
 use std::env;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-env-changed=CAIRN_LIB_DIR");
-    println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
-
-    let dir = match env::var_os("CAIRN_LIB_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => pkg_config_libdir().unwrap_or_else(build_with_bazel),
-    };
-    if !dir.join("libcairn.so").exists() && !dir.join("libcairn.dylib").exists() {
-        println!("cargo:warning=no libcairn shared library in {}", dir.display());
+    for var in ["CAIRN_LIB_DIR", "PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "PKG_CONFIG_SYSROOT_DIR"] {
+        println!("cargo:rerun-if-env-changed={var}");
     }
-    println!("cargo:rustc-link-search=native={}", dir.display());
-    println!("cargo:rustc-link-lib=dylib=cairn");
+    let dynamic = env::var_os("CARGO_FEATURE_LOAD_DYNAMIC").is_some();
+    let found = match env::var_os("CAIRN_LIB_DIR") {
+        Some(dir) if !dir.is_empty() => Some((PathBuf::from(dir), None)),
+        _ if dynamic => None,
+        _ => pkg_config_var("libdir").map(|dir| (dir, pkg_config_var("includedir"))),
+    };
+    let Some((dir, include)) = found else {
+        if !dynamic {
+            fail("no cairn package found by pkg-config and CAIRN_LIB_DIR is not set");
+        }
+        return;
+    };
+    let dir = dir.canonicalize().unwrap_or_else(|e| fail(&format!("library directory {}: {e}", dir.display())));
+    let Some(lib) = ["libcairn.so.1", "libcairn.so", "libcairn.dylib"].iter().map(|n| dir.join(n)).find(|p| p.exists())
+    else {
+        fail(&format!("no libcairn.so.1 or libcairn.so in {}", dir.display()));
+    };
+    if !dynamic {
+        println!("cargo:rustc-env=CAIRN_SYS_LIBRARY={}", lib.display());
+    }
     println!("cargo:lib_dir={}", dir.display());
-}
-
-fn pkg_config_libdir() -> Option<PathBuf> {
-    let out = Command::new("pkg-config").args(["--variable=libdir", "cairn"]).output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let dir = String::from_utf8(out.stdout).ok()?.trim().to_string();
-    (!dir.is_empty()).then(|| PathBuf::from(dir))
-}
-
-fn build_with_bazel() -> PathBuf {
-    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    let root = manifest.join("../../..");
-    let root = root.canonicalize().unwrap_or(root);
-    if !root.join("capi/BUILD").exists() {
-        panic!(
-            "cairn-sys: libcairn not found. Set CAIRN_LIB_DIR to the directory holding libcairn.so, \
-             install a cairn.pc for pkg-config, or build from the Cairn source tree."
-        );
-    }
-    rerun_if_header_changes(&root);
-    let mut bazel = Command::new("bazel");
-    bazel.args(["build", "//capi:cairn"]).current_dir(&root);
-    // Bazel passes LD_LIBRARY_PATH into its actions' keys. Cargo prepends its own directories to it
-    // for build scripts, which would make this build miss every result of a plain `bazel build`.
-    match env::var_os("LD_LIBRARY_PATH").map(|p| without_cargo_dirs(&p)) {
-        Some(Some(path)) => bazel.env("LD_LIBRARY_PATH", path),
-        Some(None) => bazel.env_remove("LD_LIBRARY_PATH"),
-        None => &mut bazel,
-    };
-    let status = bazel
-        .status()
-        .unwrap_or_else(|e| panic!("cairn-sys: cannot run bazel to build libcairn ({e}); set CAIRN_LIB_DIR instead"));
-    if !status.success() {
-        panic!("cairn-sys: `bazel build //capi:cairn` failed in {} ({status})", root.display());
-    }
-    root.join("bazel-bin/capi")
-}
-
-/// The entries of a loader path that Cargo and rustup did not add (its target directory and the
-/// toolchain's libraries); None when nothing is left.
-fn without_cargo_dirs(path: &std::ffi::OsStr) -> Option<std::ffi::OsString> {
-    let out_dir = PathBuf::from(env::var_os("OUT_DIR")?);
-    // OUT_DIR is <target>/<profile>/build/<pkg>-<hash>/out.
-    let target = out_dir.ancestors().nth(4)?.to_path_buf();
-    let kept: Vec<PathBuf> = env::split_paths(path)
-        .filter(|p| !p.starts_with(&target) && !p.components().any(|c| c.as_os_str() == "toolchains"))
-        .collect();
-    if kept.is_empty() {
-        None
-    } else {
-        env::join_paths(kept).ok()
+    let include = include.unwrap_or_else(|| dir.join("../include"));
+    if include.join("cairn/cairn.h").exists() {
+        let include = include.canonicalize().unwrap_or(include);
+        println!("cargo:include={}", include.display());
+        println!("cargo:rustc-env=CAIRN_SYS_INCLUDE_DIR={}", include.display());
     }
 }
 
-fn rerun_if_header_changes(root: &Path) {
-    println!("cargo:rerun-if-changed={}", root.join("capi/include/cairn/cairn.h").display());
+fn pkg_config_var(var: &str) -> Option<PathBuf> {
+    let out = Command::new("pkg-config").arg(format!("--variable={var}")).arg("cairn").output().ok()?;
+    let value = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !value.is_empty()).then(|| PathBuf::from(value))
+}
+
+fn fail(why: &str) -> ! {
+    eprintln!(
+        "cairn-sys: {why}.\n\
+         Install Cairn (`tools/install --prefix PREFIX` in its source tree) and set \
+         PKG_CONFIG_PATH=PREFIX/lib/pkgconfig unless PREFIX is a system prefix, or set CAIRN_LIB_DIR to \
+         the directory holding libcairn.so.1, or enable the `load-dynamic` feature to choose the library \
+         at run time."
+    );
+    std::process::exit(1);
 }

@@ -3,14 +3,33 @@
 //
 //! Raw declarations of Cairn's C API (`capi/include/cairn/cairn.h`): handles, enum constants,
 //! structs, callbacks and functions, one for one. Use the `cairn` crate for a safe interface.
-#![no_std]
+//!
+#![doc = include_str!("../LOADING.md")]
 #![cfg_attr(rustfmt, rustfmt::skip)]
-#![allow(non_camel_case_types, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+#![deny(missing_docs)]
+#![allow(non_camel_case_types)]
+#![allow(clippy::missing_safety_doc, clippy::missing_transmute_annotations, clippy::too_many_arguments)]
 
 pub use core::ffi::{c_char, c_int, c_uint, c_void};
 
+mod load;
+pub use load::{default_library, load, load_default, loaded_path, LoadError, BUILT_WITH, LIBRARY_PATH_ENV};
+
 /// The ABI version this crate was generated from; `cairn_abi_version()` must return the same.
 pub const CAIRN_ABI_VERSION: u32 = 1;
+
+/// `cairn_bool` (`int32_t` in C).
+pub type cairn_bool = i32;
+/// `CAIRN_VERSION_MAJOR` of cairn.h.
+pub const CAIRN_VERSION_MAJOR: i32 = 1;
+/// `CAIRN_VERSION_MINOR` of cairn.h.
+pub const CAIRN_VERSION_MINOR: i32 = 0;
+/// `CAIRN_VERSION_PATCH` of cairn.h.
+pub const CAIRN_VERSION_PATCH: i32 = 0;
+/// `CAIRN_FALSE` of cairn.h.
+pub const CAIRN_FALSE: i32 = 0;
+/// `CAIRN_TRUE` of cairn.h.
+pub const CAIRN_TRUE: i32 = 1;
 
 /// Opaque handle `cairn_status`.
 #[repr(C)]
@@ -29,6 +48,13 @@ pub struct cairn_context {
 /// Opaque handle `cairn_tensor`.
 #[repr(C)]
 pub struct cairn_tensor {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_op_attrs`.
+#[repr(C)]
+pub struct cairn_op_attrs {
     _data: [u8; 0],
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
@@ -89,320 +115,620 @@ pub struct cairn_function {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
-/// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes).
+/// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes). Since 1.0.
 pub type cairn_code = u32;
+/// A value of [`cairn_code`].
 pub const CAIRN_OK: cairn_code = 0;
+/// A value of [`cairn_code`].
 pub const CAIRN_CANCELLED: cairn_code = 1;
+/// A value of [`cairn_code`].
 pub const CAIRN_UNKNOWN: cairn_code = 2;
+/// A value of [`cairn_code`].
 pub const CAIRN_INVALID_ARGUMENT: cairn_code = 3;
+/// A value of [`cairn_code`].
 pub const CAIRN_DEADLINE_EXCEEDED: cairn_code = 4;
+/// A value of [`cairn_code`].
 pub const CAIRN_NOT_FOUND: cairn_code = 5;
+/// A value of [`cairn_code`].
 pub const CAIRN_ALREADY_EXISTS: cairn_code = 6;
+/// A value of [`cairn_code`].
 pub const CAIRN_PERMISSION_DENIED: cairn_code = 7;
+/// A value of [`cairn_code`].
 pub const CAIRN_RESOURCE_EXHAUSTED: cairn_code = 8;
+/// A value of [`cairn_code`].
 pub const CAIRN_FAILED_PRECONDITION: cairn_code = 9;
+/// A value of [`cairn_code`].
 pub const CAIRN_ABORTED: cairn_code = 10;
+/// A value of [`cairn_code`].
 pub const CAIRN_OUT_OF_RANGE: cairn_code = 11;
+/// A value of [`cairn_code`].
 pub const CAIRN_UNIMPLEMENTED: cairn_code = 12;
+/// A value of [`cairn_code`].
 pub const CAIRN_INTERNAL: cairn_code = 13;
+/// A value of [`cairn_code`].
 pub const CAIRN_UNAVAILABLE: cairn_code = 14;
+/// A value of [`cairn_code`].
 pub const CAIRN_DATA_LOSS: cairn_code = 15;
+/// A value of [`cairn_code`].
 pub const CAIRN_CODE_FORCE32: cairn_code = 0x7fffffff;
 
-/// Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte.
+/// Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte. Since 1.0.
 pub type cairn_dtype = u32;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_INVALID_DTYPE: cairn_dtype = 0;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_FLOAT32: cairn_dtype = 1;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_FLOAT64: cairn_dtype = 2;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_INT32: cairn_dtype = 3;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_UINT8: cairn_dtype = 4;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_INT16: cairn_dtype = 5;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_INT8: cairn_dtype = 6;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_STRING: cairn_dtype = 7;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_COMPLEX64: cairn_dtype = 8;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_INT64: cairn_dtype = 9;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_BOOL: cairn_dtype = 10;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_BFLOAT16: cairn_dtype = 14;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_FLOAT16: cairn_dtype = 19;
+/// A value of [`cairn_dtype`].
 pub const CAIRN_DTYPE_FORCE32: cairn_dtype = 0x7fffffff;
 
-/// Severity of a log message; a context delivers those at or above its log_level.
+/// Severity of a log message; a context delivers those at or above its log_level. Since 1.0.
 pub type cairn_log_level = u32;
+/// A value of [`cairn_log_level`].
 pub const CAIRN_LOG_DEBUG: cairn_log_level = 0;
+/// A value of [`cairn_log_level`].
 pub const CAIRN_LOG_INFO: cairn_log_level = 1;
+/// A value of [`cairn_log_level`].
 pub const CAIRN_LOG_WARNING: cairn_log_level = 2;
+/// A value of [`cairn_log_level`].
 pub const CAIRN_LOG_ERROR: cairn_log_level = 3;
+/// A value of [`cairn_log_level`].
 pub const CAIRN_LOG_LEVEL_FORCE32: cairn_log_level = 0x7fffffff;
 
+/// The kind of an op attribute: which field of cairn_attr holds its value. Since 1.0.
 pub type cairn_attr_kind = u32;
+/// A value of [`cairn_attr_kind`].
 pub const CAIRN_ATTR_INT: cairn_attr_kind = 1;
+/// A value of [`cairn_attr_kind`].
 pub const CAIRN_ATTR_FLOAT: cairn_attr_kind = 2;
+/// A value of [`cairn_attr_kind`].
 pub const CAIRN_ATTR_BOOL: cairn_attr_kind = 3;
+/// A value of [`cairn_attr_kind`].
 pub const CAIRN_ATTR_INTS: cairn_attr_kind = 4;
+/// A value of [`cairn_attr_kind`].
 pub const CAIRN_ATTR_STRING: cairn_attr_kind = 5;
+/// A value of [`cairn_attr_kind`].
 pub const CAIRN_ATTR_DTYPE: cairn_attr_kind = 6;
+/// A value of [`cairn_attr_kind`].
 pub const CAIRN_ATTR_FLOATS: cairn_attr_kind = 7;
+/// A value of [`cairn_attr_kind`].
 pub const CAIRN_ATTR_KIND_FORCE32: cairn_attr_kind = 0x7fffffff;
 
-/// The kinds of objects.
+/// The kinds of objects. Since 1.0.
 pub type cairn_object_kind = u32;
+/// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_INVALID: cairn_object_kind = 0;
+/// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_TRACKABLE: cairn_object_kind = 1;
+/// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_VARIABLE: cairn_object_kind = 2;
+/// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_LIST: cairn_object_kind = 3;
+/// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_DICT: cairn_object_kind = 4;
+/// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_MODULE: cairn_object_kind = 5;
+/// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_OPTIMIZER: cairn_object_kind = 6;
+/// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_LAYER: cairn_object_kind = 7;
+/// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_KIND_FORCE32: cairn_object_kind = 0x7fffffff;
 
-/// How a gradient call answers for a source the target does not depend on.
+/// How a gradient call answers for a source the target does not depend on. Since 1.0.
 pub type cairn_unconnected = u32;
+/// A value of [`cairn_unconnected`].
 pub const CAIRN_UNCONNECTED_NONE: cairn_unconnected = 0;
+/// A value of [`cairn_unconnected`].
 pub const CAIRN_UNCONNECTED_ZERO: cairn_unconnected = 1;
+/// A value of [`cairn_unconnected`].
 pub const CAIRN_UNCONNECTED_FORCE32: cairn_unconnected = 0x7fffffff;
 
+/// The update rule of an optimizer. Since 1.0.
 pub type cairn_optimizer_kind = u32;
+/// A value of [`cairn_optimizer_kind`].
 pub const CAIRN_OPTIMIZER_SGD: cairn_optimizer_kind = 0;
+/// A value of [`cairn_optimizer_kind`].
 pub const CAIRN_OPTIMIZER_ADAM: cairn_optimizer_kind = 1;
+/// A value of [`cairn_optimizer_kind`].
 pub const CAIRN_OPTIMIZER_ADAMW: cairn_optimizer_kind = 2;
+/// A value of [`cairn_optimizer_kind`].
 pub const CAIRN_OPTIMIZER_RMSPROP: cairn_optimizer_kind = 3;
+/// A value of [`cairn_optimizer_kind`].
 pub const CAIRN_OPTIMIZER_FORCE32: cairn_optimizer_kind = 0x7fffffff;
 
+/// The losses of cairn_loss. Since 1.0.
 pub type cairn_loss_kind = u32;
+/// A value of [`cairn_loss_kind`].
 pub const CAIRN_LOSS_MEAN_SQUARED_ERROR: cairn_loss_kind = 0;
+/// A value of [`cairn_loss_kind`].
 pub const CAIRN_LOSS_MEAN_ABSOLUTE_ERROR: cairn_loss_kind = 1;
+/// A value of [`cairn_loss_kind`].
 pub const CAIRN_LOSS_BINARY_CROSSENTROPY: cairn_loss_kind = 2;
+/// A value of [`cairn_loss_kind`].
 pub const CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY: cairn_loss_kind = 3;
+/// A value of [`cairn_loss_kind`].
 pub const CAIRN_LOSS_FORCE32: cairn_loss_kind = 0x7fffffff;
 
+/// The metrics of cairn_metric_create. Since 1.0.
 pub type cairn_metric_kind = u32;
+/// A value of [`cairn_metric_kind`].
 pub const CAIRN_METRIC_MEAN: cairn_metric_kind = 0;
+/// A value of [`cairn_metric_kind`].
 pub const CAIRN_METRIC_ACCURACY: cairn_metric_kind = 1;
+/// A value of [`cairn_metric_kind`].
 pub const CAIRN_METRIC_FORCE32: cairn_metric_kind = 0x7fffffff;
 
-/// Physical device types; values are VkPhysicalDeviceType's.
+/// Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
 pub type cairn_vulkan_device_type = u32;
+/// A value of [`cairn_vulkan_device_type`].
 pub const CAIRN_VULKAN_DEVICE_OTHER: cairn_vulkan_device_type = 0;
+/// A value of [`cairn_vulkan_device_type`].
 pub const CAIRN_VULKAN_DEVICE_INTEGRATED: cairn_vulkan_device_type = 1;
+/// A value of [`cairn_vulkan_device_type`].
 pub const CAIRN_VULKAN_DEVICE_DISCRETE: cairn_vulkan_device_type = 2;
+/// A value of [`cairn_vulkan_device_type`].
 pub const CAIRN_VULKAN_DEVICE_VIRTUAL: cairn_vulkan_device_type = 3;
+/// A value of [`cairn_vulkan_device_type`].
 pub const CAIRN_VULKAN_DEVICE_CPU: cairn_vulkan_device_type = 4;
+/// A value of [`cairn_vulkan_device_type`].
 pub const CAIRN_VULKAN_DEVICE_TYPE_FORCE32: cairn_vulkan_device_type = 0x7fffffff;
 
 /// Receives log messages. `message` is borrowed for the duration of the call. Called from whichever
 /// thread logs; it may call back into the C API. Objects and checkpoints keep their context alive,
-/// so calls can come after cairn_context_free; `log_release` in the options says when they stop.
+/// so calls can come after cairn_context_free; `log_release` in the options says when they stop. Since 1.0.
 pub type cairn_log_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, level: cairn_log_level, message: *const c_char)>;
 
 /// The traced body. `inputs` are symbolic tensors (borrowed for the call); set each of the
 /// `n_outputs` outputs to a new tensor (an op result, an input shared with cairn_tensor_share, or
 /// an eager tensor to return as a constant); the function takes them. Return NULL or an error
-/// status, which cairn_function_call returns (nothing is cached then).
+/// status, which cairn_function_call returns (nothing is cached then). Since 1.0.
 pub type cairn_function_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, ctx: *mut cairn_context, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status>;
 
 /// Host allocator hooks. `allocate` returns `size` bytes aligned to `alignment` (a power of two,
 /// at least 64) or NULL; `deallocate` gets the pointer and the size that was asked for. Both may be
-/// called from any thread, also after cairn_context_free while tensors are still alive.
+/// called from any thread, also after cairn_context_free while tensors are still alive. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_allocator {
+    /// `allocate` (C type `void *(void *user_data, size_t size, size_t alignment)`); see [`cairn_allocator`].
     pub allocate: Option<unsafe extern "C" fn(user_data: *mut c_void, size: usize, alignment: usize) -> *mut c_void>,
+    /// `deallocate` (C type `void(void *user_data, void *ptr, size_t size)`); see [`cairn_allocator`].
     pub deallocate: Option<unsafe extern "C" fn(user_data: *mut c_void, ptr: *mut c_void, size: usize)>,
+    /// `user_data` (C type `void *`); see [`cairn_allocator`].
     pub user_data: *mut c_void,
+    /// `release` (C type `void(void *user_data)`); see [`cairn_allocator`].
     pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
 }
 
-/// Options for cairn_context_create; start from CAIRN_CONTEXT_OPTIONS_INIT.
+/// Options for cairn_context_create; start from CAIRN_CONTEXT_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_context_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_context_options`].
     pub struct_size: u32,
+    /// `device` (C type `const char *`); see [`cairn_context_options`].
     pub device: *const c_char,
+    /// `num_threads` (C type `int32_t`); see [`cairn_context_options`].
     pub num_threads: i32,
+    /// `seed` (C type `uint64_t`); see [`cairn_context_options`].
     pub seed: u64,
+    /// `log_fn` (C type `cairn_log_fn`); see [`cairn_context_options`].
     pub log_fn: cairn_log_fn,
+    /// `log_user_data` (C type `void *`); see [`cairn_context_options`].
     pub log_user_data: *mut c_void,
+    /// `log_level` (C type `cairn_log_level`); see [`cairn_context_options`].
     pub log_level: cairn_log_level,
+    /// `allocator` (C type `const cairn_allocator *`); see [`cairn_context_options`].
     pub allocator: *const cairn_allocator,
+    /// `log_release` (C type `void(void *log_user_data)`); see [`cairn_context_options`].
     pub log_release: Option<unsafe extern "C" fn(log_user_data: *mut c_void)>,
 }
 
 /// One attribute of an op call. Set `name`, `kind` and the field for that kind; the others are
-/// ignored. A bool goes in `i` (0 or 1). Arrays and strings are borrowed for the call.
+/// ignored. A bool goes in `i` (0 or 1). Arrays and strings are borrowed for the call. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_attr {
+    /// `name` (C type `const char *`); see [`cairn_attr`].
     pub name: *const c_char,
+    /// `kind` (C type `cairn_attr_kind`); see [`cairn_attr`].
     pub kind: cairn_attr_kind,
+    /// `i` (C type `int64_t`); see [`cairn_attr`].
     pub i: i64,
+    /// `f` (C type `double`); see [`cairn_attr`].
     pub f: f64,
+    /// `ints` (C type `const int64_t *`); see [`cairn_attr`].
     pub ints: *const i64,
+    /// `n_ints` (C type `size_t`); see [`cairn_attr`].
     pub n_ints: usize,
+    /// `s` (C type `const char *`); see [`cairn_attr`].
     pub s: *const c_char,
+    /// `dtype` (C type `cairn_dtype`); see [`cairn_attr`].
     pub dtype: cairn_dtype,
+    /// `floats` (C type `const double *`); see [`cairn_attr`].
     pub floats: *const f64,
+    /// `n_floats` (C type `size_t`); see [`cairn_attr`].
     pub n_floats: usize,
 }
 
-/// Options of cairn_variable_create.
+/// Options of cairn_variable_create. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_variable_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_variable_options`].
     pub struct_size: u32,
+    /// `name` (C type `const char *`); see [`cairn_variable_options`].
     pub name: *const c_char,
+    /// `trainable` (C type `int32_t`); see [`cairn_variable_options`].
     pub trainable: i32,
+    /// `scope` (C type `const cairn_object *`); see [`cairn_variable_options`].
     pub scope: *const cairn_object,
 }
 
-/// Options of one checkpoint (cairn_checkpoint_set_options); start from CAIRN_CHECKPOINT_OPTIONS_INIT.
+/// Options of one checkpoint (cairn_checkpoint_set_options); start from CAIRN_CHECKPOINT_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_checkpoint_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_checkpoint_options`].
     pub struct_size: u32,
+    /// `compress` (C type `int32_t`); see [`cairn_checkpoint_options`].
     pub compress: i32,
+    /// `async` (C type `int32_t`); see [`cairn_checkpoint_options`].
     pub r#async: i32,
+    /// `fsync` (C type `int32_t`); see [`cairn_checkpoint_options`].
     pub fsync: i32,
 }
 
+/// Options of cairn_checkpoint_manager_create; start from CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_checkpoint_manager_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_checkpoint_manager_options`].
     pub struct_size: u32,
+    /// `checkpoint_name` (C type `const char *`); see [`cairn_checkpoint_manager_options`].
     pub checkpoint_name: *const c_char,
+    /// `max_to_keep` (C type `int64_t`); see [`cairn_checkpoint_manager_options`].
     pub max_to_keep: i64,
+    /// `keep_checkpoint_every_n_hours` (C type `double`); see [`cairn_checkpoint_manager_options`].
     pub keep_checkpoint_every_n_hours: f64,
 }
 
+/// Options of cairn_tape_create; start from CAIRN_TAPE_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_tape_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_tape_options`].
     pub struct_size: u32,
+    /// `persistent` (C type `int32_t`); see [`cairn_tape_options`].
     pub persistent: i32,
+    /// `watch_accessed_variables` (C type `int32_t`); see [`cairn_tape_options`].
     pub watch_accessed_variables: i32,
 }
 
+/// Options of cairn_optimizer_create; start from CAIRN_OPTIMIZER_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_optimizer_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_optimizer_options`].
     pub struct_size: u32,
+    /// `kind` (C type `cairn_optimizer_kind`); see [`cairn_optimizer_options`].
     pub kind: cairn_optimizer_kind,
+    /// `learning_rate` (C type `double`); see [`cairn_optimizer_options`].
     pub learning_rate: f64,
+    /// `schedule` (C type `const cairn_object *`); see [`cairn_optimizer_options`].
     pub schedule: *const cairn_object,
+    /// `momentum` (C type `double`); see [`cairn_optimizer_options`].
     pub momentum: f64,
+    /// `nesterov` (C type `int32_t`); see [`cairn_optimizer_options`].
     pub nesterov: i32,
+    /// `beta_1` (C type `double`); see [`cairn_optimizer_options`].
     pub beta_1: f64,
+    /// `beta_2` (C type `double`); see [`cairn_optimizer_options`].
     pub beta_2: f64,
+    /// `epsilon` (C type `double`); see [`cairn_optimizer_options`].
     pub epsilon: f64,
+    /// `weight_decay` (C type `double`); see [`cairn_optimizer_options`].
     pub weight_decay: f64,
+    /// `rho` (C type `double`); see [`cairn_optimizer_options`].
     pub rho: f64,
+    /// `centered` (C type `int32_t`); see [`cairn_optimizer_options`].
     pub centered: i32,
 }
 
+/// Options of cairn_schedule_exponential_decay (tf.keras.optimizers.schedules.ExponentialDecay). Since 1.0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_exponential_decay_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_exponential_decay_options`].
+    pub struct_size: u32,
+    /// `initial_learning_rate` (C type `double`); see [`cairn_exponential_decay_options`].
+    pub initial_learning_rate: f64,
+    /// `decay_steps` (C type `int64_t`); see [`cairn_exponential_decay_options`].
+    pub decay_steps: i64,
+    /// `decay_rate` (C type `double`); see [`cairn_exponential_decay_options`].
+    pub decay_rate: f64,
+    /// `staircase` (C type `int32_t`); see [`cairn_exponential_decay_options`].
+    pub staircase: i32,
+}
+
+/// Options of cairn_schedule_cosine_decay (tf.keras.optimizers.schedules.CosineDecay). Since 1.0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_cosine_decay_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_cosine_decay_options`].
+    pub struct_size: u32,
+    /// `initial_learning_rate` (C type `double`); see [`cairn_cosine_decay_options`].
+    pub initial_learning_rate: f64,
+    /// `decay_steps` (C type `int64_t`); see [`cairn_cosine_decay_options`].
+    pub decay_steps: i64,
+    /// `alpha` (C type `double`); see [`cairn_cosine_decay_options`].
+    pub alpha: f64,
+}
+
+/// Options of cairn_dense_create; start from CAIRN_DENSE_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_dense_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_dense_options`].
     pub struct_size: u32,
+    /// `units` (C type `int64_t`); see [`cairn_dense_options`].
     pub units: i64,
+    /// `activation` (C type `const char *`); see [`cairn_dense_options`].
     pub activation: *const c_char,
+    /// `use_bias` (C type `int32_t`); see [`cairn_dense_options`].
     pub use_bias: i32,
+    /// `kernel_initializer` (C type `const char *`); see [`cairn_dense_options`].
     pub kernel_initializer: *const c_char,
+    /// `bias_initializer` (C type `const char *`); see [`cairn_dense_options`].
     pub bias_initializer: *const c_char,
+    /// `name` (C type `const char *`); see [`cairn_dense_options`].
     pub name: *const c_char,
 }
 
+/// Options of cairn_conv2d_create; start from CAIRN_CONV2D_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_conv2d_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_conv2d_options`].
     pub struct_size: u32,
+    /// `filters` (C type `int64_t`); see [`cairn_conv2d_options`].
     pub filters: i64,
+    /// `kernel_h` (C type `int64_t`); see [`cairn_conv2d_options`].
     pub kernel_h: i64,
+    /// `kernel_w` (C type `int64_t`); see [`cairn_conv2d_options`].
     pub kernel_w: i64,
+    /// `stride_h` (C type `int64_t`); see [`cairn_conv2d_options`].
     pub stride_h: i64,
+    /// `stride_w` (C type `int64_t`); see [`cairn_conv2d_options`].
     pub stride_w: i64,
+    /// `padding` (C type `const char *`); see [`cairn_conv2d_options`].
     pub padding: *const c_char,
+    /// `activation` (C type `const char *`); see [`cairn_conv2d_options`].
     pub activation: *const c_char,
+    /// `use_bias` (C type `int32_t`); see [`cairn_conv2d_options`].
     pub use_bias: i32,
+    /// `kernel_initializer` (C type `const char *`); see [`cairn_conv2d_options`].
     pub kernel_initializer: *const c_char,
+    /// `bias_initializer` (C type `const char *`); see [`cairn_conv2d_options`].
     pub bias_initializer: *const c_char,
+    /// `name` (C type `const char *`); see [`cairn_conv2d_options`].
     pub name: *const c_char,
 }
 
+/// Options of the pooling layers; start from CAIRN_POOL2D_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_pool2d_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_pool2d_options`].
     pub struct_size: u32,
+    /// `pool_h` (C type `int64_t`); see [`cairn_pool2d_options`].
     pub pool_h: i64,
+    /// `pool_w` (C type `int64_t`); see [`cairn_pool2d_options`].
     pub pool_w: i64,
+    /// `stride_h` (C type `int64_t`); see [`cairn_pool2d_options`].
     pub stride_h: i64,
+    /// `stride_w` (C type `int64_t`); see [`cairn_pool2d_options`].
     pub stride_w: i64,
+    /// `padding` (C type `const char *`); see [`cairn_pool2d_options`].
     pub padding: *const c_char,
+    /// `name` (C type `const char *`); see [`cairn_pool2d_options`].
     pub name: *const c_char,
 }
 
+/// Options of cairn_flatten_create. Since 1.0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_flatten_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_flatten_options`].
+    pub struct_size: u32,
+    /// `name` (C type `const char *`); see [`cairn_flatten_options`].
+    pub name: *const c_char,
+}
+
+/// Options of cairn_embedding_create. Since 1.0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_embedding_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_embedding_options`].
+    pub struct_size: u32,
+    /// `input_dim` (C type `int64_t`); see [`cairn_embedding_options`].
+    pub input_dim: i64,
+    /// `output_dim` (C type `int64_t`); see [`cairn_embedding_options`].
+    pub output_dim: i64,
+    /// `name` (C type `const char *`); see [`cairn_embedding_options`].
+    pub name: *const c_char,
+}
+
+/// Options of cairn_layer_norm_create and cairn_batch_norm_create; start from CAIRN_NORM_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_norm_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_norm_options`].
     pub struct_size: u32,
+    /// `axis` (C type `int64_t`); see [`cairn_norm_options`].
     pub axis: i64,
+    /// `epsilon` (C type `double`); see [`cairn_norm_options`].
     pub epsilon: f64,
+    /// `momentum` (C type `double`); see [`cairn_norm_options`].
     pub momentum: f64,
+    /// `center` (C type `int32_t`); see [`cairn_norm_options`].
     pub center: i32,
+    /// `scale` (C type `int32_t`); see [`cairn_norm_options`].
     pub scale: i32,
+    /// `name` (C type `const char *`); see [`cairn_norm_options`].
     pub name: *const c_char,
 }
 
-/// One input of an input signature: a dtype and a shape whose dims may be -1 (any size).
+/// Options of cairn_dropout_create. Since 1.0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_dropout_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_dropout_options`].
+    pub struct_size: u32,
+    /// `rate` (C type `double`); see [`cairn_dropout_options`].
+    pub rate: f64,
+    /// `seed` (C type `int64_t`); see [`cairn_dropout_options`].
+    pub seed: i64,
+    /// `name` (C type `const char *`); see [`cairn_dropout_options`].
+    pub name: *const c_char,
+}
+
+/// Options of cairn_activation_create. Since 1.0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_activation_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_activation_options`].
+    pub struct_size: u32,
+    /// `activation` (C type `const char *`); see [`cairn_activation_options`].
+    pub activation: *const c_char,
+    /// `name` (C type `const char *`); see [`cairn_activation_options`].
+    pub name: *const c_char,
+}
+
+/// Options of cairn_sequential_create. Since 1.0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_sequential_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_sequential_options`].
+    pub struct_size: u32,
+    /// `name` (C type `const char *`); see [`cairn_sequential_options`].
+    pub name: *const c_char,
+}
+
+/// One input of an input signature: a dtype and a shape whose dims may be -1 (any size). It may
+/// grow: an array of specs takes its stride from the struct_size of element 0, and every element
+/// must have the same struct_size. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_tensor_spec {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_tensor_spec`].
+    pub struct_size: u32,
+    /// `dtype` (C type `cairn_dtype`); see [`cairn_tensor_spec`].
     pub dtype: cairn_dtype,
+    /// `shape` (C type `const int64_t *`); see [`cairn_tensor_spec`].
     pub shape: *const i64,
+    /// `rank` (C type `size_t`); see [`cairn_tensor_spec`].
     pub rank: usize,
 }
 
+/// Options of cairn_function_create; start from CAIRN_FUNCTION_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_function_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_function_options`].
     pub struct_size: u32,
+    /// `input_signature` (C type `const cairn_tensor_spec *`); see [`cairn_function_options`].
     pub input_signature: *const cairn_tensor_spec,
+    /// `n_input_signature` (C type `size_t`); see [`cairn_function_options`].
     pub n_input_signature: usize,
+    /// `retrace_warning` (C type `int32_t`); see [`cairn_function_options`].
     pub retrace_warning: i32,
+    /// `release` (C type `void(void *user_data)`); see [`cairn_function_options`].
     pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+    /// `static_inputs` (C type `const int64_t *`); see [`cairn_function_options`].
     pub static_inputs: *const i64,
+    /// `n_static_inputs` (C type `size_t`); see [`cairn_function_options`].
     pub n_static_inputs: usize,
 }
 
-/// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT.
+/// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_vulkan_device_info {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_vulkan_device_info`].
     pub struct_size: u32,
+    /// `name` (C type `const char *`); see [`cairn_vulkan_device_info`].
     pub name: *const c_char,
+    /// `type` (C type `cairn_vulkan_device_type`); see [`cairn_vulkan_device_info`].
     pub r#type: cairn_vulkan_device_type,
+    /// `api_version` (C type `uint32_t`); see [`cairn_vulkan_device_info`].
     pub api_version: u32,
+    /// `device_local_memory` (C type `uint64_t`); see [`cairn_vulkan_device_info`].
     pub device_local_memory: u64,
+    /// `total_memory` (C type `uint64_t`); see [`cairn_vulkan_device_info`].
     pub total_memory: u64,
+    /// `subgroup_size` (C type `uint32_t`); see [`cairn_vulkan_device_info`].
     pub subgroup_size: u32,
+    /// `subgroup_arithmetic` (C type `int32_t`); see [`cairn_vulkan_device_info`].
     pub subgroup_arithmetic: i32,
+    /// `float16` (C type `int32_t`); see [`cairn_vulkan_device_info`].
     pub float16: i32,
+    /// `max_storage_buffer_range` (C type `uint64_t`); see [`cairn_vulkan_device_info`].
     pub max_storage_buffer_range: u64,
+    /// `max_shared_memory` (C type `uint32_t`); see [`cairn_vulkan_device_info`].
     pub max_shared_memory: u32,
 }
 
-/// Vulkan settings of a context; start from CAIRN_VULKAN_OPTIONS_INIT.
+/// Vulkan settings of a context; start from CAIRN_VULKAN_OPTIONS_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cairn_vulkan_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_vulkan_options`].
     pub struct_size: u32,
+    /// `instance` (C type `void *`); see [`cairn_vulkan_options`].
     pub instance: *mut c_void,
+    /// `physical_device` (C type `void *`); see [`cairn_vulkan_options`].
     pub physical_device: *mut c_void,
+    /// `device` (C type `void *`); see [`cairn_vulkan_options`].
     pub device: *mut c_void,
+    /// `queue_family` (C type `uint32_t`); see [`cairn_vulkan_options`].
     pub queue_family: u32,
+    /// `queue` (C type `void *`); see [`cairn_vulkan_options`].
     pub queue: *mut c_void,
+    /// `memory_limit` (C type `uint64_t`); see [`cairn_vulkan_options`].
     pub memory_limit: u64,
+    /// `cpu_fallback` (C type `int32_t`); see [`cairn_vulkan_options`].
     pub cpu_fallback: i32,
 }
+
+/// `CAIRN_ACTIVATION_OPTIONS_INIT`: the documented defaults of [`cairn_activation_options`].
+pub const CAIRN_ACTIVATION_OPTIONS_INIT: cairn_activation_options = cairn_activation_options {
+    struct_size: core::mem::size_of::<cairn_activation_options>() as u32,
+    activation: core::ptr::null(),
+    name: core::ptr::null(),
+};
 
 /// `CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT`: the documented defaults of [`cairn_checkpoint_manager_options`].
 pub const CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT: cairn_checkpoint_manager_options = cairn_checkpoint_manager_options {
@@ -449,6 +775,14 @@ pub const CAIRN_CONV2D_OPTIONS_INIT: cairn_conv2d_options = cairn_conv2d_options
     name: core::ptr::null(),
 };
 
+/// `CAIRN_COSINE_DECAY_OPTIONS_INIT`: the documented defaults of [`cairn_cosine_decay_options`].
+pub const CAIRN_COSINE_DECAY_OPTIONS_INIT: cairn_cosine_decay_options = cairn_cosine_decay_options {
+    struct_size: core::mem::size_of::<cairn_cosine_decay_options>() as u32,
+    initial_learning_rate: 0.01,
+    decay_steps: 0,
+    alpha: 0.0,
+};
+
 /// `CAIRN_DENSE_OPTIONS_INIT`: the documented defaults of [`cairn_dense_options`].
 pub const CAIRN_DENSE_OPTIONS_INIT: cairn_dense_options = cairn_dense_options {
     struct_size: core::mem::size_of::<cairn_dense_options>() as u32,
@@ -457,6 +791,37 @@ pub const CAIRN_DENSE_OPTIONS_INIT: cairn_dense_options = cairn_dense_options {
     use_bias: 1,
     kernel_initializer: core::ptr::null(),
     bias_initializer: core::ptr::null(),
+    name: core::ptr::null(),
+};
+
+/// `CAIRN_DROPOUT_OPTIONS_INIT`: the documented defaults of [`cairn_dropout_options`].
+pub const CAIRN_DROPOUT_OPTIONS_INIT: cairn_dropout_options = cairn_dropout_options {
+    struct_size: core::mem::size_of::<cairn_dropout_options>() as u32,
+    rate: 0.0,
+    seed: -1,
+    name: core::ptr::null(),
+};
+
+/// `CAIRN_EMBEDDING_OPTIONS_INIT`: the documented defaults of [`cairn_embedding_options`].
+pub const CAIRN_EMBEDDING_OPTIONS_INIT: cairn_embedding_options = cairn_embedding_options {
+    struct_size: core::mem::size_of::<cairn_embedding_options>() as u32,
+    input_dim: 0,
+    output_dim: 0,
+    name: core::ptr::null(),
+};
+
+/// `CAIRN_EXPONENTIAL_DECAY_OPTIONS_INIT`: the documented defaults of [`cairn_exponential_decay_options`].
+pub const CAIRN_EXPONENTIAL_DECAY_OPTIONS_INIT: cairn_exponential_decay_options = cairn_exponential_decay_options {
+    struct_size: core::mem::size_of::<cairn_exponential_decay_options>() as u32,
+    initial_learning_rate: 0.01,
+    decay_steps: 0,
+    decay_rate: 0.0,
+    staircase: 0,
+};
+
+/// `CAIRN_FLATTEN_OPTIONS_INIT`: the documented defaults of [`cairn_flatten_options`].
+pub const CAIRN_FLATTEN_OPTIONS_INIT: cairn_flatten_options = cairn_flatten_options {
+    struct_size: core::mem::size_of::<cairn_flatten_options>() as u32,
     name: core::ptr::null(),
 };
 
@@ -509,11 +874,25 @@ pub const CAIRN_POOL2D_OPTIONS_INIT: cairn_pool2d_options = cairn_pool2d_options
     name: core::ptr::null(),
 };
 
+/// `CAIRN_SEQUENTIAL_OPTIONS_INIT`: the documented defaults of [`cairn_sequential_options`].
+pub const CAIRN_SEQUENTIAL_OPTIONS_INIT: cairn_sequential_options = cairn_sequential_options {
+    struct_size: core::mem::size_of::<cairn_sequential_options>() as u32,
+    name: core::ptr::null(),
+};
+
 /// `CAIRN_TAPE_OPTIONS_INIT`: the documented defaults of [`cairn_tape_options`].
 pub const CAIRN_TAPE_OPTIONS_INIT: cairn_tape_options = cairn_tape_options {
     struct_size: core::mem::size_of::<cairn_tape_options>() as u32,
     persistent: 0,
     watch_accessed_variables: 1,
+};
+
+/// `CAIRN_TENSOR_SPEC_INIT`: the documented defaults of [`cairn_tensor_spec`].
+pub const CAIRN_TENSOR_SPEC_INIT: cairn_tensor_spec = cairn_tensor_spec {
+    struct_size: core::mem::size_of::<cairn_tensor_spec>() as u32,
+    dtype: CAIRN_INVALID_DTYPE,
+    shape: core::ptr::null(),
+    rank: 0,
 };
 
 /// `CAIRN_VARIABLE_OPTIONS_INIT`: the documented defaults of [`cairn_variable_options`].
@@ -551,778 +930,1874 @@ pub const CAIRN_VULKAN_OPTIONS_INIT: cairn_vulkan_options = cairn_vulkan_options
     cpu_fallback: 0,
 };
 
-extern "C" {
-    /// METHOD. The ABI version of the loaded library; equals CAIRN_ABI_VERSION for a matching header.
-    /// Bindings compare the two at load time and refuse a mismatch.
-    pub fn cairn_abi_version() -> u32;
-
-    /// METHOD. The library's semantic version, e.g. "0.1.0". Static storage; never freed.
-    pub fn cairn_version() -> *const c_char;
-
-    /// METHOD. The status's code; CAIRN_OK for NULL.
-    pub fn cairn_status_code(s: *const cairn_status) -> cairn_code;
-
-    /// METHOD. The status's message, e.g. "Add: incompatible shapes [2,3] and [4]". Borrowed from `s`
-    /// and valid until it is freed; "" for NULL.
-    pub fn cairn_status_message(s: *const cairn_status) -> *const c_char;
-
-    /// DESTRUCTOR. Frees a status. NULL is fine.
-    pub fn cairn_status_free(s: *mut cairn_status);
-
-    /// CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
-    /// report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
-    /// becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only; if memory runs out, a static
-    /// RESOURCE_EXHAUSTED status that cairn_status_free ignores.
-    pub fn cairn_status_create(code: cairn_code, message: *const c_char) -> *mut cairn_status;
-
-    /// METHOD. Frees a string or array the library allocated and handed over (documented per function).
-    /// NULL is fine.
-    pub fn cairn_free(p: *mut c_void);
-
-    /// METHOD. Bytes per element; 0 for CAIRN_STRING and unknown values.
-    pub fn cairn_dtype_size(dtype: cairn_dtype) -> usize;
-
-    /// METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage.
-    pub fn cairn_dtype_name(dtype: cairn_dtype) -> *const c_char;
-
-    /// CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults). When creation fails, neither
-    /// log_release nor the allocator's release is called: the caller still owns their user_data.
-    /// @param out  receives the new context; free it with cairn_context_free().
-    /// Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
-    /// device name, UNAVAILABLE when the device's backend or driver is missing.
-    #[must_use]
-    pub fn cairn_context_create(opts: *const cairn_context_options, out: *mut *mut cairn_context) -> *mut cairn_status;
-
-    /// DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine.
-    pub fn cairn_context_free(ctx: *mut cairn_context);
-
-    /// METHOD. The name of the context's default device, e.g. "cpu". Borrowed from `ctx`.
-    pub fn cairn_context_device(ctx: *const cairn_context) -> *const c_char;
-
-    /// CONSTRUCTOR. Creates a tensor on the context's default device by copying `data` (row-major).
-    /// @param shape  `rank` dimensions, each >= 0; may be NULL when rank is 0 (a scalar).
-    /// @param data   `nbytes` bytes, which must equal cairn_dtype_size(dtype) * element count; may be
-    ///               NULL only when nbytes is 0. Borrowed for the call.
-    /// @param out    receives the new tensor; free it with cairn_tensor_free().
-    /// Errors: INVALID_ARGUMENT for a bad dtype, rank, dimension or nbytes (the message gives both
-    /// sizes). CAIRN_STRING tensors cannot be created this way. For CAIRN_BOOL, one byte per element;
-    /// any nonzero byte is stored as 1, so reads return only 0 and 1.
-    #[must_use]
-    pub fn cairn_tensor_create(ctx: *mut cairn_context, dtype: cairn_dtype, shape: *const i64, rank: usize, data: *const c_void, nbytes: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. The tensor's dtype; CAIRN_INVALID_DTYPE for NULL.
-    pub fn cairn_tensor_dtype(t: *const cairn_tensor) -> cairn_dtype;
-
-    /// METHOD. The tensor's rank; 0 for NULL.
-    pub fn cairn_tensor_rank(t: *const cairn_tensor) -> usize;
-
-    /// METHOD. The size of dimension `axis`; -1 for NULL or an axis >= rank.
-    pub fn cairn_tensor_dim(t: *const cairn_tensor, axis: usize) -> i64;
-
-    /// METHOD. The number of elements (1 for a scalar); 0 for NULL.
-    pub fn cairn_tensor_num_elements(t: *const cairn_tensor) -> i64;
-
-    /// METHOD. The size of the tensor's data in bytes; 0 for NULL.
-    pub fn cairn_tensor_nbytes(t: *const cairn_tensor) -> usize;
-
-    /// METHOD. The name of the device holding the tensor, e.g. "cpu". Borrowed: lives as long as the
-    /// tensor. NULL for NULL.
-    pub fn cairn_tensor_device(t: *const cairn_tensor) -> *const c_char;
-
-    /// METHOD. Copies the tensor's data to host memory, waiting for the device when needed.
-    /// @param dst     `nbytes` writable bytes.
-    /// @param nbytes  must equal cairn_tensor_nbytes(t).
-    /// Errors: INVALID_ARGUMENT for NULL arguments or a size mismatch.
-    #[must_use]
-    pub fn cairn_tensor_read(t: *const cairn_tensor, dst: *mut c_void, nbytes: usize) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. A tensor with the same value on `device` ("cpu", "vulkan", "vulkan:N").
-    /// Copying to the device the tensor is already on shares its buffer (tensors are immutable).
-    /// @param out  receives the new tensor; free it with cairn_tensor_free().
-    /// Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing.
-    #[must_use]
-    pub fn cairn_tensor_copy_to_device(ctx: *mut cairn_context, t: *const cairn_tensor, device: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. A second handle to the same immutable value (no copy, no context needed).
-    /// @param out  receives the new handle; free it with cairn_tensor_free().
-    #[must_use]
-    pub fn cairn_tensor_share(t: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine.
-    pub fn cairn_tensor_free(t: *mut cairn_tensor);
-
-    /// METHOD. Runs op `op` (TensorFlow raw-op names: "Add", "MatMul", "Softmax", ...) eagerly.
-    /// The op runs on the device of its inputs, which must all share one; an op without inputs runs
-    /// on the context's default device.
-    /// @param inputs     `n_inputs` tensors, borrowed.
-    /// @param attrs      `n_attrs` attributes, borrowed; unset attributes take their defaults.
-    /// @param outputs    room for exactly the op's output count; each receives a new tensor the caller
-    ///                   frees. On error nothing is written.
-    /// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a wrong input or output count, a wrong
-    /// dtype, incompatible shapes, an unknown, missing or mistyped attribute, an out-of-range axis;
-    /// UNIMPLEMENTED when the device has no kernel for the dtype.
-    #[must_use]
-    pub fn cairn_op_run(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_attr, n_attrs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status;
-
-    /// METHOD. How many outputs op `op` produces with these attributes: fixed for most ops; for ops
-    /// with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
-    /// @param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
-    /// @param out    receives the count.
-    /// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count.
-    #[must_use]
-    pub fn cairn_op_num_outputs(op: *const c_char, attrs: *const cairn_attr, n_attrs: usize, out: *mut usize) -> *mut cairn_status;
-
-    /// METHOD. How many ops are registered.
-    pub fn cairn_op_count() -> usize;
-
-    /// METHOD. The name of op `i` in name order; NULL when i >= cairn_op_count(). Static storage.
-    pub fn cairn_op_name(i: usize) -> *const c_char;
-
-    /// METHOD. The whole registry as JSON: an array of {"name", "summary", "inputs": [{"name",
-    /// "type_attr" | "dtype", "variadic"?, "number_attr"?}], "outputs": [...], "attrs": [{"name",
-    /// "kind" ("INT", "FLOAT", "BOOL", "INTS", "STRING", "DTYPE", "FLOATS"), "default"?, "inferred"?,
-    /// "allowed_dtypes"?, "allowed_values"?}]}, sorted by name. An attribute without "default" is
-    /// required; an "inferred" DTYPE attribute is taken from the inputs.
-    /// @param out  receives a NUL-terminated string; free it with cairn_free().
-    #[must_use]
-    pub fn cairn_op_registry_json(out: *mut *mut c_char) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. A new trackable: an object whose attributes (set with cairn_object_set) are
-    /// tracked edges, kept in the order they were first set.
-    /// @param ctx  borrowed; the object keeps the context alive.
-    /// @param out  receives the new object; free it with cairn_object_free().
-    #[must_use]
-    pub fn cairn_trackable_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. A new module (tf.Module): a trackable with a name. Variables created with the
-    /// module as their scope are named "<name>/<variable name>:0".
-    /// @param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
-    /// @param out   receives the new module; free it with cairn_object_free().
-    /// Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name.
-    #[must_use]
-    pub fn cairn_module_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. Like cairn_module_create, inside the name scope of `parent_scope`: a module "m2"
-    /// created in the scope of module "m1" has scope "m1/m2", and its variables are named
-    /// "m1/m2/<name>:0". The two modules are not linked by an edge.
-    /// @param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
-    /// Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module.
-    #[must_use]
-    pub fn cairn_module_create_in_scope(ctx: *mut cairn_context, name: *const c_char, parent_scope: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. The module's name, e.g. "m2". Borrowed from the object: valid while any handle to it
-    /// lives. NULL for NULL or an object that is not a module.
-    pub fn cairn_module_name(module: *const cairn_object) -> *const c_char;
-
-    /// METHOD. The module's name scope, e.g. "m1/m2" (its name for a module created without a parent
-    /// scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module.
-    pub fn cairn_module_scope(module: *const cairn_object) -> *const c_char;
-
-    /// CONSTRUCTOR. A new variable holding `initial`: its dtype, shape and device are the variable's
-    /// for life. The value is shared with `initial`, not copied (tensors are immutable).
-    /// @param initial  borrowed for the call. Any dtype but CAIRN_STRING.
-    /// @param opts     borrowed for the call; NULL means all defaults.
-    /// @param out      receives the new variable; free it with cairn_object_free().
-    /// Errors: INVALID_ARGUMENT for NULL ctx, initial or out, a bad struct_size, name or trainable
-    /// value, a scope that is not a module, or a string tensor.
-    #[must_use]
-    pub fn cairn_variable_create(ctx: *mut cairn_context, initial: *const cairn_tensor, opts: *const cairn_variable_options, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. A snapshot of the variable's value; later assignments do not change it.
-    /// @param out  receives a new tensor; free it with cairn_tensor_free().
-    /// Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable.
-    #[must_use]
-    pub fn cairn_variable_read(var: *mut cairn_object, out: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. Replaces the variable's value with `value`, which must have the variable's dtype and
-    /// shape. A value on another device is copied to the variable's device.
-    /// @param value  borrowed for the call.
-    /// Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
-    /// shape mismatch, e.g. "cairn_variable_assign: shape [3] does not match variable 'v:0' of shape
-    /// [2]". On error the value is unchanged.
-    #[must_use]
-    pub fn cairn_variable_assign(var: *mut cairn_object, value: *const cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. Adds `delta` to the variable (the Add op, on the variable's device). `delta` must have
-    /// the variable's dtype and shape (no broadcasting). The update is atomic with respect to other
-    /// writers of the same variable.
-    /// @param delta  borrowed for the call.
-    /// Errors: as cairn_variable_assign; the Add op's own errors (e.g. for bool) prefixed with
-    /// "cairn_variable_assign_add: ".
-    #[must_use]
-    pub fn cairn_variable_assign_add(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add.
-    #[must_use]
-    pub fn cairn_variable_assign_sub(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. The variable's name, e.g. "m1/m_v:0" or "Variable:0". Borrowed from the object: valid
-    /// while any handle to it lives. NULL for NULL or an object that is not a variable.
-    pub fn cairn_variable_name(var: *const cairn_object) -> *const c_char;
-
-    /// METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
-    /// variable.
-    pub fn cairn_variable_trainable(var: *const cairn_object) -> c_int;
-
-    /// METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
-    /// (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.)
-    pub fn cairn_variable_dtype(var: *const cairn_object) -> cairn_dtype;
-
-    /// CONSTRUCTOR. A new, empty list (ListWrapper). Its elements are tracked edges "0", "1", ...
-    /// @param out  receives the new list; free it with cairn_object_free().
-    #[must_use]
-    pub fn cairn_list_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. Appends `item` to the list as edge "<old size>". A checkpoint value waiting for that
-    /// edge is restored into `item` before this returns.
-    /// @param item  borrowed; the list takes its own reference.
-    /// Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
-    /// pending restore (the item stays appended).
-    #[must_use]
-    pub fn cairn_list_append(list: *mut cairn_object, item: *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. The number of elements; 0 for NULL or an object that is not a list.
-    pub fn cairn_list_size(list: *const cairn_object) -> usize;
-
-    /// METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
-    /// @param out  receives a new handle; free it with cairn_object_free().
-    /// Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index >= size.
-    #[must_use]
-    pub fn cairn_list_get(list: *mut cairn_object, index: usize, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. Replaces element `index` (< size) with `item`. TensorFlow refuses to checkpoint a list
-    /// whose elements were replaced or deleted (restore-on-create needs append-only lists).
-    /// @param item  borrowed; the list takes its own reference.
-    /// Errors: as cairn_list_get; the error of a pending restore (the item stays in place).
-    #[must_use]
-    pub fn cairn_list_set(list: *mut cairn_object, index: usize, item: *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. A new, empty dict (DictWrapper): string keys, kept in insertion order; each entry
-    /// is a tracked edge named by its key. Set, get and delete entries with cairn_object_set/get/delete.
-    /// @param out  receives the new dict; free it with cairn_object_free().
-    #[must_use]
-    pub fn cairn_dict_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. Creates or replaces the tracked edge `name` of `parent`: an attribute of a trackable or
-    /// module, a key of a dict, or an existing index ("0", "1", ...) of a list. A replaced edge keeps
-    /// its position; a new one goes last. An untracked reference of the same name is replaced. An edge
-    /// may point back to its parent or an ancestor (a cycle). A checkpoint value waiting for this edge
-    /// is restored into `child` before this returns.
-    /// @param name   borrowed for the call; a valid edge name (see above).
-    /// @param child  borrowed; the parent takes its own reference.
-    /// Errors: INVALID_ARGUMENT for NULL arguments, a bad name, or a variable parent (variables have no
-    /// edges); NOT_FOUND / OUT_OF_RANGE for a list name that is not an existing index; the error of a
-    /// pending restore (the edge stays).
-    #[must_use]
-    pub fn cairn_object_set(parent: *mut cairn_object, name: *const c_char, child: *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. Keeps `child` alive under `name` without tracking it: it is never walked, listed by the
-    /// module queries or checkpointed (an attribute TensorFlow does not track). A tracked edge of the
-    /// same name is replaced. Only trackables and modules have untracked references.
-    /// @param name   borrowed for the call; non-empty (may contain '/').
-    /// @param child  borrowed; the parent takes its own reference.
-    /// Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent.
-    #[must_use]
-    pub fn cairn_object_set_untracked(parent: *mut cairn_object, name: *const c_char, child: *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
-    /// @param out  receives a new handle; free it with cairn_object_free().
-    /// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
-    /// ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index >= size.
-    #[must_use]
-    pub fn cairn_object_get(parent: *mut cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. Deletes the edge `name` (tracked or untracked) from every later walk and checkpoint.
-    /// Deleting list element i moves the later elements down one index.
-    /// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge.
-    #[must_use]
-    pub fn cairn_object_delete(parent: *mut cairn_object, name: *const c_char) -> *mut cairn_status;
-
-    /// METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL.
-    pub fn cairn_object_kind_of(obj: *const cairn_object) -> cairn_object_kind;
-
-    /// METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL).
-    pub fn cairn_object_same(a: *const cairn_object, b: *const cairn_object) -> c_int;
-
-    /// METHOD. The number of tracked edges of the object (0 for variables and NULL).
-    pub fn cairn_object_child_count(obj: *const cairn_object) -> usize;
-
-    /// CONSTRUCTOR. A new handle to the object `obj` refers to (for example to keep an object lent by a
-    /// cairn_object_array after the array is freed).
-    /// @param obj  borrowed for the call.
-    /// @param out  receives the new handle; free it with cairn_object_free().
-    #[must_use]
-    pub fn cairn_object_share(obj: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// DESTRUCTOR. Frees a handle, dropping its reference; the object goes when nothing else refers to
-    /// it. NULL is fine. Never pass a handle borrowed from a cairn_object_array.
-    pub fn cairn_object_free(obj: *mut cairn_object);
-
-    /// METHOD. The tracked edges of `obj` in order (creation order; index order for lists); each
-    /// entry's path is the edge name. Variables give an empty array.
-    /// @param out  receives a new array; free it with cairn_object_array_free().
-    #[must_use]
-    pub fn cairn_object_children(obj: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status;
-
-    /// METHOD. tf.Module.variables (trainable_only 0) or .trainable_variables (1): own variables sorted
-    /// by attribute name first, then those of submodules, depth-first; each variable once, with the
-    /// path it was first found by.
-    /// @param out  receives a new array; free it with cairn_object_array_free().
-    #[must_use]
-    pub fn cairn_object_variables(root: *mut cairn_object, trainable_only: c_int, out: *mut *mut cairn_object_array) -> *mut cairn_status;
-
-    /// METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once.
-    #[must_use]
-    pub fn cairn_object_submodules(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status;
-
-    /// METHOD. tf.Module._flatten(with_path=True): every (path, object) pair, so an object reachable
-    /// by several paths appears once per path. A module met again while its own walk is in progress
-    /// (a cycle) has its direct attributes listed but is not searched again, so this ends.
-    #[must_use]
-    pub fn cairn_object_flatten(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status;
-
-    /// METHOD. Every object reachable from `root` along tracked edges in checkpoint order: the root
-    /// first (path ""), then breadth-first in edge order; each object once, with the first path that
-    /// reaches it. Lists and dicts are included.
-    #[must_use]
-    pub fn cairn_object_walk(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status;
-
-    /// METHOD. The number of entries; 0 for NULL.
-    pub fn cairn_object_array_size(a: *const cairn_object_array) -> usize;
-
-    /// METHOD. Entry `i`; NULL for NULL or i >= size. Borrowed from `a`: valid until the array is freed.
-    /// Do not free it; to keep the object longer, take a new handle with cairn_object_share.
-    pub fn cairn_object_array_get(a: *const cairn_object_array, i: usize) -> *mut cairn_object;
-
-    /// METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
-    /// NULL or i >= size.
-    pub fn cairn_object_array_path(a: *const cairn_object_array, i: usize) -> *const c_char;
-
-    /// DESTRUCTOR. Frees the array and the handles it lent. NULL is fine.
-    pub fn cairn_object_array_free(a: *mut cairn_object_array);
-
-    /// CONSTRUCTOR. A checkpoint over `n` named root children (TF's Checkpoint(**kwargs)).
-    /// @param names    `n` edge names, borrowed; unique, non-empty, no '/', not "save_counter".
-    /// @param objects  `n` objects, borrowed; the checkpoint's root holds its own references.
-    /// @param out      receives the checkpoint; free it with cairn_checkpoint_free().
-    #[must_use]
-    pub fn cairn_checkpoint_create(ctx: *mut cairn_context, names: *const *const c_char, objects: *const *mut cairn_object, n: usize, out: *mut *mut cairn_checkpoint) -> *mut cairn_status;
-
-    /// METHOD. The checkpoint's root object, borrowed from `ckpt` (do not free it). Add more edges with
-    /// cairn_object_set. NULL for NULL.
-    pub fn cairn_checkpoint_root(ckpt: *mut cairn_checkpoint) -> *mut cairn_object;
-
-    /// METHOD. Sets the checkpoint's options (copied). NULL restores the defaults.
-    #[must_use]
-    pub fn cairn_checkpoint_set_options(ckpt: *mut cairn_checkpoint, opts: *const cairn_checkpoint_options) -> *mut cairn_status;
-
-    /// METHOD. The current value of save_counter (0 before the first save or restore).
-    pub fn cairn_checkpoint_save_counter(ckpt: *mut cairn_checkpoint) -> i64;
-
-    /// METHOD. Increments save_counter and writes "<prefix>-<save_counter>" atomically.
-    /// @param path_out  receives the path written (free with cairn_free), or NULL if not wanted.
-    #[must_use]
-    pub fn cairn_checkpoint_save(ckpt: *mut cairn_checkpoint, prefix: *const c_char, path_out: *mut *mut c_char) -> *mut cairn_status;
-
-    /// METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone.
-    #[must_use]
-    pub fn cairn_checkpoint_write(ckpt: *mut cairn_checkpoint, path: *const c_char) -> *mut cairn_status;
-
-    /// METHOD. Waits for a background (async) save and returns its error, if any.
-    #[must_use]
-    pub fn cairn_checkpoint_sync(ckpt: *mut cairn_checkpoint) -> *mut cairn_status;
-
-    /// METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
-    /// edges. Values whose objects do not exist yet are applied the moment their edge is created (a
-    /// set, list append or dict insert), for as long as the checkpoint or the status lives.
-    /// @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
-    /// @param out   receives the restore status; free it with cairn_restore_status_free().
-    /// Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
-    /// shape mismatch (the message names the key). A failed restore leaves the values it already
-    /// assigned, keeps no deferred restores and logs no "never restored" warning.
-    #[must_use]
-    pub fn cairn_checkpoint_restore(ckpt: *mut cairn_checkpoint, path: *const c_char, out: *mut *mut cairn_restore_status) -> *mut cairn_status;
-
-    /// METHOD. FAILED_PRECONDITION unless every checkpoint value was restored and every live object under
-    /// the root was matched; the message names every unmatched path.
-    #[must_use]
-    pub fn cairn_restore_status_assert_consumed(rs: *const cairn_restore_status) -> *mut cairn_status;
-
-    /// METHOD. FAILED_PRECONDITION unless every live variable under the root was matched.
-    #[must_use]
-    pub fn cairn_restore_status_assert_existing_objects_matched(rs: *const cairn_restore_status) -> *mut cairn_status;
-
-    /// METHOD. Silences the warning logged when checkpoint values were never restored.
-    pub fn cairn_restore_status_expect_partial(rs: *mut cairn_restore_status);
-
-    /// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives.
-    pub fn cairn_restore_status_free(rs: *mut cairn_restore_status);
-
-    /// DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged).
-    pub fn cairn_checkpoint_free(ckpt: *mut cairn_checkpoint);
-
-    /// CONSTRUCTOR. A manager saving `ckpt` into `directory` (created if missing). It reads the
-    /// directory's state file, or rebuilds the list by scanning for intact checkpoints when the state is
-    /// missing or damaged, and removes temporary files an interrupted save left behind.
-    /// @param out  receives the manager (it holds its own reference on `ckpt`); free with
-    ///             cairn_checkpoint_manager_free().
-    #[must_use]
-    pub fn cairn_checkpoint_manager_create(ckpt: *mut cairn_checkpoint, directory: *const c_char, opts: *const cairn_checkpoint_manager_options, out: *mut *mut cairn_checkpoint_manager) -> *mut cairn_status;
-
-    /// METHOD. Increments save_counter (always, as TensorFlow does) and saves
-    /// "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0 and the new
-    /// save_counter otherwise; then applies max_to_keep. The state file changes only
-    /// after the new checkpoint is durable.
-    /// @param path_out  receives the path (free with cairn_free), or NULL if not wanted.
-    #[must_use]
-    pub fn cairn_checkpoint_manager_save(m: *mut cairn_checkpoint_manager, checkpoint_number: i64, path_out: *mut *mut c_char) -> *mut cairn_status;
-
-    /// METHOD. The newest checkpoint's path, or NULL when there is none. Borrowed from `m`: valid until
-    /// the next save or free.
-    pub fn cairn_checkpoint_manager_latest(m: *const cairn_checkpoint_manager) -> *const c_char;
-
-    /// METHOD. How many checkpoints the manager keeps track of.
-    pub fn cairn_checkpoint_manager_count(m: *const cairn_checkpoint_manager) -> usize;
-
-    /// METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest.
-    pub fn cairn_checkpoint_manager_path(m: *const cairn_checkpoint_manager, i: usize) -> *const c_char;
-
-    /// DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine.
-    pub fn cairn_checkpoint_manager_free(m: *mut cairn_checkpoint_manager);
-
-    /// CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
-    /// @param out  receives the reader; free with cairn_checkpoint_reader_free().
-    /// Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
-    #[must_use]
-    pub fn cairn_checkpoint_reader_open(path: *const c_char, out: *mut *mut cairn_checkpoint_reader) -> *mut cairn_status;
-
-    /// METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included.
-    pub fn cairn_checkpoint_reader_count(r: *const cairn_checkpoint_reader) -> usize;
-
-    /// METHOD. Key `i`, borrowed from `r`; NULL when out of range.
-    pub fn cairn_checkpoint_reader_key(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char;
-
-    /// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range.
-    pub fn cairn_checkpoint_reader_dtype(r: *const cairn_checkpoint_reader, i: usize) -> cairn_dtype;
-
-    /// METHOD. Rank of key `i`; 0 out of range.
-    pub fn cairn_checkpoint_reader_rank(r: *const cairn_checkpoint_reader, i: usize) -> usize;
-
-    /// METHOD. Dimension `axis` of key `i`; -1 out of range.
-    pub fn cairn_checkpoint_reader_dim(r: *const cairn_checkpoint_reader, i: usize, axis: usize) -> i64;
-
-    /// CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
-    /// default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
-    /// INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string).
-    #[must_use]
-    pub fn cairn_checkpoint_reader_load(r: *const cairn_checkpoint_reader, ctx: *mut cairn_context, key: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. The bytes of a string entry (the serialized object graph).
-    /// @param out  receives a buffer (free with cairn_free); @param size receives its length.
-    #[must_use]
-    pub fn cairn_checkpoint_reader_load_string(r: *const cairn_checkpoint_reader, key: *const c_char, out: *mut *mut c_char, size: *mut usize) -> *mut cairn_status;
-
-    /// DESTRUCTOR. Frees a reader. NULL is fine.
-    pub fn cairn_checkpoint_reader_free(r: *mut cairn_checkpoint_reader);
-
-    /// CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as
-    /// tf.GradientTape). Bindings whose threads can move (Go) pin the thread while a tape lives.
-    /// @param opts  borrowed; NULL means defaults.
-    /// @param out   receives the tape; free it with cairn_tape_free().
-    #[must_use]
-    pub fn cairn_tape_create(ctx: *mut cairn_context, opts: *const cairn_tape_options, out: *mut *mut cairn_tape) -> *mut cairn_status;
-
-    /// METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call.
-    #[must_use]
-    pub fn cairn_tape_watch(tape: *mut cairn_tape, t: *const cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. Watches a variable (also a non-trainable one).
-    #[must_use]
-    pub fn cairn_tape_watch_variable(tape: *mut cairn_tape, var: *const cairn_object) -> *mut cairn_status;
-
-    /// METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored.
-    pub fn cairn_tape_stop_recording(tape: *mut cairn_tape);
-
-    pub fn cairn_tape_resume_recording(tape: *mut cairn_tape);
-
-    /// METHOD. d(sum(target * output_gradient))/d(source) for each of `n` sources; output_gradient
-    /// NULL means ones (a non-scalar target is summed). A non-persistent tape allows one call.
-    /// @param sources  n tensors, borrowed.
-    /// @param grads    n slots; each receives a new tensor (free with cairn_tensor_free) or NULL for an
-    ///                 unconnected source under CAIRN_UNCONNECTED_NONE. Untouched on error.
-    /// Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
-    /// thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments.
-    #[must_use]
-    pub fn cairn_tape_gradient(tape: *mut cairn_tape, target: *const cairn_tensor, sources: *const *const cairn_tensor, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable.
-    #[must_use]
-    pub fn cairn_tape_gradient_variables(tape: *mut cairn_tape, target: *const cairn_tensor, vars: *const *mut cairn_object, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// DESTRUCTOR. Stops recording and frees the tape. NULL is fine.
-    pub fn cairn_tape_free(tape: *mut cairn_tape);
-
-    /// CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
-    /// @param out  receives it; free with cairn_object_free().
-    /// Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...).
-    #[must_use]
-    pub fn cairn_optimizer_create(ctx: *mut cairn_context, opts: *const cairn_optimizer_options, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
-    /// Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
-    /// Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
-    #[must_use]
-    pub fn cairn_schedule_exponential_decay(ctx: *mut cairn_context, initial_learning_rate: f64, decay_steps: i64, decay_rate: f64, staircase: i32, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    #[must_use]
-    pub fn cairn_schedule_cosine_decay(ctx: *mut cairn_context, initial_learning_rate: f64, decay_steps: i64, alpha: f64, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. One update for each (grads[i], vars[i]) pair, then the step counter goes up by one.
-    /// A NULL gradient skips its variable (as TensorFlow skips None).
-    /// Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
-    /// not trainable or not floating, or a variable given twice; nothing is updated then.
-    #[must_use]
-    pub fn cairn_optimizer_apply_gradients(optimizer: *mut cairn_object, grads: *const *const cairn_tensor, vars: *const *mut cairn_object, n: usize) -> *mut cairn_status;
-
-    /// METHOD. The number of apply_gradients calls so far (the checkpointed "iter").
-    #[must_use]
-    pub fn cairn_optimizer_iterations(optimizer: *mut cairn_object, out: *mut i64) -> *mut cairn_status;
-
-    /// METHOD. The learning rate the next update uses (the schedule at the current step).
-    #[must_use]
-    pub fn cairn_optimizer_learning_rate(optimizer: *mut cairn_object, out: *mut f64) -> *mut cairn_status;
-
-    /// METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use.
-    #[must_use]
-    pub fn cairn_optimizer_set_learning_rate(optimizer: *mut cairn_object, value: f64) -> *mut cairn_status;
-
-    /// METHOD. The slot `name` ("m", "v", "momentum", "rms", "mg") the optimizer holds for `var`.
-    /// Errors: NOT_FOUND when it has not been created (before the variable's first update).
-    #[must_use]
-    pub fn cairn_optimizer_get_slot(optimizer: *mut cairn_object, var: *const cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. Dense: activation(x @ kernel + bias) over the last axis; weights "kernel", "bias".
-    #[must_use]
-    pub fn cairn_dense_create(ctx: *mut cairn_context, opts: *const cairn_dense_options, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias".
-    #[must_use]
-    pub fn cairn_conv2d_create(ctx: *mut cairn_context, opts: *const cairn_conv2d_options, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input.
-    #[must_use]
-    pub fn cairn_max_pool2d_create(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    #[must_use]
-    pub fn cairn_avg_pool2d_create(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. Flatten: [batch, ...] -> [batch, product of the rest].
-    #[must_use]
-    pub fn cairn_flatten_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. Embedding: int32/int64 indices in [0, input_dim) -> vectors of output_dim;
-    /// weight "embeddings" (random_uniform initializer).
-    #[must_use]
-    pub fn cairn_embedding_create(ctx: *mut cairn_context, input_dim: i64, output_dim: i64, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
-    /// "moving_variance", updated by calls with training = 1).
-    #[must_use]
-    pub fn cairn_layer_norm_create(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    #[must_use]
-    pub fn cairn_batch_norm_create(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. Dropout with probability `rate` in [0, 1) when called with training = 1 (the rest
-    /// scaled by 1 / (1 - rate)); identity otherwise. `seed` < 0 draws from the context's stream.
-    #[must_use]
-    pub fn cairn_dropout_create(ctx: *mut cairn_context, rate: f64, seed: i64, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. A layer applying one activation.
-    #[must_use]
-    pub fn cairn_activation_create(ctx: *mut cairn_context, activation: *const c_char, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
-    #[must_use]
-    pub fn cairn_sequential_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. Appends `layer` (borrowed; the model keeps it).
-    #[must_use]
-    pub fn cairn_sequential_add(model: *mut cairn_object, layer: *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. Calls a layer (building it on the first call). `training` = 1 switches Dropout and
-    /// BatchNorm to training behaviour.
-    /// @param out  receives a new tensor; free with cairn_tensor_free().
-    /// Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size.
-    #[must_use]
-    pub fn cairn_layer_call(layer: *mut cairn_object, x: *const cairn_tensor, training: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
-    /// when trainable_only is 1. Empty before the first call.
-    #[must_use]
-    pub fn cairn_layer_weights(layer: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status;
-
-    /// METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
-    /// @param out  receives the text; free with cairn_free().
-    #[must_use]
-    pub fn cairn_layer_summary(layer: *mut cairn_object, out: *mut *mut c_char) -> *mut cairn_status;
-
-    /// METHOD. The number of scalars in the layer's variables (0 before the first call).
-    #[must_use]
-    pub fn cairn_layer_count_params(layer: *mut cairn_object, out: *mut i64) -> *mut cairn_status;
-
-    /// FUNCTION. The mean loss over every element, as a scalar of y_pred's dtype, built from
-    /// registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
-    /// @param out  receives a new tensor; free with cairn_tensor_free().
-    #[must_use]
-    pub fn cairn_loss(ctx: *mut cairn_context, kind: cairn_loss_kind, y_true: *const cairn_tensor, y_pred: *const cairn_tensor, from_logits: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. A streaming metric: a tracked object with float64 "total" and "count" variables.
-    /// @param name  NULL gives "mean" / "accuracy".
-    #[must_use]
-    pub fn cairn_metric_create(ctx: *mut cairn_context, kind: cairn_metric_kind, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status;
-
-    /// METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY).
-    #[must_use]
-    pub fn cairn_metric_update(metric: *mut cairn_object, a: *const cairn_tensor, b: *const cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. The current value (0 when nothing was accumulated).
-    #[must_use]
-    pub fn cairn_metric_result(metric: *mut cairn_object, out: *mut f64) -> *mut cairn_status;
-
-    /// METHOD. Sets total and count to zero.
-    #[must_use]
-    pub fn cairn_metric_reset(metric: *mut cairn_object) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. A function named `name` (for messages and dumps) over `fn`.
-    /// @param user_data  passed to fn; released with opts->release when the function is freed.
-    /// @param out        receives the function; free with cairn_function_free().
-    /// Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
-    /// error release is not called: the caller still owns user_data.
-    #[must_use]
-    pub fn cairn_function_create(ctx: *mut cairn_context, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_function_options, out: *mut *mut cairn_function) -> *mut cairn_status;
-
-    /// METHOD. Calls the function: traces on a new signature, replays the cached graph otherwise.
-    /// @param inputs   `n_inputs` tensors, borrowed.
-    /// @param outputs  `n_outputs` slots, each receiving a new tensor; untouched on error.
-    /// Errors: the callback's own status; INVALID_ARGUMENT when inputs do not match the input
-    /// signature or n_outputs differs from what the trace returned; the ops' errors at replay.
-    #[must_use]
-    pub fn cairn_function_call(r#fn: *mut cairn_function, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status;
-
-    /// METHOD. How many times the function has been traced (one per distinct signature).
-    pub fn cairn_function_num_traces(r#fn: *const cairn_function) -> usize;
-
-    /// METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
-    /// attributes, inputs and output dtypes and shapes, then the results.
-    /// @param out  receives the text; free with cairn_free().
-    /// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces.
-    #[must_use]
-    pub fn cairn_function_dump(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status;
-
-    /// METHOD. The input signature of trace `index`, as text ("float32[2,3], int32[]").
-    /// @param out  receives the text; free with cairn_free().
-    #[must_use]
-    pub fn cairn_function_signature(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status;
-
-    /// DESTRUCTOR. Frees the function (and releases user_data). NULL is fine.
-    pub fn cairn_function_free(r#fn: *mut cairn_function);
-
-    /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
-    /// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
-    /// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written.
-    #[must_use]
-    pub fn cairn_function_export(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. Loads a function written by cairn_function_export into `ctx`. A call with a
-    /// signature the file has runs that graph (the first call per input shape re-traces the stored
-    /// graph; no host code runs); any other signature gives NOT_FOUND listing those it has.
-    /// @param out  receives the function; free with cairn_function_free().
-    /// Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
-    /// INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
-    /// the op refuses, each naming the file and the part (concrete function, node, key).
-    #[must_use]
-    pub fn cairn_function_load(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status;
-
-    /// METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
-    /// attr }), for TensorBoard's graph view.
-    /// @param out  receives the text; free with cairn_free().
-    /// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces.
-    #[must_use]
-    pub fn cairn_function_graphdef(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status;
-
-    /// METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
-    /// useful for a loaded function).
-    /// Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
-    #[must_use]
-    pub fn cairn_function_num_outputs(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status;
-
-    /// FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
-    /// `user_data`.
-    /// @param operands  `n_operands` tensors, borrowed (the branches receive them as their inputs).
-    /// @param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
-    /// Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
-    /// callback's own status.
-    #[must_use]
-    pub fn cairn_cond(ctx: *mut cairn_context, pred: *const cairn_tensor, operands: *const *mut cairn_tensor, n_operands: usize, then_branch: cairn_function_fn, else_branch: cairn_function_fn, user_data: *mut c_void, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status;
-
-    /// FUNCTION. While cond(vars) gives true (cond sets one bool output), vars = body(vars) (body sets
-    /// n_loop_vars outputs); outputs receive the final vars. Both callbacks get `user_data`.
-    /// @param max_iterations  stop after this many iterations; -1 for no limit.
-    /// @param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
-    /// Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
-    /// its loop variable, a non-bool cond result, NULLs, or max_iterations < -1; a callback's own status.
-    #[must_use]
-    pub fn cairn_while_loop(ctx: *mut cairn_context, cond: cairn_function_fn, body: cairn_function_fn, user_data: *mut c_void, loop_vars: *const *mut cairn_tensor, n_loop_vars: usize, max_iterations: i64, outputs: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
-    /// @param out  receives the array tensor; free with cairn_tensor_free().
-    #[must_use]
-    pub fn cairn_tensor_array_create(ctx: *mut cairn_context, dtype: cairn_dtype, size: i64, element_shape: *const i64, rank: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
-    /// @param out  receives the new array; free with cairn_tensor_free().
-    #[must_use]
-    pub fn cairn_tensor_array_write(ctx: *mut cairn_context, array: *const cairn_tensor, index: *const cairn_tensor, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
-    /// @param out  receives the element; free with cairn_tensor_free().
-    #[must_use]
-    pub fn cairn_tensor_array_read(ctx: *mut cairn_context, array: *const cairn_tensor, index: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status;
-
-    /// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
-    pub fn cairn_vulkan_available() -> i32;
-
-    /// METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
-    /// Errors: UNAVAILABLE without a Vulkan loader or driver.
-    #[must_use]
-    pub fn cairn_vulkan_device_count(out: *mut usize) -> *mut cairn_status;
-
-    /// METHOD. Describes Vulkan device `index`.
-    /// @param out  set out->struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
-    /// Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index >= the device count,
-    /// INVALID_ARGUMENT for NULL or a bad struct_size.
-    #[must_use]
-    pub fn cairn_vulkan_device_describe(index: usize, out: *mut cairn_vulkan_device_info) -> *mut cairn_status;
-
-    /// CONSTRUCTOR. Creates a context with Vulkan settings. `opts` as for cairn_context_create (may be
-    /// NULL); its `device` NULL means "vulkan" here. `vk` may be NULL (all defaults).
-    /// @param out  receives the new context; free it with cairn_context_free().
-    /// Errors: as cairn_context_create; INVALID_ARGUMENT for partial external handles or a bad
-    /// struct_size; UNAVAILABLE without a Vulkan driver.
-    #[must_use]
-    pub fn cairn_context_create_vulkan(opts: *const cairn_context_options, vk: *const cairn_vulkan_options, out: *mut *mut cairn_context) -> *mut cairn_status;
-
-    /// METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
-    /// ran on the CPU through cpu_fallback.
-    /// Errors: INVALID_ARGUMENT when the device is not a Vulkan device; NOT_FOUND / UNAVAILABLE as for
-    /// device names elsewhere.
-    #[must_use]
-    pub fn cairn_vulkan_fallback_count(ctx: *mut cairn_context, device: *const c_char, out: *mut u64) -> *mut cairn_status;
-
-    /// METHOD. Waits until the work queued on every device of the context has finished (Vulkan
-    /// records eager ops and submits them in batches; reads of tensors wait by themselves).
-    /// Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device.
-    #[must_use]
-    pub fn cairn_context_synchronize(ctx: *mut cairn_context) -> *mut cairn_status;
+/// The C API's functions, resolved by name from the loaded library.
+pub(crate) struct Api {
+    cairn_abi_version: unsafe extern "C" fn() -> u32,
+    cairn_version: unsafe extern "C" fn() -> *const c_char,
+    cairn_status_code: unsafe extern "C" fn(s: *const cairn_status) -> cairn_code,
+    cairn_status_message: unsafe extern "C" fn(s: *const cairn_status) -> *const c_char,
+    cairn_status_free: unsafe extern "C" fn(s: *mut cairn_status),
+    cairn_status_create: unsafe extern "C" fn(code: cairn_code, message: *const c_char) -> *mut cairn_status,
+    cairn_free: unsafe extern "C" fn(p: *mut c_void),
+    cairn_dtype_size: unsafe extern "C" fn(dtype: cairn_dtype) -> usize,
+    cairn_dtype_name: unsafe extern "C" fn(dtype: cairn_dtype) -> *const c_char,
+    cairn_context_create: unsafe extern "C" fn(opts: *const cairn_context_options, out: *mut *mut cairn_context) -> *mut cairn_status,
+    cairn_context_free: unsafe extern "C" fn(ctx: *mut cairn_context),
+    cairn_context_device: unsafe extern "C" fn(ctx: *const cairn_context) -> *const c_char,
+    cairn_tensor_create: unsafe extern "C" fn(ctx: *mut cairn_context, dtype: cairn_dtype, shape: *const i64, rank: usize, data: *const c_void, nbytes: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_tensor_dtype: unsafe extern "C" fn(t: *const cairn_tensor) -> cairn_dtype,
+    cairn_tensor_rank: unsafe extern "C" fn(t: *const cairn_tensor) -> usize,
+    cairn_tensor_dim: unsafe extern "C" fn(t: *const cairn_tensor, axis: usize) -> i64,
+    cairn_tensor_num_elements: unsafe extern "C" fn(t: *const cairn_tensor) -> i64,
+    cairn_tensor_nbytes: unsafe extern "C" fn(t: *const cairn_tensor) -> usize,
+    cairn_tensor_device: unsafe extern "C" fn(t: *const cairn_tensor) -> *const c_char,
+    cairn_tensor_read: unsafe extern "C" fn(t: *const cairn_tensor, dst: *mut c_void, nbytes: usize) -> *mut cairn_status,
+    cairn_tensor_copy_to_device: unsafe extern "C" fn(ctx: *mut cairn_context, t: *const cairn_tensor, device: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_tensor_share: unsafe extern "C" fn(t: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_tensor_free: unsafe extern "C" fn(t: *mut cairn_tensor),
+    cairn_op_run: unsafe extern "C" fn(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_attr, n_attrs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
+    cairn_op_attrs_create: unsafe extern "C" fn(out: *mut *mut cairn_op_attrs) -> *mut cairn_status,
+    cairn_op_attrs_set_int: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, value: i64) -> *mut cairn_status,
+    cairn_op_attrs_set_float: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, value: f64) -> *mut cairn_status,
+    cairn_op_attrs_set_bool: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, value: i32) -> *mut cairn_status,
+    cairn_op_attrs_set_ints: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, values: *const i64, n: usize) -> *mut cairn_status,
+    cairn_op_attrs_set_floats: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, values: *const f64, n: usize) -> *mut cairn_status,
+    cairn_op_attrs_set_string: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, value: *const c_char) -> *mut cairn_status,
+    cairn_op_attrs_set_dtype: unsafe extern "C" fn(attrs: *mut cairn_op_attrs, name: *const c_char, value: cairn_dtype) -> *mut cairn_status,
+    cairn_op_attrs_size: unsafe extern "C" fn(attrs: *const cairn_op_attrs) -> usize,
+    cairn_op_attrs_free: unsafe extern "C" fn(attrs: *mut cairn_op_attrs),
+    cairn_op_run_attrs: unsafe extern "C" fn(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_op_attrs, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
+    cairn_op_num_outputs: unsafe extern "C" fn(op: *const c_char, attrs: *const cairn_attr, n_attrs: usize, out: *mut usize) -> *mut cairn_status,
+    cairn_op_count: unsafe extern "C" fn() -> usize,
+    cairn_op_name: unsafe extern "C" fn(i: usize) -> *const c_char,
+    cairn_op_registry_json: unsafe extern "C" fn(out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_trackable_create: unsafe extern "C" fn(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_module_create: unsafe extern "C" fn(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_module_create_in_scope: unsafe extern "C" fn(ctx: *mut cairn_context, name: *const c_char, parent_scope: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_module_name: unsafe extern "C" fn(module: *const cairn_object) -> *const c_char,
+    cairn_module_scope: unsafe extern "C" fn(module: *const cairn_object) -> *const c_char,
+    cairn_variable_create: unsafe extern "C" fn(ctx: *mut cairn_context, initial: *const cairn_tensor, opts: *const cairn_variable_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_variable_read: unsafe extern "C" fn(var: *mut cairn_object, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_variable_assign: unsafe extern "C" fn(var: *mut cairn_object, value: *const cairn_tensor) -> *mut cairn_status,
+    cairn_variable_assign_add: unsafe extern "C" fn(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status,
+    cairn_variable_assign_sub: unsafe extern "C" fn(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status,
+    cairn_variable_name: unsafe extern "C" fn(var: *const cairn_object) -> *const c_char,
+    cairn_variable_trainable: unsafe extern "C" fn(var: *const cairn_object) -> i32,
+    cairn_variable_dtype: unsafe extern "C" fn(var: *const cairn_object) -> cairn_dtype,
+    cairn_list_create: unsafe extern "C" fn(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_list_append: unsafe extern "C" fn(list: *mut cairn_object, item: *mut cairn_object) -> *mut cairn_status,
+    cairn_list_size: unsafe extern "C" fn(list: *const cairn_object) -> usize,
+    cairn_list_get: unsafe extern "C" fn(list: *mut cairn_object, index: usize, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_list_set: unsafe extern "C" fn(list: *mut cairn_object, index: usize, item: *mut cairn_object) -> *mut cairn_status,
+    cairn_dict_create: unsafe extern "C" fn(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_object_set: unsafe extern "C" fn(parent: *mut cairn_object, name: *const c_char, child: *mut cairn_object) -> *mut cairn_status,
+    cairn_object_set_untracked: unsafe extern "C" fn(parent: *mut cairn_object, name: *const c_char, child: *mut cairn_object) -> *mut cairn_status,
+    cairn_object_get: unsafe extern "C" fn(parent: *mut cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_object_delete: unsafe extern "C" fn(parent: *mut cairn_object, name: *const c_char) -> *mut cairn_status,
+    cairn_object_kind_of: unsafe extern "C" fn(obj: *const cairn_object) -> cairn_object_kind,
+    cairn_object_same: unsafe extern "C" fn(a: *const cairn_object, b: *const cairn_object) -> i32,
+    cairn_object_child_count: unsafe extern "C" fn(obj: *const cairn_object) -> usize,
+    cairn_object_share: unsafe extern "C" fn(obj: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_object_free: unsafe extern "C" fn(obj: *mut cairn_object),
+    cairn_object_children: unsafe extern "C" fn(obj: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status,
+    cairn_object_variables: unsafe extern "C" fn(root: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status,
+    cairn_object_submodules: unsafe extern "C" fn(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status,
+    cairn_object_flatten: unsafe extern "C" fn(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status,
+    cairn_object_walk: unsafe extern "C" fn(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status,
+    cairn_object_array_size: unsafe extern "C" fn(a: *const cairn_object_array) -> usize,
+    cairn_object_array_get: unsafe extern "C" fn(a: *const cairn_object_array, i: usize) -> *mut cairn_object,
+    cairn_object_array_path: unsafe extern "C" fn(a: *const cairn_object_array, i: usize) -> *const c_char,
+    cairn_object_array_free: unsafe extern "C" fn(a: *mut cairn_object_array),
+    cairn_checkpoint_create: unsafe extern "C" fn(ctx: *mut cairn_context, names: *const *const c_char, objects: *const *mut cairn_object, n: usize, out: *mut *mut cairn_checkpoint) -> *mut cairn_status,
+    cairn_checkpoint_root: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint) -> *mut cairn_object,
+    cairn_checkpoint_set_options: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, opts: *const cairn_checkpoint_options) -> *mut cairn_status,
+    cairn_checkpoint_save_counter: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, out: *mut i64) -> *mut cairn_status,
+    cairn_checkpoint_save: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, prefix: *const c_char, path_out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_checkpoint_write: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, path: *const c_char) -> *mut cairn_status,
+    cairn_checkpoint_sync: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint) -> *mut cairn_status,
+    cairn_checkpoint_restore: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, path: *const c_char, out: *mut *mut cairn_restore_status) -> *mut cairn_status,
+    cairn_restore_status_assert_consumed: unsafe extern "C" fn(rs: *const cairn_restore_status) -> *mut cairn_status,
+    cairn_restore_status_assert_existing_objects_matched: unsafe extern "C" fn(rs: *const cairn_restore_status) -> *mut cairn_status,
+    cairn_restore_status_expect_partial: unsafe extern "C" fn(rs: *mut cairn_restore_status),
+    cairn_restore_status_free: unsafe extern "C" fn(rs: *mut cairn_restore_status),
+    cairn_checkpoint_free: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint),
+    cairn_checkpoint_manager_create: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, directory: *const c_char, opts: *const cairn_checkpoint_manager_options, out: *mut *mut cairn_checkpoint_manager) -> *mut cairn_status,
+    cairn_checkpoint_manager_save: unsafe extern "C" fn(m: *mut cairn_checkpoint_manager, checkpoint_number: i64, path_out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_checkpoint_manager_latest: unsafe extern "C" fn(m: *const cairn_checkpoint_manager) -> *const c_char,
+    cairn_checkpoint_manager_count: unsafe extern "C" fn(m: *const cairn_checkpoint_manager) -> usize,
+    cairn_checkpoint_manager_path: unsafe extern "C" fn(m: *const cairn_checkpoint_manager, i: usize) -> *const c_char,
+    cairn_checkpoint_manager_free: unsafe extern "C" fn(m: *mut cairn_checkpoint_manager),
+    cairn_checkpoint_reader_open: unsafe extern "C" fn(path: *const c_char, out: *mut *mut cairn_checkpoint_reader) -> *mut cairn_status,
+    cairn_checkpoint_reader_count: unsafe extern "C" fn(r: *const cairn_checkpoint_reader) -> usize,
+    cairn_checkpoint_reader_key: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char,
+    cairn_checkpoint_reader_dtype: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, i: usize) -> cairn_dtype,
+    cairn_checkpoint_reader_rank: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, i: usize) -> usize,
+    cairn_checkpoint_reader_dim: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, i: usize, axis: usize) -> i64,
+    cairn_checkpoint_reader_load: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, ctx: *mut cairn_context, key: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_checkpoint_reader_load_string: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, key: *const c_char, out: *mut *mut c_char, size: *mut usize) -> *mut cairn_status,
+    cairn_checkpoint_reader_free: unsafe extern "C" fn(r: *mut cairn_checkpoint_reader),
+    cairn_tape_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_tape_options, out: *mut *mut cairn_tape) -> *mut cairn_status,
+    cairn_tape_watch: unsafe extern "C" fn(tape: *mut cairn_tape, t: *const cairn_tensor) -> *mut cairn_status,
+    cairn_tape_watch_variable: unsafe extern "C" fn(tape: *mut cairn_tape, var: *const cairn_object) -> *mut cairn_status,
+    cairn_tape_stop_recording: unsafe extern "C" fn(tape: *mut cairn_tape),
+    cairn_tape_resume_recording: unsafe extern "C" fn(tape: *mut cairn_tape),
+    cairn_tape_gradient: unsafe extern "C" fn(tape: *mut cairn_tape, target: *const cairn_tensor, sources: *const *const cairn_tensor, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_tape_gradient_variables: unsafe extern "C" fn(tape: *mut cairn_tape, target: *const cairn_tensor, vars: *const *mut cairn_object, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_tape_free: unsafe extern "C" fn(tape: *mut cairn_tape),
+    cairn_optimizer_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_optimizer_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_schedule_exponential_decay: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_exponential_decay_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_schedule_cosine_decay: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_cosine_decay_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_optimizer_apply_gradients: unsafe extern "C" fn(optimizer: *mut cairn_object, grads: *const *const cairn_tensor, vars: *const *mut cairn_object, n: usize) -> *mut cairn_status,
+    cairn_optimizer_iterations: unsafe extern "C" fn(optimizer: *mut cairn_object, out: *mut i64) -> *mut cairn_status,
+    cairn_optimizer_learning_rate: unsafe extern "C" fn(optimizer: *mut cairn_object, out: *mut f64) -> *mut cairn_status,
+    cairn_optimizer_set_learning_rate: unsafe extern "C" fn(optimizer: *mut cairn_object, value: f64) -> *mut cairn_status,
+    cairn_optimizer_get_slot: unsafe extern "C" fn(optimizer: *mut cairn_object, var: *const cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_dense_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_dense_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_conv2d_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_conv2d_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_max_pool2d_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_avg_pool2d_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_flatten_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_flatten_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_embedding_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_embedding_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_layer_norm_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_batch_norm_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_dropout_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_dropout_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_activation_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_activation_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_sequential_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_sequential_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_sequential_add: unsafe extern "C" fn(model: *mut cairn_object, layer: *mut cairn_object) -> *mut cairn_status,
+    cairn_layer_call: unsafe extern "C" fn(layer: *mut cairn_object, x: *const cairn_tensor, training: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_layer_weights: unsafe extern "C" fn(layer: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status,
+    cairn_layer_summary: unsafe extern "C" fn(layer: *mut cairn_object, out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_layer_count_params: unsafe extern "C" fn(layer: *mut cairn_object, out: *mut i64) -> *mut cairn_status,
+    cairn_loss: unsafe extern "C" fn(ctx: *mut cairn_context, kind: cairn_loss_kind, y_true: *const cairn_tensor, y_pred: *const cairn_tensor, from_logits: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_metric_create: unsafe extern "C" fn(ctx: *mut cairn_context, kind: cairn_metric_kind, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_metric_update: unsafe extern "C" fn(metric: *mut cairn_object, a: *const cairn_tensor, b: *const cairn_tensor) -> *mut cairn_status,
+    cairn_metric_result: unsafe extern "C" fn(metric: *mut cairn_object, out: *mut f64) -> *mut cairn_status,
+    cairn_metric_reset: unsafe extern "C" fn(metric: *mut cairn_object) -> *mut cairn_status,
+    cairn_function_create: unsafe extern "C" fn(ctx: *mut cairn_context, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_function_options, out: *mut *mut cairn_function) -> *mut cairn_status,
+    cairn_function_call: unsafe extern "C" fn(r#fn: *mut cairn_function, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
+    cairn_function_num_traces: unsafe extern "C" fn(r#fn: *const cairn_function) -> usize,
+    cairn_function_dump: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_function_signature: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_function_free: unsafe extern "C" fn(r#fn: *mut cairn_function),
+    cairn_function_num_outputs: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status,
+    cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
+    cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
+    cairn_function_graphdef: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_cond: unsafe extern "C" fn(ctx: *mut cairn_context, pred: *const cairn_tensor, operands: *const *mut cairn_tensor, n_operands: usize, then_branch: cairn_function_fn, else_branch: cairn_function_fn, user_data: *mut c_void, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
+    cairn_while_loop: unsafe extern "C" fn(ctx: *mut cairn_context, cond: cairn_function_fn, body: cairn_function_fn, user_data: *mut c_void, loop_vars: *const *mut cairn_tensor, n_loop_vars: usize, max_iterations: i64, outputs: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_tensor_array_create: unsafe extern "C" fn(ctx: *mut cairn_context, dtype: cairn_dtype, size: i64, element_shape: *const i64, rank: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_tensor_array_write: unsafe extern "C" fn(ctx: *mut cairn_context, array: *const cairn_tensor, index: *const cairn_tensor, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_tensor_array_read: unsafe extern "C" fn(ctx: *mut cairn_context, array: *const cairn_tensor, index: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_vulkan_available: unsafe extern "C" fn() -> i32,
+    cairn_vulkan_device_count: unsafe extern "C" fn(out: *mut usize) -> *mut cairn_status,
+    cairn_vulkan_device_describe: unsafe extern "C" fn(index: usize, out: *mut cairn_vulkan_device_info) -> *mut cairn_status,
+    cairn_context_create_vulkan: unsafe extern "C" fn(opts: *const cairn_context_options, vk: *const cairn_vulkan_options, out: *mut *mut cairn_context) -> *mut cairn_status,
+    cairn_vulkan_fallback_count: unsafe extern "C" fn(ctx: *mut cairn_context, device: *const c_char, out: *mut u64) -> *mut cairn_status,
+    cairn_context_synchronize: unsafe extern "C" fn(ctx: *mut cairn_context) -> *mut cairn_status,
+    cairn_context_options_init: unsafe extern "C" fn(opts: *mut cairn_context_options, struct_size: u32) -> *mut cairn_status,
+    cairn_variable_options_init: unsafe extern "C" fn(opts: *mut cairn_variable_options, struct_size: u32) -> *mut cairn_status,
+    cairn_checkpoint_options_init: unsafe extern "C" fn(opts: *mut cairn_checkpoint_options, struct_size: u32) -> *mut cairn_status,
+    cairn_checkpoint_manager_options_init: unsafe extern "C" fn(opts: *mut cairn_checkpoint_manager_options, struct_size: u32) -> *mut cairn_status,
+    cairn_tape_options_init: unsafe extern "C" fn(opts: *mut cairn_tape_options, struct_size: u32) -> *mut cairn_status,
+    cairn_optimizer_options_init: unsafe extern "C" fn(opts: *mut cairn_optimizer_options, struct_size: u32) -> *mut cairn_status,
+    cairn_exponential_decay_options_init: unsafe extern "C" fn(opts: *mut cairn_exponential_decay_options, struct_size: u32) -> *mut cairn_status,
+    cairn_cosine_decay_options_init: unsafe extern "C" fn(opts: *mut cairn_cosine_decay_options, struct_size: u32) -> *mut cairn_status,
+    cairn_dense_options_init: unsafe extern "C" fn(opts: *mut cairn_dense_options, struct_size: u32) -> *mut cairn_status,
+    cairn_conv2d_options_init: unsafe extern "C" fn(opts: *mut cairn_conv2d_options, struct_size: u32) -> *mut cairn_status,
+    cairn_pool2d_options_init: unsafe extern "C" fn(opts: *mut cairn_pool2d_options, struct_size: u32) -> *mut cairn_status,
+    cairn_flatten_options_init: unsafe extern "C" fn(opts: *mut cairn_flatten_options, struct_size: u32) -> *mut cairn_status,
+    cairn_embedding_options_init: unsafe extern "C" fn(opts: *mut cairn_embedding_options, struct_size: u32) -> *mut cairn_status,
+    cairn_norm_options_init: unsafe extern "C" fn(opts: *mut cairn_norm_options, struct_size: u32) -> *mut cairn_status,
+    cairn_dropout_options_init: unsafe extern "C" fn(opts: *mut cairn_dropout_options, struct_size: u32) -> *mut cairn_status,
+    cairn_activation_options_init: unsafe extern "C" fn(opts: *mut cairn_activation_options, struct_size: u32) -> *mut cairn_status,
+    cairn_sequential_options_init: unsafe extern "C" fn(opts: *mut cairn_sequential_options, struct_size: u32) -> *mut cairn_status,
+    cairn_function_options_init: unsafe extern "C" fn(opts: *mut cairn_function_options, struct_size: u32) -> *mut cairn_status,
+    cairn_tensor_spec_init: unsafe extern "C" fn(opts: *mut cairn_tensor_spec, struct_size: u32) -> *mut cairn_status,
+    cairn_vulkan_device_info_init: unsafe extern "C" fn(opts: *mut cairn_vulkan_device_info, struct_size: u32) -> *mut cairn_status,
+    cairn_vulkan_options_init: unsafe extern "C" fn(opts: *mut cairn_vulkan_options, struct_size: u32) -> *mut cairn_status,
+}
+
+impl Api {
+    /// Looks every function up in `lib` (a dlopen handle); `Err` names the first one missing.
+    pub(crate) unsafe fn resolve(lib: *mut c_void) -> Result<Api, &'static str> {
+        Ok(Api {
+            cairn_abi_version: core::mem::transmute(load::symbol(lib, c"cairn_abi_version")?),
+            cairn_version: core::mem::transmute(load::symbol(lib, c"cairn_version")?),
+            cairn_status_code: core::mem::transmute(load::symbol(lib, c"cairn_status_code")?),
+            cairn_status_message: core::mem::transmute(load::symbol(lib, c"cairn_status_message")?),
+            cairn_status_free: core::mem::transmute(load::symbol(lib, c"cairn_status_free")?),
+            cairn_status_create: core::mem::transmute(load::symbol(lib, c"cairn_status_create")?),
+            cairn_free: core::mem::transmute(load::symbol(lib, c"cairn_free")?),
+            cairn_dtype_size: core::mem::transmute(load::symbol(lib, c"cairn_dtype_size")?),
+            cairn_dtype_name: core::mem::transmute(load::symbol(lib, c"cairn_dtype_name")?),
+            cairn_context_create: core::mem::transmute(load::symbol(lib, c"cairn_context_create")?),
+            cairn_context_free: core::mem::transmute(load::symbol(lib, c"cairn_context_free")?),
+            cairn_context_device: core::mem::transmute(load::symbol(lib, c"cairn_context_device")?),
+            cairn_tensor_create: core::mem::transmute(load::symbol(lib, c"cairn_tensor_create")?),
+            cairn_tensor_dtype: core::mem::transmute(load::symbol(lib, c"cairn_tensor_dtype")?),
+            cairn_tensor_rank: core::mem::transmute(load::symbol(lib, c"cairn_tensor_rank")?),
+            cairn_tensor_dim: core::mem::transmute(load::symbol(lib, c"cairn_tensor_dim")?),
+            cairn_tensor_num_elements: core::mem::transmute(load::symbol(lib, c"cairn_tensor_num_elements")?),
+            cairn_tensor_nbytes: core::mem::transmute(load::symbol(lib, c"cairn_tensor_nbytes")?),
+            cairn_tensor_device: core::mem::transmute(load::symbol(lib, c"cairn_tensor_device")?),
+            cairn_tensor_read: core::mem::transmute(load::symbol(lib, c"cairn_tensor_read")?),
+            cairn_tensor_copy_to_device: core::mem::transmute(load::symbol(lib, c"cairn_tensor_copy_to_device")?),
+            cairn_tensor_share: core::mem::transmute(load::symbol(lib, c"cairn_tensor_share")?),
+            cairn_tensor_free: core::mem::transmute(load::symbol(lib, c"cairn_tensor_free")?),
+            cairn_op_run: core::mem::transmute(load::symbol(lib, c"cairn_op_run")?),
+            cairn_op_attrs_create: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_create")?),
+            cairn_op_attrs_set_int: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_int")?),
+            cairn_op_attrs_set_float: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_float")?),
+            cairn_op_attrs_set_bool: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_bool")?),
+            cairn_op_attrs_set_ints: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_ints")?),
+            cairn_op_attrs_set_floats: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_floats")?),
+            cairn_op_attrs_set_string: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_string")?),
+            cairn_op_attrs_set_dtype: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_set_dtype")?),
+            cairn_op_attrs_size: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_size")?),
+            cairn_op_attrs_free: core::mem::transmute(load::symbol(lib, c"cairn_op_attrs_free")?),
+            cairn_op_run_attrs: core::mem::transmute(load::symbol(lib, c"cairn_op_run_attrs")?),
+            cairn_op_num_outputs: core::mem::transmute(load::symbol(lib, c"cairn_op_num_outputs")?),
+            cairn_op_count: core::mem::transmute(load::symbol(lib, c"cairn_op_count")?),
+            cairn_op_name: core::mem::transmute(load::symbol(lib, c"cairn_op_name")?),
+            cairn_op_registry_json: core::mem::transmute(load::symbol(lib, c"cairn_op_registry_json")?),
+            cairn_trackable_create: core::mem::transmute(load::symbol(lib, c"cairn_trackable_create")?),
+            cairn_module_create: core::mem::transmute(load::symbol(lib, c"cairn_module_create")?),
+            cairn_module_create_in_scope: core::mem::transmute(load::symbol(lib, c"cairn_module_create_in_scope")?),
+            cairn_module_name: core::mem::transmute(load::symbol(lib, c"cairn_module_name")?),
+            cairn_module_scope: core::mem::transmute(load::symbol(lib, c"cairn_module_scope")?),
+            cairn_variable_create: core::mem::transmute(load::symbol(lib, c"cairn_variable_create")?),
+            cairn_variable_read: core::mem::transmute(load::symbol(lib, c"cairn_variable_read")?),
+            cairn_variable_assign: core::mem::transmute(load::symbol(lib, c"cairn_variable_assign")?),
+            cairn_variable_assign_add: core::mem::transmute(load::symbol(lib, c"cairn_variable_assign_add")?),
+            cairn_variable_assign_sub: core::mem::transmute(load::symbol(lib, c"cairn_variable_assign_sub")?),
+            cairn_variable_name: core::mem::transmute(load::symbol(lib, c"cairn_variable_name")?),
+            cairn_variable_trainable: core::mem::transmute(load::symbol(lib, c"cairn_variable_trainable")?),
+            cairn_variable_dtype: core::mem::transmute(load::symbol(lib, c"cairn_variable_dtype")?),
+            cairn_list_create: core::mem::transmute(load::symbol(lib, c"cairn_list_create")?),
+            cairn_list_append: core::mem::transmute(load::symbol(lib, c"cairn_list_append")?),
+            cairn_list_size: core::mem::transmute(load::symbol(lib, c"cairn_list_size")?),
+            cairn_list_get: core::mem::transmute(load::symbol(lib, c"cairn_list_get")?),
+            cairn_list_set: core::mem::transmute(load::symbol(lib, c"cairn_list_set")?),
+            cairn_dict_create: core::mem::transmute(load::symbol(lib, c"cairn_dict_create")?),
+            cairn_object_set: core::mem::transmute(load::symbol(lib, c"cairn_object_set")?),
+            cairn_object_set_untracked: core::mem::transmute(load::symbol(lib, c"cairn_object_set_untracked")?),
+            cairn_object_get: core::mem::transmute(load::symbol(lib, c"cairn_object_get")?),
+            cairn_object_delete: core::mem::transmute(load::symbol(lib, c"cairn_object_delete")?),
+            cairn_object_kind_of: core::mem::transmute(load::symbol(lib, c"cairn_object_kind_of")?),
+            cairn_object_same: core::mem::transmute(load::symbol(lib, c"cairn_object_same")?),
+            cairn_object_child_count: core::mem::transmute(load::symbol(lib, c"cairn_object_child_count")?),
+            cairn_object_share: core::mem::transmute(load::symbol(lib, c"cairn_object_share")?),
+            cairn_object_free: core::mem::transmute(load::symbol(lib, c"cairn_object_free")?),
+            cairn_object_children: core::mem::transmute(load::symbol(lib, c"cairn_object_children")?),
+            cairn_object_variables: core::mem::transmute(load::symbol(lib, c"cairn_object_variables")?),
+            cairn_object_submodules: core::mem::transmute(load::symbol(lib, c"cairn_object_submodules")?),
+            cairn_object_flatten: core::mem::transmute(load::symbol(lib, c"cairn_object_flatten")?),
+            cairn_object_walk: core::mem::transmute(load::symbol(lib, c"cairn_object_walk")?),
+            cairn_object_array_size: core::mem::transmute(load::symbol(lib, c"cairn_object_array_size")?),
+            cairn_object_array_get: core::mem::transmute(load::symbol(lib, c"cairn_object_array_get")?),
+            cairn_object_array_path: core::mem::transmute(load::symbol(lib, c"cairn_object_array_path")?),
+            cairn_object_array_free: core::mem::transmute(load::symbol(lib, c"cairn_object_array_free")?),
+            cairn_checkpoint_create: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_create")?),
+            cairn_checkpoint_root: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_root")?),
+            cairn_checkpoint_set_options: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_set_options")?),
+            cairn_checkpoint_save_counter: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_save_counter")?),
+            cairn_checkpoint_save: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_save")?),
+            cairn_checkpoint_write: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_write")?),
+            cairn_checkpoint_sync: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_sync")?),
+            cairn_checkpoint_restore: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_restore")?),
+            cairn_restore_status_assert_consumed: core::mem::transmute(load::symbol(lib, c"cairn_restore_status_assert_consumed")?),
+            cairn_restore_status_assert_existing_objects_matched: core::mem::transmute(load::symbol(lib, c"cairn_restore_status_assert_existing_objects_matched")?),
+            cairn_restore_status_expect_partial: core::mem::transmute(load::symbol(lib, c"cairn_restore_status_expect_partial")?),
+            cairn_restore_status_free: core::mem::transmute(load::symbol(lib, c"cairn_restore_status_free")?),
+            cairn_checkpoint_free: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_free")?),
+            cairn_checkpoint_manager_create: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_create")?),
+            cairn_checkpoint_manager_save: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_save")?),
+            cairn_checkpoint_manager_latest: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_latest")?),
+            cairn_checkpoint_manager_count: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_count")?),
+            cairn_checkpoint_manager_path: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_path")?),
+            cairn_checkpoint_manager_free: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_free")?),
+            cairn_checkpoint_reader_open: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_open")?),
+            cairn_checkpoint_reader_count: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_count")?),
+            cairn_checkpoint_reader_key: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_key")?),
+            cairn_checkpoint_reader_dtype: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_dtype")?),
+            cairn_checkpoint_reader_rank: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_rank")?),
+            cairn_checkpoint_reader_dim: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_dim")?),
+            cairn_checkpoint_reader_load: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_load")?),
+            cairn_checkpoint_reader_load_string: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_load_string")?),
+            cairn_checkpoint_reader_free: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_free")?),
+            cairn_tape_create: core::mem::transmute(load::symbol(lib, c"cairn_tape_create")?),
+            cairn_tape_watch: core::mem::transmute(load::symbol(lib, c"cairn_tape_watch")?),
+            cairn_tape_watch_variable: core::mem::transmute(load::symbol(lib, c"cairn_tape_watch_variable")?),
+            cairn_tape_stop_recording: core::mem::transmute(load::symbol(lib, c"cairn_tape_stop_recording")?),
+            cairn_tape_resume_recording: core::mem::transmute(load::symbol(lib, c"cairn_tape_resume_recording")?),
+            cairn_tape_gradient: core::mem::transmute(load::symbol(lib, c"cairn_tape_gradient")?),
+            cairn_tape_gradient_variables: core::mem::transmute(load::symbol(lib, c"cairn_tape_gradient_variables")?),
+            cairn_tape_free: core::mem::transmute(load::symbol(lib, c"cairn_tape_free")?),
+            cairn_optimizer_create: core::mem::transmute(load::symbol(lib, c"cairn_optimizer_create")?),
+            cairn_schedule_exponential_decay: core::mem::transmute(load::symbol(lib, c"cairn_schedule_exponential_decay")?),
+            cairn_schedule_cosine_decay: core::mem::transmute(load::symbol(lib, c"cairn_schedule_cosine_decay")?),
+            cairn_optimizer_apply_gradients: core::mem::transmute(load::symbol(lib, c"cairn_optimizer_apply_gradients")?),
+            cairn_optimizer_iterations: core::mem::transmute(load::symbol(lib, c"cairn_optimizer_iterations")?),
+            cairn_optimizer_learning_rate: core::mem::transmute(load::symbol(lib, c"cairn_optimizer_learning_rate")?),
+            cairn_optimizer_set_learning_rate: core::mem::transmute(load::symbol(lib, c"cairn_optimizer_set_learning_rate")?),
+            cairn_optimizer_get_slot: core::mem::transmute(load::symbol(lib, c"cairn_optimizer_get_slot")?),
+            cairn_dense_create: core::mem::transmute(load::symbol(lib, c"cairn_dense_create")?),
+            cairn_conv2d_create: core::mem::transmute(load::symbol(lib, c"cairn_conv2d_create")?),
+            cairn_max_pool2d_create: core::mem::transmute(load::symbol(lib, c"cairn_max_pool2d_create")?),
+            cairn_avg_pool2d_create: core::mem::transmute(load::symbol(lib, c"cairn_avg_pool2d_create")?),
+            cairn_flatten_create: core::mem::transmute(load::symbol(lib, c"cairn_flatten_create")?),
+            cairn_embedding_create: core::mem::transmute(load::symbol(lib, c"cairn_embedding_create")?),
+            cairn_layer_norm_create: core::mem::transmute(load::symbol(lib, c"cairn_layer_norm_create")?),
+            cairn_batch_norm_create: core::mem::transmute(load::symbol(lib, c"cairn_batch_norm_create")?),
+            cairn_dropout_create: core::mem::transmute(load::symbol(lib, c"cairn_dropout_create")?),
+            cairn_activation_create: core::mem::transmute(load::symbol(lib, c"cairn_activation_create")?),
+            cairn_sequential_create: core::mem::transmute(load::symbol(lib, c"cairn_sequential_create")?),
+            cairn_sequential_add: core::mem::transmute(load::symbol(lib, c"cairn_sequential_add")?),
+            cairn_layer_call: core::mem::transmute(load::symbol(lib, c"cairn_layer_call")?),
+            cairn_layer_weights: core::mem::transmute(load::symbol(lib, c"cairn_layer_weights")?),
+            cairn_layer_summary: core::mem::transmute(load::symbol(lib, c"cairn_layer_summary")?),
+            cairn_layer_count_params: core::mem::transmute(load::symbol(lib, c"cairn_layer_count_params")?),
+            cairn_loss: core::mem::transmute(load::symbol(lib, c"cairn_loss")?),
+            cairn_metric_create: core::mem::transmute(load::symbol(lib, c"cairn_metric_create")?),
+            cairn_metric_update: core::mem::transmute(load::symbol(lib, c"cairn_metric_update")?),
+            cairn_metric_result: core::mem::transmute(load::symbol(lib, c"cairn_metric_result")?),
+            cairn_metric_reset: core::mem::transmute(load::symbol(lib, c"cairn_metric_reset")?),
+            cairn_function_create: core::mem::transmute(load::symbol(lib, c"cairn_function_create")?),
+            cairn_function_call: core::mem::transmute(load::symbol(lib, c"cairn_function_call")?),
+            cairn_function_num_traces: core::mem::transmute(load::symbol(lib, c"cairn_function_num_traces")?),
+            cairn_function_dump: core::mem::transmute(load::symbol(lib, c"cairn_function_dump")?),
+            cairn_function_signature: core::mem::transmute(load::symbol(lib, c"cairn_function_signature")?),
+            cairn_function_free: core::mem::transmute(load::symbol(lib, c"cairn_function_free")?),
+            cairn_function_num_outputs: core::mem::transmute(load::symbol(lib, c"cairn_function_num_outputs")?),
+            cairn_function_export: core::mem::transmute(load::symbol(lib, c"cairn_function_export")?),
+            cairn_function_load: core::mem::transmute(load::symbol(lib, c"cairn_function_load")?),
+            cairn_function_graphdef: core::mem::transmute(load::symbol(lib, c"cairn_function_graphdef")?),
+            cairn_cond: core::mem::transmute(load::symbol(lib, c"cairn_cond")?),
+            cairn_while_loop: core::mem::transmute(load::symbol(lib, c"cairn_while_loop")?),
+            cairn_tensor_array_create: core::mem::transmute(load::symbol(lib, c"cairn_tensor_array_create")?),
+            cairn_tensor_array_write: core::mem::transmute(load::symbol(lib, c"cairn_tensor_array_write")?),
+            cairn_tensor_array_read: core::mem::transmute(load::symbol(lib, c"cairn_tensor_array_read")?),
+            cairn_vulkan_available: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_available")?),
+            cairn_vulkan_device_count: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_device_count")?),
+            cairn_vulkan_device_describe: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_device_describe")?),
+            cairn_context_create_vulkan: core::mem::transmute(load::symbol(lib, c"cairn_context_create_vulkan")?),
+            cairn_vulkan_fallback_count: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_fallback_count")?),
+            cairn_context_synchronize: core::mem::transmute(load::symbol(lib, c"cairn_context_synchronize")?),
+            cairn_context_options_init: core::mem::transmute(load::symbol(lib, c"cairn_context_options_init")?),
+            cairn_variable_options_init: core::mem::transmute(load::symbol(lib, c"cairn_variable_options_init")?),
+            cairn_checkpoint_options_init: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_options_init")?),
+            cairn_checkpoint_manager_options_init: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_options_init")?),
+            cairn_tape_options_init: core::mem::transmute(load::symbol(lib, c"cairn_tape_options_init")?),
+            cairn_optimizer_options_init: core::mem::transmute(load::symbol(lib, c"cairn_optimizer_options_init")?),
+            cairn_exponential_decay_options_init: core::mem::transmute(load::symbol(lib, c"cairn_exponential_decay_options_init")?),
+            cairn_cosine_decay_options_init: core::mem::transmute(load::symbol(lib, c"cairn_cosine_decay_options_init")?),
+            cairn_dense_options_init: core::mem::transmute(load::symbol(lib, c"cairn_dense_options_init")?),
+            cairn_conv2d_options_init: core::mem::transmute(load::symbol(lib, c"cairn_conv2d_options_init")?),
+            cairn_pool2d_options_init: core::mem::transmute(load::symbol(lib, c"cairn_pool2d_options_init")?),
+            cairn_flatten_options_init: core::mem::transmute(load::symbol(lib, c"cairn_flatten_options_init")?),
+            cairn_embedding_options_init: core::mem::transmute(load::symbol(lib, c"cairn_embedding_options_init")?),
+            cairn_norm_options_init: core::mem::transmute(load::symbol(lib, c"cairn_norm_options_init")?),
+            cairn_dropout_options_init: core::mem::transmute(load::symbol(lib, c"cairn_dropout_options_init")?),
+            cairn_activation_options_init: core::mem::transmute(load::symbol(lib, c"cairn_activation_options_init")?),
+            cairn_sequential_options_init: core::mem::transmute(load::symbol(lib, c"cairn_sequential_options_init")?),
+            cairn_function_options_init: core::mem::transmute(load::symbol(lib, c"cairn_function_options_init")?),
+            cairn_tensor_spec_init: core::mem::transmute(load::symbol(lib, c"cairn_tensor_spec_init")?),
+            cairn_vulkan_device_info_init: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_device_info_init")?),
+            cairn_vulkan_options_init: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_options_init")?),
+        })
+    }
+}
+
+/// METHOD. The ABI version of the loaded library; equals CAIRN_ABI_VERSION for a matching header.
+/// Bindings compare the two at load time and refuse a mismatch. Since 1.0.
+#[inline]
+pub unsafe fn cairn_abi_version() -> u32 {
+    (load::api().cairn_abi_version)()
+}
+
+/// METHOD. The library's semantic version, e.g. "1.0.0". Static storage; never freed. Since 1.0.
+#[inline]
+pub unsafe fn cairn_version() -> *const c_char {
+    (load::api().cairn_version)()
+}
+
+/// METHOD. The status's code; CAIRN_OK for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_status_code(s: *const cairn_status) -> cairn_code {
+    (load::api().cairn_status_code)(s)
+}
+
+/// METHOD. The status's message, e.g. "Add: incompatible shapes \[2,3\] and \[4\]". Borrowed from `s`
+/// and valid until it is freed; "" for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_status_message(s: *const cairn_status) -> *const c_char {
+    (load::api().cairn_status_message)(s)
+}
+
+/// DESTRUCTOR. Frees a status. NULL is fine. When memory runs out while the library reports an
+/// error, any function may return one static RESOURCE_EXHAUSTED status ("out of memory"); it is
+/// freed like any other (cairn_status_free ignores it), so callers need no special case. Since 1.0.
+#[inline]
+pub unsafe fn cairn_status_free(s: *mut cairn_status) {
+    (load::api().cairn_status_free)(s)
+}
+
+/// CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
+/// report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
+/// becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only. Since 1.0.
+#[inline]
+pub unsafe fn cairn_status_create(code: cairn_code, message: *const c_char) -> *mut cairn_status {
+    (load::api().cairn_status_create)(code, message)
+}
+
+/// METHOD. Frees a string or array the library allocated and handed over (documented per function).
+/// NULL is fine. Since 1.0.
+#[inline]
+pub unsafe fn cairn_free(p: *mut c_void) {
+    (load::api().cairn_free)(p)
+}
+
+/// METHOD. Bytes per element; 0 for CAIRN_STRING and unknown values. Since 1.0.
+#[inline]
+pub unsafe fn cairn_dtype_size(dtype: cairn_dtype) -> usize {
+    (load::api().cairn_dtype_size)(dtype)
+}
+
+/// METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage. Since 1.0.
+#[inline]
+pub unsafe fn cairn_dtype_name(dtype: cairn_dtype) -> *const c_char {
+    (load::api().cairn_dtype_name)(dtype)
+}
+
+/// CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults). When creation fails, neither
+/// log_release nor the allocator's release is called: the caller still owns their user_data.
+/// @param out  receives the new context; free it with cairn_context_free().
+/// Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
+/// device name, UNAVAILABLE when the device's backend or driver is missing. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_create(opts: *const cairn_context_options, out: *mut *mut cairn_context) -> *mut cairn_status {
+    (load::api().cairn_context_create)(opts, out)
+}
+
+/// DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine. Since 1.0.
+#[inline]
+pub unsafe fn cairn_context_free(ctx: *mut cairn_context) {
+    (load::api().cairn_context_free)(ctx)
+}
+
+/// METHOD. The name of the context's default device, e.g. "cpu". Borrowed from `ctx`. Since 1.0.
+#[inline]
+pub unsafe fn cairn_context_device(ctx: *const cairn_context) -> *const c_char {
+    (load::api().cairn_context_device)(ctx)
+}
+
+/// CONSTRUCTOR. Creates a tensor on the context's default device by copying `data` (row-major).
+/// @param shape  `rank` dimensions, each \>= 0; may be NULL when rank is 0 (a scalar).
+/// @param data   `nbytes` bytes, which must equal cairn_dtype_size(dtype) * element count; may be
+///               NULL only when nbytes is 0. Borrowed for the call.
+/// @param out    receives the new tensor; free it with cairn_tensor_free().
+/// Errors: INVALID_ARGUMENT for a bad dtype, rank, dimension or nbytes (the message gives both
+/// sizes). CAIRN_STRING tensors cannot be created this way. For CAIRN_BOOL, one byte per element;
+/// any nonzero byte is stored as 1, so reads return only 0 and 1. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tensor_create(ctx: *mut cairn_context, dtype: cairn_dtype, shape: *const i64, rank: usize, data: *const c_void, nbytes: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_tensor_create)(ctx, dtype, shape, rank, data, nbytes, out)
+}
+
+/// METHOD. The tensor's dtype; CAIRN_INVALID_DTYPE for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_tensor_dtype(t: *const cairn_tensor) -> cairn_dtype {
+    (load::api().cairn_tensor_dtype)(t)
+}
+
+/// METHOD. The tensor's rank; 0 for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_tensor_rank(t: *const cairn_tensor) -> usize {
+    (load::api().cairn_tensor_rank)(t)
+}
+
+/// METHOD. The size of dimension `axis`; -1 for NULL or an axis \>= rank. Since 1.0.
+#[inline]
+pub unsafe fn cairn_tensor_dim(t: *const cairn_tensor, axis: usize) -> i64 {
+    (load::api().cairn_tensor_dim)(t, axis)
+}
+
+/// METHOD. The number of elements (1 for a scalar); 0 for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_tensor_num_elements(t: *const cairn_tensor) -> i64 {
+    (load::api().cairn_tensor_num_elements)(t)
+}
+
+/// METHOD. The size of the tensor's data in bytes; 0 for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_tensor_nbytes(t: *const cairn_tensor) -> usize {
+    (load::api().cairn_tensor_nbytes)(t)
+}
+
+/// METHOD. The name of the device holding the tensor, e.g. "cpu". Borrowed: lives as long as the
+/// tensor. NULL for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_tensor_device(t: *const cairn_tensor) -> *const c_char {
+    (load::api().cairn_tensor_device)(t)
+}
+
+/// METHOD. Copies the tensor's data to host memory, waiting for the device when needed.
+/// @param dst     `nbytes` writable bytes.
+/// @param nbytes  must equal cairn_tensor_nbytes(t).
+/// Errors: INVALID_ARGUMENT for NULL arguments or a size mismatch. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tensor_read(t: *const cairn_tensor, dst: *mut c_void, nbytes: usize) -> *mut cairn_status {
+    (load::api().cairn_tensor_read)(t, dst, nbytes)
+}
+
+/// CONSTRUCTOR. A tensor with the same value on `device` ("cpu", "vulkan", "vulkan:N").
+/// Copying to the device the tensor is already on shares its buffer (tensors are immutable).
+/// @param out  receives the new tensor; free it with cairn_tensor_free().
+/// Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tensor_copy_to_device(ctx: *mut cairn_context, t: *const cairn_tensor, device: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_tensor_copy_to_device)(ctx, t, device, out)
+}
+
+/// CONSTRUCTOR. A second handle to the same immutable value (no copy, no context needed).
+/// @param out  receives the new handle; free it with cairn_tensor_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tensor_share(t: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_tensor_share)(t, out)
+}
+
+/// DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine. Since 1.0.
+#[inline]
+pub unsafe fn cairn_tensor_free(t: *mut cairn_tensor) {
+    (load::api().cairn_tensor_free)(t)
+}
+
+/// METHOD. Runs op `op` (TensorFlow raw-op names: "Add", "MatMul", "Softmax", ...) eagerly.
+/// The op runs on the device of its inputs, which must all share one; an op without inputs runs
+/// on the context's default device.
+/// @param inputs     `n_inputs` tensors, borrowed.
+/// @param attrs      `n_attrs` attributes, borrowed; unset attributes take their defaults.
+/// @param outputs    room for exactly the op's output count; each receives a new tensor the caller
+///                   frees. On error nothing is written.
+/// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a wrong input or output count, a wrong
+/// dtype, incompatible shapes, an unknown, missing or mistyped attribute, an out-of-range axis;
+/// UNIMPLEMENTED when the device has no kernel for the dtype. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_run(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_attr, n_attrs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
+    (load::api().cairn_op_run)(ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs)
+}
+
+/// CONSTRUCTOR. An empty attribute set.
+/// @param out  receives it; free with cairn_op_attrs_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_create(out: *mut *mut cairn_op_attrs) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_create)(out)
+}
+
+/// METHOD. Sets attribute `name` (borrowed for the call; copied) to an INT value.
+/// Errors (all setters): INVALID_ARGUMENT for NULL attrs or name, or a NULL array with n \> 0. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_int(attrs: *mut cairn_op_attrs, name: *const c_char, value: i64) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_int)(attrs, name, value)
+}
+
+/// METHOD. Sets a FLOAT attribute. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_float(attrs: *mut cairn_op_attrs, name: *const c_char, value: f64) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_float)(attrs, name, value)
+}
+
+/// METHOD. Sets a BOOL attribute; INVALID_ARGUMENT unless value is CAIRN_FALSE or CAIRN_TRUE. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_bool(attrs: *mut cairn_op_attrs, name: *const c_char, value: i32) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_bool)(attrs, name, value)
+}
+
+/// METHOD. Sets an INTS attribute from `n` values (copied). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_ints(attrs: *mut cairn_op_attrs, name: *const c_char, values: *const i64, n: usize) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_ints)(attrs, name, values, n)
+}
+
+/// METHOD. Sets a FLOATS attribute from `n` values (copied). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_floats(attrs: *mut cairn_op_attrs, name: *const c_char, values: *const f64, n: usize) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_floats)(attrs, name, values, n)
+}
+
+/// METHOD. Sets a STRING attribute (NUL-terminated, copied); INVALID_ARGUMENT for NULL value. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_string(attrs: *mut cairn_op_attrs, name: *const c_char, value: *const c_char) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_string)(attrs, name, value)
+}
+
+/// METHOD. Sets a DTYPE attribute. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_attrs_set_dtype(attrs: *mut cairn_op_attrs, name: *const c_char, value: cairn_dtype) -> *mut cairn_status {
+    (load::api().cairn_op_attrs_set_dtype)(attrs, name, value)
+}
+
+/// METHOD. The number of attributes set; 0 for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_op_attrs_size(attrs: *const cairn_op_attrs) -> usize {
+    (load::api().cairn_op_attrs_size)(attrs)
+}
+
+/// DESTRUCTOR. Frees an attribute set. NULL is fine. Since 1.0.
+#[inline]
+pub unsafe fn cairn_op_attrs_free(attrs: *mut cairn_op_attrs) {
+    (load::api().cairn_op_attrs_free)(attrs)
+}
+
+/// METHOD. cairn_op_run with the attributes of `attrs` (NULL: none). Otherwise identical: same
+/// errors, same outputs. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_run_attrs(ctx: *mut cairn_context, op: *const c_char, inputs: *const *mut cairn_tensor, n_inputs: usize, attrs: *const cairn_op_attrs, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
+    (load::api().cairn_op_run_attrs)(ctx, op, inputs, n_inputs, attrs, outputs, n_outputs)
+}
+
+/// METHOD. How many outputs op `op` produces with these attributes: fixed for most ops; for ops
+/// with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
+/// @param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
+/// @param out    receives the count.
+/// Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_num_outputs(op: *const c_char, attrs: *const cairn_attr, n_attrs: usize, out: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_op_num_outputs)(op, attrs, n_attrs, out)
+}
+
+/// METHOD. How many ops are registered. Since 1.0.
+#[inline]
+pub unsafe fn cairn_op_count() -> usize {
+    (load::api().cairn_op_count)()
+}
+
+/// METHOD. The name of op `i` in name order; NULL when i \>= cairn_op_count(). Static storage. Since 1.0.
+#[inline]
+pub unsafe fn cairn_op_name(i: usize) -> *const c_char {
+    (load::api().cairn_op_name)(i)
+}
+
+/// METHOD. The whole registry as JSON: an array of {"name", "summary", "inputs": \[{"name",
+/// "type_attr" | "dtype", "variadic"?, "number_attr"?}\], "outputs": \[...\], "attrs": \[{"name",
+/// "kind" ("INT", "FLOAT", "BOOL", "INTS", "STRING", "DTYPE", "FLOATS"), "default"?, "inferred"?,
+/// "allowed_dtypes"?, "allowed_values"?}\]}, sorted by name. An attribute without "default" is
+/// required; an "inferred" DTYPE attribute is taken from the inputs.
+/// @param out  receives a NUL-terminated string; free it with cairn_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_op_registry_json(out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_op_registry_json)(out)
+}
+
+/// CONSTRUCTOR. A new trackable: an object whose attributes (set with cairn_object_set) are
+/// tracked edges, kept in the order they were first set.
+/// @param ctx  borrowed; the object keeps the context alive.
+/// @param out  receives the new object; free it with cairn_object_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_trackable_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_trackable_create)(ctx, out)
+}
+
+/// CONSTRUCTOR. A new module (tf.Module): a trackable with a name. Variables created with the
+/// module as their scope are named "\<name\>/\<variable name\>:0".
+/// @param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
+/// @param out   receives the new module; free it with cairn_object_free().
+/// Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_module_create(ctx: *mut cairn_context, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_module_create)(ctx, name, out)
+}
+
+/// CONSTRUCTOR. Like cairn_module_create, inside the name scope of `parent_scope`: a module "m2"
+/// created in the scope of module "m1" has scope "m1/m2", and its variables are named
+/// "m1/m2/\<name\>:0". The two modules are not linked by an edge.
+/// @param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
+/// Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_module_create_in_scope(ctx: *mut cairn_context, name: *const c_char, parent_scope: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_module_create_in_scope)(ctx, name, parent_scope, out)
+}
+
+/// METHOD. The module's name, e.g. "m2". Borrowed from the object: valid while any handle to it
+/// lives. NULL for NULL or an object that is not a module. Since 1.0.
+#[inline]
+pub unsafe fn cairn_module_name(module: *const cairn_object) -> *const c_char {
+    (load::api().cairn_module_name)(module)
+}
+
+/// METHOD. The module's name scope, e.g. "m1/m2" (its name for a module created without a parent
+/// scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module. Since 1.0.
+#[inline]
+pub unsafe fn cairn_module_scope(module: *const cairn_object) -> *const c_char {
+    (load::api().cairn_module_scope)(module)
+}
+
+/// CONSTRUCTOR. A new variable holding `initial`: its dtype, shape and device are the variable's
+/// for life. The value is shared with `initial`, not copied (tensors are immutable).
+/// @param initial  borrowed for the call. Any dtype but CAIRN_STRING.
+/// @param opts     borrowed for the call; NULL means all defaults.
+/// @param out      receives the new variable; free it with cairn_object_free().
+/// Errors: INVALID_ARGUMENT for NULL ctx, initial or out, a bad struct_size, name or trainable
+/// value, a scope that is not a module, or a string tensor. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_variable_create(ctx: *mut cairn_context, initial: *const cairn_tensor, opts: *const cairn_variable_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_variable_create)(ctx, initial, opts, out)
+}
+
+/// METHOD. A snapshot of the variable's value; later assignments do not change it.
+/// @param out  receives a new tensor; free it with cairn_tensor_free().
+/// Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_variable_read(var: *mut cairn_object, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_variable_read)(var, out)
+}
+
+/// METHOD. Replaces the variable's value with `value`, which must have the variable's dtype and
+/// shape. A value on another device is copied to the variable's device.
+/// @param value  borrowed for the call.
+/// Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
+/// shape mismatch, e.g. "cairn_variable_assign: shape \[3\] does not match variable 'v:0' of shape
+/// \[2\]". On error the value is unchanged. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_variable_assign(var: *mut cairn_object, value: *const cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_variable_assign)(var, value)
+}
+
+/// METHOD. Adds `delta` to the variable (the Add op, on the variable's device). `delta` must have
+/// the variable's dtype and shape (no broadcasting). The update is atomic with respect to other
+/// writers of the same variable.
+/// @param delta  borrowed for the call.
+/// Errors: as cairn_variable_assign; the Add op's own errors (e.g. for bool) prefixed with
+/// "cairn_variable_assign_add: ". Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_variable_assign_add(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_variable_assign_add)(var, delta)
+}
+
+/// METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_variable_assign_sub(var: *mut cairn_object, delta: *const cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_variable_assign_sub)(var, delta)
+}
+
+/// METHOD. The variable's name, e.g. "m1/m_v:0" or "Variable:0". Borrowed from the object: valid
+/// while any handle to it lives. NULL for NULL or an object that is not a variable. Since 1.0.
+#[inline]
+pub unsafe fn cairn_variable_name(var: *const cairn_object) -> *const c_char {
+    (load::api().cairn_variable_name)(var)
+}
+
+/// METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
+/// variable. Since 1.0.
+#[inline]
+pub unsafe fn cairn_variable_trainable(var: *const cairn_object) -> i32 {
+    (load::api().cairn_variable_trainable)(var)
+}
+
+/// METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
+/// (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.) Since 1.0.
+#[inline]
+pub unsafe fn cairn_variable_dtype(var: *const cairn_object) -> cairn_dtype {
+    (load::api().cairn_variable_dtype)(var)
+}
+
+/// CONSTRUCTOR. A new, empty list (ListWrapper). Its elements are tracked edges "0", "1", ...
+/// @param out  receives the new list; free it with cairn_object_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_list_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_list_create)(ctx, out)
+}
+
+/// METHOD. Appends `item` to the list as edge "\<old size\>". A checkpoint value waiting for that
+/// edge is restored into `item` before this returns.
+/// @param item  borrowed; the list takes its own reference.
+/// Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
+/// pending restore (the item stays appended). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_list_append(list: *mut cairn_object, item: *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_list_append)(list, item)
+}
+
+/// METHOD. The number of elements; 0 for NULL or an object that is not a list. Since 1.0.
+#[inline]
+pub unsafe fn cairn_list_size(list: *const cairn_object) -> usize {
+    (load::api().cairn_list_size)(list)
+}
+
+/// METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
+/// @param out  receives a new handle; free it with cairn_object_free().
+/// Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index \>= size. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_list_get(list: *mut cairn_object, index: usize, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_list_get)(list, index, out)
+}
+
+/// METHOD. Replaces element `index` (\< size) with `item`. TensorFlow refuses to checkpoint a list
+/// whose elements were replaced or deleted (restore-on-create needs append-only lists).
+/// @param item  borrowed; the list takes its own reference.
+/// Errors: as cairn_list_get; the error of a pending restore (the item stays in place). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_list_set(list: *mut cairn_object, index: usize, item: *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_list_set)(list, index, item)
+}
+
+/// CONSTRUCTOR. A new, empty dict (DictWrapper): string keys, kept in insertion order; each entry
+/// is a tracked edge named by its key. Set, get and delete entries with cairn_object_set/get/delete.
+/// @param out  receives the new dict; free it with cairn_object_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dict_create(ctx: *mut cairn_context, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_dict_create)(ctx, out)
+}
+
+/// METHOD. Creates or replaces the tracked edge `name` of `parent`: an attribute of a trackable or
+/// module, a key of a dict, or an existing index ("0", "1", ...) of a list. A replaced edge keeps
+/// its position; a new one goes last. An untracked reference of the same name is replaced. An edge
+/// may point back to its parent or an ancestor (a cycle). A checkpoint value waiting for this edge
+/// is restored into `child` before this returns.
+/// @param name   borrowed for the call; a valid edge name (see above).
+/// @param child  borrowed; the parent takes its own reference.
+/// Errors: INVALID_ARGUMENT for NULL arguments, a bad name, or a variable parent (variables have no
+/// edges); NOT_FOUND / OUT_OF_RANGE for a list name that is not an existing index; the error of a
+/// pending restore (the edge stays). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_set(parent: *mut cairn_object, name: *const c_char, child: *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_object_set)(parent, name, child)
+}
+
+/// METHOD. Keeps `child` alive under `name` without tracking it: it is never walked, listed by the
+/// module queries or checkpointed (an attribute TensorFlow does not track). A tracked edge of the
+/// same name is replaced. Only trackables and modules have untracked references.
+/// @param name   borrowed for the call; non-empty (may contain '/').
+/// @param child  borrowed; the parent takes its own reference.
+/// Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_set_untracked(parent: *mut cairn_object, name: *const c_char, child: *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_object_set_untracked)(parent, name, child)
+}
+
+/// METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
+/// @param out  receives a new handle; free it with cairn_object_free().
+/// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
+/// ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index \>= size. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_get(parent: *mut cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_object_get)(parent, name, out)
+}
+
+/// METHOD. Deletes the edge `name` (tracked or untracked) from every later walk and checkpoint.
+/// Deleting list element i moves the later elements down one index.
+/// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_delete(parent: *mut cairn_object, name: *const c_char) -> *mut cairn_status {
+    (load::api().cairn_object_delete)(parent, name)
+}
+
+/// METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_object_kind_of(obj: *const cairn_object) -> cairn_object_kind {
+    (load::api().cairn_object_kind_of)(obj)
+}
+
+/// METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL). Since 1.0.
+#[inline]
+pub unsafe fn cairn_object_same(a: *const cairn_object, b: *const cairn_object) -> i32 {
+    (load::api().cairn_object_same)(a, b)
+}
+
+/// METHOD. The number of tracked edges of the object (0 for variables and NULL). Since 1.0.
+#[inline]
+pub unsafe fn cairn_object_child_count(obj: *const cairn_object) -> usize {
+    (load::api().cairn_object_child_count)(obj)
+}
+
+/// CONSTRUCTOR. A new handle to the object `obj` refers to (for example to keep an object lent by a
+/// cairn_object_array after the array is freed).
+/// @param obj  borrowed for the call.
+/// @param out  receives the new handle; free it with cairn_object_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_share(obj: *const cairn_object, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_object_share)(obj, out)
+}
+
+/// DESTRUCTOR. Frees a handle, dropping its reference; the object goes when nothing else refers to
+/// it. NULL is fine. Never pass a handle borrowed from a cairn_object_array. Since 1.0.
+#[inline]
+pub unsafe fn cairn_object_free(obj: *mut cairn_object) {
+    (load::api().cairn_object_free)(obj)
+}
+
+/// METHOD. The tracked edges of `obj` in order (creation order; index order for lists); each
+/// entry's path is the edge name. Variables give an empty array.
+/// @param out  receives a new array; free it with cairn_object_array_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_children(obj: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status {
+    (load::api().cairn_object_children)(obj, out)
+}
+
+/// METHOD. tf.Module.variables (trainable_only 0) or .trainable_variables (1): own variables sorted
+/// by attribute name first, then those of submodules, depth-first; each variable once, with the
+/// path it was first found by.
+/// @param out  receives a new array; free it with cairn_object_array_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_variables(root: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status {
+    (load::api().cairn_object_variables)(root, trainable_only, out)
+}
+
+/// METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_submodules(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status {
+    (load::api().cairn_object_submodules)(root, out)
+}
+
+/// METHOD. tf.Module._flatten(with_path=True): every (path, object) pair, so an object reachable
+/// by several paths appears once per path. A module met again while its own walk is in progress
+/// (a cycle) has its direct attributes listed but is not searched again, so this ends. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_flatten(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status {
+    (load::api().cairn_object_flatten)(root, out)
+}
+
+/// METHOD. Every object reachable from `root` along tracked edges in checkpoint order: the root
+/// first (path ""), then breadth-first in edge order; each object once, with the first path that
+/// reaches it. Lists and dicts are included. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_walk(root: *mut cairn_object, out: *mut *mut cairn_object_array) -> *mut cairn_status {
+    (load::api().cairn_object_walk)(root, out)
+}
+
+/// METHOD. The number of entries; 0 for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_object_array_size(a: *const cairn_object_array) -> usize {
+    (load::api().cairn_object_array_size)(a)
+}
+
+/// METHOD. Entry `i`; NULL for NULL or i \>= size. Borrowed from `a`: valid until the array is freed.
+/// Do not free it; to keep the object longer, take a new handle with cairn_object_share. Since 1.0.
+#[inline]
+pub unsafe fn cairn_object_array_get(a: *const cairn_object_array, i: usize) -> *mut cairn_object {
+    (load::api().cairn_object_array_get)(a, i)
+}
+
+/// METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
+/// NULL or i \>= size. Since 1.0.
+#[inline]
+pub unsafe fn cairn_object_array_path(a: *const cairn_object_array, i: usize) -> *const c_char {
+    (load::api().cairn_object_array_path)(a, i)
+}
+
+/// DESTRUCTOR. Frees the array and the handles it lent. NULL is fine. Since 1.0.
+#[inline]
+pub unsafe fn cairn_object_array_free(a: *mut cairn_object_array) {
+    (load::api().cairn_object_array_free)(a)
+}
+
+/// CONSTRUCTOR. A checkpoint over `n` named root children (TF's Checkpoint(**kwargs)).
+/// @param names    `n` edge names, borrowed; unique, non-empty, no '/', not "save_counter".
+/// @param objects  `n` objects, borrowed; the checkpoint's root holds its own references.
+/// @param out      receives the checkpoint; free it with cairn_checkpoint_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_create(ctx: *mut cairn_context, names: *const *const c_char, objects: *const *mut cairn_object, n: usize, out: *mut *mut cairn_checkpoint) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_create)(ctx, names, objects, n, out)
+}
+
+/// METHOD. The checkpoint's root object, borrowed from `ckpt` (do not free it). Add more edges with
+/// cairn_object_set. NULL for NULL. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_root(ckpt: *mut cairn_checkpoint) -> *mut cairn_object {
+    (load::api().cairn_checkpoint_root)(ckpt)
+}
+
+/// METHOD. Sets the checkpoint's options (copied). NULL restores the defaults. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_set_options(ckpt: *mut cairn_checkpoint, opts: *const cairn_checkpoint_options) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_set_options)(ckpt, opts)
+}
+
+/// METHOD. The current value of save_counter (0 before the first save or restore).
+/// @param out  receives the value.
+/// Errors: INVALID_ARGUMENT for NULL arguments; the error of a background save still running. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_save_counter(ckpt: *mut cairn_checkpoint, out: *mut i64) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_save_counter)(ckpt, out)
+}
+
+/// METHOD. Increments save_counter and writes "\<prefix\>-\<save_counter\>" atomically.
+/// @param path_out  receives the path written (free with cairn_free), or NULL if not wanted. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_save(ckpt: *mut cairn_checkpoint, prefix: *const c_char, path_out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_save)(ckpt, prefix, path_out)
+}
+
+/// METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_write(ckpt: *mut cairn_checkpoint, path: *const c_char) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_write)(ckpt, path)
+}
+
+/// METHOD. Waits for a background (async) save and returns its error, if any. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_sync(ckpt: *mut cairn_checkpoint) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_sync)(ckpt)
+}
+
+/// METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
+/// edges. Values whose objects do not exist yet are applied the moment their edge is created (a
+/// set, list append or dict insert), for as long as the checkpoint or the status lives.
+/// @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
+/// @param out   receives the restore status; free it with cairn_restore_status_free().
+/// Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
+/// shape mismatch (the message names the key). A failed restore leaves the values it already
+/// assigned, keeps no deferred restores and logs no "never restored" warning. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_restore(ckpt: *mut cairn_checkpoint, path: *const c_char, out: *mut *mut cairn_restore_status) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_restore)(ckpt, path, out)
+}
+
+/// METHOD. FAILED_PRECONDITION unless every checkpoint value was restored and every live object under
+/// the root was matched; the message names every unmatched path. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_restore_status_assert_consumed(rs: *const cairn_restore_status) -> *mut cairn_status {
+    (load::api().cairn_restore_status_assert_consumed)(rs)
+}
+
+/// METHOD. FAILED_PRECONDITION unless every live variable under the root was matched. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_restore_status_assert_existing_objects_matched(rs: *const cairn_restore_status) -> *mut cairn_status {
+    (load::api().cairn_restore_status_assert_existing_objects_matched)(rs)
+}
+
+/// METHOD. Silences the warning logged when checkpoint values were never restored. Since 1.0.
+#[inline]
+pub unsafe fn cairn_restore_status_expect_partial(rs: *mut cairn_restore_status) {
+    (load::api().cairn_restore_status_expect_partial)(rs)
+}
+
+/// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives. Since 1.0.
+#[inline]
+pub unsafe fn cairn_restore_status_free(rs: *mut cairn_restore_status) {
+    (load::api().cairn_restore_status_free)(rs)
+}
+
+/// DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged). Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_free(ckpt: *mut cairn_checkpoint) {
+    (load::api().cairn_checkpoint_free)(ckpt)
+}
+
+/// CONSTRUCTOR. A manager saving `ckpt` into `directory` (created if missing). It reads the
+/// directory's state file, or rebuilds the list by scanning for intact checkpoints when the state is
+/// missing or damaged, and removes temporary files an interrupted save left behind.
+/// @param out  receives the manager (it holds its own reference on `ckpt`); free with
+///             cairn_checkpoint_manager_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_manager_create(ckpt: *mut cairn_checkpoint, directory: *const c_char, opts: *const cairn_checkpoint_manager_options, out: *mut *mut cairn_checkpoint_manager) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_manager_create)(ckpt, directory, opts, out)
+}
+
+/// METHOD. Increments save_counter (always, as TensorFlow does) and saves
+/// "\<directory\>/\<checkpoint_name\>-\<N\>", where N is `checkpoint_number` when it is \>= 0 and the new
+/// save_counter otherwise; then applies max_to_keep. The state file changes only
+/// after the new checkpoint is durable.
+/// @param path_out  receives the path (free with cairn_free), or NULL if not wanted. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_manager_save(m: *mut cairn_checkpoint_manager, checkpoint_number: i64, path_out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_manager_save)(m, checkpoint_number, path_out)
+}
+
+/// METHOD. The newest checkpoint's path, or NULL when there is none. Borrowed from `m`: valid until
+/// the next save or free. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_manager_latest(m: *const cairn_checkpoint_manager) -> *const c_char {
+    (load::api().cairn_checkpoint_manager_latest)(m)
+}
+
+/// METHOD. How many checkpoints the manager keeps track of. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_manager_count(m: *const cairn_checkpoint_manager) -> usize {
+    (load::api().cairn_checkpoint_manager_count)(m)
+}
+
+/// METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_manager_path(m: *const cairn_checkpoint_manager, i: usize) -> *const c_char {
+    (load::api().cairn_checkpoint_manager_path)(m, i)
+}
+
+/// DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_manager_free(m: *mut cairn_checkpoint_manager) {
+    (load::api().cairn_checkpoint_manager_free)(m)
+}
+
+/// CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
+/// @param out  receives the reader; free with cairn_checkpoint_reader_free().
+/// Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_open(path: *const c_char, out: *mut *mut cairn_checkpoint_reader) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_reader_open)(path, out)
+}
+
+/// METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_count(r: *const cairn_checkpoint_reader) -> usize {
+    (load::api().cairn_checkpoint_reader_count)(r)
+}
+
+/// METHOD. Key `i`, borrowed from `r`; NULL when out of range. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_key(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char {
+    (load::api().cairn_checkpoint_reader_key)(r, i)
+}
+
+/// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_dtype(r: *const cairn_checkpoint_reader, i: usize) -> cairn_dtype {
+    (load::api().cairn_checkpoint_reader_dtype)(r, i)
+}
+
+/// METHOD. Rank of key `i`; 0 out of range. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_rank(r: *const cairn_checkpoint_reader, i: usize) -> usize {
+    (load::api().cairn_checkpoint_reader_rank)(r, i)
+}
+
+/// METHOD. Dimension `axis` of key `i`; -1 out of range. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_dim(r: *const cairn_checkpoint_reader, i: usize, axis: usize) -> i64 {
+    (load::api().cairn_checkpoint_reader_dim)(r, i, axis)
+}
+
+/// CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
+/// default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
+/// INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_load(r: *const cairn_checkpoint_reader, ctx: *mut cairn_context, key: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_reader_load)(r, ctx, key, out)
+}
+
+/// METHOD. The bytes of a string entry (the serialized object graph).
+/// @param out  receives a buffer (free with cairn_free); @param size receives its length. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_load_string(r: *const cairn_checkpoint_reader, key: *const c_char, out: *mut *mut c_char, size: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_reader_load_string)(r, key, out, size)
+}
+
+/// DESTRUCTOR. Frees a reader. NULL is fine. Since 1.0.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_free(r: *mut cairn_checkpoint_reader) {
+    (load::api().cairn_checkpoint_reader_free)(r)
+}
+
+/// CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as
+/// tf.GradientTape). Bindings whose threads can move (Go) pin the thread while a tape lives.
+/// @param opts  borrowed; NULL means defaults.
+/// @param out   receives the tape; free it with cairn_tape_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tape_create(ctx: *mut cairn_context, opts: *const cairn_tape_options, out: *mut *mut cairn_tape) -> *mut cairn_status {
+    (load::api().cairn_tape_create)(ctx, opts, out)
+}
+
+/// METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tape_watch(tape: *mut cairn_tape, t: *const cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_tape_watch)(tape, t)
+}
+
+/// METHOD. Watches a variable (also a non-trainable one). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tape_watch_variable(tape: *mut cairn_tape, var: *const cairn_object) -> *mut cairn_status {
+    (load::api().cairn_tape_watch_variable)(tape, var)
+}
+
+/// METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored. Since 1.0.
+#[inline]
+pub unsafe fn cairn_tape_stop_recording(tape: *mut cairn_tape) {
+    (load::api().cairn_tape_stop_recording)(tape)
+}
+
+/// METHOD. Resumes recording after cairn_tape_stop_recording. NULL is ignored. Since 1.0.
+#[inline]
+pub unsafe fn cairn_tape_resume_recording(tape: *mut cairn_tape) {
+    (load::api().cairn_tape_resume_recording)(tape)
+}
+
+/// METHOD. d(sum(target * output_gradient))/d(source) for each of `n` sources; output_gradient
+/// NULL means ones (a non-scalar target is summed). A non-persistent tape allows one call.
+/// @param sources  n tensors, borrowed.
+/// @param grads    n slots; each receives a new tensor (free with cairn_tensor_free) or NULL for an
+///                 unconnected source under CAIRN_UNCONNECTED_NONE. Untouched on error.
+/// Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
+/// thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tape_gradient(tape: *mut cairn_tape, target: *const cairn_tensor, sources: *const *const cairn_tensor, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_tape_gradient)(tape, target, sources, n, output_gradient, unconnected, grads)
+}
+
+/// METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tape_gradient_variables(tape: *mut cairn_tape, target: *const cairn_tensor, vars: *const *mut cairn_object, n: usize, output_gradient: *const cairn_tensor, unconnected: cairn_unconnected, grads: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_tape_gradient_variables)(tape, target, vars, n, output_gradient, unconnected, grads)
+}
+
+/// DESTRUCTOR. Stops recording and frees the tape. NULL is fine. Since 1.0.
+#[inline]
+pub unsafe fn cairn_tape_free(tape: *mut cairn_tape) {
+    (load::api().cairn_tape_free)(tape)
+}
+
+/// CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
+/// @param out  receives it; free with cairn_object_free().
+/// Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside \[0, 1), ...). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_optimizer_create(ctx: *mut cairn_context, opts: *const cairn_optimizer_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_optimizer_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
+/// Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
+/// @param out  receives the schedule; free with cairn_object_free().
+/// Errors: INVALID_ARGUMENT for NULL opts or a bad value, naming the field. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_schedule_exponential_decay(ctx: *mut cairn_context, opts: *const cairn_exponential_decay_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_schedule_exponential_decay)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+/// Errors: as cairn_schedule_exponential_decay. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_schedule_cosine_decay(ctx: *mut cairn_context, opts: *const cairn_cosine_decay_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_schedule_cosine_decay)(ctx, opts, out)
+}
+
+/// METHOD. One update for each (grads\[i\], vars\[i\]) pair, then the step counter goes up by one.
+/// A NULL gradient skips its variable (as TensorFlow skips None).
+/// Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
+/// not trainable or not floating, or a variable given twice; nothing is updated then. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_optimizer_apply_gradients(optimizer: *mut cairn_object, grads: *const *const cairn_tensor, vars: *const *mut cairn_object, n: usize) -> *mut cairn_status {
+    (load::api().cairn_optimizer_apply_gradients)(optimizer, grads, vars, n)
+}
+
+/// METHOD. The number of apply_gradients calls so far (the checkpointed "iter"). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_optimizer_iterations(optimizer: *mut cairn_object, out: *mut i64) -> *mut cairn_status {
+    (load::api().cairn_optimizer_iterations)(optimizer, out)
+}
+
+/// METHOD. The learning rate the next update uses (the schedule at the current step). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_optimizer_learning_rate(optimizer: *mut cairn_object, out: *mut f64) -> *mut cairn_status {
+    (load::api().cairn_optimizer_learning_rate)(optimizer, out)
+}
+
+/// METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_optimizer_set_learning_rate(optimizer: *mut cairn_object, value: f64) -> *mut cairn_status {
+    (load::api().cairn_optimizer_set_learning_rate)(optimizer, value)
+}
+
+/// METHOD. The slot `name` ("m", "v", "momentum", "rms", "mg") the optimizer holds for `var`.
+/// Errors: NOT_FOUND when it has not been created (before the variable's first update). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_optimizer_get_slot(optimizer: *mut cairn_object, var: *const cairn_object, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_optimizer_get_slot)(optimizer, var, name, out)
+}
+
+/// CONSTRUCTOR. Dense: activation(x @ kernel + bias) over the last axis; weights "kernel", "bias". Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dense_create(ctx: *mut cairn_context, opts: *const cairn_dense_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_dense_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" \[kh, kw, in, filters\], "bias". Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_conv2d_create(ctx: *mut cairn_context, opts: *const cairn_conv2d_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_conv2d_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_max_pool2d_create(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_max_pool2d_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. AvgPool2D: as cairn_max_pool2d_create, averaging each window. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_avg_pool2d_create(ctx: *mut cairn_context, opts: *const cairn_pool2d_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_avg_pool2d_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. Flatten: \[batch, ...\] -\> \[batch, product of the rest\]. `opts` may be NULL. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_flatten_create(ctx: *mut cairn_context, opts: *const cairn_flatten_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_flatten_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. Embedding: int32/int64 indices in \[0, input_dim) -\> vectors of output_dim;
+/// weight "embeddings" (random_uniform initializer).
+/// Errors: INVALID_ARGUMENT for NULL opts or a dimension \<= 0. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_embedding_create(ctx: *mut cairn_context, opts: *const cairn_embedding_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_embedding_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
+/// "moving_variance", updated by calls with training = 1). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_layer_norm_create(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_layer_norm_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. BatchNormalization, with the moving statistics described above. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_batch_norm_create(ctx: *mut cairn_context, opts: *const cairn_norm_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_batch_norm_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. Dropout with probability `rate` when called with training = CAIRN_TRUE (the rest
+/// scaled by 1 / (1 - rate)); identity otherwise. `opts` may be NULL.
+/// Errors: INVALID_ARGUMENT for a rate outside \[0, 1). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dropout_create(ctx: *mut cairn_context, opts: *const cairn_dropout_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_dropout_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. A layer applying one activation. `opts` may be NULL (linear).
+/// Errors: INVALID_ARGUMENT for an unknown activation. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_activation_create(ctx: *mut cairn_context, opts: *const cairn_activation_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_activation_create)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
+/// `opts` may be NULL. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_sequential_create(ctx: *mut cairn_context, opts: *const cairn_sequential_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_sequential_create)(ctx, opts, out)
+}
+
+/// METHOD. Appends `layer` (borrowed; the model keeps it). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_sequential_add(model: *mut cairn_object, layer: *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_sequential_add)(model, layer)
+}
+
+/// METHOD. Calls a layer (building it on the first call). `training` = 1 switches Dropout and
+/// BatchNorm to training behaviour.
+/// @param out  receives a new tensor; free with cairn_tensor_free().
+/// Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_layer_call(layer: *mut cairn_object, x: *const cairn_tensor, training: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_layer_call)(layer, x, training, out)
+}
+
+/// METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
+/// when trainable_only is 1. Empty before the first call. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_layer_weights(layer: *mut cairn_object, trainable_only: i32, out: *mut *mut cairn_object_array) -> *mut cairn_status {
+    (load::api().cairn_layer_weights)(layer, trainable_only, out)
+}
+
+/// METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
+/// @param out  receives the text; free with cairn_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_layer_summary(layer: *mut cairn_object, out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_layer_summary)(layer, out)
+}
+
+/// METHOD. The number of scalars in the layer's variables (0 before the first call). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_layer_count_params(layer: *mut cairn_object, out: *mut i64) -> *mut cairn_status {
+    (load::api().cairn_layer_count_params)(layer, out)
+}
+
+/// FUNCTION. The mean loss over every element, as a scalar of y_pred's dtype, built from
+/// registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
+/// @param out  receives a new tensor; free with cairn_tensor_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_loss(ctx: *mut cairn_context, kind: cairn_loss_kind, y_true: *const cairn_tensor, y_pred: *const cairn_tensor, from_logits: i32, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_loss)(ctx, kind, y_true, y_pred, from_logits, out)
+}
+
+/// CONSTRUCTOR. A streaming metric: a tracked object with float64 "total" and "count" variables.
+/// @param name  NULL gives "mean" / "accuracy". Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_metric_create(ctx: *mut cairn_context, kind: cairn_metric_kind, name: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_metric_create)(ctx, kind, name, out)
+}
+
+/// METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_metric_update(metric: *mut cairn_object, a: *const cairn_tensor, b: *const cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_metric_update)(metric, a, b)
+}
+
+/// METHOD. The current value (0 when nothing was accumulated). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_metric_result(metric: *mut cairn_object, out: *mut f64) -> *mut cairn_status {
+    (load::api().cairn_metric_result)(metric, out)
+}
+
+/// METHOD. Sets total and count to zero. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_metric_reset(metric: *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_metric_reset)(metric)
+}
+
+/// CONSTRUCTOR. A function named `name` (for messages and dumps) over `fn`.
+/// @param user_data  passed to fn; released with opts-\>release when the function is freed.
+/// @param out        receives the function; free with cairn_function_free().
+/// Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
+/// error release is not called: the caller still owns user_data. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_create(ctx: *mut cairn_context, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_function_options, out: *mut *mut cairn_function) -> *mut cairn_status {
+    (load::api().cairn_function_create)(ctx, name, r#fn, user_data, opts, out)
+}
+
+/// METHOD. Calls the function: traces on a new signature, replays the cached graph otherwise.
+/// @param inputs   `n_inputs` tensors, borrowed.
+/// @param outputs  `n_outputs` slots, each receiving a new tensor; untouched on error.
+/// Errors: the callback's own status; INVALID_ARGUMENT when inputs do not match the input
+/// signature or n_outputs differs from what the trace returned; the ops' errors at replay. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_call(r#fn: *mut cairn_function, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
+    (load::api().cairn_function_call)(r#fn, inputs, n_inputs, outputs, n_outputs)
+}
+
+/// METHOD. How many times the function has been traced (one per distinct signature). Since 1.0.
+#[inline]
+pub unsafe fn cairn_function_num_traces(r#fn: *const cairn_function) -> usize {
+    (load::api().cairn_function_num_traces)(r#fn)
+}
+
+/// METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
+/// attributes, inputs and output dtypes and shapes, then the results.
+/// @param out  receives the text; free with cairn_free().
+/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_dump(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_function_dump)(r#fn, index, out)
+}
+
+/// METHOD. The input signature of trace `index`, as text ("float32\[2,3\], int32\[\]").
+/// @param out  receives the text; free with cairn_free(). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_signature(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_function_signature)(r#fn, index, out)
+}
+
+/// DESTRUCTOR. Frees the function (and releases user_data). NULL is fine. Since 1.0.
+#[inline]
+pub unsafe fn cairn_function_free(r#fn: *mut cairn_function) {
+    (load::api().cairn_function_free)(r#fn)
+}
+
+/// METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
+/// useful for a loaded function).
+/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces; INVALID_ARGUMENT for NULL. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_num_outputs(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_function_num_outputs)(r#fn, index, out)
+}
+
+/// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
+/// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
+/// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written. Since 1.0.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_export(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status {
+    (load::api().cairn_function_export)(r#fn, path)
+}
+
+/// CONSTRUCTOR. Loads a function written by cairn_function_export into `ctx`. A call with a
+/// signature the file has runs that graph (the first call per input shape re-traces the stored
+/// graph; no host code runs); any other signature gives NOT_FOUND listing those it has.
+/// @param out  receives the function; free with cairn_function_free().
+/// Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
+/// INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
+/// the op refuses, each naming the file and the part (concrete function, node, key). Since 1.0.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_load(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status {
+    (load::api().cairn_function_load)(ctx, path, out)
+}
+
+/// METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
+/// attr }), for TensorBoard's graph view.
+/// @param out  receives the text; free with cairn_free().
+/// Errors: OUT_OF_RANGE for an index \>= cairn_function_num_traces. Since 1.0.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_graphdef(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_function_graphdef)(r#fn, index, out)
+}
+
+/// FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
+/// `user_data`.
+/// @param operands  `n_operands` tensors, borrowed (the branches receive them as their inputs).
+/// @param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
+/// Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
+/// callback's own status. Since 1.0.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_cond(ctx: *mut cairn_context, pred: *const cairn_tensor, operands: *const *mut cairn_tensor, n_operands: usize, then_branch: cairn_function_fn, else_branch: cairn_function_fn, user_data: *mut c_void, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
+    (load::api().cairn_cond)(ctx, pred, operands, n_operands, then_branch, else_branch, user_data, outputs, n_outputs)
+}
+
+/// FUNCTION. While cond(vars) gives true (cond sets one bool output), vars = body(vars) (body sets
+/// n_loop_vars outputs); outputs receive the final vars. Both callbacks get `user_data`.
+/// @param max_iterations  stop after this many iterations; -1 for no limit.
+/// @param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
+/// Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
+/// its loop variable, a non-bool cond result, NULLs, or max_iterations \< -1; a callback's own status. Since 1.0.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_while_loop(ctx: *mut cairn_context, cond: cairn_function_fn, body: cairn_function_fn, user_data: *mut c_void, loop_vars: *const *mut cairn_tensor, n_loop_vars: usize, max_iterations: i64, outputs: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_while_loop)(ctx, cond, body, user_data, loop_vars, n_loop_vars, max_iterations, outputs)
+}
+
+/// CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
+/// @param out  receives the array tensor; free with cairn_tensor_free(). Since 1.0.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tensor_array_create(ctx: *mut cairn_context, dtype: cairn_dtype, size: i64, element_shape: *const i64, rank: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_tensor_array_create)(ctx, dtype, size, element_shape, rank, out)
+}
+
+/// FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
+/// @param out  receives the new array; free with cairn_tensor_free(). Since 1.0.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tensor_array_write(ctx: *mut cairn_context, array: *const cairn_tensor, index: *const cairn_tensor, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_tensor_array_write)(ctx, array, index, value, out)
+}
+
+/// FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
+/// @param out  receives the element; free with cairn_tensor_free(). Since 1.0.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tensor_array_read(ctx: *mut cairn_context, array: *const cairn_tensor, index: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_tensor_array_read)(ctx, array, index, out)
+}
+
+/// METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. Since 1.0.
+#[inline]
+pub unsafe fn cairn_vulkan_available() -> i32 {
+    (load::api().cairn_vulkan_available)()
+}
+
+/// METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
+/// Errors: UNAVAILABLE without a Vulkan loader or driver. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_device_count(out: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_vulkan_device_count)(out)
+}
+
+/// METHOD. Describes Vulkan device `index`.
+/// @param out  set out-\>struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
+/// Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index \>= the device count,
+/// INVALID_ARGUMENT for NULL or a bad struct_size. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_device_describe(index: usize, out: *mut cairn_vulkan_device_info) -> *mut cairn_status {
+    (load::api().cairn_vulkan_device_describe)(index, out)
+}
+
+/// CONSTRUCTOR. Creates a context with Vulkan settings. `opts` as for cairn_context_create (may be
+/// NULL); its `device` NULL means "vulkan" here. `vk` may be NULL (all defaults).
+/// @param out  receives the new context; free it with cairn_context_free().
+/// Errors: as cairn_context_create; INVALID_ARGUMENT for partial external handles or a bad
+/// struct_size; UNAVAILABLE without a Vulkan driver. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_create_vulkan(opts: *const cairn_context_options, vk: *const cairn_vulkan_options, out: *mut *mut cairn_context) -> *mut cairn_status {
+    (load::api().cairn_context_create_vulkan)(opts, vk, out)
+}
+
+/// METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
+/// ran on the CPU through cpu_fallback.
+/// Errors: INVALID_ARGUMENT when the device is not a Vulkan device; NOT_FOUND / UNAVAILABLE as for
+/// device names elsewhere. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_fallback_count(ctx: *mut cairn_context, device: *const c_char, out: *mut u64) -> *mut cairn_status {
+    (load::api().cairn_vulkan_fallback_count)(ctx, device, out)
+}
+
+/// METHOD. Waits until the work queued on every device of the context has finished (Vulkan
+/// records eager ops and submits them in batches; reads of tensors wait by themselves).
+/// Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device. Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_synchronize(ctx: *mut cairn_context) -> *mut cairn_status {
+    (load::api().cairn_context_synchronize)(ctx)
+}
+
+/// METHOD. Fills a cairn_context_options with its defaults (for cairn_context_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_options_init(opts: *mut cairn_context_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_context_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_variable_options with its defaults (for cairn_variable_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_variable_options_init(opts: *mut cairn_variable_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_variable_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_checkpoint_options with its defaults (for cairn_checkpoint_set_options). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_options_init(opts: *mut cairn_checkpoint_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_checkpoint_manager_options with its defaults (for cairn_checkpoint_manager_create).
+/// Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_manager_options_init(opts: *mut cairn_checkpoint_manager_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_manager_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_tape_options with its defaults (for cairn_tape_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tape_options_init(opts: *mut cairn_tape_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_tape_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_optimizer_options with its defaults (for cairn_optimizer_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_optimizer_options_init(opts: *mut cairn_optimizer_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_optimizer_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_exponential_decay_options with its defaults (for cairn_schedule_exponential_decay).
+/// Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_exponential_decay_options_init(opts: *mut cairn_exponential_decay_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_exponential_decay_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_cosine_decay_options with its defaults (for cairn_schedule_cosine_decay). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_cosine_decay_options_init(opts: *mut cairn_cosine_decay_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_cosine_decay_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_dense_options with its defaults (for cairn_dense_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dense_options_init(opts: *mut cairn_dense_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_dense_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_conv2d_options with its defaults (for cairn_conv2d_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_conv2d_options_init(opts: *mut cairn_conv2d_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_conv2d_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_pool2d_options with its defaults (for cairn_max_pool2d_create and cairn_avg_pool2d_create).
+/// Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_pool2d_options_init(opts: *mut cairn_pool2d_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_pool2d_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_flatten_options with its defaults (for cairn_flatten_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_flatten_options_init(opts: *mut cairn_flatten_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_flatten_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_embedding_options with its defaults (for cairn_embedding_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_embedding_options_init(opts: *mut cairn_embedding_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_embedding_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_norm_options with its defaults (for cairn_layer_norm_create and cairn_batch_norm_create).
+/// Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_norm_options_init(opts: *mut cairn_norm_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_norm_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_dropout_options with its defaults (for cairn_dropout_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dropout_options_init(opts: *mut cairn_dropout_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_dropout_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_activation_options with its defaults (for cairn_activation_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_activation_options_init(opts: *mut cairn_activation_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_activation_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_sequential_options with its defaults (for cairn_sequential_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_sequential_options_init(opts: *mut cairn_sequential_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_sequential_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_function_options with its defaults (for cairn_function_create). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_function_options_init(opts: *mut cairn_function_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_function_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_tensor_spec with its defaults (for cairn_function_options.input_signature). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tensor_spec_init(opts: *mut cairn_tensor_spec, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_tensor_spec_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_vulkan_device_info with its defaults (for cairn_vulkan_device_describe). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_device_info_init(opts: *mut cairn_vulkan_device_info, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_vulkan_device_info_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_vulkan_options with its defaults (for cairn_context_create_vulkan). Since 1.0.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_options_init(opts: *mut cairn_vulkan_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_vulkan_options_init)(opts, struct_size)
 }

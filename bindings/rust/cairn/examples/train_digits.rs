@@ -67,7 +67,7 @@ fn load_digits(path: &str) -> Result<(Split, Split), String> {
 /// The epoch's order of the training samples: the indices that sort uniform draws (seeded by the
 /// epoch) in descending order.
 fn epoch_permutation(ctx: &Context, n: i64, epoch: i64) -> cairn::Result<Tensor> {
-    let attrs = ops::RandomUniformAttrs { dtype: DType::Float32, seed: SHUFFLE_SEED, seed2: epoch + 1 };
+    let attrs = ops::RandomUniformAttrs::new().dtype(DType::Float32).seed(SHUFFLE_SEED).seed2(epoch + 1);
     let draws = ops::random_uniform(ctx, &[n], attrs)?;
     let (_, indices) = ops::top_kv2(ctx, &draws, n, Default::default())?;
     Ok(indices)

@@ -15,11 +15,12 @@ use std::ptr::{self, NonNull};
 use cairn_sys as sys;
 
 use crate::error::{c_string, check};
+use crate::options::{init, set_fields};
 use crate::{Code, Context, DType, Error, Object, Result, Tensor};
 
 /// A checkpoint: a root object whose children are given at creation, plus a "save_counter" int64
 /// variable. One checkpoint is one file; keys read like tf.train.list_variables:
-/// "<path>/.ATTRIBUTES/VARIABLE_VALUE".
+/// `"<path>/.ATTRIBUTES/VARIABLE_VALUE"`.
 ///
 /// Dropping it frees it, waiting for a background save (whose error is logged).
 ///
@@ -58,7 +59,7 @@ impl Checkpoint {
         crate::check_abi()?;
         let names = children
             .iter()
-            .map(|(name, _)| c_string(name, "cairn_checkpoint_create", "child name"))
+            .map(|(name, _)| c_string(name, "Checkpoint::new", "child name"))
             .collect::<Result<Vec<_>>>()?;
         let name_ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
         let objects: Vec<*mut sys::cairn_object> = children.iter().map(|(_, o)| o.as_raw()).collect();
@@ -103,18 +104,27 @@ impl Checkpoint {
     /// Sets the options (copied) for later saves and writes; waits for a running background save
     /// first.
     pub fn set_options(&self, options: CheckpointOptions) -> Result<()> {
+        let mut raw = init(sys::cairn_checkpoint_options_init)?;
+        set_fields!(raw, options, { compress, fsync });
+        if let Some(on) = options.asynchronous {
+            raw.r#async = on.into();
+        }
         // SAFETY: a live checkpoint; the options are copied.
-        unsafe { check(sys::cairn_checkpoint_set_options(self.raw.as_ptr(), &options.raw)) }
+        unsafe { check(sys::cairn_checkpoint_set_options(self.raw.as_ptr(), &raw)) }
     }
 
-    /// The current value of save_counter (0 before the first save or restore).
-    pub fn save_counter(&self) -> i64 {
-        unsafe { sys::cairn_checkpoint_save_counter(self.raw.as_ptr()) }
+    /// The current value of save_counter (0 before the first save or restore). An error when a
+    /// background save failed (its error comes back here).
+    pub fn save_counter(&self) -> Result<i64> {
+        let mut n = 0;
+        // SAFETY: a live checkpoint; `n` receives the counter.
+        unsafe { check(sys::cairn_checkpoint_save_counter(self.raw.as_ptr(), &mut n))? };
+        Ok(n)
     }
 
-    /// Increments save_counter and writes "<prefix>-<save_counter>" atomically; returns that path.
+    /// Increments save_counter and writes `"<prefix>-<save_counter>"` atomically; returns that path.
     pub fn save(&self, prefix: impl AsRef<Path>) -> Result<PathBuf> {
-        let prefix = c_path(prefix.as_ref(), "cairn_checkpoint_save", "prefix")?;
+        let prefix = c_path(prefix.as_ref(), "Checkpoint::save", "prefix")?;
         let mut path = ptr::null_mut();
         // SAFETY: `path` receives a string we free with cairn_free.
         unsafe {
@@ -125,7 +135,7 @@ impl Checkpoint {
 
     /// Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone.
     pub fn write(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = c_path(path.as_ref(), "cairn_checkpoint_write", "path")?;
+        let path = c_path(path.as_ref(), "Checkpoint::write", "path")?;
         unsafe { check(sys::cairn_checkpoint_write(self.raw.as_ptr(), path.as_ptr())) }
     }
 
@@ -146,7 +156,7 @@ impl Checkpoint {
     /// [`Checkpoint::restore`], where `None` restores nothing (TF's `restore(None)`, e.g. when a
     /// manager has no checkpoint yet): the status's asserts then fail.
     pub fn restore_opt<P: AsRef<Path>>(&self, path: Option<P>) -> Result<RestoreStatus> {
-        let path = path.map(|p| c_path(p.as_ref(), "cairn_checkpoint_restore", "path")).transpose()?;
+        let path = path.map(|p| c_path(p.as_ref(), "Checkpoint::restore", "path")).transpose()?;
         let mut out = ptr::null_mut();
         unsafe {
             check(sys::cairn_checkpoint_restore(
@@ -179,52 +189,38 @@ impl fmt::Debug for Checkpoint {
     }
 }
 
-/// Options of [`Checkpoint::set_options`]; `new()` gives the C API's defaults (no compression,
-/// synchronous, fsync).
-#[derive(Clone, Copy)]
+/// Options of [`Checkpoint::set_options`]; options not set keep cairn.h's defaults
+/// (`cairn_checkpoint_options_init`: no compression, synchronous, fsync).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct CheckpointOptions {
-    raw: sys::cairn_checkpoint_options,
-}
-
-impl Default for CheckpointOptions {
-    fn default() -> Self {
-        CheckpointOptions { raw: sys::CAIRN_CHECKPOINT_OPTIONS_INIT }
-    }
+    compress: Option<bool>,
+    asynchronous: Option<bool>,
+    fsync: Option<bool>,
 }
 
 impl CheckpointOptions {
-    /// The defaults: no compression, synchronous, fsync.
+    /// cairn.h's defaults: no compression, synchronous, fsync.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// zstd per payload (stored raw when it would not shrink); default false.
     pub fn compress(mut self, on: bool) -> Self {
-        self.raw.compress = i32::from(on);
+        self.compress = Some(on);
         self
     }
 
     /// Save and write snapshot the values and write in the background; default false. An error
     /// shows up on the next save, write, restore or [`Checkpoint::sync`].
     pub fn asynchronous(mut self, on: bool) -> Self {
-        self.raw.r#async = i32::from(on);
+        self.asynchronous = Some(on);
         self
     }
 
     /// fsync the file and its directory (crash safety); default true.
     pub fn fsync(mut self, on: bool) -> Self {
-        self.raw.fsync = i32::from(on);
+        self.fsync = Some(on);
         self
-    }
-}
-
-impl fmt::Debug for CheckpointOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CheckpointOptions")
-            .field("compress", &(self.raw.compress != 0))
-            .field("asynchronous", &(self.raw.r#async != 0))
-            .field("fsync", &(self.raw.fsync != 0))
-            .finish()
     }
 }
 
@@ -274,7 +270,7 @@ impl fmt::Debug for RestoreStatus {
     }
 }
 
-/// Keeps a directory of numbered checkpoints "<directory>/<checkpoint_name>-<N>" and deletes old
+/// Keeps a directory of numbered checkpoints `"<directory>/<checkpoint_name>-<N>"` and deletes old
 /// ones (tf.train.CheckpointManager). It owns its [`Checkpoint`]: reach it with
 /// [`CheckpointManager::checkpoint`], take it back with [`CheckpointManager::into_checkpoint`].
 /// `Send`, not `Sync`, like the checkpoint:
@@ -301,13 +297,14 @@ impl CheckpointManager {
         directory: impl AsRef<Path>,
         options: CheckpointManagerOptions,
     ) -> Result<CheckpointManager> {
-        let directory = c_path(directory.as_ref(), "cairn_checkpoint_manager_create", "directory")?;
+        let directory = c_path(directory.as_ref(), "CheckpointManager::new", "directory")?;
         let name = options
             .checkpoint_name
             .as_deref()
-            .map(|n| c_string(n, "cairn_checkpoint_manager_create", "checkpoint_name"))
+            .map(|n| c_string(n, "CheckpointManager::new", "checkpoint_name"))
             .transpose()?;
-        let mut raw = options.raw;
+        let mut raw = init(sys::cairn_checkpoint_manager_options_init)?;
+        set_fields!(raw, options, { max_to_keep, keep_checkpoint_every_n_hours });
         if let Some(name) = &name {
             raw.checkpoint_name = name.as_ptr();
         }
@@ -338,7 +335,7 @@ impl CheckpointManager {
         }
     }
 
-    /// Increments save_counter and saves "<directory>/<checkpoint_name>-<save_counter>", then
+    /// Increments save_counter and saves `"<directory>/<checkpoint_name>-<save_counter>"`, then
     /// deletes checkpoints beyond max_to_keep; returns the path.
     pub fn save(&self) -> Result<PathBuf> {
         self.save_raw(-1)
@@ -399,25 +396,17 @@ impl fmt::Debug for CheckpointManager {
     }
 }
 
-/// Options of [`CheckpointManager::new`]; `new()` gives the C API's defaults ("ckpt", keep 5).
-#[derive(Clone)]
+/// Options of [`CheckpointManager::new`]; options not set keep cairn.h's defaults
+/// (`cairn_checkpoint_manager_options_init`).
+#[derive(Clone, Debug, Default)]
 pub struct CheckpointManagerOptions {
-    raw: sys::cairn_checkpoint_manager_options,
     checkpoint_name: Option<String>,
-}
-
-// SAFETY: `raw.checkpoint_name` stays NULL until CheckpointManager::new points it at its own copy.
-unsafe impl Send for CheckpointManagerOptions {}
-unsafe impl Sync for CheckpointManagerOptions {}
-
-impl Default for CheckpointManagerOptions {
-    fn default() -> Self {
-        CheckpointManagerOptions { raw: sys::CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT, checkpoint_name: None }
-    }
+    max_to_keep: Option<i64>,
+    keep_checkpoint_every_n_hours: Option<f64>,
 }
 
 impl CheckpointManagerOptions {
-    /// The defaults: file names "ckpt-<N>", keep the 5 newest, no hourly keeping.
+    /// cairn.h's defaults: file names `"ckpt-<N>"`, keep the 5 newest, no hourly keeping.
     pub fn new() -> Self {
         Self::default()
     }
@@ -431,30 +420,20 @@ impl CheckpointManagerOptions {
     /// How many checkpoints to keep; default 5. 0 is refused by [`CheckpointManager::new`]
     /// (INVALID_ARGUMENT).
     pub fn max_to_keep(mut self, n: usize) -> Self {
-        self.raw.max_to_keep = i64::try_from(n).unwrap_or(i64::MAX);
+        self.max_to_keep = Some(i64::try_from(n).unwrap_or(i64::MAX));
         self
     }
 
-    /// Keep every checkpoint.
+    /// Keep every checkpoint (max_to_keep -1).
     pub fn keep_all(mut self) -> Self {
-        self.raw.max_to_keep = -1;
+        self.max_to_keep = Some(-1);
         self
     }
 
     /// Also keep one checkpoint per this many hours; 0 (default) turns it off.
     pub fn keep_checkpoint_every_n_hours(mut self, hours: f64) -> Self {
-        self.raw.keep_checkpoint_every_n_hours = hours;
+        self.keep_checkpoint_every_n_hours = Some(hours);
         self
-    }
-}
-
-impl fmt::Debug for CheckpointManagerOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CheckpointManagerOptions")
-            .field("checkpoint_name", &self.checkpoint_name.as_deref().unwrap_or("ckpt"))
-            .field("max_to_keep", &self.raw.max_to_keep)
-            .field("keep_checkpoint_every_n_hours", &self.raw.keep_checkpoint_every_n_hours)
-            .finish()
     }
 }
 
@@ -471,10 +450,12 @@ unsafe impl Send for CheckpointReader {}
 /// One key of a checkpoint, as [`CheckpointReader::entries`] lists it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CheckpointEntry {
-    /// "<path>/.ATTRIBUTES/VARIABLE_VALUE", or "_CHECKPOINTABLE_OBJECT_GRAPH".
+    /// `"<path>/.ATTRIBUTES/VARIABLE_VALUE"`, or "_CHECKPOINTABLE_OBJECT_GRAPH".
     pub key: String,
     /// `DType::String` for the object graph.
+    /// The stored tensor's element type.
     pub dtype: DType,
+    /// The stored tensor's shape.
     pub shape: Vec<i64>,
 }
 
@@ -483,7 +464,7 @@ impl CheckpointReader {
     /// DATA_LOSS naming the damaged part.
     pub fn open(path: impl AsRef<Path>) -> Result<CheckpointReader> {
         crate::check_abi()?;
-        let path = c_path(path.as_ref(), "cairn_checkpoint_reader_open", "path")?;
+        let path = c_path(path.as_ref(), "CheckpointReader::open", "path")?;
         let mut out = ptr::null_mut();
         unsafe { check(sys::cairn_checkpoint_reader_open(path.as_ptr(), &mut out))? };
         NonNull::new(out)
@@ -528,7 +509,7 @@ impl CheckpointReader {
     /// NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload, INVALID_ARGUMENT for the
     /// string entry (see [`CheckpointReader::load_string`]).
     pub fn load(&self, ctx: &Context, key: &str) -> Result<Tensor> {
-        let key = c_string(key, "cairn_checkpoint_reader_load", "key")?;
+        let key = c_string(key, "CheckpointReader::load", "key")?;
         let mut out = ptr::null_mut();
         unsafe { check(sys::cairn_checkpoint_reader_load(self.raw.as_ptr(), ctx.as_raw(), key.as_ptr(), &mut out))? };
         Tensor::from_raw_result(out, "cairn_checkpoint_reader_load")
@@ -536,7 +517,7 @@ impl CheckpointReader {
 
     /// The bytes of a string entry (the serialized object graph).
     pub fn load_string(&self, key: &str) -> Result<Vec<u8>> {
-        let key = c_string(key, "cairn_checkpoint_reader_load_string", "key")?;
+        let key = c_string(key, "CheckpointReader::load_string", "key")?;
         let mut out = ptr::null_mut();
         let mut size = 0;
         // SAFETY: on success `out` holds `size` bytes we free with cairn_free.

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use cairn_sys as sys;
 
 use crate::error::{c_string, check};
+use crate::options::init;
 use crate::{Code, Error, LogLevel, Result, VulkanOptions};
 
 /// A Cairn context. Tensors are made and ops run through one. It is `Send` and `Sync`: the C API
@@ -39,7 +40,7 @@ impl Context {
         let mut raw = ptr::null_mut();
         // SAFETY: NULL options mean all defaults; `raw` receives the new handle.
         unsafe { check(sys::cairn_context_create(ptr::null(), &mut raw))? };
-        Context::adopt(raw, "cairn_context_create")
+        Context::adopt(raw, "Context::new")
     }
 
     /// A context with `options`. The log callback and the allocator move into the runtime, which
@@ -47,7 +48,7 @@ impl Context {
     /// checkpoint made from it, are gone (the C API's `log_release` and allocator `release` hooks).
     pub fn with_options(options: ContextOptions) -> Result<Context> {
         // SAFETY: `opts` and `out` are the valid pointers `create` passes.
-        Context::create(options, "cairn_context_create", |opts, out| unsafe { sys::cairn_context_create(opts, out) })
+        Context::create(options, "Context::with_options", |opts, out| unsafe { sys::cairn_context_create(opts, out) })
     }
 
     /// A context with `options` and Vulkan settings (`cairn_context_create_vulkan`). Without
@@ -56,10 +57,11 @@ impl Context {
     /// the settings apply to "vulkan:N". `Unavailable` without a Vulkan driver, `InvalidArgument`
     /// for a partial set of external handles.
     pub fn with_vulkan(options: ContextOptions, vulkan: &VulkanOptions) -> Result<Context> {
-        Context::create(options, "cairn_context_create_vulkan", |opts, out| {
+        let vulkan = vulkan.to_raw()?;
+        Context::create(options, "Context::with_vulkan", |opts, out| {
             // SAFETY: as above; `vulkan` outlives the call, and its external handles were promised
             // valid by the caller of the unsafe `VulkanOptions::external`.
-            unsafe { sys::cairn_context_create_vulkan(opts, vulkan.as_raw(), out) }
+            unsafe { sys::cairn_context_create_vulkan(opts, &vulkan, out) }
         })
     }
 
@@ -69,8 +71,17 @@ impl Context {
     where
         F: FnOnce(*const sys::cairn_context_options, *mut *mut sys::cairn_context) -> *mut sys::cairn_status,
     {
-        crate::check_abi()?;
-        let ContextOptions { mut raw, device, mut log, mut allocator } = options;
+        let ContextOptions { num_threads, seed, log_level, device, mut log, mut allocator } = options;
+        let mut raw = init(sys::cairn_context_options_init)?;
+        if let Some(n) = num_threads {
+            raw.num_threads = n;
+        }
+        if let Some(seed) = seed {
+            raw.seed = seed;
+        }
+        if let Some(level) = log_level {
+            raw.log_level = level.to_raw();
+        }
         let device = device.map(|d| c_string(&d, fn_name, "device")).transpose()?;
         if let Some(device) = &device {
             raw.device = device.as_ptr();
@@ -148,10 +159,13 @@ impl fmt::Debug for Context {
     }
 }
 
-/// Options of [`Context::with_options`] and [`Context::with_vulkan`]. `ContextOptions::new()`
-/// starts from the C API's `CAIRN_CONTEXT_OPTIONS_INIT` defaults.
+/// Options of [`Context::with_options`] and [`Context::with_vulkan`]. Options not set keep
+/// cairn.h's defaults (`cairn_context_options_init`).
+#[derive(Default)]
 pub struct ContextOptions {
-    raw: sys::cairn_context_options,
+    num_threads: Option<i32>,
+    seed: Option<u64>,
+    log_level: Option<LogLevel>,
     device: Option<String>,
     log: Option<Handoff>,
     allocator: Option<AllocatorHandoff>,
@@ -162,19 +176,12 @@ struct AllocatorHandoff {
     handoff: Handoff,
 }
 
-// SAFETY: `raw` holds no pointers until `Context::create` fills them in; the allocator hooks'
-// user_data is an `Arc<A>` with `A: Send + Sync`; the log closure is Send + Sync.
+// SAFETY: the allocator hooks' user_data is an `Arc<A>` with `A: Send + Sync`; the log closure is Send + Sync.
 unsafe impl Send for ContextOptions {}
 unsafe impl Sync for ContextOptions {}
 
-impl Default for ContextOptions {
-    fn default() -> Self {
-        ContextOptions { raw: sys::CAIRN_CONTEXT_OPTIONS_INIT, device: None, log: None, allocator: None }
-    }
-}
-
 impl ContextOptions {
-    /// The defaults: CPU, all cores, seed 0, warnings and errors to stderr, the default allocator.
+    /// cairn.h's defaults: CPU, all cores, seed 0, warnings and errors to stderr, the default allocator.
     pub fn new() -> ContextOptions {
         ContextOptions::default()
     }
@@ -188,19 +195,19 @@ impl ContextOptions {
     /// Intra-op threads, the caller included; 0 (default) means all cores. Values above
     /// `i32::MAX` are clamped to it.
     pub fn num_threads(mut self, n: usize) -> Self {
-        self.raw.num_threads = i32::try_from(n).unwrap_or(i32::MAX);
+        self.num_threads = Some(i32::try_from(n).unwrap_or(i32::MAX));
         self
     }
 
     /// The base seed of random ops; default 0.
     pub fn seed(mut self, seed: u64) -> Self {
-        self.raw.seed = seed;
+        self.seed = Some(seed);
         self
     }
 
     /// The least severe level delivered; default `LogLevel::Warning`.
     pub fn log_level(mut self, level: LogLevel) -> Self {
-        self.raw.log_level = level.to_raw();
+        self.log_level = Some(level);
         self
     }
 
@@ -272,10 +279,10 @@ impl Drop for Handoff {
 impl fmt::Debug for ContextOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ContextOptions")
-            .field("device", &self.device.as_deref().unwrap_or("cpu"))
-            .field("num_threads", &self.raw.num_threads)
-            .field("seed", &self.raw.seed)
-            .field("log_level", &LogLevel::from_raw(self.raw.log_level))
+            .field("device", &self.device)
+            .field("num_threads", &self.num_threads)
+            .field("seed", &self.seed)
+            .field("log_level", &self.log_level)
             .field("log_callback", &self.log.is_some())
             .field("allocator", &self.allocator.is_some())
             .finish()

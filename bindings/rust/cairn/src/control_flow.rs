@@ -1,4 +1,6 @@
 //! Control flow (tf.cond, tf.while_loop) over Rust closures, and the TensorArray helpers.
+//! Experimental, as their C functions (`CAIRN_EXPERIMENTAL` in cairn.h): they may change in any
+//! release.
 //!
 //! Eagerly the closures run as plain Rust control flow would: `cond` reads the predicate and calls
 //! one branch, `while_loop` calls the condition and the body until the condition is false. Inside a
@@ -32,6 +34,8 @@ impl Pair<'_, '_> {
     }
 }
 
+/// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+///
 /// tf.cond: `then_branch(operands)` when the bool scalar `pred` is true, else
 /// `else_branch(operands)`. Both branches receive the operands and return `n_outputs` tensors;
 /// inside a [`Function`](crate::Function) both are traced (so both run once, at trace time), and
@@ -93,6 +97,8 @@ where
     outputs.into_iter().map(|t| Tensor::from_raw_result(t, "cairn_cond")).collect()
 }
 
+/// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+///
 /// tf.while_loop: while `cond(vars)` is true, `vars = body(vars)`; returns the final vars.
 /// `cond` returns a bool scalar; `body` returns one tensor per loop variable, of the same dtype
 /// and shape (return `vars[i].clone()` for a variable the body does not change). Inside a
@@ -213,6 +219,8 @@ pub mod tensor_array {
     use crate::error::check;
     use crate::{Code, Context, DType, Error, Result, Tensor};
 
+    /// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+    ///
     /// A new array of `size` zero elements of `dtype` and `element_shape`. INVALID_ARGUMENT for
     /// a string dtype or a bad shape.
     pub fn create(ctx: &Context, dtype: DType, size: usize, element_shape: &[i64]) -> Result<Tensor> {
@@ -234,6 +242,8 @@ pub mod tensor_array {
         Tensor::from_raw_result(out, "cairn_tensor_array_create")
     }
 
+    /// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+    ///
     /// `array` with element `index` (an int32 or int64 scalar tensor) set to `value`, as a new
     /// array. INVALID_ARGUMENT for a value of another dtype or shape than the elements.
     pub fn write(ctx: &Context, array: &Tensor, index: &Tensor, value: &Tensor) -> Result<Tensor> {
@@ -251,6 +261,8 @@ pub mod tensor_array {
         Tensor::from_raw_result(out, "cairn_tensor_array_write")
     }
 
+    /// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+    ///
     /// Element `index` (an int32 or int64 scalar tensor) of `array`.
     pub fn read(ctx: &Context, array: &Tensor, index: &Tensor) -> Result<Tensor> {
         let mut out = ptr::null_mut();

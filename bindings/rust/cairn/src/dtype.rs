@@ -8,14 +8,20 @@ use cairn_sys as sys;
 use crate::{DType, Result};
 
 impl DType {
-    /// The C API's name: "float32", "int64", ... .
+    /// The C API's name: "float32", "int64", ... ("invalid" when no libcairn can be loaded).
     pub fn name(self) -> &'static str {
+        if crate::check_abi().is_err() {
+            return "invalid";
+        }
         // SAFETY: cairn_dtype_name returns a static NUL-terminated string for every value.
         unsafe { CStr::from_ptr(sys::cairn_dtype_name(self.to_raw())) }.to_str().unwrap_or("invalid")
     }
 
-    /// Bytes per element; 0 for `String` and `Invalid`.
+    /// Bytes per element; 0 for `String` and `Invalid` (and when no libcairn can be loaded).
     pub fn size(self) -> usize {
+        if crate::check_abi().is_err() {
+            return 0;
+        }
         // SAFETY: a pure function of its argument.
         unsafe { sys::cairn_dtype_size(self.to_raw()) }
     }
@@ -31,11 +37,14 @@ impl fmt::Display for DType {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct Complex64 {
+    /// The real part.
     pub re: f32,
+    /// The imaginary part.
     pub im: f32,
 }
 
 impl Complex64 {
+    /// `re + im i`.
     pub const fn new(re: f32, im: f32) -> Complex64 {
         Complex64 { re, im }
     }

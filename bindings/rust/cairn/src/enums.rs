@@ -6,7 +6,7 @@
 
 use cairn_sys as sys;
 
-/// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes).
+/// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes). Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum Code {
@@ -116,7 +116,7 @@ impl Code {
     }
 }
 
-/// Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte.
+/// Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum DType {
@@ -211,7 +211,7 @@ impl DType {
     }
 }
 
-/// Severity of a log message; a context delivers those at or above its log_level.
+/// Severity of a log message; a context delivers those at or above its log_level. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum LogLevel {
@@ -261,7 +261,7 @@ impl LogLevel {
     }
 }
 
-/// `cairn_attr_kind`.
+/// The kind of an op attribute: which field of cairn_attr holds its value. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum AttrKind {
@@ -326,7 +326,7 @@ impl AttrKind {
     }
 }
 
-/// The kinds of objects.
+/// The kinds of objects. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum ObjectKind {
@@ -396,7 +396,7 @@ impl ObjectKind {
     }
 }
 
-/// How a gradient call answers for a source the target does not depend on.
+/// How a gradient call answers for a source the target does not depend on. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum Unconnected {
@@ -436,7 +436,7 @@ impl Unconnected {
     }
 }
 
-/// `cairn_optimizer_kind`.
+/// The update rule of an optimizer. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum OptimizerKind {
@@ -486,7 +486,7 @@ impl OptimizerKind {
     }
 }
 
-/// `cairn_loss_kind`.
+/// The losses of cairn_loss. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum LossKind {
@@ -536,7 +536,7 @@ impl LossKind {
     }
 }
 
-/// `cairn_metric_kind`.
+/// The metrics of cairn_metric_create. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum MetricKind {
@@ -576,7 +576,7 @@ impl MetricKind {
     }
 }
 
-/// Physical device types; values are VkPhysicalDeviceType's.
+/// Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum VulkanDeviceType {

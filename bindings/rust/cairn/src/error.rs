@@ -11,8 +11,9 @@ use crate::Code;
 /// What a fallible call returns.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// An error from Cairn: a status code and a message naming the function or op and what was wrong,
-/// e.g. `Add: incompatible shapes [2,3] and [4]`.
+/// An error from Cairn: a status code and a message naming the function or op and what was wrong.
+/// It displays as `<CODE>: <message>`, as in the Go and Java bindings, e.g.
+/// `INVALID_ARGUMENT: Add: incompatible shapes [2,3] and [4]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Error {
     code: Code,
@@ -51,7 +52,7 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.message, self.code.c_name())
+        write!(f, "{}: {}", self.code.c_name(), self.message)
     }
 }
 
@@ -93,5 +94,13 @@ impl Name {
 
     pub(crate) fn as_ptr(&self) -> *const c_char {
         self.0.as_ref().map_or(ptr::null(), |n| n.as_ptr())
+    }
+
+    /// Writes the name into an options struct's field when one was given; otherwise the field
+    /// keeps its initialized default.
+    pub(crate) fn set(&self, field: &mut *const c_char) {
+        if let Some(n) = &self.0 {
+            *field = n.as_ptr();
+        }
     }
 }

@@ -14,6 +14,7 @@ use crate::callback::{error_status, run_closure, Arity};
 use crate::checkpoint::c_path;
 use crate::context::discard_panic;
 use crate::error::{c_string, check};
+use crate::options::init;
 use crate::{Code, Context, DType, Error, Result, Tensor};
 
 /// The traced body: the context to run ops with and the symbolic inputs; returns the outputs.
@@ -96,25 +97,20 @@ impl TensorSpec {
 #[derive(Clone, Debug)]
 pub struct FunctionOptions {
     input_signature: Option<Vec<TensorSpec>>,
-    retrace_warning: i32,
+    retrace_warning: Option<i32>,
     outputs: usize,
     static_inputs: Vec<i64>,
 }
 
 impl Default for FunctionOptions {
     fn default() -> Self {
-        FunctionOptions {
-            input_signature: None,
-            retrace_warning: sys::CAIRN_FUNCTION_OPTIONS_INIT.retrace_warning,
-            outputs: 1,
-            static_inputs: Vec::new(),
-        }
+        FunctionOptions { input_signature: None, retrace_warning: None, outputs: 1, static_inputs: Vec::new() }
     }
 }
 
 impl FunctionOptions {
-    /// The defaults: no input signature (every call's own shapes are the key), a retrace warning
-    /// at 5 traces, one output.
+    /// One output, and cairn.h's defaults (`cairn_function_options_init`) for the rest: no input
+    /// signature (every call's own shapes are the key), a retrace warning at 5 traces.
     pub fn new() -> Self {
         Self::default()
     }
@@ -129,7 +125,7 @@ impl FunctionOptions {
     /// Logs a warning (through the context's log callback) when the traces reach `n`; 0 turns it
     /// off. Values above `i32::MAX` are clamped to it.
     pub fn retrace_warning(mut self, n: u32) -> Self {
-        self.retrace_warning = i32::try_from(n).unwrap_or(i32::MAX);
+        self.retrace_warning = Some(i32::try_from(n).unwrap_or(i32::MAX));
         self
     }
 
@@ -165,23 +161,28 @@ impl<'f> Function<'f> {
     where
         F: FnMut(&Context, &[Tensor]) -> Result<Vec<Tensor>> + Send + 'f,
     {
-        crate::check_abi()?;
         let c_name = c_string(name, "Function::new", "name")?;
-        let specs: Option<Vec<sys::cairn_tensor_spec>> = options.input_signature.as_ref().map(|sig| {
-            sig.iter()
-                .map(|s| sys::cairn_tensor_spec {
-                    dtype: s.dtype.to_raw(),
-                    shape: s.shape.as_ptr(),
-                    rank: s.shape.len(),
-                })
-                .collect()
-        });
-        let mut raw_opts = sys::CAIRN_FUNCTION_OPTIONS_INIT;
+        let specs: Option<Vec<sys::cairn_tensor_spec>> = options
+            .input_signature
+            .as_ref()
+            .map(|sig| {
+                sig.iter()
+                    .map(|s| {
+                        let mut spec = init(sys::cairn_tensor_spec_init)?;
+                        (spec.dtype, spec.shape, spec.rank) = (s.dtype.to_raw(), s.shape.as_ptr(), s.shape.len());
+                        Ok(spec)
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .transpose()?;
+        let mut raw_opts = init(sys::cairn_function_options_init)?;
         if let Some(specs) = &specs {
             raw_opts.input_signature = specs.as_ptr(); // non-NULL even when empty: zero inputs
             raw_opts.n_input_signature = specs.len();
         }
-        raw_opts.retrace_warning = options.retrace_warning;
+        if let Some(n) = options.retrace_warning {
+            raw_opts.retrace_warning = n;
+        }
         if !options.static_inputs.is_empty() {
             raw_opts.static_inputs = options.static_inputs.as_ptr();
             raw_opts.n_static_inputs = options.static_inputs.len();
@@ -282,6 +283,8 @@ impl<'f> Function<'f> {
         Ok(out)
     }
 
+    /// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+    ///
     /// Writes every trace, with the current values of the variables they read or write, to
     /// `path` (replaced atomically; docs/graph_export.md). [`Function::load`] in any language (C:
     /// `cairn_function_load`) reads it back. FAILED_PRECONDITION before the first call;
@@ -292,6 +295,8 @@ impl<'f> Function<'f> {
         unsafe { check(sys::cairn_function_export(self.raw.as_ptr(), path.as_ptr())) }
     }
 
+    /// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+    ///
     /// The graph of trace `index` as TensorFlow GraphDef text (`node { name: ... op: ... }`) for
     /// TensorBoard's graph view. OUT_OF_RANGE for an index >= [`Function::num_traces`].
     pub fn graphdef(&self, index: usize) -> Result<String> {
@@ -311,6 +316,8 @@ impl<'f> Function<'f> {
 }
 
 impl Function<'static> {
+    /// Experimental (`CAIRN_EXPERIMENTAL` in cairn.h): may change in any release.
+    ///
     /// Loads a function written by [`Function::export`] (from any language) into `ctx`. It has no
     /// closure: the first call for each input shape re-traces the stored graph, and it owns fresh
     /// variables initialised from the file. A call whose inputs fit no stored signature fails with

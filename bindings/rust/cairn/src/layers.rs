@@ -13,6 +13,7 @@ use cairn_sys as sys;
 
 use crate::error::{check, Name};
 use crate::object::{array_entries, object_type};
+use crate::options::{init, set_fields};
 use crate::{Code, Context, Error, Object, Result, Tensor, Variable};
 
 object_type! {
@@ -27,13 +28,21 @@ pub enum Activation {
     /// The identity.
     #[default]
     Linear,
+    /// max(x, 0).
     Relu,
+    /// min(max(x, 0), 6).
     Relu6,
+    /// 1 / (1 + e^-x).
     Sigmoid,
+    /// The hyperbolic tangent.
     Tanh,
+    /// Softmax over the last axis.
     Softmax,
+    /// ln(1 + e^x).
     Softplus,
+    /// x for x > 0, e^x - 1 otherwise.
     Elu,
+    /// The scaled ELU (self-normalizing networks).
     Selu,
     /// The exact (erf) form.
     Gelu,
@@ -60,13 +69,21 @@ impl Activation {
 /// How a layer's weights start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Initializer {
+    /// Glorot (Xavier) uniform: U(-l, l), l = sqrt(6 / (fan_in + fan_out)).
     GlorotUniform,
+    /// Glorot (Xavier) truncated normal, stddev sqrt(2 / (fan_in + fan_out)).
     GlorotNormal,
+    /// He truncated normal, stddev sqrt(2 / fan_in).
     HeNormal,
+    /// He uniform: U(-l, l), l = sqrt(6 / fan_in).
     HeUniform,
+    /// All zeros.
     Zeros,
+    /// All ones.
     Ones,
+    /// Normal, mean 0, stddev 0.05 (Keras's default).
     RandomNormal,
+    /// Uniform in [-0.05, 0.05] (Keras's default).
     RandomUniform,
 }
 
@@ -106,43 +123,41 @@ impl Padding {
     }
 }
 
-fn initializer_ptr(init: Option<Initializer>) -> *const std::ffi::c_char {
-    init.map_or(ptr::null(), |i| i.as_str().as_ptr())
-}
-
-/// Options of [`Layer::dense`]: `DenseOptions::new(64).activation(Activation::Relu)`.
+/// Options of [`Layer::dense`]: `DenseOptions::new(64).activation(Activation::Relu)`. Fields not
+/// set keep cairn.h's defaults (`cairn_dense_options_init`).
 #[derive(Clone, Debug)]
 pub struct DenseOptions {
     units: i64,
-    activation: Activation,
-    use_bias: bool,
+    activation: Option<Activation>,
+    use_bias: Option<bool>,
     kernel_initializer: Option<Initializer>,
     bias_initializer: Option<Initializer>,
     name: Option<String>,
 }
 
 impl DenseOptions {
-    /// `units` outputs (> 0); linear, with a bias, glorot_uniform kernel, zero bias.
+    /// `units` outputs (> 0); every other field as cairn.h documents it (linear, with a bias,
+    /// glorot_uniform kernel, zero bias).
     pub fn new(units: i64) -> Self {
         DenseOptions {
             units,
-            activation: Activation::Linear,
-            use_bias: true,
+            activation: None,
+            use_bias: None,
             kernel_initializer: None,
             bias_initializer: None,
             name: None,
         }
     }
 
-    /// Default linear.
+    /// The activation; default linear.
     pub fn activation(mut self, activation: Activation) -> Self {
-        self.activation = activation;
+        self.activation = Some(activation);
         self
     }
 
-    /// Default true.
+    /// Whether to add a bias; default true.
     pub fn use_bias(mut self, on: bool) -> Self {
-        self.use_bias = on;
+        self.use_bias = Some(on);
         self
     }
 
@@ -166,29 +181,31 @@ impl DenseOptions {
 }
 
 /// Options of [`Layer::conv2d`]: `Conv2DOptions::new(8).kernel_size(3, 3).padding(Padding::Same)`.
+/// Fields not set keep cairn.h's defaults (`cairn_conv2d_options_init`).
 #[derive(Clone, Debug)]
 pub struct Conv2DOptions {
     filters: i64,
-    kernel: (i64, i64),
-    strides: (i64, i64),
-    padding: Padding,
-    activation: Activation,
-    use_bias: bool,
+    kernel: Option<(i64, i64)>,
+    strides: Option<(i64, i64)>,
+    padding: Option<Padding>,
+    activation: Option<Activation>,
+    use_bias: Option<bool>,
     kernel_initializer: Option<Initializer>,
     bias_initializer: Option<Initializer>,
     name: Option<String>,
 }
 
 impl Conv2DOptions {
-    /// `filters` output channels (> 0); a 3x3 kernel, stride 1, VALID, linear, with a bias.
+    /// `filters` output channels (> 0); every other field as cairn.h documents it (a 3x3 kernel,
+    /// stride 1, VALID, linear, with a bias).
     pub fn new(filters: i64) -> Self {
         Conv2DOptions {
             filters,
-            kernel: (3, 3),
-            strides: (1, 1),
-            padding: Padding::Valid,
-            activation: Activation::Linear,
-            use_bias: true,
+            kernel: None,
+            strides: None,
+            padding: None,
+            activation: None,
+            use_bias: None,
             kernel_initializer: None,
             bias_initializer: None,
             name: None,
@@ -197,31 +214,31 @@ impl Conv2DOptions {
 
     /// Kernel height and width; default 3 x 3.
     pub fn kernel_size(mut self, h: i64, w: i64) -> Self {
-        self.kernel = (h, w);
+        self.kernel = Some((h, w));
         self
     }
 
     /// Default 1 x 1.
     pub fn strides(mut self, h: i64, w: i64) -> Self {
-        self.strides = (h, w);
+        self.strides = Some((h, w));
         self
     }
 
     /// Default VALID.
     pub fn padding(mut self, padding: Padding) -> Self {
-        self.padding = padding;
+        self.padding = Some(padding);
         self
     }
 
     /// Default linear.
     pub fn activation(mut self, activation: Activation) -> Self {
-        self.activation = activation;
+        self.activation = Some(activation);
         self
     }
 
     /// Default true.
     pub fn use_bias(mut self, on: bool) -> Self {
-        self.use_bias = on;
+        self.use_bias = Some(on);
         self
     }
 
@@ -245,29 +262,24 @@ impl Conv2DOptions {
 }
 
 /// Options of [`Layer::max_pool2d`] and [`Layer::avg_pool2d`]: `Pool2DOptions::new().pool_size(3, 3)`.
-#[derive(Clone, Debug)]
+/// Fields not set keep cairn.h's defaults (`cairn_pool2d_options_init`).
+#[derive(Clone, Debug, Default)]
 pub struct Pool2DOptions {
-    pool: (i64, i64),
+    pool: Option<(i64, i64)>,
     strides: Option<(i64, i64)>,
-    padding: Padding,
+    padding: Option<Padding>,
     name: Option<String>,
 }
 
-impl Default for Pool2DOptions {
-    fn default() -> Self {
-        Pool2DOptions { pool: (2, 2), strides: None, padding: Padding::Valid, name: None }
-    }
-}
-
 impl Pool2DOptions {
-    /// 2 x 2 windows, strides equal to the window, VALID.
+    /// cairn.h's defaults: 2 x 2 windows, strides equal to the window, VALID.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Window height and width; default 2 x 2.
     pub fn pool_size(mut self, h: i64, w: i64) -> Self {
-        self.pool = (h, w);
+        self.pool = Some((h, w));
         self
     }
 
@@ -279,7 +291,7 @@ impl Pool2DOptions {
 
     /// Default VALID.
     pub fn padding(mut self, padding: Padding) -> Self {
-        self.padding = padding;
+        self.padding = Some(padding);
         self
     }
 
@@ -291,51 +303,50 @@ impl Pool2DOptions {
 }
 
 /// Options of [`Layer::layer_norm`] and [`Layer::batch_norm`]: `NormOptions::new().epsilon(1e-5)`.
-#[derive(Clone, Debug)]
+/// Fields not set keep cairn.h's defaults (`cairn_norm_options_init`).
+#[derive(Clone, Debug, Default)]
 pub struct NormOptions {
-    raw: sys::cairn_norm_options,
+    axis: Option<i64>,
+    epsilon: Option<f64>,
+    momentum: Option<f64>,
+    center: Option<bool>,
+    scale: Option<bool>,
     name: Option<String>,
 }
 
-impl Default for NormOptions {
-    fn default() -> Self {
-        NormOptions { raw: sys::CAIRN_NORM_OPTIONS_INIT, name: None }
-    }
-}
-
 impl NormOptions {
-    /// The last axis, epsilon 1e-3, momentum 0.99, learned beta and gamma.
+    /// cairn.h's defaults: the last axis, epsilon 1e-3, momentum 0.99, learned beta and gamma.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The normalized axis; default -1.
     pub fn axis(mut self, axis: i64) -> Self {
-        self.raw.axis = axis;
+        self.axis = Some(axis);
         self
     }
 
     /// Default 1e-3.
     pub fn epsilon(mut self, epsilon: f64) -> Self {
-        self.raw.epsilon = epsilon;
+        self.epsilon = Some(epsilon);
         self
     }
 
     /// BatchNorm's moving statistics; default 0.99.
     pub fn momentum(mut self, momentum: f64) -> Self {
-        self.raw.momentum = momentum;
+        self.momentum = Some(momentum);
         self
     }
 
     /// Learn an offset "beta"; default true.
     pub fn center(mut self, on: bool) -> Self {
-        self.raw.center = i32::from(on);
+        self.center = Some(on);
         self
     }
 
     /// Learn a scale "gamma"; default true.
     pub fn scale(mut self, on: bool) -> Self {
-        self.raw.scale = i32::from(on);
+        self.scale = Some(on);
         self
     }
 
@@ -343,6 +354,20 @@ impl NormOptions {
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
+    }
+
+    fn raw(&self, name: &Name) -> Result<sys::cairn_norm_options> {
+        let mut raw = init(sys::cairn_norm_options_init)?;
+        set_fields!(raw, self, { axis, epsilon, momentum, center, scale });
+        name.set(&mut raw.name);
+        Ok(raw)
+    }
+}
+
+/// Writes the C names of the activation, padding and initializers the caller chose.
+fn set_str<T: Copy>(field: &mut *const std::ffi::c_char, value: Option<T>, as_str: fn(T) -> &'static CStr) {
+    if let Some(v) = value {
+        *field = as_str(v).as_ptr();
     }
 }
 
@@ -358,94 +383,108 @@ fn make(function: &str, create: impl FnOnce(*mut *mut sys::cairn_object) -> *mut
 impl Layer {
     /// Dense: `activation(x @ kernel + bias)` over the last axis; weights "kernel", "bias".
     pub fn dense(ctx: &Context, options: DenseOptions) -> Result<Layer> {
-        let f = "cairn_dense_create";
+        let f = "Layer::dense";
         let name = Name::new(options.name.as_deref(), f)?;
-        let mut raw = sys::CAIRN_DENSE_OPTIONS_INIT;
+        let mut raw = init(sys::cairn_dense_options_init)?;
         raw.units = options.units;
-        raw.activation = options.activation.as_str().as_ptr();
-        raw.use_bias = i32::from(options.use_bias);
-        raw.kernel_initializer = initializer_ptr(options.kernel_initializer);
-        raw.bias_initializer = initializer_ptr(options.bias_initializer);
-        raw.name = name.as_ptr();
+        set_str(&mut raw.activation, options.activation, Activation::as_str);
+        set_fields!(raw, options, { use_bias });
+        set_str(&mut raw.kernel_initializer, options.kernel_initializer, Initializer::as_str);
+        set_str(&mut raw.bias_initializer, options.bias_initializer, Initializer::as_str);
+        name.set(&mut raw.name);
         // SAFETY: the options and their strings outlive the call.
         make(f, |out| unsafe { sys::cairn_dense_create(ctx.as_raw(), &raw, out) })
     }
 
     /// Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters] and "bias".
     pub fn conv2d(ctx: &Context, options: Conv2DOptions) -> Result<Layer> {
-        let f = "cairn_conv2d_create";
+        let f = "Layer::conv2d";
         let name = Name::new(options.name.as_deref(), f)?;
-        let mut raw = sys::CAIRN_CONV2D_OPTIONS_INIT;
+        let mut raw = init(sys::cairn_conv2d_options_init)?;
         raw.filters = options.filters;
-        (raw.kernel_h, raw.kernel_w) = options.kernel;
-        (raw.stride_h, raw.stride_w) = options.strides;
-        raw.padding = options.padding.as_str().as_ptr();
-        raw.activation = options.activation.as_str().as_ptr();
-        raw.use_bias = i32::from(options.use_bias);
-        raw.kernel_initializer = initializer_ptr(options.kernel_initializer);
-        raw.bias_initializer = initializer_ptr(options.bias_initializer);
-        raw.name = name.as_ptr();
+        if let Some((h, w)) = options.kernel {
+            (raw.kernel_h, raw.kernel_w) = (h, w);
+        }
+        if let Some((h, w)) = options.strides {
+            (raw.stride_h, raw.stride_w) = (h, w);
+        }
+        set_str(&mut raw.padding, options.padding, Padding::as_str);
+        set_str(&mut raw.activation, options.activation, Activation::as_str);
+        set_fields!(raw, options, { use_bias });
+        set_str(&mut raw.kernel_initializer, options.kernel_initializer, Initializer::as_str);
+        set_str(&mut raw.bias_initializer, options.bias_initializer, Initializer::as_str);
+        name.set(&mut raw.name);
         make(f, |out| unsafe { sys::cairn_conv2d_create(ctx.as_raw(), &raw, out) })
     }
 
     /// MaxPool2D over NHWC input.
     pub fn max_pool2d(ctx: &Context, options: Pool2DOptions) -> Result<Layer> {
-        Layer::pool2d(ctx, options, "cairn_max_pool2d_create", sys::cairn_max_pool2d_create)
+        Layer::pool2d(ctx, options, "Layer::max_pool2d", sys::cairn_max_pool2d_create)
     }
 
     /// AvgPool2D over NHWC input.
     pub fn avg_pool2d(ctx: &Context, options: Pool2DOptions) -> Result<Layer> {
-        Layer::pool2d(ctx, options, "cairn_avg_pool2d_create", sys::cairn_avg_pool2d_create)
+        Layer::pool2d(ctx, options, "Layer::avg_pool2d", sys::cairn_avg_pool2d_create)
     }
 
     fn pool2d(
         ctx: &Context,
         options: Pool2DOptions,
         f: &str,
-        create: unsafe extern "C" fn(
+        create: unsafe fn(
             *mut sys::cairn_context,
             *const sys::cairn_pool2d_options,
             *mut *mut sys::cairn_object,
         ) -> *mut sys::cairn_status,
     ) -> Result<Layer> {
         let name = Name::new(options.name.as_deref(), f)?;
-        let mut raw = sys::CAIRN_POOL2D_OPTIONS_INIT;
-        (raw.pool_h, raw.pool_w) = options.pool;
-        (raw.stride_h, raw.stride_w) = options.strides.unwrap_or((0, 0)); // 0: the window size
-        raw.padding = options.padding.as_str().as_ptr();
-        raw.name = name.as_ptr();
+        let mut raw = init(sys::cairn_pool2d_options_init)?;
+        if let Some((h, w)) = options.pool {
+            (raw.pool_h, raw.pool_w) = (h, w);
+        }
+        if let Some((h, w)) = options.strides {
+            (raw.stride_h, raw.stride_w) = (h, w);
+        }
+        set_str(&mut raw.padding, options.padding, Padding::as_str);
+        name.set(&mut raw.name);
         make(f, |out| unsafe { create(ctx.as_raw(), &raw, out) })
     }
 
-    /// Flatten: [batch, ...] -> [batch, product of the rest].
+    /// Flatten: [batch, ...] -> [batch, product of the rest]. `None` names it "flatten",
+    /// "flatten_1", ...
     pub fn flatten(ctx: &Context, name: Option<&str>) -> Result<Layer> {
-        let f = "cairn_flatten_create";
+        let f = "Layer::flatten";
         let name = Name::new(name, f)?;
-        make(f, |out| unsafe { sys::cairn_flatten_create(ctx.as_raw(), name.as_ptr(), out) })
+        let mut raw = init(sys::cairn_flatten_options_init)?;
+        name.set(&mut raw.name);
+        make(f, |out| unsafe { sys::cairn_flatten_create(ctx.as_raw(), &raw, out) })
     }
 
-    /// Embedding: int32/int64 indices in [0, input_dim) -> vectors of output_dim; weight
+    /// Embedding: int32/int64 indices in [0, input_dim) -> vectors of output_dim (both > 0); weight
     /// "embeddings" (random_uniform).
     pub fn embedding(ctx: &Context, input_dim: i64, output_dim: i64, name: Option<&str>) -> Result<Layer> {
-        let f = "cairn_embedding_create";
+        let f = "Layer::embedding";
         let name = Name::new(name, f)?;
-        make(f, |out| unsafe { sys::cairn_embedding_create(ctx.as_raw(), input_dim, output_dim, name.as_ptr(), out) })
+        let mut raw = init(sys::cairn_embedding_options_init)?;
+        (raw.input_dim, raw.output_dim) = (input_dim, output_dim);
+        name.set(&mut raw.name);
+        make(f, |out| unsafe { sys::cairn_embedding_create(ctx.as_raw(), &raw, out) })
     }
 
     /// LayerNormalization over `options.axis`.
     pub fn layer_norm(ctx: &Context, options: NormOptions) -> Result<Layer> {
-        let f = "cairn_layer_norm_create";
+        let f = "Layer::layer_norm";
         let name = Name::new(options.name.as_deref(), f)?;
-        let raw = sys::cairn_norm_options { name: name.as_ptr(), ..options.raw };
+        let raw = options.raw(&name)?;
         make(f, |out| unsafe { sys::cairn_layer_norm_create(ctx.as_raw(), &raw, out) })
     }
 
     /// BatchNormalization: non-trainable "moving_mean" and "moving_variance", updated by calls
     /// with `training` true.
     pub fn batch_norm(ctx: &Context, options: NormOptions) -> Result<Layer> {
-        let f = "cairn_batch_norm_create";
+        let f = "Layer::batch_norm";
         let name = Name::new(options.name.as_deref(), f)?;
-        let raw = sys::cairn_norm_options { name: name.as_ptr(), ..options.raw };
+        let raw = options.raw(&name)?;
         make(f, |out| unsafe { sys::cairn_batch_norm_create(ctx.as_raw(), &raw, out) })
     }
 
@@ -453,28 +492,31 @@ impl Layer {
     /// scales the rest by 1 / (1 - rate); the identity otherwise. `seed` `None` draws from the
     /// context's random stream; a given seed must be >= 0.
     pub fn dropout(ctx: &Context, rate: f64, seed: Option<i64>, name: Option<&str>) -> Result<Layer> {
-        let f = "cairn_dropout_create";
-        let seed = match seed {
-            Some(s) if s < 0 => {
-                return Err(Error::new(
-                    Code::InvalidArgument,
-                    format!("{f}: seed {s} is negative; pass None to draw from the context's stream"),
-                ))
-            }
-            Some(s) => s,
-            None => -1,
-        };
+        let f = "Layer::dropout";
+        if let Some(s) = seed.filter(|s| *s < 0) {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!("{f}: seed {s} is negative; pass None to draw from the context's stream"),
+            ));
+        }
         let name = Name::new(name, f)?;
-        make(f, |out| unsafe { sys::cairn_dropout_create(ctx.as_raw(), rate, seed, name.as_ptr(), out) })
+        let mut raw = init(sys::cairn_dropout_options_init)?;
+        raw.rate = rate;
+        if let Some(s) = seed {
+            raw.seed = s;
+        }
+        name.set(&mut raw.name);
+        make(f, |out| unsafe { sys::cairn_dropout_create(ctx.as_raw(), &raw, out) })
     }
 
     /// A layer applying one activation.
     pub fn activation(ctx: &Context, activation: Activation, name: Option<&str>) -> Result<Layer> {
-        let f = "cairn_activation_create";
+        let f = "Layer::activation";
         let name = Name::new(name, f)?;
-        make(f, |out| unsafe {
-            sys::cairn_activation_create(ctx.as_raw(), activation.as_str().as_ptr(), name.as_ptr(), out)
-        })
+        let mut raw = init(sys::cairn_activation_options_init)?;
+        raw.activation = activation.as_str().as_ptr();
+        name.set(&mut raw.name);
+        make(f, |out| unsafe { sys::cairn_activation_create(ctx.as_raw(), &raw, out) })
     }
 
     /// Calls the layer (building it on the first call). `training` switches Dropout and
@@ -540,9 +582,11 @@ pub struct Sequential(Layer);
 impl Sequential {
     /// An empty model; `None` names it "sequential", "sequential_1", ...
     pub fn new(ctx: &Context, name: Option<&str>) -> Result<Sequential> {
-        let f = "cairn_sequential_create";
+        let f = "Sequential::new";
         let name = Name::new(name, f)?;
-        make(f, |out| unsafe { sys::cairn_sequential_create(ctx.as_raw(), name.as_ptr(), out) }).map(Sequential)
+        let mut raw = init(sys::cairn_sequential_options_init)?;
+        name.set(&mut raw.name);
+        make(f, |out| unsafe { sys::cairn_sequential_create(ctx.as_raw(), &raw, out) }).map(Sequential)
     }
 
     /// Appends `layer` (the model takes its own reference).

@@ -29,12 +29,16 @@
 //!   [`Function`] they are traced once and the data picks the branch and the trip count at replay.
 //! - The raw C API is the `cairn-sys` crate, re-exported as [`sys`].
 //!
-//! Linking: cairn-sys finds libcairn through `CAIRN_LIB_DIR`, a `cairn` pkg-config file, or by
-//! building it with Bazel in the source tree. Executables outside this crate need that directory
-//! on their loader path (LD_LIBRARY_PATH or an rpath).
+//! Finding the library: cairn-sys does not link libcairn; it loads it when the first constructor
+//! runs, from the path its build script found through pkg-config (or `CAIRN_LIB_DIR`), so any
+//! executable that depends on this crate runs as it is, however it is started. `CAIRN_LIBRARY_PATH`
+//! or [`init_from`] choose another file at run time; with the `load-dynamic` feature no library is
+//! needed to build. A missing or wrong library is an `Err` from the first constructor. The
+//! cairn-sys documentation explains the choice.
+
+#![deny(missing_docs)]
 
 use std::ffi::CStr;
-use std::sync::OnceLock;
 
 pub use cairn_sys as sys;
 
@@ -52,6 +56,7 @@ mod object;
 mod op;
 pub mod ops;
 mod optim;
+mod options;
 mod tape;
 mod tensor;
 pub mod vulkan;
@@ -84,37 +89,45 @@ pub struct ReadmeDoctests;
 /// The ABI version this binding was generated for (`CAIRN_ABI_VERSION` in cairn.h).
 pub const ABI_VERSION: u32 = sys::CAIRN_ABI_VERSION;
 
-/// The ABI version of the loaded libcairn.
-pub fn abi_version() -> u32 {
+/// The ABI version of the loaded libcairn (loading the default library if none is loaded).
+pub fn abi_version() -> Result<u32> {
+    check_abi()?;
     // SAFETY: no arguments, no state.
-    unsafe { sys::cairn_abi_version() }
+    Ok(unsafe { sys::cairn_abi_version() })
 }
 
-/// The loaded library's semantic version, e.g. "0.1.0".
-pub fn version() -> &'static str {
+/// The loaded library's semantic version, e.g. "1.0.0" (loading the default library if none is
+/// loaded).
+pub fn version() -> Result<&'static str> {
+    check_abi()?;
     // SAFETY: static storage, never freed.
-    unsafe { CStr::from_ptr(sys::cairn_version()) }.to_str().unwrap_or("")
+    Ok(unsafe { CStr::from_ptr(sys::cairn_version()) }.to_str().unwrap_or(""))
 }
 
-/// Checks once that the loaded libcairn has the ABI this binding was generated for; every
-/// constructor calls it. FAILED_PRECONDITION on a mismatch.
+/// Loads libcairn from `path` before anything else uses it (the `load-dynamic` way to choose the
+/// library; it works without the feature too). Without a call, the first constructor loads
+/// `$CAIRN_LIBRARY_PATH`, else the library the build found, else (with `load-dynamic`)
+/// `libcairn.so.1` from the loader's search path; see [`sys::load`].
+///
+/// FAILED_PRECONDITION when the file cannot be opened, is not a Cairn library, lacks a function or
+/// has another ABI version, or when a library is loaded already from another path. A failed call
+/// leaves nothing loaded, so another path may be tried.
+pub fn init_from(path: impl AsRef<std::path::Path>) -> Result<()> {
+    sys::load(path).map_err(|e| Error::new(Code::FailedPrecondition, format!("init_from: {e}")))
+}
+
+/// Loads the default library unless one is loaded ([`init_from`] says which), checking that it has
+/// the ABI this binding was generated for; every constructor calls it. FAILED_PRECONDITION when no
+/// library can be loaded.
 pub fn check_abi() -> Result<()> {
-    static LOADED: OnceLock<u32> = OnceLock::new();
-    abi_matches(*LOADED.get_or_init(abi_version))
-}
-
-fn abi_matches(loaded: u32) -> Result<()> {
-    if loaded == ABI_VERSION {
-        Ok(())
-    } else {
-        Err(Error::new(
-            Code::FailedPrecondition,
-            format!(
-                "cairn: the loaded libcairn has ABI version {loaded}, but this binding was generated for ABI \
-                 version {ABI_VERSION}; rebuild the binding against the library (or load the matching library)"
-            ),
-        ))
-    }
+    sys::load_default().map_err(|e| {
+        let hint = if sys::BUILT_WITH.is_none() && std::env::var_os(sys::LIBRARY_PATH_ENV).is_none() {
+            " (with the load-dynamic feature, call cairn::init_from(path) or set CAIRN_LIBRARY_PATH)"
+        } else {
+            ""
+        };
+        Error::new(Code::FailedPrecondition, format!("{e}{hint}"))
+    })
 }
 
 /// The names of every registered op, sorted.
@@ -135,19 +148,5 @@ pub fn op_registry_json() -> Result<String> {
         let json = CStr::from_ptr(out).to_string_lossy().into_owned();
         sys::cairn_free(out.cast());
         Ok(json)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn abi_mismatch_is_refused_with_a_clear_message() {
-        assert!(abi_matches(ABI_VERSION).is_ok());
-        let err = abi_matches(ABI_VERSION + 1).unwrap_err();
-        assert_eq!(err.code(), Code::FailedPrecondition);
-        assert!(err.message().contains(&format!("ABI version {}", ABI_VERSION + 1)), "{err}");
-        assert!(err.message().contains("generated for ABI version"), "{err}");
     }
 }

@@ -60,10 +60,10 @@ pub mod losses {
     }
 }
 
-/// Runs cairn_metric_create.
-fn create(ctx: &Context, kind: MetricKind, name: Option<&str>) -> Result<Object> {
+/// Runs cairn_metric_create for `function` (named in errors).
+fn create(ctx: &Context, kind: MetricKind, name: Option<&str>, function: &str) -> Result<Object> {
     crate::check_abi()?;
-    let name = Name::new(name, "cairn_metric_create")?;
+    let name = Name::new(name, function)?;
     let mut out = ptr::null_mut();
     unsafe { check(sys::cairn_metric_create(ctx.as_raw(), kind.to_raw(), name.as_ptr(), &mut out))? };
     Object::from_result(out, "cairn_metric_create")
@@ -148,7 +148,7 @@ metric_handle! {
 impl Mean {
     /// A new mean; `None` names it "mean".
     pub fn new(ctx: &Context, name: Option<&str>) -> Result<Mean> {
-        create(ctx, MetricKind::Mean, name).map(Mean)
+        create(ctx, MetricKind::Mean, name, "Mean::new").map(Mean)
     }
 
     /// Accumulates every element of `values`.
@@ -160,7 +160,7 @@ impl Mean {
 impl Accuracy {
     /// A new accuracy; `None` names it "accuracy".
     pub fn new(ctx: &Context, name: Option<&str>) -> Result<Accuracy> {
-        create(ctx, MetricKind::Accuracy, name).map(Accuracy)
+        create(ctx, MetricKind::Accuracy, name, "Accuracy::new").map(Accuracy)
     }
 
     /// Accumulates predictions: `y_true` labels and `y_pred` scores ([..., classes]), or two

@@ -55,7 +55,7 @@ impl Object {
     /// `child` is any handle, borrowed (`&v`) or given (`v`, dropped after the call).
     pub fn set(&self, name: &str, child: impl AsRef<Object>) -> Result<()> {
         let child = child.as_ref();
-        let name = c_string(name, "cairn_object_set", "name")?;
+        let name = c_string(name, "Object::set", "name")?;
         unsafe { check(sys::cairn_object_set(self.raw.as_ptr(), name.as_ptr(), child.raw.as_ptr())) }
     }
 
@@ -63,14 +63,14 @@ impl Object {
     /// checkpointed. Only trackables and modules have untracked references.
     pub fn set_untracked(&self, name: &str, child: impl AsRef<Object>) -> Result<()> {
         let child = child.as_ref();
-        let name = c_string(name, "cairn_object_set_untracked", "name")?;
+        let name = c_string(name, "Object::set_untracked", "name")?;
         unsafe { check(sys::cairn_object_set_untracked(self.raw.as_ptr(), name.as_ptr(), child.raw.as_ptr())) }
     }
 
     /// The child at `name`, tracked or untracked (a list's elements are "0", "1", ...). NOT_FOUND
     /// when there is none.
     pub fn get(&self, name: &str) -> Result<Object> {
-        let name = c_string(name, "cairn_object_get", "name")?;
+        let name = c_string(name, "Object::get", "name")?;
         let mut out = ptr::null_mut();
         unsafe { check(sys::cairn_object_get(self.raw.as_ptr(), name.as_ptr(), &mut out))? };
         Object::from_result(out, "cairn_object_get")
@@ -89,7 +89,7 @@ impl Object {
     /// Deletes the edge `name` (tracked or untracked). Deleting list element i moves the later
     /// elements down one index.
     pub fn delete(&self, name: &str) -> Result<()> {
-        let name = c_string(name, "cairn_object_delete", "name")?;
+        let name = c_string(name, "Object::delete", "name")?;
         unsafe { check(sys::cairn_object_delete(self.raw.as_ptr(), name.as_ptr())) }
     }
 
@@ -402,7 +402,7 @@ impl Trackable {
 
 impl Module {
     /// A new module named `name` (non-empty, no '/' or ':'). Variables created with it as their
-    /// scope are named "<name>/<variable name>:0".
+    /// scope are named `"<name>/<variable name>:0"`.
     pub fn new(ctx: &Context, name: &str) -> Result<Module> {
         Module::create(ctx, name, None)
     }
@@ -415,7 +415,7 @@ impl Module {
 
     fn create(ctx: &Context, name: &str, parent: Option<&Module>) -> Result<Module> {
         crate::check_abi()?;
-        let name = c_string(name, "cairn_module_create", "name")?;
+        let name = c_string(name, "Module::new", "name")?;
         let mut out = ptr::null_mut();
         let parent = parent.map_or(ptr::null(), |p| p.raw.as_ptr().cast_const());
         unsafe { check(sys::cairn_module_create_in_scope(ctx.as_raw(), name.as_ptr(), parent, &mut out))? };
@@ -450,7 +450,7 @@ pub struct VariableOptions<'a> {
 }
 
 impl<'a> VariableOptions<'a> {
-    /// The defaults: named "Variable", trainable, no scope.
+    /// cairn.h's defaults (`cairn_variable_options_init`): named "Variable", trainable, no scope.
     pub fn new() -> Self {
         Self::default()
     }
@@ -467,7 +467,7 @@ impl<'a> VariableOptions<'a> {
         self
     }
 
-    /// Names the variable "<scope>/<name>:0". The variable does not keep the module.
+    /// Names the variable `"<scope>/<name>:0"`. The variable does not keep the module.
     pub fn scope(mut self, module: &'a Module) -> Self {
         self.scope = Some(module);
         self
@@ -483,9 +483,8 @@ impl Variable {
 
     /// A new variable with `options` (name, trainable, scope).
     pub fn with_options(ctx: &Context, initial: &Tensor, options: VariableOptions<'_>) -> Result<Variable> {
-        crate::check_abi()?;
-        let mut raw = sys::CAIRN_VARIABLE_OPTIONS_INIT;
-        let name = options.name.as_deref().map(|n| c_string(n, "cairn_variable_create", "name")).transpose()?;
+        let mut raw = crate::options::init(sys::cairn_variable_options_init)?;
+        let name = options.name.as_deref().map(|n| c_string(n, "Variable::with_options", "name")).transpose()?;
         if let Some(name) = &name {
             raw.name = name.as_ptr();
         }
@@ -563,7 +562,7 @@ impl List {
         Object::from_result(out, "cairn_list_create").map(List)
     }
 
-    /// Appends `item` as edge "<old len>"; the list takes its own reference. A checkpoint value
+    /// Appends `item` as edge `"<old len>"`; the list takes its own reference. A checkpoint value
     /// waiting for that edge is restored into `item` before this returns (its error, if any, is
     /// returned; the item stays appended).
     pub fn append(&self, item: impl AsRef<Object>) -> Result<()> {

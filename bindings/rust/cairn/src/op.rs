@@ -2,6 +2,7 @@
 
 use std::ffi::{c_char, CStr, CString};
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::ptr;
 
 use cairn_sys as sys;
@@ -10,6 +11,7 @@ use crate::error::{c_string, check};
 use crate::{AttrKind, Context, DType, Result, Tensor};
 
 /// A `cairn_attr` whose borrowed name, array or string outlive it (`'a`).
+#[derive(Clone, Copy)]
 #[repr(transparent)]
 pub(crate) struct RawAttr<'a>(sys::cairn_attr, PhantomData<&'a ()>);
 
@@ -74,6 +76,33 @@ impl<'a> RawAttr<'a> {
         a.0.floats = value.as_ptr();
         a.0.n_floats = value.len();
         a
+    }
+}
+
+/// Up to `N` attributes on the stack: the generated wrappers collect the attributes a call sends
+/// (the required ones, then the optional ones the caller set) without allocating.
+pub(crate) struct AttrList<'a, const N: usize> {
+    items: [MaybeUninit<RawAttr<'a>>; N],
+    len: usize,
+}
+
+impl<'a, const N: usize> AttrList<'a, N> {
+    #[inline]
+    pub(crate) fn new() -> Self {
+        AttrList { items: [MaybeUninit::uninit(); N], len: 0 }
+    }
+
+    /// Appends `attr`; the generated code pushes at most `N`.
+    #[inline]
+    pub(crate) fn push(&mut self, attr: RawAttr<'a>) {
+        self.items[self.len].write(attr);
+        self.len += 1;
+    }
+
+    #[inline]
+    pub(crate) fn as_slice(&self) -> &[RawAttr<'a>] {
+        // SAFETY: the first `len` items were written by `push`; RawAttr is plain data.
+        unsafe { std::slice::from_raw_parts(self.items.as_ptr().cast(), self.len) }
     }
 }
 
@@ -164,12 +193,19 @@ fn missing_outputs(op: &CStr, outputs: &[*mut sys::cairn_tensor]) -> Result<()> 
 /// An attribute value for [`run`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum AttrValue<'a> {
+    /// An integer (INT).
     Int(i64),
+    /// A number (FLOAT).
     Float(f64),
+    /// A flag (BOOL).
     Bool(bool),
+    /// A list of integers (INTS), e.g. a shape or axes.
     Ints(&'a [i64]),
+    /// A string (STRING), e.g. a padding mode.
     String(&'a str),
+    /// An element type (DTYPE).
     DType(DType),
+    /// A list of numbers (FLOATS).
     Floats(&'a [f64]),
 }
 
@@ -191,11 +227,14 @@ impl AttrValue<'_> {
 /// A named attribute for [`run`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Attr<'a> {
+    /// The attribute's name in the op registry, e.g. "transpose_a".
     pub name: &'a str,
+    /// Its value; the kind must be the registry's.
     pub value: AttrValue<'a>,
 }
 
 impl<'a> Attr<'a> {
+    /// `name = value`.
     pub fn new(name: &'a str, value: AttrValue<'a>) -> Attr<'a> {
         Attr { name, value }
     }

@@ -5,16 +5,16 @@
 //!
 //! Inputs are `&Tensor` (`&[&Tensor]` for a variadic input). Attributes that are inferred from
 //! the inputs do not appear; required ones are parameters; optional ones live in a `<Op>Attrs`
-//! struct whose `Default` carries the registry's defaults, e.g.
-//! `ops::mat_mul(&ctx, &a, &b, MatMulAttrs { transpose_a: true, ..Default::default() })`.
+//! struct of `Option`s, and only those set are sent (the op applies the registry's default to
+//! the rest), e.g. `ops::mat_mul(&ctx, &a, &b, MatMulAttrs::new().transpose_a(true))`.
 //! [`run`] calls any op by name.
-#![allow(clippy::too_many_arguments, clippy::derivable_impls, rustdoc::broken_intra_doc_links)]
+#![allow(clippy::too_many_arguments)]
 #![cfg_attr(rustfmt, rustfmt::skip)]
 
 #[allow(unused_imports)]
 use crate::error::c_string;
 #[allow(unused_imports)]
-use crate::op::{num_outputs, run_fixed, run_vec, RawAttr};
+use crate::op::{num_outputs, run_fixed, run_vec, AttrList, RawAttr};
 #[allow(unused_imports)]
 use crate::{Context, DType, Result, Tensor};
 
@@ -183,47 +183,38 @@ pub fn add_n(ctx: &Context, inputs: &[&Tensor]) -> Result<Tensor> {
 /// - `T` (DTYPE): taken from the inputs; one of bool
 pub fn all(ctx: &Context, input: &Tensor, attrs: AllAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"axis", &attrs.axis),
-        RawAttr::bool(c"keep_dims", attrs.keep_dims),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"All", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = &attrs.axis { raw_attrs.push(RawAttr::ints(c"axis", v)); }
+    if let Some(v) = attrs.keep_dims { raw_attrs.push(RawAttr::bool(c"keep_dims", v)); }
+    let [output] = run_fixed::<1>(ctx, c"All", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`all`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`all`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct AllAttrs {
-    /// `axis`; default `[]`.
-    pub axis: Vec<i64>,
-    /// `keep_dims`; default `false`.
-    pub keep_dims: bool,
-}
-
-impl Default for AllAttrs {
-    fn default() -> Self {
-        Self {
-            axis: vec![],
-            keep_dims: false,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `[]`.
+    pub axis: Option<Vec<i64>>,
+    /// `keep_dims`; `None` leaves the registry's default, `false`.
+    pub keep_dims: Option<bool>,
 }
 
 impl AllAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.axis = value.into();
+        self.axis = Some(value.into());
         self
     }
 
     /// Sets `keep_dims`.
     pub fn keep_dims(mut self, value: bool) -> Self {
-        self.keep_dims = value;
+        self.keep_dims = Some(value);
         self
     }
 }
@@ -239,47 +230,38 @@ impl AllAttrs {
 /// - `T` (DTYPE): taken from the inputs; one of bool
 pub fn any(ctx: &Context, input: &Tensor, attrs: AnyAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"axis", &attrs.axis),
-        RawAttr::bool(c"keep_dims", attrs.keep_dims),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Any", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = &attrs.axis { raw_attrs.push(RawAttr::ints(c"axis", v)); }
+    if let Some(v) = attrs.keep_dims { raw_attrs.push(RawAttr::bool(c"keep_dims", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Any", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`any`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`any`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct AnyAttrs {
-    /// `axis`; default `[]`.
-    pub axis: Vec<i64>,
-    /// `keep_dims`; default `false`.
-    pub keep_dims: bool,
-}
-
-impl Default for AnyAttrs {
-    fn default() -> Self {
-        Self {
-            axis: vec![],
-            keep_dims: false,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `[]`.
+    pub axis: Option<Vec<i64>>,
+    /// `keep_dims`; `None` leaves the registry's default, `false`.
+    pub keep_dims: Option<bool>,
 }
 
 impl AnyAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.axis = value.into();
+        self.axis = Some(value.into());
         self
     }
 
     /// Sets `keep_dims`.
     pub fn keep_dims(mut self, value: bool) -> Self {
-        self.keep_dims = value;
+        self.keep_dims = Some(value);
         self
     }
 }
@@ -295,47 +277,38 @@ impl AnyAttrs {
 /// - `output_type` (DTYPE, default `int64`); one of int32, int64
 pub fn arg_max(ctx: &Context, input: &Tensor, attrs: ArgMaxAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"axis", attrs.axis),
-        RawAttr::dtype(c"output_type", attrs.output_type),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"ArgMax", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    if let Some(v) = attrs.output_type { raw_attrs.push(RawAttr::dtype(c"output_type", v)); }
+    let [output] = run_fixed::<1>(ctx, c"ArgMax", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`arg_max`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`arg_max`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ArgMaxAttrs {
-    /// `axis`; default `0`.
-    pub axis: i64,
-    /// `output_type`; default `int64`.
-    pub output_type: DType,
-}
-
-impl Default for ArgMaxAttrs {
-    fn default() -> Self {
-        Self {
-            axis: 0,
-            output_type: DType::Int64,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `0`.
+    pub axis: Option<i64>,
+    /// `output_type`; `None` leaves the registry's default, `int64`.
+    pub output_type: Option<DType>,
 }
 
 impl ArgMaxAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 
     /// Sets `output_type`.
     pub fn output_type(mut self, value: DType) -> Self {
-        self.output_type = value;
+        self.output_type = Some(value);
         self
     }
 }
@@ -351,47 +324,38 @@ impl ArgMaxAttrs {
 /// - `output_type` (DTYPE, default `int64`); one of int32, int64
 pub fn arg_min(ctx: &Context, input: &Tensor, attrs: ArgMinAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"axis", attrs.axis),
-        RawAttr::dtype(c"output_type", attrs.output_type),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"ArgMin", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    if let Some(v) = attrs.output_type { raw_attrs.push(RawAttr::dtype(c"output_type", v)); }
+    let [output] = run_fixed::<1>(ctx, c"ArgMin", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`arg_min`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`arg_min`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ArgMinAttrs {
-    /// `axis`; default `0`.
-    pub axis: i64,
-    /// `output_type`; default `int64`.
-    pub output_type: DType,
-}
-
-impl Default for ArgMinAttrs {
-    fn default() -> Self {
-        Self {
-            axis: 0,
-            output_type: DType::Int64,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `0`.
+    pub axis: Option<i64>,
+    /// `output_type`; `None` leaves the registry's default, `int64`.
+    pub output_type: Option<DType>,
 }
 
 impl ArgMinAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 
     /// Sets `output_type`.
     pub fn output_type(mut self, value: DType) -> Self {
-        self.output_type = value;
+        self.output_type = Some(value);
         self
     }
 }
@@ -409,42 +373,34 @@ impl ArgMinAttrs {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
 pub fn avg_pool(ctx: &Context, input: &Tensor, ksize: &[i64], strides: &[i64], padding: &str, attrs: AvgPoolAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let padding_c = c_string(padding, "AvgPool", "padding")?;
-    let data_format_c = c_string(attrs.data_format.as_str(), "AvgPool", "data_format")?;
-    let raw_attrs = [
-        RawAttr::ints(c"ksize", ksize),
-        RawAttr::ints(c"strides", strides),
-        RawAttr::string(c"padding", &padding_c),
-        RawAttr::string(c"data_format", &data_format_c),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"AvgPool", &raw_inputs, &raw_attrs)?;
+    let padding_c = c_string(padding, "ops::avg_pool", "padding")?;
+    let data_format_c = attrs.data_format.as_deref().map(|s| c_string(s, "ops::avg_pool", "data_format")).transpose()?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::ints(c"ksize", ksize));
+    raw_attrs.push(RawAttr::ints(c"strides", strides));
+    raw_attrs.push(RawAttr::string(c"padding", &padding_c));
+    if let Some(v) = &data_format_c { raw_attrs.push(RawAttr::string(c"data_format", v)); }
+    let [output] = run_fixed::<1>(ctx, c"AvgPool", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`avg_pool`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`avg_pool`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct AvgPoolAttrs {
-    /// `data_format`; default `"NHWC"`.
-    pub data_format: String,
-}
-
-impl Default for AvgPoolAttrs {
-    fn default() -> Self {
-        Self {
-            data_format: String::from("NHWC"),
-        }
-    }
+    /// `data_format`; `None` leaves the registry's default, `"NHWC"`.
+    pub data_format: Option<String>,
 }
 
 impl AvgPoolAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `data_format`.
     pub fn data_format(mut self, value: impl Into<String>) -> Self {
-        self.data_format = value.into();
+        self.data_format = Some(value.into());
         self
     }
 }
@@ -463,48 +419,40 @@ impl AvgPoolAttrs {
 /// - `orig_input_shape` (INTS): required
 pub fn avg_pool_grad(ctx: &Context, grad: &Tensor, ksize: &[i64], strides: &[i64], padding: &str, orig_input_shape: &[i64], attrs: AvgPoolGradAttrs) -> Result<Tensor> {
     let raw_inputs = [grad.as_raw()];
-    let padding_c = c_string(padding, "AvgPoolGrad", "padding")?;
-    let data_format_c = c_string(attrs.data_format.as_str(), "AvgPoolGrad", "data_format")?;
-    let raw_attrs = [
-        RawAttr::ints(c"ksize", ksize),
-        RawAttr::ints(c"strides", strides),
-        RawAttr::string(c"padding", &padding_c),
-        RawAttr::string(c"data_format", &data_format_c),
-        RawAttr::ints(c"orig_input_shape", orig_input_shape),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"AvgPoolGrad", &raw_inputs, &raw_attrs)?;
+    let padding_c = c_string(padding, "ops::avg_pool_grad", "padding")?;
+    let data_format_c = attrs.data_format.as_deref().map(|s| c_string(s, "ops::avg_pool_grad", "data_format")).transpose()?;
+    let mut raw_attrs = AttrList::<5>::new();
+    raw_attrs.push(RawAttr::ints(c"ksize", ksize));
+    raw_attrs.push(RawAttr::ints(c"strides", strides));
+    raw_attrs.push(RawAttr::string(c"padding", &padding_c));
+    raw_attrs.push(RawAttr::ints(c"orig_input_shape", orig_input_shape));
+    if let Some(v) = &data_format_c { raw_attrs.push(RawAttr::string(c"data_format", v)); }
+    let [output] = run_fixed::<1>(ctx, c"AvgPoolGrad", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`avg_pool_grad`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`avg_pool_grad`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct AvgPoolGradAttrs {
-    /// `data_format`; default `"NHWC"`.
-    pub data_format: String,
-}
-
-impl Default for AvgPoolGradAttrs {
-    fn default() -> Self {
-        Self {
-            data_format: String::from("NHWC"),
-        }
-    }
+    /// `data_format`; `None` leaves the registry's default, `"NHWC"`.
+    pub data_format: Option<String>,
 }
 
 impl AvgPoolGradAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `data_format`.
     pub fn data_format(mut self, value: impl Into<String>) -> Self {
-        self.data_format = value.into();
+        self.data_format = Some(value.into());
         self
     }
 }
 
-/// `Cast`: Converts x to DstT: float->int truncates toward zero and saturates (NaN -> 0), complex->real keeps the real part, x->bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
+/// `Cast`: Converts x to DstT: float-\>int truncates toward zero and saturates (NaN -\> 0), complex-\>real keeps the real part, x-\>bool is x != 0 (complex: either part). Truncate=true rounds narrowing float casts toward zero instead of to nearest.
 ///
 /// Inputs: `x` (SrcT).
 /// Outputs: `y` (DstT).
@@ -515,38 +463,30 @@ impl AvgPoolGradAttrs {
 /// - `Truncate` (BOOL, default `false`)
 pub fn cast(ctx: &Context, x: &Tensor, dst_t: DType, attrs: CastAttrs) -> Result<Tensor> {
     let raw_inputs = [x.as_raw()];
-    let raw_attrs = [
-        RawAttr::dtype(c"DstT", dst_t),
-        RawAttr::bool(c"Truncate", attrs.truncate),
-    ];
-    let [y] = run_fixed::<1>(ctx, c"Cast", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    raw_attrs.push(RawAttr::dtype(c"DstT", dst_t));
+    if let Some(v) = attrs.truncate { raw_attrs.push(RawAttr::bool(c"Truncate", v)); }
+    let [y] = run_fixed::<1>(ctx, c"Cast", &raw_inputs, raw_attrs.as_slice())?;
     Ok(y)
 }
 
-/// Optional attributes of [`cast`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`cast`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CastAttrs {
-    /// `Truncate`; default `false`.
-    pub truncate: bool,
-}
-
-impl Default for CastAttrs {
-    fn default() -> Self {
-        Self {
-            truncate: false,
-        }
-    }
+    /// `Truncate`; `None` leaves the registry's default, `false`.
+    pub truncate: Option<bool>,
 }
 
 impl CastAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `Truncate`.
     pub fn truncate(mut self, value: bool) -> Self {
-        self.truncate = value;
+        self.truncate = Some(value);
         self
     }
 }
@@ -587,37 +527,29 @@ pub fn clip_by_value(ctx: &Context, t: &Tensor, clip_value_min: &Tensor, clip_va
 /// - `axis` (INT, default `0`)
 pub fn concat_v2(ctx: &Context, values: &[&Tensor], attrs: ConcatV2Attrs) -> Result<Tensor> {
     let raw_inputs: Vec<_> = values.iter().map(|t| t.as_raw()).collect();
-    let raw_attrs = [
-        RawAttr::int(c"axis", attrs.axis),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"ConcatV2", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    let [output] = run_fixed::<1>(ctx, c"ConcatV2", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`concat_v2`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`concat_v2`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ConcatV2Attrs {
-    /// `axis`; default `0`.
-    pub axis: i64,
-}
-
-impl Default for ConcatV2Attrs {
-    fn default() -> Self {
-        Self {
-            axis: 0,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `0`.
+    pub axis: Option<i64>,
 }
 
 impl ConcatV2Attrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 }
@@ -635,51 +567,42 @@ impl ConcatV2Attrs {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
 pub fn conv2d(ctx: &Context, input: &Tensor, filter: &Tensor, strides: &[i64], padding: &str, attrs: Conv2DAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw(), filter.as_raw()];
-    let padding_c = c_string(padding, "Conv2D", "padding")?;
-    let data_format_c = c_string(attrs.data_format.as_str(), "Conv2D", "data_format")?;
-    let raw_attrs = [
-        RawAttr::ints(c"strides", strides),
-        RawAttr::string(c"padding", &padding_c),
-        RawAttr::ints(c"dilations", &attrs.dilations),
-        RawAttr::string(c"data_format", &data_format_c),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Conv2D", &raw_inputs, &raw_attrs)?;
+    let padding_c = c_string(padding, "ops::conv2d", "padding")?;
+    let data_format_c = attrs.data_format.as_deref().map(|s| c_string(s, "ops::conv2d", "data_format")).transpose()?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::ints(c"strides", strides));
+    raw_attrs.push(RawAttr::string(c"padding", &padding_c));
+    if let Some(v) = &attrs.dilations { raw_attrs.push(RawAttr::ints(c"dilations", v)); }
+    if let Some(v) = &data_format_c { raw_attrs.push(RawAttr::string(c"data_format", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Conv2D", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`conv2d`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`conv2d`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Conv2DAttrs {
-    /// `dilations`; default `[1, 1, 1, 1]`.
-    pub dilations: Vec<i64>,
-    /// `data_format`; default `"NHWC"`.
-    pub data_format: String,
-}
-
-impl Default for Conv2DAttrs {
-    fn default() -> Self {
-        Self {
-            dilations: vec![1, 1, 1, 1],
-            data_format: String::from("NHWC"),
-        }
-    }
+    /// `dilations`; `None` leaves the registry's default, `[1, 1, 1, 1]`.
+    pub dilations: Option<Vec<i64>>,
+    /// `data_format`; `None` leaves the registry's default, `"NHWC"`.
+    pub data_format: Option<String>,
 }
 
 impl Conv2DAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `dilations`.
     pub fn dilations(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.dilations = value.into();
+        self.dilations = Some(value.into());
         self
     }
 
     /// Sets `data_format`.
     pub fn data_format(mut self, value: impl Into<String>) -> Self {
-        self.data_format = value.into();
+        self.data_format = Some(value.into());
         self
     }
 }
@@ -698,52 +621,43 @@ impl Conv2DAttrs {
 /// - `filter_sizes` (INTS): required
 pub fn conv2d_backprop_filter(ctx: &Context, input: &Tensor, out_backprop: &Tensor, strides: &[i64], padding: &str, filter_sizes: &[i64], attrs: Conv2DBackpropFilterAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw(), out_backprop.as_raw()];
-    let padding_c = c_string(padding, "Conv2DBackpropFilter", "padding")?;
-    let data_format_c = c_string(attrs.data_format.as_str(), "Conv2DBackpropFilter", "data_format")?;
-    let raw_attrs = [
-        RawAttr::ints(c"strides", strides),
-        RawAttr::string(c"padding", &padding_c),
-        RawAttr::ints(c"dilations", &attrs.dilations),
-        RawAttr::string(c"data_format", &data_format_c),
-        RawAttr::ints(c"filter_sizes", filter_sizes),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Conv2DBackpropFilter", &raw_inputs, &raw_attrs)?;
+    let padding_c = c_string(padding, "ops::conv2d_backprop_filter", "padding")?;
+    let data_format_c = attrs.data_format.as_deref().map(|s| c_string(s, "ops::conv2d_backprop_filter", "data_format")).transpose()?;
+    let mut raw_attrs = AttrList::<5>::new();
+    raw_attrs.push(RawAttr::ints(c"strides", strides));
+    raw_attrs.push(RawAttr::string(c"padding", &padding_c));
+    raw_attrs.push(RawAttr::ints(c"filter_sizes", filter_sizes));
+    if let Some(v) = &attrs.dilations { raw_attrs.push(RawAttr::ints(c"dilations", v)); }
+    if let Some(v) = &data_format_c { raw_attrs.push(RawAttr::string(c"data_format", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Conv2DBackpropFilter", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`conv2d_backprop_filter`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`conv2d_backprop_filter`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Conv2DBackpropFilterAttrs {
-    /// `dilations`; default `[1, 1, 1, 1]`.
-    pub dilations: Vec<i64>,
-    /// `data_format`; default `"NHWC"`.
-    pub data_format: String,
-}
-
-impl Default for Conv2DBackpropFilterAttrs {
-    fn default() -> Self {
-        Self {
-            dilations: vec![1, 1, 1, 1],
-            data_format: String::from("NHWC"),
-        }
-    }
+    /// `dilations`; `None` leaves the registry's default, `[1, 1, 1, 1]`.
+    pub dilations: Option<Vec<i64>>,
+    /// `data_format`; `None` leaves the registry's default, `"NHWC"`.
+    pub data_format: Option<String>,
 }
 
 impl Conv2DBackpropFilterAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `dilations`.
     pub fn dilations(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.dilations = value.into();
+        self.dilations = Some(value.into());
         self
     }
 
     /// Sets `data_format`.
     pub fn data_format(mut self, value: impl Into<String>) -> Self {
-        self.data_format = value.into();
+        self.data_format = Some(value.into());
         self
     }
 }
@@ -762,52 +676,43 @@ impl Conv2DBackpropFilterAttrs {
 /// - `input_sizes` (INTS): required
 pub fn conv2d_backprop_input(ctx: &Context, filter: &Tensor, out_backprop: &Tensor, strides: &[i64], padding: &str, input_sizes: &[i64], attrs: Conv2DBackpropInputAttrs) -> Result<Tensor> {
     let raw_inputs = [filter.as_raw(), out_backprop.as_raw()];
-    let padding_c = c_string(padding, "Conv2DBackpropInput", "padding")?;
-    let data_format_c = c_string(attrs.data_format.as_str(), "Conv2DBackpropInput", "data_format")?;
-    let raw_attrs = [
-        RawAttr::ints(c"strides", strides),
-        RawAttr::string(c"padding", &padding_c),
-        RawAttr::ints(c"dilations", &attrs.dilations),
-        RawAttr::string(c"data_format", &data_format_c),
-        RawAttr::ints(c"input_sizes", input_sizes),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Conv2DBackpropInput", &raw_inputs, &raw_attrs)?;
+    let padding_c = c_string(padding, "ops::conv2d_backprop_input", "padding")?;
+    let data_format_c = attrs.data_format.as_deref().map(|s| c_string(s, "ops::conv2d_backprop_input", "data_format")).transpose()?;
+    let mut raw_attrs = AttrList::<5>::new();
+    raw_attrs.push(RawAttr::ints(c"strides", strides));
+    raw_attrs.push(RawAttr::string(c"padding", &padding_c));
+    raw_attrs.push(RawAttr::ints(c"input_sizes", input_sizes));
+    if let Some(v) = &attrs.dilations { raw_attrs.push(RawAttr::ints(c"dilations", v)); }
+    if let Some(v) = &data_format_c { raw_attrs.push(RawAttr::string(c"data_format", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Conv2DBackpropInput", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`conv2d_backprop_input`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`conv2d_backprop_input`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Conv2DBackpropInputAttrs {
-    /// `dilations`; default `[1, 1, 1, 1]`.
-    pub dilations: Vec<i64>,
-    /// `data_format`; default `"NHWC"`.
-    pub data_format: String,
-}
-
-impl Default for Conv2DBackpropInputAttrs {
-    fn default() -> Self {
-        Self {
-            dilations: vec![1, 1, 1, 1],
-            data_format: String::from("NHWC"),
-        }
-    }
+    /// `dilations`; `None` leaves the registry's default, `[1, 1, 1, 1]`.
+    pub dilations: Option<Vec<i64>>,
+    /// `data_format`; `None` leaves the registry's default, `"NHWC"`.
+    pub data_format: Option<String>,
 }
 
 impl Conv2DBackpropInputAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `dilations`.
     pub fn dilations(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.dilations = value.into();
+        self.dilations = Some(value.into());
         self
     }
 
     /// Sets `data_format`.
     pub fn data_format(mut self, value: impl Into<String>) -> Self {
-        self.data_format = value.into();
+        self.data_format = Some(value.into());
         self
     }
 }
@@ -837,62 +742,52 @@ pub fn cos(ctx: &Context, x: &Tensor) -> Result<Tensor> {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
 pub fn cumsum(ctx: &Context, x: &Tensor, attrs: CumsumAttrs) -> Result<Tensor> {
     let raw_inputs = [x.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"axis", attrs.axis),
-        RawAttr::bool(c"exclusive", attrs.exclusive),
-        RawAttr::bool(c"reverse", attrs.reverse),
-    ];
-    let [out] = run_fixed::<1>(ctx, c"Cumsum", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<3>::new();
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    if let Some(v) = attrs.exclusive { raw_attrs.push(RawAttr::bool(c"exclusive", v)); }
+    if let Some(v) = attrs.reverse { raw_attrs.push(RawAttr::bool(c"reverse", v)); }
+    let [out] = run_fixed::<1>(ctx, c"Cumsum", &raw_inputs, raw_attrs.as_slice())?;
     Ok(out)
 }
 
-/// Optional attributes of [`cumsum`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`cumsum`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CumsumAttrs {
-    /// `axis`; default `0`.
-    pub axis: i64,
-    /// `exclusive`; default `false`.
-    pub exclusive: bool,
-    /// `reverse`; default `false`.
-    pub reverse: bool,
-}
-
-impl Default for CumsumAttrs {
-    fn default() -> Self {
-        Self {
-            axis: 0,
-            exclusive: false,
-            reverse: false,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `0`.
+    pub axis: Option<i64>,
+    /// `exclusive`; `None` leaves the registry's default, `false`.
+    pub exclusive: Option<bool>,
+    /// `reverse`; `None` leaves the registry's default, `false`.
+    pub reverse: Option<bool>,
 }
 
 impl CumsumAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 
     /// Sets `exclusive`.
     pub fn exclusive(mut self, value: bool) -> Self {
-        self.exclusive = value;
+        self.exclusive = Some(value);
         self
     }
 
     /// Sets `reverse`.
     pub fn reverse(mut self, value: bool) -> Self {
-        self.reverse = value;
+        self.reverse = Some(value);
         self
     }
 }
 
-/// `Elu`: x if x > 0, else exp(x) - 1.
+/// `Elu`: x if x \> 0, else exp(x) - 1.
 ///
 /// Inputs: `x` (T).
 /// Outputs: `y` (T).
@@ -915,37 +810,29 @@ pub fn elu(ctx: &Context, x: &Tensor) -> Result<Tensor> {
 /// - `incompatible_shape_error` (BOOL, default `true`)
 pub fn equal(ctx: &Context, x: &Tensor, y: &Tensor, attrs: EqualAttrs) -> Result<Tensor> {
     let raw_inputs = [x.as_raw(), y.as_raw()];
-    let raw_attrs = [
-        RawAttr::bool(c"incompatible_shape_error", attrs.incompatible_shape_error),
-    ];
-    let [z] = run_fixed::<1>(ctx, c"Equal", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = attrs.incompatible_shape_error { raw_attrs.push(RawAttr::bool(c"incompatible_shape_error", v)); }
+    let [z] = run_fixed::<1>(ctx, c"Equal", &raw_inputs, raw_attrs.as_slice())?;
     Ok(z)
 }
 
-/// Optional attributes of [`equal`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`equal`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct EqualAttrs {
-    /// `incompatible_shape_error`; default `true`.
-    pub incompatible_shape_error: bool,
-}
-
-impl Default for EqualAttrs {
-    fn default() -> Self {
-        Self {
-            incompatible_shape_error: true,
-        }
-    }
+    /// `incompatible_shape_error`; `None` leaves the registry's default, `true`.
+    pub incompatible_shape_error: Option<bool>,
 }
 
 impl EqualAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `incompatible_shape_error`.
     pub fn incompatible_shape_error(mut self, value: bool) -> Self {
-        self.incompatible_shape_error = value;
+        self.incompatible_shape_error = Some(value);
         self
     }
 }
@@ -976,7 +863,7 @@ pub fn exp(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
-/// `ExpandDims`: Inserts a size-1 dimension at `axis` (in [-rank-1, rank]).
+/// `ExpandDims`: Inserts a size-1 dimension at `axis` (in \[-rank-1, rank\]).
 ///
 /// Inputs: `input` (T).
 /// Outputs: `output` (T).
@@ -1069,7 +956,7 @@ pub fn floor_mod(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(z)
 }
 
-/// `GatherNd`: Slices of `params` at the coordinates in the last dimension of `indices` (k of them: output is indices.shape[:-1] + params.shape[k:]); out-of-range indices are an error.
+/// `GatherNd`: Slices of `params` at the coordinates in the last dimension of `indices` (k of them: output is indices.shape\[:-1\] + params.shape\[k:\]); out-of-range indices are an error.
 ///
 /// Inputs: `params` (Tparams), `indices` (Tindices).
 /// Outputs: `output` (Tparams).
@@ -1095,47 +982,38 @@ pub fn gather_nd(ctx: &Context, params: &Tensor, indices: &Tensor) -> Result<Ten
 /// - `batch_dims` (INT, default `0`)
 pub fn gather_v2(ctx: &Context, params: &Tensor, indices: &Tensor, attrs: GatherV2Attrs) -> Result<Tensor> {
     let raw_inputs = [params.as_raw(), indices.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"axis", attrs.axis),
-        RawAttr::int(c"batch_dims", attrs.batch_dims),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"GatherV2", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    if let Some(v) = attrs.batch_dims { raw_attrs.push(RawAttr::int(c"batch_dims", v)); }
+    let [output] = run_fixed::<1>(ctx, c"GatherV2", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`gather_v2`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`gather_v2`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct GatherV2Attrs {
-    /// `axis`; default `0`.
-    pub axis: i64,
-    /// `batch_dims`; default `0`.
-    pub batch_dims: i64,
-}
-
-impl Default for GatherV2Attrs {
-    fn default() -> Self {
-        Self {
-            axis: 0,
-            batch_dims: 0,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `0`.
+    pub axis: Option<i64>,
+    /// `batch_dims`; `None` leaves the registry's default, `0`.
+    pub batch_dims: Option<i64>,
 }
 
 impl GatherV2Attrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 
     /// Sets `batch_dims`.
     pub fn batch_dims(mut self, value: i64) -> Self {
-        self.batch_dims = value;
+        self.batch_dims = Some(value);
         self
     }
 }
@@ -1150,42 +1028,34 @@ impl GatherV2Attrs {
 /// - `approximate` (BOOL, default `false`)
 pub fn gelu(ctx: &Context, x: &Tensor, attrs: GeluAttrs) -> Result<Tensor> {
     let raw_inputs = [x.as_raw()];
-    let raw_attrs = [
-        RawAttr::bool(c"approximate", attrs.approximate),
-    ];
-    let [y] = run_fixed::<1>(ctx, c"Gelu", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = attrs.approximate { raw_attrs.push(RawAttr::bool(c"approximate", v)); }
+    let [y] = run_fixed::<1>(ctx, c"Gelu", &raw_inputs, raw_attrs.as_slice())?;
     Ok(y)
 }
 
-/// Optional attributes of [`gelu`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`gelu`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct GeluAttrs {
-    /// `approximate`; default `false`.
-    pub approximate: bool,
-}
-
-impl Default for GeluAttrs {
-    fn default() -> Self {
-        Self {
-            approximate: false,
-        }
-    }
+    /// `approximate`; `None` leaves the registry's default, `false`.
+    pub approximate: Option<bool>,
 }
 
 impl GeluAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `approximate`.
     pub fn approximate(mut self, value: bool) -> Self {
-        self.approximate = value;
+        self.approximate = Some(value);
         self
     }
 }
 
-/// `Greater`: x > y with broadcasting; real dtypes.
+/// `Greater`: x \> y with broadcasting; real dtypes.
 ///
 /// Inputs: `x` (T), `y` (T).
 /// Outputs: `z` (bool).
@@ -1198,7 +1068,7 @@ pub fn greater(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(z)
 }
 
-/// `GreaterEqual`: x >= y with broadcasting; real dtypes.
+/// `GreaterEqual`: x \>= y with broadcasting; real dtypes.
 ///
 /// Inputs: `x` (T), `y` (T).
 /// Outputs: `z` (bool).
@@ -1247,7 +1117,7 @@ pub fn irfft(ctx: &Context, input: &Tensor, fft_length: &[i64]) -> Result<Tensor
     Ok(output)
 }
 
-/// `IRFFT2D`: Inverse of RFFT2D: fft_length[0] x fft_length[1] real points.
+/// `IRFFT2D`: Inverse of RFFT2D: fft_length\[0\] x fft_length\[1\] real points.
 ///
 /// Inputs: `input` (complex64).
 /// Outputs: `output` (float32).
@@ -1302,7 +1172,7 @@ pub fn is_nan(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
-/// `Less`: x < y with broadcasting; real dtypes.
+/// `Less`: x \< y with broadcasting; real dtypes.
 ///
 /// Inputs: `x` (T), `y` (T).
 /// Outputs: `z` (bool).
@@ -1315,7 +1185,7 @@ pub fn less(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(z)
 }
 
-/// `LessEqual`: x <= y with broadcasting; real dtypes.
+/// `LessEqual`: x \<= y with broadcasting; real dtypes.
 ///
 /// Inputs: `x` (T), `y` (T).
 /// Outputs: `z` (bool).
@@ -1328,7 +1198,7 @@ pub fn less_equal(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(z)
 }
 
-/// `Log`: Natural logarithm; log(0) = -inf, log(x < 0) = NaN.
+/// `Log`: Natural logarithm; log(0) = -inf, log(x \< 0) = NaN.
 ///
 /// Inputs: `x` (T).
 /// Outputs: `y` (T).
@@ -1364,37 +1234,29 @@ pub fn log1p(ctx: &Context, x: &Tensor) -> Result<Tensor> {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
 pub fn log_softmax(ctx: &Context, logits: &Tensor, attrs: LogSoftmaxAttrs) -> Result<Tensor> {
     let raw_inputs = [logits.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"axis", attrs.axis),
-    ];
-    let [logsoftmax] = run_fixed::<1>(ctx, c"LogSoftmax", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    let [logsoftmax] = run_fixed::<1>(ctx, c"LogSoftmax", &raw_inputs, raw_attrs.as_slice())?;
     Ok(logsoftmax)
 }
 
-/// Optional attributes of [`log_softmax`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`log_softmax`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LogSoftmaxAttrs {
-    /// `axis`; default `-1`.
-    pub axis: i64,
-}
-
-impl Default for LogSoftmaxAttrs {
-    fn default() -> Self {
-        Self {
-            axis: -1,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `-1`.
+    pub axis: Option<i64>,
 }
 
 impl LogSoftmaxAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 }
@@ -1440,47 +1302,38 @@ pub fn logical_or(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, complex64, int64, bfloat16, float16
 pub fn mat_mul(ctx: &Context, a: &Tensor, b: &Tensor, attrs: MatMulAttrs) -> Result<Tensor> {
     let raw_inputs = [a.as_raw(), b.as_raw()];
-    let raw_attrs = [
-        RawAttr::bool(c"transpose_a", attrs.transpose_a),
-        RawAttr::bool(c"transpose_b", attrs.transpose_b),
-    ];
-    let [product] = run_fixed::<1>(ctx, c"MatMul", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = attrs.transpose_a { raw_attrs.push(RawAttr::bool(c"transpose_a", v)); }
+    if let Some(v) = attrs.transpose_b { raw_attrs.push(RawAttr::bool(c"transpose_b", v)); }
+    let [product] = run_fixed::<1>(ctx, c"MatMul", &raw_inputs, raw_attrs.as_slice())?;
     Ok(product)
 }
 
-/// Optional attributes of [`mat_mul`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`mat_mul`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MatMulAttrs {
-    /// `transpose_a`; default `false`.
-    pub transpose_a: bool,
-    /// `transpose_b`; default `false`.
-    pub transpose_b: bool,
-}
-
-impl Default for MatMulAttrs {
-    fn default() -> Self {
-        Self {
-            transpose_a: false,
-            transpose_b: false,
-        }
-    }
+    /// `transpose_a`; `None` leaves the registry's default, `false`.
+    pub transpose_a: Option<bool>,
+    /// `transpose_b`; `None` leaves the registry's default, `false`.
+    pub transpose_b: Option<bool>,
 }
 
 impl MatMulAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `transpose_a`.
     pub fn transpose_a(mut self, value: bool) -> Self {
-        self.transpose_a = value;
+        self.transpose_a = Some(value);
         self
     }
 
     /// Sets `transpose_b`.
     pub fn transpose_b(mut self, value: bool) -> Self {
-        self.transpose_b = value;
+        self.transpose_b = Some(value);
         self
     }
 }
@@ -1496,47 +1349,38 @@ impl MatMulAttrs {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
 pub fn max(ctx: &Context, input: &Tensor, attrs: MaxAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"axis", &attrs.axis),
-        RawAttr::bool(c"keep_dims", attrs.keep_dims),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Max", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = &attrs.axis { raw_attrs.push(RawAttr::ints(c"axis", v)); }
+    if let Some(v) = attrs.keep_dims { raw_attrs.push(RawAttr::bool(c"keep_dims", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Max", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`max`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`max`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MaxAttrs {
-    /// `axis`; default `[]`.
-    pub axis: Vec<i64>,
-    /// `keep_dims`; default `false`.
-    pub keep_dims: bool,
-}
-
-impl Default for MaxAttrs {
-    fn default() -> Self {
-        Self {
-            axis: vec![],
-            keep_dims: false,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `[]`.
+    pub axis: Option<Vec<i64>>,
+    /// `keep_dims`; `None` leaves the registry's default, `false`.
+    pub keep_dims: Option<bool>,
 }
 
 impl MaxAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.axis = value.into();
+        self.axis = Some(value.into());
         self
     }
 
     /// Sets `keep_dims`.
     pub fn keep_dims(mut self, value: bool) -> Self {
-        self.keep_dims = value;
+        self.keep_dims = Some(value);
         self
     }
 }
@@ -1554,42 +1398,34 @@ impl MaxAttrs {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
 pub fn max_pool(ctx: &Context, input: &Tensor, ksize: &[i64], strides: &[i64], padding: &str, attrs: MaxPoolAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let padding_c = c_string(padding, "MaxPool", "padding")?;
-    let data_format_c = c_string(attrs.data_format.as_str(), "MaxPool", "data_format")?;
-    let raw_attrs = [
-        RawAttr::ints(c"ksize", ksize),
-        RawAttr::ints(c"strides", strides),
-        RawAttr::string(c"padding", &padding_c),
-        RawAttr::string(c"data_format", &data_format_c),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"MaxPool", &raw_inputs, &raw_attrs)?;
+    let padding_c = c_string(padding, "ops::max_pool", "padding")?;
+    let data_format_c = attrs.data_format.as_deref().map(|s| c_string(s, "ops::max_pool", "data_format")).transpose()?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::ints(c"ksize", ksize));
+    raw_attrs.push(RawAttr::ints(c"strides", strides));
+    raw_attrs.push(RawAttr::string(c"padding", &padding_c));
+    if let Some(v) = &data_format_c { raw_attrs.push(RawAttr::string(c"data_format", v)); }
+    let [output] = run_fixed::<1>(ctx, c"MaxPool", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`max_pool`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`max_pool`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MaxPoolAttrs {
-    /// `data_format`; default `"NHWC"`.
-    pub data_format: String,
-}
-
-impl Default for MaxPoolAttrs {
-    fn default() -> Self {
-        Self {
-            data_format: String::from("NHWC"),
-        }
-    }
+    /// `data_format`; `None` leaves the registry's default, `"NHWC"`.
+    pub data_format: Option<String>,
 }
 
 impl MaxPoolAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `data_format`.
     pub fn data_format(mut self, value: impl Into<String>) -> Self {
-        self.data_format = value.into();
+        self.data_format = Some(value.into());
         self
     }
 }
@@ -1607,42 +1443,34 @@ impl MaxPoolAttrs {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
 pub fn max_pool_grad(ctx: &Context, orig_input: &Tensor, orig_output: &Tensor, grad: &Tensor, ksize: &[i64], strides: &[i64], padding: &str, attrs: MaxPoolGradAttrs) -> Result<Tensor> {
     let raw_inputs = [orig_input.as_raw(), orig_output.as_raw(), grad.as_raw()];
-    let padding_c = c_string(padding, "MaxPoolGrad", "padding")?;
-    let data_format_c = c_string(attrs.data_format.as_str(), "MaxPoolGrad", "data_format")?;
-    let raw_attrs = [
-        RawAttr::ints(c"ksize", ksize),
-        RawAttr::ints(c"strides", strides),
-        RawAttr::string(c"padding", &padding_c),
-        RawAttr::string(c"data_format", &data_format_c),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"MaxPoolGrad", &raw_inputs, &raw_attrs)?;
+    let padding_c = c_string(padding, "ops::max_pool_grad", "padding")?;
+    let data_format_c = attrs.data_format.as_deref().map(|s| c_string(s, "ops::max_pool_grad", "data_format")).transpose()?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::ints(c"ksize", ksize));
+    raw_attrs.push(RawAttr::ints(c"strides", strides));
+    raw_attrs.push(RawAttr::string(c"padding", &padding_c));
+    if let Some(v) = &data_format_c { raw_attrs.push(RawAttr::string(c"data_format", v)); }
+    let [output] = run_fixed::<1>(ctx, c"MaxPoolGrad", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`max_pool_grad`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`max_pool_grad`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MaxPoolGradAttrs {
-    /// `data_format`; default `"NHWC"`.
-    pub data_format: String,
-}
-
-impl Default for MaxPoolGradAttrs {
-    fn default() -> Self {
-        Self {
-            data_format: String::from("NHWC"),
-        }
-    }
+    /// `data_format`; `None` leaves the registry's default, `"NHWC"`.
+    pub data_format: Option<String>,
 }
 
 impl MaxPoolGradAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `data_format`.
     pub fn data_format(mut self, value: impl Into<String>) -> Self {
-        self.data_format = value.into();
+        self.data_format = Some(value.into());
         self
     }
 }
@@ -1660,42 +1488,34 @@ impl MaxPoolGradAttrs {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
 pub fn max_pool_grad_grad(ctx: &Context, orig_input: &Tensor, orig_output: &Tensor, grad: &Tensor, ksize: &[i64], strides: &[i64], padding: &str, attrs: MaxPoolGradGradAttrs) -> Result<Tensor> {
     let raw_inputs = [orig_input.as_raw(), orig_output.as_raw(), grad.as_raw()];
-    let padding_c = c_string(padding, "MaxPoolGradGrad", "padding")?;
-    let data_format_c = c_string(attrs.data_format.as_str(), "MaxPoolGradGrad", "data_format")?;
-    let raw_attrs = [
-        RawAttr::ints(c"ksize", ksize),
-        RawAttr::ints(c"strides", strides),
-        RawAttr::string(c"padding", &padding_c),
-        RawAttr::string(c"data_format", &data_format_c),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"MaxPoolGradGrad", &raw_inputs, &raw_attrs)?;
+    let padding_c = c_string(padding, "ops::max_pool_grad_grad", "padding")?;
+    let data_format_c = attrs.data_format.as_deref().map(|s| c_string(s, "ops::max_pool_grad_grad", "data_format")).transpose()?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::ints(c"ksize", ksize));
+    raw_attrs.push(RawAttr::ints(c"strides", strides));
+    raw_attrs.push(RawAttr::string(c"padding", &padding_c));
+    if let Some(v) = &data_format_c { raw_attrs.push(RawAttr::string(c"data_format", v)); }
+    let [output] = run_fixed::<1>(ctx, c"MaxPoolGradGrad", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`max_pool_grad_grad`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`max_pool_grad_grad`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MaxPoolGradGradAttrs {
-    /// `data_format`; default `"NHWC"`.
-    pub data_format: String,
-}
-
-impl Default for MaxPoolGradGradAttrs {
-    fn default() -> Self {
-        Self {
-            data_format: String::from("NHWC"),
-        }
-    }
+    /// `data_format`; `None` leaves the registry's default, `"NHWC"`.
+    pub data_format: Option<String>,
 }
 
 impl MaxPoolGradGradAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `data_format`.
     pub fn data_format(mut self, value: impl Into<String>) -> Self {
-        self.data_format = value.into();
+        self.data_format = Some(value.into());
         self
     }
 }
@@ -1724,47 +1544,38 @@ pub fn maximum(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
 pub fn mean(ctx: &Context, input: &Tensor, attrs: MeanAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"axis", &attrs.axis),
-        RawAttr::bool(c"keep_dims", attrs.keep_dims),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Mean", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = &attrs.axis { raw_attrs.push(RawAttr::ints(c"axis", v)); }
+    if let Some(v) = attrs.keep_dims { raw_attrs.push(RawAttr::bool(c"keep_dims", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Mean", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`mean`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`mean`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MeanAttrs {
-    /// `axis`; default `[]`.
-    pub axis: Vec<i64>,
-    /// `keep_dims`; default `false`.
-    pub keep_dims: bool,
-}
-
-impl Default for MeanAttrs {
-    fn default() -> Self {
-        Self {
-            axis: vec![],
-            keep_dims: false,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `[]`.
+    pub axis: Option<Vec<i64>>,
+    /// `keep_dims`; `None` leaves the registry's default, `false`.
+    pub keep_dims: Option<bool>,
 }
 
 impl MeanAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.axis = value.into();
+        self.axis = Some(value.into());
         self
     }
 
     /// Sets `keep_dims`.
     pub fn keep_dims(mut self, value: bool) -> Self {
-        self.keep_dims = value;
+        self.keep_dims = Some(value);
         self
     }
 }
@@ -1780,47 +1591,38 @@ impl MeanAttrs {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
 pub fn min(ctx: &Context, input: &Tensor, attrs: MinAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"axis", &attrs.axis),
-        RawAttr::bool(c"keep_dims", attrs.keep_dims),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Min", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = &attrs.axis { raw_attrs.push(RawAttr::ints(c"axis", v)); }
+    if let Some(v) = attrs.keep_dims { raw_attrs.push(RawAttr::bool(c"keep_dims", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Min", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`min`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`min`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MinAttrs {
-    /// `axis`; default `[]`.
-    pub axis: Vec<i64>,
-    /// `keep_dims`; default `false`.
-    pub keep_dims: bool,
-}
-
-impl Default for MinAttrs {
-    fn default() -> Self {
-        Self {
-            axis: vec![],
-            keep_dims: false,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `[]`.
+    pub axis: Option<Vec<i64>>,
+    /// `keep_dims`; `None` leaves the registry's default, `false`.
+    pub keep_dims: Option<bool>,
 }
 
 impl MinAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.axis = value.into();
+        self.axis = Some(value.into());
         self
     }
 
     /// Sets `keep_dims`.
     pub fn keep_dims(mut self, value: bool) -> Self {
-        self.keep_dims = value;
+        self.keep_dims = Some(value);
         self
     }
 }
@@ -1874,37 +1676,29 @@ pub fn neg(ctx: &Context, x: &Tensor) -> Result<Tensor> {
 /// - `incompatible_shape_error` (BOOL, default `true`)
 pub fn not_equal(ctx: &Context, x: &Tensor, y: &Tensor, attrs: NotEqualAttrs) -> Result<Tensor> {
     let raw_inputs = [x.as_raw(), y.as_raw()];
-    let raw_attrs = [
-        RawAttr::bool(c"incompatible_shape_error", attrs.incompatible_shape_error),
-    ];
-    let [z] = run_fixed::<1>(ctx, c"NotEqual", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = attrs.incompatible_shape_error { raw_attrs.push(RawAttr::bool(c"incompatible_shape_error", v)); }
+    let [z] = run_fixed::<1>(ctx, c"NotEqual", &raw_inputs, raw_attrs.as_slice())?;
     Ok(z)
 }
 
-/// Optional attributes of [`not_equal`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`not_equal`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct NotEqualAttrs {
-    /// `incompatible_shape_error`; default `true`.
-    pub incompatible_shape_error: bool,
-}
-
-impl Default for NotEqualAttrs {
-    fn default() -> Self {
-        Self {
-            incompatible_shape_error: true,
-        }
-    }
+    /// `incompatible_shape_error`; `None` leaves the registry's default, `true`.
+    pub incompatible_shape_error: Option<bool>,
 }
 
 impl NotEqualAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `incompatible_shape_error`.
     pub fn incompatible_shape_error(mut self, value: bool) -> Self {
-        self.incompatible_shape_error = value;
+        self.incompatible_shape_error = Some(value);
         self
     }
 }
@@ -1923,68 +1717,57 @@ impl NotEqualAttrs {
 /// - `dtype` (DTYPE, default `float32`); one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
 pub fn one_hot(ctx: &Context, indices: &Tensor, depth: i64, attrs: OneHotAttrs) -> Result<Tensor> {
     let raw_inputs = [indices.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"depth", depth),
-        RawAttr::float(c"on_value", attrs.on_value),
-        RawAttr::float(c"off_value", attrs.off_value),
-        RawAttr::int(c"axis", attrs.axis),
-        RawAttr::dtype(c"dtype", attrs.dtype),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"OneHot", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<5>::new();
+    raw_attrs.push(RawAttr::int(c"depth", depth));
+    if let Some(v) = attrs.on_value { raw_attrs.push(RawAttr::float(c"on_value", v)); }
+    if let Some(v) = attrs.off_value { raw_attrs.push(RawAttr::float(c"off_value", v)); }
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    if let Some(v) = attrs.dtype { raw_attrs.push(RawAttr::dtype(c"dtype", v)); }
+    let [output] = run_fixed::<1>(ctx, c"OneHot", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`one_hot`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq)]
+/// Optional attributes of [`one_hot`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct OneHotAttrs {
-    /// `on_value`; default `1`.
-    pub on_value: f64,
-    /// `off_value`; default `0`.
-    pub off_value: f64,
-    /// `axis`; default `-1`.
-    pub axis: i64,
-    /// `dtype`; default `float32`.
-    pub dtype: DType,
-}
-
-impl Default for OneHotAttrs {
-    fn default() -> Self {
-        Self {
-            on_value: 1.0,
-            off_value: 0.0,
-            axis: -1,
-            dtype: DType::Float32,
-        }
-    }
+    /// `on_value`; `None` leaves the registry's default, `1`.
+    pub on_value: Option<f64>,
+    /// `off_value`; `None` leaves the registry's default, `0`.
+    pub off_value: Option<f64>,
+    /// `axis`; `None` leaves the registry's default, `-1`.
+    pub axis: Option<i64>,
+    /// `dtype`; `None` leaves the registry's default, `float32`.
+    pub dtype: Option<DType>,
 }
 
 impl OneHotAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `on_value`.
     pub fn on_value(mut self, value: f64) -> Self {
-        self.on_value = value;
+        self.on_value = Some(value);
         self
     }
 
     /// Sets `off_value`.
     pub fn off_value(mut self, value: f64) -> Self {
-        self.off_value = value;
+        self.off_value = Some(value);
         self
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 
     /// Sets `dtype`.
     pub fn dtype(mut self, value: DType) -> Self {
-        self.dtype = value;
+        self.dtype = Some(value);
         self
     }
 }
@@ -2002,7 +1785,7 @@ pub fn ones_like(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
-/// `Pack`: Stacks same-shaped `values` along a new dimension at `axis` (in [-rank-1, rank]).
+/// `Pack`: Stacks same-shaped `values` along a new dimension at `axis` (in \[-rank-1, rank\]).
 ///
 /// Inputs: `values` (T) (one or more).
 /// Outputs: `output` (T).
@@ -2012,42 +1795,34 @@ pub fn ones_like(ctx: &Context, x: &Tensor) -> Result<Tensor> {
 /// - `axis` (INT, default `0`)
 pub fn pack(ctx: &Context, values: &[&Tensor], attrs: PackAttrs) -> Result<Tensor> {
     let raw_inputs: Vec<_> = values.iter().map(|t| t.as_raw()).collect();
-    let raw_attrs = [
-        RawAttr::int(c"axis", attrs.axis),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Pack", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Pack", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`pack`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`pack`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct PackAttrs {
-    /// `axis`; default `0`.
-    pub axis: i64,
-}
-
-impl Default for PackAttrs {
-    fn default() -> Self {
-        Self {
-            axis: 0,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `0`.
+    pub axis: Option<i64>,
 }
 
 impl PackAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 }
 
-/// `Pad`: Pads with `constant_values` (converted to T): `paddings` is the flattened [rank, 2] list of [before, after] counts (TensorFlow's PadV2).
+/// `Pad`: Pads with `constant_values` (converted to T): `paddings` is the flattened \[rank, 2\] list of \[before, after\] counts (TensorFlow's PadV2).
 ///
 /// Inputs: `input` (T).
 /// Outputs: `output` (T).
@@ -2058,38 +1833,30 @@ impl PackAttrs {
 /// - `constant_values` (FLOAT, default `0`)
 pub fn pad(ctx: &Context, input: &Tensor, paddings: &[i64], attrs: PadAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"paddings", paddings),
-        RawAttr::float(c"constant_values", attrs.constant_values),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Pad", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    raw_attrs.push(RawAttr::ints(c"paddings", paddings));
+    if let Some(v) = attrs.constant_values { raw_attrs.push(RawAttr::float(c"constant_values", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Pad", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`pad`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq)]
+/// Optional attributes of [`pad`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PadAttrs {
-    /// `constant_values`; default `0`.
-    pub constant_values: f64,
-}
-
-impl Default for PadAttrs {
-    fn default() -> Self {
-        Self {
-            constant_values: 0.0,
-        }
-    }
+    /// `constant_values`; `None` leaves the registry's default, `0`.
+    pub constant_values: Option<f64>,
 }
 
 impl PadAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `constant_values`.
     pub fn constant_values(mut self, value: f64) -> Self {
-        self.constant_values = value;
+        self.constant_values = Some(value);
         self
     }
 }
@@ -2118,47 +1885,38 @@ pub fn pow(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
 pub fn prod(ctx: &Context, input: &Tensor, attrs: ProdAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"axis", &attrs.axis),
-        RawAttr::bool(c"keep_dims", attrs.keep_dims),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Prod", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = &attrs.axis { raw_attrs.push(RawAttr::ints(c"axis", v)); }
+    if let Some(v) = attrs.keep_dims { raw_attrs.push(RawAttr::bool(c"keep_dims", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Prod", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`prod`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`prod`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ProdAttrs {
-    /// `axis`; default `[]`.
-    pub axis: Vec<i64>,
-    /// `keep_dims`; default `false`.
-    pub keep_dims: bool,
-}
-
-impl Default for ProdAttrs {
-    fn default() -> Self {
-        Self {
-            axis: vec![],
-            keep_dims: false,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `[]`.
+    pub axis: Option<Vec<i64>>,
+    /// `keep_dims`; `None` leaves the registry's default, `false`.
+    pub keep_dims: Option<bool>,
 }
 
 impl ProdAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.axis = value.into();
+        self.axis = Some(value.into());
         self
     }
 
     /// Sets `keep_dims`.
     pub fn keep_dims(mut self, value: bool) -> Self {
-        self.keep_dims = value;
+        self.keep_dims = Some(value);
         self
     }
 }
@@ -2207,63 +1965,53 @@ pub fn rfft2d(ctx: &Context, input: &Tensor, fft_length: &[i64]) -> Result<Tenso
 /// - `seed2` (INT, default `0`)
 pub fn random_standard_normal(ctx: &Context, shape: &[i64], attrs: RandomStandardNormalAttrs) -> Result<Tensor> {
     let raw_inputs = [];
-    let raw_attrs = [
-        RawAttr::ints(c"shape", shape),
-        RawAttr::dtype(c"dtype", attrs.dtype),
-        RawAttr::int(c"seed", attrs.seed),
-        RawAttr::int(c"seed2", attrs.seed2),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"RandomStandardNormal", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::ints(c"shape", shape));
+    if let Some(v) = attrs.dtype { raw_attrs.push(RawAttr::dtype(c"dtype", v)); }
+    if let Some(v) = attrs.seed { raw_attrs.push(RawAttr::int(c"seed", v)); }
+    if let Some(v) = attrs.seed2 { raw_attrs.push(RawAttr::int(c"seed2", v)); }
+    let [output] = run_fixed::<1>(ctx, c"RandomStandardNormal", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`random_standard_normal`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`random_standard_normal`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RandomStandardNormalAttrs {
-    /// `dtype`; default `float32`.
-    pub dtype: DType,
-    /// `seed`; default `0`.
-    pub seed: i64,
-    /// `seed2`; default `0`.
-    pub seed2: i64,
-}
-
-impl Default for RandomStandardNormalAttrs {
-    fn default() -> Self {
-        Self {
-            dtype: DType::Float32,
-            seed: 0,
-            seed2: 0,
-        }
-    }
+    /// `dtype`; `None` leaves the registry's default, `float32`.
+    pub dtype: Option<DType>,
+    /// `seed`; `None` leaves the registry's default, `0`.
+    pub seed: Option<i64>,
+    /// `seed2`; `None` leaves the registry's default, `0`.
+    pub seed2: Option<i64>,
 }
 
 impl RandomStandardNormalAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `dtype`.
     pub fn dtype(mut self, value: DType) -> Self {
-        self.dtype = value;
+        self.dtype = Some(value);
         self
     }
 
     /// Sets `seed`.
     pub fn seed(mut self, value: i64) -> Self {
-        self.seed = value;
+        self.seed = Some(value);
         self
     }
 
     /// Sets `seed2`.
     pub fn seed2(mut self, value: i64) -> Self {
-        self.seed2 = value;
+        self.seed2 = Some(value);
         self
     }
 }
 
-/// `RandomUniform`: Uniform [0, 1) of attribute `shape` (Philox, not TF's stream); seeds 0,0 take a fresh per-call key from the context.
+/// `RandomUniform`: Uniform \[0, 1) of attribute `shape` (Philox, not TF's stream); seeds 0,0 take a fresh per-call key from the context.
 ///
 /// No inputs: runs on the context's default device.
 /// Outputs: `output` (dtype).
@@ -2275,58 +2023,48 @@ impl RandomStandardNormalAttrs {
 /// - `seed2` (INT, default `0`)
 pub fn random_uniform(ctx: &Context, shape: &[i64], attrs: RandomUniformAttrs) -> Result<Tensor> {
     let raw_inputs = [];
-    let raw_attrs = [
-        RawAttr::ints(c"shape", shape),
-        RawAttr::dtype(c"dtype", attrs.dtype),
-        RawAttr::int(c"seed", attrs.seed),
-        RawAttr::int(c"seed2", attrs.seed2),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"RandomUniform", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::ints(c"shape", shape));
+    if let Some(v) = attrs.dtype { raw_attrs.push(RawAttr::dtype(c"dtype", v)); }
+    if let Some(v) = attrs.seed { raw_attrs.push(RawAttr::int(c"seed", v)); }
+    if let Some(v) = attrs.seed2 { raw_attrs.push(RawAttr::int(c"seed2", v)); }
+    let [output] = run_fixed::<1>(ctx, c"RandomUniform", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`random_uniform`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`random_uniform`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RandomUniformAttrs {
-    /// `dtype`; default `float32`.
-    pub dtype: DType,
-    /// `seed`; default `0`.
-    pub seed: i64,
-    /// `seed2`; default `0`.
-    pub seed2: i64,
-}
-
-impl Default for RandomUniformAttrs {
-    fn default() -> Self {
-        Self {
-            dtype: DType::Float32,
-            seed: 0,
-            seed2: 0,
-        }
-    }
+    /// `dtype`; `None` leaves the registry's default, `float32`.
+    pub dtype: Option<DType>,
+    /// `seed`; `None` leaves the registry's default, `0`.
+    pub seed: Option<i64>,
+    /// `seed2`; `None` leaves the registry's default, `0`.
+    pub seed2: Option<i64>,
 }
 
 impl RandomUniformAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `dtype`.
     pub fn dtype(mut self, value: DType) -> Self {
-        self.dtype = value;
+        self.dtype = Some(value);
         self
     }
 
     /// Sets `seed`.
     pub fn seed(mut self, value: i64) -> Self {
-        self.seed = value;
+        self.seed = Some(value);
         self
     }
 
     /// Sets `seed2`.
     pub fn seed2(mut self, value: i64) -> Self {
-        self.seed2 = value;
+        self.seed2 = Some(value);
         self
     }
 }
@@ -2343,49 +2081,40 @@ impl RandomUniformAttrs {
 /// - `dtype` (DTYPE, default `float32`); one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
 pub fn range(ctx: &Context, start: f64, limit: f64, attrs: RangeAttrs) -> Result<Tensor> {
     let raw_inputs = [];
-    let raw_attrs = [
-        RawAttr::float(c"start", start),
-        RawAttr::float(c"limit", limit),
-        RawAttr::float(c"delta", attrs.delta),
-        RawAttr::dtype(c"dtype", attrs.dtype),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Range", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::float(c"start", start));
+    raw_attrs.push(RawAttr::float(c"limit", limit));
+    if let Some(v) = attrs.delta { raw_attrs.push(RawAttr::float(c"delta", v)); }
+    if let Some(v) = attrs.dtype { raw_attrs.push(RawAttr::dtype(c"dtype", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Range", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`range`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq)]
+/// Optional attributes of [`range`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RangeAttrs {
-    /// `delta`; default `1`.
-    pub delta: f64,
-    /// `dtype`; default `float32`.
-    pub dtype: DType,
-}
-
-impl Default for RangeAttrs {
-    fn default() -> Self {
-        Self {
-            delta: 1.0,
-            dtype: DType::Float32,
-        }
-    }
+    /// `delta`; `None` leaves the registry's default, `1`.
+    pub delta: Option<f64>,
+    /// `dtype`; `None` leaves the registry's default, `float32`.
+    pub dtype: Option<DType>,
 }
 
 impl RangeAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `delta`.
     pub fn delta(mut self, value: f64) -> Self {
-        self.delta = value;
+        self.delta = Some(value);
         self
     }
 
     /// Sets `dtype`.
     pub fn dtype(mut self, value: DType) -> Self {
-        self.dtype = value;
+        self.dtype = Some(value);
         self
     }
 }
@@ -2533,7 +2262,7 @@ pub fn select_v2(ctx: &Context, condition: &Tensor, t: &Tensor, e: &Tensor) -> R
     Ok(output)
 }
 
-/// `Selu`: scale * (x if x > 0, else alpha * (exp(x) - 1)), with TF's alpha and scale constants.
+/// `Selu`: scale * (x if x \> 0, else alpha * (exp(x) - 1)), with TF's alpha and scale constants.
 ///
 /// Inputs: `x` (T).
 /// Outputs: `y` (T).
@@ -2614,37 +2343,29 @@ pub fn slice(ctx: &Context, input: &Tensor, begin: &[i64], size: &[i64]) -> Resu
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
 pub fn softmax(ctx: &Context, logits: &Tensor, attrs: SoftmaxAttrs) -> Result<Tensor> {
     let raw_inputs = [logits.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"axis", attrs.axis),
-    ];
-    let [softmax] = run_fixed::<1>(ctx, c"Softmax", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    let [softmax] = run_fixed::<1>(ctx, c"Softmax", &raw_inputs, raw_attrs.as_slice())?;
     Ok(softmax)
 }
 
-/// Optional attributes of [`softmax`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`softmax`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SoftmaxAttrs {
-    /// `axis`; default `-1`.
-    pub axis: i64,
-}
-
-impl Default for SoftmaxAttrs {
-    fn default() -> Self {
-        Self {
-            axis: -1,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `-1`.
+    pub axis: Option<i64>,
 }
 
 impl SoftmaxAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 }
@@ -2673,47 +2394,38 @@ pub fn softplus(ctx: &Context, x: &Tensor) -> Result<Tensor> {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
 pub fn sort(ctx: &Context, input: &Tensor, attrs: SortAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"axis", attrs.axis),
-        RawAttr::bool(c"descending", attrs.descending),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Sort", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    if let Some(v) = attrs.descending { raw_attrs.push(RawAttr::bool(c"descending", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Sort", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`sort`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`sort`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SortAttrs {
-    /// `axis`; default `-1`.
-    pub axis: i64,
-    /// `descending`; default `false`.
-    pub descending: bool,
-}
-
-impl Default for SortAttrs {
-    fn default() -> Self {
-        Self {
-            axis: -1,
-            descending: false,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `-1`.
+    pub axis: Option<i64>,
+    /// `descending`; `None` leaves the registry's default, `false`.
+    pub descending: Option<bool>,
 }
 
 impl SortAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 
     /// Sets `descending`.
     pub fn descending(mut self, value: bool) -> Self {
-        self.descending = value;
+        self.descending = Some(value);
         self
     }
 }
@@ -2729,43 +2441,35 @@ impl SortAttrs {
 /// - `num_split` (INT): required
 pub fn split(ctx: &Context, value: &Tensor, num_split: i64, attrs: SplitAttrs) -> Result<Vec<Tensor>> {
     let raw_inputs = [value.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"axis", attrs.axis),
-        RawAttr::int(c"num_split", num_split),
-    ];
-    let n_outputs = num_outputs(c"Split", &raw_attrs)?;
-    run_vec(ctx, c"Split", &raw_inputs, &raw_attrs, n_outputs)
+    let mut raw_attrs = AttrList::<2>::new();
+    raw_attrs.push(RawAttr::int(c"num_split", num_split));
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    let n_outputs = num_outputs(c"Split", raw_attrs.as_slice())?;
+    run_vec(ctx, c"Split", &raw_inputs, raw_attrs.as_slice(), n_outputs)
 }
 
-/// Optional attributes of [`split`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`split`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SplitAttrs {
-    /// `axis`; default `0`.
-    pub axis: i64,
-}
-
-impl Default for SplitAttrs {
-    fn default() -> Self {
-        Self {
-            axis: 0,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `0`.
+    pub axis: Option<i64>,
 }
 
 impl SplitAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 }
 
-/// `Sqrt`: Square root; sqrt(x < 0) = NaN for real dtypes.
+/// `Sqrt`: Square root; sqrt(x \< 0) = NaN for real dtypes.
 ///
 /// Inputs: `x` (T).
 /// Outputs: `y` (T).
@@ -2814,37 +2518,29 @@ pub fn squared_difference(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tenso
 /// - `squeeze_dims` (INTS, default `[]`)
 pub fn squeeze(ctx: &Context, input: &Tensor, attrs: SqueezeAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"squeeze_dims", &attrs.squeeze_dims),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Squeeze", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = &attrs.squeeze_dims { raw_attrs.push(RawAttr::ints(c"squeeze_dims", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Squeeze", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`squeeze`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`squeeze`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SqueezeAttrs {
-    /// `squeeze_dims`; default `[]`.
-    pub squeeze_dims: Vec<i64>,
-}
-
-impl Default for SqueezeAttrs {
-    fn default() -> Self {
-        Self {
-            squeeze_dims: vec![],
-        }
-    }
+    /// `squeeze_dims`; `None` leaves the registry's default, `[]`.
+    pub squeeze_dims: Option<Vec<i64>>,
 }
 
 impl SqueezeAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `squeeze_dims`.
     pub fn squeeze_dims(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.squeeze_dims = value.into();
+        self.squeeze_dims = Some(value.into());
         self
     }
 }
@@ -2862,7 +2558,7 @@ pub fn stop_gradient(ctx: &Context, input: &Tensor) -> Result<Tensor> {
     Ok(output)
 }
 
-/// `StridedSlice`: Python-style input[begin:end:strides] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
+/// `StridedSlice`: Python-style input\[begin:end:strides\] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
 ///
 /// Inputs: `input` (T).
 /// Outputs: `output` (T).
@@ -2879,80 +2575,68 @@ pub fn stop_gradient(ctx: &Context, input: &Tensor) -> Result<Tensor> {
 /// - `shrink_axis_mask` (INT, default `0`)
 pub fn strided_slice(ctx: &Context, input: &Tensor, begin: &[i64], end: &[i64], strides: &[i64], attrs: StridedSliceAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"begin", begin),
-        RawAttr::ints(c"end", end),
-        RawAttr::ints(c"strides", strides),
-        RawAttr::int(c"begin_mask", attrs.begin_mask),
-        RawAttr::int(c"end_mask", attrs.end_mask),
-        RawAttr::int(c"ellipsis_mask", attrs.ellipsis_mask),
-        RawAttr::int(c"new_axis_mask", attrs.new_axis_mask),
-        RawAttr::int(c"shrink_axis_mask", attrs.shrink_axis_mask),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"StridedSlice", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<8>::new();
+    raw_attrs.push(RawAttr::ints(c"begin", begin));
+    raw_attrs.push(RawAttr::ints(c"end", end));
+    raw_attrs.push(RawAttr::ints(c"strides", strides));
+    if let Some(v) = attrs.begin_mask { raw_attrs.push(RawAttr::int(c"begin_mask", v)); }
+    if let Some(v) = attrs.end_mask { raw_attrs.push(RawAttr::int(c"end_mask", v)); }
+    if let Some(v) = attrs.ellipsis_mask { raw_attrs.push(RawAttr::int(c"ellipsis_mask", v)); }
+    if let Some(v) = attrs.new_axis_mask { raw_attrs.push(RawAttr::int(c"new_axis_mask", v)); }
+    if let Some(v) = attrs.shrink_axis_mask { raw_attrs.push(RawAttr::int(c"shrink_axis_mask", v)); }
+    let [output] = run_fixed::<1>(ctx, c"StridedSlice", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`strided_slice`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`strided_slice`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct StridedSliceAttrs {
-    /// `begin_mask`; default `0`.
-    pub begin_mask: i64,
-    /// `end_mask`; default `0`.
-    pub end_mask: i64,
-    /// `ellipsis_mask`; default `0`.
-    pub ellipsis_mask: i64,
-    /// `new_axis_mask`; default `0`.
-    pub new_axis_mask: i64,
-    /// `shrink_axis_mask`; default `0`.
-    pub shrink_axis_mask: i64,
-}
-
-impl Default for StridedSliceAttrs {
-    fn default() -> Self {
-        Self {
-            begin_mask: 0,
-            end_mask: 0,
-            ellipsis_mask: 0,
-            new_axis_mask: 0,
-            shrink_axis_mask: 0,
-        }
-    }
+    /// `begin_mask`; `None` leaves the registry's default, `0`.
+    pub begin_mask: Option<i64>,
+    /// `end_mask`; `None` leaves the registry's default, `0`.
+    pub end_mask: Option<i64>,
+    /// `ellipsis_mask`; `None` leaves the registry's default, `0`.
+    pub ellipsis_mask: Option<i64>,
+    /// `new_axis_mask`; `None` leaves the registry's default, `0`.
+    pub new_axis_mask: Option<i64>,
+    /// `shrink_axis_mask`; `None` leaves the registry's default, `0`.
+    pub shrink_axis_mask: Option<i64>,
 }
 
 impl StridedSliceAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `begin_mask`.
     pub fn begin_mask(mut self, value: i64) -> Self {
-        self.begin_mask = value;
+        self.begin_mask = Some(value);
         self
     }
 
     /// Sets `end_mask`.
     pub fn end_mask(mut self, value: i64) -> Self {
-        self.end_mask = value;
+        self.end_mask = Some(value);
         self
     }
 
     /// Sets `ellipsis_mask`.
     pub fn ellipsis_mask(mut self, value: i64) -> Self {
-        self.ellipsis_mask = value;
+        self.ellipsis_mask = Some(value);
         self
     }
 
     /// Sets `new_axis_mask`.
     pub fn new_axis_mask(mut self, value: i64) -> Self {
-        self.new_axis_mask = value;
+        self.new_axis_mask = Some(value);
         self
     }
 
     /// Sets `shrink_axis_mask`.
     pub fn shrink_axis_mask(mut self, value: i64) -> Self {
-        self.shrink_axis_mask = value;
+        self.shrink_axis_mask = Some(value);
         self
     }
 }
@@ -2975,81 +2659,69 @@ impl StridedSliceAttrs {
 /// - `shrink_axis_mask` (INT, default `0`)
 pub fn strided_slice_grad(ctx: &Context, dy: &Tensor, shape: &[i64], begin: &[i64], end: &[i64], strides: &[i64], attrs: StridedSliceGradAttrs) -> Result<Tensor> {
     let raw_inputs = [dy.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"shape", shape),
-        RawAttr::ints(c"begin", begin),
-        RawAttr::ints(c"end", end),
-        RawAttr::ints(c"strides", strides),
-        RawAttr::int(c"begin_mask", attrs.begin_mask),
-        RawAttr::int(c"end_mask", attrs.end_mask),
-        RawAttr::int(c"ellipsis_mask", attrs.ellipsis_mask),
-        RawAttr::int(c"new_axis_mask", attrs.new_axis_mask),
-        RawAttr::int(c"shrink_axis_mask", attrs.shrink_axis_mask),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"StridedSliceGrad", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<9>::new();
+    raw_attrs.push(RawAttr::ints(c"shape", shape));
+    raw_attrs.push(RawAttr::ints(c"begin", begin));
+    raw_attrs.push(RawAttr::ints(c"end", end));
+    raw_attrs.push(RawAttr::ints(c"strides", strides));
+    if let Some(v) = attrs.begin_mask { raw_attrs.push(RawAttr::int(c"begin_mask", v)); }
+    if let Some(v) = attrs.end_mask { raw_attrs.push(RawAttr::int(c"end_mask", v)); }
+    if let Some(v) = attrs.ellipsis_mask { raw_attrs.push(RawAttr::int(c"ellipsis_mask", v)); }
+    if let Some(v) = attrs.new_axis_mask { raw_attrs.push(RawAttr::int(c"new_axis_mask", v)); }
+    if let Some(v) = attrs.shrink_axis_mask { raw_attrs.push(RawAttr::int(c"shrink_axis_mask", v)); }
+    let [output] = run_fixed::<1>(ctx, c"StridedSliceGrad", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`strided_slice_grad`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`strided_slice_grad`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct StridedSliceGradAttrs {
-    /// `begin_mask`; default `0`.
-    pub begin_mask: i64,
-    /// `end_mask`; default `0`.
-    pub end_mask: i64,
-    /// `ellipsis_mask`; default `0`.
-    pub ellipsis_mask: i64,
-    /// `new_axis_mask`; default `0`.
-    pub new_axis_mask: i64,
-    /// `shrink_axis_mask`; default `0`.
-    pub shrink_axis_mask: i64,
-}
-
-impl Default for StridedSliceGradAttrs {
-    fn default() -> Self {
-        Self {
-            begin_mask: 0,
-            end_mask: 0,
-            ellipsis_mask: 0,
-            new_axis_mask: 0,
-            shrink_axis_mask: 0,
-        }
-    }
+    /// `begin_mask`; `None` leaves the registry's default, `0`.
+    pub begin_mask: Option<i64>,
+    /// `end_mask`; `None` leaves the registry's default, `0`.
+    pub end_mask: Option<i64>,
+    /// `ellipsis_mask`; `None` leaves the registry's default, `0`.
+    pub ellipsis_mask: Option<i64>,
+    /// `new_axis_mask`; `None` leaves the registry's default, `0`.
+    pub new_axis_mask: Option<i64>,
+    /// `shrink_axis_mask`; `None` leaves the registry's default, `0`.
+    pub shrink_axis_mask: Option<i64>,
 }
 
 impl StridedSliceGradAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `begin_mask`.
     pub fn begin_mask(mut self, value: i64) -> Self {
-        self.begin_mask = value;
+        self.begin_mask = Some(value);
         self
     }
 
     /// Sets `end_mask`.
     pub fn end_mask(mut self, value: i64) -> Self {
-        self.end_mask = value;
+        self.end_mask = Some(value);
         self
     }
 
     /// Sets `ellipsis_mask`.
     pub fn ellipsis_mask(mut self, value: i64) -> Self {
-        self.ellipsis_mask = value;
+        self.ellipsis_mask = Some(value);
         self
     }
 
     /// Sets `new_axis_mask`.
     pub fn new_axis_mask(mut self, value: i64) -> Self {
-        self.new_axis_mask = value;
+        self.new_axis_mask = Some(value);
         self
     }
 
     /// Sets `shrink_axis_mask`.
     pub fn shrink_axis_mask(mut self, value: i64) -> Self {
-        self.shrink_axis_mask = value;
+        self.shrink_axis_mask = Some(value);
         self
     }
 }
@@ -3078,47 +2750,38 @@ pub fn sub(ctx: &Context, x: &Tensor, y: &Tensor) -> Result<Tensor> {
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
 pub fn sum(ctx: &Context, input: &Tensor, attrs: SumAttrs) -> Result<Tensor> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"axis", &attrs.axis),
-        RawAttr::bool(c"keep_dims", attrs.keep_dims),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"Sum", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    if let Some(v) = &attrs.axis { raw_attrs.push(RawAttr::ints(c"axis", v)); }
+    if let Some(v) = attrs.keep_dims { raw_attrs.push(RawAttr::bool(c"keep_dims", v)); }
+    let [output] = run_fixed::<1>(ctx, c"Sum", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`sum`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`sum`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SumAttrs {
-    /// `axis`; default `[]`.
-    pub axis: Vec<i64>,
-    /// `keep_dims`; default `false`.
-    pub keep_dims: bool,
-}
-
-impl Default for SumAttrs {
-    fn default() -> Self {
-        Self {
-            axis: vec![],
-            keep_dims: false,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `[]`.
+    pub axis: Option<Vec<i64>>,
+    /// `keep_dims`; `None` leaves the registry's default, `false`.
+    pub keep_dims: Option<bool>,
 }
 
 impl SumAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.axis = value.into();
+        self.axis = Some(value.into());
         self
     }
 
     /// Sets `keep_dims`.
     pub fn keep_dims(mut self, value: bool) -> Self {
-        self.keep_dims = value;
+        self.keep_dims = Some(value);
         self
     }
 }
@@ -3136,7 +2799,7 @@ pub fn tanh(ctx: &Context, x: &Tensor) -> Result<Tensor> {
     Ok(y)
 }
 
-/// `Tile`: Repeats the input multiples[i] times along dimension i.
+/// `Tile`: Repeats the input multiples\[i\] times along dimension i.
 ///
 /// Inputs: `input` (T).
 /// Outputs: `output` (T).
@@ -3164,43 +2827,35 @@ pub fn tile(ctx: &Context, input: &Tensor, multiples: &[i64]) -> Result<Tensor> 
 /// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
 pub fn top_kv2(ctx: &Context, input: &Tensor, k: i64, attrs: TopKV2Attrs) -> Result<(Tensor, Tensor)> {
     let raw_inputs = [input.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"k", k),
-        RawAttr::bool(c"sorted", attrs.sorted),
-    ];
-    let [values, indices] = run_fixed::<2>(ctx, c"TopKV2", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<2>::new();
+    raw_attrs.push(RawAttr::int(c"k", k));
+    if let Some(v) = attrs.sorted { raw_attrs.push(RawAttr::bool(c"sorted", v)); }
+    let [values, indices] = run_fixed::<2>(ctx, c"TopKV2", &raw_inputs, raw_attrs.as_slice())?;
     Ok((values, indices))
 }
 
-/// Optional attributes of [`top_kv2`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`top_kv2`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TopKV2Attrs {
-    /// `sorted`; default `true`.
-    pub sorted: bool,
-}
-
-impl Default for TopKV2Attrs {
-    fn default() -> Self {
-        Self {
-            sorted: true,
-        }
-    }
+    /// `sorted`; `None` leaves the registry's default, `true`.
+    pub sorted: Option<bool>,
 }
 
 impl TopKV2Attrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `sorted`.
     pub fn sorted(mut self, value: bool) -> Self {
-        self.sorted = value;
+        self.sorted = Some(value);
         self
     }
 }
 
-/// `Transpose`: Permutes dimensions: output dim i is input dim perm[i]; empty `perm` reverses them.
+/// `Transpose`: Permutes dimensions: output dim i is input dim perm\[i\]; empty `perm` reverses them.
 ///
 /// Inputs: `x` (T).
 /// Outputs: `y` (T).
@@ -3210,42 +2865,34 @@ impl TopKV2Attrs {
 /// - `perm` (INTS, default `[]`)
 pub fn transpose(ctx: &Context, x: &Tensor, attrs: TransposeAttrs) -> Result<Tensor> {
     let raw_inputs = [x.as_raw()];
-    let raw_attrs = [
-        RawAttr::ints(c"perm", &attrs.perm),
-    ];
-    let [y] = run_fixed::<1>(ctx, c"Transpose", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = &attrs.perm { raw_attrs.push(RawAttr::ints(c"perm", v)); }
+    let [y] = run_fixed::<1>(ctx, c"Transpose", &raw_inputs, raw_attrs.as_slice())?;
     Ok(y)
 }
 
-/// Optional attributes of [`transpose`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`transpose`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TransposeAttrs {
-    /// `perm`; default `[]`.
-    pub perm: Vec<i64>,
-}
-
-impl Default for TransposeAttrs {
-    fn default() -> Self {
-        Self {
-            perm: vec![],
-        }
-    }
+    /// `perm`; `None` leaves the registry's default, `[]`.
+    pub perm: Option<Vec<i64>>,
 }
 
 impl TransposeAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `perm`.
     pub fn perm(mut self, value: impl Into<Vec<i64>>) -> Self {
-        self.perm = value.into();
+        self.perm = Some(value.into());
         self
     }
 }
 
-/// `TruncatedNormal`: Standard normals redrawn while |x| > 2, of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
+/// `TruncatedNormal`: Standard normals redrawn while |x| \> 2, of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
 ///
 /// No inputs: runs on the context's default device.
 /// Outputs: `output` (dtype).
@@ -3257,58 +2904,48 @@ impl TransposeAttrs {
 /// - `seed2` (INT, default `0`)
 pub fn truncated_normal(ctx: &Context, shape: &[i64], attrs: TruncatedNormalAttrs) -> Result<Tensor> {
     let raw_inputs = [];
-    let raw_attrs = [
-        RawAttr::ints(c"shape", shape),
-        RawAttr::dtype(c"dtype", attrs.dtype),
-        RawAttr::int(c"seed", attrs.seed),
-        RawAttr::int(c"seed2", attrs.seed2),
-    ];
-    let [output] = run_fixed::<1>(ctx, c"TruncatedNormal", &raw_inputs, &raw_attrs)?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::ints(c"shape", shape));
+    if let Some(v) = attrs.dtype { raw_attrs.push(RawAttr::dtype(c"dtype", v)); }
+    if let Some(v) = attrs.seed { raw_attrs.push(RawAttr::int(c"seed", v)); }
+    if let Some(v) = attrs.seed2 { raw_attrs.push(RawAttr::int(c"seed2", v)); }
+    let [output] = run_fixed::<1>(ctx, c"TruncatedNormal", &raw_inputs, raw_attrs.as_slice())?;
     Ok(output)
 }
 
-/// Optional attributes of [`truncated_normal`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`truncated_normal`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TruncatedNormalAttrs {
-    /// `dtype`; default `float32`.
-    pub dtype: DType,
-    /// `seed`; default `0`.
-    pub seed: i64,
-    /// `seed2`; default `0`.
-    pub seed2: i64,
-}
-
-impl Default for TruncatedNormalAttrs {
-    fn default() -> Self {
-        Self {
-            dtype: DType::Float32,
-            seed: 0,
-            seed2: 0,
-        }
-    }
+    /// `dtype`; `None` leaves the registry's default, `float32`.
+    pub dtype: Option<DType>,
+    /// `seed`; `None` leaves the registry's default, `0`.
+    pub seed: Option<i64>,
+    /// `seed2`; `None` leaves the registry's default, `0`.
+    pub seed2: Option<i64>,
 }
 
 impl TruncatedNormalAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `dtype`.
     pub fn dtype(mut self, value: DType) -> Self {
-        self.dtype = value;
+        self.dtype = Some(value);
         self
     }
 
     /// Sets `seed`.
     pub fn seed(mut self, value: i64) -> Self {
-        self.seed = value;
+        self.seed = Some(value);
         self
     }
 
     /// Sets `seed2`.
     pub fn seed2(mut self, value: i64) -> Self {
-        self.seed2 = value;
+        self.seed2 = Some(value);
         self
     }
 }
@@ -3324,43 +2961,35 @@ impl TruncatedNormalAttrs {
 /// - `axis` (INT, default `0`)
 pub fn unpack(ctx: &Context, value: &Tensor, num: i64, attrs: UnpackAttrs) -> Result<Vec<Tensor>> {
     let raw_inputs = [value.as_raw()];
-    let raw_attrs = [
-        RawAttr::int(c"num", num),
-        RawAttr::int(c"axis", attrs.axis),
-    ];
-    let n_outputs = num_outputs(c"Unpack", &raw_attrs)?;
-    run_vec(ctx, c"Unpack", &raw_inputs, &raw_attrs, n_outputs)
+    let mut raw_attrs = AttrList::<2>::new();
+    raw_attrs.push(RawAttr::int(c"num", num));
+    if let Some(v) = attrs.axis { raw_attrs.push(RawAttr::int(c"axis", v)); }
+    let n_outputs = num_outputs(c"Unpack", raw_attrs.as_slice())?;
+    run_vec(ctx, c"Unpack", &raw_inputs, raw_attrs.as_slice(), n_outputs)
 }
 
-/// Optional attributes of [`unpack`]; `Default` gives the registry's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Optional attributes of [`unpack`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct UnpackAttrs {
-    /// `axis`; default `0`.
-    pub axis: i64,
-}
-
-impl Default for UnpackAttrs {
-    fn default() -> Self {
-        Self {
-            axis: 0,
-        }
-    }
+    /// `axis`; `None` leaves the registry's default, `0`.
+    pub axis: Option<i64>,
 }
 
 impl UnpackAttrs {
-    /// The defaults; the same as `Default::default()`.
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets `axis`.
     pub fn axis(mut self, value: i64) -> Self {
-        self.axis = value;
+        self.axis = Some(value);
         self
     }
 }
 
-/// `UnsortedSegmentSum`: output[s] = sum of data[i...] over the positions i where segment_ids[i] == s; `num_segments` is an attribute; ids outside [0, num_segments) are an error.
+/// `UnsortedSegmentSum`: output\[s\] = sum of data\[i...\] over the positions i where segment_ids\[i\] == s; `num_segments` is an attribute; ids outside \[0, num_segments) are an error.
 ///
 /// Inputs: `data` (T), `segment_ids` (Tindices).
 /// Outputs: `output` (T).
@@ -3378,7 +3007,7 @@ pub fn unsorted_segment_sum(ctx: &Context, data: &Tensor, segment_ids: &Tensor, 
     Ok(output)
 }
 
-/// `Where`: Coordinates of the non-zero (true) elements of `condition` as int64 [num_true, rank], in row-major order.
+/// `Where`: Coordinates of the non-zero (true) elements of `condition` as int64 \[num_true, rank\], in row-major order.
 ///
 /// Inputs: `condition` (T).
 /// Outputs: `index` (int64).

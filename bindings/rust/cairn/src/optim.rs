@@ -14,6 +14,7 @@ use cairn_sys as sys;
 
 use crate::error::{c_string, check};
 use crate::object::object_type;
+use crate::options::{init, set_fields};
 use crate::{Code, Context, Error, Object, OptimizerKind, Result, Tensor, Variable};
 
 object_type! {
@@ -23,27 +24,40 @@ object_type! {
 }
 
 /// Options of [`Optimizer::new`]; start from the kind:
-/// `OptimizerOptions::adam().learning_rate(0.005)`. Options another kind ignores are ignored.
-#[derive(Clone, Copy)]
+/// `OptimizerOptions::adam().learning_rate(0.005)`. Options another kind ignores are ignored;
+/// options not set keep cairn.h's defaults (`cairn_optimizer_options_init`).
+#[derive(Clone, Copy, Debug)]
 pub struct OptimizerOptions<'a> {
-    raw: sys::cairn_optimizer_options,
+    kind: OptimizerKind,
+    learning_rate: Option<f64>,
     schedule: Option<&'a Schedule>,
-}
-
-impl Default for OptimizerOptions<'_> {
-    /// SGD with learning rate 0.01 and the C API's defaults for everything else.
-    fn default() -> Self {
-        OptimizerOptions { raw: sys::CAIRN_OPTIMIZER_OPTIONS_INIT, schedule: None }
-    }
+    momentum: Option<f64>,
+    nesterov: Option<bool>,
+    beta_1: Option<f64>,
+    beta_2: Option<f64>,
+    epsilon: Option<f64>,
+    weight_decay: Option<f64>,
+    rho: Option<f64>,
+    centered: Option<bool>,
 }
 
 impl<'a> OptimizerOptions<'a> {
-    /// An optimizer of `kind` with the defaults: learning rate 0.01, momentum 0, beta_1 0.9,
+    /// An optimizer of `kind` with cairn.h's defaults: learning rate 0.01, momentum 0, beta_1 0.9,
     /// beta_2 0.999, epsilon 1e-7, weight_decay 0.004, rho 0.9, not nesterov, not centered.
     pub fn new(kind: OptimizerKind) -> Self {
-        let mut o = Self::default();
-        o.raw.kind = kind.to_raw();
-        o
+        OptimizerOptions {
+            kind,
+            learning_rate: None,
+            schedule: None,
+            momentum: None,
+            nesterov: None,
+            beta_1: None,
+            beta_2: None,
+            epsilon: None,
+            weight_decay: None,
+            rho: None,
+            centered: None,
+        }
     }
 
     /// SGD (momentum, nesterov).
@@ -68,7 +82,7 @@ impl<'a> OptimizerOptions<'a> {
 
     /// A constant learning rate (>= 0); default 0.01. Ignored when a schedule is set.
     pub fn learning_rate(mut self, lr: f64) -> Self {
-        self.raw.learning_rate = lr;
+        self.learning_rate = Some(lr);
         self
     }
 
@@ -80,69 +94,57 @@ impl<'a> OptimizerOptions<'a> {
 
     /// SGD's and RMSprop's momentum; default 0.
     pub fn momentum(mut self, momentum: f64) -> Self {
-        self.raw.momentum = momentum;
+        self.momentum = Some(momentum);
         self
     }
 
     /// SGD's Nesterov momentum; default false.
     pub fn nesterov(mut self, on: bool) -> Self {
-        self.raw.nesterov = i32::from(on);
+        self.nesterov = Some(on);
         self
     }
 
     /// Adam's beta_1 in [0, 1); default 0.9.
     pub fn beta_1(mut self, beta_1: f64) -> Self {
-        self.raw.beta_1 = beta_1;
+        self.beta_1 = Some(beta_1);
         self
     }
 
     /// Adam's beta_2 in [0, 1); default 0.999.
     pub fn beta_2(mut self, beta_2: f64) -> Self {
-        self.raw.beta_2 = beta_2;
+        self.beta_2 = Some(beta_2);
         self
     }
 
     /// Default 1e-7.
     pub fn epsilon(mut self, epsilon: f64) -> Self {
-        self.raw.epsilon = epsilon;
+        self.epsilon = Some(epsilon);
         self
     }
 
     /// AdamW's decoupled weight decay; default 0.004.
     pub fn weight_decay(mut self, weight_decay: f64) -> Self {
-        self.raw.weight_decay = weight_decay;
+        self.weight_decay = Some(weight_decay);
         self
     }
 
     /// RMSprop's rho; default 0.9.
     pub fn rho(mut self, rho: f64) -> Self {
-        self.raw.rho = rho;
+        self.rho = Some(rho);
         self
     }
 
     /// Centered RMSprop; default false.
     pub fn centered(mut self, on: bool) -> Self {
-        self.raw.centered = i32::from(on);
+        self.centered = Some(on);
         self
     }
 }
 
-impl fmt::Debug for OptimizerOptions<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let r = &self.raw;
-        f.debug_struct("OptimizerOptions")
-            .field("kind", &OptimizerKind::from_raw(r.kind))
-            .field("learning_rate", &r.learning_rate)
-            .field("schedule", &self.schedule.is_some())
-            .field("momentum", &r.momentum)
-            .field("nesterov", &(r.nesterov != 0))
-            .field("beta_1", &r.beta_1)
-            .field("beta_2", &r.beta_2)
-            .field("epsilon", &r.epsilon)
-            .field("weight_decay", &r.weight_decay)
-            .field("rho", &r.rho)
-            .field("centered", &(r.centered != 0))
-            .finish()
+impl Default for OptimizerOptions<'_> {
+    /// SGD with cairn.h's defaults.
+    fn default() -> Self {
+        Self::sgd()
     }
 }
 
@@ -150,8 +152,9 @@ impl Optimizer {
     /// A new optimizer. INVALID_ARGUMENT naming a bad option (a negative learning rate, a beta
     /// outside [0, 1), ...).
     pub fn new(ctx: &Context, options: OptimizerOptions<'_>) -> Result<Optimizer> {
-        crate::check_abi()?;
-        let mut raw = options.raw;
+        let mut raw = init(sys::cairn_optimizer_options_init)?;
+        raw.kind = options.kind.to_raw();
+        set_fields!(raw, options, { learning_rate, momentum, nesterov, beta_1, beta_2, epsilon, weight_decay, rho, centered });
         if let Some(schedule) = options.schedule {
             raw.schedule = schedule.as_raw();
         }
@@ -174,7 +177,7 @@ impl Optimizer {
         if grads.len() != vars.len() {
             return Err(Error::new(
                 Code::InvalidArgument,
-                format!("cairn_optimizer_apply_gradients: {} gradients for {} variables", grads.len(), vars.len()),
+                format!("Optimizer::apply_gradients: {} gradients for {} variables", grads.len(), vars.len()),
             ));
         }
         let raw_grads: Vec<*const sys::cairn_tensor> =
@@ -213,7 +216,7 @@ impl Optimizer {
     /// The slot `name` ("m", "v", "momentum", "rms", "mg") held for `var`. NOT_FOUND before the
     /// variable's first update (or for a slot this kind does not have).
     pub fn slot(&self, var: &Variable, name: &str) -> Result<Variable> {
-        let name = c_string(name, "cairn_optimizer_get_slot", "name")?;
+        let name = c_string(name, "Optimizer::slot", "name")?;
         let mut out = ptr::null_mut();
         unsafe { check(sys::cairn_optimizer_get_slot(self.as_raw(), var.as_raw(), name.as_ptr(), &mut out))? };
         Variable::try_from(Object::from_result(out, "cairn_optimizer_get_slot")?)
@@ -244,30 +247,22 @@ impl Schedule {
         decay_rate: f64,
         staircase: bool,
     ) -> Result<Schedule> {
-        crate::check_abi()?;
+        let mut raw = init(sys::cairn_exponential_decay_options_init)?;
+        raw.initial_learning_rate = initial_learning_rate;
+        (raw.decay_steps, raw.decay_rate, raw.staircase) = (decay_steps, decay_rate, staircase.into());
         let mut out = ptr::null_mut();
-        unsafe {
-            check(sys::cairn_schedule_exponential_decay(
-                ctx.as_raw(),
-                initial_learning_rate,
-                decay_steps,
-                decay_rate,
-                i32::from(staircase),
-                &mut out,
-            ))?
-        };
-        Object::from_result(out, "cairn_schedule_exponential_decay").map(Schedule)
+        unsafe { check(sys::cairn_schedule_exponential_decay(ctx.as_raw(), &raw, &mut out))? };
+        Object::from_result(out, "Schedule::exponential_decay").map(Schedule)
     }
 
     /// `initial * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)`
     /// (tf.keras.optimizers.schedules.CosineDecay).
     pub fn cosine_decay(ctx: &Context, initial_learning_rate: f64, decay_steps: i64, alpha: f64) -> Result<Schedule> {
-        crate::check_abi()?;
+        let mut raw = init(sys::cairn_cosine_decay_options_init)?;
+        (raw.initial_learning_rate, raw.decay_steps, raw.alpha) = (initial_learning_rate, decay_steps, alpha);
         let mut out = ptr::null_mut();
-        unsafe {
-            check(sys::cairn_schedule_cosine_decay(ctx.as_raw(), initial_learning_rate, decay_steps, alpha, &mut out))?
-        };
-        Object::from_result(out, "cairn_schedule_cosine_decay").map(Schedule)
+        unsafe { check(sys::cairn_schedule_cosine_decay(ctx.as_raw(), &raw, &mut out))? };
+        Object::from_result(out, "Schedule::cosine_decay").map(Schedule)
     }
 
     /// The handle as an [`Object`] (also what `Deref` gives).

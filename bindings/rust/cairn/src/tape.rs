@@ -9,6 +9,7 @@ use std::ptr::{self, NonNull};
 use cairn_sys as sys;
 
 use crate::error::check;
+use crate::options::{init, set_fields};
 use crate::{Code, Context, Error, Result, Tensor, Unconnected, Variable};
 
 /// A gradient tape. It records only the ops of the thread that created it, so it is neither
@@ -44,43 +45,30 @@ pub struct GradientTape<'ctx> {
     _ctx: PhantomData<(&'ctx Context, *const ())>,
 }
 
-/// Options of [`GradientTape::with_options`]: `TapeOptions::new().persistent(true)`.
-#[derive(Clone, Copy)]
+/// Options of [`GradientTape::with_options`]: `TapeOptions::new().persistent(true)`. Options not
+/// set keep cairn.h's defaults (`cairn_tape_options_init`).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct TapeOptions {
-    raw: sys::cairn_tape_options,
-}
-
-impl Default for TapeOptions {
-    fn default() -> Self {
-        TapeOptions { raw: sys::CAIRN_TAPE_OPTIONS_INIT }
-    }
+    persistent: Option<bool>,
+    watch_accessed_variables: Option<bool>,
 }
 
 impl TapeOptions {
-    /// The defaults: not persistent, watching trainable variables as they are read.
+    /// cairn.h's defaults: not persistent, watching trainable variables as they are read.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Whether several gradient calls are allowed; default false (one call).
     pub fn persistent(mut self, on: bool) -> Self {
-        self.raw.persistent = i32::from(on);
+        self.persistent = Some(on);
         self
     }
 
     /// Whether trainable variables read while the tape records are watched; default true.
     pub fn watch_accessed_variables(mut self, on: bool) -> Self {
-        self.raw.watch_accessed_variables = i32::from(on);
+        self.watch_accessed_variables = Some(on);
         self
-    }
-}
-
-impl fmt::Debug for TapeOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TapeOptions")
-            .field("persistent", &(self.raw.persistent != 0))
-            .field("watch_accessed_variables", &(self.raw.watch_accessed_variables != 0))
-            .finish()
     }
 }
 
@@ -130,7 +118,9 @@ impl<'ctx> GradientTape<'ctx> {
         crate::check_abi()?;
         let mut out = ptr::null_mut();
         // SAFETY: the options outlive the call; `out` receives a tape we own.
-        unsafe { check(sys::cairn_tape_create(ctx.as_raw(), &options.raw, &mut out))? };
+        let mut raw = init(sys::cairn_tape_options_init)?;
+        set_fields!(raw, options, { persistent, watch_accessed_variables });
+        unsafe { check(sys::cairn_tape_create(ctx.as_raw(), &raw, &mut out))? };
         let raw = NonNull::new(out)
             .ok_or_else(|| Error::new(Code::Internal, "cairn_tape_create: returned success but no tape"))?;
         Ok(GradientTape { raw, _ctx: PhantomData })

@@ -22,10 +22,17 @@ unsafe impl Send for Tensor {}
 unsafe impl Sync for Tensor {}
 
 impl Tensor {
-    /// A tensor of `shape` holding a copy of `data` (row-major). `data.len()` must equal the
-    /// product of `shape`; otherwise the C API's INVALID_ARGUMENT error comes back. An empty
-    /// `shape` makes a scalar.
+    /// A tensor of `shape` holding a copy of `data` (row-major). An empty `shape` makes a scalar.
+    /// INVALID_ARGUMENT when a dimension is negative or `data.len()` is not the product of `shape`
+    /// (`Tensor::new: 2 values for shape [3] (needs 3)`).
     pub fn new<T: Element>(ctx: &Context, data: &[T], shape: &[i64]) -> Result<Tensor> {
+        let needed = element_count(shape, "Tensor::new")?;
+        if needed != Some(data.len()) {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!("Tensor::new: {} values for shape {shape:?} (needs {})", data.len(), count_text(needed)),
+            ));
+        }
         // SAFETY: T has the layout of T::DTYPE, so data is nbytes of valid elements.
         unsafe { Self::create(ctx, T::DTYPE, shape, data.as_ptr().cast(), std::mem::size_of_val(data)) }
     }
@@ -35,12 +42,33 @@ impl Tensor {
         Self::new(ctx, &[value], &[])
     }
 
-    /// A tensor of any dtype from its raw bytes (row-major, native byte order).
+    /// A tensor of any dtype from its raw bytes (row-major, native byte order). INVALID_ARGUMENT
+    /// when a dimension is negative or `bytes.len()` is not the dtype's size times the product of
+    /// `shape` (`Tensor::from_bytes: 8 bytes for float32 shape [3] (needs 12)`).
     pub fn from_bytes(ctx: &Context, dtype: DType, shape: &[i64], bytes: &[u8]) -> Result<Tensor> {
+        let size = dtype.size();
+        if size == 0 {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!("Tensor::from_bytes: {dtype} tensors cannot be made from bytes"),
+            ));
+        }
+        let needed = element_count(shape, "Tensor::from_bytes")?.and_then(|n| n.checked_mul(size));
+        if needed != Some(bytes.len()) {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!(
+                    "Tensor::from_bytes: {} bytes for {dtype} shape {shape:?} (needs {})",
+                    bytes.len(),
+                    count_text(needed)
+                ),
+            ));
+        }
         // SAFETY: the C API checks nbytes against dtype and shape and only reads that many bytes.
         unsafe { Self::create(ctx, dtype, shape, bytes.as_ptr().cast(), bytes.len()) }
     }
 
+    // The C API checks the sizes again; the checks above word the error in this binding's terms.
     unsafe fn create(
         ctx: &Context,
         dtype: DType,
@@ -205,4 +233,21 @@ impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Tensor({} {:?} on {})", self.dtype(), self.shape(), self.device())
     }
+}
+
+/// The product of `shape` (`None` when it overflows); INVALID_ARGUMENT naming `function` for a
+/// negative dimension.
+fn element_count(shape: &[i64], function: &str) -> Result<Option<usize>> {
+    let mut n = Some(1usize);
+    for &d in shape {
+        let d = usize::try_from(d).map_err(|_| {
+            Error::new(Code::InvalidArgument, format!("{function}: negative dimension {d} in shape {shape:?}"))
+        })?;
+        n = n.and_then(|n| n.checked_mul(d));
+    }
+    Ok(n)
+}
+
+fn count_text(n: Option<usize>) -> String {
+    n.map_or_else(|| "more than fit in memory".to_string(), |n| n.to_string())
 }

@@ -7,16 +7,19 @@ use std::ptr;
 use cairn_sys as sys;
 
 use crate::error::{c_string, check};
+use crate::options::{init, set_fields};
 use crate::{Context, Result, VulkanDeviceType};
 
-/// Whether a Vulkan loader and driver report at least one device. Never fails.
+/// Whether a Vulkan loader and driver report at least one device. Never fails: false when no
+/// libcairn can be loaded either.
 pub fn available() -> bool {
     // SAFETY: no arguments, no state.
-    unsafe { sys::cairn_vulkan_available() == 1 }
+    crate::check_abi().is_ok() && unsafe { sys::cairn_vulkan_available() == 1 }
 }
 
 /// The number of Vulkan devices ("vulkan:0" .. "vulkan:N-1"); `Unavailable` without a driver.
 pub fn device_count() -> Result<usize> {
+    crate::check_abi()?;
     let mut n = 0usize;
     // SAFETY: `n` receives the count.
     unsafe { check(sys::cairn_vulkan_device_count(&mut n))? };
@@ -26,6 +29,7 @@ pub fn device_count() -> Result<usize> {
 /// One Vulkan physical device (`cairn_vulkan_device_info`); `index` N is the device "vulkan:N".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VulkanDevice {
+    /// N in "vulkan:N".
     pub index: usize,
     /// The driver's device name.
     pub name: String,
@@ -37,6 +41,7 @@ pub struct VulkanDevice {
     pub device_local_memory: u64,
     /// Bytes in all heaps.
     pub total_memory: u64,
+    /// Threads per subgroup (warp, wavefront).
     pub subgroup_size: u32,
     /// Reductions use subgroup operations.
     pub subgroup_arithmetic: bool,
@@ -63,8 +68,8 @@ impl VulkanDevice {
 
 /// Describes device `index`: `OutOfRange` past the last device, `Unavailable` without a driver.
 pub fn describe(index: usize) -> Result<VulkanDevice> {
-    let mut info = sys::CAIRN_VULKAN_DEVICE_INFO_INIT;
-    // SAFETY: `info` starts from the INIT defaults (struct_size set); the library fills it.
+    let mut info = init(sys::cairn_vulkan_device_info_init)?;
+    // SAFETY: `info` is initialized (struct_size set); the library fills it.
     unsafe { check(sys::cairn_vulkan_device_describe(index, &mut info))? };
     let name = if info.name.is_null() {
         String::new()
@@ -93,17 +98,24 @@ pub fn devices() -> Result<Vec<VulkanDevice>> {
     (0..device_count()?).map(describe).collect()
 }
 
-/// The Vulkan settings of a context (`cairn_vulkan_options`). `VulkanOptions::new()` is the C
-/// defaults: Cairn's own instance and device, no memory limit, no CPU fallback.
-#[derive(Clone, Copy, Debug)]
+/// The Vulkan settings of a context (`cairn_vulkan_options`). Settings not made keep cairn.h's
+/// defaults (`cairn_vulkan_options_init`): Cairn's own instance and device, no memory limit, no CPU
+/// fallback.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct VulkanOptions {
-    raw: sys::cairn_vulkan_options,
+    memory_limit: Option<u64>,
+    cpu_fallback: Option<bool>,
+    external: Option<External>,
 }
 
-impl Default for VulkanOptions {
-    fn default() -> Self {
-        VulkanOptions { raw: sys::CAIRN_VULKAN_OPTIONS_INIT }
-    }
+/// The handles of [`VulkanOptions::external`].
+#[derive(Clone, Copy, Debug)]
+struct External {
+    instance: *mut c_void,
+    physical_device: *mut c_void,
+    device: *mut c_void,
+    queue_family: u32,
+    queue: *mut c_void,
 }
 
 // SAFETY: the external handles are opaque Vulkan objects Cairn only hands to the driver; the
@@ -112,6 +124,7 @@ unsafe impl Send for VulkanOptions {}
 unsafe impl Sync for VulkanOptions {}
 
 impl VulkanOptions {
+    /// cairn.h's defaults.
     pub fn new() -> VulkanOptions {
         VulkanOptions::default()
     }
@@ -119,18 +132,19 @@ impl VulkanOptions {
     /// Bytes of device memory each Vulkan device of the context may hold; 0 (default) = no limit.
     /// Going past it fails with `ResourceExhausted`.
     pub fn memory_limit(mut self, bytes: u64) -> Self {
-        self.raw.memory_limit = bytes;
+        self.memory_limit = Some(bytes);
         self
     }
 
     /// Ops without a Vulkan kernel for their dtype run on the CPU (inputs and outputs copied;
     /// counted by [`Context::vulkan_fallback_count`]) instead of failing with `Unimplemented`.
     pub fn cpu_fallback(mut self, on: bool) -> Self {
-        self.raw.cpu_fallback = i32::from(on);
+        self.cpu_fallback = Some(on);
         self
     }
 
-    /// External mode: an engine's own VkInstance, VkPhysicalDevice, VkDevice and VkQueue (of
+    /// Experimental (the external-device fields of `cairn_vulkan_options` may change): external
+    /// mode, an engine's own VkInstance, VkPhysicalDevice, VkDevice and VkQueue (of
     /// `queue_family`), cast to pointers. Set all four or none (the C API refuses a partial set).
     /// Cairn destroys none of them and runs only 32-bit dtypes there.
     ///
@@ -146,17 +160,20 @@ impl VulkanOptions {
         queue_family: u32,
         queue: *mut c_void,
     ) -> Self {
-        self.raw.instance = instance;
-        self.raw.physical_device = physical_device;
-        self.raw.device = device;
-        self.raw.queue_family = queue_family;
-        self.raw.queue = queue;
+        self.external = Some(External { instance, physical_device, device, queue_family, queue });
         self
     }
 
-    /// The C struct, for `sys::cairn_context_create_vulkan`.
-    pub fn as_raw(&self) -> &sys::cairn_vulkan_options {
-        &self.raw
+    /// The C struct, for `sys::cairn_context_create_vulkan`: `cairn_vulkan_options_init`, then the
+    /// settings made here.
+    pub fn to_raw(&self) -> Result<sys::cairn_vulkan_options> {
+        let mut raw = init(sys::cairn_vulkan_options_init)?;
+        set_fields!(raw, self, { memory_limit, cpu_fallback });
+        if let Some(e) = self.external {
+            (raw.instance, raw.physical_device, raw.device) = (e.instance, e.physical_device, e.device);
+            (raw.queue_family, raw.queue) = (e.queue_family, e.queue);
+        }
+        Ok(raw)
     }
 }
 
@@ -165,7 +182,7 @@ impl Context {
     /// on the CPU through [`VulkanOptions::cpu_fallback`]. `InvalidArgument` for a device that is
     /// not a Vulkan device, `NotFound` for an unknown one.
     pub fn vulkan_fallback_count(&self, device: Option<&str>) -> Result<u64> {
-        let device = device.map(|d| c_string(d, "cairn_vulkan_fallback_count", "device")).transpose()?;
+        let device = device.map(|d| c_string(d, "Context::vulkan_fallback_count", "device")).transpose()?;
         let mut n = 0u64;
         // SAFETY: the context is live; the device string outlives the call.
         unsafe {

@@ -30,14 +30,14 @@ fn mat_mul_with_transpose_a() {
     // a is 3x2; a^T is [[1, 3, 5], [2, 4, 6]].
     let a = t(&ctx, &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]);
     let b = t(&ctx, &[1.0f64, 0.0, 0.0, 1.0, 1.0, 1.0], &[3, 2]);
-    let p = ops::mat_mul(&ctx, &a, &b, MatMulAttrs { transpose_a: true, ..Default::default() }).unwrap();
+    let p = ops::mat_mul(&ctx, &a, &b, MatMulAttrs { transpose_a: Some(true), ..Default::default() }).unwrap();
     assert_eq!(p.shape(), [2, 2]);
     assert_eq!(p.to_vec::<f64>().unwrap(), [6.0, 8.0, 8.0, 10.0]);
     // The builder form is the same.
     let q = ops::mat_mul(&ctx, &a, &b, MatMulAttrs::new().transpose_a(true)).unwrap();
     assert_eq!(q.to_vec::<f64>().unwrap(), p.to_vec::<f64>().unwrap());
-    // Defaults: no transposes, so [3,2] x [3,2] does not fit.
-    assert_eq!(MatMulAttrs::default(), MatMulAttrs { transpose_a: false, transpose_b: false });
+    // Nothing set, nothing sent: the registry's defaults (no transposes), so [3,2] x [3,2] does not fit.
+    assert_eq!(MatMulAttrs::default(), MatMulAttrs { transpose_a: None, transpose_b: None });
     let err = ops::mat_mul(&ctx, &a, &b, MatMulAttrs::default()).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     assert!(err.message().starts_with("MatMul"), "{err}");
@@ -62,8 +62,8 @@ fn required_attribute_and_optional_defaults() {
     let one = ops::cast(&ctx, &t(&ctx, &[1.0f32], &[1]), DType::Float16, CastAttrs::default()).unwrap();
     assert_eq!(one.to_vec::<F16>().unwrap(), [F16(0x3c00)]);
 
-    // Equal's incompatible_shape_error defaults to true.
-    assert!(EqualAttrs::default().incompatible_shape_error);
+    // Equal's incompatible_shape_error defaults to true in the registry; unset, it is not sent.
+    assert_eq!(EqualAttrs::default().incompatible_shape_error, None);
     let a = t(&ctx, &[1i32, 2, 3], &[3]);
     let b = t(&ctx, &[1i32, 2], &[2]);
     assert_eq!(ops::equal(&ctx, &a, &b, EqualAttrs::default()).unwrap_err().code(), Code::InvalidArgument);
@@ -145,11 +145,11 @@ fn ints_attributes_through_the_generated_wrappers() {
     let rows = ops::sum(&ctx, &x, SumAttrs::new().axis([1])).unwrap();
     assert_eq!(rows.shape(), [2]);
     assert_eq!(rows.to_vec::<f32>().unwrap(), [6.0, 15.0]);
-    let cols = ops::sum(&ctx, &x, SumAttrs { axis: vec![0], keep_dims: true }).unwrap();
+    let cols = ops::sum(&ctx, &x, SumAttrs { axis: Some(vec![0]), keep_dims: Some(true) }).unwrap();
     assert_eq!(cols.shape(), [1, 3]);
     assert_eq!(cols.to_vec::<f32>().unwrap(), [5.0, 7.0, 9.0]);
-    // The default axis [] reduces nothing (TensorFlow's Sum with an empty axis list).
-    assert_eq!(SumAttrs::default().axis, Vec::<i64>::new());
+    // The registry's default axis [] (not sent) reduces nothing (TensorFlow's Sum with an empty axis list).
+    assert_eq!(SumAttrs::default().axis, None);
     let err = ops::sum(&ctx, &x, SumAttrs::new().axis([2])).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
 

@@ -396,9 +396,9 @@ fn save_counter_async_and_compression() -> Result {
     tr.set("v", &variable(&ctx, 41i32, "v", None)?)?;
     let ckpt = Checkpoint::new(&ctx, &[("tr", &tr)])?;
     let prefix = dir.join("model");
-    assert_eq!(ckpt.save_counter(), 0);
+    assert_eq!(ckpt.save_counter().unwrap(), 0);
     assert_eq!(ckpt.save(&prefix)?, dir.join("model-1"));
-    assert_eq!(ckpt.save_counter(), 1);
+    assert_eq!(ckpt.save_counter().unwrap(), 1);
     ckpt.set_options(CheckpointOptions::new().asynchronous(true).compress(true))?;
     add_path(&ctx, &tr, "v", 1)?;
     let path = ckpt.save(&prefix)?; // model-2, written in the background
@@ -406,7 +406,7 @@ fn save_counter_async_and_compression() -> Result {
     ckpt.sync()?;
     ckpt.restore(&path)?;
     assert_eq!(read_path(&tr, "v")?, 42.0);
-    assert_eq!(ckpt.save_counter(), 2);
+    assert_eq!(ckpt.save_counter().unwrap(), 2);
     // A background failure shows up on the next call, once.
     ckpt.write(dir.join("no/such/dir/x"))?;
     assert_err(ckpt.sync(), Code::NotFound, "no/such/dir");
@@ -426,7 +426,7 @@ fn save_counter_async_and_compression() -> Result {
     assert_eq!(m.checkpoints().len(), 7);
     assert_eq!(m.latest(), Some(dir.join("managed/model-9")), "the counter went on from 2 + 1");
     let ckpt = m.into_checkpoint();
-    assert_eq!(ckpt.save_counter(), 9);
+    assert_eq!(ckpt.save_counter().unwrap(), 9);
     // A new manager on the same directory finds them again.
     let options = CheckpointManagerOptions::new().checkpoint_name("model").keep_all();
     let m = CheckpointManager::new(ckpt, dir.join("managed"), options)?;

@@ -102,7 +102,7 @@ fn context_options_reach_the_vulkan_constructor() {
     assert!(logged.iter().any(|m| m.contains("context created: default device cpu")), "{logged:?}");
     let err = Context::with_vulkan(ContextOptions::new().device("vul\0kan"), &VulkanOptions::new()).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
-    assert!(err.message().contains("cairn_context_create_vulkan"), "{err}");
+    assert!(err.message().starts_with("Context::with_vulkan: device"), "{err}");
 }
 
 #[test]
@@ -113,7 +113,10 @@ fn options_are_checked_by_the_constructor() {
     let err = with_vulkan(&partial).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     assert!(err.message().contains("1 of 4 set"), "{err}");
-    assert_eq!(VulkanOptions::new().as_raw().struct_size as usize, std::mem::size_of::<sys::cairn_vulkan_options>());
+    assert_eq!(
+        VulkanOptions::new().to_raw().unwrap().struct_size as usize,
+        std::mem::size_of::<sys::cairn_vulkan_options>()
+    );
 }
 
 /// Two dense layers, a softmax and a mean-squared loss on `ctx`'s default device.
@@ -139,7 +142,7 @@ fn small_network(ctx: &Context) -> (Vec<f32>, f32) {
     let h = ops::mat_mul(ctx, &x, &w1, Default::default()).unwrap();
     let h = ops::relu(ctx, &ops::add(ctx, &h, &b1).unwrap()).unwrap();
     let logits = ops::mat_mul(ctx, &h, &w2, Default::default()).unwrap();
-    let p = ops::softmax(ctx, &logits, SoftmaxAttrs { axis: -1 }).unwrap();
+    let p = ops::softmax(ctx, &logits, SoftmaxAttrs { axis: Some(-1) }).unwrap();
     let d = ops::sub(ctx, &p, &target).unwrap();
     let loss = ops::mean(ctx, &ops::square(ctx, &d).unwrap(), MeanAttrs::default()).unwrap();
     assert_eq!((p.device(), loss.device()), (ctx.device(), ctx.device()));
