@@ -148,13 +148,13 @@ def main() -> int:
                 shutil.copy(hand, gen_java / rel)
         missing = [f"cairn_{n}" for n in ("var_create", "ckpt_create", "ckpt_manage", "ckpt_weights", "plain", "ckpt_count",
                                                 "ckpt_blob", "ckpt_progress", "ckpt_walk")
-                   if f"cairn_{n}:" in files["bindings/java/src/main/java/dev/cairn/raw/CairnNative.java"].split(
-                       "public final class")[0]]
+                   if f"cairn_{n}:" in files["bindings/java/src/main/java/dev/cairn/CairnNative.java"].split(
+                       "final class CairnNative")[0]]
         if missing:
             print(f"emitter_check: not bound: {missing}", file=sys.stderr)
             return 1
         jdk = Path(shutil.which("javac")).resolve().parent.parent  # JNI headers: <jdk>/include
-        c_file = out / "bindings/java/src/main/native/dev_cairn_raw_CairnNative.c"
+        c_file = out / "bindings/java/src/main/native/dev_cairn_CairnNative.c"
         subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
                         f"-I{tmp / 'include'}", f"-I{jdk / 'include'}", f"-I{jdk / 'include/linux'}",
                         f"-I{src / 'native'}", str(c_file)], check=True)

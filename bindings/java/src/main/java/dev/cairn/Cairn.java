@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -14,16 +13,19 @@ public final class Cairn {
 
   /** The loaded library's ABI version (checked against {@link #ABI_VERSION} at load). */
   public static int abiVersion() {
+    NativeLibrary.check();
     return CairnNative.abiVersion();
   }
 
   /** The library's semantic version, e.g. "0.1.0". */
   public static String version() {
+    NativeLibrary.check();
     return CairnNative.version();
   }
 
   /** The names of all registered ops, sorted. */
   public static List<String> opNames() {
+    NativeLibrary.check();
     long n = CairnNative.opCount();
     List<String> names = new ArrayList<>((int) n);
     for (long i = 0; i < n; ++i) names.add(CairnNative.opName(i));
@@ -37,11 +39,13 @@ public final class Cairn {
    */
   public static int numOutputs(String op, OpAttrs attrs) {
     if (op == null) throw new NullPointerException("op");
+    NativeLibrary.check();
     return OpAttrs.numOutputs(NativeResources.cstr(op), attrs);
   }
 
   /** The whole op registry as JSON (cairn_op_registry_json). */
   public static String opRegistryJson() {
+    NativeLibrary.check();
     return CairnNative.opRegistryJson();
   }
 }

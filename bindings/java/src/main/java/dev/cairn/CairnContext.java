@@ -1,7 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
-import dev.cairn.raw.Callbacks;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 
@@ -54,6 +52,7 @@ public final class CairnContext extends NativeHandle {
   // stays registered until the runtime calls log_release (objects and checkpoints keep the context
   // alive and may still log); the glue then unregisters it.
   private static long create(Options options, VulkanOptions vk) {
+    NativeLibrary.check();
     if (options == null) options = new Options();
     long logId = 0;
     if (options.logHandler != null) {

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
@@ -310,12 +309,12 @@ public class CairnObject extends NativeHandle {
 
   // ---- lifetime ----
 
-  /** Throws IllegalStateException when this handle (or the checkpoint lending it) was closed. */
+  /** Throws FAILED_PRECONDITION when this handle (or the checkpoint lending it) was closed. */
   @Override
   void checkClosed() {
     super.checkClosed();
     if (lender != null && lender.isClosed()) {
-      throw new IllegalStateException("the Checkpoint whose root this is was closed");
+      throw closedError(Checkpoint.class, " (this object is its root)");
     }
   }
 

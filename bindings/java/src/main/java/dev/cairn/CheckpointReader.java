@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,6 +17,7 @@ public final class CheckpointReader extends NativeHandle {
 
   /** Opens {@code path}: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. */
   public static CheckpointReader open(String path) {
+    NativeLibrary.check();
     return new CheckpointReader(CairnNative.checkpointReaderOpen(NativeResources.cstr(path)));
   }
 

@@ -1,7 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.Callbacks;
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.Objects;
 
@@ -218,7 +216,8 @@ public final class CompiledFunction extends NativeHandle {
   static RuntimeException hostFailure(String where, Throwable host) {
     if (host instanceof Error) throw (Error) host;
     Code code = host instanceof CairnException ? ((CairnException) host).code() : Code.UNKNOWN;
-    String what = host.getMessage() != null ? host.getMessage() : host.getClass().getName();
+    String what = host instanceof CairnException ? ((CairnException) host).detail() : host.getMessage();
+    if (what == null) what = host.getClass().getName();
     if (!(host instanceof CairnException)) what = host.getClass().getSimpleName() + ": " + what;
     CairnException e = new CairnException(code, where + ": " + what);
     e.initCause(host);

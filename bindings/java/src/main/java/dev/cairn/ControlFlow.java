@@ -1,7 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
-import dev.cairn.raw.Callbacks;
 import java.lang.ref.Reference;
 import java.util.Objects;
 

@@ -52,11 +52,13 @@ public enum DType {
 
   /** Bytes per element (cairn_dtype_size); 0 for STRING. */
   public long byteSize() {
-    return dev.cairn.raw.CairnNative.dtypeSize(value);
+    NativeLibrary.check();
+    return CairnNative.dtypeSize(value);
   }
 
   /** The C name, e.g. "float32" (cairn_dtype_name). */
   public String cName() {
-    return dev.cairn.raw.CairnNative.dtypeName(value);
+    NativeLibrary.check();
+    return CairnNative.dtypeName(value);
   }
 }

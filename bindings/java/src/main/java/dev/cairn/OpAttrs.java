@@ -108,11 +108,11 @@ public final class OpAttrs {
   static int numOutputs(byte[] op, OpAttrs attrs) {
     long n;
     if (attrs == null) {
-      n = dev.cairn.raw.CairnNative.opNumOutputs(op, null, null, null, null, null, null, null, null);
+      n = CairnNative.opNumOutputs(op, null, null, null, null, null, null, null, null);
     } else {
       int size = attrs.size;
       n =
-          dev.cairn.raw.CairnNative.opNumOutputs(
+          CairnNative.opNumOutputs(
               op,
               Arrays.copyOf(attrs.names, size),
               Arrays.copyOf(attrs.kinds, size),
@@ -129,7 +129,7 @@ public final class OpAttrs {
 
   /** Runs the op through the raw layer with these attributes as parallel arrays. */
   void opRun(long ctx, byte[] op, long[] inputs, long[] outputs) {
-    dev.cairn.raw.CairnNative.opRun(
+    CairnNative.opRun(
         ctx,
         op,
         inputs,

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.List;
 import java.util.Objects;

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
@@ -16,8 +15,8 @@ import java.util.Arrays;
  * real and imaginary parts), {@code double[]} FLOAT64, {@code int[]} INT32, {@code long[]} INT64,
  * {@code short[]} INT16 (or the raw bits of FLOAT16 and BFLOAT16), {@code byte[]} INT8 or UINT8,
  * {@code boolean[]} BOOL. Any dtype also goes through a {@link ByteBuffer} holding the elements in
- * native byte order. Data is row-major; the C library checks that its size fits the shape and
- * throws {@link CairnException} with code INVALID_ARGUMENT when it does not.
+ * native byte order. Data is row-major, and its length must fit the shape (else a {@link
+ * CairnException} INVALID_ARGUMENT such as {@code Tensor.of: 3 values for shape [2,2] (needs 4)}).
  */
 public final class Tensor extends NativeHandle {
   // Immutable facts, fetched on first use (racing threads compute the same values; volatile so
@@ -106,8 +105,14 @@ public final class Tensor extends NativeHandle {
     if (data instanceof ByteBuffer) return fromBuffer(ctx, dtype, (ByteBuffer) data, shape);
     ArrayKind kind = ArrayKind.of(data);
     kind.check(dtype, "create");
-    long c = ctx.handle();
     long[] dims = shape == null ? new long[0] : shape;
+    long needed = elementCount("Tensor.of", dims) * (dtype == DType.COMPLEX64 ? 2 : 1);
+    int given = java.lang.reflect.Array.getLength(data);
+    if (given != needed) {
+      throw new CairnException(Code.INVALID_ARGUMENT,
+          "Tensor.of: " + given + " values for shape " + shapeString(dims) + " (needs " + needed + ")");
+    }
+    long c = ctx.handle();
     int d = dtype.value();
     long h;
     try {
@@ -135,8 +140,15 @@ public final class Tensor extends NativeHandle {
   public static Tensor fromBuffer(CairnContext ctx, DType dtype, ByteBuffer data, long... shape) {
     if (dtype == null) throw new NullPointerException("dtype");
     if (data == null) throw new NullPointerException("data");
-    long c = ctx.handle();
     long[] dims = shape == null ? new long[0] : shape;
+    long count = elementCount("Tensor.fromBuffer", dims);
+    long size = dtype.byteSize();
+    if (size > 0 && data.remaining() != count * size) {
+      throw new CairnException(Code.INVALID_ARGUMENT,
+          "Tensor.fromBuffer: " + data.remaining() + " bytes for a " + dtype.cName() + " tensor of shape "
+              + shapeString(dims) + " (needs " + count * size + ")");
+    }
+    long c = ctx.handle();
     long h;
     try {
       if (data.isDirect()) {
@@ -150,6 +162,28 @@ public final class Tensor extends NativeHandle {
       Reference.reachabilityFence(ctx);
     }
     return new Tensor(h);
+  }
+
+  // The element count of `dims`; INVALID_ARGUMENT naming `method` for a negative dimension or an
+  // overflowing count.
+  private static long elementCount(String method, long[] dims) {
+    long n = 1;
+    for (int i = 0; i < dims.length; ++i) {
+      if (dims[i] < 0) {
+        throw new CairnException(Code.INVALID_ARGUMENT,
+            method + ": dimension " + i + " of shape " + shapeString(dims) + " is negative");
+      }
+      try {
+        n = Math.multiplyExact(n, dims[i]);
+      } catch (ArithmeticException e) {
+        throw new CairnException(Code.INVALID_ARGUMENT, method + ": shape " + shapeString(dims) + " is too large");
+      }
+    }
+    return n;
+  }
+
+  static String shapeString(long[] dims) {
+    return Arrays.toString(dims).replace(" ", "");
   }
 
   // ---- facts ----
@@ -321,6 +355,12 @@ public final class Tensor extends NativeHandle {
     if (!dst.isDirect()) throw new IllegalArgumentException("readInto needs a direct ByteBuffer");
     if (dst.isReadOnly()) throw new IllegalArgumentException("readInto needs a writable ByteBuffer");
     long h = handle();
+    long n = nbytes();
+    if (dst.remaining() != n) {
+      throw new CairnException(Code.INVALID_ARGUMENT,
+          "Tensor.readInto: a buffer of " + dst.remaining() + " bytes for a " + dtype().cName()
+              + shapeString(shapeRef()) + " tensor of " + n + " bytes");
+    }
     try {
       CairnNative.tensorRead(h, dst.slice());
     } finally {

@@ -1,7 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
-import dev.cairn.raw.VulkanDeviceInfo;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -17,13 +15,18 @@ import java.util.List;
 public final class Vulkan {
   private Vulkan() {}
 
-  /** Whether a Vulkan loader and driver report at least one device. Never throws. */
+  /**
+   * Whether a Vulkan loader and driver report at least one device. Throws only when Cairn's own
+   * native library could not be loaded.
+   */
   public static boolean available() {
+    NativeLibrary.check();
     return CairnNative.vulkanAvailable() == 1;
   }
 
   /** The number of Vulkan devices. Throws {@link CairnException} UNAVAILABLE without a driver. */
   public static int deviceCount() {
+    NativeLibrary.check();
     return Math.toIntExact(CairnNative.vulkanDeviceCount());
   }
 
@@ -32,6 +35,7 @@ public final class Vulkan {
    * driver, IllegalArgumentException for a negative index.
    */
   public static VulkanDevice device(int index) {
+    NativeLibrary.check();
     VulkanDeviceInfo i = CairnNative.vulkanDeviceDescribe(index);
     return new VulkanDevice(index, i.name == null ? "" : i.name, VulkanDeviceType.fromValue(i.type), i.apiVersion,
         i.deviceLocalMemory, i.totalMemory, i.subgroupSize, i.subgroupArithmetic != 0, i.float16 != 0,

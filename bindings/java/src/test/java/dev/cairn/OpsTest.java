@@ -98,7 +98,8 @@ class OpsTest {
         Tensor b = Tensor.of(ctx, new float[4], 4)) {
       CairnException e = assertThrows(CairnException.class, () -> Ops.add(ctx, a, b));
       assertEquals(Code.INVALID_ARGUMENT, e.code());
-      assertEquals("Add: incompatible shapes [2,3] and [4]", e.getMessage());
+      assertEquals("INVALID_ARGUMENT: Add: incompatible shapes [2,3] and [4]", e.getMessage());
+      assertEquals("Add: incompatible shapes [2,3] and [4]", e.detail());
     }
   }
 
@@ -108,7 +109,7 @@ class OpsTest {
         Tensor b = Tensor.of(ctx, new int[] {1}, 1)) {
       CairnException e = assertThrows(CairnException.class, () -> Ops.add(ctx, a, b));
       assertEquals(Code.INVALID_ARGUMENT, e.code());
-      assertTrue(e.getMessage().startsWith("Add:"), e.getMessage());
+      assertTrue(e.getMessage().startsWith("INVALID_ARGUMENT: Add:"), e.getMessage());
     }
   }
 
@@ -161,7 +162,7 @@ class OpsTest {
       assertArrayEquals(new float[] {1, 4, 2, 5, 3, 6}, t.toFloatArray());
       CairnException e = assertThrows(CairnException.class, () -> Ops.reshape(ctx, a, 4, 2));
       assertEquals(Code.INVALID_ARGUMENT, e.code());
-      assertTrue(e.getMessage().startsWith("Reshape"), e.getMessage());
+      assertTrue(e.getMessage().startsWith("INVALID_ARGUMENT: Reshape"), e.getMessage());
     }
   }
 
