@@ -28,6 +28,8 @@ import java.util.Locale;
 final class NativeLibrary {
   /** The system property naming a directory holding libcairn_jni.so and libcairn.so.1. */
   static final String LIBRARY_PATH_PROPERTY = "cairn.library.path";
+  /** Before 1.0: the JNI library file (or its directory); read as its directory when the above is unset. */
+  static final String LEGACY_PATH_PROPERTY = "cairn.jni.path";
   static final String JNI_FILE = "libcairn_jni.so";
   static final String CORE_FILE = "libcairn.so.1";
 
@@ -56,7 +58,14 @@ final class NativeLibrary {
   static void load() {
     try {
       String dir = System.getProperty(LIBRARY_PATH_PROPERTY);
-      String from = dir != null && !dir.isEmpty() ? loadFromDirectory(dir) : loadFromJar();
+      String property = LIBRARY_PATH_PROPERTY;
+      String legacy = System.getProperty(LEGACY_PATH_PROPERTY);
+      if ((dir == null || dir.isEmpty()) && legacy != null && !legacy.isEmpty()) {
+        Path p = Paths.get(legacy);
+        dir = Files.isDirectory(p) || p.getParent() == null ? legacy : p.getParent().toString();
+        property = LEGACY_PATH_PROPERTY;
+      }
+      String from = dir != null && !dir.isEmpty() ? loadFromDirectory(dir, property) : loadFromJar();
       checkAbi(CairnNative.ABI_VERSION, abiVersionOf(from), from);
       loadedFrom = from;
     } catch (CairnException e) {
@@ -77,11 +86,11 @@ final class NativeLibrary {
     }
   }
 
-  private static String loadFromDirectory(String dir) {
+  private static String loadFromDirectory(String dir, String property) {
     Path base = Paths.get(dir).toAbsolutePath();
     Path jni = base.resolve(JNI_FILE);
     Path core = base.resolve(CORE_FILE);
-    String tried = "-D" + LIBRARY_PATH_PROPERTY + "=" + dir;
+    String tried = "-D" + property + "=" + dir;
     for (Path p : new Path[] {jni, core}) {
       if (!Files.isRegularFile(p)) {
         throw new CairnException(

@@ -60,6 +60,10 @@ class VersionTest {
   }
 
   private static SourceLauncher.Result runWithProperty(String dir, Path work) throws Exception {
+    return runWithProperty(NativeLibrary.LIBRARY_PATH_PROPERTY, dir, work);
+  }
+
+  private static SourceLauncher.Result runWithProperty(String property, String value, Path work) throws Exception {
     // A tiny program on the classpath of target/classes that touches the library once.
     Path src = work.resolve("Touch.java");
     Files.writeString(src, "public class Touch { public static void main(String[] a) {"
@@ -69,7 +73,7 @@ class VersionTest {
         + " catch (dev.cairn.CairnException e) { System.out.println(\"again: \" + e.getMessage()); } } }");
     String java = ProcessHandle.current().info().command().orElse("java");
     return SourceLauncher.exec(List.of(java, "-cp", new File(SourceLauncher.base(), "target/classes").getPath(),
-        "-D" + NativeLibrary.LIBRARY_PATH_PROPERTY + "=" + dir, src.toString()));
+        "-D" + property + "=" + value, src.toString()));
   }
 
   @Test
@@ -98,9 +102,7 @@ class VersionTest {
           + work + "): "), r.output());
       assertTrue(r.output().contains("libcairn.so.1"), r.output());
     } finally {
-      try (var files = Files.walk(work)) {
-        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      deleteTree(work);
     }
   }
 
@@ -114,10 +116,17 @@ class VersionTest {
       }
       SourceLauncher.Result r = runWithProperty(work.toString(), work);
       assertEquals(Cairn.version(), r.output().strip(), r.output());
+      // The property of earlier versions names the JNI library file; libcairn.so.1 is beside it.
+      r = runWithProperty(NativeLibrary.LEGACY_PATH_PROPERTY, work.resolve("libcairn_jni.so").toString(), work);
+      assertEquals(Cairn.version(), r.output().strip(), r.output());
     } finally {
-      try (var files = Files.walk(work)) {
-        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      deleteTree(work);
+    }
+  }
+
+  private static void deleteTree(Path dir) throws java.io.IOException {
+    try (var files = Files.walk(dir)) {
+      files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     }
   }
 
