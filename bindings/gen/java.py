@@ -55,13 +55,21 @@ ENUM_CLASS_NAMES = {"cairn_dtype": "DType", "cairn_code": "Code"}
 # Extra members of generated enums (Java source, indented one level).
 ENUM_EXTRAS = {
     "cairn_dtype": [
-        "/** Bytes per element (cairn_dtype_size); 0 for STRING. */",
+        "/**",
+        " * Bytes per element (cairn_dtype_size).",
+        " *",
+        " * @return the size of one element in bytes; 0 for STRING",
+        " */",
         "public long byteSize() {",
         "  NativeLibrary.check();",
         "  return CairnNative.dtypeSize(value);",
         "}",
         "",
-        "/** The C name, e.g. \"float32\" (cairn_dtype_name). */",
+        "/**",
+        " * The C name (cairn_dtype_name).",
+        " *",
+        " * @return the name, e.g. \"float32\"",
+        " */",
         "public String cName() {",
         "  NativeLibrary.check();",
         "  return CairnNative.dtypeName(value);",
@@ -136,10 +144,20 @@ def javadoc(text: str, indent: str) -> list[str]:
     return lines
 
 
-def javadoc_list(summary: str, items: list[str], indent: str) -> list[str]:
+def javadoc_list(summary: str, items: list[str], indent: str, tags: Optional[list[str]] = None) -> list[str]:
+    """A doc comment: a summary, a bulleted list, then block tags ("@param x ...", already HTML)."""
     lines = javadoc(summary, indent)[:-1] + [indent + " *", indent + " * <ul>"]
     lines += [indent + " *   <li>" + html(item) for item in items]
-    return lines + [indent + " * </ul>", indent + " */"]
+    lines.append(indent + " * </ul>")
+    if tags:
+        lines.append(indent + " *")
+        lines += [indent + " * " + t for t in tags]
+    return lines + [indent + " */"]
+
+
+def doc_tags(*tags: str, indent: str = "  ") -> list[str]:
+    """A one-sentence doc comment with block tags: doc_tags("Summary.", "@param x ...")."""
+    return [indent + "/**"] + [indent + " * " + t for t in tags] + [indent + " */"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1140,12 +1158,14 @@ def emit_enums(model: Model) -> dict[str, str]:
         cls = ENUM_CLASS_NAMES.get(e.name, camel(e.name[len("cairn_"):], upper_first=True))
         lines = [JAVA_BANNER, f"package {PKG};", ""] + javadoc(f"{e.name}: {e.doc}", "") + [f"public enum {cls} {{"]
         for k, (n, v) in enumerate(values):
+            lines.append(f"  /** {{@code {n}}} ({v}) in C. */")
             lines.append(f"  {n[len(prefix):]}({v}){',' if k + 1 < len(values) else ';'}")
         lines += ["", "  private final int value;", "",
                   f"  {cls}(int value) {{", "    this.value = value;", "  }", "",
-                  "  /** The pinned C value. */",
+                  "  /**", "   * The pinned C value.", "   *", "   * @return the value of the C enumerator", "   */",
                   "  public int value() {", "    return value;", "  }", "",
-                  "  /** The constant with this C value, or null for a value this binding does not know. */",
+                  "  /**", "   * The constant with a C value.", "   *", "   * @param value a C enumerator's value",
+                  "   * @return its constant, or null for a value this binding does not know", "   */",
                   f"  public static {cls} fromValue(int value) {{",
                   "    switch (value) {"]
         for n, v in values:
@@ -1412,14 +1432,27 @@ def emit_op(op: dict, dtype_names: set[str]) -> list[str]:
     if plain_req and plain_req[-1].split(" ")[0] in ("long[]", "double[]"):
         plain_req[-1] = plain_req[-1].replace("[] ", "... ", 1)
     plain = ", ".join(["CairnContext ctx"] + in_params(bool(var) and not required) + plain_req)
-    lines += javadoc_list(doc[0], doc[1:], "  ")
+    tags = ["@param ctx the context to run on"]
+    for i in inputs:
+        tags.append(f"@param {pnames[id(i)]} input {html(i['name'])}{' (any number of tensors)' if i.get('variadic') else ''}")
+    for a in required:
+        tags.append(f"@param {pnames[id(a)]} attribute {html(a['name'])} ({a['kind']})")
+    if single:
+        ret_tag = [f"@return output {html(op['outputs'][0]['name'])}, a new tensor the caller closes"]
+    elif no_output:
+        ret_tag = []
+    else:
+        names = ", ".join(html(o["name"]) for o in op["outputs"])
+        ret_tag = [f"@return the outputs ({names}) in this order, new tensors the caller closes"]
+    lines += javadoc_list(doc[0], doc[1:], "  ", tags + ret_tag)
     lines.append(f"  public static {ret} {method}({plain}) {{")
     lines += body(False)
     lines.append("  }")
     if has_attr_class:
         with_attrs = ", ".join(["CairnContext ctx"] + in_params(False) + req_params + [f"{cls} attrs"])
         lines.append("")
-        lines.append(f"  /** {name} with optional attributes; see {{@link {cls}}}. */")
+        lines += doc_tags(f"{name} with optional attributes; see {{@link {cls}}}.", *tags,
+                          f"@param attrs the optional attributes (null: none)", *ret_tag)
         lines.append(f"  public static {ret} {method}({with_attrs}) {{")
         lines.append("    if (attrs == null) attrs = " + f"{cls}.DEFAULTS;")
         lines += body(True)
@@ -1446,7 +1479,8 @@ def emit_attr_class(op: str, cls: str, optional: list[dict], dtype_names: set[st
         lines.append(f"    private {jt} {m} = {java_literal(a['kind'], a['default'], dtype_names)};")
         lines.append(f"    private boolean {m}Set;")
     lines += ["", f"    private {cls}() {{}}", "",
-              "    /** A new attribute set holding the defaults. */",
+              "    /**", "     * A new attribute set with nothing set (the op then uses its defaults).", "     *",
+              f"     * @return a new {cls}", "     */",
               f"    public static {cls} builder() {{", f"      return new {cls}();", "    }"]
     for a in optional:
         jt = ATTR_TYPES[a["kind"]][0]
@@ -1459,7 +1493,12 @@ def emit_attr_class(op: str, cls: str, optional: list[dict], dtype_names: set[st
             allowed = f" One of {', '.join(a['allowed_dtypes'])}."
         arg = jt.replace("[]", "...") if jt.endswith("[]") else jt
         lines += ["",
-                  f"    /** Sets {a['name']} ({a['kind']}, default {html(default)}).{html(allowed)} */",
+                  f"    /**",
+                  f"     * Sets {a['name']} ({a['kind']}, default {html(default)}).{html(allowed)}",
+                  "     *",
+                  f"     * @param value the value to send",
+                  "     * @return this",
+                  "     */",
                   f"    public {cls} {m}({arg} value) {{"]
         if jt in ("long[]", "double[]", "String", "DType"):
             lines.append(f"      if (value == null) throw new NullPointerException(\"{a['name']}\");")
@@ -1468,7 +1507,11 @@ def emit_attr_class(op: str, cls: str, optional: list[dict], dtype_names: set[st
         else:
             lines.append(f"      this.{m} = value;")
         lines += [f"      this.{m}Set = true;", "      return this;", "    }", "",
-                  f"    /** The value of {a['name']}: the one set, or the default. */",
+                  "    /**",
+                  f"     * The value of {a['name']}: the one set, or the default.",
+                  "     *",
+                  f"     * @return the value",
+                  "     */",
                   f"    public {jt} {m}() {{",
                   f"      return {m}{'.clone()' if jt.endswith('[]') else ''};", "    }"]
     lines += ["", "    void addTo(OpAttrs enc) {"]

@@ -21,7 +21,11 @@ public final class CairnContext extends NativeHandle {
     this(new Options());
   }
 
-  /** A context with these options. Throws {@link CairnException} (e.g. NOT_FOUND for an unknown device). */
+  /**
+   * A context with these options. Throws {@link CairnException} (e.g. NOT_FOUND for an unknown device).
+   *
+   * @param options the options (null: every default)
+   */
   public CairnContext(Options options) {
     this(options, null);
   }
@@ -33,6 +37,9 @@ public final class CairnContext extends NativeHandle {
    * implementation); device "cpu" keeps the CPU as default while the settings apply to "vulkan:N".
    * Throws {@link CairnException}: UNAVAILABLE without a Vulkan driver, INVALID_ARGUMENT for a
    * partial set of external handles.
+   *
+   * @param options the options (null: every default)
+   * @param vulkan the Vulkan settings
    */
   public CairnContext(Options options, VulkanOptions vulkan) {
     super(create(options, vulkan), CairnNative::contextFree);
@@ -73,7 +80,11 @@ public final class CairnContext extends NativeHandle {
     }
   }
 
-  /** Options for a new context; every field starts at the C API's documented default. */
+  /**
+   * Options for a new context; every field starts at the C API's documented default.
+   *
+   * @return new options, each at its default
+   */
   public static Options options() {
     return new Options();
   }
@@ -86,41 +97,71 @@ public final class CairnContext extends NativeHandle {
     private LogLevel logLevel = LogLevel.WARNING;
     private LogHandler logHandler;
 
+    /** Options at their defaults (the same as {@code options()}). */
     public Options() {}
 
-    /** The default device: null or "cpu" (default), "vulkan", "vulkan:N". */
+    /**
+     * The default device: null or "cpu" (default), "vulkan", "vulkan:N".
+     *
+     * @param device the device name ("cpu", "vulkan", "vulkan:N"; null: the context's default)
+     * @return these options
+     */
     public Options device(String device) {
       this.device = device;
       return this;
     }
 
-    /** Intra-op threads including the caller; 0 (default) means all cores. */
+    /**
+     * Intra-op threads including the caller; 0 (default) means all cores.
+     *
+     * @param numThreads the number of CPU threads (0: the hardware's)
+     * @return these options
+     */
     public Options numThreads(int numThreads) {
       this.numThreads = numThreads;
       return this;
     }
 
-    /** The base seed of random ops; default 0. */
+    /**
+     * The base seed of random ops; default 0.
+     *
+     * @param seed the random seed (-1: the context's stream)
+     * @return these options
+     */
     public Options seed(long seed) {
       this.seed = seed;
       return this;
     }
 
-    /** The least severe level delivered; default WARNING. */
+    /**
+     * The least severe level delivered; default WARNING.
+     *
+     * @param logLevel the least severe level passed to the handler
+     * @return these options
+     */
     public Options logLevel(LogLevel logLevel) {
       if (logLevel == null) throw new NullPointerException("logLevel");
       this.logLevel = logLevel;
       return this;
     }
 
-    /** Receives log messages; null (default) sends warnings and errors to stderr. */
+    /**
+     * Receives log messages; null (default) sends warnings and errors to stderr.
+     *
+     * @param logHandler the handler that receives the runtime's log messages (null: none)
+     * @return these options
+     */
     public Options logHandler(LogHandler logHandler) {
       this.logHandler = logHandler;
       return this;
     }
   }
 
-  /** The name of the default device, e.g. "cpu". */
+  /**
+   * The name of the default device, e.g. "cpu".
+   *
+   * @return the name of the default device, e.g
+   */
   public String device() {
     long h = handle();
     try {
@@ -135,6 +176,11 @@ public final class CairnContext extends NativeHandle {
    * for none) and returns its outputs, which the caller closes; their count comes from the
    * registry ({@link Cairn#numOutputs}). The typed wrappers in {@link Ops} are usually more
    * convenient.
+   *
+   * @param op the op's registered name, e.g. "MatMul"
+   * @param inputs the input tensors
+   * @param attrs the attributes (null: none)
+   * @return new tensors, which the caller closes
    */
   public Tensor[] run(String op, Tensor[] inputs, OpAttrs attrs) {
     if (op == null) throw new NullPointerException("op");
@@ -144,6 +190,12 @@ public final class CairnContext extends NativeHandle {
   /**
    * Like {@link #run(String, Tensor[], OpAttrs)} with the output count given: the C library
    * refuses a count that is not the op's (INVALID_ARGUMENT).
+   *
+   * @param op the op's registered name, e.g. "MatMul"
+   * @param inputs the input tensors
+   * @param attrs the attributes (null: none)
+   * @param numOutputs how many tensors each branch or body returns
+   * @return new tensors, which the caller closes
    */
   public Tensor[] run(String op, Tensor[] inputs, OpAttrs attrs, int numOutputs) {
     if (op == null) throw new NullPointerException("op");

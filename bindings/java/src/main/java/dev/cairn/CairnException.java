@@ -11,7 +11,9 @@ package dev.cairn;
 public class CairnException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
+  /** The numeric cairn_code. */
   private final int rawCode;
+  /** The message without the code. */
   private final String detail;
 
   /**

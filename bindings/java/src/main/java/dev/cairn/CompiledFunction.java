@@ -43,6 +43,14 @@ public final class CompiledFunction extends NativeHandle {
   /** The traced body: symbolic inputs in, outputs out (as many as the function's count). */
   @FunctionalInterface
   public interface Body {
+    /**
+     * Computes the outputs from the inputs.
+     *
+     * @param ctx the context to record into
+     * @param inputs the inputs (symbolic while tracing), closed after the body returns
+     * @return the outputs, which the function takes (and closes)
+     * @throws Exception anything; {@link CompiledFunction#call} then throws a CairnException caused by it
+     */
     Tensor[] apply(CairnContext ctx, Tensor[] inputs) throws Exception;
   }
 
@@ -55,12 +63,29 @@ public final class CompiledFunction extends NativeHandle {
     this.numOutputs = numOutputs;
   }
 
-  /** A function named {@code name} (for messages and dumps) returning {@code numOutputs} tensors. */
+  /**
+   * A function named {@code name} (for messages and dumps) returning {@code numOutputs} tensors.
+   *
+   * @param ctx the context
+   * @param name the name
+   * @param numOutputs how many tensors each branch or body returns
+   * @param body the body, traced on first call of each input signature
+   * @return a function named {@code name} (for messages and dumps) returning {@code numOutputs} tensors
+   */
   public static CompiledFunction create(CairnContext ctx, String name, int numOutputs, Body body) {
     return create(ctx, name, numOutputs, body, null);
   }
 
-  /** Like {@link #create(CairnContext, String, int, Body)} with options (null: the defaults). */
+  /**
+   * Like {@link #create(CairnContext, String, int, Body)} with options (null: the defaults).
+   *
+   * @param ctx the context
+   * @param name the name
+   * @param numOutputs how many tensors each branch or body returns
+   * @param body the body, traced on first call of each input signature
+   * @param options the options (null: every default)
+   * @return the new compiled function, which the caller closes
+   */
   public static CompiledFunction create(CairnContext ctx, String name, int numOutputs, Body body, Options options) {
     Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(name, "name");
@@ -124,7 +149,11 @@ public final class CompiledFunction extends NativeHandle {
     }
   }
 
-  /** Options for a new function; each starts at the C API's default. Not thread-safe to mutate. */
+  /**
+   * Options for a new function; each starts at the C API's default. Not thread-safe to mutate.
+   *
+   * @return new options, each at its default
+   */
   public static Options options() {
     return new Options();
   }
@@ -135,6 +164,7 @@ public final class CompiledFunction extends NativeHandle {
     private int retraceWarning = 5;
     private long[] staticInputs;
 
+    /** Options at their defaults (the same as {@code options()}). */
     public Options() {}
 
     /**
@@ -142,6 +172,9 @@ public final class CompiledFunction extends NativeHandle {
      * dtypes and shapes, key the trace cache. The body gets them with values it may read (a loop
      * count, a flag) and the trace bakes them in: a new value retraces. Each is a numeric or bool
      * tensor of at most 1024 elements. Functions with static inputs cannot be exported yet.
+     *
+     * @param indexes the positions of the static inputs
+     * @return these options
      */
     public Options staticInputs(int... indexes) {
       Objects.requireNonNull(indexes, "indexes");
@@ -158,6 +191,9 @@ public final class CompiledFunction extends NativeHandle {
      * Keys traces on these specs instead of each call's own shapes: a -1 dimension accepts any
      * size, so one trace serves them all. Calls whose inputs do not match fail with
      * INVALID_ARGUMENT. Default: none.
+     *
+     * @param specs one spec per input
+     * @return these options
      */
     public Options inputSignature(TensorSpec... specs) {
       Objects.requireNonNull(specs, "specs");
@@ -166,7 +202,12 @@ public final class CompiledFunction extends NativeHandle {
       return this;
     }
 
-    /** Warns through the context's log when the trace count reaches this; default 5, 0 = never. */
+    /**
+     * Warns through the context's log when the trace count reaches this; default 5, 0 = never.
+     *
+     * @param traces the warning threshold (0: off)
+     * @return these options
+     */
     public Options retraceWarning(int traces) {
       if (traces < 0) throw new IllegalArgumentException("retraceWarning must be >= 0, got " + traces);
       this.retraceWarning = traces;
@@ -174,12 +215,20 @@ public final class CompiledFunction extends NativeHandle {
     }
   }
 
-  /** The function's name. */
+  /**
+   * The function's name.
+   *
+   * @return the function's name
+   */
   public String name() {
     return name;
   }
 
-  /** How many tensors each call returns. */
+  /**
+   * How many tensors each call returns.
+   *
+   * @return how many tensors each call returns
+   */
   public int numOutputs() {
     return numOutputs;
   }
@@ -187,6 +236,9 @@ public final class CompiledFunction extends NativeHandle {
   /**
    * Calls the function: traces the body on a new input signature, replays the cached graph
    * otherwise. Returns {@link #numOutputs()} new tensors, which the caller closes.
+   *
+   * @param inputs the input tensors
+   * @return new tensors, which the caller closes
    */
   public Tensor[] call(Tensor... inputs) {
     Objects.requireNonNull(inputs, "inputs");
@@ -228,6 +280,9 @@ public final class CompiledFunction extends NativeHandle {
    * How many tensors trace {@code traceIndex} returns (what {@link #call} returns for that
    * signature; useful for a {@link #load loaded} function, whose count the file does not give).
    * OUT_OF_RANGE past {@link #numTraces()}.
+   *
+   * @param traceIndex the index of the trace, from 0
+   * @return the number of tensors the trace returns
    */
   public int numOutputs(long traceIndex) {
     long h = handle();
@@ -238,7 +293,11 @@ public final class CompiledFunction extends NativeHandle {
     }
   }
 
-  /** How many times the function has been traced (one per distinct input signature). */
+  /**
+   * How many times the function has been traced (one per distinct input signature).
+   *
+   * @return how many times the function has been traced (one per distinct input signature)
+   */
   public long numTraces() {
     long h = handle();
     try {
@@ -251,6 +310,9 @@ public final class CompiledFunction extends NativeHandle {
   /**
    * The graph of trace {@code index} (0 = the first) as text: one line per node with its op,
    * attributes, inputs and output dtypes and shapes. OUT_OF_RANGE past {@link #numTraces()}.
+   *
+   * @param index the zero-based index
+   * @return the graph as text
    */
   public String dump(long index) {
     long h = handle();
@@ -261,7 +323,12 @@ public final class CompiledFunction extends NativeHandle {
     }
   }
 
-  /** The input signature of trace {@code index}, e.g. "float32[2,3], int32[]". */
+  /**
+   * The input signature of trace {@code index}, e.g. "float32[2,3], int32[]".
+   *
+   * @param index the zero-based index
+   * @return the input signature of trace {@code index}, e.g
+   */
   public String signature(long index) {
     long h = handle();
     try {
@@ -276,6 +343,8 @@ public final class CompiledFunction extends NativeHandle {
    * path} (replaced atomically; docs/graph_export.md). {@link #load} in any language (C:
    * cairn_function_load) reads it back. FAILED_PRECONDITION before the first call; UNIMPLEMENTED
    * when a trace captured a string constant.
+   *
+   * @param path the file or checkpoint path
    */
   public void export(String path) {
     Objects.requireNonNull(path, "path");
@@ -295,6 +364,11 @@ public final class CompiledFunction extends NativeHandle {
    * returns, so {@code numOutputs} does (another count fails at the call with INVALID_ARGUMENT).
    * Its {@link #name()} is the path. Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged
    * one, INVALID_ARGUMENT for a file that is not an exported function.
+   *
+   * @param ctx the context
+   * @param path the file or checkpoint path
+   * @param numOutputs how many tensors each branch or body returns
+   * @return the new compiled function, which the caller closes
    */
   public static CompiledFunction load(CairnContext ctx, String path, int numOutputs) {
     Objects.requireNonNull(ctx, "ctx");
@@ -311,6 +385,9 @@ public final class CompiledFunction extends NativeHandle {
   /**
    * The graph of trace {@code index} as TensorFlow GraphDef text ({@code node { name: ... op: ...
    * }}) for TensorBoard's graph view. OUT_OF_RANGE past {@link #numTraces()}.
+   *
+   * @param index the zero-based index
+   * @return the GraphDef text
    */
   public String graphdef(long index) {
     long h = handle();

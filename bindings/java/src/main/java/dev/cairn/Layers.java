@@ -16,12 +16,24 @@ public final class Layers {
 
   // ---- Dense ----
 
-  /** Dense with {@code units} outputs, linear, with bias, default initializers. */
+  /**
+   * Dense with {@code units} outputs, linear, with bias, default initializers.
+   *
+   * @param ctx the context
+   * @param units the number of output units
+   * @return the new layer, which the caller closes
+   */
   public static Layer dense(CairnContext ctx, long units) {
     return dense(ctx, denseOptions(units));
   }
 
-  /** Dense: activation(x @ kernel + bias) over the last axis; weights "kernel" and "bias". */
+  /**
+   * Dense: activation(x @ kernel + bias) over the last axis; weights "kernel" and "bias".
+   *
+   * @param ctx the context
+   * @param o the options (null: every default)
+   * @return the new layer, which the caller closes
+   */
   public static Layer dense(CairnContext ctx, DenseOptions o) {
     Objects.requireNonNull(o, "options");
     long c = ctx.handle();
@@ -34,7 +46,12 @@ public final class Layers {
     }
   }
 
-  /** Dense options for {@code units} outputs; the rest at their defaults. */
+  /**
+   * Dense options for {@code units} outputs; the rest at their defaults.
+   *
+   * @param units the number of output units
+   * @return new options, each at its default
+   */
   public static DenseOptions denseOptions(long units) {
     return new DenseOptions(units);
   }
@@ -52,31 +69,56 @@ public final class Layers {
       this.units = units;
     }
 
-    /** Default null (linear). */
+    /**
+     * Default null (linear).
+     *
+     * @param activation the activation's name, e.g. "relu" (null: linear)
+     * @return these options
+     */
     public DenseOptions activation(String activation) {
       this.activation = activation;
       return this;
     }
 
-    /** Default true. */
+    /**
+     * Default true.
+     *
+     * @param useBias whether the layer adds a bias
+     * @return these options
+     */
     public DenseOptions useBias(boolean useBias) {
       this.useBias = useBias;
       return this;
     }
 
-    /** Default null (glorot_uniform). */
+    /**
+     * Default null (glorot_uniform).
+     *
+     * @param initializer the initializer's name, e.g. "glorot_uniform" or "zeros"
+     * @return these options
+     */
     public DenseOptions kernelInitializer(String initializer) {
       this.kernelInitializer = initializer;
       return this;
     }
 
-    /** Default null (zeros). */
+    /**
+     * Default null (zeros).
+     *
+     * @param initializer the initializer's name, e.g. "glorot_uniform" or "zeros"
+     * @return these options
+     */
     public DenseOptions biasInitializer(String initializer) {
       this.biasInitializer = initializer;
       return this;
     }
 
-    /** Default null (a unique "dense..." name). */
+    /**
+     * Default null (a unique "dense..." name).
+     *
+     * @param name the name
+     * @return these options
+     */
     public DenseOptions name(String name) {
       this.name = name;
       return this;
@@ -85,12 +127,24 @@ public final class Layers {
 
   // ---- Conv2D ----
 
-  /** Conv2D with {@code filters} 3x3 filters, stride 1, VALID padding. */
+  /**
+   * Conv2D with {@code filters} 3x3 filters, stride 1, VALID padding.
+   *
+   * @param ctx the context
+   * @param filters the number of output channels
+   * @return the new layer, which the caller closes
+   */
   public static Layer conv2d(CairnContext ctx, long filters) {
     return conv2d(ctx, conv2dOptions(filters));
   }
 
-  /** Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters] and "bias". */
+  /**
+   * Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters] and "bias".
+   *
+   * @param ctx the context
+   * @param o the options (null: every default)
+   * @return the new layer, which the caller closes
+   */
   public static Layer conv2d(CairnContext ctx, Conv2DOptions o) {
     Objects.requireNonNull(o, "options");
     long c = ctx.handle();
@@ -104,7 +158,12 @@ public final class Layers {
     }
   }
 
-  /** Conv2D options for {@code filters} filters; the rest at their defaults. */
+  /**
+   * Conv2D options for {@code filters} filters; the rest at their defaults.
+   *
+   * @param filters the number of output channels
+   * @return new options, each at its default
+   */
   public static Conv2DOptions conv2dOptions(long filters) {
     return new Conv2DOptions(filters);
   }
@@ -127,51 +186,93 @@ public final class Layers {
       this.filters = filters;
     }
 
-    /** Default 3 x 3. */
+    /**
+     * Default 3 x 3.
+     *
+     * @param height the window height
+     * @param width the window width
+     * @return these options
+     */
     public Conv2DOptions kernelSize(long height, long width) {
       this.kernelH = height;
       this.kernelW = width;
       return this;
     }
 
-    /** Default 1 x 1. */
+    /**
+     * Default 1 x 1.
+     *
+     * @param height the window height
+     * @param width the window width
+     * @return these options
+     */
     public Conv2DOptions strides(long height, long width) {
       this.strideH = height;
       this.strideW = width;
       return this;
     }
 
-    /** "VALID" (default, null) or "SAME". */
+    /**
+     * "VALID" (default, null) or "SAME".
+     *
+     * @param padding "valid" or "same"
+     * @return these options
+     */
     public Conv2DOptions padding(String padding) {
       this.padding = padding;
       return this;
     }
 
-    /** Default null (linear). */
+    /**
+     * Default null (linear).
+     *
+     * @param activation the activation's name, e.g. "relu" (null: linear)
+     * @return these options
+     */
     public Conv2DOptions activation(String activation) {
       this.activation = activation;
       return this;
     }
 
-    /** Default true. */
+    /**
+     * Default true.
+     *
+     * @param useBias whether the layer adds a bias
+     * @return these options
+     */
     public Conv2DOptions useBias(boolean useBias) {
       this.useBias = useBias;
       return this;
     }
 
-    /** Default null (glorot_uniform). */
+    /**
+     * Default null (glorot_uniform).
+     *
+     * @param initializer the initializer's name, e.g. "glorot_uniform" or "zeros"
+     * @return these options
+     */
     public Conv2DOptions kernelInitializer(String initializer) {
       this.kernelInitializer = initializer;
       return this;
     }
 
-    /** Default null (zeros). */
+    /**
+     * Default null (zeros).
+     *
+     * @param initializer the initializer's name, e.g. "glorot_uniform" or "zeros"
+     * @return these options
+     */
     public Conv2DOptions biasInitializer(String initializer) {
       this.biasInitializer = initializer;
       return this;
     }
 
-    /** Default null (a unique "conv2d..." name). */
+    /**
+     * Default null (a unique "conv2d..." name).
+     *
+     * @param name the name
+     * @return these options
+     */
     public Conv2DOptions name(String name) {
       this.name = name;
       return this;
@@ -180,22 +281,44 @@ public final class Layers {
 
   // ---- Pooling ----
 
-  /** MaxPool2D with 2x2 windows and strides, VALID padding. */
+  /**
+   * MaxPool2D with 2x2 windows and strides, VALID padding.
+   *
+   * @param ctx the context
+   * @return the new layer, which the caller closes
+   */
   public static Layer maxPool2d(CairnContext ctx) {
     return maxPool2d(ctx, pool2dOptions());
   }
 
-  /** MaxPool2D over NHWC input. */
+  /**
+   * MaxPool2D over NHWC input.
+   *
+   * @param ctx the context
+   * @param o the options (null: every default)
+   * @return the new layer, which the caller closes
+   */
   public static Layer maxPool2d(CairnContext ctx, Pool2DOptions o) {
     return pool2d(ctx, o, true);
   }
 
-  /** AvgPool2D with 2x2 windows and strides, VALID padding. */
+  /**
+   * AvgPool2D with 2x2 windows and strides, VALID padding.
+   *
+   * @param ctx the context
+   * @return the new layer, which the caller closes
+   */
   public static Layer avgPool2d(CairnContext ctx) {
     return avgPool2d(ctx, pool2dOptions());
   }
 
-  /** AvgPool2D over NHWC input. */
+  /**
+   * AvgPool2D over NHWC input.
+   *
+   * @param ctx the context
+   * @param o the options (null: every default)
+   * @return the new layer, which the caller closes
+   */
   public static Layer avgPool2d(CairnContext ctx, Pool2DOptions o) {
     return pool2d(ctx, o, false);
   }
@@ -215,7 +338,11 @@ public final class Layers {
     }
   }
 
-  /** Pooling options at their defaults. */
+  /**
+   * Pooling options at their defaults.
+   *
+   * @return new options, each at its default
+   */
   public static Pool2DOptions pool2dOptions() {
     return new Pool2DOptions();
   }
@@ -231,27 +358,49 @@ public final class Layers {
 
     Pool2DOptions() {}
 
-    /** Default 2 x 2. */
+    /**
+     * Default 2 x 2.
+     *
+     * @param height the window height
+     * @param width the window width
+     * @return these options
+     */
     public Pool2DOptions poolSize(long height, long width) {
       this.poolH = height;
       this.poolW = width;
       return this;
     }
 
-    /** Default 0 x 0: the pool size. */
+    /**
+     * Default 0 x 0: the pool size.
+     *
+     * @param height the window height
+     * @param width the window width
+     * @return these options
+     */
     public Pool2DOptions strides(long height, long width) {
       this.strideH = height;
       this.strideW = width;
       return this;
     }
 
-    /** "VALID" (default, null) or "SAME". */
+    /**
+     * "VALID" (default, null) or "SAME".
+     *
+     * @param padding "valid" or "same"
+     * @return these options
+     */
     public Pool2DOptions padding(String padding) {
       this.padding = padding;
       return this;
     }
 
-    /** Default null (a unique default name). */
+    /**
+     * Default null (a unique default name).
+     *
+     * @param name the name
+     * @return these options
+     */
     public Pool2DOptions name(String name) {
       this.name = name;
       return this;
@@ -260,12 +409,23 @@ public final class Layers {
 
   // ---- Shape, lookup, activation ----
 
-  /** Flatten: [batch, ...] to [batch, product of the rest]. */
+  /**
+   * Flatten: [batch, ...] to [batch, product of the rest].
+   *
+   * @param ctx the context
+   * @return the new layer, which the caller closes
+   */
   public static Layer flatten(CairnContext ctx) {
     return flatten(ctx, null);
   }
 
-  /** Flatten named {@code name} (null: a unique default). */
+  /**
+   * Flatten named {@code name} (null: a unique default).
+   *
+   * @param ctx the context
+   * @param name the name
+   * @return the new layer, which the caller closes
+   */
   public static Layer flatten(CairnContext ctx, String name) {
     byte[] n = NativeResources.cstr(name);
     long c = ctx.handle();
@@ -276,12 +436,27 @@ public final class Layers {
     }
   }
 
-  /** Embedding: int32/int64 indices in [0, inputDim) to vectors of outputDim; weight "embeddings". */
+  /**
+   * Embedding: int32/int64 indices in [0, inputDim) to vectors of outputDim; weight "embeddings".
+   *
+   * @param ctx the context
+   * @param inputDim the number of distinct indices (the vocabulary size)
+   * @param outputDim the size of each embedding vector
+   * @return the new layer, which the caller closes
+   */
   public static Layer embedding(CairnContext ctx, long inputDim, long outputDim) {
     return embedding(ctx, inputDim, outputDim, null);
   }
 
-  /** Embedding named {@code name} (null: a unique default). */
+  /**
+   * Embedding named {@code name} (null: a unique default).
+   *
+   * @param ctx the context
+   * @param inputDim the number of distinct indices (the vocabulary size)
+   * @param outputDim the size of each embedding vector
+   * @param name the name
+   * @return the new layer, which the caller closes
+   */
   public static Layer embedding(CairnContext ctx, long inputDim, long outputDim, String name) {
     byte[] n = NativeResources.cstr(name);
     long c = ctx.handle();
@@ -292,12 +467,25 @@ public final class Layers {
     }
   }
 
-  /** A layer applying {@code activation} (see the class comment for the names). */
+  /**
+   * A layer applying {@code activation} (see the class comment for the names).
+   *
+   * @param ctx the context
+   * @param activation the activation's name, e.g. "relu" (null: linear)
+   * @return a layer applying {@code activation} (see the class comment for the names)
+   */
   public static Layer activation(CairnContext ctx, String activation) {
     return activation(ctx, activation, null);
   }
 
-  /** An activation layer named {@code name} (null: a unique default). */
+  /**
+   * An activation layer named {@code name} (null: a unique default).
+   *
+   * @param ctx the context
+   * @param activation the activation's name, e.g. "relu" (null: linear)
+   * @param name the name
+   * @return an activation layer named {@code name} (null: a unique default)
+   */
   public static Layer activation(CairnContext ctx, String activation, String name) {
     byte[] a = NativeResources.cstr(activation);
     byte[] n = NativeResources.cstr(name);
@@ -312,12 +500,24 @@ public final class Layers {
   /**
    * Dropout: with {@code training}, zeroes each element with probability {@code rate} in [0, 1)
    * and scales the rest by 1 / (1 - rate); the identity otherwise. Draws from the context's stream.
+   *
+   * @param ctx the context
+   * @param rate the fraction of elements to drop, in [0, 1)
+   * @return the new layer, which the caller closes
    */
   public static Layer dropout(CairnContext ctx, double rate) {
     return dropout(ctx, rate, -1, null);
   }
 
-  /** Dropout with its own {@code seed} (&lt; 0: the context's stream) and name (null: a default). */
+  /**
+   * Dropout with its own {@code seed} (&lt; 0: the context's stream) and name (null: a default).
+   *
+   * @param ctx the context
+   * @param rate the fraction of elements to drop, in [0, 1)
+   * @param seed the random seed (-1: the context's stream)
+   * @param name the name
+   * @return the new layer, which the caller closes
+   */
   public static Layer dropout(CairnContext ctx, double rate, long seed, String name) {
     byte[] n = NativeResources.cstr(name);
     long c = ctx.handle();
@@ -330,17 +530,33 @@ public final class Layers {
 
   // ---- Normalization ----
 
-  /** LayerNormalization over the last axis with the default options. */
+  /**
+   * LayerNormalization over the last axis with the default options.
+   *
+   * @param ctx the context
+   * @return the new layer, which the caller closes
+   */
   public static Layer layerNorm(CairnContext ctx) {
     return layerNorm(ctx, normOptions());
   }
 
-  /** LayerNormalization; weights "gamma" and "beta". */
+  /**
+   * LayerNormalization; weights "gamma" and "beta".
+   *
+   * @param ctx the context
+   * @param o the options (null: every default)
+   * @return the new layer, which the caller closes
+   */
   public static Layer layerNorm(CairnContext ctx, NormOptions o) {
     return norm(ctx, o, false);
   }
 
-  /** BatchNormalization over the last axis with the default options. */
+  /**
+   * BatchNormalization over the last axis with the default options.
+   *
+   * @param ctx the context
+   * @return the new layer, which the caller closes
+   */
   public static Layer batchNorm(CairnContext ctx) {
     return batchNorm(ctx, normOptions());
   }
@@ -348,6 +564,10 @@ public final class Layers {
   /**
    * BatchNormalization: "gamma", "beta", and the non-trainable "moving_mean" and
    * "moving_variance", which calls with {@code training} update.
+   *
+   * @param ctx the context
+   * @param o the options (null: every default)
+   * @return the new layer, which the caller closes
    */
   public static Layer batchNorm(CairnContext ctx, NormOptions o) {
     return norm(ctx, o, true);
@@ -369,7 +589,11 @@ public final class Layers {
     }
   }
 
-  /** Normalization options at their defaults. */
+  /**
+   * Normalization options at their defaults.
+   *
+   * @return new options, each at its default
+   */
   public static NormOptions normOptions() {
     return new NormOptions();
   }
@@ -385,37 +609,67 @@ public final class Layers {
 
     NormOptions() {}
 
-    /** The normalised axis; default -1. */
+    /**
+     * The normalised axis; default -1.
+     *
+     * @param axis the axis to normalize over
+     * @return these options
+     */
     public NormOptions axis(long axis) {
       this.axis = axis;
       return this;
     }
 
-    /** Default 1e-3. */
+    /**
+     * Default 1e-3.
+     *
+     * @param epsilon the small constant added for numerical stability
+     * @return these options
+     */
     public NormOptions epsilon(double epsilon) {
       this.epsilon = epsilon;
       return this;
     }
 
-    /** BatchNormalization's moving statistics; default 0.99. */
+    /**
+     * BatchNormalization's moving statistics; default 0.99.
+     *
+     * @param momentum the momentum
+     * @return these options
+     */
     public NormOptions momentum(double momentum) {
       this.momentum = momentum;
       return this;
     }
 
-    /** Learn "beta"; default true. */
+    /**
+     * Learn "beta"; default true.
+     *
+     * @param center whether to add beta
+     * @return these options
+     */
     public NormOptions center(boolean center) {
       this.center = center;
       return this;
     }
 
-    /** Learn "gamma"; default true. */
+    /**
+     * Learn "gamma"; default true.
+     *
+     * @param scale whether to multiply by gamma
+     * @return these options
+     */
     public NormOptions scale(boolean scale) {
       this.scale = scale;
       return this;
     }
 
-    /** Default null (a unique default name). */
+    /**
+     * Default null (a unique default name).
+     *
+     * @param name the name
+     * @return these options
+     */
     public NormOptions name(String name) {
       this.name = name;
       return this;

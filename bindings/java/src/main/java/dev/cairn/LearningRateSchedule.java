@@ -15,6 +15,13 @@ public final class LearningRateSchedule extends CairnObject {
   /**
    * {@code initialLearningRate * decayRate ^ (step / decaySteps)}, with a floored exponent when
    * {@code staircase}. INVALID_ARGUMENT for decaySteps &lt;= 0 or a bad rate.
+   *
+   * @param ctx the context
+   * @param initialLearningRate the learning rate at step 0
+   * @param decaySteps the number of steps over which to decay
+   * @param decayRate the factor applied every decaySteps steps
+   * @param staircase whether to decay in whole steps
+   * @return the new learning rate schedule, which the caller closes
    */
   public static LearningRateSchedule exponentialDecay(
       CairnContext ctx, double initialLearningRate, long decaySteps, double decayRate, boolean staircase) {
@@ -30,6 +37,12 @@ public final class LearningRateSchedule extends CairnObject {
   /**
    * {@code initialLearningRate * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decaySteps) /
    * decaySteps)) + alpha)}. INVALID_ARGUMENT for decaySteps &lt;= 0.
+   *
+   * @param ctx the context
+   * @param initialLearningRate the learning rate at step 0
+   * @param decaySteps the number of steps over which to decay
+   * @param alpha the final learning rate as a fraction of the initial one
+   * @return the new learning rate schedule, which the caller closes
    */
   public static LearningRateSchedule cosineDecay(
       CairnContext ctx, double initialLearningRate, long decaySteps, double alpha) {

@@ -15,27 +15,56 @@ public final class Metric extends CairnObject {
     this.metricKind = kind;
   }
 
-  /** A Mean metric named "mean". */
+  /**
+   * A Mean metric named "mean".
+   *
+   * @param ctx the context
+   * @return a Mean metric named "mean"
+   */
   public static Metric mean(CairnContext ctx) {
     return create(ctx, MetricKind.MEAN, null);
   }
 
-  /** A Mean metric named {@code name}. */
+  /**
+   * A Mean metric named {@code name}.
+   *
+   * @param ctx the context
+   * @param name the name
+   * @return a Mean metric named {@code name}
+   */
   public static Metric mean(CairnContext ctx, String name) {
     return create(ctx, MetricKind.MEAN, name);
   }
 
-  /** An Accuracy metric named "accuracy". */
+  /**
+   * An Accuracy metric named "accuracy".
+   *
+   * @param ctx the context
+   * @return an Accuracy metric named "accuracy"
+   */
   public static Metric accuracy(CairnContext ctx) {
     return create(ctx, MetricKind.ACCURACY, null);
   }
 
-  /** An Accuracy metric named {@code name}. */
+  /**
+   * An Accuracy metric named {@code name}.
+   *
+   * @param ctx the context
+   * @param name the name
+   * @return an Accuracy metric named {@code name}
+   */
   public static Metric accuracy(CairnContext ctx, String name) {
     return create(ctx, MetricKind.ACCURACY, name);
   }
 
-  /** A metric of {@code kind} named {@code name} (null: "mean" / "accuracy"). */
+  /**
+   * A metric of {@code kind} named {@code name} (null: "mean" / "accuracy").
+   *
+   * @param ctx the context
+   * @param kind the kind
+   * @param name the name
+   * @return a metric of {@code kind} named {@code name} (null: "mean" / "accuracy")
+   */
   public static Metric create(CairnContext ctx, MetricKind kind, String name) {
     Objects.requireNonNull(kind, "kind");
     byte[] n = NativeResources.cstr(name);
@@ -47,12 +76,20 @@ public final class Metric extends CairnObject {
     }
   }
 
-  /** MEAN or ACCURACY. */
+  /**
+   * MEAN or ACCURACY.
+   *
+   * @return the metric's kind
+   */
   public MetricKind metricKind() {
     return metricKind;
   }
 
-  /** Mean: accumulates every value of {@code values}. An Accuracy metric throws INVALID_ARGUMENT. */
+  /**
+   * Mean: accumulates every value of {@code values}. An Accuracy metric throws INVALID_ARGUMENT.
+   *
+   * @param values the values to average
+   */
   public void update(Tensor values) {
     update(values, null);
   }
@@ -61,6 +98,9 @@ public final class Metric extends CairnObject {
    * Accuracy: accumulates predictions, integer labels {@code yTrue} against the argmax of scores
    * {@code yPred} (or equality when both have one shape). A Mean metric takes one tensor:
    * INVALID_ARGUMENT for a non-null {@code yPred}.
+   *
+   * @param yTrue the true values (labels)
+   * @param yPred the predictions
    */
   public void update(Tensor yTrue, Tensor yPred) {
     Objects.requireNonNull(yTrue, "yTrue");
@@ -76,7 +116,11 @@ public final class Metric extends CairnObject {
     }
   }
 
-  /** The current value (0 when nothing was accumulated). */
+  /**
+   * The current value (0 when nothing was accumulated).
+   *
+   * @return the current value (0 when nothing was accumulated)
+   */
   public double result() {
     long h = handle();
     try {

@@ -108,7 +108,11 @@ abstract class NativeHandle implements AutoCloseable {
     return name.replaceAll("(?<=[a-z0-9])(?=[A-Z])", " ").toLowerCase(Locale.ROOT);
   }
 
-  /** Whether {@link #close()} was called. */
+  /**
+   * Whether {@link #close()} was called.
+   *
+   * @return whether {@link #close()} was called
+   */
   public boolean isClosed() {
     return closed;
   }

@@ -30,6 +30,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor abs(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -46,6 +50,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor add(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -61,6 +70,10 @@ public final class Ops {
    *   <li>output sum: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param inputs input inputs (any number of tensors)
+   * @return output sum, a new tensor the caller closes
    */
   public static Tensor addN(CairnContext ctx, Tensor... inputs) {
     Tensor[] in = new Tensor[inputs.length];
@@ -79,13 +92,23 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of bool
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor all(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_ALL, in, null, 1)[0];
   }
 
-  /** All with optional attributes; see {@link AllAttrs}. */
+  /**
+   * All with optional attributes; see {@link AllAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor all(CairnContext ctx, Tensor input, AllAttrs attrs) {
     if (attrs == null) attrs = AllAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -105,12 +128,21 @@ public final class Ops {
 
     private AllAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new AllAttrs
+     */
     public static AllAttrs builder() {
       return new AllAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AllAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -118,19 +150,32 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] axis() {
       return axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AllAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
+    /**
+     * The value of keep_dims: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean keepDims() {
       return keepDims;
     }
@@ -152,13 +197,23 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of bool
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor any(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_ANY, in, null, 1)[0];
   }
 
-  /** Any with optional attributes; see {@link AnyAttrs}. */
+  /**
+   * Any with optional attributes; see {@link AnyAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor any(CairnContext ctx, Tensor input, AnyAttrs attrs) {
     if (attrs == null) attrs = AnyAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -178,12 +233,21 @@ public final class Ops {
 
     private AnyAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new AnyAttrs
+     */
     public static AnyAttrs builder() {
       return new AnyAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AnyAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -191,19 +255,32 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] axis() {
       return axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AnyAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
+    /**
+     * The value of keep_dims: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean keepDims() {
       return keepDims;
     }
@@ -225,13 +302,23 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    *   <li>attr output_type: DTYPE, default "int64", one of int32, int64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor argMax(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_ARG_MAX, in, null, 1)[0];
   }
 
-  /** ArgMax with optional attributes; see {@link ArgMaxAttrs}. */
+  /**
+   * ArgMax with optional attributes; see {@link ArgMaxAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor argMax(CairnContext ctx, Tensor input, ArgMaxAttrs attrs) {
     if (attrs == null) attrs = ArgMaxAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -251,24 +338,42 @@ public final class Ops {
 
     private ArgMaxAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ArgMaxAttrs
+     */
     public static ArgMaxAttrs builder() {
       return new ArgMaxAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ArgMaxAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
 
-    /** Sets output_type (DTYPE, default "int64"). One of int32, int64. */
+    /**
+     * Sets output_type (DTYPE, default "int64"). One of int32, int64.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ArgMaxAttrs outputType(DType value) {
       if (value == null) throw new NullPointerException("output_type");
       this.outputType = value;
@@ -276,7 +381,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of output_type: the one set, or the default. */
+    /**
+     * The value of output_type: the one set, or the default.
+     *
+     * @return the value
+     */
     public DType outputType() {
       return outputType;
     }
@@ -298,13 +407,23 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    *   <li>attr output_type: DTYPE, default "int64", one of int32, int64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor argMin(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_ARG_MIN, in, null, 1)[0];
   }
 
-  /** ArgMin with optional attributes; see {@link ArgMinAttrs}. */
+  /**
+   * ArgMin with optional attributes; see {@link ArgMinAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor argMin(CairnContext ctx, Tensor input, ArgMinAttrs attrs) {
     if (attrs == null) attrs = ArgMinAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -324,24 +443,42 @@ public final class Ops {
 
     private ArgMinAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ArgMinAttrs
+     */
     public static ArgMinAttrs builder() {
       return new ArgMinAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ArgMinAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
 
-    /** Sets output_type (DTYPE, default "int64"). One of int32, int64. */
+    /**
+     * Sets output_type (DTYPE, default "int64"). One of int32, int64.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ArgMinAttrs outputType(DType value) {
       if (value == null) throw new NullPointerException("output_type");
       this.outputType = value;
@@ -349,7 +486,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of output_type: the one set, or the default. */
+    /**
+     * The value of output_type: the one set, or the default.
+     *
+     * @return the value
+     */
     public DType outputType() {
       return outputType;
     }
@@ -373,6 +514,13 @@ public final class Ops {
    *   <li>attr data_format: STRING, default "NHWC", one of NHWC
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor avgPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding) {
     Tensor[] in = {input};
@@ -383,7 +531,16 @@ public final class Ops {
     return ctx.runRaw(OP_AVG_POOL, in, enc, 1)[0];
   }
 
-  /** AvgPool with optional attributes; see {@link AvgPoolAttrs}. */
+  /**
+   * AvgPool with optional attributes; see {@link AvgPoolAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor avgPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding, AvgPoolAttrs attrs) {
     if (attrs == null) attrs = AvgPoolAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -404,12 +561,21 @@ public final class Ops {
 
     private AvgPoolAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new AvgPoolAttrs
+     */
     public static AvgPoolAttrs builder() {
       return new AvgPoolAttrs();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AvgPoolAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -417,7 +583,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format: the one set, or the default.
+     *
+     * @return the value
+     */
     public String dataFormat() {
       return dataFormat;
     }
@@ -441,6 +611,14 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    *   <li>attr orig_input_shape: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param origInputShape attribute orig_input_shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor avgPoolGrad(CairnContext ctx, Tensor grad, long[] ksize, long[] strides, String padding, long... origInputShape) {
     Tensor[] in = {grad};
@@ -452,7 +630,17 @@ public final class Ops {
     return ctx.runRaw(OP_AVG_POOL_GRAD, in, enc, 1)[0];
   }
 
-  /** AvgPoolGrad with optional attributes; see {@link AvgPoolGradAttrs}. */
+  /**
+   * AvgPoolGrad with optional attributes; see {@link AvgPoolGradAttrs}.
+   * @param ctx the context to run on
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param origInputShape attribute orig_input_shape (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor avgPoolGrad(CairnContext ctx, Tensor grad, long[] ksize, long[] strides, String padding, long[] origInputShape, AvgPoolGradAttrs attrs) {
     if (attrs == null) attrs = AvgPoolGradAttrs.DEFAULTS;
     Tensor[] in = {grad};
@@ -474,12 +662,21 @@ public final class Ops {
 
     private AvgPoolGradAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new AvgPoolGradAttrs
+     */
     public static AvgPoolGradAttrs builder() {
       return new AvgPoolGradAttrs();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AvgPoolGradAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -487,7 +684,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format: the one set, or the default.
+     *
+     * @return the value
+     */
     public String dataFormat() {
       return dataFormat;
     }
@@ -508,6 +709,11 @@ public final class Ops {
    *   <li>attr DstT: DTYPE, required, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr Truncate: BOOL, default false
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param dstT attribute DstT (DTYPE)
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor cast(CairnContext ctx, Tensor x, DType dstT) {
     Tensor[] in = {x};
@@ -516,7 +722,14 @@ public final class Ops {
     return ctx.runRaw(OP_CAST, in, enc, 1)[0];
   }
 
-  /** Cast with optional attributes; see {@link CastAttrs}. */
+  /**
+   * Cast with optional attributes; see {@link CastAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param dstT attribute DstT (DTYPE)
+   * @param attrs the optional attributes (null: none)
+   * @return output y, a new tensor the caller closes
+   */
   public static Tensor cast(CairnContext ctx, Tensor x, DType dstT, CastAttrs attrs) {
     if (attrs == null) attrs = CastAttrs.DEFAULTS;
     Tensor[] in = {x};
@@ -535,19 +748,32 @@ public final class Ops {
 
     private CastAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new CastAttrs
+     */
     public static CastAttrs builder() {
       return new CastAttrs();
     }
 
-    /** Sets Truncate (BOOL, default false). */
+    /**
+     * Sets Truncate (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public CastAttrs truncate(boolean value) {
       this.truncate = value;
       this.truncateSet = true;
       return this;
     }
 
-    /** The value of Truncate: the one set, or the default. */
+    /**
+     * The value of Truncate: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean truncate() {
       return truncate;
     }
@@ -566,6 +792,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor ceil(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -583,6 +813,12 @@ public final class Ops {
    *   <li>output output: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param t input t
+   * @param clipValueMin input clip_value_min
+   * @param clipValueMax input clip_value_max
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor clipByValue(CairnContext ctx, Tensor t, Tensor clipValueMin, Tensor clipValueMax) {
     Tensor[] in = {t, clipValueMin, clipValueMax};
@@ -599,6 +835,10 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr axis: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param values input values (any number of tensors)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor concatV2(CairnContext ctx, Tensor... values) {
     Tensor[] in = new Tensor[values.length];
@@ -606,7 +846,13 @@ public final class Ops {
     return ctx.runRaw(OP_CONCAT_V2, in, null, 1)[0];
   }
 
-  /** ConcatV2 with optional attributes; see {@link ConcatV2Attrs}. */
+  /**
+   * ConcatV2 with optional attributes; see {@link ConcatV2Attrs}.
+   * @param ctx the context to run on
+   * @param values input values (any number of tensors)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor concatV2(CairnContext ctx, Tensor[] values, ConcatV2Attrs attrs) {
     if (attrs == null) attrs = ConcatV2Attrs.DEFAULTS;
     Tensor[] in = new Tensor[values.length];
@@ -625,19 +871,32 @@ public final class Ops {
 
     private ConcatV2Attrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ConcatV2Attrs
+     */
     public static ConcatV2Attrs builder() {
       return new ConcatV2Attrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ConcatV2Attrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
@@ -661,6 +920,13 @@ public final class Ops {
    *   <li>attr data_format: STRING, default "NHWC", one of NHWC
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param filter input filter
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor conv2D(CairnContext ctx, Tensor input, Tensor filter, long[] strides, String padding) {
     Tensor[] in = {input, filter};
@@ -670,7 +936,16 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_D, in, enc, 1)[0];
   }
 
-  /** Conv2D with optional attributes; see {@link Conv2DAttrs}. */
+  /**
+   * Conv2D with optional attributes; see {@link Conv2DAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param filter input filter
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor conv2D(CairnContext ctx, Tensor input, Tensor filter, long[] strides, String padding, Conv2DAttrs attrs) {
     if (attrs == null) attrs = Conv2DAttrs.DEFAULTS;
     Tensor[] in = {input, filter};
@@ -692,12 +967,21 @@ public final class Ops {
 
     private Conv2DAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new Conv2DAttrs
+     */
     public static Conv2DAttrs builder() {
       return new Conv2DAttrs();
     }
 
-    /** Sets dilations (INTS, default [1, 1, 1, 1]). */
+    /**
+     * Sets dilations (INTS, default [1, 1, 1, 1]).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DAttrs dilations(long... value) {
       if (value == null) throw new NullPointerException("dilations");
       this.dilations = value.clone();
@@ -705,12 +989,21 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dilations: the one set, or the default. */
+    /**
+     * The value of dilations: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] dilations() {
       return dilations.clone();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -718,7 +1011,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format: the one set, or the default.
+     *
+     * @return the value
+     */
     public String dataFormat() {
       return dataFormat;
     }
@@ -744,6 +1041,14 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    *   <li>attr filter_sizes: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param outBackprop input out_backprop
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param filterSizes attribute filter_sizes (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor conv2DBackpropFilter(CairnContext ctx, Tensor input, Tensor outBackprop, long[] strides, String padding, long... filterSizes) {
     Tensor[] in = {input, outBackprop};
@@ -754,7 +1059,17 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_DBACKPROP_FILTER, in, enc, 1)[0];
   }
 
-  /** Conv2DBackpropFilter with optional attributes; see {@link Conv2DBackpropFilterAttrs}. */
+  /**
+   * Conv2DBackpropFilter with optional attributes; see {@link Conv2DBackpropFilterAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param outBackprop input out_backprop
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param filterSizes attribute filter_sizes (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor conv2DBackpropFilter(CairnContext ctx, Tensor input, Tensor outBackprop, long[] strides, String padding, long[] filterSizes, Conv2DBackpropFilterAttrs attrs) {
     if (attrs == null) attrs = Conv2DBackpropFilterAttrs.DEFAULTS;
     Tensor[] in = {input, outBackprop};
@@ -777,12 +1092,21 @@ public final class Ops {
 
     private Conv2DBackpropFilterAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new Conv2DBackpropFilterAttrs
+     */
     public static Conv2DBackpropFilterAttrs builder() {
       return new Conv2DBackpropFilterAttrs();
     }
 
-    /** Sets dilations (INTS, default [1, 1, 1, 1]). */
+    /**
+     * Sets dilations (INTS, default [1, 1, 1, 1]).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DBackpropFilterAttrs dilations(long... value) {
       if (value == null) throw new NullPointerException("dilations");
       this.dilations = value.clone();
@@ -790,12 +1114,21 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dilations: the one set, or the default. */
+    /**
+     * The value of dilations: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] dilations() {
       return dilations.clone();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DBackpropFilterAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -803,7 +1136,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format: the one set, or the default.
+     *
+     * @return the value
+     */
     public String dataFormat() {
       return dataFormat;
     }
@@ -829,6 +1166,14 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    *   <li>attr input_sizes: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param filter input filter
+   * @param outBackprop input out_backprop
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param inputSizes attribute input_sizes (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor conv2DBackpropInput(CairnContext ctx, Tensor filter, Tensor outBackprop, long[] strides, String padding, long... inputSizes) {
     Tensor[] in = {filter, outBackprop};
@@ -839,7 +1184,17 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_DBACKPROP_INPUT, in, enc, 1)[0];
   }
 
-  /** Conv2DBackpropInput with optional attributes; see {@link Conv2DBackpropInputAttrs}. */
+  /**
+   * Conv2DBackpropInput with optional attributes; see {@link Conv2DBackpropInputAttrs}.
+   * @param ctx the context to run on
+   * @param filter input filter
+   * @param outBackprop input out_backprop
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param inputSizes attribute input_sizes (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor conv2DBackpropInput(CairnContext ctx, Tensor filter, Tensor outBackprop, long[] strides, String padding, long[] inputSizes, Conv2DBackpropInputAttrs attrs) {
     if (attrs == null) attrs = Conv2DBackpropInputAttrs.DEFAULTS;
     Tensor[] in = {filter, outBackprop};
@@ -862,12 +1217,21 @@ public final class Ops {
 
     private Conv2DBackpropInputAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new Conv2DBackpropInputAttrs
+     */
     public static Conv2DBackpropInputAttrs builder() {
       return new Conv2DBackpropInputAttrs();
     }
 
-    /** Sets dilations (INTS, default [1, 1, 1, 1]). */
+    /**
+     * Sets dilations (INTS, default [1, 1, 1, 1]).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DBackpropInputAttrs dilations(long... value) {
       if (value == null) throw new NullPointerException("dilations");
       this.dilations = value.clone();
@@ -875,12 +1239,21 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dilations: the one set, or the default. */
+    /**
+     * The value of dilations: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] dilations() {
       return dilations.clone();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DBackpropInputAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -888,7 +1261,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format: the one set, or the default.
+     *
+     * @return the value
+     */
     public String dataFormat() {
       return dataFormat;
     }
@@ -908,6 +1285,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor cos(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -926,13 +1307,23 @@ public final class Ops {
    *   <li>attr reverse: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output out, a new tensor the caller closes
    */
   public static Tensor cumsum(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_CUMSUM, in, null, 1)[0];
   }
 
-  /** Cumsum with optional attributes; see {@link CumsumAttrs}. */
+  /**
+   * Cumsum with optional attributes; see {@link CumsumAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param attrs the optional attributes (null: none)
+   * @return output out, a new tensor the caller closes
+   */
   public static Tensor cumsum(CairnContext ctx, Tensor x, CumsumAttrs attrs) {
     if (attrs == null) attrs = CumsumAttrs.DEFAULTS;
     Tensor[] in = {x};
@@ -954,43 +1345,74 @@ public final class Ops {
 
     private CumsumAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new CumsumAttrs
+     */
     public static CumsumAttrs builder() {
       return new CumsumAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public CumsumAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
 
-    /** Sets exclusive (BOOL, default false). */
+    /**
+     * Sets exclusive (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public CumsumAttrs exclusive(boolean value) {
       this.exclusive = value;
       this.exclusiveSet = true;
       return this;
     }
 
-    /** The value of exclusive: the one set, or the default. */
+    /**
+     * The value of exclusive: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean exclusive() {
       return exclusive;
     }
 
-    /** Sets reverse (BOOL, default false). */
+    /**
+     * Sets reverse (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public CumsumAttrs reverse(boolean value) {
       this.reverse = value;
       this.reverseSet = true;
       return this;
     }
 
-    /** The value of reverse: the one set, or the default. */
+    /**
+     * The value of reverse: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean reverse() {
       return reverse;
     }
@@ -1011,6 +1433,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor elu(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1028,13 +1454,25 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr incompatible_shape_error: BOOL, default true
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor equal(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
     return ctx.runRaw(OP_EQUAL, in, null, 1)[0];
   }
 
-  /** Equal with optional attributes; see {@link EqualAttrs}. */
+  /**
+   * Equal with optional attributes; see {@link EqualAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @param attrs the optional attributes (null: none)
+   * @return output z, a new tensor the caller closes
+   */
   public static Tensor equal(CairnContext ctx, Tensor x, Tensor y, EqualAttrs attrs) {
     if (attrs == null) attrs = EqualAttrs.DEFAULTS;
     Tensor[] in = {x, y};
@@ -1052,19 +1490,32 @@ public final class Ops {
 
     private EqualAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new EqualAttrs
+     */
     public static EqualAttrs builder() {
       return new EqualAttrs();
     }
 
-    /** Sets incompatible_shape_error (BOOL, default true). */
+    /**
+     * Sets incompatible_shape_error (BOOL, default true).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public EqualAttrs incompatibleShapeError(boolean value) {
       this.incompatibleShapeError = value;
       this.incompatibleShapeErrorSet = true;
       return this;
     }
 
-    /** The value of incompatible_shape_error: the one set, or the default. */
+    /**
+     * The value of incompatible_shape_error: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean incompatibleShapeError() {
       return incompatibleShapeError;
     }
@@ -1083,6 +1534,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor erf(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1098,6 +1553,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor exp(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1114,6 +1573,11 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr axis: INT, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param axis attribute axis (INT)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor expandDims(CairnContext ctx, Tensor input, long axis) {
     Tensor[] in = {input};
@@ -1130,6 +1594,10 @@ public final class Ops {
    *   <li>input input: complex64
    *   <li>output output: complex64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor fFT(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -1144,6 +1612,10 @@ public final class Ops {
    *   <li>input input: complex64
    *   <li>output output: complex64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor fFT2D(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -1160,6 +1632,11 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr dims: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param value input value
+   * @param dims attribute dims (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor fill(CairnContext ctx, Tensor value, long... dims) {
     Tensor[] in = {value};
@@ -1177,6 +1654,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor floor(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1193,6 +1674,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor floorDiv(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1209,6 +1695,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor floorMod(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1226,6 +1717,11 @@ public final class Ops {
    *   <li>attr Tparams: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr Tindices: DTYPE, inferred from the inputs, one of int32, int64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param params input params
+   * @param indices input indices
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor gatherNd(CairnContext ctx, Tensor params, Tensor indices) {
     Tensor[] in = {params, indices};
@@ -1245,13 +1741,25 @@ public final class Ops {
    *   <li>attr axis: INT, default 0
    *   <li>attr batch_dims: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param params input params
+   * @param indices input indices
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor gatherV2(CairnContext ctx, Tensor params, Tensor indices) {
     Tensor[] in = {params, indices};
     return ctx.runRaw(OP_GATHER_V2, in, null, 1)[0];
   }
 
-  /** GatherV2 with optional attributes; see {@link GatherV2Attrs}. */
+  /**
+   * GatherV2 with optional attributes; see {@link GatherV2Attrs}.
+   * @param ctx the context to run on
+   * @param params input params
+   * @param indices input indices
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor gatherV2(CairnContext ctx, Tensor params, Tensor indices, GatherV2Attrs attrs) {
     if (attrs == null) attrs = GatherV2Attrs.DEFAULTS;
     Tensor[] in = {params, indices};
@@ -1271,31 +1779,53 @@ public final class Ops {
 
     private GatherV2Attrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new GatherV2Attrs
+     */
     public static GatherV2Attrs builder() {
       return new GatherV2Attrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public GatherV2Attrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
 
-    /** Sets batch_dims (INT, default 0). */
+    /**
+     * Sets batch_dims (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public GatherV2Attrs batchDims(long value) {
       this.batchDims = value;
       this.batchDimsSet = true;
       return this;
     }
 
-    /** The value of batch_dims: the one set, or the default. */
+    /**
+     * The value of batch_dims: the one set, or the default.
+     *
+     * @return the value
+     */
     public long batchDims() {
       return batchDims;
     }
@@ -1316,13 +1846,23 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    *   <li>attr approximate: BOOL, default false
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor gelu(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_GELU, in, null, 1)[0];
   }
 
-  /** Gelu with optional attributes; see {@link GeluAttrs}. */
+  /**
+   * Gelu with optional attributes; see {@link GeluAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param attrs the optional attributes (null: none)
+   * @return output y, a new tensor the caller closes
+   */
   public static Tensor gelu(CairnContext ctx, Tensor x, GeluAttrs attrs) {
     if (attrs == null) attrs = GeluAttrs.DEFAULTS;
     Tensor[] in = {x};
@@ -1340,19 +1880,32 @@ public final class Ops {
 
     private GeluAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new GeluAttrs
+     */
     public static GeluAttrs builder() {
       return new GeluAttrs();
     }
 
-    /** Sets approximate (BOOL, default false). */
+    /**
+     * Sets approximate (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public GeluAttrs approximate(boolean value) {
       this.approximate = value;
       this.approximateSet = true;
       return this;
     }
 
-    /** The value of approximate: the one set, or the default. */
+    /**
+     * The value of approximate: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean approximate() {
       return approximate;
     }
@@ -1372,6 +1925,11 @@ public final class Ops {
    *   <li>output z: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor greater(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1388,6 +1946,11 @@ public final class Ops {
    *   <li>output z: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor greaterEqual(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1402,6 +1965,10 @@ public final class Ops {
    *   <li>input input: complex64
    *   <li>output output: complex64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor iFFT(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -1416,6 +1983,10 @@ public final class Ops {
    *   <li>input input: complex64
    *   <li>output output: complex64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor iFFT2D(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -1431,6 +2002,11 @@ public final class Ops {
    *   <li>output output: float32
    *   <li>attr fft_length: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param fftLength attribute fft_length (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor iRFFT(CairnContext ctx, Tensor input, long... fftLength) {
     Tensor[] in = {input};
@@ -1448,6 +2024,11 @@ public final class Ops {
    *   <li>output output: float32
    *   <li>attr fft_length: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param fftLength attribute fft_length (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor iRFFT2D(CairnContext ctx, Tensor input, long... fftLength) {
     Tensor[] in = {input};
@@ -1465,6 +2046,10 @@ public final class Ops {
    *   <li>output output: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor identity(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -1480,6 +2065,10 @@ public final class Ops {
    *   <li>output y: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor isFinite(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1495,6 +2084,10 @@ public final class Ops {
    *   <li>output y: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor isNan(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1511,6 +2104,11 @@ public final class Ops {
    *   <li>output z: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor less(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1527,6 +2125,11 @@ public final class Ops {
    *   <li>output z: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor lessEqual(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1542,6 +2145,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor log(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1557,6 +2164,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor log1p(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1573,13 +2184,23 @@ public final class Ops {
    *   <li>attr axis: INT, default -1
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param logits input logits
+   * @return output logsoftmax, a new tensor the caller closes
    */
   public static Tensor logSoftmax(CairnContext ctx, Tensor logits) {
     Tensor[] in = {logits};
     return ctx.runRaw(OP_LOG_SOFTMAX, in, null, 1)[0];
   }
 
-  /** LogSoftmax with optional attributes; see {@link LogSoftmaxAttrs}. */
+  /**
+   * LogSoftmax with optional attributes; see {@link LogSoftmaxAttrs}.
+   * @param ctx the context to run on
+   * @param logits input logits
+   * @param attrs the optional attributes (null: none)
+   * @return output logsoftmax, a new tensor the caller closes
+   */
   public static Tensor logSoftmax(CairnContext ctx, Tensor logits, LogSoftmaxAttrs attrs) {
     if (attrs == null) attrs = LogSoftmaxAttrs.DEFAULTS;
     Tensor[] in = {logits};
@@ -1597,19 +2218,32 @@ public final class Ops {
 
     private LogSoftmaxAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new LogSoftmaxAttrs
+     */
     public static LogSoftmaxAttrs builder() {
       return new LogSoftmaxAttrs();
     }
 
-    /** Sets axis (INT, default -1). */
+    /**
+     * Sets axis (INT, default -1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public LogSoftmaxAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
@@ -1628,6 +2262,11 @@ public final class Ops {
    *   <li>input y: bool
    *   <li>output z: bool
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor logicalAnd(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1642,6 +2281,10 @@ public final class Ops {
    *   <li>input x: bool
    *   <li>output y: bool
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor logicalNot(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1657,6 +2300,11 @@ public final class Ops {
    *   <li>input y: bool
    *   <li>output z: bool
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor logicalOr(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1675,13 +2323,25 @@ public final class Ops {
    *   <li>attr transpose_b: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param a input a
+   * @param b input b
+   * @return output product, a new tensor the caller closes
    */
   public static Tensor matMul(CairnContext ctx, Tensor a, Tensor b) {
     Tensor[] in = {a, b};
     return ctx.runRaw(OP_MAT_MUL, in, null, 1)[0];
   }
 
-  /** MatMul with optional attributes; see {@link MatMulAttrs}. */
+  /**
+   * MatMul with optional attributes; see {@link MatMulAttrs}.
+   * @param ctx the context to run on
+   * @param a input a
+   * @param b input b
+   * @param attrs the optional attributes (null: none)
+   * @return output product, a new tensor the caller closes
+   */
   public static Tensor matMul(CairnContext ctx, Tensor a, Tensor b, MatMulAttrs attrs) {
     if (attrs == null) attrs = MatMulAttrs.DEFAULTS;
     Tensor[] in = {a, b};
@@ -1701,31 +2361,53 @@ public final class Ops {
 
     private MatMulAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MatMulAttrs
+     */
     public static MatMulAttrs builder() {
       return new MatMulAttrs();
     }
 
-    /** Sets transpose_a (BOOL, default false). */
+    /**
+     * Sets transpose_a (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MatMulAttrs transposeA(boolean value) {
       this.transposeA = value;
       this.transposeASet = true;
       return this;
     }
 
-    /** The value of transpose_a: the one set, or the default. */
+    /**
+     * The value of transpose_a: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean transposeA() {
       return transposeA;
     }
 
-    /** Sets transpose_b (BOOL, default false). */
+    /**
+     * Sets transpose_b (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MatMulAttrs transposeB(boolean value) {
       this.transposeB = value;
       this.transposeBSet = true;
       return this;
     }
 
-    /** The value of transpose_b: the one set, or the default. */
+    /**
+     * The value of transpose_b: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean transposeB() {
       return transposeB;
     }
@@ -1747,13 +2429,23 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor max(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_MAX, in, null, 1)[0];
   }
 
-  /** Max with optional attributes; see {@link MaxAttrs}. */
+  /**
+   * Max with optional attributes; see {@link MaxAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor max(CairnContext ctx, Tensor input, MaxAttrs attrs) {
     if (attrs == null) attrs = MaxAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -1773,12 +2465,21 @@ public final class Ops {
 
     private MaxAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MaxAttrs
+     */
     public static MaxAttrs builder() {
       return new MaxAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MaxAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -1786,19 +2487,32 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] axis() {
       return axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MaxAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
+    /**
+     * The value of keep_dims: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean keepDims() {
       return keepDims;
     }
@@ -1822,6 +2536,13 @@ public final class Ops {
    *   <li>attr data_format: STRING, default "NHWC", one of NHWC
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor maxPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding) {
     Tensor[] in = {input};
@@ -1832,7 +2553,16 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL, in, enc, 1)[0];
   }
 
-  /** MaxPool with optional attributes; see {@link MaxPoolAttrs}. */
+  /**
+   * MaxPool with optional attributes; see {@link MaxPoolAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor maxPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding, MaxPoolAttrs attrs) {
     if (attrs == null) attrs = MaxPoolAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -1853,12 +2583,21 @@ public final class Ops {
 
     private MaxPoolAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MaxPoolAttrs
+     */
     public static MaxPoolAttrs builder() {
       return new MaxPoolAttrs();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MaxPoolAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -1866,7 +2605,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format: the one set, or the default.
+     *
+     * @return the value
+     */
     public String dataFormat() {
       return dataFormat;
     }
@@ -1891,6 +2634,15 @@ public final class Ops {
    *   <li>attr data_format: STRING, default "NHWC", one of NHWC
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param origInput input orig_input
+   * @param origOutput input orig_output
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor maxPoolGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding) {
     Tensor[] in = {origInput, origOutput, grad};
@@ -1901,7 +2653,18 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL_GRAD, in, enc, 1)[0];
   }
 
-  /** MaxPoolGrad with optional attributes; see {@link MaxPoolGradAttrs}. */
+  /**
+   * MaxPoolGrad with optional attributes; see {@link MaxPoolGradAttrs}.
+   * @param ctx the context to run on
+   * @param origInput input orig_input
+   * @param origOutput input orig_output
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor maxPoolGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding, MaxPoolGradAttrs attrs) {
     if (attrs == null) attrs = MaxPoolGradAttrs.DEFAULTS;
     Tensor[] in = {origInput, origOutput, grad};
@@ -1922,12 +2685,21 @@ public final class Ops {
 
     private MaxPoolGradAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MaxPoolGradAttrs
+     */
     public static MaxPoolGradAttrs builder() {
       return new MaxPoolGradAttrs();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MaxPoolGradAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -1935,7 +2707,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format: the one set, or the default.
+     *
+     * @return the value
+     */
     public String dataFormat() {
       return dataFormat;
     }
@@ -1960,6 +2736,15 @@ public final class Ops {
    *   <li>attr data_format: STRING, default "NHWC", one of NHWC
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param origInput input orig_input
+   * @param origOutput input orig_output
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor maxPoolGradGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding) {
     Tensor[] in = {origInput, origOutput, grad};
@@ -1970,7 +2755,18 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL_GRAD_GRAD, in, enc, 1)[0];
   }
 
-  /** MaxPoolGradGrad with optional attributes; see {@link MaxPoolGradGradAttrs}. */
+  /**
+   * MaxPoolGradGrad with optional attributes; see {@link MaxPoolGradGradAttrs}.
+   * @param ctx the context to run on
+   * @param origInput input orig_input
+   * @param origOutput input orig_output
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor maxPoolGradGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding, MaxPoolGradGradAttrs attrs) {
     if (attrs == null) attrs = MaxPoolGradGradAttrs.DEFAULTS;
     Tensor[] in = {origInput, origOutput, grad};
@@ -1991,12 +2787,21 @@ public final class Ops {
 
     private MaxPoolGradGradAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MaxPoolGradGradAttrs
+     */
     public static MaxPoolGradGradAttrs builder() {
       return new MaxPoolGradGradAttrs();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MaxPoolGradGradAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -2004,7 +2809,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format: the one set, or the default.
+     *
+     * @return the value
+     */
     public String dataFormat() {
       return dataFormat;
     }
@@ -2024,6 +2833,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor maximum(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -2041,13 +2855,23 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor mean(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_MEAN, in, null, 1)[0];
   }
 
-  /** Mean with optional attributes; see {@link MeanAttrs}. */
+  /**
+   * Mean with optional attributes; see {@link MeanAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor mean(CairnContext ctx, Tensor input, MeanAttrs attrs) {
     if (attrs == null) attrs = MeanAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -2067,12 +2891,21 @@ public final class Ops {
 
     private MeanAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MeanAttrs
+     */
     public static MeanAttrs builder() {
       return new MeanAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MeanAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -2080,19 +2913,32 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] axis() {
       return axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MeanAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
+    /**
+     * The value of keep_dims: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean keepDims() {
       return keepDims;
     }
@@ -2114,13 +2960,23 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor min(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_MIN, in, null, 1)[0];
   }
 
-  /** Min with optional attributes; see {@link MinAttrs}. */
+  /**
+   * Min with optional attributes; see {@link MinAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor min(CairnContext ctx, Tensor input, MinAttrs attrs) {
     if (attrs == null) attrs = MinAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -2140,12 +2996,21 @@ public final class Ops {
 
     private MinAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MinAttrs
+     */
     public static MinAttrs builder() {
       return new MinAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MinAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -2153,19 +3018,32 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] axis() {
       return axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MinAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
+    /**
+     * The value of keep_dims: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean keepDims() {
       return keepDims;
     }
@@ -2186,6 +3064,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor minimum(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -2202,6 +3085,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor mul(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -2217,6 +3105,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor neg(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -2234,13 +3126,25 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr incompatible_shape_error: BOOL, default true
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor notEqual(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
     return ctx.runRaw(OP_NOT_EQUAL, in, null, 1)[0];
   }
 
-  /** NotEqual with optional attributes; see {@link NotEqualAttrs}. */
+  /**
+   * NotEqual with optional attributes; see {@link NotEqualAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @param attrs the optional attributes (null: none)
+   * @return output z, a new tensor the caller closes
+   */
   public static Tensor notEqual(CairnContext ctx, Tensor x, Tensor y, NotEqualAttrs attrs) {
     if (attrs == null) attrs = NotEqualAttrs.DEFAULTS;
     Tensor[] in = {x, y};
@@ -2258,19 +3162,32 @@ public final class Ops {
 
     private NotEqualAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new NotEqualAttrs
+     */
     public static NotEqualAttrs builder() {
       return new NotEqualAttrs();
     }
 
-    /** Sets incompatible_shape_error (BOOL, default true). */
+    /**
+     * Sets incompatible_shape_error (BOOL, default true).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public NotEqualAttrs incompatibleShapeError(boolean value) {
       this.incompatibleShapeError = value;
       this.incompatibleShapeErrorSet = true;
       return this;
     }
 
-    /** The value of incompatible_shape_error: the one set, or the default. */
+    /**
+     * The value of incompatible_shape_error: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean incompatibleShapeError() {
       return incompatibleShapeError;
     }
@@ -2294,6 +3211,11 @@ public final class Ops {
    *   <li>attr axis: INT, default -1
    *   <li>attr dtype: DTYPE, default "float32", one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param indices input indices
+   * @param depth attribute depth (INT)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor oneHot(CairnContext ctx, Tensor indices, long depth) {
     Tensor[] in = {indices};
@@ -2302,7 +3224,14 @@ public final class Ops {
     return ctx.runRaw(OP_ONE_HOT, in, enc, 1)[0];
   }
 
-  /** OneHot with optional attributes; see {@link OneHotAttrs}. */
+  /**
+   * OneHot with optional attributes; see {@link OneHotAttrs}.
+   * @param ctx the context to run on
+   * @param indices input indices
+   * @param depth attribute depth (INT)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor oneHot(CairnContext ctx, Tensor indices, long depth, OneHotAttrs attrs) {
     if (attrs == null) attrs = OneHotAttrs.DEFAULTS;
     Tensor[] in = {indices};
@@ -2327,48 +3256,84 @@ public final class Ops {
 
     private OneHotAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new OneHotAttrs
+     */
     public static OneHotAttrs builder() {
       return new OneHotAttrs();
     }
 
-    /** Sets on_value (FLOAT, default 1). */
+    /**
+     * Sets on_value (FLOAT, default 1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public OneHotAttrs onValue(double value) {
       this.onValue = value;
       this.onValueSet = true;
       return this;
     }
 
-    /** The value of on_value: the one set, or the default. */
+    /**
+     * The value of on_value: the one set, or the default.
+     *
+     * @return the value
+     */
     public double onValue() {
       return onValue;
     }
 
-    /** Sets off_value (FLOAT, default 0). */
+    /**
+     * Sets off_value (FLOAT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public OneHotAttrs offValue(double value) {
       this.offValue = value;
       this.offValueSet = true;
       return this;
     }
 
-    /** The value of off_value: the one set, or the default. */
+    /**
+     * The value of off_value: the one set, or the default.
+     *
+     * @return the value
+     */
     public double offValue() {
       return offValue;
     }
 
-    /** Sets axis (INT, default -1). */
+    /**
+     * Sets axis (INT, default -1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public OneHotAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
 
-    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16. */
+    /**
+     * Sets dtype (DTYPE, default "float32"). One of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public OneHotAttrs dtype(DType value) {
       if (value == null) throw new NullPointerException("dtype");
       this.dtype = value;
@@ -2376,7 +3341,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dtype: the one set, or the default. */
+    /**
+     * The value of dtype: the one set, or the default.
+     *
+     * @return the value
+     */
     public DType dtype() {
       return dtype;
     }
@@ -2398,6 +3367,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor onesLike(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -2414,6 +3387,10 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr axis: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param values input values (any number of tensors)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor pack(CairnContext ctx, Tensor... values) {
     Tensor[] in = new Tensor[values.length];
@@ -2421,7 +3398,13 @@ public final class Ops {
     return ctx.runRaw(OP_PACK, in, null, 1)[0];
   }
 
-  /** Pack with optional attributes; see {@link PackAttrs}. */
+  /**
+   * Pack with optional attributes; see {@link PackAttrs}.
+   * @param ctx the context to run on
+   * @param values input values (any number of tensors)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor pack(CairnContext ctx, Tensor[] values, PackAttrs attrs) {
     if (attrs == null) attrs = PackAttrs.DEFAULTS;
     Tensor[] in = new Tensor[values.length];
@@ -2440,19 +3423,32 @@ public final class Ops {
 
     private PackAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new PackAttrs
+     */
     public static PackAttrs builder() {
       return new PackAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public PackAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
@@ -2473,6 +3469,11 @@ public final class Ops {
    *   <li>attr paddings: INTS, required
    *   <li>attr constant_values: FLOAT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param paddings attribute paddings (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor pad(CairnContext ctx, Tensor input, long... paddings) {
     Tensor[] in = {input};
@@ -2481,7 +3482,14 @@ public final class Ops {
     return ctx.runRaw(OP_PAD, in, enc, 1)[0];
   }
 
-  /** Pad with optional attributes; see {@link PadAttrs}. */
+  /**
+   * Pad with optional attributes; see {@link PadAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param paddings attribute paddings (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor pad(CairnContext ctx, Tensor input, long[] paddings, PadAttrs attrs) {
     if (attrs == null) attrs = PadAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -2500,19 +3508,32 @@ public final class Ops {
 
     private PadAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new PadAttrs
+     */
     public static PadAttrs builder() {
       return new PadAttrs();
     }
 
-    /** Sets constant_values (FLOAT, default 0). */
+    /**
+     * Sets constant_values (FLOAT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public PadAttrs constantValues(double value) {
       this.constantValues = value;
       this.constantValuesSet = true;
       return this;
     }
 
-    /** The value of constant_values: the one set, or the default. */
+    /**
+     * The value of constant_values: the one set, or the default.
+     *
+     * @return the value
+     */
     public double constantValues() {
       return constantValues;
     }
@@ -2532,6 +3553,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor pow(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -2549,13 +3575,23 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor prod(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_PROD, in, null, 1)[0];
   }
 
-  /** Prod with optional attributes; see {@link ProdAttrs}. */
+  /**
+   * Prod with optional attributes; see {@link ProdAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor prod(CairnContext ctx, Tensor input, ProdAttrs attrs) {
     if (attrs == null) attrs = ProdAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -2575,12 +3611,21 @@ public final class Ops {
 
     private ProdAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ProdAttrs
+     */
     public static ProdAttrs builder() {
       return new ProdAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ProdAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -2588,19 +3633,32 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] axis() {
       return axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ProdAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
+    /**
+     * The value of keep_dims: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean keepDims() {
       return keepDims;
     }
@@ -2620,6 +3678,11 @@ public final class Ops {
    *   <li>output output: complex64
    *   <li>attr fft_length: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param fftLength attribute fft_length (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor rFFT(CairnContext ctx, Tensor input, long... fftLength) {
     Tensor[] in = {input};
@@ -2637,6 +3700,11 @@ public final class Ops {
    *   <li>output output: complex64
    *   <li>attr fft_length: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param fftLength attribute fft_length (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor rFFT2D(CairnContext ctx, Tensor input, long... fftLength) {
     Tensor[] in = {input};
@@ -2656,6 +3724,10 @@ public final class Ops {
    *   <li>attr seed: INT, default 0
    *   <li>attr seed2: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor randomStandardNormal(CairnContext ctx, long... shape) {
     Tensor[] in = {};
@@ -2664,7 +3736,13 @@ public final class Ops {
     return ctx.runRaw(OP_RANDOM_STANDARD_NORMAL, in, enc, 1)[0];
   }
 
-  /** RandomStandardNormal with optional attributes; see {@link RandomStandardNormalAttrs}. */
+  /**
+   * RandomStandardNormal with optional attributes; see {@link RandomStandardNormalAttrs}.
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor randomStandardNormal(CairnContext ctx, long[] shape, RandomStandardNormalAttrs attrs) {
     if (attrs == null) attrs = RandomStandardNormalAttrs.DEFAULTS;
     Tensor[] in = {};
@@ -2687,12 +3765,21 @@ public final class Ops {
 
     private RandomStandardNormalAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new RandomStandardNormalAttrs
+     */
     public static RandomStandardNormalAttrs builder() {
       return new RandomStandardNormalAttrs();
     }
 
-    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16. */
+    /**
+     * Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomStandardNormalAttrs dtype(DType value) {
       if (value == null) throw new NullPointerException("dtype");
       this.dtype = value;
@@ -2700,31 +3787,53 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dtype: the one set, or the default. */
+    /**
+     * The value of dtype: the one set, or the default.
+     *
+     * @return the value
+     */
     public DType dtype() {
       return dtype;
     }
 
-    /** Sets seed (INT, default 0). */
+    /**
+     * Sets seed (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomStandardNormalAttrs seed(long value) {
       this.seed = value;
       this.seedSet = true;
       return this;
     }
 
-    /** The value of seed: the one set, or the default. */
+    /**
+     * The value of seed: the one set, or the default.
+     *
+     * @return the value
+     */
     public long seed() {
       return seed;
     }
 
-    /** Sets seed2 (INT, default 0). */
+    /**
+     * Sets seed2 (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomStandardNormalAttrs seed2(long value) {
       this.seed2 = value;
       this.seed2Set = true;
       return this;
     }
 
-    /** The value of seed2: the one set, or the default. */
+    /**
+     * The value of seed2: the one set, or the default.
+     *
+     * @return the value
+     */
     public long seed2() {
       return seed2;
     }
@@ -2747,6 +3856,10 @@ public final class Ops {
    *   <li>attr seed: INT, default 0
    *   <li>attr seed2: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor randomUniform(CairnContext ctx, long... shape) {
     Tensor[] in = {};
@@ -2755,7 +3868,13 @@ public final class Ops {
     return ctx.runRaw(OP_RANDOM_UNIFORM, in, enc, 1)[0];
   }
 
-  /** RandomUniform with optional attributes; see {@link RandomUniformAttrs}. */
+  /**
+   * RandomUniform with optional attributes; see {@link RandomUniformAttrs}.
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor randomUniform(CairnContext ctx, long[] shape, RandomUniformAttrs attrs) {
     if (attrs == null) attrs = RandomUniformAttrs.DEFAULTS;
     Tensor[] in = {};
@@ -2778,12 +3897,21 @@ public final class Ops {
 
     private RandomUniformAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new RandomUniformAttrs
+     */
     public static RandomUniformAttrs builder() {
       return new RandomUniformAttrs();
     }
 
-    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16. */
+    /**
+     * Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomUniformAttrs dtype(DType value) {
       if (value == null) throw new NullPointerException("dtype");
       this.dtype = value;
@@ -2791,31 +3919,53 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dtype: the one set, or the default. */
+    /**
+     * The value of dtype: the one set, or the default.
+     *
+     * @return the value
+     */
     public DType dtype() {
       return dtype;
     }
 
-    /** Sets seed (INT, default 0). */
+    /**
+     * Sets seed (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomUniformAttrs seed(long value) {
       this.seed = value;
       this.seedSet = true;
       return this;
     }
 
-    /** The value of seed: the one set, or the default. */
+    /**
+     * The value of seed: the one set, or the default.
+     *
+     * @return the value
+     */
     public long seed() {
       return seed;
     }
 
-    /** Sets seed2 (INT, default 0). */
+    /**
+     * Sets seed2 (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomUniformAttrs seed2(long value) {
       this.seed2 = value;
       this.seed2Set = true;
       return this;
     }
 
-    /** The value of seed2: the one set, or the default. */
+    /**
+     * The value of seed2: the one set, or the default.
+     *
+     * @return the value
+     */
     public long seed2() {
       return seed2;
     }
@@ -2838,6 +3988,11 @@ public final class Ops {
    *   <li>attr delta: FLOAT, default 1
    *   <li>attr dtype: DTYPE, default "float32", one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param start attribute start (FLOAT)
+   * @param limit attribute limit (FLOAT)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor range(CairnContext ctx, double start, double limit) {
     Tensor[] in = {};
@@ -2847,7 +4002,14 @@ public final class Ops {
     return ctx.runRaw(OP_RANGE, in, enc, 1)[0];
   }
 
-  /** Range with optional attributes; see {@link RangeAttrs}. */
+  /**
+   * Range with optional attributes; see {@link RangeAttrs}.
+   * @param ctx the context to run on
+   * @param start attribute start (FLOAT)
+   * @param limit attribute limit (FLOAT)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor range(CairnContext ctx, double start, double limit, RangeAttrs attrs) {
     if (attrs == null) attrs = RangeAttrs.DEFAULTS;
     Tensor[] in = {};
@@ -2869,24 +4031,42 @@ public final class Ops {
 
     private RangeAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new RangeAttrs
+     */
     public static RangeAttrs builder() {
       return new RangeAttrs();
     }
 
-    /** Sets delta (FLOAT, default 1). */
+    /**
+     * Sets delta (FLOAT, default 1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RangeAttrs delta(double value) {
       this.delta = value;
       this.deltaSet = true;
       return this;
     }
 
-    /** The value of delta: the one set, or the default. */
+    /**
+     * The value of delta: the one set, or the default.
+     *
+     * @return the value
+     */
     public double delta() {
       return delta;
     }
 
-    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16. */
+    /**
+     * Sets dtype (DTYPE, default "float32"). One of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RangeAttrs dtype(DType value) {
       if (value == null) throw new NullPointerException("dtype");
       this.dtype = value;
@@ -2894,7 +4074,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dtype: the one set, or the default. */
+    /**
+     * The value of dtype: the one set, or the default.
+     *
+     * @return the value
+     */
     public DType dtype() {
       return dtype;
     }
@@ -2915,6 +4099,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor realDiv(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -2930,6 +4119,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor reciprocal(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -2945,6 +4138,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor relu(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -2960,6 +4157,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor relu6(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -2976,6 +4177,11 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr shape: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param tensor input tensor
+   * @param shape attribute shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor reshape(CairnContext ctx, Tensor tensor, long... shape) {
     Tensor[] in = {tensor};
@@ -2994,6 +4200,11 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr axis: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param tensor input tensor
+   * @param axis attribute axis (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor reverse(CairnContext ctx, Tensor tensor, long... axis) {
     Tensor[] in = {tensor};
@@ -3011,6 +4222,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor round(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3026,6 +4241,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor rsqrt(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3044,6 +4263,12 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    *   <li>attr shape: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param indices input indices
+   * @param updates input updates
+   * @param shape attribute shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor scatterNd(CairnContext ctx, Tensor indices, Tensor updates, long... shape) {
     Tensor[] in = {indices, updates};
@@ -3063,6 +4288,12 @@ public final class Ops {
    *   <li>output output: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param condition input condition
+   * @param t input t
+   * @param e input e
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor selectV2(CairnContext ctx, Tensor condition, Tensor t, Tensor e) {
     Tensor[] in = {condition, t, e};
@@ -3078,6 +4309,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor selu(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3093,6 +4328,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor sigmoid(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3108,6 +4347,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor sign(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3123,6 +4366,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor sin(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3140,6 +4387,12 @@ public final class Ops {
    *   <li>attr begin: INTS, required
    *   <li>attr size: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param begin attribute begin (INTS)
+   * @param size attribute size (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor slice(CairnContext ctx, Tensor input, long[] begin, long... size) {
     Tensor[] in = {input};
@@ -3159,13 +4412,23 @@ public final class Ops {
    *   <li>attr axis: INT, default -1
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param logits input logits
+   * @return output softmax, a new tensor the caller closes
    */
   public static Tensor softmax(CairnContext ctx, Tensor logits) {
     Tensor[] in = {logits};
     return ctx.runRaw(OP_SOFTMAX, in, null, 1)[0];
   }
 
-  /** Softmax with optional attributes; see {@link SoftmaxAttrs}. */
+  /**
+   * Softmax with optional attributes; see {@link SoftmaxAttrs}.
+   * @param ctx the context to run on
+   * @param logits input logits
+   * @param attrs the optional attributes (null: none)
+   * @return output softmax, a new tensor the caller closes
+   */
   public static Tensor softmax(CairnContext ctx, Tensor logits, SoftmaxAttrs attrs) {
     if (attrs == null) attrs = SoftmaxAttrs.DEFAULTS;
     Tensor[] in = {logits};
@@ -3183,19 +4446,32 @@ public final class Ops {
 
     private SoftmaxAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new SoftmaxAttrs
+     */
     public static SoftmaxAttrs builder() {
       return new SoftmaxAttrs();
     }
 
-    /** Sets axis (INT, default -1). */
+    /**
+     * Sets axis (INT, default -1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SoftmaxAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
@@ -3214,6 +4490,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor softplus(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3231,13 +4511,23 @@ public final class Ops {
    *   <li>attr descending: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor sort(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_SORT, in, null, 1)[0];
   }
 
-  /** Sort with optional attributes; see {@link SortAttrs}. */
+  /**
+   * Sort with optional attributes; see {@link SortAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor sort(CairnContext ctx, Tensor input, SortAttrs attrs) {
     if (attrs == null) attrs = SortAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -3257,31 +4547,53 @@ public final class Ops {
 
     private SortAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new SortAttrs
+     */
     public static SortAttrs builder() {
       return new SortAttrs();
     }
 
-    /** Sets axis (INT, default -1). */
+    /**
+     * Sets axis (INT, default -1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SortAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
 
-    /** Sets descending (BOOL, default false). */
+    /**
+     * Sets descending (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SortAttrs descending(boolean value) {
       this.descending = value;
       this.descendingSet = true;
       return this;
     }
 
-    /** The value of descending: the one set, or the default. */
+    /**
+     * The value of descending: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean descending() {
       return descending;
     }
@@ -3303,6 +4615,11 @@ public final class Ops {
    *   <li>attr axis: INT, default 0
    *   <li>attr num_split: INT, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param value input value
+   * @param numSplit attribute num_split (INT)
+   * @return the outputs (output) in this order, new tensors the caller closes
    */
   public static Tensor[] split(CairnContext ctx, Tensor value, long numSplit) {
     Tensor[] in = {value};
@@ -3311,7 +4628,14 @@ public final class Ops {
     return ctx.runRaw(OP_SPLIT, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
-  /** Split with optional attributes; see {@link SplitAttrs}. */
+  /**
+   * Split with optional attributes; see {@link SplitAttrs}.
+   * @param ctx the context to run on
+   * @param value input value
+   * @param numSplit attribute num_split (INT)
+   * @param attrs the optional attributes (null: none)
+   * @return the outputs (output) in this order, new tensors the caller closes
+   */
   public static Tensor[] split(CairnContext ctx, Tensor value, long numSplit, SplitAttrs attrs) {
     if (attrs == null) attrs = SplitAttrs.DEFAULTS;
     Tensor[] in = {value};
@@ -3330,19 +4654,32 @@ public final class Ops {
 
     private SplitAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new SplitAttrs
+     */
     public static SplitAttrs builder() {
       return new SplitAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SplitAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
@@ -3361,6 +4698,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor sqrt(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3376,6 +4717,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor square(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3392,6 +4737,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor squaredDifference(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -3408,13 +4758,23 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr squeeze_dims: INTS, default []
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor squeeze(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_SQUEEZE, in, null, 1)[0];
   }
 
-  /** Squeeze with optional attributes; see {@link SqueezeAttrs}. */
+  /**
+   * Squeeze with optional attributes; see {@link SqueezeAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor squeeze(CairnContext ctx, Tensor input, SqueezeAttrs attrs) {
     if (attrs == null) attrs = SqueezeAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -3432,12 +4792,21 @@ public final class Ops {
 
     private SqueezeAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new SqueezeAttrs
+     */
     public static SqueezeAttrs builder() {
       return new SqueezeAttrs();
     }
 
-    /** Sets squeeze_dims (INTS, default []). */
+    /**
+     * Sets squeeze_dims (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SqueezeAttrs squeezeDims(long... value) {
       if (value == null) throw new NullPointerException("squeeze_dims");
       this.squeezeDims = value.clone();
@@ -3445,7 +4814,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of squeeze_dims: the one set, or the default. */
+    /**
+     * The value of squeeze_dims: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] squeezeDims() {
       return squeezeDims.clone();
     }
@@ -3464,6 +4837,10 @@ public final class Ops {
    *   <li>output output: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor stopGradient(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -3487,6 +4864,13 @@ public final class Ops {
    *   <li>attr new_axis_mask: INT, default 0
    *   <li>attr shrink_axis_mask: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param begin attribute begin (INTS)
+   * @param end attribute end (INTS)
+   * @param strides attribute strides (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor stridedSlice(CairnContext ctx, Tensor input, long[] begin, long[] end, long... strides) {
     Tensor[] in = {input};
@@ -3497,7 +4881,16 @@ public final class Ops {
     return ctx.runRaw(OP_STRIDED_SLICE, in, enc, 1)[0];
   }
 
-  /** StridedSlice with optional attributes; see {@link StridedSliceAttrs}. */
+  /**
+   * StridedSlice with optional attributes; see {@link StridedSliceAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param begin attribute begin (INTS)
+   * @param end attribute end (INTS)
+   * @param strides attribute strides (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor stridedSlice(CairnContext ctx, Tensor input, long[] begin, long[] end, long[] strides, StridedSliceAttrs attrs) {
     if (attrs == null) attrs = StridedSliceAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -3526,67 +4919,116 @@ public final class Ops {
 
     private StridedSliceAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new StridedSliceAttrs
+     */
     public static StridedSliceAttrs builder() {
       return new StridedSliceAttrs();
     }
 
-    /** Sets begin_mask (INT, default 0). */
+    /**
+     * Sets begin_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceAttrs beginMask(long value) {
       this.beginMask = value;
       this.beginMaskSet = true;
       return this;
     }
 
-    /** The value of begin_mask: the one set, or the default. */
+    /**
+     * The value of begin_mask: the one set, or the default.
+     *
+     * @return the value
+     */
     public long beginMask() {
       return beginMask;
     }
 
-    /** Sets end_mask (INT, default 0). */
+    /**
+     * Sets end_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceAttrs endMask(long value) {
       this.endMask = value;
       this.endMaskSet = true;
       return this;
     }
 
-    /** The value of end_mask: the one set, or the default. */
+    /**
+     * The value of end_mask: the one set, or the default.
+     *
+     * @return the value
+     */
     public long endMask() {
       return endMask;
     }
 
-    /** Sets ellipsis_mask (INT, default 0). */
+    /**
+     * Sets ellipsis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceAttrs ellipsisMask(long value) {
       this.ellipsisMask = value;
       this.ellipsisMaskSet = true;
       return this;
     }
 
-    /** The value of ellipsis_mask: the one set, or the default. */
+    /**
+     * The value of ellipsis_mask: the one set, or the default.
+     *
+     * @return the value
+     */
     public long ellipsisMask() {
       return ellipsisMask;
     }
 
-    /** Sets new_axis_mask (INT, default 0). */
+    /**
+     * Sets new_axis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceAttrs newAxisMask(long value) {
       this.newAxisMask = value;
       this.newAxisMaskSet = true;
       return this;
     }
 
-    /** The value of new_axis_mask: the one set, or the default. */
+    /**
+     * The value of new_axis_mask: the one set, or the default.
+     *
+     * @return the value
+     */
     public long newAxisMask() {
       return newAxisMask;
     }
 
-    /** Sets shrink_axis_mask (INT, default 0). */
+    /**
+     * Sets shrink_axis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceAttrs shrinkAxisMask(long value) {
       this.shrinkAxisMask = value;
       this.shrinkAxisMaskSet = true;
       return this;
     }
 
-    /** The value of shrink_axis_mask: the one set, or the default. */
+    /**
+     * The value of shrink_axis_mask: the one set, or the default.
+     *
+     * @return the value
+     */
     public long shrinkAxisMask() {
       return shrinkAxisMask;
     }
@@ -3618,6 +5060,14 @@ public final class Ops {
    *   <li>attr new_axis_mask: INT, default 0
    *   <li>attr shrink_axis_mask: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param dy input dy
+   * @param shape attribute shape (INTS)
+   * @param begin attribute begin (INTS)
+   * @param end attribute end (INTS)
+   * @param strides attribute strides (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor stridedSliceGrad(CairnContext ctx, Tensor dy, long[] shape, long[] begin, long[] end, long... strides) {
     Tensor[] in = {dy};
@@ -3629,7 +5079,17 @@ public final class Ops {
     return ctx.runRaw(OP_STRIDED_SLICE_GRAD, in, enc, 1)[0];
   }
 
-  /** StridedSliceGrad with optional attributes; see {@link StridedSliceGradAttrs}. */
+  /**
+   * StridedSliceGrad with optional attributes; see {@link StridedSliceGradAttrs}.
+   * @param ctx the context to run on
+   * @param dy input dy
+   * @param shape attribute shape (INTS)
+   * @param begin attribute begin (INTS)
+   * @param end attribute end (INTS)
+   * @param strides attribute strides (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor stridedSliceGrad(CairnContext ctx, Tensor dy, long[] shape, long[] begin, long[] end, long[] strides, StridedSliceGradAttrs attrs) {
     if (attrs == null) attrs = StridedSliceGradAttrs.DEFAULTS;
     Tensor[] in = {dy};
@@ -3659,67 +5119,116 @@ public final class Ops {
 
     private StridedSliceGradAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new StridedSliceGradAttrs
+     */
     public static StridedSliceGradAttrs builder() {
       return new StridedSliceGradAttrs();
     }
 
-    /** Sets begin_mask (INT, default 0). */
+    /**
+     * Sets begin_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceGradAttrs beginMask(long value) {
       this.beginMask = value;
       this.beginMaskSet = true;
       return this;
     }
 
-    /** The value of begin_mask: the one set, or the default. */
+    /**
+     * The value of begin_mask: the one set, or the default.
+     *
+     * @return the value
+     */
     public long beginMask() {
       return beginMask;
     }
 
-    /** Sets end_mask (INT, default 0). */
+    /**
+     * Sets end_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceGradAttrs endMask(long value) {
       this.endMask = value;
       this.endMaskSet = true;
       return this;
     }
 
-    /** The value of end_mask: the one set, or the default. */
+    /**
+     * The value of end_mask: the one set, or the default.
+     *
+     * @return the value
+     */
     public long endMask() {
       return endMask;
     }
 
-    /** Sets ellipsis_mask (INT, default 0). */
+    /**
+     * Sets ellipsis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceGradAttrs ellipsisMask(long value) {
       this.ellipsisMask = value;
       this.ellipsisMaskSet = true;
       return this;
     }
 
-    /** The value of ellipsis_mask: the one set, or the default. */
+    /**
+     * The value of ellipsis_mask: the one set, or the default.
+     *
+     * @return the value
+     */
     public long ellipsisMask() {
       return ellipsisMask;
     }
 
-    /** Sets new_axis_mask (INT, default 0). */
+    /**
+     * Sets new_axis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceGradAttrs newAxisMask(long value) {
       this.newAxisMask = value;
       this.newAxisMaskSet = true;
       return this;
     }
 
-    /** The value of new_axis_mask: the one set, or the default. */
+    /**
+     * The value of new_axis_mask: the one set, or the default.
+     *
+     * @return the value
+     */
     public long newAxisMask() {
       return newAxisMask;
     }
 
-    /** Sets shrink_axis_mask (INT, default 0). */
+    /**
+     * Sets shrink_axis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceGradAttrs shrinkAxisMask(long value) {
       this.shrinkAxisMask = value;
       this.shrinkAxisMaskSet = true;
       return this;
     }
 
-    /** The value of shrink_axis_mask: the one set, or the default. */
+    /**
+     * The value of shrink_axis_mask: the one set, or the default.
+     *
+     * @return the value
+     */
     public long shrinkAxisMask() {
       return shrinkAxisMask;
     }
@@ -3743,6 +5252,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor sub(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -3760,13 +5274,23 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor sum(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_SUM, in, null, 1)[0];
   }
 
-  /** Sum with optional attributes; see {@link SumAttrs}. */
+  /**
+   * Sum with optional attributes; see {@link SumAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor sum(CairnContext ctx, Tensor input, SumAttrs attrs) {
     if (attrs == null) attrs = SumAttrs.DEFAULTS;
     Tensor[] in = {input};
@@ -3786,12 +5310,21 @@ public final class Ops {
 
     private SumAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new SumAttrs
+     */
     public static SumAttrs builder() {
       return new SumAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SumAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -3799,19 +5332,32 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] axis() {
       return axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SumAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
+    /**
+     * The value of keep_dims: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean keepDims() {
       return keepDims;
     }
@@ -3831,6 +5377,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor tanh(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3847,6 +5397,11 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr multiples: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param multiples attribute multiples (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor tile(CairnContext ctx, Tensor input, long... multiples) {
     Tensor[] in = {input};
@@ -3867,6 +5422,11 @@ public final class Ops {
    *   <li>attr sorted: BOOL, default true
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param k attribute k (INT)
+   * @return the outputs (values, indices) in this order, new tensors the caller closes
    */
   public static Tensor[] topKV2(CairnContext ctx, Tensor input, long k) {
     Tensor[] in = {input};
@@ -3875,7 +5435,14 @@ public final class Ops {
     return ctx.runRaw(OP_TOP_KV2, in, enc, 2);
   }
 
-  /** TopKV2 with optional attributes; see {@link TopKV2Attrs}. */
+  /**
+   * TopKV2 with optional attributes; see {@link TopKV2Attrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param k attribute k (INT)
+   * @param attrs the optional attributes (null: none)
+   * @return the outputs (values, indices) in this order, new tensors the caller closes
+   */
   public static Tensor[] topKV2(CairnContext ctx, Tensor input, long k, TopKV2Attrs attrs) {
     if (attrs == null) attrs = TopKV2Attrs.DEFAULTS;
     Tensor[] in = {input};
@@ -3894,19 +5461,32 @@ public final class Ops {
 
     private TopKV2Attrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new TopKV2Attrs
+     */
     public static TopKV2Attrs builder() {
       return new TopKV2Attrs();
     }
 
-    /** Sets sorted (BOOL, default true). */
+    /**
+     * Sets sorted (BOOL, default true).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public TopKV2Attrs sorted(boolean value) {
       this.sorted = value;
       this.sortedSet = true;
       return this;
     }
 
-    /** The value of sorted: the one set, or the default. */
+    /**
+     * The value of sorted: the one set, or the default.
+     *
+     * @return the value
+     */
     public boolean sorted() {
       return sorted;
     }
@@ -3926,13 +5506,23 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr perm: INTS, default []
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor transpose(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_TRANSPOSE, in, null, 1)[0];
   }
 
-  /** Transpose with optional attributes; see {@link TransposeAttrs}. */
+  /**
+   * Transpose with optional attributes; see {@link TransposeAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param attrs the optional attributes (null: none)
+   * @return output y, a new tensor the caller closes
+   */
   public static Tensor transpose(CairnContext ctx, Tensor x, TransposeAttrs attrs) {
     if (attrs == null) attrs = TransposeAttrs.DEFAULTS;
     Tensor[] in = {x};
@@ -3950,12 +5540,21 @@ public final class Ops {
 
     private TransposeAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new TransposeAttrs
+     */
     public static TransposeAttrs builder() {
       return new TransposeAttrs();
     }
 
-    /** Sets perm (INTS, default []). */
+    /**
+     * Sets perm (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public TransposeAttrs perm(long... value) {
       if (value == null) throw new NullPointerException("perm");
       this.perm = value.clone();
@@ -3963,7 +5562,11 @@ public final class Ops {
       return this;
     }
 
-    /** The value of perm: the one set, or the default. */
+    /**
+     * The value of perm: the one set, or the default.
+     *
+     * @return the value
+     */
     public long[] perm() {
       return perm.clone();
     }
@@ -3984,6 +5587,10 @@ public final class Ops {
    *   <li>attr seed: INT, default 0
    *   <li>attr seed2: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor truncatedNormal(CairnContext ctx, long... shape) {
     Tensor[] in = {};
@@ -3992,7 +5599,13 @@ public final class Ops {
     return ctx.runRaw(OP_TRUNCATED_NORMAL, in, enc, 1)[0];
   }
 
-  /** TruncatedNormal with optional attributes; see {@link TruncatedNormalAttrs}. */
+  /**
+   * TruncatedNormal with optional attributes; see {@link TruncatedNormalAttrs}.
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor truncatedNormal(CairnContext ctx, long[] shape, TruncatedNormalAttrs attrs) {
     if (attrs == null) attrs = TruncatedNormalAttrs.DEFAULTS;
     Tensor[] in = {};
@@ -4015,12 +5628,21 @@ public final class Ops {
 
     private TruncatedNormalAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new TruncatedNormalAttrs
+     */
     public static TruncatedNormalAttrs builder() {
       return new TruncatedNormalAttrs();
     }
 
-    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16. */
+    /**
+     * Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public TruncatedNormalAttrs dtype(DType value) {
       if (value == null) throw new NullPointerException("dtype");
       this.dtype = value;
@@ -4028,31 +5650,53 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dtype: the one set, or the default. */
+    /**
+     * The value of dtype: the one set, or the default.
+     *
+     * @return the value
+     */
     public DType dtype() {
       return dtype;
     }
 
-    /** Sets seed (INT, default 0). */
+    /**
+     * Sets seed (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public TruncatedNormalAttrs seed(long value) {
       this.seed = value;
       this.seedSet = true;
       return this;
     }
 
-    /** The value of seed: the one set, or the default. */
+    /**
+     * The value of seed: the one set, or the default.
+     *
+     * @return the value
+     */
     public long seed() {
       return seed;
     }
 
-    /** Sets seed2 (INT, default 0). */
+    /**
+     * Sets seed2 (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public TruncatedNormalAttrs seed2(long value) {
       this.seed2 = value;
       this.seed2Set = true;
       return this;
     }
 
-    /** The value of seed2: the one set, or the default. */
+    /**
+     * The value of seed2: the one set, or the default.
+     *
+     * @return the value
+     */
     public long seed2() {
       return seed2;
     }
@@ -4075,6 +5719,11 @@ public final class Ops {
    *   <li>attr num: INT, required
    *   <li>attr axis: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param value input value
+   * @param num attribute num (INT)
+   * @return the outputs (output) in this order, new tensors the caller closes
    */
   public static Tensor[] unpack(CairnContext ctx, Tensor value, long num) {
     Tensor[] in = {value};
@@ -4083,7 +5732,14 @@ public final class Ops {
     return ctx.runRaw(OP_UNPACK, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
-  /** Unpack with optional attributes; see {@link UnpackAttrs}. */
+  /**
+   * Unpack with optional attributes; see {@link UnpackAttrs}.
+   * @param ctx the context to run on
+   * @param value input value
+   * @param num attribute num (INT)
+   * @param attrs the optional attributes (null: none)
+   * @return the outputs (output) in this order, new tensors the caller closes
+   */
   public static Tensor[] unpack(CairnContext ctx, Tensor value, long num, UnpackAttrs attrs) {
     if (attrs == null) attrs = UnpackAttrs.DEFAULTS;
     Tensor[] in = {value};
@@ -4102,19 +5758,32 @@ public final class Ops {
 
     private UnpackAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new UnpackAttrs
+     */
     public static UnpackAttrs builder() {
       return new UnpackAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public UnpackAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis: the one set, or the default.
+     *
+     * @return the value
+     */
     public long axis() {
       return axis;
     }
@@ -4136,6 +5805,12 @@ public final class Ops {
    *   <li>attr Tindices: DTYPE, inferred from the inputs, one of int32, int64
    *   <li>attr num_segments: INT, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param data input data
+   * @param segmentIds input segment_ids
+   * @param numSegments attribute num_segments (INT)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor unsortedSegmentSum(CairnContext ctx, Tensor data, Tensor segmentIds, long numSegments) {
     Tensor[] in = {data, segmentIds};
@@ -4153,6 +5828,10 @@ public final class Ops {
    *   <li>output index: int64
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param condition input condition
+   * @return output index, a new tensor the caller closes
    */
   public static Tensor where(CairnContext ctx, Tensor condition) {
     Tensor[] in = {condition};
@@ -4168,6 +5847,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor zerosLike(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};

@@ -30,67 +30,153 @@ public final class Tensor extends NativeHandle {
 
   // ---- creation ----
 
-  /** A FLOAT32 tensor of {@code shape} (no dimensions: a scalar) holding a copy of {@code data}. */
+  /**
+   * A FLOAT32 tensor of {@code shape} (no dimensions: a scalar) holding a copy of {@code data}.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a FLOAT32 tensor of {@code shape} (no dimensions: a scalar) holding a copy of {@code data}
+   */
   public static Tensor of(CairnContext ctx, float[] data, long... shape) {
     return of(ctx, DType.FLOAT32, data, shape);
   }
 
-  /** A FLOAT64 tensor. */
+  /**
+   * A FLOAT64 tensor.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a FLOAT64 tensor
+   */
   public static Tensor of(CairnContext ctx, double[] data, long... shape) {
     return of(ctx, DType.FLOAT64, data, shape);
   }
 
-  /** An INT32 tensor. */
+  /**
+   * An INT32 tensor.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return an INT32 tensor
+   */
   public static Tensor of(CairnContext ctx, int[] data, long... shape) {
     return of(ctx, DType.INT32, data, shape);
   }
 
-  /** An INT64 tensor. */
+  /**
+   * An INT64 tensor.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return an INT64 tensor
+   */
   public static Tensor of(CairnContext ctx, long[] data, long... shape) {
     return of(ctx, DType.INT64, data, shape);
   }
 
-  /** An INT16 tensor. */
+  /**
+   * An INT16 tensor.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return an INT16 tensor
+   */
   public static Tensor of(CairnContext ctx, short[] data, long... shape) {
     return of(ctx, DType.INT16, data, shape);
   }
 
-  /** An INT8 tensor (see {@link #ofUint8} for UINT8). */
+  /**
+   * An INT8 tensor (see {@link #ofUint8} for UINT8).
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return an INT8 tensor (see {@link #ofUint8} for UINT8)
+   */
   public static Tensor of(CairnContext ctx, byte[] data, long... shape) {
     return of(ctx, DType.INT8, data, shape);
   }
 
-  /** A UINT8 tensor: each byte is read as unsigned (0..255). */
+  /**
+   * A UINT8 tensor: each byte is read as unsigned (0..255).
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a UINT8 tensor: each byte is read as unsigned (0..255)
+   */
   public static Tensor ofUint8(CairnContext ctx, byte[] data, long... shape) {
     return of(ctx, DType.UINT8, data, shape);
   }
 
-  /** A BOOL tensor. */
+  /**
+   * A BOOL tensor.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a BOOL tensor
+   */
   public static Tensor of(CairnContext ctx, boolean[] data, long... shape) {
     return of(ctx, DType.BOOL, data, shape);
   }
 
-  /** A FLOAT32 scalar. */
+  /**
+   * A FLOAT32 scalar.
+   *
+   * @param ctx the context
+   * @param value the value to set
+   * @return a FLOAT32 scalar
+   */
   public static Tensor scalar(CairnContext ctx, float value) {
     return of(ctx, new float[] {value});
   }
 
-  /** A FLOAT64 scalar. */
+  /**
+   * A FLOAT64 scalar.
+   *
+   * @param ctx the context
+   * @param value the value to set
+   * @return a FLOAT64 scalar
+   */
   public static Tensor scalar(CairnContext ctx, double value) {
     return of(ctx, new double[] {value});
   }
 
-  /** An INT32 scalar. */
+  /**
+   * An INT32 scalar.
+   *
+   * @param ctx the context
+   * @param value the value to set
+   * @return an INT32 scalar
+   */
   public static Tensor scalar(CairnContext ctx, int value) {
     return of(ctx, new int[] {value});
   }
 
-  /** An INT64 scalar. */
+  /**
+   * An INT64 scalar.
+   *
+   * @param ctx the context
+   * @param value the value to set
+   * @return an INT64 scalar
+   */
   public static Tensor scalar(CairnContext ctx, long value) {
     return of(ctx, new long[] {value});
   }
 
-  /** A BOOL scalar. */
+  /**
+   * A BOOL scalar.
+   *
+   * @param ctx the context
+   * @param value the value to set
+   * @return a BOOL scalar
+   */
   public static Tensor scalar(CairnContext ctx, boolean value) {
     return of(ctx, new boolean[] {value});
   }
@@ -98,6 +184,12 @@ public final class Tensor extends NativeHandle {
   /**
    * A tensor of any dtype from a Java array that can hold its elements (see the class comment)
    * or a {@link ByteBuffer} (its remaining bytes, in native byte order).
+   *
+   * @param ctx the context
+   * @param dtype the element type
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a new tensor, which the caller closes
    */
   public static Tensor of(CairnContext ctx, DType dtype, Object data, long... shape) {
     if (dtype == null) throw new NullPointerException("dtype");
@@ -136,6 +228,12 @@ public final class Tensor extends NativeHandle {
    * A tensor of any dtype from the remaining bytes of {@code data} (elements in native byte
    * order, see {@link ByteOrder#nativeOrder()}). A direct buffer is read in place; a heap buffer
    * is copied first. The buffer's position is not changed.
+   *
+   * @param ctx the context
+   * @param dtype the element type
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a new tensor, which the caller closes
    */
   public static Tensor fromBuffer(CairnContext ctx, DType dtype, ByteBuffer data, long... shape) {
     if (dtype == null) throw new NullPointerException("dtype");
@@ -188,6 +286,11 @@ public final class Tensor extends NativeHandle {
 
   // ---- facts ----
 
+  /**
+   * The element type.
+   *
+   * @return the dtype
+   */
   public DType dtype() {
     DType d = dtype;
     if (d == null) {
@@ -200,7 +303,11 @@ public final class Tensor extends NativeHandle {
     return d;
   }
 
-  /** The dimensions (a copy). */
+  /**
+   * The dimensions (a copy).
+   *
+   * @return the dimensions (a copy)
+   */
   public long[] shape() {
     return shapeRef().clone();
   }
@@ -220,18 +327,31 @@ public final class Tensor extends NativeHandle {
     return s;
   }
 
+  /**
+   * The number of dimensions.
+   *
+   * @return the rank (0 for a scalar)
+   */
   public int rank() {
     return shapeRef().length;
   }
 
-  /** The number of elements; 1 for a scalar. */
+  /**
+   * The number of elements; 1 for a scalar.
+   *
+   * @return the number of elements; 1 for a scalar
+   */
   public long numElements() {
     long n = 1;
     for (long d : shapeRef()) n *= d;
     return n;
   }
 
-  /** The size of the data in bytes. */
+  /**
+   * The size of the data in bytes.
+   *
+   * @return the size of the data in bytes
+   */
   public long nbytes() {
     long h = handle();
     try {
@@ -241,7 +361,11 @@ public final class Tensor extends NativeHandle {
     }
   }
 
-  /** The device holding the tensor, e.g. "cpu". */
+  /**
+   * The device holding the tensor, e.g. "cpu".
+   *
+   * @return the device holding the tensor, e.g
+   */
   public String device() {
     long h = handle();
     try {
@@ -253,7 +377,11 @@ public final class Tensor extends NativeHandle {
 
   // ---- reading ----
 
-  /** The elements of a FLOAT32 tensor (or a COMPLEX64 one, as interleaved real and imaginary parts). */
+  /**
+   * The elements of a FLOAT32 tensor (or a COMPLEX64 one, as interleaved real and imaginary parts).
+   *
+   * @return the elements of a FLOAT32 tensor (or a COMPLEX64 one, as interleaved real and imaginary parts)
+   */
   public float[] toFloatArray() {
     float[] out = new float[length(ArrayKind.FLOAT, "toFloatArray")];
     long h = handle();
@@ -265,7 +393,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of a FLOAT64 tensor. */
+  /**
+   * The elements of a FLOAT64 tensor.
+   *
+   * @return the elements of a FLOAT64 tensor
+   */
   public double[] toDoubleArray() {
     double[] out = new double[length(ArrayKind.DOUBLE, "toDoubleArray")];
     long h = handle();
@@ -277,7 +409,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of an INT32 tensor. */
+  /**
+   * The elements of an INT32 tensor.
+   *
+   * @return the elements of an INT32 tensor
+   */
   public int[] toIntArray() {
     int[] out = new int[length(ArrayKind.INT, "toIntArray")];
     long h = handle();
@@ -289,7 +425,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of an INT64 tensor. */
+  /**
+   * The elements of an INT64 tensor.
+   *
+   * @return the elements of an INT64 tensor
+   */
   public long[] toLongArray() {
     long[] out = new long[length(ArrayKind.LONG, "toLongArray")];
     long h = handle();
@@ -301,7 +441,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of an INT16 tensor, or the raw bits of a FLOAT16 or BFLOAT16 one. */
+  /**
+   * The elements of an INT16 tensor, or the raw bits of a FLOAT16 or BFLOAT16 one.
+   *
+   * @return the elements of an INT16 tensor, or the raw bits of a FLOAT16 or BFLOAT16 one
+   */
   public short[] toShortArray() {
     short[] out = new short[length(ArrayKind.SHORT, "toShortArray")];
     long h = handle();
@@ -313,7 +457,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of an INT8 or UINT8 tensor (for UINT8, use {@code b & 0xff}). */
+  /**
+   * The elements of an INT8 or UINT8 tensor (for UINT8, use {@code b & 0xff}).
+   *
+   * @return the elements of an INT8 or UINT8 tensor (for UINT8, use {@code b & 0xff})
+   */
   public byte[] toByteArray() {
     byte[] out = new byte[length(ArrayKind.BYTE, "toByteArray")];
     long h = handle();
@@ -325,7 +473,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of a BOOL tensor. */
+  /**
+   * The elements of a BOOL tensor.
+   *
+   * @return the elements of a BOOL tensor
+   */
   public boolean[] toBooleanArray() {
     boolean[] out = new boolean[length(ArrayKind.BOOLEAN, "toBooleanArray")];
     long h = handle();
@@ -337,7 +489,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The data of a tensor of any dtype in a new direct buffer in native byte order. */
+  /**
+   * The data of a tensor of any dtype in a new direct buffer in native byte order.
+   *
+   * @return the data of a tensor of any dtype in a new direct buffer in native byte order
+   */
   public ByteBuffer toByteBuffer() {
     long n = nbytes();
     if (n > Integer.MAX_VALUE) throw new IllegalStateException("the tensor's " + n + " bytes do not fit a ByteBuffer");
@@ -349,6 +505,8 @@ public final class Tensor extends NativeHandle {
   /**
    * Copies the data into the remaining bytes of a direct buffer, which must be exactly {@link
    * #nbytes()} long (else INVALID_ARGUMENT). The buffer's position is not changed.
+   *
+   * @param dst a direct buffer of exactly nbytes() remaining bytes
    */
   public void readInto(ByteBuffer dst) {
     if (dst == null) throw new NullPointerException("dst");
@@ -377,7 +535,13 @@ public final class Tensor extends NativeHandle {
 
   // ---- other ----
 
-  /** The same value on {@code device} ("cpu", "vulkan", "vulkan:N"), as a new tensor. */
+  /**
+   * The same value on {@code device} ("cpu", "vulkan", "vulkan:N"), as a new tensor.
+   *
+   * @param ctx the context
+   * @param device the device name ("cpu", "vulkan", "vulkan:N"; null: the context's default)
+   * @return the same value on {@code device} ("cpu", "vulkan", "vulkan:N"), as a new tensor
+   */
   public Tensor copyTo(CairnContext ctx, String device) {
     long h = handle();
     long c = ctx.handle();

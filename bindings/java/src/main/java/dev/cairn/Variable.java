@@ -13,7 +13,13 @@ public final class Variable extends CairnObject {
     super(handle);
   }
 
-  /** A variable named "Variable", trainable, without scope, holding {@code initial}. */
+  /**
+   * A variable named "Variable", trainable, without scope, holding {@code initial}.
+   *
+   * @param ctx the context
+   * @param initial the initial value (copied)
+   * @return a variable named "Variable", trainable, without scope, holding {@code initial}
+   */
   public static Variable create(CairnContext ctx, Tensor initial) {
     return create(ctx, initial, null);
   }
@@ -21,6 +27,11 @@ public final class Variable extends CairnObject {
   /**
    * A variable holding {@code initial} (shared, not copied: tensors are immutable), with these
    * options (null: the defaults). Throws INVALID_ARGUMENT for a STRING tensor or a bad name.
+   *
+   * @param ctx the context
+   * @param initial the initial value (copied)
+   * @param options the options (null: every default)
+   * @return the new variable, which the caller closes
    */
   public static Variable create(CairnContext ctx, Tensor initial, Options options) {
     Objects.requireNonNull(initial, "initial");
@@ -39,7 +50,11 @@ public final class Variable extends CairnObject {
     }
   }
 
-  /** Options for a new variable; each starts at the C API's default. */
+  /**
+   * Options for a new variable; each starts at the C API's default.
+   *
+   * @return new options, each at its default
+   */
   public static Options options() {
     return new Options();
   }
@@ -50,28 +65,48 @@ public final class Variable extends CairnObject {
     private boolean trainable = true;
     private Module scope;
 
+    /** Options at their defaults (the same as {@code options()}). */
     public Options() {}
 
-    /** The name; null (default) means "Variable". Non-empty, no ':'. */
+    /**
+     * The name; null (default) means "Variable". Non-empty, no ':'.
+     *
+     * @param name the name
+     * @return these options
+     */
     public Options name(String name) {
       this.name = name;
       return this;
     }
 
-    /** Whether trainable-only queries include it; default true. */
+    /**
+     * Whether trainable-only queries include it; default true.
+     *
+     * @param trainable whether the variable is trainable
+     * @return these options
+     */
     public Options trainable(boolean trainable) {
       this.trainable = trainable;
       return this;
     }
 
-    /** A module naming the variable "&lt;scope&gt;/&lt;name&gt;:0"; null (default) for none. Not kept. */
+    /**
+     * A module naming the variable "&lt;scope&gt;/&lt;name&gt;:0"; null (default) for none. Not kept.
+     *
+     * @param scope the module whose name prefixes the variable's name (null: none)
+     * @return these options
+     */
     public Options scope(Module scope) {
       this.scope = scope;
       return this;
     }
   }
 
-  /** A snapshot of the value, as a new tensor the caller closes. */
+  /**
+   * A snapshot of the value, as a new tensor the caller closes.
+   *
+   * @return a snapshot of the value, as a new tensor the caller closes
+   */
   public Tensor read() {
     long h = handle();
     try {
@@ -84,6 +119,8 @@ public final class Variable extends CairnObject {
   /**
    * Replaces the value with {@code value}, which must have the variable's dtype and shape
    * (INVALID_ARGUMENT otherwise; the value is then unchanged).
+   *
+   * @param value the value to set
    */
   public void assign(Tensor value) {
     Objects.requireNonNull(value, "value");
@@ -97,7 +134,11 @@ public final class Variable extends CairnObject {
     }
   }
 
-  /** Adds {@code delta} (same dtype and shape, no broadcasting), atomically. */
+  /**
+   * Adds {@code delta} (same dtype and shape, no broadcasting), atomically.
+   *
+   * @param delta the value to add or subtract
+   */
   public void assignAdd(Tensor delta) {
     Objects.requireNonNull(delta, "delta");
     long h = handle();
@@ -110,7 +151,11 @@ public final class Variable extends CairnObject {
     }
   }
 
-  /** Subtracts {@code delta} (same dtype and shape, no broadcasting), atomically. */
+  /**
+   * Subtracts {@code delta} (same dtype and shape, no broadcasting), atomically.
+   *
+   * @param delta the value to add or subtract
+   */
   public void assignSub(Tensor delta) {
     Objects.requireNonNull(delta, "delta");
     long h = handle();
@@ -123,7 +168,11 @@ public final class Variable extends CairnObject {
     }
   }
 
-  /** The variable's name, e.g. "m1/m_v:0" or "Variable:0". */
+  /**
+   * The variable's name, e.g. "m1/m_v:0" or "Variable:0".
+   *
+   * @return the variable's name, e.g
+   */
   public String name() {
     long h = handle();
     try {
@@ -133,7 +182,11 @@ public final class Variable extends CairnObject {
     }
   }
 
-  /** Whether trainable-only queries include it. */
+  /**
+   * Whether trainable-only queries include it.
+   *
+   * @return whether trainable-only queries include it
+   */
   public boolean trainable() {
     long h = handle();
     try {
@@ -143,7 +196,11 @@ public final class Variable extends CairnObject {
     }
   }
 
-  /** The variable's dtype. */
+  /**
+   * The variable's dtype.
+   *
+   * @return the variable's dtype
+   */
   public DType dtype() {
     long h = handle();
     int raw;
@@ -157,7 +214,11 @@ public final class Variable extends CairnObject {
     return d;
   }
 
-  /** The variable's shape (through a read, which does not copy the data). */
+  /**
+   * The variable's shape (through a read, which does not copy the data).
+   *
+   * @return the variable's shape (through a read, which does not copy the data)
+   */
   public long[] shape() {
     try (Tensor t = read()) {
       return t.shape();

@@ -18,13 +18,19 @@ public final class Vulkan {
   /**
    * Whether a Vulkan loader and driver report at least one device. Throws only when Cairn's own
    * native library could not be loaded.
+   *
+   * @return whether Vulkan is usable
    */
   public static boolean available() {
     NativeLibrary.check();
     return CairnNative.vulkanAvailable() == 1;
   }
 
-  /** The number of Vulkan devices. Throws {@link CairnException} UNAVAILABLE without a driver. */
+  /**
+   * The number of Vulkan devices. Throws {@link CairnException} UNAVAILABLE without a driver.
+   *
+   * @return the number of Vulkan devices
+   */
   public static int deviceCount() {
     NativeLibrary.check();
     return Math.toIntExact(CairnNative.vulkanDeviceCount());
@@ -33,6 +39,9 @@ public final class Vulkan {
   /**
    * Describes device {@code index}: OUT_OF_RANGE past the last device, UNAVAILABLE without a
    * driver, IllegalArgumentException for a negative index.
+   *
+   * @param index the zero-based index
+   * @return the device's description
    */
   public static VulkanDevice device(int index) {
     NativeLibrary.check();
@@ -42,7 +51,11 @@ public final class Vulkan {
         i.maxStorageBufferRange, i.maxSharedMemory);
   }
 
-  /** Every Vulkan device in index order; UNAVAILABLE without a driver (check {@link #available()}). */
+  /**
+   * Every Vulkan device in index order; UNAVAILABLE without a driver (check {@link #available()}).
+   *
+   * @return every Vulkan device in index order; UNAVAILABLE without a driver (check {@link #available()})
+   */
   public static List<VulkanDevice> devices() {
     int n = deviceCount();
     List<VulkanDevice> out = new ArrayList<>(n);
@@ -54,6 +67,10 @@ public final class Vulkan {
    * How many op calls on {@code ctx}'s Vulkan device {@code device} (null: the default device)
    * ran on the CPU through {@link VulkanOptions#cpuFallback}. INVALID_ARGUMENT for a device that
    * is not a Vulkan device, NOT_FOUND for an unknown one.
+   *
+   * @param ctx the context
+   * @param device the device name ("cpu", "vulkan", "vulkan:N"; null: the context's default)
+   * @return the number of op calls that fell back to the CPU
    */
   public static long fallbackCount(CairnContext ctx, String device) {
     if (ctx == null) throw new NullPointerException("ctx");
@@ -68,6 +85,8 @@ public final class Vulkan {
    * Waits until the work queued on every device of {@code ctx} has finished. Vulkan records eager
    * ops and submits them in batches; reading a tensor waits by itself, so this is for timing and
    * for handing results to an engine sharing the device.
+   *
+   * @param ctx the context
    */
   public static void synchronize(CairnContext ctx) {
     if (ctx == null) throw new NullPointerException("ctx");
