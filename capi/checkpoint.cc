@@ -4,11 +4,12 @@
 #include <memory>
 
 #include "capi/internal/object_handles.h"
+#include "capi/internal/options.h"
 #include "runtime/checkpoint/checkpoint.h"
 
 using namespace cairn;
 using cairn::capi::require;
-using cairn::capi::require_options;
+using cairn::capi::read_options;
 
 struct cairn_checkpoint {
   std::shared_ptr<ckpt::Checkpoint> ckpt;
@@ -81,29 +82,28 @@ cairn_status* cairn_checkpoint_create(cairn_context* ctx, const char* const* nam
 
 cairn_object* cairn_checkpoint_root(cairn_checkpoint* ckpt) { return ckpt ? &ckpt->root : nullptr; }
 
-cairn_status* cairn_checkpoint_set_options(cairn_checkpoint* ckpt, const cairn_checkpoint_options* opts) {
+cairn_status* cairn_checkpoint_set_options(cairn_checkpoint* ckpt, const cairn_checkpoint_options* user_opts) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_checkpoint_set_options";
   require(ckpt, fn, "ckpt");
+  const cairn_checkpoint_options opts = read_options(user_opts, fn);
   ckpt::CheckpointOptions o;
-  if (opts) {
-    require_options(opts, fn);
-    o.compress = opts->compress != 0;
-    o.async = opts->async != 0;
-    o.fsync = opts->fsync != 0;
-  }
+  o.compress = opts.compress != CAIRN_FALSE;
+  o.async = opts.async != CAIRN_FALSE;
+  o.fsync = opts.fsync != CAIRN_FALSE;
   ckpt->ckpt->sync();  // options change between saves, never under a running one
   ckpt->ckpt->set_options(o);
   CAIRN_API_END
 }
 
-int64_t cairn_checkpoint_save_counter(cairn_checkpoint* ckpt) {
-  if (!ckpt) return 0;
-  try {
-    return ckpt->ckpt->save_counter_value();
-  } catch (...) {
-    return 0;
-  }
+cairn_status* cairn_checkpoint_save_counter(cairn_checkpoint* ckpt, int64_t* out) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_checkpoint_save_counter";
+  require(out, fn, "out");
+  *out = 0;
+  require(ckpt, fn, "ckpt");
+  *out = ckpt->ckpt->save_counter_value();
+  CAIRN_API_END
 }
 
 cairn_status* cairn_checkpoint_save(cairn_checkpoint* ckpt, const char* prefix, char** path_out) {
@@ -175,7 +175,7 @@ void cairn_checkpoint_free(cairn_checkpoint* ckpt) { delete ckpt; }
 // ---- manager ----
 
 cairn_status* cairn_checkpoint_manager_create(cairn_checkpoint* ckpt, const char* directory,
-                                              const cairn_checkpoint_manager_options* opts,
+                                              const cairn_checkpoint_manager_options* user_opts,
                                               cairn_checkpoint_manager** out) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_checkpoint_manager_create";
@@ -183,13 +183,11 @@ cairn_status* cairn_checkpoint_manager_create(cairn_checkpoint* ckpt, const char
   *out = nullptr;
   require(ckpt, fn, "ckpt");
   require(directory, fn, "directory");
+  const cairn_checkpoint_manager_options opts = read_options(user_opts, fn);
   ckpt::ManagerOptions o;
-  if (opts) {
-    require_options(opts, fn);
-    if (opts->checkpoint_name) o.checkpoint_name = opts->checkpoint_name;
-    o.max_to_keep = opts->max_to_keep;
-    o.keep_checkpoint_every_n_hours = opts->keep_checkpoint_every_n_hours;
-  }
+  if (opts.checkpoint_name) o.checkpoint_name = opts.checkpoint_name;
+  o.max_to_keep = opts.max_to_keep;
+  o.keep_checkpoint_every_n_hours = opts.keep_checkpoint_every_n_hours;
   auto manager = std::make_unique<ckpt::CheckpointManager>(directory, o, is_intact_checkpoint);
   *out = new cairn_checkpoint_manager{ckpt->ckpt, std::move(manager)};
   CAIRN_API_END

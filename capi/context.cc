@@ -3,8 +3,10 @@
 #include <vector>
 
 #include "capi/internal/handles.h"
+#include "capi/internal/options.h"
 
 using namespace cairn;
+using cairn::capi::read_options;
 using cairn::capi::require;
 
 namespace {
@@ -19,34 +21,27 @@ struct LogBridge {
 
 namespace cairn::capi {
 
-ContextOptions context_options(const cairn_context_options* opts, const char* fn) {
+ContextOptions context_options(const cairn_context_options* user, const char* fn) {
+  const cairn_context_options opts = read_options(user, fn);
   ContextOptions o;
-  if (!opts) return o;
-  // Version 1 of the struct ended at `allocator`; later fields are read only when present.
-  if (opts->struct_size < offsetof(cairn_context_options, allocator) + sizeof(opts->allocator) ||
-      opts->struct_size > sizeof(cairn_context_options) * 4)
-    raise(Code::InvalidArgument, "{}: options struct_size {} is not a known size (expected {})", fn, opts->struct_size,
-          sizeof(cairn_context_options));
-  if (opts->device) o.device = opts->device;
-  if (opts->num_threads < 0)
-    raise(Code::InvalidArgument, "{}: num_threads must be >= 0, got {}", fn, opts->num_threads);
-  o.num_threads = opts->num_threads;
-  o.seed = opts->seed;
-  if (opts->log_level < CAIRN_LOG_DEBUG || opts->log_level > CAIRN_LOG_ERROR)
-    raise(Code::InvalidArgument, "{}: unknown log_level {}", fn, static_cast<int>(opts->log_level));
-  o.log.min_level = static_cast<LogLevel>(opts->log_level);
-  if (opts->log_fn) {
+  if (opts.device) o.device = opts.device;
+  if (opts.num_threads < 0) raise(Code::InvalidArgument, "{}: num_threads must be >= 0, got {}", fn, opts.num_threads);
+  o.num_threads = opts.num_threads;
+  o.seed = opts.seed;
+  if (opts.log_level < CAIRN_LOG_DEBUG || opts.log_level > CAIRN_LOG_ERROR)
+    raise(Code::InvalidArgument, "{}: unknown log_level {}", fn, static_cast<int>(opts.log_level));
+  o.log.min_level = static_cast<LogLevel>(opts.log_level);
+  if (opts.log_fn) {
     // cairn_log_level and LogLevel share values, so the C callback type fits the runtime's sink.
-    o.log.callback = reinterpret_cast<void (*)(void*, LogLevel, const char*)>(opts->log_fn);
-    o.log.user_data = opts->log_user_data;
+    o.log.callback = reinterpret_cast<void (*)(void*, LogLevel, const char*)>(opts.log_fn);
+    o.log.user_data = opts.log_user_data;
   }
-  if (opts->struct_size >= offsetof(cairn_context_options, log_release) + sizeof(opts->log_release))
-    o.log.release = opts->log_release;
-  if (opts->allocator) {
-    o.allocator.allocate = opts->allocator->allocate;
-    o.allocator.deallocate = opts->allocator->deallocate;
-    o.allocator.user_data = opts->allocator->user_data;
-    o.allocator.release = opts->allocator->release;
+  o.log.release = opts.log_release;
+  if (opts.allocator) {
+    o.allocator.allocate = opts.allocator->allocate;
+    o.allocator.deallocate = opts.allocator->deallocate;
+    o.allocator.user_data = opts.allocator->user_data;
+    o.allocator.release = opts.allocator->release;
   }
   return o;
 }

@@ -4,13 +4,13 @@
 #include <memory>
 
 #include "capi/internal/function_handle.h"
+#include "capi/internal/options.h"
 
 using namespace cairn;
 using cairn::capi::concrete_at;
 using cairn::capi::malloc_string;
 using cairn::capi::new_tensor;
 using cairn::capi::require;
-using cairn::capi::require_options;
 using cairn::capi::run_callback;
 
 namespace {
@@ -54,28 +54,23 @@ std::vector<Tensor> run_callback(cairn_function_fn fn, void* user_data, Context&
 
 namespace {
 
-// The size of cairn_function_options before static inputs were added: still accepted.
-constexpr size_t kFunctionOptionsV1Size = offsetof(cairn_function_options, static_inputs);
-
-graph::FunctionOptions function_options(const cairn_function_options* opts, const char* fn) {
+graph::FunctionOptions function_options(const cairn_function_options* user_opts, const char* fn) {
+  const cairn_function_options opts = cairn::capi::read_options(user_opts, fn);
   graph::FunctionOptions o;
-  if (!opts) return o;
-  const bool v1 = opts->struct_size == kFunctionOptionsV1Size;
-  if (!v1) require_options(opts, fn);
-  if (!v1 && opts->n_static_inputs) {
-    require(opts->static_inputs, fn, "static_inputs");
-    for (size_t i = 0; i < opts->n_static_inputs; ++i) {
-      if (opts->static_inputs[i] < 0 || opts->static_inputs[i] > INT32_MAX)
-        raise(Code::InvalidArgument, "{}: static_inputs[{}] is {}, not an input index", fn, i, opts->static_inputs[i]);
-      o.static_inputs.push_back(static_cast<int>(opts->static_inputs[i]));
+  if (opts.n_static_inputs) {
+    require(opts.static_inputs, fn, "static_inputs");
+    for (size_t i = 0; i < opts.n_static_inputs; ++i) {
+      if (opts.static_inputs[i] < 0 || opts.static_inputs[i] > INT32_MAX)
+        raise(Code::InvalidArgument, "{}: static_inputs[{}] is {}, not an input index", fn, i, opts.static_inputs[i]);
+      o.static_inputs.push_back(static_cast<int>(opts.static_inputs[i]));
     }
   }
-  o.retrace_warning = opts->retrace_warning;
-  if (opts->input_signature || opts->n_input_signature) {
-    require(opts->input_signature, fn, "input_signature");
+  o.retrace_warning = opts.retrace_warning;
+  if (opts.input_signature || opts.n_input_signature) {
+    require(opts.input_signature, fn, "input_signature");
     o.has_input_signature = true;
-    for (size_t i = 0; i < opts->n_input_signature; ++i) {
-      const cairn_tensor_spec& spec = opts->input_signature[i];
+    for (size_t i = 0; i < opts.n_input_signature; ++i) {
+      const cairn_tensor_spec spec = cairn::capi::read_array_element(opts.input_signature, i, fn);
       if (spec.rank > static_cast<size_t>(kMaxRank))
         raise(Code::InvalidArgument, "{}: input_signature[{}] has rank {} (at most {})", fn, i, spec.rank, kMaxRank);
       if (spec.rank) require(spec.shape, fn, "input_signature shape");
@@ -91,7 +86,6 @@ graph::FunctionOptions function_options(const cairn_function_options* opts, cons
   }
   return o;
 }
-
 
 }  // namespace
 

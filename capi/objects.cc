@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "capi/internal/object_handles.h"
+#include "capi/internal/options.h"
 
 using namespace cairn;
 using cairn::capi::require;
@@ -122,7 +123,7 @@ cairn_status* cairn_dict_create(cairn_context* ctx, cairn_object** out) {
   return make_object(ctx, out, "cairn_dict_create", [](Context& c) { return Ref<Object>(Dict::create(c)); });
 }
 
-cairn_status* cairn_variable_create(cairn_context* ctx, const cairn_tensor* initial, const cairn_variable_options* opts,
+cairn_status* cairn_variable_create(cairn_context* ctx, const cairn_tensor* initial, const cairn_variable_options* user_opts,
                                     cairn_object** out) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_variable_create";
@@ -130,18 +131,13 @@ cairn_status* cairn_variable_create(cairn_context* ctx, const cairn_tensor* init
   *out = nullptr;
   require(ctx, fn, "ctx");
   const Tensor& init = require_tensor(initial, fn, "initial");
+  const cairn_variable_options opts = capi::read_options(user_opts, fn);
   VariableOptions o;
-  if (opts) {
-    if (opts->struct_size < offsetof(cairn_variable_options, scope) + sizeof(opts->scope) ||
-        opts->struct_size > sizeof(cairn_variable_options) * 4)
-      raise(Code::InvalidArgument, "{}: options struct_size {} is not a known size (expected {})", fn,
-            opts->struct_size, sizeof(cairn_variable_options));
-    if (opts->name) o.name = opts->name;
-    if (opts->trainable != 0 && opts->trainable != 1)
-      raise(Code::InvalidArgument, "{}: trainable must be 0 or 1, got {}", fn, opts->trainable);
-    o.trainable = opts->trainable == 1;
-    if (opts->scope) o.scope = &require_module(opts->scope, fn, "scope");
-  }
+  if (opts.name) o.name = opts.name;
+  if (opts.trainable != CAIRN_FALSE && opts.trainable != CAIRN_TRUE)
+    raise(Code::InvalidArgument, "{}: trainable must be 0 or 1, got {}", fn, opts.trainable);
+  o.trainable = opts.trainable == CAIRN_TRUE;
+  if (opts.scope) o.scope = &require_module(opts.scope, fn, "scope");
   *out = new_object(Variable::create(*ctx->ctx, init, o, fn));
   CAIRN_API_END
 }
@@ -186,9 +182,9 @@ const char* cairn_variable_name(const cairn_object* var) {
   return static_cast<const Variable&>(*var->obj).name().c_str();
 }
 
-int cairn_variable_trainable(const cairn_object* var) {
-  if (!var || var->obj->kind() != ObjectKind::Variable) return -1;
-  return static_cast<const Variable&>(*var->obj).trainable() ? 1 : 0;
+cairn_bool cairn_variable_trainable(const cairn_object* var) {
+  if (!var || var->obj->kind() != ObjectKind::Variable) return CAIRN_FALSE;
+  return static_cast<const Variable&>(*var->obj).trainable() ? CAIRN_TRUE : CAIRN_FALSE;
 }
 
 cairn_dtype cairn_variable_dtype(const cairn_object* var) {
@@ -288,8 +284,8 @@ cairn_object_kind cairn_object_kind_of(const cairn_object* obj) {
   return obj ? static_cast<cairn_object_kind>(obj->obj->kind()) : CAIRN_OBJECT_INVALID;
 }
 
-int cairn_object_same(const cairn_object* a, const cairn_object* b) {
-  return a && b && a->obj.get() == b->obj.get() ? 1 : 0;
+cairn_bool cairn_object_same(const cairn_object* a, const cairn_object* b) {
+  return a && b && a->obj.get() == b->obj.get() ? CAIRN_TRUE : CAIRN_FALSE;
 }
 
 size_t cairn_object_child_count(const cairn_object* obj) { return obj ? obj->obj->num_children() : 0; }

@@ -1,6 +1,8 @@
 // Eager op calls and the op registry listing in the C API.
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "capi/internal/handles.h"
 #include "runtime/core/inline_array.h"
@@ -35,14 +37,10 @@ AttrValue to_value(const cairn_attr& a, const char* op) {
   return v;
 }
 
-}  // namespace
-
-extern "C" {
-
-cairn_status* cairn_op_run(cairn_context* ctx, const char* op, cairn_tensor* const* inputs, size_t n_inputs,
-                           const cairn_attr* attrs, size_t n_attrs, cairn_tensor** outputs, size_t n_outputs) {
-  CAIRN_API_BEGIN
-  const char* fn = "cairn_op_run";
+// The body of cairn_op_run and cairn_op_run_attrs; throws on failure.
+void run_op_checked(cairn_context* ctx, const char* op, cairn_tensor* const* inputs, size_t n_inputs,
+                    const cairn_attr* attrs, size_t n_attrs, cairn_tensor** outputs, size_t n_outputs,
+                    const char* fn) {
   require(ctx, fn, "ctx");
   require(op, fn, "op");
   const OpDef* def = OpRegistry::global().find(op);
@@ -74,8 +72,162 @@ cairn_status* cairn_op_run(cairn_context* ctx, const char* op, cairn_tensor* con
     throw;
   }
   for (size_t i = 0; i < n_outputs; ++i) outputs[i] = handles[i];
+}
+
+}  // namespace
+
+// ---- cairn_op_attrs: owned copies of attribute values, viewed as a cairn_attr array ----
+
+struct cairn_op_attrs {
+  struct Value {
+    std::string name;
+    cairn_attr_kind kind = CAIRN_ATTR_INT;
+    int64_t i = 0;
+    double f = 0;
+    std::vector<int64_t> ints;
+    std::vector<double> floats;
+    std::string s;
+    cairn_dtype dtype = CAIRN_INVALID_DTYPE;
+  };
+  std::vector<Value> values;
+  std::vector<cairn_attr> view;  // rebuilt after every set, so runs only read
+
+  Value& slot(const char* name) {
+    for (Value& v : values)
+      if (v.name == name) return v;
+    values.push_back(Value{});
+    values.back().name = name;
+    return values.back();
+  }
+
+  void rebuild_view() {
+    view.clear();
+    for (const Value& v : values) {
+      cairn_attr a{};
+      a.name = v.name.c_str();
+      a.kind = v.kind;
+      a.i = v.i;
+      a.f = v.f;
+      a.ints = v.ints.data();
+      a.n_ints = v.ints.size();
+      a.s = v.s.c_str();
+      a.dtype = v.dtype;
+      a.floats = v.floats.data();
+      a.n_floats = v.floats.size();
+      view.push_back(a);
+    }
+  }
+};
+
+namespace {
+
+// Sets attribute `name` of `attrs` with `fill`, which writes the kind and value into a slot.
+template <class Fill>
+cairn_status* set_attr(cairn_op_attrs* attrs, const char* name, const char* fn, Fill fill) {
+  CAIRN_API_BEGIN
+  require(attrs, fn, "attrs");
+  require(name, fn, "name");
+  cairn_op_attrs::Value value;
+  value.name = name;
+  fill(value);
+  cairn_op_attrs::Value& slot = attrs->slot(name);
+  slot = std::move(value);
+  attrs->rebuild_view();
   CAIRN_API_END
 }
+
+template <class T>
+std::vector<T> copy_array(const T* values, size_t n, const char* fn) {
+  if (n > 0) require(values, fn, "values");
+  return std::vector<T>(values, values + n);
+}
+
+}  // namespace
+
+extern "C" {
+
+cairn_status* cairn_op_run(cairn_context* ctx, const char* op, cairn_tensor* const* inputs, size_t n_inputs,
+                           const cairn_attr* attrs, size_t n_attrs, cairn_tensor** outputs, size_t n_outputs) {
+  CAIRN_API_BEGIN
+  run_op_checked(ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, "cairn_op_run");
+  CAIRN_API_END
+}
+
+cairn_status* cairn_op_run_attrs(cairn_context* ctx, const char* op, cairn_tensor* const* inputs, size_t n_inputs,
+                                 const cairn_op_attrs* attrs, cairn_tensor** outputs, size_t n_outputs) {
+  CAIRN_API_BEGIN
+  const cairn_attr* view = attrs ? attrs->view.data() : nullptr;
+  size_t n = attrs ? attrs->view.size() : 0;
+  run_op_checked(ctx, op, inputs, n_inputs, view, n, outputs, n_outputs, "cairn_op_run_attrs");
+  CAIRN_API_END
+}
+
+cairn_status* cairn_op_attrs_create(cairn_op_attrs** out) {
+  CAIRN_API_BEGIN
+  require(out, "cairn_op_attrs_create", "out");
+  *out = new cairn_op_attrs();
+  CAIRN_API_END
+}
+
+size_t cairn_op_attrs_size(const cairn_op_attrs* attrs) { return attrs ? attrs->values.size() : 0; }
+
+void cairn_op_attrs_free(cairn_op_attrs* attrs) { delete attrs; }
+
+cairn_status* cairn_op_attrs_set_int(cairn_op_attrs* attrs, const char* name, int64_t value) {
+  return set_attr(attrs, name, "cairn_op_attrs_set_int", [&](cairn_op_attrs::Value& v) {
+    v.kind = CAIRN_ATTR_INT;
+    v.i = value;
+  });
+}
+
+cairn_status* cairn_op_attrs_set_float(cairn_op_attrs* attrs, const char* name, double value) {
+  return set_attr(attrs, name, "cairn_op_attrs_set_float", [&](cairn_op_attrs::Value& v) {
+    v.kind = CAIRN_ATTR_FLOAT;
+    v.f = value;
+  });
+}
+
+cairn_status* cairn_op_attrs_set_bool(cairn_op_attrs* attrs, const char* name, cairn_bool value) {
+  const char* fn = "cairn_op_attrs_set_bool";
+  return set_attr(attrs, name, fn, [&](cairn_op_attrs::Value& v) {
+    if (value != CAIRN_FALSE && value != CAIRN_TRUE)
+      raise(Code::InvalidArgument, "{}: attribute '{}' must be 0 or 1, got {}", fn, name, value);
+    v.kind = CAIRN_ATTR_BOOL;
+    v.i = value;
+  });
+}
+
+cairn_status* cairn_op_attrs_set_ints(cairn_op_attrs* attrs, const char* name, const int64_t* values, size_t n) {
+  const char* fn = "cairn_op_attrs_set_ints";
+  return set_attr(attrs, name, fn, [&](cairn_op_attrs::Value& v) {
+    v.kind = CAIRN_ATTR_INTS;
+    v.ints = copy_array(values, n, fn);
+  });
+}
+
+cairn_status* cairn_op_attrs_set_floats(cairn_op_attrs* attrs, const char* name, const double* values, size_t n) {
+  const char* fn = "cairn_op_attrs_set_floats";
+  return set_attr(attrs, name, fn, [&](cairn_op_attrs::Value& v) {
+    v.kind = CAIRN_ATTR_FLOATS;
+    v.floats = copy_array(values, n, fn);
+  });
+}
+
+cairn_status* cairn_op_attrs_set_string(cairn_op_attrs* attrs, const char* name, const char* value) {
+  const char* fn = "cairn_op_attrs_set_string";
+  return set_attr(attrs, name, fn, [&](cairn_op_attrs::Value& v) {
+    v.kind = CAIRN_ATTR_STRING;
+    v.s = require(value, fn, "value");
+  });
+}
+
+cairn_status* cairn_op_attrs_set_dtype(cairn_op_attrs* attrs, const char* name, cairn_dtype value) {
+  return set_attr(attrs, name, "cairn_op_attrs_set_dtype", [&](cairn_op_attrs::Value& v) {
+    v.kind = CAIRN_ATTR_DTYPE;
+    v.dtype = value;
+  });
+}
+
 
 cairn_status* cairn_op_num_outputs(const char* op, const cairn_attr* attrs, size_t n_attrs, size_t* out) {
   CAIRN_API_BEGIN

@@ -7,15 +7,16 @@
 
 namespace cairn::capi {
 
+namespace {
+// Handed out when memory runs out while reporting an error; cairn_status_free ignores it.
+cairn_status out_of_memory_status{CAIRN_RESOURCE_EXHAUSTED, "out of memory"};
+}  // namespace
+
 cairn_status* make_status(cairn_code code, std::string message) {
   try {
     return new cairn_status{code, std::move(message)};
   } catch (...) {
-    // Out of memory while reporting an error: a static status would be freed by the caller, so
-    // fall back to a minimal allocation that cannot throw.
-    void* p = std::malloc(sizeof(cairn_status));
-    if (!p) std::abort();
-    return new (p) cairn_status{CAIRN_RESOURCE_EXHAUSTED, std::string()};
+    return &out_of_memory_status;
   }
 }
 
@@ -43,6 +44,17 @@ cairn_status* status_from_exception() {
 
 }  // namespace cairn::capi
 
+namespace {
+#define CAIRN_STRINGIFY2(x) #x
+#define CAIRN_STRINGIFY(x) CAIRN_STRINGIFY2(x)
+constexpr const char kHeaderVersion[] = CAIRN_STRINGIFY(CAIRN_VERSION_MAJOR) "." CAIRN_STRINGIFY(
+    CAIRN_VERSION_MINOR) "." CAIRN_STRINGIFY(CAIRN_VERSION_PATCH);
+constexpr bool same_string(const char* a, const char* b) { return *a == *b && (*a == 0 || same_string(a + 1, b + 1)); }
+// The runtime records its version in checkpoints; it must be the one the header announces.
+static_assert(same_string(kHeaderVersion, cairn::kVersionString), "runtime/core/version.h disagrees with cairn.h");
+static_assert(CAIRN_VERSION_MAJOR == CAIRN_ABI_VERSION, "the major version is the ABI version");
+}  // namespace
+
 extern "C" {
 
 uint32_t cairn_abi_version(void) { return CAIRN_ABI_VERSION; }
@@ -53,7 +65,9 @@ cairn_code cairn_status_code(const cairn_status* s) { return s ? s->code : CAIRN
 
 const char* cairn_status_message(const cairn_status* s) { return s ? s->message.c_str() : ""; }
 
-void cairn_status_free(cairn_status* s) { delete s; }
+void cairn_status_free(cairn_status* s) {
+  if (s != &cairn::capi::out_of_memory_status) delete s;
+}
 
 cairn_status* cairn_status_create(cairn_code code, const char* message) {
   if (code == CAIRN_OK) return nullptr;

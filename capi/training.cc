@@ -4,6 +4,7 @@
 
 #include "capi/internal/handles.h"
 #include "capi/internal/object_handles.h"
+#include "capi/internal/options.h"
 #include "runtime/autodiff/tape.h"
 #include "runtime/nn/layer.h"
 #include "runtime/nn/losses.h"
@@ -14,7 +15,7 @@ using cairn::capi::malloc_string;
 using cairn::capi::new_object;
 using cairn::capi::new_tensor;
 using cairn::capi::require;
-using cairn::capi::require_options;
+using cairn::capi::read_options;
 
 struct cairn_tape {
   std::unique_ptr<GradientTape> tape;
@@ -55,17 +56,16 @@ Unconnected unconnected_of(cairn_unconnected u, const char* fn) {
 
 // ---- Tape ----
 
-cairn_status* cairn_tape_create(cairn_context* ctx, const cairn_tape_options* opts, cairn_tape** out) {
+cairn_status* cairn_tape_create(cairn_context* ctx, const cairn_tape_options* user_opts, cairn_tape** out) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_tape_create";
   require(out, fn, "out");
   *out = nullptr;
   require(ctx, fn, "ctx");
+  const cairn_tape_options opts = read_options(user_opts, fn);
   TapeOptions o;
-  if (require_options(opts, fn)) {
-    o.persistent = opts->persistent != 0;
-    o.watch_accessed_variables = opts->watch_accessed_variables != 0;
-  }
+  o.persistent = opts.persistent != CAIRN_FALSE;
+  o.watch_accessed_variables = opts.watch_accessed_variables != CAIRN_FALSE;
   *out = new cairn_tape{std::make_unique<GradientTape>(*ctx->ctx, o)};
   CAIRN_API_END
 }
@@ -135,57 +135,59 @@ void cairn_tape_free(cairn_tape* tape) { delete tape; }
 
 // ---- Optimizers ----
 
-cairn_status* cairn_optimizer_create(cairn_context* ctx, const cairn_optimizer_options* opts, cairn_object** out) {
+cairn_status* cairn_optimizer_create(cairn_context* ctx, const cairn_optimizer_options* user_opts, cairn_object** out) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_optimizer_create";
   require(out, fn, "out");
   *out = nullptr;
   require(ctx, fn, "ctx");
+  const cairn_optimizer_options opts = read_options(user_opts, fn);
   optim::OptimizerOptions o;
-  if (require_options(opts, fn)) {
-    switch (opts->kind) {
-      case CAIRN_OPTIMIZER_SGD: o.kind = optim::Kind::SGD; break;
-      case CAIRN_OPTIMIZER_ADAM: o.kind = optim::Kind::Adam; break;
-      case CAIRN_OPTIMIZER_ADAMW: o.kind = optim::Kind::AdamW; break;
-      case CAIRN_OPTIMIZER_RMSPROP: o.kind = optim::Kind::RMSprop; break;
-      default: raise(Code::InvalidArgument, "{}: unknown optimizer kind {}", fn, static_cast<int>(opts->kind));
-    }
-    o.learning_rate = opts->learning_rate;
-    if (opts->schedule)
-      o.schedule = Ref<optim::LearningRateSchedule>::share(
-          &require_as<optim::LearningRateSchedule>(opts->schedule, fn, "schedule", "a learning-rate schedule"));
-    o.momentum = opts->momentum;
-    o.nesterov = opts->nesterov != 0;
-    o.beta_1 = opts->beta_1;
-    o.beta_2 = opts->beta_2;
-    o.epsilon = opts->epsilon;
-    o.weight_decay = opts->weight_decay;
-    o.rho = opts->rho;
-    o.centered = opts->centered != 0;
+  switch (opts.kind) {
+    case CAIRN_OPTIMIZER_SGD: o.kind = optim::Kind::SGD; break;
+    case CAIRN_OPTIMIZER_ADAM: o.kind = optim::Kind::Adam; break;
+    case CAIRN_OPTIMIZER_ADAMW: o.kind = optim::Kind::AdamW; break;
+    case CAIRN_OPTIMIZER_RMSPROP: o.kind = optim::Kind::RMSprop; break;
+    default: raise(Code::InvalidArgument, "{}: unknown optimizer kind {}", fn, static_cast<int>(opts.kind));
   }
+  o.learning_rate = opts.learning_rate;
+  if (opts.schedule)
+    o.schedule = Ref<optim::LearningRateSchedule>::share(
+        &require_as<optim::LearningRateSchedule>(opts.schedule, fn, "schedule", "a learning-rate schedule"));
+  o.momentum = opts.momentum;
+  o.nesterov = opts.nesterov != CAIRN_FALSE;
+  o.beta_1 = opts.beta_1;
+  o.beta_2 = opts.beta_2;
+  o.epsilon = opts.epsilon;
+  o.weight_decay = opts.weight_decay;
+  o.rho = opts.rho;
+  o.centered = opts.centered != CAIRN_FALSE;
   *out = new_object(optim::Optimizer::create(*ctx->ctx, o));
   CAIRN_API_END
 }
 
-cairn_status* cairn_schedule_exponential_decay(cairn_context* ctx, double initial_learning_rate, int64_t decay_steps,
-                                               double decay_rate, int32_t staircase, cairn_object** out) {
+cairn_status* cairn_schedule_exponential_decay(cairn_context* ctx, const cairn_exponential_decay_options* user_opts,
+                                               cairn_object** out) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_schedule_exponential_decay";
   require(out, fn, "out");
   *out = nullptr;
   require(ctx, fn, "ctx");
-  *out = new_object(optim::exponential_decay(*ctx->ctx, initial_learning_rate, decay_steps, decay_rate, staircase != 0));
+  const cairn_exponential_decay_options o = read_options(require(user_opts, fn, "opts"), fn);
+  *out = new_object(optim::exponential_decay(*ctx->ctx, o.initial_learning_rate, o.decay_steps, o.decay_rate,
+                                             o.staircase != CAIRN_FALSE));
   CAIRN_API_END
 }
 
-cairn_status* cairn_schedule_cosine_decay(cairn_context* ctx, double initial_learning_rate, int64_t decay_steps,
-                                          double alpha, cairn_object** out) {
+cairn_status* cairn_schedule_cosine_decay(cairn_context* ctx, const cairn_cosine_decay_options* user_opts,
+                                          cairn_object** out) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_schedule_cosine_decay";
   require(out, fn, "out");
   *out = nullptr;
   require(ctx, fn, "ctx");
-  *out = new_object(optim::cosine_decay(*ctx->ctx, initial_learning_rate, decay_steps, alpha));
+  const cairn_cosine_decay_options o = read_options(require(user_opts, fn, "opts"), fn);
+  *out = new_object(optim::cosine_decay(*ctx->ctx, o.initial_learning_rate, o.decay_steps, o.alpha));
   CAIRN_API_END
 }
 
@@ -272,54 +274,51 @@ cairn_status* make_layer(cairn_context* ctx, cairn_object** out, const char* fn,
 }
 }  // namespace
 
-cairn_status* cairn_dense_create(cairn_context* ctx, const cairn_dense_options* opts, cairn_object** out) {
+cairn_status* cairn_dense_create(cairn_context* ctx, const cairn_dense_options* user_opts, cairn_object** out) {
   const char* fn = "cairn_dense_create";
   return make_layer(ctx, out, fn, [&](Context& c) {
-    require(opts, fn, "opts");
-    require_options(opts, fn);
+    const cairn_dense_options opts = read_options(require(user_opts, fn, "opts"), fn);
     nn::DenseOptions o;
-    o.units = opts->units;
-    o.activation = activation_of(opts->activation);
-    o.use_bias = opts->use_bias != 0;
-    o.kernel_initializer = initializer_or(opts->kernel_initializer, o.kernel_initializer);
-    o.bias_initializer = initializer_or(opts->bias_initializer, o.bias_initializer);
-    o.name = opt_string(opts->name);
+    o.units = opts.units;
+    o.activation = activation_of(opts.activation);
+    o.use_bias = opts.use_bias != CAIRN_FALSE;
+    o.kernel_initializer = initializer_or(opts.kernel_initializer, o.kernel_initializer);
+    o.bias_initializer = initializer_or(opts.bias_initializer, o.bias_initializer);
+    o.name = opt_string(opts.name);
     return nn::dense(c, o);
   });
 }
 
-cairn_status* cairn_conv2d_create(cairn_context* ctx, const cairn_conv2d_options* opts, cairn_object** out) {
+cairn_status* cairn_conv2d_create(cairn_context* ctx, const cairn_conv2d_options* user_opts, cairn_object** out) {
   const char* fn = "cairn_conv2d_create";
   return make_layer(ctx, out, fn, [&](Context& c) {
-    require(opts, fn, "opts");
-    require_options(opts, fn);
+    const cairn_conv2d_options opts = read_options(require(user_opts, fn, "opts"), fn);
     nn::Conv2DOptions o;
-    o.filters = opts->filters;
-    o.kernel_h = opts->kernel_h;
-    o.kernel_w = opts->kernel_w;
-    o.stride_h = opts->stride_h;
-    o.stride_w = opts->stride_w;
-    o.padding = padding_of(opts->padding);
-    o.activation = activation_of(opts->activation);
-    o.use_bias = opts->use_bias != 0;
-    o.kernel_initializer = initializer_or(opts->kernel_initializer, o.kernel_initializer);
-    o.bias_initializer = initializer_or(opts->bias_initializer, o.bias_initializer);
-    o.name = opt_string(opts->name);
+    o.filters = opts.filters;
+    o.kernel_h = opts.kernel_h;
+    o.kernel_w = opts.kernel_w;
+    o.stride_h = opts.stride_h;
+    o.stride_w = opts.stride_w;
+    o.padding = padding_of(opts.padding);
+    o.activation = activation_of(opts.activation);
+    o.use_bias = opts.use_bias != CAIRN_FALSE;
+    o.kernel_initializer = initializer_or(opts.kernel_initializer, o.kernel_initializer);
+    o.bias_initializer = initializer_or(opts.bias_initializer, o.bias_initializer);
+    o.name = opt_string(opts.name);
     return nn::conv2d(c, o);
   });
 }
 
 namespace {
-nn::Pool2DOptions pool_options(const cairn_pool2d_options* opts, const char* fn) {
+nn::Pool2DOptions pool_options(const cairn_pool2d_options* user_opts, const char* fn) {
+  const cairn_pool2d_options opts = read_options(user_opts, fn);
   nn::Pool2DOptions o;
-  if (require_options(opts, fn)) {
-    o.pool_h = opts->pool_h;
-    o.pool_w = opts->pool_w;
-    o.stride_h = opts->stride_h;
-    o.stride_w = opts->stride_w;
-    o.padding = padding_of(opts->padding);
-    o.name = opt_string(opts->name);
-  }
+  o.pool_h = opts.pool_h;
+  o.pool_w = opts.pool_w;
+  o.stride_h = opts.stride_h;
+  o.stride_w = opts.stride_w;
+  o.padding = padding_of(opts.padding);
+  o.name = opt_string(opts.name);
   return o;
 }
 }  // namespace
@@ -334,32 +333,36 @@ cairn_status* cairn_avg_pool2d_create(cairn_context* ctx, const cairn_pool2d_opt
   return make_layer(ctx, out, fn, [&](Context& c) { return nn::avg_pool2d(c, pool_options(opts, fn)); });
 }
 
-cairn_status* cairn_flatten_create(cairn_context* ctx, const char* name, cairn_object** out) {
-  return make_layer(ctx, out, "cairn_flatten_create", [&](Context& c) { return nn::flatten(c, opt_string(name)); });
+cairn_status* cairn_flatten_create(cairn_context* ctx, const cairn_flatten_options* user_opts, cairn_object** out) {
+  const char* fn = "cairn_flatten_create";
+  return make_layer(ctx, out, fn, [&](Context& c) {
+    return nn::flatten(c, opt_string(read_options(user_opts, fn).name));
+  });
 }
 
-cairn_status* cairn_embedding_create(cairn_context* ctx, int64_t input_dim, int64_t output_dim, const char* name,
+cairn_status* cairn_embedding_create(cairn_context* ctx, const cairn_embedding_options* user_opts,
                                      cairn_object** out) {
-  return make_layer(ctx, out, "cairn_embedding_create", [&](Context& c) {
+  const char* fn = "cairn_embedding_create";
+  return make_layer(ctx, out, fn, [&](Context& c) {
+    const cairn_embedding_options opts = read_options(require(user_opts, fn, "opts"), fn);
     nn::EmbeddingOptions o;
-    o.input_dim = input_dim;
-    o.output_dim = output_dim;
-    o.name = opt_string(name);
+    o.input_dim = opts.input_dim;
+    o.output_dim = opts.output_dim;
+    o.name = opt_string(opts.name);
     return nn::embedding(c, o);
   });
 }
 
 namespace {
-nn::NormOptions norm_options(const cairn_norm_options* opts, const char* fn) {
+nn::NormOptions norm_options(const cairn_norm_options* user_opts, const char* fn) {
+  const cairn_norm_options opts = read_options(user_opts, fn);
   nn::NormOptions o;
-  if (require_options(opts, fn)) {
-    o.axis = opts->axis;
-    o.epsilon = opts->epsilon;
-    o.momentum = opts->momentum;
-    o.center = opts->center != 0;
-    o.scale = opts->scale != 0;
-    o.name = opt_string(opts->name);
-  }
+  o.axis = opts.axis;
+  o.epsilon = opts.epsilon;
+  o.momentum = opts.momentum;
+  o.center = opts.center != CAIRN_FALSE;
+  o.scale = opts.scale != CAIRN_FALSE;
+  o.name = opt_string(opts.name);
   return o;
 }
 }  // namespace
@@ -374,24 +377,31 @@ cairn_status* cairn_batch_norm_create(cairn_context* ctx, const cairn_norm_optio
   return make_layer(ctx, out, fn, [&](Context& c) { return nn::batch_norm(c, norm_options(opts, fn)); });
 }
 
-cairn_status* cairn_dropout_create(cairn_context* ctx, double rate, int64_t seed, const char* name,
-                                   cairn_object** out) {
-  return make_layer(ctx, out, "cairn_dropout_create", [&](Context& c) {
-    std::optional<int64_t> s;
-    if (seed >= 0) s = seed;
-    return nn::dropout(c, rate, s, opt_string(name));
+cairn_status* cairn_dropout_create(cairn_context* ctx, const cairn_dropout_options* user_opts, cairn_object** out) {
+  const char* fn = "cairn_dropout_create";
+  return make_layer(ctx, out, fn, [&](Context& c) {
+    const cairn_dropout_options opts = read_options(user_opts, fn);
+    std::optional<int64_t> seed;
+    if (opts.seed >= 0) seed = opts.seed;
+    return nn::dropout(c, opts.rate, seed, opt_string(opts.name));
   });
 }
 
-cairn_status* cairn_activation_create(cairn_context* ctx, const char* activation, const char* name,
+cairn_status* cairn_activation_create(cairn_context* ctx, const cairn_activation_options* user_opts,
                                       cairn_object** out) {
-  return make_layer(ctx, out, "cairn_activation_create",
-                    [&](Context& c) { return nn::activation(c, activation_of(activation), opt_string(name)); });
+  const char* fn = "cairn_activation_create";
+  return make_layer(ctx, out, fn, [&](Context& c) {
+    const cairn_activation_options opts = read_options(user_opts, fn);
+    return nn::activation(c, activation_of(opts.activation), opt_string(opts.name));
+  });
 }
 
-cairn_status* cairn_sequential_create(cairn_context* ctx, const char* name, cairn_object** out) {
-  return make_layer(ctx, out, "cairn_sequential_create",
-                    [&](Context& c) { return nn::Sequential::create(c, opt_string(name)); });
+cairn_status* cairn_sequential_create(cairn_context* ctx, const cairn_sequential_options* user_opts,
+                                      cairn_object** out) {
+  const char* fn = "cairn_sequential_create";
+  return make_layer(ctx, out, fn, [&](Context& c) {
+    return nn::Sequential::create(c, opt_string(read_options(user_opts, fn).name));
+  });
 }
 
 cairn_status* cairn_sequential_add(cairn_object* model, cairn_object* layer) {
@@ -402,7 +412,7 @@ cairn_status* cairn_sequential_add(cairn_object* model, cairn_object* layer) {
   CAIRN_API_END
 }
 
-cairn_status* cairn_layer_call(cairn_object* layer, const cairn_tensor* x, int32_t training, cairn_tensor** out) {
+cairn_status* cairn_layer_call(cairn_object* layer, const cairn_tensor* x, cairn_bool training, cairn_tensor** out) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_layer_call";
   require(out, fn, "out");
@@ -413,7 +423,7 @@ cairn_status* cairn_layer_call(cairn_object* layer, const cairn_tensor* x, int32
   CAIRN_API_END
 }
 
-cairn_status* cairn_layer_weights(cairn_object* layer, int32_t trainable_only, cairn_object_array** out) {
+cairn_status* cairn_layer_weights(cairn_object* layer, cairn_bool trainable_only, cairn_object_array** out) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_layer_weights";
   require(out, fn, "out");
@@ -448,7 +458,7 @@ cairn_status* cairn_layer_count_params(cairn_object* layer, int64_t* out) {
 // ---- Losses and metrics ----
 
 cairn_status* cairn_loss(cairn_context* ctx, cairn_loss_kind kind, const cairn_tensor* y_true,
-                         const cairn_tensor* y_pred, int32_t from_logits, cairn_tensor** out) {
+                         const cairn_tensor* y_pred, cairn_bool from_logits, cairn_tensor** out) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_loss";
   require(out, fn, "out");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "capi/internal/handles.h"
+#include "capi/internal/options.h"
 #include "gpu/vulkan/instance.h"
 #include "gpu/vulkan/vulkan_device.h"
 
@@ -24,9 +25,9 @@ const char* interned(const std::string& name) {
 }
 
 
-void apply_vulkan_options(const cairn_vulkan_options* vk, GpuOptions& g, const char* fn) {
-  if (!vk) return;
-  capi::require_options(vk, fn);
+void apply_vulkan_options(const cairn_vulkan_options* user_vk, GpuOptions& g, const char* fn) {
+  const cairn_vulkan_options opts = capi::read_options(user_vk, fn);
+  const cairn_vulkan_options* vk = &opts;
   int handles = (vk->instance != nullptr) + (vk->physical_device != nullptr) + (vk->device != nullptr) +
                 (vk->queue != nullptr);
   if (handles != 0 && handles != 4)
@@ -55,7 +56,7 @@ cairn_vulkan_device_type device_type(const std::string& t) {
 
 extern "C" {
 
-int32_t cairn_vulkan_available(void) {
+cairn_bool cairn_vulkan_available(void) {
   try {
     return gpu::list_devices().empty() ? 0 : 1;
   } catch (...) {
@@ -74,25 +75,25 @@ cairn_status* cairn_vulkan_device_describe(size_t index, cairn_vulkan_device_inf
   CAIRN_API_BEGIN
   const char* fn = "cairn_vulkan_device_describe";
   require(out, fn, "out");
-  capi::require_options(out, fn);
+  capi::check_struct_size<cairn_vulkan_device_info>(out->struct_size, fn);
   auto devices = gpu::list_devices();
   if (index >= devices.size())
     raise(Code::OutOfRange, "{}: device index {} but there are {} Vulkan device(s)", fn, index, devices.size());
   const gpu::PhysicalDeviceInfo& d = devices[index];
-  out->name = interned(d.name);
-  out->type = device_type(d.type);
-  out->api_version = d.api_version;
-  out->device_local_memory = 0;
-  out->total_memory = 0;
+  cairn_vulkan_device_info info = capi::StructInfo<cairn_vulkan_device_info>::defaults();
+  info.name = interned(d.name);
+  info.type = device_type(d.type);
+  info.api_version = d.api_version;
   for (const auto& h : d.heaps) {
-    out->total_memory += h.size;
-    if (h.device_local) out->device_local_memory += h.size;
+    info.total_memory += h.size;
+    if (h.device_local) info.device_local_memory += h.size;
   }
-  out->subgroup_size = d.subgroup_size;
-  out->subgroup_arithmetic = d.subgroup_arithmetic ? 1 : 0;
-  out->float16 = d.float16_storage ? 1 : 0;
-  out->max_storage_buffer_range = d.max_storage_buffer_range;
-  out->max_shared_memory = d.max_shared_memory;
+  info.subgroup_size = d.subgroup_size;
+  info.subgroup_arithmetic = d.subgroup_arithmetic ? CAIRN_TRUE : CAIRN_FALSE;
+  info.float16 = d.float16_storage ? CAIRN_TRUE : CAIRN_FALSE;
+  info.max_storage_buffer_range = d.max_storage_buffer_range;
+  info.max_shared_memory = d.max_shared_memory;
+  capi::write_struct(out, info, fn);
   CAIRN_API_END
 }
 

@@ -6,7 +6,11 @@ The header is written in a regular style (see its top comment), so a small parse
   - structs:          typedef struct cairn_x { <type> <name>; ... } cairn_x;
   - callbacks:        typedef <ret> (*cairn_x_fn)(<params>);
   - functions:        CAIRN_API [CAIRN_MUST_USE] <ret> cairn_name(<params>);
-  - macros:           #define CAIRN_ABI_VERSION 1u
+  - macros:           #define CAIRN_ABI_VERSION 1u, integer constants (#define CAIRN_TRUE 1)
+  - scalar aliases:   typedef int32_t cairn_bool;  (resolved to the base type in every type string,
+                      kept in Header.aliases for emitters that want the name)
+  - experimental:     #if defined(CAIRN_EXPERIMENTAL) ... #endif blocks; their declarations are
+                      marked Function.experimental
 Each declaration keeps the doc comment above it. Anything the parser does not understand in a
 declaration is an error, so a header change can never be silently dropped from the bindings.
 """
@@ -33,6 +37,7 @@ class Function:
     params: list[Param]
     doc: str
     must_use: bool
+    experimental: bool = False  # declared inside #if defined(CAIRN_EXPERIMENTAL)
 
     @property
     def returns_status(self) -> bool:
@@ -72,6 +77,10 @@ class Header:
     # Options-struct initializer macros: "CAIRN_X_OPTIONS_INIT" -> the C expressions between its
     # braces, one per field in order, e.g. ["(uint32_t)sizeof(cairn_x_options)", "NULL", "0"].
     inits: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    # Scalar typedefs: "cairn_bool" -> "int32_t". Type strings in the model use the base type.
+    aliases: dict[str, str] = dataclasses.field(default_factory=dict)
+    # Integer constant macros: "CAIRN_TRUE" -> 1 (substituted into `inits` too).
+    constants: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def function(self, name: str) -> Function:
         for f in self.functions:
@@ -84,8 +93,14 @@ class ParseError(Exception):
     pass
 
 
+# Scalar aliases seen so far while parsing (declared before use, as C requires).
+_ALIASES: dict[str, str] = {}
+
+
 def normalize_type(t: str) -> str:
     t = re.sub(r"\s+", " ", t.strip())
+    for alias, base in _ALIASES.items():
+        t = re.sub(rf"\b{alias}\b", base, t)
     t = re.sub(r"\s*\*\s*", " *", t)  # "int64_t*" -> "int64_t *", "x **" -> "x **"
     t = t.replace("* *", "**").replace("* *", "**")
     return t.strip()
@@ -173,14 +188,31 @@ def parse(path: Path) -> Header:
     abi = None
     handles, enums, structs, callbacks, functions = [], [], [], [], []
     inits: dict[str, list[str]] = {}
+    aliases: dict[str, str] = {}
+    constants: dict[str, int] = {}
+    experimental = False
+    _ALIASES.clear()
     for doc, stmt in strip_comments_keep_docs(src):
         if stmt.startswith("#"):
+            if stmt == "#if defined(CAIRN_EXPERIMENTAL)":
+                experimental = True
+            elif stmt.startswith("#endif") and "CAIRN_EXPERIMENTAL" in stmt:
+                experimental = False
             m = re.match(r"#define CAIRN_ABI_VERSION (\d+)u?$", stmt)
             if m:
                 abi = int(m.group(1))
+            m = re.match(r"#define (CAIRN_\w+) (-?\d+)$", stmt)
+            if m:
+                constants[m.group(1)] = int(m.group(2))
             m = re.match(r"#define (CAIRN_\w+_INIT)\s*\{(.*)\}$", stmt)
             if m:
-                inits[m.group(1)] = [e.strip() for e in m.group(2).split(",")]
+                values = [e.strip() for e in m.group(2).split(",")]
+                inits[m.group(1)] = [str(constants.get(v, v)) for v in values]
+            continue
+        m = re.match(r"^typedef (u?int(?:8|16|32|64)_t|int|double|float|size_t) (cairn_\w+);$", stmt)
+        if m:
+            aliases[m.group(2)] = m.group(1)
+            _ALIASES[m.group(2)] = m.group(1)
             continue
         if stmt.startswith('extern "C"') or stmt in ("}",):
             continue
@@ -222,14 +254,15 @@ def parse(path: Path) -> Header:
         m = re.match(r"^CAIRN_API (CAIRN_MUST_USE )?(.*?)\b(cairn_\w+)\((.*)\);$", stmt)
         if m:
             functions.append(
-                Function(m.group(3), normalize_type(m.group(2)), parse_params(m.group(4)), doc, bool(m.group(1)))
+                Function(m.group(3), normalize_type(m.group(2)), parse_params(m.group(4)), doc, bool(m.group(1)),
+                         experimental)
             )
             continue
         if stmt.startswith("typedef") or "cairn_" in stmt:
             raise ParseError(f"unrecognized declaration: {stmt[:120]}")
     if abi is None:
         raise ParseError("CAIRN_ABI_VERSION not found")
-    return Header(abi, handles, enums, structs, callbacks, functions, inits)
+    return Header(abi, handles, enums, structs, callbacks, functions, inits, aliases, constants)
 
 
 def main(argv: list[str]) -> int:

@@ -35,16 +35,6 @@ T* require(T* p, const char* fn, const char* what) {
   return p;
 }
 
-// Checks an options struct's leading struct_size field: a caller built against an older header
-// passes a smaller size, which is not supported yet; InvalidArgument names `fn`.
-template <class Options>
-const Options* require_options(const Options* opts, const char* fn) {
-  if (opts && opts->struct_size < sizeof(Options))
-    raise(Code::InvalidArgument, "{}: options struct_size {} is not a known size (expected {})", fn, opts->struct_size,
-          sizeof(Options));
-  return opts;
-}
-
 // cairn_context_options (NULL: defaults) as the runtime's options; errors name `fn`. Shared by
 // cairn_context_create and cairn_context_create_vulkan.
 ContextOptions context_options(const cairn_context_options* opts, const char* fn);

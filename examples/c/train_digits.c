@@ -137,7 +137,7 @@ static double now_seconds(void) {
 static cairn_object *build_model(cairn_context *ctx) {
   cairn_object *model = NULL, *hidden = NULL, *out = NULL;
   cairn_dense_options d = CAIRN_DENSE_OPTIONS_INIT;
-  check(cairn_sequential_create(ctx, "mlp", &model), "Sequential");
+  check(cairn_sequential_create(ctx, &(cairn_sequential_options){.struct_size = sizeof(cairn_sequential_options), .name = "mlp"}, &model), "Sequential");
   d.units = kHidden;
   d.activation = "relu";
   check(cairn_dense_create(ctx, &d, &hidden), "Dense");

@@ -23,7 +23,7 @@ static cairn_tensor *f32(cairn_context *ctx, const float *v, const int64_t *shap
 
 static void test_versions_and_status(void) {
   CHECK(cairn_abi_version() == CAIRN_ABI_VERSION);
-  CHECK(strcmp(cairn_version(), "0.1.0") == 0);
+  CHECK(strcmp(cairn_version(), "1.0.0") == 0);
   CHECK(cairn_status_code(NULL) == CAIRN_OK);
   CHECK(strcmp(cairn_status_message(NULL), "") == 0);
   cairn_status_free(NULL);
@@ -51,7 +51,7 @@ static void test_context_options(void) {
   cairn_context_options opts = CAIRN_CONTEXT_OPTIONS_INIT;
   CHECK_ERR(cairn_context_create(NULL, NULL), CAIRN_INVALID_ARGUMENT, "cairn_context_create: out is NULL");
   opts.struct_size = 4;
-  CHECK_ERR(cairn_context_create(&opts, &ctx), CAIRN_INVALID_ARGUMENT, "struct_size 4");
+  CHECK_ERR(cairn_context_create(&opts, &ctx), CAIRN_INVALID_ARGUMENT, "cairn_context_options.struct_size is 4");
   CHECK(ctx == NULL);
   opts.struct_size = sizeof(opts);
   opts.device = "tpu";

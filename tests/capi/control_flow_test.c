@@ -2,6 +2,8 @@
  * function (traced once, a data-dependent number of iterations at replay), and errors. */
 #include <stdlib.h>
 
+/* Uses the experimental part of the header (export, load, control flow). */
+#define CAIRN_EXPERIMENTAL
 #include "check.h"
 
 typedef struct {

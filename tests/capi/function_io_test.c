@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Uses the experimental part of the header (export, load, control flow). */
+#define CAIRN_EXPERIMENTAL
 #include "check.h"
 
 /* y = x * x + v, then v += x. */

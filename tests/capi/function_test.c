@@ -2,6 +2,8 @@
  * variables captured by reference, retracing on a new dtype, input signatures, dumps, errors. */
 #include <stdlib.h>
 
+/* Uses the experimental part of the header (export, load, control flow). */
+#define CAIRN_EXPERIMENTAL
 #include "check.h"
 
 typedef struct {
@@ -61,7 +63,7 @@ int main(void) {
   cairn_tensor *x, *x2, *vinit, *vzero, *y = NULL, *xd = NULL;
   const double dv[2] = {1, 2};
   const int64_t two = 2, any[1] = {-1};
-  cairn_tensor_spec spec;
+  cairn_tensor_spec spec = CAIRN_TENSOR_SPEC_INIT;
   char *text = NULL;
   float out[2];
 

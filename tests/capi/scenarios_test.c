@@ -574,6 +574,12 @@ static void checkpoint_errors(void) {
 }
 
 /* ---- save / save_counter / async / compression ---- */
+static int64_t save_counter(cairn_checkpoint *c) {
+  int64_t value = -1;
+  CHECK_OK(cairn_checkpoint_save_counter(c, &value));
+  return value;
+}
+
 static void checkpoint_save_and_async(void) {
   const char *dir = make_dir("async");
   char prefix[4200], *path = NULL;
@@ -584,11 +590,11 @@ static void checkpoint_save_and_async(void) {
   set_child(tr, "v", variable(scalar_i32(41), "v", NULL));
   c = checkpoint1("tr", tr);
   snprintf(prefix, sizeof prefix, "%s/model", dir);
-  CHECK(cairn_checkpoint_save_counter(c) == 0);
+  CHECK(save_counter(c) == 0);
   CHECK_OK(cairn_checkpoint_save(c, prefix, &path));
   CHECK(path && strcmp(basename_of(path), "model-1") == 0);
   cairn_free(path);
-  CHECK(cairn_checkpoint_save_counter(c) == 1);
+  CHECK(save_counter(c) == 1);
   o.async = 1;
   o.compress = 1;
   CHECK_OK(cairn_checkpoint_set_options(c, &o));
@@ -598,7 +604,7 @@ static void checkpoint_save_and_async(void) {
   CHECK_OK(cairn_checkpoint_sync(c));
   CHECK_OK(cairn_checkpoint_restore(c, path, &rs));
   CHECK(read_path(tr, "v") == 42);
-  CHECK(cairn_checkpoint_save_counter(c) == 2);
+  CHECK(save_counter(c) == 2);
   cairn_free(path);
   cairn_restore_status_free(rs);
   /* A background failure shows up on the next call. */

@@ -122,7 +122,7 @@ static void test_layers_losses_metrics(void) {
   d.activation = "relu";
   CHECK_OK(cairn_dense_create(ctx, &d, &dense));
   CHECK(cairn_object_kind_of(dense) == CAIRN_OBJECT_LAYER);
-  CHECK_OK(cairn_sequential_create(ctx, "model", &model));
+  CHECK_OK(cairn_sequential_create(ctx, &(cairn_sequential_options){.struct_size = sizeof(cairn_sequential_options), .name = "model"}, &model));
   CHECK_OK(cairn_sequential_add(model, dense));
   CHECK_OK(cairn_layer_count_params(model, &params));
   CHECK(params == 0);

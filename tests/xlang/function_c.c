@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Uses the experimental part of the header (export and load). */
+#define CAIRN_EXPERIMENTAL
 #include "cairn/cairn.h"
 
 static int g_failed = 0;
