@@ -101,6 +101,18 @@ class Unsupported(Exception):
     pass
 
 
+def init_function(model, s) -> Optional[str]:
+    """cairn_X_init for struct cairn_X when the header declares it: sets struct_size and every
+    documented default. The glue starts every struct from it (defaults live in the header alone)."""
+    name = f"{s.name}_init"
+    return name if name in model.function_names else None
+
+
+def is_init_function(model, fn) -> bool:
+    return (fn.name.endswith("_init") and fn.name[: -len("_init")] in model.structs
+            and len(fn.params) == 2 and fn.params[1].ctype == "uint32_t")
+
+
 def camel(name: str, upper_first: bool = False) -> str:
     parts = [p for p in re.split(r"_+", name) if p]
     out = "".join(p[:1].upper() + p[1:] for p in parts)
@@ -195,6 +207,8 @@ class Model:
         self.handles = set(header.handles)
         self.structs = {s.name: s for s in header.structs}
         self.callbacks = {c.name: c for c in header.callbacks}
+        self.function_names = {f.name for f in header.functions}
+        self.option_structs: dict[str, cheader.Struct] = {}  # structs passed as one options struct
 
     def is_handle_ptr(self, ctype: str) -> Optional[str]:
         m = re.match(r"^(const )?(\w+) \*$", ctype)
@@ -431,7 +445,7 @@ def data_piece(p, jname: str, c: str, variant, is_input: bool) -> Piece:
     return Piece([(jt, jname)], [(jarr, jname)], sig, setup=setup, call=[c, f"{c}_n"], after=after, uses_arena=True)
 
 
-def struct_fields(model: Model, s: cheader.Struct, outer: Optional[dict] = None):
+def struct_fields(model: Model, s: cheader.Struct, outer: Optional[dict] = None, lenient: bool = False):
     """Yields (kind, fields, extra) groups for a struct's fields. `outer` maps the user_data
     parameters of the function taking the struct to (callback, Java id parameter): a release hook
     for one of them (cairn_function_options.release for cairn_function_create's user_data)."""
@@ -473,9 +487,9 @@ def struct_fields(model: Model, s: cheader.Struct, outer: Optional[dict] = None)
             # whenever it sets the callback, and it unregisters the callback's id.
             yield ("release", [f], (callbacks_by_user_data[release.group(1)], release.group(1)))
             i += 1
-        elif release and release.group(1) in outer:
+        elif release and (release.group(1) in outer or lenient):
             # The same for a callback passed as a parameter of the function taking the struct.
-            yield ("outer_release", [f], outer[release.group(1)])
+            yield ("outer_release", [f], outer.get(release.group(1)))
             i += 1
         elif (m := re.match(r"^const (\w+) \*$", f.ctype)) and m.group(1) in model.structs and nxt and nxt.ctype == "size_t":
             yield ("structs", [f, nxt], model.structs[m.group(1)])
@@ -484,17 +498,46 @@ def struct_fields(model: Model, s: cheader.Struct, outer: Optional[dict] = None)
             raise Unsupported(f"struct field {s.name}.{f.name} ({f.ctype})")
 
 
+SETTABLE_KINDS = ("cstring", "handle", "scalar", "longs", "doubles", "callback", "structs")
+
+
+def struct_set_bits(model: Model, s: cheader.Struct) -> list[tuple[str, int]]:
+    """(field name, bit) of the fields a caller can set, in the order of the Java parameters: the
+    bit in the `<param>Set` mask that says the caller set the field."""
+    bits = []
+    for kind, fs, _ in struct_fields(model, s, None, lenient=True):
+        if kind in SETTABLE_KINDS:
+            bits.append((fs[0].name, len(bits)))
+    if len(bits) > 63:
+        raise Unsupported(f"{s.name} has more than 63 settable fields")
+    return bits
+
+
+def set_bit_constant(s: cheader.Struct, field: str) -> str:
+    return (s.name[len("cairn_"):] + "_" + field).upper()
+
+
 def struct_piece(model: Model, s: cheader.Struct, p, jname: str, c: str, outer: Optional[dict] = None) -> Piece:
-    """A single options struct: one Java parameter per field."""
-    piece = Piece([], [], "", setup=[f"{s.name} {c};", f"memset(&{c}, 0, sizeof {c});"], call=[f"&{c}"],
-                  uses_arena=True)
+    """A single options struct: a mask of the fields the caller set, then one Java parameter per
+    field. The glue starts from cairn_X_init (the header's defaults) and copies only the fields
+    whose bit is set (the CairnNative constants name the bits)."""
+    init = init_function(model, s)
+    if not init:
+        raise Unsupported(f"{s.name} without {s.name}_init")
+    model.option_structs[s.name] = s
+    mask = java_ident(camel(p.name + "_set"))
+    piece = Piece([("long", mask)], [("jlong", mask)], "J",
+                  setup=[f"{s.name} {c};", f"if (cairn_jni_check_status(env, {init}(&{c}, (uint32_t)sizeof {c}))) goto done;"],
+                  call=[f"&{c}"], uses_arena=True)
+    bits = dict(struct_set_bits(model, s))
     for kind, fs, extra in struct_fields(model, s, outer):
         f = fs[0]
         jn = java_ident(camel(p.name + "_" + f.name))
+        before = len(piece.setup)
         if kind == "zero":
             piece.setup.append(f"/* {f.name}: {extra}; left NULL (its default). */")
         elif kind == "size":
-            piece.setup.append(f"{c}.{f.name} = (uint32_t)sizeof {c};")
+            pass  # set by the init function
         elif kind == "cstring":
             piece.java.append(("byte[]", jn))
             piece.jni.append(("jbyteArray", jn))
@@ -552,6 +595,10 @@ def struct_piece(model: Model, s: cheader.Struct, p, jname: str, c: str, outer: 
                 f"  {c}.{fs[1].name} = {c}_{f.name}_n;",
                 "}",
             ]
+        if kind in SETTABLE_KINDS:
+            added = piece.setup[before:]
+            piece.setup[before:] = [f"if ({mask} & (jlong)(1ULL << {bits[f.name]})) {{ /* {f.name} */"] + \
+                ["  " + ln for ln in added] + ["}"]
     return piece
 
 
@@ -565,7 +612,8 @@ def struct_array_parts(model: Model, s: cheader.Struct, prefix: str, c: str):
     """An array of structs: one parallel Java array per field, null meaning all zero; the count
     is the length of the first field's array. Returns the Java and JNI parameters, their
     signature, the C setup (filling `c` and its count `c`_n) and the Java names."""
-    groups = list(struct_fields(model, s))
+    init = init_function(model, s)
+    groups = [g for g in struct_fields(model, s) if g[0] != "size" or not init]
     java, jni, sig = [], [], ""
     names = []
     for kind, fs, extra in groups:
@@ -588,8 +636,12 @@ def struct_array_parts(model: Model, s: cheader.Struct, prefix: str, c: str):
     setup += [
         f"{s.name} *{c} = cairn_jni_arena_alloc(env, &arena, {n} * sizeof *{c} + 1);",
         f"if (!{c}) goto done;",
-        f"memset({c}, 0, {n} * sizeof *{c});",
     ]
+    if init:  # every element starts at the header's defaults
+        setup.append(f"for (size_t k = 0; k < {n}; ++k)")
+        setup.append(f"  if (cairn_jni_check_status(env, {init}(&{c}[k], (uint32_t)sizeof {c}[k]))) goto done;")
+    else:
+        setup.append(f"memset({c}, 0, {n} * sizeof *{c});")
     per_element = []
     for (kind, fs, extra), jn in zip(groups, names):
         f = fs[0]
@@ -708,9 +760,10 @@ def out_struct_result(model: Model, s: cheader.Struct) -> Result:
         else:
             args.append(f"({JNI_OF_SIG[sig]})c_out.{f.name}")
     convert.append(f"result = (*env)->NewObject(env, c_out_cls, c_out_ctor, {', '.join(args)});")
-    return Result(f"{out_struct_class(s)}", "jobject", f"L{cls};",
-                  [f"{s.name} c_out;", "memset(&c_out, 0, sizeof c_out);",
-                   "c_out.struct_size = (uint32_t)sizeof c_out;"], "&c_out", convert)
+    init = init_function(model, s)
+    start = ([f"if (cairn_jni_check_status(env, {init}(&c_out, (uint32_t)sizeof c_out))) goto done;"] if init else
+             ["memset(&c_out, 0, sizeof c_out);", "c_out.struct_size = (uint32_t)sizeof c_out;"])
+    return Result(f"{out_struct_class(s)}", "jobject", f"L{cls};", [f"{s.name} c_out;"] + start, "&c_out", convert)
 
 
 def emit_out_struct(model: Model, s: cheader.Struct) -> str:
@@ -1197,6 +1250,9 @@ def emit_raw(model: Model) -> dict[str, str]:
         if fn.name in SKIPPED:
             not_bound.append((fn.name, SKIPPED[fn.name]))
             continue
+        if is_init_function(model, fn):
+            not_bound.append((fn.name, "the glue starts the struct from it and sets only the fields the caller set"))
+            continue
         try:
             bindings += bind_function(model, fn)
         except Unsupported as e:
@@ -1221,20 +1277,32 @@ def emit_raw(model: Model) -> dict[str, str]:
           "  private CairnNative() {}", "",
           "  /** Initializes this class (loading the library); NativeLibrary.check() calls it. */",
           "  static void touch() {}"]
+    # The bits of the `<param>Set` masks: which fields of an options struct the caller set.
+    for sname in sorted(model.option_structs):
+        st = model.option_structs[sname]
+        j.append("")
+        j.append(f"  // {sname}: bits of the mask saying which fields the caller set (the rest keep {sname}_init's values).")
+        for field, bit in struct_set_bits(model, st):
+            j.append(f"  static final long {set_bit_constant(st, field)} = 1L << {bit};")
     seen_docs = set()
     for b in bindings:
         j.append("")
         if b.fn.name not in seen_docs:
             seen_docs.add(b.fn.name)
-            j += javadoc(f"{b.fn.name}: {b.fn.doc}", "  ")
+            experimental = "Experimental (CAIRN_EXPERIMENTAL). " if getattr(b.fn, "experimental", False) else ""
+            j += javadoc(f"{b.fn.name}: {experimental}{b.fn.doc}", "  ")
         params = ", ".join(f"{t} {n}" for t, n in b.java_params)
         j.append(f"  static native {b.java_ret} {b.java_name}({params});")
     j += ["}", ""]
 
     c = [C_BANNER,
          "/* JNI glue of dev.cairn.CairnNative: each function marshals its arguments, calls the C API",
-         " * and turns a status into a CairnException. */",
-         "#include <stdint.h>", "#include <string.h>", "", '#include "cairn_jni.h"', "",
+         " * and turns a status into a CairnException. */"]
+    if any(getattr(b.fn, "experimental", False) for b in bindings):
+        c += ["/* It wraps experimental declarations too (graph export, control flow): the Java classes",
+              " * calling them say so in their docs. */",
+              "#define CAIRN_EXPERIMENTAL 1"]
+    c += ["#include <stdint.h>", "#include <string.h>", "", '#include "cairn_jni.h"', "",
          "static jclass g_callbacks_class;"] + c_decl + [""] + c_defs
     c += ["int cairn_jni_generated_on_load(JNIEnv *env) {",
           f'  jclass local = (*env)->FindClass(env, "{RAW_PKG.replace(".", "/")}/Callbacks");',
@@ -1271,45 +1339,12 @@ ATTR_TYPES = {
 }
 
 
-def java_literal(kind: str, value, dtype_names: set[str]) -> str:
-    if kind == "INT":
-        return f"{int(value)}L"
-    if kind == "FLOAT":
-        return float_literal(value)
-    if kind == "BOOL":
-        return "true" if value else "false"
-    if kind == "INTS":
-        return "new long[] {" + ", ".join(f"{int(v)}L" for v in value) + "}"
-    if kind == "FLOATS":
-        return "new double[] {" + ", ".join(float_literal(v) for v in value) + "}"
-    if kind == "STRING":
-        return json.dumps(value)
-    if kind == "DTYPE":
-        const = str(value).upper()
-        if const not in dtype_names:
-            raise ValueError(f"unknown dtype {value!r} in a default")
-        return f"DType.{const}"
-    raise ValueError(kind)
-
-
-def float_literal(v) -> str:
-    f = float(v)
-    if f != f:
-        return "Double.NaN"
-    if f in (float("inf"), float("-inf")):
-        return "Double.POSITIVE_INFINITY" if f > 0 else "Double.NEGATIVE_INFINITY"
-    return repr(f)
-
-
 def op_method_name(op: str) -> str:
     name = op[:1].lower() + op[1:]
     return java_ident(name)
 
 
 def emit_ops(header: cheader.Header, ops: list[dict]) -> str:
-    dtype_enum = next(e for e in header.enums if e.name == "cairn_dtype")
-    prefix = common_prefix([n for n, _ in dtype_enum.values if not n.endswith("_FORCE32")])
-    dtype_names = {n[len(prefix):] for n, _ in dtype_enum.values}
     out = [JAVA_BANNER, f"package {PKG};", "",
            "import java.nio.charset.StandardCharsets;", "",
            "/**",
@@ -1329,12 +1364,12 @@ def emit_ops(header: cheader.Header, ops: list[dict]) -> str:
            "    return s.getBytes(StandardCharsets.UTF_8);",
            "  }"]
     for op in ops:
-        out += emit_op(op, dtype_names)
+        out += emit_op(op)
     out += ["}", ""]
     return "\n".join(out)
 
 
-def emit_op(op: dict, dtype_names: set[str]) -> list[str]:
+def emit_op(op: dict) -> list[str]:
     name = op["name"]
     method = op_method_name(name)
     cls = name + "Attrs"
@@ -1454,10 +1489,10 @@ def emit_op(op: dict, dtype_names: set[str]) -> list[str]:
         lines += doc_tags(f"{name} with optional attributes; see {{@link {cls}}}.", *tags,
                           f"@param attrs the optional attributes (null: none)", *ret_tag)
         lines.append(f"  public static {ret} {method}({with_attrs}) {{")
-        lines.append("    if (attrs == null) attrs = " + f"{cls}.DEFAULTS;")
+        lines.append("    if (attrs == null) attrs = " + f"{cls}.NONE;")
         lines += body(True)
         lines.append("  }")
-        lines += emit_attr_class(name, cls, optional, dtype_names)
+        lines += emit_attr_class(name, cls, optional)
     return lines
 
 
@@ -1469,14 +1504,17 @@ def attr_method(a: dict) -> str:
     return java_ident(m)
 
 
-def emit_attr_class(op: str, cls: str, optional: list[dict], dtype_names: set[str]) -> list[str]:
-    lines = ["", f"  /** The optional attributes of {op}, each starting at its default. Not thread-safe to mutate. */",
+def emit_attr_class(op: str, cls: str, optional: list[dict]) -> list[str]:
+    lines = ["", f"  /**",
+             f"   * The optional attributes of {op}: only those set are sent; the op takes its own default (as",
+             f"   * documented on each setter) for the others. Not thread-safe to mutate.",
+             f"   */",
              f"  public static final class {cls} {{",
-             f"    static final {cls} DEFAULTS = new {cls}();", ""]
+             f"    static final {cls} NONE = new {cls}(); // nothing set", ""]
     for a in optional:
         jt = ATTR_TYPES[a["kind"]][0]
         m = attr_method(a)
-        lines.append(f"    private {jt} {m} = {java_literal(a['kind'], a['default'], dtype_names)};")
+        lines.append(f"    private {jt} {m};")
         lines.append(f"    private boolean {m}Set;")
     lines += ["", f"    private {cls}() {{}}", "",
               "    /**", "     * A new attribute set with nothing set (the op then uses its defaults).", "     *",
@@ -1508,12 +1546,12 @@ def emit_attr_class(op: str, cls: str, optional: list[dict], dtype_names: set[st
             lines.append(f"      this.{m} = value;")
         lines += [f"      this.{m}Set = true;", "      return this;", "    }", "",
                   "    /**",
-                  f"     * The value of {a['name']}: the one set, or the default.",
+                  f"     * The value of {a['name']} set here.",
                   "     *",
-                  f"     * @return the value",
+                  f"     * @return the value set, or null when none was (the op then uses its default)",
                   "     */",
-                  f"    public {jt} {m}() {{",
-                  f"      return {m}{'.clone()' if jt.endswith('[]') else ''};", "    }"]
+                  f"    public {BOXED.get(jt, jt)} {m}() {{",
+                  f"      return !{m}Set ? null : {m}{'.clone()' if jt.endswith('[]') else ''};", "    }"]
     lines += ["", "    void addTo(OpAttrs enc) {"]
     for a in optional:
         m = attr_method(a)
@@ -1521,6 +1559,9 @@ def emit_attr_class(op: str, cls: str, optional: list[dict], dtype_names: set[st
         lines.append(f"      if ({m}Set) enc.{setter}({json.dumps(a['name'])}, {m});")
     lines += ["    }", "  }"]
     return lines
+
+
+BOXED = {"long": "Long", "double": "Double", "boolean": "Boolean"}
 
 
 def html(s: str) -> str:

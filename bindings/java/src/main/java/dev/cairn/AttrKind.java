@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_attr_kind:
+ * cairn_attr_kind: The kind of an op attribute: which field of cairn_attr holds its value. Since 1.0.
  */
 public enum AttrKind {
   /** {@code CAIRN_ATTR_INT} (1) in C. */

@@ -68,12 +68,13 @@ public final class CairnContext extends NativeHandle {
     }
     byte[] device = NativeResources.cstr(options.device);
     try {
+      int level = options.logLevel == null ? 0 : options.logLevel.value();
       if (vk == null) {
-        return CairnNative.contextCreate(device, options.numThreads, options.seed, logId, options.logLevel.value());
+        return CairnNative.contextCreate(options.set, device, options.numThreads, options.seed, logId, level);
       }
-      return CairnNative.contextCreateVulkan(device, options.numThreads, options.seed, logId,
-          options.logLevel.value(), vk.instance(), vk.physicalDevice(), vk.device(), vk.queueFamily(), vk.queue(),
-          vk.memoryLimit(), vk.cpuFallback() ? 1 : 0);
+      return CairnNative.contextCreateVulkan(options.set, device, options.numThreads, options.seed, logId, level,
+          vk.set(), vk.instance(), vk.physicalDevice(), vk.device(), vk.queueFamily(), vk.queue(), vk.memoryLimit(),
+          vk.cpuFallback() ? 1 : 0);
     } catch (RuntimeException | Error e) {
       if (logId != 0) Callbacks.unregisterLogFn(logId);
       throw e;
@@ -81,7 +82,7 @@ public final class CairnContext extends NativeHandle {
   }
 
   /**
-   * Options for a new context; every field starts at the C API's documented default.
+   * Options for a new context; a field not set keeps the C API's default (cairn_context_options_init).
    *
    * @return new options, each at its default
    */
@@ -91,10 +92,11 @@ public final class CairnContext extends NativeHandle {
 
   /** The options of cairn_context_options that Java can set. Not thread-safe to mutate. */
   public static final class Options {
+    private long set; // CairnNative.CONTEXT_OPTIONS_* of the fields set
     private String device;
     private int numThreads;
     private long seed;
-    private LogLevel logLevel = LogLevel.WARNING;
+    private LogLevel logLevel;
     private LogHandler logHandler;
 
     /** Options at their defaults (the same as {@code options()}). */
@@ -108,6 +110,7 @@ public final class CairnContext extends NativeHandle {
      */
     public Options device(String device) {
       this.device = device;
+      set |= CairnNative.CONTEXT_OPTIONS_DEVICE;
       return this;
     }
 
@@ -119,17 +122,19 @@ public final class CairnContext extends NativeHandle {
      */
     public Options numThreads(int numThreads) {
       this.numThreads = numThreads;
+      set |= CairnNative.CONTEXT_OPTIONS_NUM_THREADS;
       return this;
     }
 
     /**
      * The base seed of random ops; default 0.
      *
-     * @param seed the random seed (-1: the context's stream)
+     * @param seed the base seed
      * @return these options
      */
     public Options seed(long seed) {
       this.seed = seed;
+      set |= CairnNative.CONTEXT_OPTIONS_SEED;
       return this;
     }
 
@@ -142,6 +147,7 @@ public final class CairnContext extends NativeHandle {
     public Options logLevel(LogLevel logLevel) {
       if (logLevel == null) throw new NullPointerException("logLevel");
       this.logLevel = logLevel;
+      set |= CairnNative.CONTEXT_OPTIONS_LOG_LEVEL;
       return this;
     }
 
@@ -153,6 +159,7 @@ public final class CairnContext extends NativeHandle {
      */
     public Options logHandler(LogHandler logHandler) {
       this.logHandler = logHandler;
+      set |= CairnNative.CONTEXT_OPTIONS_LOG_FN;
       return this;
     }
   }
@@ -160,7 +167,7 @@ public final class CairnContext extends NativeHandle {
   /**
    * The name of the default device, e.g. "cpu".
    *
-   * @return the name of the default device, e.g
+   * @return the name of the default device
    */
   public String device() {
     long h = handle();

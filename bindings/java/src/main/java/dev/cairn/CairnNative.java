@@ -13,6 +13,27 @@ package dev.cairn;
  *   <li>cairn_status_message: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
+ *   <li>cairn_context_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_variable_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_checkpoint_manager_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_tape_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_optimizer_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_exponential_decay_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_cosine_decay_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_dense_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_conv2d_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_pool2d_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_flatten_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_embedding_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_norm_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_dropout_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_activation_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_sequential_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_function_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_tensor_spec_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_vulkan_device_info_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_vulkan_options_init: the glue starts the struct from it and sets only the fields the caller set
  * </ul>
  */
 final class CairnNative {
@@ -28,32 +49,152 @@ final class CairnNative {
   /** Initializes this class (loading the library); NativeLibrary.check() calls it. */
   static void touch() {}
 
+  // cairn_activation_options: bits of the mask saying which fields the caller set (the rest keep cairn_activation_options_init's values).
+  static final long ACTIVATION_OPTIONS_ACTIVATION = 1L << 0;
+  static final long ACTIVATION_OPTIONS_NAME = 1L << 1;
+
+  // cairn_checkpoint_manager_options: bits of the mask saying which fields the caller set (the rest keep cairn_checkpoint_manager_options_init's values).
+  static final long CHECKPOINT_MANAGER_OPTIONS_CHECKPOINT_NAME = 1L << 0;
+  static final long CHECKPOINT_MANAGER_OPTIONS_MAX_TO_KEEP = 1L << 1;
+  static final long CHECKPOINT_MANAGER_OPTIONS_KEEP_CHECKPOINT_EVERY_N_HOURS = 1L << 2;
+
+  // cairn_checkpoint_options: bits of the mask saying which fields the caller set (the rest keep cairn_checkpoint_options_init's values).
+  static final long CHECKPOINT_OPTIONS_COMPRESS = 1L << 0;
+  static final long CHECKPOINT_OPTIONS_ASYNC = 1L << 1;
+  static final long CHECKPOINT_OPTIONS_FSYNC = 1L << 2;
+
+  // cairn_context_options: bits of the mask saying which fields the caller set (the rest keep cairn_context_options_init's values).
+  static final long CONTEXT_OPTIONS_DEVICE = 1L << 0;
+  static final long CONTEXT_OPTIONS_NUM_THREADS = 1L << 1;
+  static final long CONTEXT_OPTIONS_SEED = 1L << 2;
+  static final long CONTEXT_OPTIONS_LOG_FN = 1L << 3;
+  static final long CONTEXT_OPTIONS_LOG_LEVEL = 1L << 4;
+
+  // cairn_conv2d_options: bits of the mask saying which fields the caller set (the rest keep cairn_conv2d_options_init's values).
+  static final long CONV2D_OPTIONS_FILTERS = 1L << 0;
+  static final long CONV2D_OPTIONS_KERNEL_H = 1L << 1;
+  static final long CONV2D_OPTIONS_KERNEL_W = 1L << 2;
+  static final long CONV2D_OPTIONS_STRIDE_H = 1L << 3;
+  static final long CONV2D_OPTIONS_STRIDE_W = 1L << 4;
+  static final long CONV2D_OPTIONS_PADDING = 1L << 5;
+  static final long CONV2D_OPTIONS_ACTIVATION = 1L << 6;
+  static final long CONV2D_OPTIONS_USE_BIAS = 1L << 7;
+  static final long CONV2D_OPTIONS_KERNEL_INITIALIZER = 1L << 8;
+  static final long CONV2D_OPTIONS_BIAS_INITIALIZER = 1L << 9;
+  static final long CONV2D_OPTIONS_NAME = 1L << 10;
+
+  // cairn_cosine_decay_options: bits of the mask saying which fields the caller set (the rest keep cairn_cosine_decay_options_init's values).
+  static final long COSINE_DECAY_OPTIONS_INITIAL_LEARNING_RATE = 1L << 0;
+  static final long COSINE_DECAY_OPTIONS_DECAY_STEPS = 1L << 1;
+  static final long COSINE_DECAY_OPTIONS_ALPHA = 1L << 2;
+
+  // cairn_dense_options: bits of the mask saying which fields the caller set (the rest keep cairn_dense_options_init's values).
+  static final long DENSE_OPTIONS_UNITS = 1L << 0;
+  static final long DENSE_OPTIONS_ACTIVATION = 1L << 1;
+  static final long DENSE_OPTIONS_USE_BIAS = 1L << 2;
+  static final long DENSE_OPTIONS_KERNEL_INITIALIZER = 1L << 3;
+  static final long DENSE_OPTIONS_BIAS_INITIALIZER = 1L << 4;
+  static final long DENSE_OPTIONS_NAME = 1L << 5;
+
+  // cairn_dropout_options: bits of the mask saying which fields the caller set (the rest keep cairn_dropout_options_init's values).
+  static final long DROPOUT_OPTIONS_RATE = 1L << 0;
+  static final long DROPOUT_OPTIONS_SEED = 1L << 1;
+  static final long DROPOUT_OPTIONS_NAME = 1L << 2;
+
+  // cairn_embedding_options: bits of the mask saying which fields the caller set (the rest keep cairn_embedding_options_init's values).
+  static final long EMBEDDING_OPTIONS_INPUT_DIM = 1L << 0;
+  static final long EMBEDDING_OPTIONS_OUTPUT_DIM = 1L << 1;
+  static final long EMBEDDING_OPTIONS_NAME = 1L << 2;
+
+  // cairn_exponential_decay_options: bits of the mask saying which fields the caller set (the rest keep cairn_exponential_decay_options_init's values).
+  static final long EXPONENTIAL_DECAY_OPTIONS_INITIAL_LEARNING_RATE = 1L << 0;
+  static final long EXPONENTIAL_DECAY_OPTIONS_DECAY_STEPS = 1L << 1;
+  static final long EXPONENTIAL_DECAY_OPTIONS_DECAY_RATE = 1L << 2;
+  static final long EXPONENTIAL_DECAY_OPTIONS_STAIRCASE = 1L << 3;
+
+  // cairn_flatten_options: bits of the mask saying which fields the caller set (the rest keep cairn_flatten_options_init's values).
+  static final long FLATTEN_OPTIONS_NAME = 1L << 0;
+
+  // cairn_function_options: bits of the mask saying which fields the caller set (the rest keep cairn_function_options_init's values).
+  static final long FUNCTION_OPTIONS_INPUT_SIGNATURE = 1L << 0;
+  static final long FUNCTION_OPTIONS_RETRACE_WARNING = 1L << 1;
+  static final long FUNCTION_OPTIONS_STATIC_INPUTS = 1L << 2;
+
+  // cairn_norm_options: bits of the mask saying which fields the caller set (the rest keep cairn_norm_options_init's values).
+  static final long NORM_OPTIONS_AXIS = 1L << 0;
+  static final long NORM_OPTIONS_EPSILON = 1L << 1;
+  static final long NORM_OPTIONS_MOMENTUM = 1L << 2;
+  static final long NORM_OPTIONS_CENTER = 1L << 3;
+  static final long NORM_OPTIONS_SCALE = 1L << 4;
+  static final long NORM_OPTIONS_NAME = 1L << 5;
+
+  // cairn_optimizer_options: bits of the mask saying which fields the caller set (the rest keep cairn_optimizer_options_init's values).
+  static final long OPTIMIZER_OPTIONS_KIND = 1L << 0;
+  static final long OPTIMIZER_OPTIONS_LEARNING_RATE = 1L << 1;
+  static final long OPTIMIZER_OPTIONS_SCHEDULE = 1L << 2;
+  static final long OPTIMIZER_OPTIONS_MOMENTUM = 1L << 3;
+  static final long OPTIMIZER_OPTIONS_NESTEROV = 1L << 4;
+  static final long OPTIMIZER_OPTIONS_BETA_1 = 1L << 5;
+  static final long OPTIMIZER_OPTIONS_BETA_2 = 1L << 6;
+  static final long OPTIMIZER_OPTIONS_EPSILON = 1L << 7;
+  static final long OPTIMIZER_OPTIONS_WEIGHT_DECAY = 1L << 8;
+  static final long OPTIMIZER_OPTIONS_RHO = 1L << 9;
+  static final long OPTIMIZER_OPTIONS_CENTERED = 1L << 10;
+
+  // cairn_pool2d_options: bits of the mask saying which fields the caller set (the rest keep cairn_pool2d_options_init's values).
+  static final long POOL2D_OPTIONS_POOL_H = 1L << 0;
+  static final long POOL2D_OPTIONS_POOL_W = 1L << 1;
+  static final long POOL2D_OPTIONS_STRIDE_H = 1L << 2;
+  static final long POOL2D_OPTIONS_STRIDE_W = 1L << 3;
+  static final long POOL2D_OPTIONS_PADDING = 1L << 4;
+  static final long POOL2D_OPTIONS_NAME = 1L << 5;
+
+  // cairn_sequential_options: bits of the mask saying which fields the caller set (the rest keep cairn_sequential_options_init's values).
+  static final long SEQUENTIAL_OPTIONS_NAME = 1L << 0;
+
+  // cairn_tape_options: bits of the mask saying which fields the caller set (the rest keep cairn_tape_options_init's values).
+  static final long TAPE_OPTIONS_PERSISTENT = 1L << 0;
+  static final long TAPE_OPTIONS_WATCH_ACCESSED_VARIABLES = 1L << 1;
+
+  // cairn_variable_options: bits of the mask saying which fields the caller set (the rest keep cairn_variable_options_init's values).
+  static final long VARIABLE_OPTIONS_NAME = 1L << 0;
+  static final long VARIABLE_OPTIONS_TRAINABLE = 1L << 1;
+  static final long VARIABLE_OPTIONS_SCOPE = 1L << 2;
+
+  // cairn_vulkan_options: bits of the mask saying which fields the caller set (the rest keep cairn_vulkan_options_init's values).
+  static final long VULKAN_OPTIONS_INSTANCE = 1L << 0;
+  static final long VULKAN_OPTIONS_PHYSICAL_DEVICE = 1L << 1;
+  static final long VULKAN_OPTIONS_DEVICE = 1L << 2;
+  static final long VULKAN_OPTIONS_QUEUE_FAMILY = 1L << 3;
+  static final long VULKAN_OPTIONS_QUEUE = 1L << 4;
+  static final long VULKAN_OPTIONS_MEMORY_LIMIT = 1L << 5;
+  static final long VULKAN_OPTIONS_CPU_FALLBACK = 1L << 6;
+
   /**
    * cairn_abi_version: METHOD. The ABI version of the loaded library; equals CAIRN_ABI_VERSION for a matching header.
-   * Bindings compare the two at load time and refuse a mismatch.
+   * Bindings compare the two at load time and refuse a mismatch. Since 1.0.
    */
   static native int abiVersion();
 
   /**
-   * cairn_version: METHOD. The library's semantic version, e.g. "0.1.0". Static storage; never freed.
+   * cairn_version: METHOD. The library's semantic version, e.g. "1.0.0". Static storage; never freed. Since 1.0.
    */
   static native String version();
 
   /**
    * cairn_status_create: CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
    * report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
-   * becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only; if memory runs out, a static
-   * RESOURCE_EXHAUSTED status that cairn_status_free ignores.
+   * becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only. Since 1.0.
    */
   static native void statusCreate(int code, byte[] message);
 
   /**
-   * cairn_dtype_size: METHOD. Bytes per element; 0 for CAIRN_STRING and unknown values.
+   * cairn_dtype_size: METHOD. Bytes per element; 0 for CAIRN_STRING and unknown values. Since 1.0.
    */
   static native long dtypeSize(int dtype);
 
   /**
-   * cairn_dtype_name: METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage.
+   * cairn_dtype_name: METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage. Since 1.0.
    */
   static native String dtypeName(int dtype);
 
@@ -62,17 +203,17 @@ final class CairnNative {
    * log_release nor the allocator's release is called: the caller still owns their user_data.
    * &#64;param out  receives the new context; free it with cairn_context_free().
    * Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
-   * device name, UNAVAILABLE when the device's backend or driver is missing.
+   * device name, UNAVAILABLE when the device's backend or driver is missing. Since 1.0.
    */
-  static native long contextCreate(byte[] optsDevice, int optsNumThreads, long optsSeed, long optsLogFn, int optsLogLevel);
+  static native long contextCreate(long optsSet, byte[] optsDevice, int optsNumThreads, long optsSeed, long optsLogFn, int optsLogLevel);
 
   /**
-   * cairn_context_free: DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine.
+   * cairn_context_free: DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine. Since 1.0.
    */
   static native void contextFree(long ctx);
 
   /**
-   * cairn_context_device: METHOD. The name of the context's default device, e.g. "cpu". Borrowed from `ctx`.
+   * cairn_context_device: METHOD. The name of the context's default device, e.g. "cpu". Borrowed from `ctx`. Since 1.0.
    */
   static native String contextDevice(long ctx);
 
@@ -84,7 +225,7 @@ final class CairnNative {
    * &#64;param out    receives the new tensor; free it with cairn_tensor_free().
    * Errors: INVALID_ARGUMENT for a bad dtype, rank, dimension or nbytes (the message gives both
    * sizes). CAIRN_STRING tensors cannot be created this way. For CAIRN_BOOL, one byte per element;
-   * any nonzero byte is stored as 1, so reads return only 0 and 1.
+   * any nonzero byte is stored as 1, so reads return only 0 and 1. Since 1.0.
    */
   static native long tensorCreate(long ctx, int dtype, long[] shape, byte[] data);
 
@@ -103,33 +244,33 @@ final class CairnNative {
   static native long tensorCreate(long ctx, int dtype, long[] shape, java.nio.ByteBuffer data);
 
   /**
-   * cairn_tensor_dtype: METHOD. The tensor's dtype; CAIRN_INVALID_DTYPE for NULL.
+   * cairn_tensor_dtype: METHOD. The tensor's dtype; CAIRN_INVALID_DTYPE for NULL. Since 1.0.
    */
   static native int tensorDtype(long t);
 
   /**
-   * cairn_tensor_rank: METHOD. The tensor's rank; 0 for NULL.
+   * cairn_tensor_rank: METHOD. The tensor's rank; 0 for NULL. Since 1.0.
    */
   static native long tensorRank(long t);
 
   /**
-   * cairn_tensor_dim: METHOD. The size of dimension `axis`; -1 for NULL or an axis &gt;= rank.
+   * cairn_tensor_dim: METHOD. The size of dimension `axis`; -1 for NULL or an axis &gt;= rank. Since 1.0.
    */
   static native long tensorDim(long t, long axis);
 
   /**
-   * cairn_tensor_num_elements: METHOD. The number of elements (1 for a scalar); 0 for NULL.
+   * cairn_tensor_num_elements: METHOD. The number of elements (1 for a scalar); 0 for NULL. Since 1.0.
    */
   static native long tensorNumElements(long t);
 
   /**
-   * cairn_tensor_nbytes: METHOD. The size of the tensor's data in bytes; 0 for NULL.
+   * cairn_tensor_nbytes: METHOD. The size of the tensor's data in bytes; 0 for NULL. Since 1.0.
    */
   static native long tensorNbytes(long t);
 
   /**
    * cairn_tensor_device: METHOD. The name of the device holding the tensor, e.g. "cpu". Borrowed: lives as long as the
-   * tensor. NULL for NULL.
+   * tensor. NULL for NULL. Since 1.0.
    */
   static native String tensorDevice(long t);
 
@@ -137,7 +278,7 @@ final class CairnNative {
    * cairn_tensor_read: METHOD. Copies the tensor's data to host memory, waiting for the device when needed.
    * &#64;param dst     `nbytes` writable bytes.
    * &#64;param nbytes  must equal cairn_tensor_nbytes(t).
-   * Errors: INVALID_ARGUMENT for NULL arguments or a size mismatch.
+   * Errors: INVALID_ARGUMENT for NULL arguments or a size mismatch. Since 1.0.
    */
   static native void tensorRead(long t, byte[] dst);
 
@@ -159,18 +300,18 @@ final class CairnNative {
    * cairn_tensor_copy_to_device: CONSTRUCTOR. A tensor with the same value on `device` ("cpu", "vulkan", "vulkan:N").
    * Copying to the device the tensor is already on shares its buffer (tensors are immutable).
    * &#64;param out  receives the new tensor; free it with cairn_tensor_free().
-   * Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing.
+   * Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing. Since 1.0.
    */
   static native long tensorCopyToDevice(long ctx, long t, byte[] device);
 
   /**
    * cairn_tensor_share: CONSTRUCTOR. A second handle to the same immutable value (no copy, no context needed).
-   * &#64;param out  receives the new handle; free it with cairn_tensor_free().
+   * &#64;param out  receives the new handle; free it with cairn_tensor_free(). Since 1.0.
    */
   static native long tensorShare(long t);
 
   /**
-   * cairn_tensor_free: DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine.
+   * cairn_tensor_free: DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine. Since 1.0.
    */
   static native void tensorFree(long t);
 
@@ -184,26 +325,84 @@ final class CairnNative {
    *                   frees. On error nothing is written.
    * Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a wrong input or output count, a wrong
    * dtype, incompatible shapes, an unknown, missing or mistyped attribute, an out-of-range axis;
-   * UNIMPLEMENTED when the device has no kernel for the dtype.
+   * UNIMPLEMENTED when the device has no kernel for the dtype. Since 1.0.
    */
   static native void opRun(long ctx, byte[] op, long[] inputs, Object[] attrsName, int[] attrsKind, long[] attrsI, double[] attrsF, Object[] attrsInts, Object[] attrsS, int[] attrsDtype, Object[] attrsFloats, long[] outputs);
+
+  /**
+   * cairn_op_attrs_create: CONSTRUCTOR. An empty attribute set.
+   * &#64;param out  receives it; free with cairn_op_attrs_free(). Since 1.0.
+   */
+  static native long opAttrsCreate();
+
+  /**
+   * cairn_op_attrs_set_int: METHOD. Sets attribute `name` (borrowed for the call; copied) to an INT value.
+   * Errors (all setters): INVALID_ARGUMENT for NULL attrs or name, or a NULL array with n &gt; 0. Since 1.0.
+   */
+  static native void opAttrsSetInt(long attrs, byte[] name, long value);
+
+  /**
+   * cairn_op_attrs_set_float: METHOD. Sets a FLOAT attribute. Since 1.0.
+   */
+  static native void opAttrsSetFloat(long attrs, byte[] name, double value);
+
+  /**
+   * cairn_op_attrs_set_bool: METHOD. Sets a BOOL attribute; INVALID_ARGUMENT unless value is CAIRN_FALSE or CAIRN_TRUE. Since 1.0.
+   */
+  static native void opAttrsSetBool(long attrs, byte[] name, int value);
+
+  /**
+   * cairn_op_attrs_set_ints: METHOD. Sets an INTS attribute from `n` values (copied). Since 1.0.
+   */
+  static native void opAttrsSetInts(long attrs, byte[] name, long[] values);
+
+  /**
+   * cairn_op_attrs_set_floats: METHOD. Sets a FLOATS attribute from `n` values (copied). Since 1.0.
+   */
+  static native void opAttrsSetFloats(long attrs, byte[] name, double[] values);
+
+  /**
+   * cairn_op_attrs_set_string: METHOD. Sets a STRING attribute (NUL-terminated, copied); INVALID_ARGUMENT for NULL value. Since 1.0.
+   */
+  static native void opAttrsSetString(long attrs, byte[] name, byte[] value);
+
+  /**
+   * cairn_op_attrs_set_dtype: METHOD. Sets a DTYPE attribute. Since 1.0.
+   */
+  static native void opAttrsSetDtype(long attrs, byte[] name, int value);
+
+  /**
+   * cairn_op_attrs_size: METHOD. The number of attributes set; 0 for NULL. Since 1.0.
+   */
+  static native long opAttrsSize(long attrs);
+
+  /**
+   * cairn_op_attrs_free: DESTRUCTOR. Frees an attribute set. NULL is fine. Since 1.0.
+   */
+  static native void opAttrsFree(long attrs);
+
+  /**
+   * cairn_op_run_attrs: METHOD. cairn_op_run with the attributes of `attrs` (NULL: none). Otherwise identical: same
+   * errors, same outputs. Since 1.0.
+   */
+  static native void opRunAttrs(long ctx, byte[] op, long[] inputs, long attrs, long[] outputs);
 
   /**
    * cairn_op_num_outputs: METHOD. How many outputs op `op` produces with these attributes: fixed for most ops; for ops
    * with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
    * &#64;param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
    * &#64;param out    receives the count.
-   * Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count.
+   * Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count. Since 1.0.
    */
   static native long opNumOutputs(byte[] op, Object[] attrsName, int[] attrsKind, long[] attrsI, double[] attrsF, Object[] attrsInts, Object[] attrsS, int[] attrsDtype, Object[] attrsFloats);
 
   /**
-   * cairn_op_count: METHOD. How many ops are registered.
+   * cairn_op_count: METHOD. How many ops are registered. Since 1.0.
    */
   static native long opCount();
 
   /**
-   * cairn_op_name: METHOD. The name of op `i` in name order; NULL when i &gt;= cairn_op_count(). Static storage.
+   * cairn_op_name: METHOD. The name of op `i` in name order; NULL when i &gt;= cairn_op_count(). Static storage. Since 1.0.
    */
   static native String opName(long i);
 
@@ -213,7 +412,7 @@ final class CairnNative {
    * "kind" ("INT", "FLOAT", "BOOL", "INTS", "STRING", "DTYPE", "FLOATS"), "default"?, "inferred"?,
    * "allowed_dtypes"?, "allowed_values"?}]}, sorted by name. An attribute without "default" is
    * required; an "inferred" DTYPE attribute is taken from the inputs.
-   * &#64;param out  receives a NUL-terminated string; free it with cairn_free().
+   * &#64;param out  receives a NUL-terminated string; free it with cairn_free(). Since 1.0.
    */
   static native String opRegistryJson();
 
@@ -221,7 +420,7 @@ final class CairnNative {
    * cairn_trackable_create: CONSTRUCTOR. A new trackable: an object whose attributes (set with cairn_object_set) are
    * tracked edges, kept in the order they were first set.
    * &#64;param ctx  borrowed; the object keeps the context alive.
-   * &#64;param out  receives the new object; free it with cairn_object_free().
+   * &#64;param out  receives the new object; free it with cairn_object_free(). Since 1.0.
    */
   static native long trackableCreate(long ctx);
 
@@ -230,7 +429,7 @@ final class CairnNative {
    * module as their scope are named "&lt;name&gt;/&lt;variable name&gt;:0".
    * &#64;param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
    * &#64;param out   receives the new module; free it with cairn_object_free().
-   * Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name.
+   * Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name. Since 1.0.
    */
   static native long moduleCreate(long ctx, byte[] name);
 
@@ -239,19 +438,19 @@ final class CairnNative {
    * created in the scope of module "m1" has scope "m1/m2", and its variables are named
    * "m1/m2/&lt;name&gt;:0". The two modules are not linked by an edge.
    * &#64;param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
-   * Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module.
+   * Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module. Since 1.0.
    */
   static native long moduleCreateInScope(long ctx, byte[] name, long parentScope);
 
   /**
    * cairn_module_name: METHOD. The module's name, e.g. "m2". Borrowed from the object: valid while any handle to it
-   * lives. NULL for NULL or an object that is not a module.
+   * lives. NULL for NULL or an object that is not a module. Since 1.0.
    */
   static native String moduleName(long module);
 
   /**
    * cairn_module_scope: METHOD. The module's name scope, e.g. "m1/m2" (its name for a module created without a parent
-   * scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module.
+   * scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module. Since 1.0.
    */
   static native String moduleScope(long module);
 
@@ -262,14 +461,14 @@ final class CairnNative {
    * &#64;param opts     borrowed for the call; NULL means all defaults.
    * &#64;param out      receives the new variable; free it with cairn_object_free().
    * Errors: INVALID_ARGUMENT for NULL ctx, initial or out, a bad struct_size, name or trainable
-   * value, a scope that is not a module, or a string tensor.
+   * value, a scope that is not a module, or a string tensor. Since 1.0.
    */
-  static native long variableCreate(long ctx, long initial, byte[] optsName, int optsTrainable, long optsScope);
+  static native long variableCreate(long ctx, long initial, long optsSet, byte[] optsName, int optsTrainable, long optsScope);
 
   /**
    * cairn_variable_read: METHOD. A snapshot of the variable's value; later assignments do not change it.
    * &#64;param out  receives a new tensor; free it with cairn_tensor_free().
-   * Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable.
+   * Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable. Since 1.0.
    */
   static native long variableRead(long var);
 
@@ -279,7 +478,7 @@ final class CairnNative {
    * &#64;param value  borrowed for the call.
    * Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
    * shape mismatch, e.g. "cairn_variable_assign: shape [3] does not match variable 'v:0' of shape
-   * [2]". On error the value is unchanged.
+   * [2]". On error the value is unchanged. Since 1.0.
    */
   static native void variableAssign(long var, long value);
 
@@ -289,36 +488,36 @@ final class CairnNative {
    * writers of the same variable.
    * &#64;param delta  borrowed for the call.
    * Errors: as cairn_variable_assign; the Add op's own errors (e.g. for bool) prefixed with
-   * "cairn_variable_assign_add: ".
+   * "cairn_variable_assign_add: ". Since 1.0.
    */
   static native void variableAssignAdd(long var, long delta);
 
   /**
-   * cairn_variable_assign_sub: METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add.
+   * cairn_variable_assign_sub: METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add. Since 1.0.
    */
   static native void variableAssignSub(long var, long delta);
 
   /**
    * cairn_variable_name: METHOD. The variable's name, e.g. "m1/m_v:0" or "Variable:0". Borrowed from the object: valid
-   * while any handle to it lives. NULL for NULL or an object that is not a variable.
+   * while any handle to it lives. NULL for NULL or an object that is not a variable. Since 1.0.
    */
   static native String variableName(long var);
 
   /**
    * cairn_variable_trainable: METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
-   * variable.
+   * variable. Since 1.0.
    */
   static native int variableTrainable(long var);
 
   /**
    * cairn_variable_dtype: METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
-   * (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.)
+   * (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.) Since 1.0.
    */
   static native int variableDtype(long var);
 
   /**
    * cairn_list_create: CONSTRUCTOR. A new, empty list (ListWrapper). Its elements are tracked edges "0", "1", ...
-   * &#64;param out  receives the new list; free it with cairn_object_free().
+   * &#64;param out  receives the new list; free it with cairn_object_free(). Since 1.0.
    */
   static native long listCreate(long ctx);
 
@@ -327,19 +526,19 @@ final class CairnNative {
    * edge is restored into `item` before this returns.
    * &#64;param item  borrowed; the list takes its own reference.
    * Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
-   * pending restore (the item stays appended).
+   * pending restore (the item stays appended). Since 1.0.
    */
   static native void listAppend(long list, long item);
 
   /**
-   * cairn_list_size: METHOD. The number of elements; 0 for NULL or an object that is not a list.
+   * cairn_list_size: METHOD. The number of elements; 0 for NULL or an object that is not a list. Since 1.0.
    */
   static native long listSize(long list);
 
   /**
    * cairn_list_get: METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
    * &#64;param out  receives a new handle; free it with cairn_object_free().
-   * Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index &gt;= size.
+   * Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index &gt;= size. Since 1.0.
    */
   static native long listGet(long list, long index);
 
@@ -347,14 +546,14 @@ final class CairnNative {
    * cairn_list_set: METHOD. Replaces element `index` (&lt; size) with `item`. TensorFlow refuses to checkpoint a list
    * whose elements were replaced or deleted (restore-on-create needs append-only lists).
    * &#64;param item  borrowed; the list takes its own reference.
-   * Errors: as cairn_list_get; the error of a pending restore (the item stays in place).
+   * Errors: as cairn_list_get; the error of a pending restore (the item stays in place). Since 1.0.
    */
   static native void listSet(long list, long index, long item);
 
   /**
    * cairn_dict_create: CONSTRUCTOR. A new, empty dict (DictWrapper): string keys, kept in insertion order; each entry
    * is a tracked edge named by its key. Set, get and delete entries with cairn_object_set/get/delete.
-   * &#64;param out  receives the new dict; free it with cairn_object_free().
+   * &#64;param out  receives the new dict; free it with cairn_object_free(). Since 1.0.
    */
   static native long dictCreate(long ctx);
 
@@ -368,7 +567,7 @@ final class CairnNative {
    * &#64;param child  borrowed; the parent takes its own reference.
    * Errors: INVALID_ARGUMENT for NULL arguments, a bad name, or a variable parent (variables have no
    * edges); NOT_FOUND / OUT_OF_RANGE for a list name that is not an existing index; the error of a
-   * pending restore (the edge stays).
+   * pending restore (the edge stays). Since 1.0.
    */
   static native void objectSet(long parent, byte[] name, long child);
 
@@ -378,7 +577,7 @@ final class CairnNative {
    * same name is replaced. Only trackables and modules have untracked references.
    * &#64;param name   borrowed for the call; non-empty (may contain '/').
    * &#64;param child  borrowed; the parent takes its own reference.
-   * Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent.
+   * Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent. Since 1.0.
    */
   static native void objectSetUntracked(long parent, byte[] name, long child);
 
@@ -386,29 +585,29 @@ final class CairnNative {
    * cairn_object_get: METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
    * &#64;param out  receives a new handle; free it with cairn_object_free().
    * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
-   * ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index &gt;= size.
+   * ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index &gt;= size. Since 1.0.
    */
   static native long objectGet(long parent, byte[] name);
 
   /**
    * cairn_object_delete: METHOD. Deletes the edge `name` (tracked or untracked) from every later walk and checkpoint.
    * Deleting list element i moves the later elements down one index.
-   * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge.
+   * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge. Since 1.0.
    */
   static native void objectDelete(long parent, byte[] name);
 
   /**
-   * cairn_object_kind_of: METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL.
+   * cairn_object_kind_of: METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL. Since 1.0.
    */
   static native int objectKindOf(long obj);
 
   /**
-   * cairn_object_same: METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL).
+   * cairn_object_same: METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL). Since 1.0.
    */
   static native int objectSame(long a, long b);
 
   /**
-   * cairn_object_child_count: METHOD. The number of tracked edges of the object (0 for variables and NULL).
+   * cairn_object_child_count: METHOD. The number of tracked edges of the object (0 for variables and NULL). Since 1.0.
    */
   static native long objectChildCount(long obj);
 
@@ -416,20 +615,20 @@ final class CairnNative {
    * cairn_object_share: CONSTRUCTOR. A new handle to the object `obj` refers to (for example to keep an object lent by a
    * cairn_object_array after the array is freed).
    * &#64;param obj  borrowed for the call.
-   * &#64;param out  receives the new handle; free it with cairn_object_free().
+   * &#64;param out  receives the new handle; free it with cairn_object_free(). Since 1.0.
    */
   static native long objectShare(long obj);
 
   /**
    * cairn_object_free: DESTRUCTOR. Frees a handle, dropping its reference; the object goes when nothing else refers to
-   * it. NULL is fine. Never pass a handle borrowed from a cairn_object_array.
+   * it. NULL is fine. Never pass a handle borrowed from a cairn_object_array. Since 1.0.
    */
   static native void objectFree(long obj);
 
   /**
    * cairn_object_children: METHOD. The tracked edges of `obj` in order (creation order; index order for lists); each
    * entry's path is the edge name. Variables give an empty array.
-   * &#64;param out  receives a new array; free it with cairn_object_array_free().
+   * &#64;param out  receives a new array; free it with cairn_object_array_free(). Since 1.0.
    */
   static native long objectChildren(long obj);
 
@@ -437,48 +636,48 @@ final class CairnNative {
    * cairn_object_variables: METHOD. tf.Module.variables (trainable_only 0) or .trainable_variables (1): own variables sorted
    * by attribute name first, then those of submodules, depth-first; each variable once, with the
    * path it was first found by.
-   * &#64;param out  receives a new array; free it with cairn_object_array_free().
+   * &#64;param out  receives a new array; free it with cairn_object_array_free(). Since 1.0.
    */
   static native long objectVariables(long root, int trainableOnly);
 
   /**
-   * cairn_object_submodules: METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once.
+   * cairn_object_submodules: METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once. Since 1.0.
    */
   static native long objectSubmodules(long root);
 
   /**
    * cairn_object_flatten: METHOD. tf.Module._flatten(with_path=True): every (path, object) pair, so an object reachable
    * by several paths appears once per path. A module met again while its own walk is in progress
-   * (a cycle) has its direct attributes listed but is not searched again, so this ends.
+   * (a cycle) has its direct attributes listed but is not searched again, so this ends. Since 1.0.
    */
   static native long objectFlatten(long root);
 
   /**
    * cairn_object_walk: METHOD. Every object reachable from `root` along tracked edges in checkpoint order: the root
    * first (path ""), then breadth-first in edge order; each object once, with the first path that
-   * reaches it. Lists and dicts are included.
+   * reaches it. Lists and dicts are included. Since 1.0.
    */
   static native long objectWalk(long root);
 
   /**
-   * cairn_object_array_size: METHOD. The number of entries; 0 for NULL.
+   * cairn_object_array_size: METHOD. The number of entries; 0 for NULL. Since 1.0.
    */
   static native long objectArraySize(long a);
 
   /**
    * cairn_object_array_get: METHOD. Entry `i`; NULL for NULL or i &gt;= size. Borrowed from `a`: valid until the array is freed.
-   * Do not free it; to keep the object longer, take a new handle with cairn_object_share.
+   * Do not free it; to keep the object longer, take a new handle with cairn_object_share. Since 1.0.
    */
   static native long objectArrayGet(long a, long i);
 
   /**
    * cairn_object_array_path: METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
-   * NULL or i &gt;= size.
+   * NULL or i &gt;= size. Since 1.0.
    */
   static native String objectArrayPath(long a, long i);
 
   /**
-   * cairn_object_array_free: DESTRUCTOR. Frees the array and the handles it lent. NULL is fine.
+   * cairn_object_array_free: DESTRUCTOR. Frees the array and the handles it lent. NULL is fine. Since 1.0.
    */
   static native void objectArrayFree(long a);
 
@@ -486,39 +685,41 @@ final class CairnNative {
    * cairn_checkpoint_create: CONSTRUCTOR. A checkpoint over `n` named root children (TF's Checkpoint(**kwargs)).
    * &#64;param names    `n` edge names, borrowed; unique, non-empty, no '/', not "save_counter".
    * &#64;param objects  `n` objects, borrowed; the checkpoint's root holds its own references.
-   * &#64;param out      receives the checkpoint; free it with cairn_checkpoint_free().
+   * &#64;param out      receives the checkpoint; free it with cairn_checkpoint_free(). Since 1.0.
    */
   static native long checkpointCreate(long ctx, Object[] names, long[] objects);
 
   /**
    * cairn_checkpoint_root: METHOD. The checkpoint's root object, borrowed from `ckpt` (do not free it). Add more edges with
-   * cairn_object_set. NULL for NULL.
+   * cairn_object_set. NULL for NULL. Since 1.0.
    */
   static native long checkpointRoot(long ckpt);
 
   /**
-   * cairn_checkpoint_set_options: METHOD. Sets the checkpoint's options (copied). NULL restores the defaults.
+   * cairn_checkpoint_set_options: METHOD. Sets the checkpoint's options (copied). NULL restores the defaults. Since 1.0.
    */
-  static native void checkpointSetOptions(long ckpt, int optsCompress, int optsAsync, int optsFsync);
+  static native void checkpointSetOptions(long ckpt, long optsSet, int optsCompress, int optsAsync, int optsFsync);
 
   /**
    * cairn_checkpoint_save_counter: METHOD. The current value of save_counter (0 before the first save or restore).
+   * &#64;param out  receives the value.
+   * Errors: INVALID_ARGUMENT for NULL arguments; the error of a background save still running. Since 1.0.
    */
   static native long checkpointSaveCounter(long ckpt);
 
   /**
    * cairn_checkpoint_save: METHOD. Increments save_counter and writes "&lt;prefix&gt;-&lt;save_counter&gt;" atomically.
-   * &#64;param path_out  receives the path written (free with cairn_free), or NULL if not wanted.
+   * &#64;param path_out  receives the path written (free with cairn_free), or NULL if not wanted. Since 1.0.
    */
   static native String checkpointSave(long ckpt, byte[] prefix);
 
   /**
-   * cairn_checkpoint_write: METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone.
+   * cairn_checkpoint_write: METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone. Since 1.0.
    */
   static native void checkpointWrite(long ckpt, byte[] path);
 
   /**
-   * cairn_checkpoint_sync: METHOD. Waits for a background (async) save and returns its error, if any.
+   * cairn_checkpoint_sync: METHOD. Waits for a background (async) save and returns its error, if any. Since 1.0.
    */
   static native void checkpointSync(long ckpt);
 
@@ -530,33 +731,33 @@ final class CairnNative {
    * &#64;param out   receives the restore status; free it with cairn_restore_status_free().
    * Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
    * shape mismatch (the message names the key). A failed restore leaves the values it already
-   * assigned, keeps no deferred restores and logs no "never restored" warning.
+   * assigned, keeps no deferred restores and logs no "never restored" warning. Since 1.0.
    */
   static native long checkpointRestore(long ckpt, byte[] path);
 
   /**
    * cairn_restore_status_assert_consumed: METHOD. FAILED_PRECONDITION unless every checkpoint value was restored and every live object under
-   * the root was matched; the message names every unmatched path.
+   * the root was matched; the message names every unmatched path. Since 1.0.
    */
   static native void restoreStatusAssertConsumed(long rs);
 
   /**
-   * cairn_restore_status_assert_existing_objects_matched: METHOD. FAILED_PRECONDITION unless every live variable under the root was matched.
+   * cairn_restore_status_assert_existing_objects_matched: METHOD. FAILED_PRECONDITION unless every live variable under the root was matched. Since 1.0.
    */
   static native void restoreStatusAssertExistingObjectsMatched(long rs);
 
   /**
-   * cairn_restore_status_expect_partial: METHOD. Silences the warning logged when checkpoint values were never restored.
+   * cairn_restore_status_expect_partial: METHOD. Silences the warning logged when checkpoint values were never restored. Since 1.0.
    */
   static native void restoreStatusExpectPartial(long rs);
 
   /**
-   * cairn_restore_status_free: DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives.
+   * cairn_restore_status_free: DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives. Since 1.0.
    */
   static native void restoreStatusFree(long rs);
 
   /**
-   * cairn_checkpoint_free: DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged).
+   * cairn_checkpoint_free: DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged). Since 1.0.
    */
   static native void checkpointFree(long ckpt);
 
@@ -565,87 +766,87 @@ final class CairnNative {
    * directory's state file, or rebuilds the list by scanning for intact checkpoints when the state is
    * missing or damaged, and removes temporary files an interrupted save left behind.
    * &#64;param out  receives the manager (it holds its own reference on `ckpt`); free with
-   *             cairn_checkpoint_manager_free().
+   *             cairn_checkpoint_manager_free(). Since 1.0.
    */
-  static native long checkpointManagerCreate(long ckpt, byte[] directory, byte[] optsCheckpointName, long optsMaxToKeep, double optsKeepCheckpointEveryNHours);
+  static native long checkpointManagerCreate(long ckpt, byte[] directory, long optsSet, byte[] optsCheckpointName, long optsMaxToKeep, double optsKeepCheckpointEveryNHours);
 
   /**
    * cairn_checkpoint_manager_save: METHOD. Increments save_counter (always, as TensorFlow does) and saves
    * "&lt;directory&gt;/&lt;checkpoint_name&gt;-&lt;N&gt;", where N is `checkpoint_number` when it is &gt;= 0 and the new
    * save_counter otherwise; then applies max_to_keep. The state file changes only
    * after the new checkpoint is durable.
-   * &#64;param path_out  receives the path (free with cairn_free), or NULL if not wanted.
+   * &#64;param path_out  receives the path (free with cairn_free), or NULL if not wanted. Since 1.0.
    */
   static native String checkpointManagerSave(long m, long checkpointNumber);
 
   /**
    * cairn_checkpoint_manager_latest: METHOD. The newest checkpoint's path, or NULL when there is none. Borrowed from `m`: valid until
-   * the next save or free.
+   * the next save or free. Since 1.0.
    */
   static native String checkpointManagerLatest(long m);
 
   /**
-   * cairn_checkpoint_manager_count: METHOD. How many checkpoints the manager keeps track of.
+   * cairn_checkpoint_manager_count: METHOD. How many checkpoints the manager keeps track of. Since 1.0.
    */
   static native long checkpointManagerCount(long m);
 
   /**
-   * cairn_checkpoint_manager_path: METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest.
+   * cairn_checkpoint_manager_path: METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest. Since 1.0.
    */
   static native String checkpointManagerPath(long m, long i);
 
   /**
-   * cairn_checkpoint_manager_free: DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine.
+   * cairn_checkpoint_manager_free: DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine. Since 1.0.
    */
   static native void checkpointManagerFree(long m);
 
   /**
    * cairn_checkpoint_reader_open: CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
    * &#64;param out  receives the reader; free with cairn_checkpoint_reader_free().
-   * Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
+   * Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. Since 1.0.
    */
   static native long checkpointReaderOpen(byte[] path);
 
   /**
-   * cairn_checkpoint_reader_count: METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included.
+   * cairn_checkpoint_reader_count: METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included. Since 1.0.
    */
   static native long checkpointReaderCount(long r);
 
   /**
-   * cairn_checkpoint_reader_key: METHOD. Key `i`, borrowed from `r`; NULL when out of range.
+   * cairn_checkpoint_reader_key: METHOD. Key `i`, borrowed from `r`; NULL when out of range. Since 1.0.
    */
   static native String checkpointReaderKey(long r, long i);
 
   /**
-   * cairn_checkpoint_reader_dtype: METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range.
+   * cairn_checkpoint_reader_dtype: METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range. Since 1.0.
    */
   static native int checkpointReaderDtype(long r, long i);
 
   /**
-   * cairn_checkpoint_reader_rank: METHOD. Rank of key `i`; 0 out of range.
+   * cairn_checkpoint_reader_rank: METHOD. Rank of key `i`; 0 out of range. Since 1.0.
    */
   static native long checkpointReaderRank(long r, long i);
 
   /**
-   * cairn_checkpoint_reader_dim: METHOD. Dimension `axis` of key `i`; -1 out of range.
+   * cairn_checkpoint_reader_dim: METHOD. Dimension `axis` of key `i`; -1 out of range. Since 1.0.
    */
   static native long checkpointReaderDim(long r, long i, long axis);
 
   /**
    * cairn_checkpoint_reader_load: CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
    * default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
-   * INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string).
+   * INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string). Since 1.0.
    */
   static native long checkpointReaderLoad(long r, long ctx, byte[] key);
 
   /**
    * cairn_checkpoint_reader_load_string: METHOD. The bytes of a string entry (the serialized object graph).
-   * &#64;param out  receives a buffer (free with cairn_free); &#64;param size receives its length.
+   * &#64;param out  receives a buffer (free with cairn_free); &#64;param size receives its length. Since 1.0.
    */
   static native byte[] checkpointReaderLoadString(long r, byte[] key);
 
   /**
-   * cairn_checkpoint_reader_free: DESTRUCTOR. Frees a reader. NULL is fine.
+   * cairn_checkpoint_reader_free: DESTRUCTOR. Frees a reader. NULL is fine. Since 1.0.
    */
   static native void checkpointReaderFree(long r);
 
@@ -653,27 +854,27 @@ final class CairnNative {
    * cairn_tape_create: CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as
    * tf.GradientTape). Bindings whose threads can move (Go) pin the thread while a tape lives.
    * &#64;param opts  borrowed; NULL means defaults.
-   * &#64;param out   receives the tape; free it with cairn_tape_free().
+   * &#64;param out   receives the tape; free it with cairn_tape_free(). Since 1.0.
    */
-  static native long tapeCreate(long ctx, int optsPersistent, int optsWatchAccessedVariables);
+  static native long tapeCreate(long ctx, long optsSet, int optsPersistent, int optsWatchAccessedVariables);
 
   /**
-   * cairn_tape_watch: METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call.
+   * cairn_tape_watch: METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call. Since 1.0.
    */
   static native void tapeWatch(long tape, long t);
 
   /**
-   * cairn_tape_watch_variable: METHOD. Watches a variable (also a non-trainable one).
+   * cairn_tape_watch_variable: METHOD. Watches a variable (also a non-trainable one). Since 1.0.
    */
   static native void tapeWatchVariable(long tape, long var);
 
   /**
-   * cairn_tape_stop_recording: METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored.
+   * cairn_tape_stop_recording: METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored. Since 1.0.
    */
   static native void tapeStopRecording(long tape);
 
   /**
-   * cairn_tape_resume_recording:
+   * cairn_tape_resume_recording: METHOD. Resumes recording after cairn_tape_stop_recording. NULL is ignored. Since 1.0.
    */
   static native void tapeResumeRecording(long tape);
 
@@ -684,128 +885,134 @@ final class CairnNative {
    * &#64;param grads    n slots; each receives a new tensor (free with cairn_tensor_free) or NULL for an
    *                 unconnected source under CAIRN_UNCONNECTED_NONE. Untouched on error.
    * Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
-   * thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments.
+   * thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments. Since 1.0.
    */
   static native long[] tapeGradient(long tape, long target, long[] sources, long outputGradient, int unconnected);
 
   /**
-   * cairn_tape_gradient_variables: METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable.
+   * cairn_tape_gradient_variables: METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable. Since 1.0.
    */
   static native long[] tapeGradientVariables(long tape, long target, long[] vars, long outputGradient, int unconnected);
 
   /**
-   * cairn_tape_free: DESTRUCTOR. Stops recording and frees the tape. NULL is fine.
+   * cairn_tape_free: DESTRUCTOR. Stops recording and frees the tape. NULL is fine. Since 1.0.
    */
   static native void tapeFree(long tape);
 
   /**
    * cairn_optimizer_create: CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
    * &#64;param out  receives it; free with cairn_object_free().
-   * Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...).
+   * Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...). Since 1.0.
    */
-  static native long optimizerCreate(long ctx, int optsKind, double optsLearningRate, long optsSchedule, double optsMomentum, int optsNesterov, double optsBeta1, double optsBeta2, double optsEpsilon, double optsWeightDecay, double optsRho, int optsCentered);
+  static native long optimizerCreate(long ctx, long optsSet, int optsKind, double optsLearningRate, long optsSchedule, double optsMomentum, int optsNesterov, double optsBeta1, double optsBeta2, double optsEpsilon, double optsWeightDecay, double optsRho, int optsCentered);
 
   /**
    * cairn_schedule_exponential_decay: CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
    * Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
-   * Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+   * &#64;param out  receives the schedule; free with cairn_object_free().
+   * Errors: INVALID_ARGUMENT for NULL opts or a bad value, naming the field. Since 1.0.
    */
-  static native long scheduleExponentialDecay(long ctx, double initialLearningRate, long decaySteps, double decayRate, int staircase);
+  static native long scheduleExponentialDecay(long ctx, long optsSet, double optsInitialLearningRate, long optsDecaySteps, double optsDecayRate, int optsStaircase);
 
   /**
-   * cairn_schedule_cosine_decay:
+   * cairn_schedule_cosine_decay: CONSTRUCTOR. Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+   * Errors: as cairn_schedule_exponential_decay. Since 1.0.
    */
-  static native long scheduleCosineDecay(long ctx, double initialLearningRate, long decaySteps, double alpha);
+  static native long scheduleCosineDecay(long ctx, long optsSet, double optsInitialLearningRate, long optsDecaySteps, double optsAlpha);
 
   /**
    * cairn_optimizer_apply_gradients: METHOD. One update for each (grads[i], vars[i]) pair, then the step counter goes up by one.
    * A NULL gradient skips its variable (as TensorFlow skips None).
    * Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
-   * not trainable or not floating, or a variable given twice; nothing is updated then.
+   * not trainable or not floating, or a variable given twice; nothing is updated then. Since 1.0.
    */
   static native void optimizerApplyGradients(long optimizer, long[] grads, long[] vars);
 
   /**
-   * cairn_optimizer_iterations: METHOD. The number of apply_gradients calls so far (the checkpointed "iter").
+   * cairn_optimizer_iterations: METHOD. The number of apply_gradients calls so far (the checkpointed "iter"). Since 1.0.
    */
   static native long optimizerIterations(long optimizer);
 
   /**
-   * cairn_optimizer_learning_rate: METHOD. The learning rate the next update uses (the schedule at the current step).
+   * cairn_optimizer_learning_rate: METHOD. The learning rate the next update uses (the schedule at the current step). Since 1.0.
    */
   static native double optimizerLearningRate(long optimizer);
 
   /**
-   * cairn_optimizer_set_learning_rate: METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use.
+   * cairn_optimizer_set_learning_rate: METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use. Since 1.0.
    */
   static native void optimizerSetLearningRate(long optimizer, double value);
 
   /**
    * cairn_optimizer_get_slot: METHOD. The slot `name` ("m", "v", "momentum", "rms", "mg") the optimizer holds for `var`.
-   * Errors: NOT_FOUND when it has not been created (before the variable's first update).
+   * Errors: NOT_FOUND when it has not been created (before the variable's first update). Since 1.0.
    */
   static native long optimizerGetSlot(long optimizer, long var, byte[] name);
 
   /**
-   * cairn_dense_create: CONSTRUCTOR. Dense: activation(x &#64; kernel + bias) over the last axis; weights "kernel", "bias".
+   * cairn_dense_create: CONSTRUCTOR. Dense: activation(x &#64; kernel + bias) over the last axis; weights "kernel", "bias". Since 1.0.
    */
-  static native long denseCreate(long ctx, long optsUnits, byte[] optsActivation, int optsUseBias, byte[] optsKernelInitializer, byte[] optsBiasInitializer, byte[] optsName);
+  static native long denseCreate(long ctx, long optsSet, long optsUnits, byte[] optsActivation, int optsUseBias, byte[] optsKernelInitializer, byte[] optsBiasInitializer, byte[] optsName);
 
   /**
-   * cairn_conv2d_create: CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias".
+   * cairn_conv2d_create: CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias". Since 1.0.
    */
-  static native long conv2dCreate(long ctx, long optsFilters, long optsKernelH, long optsKernelW, long optsStrideH, long optsStrideW, byte[] optsPadding, byte[] optsActivation, int optsUseBias, byte[] optsKernelInitializer, byte[] optsBiasInitializer, byte[] optsName);
+  static native long conv2dCreate(long ctx, long optsSet, long optsFilters, long optsKernelH, long optsKernelW, long optsStrideH, long optsStrideW, byte[] optsPadding, byte[] optsActivation, int optsUseBias, byte[] optsKernelInitializer, byte[] optsBiasInitializer, byte[] optsName);
 
   /**
-   * cairn_max_pool2d_create: CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input.
+   * cairn_max_pool2d_create: CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input. Since 1.0.
    */
-  static native long maxPool2dCreate(long ctx, long optsPoolH, long optsPoolW, long optsStrideH, long optsStrideW, byte[] optsPadding, byte[] optsName);
+  static native long maxPool2dCreate(long ctx, long optsSet, long optsPoolH, long optsPoolW, long optsStrideH, long optsStrideW, byte[] optsPadding, byte[] optsName);
 
   /**
-   * cairn_avg_pool2d_create:
+   * cairn_avg_pool2d_create: CONSTRUCTOR. AvgPool2D: as cairn_max_pool2d_create, averaging each window. Since 1.0.
    */
-  static native long avgPool2dCreate(long ctx, long optsPoolH, long optsPoolW, long optsStrideH, long optsStrideW, byte[] optsPadding, byte[] optsName);
+  static native long avgPool2dCreate(long ctx, long optsSet, long optsPoolH, long optsPoolW, long optsStrideH, long optsStrideW, byte[] optsPadding, byte[] optsName);
 
   /**
-   * cairn_flatten_create: CONSTRUCTOR. Flatten: [batch, ...] -&gt; [batch, product of the rest].
+   * cairn_flatten_create: CONSTRUCTOR. Flatten: [batch, ...] -&gt; [batch, product of the rest]. `opts` may be NULL. Since 1.0.
    */
-  static native long flattenCreate(long ctx, byte[] name);
+  static native long flattenCreate(long ctx, long optsSet, byte[] optsName);
 
   /**
    * cairn_embedding_create: CONSTRUCTOR. Embedding: int32/int64 indices in [0, input_dim) -&gt; vectors of output_dim;
    * weight "embeddings" (random_uniform initializer).
+   * Errors: INVALID_ARGUMENT for NULL opts or a dimension &lt;= 0. Since 1.0.
    */
-  static native long embeddingCreate(long ctx, long inputDim, long outputDim, byte[] name);
+  static native long embeddingCreate(long ctx, long optsSet, long optsInputDim, long optsOutputDim, byte[] optsName);
 
   /**
    * cairn_layer_norm_create: CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
-   * "moving_variance", updated by calls with training = 1).
+   * "moving_variance", updated by calls with training = 1). Since 1.0.
    */
-  static native long layerNormCreate(long ctx, long optsAxis, double optsEpsilon, double optsMomentum, int optsCenter, int optsScale, byte[] optsName);
+  static native long layerNormCreate(long ctx, long optsSet, long optsAxis, double optsEpsilon, double optsMomentum, int optsCenter, int optsScale, byte[] optsName);
 
   /**
-   * cairn_batch_norm_create:
+   * cairn_batch_norm_create: CONSTRUCTOR. BatchNormalization, with the moving statistics described above. Since 1.0.
    */
-  static native long batchNormCreate(long ctx, long optsAxis, double optsEpsilon, double optsMomentum, int optsCenter, int optsScale, byte[] optsName);
+  static native long batchNormCreate(long ctx, long optsSet, long optsAxis, double optsEpsilon, double optsMomentum, int optsCenter, int optsScale, byte[] optsName);
 
   /**
-   * cairn_dropout_create: CONSTRUCTOR. Dropout with probability `rate` in [0, 1) when called with training = 1 (the rest
-   * scaled by 1 / (1 - rate)); identity otherwise. `seed` &lt; 0 draws from the context's stream.
+   * cairn_dropout_create: CONSTRUCTOR. Dropout with probability `rate` when called with training = CAIRN_TRUE (the rest
+   * scaled by 1 / (1 - rate)); identity otherwise. `opts` may be NULL.
+   * Errors: INVALID_ARGUMENT for a rate outside [0, 1). Since 1.0.
    */
-  static native long dropoutCreate(long ctx, double rate, long seed, byte[] name);
+  static native long dropoutCreate(long ctx, long optsSet, double optsRate, long optsSeed, byte[] optsName);
 
   /**
-   * cairn_activation_create: CONSTRUCTOR. A layer applying one activation.
+   * cairn_activation_create: CONSTRUCTOR. A layer applying one activation. `opts` may be NULL (linear).
+   * Errors: INVALID_ARGUMENT for an unknown activation. Since 1.0.
    */
-  static native long activationCreate(long ctx, byte[] activation, byte[] name);
+  static native long activationCreate(long ctx, long optsSet, byte[] optsActivation, byte[] optsName);
 
   /**
    * cairn_sequential_create: CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
+   * `opts` may be NULL. Since 1.0.
    */
-  static native long sequentialCreate(long ctx, byte[] name);
+  static native long sequentialCreate(long ctx, long optsSet, byte[] optsName);
 
   /**
-   * cairn_sequential_add: METHOD. Appends `layer` (borrowed; the model keeps it).
+   * cairn_sequential_add: METHOD. Appends `layer` (borrowed; the model keeps it). Since 1.0.
    */
   static native void sequentialAdd(long model, long layer);
 
@@ -813,52 +1020,52 @@ final class CairnNative {
    * cairn_layer_call: METHOD. Calls a layer (building it on the first call). `training` = 1 switches Dropout and
    * BatchNorm to training behaviour.
    * &#64;param out  receives a new tensor; free with cairn_tensor_free().
-   * Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size.
+   * Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size. Since 1.0.
    */
   static native long layerCall(long layer, long x, int training);
 
   /**
    * cairn_layer_weights: METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
-   * when trainable_only is 1. Empty before the first call.
+   * when trainable_only is 1. Empty before the first call. Since 1.0.
    */
   static native long layerWeights(long layer, int trainableOnly);
 
   /**
    * cairn_layer_summary: METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
-   * &#64;param out  receives the text; free with cairn_free().
+   * &#64;param out  receives the text; free with cairn_free(). Since 1.0.
    */
   static native String layerSummary(long layer);
 
   /**
-   * cairn_layer_count_params: METHOD. The number of scalars in the layer's variables (0 before the first call).
+   * cairn_layer_count_params: METHOD. The number of scalars in the layer's variables (0 before the first call). Since 1.0.
    */
   static native long layerCountParams(long layer);
 
   /**
    * cairn_loss: FUNCTION. The mean loss over every element, as a scalar of y_pred's dtype, built from
    * registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
-   * &#64;param out  receives a new tensor; free with cairn_tensor_free().
+   * &#64;param out  receives a new tensor; free with cairn_tensor_free(). Since 1.0.
    */
   static native long loss(long ctx, int kind, long yTrue, long yPred, int fromLogits);
 
   /**
    * cairn_metric_create: CONSTRUCTOR. A streaming metric: a tracked object with float64 "total" and "count" variables.
-   * &#64;param name  NULL gives "mean" / "accuracy".
+   * &#64;param name  NULL gives "mean" / "accuracy". Since 1.0.
    */
   static native long metricCreate(long ctx, int kind, byte[] name);
 
   /**
-   * cairn_metric_update: METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY).
+   * cairn_metric_update: METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY). Since 1.0.
    */
   static native void metricUpdate(long metric, long a, long b);
 
   /**
-   * cairn_metric_result: METHOD. The current value (0 when nothing was accumulated).
+   * cairn_metric_result: METHOD. The current value (0 when nothing was accumulated). Since 1.0.
    */
   static native double metricResult(long metric);
 
   /**
-   * cairn_metric_reset: METHOD. Sets total and count to zero.
+   * cairn_metric_reset: METHOD. Sets total and count to zero. Since 1.0.
    */
   static native void metricReset(long metric);
 
@@ -867,21 +1074,21 @@ final class CairnNative {
    * &#64;param user_data  passed to fn; released with opts-&gt;release when the function is freed.
    * &#64;param out        receives the function; free with cairn_function_free().
    * Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
-   * error release is not called: the caller still owns user_data.
+   * error release is not called: the caller still owns user_data. Since 1.0.
    */
-  static native long functionCreate(long ctx, byte[] name, long fn, int[] optsInputSignatureDtype, Object[] optsInputSignatureShape, int optsRetraceWarning, long[] optsStaticInputs);
+  static native long functionCreate(long ctx, byte[] name, long fn, long optsSet, int[] optsInputSignatureDtype, Object[] optsInputSignatureShape, int optsRetraceWarning, long[] optsStaticInputs);
 
   /**
    * cairn_function_call: METHOD. Calls the function: traces on a new signature, replays the cached graph otherwise.
    * &#64;param inputs   `n_inputs` tensors, borrowed.
    * &#64;param outputs  `n_outputs` slots, each receiving a new tensor; untouched on error.
    * Errors: the callback's own status; INVALID_ARGUMENT when inputs do not match the input
-   * signature or n_outputs differs from what the trace returned; the ops' errors at replay.
+   * signature or n_outputs differs from what the trace returned; the ops' errors at replay. Since 1.0.
    */
   static native void functionCall(long fn, long[] inputs, long[] outputs);
 
   /**
-   * cairn_function_num_traces: METHOD. How many times the function has been traced (one per distinct signature).
+   * cairn_function_num_traces: METHOD. How many times the function has been traced (one per distinct signature). Since 1.0.
    */
   static native long functionNumTraces(long fn);
 
@@ -889,100 +1096,100 @@ final class CairnNative {
    * cairn_function_dump: METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
    * attributes, inputs and output dtypes and shapes, then the results.
    * &#64;param out  receives the text; free with cairn_free().
-   * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces.
+   * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces. Since 1.0.
    */
   static native String functionDump(long fn, long index);
 
   /**
    * cairn_function_signature: METHOD. The input signature of trace `index`, as text ("float32[2,3], int32[]").
-   * &#64;param out  receives the text; free with cairn_free().
+   * &#64;param out  receives the text; free with cairn_free(). Since 1.0.
    */
   static native String functionSignature(long fn, long index);
 
   /**
-   * cairn_function_free: DESTRUCTOR. Frees the function (and releases user_data). NULL is fine.
+   * cairn_function_free: DESTRUCTOR. Frees the function (and releases user_data). NULL is fine. Since 1.0.
    */
   static native void functionFree(long fn);
 
   /**
-   * cairn_function_export: METHOD. Writes every trace of `fn` to `path` (replaced atomically).
+   * cairn_function_num_outputs: METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
+   * useful for a loaded function).
+   * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces; INVALID_ARGUMENT for NULL. Since 1.0.
+   */
+  static native long functionNumOutputs(long fn, long index);
+
+  /**
+   * cairn_function_export: Experimental (CAIRN_EXPERIMENTAL). METHOD. Writes every trace of `fn` to `path` (replaced atomically).
    * Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
-   * UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written.
+   * UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written. Since 1.0.
    */
   static native void functionExport(long fn, byte[] path);
 
   /**
-   * cairn_function_load: CONSTRUCTOR. Loads a function written by cairn_function_export into `ctx`. A call with a
+   * cairn_function_load: Experimental (CAIRN_EXPERIMENTAL). CONSTRUCTOR. Loads a function written by cairn_function_export into `ctx`. A call with a
    * signature the file has runs that graph (the first call per input shape re-traces the stored
    * graph; no host code runs); any other signature gives NOT_FOUND listing those it has.
    * &#64;param out  receives the function; free with cairn_function_free().
    * Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
    * INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
-   * the op refuses, each naming the file and the part (concrete function, node, key).
+   * the op refuses, each naming the file and the part (concrete function, node, key). Since 1.0.
    */
   static native long functionLoad(long ctx, byte[] path);
 
   /**
-   * cairn_function_graphdef: METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
+   * cairn_function_graphdef: Experimental (CAIRN_EXPERIMENTAL). METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
    * attr }), for TensorBoard's graph view.
    * &#64;param out  receives the text; free with cairn_free().
-   * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces.
+   * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces. Since 1.0.
    */
   static native String functionGraphdef(long fn, long index);
 
   /**
-   * cairn_function_num_outputs: METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
-   * useful for a loaded function).
-   * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces; INVALID_ARGUMENT for NULL.
-   */
-  static native long functionNumOutputs(long fn, long index);
-
-  /**
-   * cairn_cond: FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
+   * cairn_cond: Experimental (CAIRN_EXPERIMENTAL). FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
    * `user_data`.
    * &#64;param operands  `n_operands` tensors, borrowed (the branches receive them as their inputs).
    * &#64;param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
    * Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
-   * callback's own status.
+   * callback's own status. Since 1.0.
    */
   static native void cond(long ctx, long pred, long[] operands, long thenBranch, long elseBranch, long[] outputs);
 
   /**
-   * cairn_while_loop: FUNCTION. While cond(vars) gives true (cond sets one bool output), vars = body(vars) (body sets
+   * cairn_while_loop: Experimental (CAIRN_EXPERIMENTAL). FUNCTION. While cond(vars) gives true (cond sets one bool output), vars = body(vars) (body sets
    * n_loop_vars outputs); outputs receive the final vars. Both callbacks get `user_data`.
    * &#64;param max_iterations  stop after this many iterations; -1 for no limit.
    * &#64;param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
    * Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
-   * its loop variable, a non-bool cond result, NULLs, or max_iterations &lt; -1; a callback's own status.
+   * its loop variable, a non-bool cond result, NULLs, or max_iterations &lt; -1; a callback's own status. Since 1.0.
    */
   static native long[] whileLoop(long ctx, long cond, long body, long[] loopVars, long maxIterations);
 
   /**
-   * cairn_tensor_array_create: CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
-   * &#64;param out  receives the array tensor; free with cairn_tensor_free().
+   * cairn_tensor_array_create: Experimental (CAIRN_EXPERIMENTAL). CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
+   * &#64;param out  receives the array tensor; free with cairn_tensor_free(). Since 1.0.
    */
   static native long tensorArrayCreate(long ctx, int dtype, long size, long[] elementShape);
 
   /**
-   * cairn_tensor_array_write: FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
-   * &#64;param out  receives the new array; free with cairn_tensor_free().
+   * cairn_tensor_array_write: Experimental (CAIRN_EXPERIMENTAL). FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
+   * &#64;param out  receives the new array; free with cairn_tensor_free(). Since 1.0.
    */
   static native long tensorArrayWrite(long ctx, long array, long index, long value);
 
   /**
-   * cairn_tensor_array_read: FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
-   * &#64;param out  receives the element; free with cairn_tensor_free().
+   * cairn_tensor_array_read: Experimental (CAIRN_EXPERIMENTAL). FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
+   * &#64;param out  receives the element; free with cairn_tensor_free(). Since 1.0.
    */
   static native long tensorArrayRead(long ctx, long array, long index);
 
   /**
-   * cairn_vulkan_available: METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails.
+   * cairn_vulkan_available: METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. Since 1.0.
    */
   static native int vulkanAvailable();
 
   /**
    * cairn_vulkan_device_count: METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
-   * Errors: UNAVAILABLE without a Vulkan loader or driver.
+   * Errors: UNAVAILABLE without a Vulkan loader or driver. Since 1.0.
    */
   static native long vulkanDeviceCount();
 
@@ -990,7 +1197,7 @@ final class CairnNative {
    * cairn_vulkan_device_describe: METHOD. Describes Vulkan device `index`.
    * &#64;param out  set out-&gt;struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
    * Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index &gt;= the device count,
-   * INVALID_ARGUMENT for NULL or a bad struct_size.
+   * INVALID_ARGUMENT for NULL or a bad struct_size. Since 1.0.
    */
   static native VulkanDeviceInfo vulkanDeviceDescribe(long index);
 
@@ -999,22 +1206,22 @@ final class CairnNative {
    * NULL); its `device` NULL means "vulkan" here. `vk` may be NULL (all defaults).
    * &#64;param out  receives the new context; free it with cairn_context_free().
    * Errors: as cairn_context_create; INVALID_ARGUMENT for partial external handles or a bad
-   * struct_size; UNAVAILABLE without a Vulkan driver.
+   * struct_size; UNAVAILABLE without a Vulkan driver. Since 1.0.
    */
-  static native long contextCreateVulkan(byte[] optsDevice, int optsNumThreads, long optsSeed, long optsLogFn, int optsLogLevel, long vkInstance, long vkPhysicalDevice, long vkDevice, int vkQueueFamily, long vkQueue, long vkMemoryLimit, int vkCpuFallback);
+  static native long contextCreateVulkan(long optsSet, byte[] optsDevice, int optsNumThreads, long optsSeed, long optsLogFn, int optsLogLevel, long vkSet, long vkInstance, long vkPhysicalDevice, long vkDevice, int vkQueueFamily, long vkQueue, long vkMemoryLimit, int vkCpuFallback);
 
   /**
    * cairn_vulkan_fallback_count: METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
    * ran on the CPU through cpu_fallback.
    * Errors: INVALID_ARGUMENT when the device is not a Vulkan device; NOT_FOUND / UNAVAILABLE as for
-   * device names elsewhere.
+   * device names elsewhere. Since 1.0.
    */
   static native long vulkanFallbackCount(long ctx, byte[] device);
 
   /**
    * cairn_context_synchronize: METHOD. Waits until the work queued on every device of the context has finished (Vulkan
    * records eager ops and submits them in batches; reads of tensors wait by themselves).
-   * Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device.
+   * Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device. Since 1.0.
    */
   static native void contextSynchronize(long ctx);
 }

@@ -107,9 +107,10 @@ public final class Checkpoint extends NativeHandle {
 
   /** cairn_checkpoint_options. Not thread-safe to mutate. */
   public static final class Options {
+    private long set; // CairnNative.CHECKPOINT_OPTIONS_* of the fields set
     private boolean compress;
     private boolean async;
-    private boolean fsync = true;
+    private boolean fsync;
 
     /** Options at their defaults (the same as {@code options()}). */
     public Options() {}
@@ -122,6 +123,7 @@ public final class Checkpoint extends NativeHandle {
      */
     public Options compress(boolean compress) {
       this.compress = compress;
+      set |= CairnNative.CHECKPOINT_OPTIONS_COMPRESS;
       return this;
     }
 
@@ -134,6 +136,7 @@ public final class Checkpoint extends NativeHandle {
      */
     public Options async(boolean async) {
       this.async = async;
+      set |= CairnNative.CHECKPOINT_OPTIONS_ASYNC;
       return this;
     }
 
@@ -145,6 +148,7 @@ public final class Checkpoint extends NativeHandle {
      */
     public Options fsync(boolean fsync) {
       this.fsync = fsync;
+      set |= CairnNative.CHECKPOINT_OPTIONS_FSYNC;
       return this;
     }
   }
@@ -159,7 +163,7 @@ public final class Checkpoint extends NativeHandle {
     if (options == null) options = new Options();
     long h = handle();
     try {
-      CairnNative.checkpointSetOptions(h, options.compress ? 1 : 0, options.async ? 1 : 0, options.fsync ? 1 : 0);
+      CairnNative.checkpointSetOptions(h, options.set, options.compress ? 1 : 0, options.async ? 1 : 0, options.fsync ? 1 : 0);
     } finally {
       Reference.reachabilityFence(this);
     }

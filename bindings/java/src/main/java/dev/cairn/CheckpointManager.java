@@ -46,7 +46,7 @@ public final class CheckpointManager extends NativeHandle {
     long c = checkpoint.handle();
     try {
       return new CheckpointManager(
-          CairnNative.checkpointManagerCreate(c, dir, name, options.maxToKeep, options.keepCheckpointEveryNHours));
+          CairnNative.checkpointManagerCreate(c, dir, options.set, name, options.maxToKeep, options.keepCheckpointEveryNHours));
     } finally {
       Reference.reachabilityFence(checkpoint);
     }
@@ -63,8 +63,9 @@ public final class CheckpointManager extends NativeHandle {
 
   /** cairn_checkpoint_manager_options. Not thread-safe to mutate. */
   public static final class Options {
+    private long set; // CairnNative.CHECKPOINT_MANAGER_OPTIONS_* of the fields set
     private String checkpointName;
-    private long maxToKeep = 5;
+    private long maxToKeep;
     private double keepCheckpointEveryNHours;
 
     /** Options at their defaults (the same as {@code options()}). */
@@ -78,6 +79,7 @@ public final class CheckpointManager extends NativeHandle {
      */
     public Options checkpointName(String checkpointName) {
       this.checkpointName = checkpointName;
+      set |= CairnNative.CHECKPOINT_MANAGER_OPTIONS_CHECKPOINT_NAME;
       return this;
     }
 
@@ -89,6 +91,7 @@ public final class CheckpointManager extends NativeHandle {
      */
     public Options maxToKeep(long maxToKeep) {
       this.maxToKeep = maxToKeep;
+      set |= CairnNative.CHECKPOINT_MANAGER_OPTIONS_MAX_TO_KEEP;
       return this;
     }
 
@@ -100,6 +103,7 @@ public final class CheckpointManager extends NativeHandle {
      */
     public Options keepCheckpointEveryNHours(double hours) {
       this.keepCheckpointEveryNHours = hours;
+      set |= CairnNative.CHECKPOINT_MANAGER_OPTIONS_KEEP_CHECKPOINT_EVERY_N_HOURS;
       return this;
     }
   }

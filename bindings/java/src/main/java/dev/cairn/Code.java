@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_code: Status codes: TensorFlow's TF_Code values (the gRPC canonical codes).
+ * cairn_code: Status codes: TensorFlow's TF_Code values (the gRPC canonical codes). Since 1.0.
  */
 public enum Code {
   /** {@code CAIRN_OK} (0) in C. */

@@ -105,7 +105,8 @@ public final class CompiledFunction extends NativeHandle {
     long id = Callbacks.registerFunctionFn((c, in, out) -> runBody(what, numOutputs, body, c, in, out));
     long c = ctx.handle();
     try {
-      long h = CairnNative.functionCreate(c, NativeResources.cstr(name), id, dtypes, shapes, options.retraceWarning, options.staticInputs);
+      long h = CairnNative.functionCreate(
+          c, NativeResources.cstr(name), id, options.set, dtypes, shapes, options.retraceWarning, options.staticInputs);
       return new CompiledFunction(h, name, numOutputs);
     } catch (RuntimeException | Error e) {
       Callbacks.unregisterFunctionFn(id);
@@ -160,8 +161,9 @@ public final class CompiledFunction extends NativeHandle {
 
   /** The options of cairn_function_create. */
   public static final class Options {
+    private long set; // CairnNative.FUNCTION_OPTIONS_* of the fields set
     private TensorSpec[] inputSignature;
-    private int retraceWarning = 5;
+    private int retraceWarning;
     private long[] staticInputs;
 
     /** Options at their defaults (the same as {@code options()}). */
@@ -184,6 +186,7 @@ public final class CompiledFunction extends NativeHandle {
         copy[i] = indexes[i];
       }
       this.staticInputs = copy;
+      set |= CairnNative.FUNCTION_OPTIONS_STATIC_INPUTS;
       return this;
     }
 
@@ -199,6 +202,7 @@ public final class CompiledFunction extends NativeHandle {
       Objects.requireNonNull(specs, "specs");
       for (int i = 0; i < specs.length; ++i) Objects.requireNonNull(specs[i], "specs[" + i + "]");
       this.inputSignature = specs.clone();
+      set |= CairnNative.FUNCTION_OPTIONS_INPUT_SIGNATURE;
       return this;
     }
 
@@ -211,6 +215,7 @@ public final class CompiledFunction extends NativeHandle {
     public Options retraceWarning(int traces) {
       if (traces < 0) throw new IllegalArgumentException("retraceWarning must be >= 0, got " + traces);
       this.retraceWarning = traces;
+      set |= CairnNative.FUNCTION_OPTIONS_RETRACE_WARNING;
       return this;
     }
   }
@@ -339,6 +344,8 @@ public final class CompiledFunction extends NativeHandle {
   }
 
   /**
+   * <b>Experimental</b> (graph export, C <code>CAIRN_EXPERIMENTAL</code>): may change in a minor release.
+   *
    * Writes every trace, with the current values of the variables they read or write, to {@code
    * path} (replaced atomically; docs/graph_export.md). {@link #load} in any language (C:
    * cairn_function_load) reads it back. FAILED_PRECONDITION before the first call; UNIMPLEMENTED
@@ -357,6 +364,8 @@ public final class CompiledFunction extends NativeHandle {
   }
 
   /**
+   * <b>Experimental</b> (graph export, C <code>CAIRN_EXPERIMENTAL</code>): may change in a minor release.
+   *
    * Loads a function written by {@link #export} (from any language) into {@code ctx}. It has no
    * Java body: the first call for each input shape re-traces the stored graph, and it owns fresh
    * variables initialised from the file. A call whose inputs fit no stored signature throws
@@ -383,6 +392,8 @@ public final class CompiledFunction extends NativeHandle {
   }
 
   /**
+   * <b>Experimental</b> (graph export, C <code>CAIRN_EXPERIMENTAL</code>): may change in a minor release.
+   *
    * The graph of trace {@code index} as TensorFlow GraphDef text ({@code node { name: ... op: ...
    * }}) for TensorBoard's graph view. OUT_OF_RANGE past {@link #numTraces()}.
    *

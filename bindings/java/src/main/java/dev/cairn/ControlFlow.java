@@ -4,6 +4,8 @@ import java.lang.ref.Reference;
 import java.util.Objects;
 
 /**
+ * <b>Experimental</b> (control flow, C <code>CAIRN_EXPERIMENTAL</code>): may change in a minor release.
+ *
  * Control flow (tf.cond, tf.while_loop) over Java lambdas.
  *
  * <pre>{@code

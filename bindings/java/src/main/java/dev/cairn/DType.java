@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_dtype: Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte.
+ * cairn_dtype: Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte. Since 1.0.
  */
 public enum DType {
   /** {@code CAIRN_INVALID_DTYPE} (0) in C. */

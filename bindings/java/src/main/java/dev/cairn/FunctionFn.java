@@ -6,7 +6,7 @@ package dev.cairn;
  * The traced body. `inputs` are symbolic tensors (borrowed for the call); set each of the
  * `n_outputs` outputs to a new tensor (an op result, an input shared with cairn_tensor_share, or
  * an eager tensor to return as a constant); the function takes them. Return NULL or an error
- * status, which cairn_function_call returns (nothing is cached then).
+ * status, which cairn_function_call returns (nothing is cached then). Since 1.0.
  *
  * Java: returning normally is success, and the handles stored in the out arrays then go to
  * the C library; throwing makes the C callback return an error status, and what was thrown

@@ -48,7 +48,7 @@ public final class GradientTape extends NativeHandle {
     if (options == null) options = new Options();
     long c = ctx.handle();
     try {
-      long h = CairnNative.tapeCreate(c, options.persistent ? 1 : 0, options.watchAccessedVariables ? 1 : 0);
+      long h = CairnNative.tapeCreate(c, options.set, options.persistent ? 1 : 0, options.watchAccessedVariables ? 1 : 0);
       return new GradientTape(h, options.persistent);
     } finally {
       Reference.reachabilityFence(ctx);
@@ -66,8 +66,9 @@ public final class GradientTape extends NativeHandle {
 
   /** The options of cairn_tape_create. Not thread-safe to mutate. */
   public static final class Options {
+    private long set; // CairnNative.TAPE_OPTIONS_* of the fields set
     private boolean persistent;
-    private boolean watchAccessedVariables = true;
+    private boolean watchAccessedVariables;
 
     /** Options at their defaults (the same as {@code options()}). */
     public Options() {}
@@ -80,6 +81,7 @@ public final class GradientTape extends NativeHandle {
      */
     public Options persistent(boolean persistent) {
       this.persistent = persistent;
+      set |= CairnNative.TAPE_OPTIONS_PERSISTENT;
       return this;
     }
 
@@ -91,6 +93,7 @@ public final class GradientTape extends NativeHandle {
      */
     public Options watchAccessedVariables(boolean watch) {
       this.watchAccessedVariables = watch;
+      set |= CairnNative.TAPE_OPTIONS_WATCH_ACCESSED_VARIABLES;
       return this;
     }
   }

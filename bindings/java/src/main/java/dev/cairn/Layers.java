@@ -31,14 +31,14 @@ public final class Layers {
    * Dense: activation(x @ kernel + bias) over the last axis; weights "kernel" and "bias".
    *
    * @param ctx the context
-   * @param o the options (null: every default)
+   * @param o the options
    * @return the new layer, which the caller closes
    */
   public static Layer dense(CairnContext ctx, DenseOptions o) {
     Objects.requireNonNull(o, "options");
     long c = ctx.handle();
     try {
-      return new Layer(CairnNative.denseCreate(c, o.units, NativeResources.cstr(o.activation), o.useBias ? 1 : 0,
+      return new Layer(CairnNative.denseCreate(c, o.set, o.units, NativeResources.cstr(o.activation), o.useBias ? 1 : 0,
           NativeResources.cstr(o.kernelInitializer), NativeResources.cstr(o.biasInitializer),
           NativeResources.cstr(o.name)));
     } finally {
@@ -58,15 +58,17 @@ public final class Layers {
 
   /** The options of cairn_dense_create. Not thread-safe to mutate. */
   public static final class DenseOptions {
+    private long set; // CairnNative.DENSE_OPTIONS_* of the fields set
     private final long units;
     private String activation;
-    private boolean useBias = true;
+    private boolean useBias;
     private String kernelInitializer;
     private String biasInitializer;
     private String name;
 
     DenseOptions(long units) {
       this.units = units;
+      set |= CairnNative.DENSE_OPTIONS_UNITS;
     }
 
     /**
@@ -77,6 +79,7 @@ public final class Layers {
      */
     public DenseOptions activation(String activation) {
       this.activation = activation;
+      set |= CairnNative.DENSE_OPTIONS_ACTIVATION;
       return this;
     }
 
@@ -88,6 +91,7 @@ public final class Layers {
      */
     public DenseOptions useBias(boolean useBias) {
       this.useBias = useBias;
+      set |= CairnNative.DENSE_OPTIONS_USE_BIAS;
       return this;
     }
 
@@ -99,6 +103,7 @@ public final class Layers {
      */
     public DenseOptions kernelInitializer(String initializer) {
       this.kernelInitializer = initializer;
+      set |= CairnNative.DENSE_OPTIONS_KERNEL_INITIALIZER;
       return this;
     }
 
@@ -110,6 +115,7 @@ public final class Layers {
      */
     public DenseOptions biasInitializer(String initializer) {
       this.biasInitializer = initializer;
+      set |= CairnNative.DENSE_OPTIONS_BIAS_INITIALIZER;
       return this;
     }
 
@@ -121,6 +127,7 @@ public final class Layers {
      */
     public DenseOptions name(String name) {
       this.name = name;
+      set |= CairnNative.DENSE_OPTIONS_NAME;
       return this;
     }
   }
@@ -142,14 +149,14 @@ public final class Layers {
    * Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters] and "bias".
    *
    * @param ctx the context
-   * @param o the options (null: every default)
+   * @param o the options
    * @return the new layer, which the caller closes
    */
   public static Layer conv2d(CairnContext ctx, Conv2DOptions o) {
     Objects.requireNonNull(o, "options");
     long c = ctx.handle();
     try {
-      return new Layer(CairnNative.conv2dCreate(c, o.filters, o.kernelH, o.kernelW, o.strideH, o.strideW,
+      return new Layer(CairnNative.conv2dCreate(c, o.set, o.filters, o.kernelH, o.kernelW, o.strideH, o.strideW,
           NativeResources.cstr(o.padding), NativeResources.cstr(o.activation), o.useBias ? 1 : 0,
           NativeResources.cstr(o.kernelInitializer), NativeResources.cstr(o.biasInitializer),
           NativeResources.cstr(o.name)));
@@ -170,20 +177,22 @@ public final class Layers {
 
   /** The options of cairn_conv2d_create. Not thread-safe to mutate. */
   public static final class Conv2DOptions {
+    private long set; // CairnNative.CONV2D_OPTIONS_* of the fields set
     private final long filters;
-    private long kernelH = 3;
-    private long kernelW = 3;
-    private long strideH = 1;
-    private long strideW = 1;
+    private long kernelH;
+    private long kernelW;
+    private long strideH;
+    private long strideW;
     private String padding;
     private String activation;
-    private boolean useBias = true;
+    private boolean useBias;
     private String kernelInitializer;
     private String biasInitializer;
     private String name;
 
     Conv2DOptions(long filters) {
       this.filters = filters;
+      set |= CairnNative.CONV2D_OPTIONS_FILTERS;
     }
 
     /**
@@ -195,7 +204,9 @@ public final class Layers {
      */
     public Conv2DOptions kernelSize(long height, long width) {
       this.kernelH = height;
+      set |= CairnNative.CONV2D_OPTIONS_KERNEL_H;
       this.kernelW = width;
+      set |= CairnNative.CONV2D_OPTIONS_KERNEL_W;
       return this;
     }
 
@@ -208,7 +219,9 @@ public final class Layers {
      */
     public Conv2DOptions strides(long height, long width) {
       this.strideH = height;
+      set |= CairnNative.CONV2D_OPTIONS_STRIDE_H;
       this.strideW = width;
+      set |= CairnNative.CONV2D_OPTIONS_STRIDE_W;
       return this;
     }
 
@@ -220,6 +233,7 @@ public final class Layers {
      */
     public Conv2DOptions padding(String padding) {
       this.padding = padding;
+      set |= CairnNative.CONV2D_OPTIONS_PADDING;
       return this;
     }
 
@@ -231,6 +245,7 @@ public final class Layers {
      */
     public Conv2DOptions activation(String activation) {
       this.activation = activation;
+      set |= CairnNative.CONV2D_OPTIONS_ACTIVATION;
       return this;
     }
 
@@ -242,6 +257,7 @@ public final class Layers {
      */
     public Conv2DOptions useBias(boolean useBias) {
       this.useBias = useBias;
+      set |= CairnNative.CONV2D_OPTIONS_USE_BIAS;
       return this;
     }
 
@@ -253,6 +269,7 @@ public final class Layers {
      */
     public Conv2DOptions kernelInitializer(String initializer) {
       this.kernelInitializer = initializer;
+      set |= CairnNative.CONV2D_OPTIONS_KERNEL_INITIALIZER;
       return this;
     }
 
@@ -264,6 +281,7 @@ public final class Layers {
      */
     public Conv2DOptions biasInitializer(String initializer) {
       this.biasInitializer = initializer;
+      set |= CairnNative.CONV2D_OPTIONS_BIAS_INITIALIZER;
       return this;
     }
 
@@ -275,6 +293,7 @@ public final class Layers {
      */
     public Conv2DOptions name(String name) {
       this.name = name;
+      set |= CairnNative.CONV2D_OPTIONS_NAME;
       return this;
     }
   }
@@ -295,7 +314,7 @@ public final class Layers {
    * MaxPool2D over NHWC input.
    *
    * @param ctx the context
-   * @param o the options (null: every default)
+   * @param o the options
    * @return the new layer, which the caller closes
    */
   public static Layer maxPool2d(CairnContext ctx, Pool2DOptions o) {
@@ -316,7 +335,7 @@ public final class Layers {
    * AvgPool2D over NHWC input.
    *
    * @param ctx the context
-   * @param o the options (null: every default)
+   * @param o the options
    * @return the new layer, which the caller closes
    */
   public static Layer avgPool2d(CairnContext ctx, Pool2DOptions o) {
@@ -330,8 +349,8 @@ public final class Layers {
     long c = ctx.handle();
     try {
       long h = max
-          ? CairnNative.maxPool2dCreate(c, o.poolH, o.poolW, o.strideH, o.strideW, padding, name)
-          : CairnNative.avgPool2dCreate(c, o.poolH, o.poolW, o.strideH, o.strideW, padding, name);
+          ? CairnNative.maxPool2dCreate(c, o.set, o.poolH, o.poolW, o.strideH, o.strideW, padding, name)
+          : CairnNative.avgPool2dCreate(c, o.set, o.poolH, o.poolW, o.strideH, o.strideW, padding, name);
       return new Layer(h);
     } finally {
       Reference.reachabilityFence(ctx);
@@ -349,8 +368,9 @@ public final class Layers {
 
   /** The options of cairn_max_pool2d_create and cairn_avg_pool2d_create. Not thread-safe to mutate. */
   public static final class Pool2DOptions {
-    private long poolH = 2;
-    private long poolW = 2;
+    private long set; // CairnNative.POOL2D_OPTIONS_* of the fields set
+    private long poolH;
+    private long poolW;
     private long strideH;
     private long strideW;
     private String padding;
@@ -367,7 +387,9 @@ public final class Layers {
      */
     public Pool2DOptions poolSize(long height, long width) {
       this.poolH = height;
+      set |= CairnNative.POOL2D_OPTIONS_POOL_H;
       this.poolW = width;
+      set |= CairnNative.POOL2D_OPTIONS_POOL_W;
       return this;
     }
 
@@ -380,7 +402,9 @@ public final class Layers {
      */
     public Pool2DOptions strides(long height, long width) {
       this.strideH = height;
+      set |= CairnNative.POOL2D_OPTIONS_STRIDE_H;
       this.strideW = width;
+      set |= CairnNative.POOL2D_OPTIONS_STRIDE_W;
       return this;
     }
 
@@ -392,6 +416,7 @@ public final class Layers {
      */
     public Pool2DOptions padding(String padding) {
       this.padding = padding;
+      set |= CairnNative.POOL2D_OPTIONS_PADDING;
       return this;
     }
 
@@ -403,11 +428,17 @@ public final class Layers {
      */
     public Pool2DOptions name(String name) {
       this.name = name;
+      set |= CairnNative.POOL2D_OPTIONS_NAME;
       return this;
     }
   }
 
   // ---- Shape, lookup, activation ----
+
+  // The mask bit of an optional field: set only when the caller gave a value (null: the C default).
+  private static long ifSet(Object value, long bit) {
+    return value == null ? 0 : bit;
+  }
 
   /**
    * Flatten: [batch, ...] to [batch, product of the rest].
@@ -430,7 +461,7 @@ public final class Layers {
     byte[] n = NativeResources.cstr(name);
     long c = ctx.handle();
     try {
-      return new Layer(CairnNative.flattenCreate(c, n));
+      return new Layer(CairnNative.flattenCreate(c, ifSet(name, CairnNative.FLATTEN_OPTIONS_NAME), n));
     } finally {
       Reference.reachabilityFence(ctx);
     }
@@ -461,7 +492,10 @@ public final class Layers {
     byte[] n = NativeResources.cstr(name);
     long c = ctx.handle();
     try {
-      return new Layer(CairnNative.embeddingCreate(c, inputDim, outputDim, n));
+      return new Layer(CairnNative.embeddingCreate(c,
+          CairnNative.EMBEDDING_OPTIONS_INPUT_DIM | CairnNative.EMBEDDING_OPTIONS_OUTPUT_DIM
+              | ifSet(name, CairnNative.EMBEDDING_OPTIONS_NAME),
+          inputDim, outputDim, n));
     } finally {
       Reference.reachabilityFence(ctx);
     }
@@ -491,7 +525,8 @@ public final class Layers {
     byte[] n = NativeResources.cstr(name);
     long c = ctx.handle();
     try {
-      return new Layer(CairnNative.activationCreate(c, a, n));
+      return new Layer(CairnNative.activationCreate(c,
+          ifSet(activation, CairnNative.ACTIVATION_OPTIONS_ACTIVATION) | ifSet(name, CairnNative.ACTIVATION_OPTIONS_NAME), a, n));
     } finally {
       Reference.reachabilityFence(ctx);
     }
@@ -506,7 +541,7 @@ public final class Layers {
    * @return the new layer, which the caller closes
    */
   public static Layer dropout(CairnContext ctx, double rate) {
-    return dropout(ctx, rate, -1, null);
+    return dropout(ctx, CairnNative.DROPOUT_OPTIONS_RATE, rate, 0, null);
   }
 
   /**
@@ -519,10 +554,15 @@ public final class Layers {
    * @return the new layer, which the caller closes
    */
   public static Layer dropout(CairnContext ctx, double rate, long seed, String name) {
+    return dropout(ctx, CairnNative.DROPOUT_OPTIONS_RATE | CairnNative.DROPOUT_OPTIONS_SEED
+        | ifSet(name, CairnNative.DROPOUT_OPTIONS_NAME), rate, seed, name);
+  }
+
+  private static Layer dropout(CairnContext ctx, long set, double rate, long seed, String name) {
     byte[] n = NativeResources.cstr(name);
     long c = ctx.handle();
     try {
-      return new Layer(CairnNative.dropoutCreate(c, rate, seed, n));
+      return new Layer(CairnNative.dropoutCreate(c, set, rate, seed, n));
     } finally {
       Reference.reachabilityFence(ctx);
     }
@@ -544,7 +584,7 @@ public final class Layers {
    * LayerNormalization; weights "gamma" and "beta".
    *
    * @param ctx the context
-   * @param o the options (null: every default)
+   * @param o the options
    * @return the new layer, which the caller closes
    */
   public static Layer layerNorm(CairnContext ctx, NormOptions o) {
@@ -566,7 +606,7 @@ public final class Layers {
    * "moving_variance", which calls with {@code training} update.
    *
    * @param ctx the context
-   * @param o the options (null: every default)
+   * @param o the options
    * @return the new layer, which the caller closes
    */
   public static Layer batchNorm(CairnContext ctx, NormOptions o) {
@@ -581,8 +621,8 @@ public final class Layers {
     long c = ctx.handle();
     try {
       long h = batch
-          ? CairnNative.batchNormCreate(c, o.axis, o.epsilon, o.momentum, center, scale, name)
-          : CairnNative.layerNormCreate(c, o.axis, o.epsilon, o.momentum, center, scale, name);
+          ? CairnNative.batchNormCreate(c, o.set, o.axis, o.epsilon, o.momentum, center, scale, name)
+          : CairnNative.layerNormCreate(c, o.set, o.axis, o.epsilon, o.momentum, center, scale, name);
       return new Layer(h);
     } finally {
       Reference.reachabilityFence(ctx);
@@ -600,11 +640,12 @@ public final class Layers {
 
   /** The options of cairn_layer_norm_create and cairn_batch_norm_create. Not thread-safe to mutate. */
   public static final class NormOptions {
-    private long axis = -1;
-    private double epsilon = 1e-3;
-    private double momentum = 0.99;
-    private boolean center = true;
-    private boolean scale = true;
+    private long set; // CairnNative.NORM_OPTIONS_* of the fields set
+    private long axis;
+    private double epsilon;
+    private double momentum;
+    private boolean center;
+    private boolean scale;
     private String name;
 
     NormOptions() {}
@@ -617,6 +658,7 @@ public final class Layers {
      */
     public NormOptions axis(long axis) {
       this.axis = axis;
+      set |= CairnNative.NORM_OPTIONS_AXIS;
       return this;
     }
 
@@ -628,6 +670,7 @@ public final class Layers {
      */
     public NormOptions epsilon(double epsilon) {
       this.epsilon = epsilon;
+      set |= CairnNative.NORM_OPTIONS_EPSILON;
       return this;
     }
 
@@ -639,6 +682,7 @@ public final class Layers {
      */
     public NormOptions momentum(double momentum) {
       this.momentum = momentum;
+      set |= CairnNative.NORM_OPTIONS_MOMENTUM;
       return this;
     }
 
@@ -650,6 +694,7 @@ public final class Layers {
      */
     public NormOptions center(boolean center) {
       this.center = center;
+      set |= CairnNative.NORM_OPTIONS_CENTER;
       return this;
     }
 
@@ -661,6 +706,7 @@ public final class Layers {
      */
     public NormOptions scale(boolean scale) {
       this.scale = scale;
+      set |= CairnNative.NORM_OPTIONS_SCALE;
       return this;
     }
 
@@ -672,6 +718,7 @@ public final class Layers {
      */
     public NormOptions name(String name) {
       this.name = name;
+      set |= CairnNative.NORM_OPTIONS_NAME;
       return this;
     }
   }

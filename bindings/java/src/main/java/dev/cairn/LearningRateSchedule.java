@@ -8,6 +8,13 @@ import java.lang.ref.Reference;
  * parameters are saved with the optimizer that uses it.
  */
 public final class LearningRateSchedule extends CairnObject {
+  // Every parameter is given here, so every field of the C options is set.
+  private static final long EXPONENTIAL_DECAY_ALL = CairnNative.EXPONENTIAL_DECAY_OPTIONS_INITIAL_LEARNING_RATE
+      | CairnNative.EXPONENTIAL_DECAY_OPTIONS_DECAY_STEPS | CairnNative.EXPONENTIAL_DECAY_OPTIONS_DECAY_RATE
+      | CairnNative.EXPONENTIAL_DECAY_OPTIONS_STAIRCASE;
+  private static final long COSINE_DECAY_ALL = CairnNative.COSINE_DECAY_OPTIONS_INITIAL_LEARNING_RATE
+      | CairnNative.COSINE_DECAY_OPTIONS_DECAY_STEPS | CairnNative.COSINE_DECAY_OPTIONS_ALPHA;
+
   private LearningRateSchedule(long handle) {
     super(handle);
   }
@@ -28,7 +35,7 @@ public final class LearningRateSchedule extends CairnObject {
     long c = ctx.handle();
     try {
       return new LearningRateSchedule(
-          CairnNative.scheduleExponentialDecay(c, initialLearningRate, decaySteps, decayRate, staircase ? 1 : 0));
+          CairnNative.scheduleExponentialDecay(c, EXPONENTIAL_DECAY_ALL, initialLearningRate, decaySteps, decayRate, staircase ? 1 : 0));
     } finally {
       Reference.reachabilityFence(ctx);
     }
@@ -48,7 +55,7 @@ public final class LearningRateSchedule extends CairnObject {
       CairnContext ctx, double initialLearningRate, long decaySteps, double alpha) {
     long c = ctx.handle();
     try {
-      return new LearningRateSchedule(CairnNative.scheduleCosineDecay(c, initialLearningRate, decaySteps, alpha));
+      return new LearningRateSchedule(CairnNative.scheduleCosineDecay(c, COSINE_DECAY_ALL, initialLearningRate, decaySteps, alpha));
     } finally {
       Reference.reachabilityFence(ctx);
     }

@@ -5,7 +5,7 @@ package dev.cairn;
  * cairn_log_fn:
  * Receives log messages. `message` is borrowed for the duration of the call. Called from whichever
  * thread logs; it may call back into the C API. Objects and checkpoints keep their context alive,
- * so calls can come after cairn_context_free; `log_release` in the options says when they stop.
+ * so calls can come after cairn_context_free; `log_release` in the options says when they stop. Since 1.0.
  */
 @FunctionalInterface
 interface LogFn {

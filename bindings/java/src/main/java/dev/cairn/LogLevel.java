@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_log_level: Severity of a log message; a context delivers those at or above its log_level.
+ * cairn_log_level: Severity of a log message; a context delivers those at or above its log_level. Since 1.0.
  */
 public enum LogLevel {
   /** {@code CAIRN_LOG_DEBUG} (0) in C. */

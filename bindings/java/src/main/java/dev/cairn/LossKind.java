@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_loss_kind:
+ * cairn_loss_kind: The losses of cairn_loss. Since 1.0.
  */
 public enum LossKind {
   /** {@code CAIRN_LOSS_MEAN_SQUARED_ERROR} (0) in C. */

@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_metric_kind:
+ * cairn_metric_kind: The metrics of cairn_metric_create. Since 1.0.
  */
 public enum MetricKind {
   /** {@code CAIRN_METRIC_MEAN} (0) in C. */

@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_object_kind: The kinds of objects.
+ * cairn_object_kind: The kinds of objects. Since 1.0.
  */
 public enum ObjectKind {
   /** {@code CAIRN_OBJECT_INVALID} (0) in C. */

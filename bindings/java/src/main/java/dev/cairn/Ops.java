@@ -110,20 +110,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor all(CairnContext ctx, Tensor input, AllAttrs attrs) {
-    if (attrs == null) attrs = AllAttrs.DEFAULTS;
+    if (attrs == null) attrs = AllAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_ALL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of All, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of All: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class AllAttrs {
-    static final AllAttrs DEFAULTS = new AllAttrs();
+    static final AllAttrs NONE = new AllAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private AllAttrs() {}
@@ -151,12 +154,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
     /**
@@ -172,12 +175,12 @@ public final class Ops {
     }
 
     /**
-     * The value of keep_dims: the one set, or the default.
+     * The value of keep_dims set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean keepDims() {
-      return keepDims;
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -215,20 +218,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor any(CairnContext ctx, Tensor input, AnyAttrs attrs) {
-    if (attrs == null) attrs = AnyAttrs.DEFAULTS;
+    if (attrs == null) attrs = AnyAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_ANY, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Any, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Any: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class AnyAttrs {
-    static final AnyAttrs DEFAULTS = new AnyAttrs();
+    static final AnyAttrs NONE = new AnyAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private AnyAttrs() {}
@@ -256,12 +262,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
     /**
@@ -277,12 +283,12 @@ public final class Ops {
     }
 
     /**
-     * The value of keep_dims: the one set, or the default.
+     * The value of keep_dims set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean keepDims() {
-      return keepDims;
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -320,20 +326,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor argMax(CairnContext ctx, Tensor input, ArgMaxAttrs attrs) {
-    if (attrs == null) attrs = ArgMaxAttrs.DEFAULTS;
+    if (attrs == null) attrs = ArgMaxAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_ARG_MAX, in, enc, 1)[0];
   }
 
-  /** The optional attributes of ArgMax, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of ArgMax: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class ArgMaxAttrs {
-    static final ArgMaxAttrs DEFAULTS = new ArgMaxAttrs();
+    static final ArgMaxAttrs NONE = new ArgMaxAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
-    private DType outputType = DType.INT64;
+    private DType outputType;
     private boolean outputTypeSet;
 
     private ArgMaxAttrs() {}
@@ -360,12 +369,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     /**
@@ -382,12 +391,12 @@ public final class Ops {
     }
 
     /**
-     * The value of output_type: the one set, or the default.
+     * The value of output_type set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public DType outputType() {
-      return outputType;
+      return !outputTypeSet ? null : outputType;
     }
 
     void addTo(OpAttrs enc) {
@@ -425,20 +434,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor argMin(CairnContext ctx, Tensor input, ArgMinAttrs attrs) {
-    if (attrs == null) attrs = ArgMinAttrs.DEFAULTS;
+    if (attrs == null) attrs = ArgMinAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_ARG_MIN, in, enc, 1)[0];
   }
 
-  /** The optional attributes of ArgMin, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of ArgMin: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class ArgMinAttrs {
-    static final ArgMinAttrs DEFAULTS = new ArgMinAttrs();
+    static final ArgMinAttrs NONE = new ArgMinAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
-    private DType outputType = DType.INT64;
+    private DType outputType;
     private boolean outputTypeSet;
 
     private ArgMinAttrs() {}
@@ -465,12 +477,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     /**
@@ -487,12 +499,12 @@ public final class Ops {
     }
 
     /**
-     * The value of output_type: the one set, or the default.
+     * The value of output_type set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public DType outputType() {
-      return outputType;
+      return !outputTypeSet ? null : outputType;
     }
 
     void addTo(OpAttrs enc) {
@@ -542,7 +554,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor avgPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding, AvgPoolAttrs attrs) {
-    if (attrs == null) attrs = AvgPoolAttrs.DEFAULTS;
+    if (attrs == null) attrs = AvgPoolAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInts("ksize", ksize);
@@ -552,11 +564,14 @@ public final class Ops {
     return ctx.runRaw(OP_AVG_POOL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of AvgPool, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of AvgPool: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class AvgPoolAttrs {
-    static final AvgPoolAttrs DEFAULTS = new AvgPoolAttrs();
+    static final AvgPoolAttrs NONE = new AvgPoolAttrs(); // nothing set
 
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private AvgPoolAttrs() {}
@@ -584,12 +599,12 @@ public final class Ops {
     }
 
     /**
-     * The value of data_format: the one set, or the default.
+     * The value of data_format set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -642,7 +657,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor avgPoolGrad(CairnContext ctx, Tensor grad, long[] ksize, long[] strides, String padding, long[] origInputShape, AvgPoolGradAttrs attrs) {
-    if (attrs == null) attrs = AvgPoolGradAttrs.DEFAULTS;
+    if (attrs == null) attrs = AvgPoolGradAttrs.NONE;
     Tensor[] in = {grad};
     OpAttrs enc = new OpAttrs();
     enc.setInts("ksize", ksize);
@@ -653,11 +668,14 @@ public final class Ops {
     return ctx.runRaw(OP_AVG_POOL_GRAD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of AvgPoolGrad, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of AvgPoolGrad: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class AvgPoolGradAttrs {
-    static final AvgPoolGradAttrs DEFAULTS = new AvgPoolGradAttrs();
+    static final AvgPoolGradAttrs NONE = new AvgPoolGradAttrs(); // nothing set
 
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private AvgPoolGradAttrs() {}
@@ -685,12 +703,12 @@ public final class Ops {
     }
 
     /**
-     * The value of data_format: the one set, or the default.
+     * The value of data_format set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -731,7 +749,7 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor cast(CairnContext ctx, Tensor x, DType dstT, CastAttrs attrs) {
-    if (attrs == null) attrs = CastAttrs.DEFAULTS;
+    if (attrs == null) attrs = CastAttrs.NONE;
     Tensor[] in = {x};
     OpAttrs enc = new OpAttrs();
     enc.setDType("DstT", dstT);
@@ -739,11 +757,14 @@ public final class Ops {
     return ctx.runRaw(OP_CAST, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Cast, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Cast: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class CastAttrs {
-    static final CastAttrs DEFAULTS = new CastAttrs();
+    static final CastAttrs NONE = new CastAttrs(); // nothing set
 
-    private boolean truncate = false;
+    private boolean truncate;
     private boolean truncateSet;
 
     private CastAttrs() {}
@@ -770,12 +791,12 @@ public final class Ops {
     }
 
     /**
-     * The value of Truncate: the one set, or the default.
+     * The value of Truncate set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean truncate() {
-      return truncate;
+    public Boolean truncate() {
+      return !truncateSet ? null : truncate;
     }
 
     void addTo(OpAttrs enc) {
@@ -854,7 +875,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor concatV2(CairnContext ctx, Tensor[] values, ConcatV2Attrs attrs) {
-    if (attrs == null) attrs = ConcatV2Attrs.DEFAULTS;
+    if (attrs == null) attrs = ConcatV2Attrs.NONE;
     Tensor[] in = new Tensor[values.length];
     System.arraycopy(values, 0, in, 0, values.length);
     OpAttrs enc = new OpAttrs();
@@ -862,11 +883,14 @@ public final class Ops {
     return ctx.runRaw(OP_CONCAT_V2, in, enc, 1)[0];
   }
 
-  /** The optional attributes of ConcatV2, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of ConcatV2: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class ConcatV2Attrs {
-    static final ConcatV2Attrs DEFAULTS = new ConcatV2Attrs();
+    static final ConcatV2Attrs NONE = new ConcatV2Attrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
 
     private ConcatV2Attrs() {}
@@ -893,12 +917,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -947,7 +971,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor conv2D(CairnContext ctx, Tensor input, Tensor filter, long[] strides, String padding, Conv2DAttrs attrs) {
-    if (attrs == null) attrs = Conv2DAttrs.DEFAULTS;
+    if (attrs == null) attrs = Conv2DAttrs.NONE;
     Tensor[] in = {input, filter};
     OpAttrs enc = new OpAttrs();
     enc.setInts("strides", strides);
@@ -956,13 +980,16 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_D, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Conv2D, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Conv2D: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class Conv2DAttrs {
-    static final Conv2DAttrs DEFAULTS = new Conv2DAttrs();
+    static final Conv2DAttrs NONE = new Conv2DAttrs(); // nothing set
 
-    private long[] dilations = new long[] {1L, 1L, 1L, 1L};
+    private long[] dilations;
     private boolean dilationsSet;
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private Conv2DAttrs() {}
@@ -990,12 +1017,12 @@ public final class Ops {
     }
 
     /**
-     * The value of dilations: the one set, or the default.
+     * The value of dilations set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] dilations() {
-      return dilations.clone();
+      return !dilationsSet ? null : dilations.clone();
     }
 
     /**
@@ -1012,12 +1039,12 @@ public final class Ops {
     }
 
     /**
-     * The value of data_format: the one set, or the default.
+     * The value of data_format set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -1071,7 +1098,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor conv2DBackpropFilter(CairnContext ctx, Tensor input, Tensor outBackprop, long[] strides, String padding, long[] filterSizes, Conv2DBackpropFilterAttrs attrs) {
-    if (attrs == null) attrs = Conv2DBackpropFilterAttrs.DEFAULTS;
+    if (attrs == null) attrs = Conv2DBackpropFilterAttrs.NONE;
     Tensor[] in = {input, outBackprop};
     OpAttrs enc = new OpAttrs();
     enc.setInts("strides", strides);
@@ -1081,13 +1108,16 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_DBACKPROP_FILTER, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Conv2DBackpropFilter, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Conv2DBackpropFilter: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class Conv2DBackpropFilterAttrs {
-    static final Conv2DBackpropFilterAttrs DEFAULTS = new Conv2DBackpropFilterAttrs();
+    static final Conv2DBackpropFilterAttrs NONE = new Conv2DBackpropFilterAttrs(); // nothing set
 
-    private long[] dilations = new long[] {1L, 1L, 1L, 1L};
+    private long[] dilations;
     private boolean dilationsSet;
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private Conv2DBackpropFilterAttrs() {}
@@ -1115,12 +1145,12 @@ public final class Ops {
     }
 
     /**
-     * The value of dilations: the one set, or the default.
+     * The value of dilations set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] dilations() {
-      return dilations.clone();
+      return !dilationsSet ? null : dilations.clone();
     }
 
     /**
@@ -1137,12 +1167,12 @@ public final class Ops {
     }
 
     /**
-     * The value of data_format: the one set, or the default.
+     * The value of data_format set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -1196,7 +1226,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor conv2DBackpropInput(CairnContext ctx, Tensor filter, Tensor outBackprop, long[] strides, String padding, long[] inputSizes, Conv2DBackpropInputAttrs attrs) {
-    if (attrs == null) attrs = Conv2DBackpropInputAttrs.DEFAULTS;
+    if (attrs == null) attrs = Conv2DBackpropInputAttrs.NONE;
     Tensor[] in = {filter, outBackprop};
     OpAttrs enc = new OpAttrs();
     enc.setInts("strides", strides);
@@ -1206,13 +1236,16 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_DBACKPROP_INPUT, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Conv2DBackpropInput, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Conv2DBackpropInput: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class Conv2DBackpropInputAttrs {
-    static final Conv2DBackpropInputAttrs DEFAULTS = new Conv2DBackpropInputAttrs();
+    static final Conv2DBackpropInputAttrs NONE = new Conv2DBackpropInputAttrs(); // nothing set
 
-    private long[] dilations = new long[] {1L, 1L, 1L, 1L};
+    private long[] dilations;
     private boolean dilationsSet;
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private Conv2DBackpropInputAttrs() {}
@@ -1240,12 +1273,12 @@ public final class Ops {
     }
 
     /**
-     * The value of dilations: the one set, or the default.
+     * The value of dilations set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] dilations() {
-      return dilations.clone();
+      return !dilationsSet ? null : dilations.clone();
     }
 
     /**
@@ -1262,12 +1295,12 @@ public final class Ops {
     }
 
     /**
-     * The value of data_format: the one set, or the default.
+     * The value of data_format set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -1325,22 +1358,25 @@ public final class Ops {
    * @return output out, a new tensor the caller closes
    */
   public static Tensor cumsum(CairnContext ctx, Tensor x, CumsumAttrs attrs) {
-    if (attrs == null) attrs = CumsumAttrs.DEFAULTS;
+    if (attrs == null) attrs = CumsumAttrs.NONE;
     Tensor[] in = {x};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_CUMSUM, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Cumsum, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Cumsum: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class CumsumAttrs {
-    static final CumsumAttrs DEFAULTS = new CumsumAttrs();
+    static final CumsumAttrs NONE = new CumsumAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
-    private boolean exclusive = false;
+    private boolean exclusive;
     private boolean exclusiveSet;
-    private boolean reverse = false;
+    private boolean reverse;
     private boolean reverseSet;
 
     private CumsumAttrs() {}
@@ -1367,12 +1403,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     /**
@@ -1388,12 +1424,12 @@ public final class Ops {
     }
 
     /**
-     * The value of exclusive: the one set, or the default.
+     * The value of exclusive set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean exclusive() {
-      return exclusive;
+    public Boolean exclusive() {
+      return !exclusiveSet ? null : exclusive;
     }
 
     /**
@@ -1409,12 +1445,12 @@ public final class Ops {
     }
 
     /**
-     * The value of reverse: the one set, or the default.
+     * The value of reverse set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean reverse() {
-      return reverse;
+    public Boolean reverse() {
+      return !reverseSet ? null : reverse;
     }
 
     void addTo(OpAttrs enc) {
@@ -1474,18 +1510,21 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor equal(CairnContext ctx, Tensor x, Tensor y, EqualAttrs attrs) {
-    if (attrs == null) attrs = EqualAttrs.DEFAULTS;
+    if (attrs == null) attrs = EqualAttrs.NONE;
     Tensor[] in = {x, y};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_EQUAL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Equal, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Equal: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class EqualAttrs {
-    static final EqualAttrs DEFAULTS = new EqualAttrs();
+    static final EqualAttrs NONE = new EqualAttrs(); // nothing set
 
-    private boolean incompatibleShapeError = true;
+    private boolean incompatibleShapeError;
     private boolean incompatibleShapeErrorSet;
 
     private EqualAttrs() {}
@@ -1512,12 +1551,12 @@ public final class Ops {
     }
 
     /**
-     * The value of incompatible_shape_error: the one set, or the default.
+     * The value of incompatible_shape_error set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean incompatibleShapeError() {
-      return incompatibleShapeError;
+    public Boolean incompatibleShapeError() {
+      return !incompatibleShapeErrorSet ? null : incompatibleShapeError;
     }
 
     void addTo(OpAttrs enc) {
@@ -1761,20 +1800,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor gatherV2(CairnContext ctx, Tensor params, Tensor indices, GatherV2Attrs attrs) {
-    if (attrs == null) attrs = GatherV2Attrs.DEFAULTS;
+    if (attrs == null) attrs = GatherV2Attrs.NONE;
     Tensor[] in = {params, indices};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_GATHER_V2, in, enc, 1)[0];
   }
 
-  /** The optional attributes of GatherV2, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of GatherV2: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class GatherV2Attrs {
-    static final GatherV2Attrs DEFAULTS = new GatherV2Attrs();
+    static final GatherV2Attrs NONE = new GatherV2Attrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
-    private long batchDims = 0L;
+    private long batchDims;
     private boolean batchDimsSet;
 
     private GatherV2Attrs() {}
@@ -1801,12 +1843,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     /**
@@ -1822,12 +1864,12 @@ public final class Ops {
     }
 
     /**
-     * The value of batch_dims: the one set, or the default.
+     * The value of batch_dims set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long batchDims() {
-      return batchDims;
+    public Long batchDims() {
+      return !batchDimsSet ? null : batchDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -1864,18 +1906,21 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor gelu(CairnContext ctx, Tensor x, GeluAttrs attrs) {
-    if (attrs == null) attrs = GeluAttrs.DEFAULTS;
+    if (attrs == null) attrs = GeluAttrs.NONE;
     Tensor[] in = {x};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_GELU, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Gelu, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Gelu: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class GeluAttrs {
-    static final GeluAttrs DEFAULTS = new GeluAttrs();
+    static final GeluAttrs NONE = new GeluAttrs(); // nothing set
 
-    private boolean approximate = false;
+    private boolean approximate;
     private boolean approximateSet;
 
     private GeluAttrs() {}
@@ -1902,12 +1947,12 @@ public final class Ops {
     }
 
     /**
-     * The value of approximate: the one set, or the default.
+     * The value of approximate set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean approximate() {
-      return approximate;
+    public Boolean approximate() {
+      return !approximateSet ? null : approximate;
     }
 
     void addTo(OpAttrs enc) {
@@ -2202,18 +2247,21 @@ public final class Ops {
    * @return output logsoftmax, a new tensor the caller closes
    */
   public static Tensor logSoftmax(CairnContext ctx, Tensor logits, LogSoftmaxAttrs attrs) {
-    if (attrs == null) attrs = LogSoftmaxAttrs.DEFAULTS;
+    if (attrs == null) attrs = LogSoftmaxAttrs.NONE;
     Tensor[] in = {logits};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_LOG_SOFTMAX, in, enc, 1)[0];
   }
 
-  /** The optional attributes of LogSoftmax, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of LogSoftmax: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class LogSoftmaxAttrs {
-    static final LogSoftmaxAttrs DEFAULTS = new LogSoftmaxAttrs();
+    static final LogSoftmaxAttrs NONE = new LogSoftmaxAttrs(); // nothing set
 
-    private long axis = -1L;
+    private long axis;
     private boolean axisSet;
 
     private LogSoftmaxAttrs() {}
@@ -2240,12 +2288,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -2343,20 +2391,23 @@ public final class Ops {
    * @return output product, a new tensor the caller closes
    */
   public static Tensor matMul(CairnContext ctx, Tensor a, Tensor b, MatMulAttrs attrs) {
-    if (attrs == null) attrs = MatMulAttrs.DEFAULTS;
+    if (attrs == null) attrs = MatMulAttrs.NONE;
     Tensor[] in = {a, b};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_MAT_MUL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of MatMul, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of MatMul: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MatMulAttrs {
-    static final MatMulAttrs DEFAULTS = new MatMulAttrs();
+    static final MatMulAttrs NONE = new MatMulAttrs(); // nothing set
 
-    private boolean transposeA = false;
+    private boolean transposeA;
     private boolean transposeASet;
-    private boolean transposeB = false;
+    private boolean transposeB;
     private boolean transposeBSet;
 
     private MatMulAttrs() {}
@@ -2383,12 +2434,12 @@ public final class Ops {
     }
 
     /**
-     * The value of transpose_a: the one set, or the default.
+     * The value of transpose_a set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean transposeA() {
-      return transposeA;
+    public Boolean transposeA() {
+      return !transposeASet ? null : transposeA;
     }
 
     /**
@@ -2404,12 +2455,12 @@ public final class Ops {
     }
 
     /**
-     * The value of transpose_b: the one set, or the default.
+     * The value of transpose_b set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean transposeB() {
-      return transposeB;
+    public Boolean transposeB() {
+      return !transposeBSet ? null : transposeB;
     }
 
     void addTo(OpAttrs enc) {
@@ -2447,20 +2498,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor max(CairnContext ctx, Tensor input, MaxAttrs attrs) {
-    if (attrs == null) attrs = MaxAttrs.DEFAULTS;
+    if (attrs == null) attrs = MaxAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_MAX, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Max, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Max: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MaxAttrs {
-    static final MaxAttrs DEFAULTS = new MaxAttrs();
+    static final MaxAttrs NONE = new MaxAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private MaxAttrs() {}
@@ -2488,12 +2542,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
     /**
@@ -2509,12 +2563,12 @@ public final class Ops {
     }
 
     /**
-     * The value of keep_dims: the one set, or the default.
+     * The value of keep_dims set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean keepDims() {
-      return keepDims;
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -2564,7 +2618,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor maxPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding, MaxPoolAttrs attrs) {
-    if (attrs == null) attrs = MaxPoolAttrs.DEFAULTS;
+    if (attrs == null) attrs = MaxPoolAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInts("ksize", ksize);
@@ -2574,11 +2628,14 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of MaxPool, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of MaxPool: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MaxPoolAttrs {
-    static final MaxPoolAttrs DEFAULTS = new MaxPoolAttrs();
+    static final MaxPoolAttrs NONE = new MaxPoolAttrs(); // nothing set
 
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private MaxPoolAttrs() {}
@@ -2606,12 +2663,12 @@ public final class Ops {
     }
 
     /**
-     * The value of data_format: the one set, or the default.
+     * The value of data_format set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -2666,7 +2723,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor maxPoolGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding, MaxPoolGradAttrs attrs) {
-    if (attrs == null) attrs = MaxPoolGradAttrs.DEFAULTS;
+    if (attrs == null) attrs = MaxPoolGradAttrs.NONE;
     Tensor[] in = {origInput, origOutput, grad};
     OpAttrs enc = new OpAttrs();
     enc.setInts("ksize", ksize);
@@ -2676,11 +2733,14 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL_GRAD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of MaxPoolGrad, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of MaxPoolGrad: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MaxPoolGradAttrs {
-    static final MaxPoolGradAttrs DEFAULTS = new MaxPoolGradAttrs();
+    static final MaxPoolGradAttrs NONE = new MaxPoolGradAttrs(); // nothing set
 
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private MaxPoolGradAttrs() {}
@@ -2708,12 +2768,12 @@ public final class Ops {
     }
 
     /**
-     * The value of data_format: the one set, or the default.
+     * The value of data_format set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -2768,7 +2828,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor maxPoolGradGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding, MaxPoolGradGradAttrs attrs) {
-    if (attrs == null) attrs = MaxPoolGradGradAttrs.DEFAULTS;
+    if (attrs == null) attrs = MaxPoolGradGradAttrs.NONE;
     Tensor[] in = {origInput, origOutput, grad};
     OpAttrs enc = new OpAttrs();
     enc.setInts("ksize", ksize);
@@ -2778,11 +2838,14 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL_GRAD_GRAD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of MaxPoolGradGrad, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of MaxPoolGradGrad: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MaxPoolGradGradAttrs {
-    static final MaxPoolGradGradAttrs DEFAULTS = new MaxPoolGradGradAttrs();
+    static final MaxPoolGradGradAttrs NONE = new MaxPoolGradGradAttrs(); // nothing set
 
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private MaxPoolGradGradAttrs() {}
@@ -2810,12 +2873,12 @@ public final class Ops {
     }
 
     /**
-     * The value of data_format: the one set, or the default.
+     * The value of data_format set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -2873,20 +2936,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor mean(CairnContext ctx, Tensor input, MeanAttrs attrs) {
-    if (attrs == null) attrs = MeanAttrs.DEFAULTS;
+    if (attrs == null) attrs = MeanAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_MEAN, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Mean, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Mean: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MeanAttrs {
-    static final MeanAttrs DEFAULTS = new MeanAttrs();
+    static final MeanAttrs NONE = new MeanAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private MeanAttrs() {}
@@ -2914,12 +2980,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
     /**
@@ -2935,12 +3001,12 @@ public final class Ops {
     }
 
     /**
-     * The value of keep_dims: the one set, or the default.
+     * The value of keep_dims set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean keepDims() {
-      return keepDims;
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -2978,20 +3044,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor min(CairnContext ctx, Tensor input, MinAttrs attrs) {
-    if (attrs == null) attrs = MinAttrs.DEFAULTS;
+    if (attrs == null) attrs = MinAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_MIN, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Min, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Min: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MinAttrs {
-    static final MinAttrs DEFAULTS = new MinAttrs();
+    static final MinAttrs NONE = new MinAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private MinAttrs() {}
@@ -3019,12 +3088,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
     /**
@@ -3040,12 +3109,12 @@ public final class Ops {
     }
 
     /**
-     * The value of keep_dims: the one set, or the default.
+     * The value of keep_dims set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean keepDims() {
-      return keepDims;
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -3146,18 +3215,21 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor notEqual(CairnContext ctx, Tensor x, Tensor y, NotEqualAttrs attrs) {
-    if (attrs == null) attrs = NotEqualAttrs.DEFAULTS;
+    if (attrs == null) attrs = NotEqualAttrs.NONE;
     Tensor[] in = {x, y};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_NOT_EQUAL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of NotEqual, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of NotEqual: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class NotEqualAttrs {
-    static final NotEqualAttrs DEFAULTS = new NotEqualAttrs();
+    static final NotEqualAttrs NONE = new NotEqualAttrs(); // nothing set
 
-    private boolean incompatibleShapeError = true;
+    private boolean incompatibleShapeError;
     private boolean incompatibleShapeErrorSet;
 
     private NotEqualAttrs() {}
@@ -3184,12 +3256,12 @@ public final class Ops {
     }
 
     /**
-     * The value of incompatible_shape_error: the one set, or the default.
+     * The value of incompatible_shape_error set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean incompatibleShapeError() {
-      return incompatibleShapeError;
+    public Boolean incompatibleShapeError() {
+      return !incompatibleShapeErrorSet ? null : incompatibleShapeError;
     }
 
     void addTo(OpAttrs enc) {
@@ -3233,7 +3305,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor oneHot(CairnContext ctx, Tensor indices, long depth, OneHotAttrs attrs) {
-    if (attrs == null) attrs = OneHotAttrs.DEFAULTS;
+    if (attrs == null) attrs = OneHotAttrs.NONE;
     Tensor[] in = {indices};
     OpAttrs enc = new OpAttrs();
     enc.setInt("depth", depth);
@@ -3241,17 +3313,20 @@ public final class Ops {
     return ctx.runRaw(OP_ONE_HOT, in, enc, 1)[0];
   }
 
-  /** The optional attributes of OneHot, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of OneHot: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class OneHotAttrs {
-    static final OneHotAttrs DEFAULTS = new OneHotAttrs();
+    static final OneHotAttrs NONE = new OneHotAttrs(); // nothing set
 
-    private double onValue = 1.0;
+    private double onValue;
     private boolean onValueSet;
-    private double offValue = 0.0;
+    private double offValue;
     private boolean offValueSet;
-    private long axis = -1L;
+    private long axis;
     private boolean axisSet;
-    private DType dtype = DType.FLOAT32;
+    private DType dtype;
     private boolean dtypeSet;
 
     private OneHotAttrs() {}
@@ -3278,12 +3353,12 @@ public final class Ops {
     }
 
     /**
-     * The value of on_value: the one set, or the default.
+     * The value of on_value set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public double onValue() {
-      return onValue;
+    public Double onValue() {
+      return !onValueSet ? null : onValue;
     }
 
     /**
@@ -3299,12 +3374,12 @@ public final class Ops {
     }
 
     /**
-     * The value of off_value: the one set, or the default.
+     * The value of off_value set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public double offValue() {
-      return offValue;
+    public Double offValue() {
+      return !offValueSet ? null : offValue;
     }
 
     /**
@@ -3320,12 +3395,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     /**
@@ -3342,12 +3417,12 @@ public final class Ops {
     }
 
     /**
-     * The value of dtype: the one set, or the default.
+     * The value of dtype set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public DType dtype() {
-      return dtype;
+      return !dtypeSet ? null : dtype;
     }
 
     void addTo(OpAttrs enc) {
@@ -3406,7 +3481,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor pack(CairnContext ctx, Tensor[] values, PackAttrs attrs) {
-    if (attrs == null) attrs = PackAttrs.DEFAULTS;
+    if (attrs == null) attrs = PackAttrs.NONE;
     Tensor[] in = new Tensor[values.length];
     System.arraycopy(values, 0, in, 0, values.length);
     OpAttrs enc = new OpAttrs();
@@ -3414,11 +3489,14 @@ public final class Ops {
     return ctx.runRaw(OP_PACK, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Pack, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Pack: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class PackAttrs {
-    static final PackAttrs DEFAULTS = new PackAttrs();
+    static final PackAttrs NONE = new PackAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
 
     private PackAttrs() {}
@@ -3445,12 +3523,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -3491,7 +3569,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor pad(CairnContext ctx, Tensor input, long[] paddings, PadAttrs attrs) {
-    if (attrs == null) attrs = PadAttrs.DEFAULTS;
+    if (attrs == null) attrs = PadAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInts("paddings", paddings);
@@ -3499,11 +3577,14 @@ public final class Ops {
     return ctx.runRaw(OP_PAD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Pad, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Pad: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class PadAttrs {
-    static final PadAttrs DEFAULTS = new PadAttrs();
+    static final PadAttrs NONE = new PadAttrs(); // nothing set
 
-    private double constantValues = 0.0;
+    private double constantValues;
     private boolean constantValuesSet;
 
     private PadAttrs() {}
@@ -3530,12 +3611,12 @@ public final class Ops {
     }
 
     /**
-     * The value of constant_values: the one set, or the default.
+     * The value of constant_values set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public double constantValues() {
-      return constantValues;
+    public Double constantValues() {
+      return !constantValuesSet ? null : constantValues;
     }
 
     void addTo(OpAttrs enc) {
@@ -3593,20 +3674,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor prod(CairnContext ctx, Tensor input, ProdAttrs attrs) {
-    if (attrs == null) attrs = ProdAttrs.DEFAULTS;
+    if (attrs == null) attrs = ProdAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_PROD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Prod, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Prod: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class ProdAttrs {
-    static final ProdAttrs DEFAULTS = new ProdAttrs();
+    static final ProdAttrs NONE = new ProdAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private ProdAttrs() {}
@@ -3634,12 +3718,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
     /**
@@ -3655,12 +3739,12 @@ public final class Ops {
     }
 
     /**
-     * The value of keep_dims: the one set, or the default.
+     * The value of keep_dims set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean keepDims() {
-      return keepDims;
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -3744,7 +3828,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor randomStandardNormal(CairnContext ctx, long[] shape, RandomStandardNormalAttrs attrs) {
-    if (attrs == null) attrs = RandomStandardNormalAttrs.DEFAULTS;
+    if (attrs == null) attrs = RandomStandardNormalAttrs.NONE;
     Tensor[] in = {};
     OpAttrs enc = new OpAttrs();
     enc.setInts("shape", shape);
@@ -3752,15 +3836,18 @@ public final class Ops {
     return ctx.runRaw(OP_RANDOM_STANDARD_NORMAL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of RandomStandardNormal, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of RandomStandardNormal: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class RandomStandardNormalAttrs {
-    static final RandomStandardNormalAttrs DEFAULTS = new RandomStandardNormalAttrs();
+    static final RandomStandardNormalAttrs NONE = new RandomStandardNormalAttrs(); // nothing set
 
-    private DType dtype = DType.FLOAT32;
+    private DType dtype;
     private boolean dtypeSet;
-    private long seed = 0L;
+    private long seed;
     private boolean seedSet;
-    private long seed2 = 0L;
+    private long seed2;
     private boolean seed2Set;
 
     private RandomStandardNormalAttrs() {}
@@ -3788,12 +3875,12 @@ public final class Ops {
     }
 
     /**
-     * The value of dtype: the one set, or the default.
+     * The value of dtype set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public DType dtype() {
-      return dtype;
+      return !dtypeSet ? null : dtype;
     }
 
     /**
@@ -3809,12 +3896,12 @@ public final class Ops {
     }
 
     /**
-     * The value of seed: the one set, or the default.
+     * The value of seed set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long seed() {
-      return seed;
+    public Long seed() {
+      return !seedSet ? null : seed;
     }
 
     /**
@@ -3830,12 +3917,12 @@ public final class Ops {
     }
 
     /**
-     * The value of seed2: the one set, or the default.
+     * The value of seed2 set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long seed2() {
-      return seed2;
+    public Long seed2() {
+      return !seed2Set ? null : seed2;
     }
 
     void addTo(OpAttrs enc) {
@@ -3876,7 +3963,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor randomUniform(CairnContext ctx, long[] shape, RandomUniformAttrs attrs) {
-    if (attrs == null) attrs = RandomUniformAttrs.DEFAULTS;
+    if (attrs == null) attrs = RandomUniformAttrs.NONE;
     Tensor[] in = {};
     OpAttrs enc = new OpAttrs();
     enc.setInts("shape", shape);
@@ -3884,15 +3971,18 @@ public final class Ops {
     return ctx.runRaw(OP_RANDOM_UNIFORM, in, enc, 1)[0];
   }
 
-  /** The optional attributes of RandomUniform, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of RandomUniform: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class RandomUniformAttrs {
-    static final RandomUniformAttrs DEFAULTS = new RandomUniformAttrs();
+    static final RandomUniformAttrs NONE = new RandomUniformAttrs(); // nothing set
 
-    private DType dtype = DType.FLOAT32;
+    private DType dtype;
     private boolean dtypeSet;
-    private long seed = 0L;
+    private long seed;
     private boolean seedSet;
-    private long seed2 = 0L;
+    private long seed2;
     private boolean seed2Set;
 
     private RandomUniformAttrs() {}
@@ -3920,12 +4010,12 @@ public final class Ops {
     }
 
     /**
-     * The value of dtype: the one set, or the default.
+     * The value of dtype set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public DType dtype() {
-      return dtype;
+      return !dtypeSet ? null : dtype;
     }
 
     /**
@@ -3941,12 +4031,12 @@ public final class Ops {
     }
 
     /**
-     * The value of seed: the one set, or the default.
+     * The value of seed set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long seed() {
-      return seed;
+    public Long seed() {
+      return !seedSet ? null : seed;
     }
 
     /**
@@ -3962,12 +4052,12 @@ public final class Ops {
     }
 
     /**
-     * The value of seed2: the one set, or the default.
+     * The value of seed2 set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long seed2() {
-      return seed2;
+    public Long seed2() {
+      return !seed2Set ? null : seed2;
     }
 
     void addTo(OpAttrs enc) {
@@ -4011,7 +4101,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor range(CairnContext ctx, double start, double limit, RangeAttrs attrs) {
-    if (attrs == null) attrs = RangeAttrs.DEFAULTS;
+    if (attrs == null) attrs = RangeAttrs.NONE;
     Tensor[] in = {};
     OpAttrs enc = new OpAttrs();
     enc.setFloat("start", start);
@@ -4020,13 +4110,16 @@ public final class Ops {
     return ctx.runRaw(OP_RANGE, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Range, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Range: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class RangeAttrs {
-    static final RangeAttrs DEFAULTS = new RangeAttrs();
+    static final RangeAttrs NONE = new RangeAttrs(); // nothing set
 
-    private double delta = 1.0;
+    private double delta;
     private boolean deltaSet;
-    private DType dtype = DType.FLOAT32;
+    private DType dtype;
     private boolean dtypeSet;
 
     private RangeAttrs() {}
@@ -4053,12 +4146,12 @@ public final class Ops {
     }
 
     /**
-     * The value of delta: the one set, or the default.
+     * The value of delta set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public double delta() {
-      return delta;
+    public Double delta() {
+      return !deltaSet ? null : delta;
     }
 
     /**
@@ -4075,12 +4168,12 @@ public final class Ops {
     }
 
     /**
-     * The value of dtype: the one set, or the default.
+     * The value of dtype set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public DType dtype() {
-      return dtype;
+      return !dtypeSet ? null : dtype;
     }
 
     void addTo(OpAttrs enc) {
@@ -4430,18 +4523,21 @@ public final class Ops {
    * @return output softmax, a new tensor the caller closes
    */
   public static Tensor softmax(CairnContext ctx, Tensor logits, SoftmaxAttrs attrs) {
-    if (attrs == null) attrs = SoftmaxAttrs.DEFAULTS;
+    if (attrs == null) attrs = SoftmaxAttrs.NONE;
     Tensor[] in = {logits};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_SOFTMAX, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Softmax, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Softmax: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class SoftmaxAttrs {
-    static final SoftmaxAttrs DEFAULTS = new SoftmaxAttrs();
+    static final SoftmaxAttrs NONE = new SoftmaxAttrs(); // nothing set
 
-    private long axis = -1L;
+    private long axis;
     private boolean axisSet;
 
     private SoftmaxAttrs() {}
@@ -4468,12 +4564,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -4529,20 +4625,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor sort(CairnContext ctx, Tensor input, SortAttrs attrs) {
-    if (attrs == null) attrs = SortAttrs.DEFAULTS;
+    if (attrs == null) attrs = SortAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_SORT, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Sort, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Sort: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class SortAttrs {
-    static final SortAttrs DEFAULTS = new SortAttrs();
+    static final SortAttrs NONE = new SortAttrs(); // nothing set
 
-    private long axis = -1L;
+    private long axis;
     private boolean axisSet;
-    private boolean descending = false;
+    private boolean descending;
     private boolean descendingSet;
 
     private SortAttrs() {}
@@ -4569,12 +4668,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     /**
@@ -4590,12 +4689,12 @@ public final class Ops {
     }
 
     /**
-     * The value of descending: the one set, or the default.
+     * The value of descending set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean descending() {
-      return descending;
+    public Boolean descending() {
+      return !descendingSet ? null : descending;
     }
 
     void addTo(OpAttrs enc) {
@@ -4637,7 +4736,7 @@ public final class Ops {
    * @return the outputs (output) in this order, new tensors the caller closes
    */
   public static Tensor[] split(CairnContext ctx, Tensor value, long numSplit, SplitAttrs attrs) {
-    if (attrs == null) attrs = SplitAttrs.DEFAULTS;
+    if (attrs == null) attrs = SplitAttrs.NONE;
     Tensor[] in = {value};
     OpAttrs enc = new OpAttrs();
     enc.setInt("num_split", numSplit);
@@ -4645,11 +4744,14 @@ public final class Ops {
     return ctx.runRaw(OP_SPLIT, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
-  /** The optional attributes of Split, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Split: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class SplitAttrs {
-    static final SplitAttrs DEFAULTS = new SplitAttrs();
+    static final SplitAttrs NONE = new SplitAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
 
     private SplitAttrs() {}
@@ -4676,12 +4778,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -4776,18 +4878,21 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor squeeze(CairnContext ctx, Tensor input, SqueezeAttrs attrs) {
-    if (attrs == null) attrs = SqueezeAttrs.DEFAULTS;
+    if (attrs == null) attrs = SqueezeAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_SQUEEZE, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Squeeze, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Squeeze: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class SqueezeAttrs {
-    static final SqueezeAttrs DEFAULTS = new SqueezeAttrs();
+    static final SqueezeAttrs NONE = new SqueezeAttrs(); // nothing set
 
-    private long[] squeezeDims = new long[] {};
+    private long[] squeezeDims;
     private boolean squeezeDimsSet;
 
     private SqueezeAttrs() {}
@@ -4815,12 +4920,12 @@ public final class Ops {
     }
 
     /**
-     * The value of squeeze_dims: the one set, or the default.
+     * The value of squeeze_dims set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] squeezeDims() {
-      return squeezeDims.clone();
+      return !squeezeDimsSet ? null : squeezeDims.clone();
     }
 
     void addTo(OpAttrs enc) {
@@ -4892,7 +4997,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor stridedSlice(CairnContext ctx, Tensor input, long[] begin, long[] end, long[] strides, StridedSliceAttrs attrs) {
-    if (attrs == null) attrs = StridedSliceAttrs.DEFAULTS;
+    if (attrs == null) attrs = StridedSliceAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInts("begin", begin);
@@ -4902,19 +5007,22 @@ public final class Ops {
     return ctx.runRaw(OP_STRIDED_SLICE, in, enc, 1)[0];
   }
 
-  /** The optional attributes of StridedSlice, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of StridedSlice: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class StridedSliceAttrs {
-    static final StridedSliceAttrs DEFAULTS = new StridedSliceAttrs();
+    static final StridedSliceAttrs NONE = new StridedSliceAttrs(); // nothing set
 
-    private long beginMask = 0L;
+    private long beginMask;
     private boolean beginMaskSet;
-    private long endMask = 0L;
+    private long endMask;
     private boolean endMaskSet;
-    private long ellipsisMask = 0L;
+    private long ellipsisMask;
     private boolean ellipsisMaskSet;
-    private long newAxisMask = 0L;
+    private long newAxisMask;
     private boolean newAxisMaskSet;
-    private long shrinkAxisMask = 0L;
+    private long shrinkAxisMask;
     private boolean shrinkAxisMaskSet;
 
     private StridedSliceAttrs() {}
@@ -4941,12 +5049,12 @@ public final class Ops {
     }
 
     /**
-     * The value of begin_mask: the one set, or the default.
+     * The value of begin_mask set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long beginMask() {
-      return beginMask;
+    public Long beginMask() {
+      return !beginMaskSet ? null : beginMask;
     }
 
     /**
@@ -4962,12 +5070,12 @@ public final class Ops {
     }
 
     /**
-     * The value of end_mask: the one set, or the default.
+     * The value of end_mask set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long endMask() {
-      return endMask;
+    public Long endMask() {
+      return !endMaskSet ? null : endMask;
     }
 
     /**
@@ -4983,12 +5091,12 @@ public final class Ops {
     }
 
     /**
-     * The value of ellipsis_mask: the one set, or the default.
+     * The value of ellipsis_mask set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long ellipsisMask() {
-      return ellipsisMask;
+    public Long ellipsisMask() {
+      return !ellipsisMaskSet ? null : ellipsisMask;
     }
 
     /**
@@ -5004,12 +5112,12 @@ public final class Ops {
     }
 
     /**
-     * The value of new_axis_mask: the one set, or the default.
+     * The value of new_axis_mask set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long newAxisMask() {
-      return newAxisMask;
+    public Long newAxisMask() {
+      return !newAxisMaskSet ? null : newAxisMask;
     }
 
     /**
@@ -5025,12 +5133,12 @@ public final class Ops {
     }
 
     /**
-     * The value of shrink_axis_mask: the one set, or the default.
+     * The value of shrink_axis_mask set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long shrinkAxisMask() {
-      return shrinkAxisMask;
+    public Long shrinkAxisMask() {
+      return !shrinkAxisMaskSet ? null : shrinkAxisMask;
     }
 
     void addTo(OpAttrs enc) {
@@ -5091,7 +5199,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor stridedSliceGrad(CairnContext ctx, Tensor dy, long[] shape, long[] begin, long[] end, long[] strides, StridedSliceGradAttrs attrs) {
-    if (attrs == null) attrs = StridedSliceGradAttrs.DEFAULTS;
+    if (attrs == null) attrs = StridedSliceGradAttrs.NONE;
     Tensor[] in = {dy};
     OpAttrs enc = new OpAttrs();
     enc.setInts("shape", shape);
@@ -5102,19 +5210,22 @@ public final class Ops {
     return ctx.runRaw(OP_STRIDED_SLICE_GRAD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of StridedSliceGrad, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of StridedSliceGrad: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class StridedSliceGradAttrs {
-    static final StridedSliceGradAttrs DEFAULTS = new StridedSliceGradAttrs();
+    static final StridedSliceGradAttrs NONE = new StridedSliceGradAttrs(); // nothing set
 
-    private long beginMask = 0L;
+    private long beginMask;
     private boolean beginMaskSet;
-    private long endMask = 0L;
+    private long endMask;
     private boolean endMaskSet;
-    private long ellipsisMask = 0L;
+    private long ellipsisMask;
     private boolean ellipsisMaskSet;
-    private long newAxisMask = 0L;
+    private long newAxisMask;
     private boolean newAxisMaskSet;
-    private long shrinkAxisMask = 0L;
+    private long shrinkAxisMask;
     private boolean shrinkAxisMaskSet;
 
     private StridedSliceGradAttrs() {}
@@ -5141,12 +5252,12 @@ public final class Ops {
     }
 
     /**
-     * The value of begin_mask: the one set, or the default.
+     * The value of begin_mask set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long beginMask() {
-      return beginMask;
+    public Long beginMask() {
+      return !beginMaskSet ? null : beginMask;
     }
 
     /**
@@ -5162,12 +5273,12 @@ public final class Ops {
     }
 
     /**
-     * The value of end_mask: the one set, or the default.
+     * The value of end_mask set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long endMask() {
-      return endMask;
+    public Long endMask() {
+      return !endMaskSet ? null : endMask;
     }
 
     /**
@@ -5183,12 +5294,12 @@ public final class Ops {
     }
 
     /**
-     * The value of ellipsis_mask: the one set, or the default.
+     * The value of ellipsis_mask set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long ellipsisMask() {
-      return ellipsisMask;
+    public Long ellipsisMask() {
+      return !ellipsisMaskSet ? null : ellipsisMask;
     }
 
     /**
@@ -5204,12 +5315,12 @@ public final class Ops {
     }
 
     /**
-     * The value of new_axis_mask: the one set, or the default.
+     * The value of new_axis_mask set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long newAxisMask() {
-      return newAxisMask;
+    public Long newAxisMask() {
+      return !newAxisMaskSet ? null : newAxisMask;
     }
 
     /**
@@ -5225,12 +5336,12 @@ public final class Ops {
     }
 
     /**
-     * The value of shrink_axis_mask: the one set, or the default.
+     * The value of shrink_axis_mask set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long shrinkAxisMask() {
-      return shrinkAxisMask;
+    public Long shrinkAxisMask() {
+      return !shrinkAxisMaskSet ? null : shrinkAxisMask;
     }
 
     void addTo(OpAttrs enc) {
@@ -5292,20 +5403,23 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor sum(CairnContext ctx, Tensor input, SumAttrs attrs) {
-    if (attrs == null) attrs = SumAttrs.DEFAULTS;
+    if (attrs == null) attrs = SumAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_SUM, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Sum, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Sum: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class SumAttrs {
-    static final SumAttrs DEFAULTS = new SumAttrs();
+    static final SumAttrs NONE = new SumAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private SumAttrs() {}
@@ -5333,12 +5447,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
     /**
@@ -5354,12 +5468,12 @@ public final class Ops {
     }
 
     /**
-     * The value of keep_dims: the one set, or the default.
+     * The value of keep_dims set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean keepDims() {
-      return keepDims;
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -5444,7 +5558,7 @@ public final class Ops {
    * @return the outputs (values, indices) in this order, new tensors the caller closes
    */
   public static Tensor[] topKV2(CairnContext ctx, Tensor input, long k, TopKV2Attrs attrs) {
-    if (attrs == null) attrs = TopKV2Attrs.DEFAULTS;
+    if (attrs == null) attrs = TopKV2Attrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInt("k", k);
@@ -5452,11 +5566,14 @@ public final class Ops {
     return ctx.runRaw(OP_TOP_KV2, in, enc, 2);
   }
 
-  /** The optional attributes of TopKV2, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of TopKV2: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class TopKV2Attrs {
-    static final TopKV2Attrs DEFAULTS = new TopKV2Attrs();
+    static final TopKV2Attrs NONE = new TopKV2Attrs(); // nothing set
 
-    private boolean sorted = true;
+    private boolean sorted;
     private boolean sortedSet;
 
     private TopKV2Attrs() {}
@@ -5483,12 +5600,12 @@ public final class Ops {
     }
 
     /**
-     * The value of sorted: the one set, or the default.
+     * The value of sorted set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public boolean sorted() {
-      return sorted;
+    public Boolean sorted() {
+      return !sortedSet ? null : sorted;
     }
 
     void addTo(OpAttrs enc) {
@@ -5524,18 +5641,21 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor transpose(CairnContext ctx, Tensor x, TransposeAttrs attrs) {
-    if (attrs == null) attrs = TransposeAttrs.DEFAULTS;
+    if (attrs == null) attrs = TransposeAttrs.NONE;
     Tensor[] in = {x};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_TRANSPOSE, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Transpose, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Transpose: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class TransposeAttrs {
-    static final TransposeAttrs DEFAULTS = new TransposeAttrs();
+    static final TransposeAttrs NONE = new TransposeAttrs(); // nothing set
 
-    private long[] perm = new long[] {};
+    private long[] perm;
     private boolean permSet;
 
     private TransposeAttrs() {}
@@ -5563,12 +5683,12 @@ public final class Ops {
     }
 
     /**
-     * The value of perm: the one set, or the default.
+     * The value of perm set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public long[] perm() {
-      return perm.clone();
+      return !permSet ? null : perm.clone();
     }
 
     void addTo(OpAttrs enc) {
@@ -5607,7 +5727,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor truncatedNormal(CairnContext ctx, long[] shape, TruncatedNormalAttrs attrs) {
-    if (attrs == null) attrs = TruncatedNormalAttrs.DEFAULTS;
+    if (attrs == null) attrs = TruncatedNormalAttrs.NONE;
     Tensor[] in = {};
     OpAttrs enc = new OpAttrs();
     enc.setInts("shape", shape);
@@ -5615,15 +5735,18 @@ public final class Ops {
     return ctx.runRaw(OP_TRUNCATED_NORMAL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of TruncatedNormal, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of TruncatedNormal: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class TruncatedNormalAttrs {
-    static final TruncatedNormalAttrs DEFAULTS = new TruncatedNormalAttrs();
+    static final TruncatedNormalAttrs NONE = new TruncatedNormalAttrs(); // nothing set
 
-    private DType dtype = DType.FLOAT32;
+    private DType dtype;
     private boolean dtypeSet;
-    private long seed = 0L;
+    private long seed;
     private boolean seedSet;
-    private long seed2 = 0L;
+    private long seed2;
     private boolean seed2Set;
 
     private TruncatedNormalAttrs() {}
@@ -5651,12 +5774,12 @@ public final class Ops {
     }
 
     /**
-     * The value of dtype: the one set, or the default.
+     * The value of dtype set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
     public DType dtype() {
-      return dtype;
+      return !dtypeSet ? null : dtype;
     }
 
     /**
@@ -5672,12 +5795,12 @@ public final class Ops {
     }
 
     /**
-     * The value of seed: the one set, or the default.
+     * The value of seed set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long seed() {
-      return seed;
+    public Long seed() {
+      return !seedSet ? null : seed;
     }
 
     /**
@@ -5693,12 +5816,12 @@ public final class Ops {
     }
 
     /**
-     * The value of seed2: the one set, or the default.
+     * The value of seed2 set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long seed2() {
-      return seed2;
+    public Long seed2() {
+      return !seed2Set ? null : seed2;
     }
 
     void addTo(OpAttrs enc) {
@@ -5741,7 +5864,7 @@ public final class Ops {
    * @return the outputs (output) in this order, new tensors the caller closes
    */
   public static Tensor[] unpack(CairnContext ctx, Tensor value, long num, UnpackAttrs attrs) {
-    if (attrs == null) attrs = UnpackAttrs.DEFAULTS;
+    if (attrs == null) attrs = UnpackAttrs.NONE;
     Tensor[] in = {value};
     OpAttrs enc = new OpAttrs();
     enc.setInt("num", num);
@@ -5749,11 +5872,14 @@ public final class Ops {
     return ctx.runRaw(OP_UNPACK, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
-  /** The optional attributes of Unpack, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Unpack: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class UnpackAttrs {
-    static final UnpackAttrs DEFAULTS = new UnpackAttrs();
+    static final UnpackAttrs NONE = new UnpackAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
 
     private UnpackAttrs() {}
@@ -5780,12 +5906,12 @@ public final class Ops {
     }
 
     /**
-     * The value of axis: the one set, or the default.
+     * The value of axis set here.
      *
-     * @return the value
+     * @return the value set, or null when none was (the op then uses its default)
      */
-    public long axis() {
-      return axis;
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {

@@ -53,7 +53,7 @@ public final class Optimizer extends CairnObject {
     long s = schedule == null ? 0 : schedule.handle();
     try {
       return new Optimizer(
-          CairnNative.optimizerCreate(c, options.kind.value(), options.learningRate, s, options.momentum,
+          CairnNative.optimizerCreate(c, options.set, options.kind == null ? 0 : options.kind.value(), options.learningRate, s, options.momentum,
               options.nesterov ? 1 : 0, options.beta1, options.beta2, options.epsilon, options.weightDecay,
               options.rho, options.centered ? 1 : 0));
     } finally {
@@ -73,16 +73,17 @@ public final class Optimizer extends CairnObject {
 
   /** The options of cairn_optimizer_create. Not thread-safe to mutate. */
   public static final class Options {
-    private OptimizerKind kind = OptimizerKind.SGD;
-    private double learningRate = 0.01;
+    private long set; // CairnNative.OPTIMIZER_OPTIONS_* of the fields set
+    private OptimizerKind kind;
+    private double learningRate;
     private LearningRateSchedule schedule;
     private double momentum;
     private boolean nesterov;
-    private double beta1 = 0.9;
-    private double beta2 = 0.999;
-    private double epsilon = 1e-7;
-    private double weightDecay = 0.004;
-    private double rho = 0.9;
+    private double beta1;
+    private double beta2;
+    private double epsilon;
+    private double weightDecay;
+    private double rho;
     private boolean centered;
 
     /** Options at their defaults (the same as {@code options()}). */
@@ -96,6 +97,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options kind(OptimizerKind kind) {
       this.kind = Objects.requireNonNull(kind, "kind");
+      set |= CairnNative.OPTIMIZER_OPTIONS_KIND;
       return this;
     }
 
@@ -107,6 +109,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options learningRate(double learningRate) {
       this.learningRate = learningRate;
+      set |= CairnNative.OPTIMIZER_OPTIONS_LEARNING_RATE;
       return this;
     }
 
@@ -118,6 +121,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options schedule(LearningRateSchedule schedule) {
       this.schedule = schedule;
+      set |= CairnNative.OPTIMIZER_OPTIONS_SCHEDULE;
       return this;
     }
 
@@ -129,6 +133,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options momentum(double momentum) {
       this.momentum = momentum;
+      set |= CairnNative.OPTIMIZER_OPTIONS_MOMENTUM;
       return this;
     }
 
@@ -140,6 +145,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options nesterov(boolean nesterov) {
       this.nesterov = nesterov;
+      set |= CairnNative.OPTIMIZER_OPTIONS_NESTEROV;
       return this;
     }
 
@@ -151,6 +157,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options beta1(double beta1) {
       this.beta1 = beta1;
+      set |= CairnNative.OPTIMIZER_OPTIONS_BETA_1;
       return this;
     }
 
@@ -162,6 +169,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options beta2(double beta2) {
       this.beta2 = beta2;
+      set |= CairnNative.OPTIMIZER_OPTIONS_BETA_2;
       return this;
     }
 
@@ -173,6 +181,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options epsilon(double epsilon) {
       this.epsilon = epsilon;
+      set |= CairnNative.OPTIMIZER_OPTIONS_EPSILON;
       return this;
     }
 
@@ -184,6 +193,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options weightDecay(double weightDecay) {
       this.weightDecay = weightDecay;
+      set |= CairnNative.OPTIMIZER_OPTIONS_WEIGHT_DECAY;
       return this;
     }
 
@@ -195,6 +205,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options rho(double rho) {
       this.rho = rho;
+      set |= CairnNative.OPTIMIZER_OPTIONS_RHO;
       return this;
     }
 
@@ -206,6 +217,7 @@ public final class Optimizer extends CairnObject {
      */
     public Options centered(boolean centered) {
       this.centered = centered;
+      set |= CairnNative.OPTIMIZER_OPTIONS_CENTERED;
       return this;
     }
   }

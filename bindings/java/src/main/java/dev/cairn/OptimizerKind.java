@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_optimizer_kind:
+ * cairn_optimizer_kind: The update rule of an optimizer. Since 1.0.
  */
 public enum OptimizerKind {
   /** {@code CAIRN_OPTIMIZER_SGD} (0) in C. */

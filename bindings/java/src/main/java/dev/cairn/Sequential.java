@@ -24,7 +24,7 @@ public final class Sequential extends Layer {
     byte[] n = NativeResources.cstr(name);
     long c = ctx.handle();
     try {
-      return new Sequential(CairnNative.sequentialCreate(c, n));
+      return new Sequential(CairnNative.sequentialCreate(c, name == null ? 0 : CairnNative.SEQUENTIAL_OPTIONS_NAME, n));
     } finally {
       Reference.reachabilityFence(ctx);
     }

@@ -4,6 +4,8 @@ import java.lang.ref.Reference;
 import java.util.Objects;
 
 /**
+ * <b>Experimental</b> (control flow, C <code>CAIRN_EXPERIMENTAL</code>): may change in a minor release.
+ *
  * tf.TensorArray with a fixed size: {@code size} elements of one dtype and shape, held as one
  * ordinary {@link Tensor} of shape [size, element...], so it can be a {@link ControlFlow#whileLoop}
  * variable and needs no stacking (the array is the stacked tensor).

@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_unconnected: How a gradient call answers for a source the target does not depend on.
+ * cairn_unconnected: How a gradient call answers for a source the target does not depend on. Since 1.0.
  */
 public enum Unconnected {
   /** {@code CAIRN_UNCONNECTED_NONE} (0) in C. */

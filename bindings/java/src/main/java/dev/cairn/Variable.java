@@ -17,7 +17,7 @@ public final class Variable extends CairnObject {
    * A variable named "Variable", trainable, without scope, holding {@code initial}.
    *
    * @param ctx the context
-   * @param initial the initial value (copied)
+   * @param initial the initial value
    * @return a variable named "Variable", trainable, without scope, holding {@code initial}
    */
   public static Variable create(CairnContext ctx, Tensor initial) {
@@ -29,7 +29,7 @@ public final class Variable extends CairnObject {
    * options (null: the defaults). Throws INVALID_ARGUMENT for a STRING tensor or a bad name.
    *
    * @param ctx the context
-   * @param initial the initial value (copied)
+   * @param initial the initial value
    * @param options the options (null: every default)
    * @return the new variable, which the caller closes
    */
@@ -42,7 +42,7 @@ public final class Variable extends CairnObject {
     long t = initial.handle();
     long s = scope == null ? 0 : scope.handle();
     try {
-      return new Variable(CairnNative.variableCreate(c, t, name, options.trainable ? 1 : 0, s));
+      return new Variable(CairnNative.variableCreate(c, t, options.set, name, options.trainable ? 1 : 0, s));
     } finally {
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(initial);
@@ -61,8 +61,9 @@ public final class Variable extends CairnObject {
 
   /** The options of cairn_variable_create. Not thread-safe to mutate. */
   public static final class Options {
+    private long set; // CairnNative.VARIABLE_OPTIONS_* of the fields set
     private String name;
-    private boolean trainable = true;
+    private boolean trainable;
     private Module scope;
 
     /** Options at their defaults (the same as {@code options()}). */
@@ -76,6 +77,7 @@ public final class Variable extends CairnObject {
      */
     public Options name(String name) {
       this.name = name;
+      set |= CairnNative.VARIABLE_OPTIONS_NAME;
       return this;
     }
 
@@ -87,6 +89,7 @@ public final class Variable extends CairnObject {
      */
     public Options trainable(boolean trainable) {
       this.trainable = trainable;
+      set |= CairnNative.VARIABLE_OPTIONS_TRAINABLE;
       return this;
     }
 
@@ -98,6 +101,7 @@ public final class Variable extends CairnObject {
      */
     public Options scope(Module scope) {
       this.scope = scope;
+      set |= CairnNative.VARIABLE_OPTIONS_SCOPE;
       return this;
     }
   }

@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_vulkan_device_info: What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT.
+ * cairn_vulkan_device_info: What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. Since 1.0.
  */
 final class VulkanDeviceInfo {
   final String name;

@@ -2,7 +2,7 @@
 package dev.cairn;
 
 /**
- * cairn_vulkan_device_type: Physical device types; values are VkPhysicalDeviceType's.
+ * cairn_vulkan_device_type: Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
  */
 public enum VulkanDeviceType {
   /** {@code CAIRN_VULKAN_DEVICE_OTHER} (0) in C. */

@@ -1,10 +1,13 @@
 package dev.cairn;
 
 /**
- * The Vulkan settings of a context (cairn_vulkan_options); every field starts at the C default:
- * Cairn's own instance and device, no memory limit, no CPU fallback. Not thread-safe to mutate.
+ * The Vulkan settings of a context (cairn_vulkan_options); a field not set keeps the C default:
+ * Cairn's own instance and device, no memory limit, no CPU fallback. The external-device fields
+ * ({@link #external}) are experimental in the C API: their meaning may still change. Not
+ * thread-safe to mutate.
  */
 public final class VulkanOptions {
+  private long set; // CairnNative.VULKAN_OPTIONS_* of the fields set
   private long instance;
   private long physicalDevice;
   private long device;
@@ -16,6 +19,11 @@ public final class VulkanOptions {
   /** Vulkan settings at their defaults: the first device Cairn picks, no memory limit, no fallback. */
   public VulkanOptions() {}
 
+  // Which fields were set (the others keep cairn_vulkan_options_init's values).
+  long set() {
+    return set;
+  }
+
   /**
    * External mode: an engine's own VkInstance, VkPhysicalDevice, VkDevice and VkQueue (of
    * {@code queueFamily}) as native addresses (e.g. LWJGL's {@code address()}). Set all four or
@@ -24,7 +32,7 @@ public final class VulkanOptions {
    *
    * @param instance the external VkInstance, as an address
    * @param physicalDevice the external VkPhysicalDevice, as an address
-   * @param device the device name ("cpu", "vulkan", "vulkan:N"; null: the context's default)
+   * @param device the external VkDevice, as an address
    * @param queueFamily the queue family index on the external device
    * @param queue the external VkQueue, as an address
    * @return these options
@@ -35,6 +43,8 @@ public final class VulkanOptions {
     this.device = device;
     this.queueFamily = queueFamily;
     this.queue = queue;
+    set |= CairnNative.VULKAN_OPTIONS_INSTANCE | CairnNative.VULKAN_OPTIONS_PHYSICAL_DEVICE
+        | CairnNative.VULKAN_OPTIONS_DEVICE | CairnNative.VULKAN_OPTIONS_QUEUE_FAMILY | CairnNative.VULKAN_OPTIONS_QUEUE;
     return this;
   }
 
@@ -47,6 +57,7 @@ public final class VulkanOptions {
   public VulkanOptions memoryLimit(long bytes) {
     if (bytes < 0) throw new IllegalArgumentException("memoryLimit must be >= 0, got " + bytes);
     this.memoryLimit = bytes;
+    set |= CairnNative.VULKAN_OPTIONS_MEMORY_LIMIT;
     return this;
   }
 
@@ -59,6 +70,7 @@ public final class VulkanOptions {
    */
   public VulkanOptions cpuFallback(boolean on) {
     this.cpuFallback = on;
+    set |= CairnNative.VULKAN_OPTIONS_CPU_FALLBACK;
     return this;
   }
 

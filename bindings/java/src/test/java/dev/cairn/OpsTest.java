@@ -49,12 +49,13 @@ class OpsTest {
   }
 
   @Test
-  void attrClassesStartAtTheDefaults() {
+  void attrClassesHoldOnlyWhatWasSet() {
     Ops.MatMulAttrs attrs = Ops.MatMulAttrs.builder();
-    assertFalse(attrs.transposeA());
-    assertFalse(attrs.transposeB());
+    assertNull(attrs.transposeA()); // not sent: the op's own default applies
+    assertNull(attrs.transposeB());
     assertTrue(attrs.transposeB(true).transposeB());
-    assertTrue(Ops.EqualAttrs.builder().incompatibleShapeError());
+    assertFalse(Ops.EqualAttrs.builder().incompatibleShapeError(false).incompatibleShapeError());
+    assertNull(Ops.EqualAttrs.builder().incompatibleShapeError());
   }
 
   @Test
