@@ -24,7 +24,7 @@ public final class Cairn {
   /**
    * The library's semantic version, e.g. "0.1.0".
    *
-   * @return the library's semantic version, e.g
+   * @return the library's semantic version
    */
   public static String version() {
     NativeLibrary.check();

@@ -332,7 +332,7 @@ public final class CompiledFunction extends NativeHandle {
    * The input signature of trace {@code index}, e.g. "float32[2,3], int32[]".
    *
    * @param index the zero-based index
-   * @return the input signature of trace {@code index}, e.g
+   * @return the input signature of trace {@code index}
    */
   public String signature(long index) {
     long h = handle();

@@ -49,7 +49,7 @@ public final class Module extends CairnObject {
   /**
    * The module's name, e.g. "m2".
    *
-   * @return the module's name, e.g
+   * @return the module's name
    */
   public String name() {
     long h = handle();
@@ -63,7 +63,7 @@ public final class Module extends CairnObject {
   /**
    * The module's name scope, e.g. "m1/m2" (its name when created without a parent scope).
    *
-   * @return the module's name scope, e.g
+   * @return the module's name scope
    */
   public String scope() {
     long h = handle();

@@ -364,7 +364,7 @@ public final class Tensor extends NativeHandle {
   /**
    * The device holding the tensor, e.g. "cpu".
    *
-   * @return the device holding the tensor, e.g
+   * @return the device holding the tensor
    */
   public String device() {
     long h = handle();

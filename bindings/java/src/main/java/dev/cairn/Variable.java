@@ -130,11 +130,24 @@ public final class Variable extends CairnObject {
     Objects.requireNonNull(value, "value");
     long h = handle();
     long t = value.handle();
+    checkFits("Variable.assign", value);
     try {
       CairnNative.variableAssign(h, t);
     } finally {
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(value);
+    }
+  }
+
+  // INVALID_ARGUMENT naming `method` when `value`'s dtype or shape differs from the variable's
+  // (fixed at creation): the binding's own words for what it can see before calling C.
+  private void checkFits(String method, Tensor value) {
+    DType d = dtype();
+    long[] s = shape();
+    if (value.dtype() != d || !java.util.Arrays.equals(value.shape(), s)) {
+      throw new CairnException(Code.INVALID_ARGUMENT, method + ": a " + value.dtype().cName()
+          + Tensor.shapeString(value.shape()) + " tensor for variable '" + name() + "' of " + d.cName()
+          + Tensor.shapeString(s));
     }
   }
 
@@ -147,6 +160,7 @@ public final class Variable extends CairnObject {
     Objects.requireNonNull(delta, "delta");
     long h = handle();
     long t = delta.handle();
+    checkFits("Variable.assignAdd", delta);
     try {
       CairnNative.variableAssignAdd(h, t);
     } finally {
@@ -164,6 +178,7 @@ public final class Variable extends CairnObject {
     Objects.requireNonNull(delta, "delta");
     long h = handle();
     long t = delta.handle();
+    checkFits("Variable.assignSub", delta);
     try {
       CairnNative.variableAssignSub(h, t);
     } finally {
@@ -175,7 +190,7 @@ public final class Variable extends CairnObject {
   /**
    * The variable's name, e.g. "m1/m_v:0" or "Variable:0".
    *
-   * @return the variable's name, e.g
+   * @return the variable's name
    */
   public String name() {
     long h = handle();
