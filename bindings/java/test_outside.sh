@@ -30,7 +30,9 @@ if [ -z "$prefix" ]; then
 fi
 jar="$prefix/share/java/cairn-1.0.0.jar"
 [ -f "$jar" ] || fail "$jar is missing (bindings/java/install.sh PREFIX makes it)"
-m2jar="$HOME/.m2/repository/dev/cairn/cairn/1.0.0/cairn-1.0.0.jar"
+m2repo="$HOME/.m2/repository"
+[[ " ${MAVEN_OPTS:-} " =~ \ -Dmaven\.repo\.local=([^ ]+)\  ]] && m2repo="${BASH_REMATCH[1]}"
+m2jar="$m2repo/dev/cairn/cairn/1.0.0/cairn-1.0.0.jar"
 if [ ! -f "$m2jar" ]; then # a prefix made elsewhere: put its jar in the local repository
   "${mvn[@]}" install:install-file -Dfile="$jar" -DgroupId=dev.cairn -DartifactId=cairn -Dversion=1.0.0 \
     -Dpackaging=jar >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "mvn install:install-file failed"; }
