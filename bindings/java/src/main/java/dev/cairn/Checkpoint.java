@@ -191,6 +191,7 @@ public final class Checkpoint extends NativeHandle {
    * @return the path written
    */
   public String save(String prefix) {
+    Objects.requireNonNull(prefix, "prefix");
     byte[] p = NativeResources.cstr(prefix);
     long h = handle();
     try {

@@ -97,7 +97,7 @@ public final class Metric extends CairnObject {
   /**
    * Accuracy: accumulates predictions, integer labels {@code yTrue} against the argmax of scores
    * {@code yPred} (or equality when both have one shape). A Mean metric takes one tensor:
-   * INVALID_ARGUMENT for a non-null {@code yPred}.
+   * INVALID_ARGUMENT for a non-null {@code yPred} (and for a null one on an Accuracy metric).
    *
    * @param yTrue the true values (labels)
    * @param yPred the predictions
@@ -107,6 +107,13 @@ public final class Metric extends CairnObject {
     long h = handle();
     long a = yTrue.handle();
     long b = yPred == null ? 0 : yPred.handle();
+    MetricKind kind = metricKind();
+    if (kind == MetricKind.MEAN && yPred != null) {
+      throw new CairnException(Code.INVALID_ARGUMENT, "Metric.update: a mean metric takes one tensor (update(values))");
+    }
+    if (kind == MetricKind.ACCURACY && yPred == null) {
+      throw new CairnException(Code.INVALID_ARGUMENT, "Metric.update: an accuracy metric takes yTrue and yPred");
+    }
     try {
       CairnNative.metricUpdate(h, a, b);
     } finally {
