@@ -70,7 +70,7 @@ void matmul(KernelContext& kc) {
   const Tensor& b = kc.input(1);
   Tensor& out = kc.output(0);
   const bool ta = kc.attrs.b("transpose_a"), tb = kc.attrs.b("transpose_b");
-  const int ra = a.rank(), rb = b.rank(), ro = out.rank();
+  const int ra = a.rank(), ro = out.rank();
   const int64_t m = out.shape()[ro - 2], n = out.shape()[ro - 1];
   const int64_t k = ta ? a.shape()[ra - 2] : a.shape()[ra - 1];
   const Shape out_batch = batch_of(out.shape()), a_batch = batch_of(a.shape()), b_batch = batch_of(b.shape());

@@ -45,7 +45,15 @@
 #define vkUpdateDescriptorSets ::cairn::gpu::vkUpdateDescriptorSets
 #define vkWaitForFences ::cairn::gpu::vkWaitForFences
 #define VKFFT_BACKEND 0
+// Debian's vkFFT.h warns about its own unused variables and a local's address it stores; those are
+// not this file's, and a first build should not print them.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-variable"
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
 #include "gpu/vulkan/vkfft/vkFFT.h"
+#pragma GCC diagnostic pop
 
 #include <string>
 #include <vector>

@@ -1,0 +1,1633 @@
+/**
+ * @file cairn.h
+ * @brief The C API of Cairn, an embeddable machine-learning runtime.
+ *
+ * This header is Cairn's only ABI. It is C99 and holds no C++ types. The library is
+ * libcairn.so.1 (SONAME), and every symbol carries the version node CAIRN_1.
+ *
+ * ABI 1 is a promise. A program built against this header runs against every later 1.x library:
+ * functions, enum values, struct layouts and semantics documented here never change
+ * incompatibly; later 1.x releases only add functions, enum values and options-struct fields
+ * (at the end of a struct). Each declaration says since which version it exists ("Since 1.0").
+ * An ABI checker (tools/abi_check, abidiff) guards this against a committed baseline.
+ *
+ * Experimental. Declarations inside `#if defined(CAIRN_EXPERIMENTAL)` blocks (graph export and
+ * load, control flow, the TensorArray) may change in any release; define CAIRN_EXPERIMENTAL
+ * before including this header to use them. Fields documented as "experimental" keep their
+ * place in their struct, but their meaning may change.
+ *
+ * Conventions (docs/capi.md has the longer version):
+ *  - Errors. A fallible function returns `cairn_status *`, and NULL means success. A non-NULL
+ *    status carries a cairn_code and a message that names the function or op and what was wrong.
+ *    The caller frees it with cairn_status_free(). There is no thread-local "last error".
+ *  - Ownership. Out-parameters come last. What they return is a new reference the caller frees
+ *    with the matching cairn_X_free(). Borrowed returns say what owns them and how long they live.
+ *    Every cairn_X_free(NULL) does nothing. Handles may be freed in any order: a tensor keeps its
+ *    device memory alive after its context is freed.
+ *  - Booleans are cairn_bool (int32_t): CAIRN_FALSE (0) or CAIRN_TRUE (1). Parameters and
+ *    fields refuse other values where the documentation says so.
+ *  - Options structs start with `uint32_t struct_size`, the size of the struct in the header the
+ *    caller was compiled with. Fill one with its CAIRN_X_INIT macro or, from languages that
+ *    cannot expand C macros, its cairn_X_init(opts, sizeof *opts) function; both give every
+ *    field its documented default. Passing NULL means all defaults. The one struct_size rule:
+ *    a library accepts the size of every released version of a struct, up to its own, and reads
+ *    only the fields that size covers (later fields keep their defaults), so binaries built
+ *    against an older header keep working. Any other size, including one from a header newer
+ *    than the library, is INVALID_ARGUMENT naming the function and the struct. Structs the
+ *    library fills in (cairn_vulkan_device_info) follow the same rule: it writes only the fields
+ *    that struct_size covers. Arrays of structs that may grow (cairn_tensor_spec) take their
+ *    stride from the struct_size of their first element.
+ *  - Enum values are pinned and never reordered; each enum ends with a _FORCE32 sentinel.
+ *
+ * Threads, per handle kind:
+ *  - cairn_context: may be used from several threads at once.
+ *  - cairn_tensor: immutable; read and share from any thread. Free a handle once, when no other
+ *    thread uses that handle.
+ *  - cairn_object (trackables, modules, variables, lists, dicts, optimizers, layers, metrics):
+ *    may be read and written from several threads at once (writes to one object are serialized).
+ *  - cairn_object_array: immutable; read from any thread.
+ *  - cairn_checkpoint, cairn_checkpoint_manager, cairn_restore_status: one thread at a time.
+ *  - cairn_checkpoint_reader: several threads at once (reads are positional).
+ *  - cairn_function: may be called from several threads at once; a new signature is traced once
+ *    while other callers of that signature wait.
+ *  - cairn_tape: records only the ops of the thread that created it, as tf.GradientTape does,
+ *    because ops on other threads (a data loader, another request) must not leak into a tape.
+ *    Use it, and free it, on that thread; a gradient call from another thread is
+ *    FAILED_PRECONDITION. Bindings whose threads can move (Go) pin the thread while a tape lives.
+ *  - cairn_op_attrs: one thread at a time; a finished set may be read by several op runs at once.
+ *  - cairn_status: belongs to whoever received it.
+ *
+ * Tags on each declaration: CONSTRUCTOR makes a handle, DESTRUCTOR frees one, METHOD does the
+ * rest, FUNCTION computes a value without a handle of its own.
+ */
+#ifndef CAIRN_CAIRN_H_
+#define CAIRN_CAIRN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+/** Marks a function the library exports. */
+#define CAIRN_API __attribute__((visibility("default")))
+/** Marks a function whose status must not be ignored (it would leak). */
+#define CAIRN_MUST_USE __attribute__((warn_unused_result))
+#else
+/** Marks a function the library exports. */
+#define CAIRN_API
+/** Marks a function whose status must not be ignored (dropping it leaks). */
+#define CAIRN_MUST_USE
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Versions
+ * ------------------------------------------------------------------------------------------- */
+
+/** The ABI version this header describes (the 1 of libcairn.so.1). Since 1.0. */
+#define CAIRN_ABI_VERSION 1u
+/** The library version this header comes with: major (the ABI), minor (additions), patch. Since 1.0. */
+#define CAIRN_VERSION_MAJOR 1
+/** The minor version: releases that only add. Since 1.0. */
+#define CAIRN_VERSION_MINOR 0
+/** The patch version: releases that only fix. Since 1.0. */
+#define CAIRN_VERSION_PATCH 0
+
+/** The boolean type of every field, parameter and result: CAIRN_FALSE or CAIRN_TRUE. Since 1.0. */
+typedef int32_t cairn_bool;
+/** False, as a cairn_bool. Since 1.0. */
+#define CAIRN_FALSE 0
+/** True, as a cairn_bool. Since 1.0. */
+#define CAIRN_TRUE 1
+
+/** METHOD. The ABI version of the loaded library; equals CAIRN_ABI_VERSION for a matching header.
+ * Bindings compare the two at load time and refuse a mismatch. Since 1.0. */
+CAIRN_API uint32_t cairn_abi_version(void);
+
+/** METHOD. The library's semantic version, e.g. "1.0.0". Static storage; never freed. Since 1.0. */
+CAIRN_API const char *cairn_version(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Status
+ * ------------------------------------------------------------------------------------------- */
+
+/** Status codes: TensorFlow's TF_Code values (the gRPC canonical codes). Since 1.0. */
+typedef enum cairn_code {
+  CAIRN_OK = 0, /**< success (never in a status: success is NULL) */
+  CAIRN_CANCELLED = 1, /**< the operation was cancelled */
+  CAIRN_UNKNOWN = 2, /**< an error of no other kind */
+  CAIRN_INVALID_ARGUMENT = 3, /**< the caller passed a bad argument */
+  CAIRN_DEADLINE_EXCEEDED = 4, /**< a wait ran out of time */
+  CAIRN_NOT_FOUND = 5, /**< a named thing (file, op, key, device) does not exist */
+  CAIRN_ALREADY_EXISTS = 6, /**< the thing to create exists already */
+  CAIRN_PERMISSION_DENIED = 7, /**< the caller may not do this */
+  CAIRN_RESOURCE_EXHAUSTED = 8, /**< out of memory or over a limit */
+  CAIRN_FAILED_PRECONDITION = 9, /**< the state does not allow this call now */
+  CAIRN_ABORTED = 10, /**< the operation was aborted */
+  CAIRN_OUT_OF_RANGE = 11, /**< an index or value past the valid range */
+  CAIRN_UNIMPLEMENTED = 12, /**< not supported (for example no kernel for a dtype) */
+  CAIRN_INTERNAL = 13, /**< a broken invariant inside the library */
+  CAIRN_UNAVAILABLE = 14, /**< a backend or driver is missing */
+  CAIRN_DATA_LOSS = 15, /**< a damaged or truncated file */
+  CAIRN_CODE_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_code;
+
+/** An error: a code and a message. NULL means success. Since 1.0. */
+typedef struct cairn_status cairn_status;
+
+/** METHOD. The status's code; CAIRN_OK for NULL. Since 1.0. */
+CAIRN_API cairn_code cairn_status_code(const cairn_status *s);
+
+/** METHOD. The status's message, e.g. "Add: incompatible shapes [2,3] and [4]". Borrowed from `s`
+ * and valid until it is freed; "" for NULL. Since 1.0. */
+CAIRN_API const char *cairn_status_message(const cairn_status *s);
+
+/** DESTRUCTOR. Frees a status. NULL is fine. When memory runs out while the library reports an
+ * error, any function may return one static RESOURCE_EXHAUSTED status ("out of memory"); it is
+ * freed like any other (cairn_status_free ignores it), so callers need no special case. Since 1.0. */
+CAIRN_API void cairn_status_free(cairn_status *s);
+
+/** CONSTRUCTOR. A status with `code` and a copy of `message` (NULL means ""), for callbacks that
+ * report their own errors (cairn_function_fn). CAIRN_OK gives NULL (success). An unknown code
+ * becomes CAIRN_UNKNOWN. Returns NULL for CAIRN_OK only. Since 1.0. */
+CAIRN_API cairn_status *cairn_status_create(cairn_code code, const char *message);
+
+/** METHOD. Frees a string or array the library allocated and handed over (documented per function).
+ * NULL is fine. Since 1.0. */
+CAIRN_API void cairn_free(void *p);
+
+/* ---------------------------------------------------------------------------------------------
+ * Element types
+ * ------------------------------------------------------------------------------------------- */
+
+/** Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte. Since 1.0. */
+typedef enum cairn_dtype {
+  CAIRN_INVALID_DTYPE = 0, /**< no dtype (what getters return for NULL) */
+  CAIRN_FLOAT32 = 1, /**< 32-bit float */
+  CAIRN_FLOAT64 = 2, /**< 64-bit float */
+  CAIRN_INT32 = 3, /**< 32-bit signed integer */
+  CAIRN_UINT8 = 4, /**< 8-bit unsigned integer */
+  CAIRN_INT16 = 5, /**< 16-bit signed integer */
+  CAIRN_INT8 = 6, /**< 8-bit signed integer */
+  CAIRN_STRING = 7, /**< byte strings (checkpoint entries only) */
+  CAIRN_COMPLEX64 = 8, /**< two 32-bit floats (real, imaginary) */
+  CAIRN_INT64 = 9, /**< 64-bit signed integer */
+  CAIRN_BOOL = 10, /**< one byte, 0 or 1 */
+  CAIRN_BFLOAT16 = 14, /**< bfloat16 (8-bit exponent) */
+  CAIRN_FLOAT16 = 19, /**< IEEE half precision */
+  CAIRN_DTYPE_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_dtype;
+
+/** METHOD. Bytes per element; 0 for CAIRN_STRING and unknown values. Since 1.0. */
+CAIRN_API size_t cairn_dtype_size(cairn_dtype dtype);
+
+/** METHOD. "float32", "int64", ...; "invalid" for unknown values. Static storage. Since 1.0. */
+CAIRN_API const char *cairn_dtype_name(cairn_dtype dtype);
+
+/* ---------------------------------------------------------------------------------------------
+ * Context
+ * ------------------------------------------------------------------------------------------- */
+
+/** A context owns devices, the default device, allocator hooks, the thread pool, the log callback
+ * and the RNG seed. Thread-safe: share one between threads freely. Since 1.0. */
+typedef struct cairn_context cairn_context;
+
+/** Severity of a log message; a context delivers those at or above its log_level. Since 1.0. */
+typedef enum cairn_log_level {
+  CAIRN_LOG_DEBUG = 0, /**< details for debugging */
+  CAIRN_LOG_INFO = 1, /**< progress and facts */
+  CAIRN_LOG_WARNING = 2, /**< something is likely wrong */
+  CAIRN_LOG_ERROR = 3, /**< an operation failed */
+  CAIRN_LOG_LEVEL_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_log_level;
+
+/** Receives log messages. `message` is borrowed for the duration of the call. Called from whichever
+ * thread logs; it may call back into the C API. Objects and checkpoints keep their context alive,
+ * so calls can come after cairn_context_free; `log_release` in the options says when they stop. Since 1.0. */
+typedef void (*cairn_log_fn)(void *user_data, cairn_log_level level, const char *message);
+
+/** Host allocator hooks. `allocate` returns `size` bytes aligned to `alignment` (a power of two,
+ * at least 64) or NULL; `deallocate` gets the pointer and the size that was asked for. Both may be
+ * called from any thread, also after cairn_context_free while tensors are still alive. Since 1.0. */
+typedef struct cairn_allocator {
+  void *(*allocate)(void *user_data, size_t size, size_t alignment); /**< returns memory or NULL */
+  void (*deallocate)(void *user_data, void *ptr, size_t size);      /**< takes back what allocate gave */
+  void *user_data;                                                  /**< passed to every hook */
+  /** Called once with user_data after the last block went back through `deallocate` (the context
+   * and every tensor made from it are gone); no hook is called after it. NULL: nothing to release. */
+  void (*release)(void *user_data);
+} cairn_allocator;
+
+/** Options for cairn_context_create; start from CAIRN_CONTEXT_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_context_options {
+  uint32_t struct_size;      /**< sizeof(cairn_context_options) */
+  const char *device;        /**< default device: NULL or "cpu" (default), "vulkan", "vulkan:N" */
+  int32_t num_threads;       /**< intra-op threads including the caller; 0 (default) = all cores */
+  uint64_t seed;             /**< base seed of random ops; default 0 */
+  cairn_log_fn log_fn;       /**< NULL (default): warnings and errors go to stderr */
+  void *log_user_data;       /**< passed to log_fn; default NULL */
+  cairn_log_level log_level; /**< least severe level delivered; default CAIRN_LOG_WARNING */
+  const cairn_allocator *allocator; /**< NULL (default): aligned_alloc/free. Copied at creation. */
+  /** Called once with log_user_data when the context is destroyed (after cairn_context_free and the
+   * last object or checkpoint made from it); log_fn is never called after it. Default NULL. */
+  void (*log_release)(void *log_user_data);
+} cairn_context_options;
+
+/** The defaults of cairn_context_options (see cairn_context_options_init). Since 1.0. */
+#define CAIRN_CONTEXT_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_context_options), NULL, 0, 0, NULL, NULL, CAIRN_LOG_WARNING, NULL, NULL }
+
+/** CONSTRUCTOR. Creates a context. `opts` may be NULL (all defaults). When creation fails, neither
+ * log_release nor the allocator's release is called: the caller still owns their user_data.
+ * @param out  receives the new context; free it with cairn_context_free().
+ * Errors: INVALID_ARGUMENT for a bad struct_size or incomplete allocator, NOT_FOUND for an unknown
+ * device name, UNAVAILABLE when the device's backend or driver is missing. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_create(const cairn_context_options *opts, cairn_context **out);
+
+/** DESTRUCTOR. Drops the caller's reference. Tensors made from the context stay valid. NULL is fine. Since 1.0. */
+CAIRN_API void cairn_context_free(cairn_context *ctx);
+
+/** METHOD. The name of the context's default device, e.g. "cpu". Borrowed from `ctx`. Since 1.0. */
+CAIRN_API const char *cairn_context_device(const cairn_context *ctx);
+
+/* ---------------------------------------------------------------------------------------------
+ * Tensors
+ * ------------------------------------------------------------------------------------------- */
+
+/** An immutable value: dtype, shape (rank <= 8) and a device buffer. Safe to read from any thread. Since 1.0. */
+typedef struct cairn_tensor cairn_tensor;
+
+/** CONSTRUCTOR. Creates a tensor on the context's default device by copying `data` (row-major).
+ * @param shape  `rank` dimensions, each >= 0; may be NULL when rank is 0 (a scalar).
+ * @param data   `nbytes` bytes, which must equal cairn_dtype_size(dtype) * element count; may be
+ *               NULL only when nbytes is 0. Borrowed for the call.
+ * @param out    receives the new tensor; free it with cairn_tensor_free().
+ * Errors: INVALID_ARGUMENT for a bad dtype, rank, dimension or nbytes (the message gives both
+ * sizes). CAIRN_STRING tensors cannot be created this way. For CAIRN_BOOL, one byte per element;
+ * any nonzero byte is stored as 1, so reads return only 0 and 1. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_create(cairn_context *ctx, cairn_dtype dtype, const int64_t *shape,
+                                                           size_t rank, const void *data, size_t nbytes,
+                                                           cairn_tensor **out);
+
+/** METHOD. The tensor's dtype; CAIRN_INVALID_DTYPE for NULL. Since 1.0. */
+CAIRN_API cairn_dtype cairn_tensor_dtype(const cairn_tensor *t);
+
+/** METHOD. The tensor's rank; 0 for NULL. Since 1.0. */
+CAIRN_API size_t cairn_tensor_rank(const cairn_tensor *t);
+
+/** METHOD. The size of dimension `axis`; -1 for NULL or an axis >= rank. Since 1.0. */
+CAIRN_API int64_t cairn_tensor_dim(const cairn_tensor *t, size_t axis);
+
+/** METHOD. The number of elements (1 for a scalar); 0 for NULL. Since 1.0. */
+CAIRN_API int64_t cairn_tensor_num_elements(const cairn_tensor *t);
+
+/** METHOD. The size of the tensor's data in bytes; 0 for NULL. Since 1.0. */
+CAIRN_API size_t cairn_tensor_nbytes(const cairn_tensor *t);
+
+/** METHOD. The name of the device holding the tensor, e.g. "cpu". Borrowed: lives as long as the
+ * tensor. NULL for NULL. Since 1.0. */
+CAIRN_API const char *cairn_tensor_device(const cairn_tensor *t);
+
+/** METHOD. Copies the tensor's data to host memory, waiting for the device when needed.
+ * @param dst     `nbytes` writable bytes.
+ * @param nbytes  must equal cairn_tensor_nbytes(t).
+ * Errors: INVALID_ARGUMENT for NULL arguments or a size mismatch. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_read(const cairn_tensor *t, void *dst, size_t nbytes);
+
+/** CONSTRUCTOR. A tensor with the same value on `device` ("cpu", "vulkan", "vulkan:N").
+ * Copying to the device the tensor is already on shares its buffer (tensors are immutable).
+ * @param out  receives the new tensor; free it with cairn_tensor_free().
+ * Errors: NOT_FOUND for an unknown device name, UNAVAILABLE when its backend is missing. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_copy_to_device(cairn_context *ctx, const cairn_tensor *t,
+                                                                   const char *device, cairn_tensor **out);
+
+/** CONSTRUCTOR. A second handle to the same immutable value (no copy, no context needed).
+ * @param out  receives the new handle; free it with cairn_tensor_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_share(const cairn_tensor *t, cairn_tensor **out);
+
+/** DESTRUCTOR. Frees a tensor handle; the data goes when no other tensor shares it. NULL is fine. Since 1.0. */
+CAIRN_API void cairn_tensor_free(cairn_tensor *t);
+
+/* ---------------------------------------------------------------------------------------------
+ * Eager ops
+ * ------------------------------------------------------------------------------------------- */
+
+/** The kind of an op attribute: which field of cairn_attr holds its value. Since 1.0. */
+typedef enum cairn_attr_kind {
+  CAIRN_ATTR_INT = 1, /**< int64 in `i` */
+  CAIRN_ATTR_FLOAT = 2, /**< double in `f` */
+  CAIRN_ATTR_BOOL = 3, /**< 0 or 1 in `i` */
+  CAIRN_ATTR_INTS = 4, /**< `ints` and `n_ints` */
+  CAIRN_ATTR_STRING = 5, /**< NUL-terminated `s` */
+  CAIRN_ATTR_DTYPE = 6, /**< a cairn_dtype in `dtype` */
+  CAIRN_ATTR_FLOATS = 7, /**< `floats` and `n_floats` */
+  CAIRN_ATTR_KIND_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_attr_kind;
+
+/** One attribute of an op call. Set `name`, `kind` and the field for that kind; the others are
+ * ignored. A bool goes in `i` (0 or 1). Arrays and strings are borrowed for the call. Since 1.0. */
+typedef struct cairn_attr {
+  const char *name;      /**< the attribute's name, e.g. "transpose_a" */
+  cairn_attr_kind kind;  /**< which field below holds the value */
+  int64_t i;             /**< CAIRN_ATTR_INT, CAIRN_ATTR_BOOL */
+  double f;              /**< CAIRN_ATTR_FLOAT */
+  const int64_t *ints;   /**< CAIRN_ATTR_INTS */
+  size_t n_ints;         /**< elements in `ints` */
+  const char *s;         /**< CAIRN_ATTR_STRING (NUL-terminated) */
+  cairn_dtype dtype;     /**< CAIRN_ATTR_DTYPE */
+  const double *floats;  /**< CAIRN_ATTR_FLOATS */
+  size_t n_floats;       /**< elements in `floats` */
+} cairn_attr;
+
+/** METHOD. Runs op `op` (TensorFlow raw-op names: "Add", "MatMul", "Softmax", ...) eagerly.
+ * The op runs on the device of its inputs, which must all share one; an op without inputs runs
+ * on the context's default device.
+ * @param inputs     `n_inputs` tensors, borrowed.
+ * @param attrs      `n_attrs` attributes, borrowed; unset attributes take their defaults.
+ * @param outputs    room for exactly the op's output count; each receives a new tensor the caller
+ *                   frees. On error nothing is written.
+ * Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a wrong input or output count, a wrong
+ * dtype, incompatible shapes, an unknown, missing or mistyped attribute, an out-of-range axis;
+ * UNIMPLEMENTED when the device has no kernel for the dtype. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_run(cairn_context *ctx, const char *op, cairn_tensor *const *inputs,
+                                                    size_t n_inputs, const cairn_attr *attrs, size_t n_attrs,
+                                                    cairn_tensor **outputs, size_t n_outputs);
+
+/** An attribute set built one attribute at a time: the form of op attributes that can grow.
+ * cairn_attr is frozen in ABI 1 (its ten fields never change); attribute kinds added later are
+ * set through this builder, with new cairn_op_attrs_set_X functions. Values are copied in. Setting
+ * a name again replaces its value. Since 1.0. */
+typedef struct cairn_op_attrs cairn_op_attrs;
+
+/** CONSTRUCTOR. An empty attribute set.
+ * @param out  receives it; free with cairn_op_attrs_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_create(cairn_op_attrs **out);
+
+/** METHOD. Sets attribute `name` (borrowed for the call; copied) to an INT value.
+ * Errors (all setters): INVALID_ARGUMENT for NULL attrs or name, or a NULL array with n > 0. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_int(cairn_op_attrs *attrs, const char *name, int64_t value);
+
+/** METHOD. Sets a FLOAT attribute. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_float(cairn_op_attrs *attrs, const char *name, double value);
+
+/** METHOD. Sets a BOOL attribute; INVALID_ARGUMENT unless value is CAIRN_FALSE or CAIRN_TRUE. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_bool(cairn_op_attrs *attrs, const char *name,
+                                                               cairn_bool value);
+
+/** METHOD. Sets an INTS attribute from `n` values (copied). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_ints(cairn_op_attrs *attrs, const char *name,
+                                                               const int64_t *values, size_t n);
+
+/** METHOD. Sets a FLOATS attribute from `n` values (copied). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_floats(cairn_op_attrs *attrs, const char *name,
+                                                                 const double *values, size_t n);
+
+/** METHOD. Sets a STRING attribute (NUL-terminated, copied); INVALID_ARGUMENT for NULL value. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_string(cairn_op_attrs *attrs, const char *name,
+                                                                 const char *value);
+
+/** METHOD. Sets a DTYPE attribute. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_attrs_set_dtype(cairn_op_attrs *attrs, const char *name,
+                                                                cairn_dtype value);
+
+/** METHOD. The number of attributes set; 0 for NULL. Since 1.0. */
+CAIRN_API size_t cairn_op_attrs_size(const cairn_op_attrs *attrs);
+
+/** DESTRUCTOR. Frees an attribute set. NULL is fine. Since 1.0. */
+CAIRN_API void cairn_op_attrs_free(cairn_op_attrs *attrs);
+
+/** METHOD. cairn_op_run with the attributes of `attrs` (NULL: none). Otherwise identical: same
+ * errors, same outputs. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_run_attrs(cairn_context *ctx, const char *op,
+                                                          cairn_tensor *const *inputs, size_t n_inputs,
+                                                          const cairn_op_attrs *attrs, cairn_tensor **outputs,
+                                                          size_t n_outputs);
+
+/* ---------------------------------------------------------------------------------------------
+ * The op registry (for binding generators and tools)
+ * ------------------------------------------------------------------------------------------- */
+
+/** METHOD. How many outputs op `op` produces with these attributes: fixed for most ops; for ops
+ * with a variadic output (Split, Unpack) it comes from the count attribute (num_split, num).
+ * @param attrs  the attributes the call will pass (borrowed); unset ones take their defaults.
+ * @param out    receives the count.
+ * Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a missing or mistyped count. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_num_outputs(const char *op, const cairn_attr *attrs, size_t n_attrs,
+                                                            size_t *out);
+
+/** METHOD. How many ops are registered. Since 1.0. */
+CAIRN_API size_t cairn_op_count(void);
+
+/** METHOD. The name of op `i` in name order; NULL when i >= cairn_op_count(). Static storage. Since 1.0. */
+CAIRN_API const char *cairn_op_name(size_t i);
+
+/** METHOD. The whole registry as JSON: an array of {"name", "summary", "inputs": [{"name",
+ * "type_attr" | "dtype", "variadic"?, "number_attr"?}], "outputs": [...], "attrs": [{"name",
+ * "kind" ("INT", "FLOAT", "BOOL", "INTS", "STRING", "DTYPE", "FLOATS"), "default"?, "inferred"?,
+ * "allowed_dtypes"?, "allowed_values"?}]}, sorted by name. An attribute without "default" is
+ * required; an "inferred" DTYPE attribute is taken from the inputs.
+ * @param out  receives a NUL-terminated string; free it with cairn_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_op_registry_json(char **out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Tracked objects
+ *
+ * The object graph (TensorFlow's Trackable, tf.Module, tf.Variable, ListWrapper, DictWrapper):
+ * objects joined by named, ordered edges. Checkpoints save what is reachable along tracked edges,
+ * breadth-first from the root in edge-creation order; an object reached by several paths is saved
+ * once, under the first path.
+ *
+ * Handles. A cairn_object handle holds one reference to its object. Functions that hand out an
+ * object (create, get, array_get's owner) make a new handle each time, so two handles may refer
+ * to one object (cairn_object_same tells). Freeing a handle drops its reference; edges hold their
+ * own, so handles and objects may be freed in any order. An object keeps its context alive.
+ * A cycle of tracked or untracked edges keeps its objects alive until one of its edges is deleted.
+ *
+ * Edge names. A tracked edge name (attribute name or dict key) is non-empty, holds no '/' (it
+ * separates checkpoint key parts) and is not ".ATTRIBUTES" or ".OPTIMIZER_SLOT". List elements are
+ * named "0", "1", ... by their index.
+ *
+ * Threads. Objects may be read and written from several threads at once: writes to one object are
+ * serialized, and reads see a consistent snapshot. A variable read returns a snapshot tensor that
+ * later assignments do not change. Do not free a handle while another thread uses it.
+ * ------------------------------------------------------------------------------------------- */
+
+/** A handle to a tracked object (see above); free with cairn_object_free(). Since 1.0. */
+typedef struct cairn_object cairn_object;
+
+/** The kinds of objects. Since 1.0. */
+typedef enum cairn_object_kind {
+  CAIRN_OBJECT_INVALID = 0, /**< what cairn_object_kind_of returns for NULL */
+  CAIRN_OBJECT_TRACKABLE = 1, /**< cairn_trackable_create */
+  CAIRN_OBJECT_VARIABLE = 2, /**< cairn_variable_create */
+  CAIRN_OBJECT_LIST = 3, /**< cairn_list_create */
+  CAIRN_OBJECT_DICT = 4, /**< cairn_dict_create */
+  CAIRN_OBJECT_MODULE = 5, /**< cairn_module_create */
+  CAIRN_OBJECT_OPTIMIZER = 6, /**< cairn_optimizer_create */
+  CAIRN_OBJECT_LAYER = 7,     /**< the layer constructors and cairn_sequential_create */
+  CAIRN_OBJECT_KIND_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_object_kind;
+
+/** CONSTRUCTOR. A new trackable: an object whose attributes (set with cairn_object_set) are
+ * tracked edges, kept in the order they were first set.
+ * @param ctx  borrowed; the object keeps the context alive.
+ * @param out  receives the new object; free it with cairn_object_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_trackable_create(cairn_context *ctx, cairn_object **out);
+
+/** CONSTRUCTOR. A new module (tf.Module): a trackable with a name. Variables created with the
+ * module as their scope are named "<name>/<variable name>:0".
+ * @param name  borrowed for the call; NULL means "module". Non-empty, no '/' or ':'.
+ * @param out   receives the new module; free it with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for NULL ctx or out, or a bad name. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_module_create(cairn_context *ctx, const char *name, cairn_object **out);
+
+/** CONSTRUCTOR. Like cairn_module_create, inside the name scope of `parent_scope`: a module "m2"
+ * created in the scope of module "m1" has scope "m1/m2", and its variables are named
+ * "m1/m2/<name>:0". The two modules are not linked by an edge.
+ * @param parent_scope  a module, borrowed for the call; NULL is the same as cairn_module_create.
+ * Errors: as cairn_module_create; INVALID_ARGUMENT when parent_scope is not a module. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_module_create_in_scope(cairn_context *ctx, const char *name,
+                                                                    const cairn_object *parent_scope,
+                                                                    cairn_object **out);
+
+/** METHOD. The module's name, e.g. "m2". Borrowed from the object: valid while any handle to it
+ * lives. NULL for NULL or an object that is not a module. Since 1.0. */
+CAIRN_API const char *cairn_module_name(const cairn_object *module);
+
+/** METHOD. The module's name scope, e.g. "m1/m2" (its name for a module created without a parent
+ * scope). Borrowed like cairn_module_name. NULL for NULL or an object that is not a module. Since 1.0. */
+CAIRN_API const char *cairn_module_scope(const cairn_object *module);
+
+/** Options of cairn_variable_create. Since 1.0. */
+typedef struct cairn_variable_options {
+  uint32_t struct_size;       /**< sizeof(cairn_variable_options) */
+  const char *name;           /**< NULL (default) means "Variable"; non-empty, no ':'. Copied. */
+  cairn_bool trainable;       /**< CAIRN_TRUE (default): whether trainable_only queries include it */
+  const cairn_object *scope;  /**< a module or NULL (default): names the variable "<scope>/<name>:0".
+                                 Borrowed for the call; the variable does not keep it. */
+} cairn_variable_options;
+
+/** The defaults of cairn_variable_options (see cairn_variable_options_init). Since 1.0. */
+#define CAIRN_VARIABLE_OPTIONS_INIT { (uint32_t)sizeof(cairn_variable_options), NULL, 1, NULL }
+
+/** CONSTRUCTOR. A new variable holding `initial`: its dtype, shape and device are the variable's
+ * for life. The value is shared with `initial`, not copied (tensors are immutable).
+ * @param initial  borrowed for the call. Any dtype but CAIRN_STRING.
+ * @param opts     borrowed for the call; NULL means all defaults.
+ * @param out      receives the new variable; free it with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for NULL ctx, initial or out, a bad struct_size, name or trainable
+ * value, a scope that is not a module, or a string tensor. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_create(cairn_context *ctx, const cairn_tensor *initial,
+                                                             const cairn_variable_options *opts, cairn_object **out);
+
+/** METHOD. A snapshot of the variable's value; later assignments do not change it.
+ * @param out  receives a new tensor; free it with cairn_tensor_free().
+ * Errors: INVALID_ARGUMENT for NULL arguments or an object that is not a variable. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_read(cairn_object *var, cairn_tensor **out);
+
+/** METHOD. Replaces the variable's value with `value`, which must have the variable's dtype and
+ * shape. A value on another device is copied to the variable's device.
+ * @param value  borrowed for the call.
+ * Errors: INVALID_ARGUMENT for NULL arguments, an object that is not a variable, or a dtype or
+ * shape mismatch, e.g. "cairn_variable_assign: shape [3] does not match variable 'v:0' of shape
+ * [2]". On error the value is unchanged. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_assign(cairn_object *var, const cairn_tensor *value);
+
+/** METHOD. Adds `delta` to the variable (the Add op, on the variable's device). `delta` must have
+ * the variable's dtype and shape (no broadcasting). The update is atomic with respect to other
+ * writers of the same variable.
+ * @param delta  borrowed for the call.
+ * Errors: as cairn_variable_assign; the Add op's own errors (e.g. for bool) prefixed with
+ * "cairn_variable_assign_add: ". Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_assign_add(cairn_object *var, const cairn_tensor *delta);
+
+/** METHOD. Subtracts `delta` from the variable (the Sub op); otherwise as cairn_variable_assign_add. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_assign_sub(cairn_object *var, const cairn_tensor *delta);
+
+/** METHOD. The variable's name, e.g. "m1/m_v:0" or "Variable:0". Borrowed from the object: valid
+ * while any handle to it lives. NULL for NULL or an object that is not a variable. Since 1.0. */
+CAIRN_API const char *cairn_variable_name(const cairn_object *var);
+
+/** METHOD. 1 when the variable is trainable, 0 when not, -1 for NULL or an object that is not a
+ * variable. Since 1.0. */
+CAIRN_API cairn_bool cairn_variable_trainable(const cairn_object *var);
+
+/** METHOD. The variable's dtype; CAIRN_INVALID_DTYPE for NULL or an object that is not a variable.
+ * (Its shape: cairn_variable_read, then cairn_tensor_rank / cairn_tensor_dim; a read does not copy.) Since 1.0. */
+CAIRN_API cairn_dtype cairn_variable_dtype(const cairn_object *var);
+
+/** CONSTRUCTOR. A new, empty list (ListWrapper). Its elements are tracked edges "0", "1", ...
+ * @param out  receives the new list; free it with cairn_object_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_list_create(cairn_context *ctx, cairn_object **out);
+
+/** METHOD. Appends `item` to the list as edge "<old size>". A checkpoint value waiting for that
+ * edge is restored into `item` before this returns.
+ * @param item  borrowed; the list takes its own reference.
+ * Errors: INVALID_ARGUMENT for NULL arguments or a `list` that is not a list; the error of a
+ * pending restore (the item stays appended). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_list_append(cairn_object *list, cairn_object *item);
+
+/** METHOD. The number of elements; 0 for NULL or an object that is not a list. Since 1.0. */
+CAIRN_API size_t cairn_list_size(const cairn_object *list);
+
+/** METHOD. Element `index` of the list (the same as cairn_object_get with its decimal name).
+ * @param out  receives a new handle; free it with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for NULL arguments or a non-list; OUT_OF_RANGE for index >= size. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_list_get(cairn_object *list, size_t index, cairn_object **out);
+
+/** METHOD. Replaces element `index` (< size) with `item`. TensorFlow refuses to checkpoint a list
+ * whose elements were replaced or deleted (restore-on-create needs append-only lists).
+ * @param item  borrowed; the list takes its own reference.
+ * Errors: as cairn_list_get; the error of a pending restore (the item stays in place). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_list_set(cairn_object *list, size_t index, cairn_object *item);
+
+/** CONSTRUCTOR. A new, empty dict (DictWrapper): string keys, kept in insertion order; each entry
+ * is a tracked edge named by its key. Set, get and delete entries with cairn_object_set/get/delete.
+ * @param out  receives the new dict; free it with cairn_object_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dict_create(cairn_context *ctx, cairn_object **out);
+
+/** METHOD. Creates or replaces the tracked edge `name` of `parent`: an attribute of a trackable or
+ * module, a key of a dict, or an existing index ("0", "1", ...) of a list. A replaced edge keeps
+ * its position; a new one goes last. An untracked reference of the same name is replaced. An edge
+ * may point back to its parent or an ancestor (a cycle). A checkpoint value waiting for this edge
+ * is restored into `child` before this returns.
+ * @param name   borrowed for the call; a valid edge name (see above).
+ * @param child  borrowed; the parent takes its own reference.
+ * Errors: INVALID_ARGUMENT for NULL arguments, a bad name, or a variable parent (variables have no
+ * edges); NOT_FOUND / OUT_OF_RANGE for a list name that is not an existing index; the error of a
+ * pending restore (the edge stays). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_set(cairn_object *parent, const char *name, cairn_object *child);
+
+/** METHOD. Keeps `child` alive under `name` without tracking it: it is never walked, listed by the
+ * module queries or checkpointed (an attribute TensorFlow does not track). A tracked edge of the
+ * same name is replaced. Only trackables and modules have untracked references.
+ * @param name   borrowed for the call; non-empty (may contain '/').
+ * @param child  borrowed; the parent takes its own reference.
+ * Errors: INVALID_ARGUMENT for NULL arguments, an empty name, or a list, dict or variable parent. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_set_untracked(cairn_object *parent, const char *name,
+                                                                  cairn_object *child);
+
+/** METHOD. The child at `name`, tracked or untracked. Lists name their elements "0", "1", ...
+ * @param out  receives a new handle; free it with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND when there is no such child
+ * ('cairn_object_get: no child named "w" in trackable'); OUT_OF_RANGE for a list index >= size. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_get(cairn_object *parent, const char *name, cairn_object **out);
+
+/** METHOD. Deletes the edge `name` (tracked or untracked) from every later walk and checkpoint.
+ * Deleting list element i moves the later elements down one index.
+ * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND / OUT_OF_RANGE when there is no such edge. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_delete(cairn_object *parent, const char *name);
+
+/** METHOD. The object's kind; CAIRN_OBJECT_INVALID for NULL. Since 1.0. */
+CAIRN_API cairn_object_kind cairn_object_kind_of(const cairn_object *obj);
+
+/** METHOD. 1 when both handles refer to the same object, 0 otherwise (also when either is NULL). Since 1.0. */
+CAIRN_API cairn_bool cairn_object_same(const cairn_object *a, const cairn_object *b);
+
+/** METHOD. The number of tracked edges of the object (0 for variables and NULL). Since 1.0. */
+CAIRN_API size_t cairn_object_child_count(const cairn_object *obj);
+
+/** CONSTRUCTOR. A new handle to the object `obj` refers to (for example to keep an object lent by a
+ * cairn_object_array after the array is freed).
+ * @param obj  borrowed for the call.
+ * @param out  receives the new handle; free it with cairn_object_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_share(const cairn_object *obj, cairn_object **out);
+
+/** DESTRUCTOR. Frees a handle, dropping its reference; the object goes when nothing else refers to
+ * it. NULL is fine. Never pass a handle borrowed from a cairn_object_array. Since 1.0. */
+CAIRN_API void cairn_object_free(cairn_object *obj);
+
+/* ---------------------------------------------------------------------------------------------
+ * Object arrays and module queries
+ *
+ * The queries follow tf.Module: an object's attributes are its tracked edges sorted by name (a
+ * list's in index order); lists and dicts are looked through (elements in index order, dict keys
+ * sorted) and never reported themselves; an object's direct results come before those of its
+ * submodules, and only modules are recursed into (a plain trackable is a result, not searched).
+ * The root itself is never reported. Each result carries a path: edge names joined by '/'.
+ * ------------------------------------------------------------------------------------------- */
+
+/** An immutable array of objects, each with a path. Since 1.0. */
+typedef struct cairn_object_array cairn_object_array;
+
+/** METHOD. The tracked edges of `obj` in order (creation order; index order for lists); each
+ * entry's path is the edge name. Variables give an empty array.
+ * @param out  receives a new array; free it with cairn_object_array_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_children(cairn_object *obj, cairn_object_array **out);
+
+/** METHOD. tf.Module.variables (trainable_only 0) or .trainable_variables (1): own variables sorted
+ * by attribute name first, then those of submodules, depth-first; each variable once, with the
+ * path it was first found by.
+ * @param out  receives a new array; free it with cairn_object_array_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_variables(cairn_object *root, cairn_bool trainable_only,
+                                                              cairn_object_array **out);
+
+/** METHOD. tf.Module.submodules: every module reachable from `root` (root excluded), each once. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_submodules(cairn_object *root, cairn_object_array **out);
+
+/** METHOD. tf.Module._flatten(with_path=True): every (path, object) pair, so an object reachable
+ * by several paths appears once per path. A module met again while its own walk is in progress
+ * (a cycle) has its direct attributes listed but is not searched again, so this ends. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_flatten(cairn_object *root, cairn_object_array **out);
+
+/** METHOD. Every object reachable from `root` along tracked edges in checkpoint order: the root
+ * first (path ""), then breadth-first in edge order; each object once, with the first path that
+ * reaches it. Lists and dicts are included. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_walk(cairn_object *root, cairn_object_array **out);
+
+/** METHOD. The number of entries; 0 for NULL. Since 1.0. */
+CAIRN_API size_t cairn_object_array_size(const cairn_object_array *a);
+
+/** METHOD. Entry `i`; NULL for NULL or i >= size. Borrowed from `a`: valid until the array is freed.
+ * Do not free it; to keep the object longer, take a new handle with cairn_object_share. Since 1.0. */
+CAIRN_API cairn_object *cairn_object_array_get(const cairn_object_array *a, size_t i);
+
+/** METHOD. The path of entry `i`, e.g. "sub/v" ("" for a walk's root). Borrowed from `a`. NULL for
+ * NULL or i >= size. Since 1.0. */
+CAIRN_API const char *cairn_object_array_path(const cairn_object_array *a, size_t i);
+
+/** DESTRUCTOR. Frees the array and the handles it lent. NULL is fine. Since 1.0. */
+CAIRN_API void cairn_object_array_free(cairn_object_array *a);
+
+/* ---------------------------------------------------------------------------------------------
+ * Checkpoints (tf.train.Checkpoint)
+ *
+ * A checkpoint is a root trackable whose children are given at creation (set in name order, as
+ * TensorFlow's Checkpoint(**kwargs) does), plus a "save_counter" int64 variable created on first
+ * use. One checkpoint is one file; see ../shared/design/CHECKPOINT.md for the format and its
+ * guarantees. Keys read like tf.train.list_variables: "<path>/.ATTRIBUTES/VARIABLE_VALUE".
+ * Threads: one checkpoint (and its manager) is used from one thread at a time.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Threads: a checkpoint, its restore statuses and its manager are used from one thread at a time.
+ * A reader may be used from several threads at once (its reads are positional). Since 1.0. */
+typedef struct cairn_checkpoint cairn_checkpoint;
+/** What a restore matched (TF's CheckpointLoadStatus); free with cairn_restore_status_free(). Since 1.0. */
+typedef struct cairn_restore_status cairn_restore_status;
+/** A checkpoint manager (tf.train.CheckpointManager); free with cairn_checkpoint_manager_free(). Since 1.0. */
+typedef struct cairn_checkpoint_manager cairn_checkpoint_manager;
+/** A reader of a checkpoint file (tf.train.load_checkpoint); free with cairn_checkpoint_reader_free(). Since 1.0. */
+typedef struct cairn_checkpoint_reader cairn_checkpoint_reader;
+
+/** Options of one checkpoint (cairn_checkpoint_set_options); start from CAIRN_CHECKPOINT_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_checkpoint_options {
+  uint32_t struct_size; /**< sizeof(cairn_checkpoint_options) */
+  cairn_bool compress;   /**< zstd per payload, stored raw when it would not shrink; default 0 */
+  cairn_bool async;      /**< save/write snapshot the values and write in the background; default 0.
+                           An error shows up on the next save, write, restore or sync. */
+  cairn_bool fsync;      /**< fsync file and directory (crash safety); default 1 */
+} cairn_checkpoint_options;
+
+/** The defaults of cairn_checkpoint_options (see cairn_checkpoint_options_init). Since 1.0. */
+#define CAIRN_CHECKPOINT_OPTIONS_INIT { (uint32_t)sizeof(cairn_checkpoint_options), 0, 0, 1 }
+
+/** CONSTRUCTOR. A checkpoint over `n` named root children (TF's Checkpoint(**kwargs)).
+ * @param names    `n` edge names, borrowed; unique, non-empty, no '/', not "save_counter".
+ * @param objects  `n` objects, borrowed; the checkpoint's root holds its own references.
+ * @param out      receives the checkpoint; free it with cairn_checkpoint_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_create(cairn_context *ctx, const char *const *names,
+                                                               cairn_object *const *objects, size_t n,
+                                                               cairn_checkpoint **out);
+
+/** METHOD. The checkpoint's root object, borrowed from `ckpt` (do not free it). Add more edges with
+ * cairn_object_set. NULL for NULL. Since 1.0. */
+CAIRN_API cairn_object *cairn_checkpoint_root(cairn_checkpoint *ckpt);
+
+/** METHOD. Sets the checkpoint's options (copied). NULL restores the defaults. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_set_options(cairn_checkpoint *ckpt,
+                                                                    const cairn_checkpoint_options *opts);
+
+/** METHOD. The current value of save_counter (0 before the first save or restore).
+ * @param out  receives the value.
+ * Errors: INVALID_ARGUMENT for NULL arguments; the error of a background save still running. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_save_counter(cairn_checkpoint *ckpt, int64_t *out);
+
+/** METHOD. Increments save_counter and writes "<prefix>-<save_counter>" atomically.
+ * @param path_out  receives the path written (free with cairn_free), or NULL if not wanted. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_save(cairn_checkpoint *ckpt, const char *prefix,
+                                                             char **path_out);
+
+/** METHOD. Writes the checkpoint to exactly `path` (atomically), leaving save_counter alone. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_write(cairn_checkpoint *ckpt, const char *path);
+
+/** METHOD. Waits for a background (async) save and returns its error, if any. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_sync(cairn_checkpoint *ckpt);
+
+/** METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
+ * edges. Values whose objects do not exist yet are applied the moment their edge is created (a
+ * set, list append or dict insert), for as long as the checkpoint or the status lives.
+ * @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
+ * @param out   receives the restore status; free it with cairn_restore_status_free().
+ * Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
+ * shape mismatch (the message names the key). A failed restore leaves the values it already
+ * assigned, keeps no deferred restores and logs no "never restored" warning. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_restore(cairn_checkpoint *ckpt, const char *path,
+                                                                cairn_restore_status **out);
+
+/** METHOD. FAILED_PRECONDITION unless every checkpoint value was restored and every live object under
+ * the root was matched; the message names every unmatched path. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_restore_status_assert_consumed(const cairn_restore_status *rs);
+
+/** METHOD. FAILED_PRECONDITION unless every live variable under the root was matched. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_restore_status_assert_existing_objects_matched(
+    const cairn_restore_status *rs);
+
+/** METHOD. Silences the warning logged when checkpoint values were never restored. Since 1.0. */
+CAIRN_API void cairn_restore_status_expect_partial(cairn_restore_status *rs);
+
+/** DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives. Since 1.0. */
+CAIRN_API void cairn_restore_status_free(cairn_restore_status *rs);
+
+/** DESTRUCTOR. Frees a checkpoint, waiting for a background save (its error is logged). Since 1.0. */
+CAIRN_API void cairn_checkpoint_free(cairn_checkpoint *ckpt);
+
+/* ---- Checkpoint manager (tf.train.CheckpointManager) ---- */
+
+/** Options of cairn_checkpoint_manager_create; start from CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_checkpoint_manager_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_checkpoint_manager_options) */
+  const char *checkpoint_name;          /**< file name prefix; NULL = "ckpt" (default) */
+  int64_t max_to_keep;                  /**< checkpoints kept; -1 keeps all; default 5; 0 is an error */
+  double keep_checkpoint_every_n_hours; /**< also keep one per this many hours; 0 (default) = off */
+} cairn_checkpoint_manager_options;
+
+/** The defaults of cairn_checkpoint_manager_options (see cairn_checkpoint_manager_options_init). Since 1.0. */
+#define CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT { (uint32_t)sizeof(cairn_checkpoint_manager_options), NULL, 5, 0.0 }
+
+/** CONSTRUCTOR. A manager saving `ckpt` into `directory` (created if missing). It reads the
+ * directory's state file, or rebuilds the list by scanning for intact checkpoints when the state is
+ * missing or damaged, and removes temporary files an interrupted save left behind.
+ * @param out  receives the manager (it holds its own reference on `ckpt`); free with
+ *             cairn_checkpoint_manager_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_manager_create(cairn_checkpoint *ckpt, const char *directory,
+                                                                       const cairn_checkpoint_manager_options *opts,
+                                                                       cairn_checkpoint_manager **out);
+
+/** METHOD. Increments save_counter (always, as TensorFlow does) and saves
+ * "<directory>/<checkpoint_name>-<N>", where N is `checkpoint_number` when it is >= 0 and the new
+ * save_counter otherwise; then applies max_to_keep. The state file changes only
+ * after the new checkpoint is durable.
+ * @param path_out  receives the path (free with cairn_free), or NULL if not wanted. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_manager_save(cairn_checkpoint_manager *m,
+                                                                     int64_t checkpoint_number, char **path_out);
+
+/** METHOD. The newest checkpoint's path, or NULL when there is none. Borrowed from `m`: valid until
+ * the next save or free. Since 1.0. */
+CAIRN_API const char *cairn_checkpoint_manager_latest(const cairn_checkpoint_manager *m);
+
+/** METHOD. How many checkpoints the manager keeps track of. Since 1.0. */
+CAIRN_API size_t cairn_checkpoint_manager_count(const cairn_checkpoint_manager *m);
+
+/** METHOD. Path of checkpoint `i`, oldest first; NULL when out of range. Borrowed like _latest. Since 1.0. */
+CAIRN_API const char *cairn_checkpoint_manager_path(const cairn_checkpoint_manager *m, size_t i);
+
+/** DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine. Since 1.0. */
+CAIRN_API void cairn_checkpoint_manager_free(cairn_checkpoint_manager *m);
+
+/* ---- Reading a checkpoint without the program that wrote it (list_variables / load_variable) ---- */
+
+/** CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
+ * @param out  receives the reader; free with cairn_checkpoint_reader_free().
+ * Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_open(const char *path, cairn_checkpoint_reader **out);
+
+/** METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included. Since 1.0. */
+CAIRN_API size_t cairn_checkpoint_reader_count(const cairn_checkpoint_reader *r);
+
+/** METHOD. Key `i`, borrowed from `r`; NULL when out of range. Since 1.0. */
+CAIRN_API const char *cairn_checkpoint_reader_key(const cairn_checkpoint_reader *r, size_t i);
+
+/** METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range. Since 1.0. */
+CAIRN_API cairn_dtype cairn_checkpoint_reader_dtype(const cairn_checkpoint_reader *r, size_t i);
+
+/** METHOD. Rank of key `i`; 0 out of range. Since 1.0. */
+CAIRN_API size_t cairn_checkpoint_reader_rank(const cairn_checkpoint_reader *r, size_t i);
+
+/** METHOD. Dimension `axis` of key `i`; -1 out of range. Since 1.0. */
+CAIRN_API int64_t cairn_checkpoint_reader_dim(const cairn_checkpoint_reader *r, size_t i, size_t axis);
+
+/** CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
+ * default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
+ * INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_load(const cairn_checkpoint_reader *r,
+                                                                    cairn_context *ctx, const char *key,
+                                                                    cairn_tensor **out);
+
+/** METHOD. The bytes of a string entry (the serialized object graph).
+ * @param out  receives a buffer (free with cairn_free); @param size receives its length. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_load_string(const cairn_checkpoint_reader *r,
+                                                                           const char *key, char **out,
+                                                                           size_t *size);
+
+/** DESTRUCTOR. Frees a reader. NULL is fine. Since 1.0. */
+CAIRN_API void cairn_checkpoint_reader_free(cairn_checkpoint_reader *r);
+
+/* ---------------------------------------------------------------------------------------------
+ * Training: gradient tape, optimizers, layers, losses, metrics
+ *
+ * A tape records the ops its creating thread runs on watched tensors and on trainable variables
+ * read while it is active, and computes gradients by running each recorded op's gradient (built
+ * from registered ops, so nested tapes give higher-order gradients). Optimizers and layers are
+ * tracked objects (kinds OPTIMIZER and LAYER): put them in a checkpoint like any other object.
+ * An optimizer's step counter, hyperparameters and slot variables (m, v, momentum, ...) are saved
+ * with it; a slot is saved only when its variable is saved too, under
+ * "<variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot>". Layers create their variables on their
+ * first call from the input's shape; a checkpoint restored before that is applied when they appear.
+ * ------------------------------------------------------------------------------------------- */
+
+/** A gradient tape (tf.GradientTape); free with cairn_tape_free(). Since 1.0. */
+typedef struct cairn_tape cairn_tape;
+
+/** Options of cairn_tape_create; start from CAIRN_TAPE_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_tape_options {
+  uint32_t struct_size;             /**< sizeof(cairn_tape_options) */
+  cairn_bool persistent;            /**< 1: allow several gradient calls; default 0 */
+  cairn_bool watch_accessed_variables;/**< 1 (default): watch trainable variables when they are read */
+} cairn_tape_options;
+
+/** The defaults of cairn_tape_options (see cairn_tape_options_init). Since 1.0. */
+#define CAIRN_TAPE_OPTIONS_INIT { (uint32_t)sizeof(cairn_tape_options), 0, 1 }
+
+/** CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as
+ * tf.GradientTape). Bindings whose threads can move (Go) pin the thread while a tape lives.
+ * @param opts  borrowed; NULL means defaults.
+ * @param out   receives the tape; free it with cairn_tape_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_create(cairn_context *ctx, const cairn_tape_options *opts,
+                                                         cairn_tape **out);
+
+/** METHOD. Watches a tensor (a floating dtype: INVALID_ARGUMENT otherwise). Borrowed for the call. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_watch(cairn_tape *tape, const cairn_tensor *t);
+
+/** METHOD. Watches a variable (also a non-trainable one). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_watch_variable(cairn_tape *tape, const cairn_object *var);
+
+/** METHOD. Pauses / resumes recording (tf.GradientTape.stop_recording). NULL is ignored. Since 1.0. */
+CAIRN_API void cairn_tape_stop_recording(cairn_tape *tape);
+/** METHOD. Resumes recording after cairn_tape_stop_recording. NULL is ignored. Since 1.0. */
+CAIRN_API void cairn_tape_resume_recording(cairn_tape *tape);
+
+/** How a gradient call answers for a source the target does not depend on. Since 1.0. */
+typedef enum cairn_unconnected {
+  CAIRN_UNCONNECTED_NONE = 0, /**< a NULL gradient (TensorFlow's None) */
+  CAIRN_UNCONNECTED_ZERO = 1, /**< zeros of the source's shape */
+  CAIRN_UNCONNECTED_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_unconnected;
+
+/** METHOD. d(sum(target * output_gradient))/d(source) for each of `n` sources; output_gradient
+ * NULL means ones (a non-scalar target is summed). A non-persistent tape allows one call.
+ * @param sources  n tensors, borrowed.
+ * @param grads    n slots; each receives a new tensor (free with cairn_tensor_free) or NULL for an
+ *                 unconnected source under CAIRN_UNCONNECTED_NONE. Untouched on error.
+ * Errors: FAILED_PRECONDITION for a second call on a non-persistent tape or a call from another
+ * thread; UNIMPLEMENTED naming an op without a gradient; INVALID_ARGUMENT for bad arguments. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_gradient(cairn_tape *tape, const cairn_tensor *target,
+                                                           const cairn_tensor *const *sources, size_t n,
+                                                           const cairn_tensor *output_gradient,
+                                                           cairn_unconnected unconnected, cairn_tensor **grads);
+
+/** METHOD. Like cairn_tape_gradient for variables: the sum over every read of each variable. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_gradient_variables(cairn_tape *tape, const cairn_tensor *target,
+                                                                     cairn_object *const *vars, size_t n,
+                                                                     const cairn_tensor *output_gradient,
+                                                                     cairn_unconnected unconnected,
+                                                                     cairn_tensor **grads);
+
+/** DESTRUCTOR. Stops recording and frees the tape. NULL is fine. Since 1.0. */
+CAIRN_API void cairn_tape_free(cairn_tape *tape);
+
+/* ---- Optimizers (tf.keras.optimizers) ---- */
+
+/** The update rule of an optimizer. Since 1.0. */
+typedef enum cairn_optimizer_kind {
+  CAIRN_OPTIMIZER_SGD = 0,     /**< momentum, nesterov */
+  CAIRN_OPTIMIZER_ADAM = 1,    /**< beta_1, beta_2, epsilon */
+  CAIRN_OPTIMIZER_ADAMW = 2,   /**< Adam plus decoupled weight_decay */
+  CAIRN_OPTIMIZER_RMSPROP = 3, /**< rho, momentum, epsilon, centered */
+  CAIRN_OPTIMIZER_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_optimizer_kind;
+
+/** Options of cairn_optimizer_create; start from CAIRN_OPTIMIZER_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_optimizer_options {
+  uint32_t struct_size;         /**< sizeof(cairn_optimizer_options) */
+  cairn_optimizer_kind kind;    /**< default SGD */
+  double learning_rate;         /**< default 0.01; ignored when schedule is set */
+  const cairn_object *schedule; /**< a learning-rate schedule or NULL (default); the optimizer keeps it */
+  double momentum;              /**< SGD and RMSprop; default 0 */
+  cairn_bool nesterov;          /**< SGD; default 0 */
+  double beta_1;                /**< default 0.9 */
+  double beta_2;                /**< default 0.999 */
+  double epsilon;               /**< default 1e-7 */
+  double weight_decay;          /**< AdamW; default 0.004 */
+  double rho;                   /**< RMSprop; default 0.9 */
+  cairn_bool centered;          /**< RMSprop; default 0 */
+} cairn_optimizer_options;
+
+/** The defaults of cairn_optimizer_options (see cairn_optimizer_options_init). Since 1.0. */
+#define CAIRN_OPTIMIZER_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_optimizer_options), CAIRN_OPTIMIZER_SGD, 0.01, NULL, 0.0, 0, 0.9, 0.999, 1.0e-7, 0.004, 0.9, 0 }
+
+/** CONSTRUCTOR. A new optimizer (kind OPTIMIZER).
+ * @param out  receives it; free with cairn_object_free().
+ * Errors: INVALID_ARGUMENT naming a bad option (negative learning rate, beta outside [0, 1), ...). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_create(cairn_context *ctx, const cairn_optimizer_options *opts,
+                                                              cairn_object **out);
+
+/** Options of cairn_schedule_exponential_decay (tf.keras.optimizers.schedules.ExponentialDecay). Since 1.0. */
+typedef struct cairn_exponential_decay_options {
+  uint32_t struct_size;         /**< sizeof(cairn_exponential_decay_options) */
+  double initial_learning_rate; /**< default 0.01 */
+  int64_t decay_steps;          /**< required, > 0 */
+  double decay_rate;            /**< required, > 0 */
+  cairn_bool staircase;         /**< floor step / decay_steps; default CAIRN_FALSE */
+} cairn_exponential_decay_options;
+
+/** The defaults of cairn_exponential_decay_options (see cairn_exponential_decay_options_init). Since 1.0. */
+#define CAIRN_EXPONENTIAL_DECAY_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_exponential_decay_options), 0.01, 0, 0.0, CAIRN_FALSE }
+
+/** Options of cairn_schedule_cosine_decay (tf.keras.optimizers.schedules.CosineDecay). Since 1.0. */
+typedef struct cairn_cosine_decay_options {
+  uint32_t struct_size;         /**< sizeof(cairn_cosine_decay_options) */
+  double initial_learning_rate; /**< default 0.01 */
+  int64_t decay_steps;          /**< required, > 0 */
+  double alpha;                 /**< the floor, as a fraction of the initial rate; default 0 */
+} cairn_cosine_decay_options;
+
+/** The defaults of cairn_cosine_decay_options (see cairn_cosine_decay_options_init). Since 1.0. */
+#define CAIRN_COSINE_DECAY_OPTIONS_INIT { (uint32_t)sizeof(cairn_cosine_decay_options), 0.01, 0, 0.0 }
+
+/** CONSTRUCTOR. Learning-rate schedules (tracked objects; pass as cairn_optimizer_options.schedule).
+ * Exponential: lr0 * rate^(step / decay_steps), floored exponent when staircase.
+ * @param out  receives the schedule; free with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for NULL opts or a bad value, naming the field. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_schedule_exponential_decay(cairn_context *ctx,
+                                                                        const cairn_exponential_decay_options *opts,
+                                                                        cairn_object **out);
+
+/** CONSTRUCTOR. Cosine: lr0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+ * Errors: as cairn_schedule_exponential_decay. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_schedule_cosine_decay(cairn_context *ctx,
+                                                                   const cairn_cosine_decay_options *opts,
+                                                                   cairn_object **out);
+
+/** METHOD. One update for each (grads[i], vars[i]) pair, then the step counter goes up by one.
+ * A NULL gradient skips its variable (as TensorFlow skips None).
+ * Errors: INVALID_ARGUMENT naming the variable for a dtype or shape mismatch, a variable that is
+ * not trainable or not floating, or a variable given twice; nothing is updated then. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_apply_gradients(cairn_object *optimizer,
+                                                                       const cairn_tensor *const *grads,
+                                                                       cairn_object *const *vars, size_t n);
+
+/** METHOD. The number of apply_gradients calls so far (the checkpointed "iter"). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_iterations(cairn_object *optimizer, int64_t *out);
+
+/** METHOD. The learning rate the next update uses (the schedule at the current step). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_learning_rate(cairn_object *optimizer, double *out);
+
+/** METHOD. Replaces a constant learning rate. FAILED_PRECONDITION when a schedule is in use. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_set_learning_rate(cairn_object *optimizer, double value);
+
+/** METHOD. The slot `name` ("m", "v", "momentum", "rms", "mg") the optimizer holds for `var`.
+ * Errors: NOT_FOUND when it has not been created (before the variable's first update). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_get_slot(cairn_object *optimizer, const cairn_object *var,
+                                                                const char *name, cairn_object **out);
+
+/* ---- Layers (tf.keras.layers). Activations: "linear" (or NULL), "relu", "relu6", "sigmoid",
+ * "tanh", "softmax", "softplus", "elu", "selu", "gelu". Initializers: "glorot_uniform",
+ * "glorot_normal", "he_normal", "he_uniform", "zeros", "ones", "random_normal", "random_uniform".
+ * Names: NULL gives a unique default ("dense", "dense_1", ...). ---- */
+
+/** Options of cairn_dense_create; start from CAIRN_DENSE_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_dense_options {
+  uint32_t struct_size;           /**< sizeof(cairn_dense_options) */
+  int64_t units;                  /**< required, > 0 */
+  const char *activation;         /**< default NULL (linear) */
+  cairn_bool use_bias;            /**< default 1 */
+  const char *kernel_initializer; /**< default NULL (glorot_uniform) */
+  const char *bias_initializer;   /**< default NULL (zeros) */
+  const char *name;               /**< default NULL */
+} cairn_dense_options;
+
+/** The defaults of cairn_dense_options (see cairn_dense_options_init). Since 1.0. */
+#define CAIRN_DENSE_OPTIONS_INIT { (uint32_t)sizeof(cairn_dense_options), 0, NULL, 1, NULL, NULL, NULL }
+
+/** CONSTRUCTOR. Dense: activation(x @ kernel + bias) over the last axis; weights "kernel", "bias". Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dense_create(cairn_context *ctx, const cairn_dense_options *opts,
+                                                          cairn_object **out);
+
+/** Options of cairn_conv2d_create; start from CAIRN_CONV2D_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_conv2d_options {
+  uint32_t struct_size;           /**< sizeof(cairn_conv2d_options) */
+  int64_t filters;                /**< required, > 0 */
+  int64_t kernel_h;               /**< default 3 */
+  int64_t kernel_w;               /**< default 3 */
+  int64_t stride_h;               /**< default 1 */
+  int64_t stride_w;               /**< default 1 */
+  const char *padding;            /**< "VALID" (default, NULL) or "SAME" */
+  const char *activation;         /**< default NULL (linear) */
+  cairn_bool use_bias;            /**< default 1 */
+  const char *kernel_initializer; /**< default NULL (glorot_uniform) */
+  const char *bias_initializer;   /**< default NULL (zeros) */
+  const char *name;               /**< default NULL */
+} cairn_conv2d_options;
+
+/** The defaults of cairn_conv2d_options (see cairn_conv2d_options_init). Since 1.0. */
+#define CAIRN_CONV2D_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_conv2d_options), 0, 3, 3, 1, 1, NULL, NULL, 1, NULL, NULL, NULL }
+
+/** CONSTRUCTOR. Conv2D over NHWC input; weights "kernel" [kh, kw, in, filters], "bias". Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_conv2d_create(cairn_context *ctx, const cairn_conv2d_options *opts,
+                                                           cairn_object **out);
+
+/** Options of the pooling layers; start from CAIRN_POOL2D_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_pool2d_options {
+  uint32_t struct_size;       /**< sizeof(cairn_pool2d_options) */
+  int64_t pool_h;             /**< default 2 */
+  int64_t pool_w;             /**< default 2 */
+  int64_t stride_h;           /**< default 0: pool_h */
+  int64_t stride_w;           /**< default 0: pool_w */
+  const char *padding;        /**< "VALID" (default, NULL) or "SAME" */
+  const char *name;           /**< default NULL */
+} cairn_pool2d_options;
+
+/** The defaults of cairn_pool2d_options (see cairn_pool2d_options_init). Since 1.0. */
+#define CAIRN_POOL2D_OPTIONS_INIT { (uint32_t)sizeof(cairn_pool2d_options), 2, 2, 0, 0, NULL, NULL }
+
+/** CONSTRUCTOR. MaxPool2D / AvgPool2D over NHWC input. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_max_pool2d_create(cairn_context *ctx, const cairn_pool2d_options *opts,
+                                                               cairn_object **out);
+/** CONSTRUCTOR. AvgPool2D: as cairn_max_pool2d_create, averaging each window. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_avg_pool2d_create(cairn_context *ctx, const cairn_pool2d_options *opts,
+                                                               cairn_object **out);
+
+/** Options of cairn_flatten_create. Since 1.0. */
+typedef struct cairn_flatten_options {
+  uint32_t struct_size; /**< sizeof(cairn_flatten_options) */
+  const char *name;     /**< default NULL */
+} cairn_flatten_options;
+
+/** The defaults of cairn_flatten_options (see cairn_flatten_options_init). Since 1.0. */
+#define CAIRN_FLATTEN_OPTIONS_INIT { (uint32_t)sizeof(cairn_flatten_options), NULL }
+
+/** CONSTRUCTOR. Flatten: [batch, ...] -> [batch, product of the rest]. `opts` may be NULL. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_flatten_create(cairn_context *ctx, const cairn_flatten_options *opts,
+                                                            cairn_object **out);
+
+/** Options of cairn_embedding_create. Since 1.0. */
+typedef struct cairn_embedding_options {
+  uint32_t struct_size; /**< sizeof(cairn_embedding_options) */
+  int64_t input_dim;    /**< required, > 0: the number of distinct indices */
+  int64_t output_dim;   /**< required, > 0: the length of each vector */
+  const char *name;     /**< default NULL */
+} cairn_embedding_options;
+
+/** The defaults of cairn_embedding_options (see cairn_embedding_options_init). Since 1.0. */
+#define CAIRN_EMBEDDING_OPTIONS_INIT { (uint32_t)sizeof(cairn_embedding_options), 0, 0, NULL }
+
+/** CONSTRUCTOR. Embedding: int32/int64 indices in [0, input_dim) -> vectors of output_dim;
+ * weight "embeddings" (random_uniform initializer).
+ * Errors: INVALID_ARGUMENT for NULL opts or a dimension <= 0. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_embedding_create(cairn_context *ctx, const cairn_embedding_options *opts,
+                                                              cairn_object **out);
+
+/** Options of cairn_layer_norm_create and cairn_batch_norm_create; start from CAIRN_NORM_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_norm_options {
+  uint32_t struct_size; /**< sizeof(cairn_norm_options) */
+  int64_t axis;         /**< the normalised axis; default -1 */
+  double epsilon;       /**< default 1e-3 */
+  double momentum;      /**< BatchNorm's moving statistics; default 0.99 */
+  cairn_bool center;     /**< learn "beta"; default 1 */
+  cairn_bool scale;      /**< learn "gamma"; default 1 */
+  const char *name;     /**< default NULL */
+} cairn_norm_options;
+
+/** The defaults of cairn_norm_options (see cairn_norm_options_init). Since 1.0. */
+#define CAIRN_NORM_OPTIONS_INIT { (uint32_t)sizeof(cairn_norm_options), -1, 1.0e-3, 0.99, 1, 1, NULL }
+
+/** CONSTRUCTOR. LayerNormalization / BatchNormalization (non-trainable "moving_mean" and
+ * "moving_variance", updated by calls with training = 1). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_norm_create(cairn_context *ctx, const cairn_norm_options *opts,
+                                                               cairn_object **out);
+/** CONSTRUCTOR. BatchNormalization, with the moving statistics described above. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_batch_norm_create(cairn_context *ctx, const cairn_norm_options *opts,
+                                                               cairn_object **out);
+
+/** Options of cairn_dropout_create. Since 1.0. */
+typedef struct cairn_dropout_options {
+  uint32_t struct_size; /**< sizeof(cairn_dropout_options) */
+  double rate;          /**< the probability of dropping an element, in [0, 1); default 0 (keeps all) */
+  int64_t seed;         /**< default -1: draw from the context's random stream */
+  const char *name;     /**< default NULL */
+} cairn_dropout_options;
+
+/** The defaults of cairn_dropout_options (see cairn_dropout_options_init). Since 1.0. */
+#define CAIRN_DROPOUT_OPTIONS_INIT { (uint32_t)sizeof(cairn_dropout_options), 0.0, -1, NULL }
+
+/** CONSTRUCTOR. Dropout with probability `rate` when called with training = CAIRN_TRUE (the rest
+ * scaled by 1 / (1 - rate)); identity otherwise. `opts` may be NULL.
+ * Errors: INVALID_ARGUMENT for a rate outside [0, 1). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dropout_create(cairn_context *ctx, const cairn_dropout_options *opts,
+                                                            cairn_object **out);
+
+/** Options of cairn_activation_create. Since 1.0. */
+typedef struct cairn_activation_options {
+  uint32_t struct_size;   /**< sizeof(cairn_activation_options) */
+  const char *activation; /**< default NULL (linear) */
+  const char *name;       /**< default NULL */
+} cairn_activation_options;
+
+/** The defaults of cairn_activation_options (see cairn_activation_options_init). Since 1.0. */
+#define CAIRN_ACTIVATION_OPTIONS_INIT { (uint32_t)sizeof(cairn_activation_options), NULL, NULL }
+
+/** CONSTRUCTOR. A layer applying one activation. `opts` may be NULL (linear).
+ * Errors: INVALID_ARGUMENT for an unknown activation. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_activation_create(cairn_context *ctx,
+                                                               const cairn_activation_options *opts,
+                                                               cairn_object **out);
+
+/** Options of cairn_sequential_create. Since 1.0. */
+typedef struct cairn_sequential_options {
+  uint32_t struct_size; /**< sizeof(cairn_sequential_options) */
+  const char *name;     /**< default NULL ("sequential", "sequential_1", ...) */
+} cairn_sequential_options;
+
+/** The defaults of cairn_sequential_options (see cairn_sequential_options_init). Since 1.0. */
+#define CAIRN_SEQUENTIAL_OPTIONS_INIT { (uint32_t)sizeof(cairn_sequential_options), NULL }
+
+/** CONSTRUCTOR. An empty Sequential model; its layers are its edges "layer-0", "layer-1", ...
+ * `opts` may be NULL. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_sequential_create(cairn_context *ctx,
+                                                               const cairn_sequential_options *opts,
+                                                               cairn_object **out);
+
+/** METHOD. Appends `layer` (borrowed; the model keeps it). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_sequential_add(cairn_object *model, cairn_object *layer);
+
+/** METHOD. Calls a layer (building it on the first call). `training` = 1 switches Dropout and
+ * BatchNorm to training behaviour.
+ * @param out  receives a new tensor; free with cairn_tensor_free().
+ * Errors: INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_call(cairn_object *layer, const cairn_tensor *x, cairn_bool training,
+                                                        cairn_tensor **out);
+
+/** METHOD. The layer's variables (nested layers' included) in creation order; only trainable ones
+ * when trainable_only is 1. Empty before the first call. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_weights(cairn_object *layer, cairn_bool trainable_only,
+                                                           cairn_object_array **out);
+
+/** METHOD. Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
+ * @param out  receives the text; free with cairn_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_summary(cairn_object *layer, char **out);
+
+/** METHOD. The number of scalars in the layer's variables (0 before the first call). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_layer_count_params(cairn_object *layer, int64_t *out);
+
+/* ---- Losses and metrics ---- */
+
+/** The losses of cairn_loss. Since 1.0. */
+typedef enum cairn_loss_kind {
+  CAIRN_LOSS_MEAN_SQUARED_ERROR = 0, /**< mean of (y_true - y_pred)^2 */
+  CAIRN_LOSS_MEAN_ABSOLUTE_ERROR = 1, /**< mean of |y_true - y_pred| */
+  CAIRN_LOSS_BINARY_CROSSENTROPY = 2,             /**< y_true in {0, 1}; y_pred probabilities or logits */
+  CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY = 3, /**< y_true int class ids; y_pred [..., classes] */
+  CAIRN_LOSS_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_loss_kind;
+
+/** FUNCTION. The mean loss over every element, as a scalar of y_pred's dtype, built from
+ * registered ops (a tape differentiates it). `from_logits` applies to the cross-entropies.
+ * @param out  receives a new tensor; free with cairn_tensor_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_loss(cairn_context *ctx, cairn_loss_kind kind, const cairn_tensor *y_true,
+                                                  const cairn_tensor *y_pred, cairn_bool from_logits, cairn_tensor **out);
+
+/** The metrics of cairn_metric_create. Since 1.0. */
+typedef enum cairn_metric_kind {
+  CAIRN_METRIC_MEAN = 0,     /**< update(values, NULL): the mean of every value seen */
+  CAIRN_METRIC_ACCURACY = 1, /**< update(y_true, y_pred): int labels vs argmax of scores, or equality */
+  CAIRN_METRIC_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_metric_kind;
+
+/** CONSTRUCTOR. A streaming metric: a tracked object with float64 "total" and "count" variables.
+ * @param name  NULL gives "mean" / "accuracy". Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_create(cairn_context *ctx, cairn_metric_kind kind,
+                                                           const char *name, cairn_object **out);
+
+/** METHOD. Accumulates values (MEAN: `b` must be NULL) or predictions (ACCURACY). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_update(cairn_object *metric, const cairn_tensor *a,
+                                                           const cairn_tensor *b);
+
+/** METHOD. The current value (0 when nothing was accumulated). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_result(cairn_object *metric, double *out);
+
+/** METHOD. Sets total and count to zero. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_reset(cairn_object *metric);
+
+
+/* ---------------------------------------------------------------------------------------------
+ * Compiled functions (tf.function)
+ *
+ * A host callback is traced into a graph the first time it is called with a new input signature
+ * (each input's dtype and shape). Inside the callback, the ordinary API records instead of
+ * running: cairn_op_run, variable reads and assigns, layers, the tape and optimizers give symbolic
+ * tensors (their values cannot be read there). Later calls with the same signature replay the graph
+ * and never call back. Variables are captured by reference: a replay reads and writes their live
+ * values. Eager tensors the callback uses are captured by value when it is traced. Side effects of
+ * the callback itself (printing, counting) happen only while tracing.
+ * ------------------------------------------------------------------------------------------- */
+
+/** A compiled function (tf.function); free with cairn_function_free(). Since 1.0. */
+typedef struct cairn_function cairn_function;
+
+/** The traced body. `inputs` are symbolic tensors (borrowed for the call); set each of the
+ * `n_outputs` outputs to a new tensor (an op result, an input shared with cairn_tensor_share, or
+ * an eager tensor to return as a constant); the function takes them. Return NULL or an error
+ * status, which cairn_function_call returns (nothing is cached then). Since 1.0. */
+typedef cairn_status *(*cairn_function_fn)(void *user_data, cairn_context *ctx, cairn_tensor *const *inputs,
+                                           size_t n_inputs, cairn_tensor **outputs, size_t n_outputs);
+
+/** One input of an input signature: a dtype and a shape whose dims may be -1 (any size). It may
+ * grow: an array of specs takes its stride from the struct_size of element 0, and every element
+ * must have the same struct_size. Since 1.0. */
+typedef struct cairn_tensor_spec {
+  uint32_t struct_size; /**< sizeof(cairn_tensor_spec) */
+  cairn_dtype dtype;    /**< default CAIRN_INVALID_DTYPE: required */
+  const int64_t *shape; /**< `rank` dims, borrowed for cairn_function_create; default NULL */
+  size_t rank;          /**< default 0 (a scalar) */
+} cairn_tensor_spec;
+
+/** The defaults of cairn_tensor_spec (see cairn_tensor_spec_init). Since 1.0. */
+#define CAIRN_TENSOR_SPEC_INIT { (uint32_t)sizeof(cairn_tensor_spec), CAIRN_INVALID_DTYPE, NULL, 0 }
+
+/** Options of cairn_function_create; start from CAIRN_FUNCTION_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_function_options {
+  uint32_t struct_size;                     /**< sizeof(cairn_function_options) */
+  const cairn_tensor_spec *input_signature; /**< NULL (default): key on every call's own shapes */
+  size_t n_input_signature;                 /**< inputs in input_signature */
+  int32_t retrace_warning;                  /**< warn through the log when traces reach this; default 5, 0 = off */
+  void (*release)(void *user_data);         /**< called once when the function is destroyed; default NULL */
+  /** Static inputs (TF's rule for Python scalars): the indexes of inputs whose values, not only their
+   * dtypes and shapes, are part of the cache key. The callback receives them as tensors with values
+   * it may read (cairn_tensor_read) and the trace bakes them in: a new value retraces. Each is a
+   * numeric or bool tensor of at most 1024 elements. Functions with static inputs cannot be
+   * exported yet. Added after the first release: a struct_size that ends before these fields means
+   * none. */
+  const int64_t *static_inputs;             /**< default NULL */
+  size_t n_static_inputs;                   /**< entries in static_inputs */
+} cairn_function_options;
+
+/** The defaults of cairn_function_options (see cairn_function_options_init). Since 1.0. */
+#define CAIRN_FUNCTION_OPTIONS_INIT { (uint32_t)sizeof(cairn_function_options), NULL, 0, 5, NULL, NULL, 0 }
+
+/** CONSTRUCTOR. A function named `name` (for messages and dumps) over `fn`.
+ * @param user_data  passed to fn; released with opts->release when the function is freed.
+ * @param out        receives the function; free with cairn_function_free().
+ * Errors: INVALID_ARGUMENT for NULL ctx, name, fn or out, an empty name, or a bad signature. On
+ * error release is not called: the caller still owns user_data. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_create(cairn_context *ctx, const char *name, cairn_function_fn fn,
+                                                             void *user_data, const cairn_function_options *opts,
+                                                             cairn_function **out);
+
+/** METHOD. Calls the function: traces on a new signature, replays the cached graph otherwise.
+ * @param inputs   `n_inputs` tensors, borrowed.
+ * @param outputs  `n_outputs` slots, each receiving a new tensor; untouched on error.
+ * Errors: the callback's own status; INVALID_ARGUMENT when inputs do not match the input
+ * signature or n_outputs differs from what the trace returned; the ops' errors at replay. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_call(cairn_function *fn, cairn_tensor *const *inputs,
+                                                           size_t n_inputs, cairn_tensor **outputs, size_t n_outputs);
+
+/** METHOD. How many times the function has been traced (one per distinct signature). Since 1.0. */
+CAIRN_API size_t cairn_function_num_traces(const cairn_function *fn);
+
+/** METHOD. The graph of trace `index` (0 = the first) as text: one line per node with its op,
+ * attributes, inputs and output dtypes and shapes, then the results.
+ * @param out  receives the text; free with cairn_free().
+ * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_dump(const cairn_function *fn, size_t index, char **out);
+
+/** METHOD. The input signature of trace `index`, as text ("float32[2,3], int32[]").
+ * @param out  receives the text; free with cairn_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_signature(const cairn_function *fn, size_t index, char **out);
+
+/** DESTRUCTOR. Frees the function (and releases user_data). NULL is fine. Since 1.0. */
+CAIRN_API void cairn_function_free(cairn_function *fn);
+
+/** METHOD. How many outputs trace `index` returns (what cairn_function_call's n_outputs must be;
+ * useful for a loaded function).
+ * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_num_outputs(const cairn_function *fn, size_t index, size_t *out);
+
+#if defined(CAIRN_EXPERIMENTAL)
+
+/* Experimental: export and load (SavedModel-like). An exported file holds every concrete function traced so far
+ * (graph, signature with -1 dims, captured constants) and the values of the variables they read or
+ * write, in the checkpoint container (docs/graph_export.md): aligned payloads with checksums, a
+ * verified index, written atomically. A loaded function runs without the callback, in any
+ * language, and owns fresh variables initialised from the file. */
+
+/** METHOD. Writes every trace of `fn` to `path` (replaced atomically).
+ * Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
+ * UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_export(const cairn_function *fn, const char *path);
+
+/** CONSTRUCTOR. Loads a function written by cairn_function_export into `ctx`. A call with a
+ * signature the file has runs that graph (the first call per input shape re-traces the stored
+ * graph; no host code runs); any other signature gives NOT_FOUND listing those it has.
+ * @param out  receives the function; free with cairn_function_free().
+ * Errors: NOT_FOUND for a missing file; DATA_LOSS for a truncated or damaged file and
+ * INVALID_ARGUMENT for one that is not an exported function, names an unknown op or an attribute
+ * the op refuses, each naming the file and the part (concrete function, node, key). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_load(cairn_context *ctx, const char *path, cairn_function **out);
+
+/** METHOD. The graph of trace `index` as TensorFlow GraphDef text format (node { name op input
+ * attr }), for TensorBoard's graph view.
+ * @param out  receives the text; free with cairn_free().
+ * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_graphdef(const cairn_function *fn, size_t index, char **out);
+
+
+/* ---------------------------------------------------------------------------------------------
+ * Control flow (tf.cond, tf.while_loop, tf.TensorArray). Experimental.
+ *
+ * Eagerly these run the callbacks directly: cairn_cond reads the predicate and calls one branch,
+ * cairn_while_loop calls cond and body until cond gives false. Inside a compiled function's
+ * callback they are captured: each callback is traced once into a subgraph (both branches of a
+ * cond, cond and body of a loop), and a replay evaluates the predicate on the device and runs the
+ * chosen subgraph, so the number of iterations may depend on the data (an RNN over a length given
+ * as a tensor). Callbacks have the cairn_function_fn type and receive symbolic tensors there.
+ *
+ * Rules (TensorFlow's graph mode): the predicate is a bool tensor of one element; both branches
+ * return n_outputs tensors of equal dtypes and shapes; a loop variable keeps its dtype and shape.
+ * Callbacks may use tensors of the enclosing callback and variables (captured). A gradient tape
+ * recording inside the compiled function sees a traced cond or loop as one entry: a cond's gradient
+ * is a cond of the branches' gradients; a loop's needs max_iterations (the size of the stacks of
+ * loop variables it keeps), and without it a tape that watches the loop's inputs gets
+ * UNIMPLEMENTED. Eager control flow, and calling a compiled function under a tape, are
+ * differentiable too.
+ * ------------------------------------------------------------------------------------------- */
+
+/** FUNCTION. then_branch(operands) when `pred` is true, else else_branch(operands); both get
+ * `user_data`.
+ * @param operands  `n_operands` tensors, borrowed (the branches receive them as their inputs).
+ * @param outputs   `n_outputs` slots, each receiving a new tensor; untouched on error.
+ * Errors: INVALID_ARGUMENT for a non-bool predicate, mismatched branch results or NULLs; a
+ * callback's own status. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_cond(cairn_context *ctx, const cairn_tensor *pred,
+                                                  cairn_tensor *const *operands, size_t n_operands,
+                                                  cairn_function_fn then_branch, cairn_function_fn else_branch,
+                                                  void *user_data, cairn_tensor **outputs, size_t n_outputs);
+
+/** FUNCTION. While cond(vars) gives true (cond sets one bool output), vars = body(vars) (body sets
+ * n_loop_vars outputs); outputs receive the final vars. Both callbacks get `user_data`.
+ * @param max_iterations  stop after this many iterations; -1 for no limit.
+ * @param outputs         `n_loop_vars` slots, each receiving a new tensor; untouched on error.
+ * Errors: INVALID_ARGUMENT for no loop variables, a body result whose dtype or shape differs from
+ * its loop variable, a non-bool cond result, NULLs, or max_iterations < -1; a callback's own status. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_while_loop(cairn_context *ctx, cairn_function_fn cond,
+                                                        cairn_function_fn body, void *user_data,
+                                                        cairn_tensor *const *loop_vars, size_t n_loop_vars,
+                                                        int64_t max_iterations, cairn_tensor **outputs);
+
+/* A TensorArray is a fixed-size array of `size` elements of one dtype and shape, held as one tensor
+ * of shape [size, element...], so it can be a loop variable; stacking it is the tensor itself.
+ * Writes return a new array. Unwritten elements read as zeros. Eagerly an index outside [0, size)
+ * is OUT_OF_RANGE; inside a compiled function it has no value yet, and an out-of-range write leaves
+ * the array unchanged. */
+
+/** CONSTRUCTOR. A new array of `size` zero elements of `element_shape` (`rank` dims).
+ * @param out  receives the array tensor; free with cairn_tensor_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_array_create(cairn_context *ctx, cairn_dtype dtype, int64_t size,
+                                                                 const int64_t *element_shape, size_t rank,
+                                                                 cairn_tensor **out);
+
+/** FUNCTION. `array` with element `index` (an int32 or int64 scalar tensor) set to `value`.
+ * @param out  receives the new array; free with cairn_tensor_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_array_write(cairn_context *ctx, const cairn_tensor *array,
+                                                                const cairn_tensor *index, const cairn_tensor *value,
+                                                                cairn_tensor **out);
+
+/** FUNCTION. Element `index` (an int32 or int64 scalar tensor) of `array`.
+ * @param out  receives the element; free with cairn_tensor_free(). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_array_read(cairn_context *ctx, const cairn_tensor *array,
+                                                               const cairn_tensor *index, cairn_tensor **out);
+
+#endif /* CAIRN_EXPERIMENTAL */
+
+/* ---------------------------------------------------------------------------------------------
+ * Vulkan
+ *
+ * The Vulkan backend ("vulkan" picks the first discrete GPU, then integrated, virtual, then a CPU
+ * implementation such as lavapipe; "vulkan:N" is device N of the list below). Without a loader or
+ * driver, Vulkan contexts fail with UNAVAILABLE and the CPU keeps working.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Physical device types; values are VkPhysicalDeviceType's. Since 1.0. */
+typedef enum cairn_vulkan_device_type {
+  CAIRN_VULKAN_DEVICE_OTHER = 0, /**< none of the kinds below */
+  CAIRN_VULKAN_DEVICE_INTEGRATED = 1, /**< a GPU sharing memory with the CPU */
+  CAIRN_VULKAN_DEVICE_DISCRETE = 2, /**< a GPU with its own memory */
+  CAIRN_VULKAN_DEVICE_VIRTUAL = 3, /**< a GPU of a virtual machine */
+  CAIRN_VULKAN_DEVICE_CPU = 4, /**< a CPU implementation such as lavapipe */
+  CAIRN_VULKAN_DEVICE_TYPE_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_vulkan_device_type;
+
+/** METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. Since 1.0. */
+CAIRN_API cairn_bool cairn_vulkan_available(void);
+
+/** METHOD. The number of Vulkan physical devices ("vulkan:0" .. "vulkan:N-1").
+ * Errors: UNAVAILABLE without a Vulkan loader or driver. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_device_count(size_t *out);
+
+/** What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. Since 1.0. */
+typedef struct cairn_vulkan_device_info {
+  uint32_t struct_size;            /**< sizeof(cairn_vulkan_device_info) */
+  const char *name;                /**< the driver's device name; borrowed, valid for the process's life */
+  cairn_vulkan_device_type type;   /**< discrete, integrated, virtual, CPU, ... */
+  uint32_t api_version;            /**< VK_MAKE_API_VERSION encoding */
+  uint64_t device_local_memory;    /**< bytes in device-local heaps */
+  uint64_t total_memory;           /**< bytes in all heaps */
+  uint32_t subgroup_size;          /**< lanes per subgroup */
+  cairn_bool subgroup_arithmetic;   /**< 1: reductions use subgroup operations */
+  cairn_bool float16;              /**< 1: float16 tensors have kernels (16-bit storage) */
+  uint64_t max_storage_buffer_range; /**< the largest tensor in bytes */
+  uint32_t max_shared_memory;      /**< bytes of workgroup shared memory */
+} cairn_vulkan_device_info;
+
+/** The defaults of cairn_vulkan_device_info (see cairn_vulkan_device_info_init). Since 1.0. */
+#define CAIRN_VULKAN_DEVICE_INFO_INIT \
+  { (uint32_t)sizeof(cairn_vulkan_device_info), NULL, CAIRN_VULKAN_DEVICE_OTHER, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+/** METHOD. Describes Vulkan device `index`.
+ * @param out  set out->struct_size first (CAIRN_VULKAN_DEVICE_INFO_INIT); the fields are filled.
+ * Errors: UNAVAILABLE without Vulkan, OUT_OF_RANGE for an index >= the device count,
+ * INVALID_ARGUMENT for NULL or a bad struct_size. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_device_describe(size_t index, cairn_vulkan_device_info *out);
+
+/** Vulkan settings of a context; start from CAIRN_VULKAN_OPTIONS_INIT. Since 1.0. */
+typedef struct cairn_vulkan_options {
+  uint32_t struct_size;   /**< sizeof(cairn_vulkan_options) */
+  /** Experimental. External mode: an engine's own Vulkan objects (VkInstance, VkPhysicalDevice, VkDevice,
+   * VkQueue cast to void*). Set all four or none (default NULL). Cairn uses them, destroys none of
+   * them, and runs only 32-bit dtypes there (it cannot see which features the engine enabled).
+   * The engine must not use the queue from another thread while Cairn records work on it. */
+  void *instance;
+  void *physical_device; /**< experimental: the engine's VkPhysicalDevice */
+  void *device;          /**< experimental: the engine's VkDevice */
+  uint32_t queue_family;  /**< the family of `queue`; default 0 */
+  void *queue;           /**< experimental: the engine's VkQueue, of family queue_family */
+  /** Bytes of device memory each Vulkan device of the context may hold; 0 (default) = no limit.
+   * Exceeding it gives RESOURCE_EXHAUSTED. */
+  uint64_t memory_limit;
+  /** 1: ops without a Vulkan kernel for a dtype run on the CPU (inputs and outputs copied; counted,
+   * see cairn_vulkan_fallback_count). 0 (default): they fail with UNIMPLEMENTED. */
+  cairn_bool cpu_fallback;
+} cairn_vulkan_options;
+
+/** The defaults of cairn_vulkan_options (see cairn_vulkan_options_init). Since 1.0. */
+#define CAIRN_VULKAN_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_vulkan_options), NULL, NULL, NULL, 0, NULL, 0, 0 }
+
+/** CONSTRUCTOR. Creates a context with Vulkan settings. `opts` as for cairn_context_create (may be
+ * NULL); its `device` NULL means "vulkan" here. `vk` may be NULL (all defaults).
+ * @param out  receives the new context; free it with cairn_context_free().
+ * Errors: as cairn_context_create; INVALID_ARGUMENT for partial external handles or a bad
+ * struct_size; UNAVAILABLE without a Vulkan driver. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_create_vulkan(const cairn_context_options *opts,
+                                                                   const cairn_vulkan_options *vk,
+                                                                   cairn_context **out);
+
+/** METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
+ * ran on the CPU through cpu_fallback.
+ * Errors: INVALID_ARGUMENT when the device is not a Vulkan device; NOT_FOUND / UNAVAILABLE as for
+ * device names elsewhere. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_fallback_count(cairn_context *ctx, const char *device,
+                                                                   uint64_t *out);
+
+/** METHOD. Waits until the work queued on every device of the context has finished (Vulkan
+ * records eager ops and submits them in batches; reads of tensors wait by themselves).
+ * Errors: DEADLINE_EXCEEDED when the device does not finish in time, INTERNAL for a lost device. Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_synchronize(cairn_context *ctx);
+
+/* ---------------------------------------------------------------------------------------------
+ * Initializers
+ *
+ * For languages that cannot expand the CAIRN_X_INIT macros (Go's cgo, JNI glue generated at run
+ * time, FFI generators): cairn_X_init(opts, sizeof *opts) sets opts->struct_size and gives every
+ * field that struct_size covers its documented default, exactly as CAIRN_X_INIT does. Bindings
+ * start from these and set only what their caller set, so defaults live in this header alone.
+ * Errors: INVALID_ARGUMENT for NULL or a struct_size this library does not know (see the
+ * struct_size rule at the top); nothing is written then.
+ * ------------------------------------------------------------------------------------------- */
+
+/** METHOD. Fills a cairn_context_options with its defaults (for cairn_context_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_options_init(cairn_context_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_variable_options with its defaults (for cairn_variable_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_variable_options_init(cairn_variable_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_checkpoint_options with its defaults (for cairn_checkpoint_set_options). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_options_init(cairn_checkpoint_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_checkpoint_manager_options with its defaults (for cairn_checkpoint_manager_create).
+ * Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_manager_options_init(cairn_checkpoint_manager_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_tape_options with its defaults (for cairn_tape_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tape_options_init(cairn_tape_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_optimizer_options with its defaults (for cairn_optimizer_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_optimizer_options_init(cairn_optimizer_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_exponential_decay_options with its defaults (for cairn_schedule_exponential_decay).
+ * Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_exponential_decay_options_init(cairn_exponential_decay_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_cosine_decay_options with its defaults (for cairn_schedule_cosine_decay). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_cosine_decay_options_init(cairn_cosine_decay_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_dense_options with its defaults (for cairn_dense_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dense_options_init(cairn_dense_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_conv2d_options with its defaults (for cairn_conv2d_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_conv2d_options_init(cairn_conv2d_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_pool2d_options with its defaults (for cairn_max_pool2d_create and cairn_avg_pool2d_create).
+ * Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_pool2d_options_init(cairn_pool2d_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_flatten_options with its defaults (for cairn_flatten_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_flatten_options_init(cairn_flatten_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_embedding_options with its defaults (for cairn_embedding_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_embedding_options_init(cairn_embedding_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_norm_options with its defaults (for cairn_layer_norm_create and cairn_batch_norm_create).
+ * Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_norm_options_init(cairn_norm_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_dropout_options with its defaults (for cairn_dropout_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dropout_options_init(cairn_dropout_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_activation_options with its defaults (for cairn_activation_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_activation_options_init(cairn_activation_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_sequential_options with its defaults (for cairn_sequential_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_sequential_options_init(cairn_sequential_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_function_options with its defaults (for cairn_function_create). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_options_init(cairn_function_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_tensor_spec with its defaults (for cairn_function_options.input_signature). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensor_spec_init(cairn_tensor_spec *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_vulkan_device_info with its defaults (for cairn_vulkan_device_describe). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_device_info_init(cairn_vulkan_device_info *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_vulkan_options with its defaults (for cairn_context_create_vulkan). Since 1.0. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_options_init(cairn_vulkan_options *opts, uint32_t struct_size);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CAIRN_CAIRN_H_ */
