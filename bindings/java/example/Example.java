@@ -3,7 +3,7 @@ import dev.cairn.Ops;
 import dev.cairn.Tensor;
 import java.util.Arrays;
 
-/** Adds two tensors with Cairn. Run: java -cp target/classes example/Example.java */
+/** Adds two tensors with Cairn. Run: java -cp target/classes -Dcairn.jni.path=... example/Example.java */
 public class Example {
   public static void main(String[] args) {
     try (CairnContext ctx = new CairnContext();
