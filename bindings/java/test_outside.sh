@@ -6,7 +6,8 @@
 # fetched and dev.cairn:cairn:1.0.0), runs it with plain `java -cp` (no -D flags, no
 # LD_LIBRARY_PATH: the natives come from the jar), on the module path, twice at once, and once with
 # -Dcairn.library.path. Checks the jar's JNI library (RUNPATH $ORIGIN, NEEDED libcairn.so.1, no
-# path into the checkout) and that no extracted file is left behind. Prints each phase's seconds.
+# path into the checkout), that no extracted file is left behind, and that code outside the package
+# cannot call the native bridge. Prints each phase's seconds.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 tmp="$(mktemp -d)"
@@ -140,6 +141,13 @@ check "concurrent run 2" "$(cat "$tmp/run2")"
 after="$(ls -d /tmp/cairn-native-* 2>/dev/null | sort || true)"
 [ "$before" = "$after" ] || fail "extracted natives were left behind: $(comm -13 <(echo "$before") <(echo "$after"))"
 phase "module path + 2 JVMs at once"
+
+# The native bridge is not part of the API: code outside the package cannot call it.
+mkdir -p "$tmp/bad/evil"
+printf 'package evil;\npublic class Free { public static void main(String[] a) { dev.cairn.CairnNative.tensorFree(1); } }\n' \
+  >"$tmp/bad/evil/Free.java"
+if bad="$(javac -cp "$jar" -d "$tmp/bad" "$tmp/bad/evil/Free.java" 2>&1)"; then fail "outside code compiled a call to dev.cairn.CairnNative"; fi
+grep -q "CairnNative is not public in dev.cairn" <<<"$bad" || fail "unexpected javac error: $bad"
 
 libdir="$prefix/lib"
 [ -e "$libdir/libcairn.so.1" ] || libdir="$tmp/natives" # install.sh alone: no tools/install libcairn.so.1
