@@ -105,7 +105,7 @@ public final class CairnContext extends NativeHandle {
     /**
      * The default device: null or "cpu" (default), "vulkan", "vulkan:N".
      *
-     * @param device the device name ("cpu", "vulkan", "vulkan:N"; null: the context's default)
+     * @param device the device name ("cpu", "vulkan", "vulkan:N"; null: the default device)
      * @return these options
      */
     public Options device(String device) {
@@ -154,7 +154,7 @@ public final class CairnContext extends NativeHandle {
     /**
      * Receives log messages; null (default) sends warnings and errors to stderr.
      *
-     * @param logHandler the handler that receives the runtime's log messages (null: none)
+     * @param logHandler the handler that receives the log messages (null: warnings and errors go to stderr)
      * @return these options
      */
     public Options logHandler(LogHandler logHandler) {

@@ -86,7 +86,7 @@ public final class CheckpointManager extends NativeHandle {
     /**
      * How many checkpoints to keep; -1 keeps all; default 5; 0 is an error.
      *
-     * @param maxToKeep how many checkpoints to keep (0: all)
+     * @param maxToKeep how many checkpoints to keep (-1: all)
      * @return these options
      */
     public Options maxToKeep(long maxToKeep) {

@@ -539,10 +539,11 @@ public final class Tensor extends NativeHandle {
    * The same value on {@code device} ("cpu", "vulkan", "vulkan:N"), as a new tensor.
    *
    * @param ctx the context
-   * @param device the device name ("cpu", "vulkan", "vulkan:N"; null: the context's default)
+   * @param device the device name: "cpu", "vulkan" or "vulkan:N"
    * @return the same value on {@code device} ("cpu", "vulkan", "vulkan:N"), as a new tensor
    */
   public Tensor copyTo(CairnContext ctx, String device) {
+    java.util.Objects.requireNonNull(device, "device");
     long h = handle();
     long c = ctx.handle();
     try {

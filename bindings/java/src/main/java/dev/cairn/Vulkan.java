@@ -69,7 +69,7 @@ public final class Vulkan {
    * is not a Vulkan device, NOT_FOUND for an unknown one.
    *
    * @param ctx the context
-   * @param device the device name ("cpu", "vulkan", "vulkan:N"; null: the context's default)
+   * @param device the device name ("cpu", "vulkan", "vulkan:N"; null: the default device)
    * @return the number of op calls that fell back to the CPU
    */
   public static long fallbackCount(CairnContext ctx, String device) {
