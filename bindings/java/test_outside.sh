@@ -5,7 +5,7 @@
 # builds the project offline (`mvn -o`: only what Maven already holds, the plugins the install
 # fetched and dev.cairn:cairn:1.0.0), runs it with plain `java -cp` (no -D flags, no
 # LD_LIBRARY_PATH: the natives come from the jar), on the module path, twice at once, and once with
-# -Dcairn.library.path. Checks the jar's JNI library (RUNPATH $ORIGIN, NEEDED libcairn.so.1, no
+# -Dcairn.library.path (and with a libcairn.so.1 of another ABI). Checks the jar's JNI library (RUNPATH $ORIGIN, NEEDED libcairn.so.1, no
 # path into the checkout), that no extracted file is left behind, and that code outside the package
 # cannot call the native bridge. Prints each phase's seconds.
 set -euo pipefail
@@ -155,5 +155,20 @@ check "java -Dcairn.library.path=$libdir" "$(java -Dcairn.library.path="$libdir"
 bad="$(java -Dcairn.library.path="$tmp/nowhere" -cp "$cp" example.Hello 2>&1 || true)"
 grep -q "UNAVAILABLE: Cairn native library not found: -Dcairn.library.path=$tmp/nowhere names a directory without libcairn_jni.so" <<<"$bad" \
   || fail "a wrong -Dcairn.library.path gave: $bad"
+
+# A libcairn.so.1 of another ABI (every symbol the JNI library needs, cairn_abi_version() = 99): a
+# CairnException at first use, no UnsatisfiedLinkError.
+mkdir "$tmp/otherabi"
+cp "$tmp/natives/libcairn_jni.so" "$tmp/otherabi/"
+nm -D --undefined-only "$tmp/natives/libcairn_jni.so" | awk '$2 ~ /^cairn_/ {sub(/@.*/, "", $2); print $2}' |
+  while read -r sym; do
+    if [ "$sym" = cairn_abi_version ]; then echo "int $sym(void) { return 99; }"; else echo "void $sym(void) {}"; fi
+  done >"$tmp/otherabi.c"
+echo 'CAIRN_1 { global: cairn_*; local: *; };' >"$tmp/otherabi.lds"
+gcc -shared -fPIC -fno-builtin -o "$tmp/otherabi/libcairn.so.1" -Wl,-soname,libcairn.so.1 \
+  -Wl,--version-script="$tmp/otherabi.lds" "$tmp/otherabi.c"
+mismatch="$(java -Dcairn.library.path="$tmp/otherabi" -cp "$cp" example.Hello 2>&1 || true)"
+grep -q "^Exception in thread \"main\" dev.cairn.CairnException: FAILED_PRECONDITION: Cairn ABI mismatch: .* reports cairn_abi_version() = 99" <<<"$mismatch" \
+  || fail "a library of another ABI gave: $mismatch"
 phase "run with -Dcairn.library.path"
 echo "bindings/java/test_outside.sh: passed ($(stat -c %s "$jar") byte jar)"

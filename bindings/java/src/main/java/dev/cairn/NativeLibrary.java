@@ -196,7 +196,7 @@ final class NativeLibrary {
           Code.FAILED_PRECONDITION,
           "Cairn ABI mismatch: this Java binding was generated for CAIRN_ABI_VERSION "
               + expected
-              + " but the native library ("
+              + " but the libcairn.so.1 loaded with ("
               + library
               + ") reports cairn_abi_version() = "
               + actual
