@@ -5,9 +5,9 @@
 # builds the project offline (`mvn -o`: only what Maven already holds, the plugins the install
 # fetched and dev.cairn:cairn:1.0.0), runs it with plain `java -cp` (no -D flags, no
 # LD_LIBRARY_PATH: the natives come from the jar), on the module path, twice at once, and once with
-# -Dcairn.library.path (and with a libcairn.so.1 of another ABI). Checks the jar's JNI library (RUNPATH $ORIGIN, NEEDED libcairn.so.1, no
-# path into the checkout), that no extracted file is left behind, and that code outside the package
-# cannot call the native bridge. Prints each phase's seconds.
+# -Dcairn.library.path (and with a libcairn.so.1 of another ABI). Checks the jar's JNI library
+# (RUNPATH $ORIGIN, NEEDED libcairn.so.1, no path into the checkout), that no extracted file is left
+# behind, and that code outside the package cannot call the native bridge. Prints each phase's seconds.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 tmp="$(mktemp -d)"
