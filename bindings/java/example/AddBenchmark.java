@@ -1,15 +1,14 @@
 import dev.cairn.CairnContext;
 import dev.cairn.Ops;
 import dev.cairn.Tensor;
-import dev.cairn.raw.CairnNative;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 
 /**
  * Per-call cost of a 16-element float32 Add through the Java binding; compare the C API's figure
  * (bench/dispatch_bench, ~115 ns/op). Prints wall and CPU time per op (CPU time is steadier on a
- * busy machine) for the idiomatic layer (Ops.add + close) and the raw JNI layer (CairnNative).
- * Run: java -cp target/classes -Dcairn.jni.path=... example/AddBenchmark.java [iterations]
+ * busy machine) for Ops.add + close, the whole path a user's call takes.
+ * Run: java -cp target/classes example/AddBenchmark.java [iterations]
  */
 public class AddBenchmark {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -29,19 +28,6 @@ public class AddBenchmark {
         }
       });
     }
-    long ctx = CairnNative.contextCreate(null, 1, 0, 0, 2);
-    long a = CairnNative.tensorCreate(ctx, 1, new long[] {16}, data);
-    long[] inputs = {a, a};
-    byte[] add = {'A', 'd', 'd'};
-    time("raw CairnNative.opRun + tensorFree", iterations, n -> {
-      long[] out = new long[1];
-      for (int i = 0; i < n; ++i) {
-        CairnNative.opRun(ctx, add, inputs, null, null, null, null, null, null, null, null, out);
-        CairnNative.tensorFree(out[0]);
-      }
-    });
-    CairnNative.tensorFree(a);
-    CairnNative.contextFree(ctx);
   }
 
   private interface Loop {

@@ -11,7 +11,7 @@ import java.util.Arrays;
 /**
  * Saves a module's variable with a checkpoint manager, restoring the latest checkpoint first, and
  * lists what was saved. Run it twice on one directory: the second run starts from the first's value.
- * Run: java -cp target/classes -Dcairn.jni.path=... example/CheckpointExample.java DIRECTORY
+ * Run: java -cp target/classes example/CheckpointExample.java DIRECTORY
  */
 public class CheckpointExample {
   public static void main(String[] args) {

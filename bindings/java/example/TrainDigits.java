@@ -33,7 +33,7 @@ import java.util.Map;
  * resumes from the latest checkpoint. It ends with the accuracy on the held-out test split. It
  * follows examples/TRAINING_DEMO.md and prints the same lines as examples/c/train_digits.c.
  *
- * <p>Run (from bindings/java): java -cp target/classes -Dcairn.jni.path=... example/TrainDigits.java
+ * <p>Run (from bindings/java): java -cp target/classes example/TrainDigits.java
  * [--data ../../examples/data/digits.csv] [--dir checkpoint_dir] [--epochs N]
  */
 public class TrainDigits {

@@ -12,7 +12,7 @@ import dev.cairn.Variable;
  * {@code XFunction export PATH} trains y = x @ w + b for three SGD steps through a captured
  * training step, traces predict on the query and exports it; {@code XFunction load PATH} loads a
  * file from any language and calls it on the query. Both print outputs as the hex of their
- * float32 bits (exact). Run: java -cp target/classes -Dcairn.jni.path=... xlang/XFunction.java
+ * float32 bits (exact). Run: java -cp target/classes xlang/XFunction.java
  */
 public class XFunction {
   private static final float[] QUERY = {1, 2, 3, -1, 0.5f, 0.25f};

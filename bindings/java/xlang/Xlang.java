@@ -17,7 +17,7 @@ import java.util.Map;
  * The Java side of the cross-language checkpoint test (tests/xlang/SPEC.md):
  * {@code Xlang save PATH} builds the state and writes it; {@code Xlang restore PATH} builds it with
  * zeros, restores PATH, asserts it was consumed and checks every value.
- * Run: java -cp target/classes -Dcairn.jni.path=... xlang/Xlang.java save|restore PATH
+ * Run: java -cp target/classes xlang/Xlang.java save|restore PATH
  */
 public class Xlang {
   private static final float[] W = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f};

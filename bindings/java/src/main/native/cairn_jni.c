@@ -244,7 +244,7 @@ void cairn_jni_callback_leave(JNIEnv *env, int attached, const char *callback_na
  * NULL. The field is private to the generated class; JNI reads it without going through Java so
  * that it stays there for the Java classes' Callbacks.takeHostError(). */
 static jthrowable pending_host_error(JNIEnv *env) {
-  jclass callbacks = (*env)->FindClass(env, "dev/cairn/raw/Callbacks");
+  jclass callbacks = (*env)->FindClass(env, "dev/cairn/Callbacks");
   if (!callbacks) return NULL;
   jfieldID field = (*env)->GetStaticFieldID(env, callbacks, "HOST_ERROR", "Ljava/lang/ThreadLocal;");
   jobject local = field ? (*env)->GetStaticObjectField(env, callbacks, field) : NULL;
@@ -261,14 +261,14 @@ static jthrowable pending_host_error(JNIEnv *env) {
 }
 
 /* A status with `error`'s code (UNKNOWN unless it is a CairnException) and its message (a
- * CairnException's message, else its toString(): class name and message). */
+ * CairnException's detail(), else its toString(): class name and message). */
 static cairn_status *status_of(JNIEnv *env, jthrowable error) {
   cairn_code code = CAIRN_UNKNOWN;
   jstring text = NULL;
   jclass cls = (*env)->GetObjectClass(env, error);
   if ((*env)->IsInstanceOf(env, error, g_exception_class)) {
     jmethodID raw_code = (*env)->GetMethodID(env, g_exception_class, "rawCode", "()I");
-    jmethodID message = (*env)->GetMethodID(env, g_exception_class, "getMessage", "()Ljava/lang/String;");
+    jmethodID message = (*env)->GetMethodID(env, g_exception_class, "detail", "()Ljava/lang/String;");
     if (raw_code) code = (cairn_code)(*env)->CallIntMethod(env, error, raw_code);
     if (message && !(*env)->ExceptionCheck(env)) text = (jstring)(*env)->CallObjectMethod(env, error, message);
   } else {

@@ -1,4 +1,4 @@
-/* Hand-written JNI support shared by the generated glue (dev_cairn_raw_CairnNative.c):
+/* Hand-written JNI support shared by the generated glue (dev_cairn_CairnNative.c):
  * the one status-to-exception helper, string and array marshalling into a per-call arena, and
  * thread attachment for callbacks. Every helper that can fail leaves a Java exception pending and
  * returns 0; the caller then releases what it holds and returns to Java. */
@@ -71,7 +71,7 @@ void cairn_jni_callback_leave(JNIEnv *env, int attached, const char *callback_na
 
 /* The error status for a status-returning callback whose Java side threw: the exception's code
  * (a CairnException's, else UNKNOWN) and message. The exception itself waits in
- * dev.cairn.raw.Callbacks.takeHostError(). */
+ * dev.cairn.Callbacks.takeHostError(). */
 cairn_status *cairn_jni_host_error_status(void);
 
 /* Implemented by the generated glue: caches its classes and method IDs. Returns 0 on failure. */

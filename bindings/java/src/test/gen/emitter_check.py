@@ -3,7 +3,7 @@
 do not have yet, so that it keeps producing code that compiles when they arrive: op attributes of
 every kind (required and optional), variadic outputs, ops without inputs or outputs, names that
 clash with Java keywords, and C API patterns from docs (arrays sharing a count, options structs with
-handle fields, borrowed handle returns, a status-returning callback parameter, callbacks sharing
+handle fields and _init functions, borrowed handle returns, a status-returning callback parameter, callbacks sharing
 one user_data). The C glue is compiled with gcc -fsyntax-only -Werror and the Java with javac
 -Xlint:all -Werror. Exit 0 when both compile.
 """
@@ -39,6 +39,9 @@ typedef struct cairn_manager_options {
   const int64_t *dims;
   size_t n_dims;
 } cairn_manager_options;
+/* Options structs come with an _init the glue starts from (defaults live in the header alone). */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_var_options_init(cairn_var_options *opts, uint32_t struct_size);
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_manager_options_init(cairn_manager_options *opts, uint32_t struct_size);
 /* CONSTRUCTOR. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_var_create(cairn_context *ctx, const cairn_tensor *initial,
                                                         const cairn_var_options *opts, cairn_object **out);
@@ -57,6 +60,7 @@ typedef struct cairn_progress_options {
   void *progress_user_data;
   void (*progress_release)(void *progress_user_data);
 } cairn_progress_options;
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_progress_options_init(cairn_progress_options *opts, uint32_t struct_size);
 /* METHOD. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_ckpt_progress(cairn_ckpt *c, const cairn_progress_options *opts);
 /* CONSTRUCTOR. */
@@ -71,6 +75,7 @@ typedef struct cairn_plain_options {
   uint32_t struct_size;
   int32_t level;
 } cairn_plain_options;
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_plain_options_init(cairn_plain_options *opts, uint32_t struct_size);
 /* METHOD. */
 CAIRN_API int32_t cairn_plain(const cairn_plain_options *opts);
 /* A status callback with a string and a handle, passed without a release hook. */
@@ -148,13 +153,13 @@ def main() -> int:
                 shutil.copy(hand, gen_java / rel)
         missing = [f"cairn_{n}" for n in ("var_create", "ckpt_create", "ckpt_manage", "ckpt_weights", "plain", "ckpt_count",
                                                 "ckpt_blob", "ckpt_progress", "ckpt_walk")
-                   if f"cairn_{n}:" in files["bindings/java/src/main/java/dev/cairn/raw/CairnNative.java"].split(
-                       "public final class")[0]]
+                   if f"cairn_{n}:" in files["bindings/java/src/main/java/dev/cairn/CairnNative.java"].split(
+                       "final class CairnNative")[0]]
         if missing:
             print(f"emitter_check: not bound: {missing}", file=sys.stderr)
             return 1
         jdk = Path(shutil.which("javac")).resolve().parent.parent  # JNI headers: <jdk>/include
-        c_file = out / "bindings/java/src/main/native/dev_cairn_raw_CairnNative.c"
+        c_file = out / "bindings/java/src/main/native/dev_cairn_CairnNative.c"
         subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
                         f"-I{tmp / 'include'}", f"-I{jdk / 'include'}", f"-I{jdk / 'include/linux'}",
                         f"-I{src / 'native'}", str(c_file)], check=True)

@@ -2,15 +2,22 @@
 package dev.cairn;
 
 /**
- * cairn_attr_kind:
+ * cairn_attr_kind: The kind of an op attribute: which field of cairn_attr holds its value. Since 1.0.
  */
 public enum AttrKind {
+  /** {@code CAIRN_ATTR_INT} (1) in C. */
   INT(1),
+  /** {@code CAIRN_ATTR_FLOAT} (2) in C. */
   FLOAT(2),
+  /** {@code CAIRN_ATTR_BOOL} (3) in C. */
   BOOL(3),
+  /** {@code CAIRN_ATTR_INTS} (4) in C. */
   INTS(4),
+  /** {@code CAIRN_ATTR_STRING} (5) in C. */
   STRING(5),
+  /** {@code CAIRN_ATTR_DTYPE} (6) in C. */
   DTYPE(6),
+  /** {@code CAIRN_ATTR_FLOATS} (7) in C. */
   FLOATS(7);
 
   private final int value;
@@ -19,12 +26,21 @@ public enum AttrKind {
     this.value = value;
   }
 
-  /** The pinned C value. */
+  /**
+   * The pinned C value.
+   *
+   * @return the value of the C enumerator
+   */
   public int value() {
     return value;
   }
 
-  /** The constant with this C value, or null for a value this binding does not know. */
+  /**
+   * The constant with a C value.
+   *
+   * @param value a C enumerator's value
+   * @return its constant, or null for a value this binding does not know
+   */
   public static AttrKind fromValue(int value) {
     switch (value) {
       case 1: return INT;

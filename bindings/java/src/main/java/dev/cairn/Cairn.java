@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -12,18 +11,33 @@ public final class Cairn {
 
   private Cairn() {}
 
-  /** The loaded library's ABI version (checked against {@link #ABI_VERSION} at load). */
+  /**
+   * The loaded library's ABI version (checked against {@link #ABI_VERSION} at load).
+   *
+   * @return the loaded library's ABI version (checked against {@link #ABI_VERSION} at load)
+   */
   public static int abiVersion() {
+    NativeLibrary.check();
     return CairnNative.abiVersion();
   }
 
-  /** The library's semantic version, e.g. "0.1.0". */
+  /**
+   * The library's semantic version, e.g. "0.1.0".
+   *
+   * @return the library's semantic version
+   */
   public static String version() {
+    NativeLibrary.check();
     return CairnNative.version();
   }
 
-  /** The names of all registered ops, sorted. */
+  /**
+   * The names of all registered ops, sorted.
+   *
+   * @return the names of all registered ops, sorted
+   */
   public static List<String> opNames() {
+    NativeLibrary.check();
     long n = CairnNative.opCount();
     List<String> names = new ArrayList<>((int) n);
     for (long i = 0; i < n; ++i) names.add(CairnNative.opName(i));
@@ -34,14 +48,24 @@ public final class Cairn {
    * How many outputs op {@code op} gives with these attributes (null for none): fixed for most
    * ops, from the count attribute for Split and Unpack (cairn_op_num_outputs). Throws NOT_FOUND
    * for an unknown op, INVALID_ARGUMENT for a missing or mistyped count.
+   *
+   * @param op the op's registered name, e.g. "MatMul"
+   * @param attrs the attributes (null: none)
+   * @return the number of outputs
    */
   public static int numOutputs(String op, OpAttrs attrs) {
     if (op == null) throw new NullPointerException("op");
+    NativeLibrary.check();
     return OpAttrs.numOutputs(NativeResources.cstr(op), attrs);
   }
 
-  /** The whole op registry as JSON (cairn_op_registry_json). */
+  /**
+   * The whole op registry as JSON (cairn_op_registry_json).
+   *
+   * @return the whole op registry as JSON (cairn_op_registry_json)
+   */
   public static String opRegistryJson() {
+    NativeLibrary.check();
     return CairnNative.opRegistryJson();
   }
 }

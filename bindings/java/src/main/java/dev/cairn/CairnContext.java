@@ -1,7 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
-import dev.cairn.raw.Callbacks;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 
@@ -23,7 +21,11 @@ public final class CairnContext extends NativeHandle {
     this(new Options());
   }
 
-  /** A context with these options. Throws {@link CairnException} (e.g. NOT_FOUND for an unknown device). */
+  /**
+   * A context with these options. Throws {@link CairnException} (e.g. NOT_FOUND for an unknown device).
+   *
+   * @param options the options (null: every default)
+   */
   public CairnContext(Options options) {
     this(options, null);
   }
@@ -35,6 +37,9 @@ public final class CairnContext extends NativeHandle {
    * implementation); device "cpu" keeps the CPU as default while the settings apply to "vulkan:N".
    * Throws {@link CairnException}: UNAVAILABLE without a Vulkan driver, INVALID_ARGUMENT for a
    * partial set of external handles.
+   *
+   * @param options the options (null: every default)
+   * @param vulkan the Vulkan settings
    */
   public CairnContext(Options options, VulkanOptions vulkan) {
     super(create(options, vulkan), CairnNative::contextFree);
@@ -54,6 +59,7 @@ public final class CairnContext extends NativeHandle {
   // stays registered until the runtime calls log_release (objects and checkpoints keep the context
   // alive and may still log); the glue then unregisters it.
   private static long create(Options options, VulkanOptions vk) {
+    NativeLibrary.check();
     if (options == null) options = new Options();
     long logId = 0;
     if (options.logHandler != null) {
@@ -62,66 +68,107 @@ public final class CairnContext extends NativeHandle {
     }
     byte[] device = NativeResources.cstr(options.device);
     try {
+      int level = options.logLevel == null ? 0 : options.logLevel.value();
       if (vk == null) {
-        return CairnNative.contextCreate(device, options.numThreads, options.seed, logId, options.logLevel.value());
+        return CairnNative.contextCreate(options.set, device, options.numThreads, options.seed, logId, level);
       }
-      return CairnNative.contextCreateVulkan(device, options.numThreads, options.seed, logId,
-          options.logLevel.value(), vk.instance(), vk.physicalDevice(), vk.device(), vk.queueFamily(), vk.queue(),
-          vk.memoryLimit(), vk.cpuFallback() ? 1 : 0);
+      return CairnNative.contextCreateVulkan(options.set, device, options.numThreads, options.seed, logId, level,
+          vk.set(), vk.instance(), vk.physicalDevice(), vk.device(), vk.queueFamily(), vk.queue(), vk.memoryLimit(),
+          vk.cpuFallback() ? 1 : 0);
     } catch (RuntimeException | Error e) {
       if (logId != 0) Callbacks.unregisterLogFn(logId);
       throw e;
     }
   }
 
-  /** Options for a new context; every field starts at the C API's documented default. */
+  /**
+   * Options for a new context; a field not set keeps the C API's default (cairn_context_options_init).
+   *
+   * @return new options, each at its default
+   */
   public static Options options() {
     return new Options();
   }
 
   /** The options of cairn_context_options that Java can set. Not thread-safe to mutate. */
   public static final class Options {
+    private long set; // CairnNative.CONTEXT_OPTIONS_* of the fields set
     private String device;
     private int numThreads;
     private long seed;
-    private LogLevel logLevel = LogLevel.WARNING;
+    private LogLevel logLevel;
     private LogHandler logHandler;
 
+    /** Options at their defaults (the same as {@code options()}). */
     public Options() {}
 
-    /** The default device: null or "cpu" (default), "vulkan", "vulkan:N". */
+    /**
+     * The default device: null or "cpu" (default), "vulkan", "vulkan:N".
+     *
+     * @param device the device name ("cpu", "vulkan", "vulkan:N"; null: the default device)
+     * @return these options
+     */
     public Options device(String device) {
       this.device = device;
+      set |= CairnNative.CONTEXT_OPTIONS_DEVICE;
       return this;
     }
 
-    /** Intra-op threads including the caller; 0 (default) means all cores. */
+    /**
+     * Intra-op threads including the caller; 0 (default) means all cores.
+     *
+     * @param numThreads the number of CPU threads (0: the hardware's)
+     * @return these options
+     */
     public Options numThreads(int numThreads) {
       this.numThreads = numThreads;
+      set |= CairnNative.CONTEXT_OPTIONS_NUM_THREADS;
       return this;
     }
 
-    /** The base seed of random ops; default 0. */
+    /**
+     * The base seed of random ops; default 0.
+     *
+     * @param seed the base seed
+     * @return these options
+     */
     public Options seed(long seed) {
       this.seed = seed;
+      set |= CairnNative.CONTEXT_OPTIONS_SEED;
       return this;
     }
 
-    /** The least severe level delivered; default WARNING. */
+    /**
+     * The least severe level delivered; default WARNING.
+     *
+     * @param logLevel the least severe level passed to the handler
+     * @return these options
+     */
     public Options logLevel(LogLevel logLevel) {
       if (logLevel == null) throw new NullPointerException("logLevel");
       this.logLevel = logLevel;
+      set |= CairnNative.CONTEXT_OPTIONS_LOG_LEVEL;
       return this;
     }
 
-    /** Receives log messages; null (default) sends warnings and errors to stderr. */
+    /**
+     * Receives log messages; null (default) sends warnings and errors to stderr.
+     *
+     * @param logHandler the handler that receives the log messages (null: warnings and errors go to stderr)
+     * @return these options
+     */
     public Options logHandler(LogHandler logHandler) {
       this.logHandler = logHandler;
+      set |= CairnNative.CONTEXT_OPTIONS_LOG_FN;
       return this;
     }
   }
 
-  /** The name of the default device, e.g. "cpu". */
+  /**
+   * The name of the default device, e.g. "cpu".
+   *
+   * @return the name of the default device
+   */
   public String device() {
     long h = handle();
     try {
@@ -136,6 +183,11 @@ public final class CairnContext extends NativeHandle {
    * for none) and returns its outputs, which the caller closes; their count comes from the
    * registry ({@link Cairn#numOutputs}). The typed wrappers in {@link Ops} are usually more
    * convenient.
+   *
+   * @param op the op's registered name, e.g. "MatMul"
+   * @param inputs the input tensors
+   * @param attrs the attributes (null: none)
+   * @return new tensors, which the caller closes
    */
   public Tensor[] run(String op, Tensor[] inputs, OpAttrs attrs) {
     if (op == null) throw new NullPointerException("op");
@@ -145,6 +197,12 @@ public final class CairnContext extends NativeHandle {
   /**
    * Like {@link #run(String, Tensor[], OpAttrs)} with the output count given: the C library
    * refuses a count that is not the op's (INVALID_ARGUMENT).
+   *
+   * @param op the op's registered name, e.g. "MatMul"
+   * @param inputs the input tensors
+   * @param attrs the attributes (null: none)
+   * @param numOutputs how many tensors each branch or body returns
+   * @return new tensors, which the caller closes
    */
   public Tensor[] run(String op, Tensor[] inputs, OpAttrs attrs, int numOutputs) {
     if (op == null) throw new NullPointerException("op");

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
@@ -112,6 +111,9 @@ public class CairnObject extends NativeHandle {
    * key of a dict, or an existing index of a list) to {@code child}, which gets its own
    * reference. A checkpoint value waiting for this edge is restored into {@code child} before this
    * returns. Throws INVALID_ARGUMENT for a bad name or a variable parent.
+   *
+   * @param name the name
+   * @param child the object to track
    */
   public void set(String name, CairnObject child) {
     Objects.requireNonNull(child, "child");
@@ -129,6 +131,9 @@ public class CairnObject extends NativeHandle {
   /**
    * Keeps {@code child} alive under {@code name} without tracking it: never walked, listed or
    * checkpointed. Only trackables and modules have untracked references.
+   *
+   * @param name the name
+   * @param child the object to track
    */
   public void setUntracked(String name, CairnObject child) {
     Objects.requireNonNull(child, "child");
@@ -146,6 +151,9 @@ public class CairnObject extends NativeHandle {
   /**
    * The child at {@code name}, tracked or untracked (list elements are "0", "1", ...), as a new
    * handle the caller closes. Throws NOT_FOUND when there is no such child.
+   *
+   * @param name the name
+   * @return the child, a new handle the caller closes
    */
   public CairnObject get(String name) {
     byte[] n = NativeResources.cstr(name);
@@ -159,7 +167,14 @@ public class CairnObject extends NativeHandle {
     return wrap(child);
   }
 
-  /** {@link #get(String)} as a {@code type}; throws ClassCastException for another kind. */
+  /**
+   * {@link #get(String)} as a {@code type}; throws ClassCastException for another kind.
+   *
+   * @param name the name
+   * @param <T> the class of the object
+   * @param type the class to return
+   * @return the child, a new handle the caller closes
+   */
   public <T extends CairnObject> T get(String name, Class<T> type) {
     Objects.requireNonNull(type, "type");
     CairnObject obj = get(name);
@@ -172,6 +187,8 @@ public class CairnObject extends NativeHandle {
   /**
    * Deletes the edge {@code name} (tracked or untracked) from every later walk and checkpoint.
    * Throws NOT_FOUND (or OUT_OF_RANGE for a list) when there is no such edge.
+   *
+   * @param name the name
    */
   public void delete(String name) {
     byte[] n = NativeResources.cstr(name);
@@ -185,7 +202,11 @@ public class CairnObject extends NativeHandle {
 
   // ---- facts ----
 
-  /** The object's kind; null for a kind this binding does not know. */
+  /**
+   * The object's kind; null for a kind this binding does not know.
+   *
+   * @return the object's kind; null for a kind this binding does not know
+   */
   public ObjectKind kind() {
     long h = handle();
     try {
@@ -195,7 +216,12 @@ public class CairnObject extends NativeHandle {
     }
   }
 
-  /** Whether both refer to the same object. */
+  /**
+   * Whether both refer to the same object.
+   *
+   * @param other the other object
+   * @return whether both refer to the same object
+   */
   public boolean sameObject(CairnObject other) {
     if (other == null) return false;
     long a = handle();
@@ -208,7 +234,11 @@ public class CairnObject extends NativeHandle {
     }
   }
 
-  /** The number of tracked edges (0 for a variable). */
+  /**
+   * The number of tracked edges (0 for a variable).
+   *
+   * @return the number of tracked edges (0 for a variable)
+   */
   public long childCount() {
     long h = handle();
     try {
@@ -218,7 +248,11 @@ public class CairnObject extends NativeHandle {
     }
   }
 
-  /** A new handle to the same object, owned by the caller (also for a borrowed view). */
+  /**
+   * A new handle to the same object, owned by the caller (also for a borrowed view).
+   *
+   * @return a new handle to the same object, owned by the caller (also for a borrowed view)
+   */
   public CairnObject share() {
     long h = handle();
     long shared;
@@ -232,7 +266,11 @@ public class CairnObject extends NativeHandle {
 
   // ---- queries (tf.Module) ----
 
-  /** The tracked edges in order (index order for a list), each with its edge name as path. */
+  /**
+   * The tracked edges in order (index order for a list), each with its edge name as path.
+   *
+   * @return the tracked edges in order (index order for a list), each with its edge name as path
+   */
   public List<ObjectPath> children() {
     long h = handle();
     long array;
@@ -247,6 +285,9 @@ public class CairnObject extends NativeHandle {
   /**
    * tf.Module.variables (all) or .trainable_variables ({@code trainableOnly}): own variables sorted
    * by attribute name, then those of submodules, depth-first; each once. The caller closes them.
+   *
+   * @param trainableOnly whether to list trainable variables only
+   * @return the variables, each a new handle the caller closes
    */
   public List<Variable> variables(boolean trainableOnly) {
     long h = handle();
@@ -259,17 +300,29 @@ public class CairnObject extends NativeHandle {
     return objects(array, Variable.class);
   }
 
-  /** {@code variables(false)}. */
+  /**
+   * {@code variables(false)}.
+   *
+   * @return every variable, each a new handle the caller closes
+   */
   public List<Variable> variables() {
     return variables(false);
   }
 
-  /** {@code variables(true)}. */
+  /**
+   * {@code variables(true)}.
+   *
+   * @return the trainable variables, each a new handle the caller closes
+   */
   public List<Variable> trainableVariables() {
     return variables(true);
   }
 
-  /** tf.Module.submodules: every module reachable from this one (itself excluded), each once. */
+  /**
+   * tf.Module.submodules: every module reachable from this one (itself excluded), each once.
+   *
+   * @return the modules, each a new handle the caller closes
+   */
   public List<Module> submodules() {
     long h = handle();
     long array;
@@ -281,7 +334,11 @@ public class CairnObject extends NativeHandle {
     return objects(array, Module.class);
   }
 
-  /** tf.Module._flatten(with_path=True): every (path, object) pair reachable from this one. */
+  /**
+   * tf.Module._flatten(with_path=True): every (path, object) pair reachable from this one.
+   *
+   * @return the objects with their paths, each a new handle the caller closes
+   */
   public List<ObjectPath> flatten() {
     long h = handle();
     long array;
@@ -296,6 +353,8 @@ public class CairnObject extends NativeHandle {
   /**
    * Every object reachable along tracked edges in checkpoint order: this one first (path ""),
    * then breadth-first; each once, with the first path reaching it.
+   *
+   * @return the objects with their paths, each a new handle the caller closes
    */
   public List<ObjectPath> walk() {
     long h = handle();
@@ -310,12 +369,12 @@ public class CairnObject extends NativeHandle {
 
   // ---- lifetime ----
 
-  /** Throws IllegalStateException when this handle (or the checkpoint lending it) was closed. */
+  /** Throws FAILED_PRECONDITION when this handle (or the checkpoint lending it) was closed. */
   @Override
   void checkClosed() {
     super.checkClosed();
     if (lender != null && lender.isClosed()) {
-      throw new IllegalStateException("the Checkpoint whose root this is was closed");
+      throw closedError(Checkpoint.class, " (this object is its root)");
     }
   }
 
@@ -325,7 +384,11 @@ public class CairnObject extends NativeHandle {
     return super.isClosed() || lender != null && lender.isClosed();
   }
 
-  /** Whether this is a borrowed view ({@link Checkpoint#root()}) that owns no reference. */
+  /**
+   * Whether this is a borrowed view ({@link Checkpoint#root()}) that owns no reference.
+   *
+   * @return whether this is a borrowed view ({@link Checkpoint#root()}) that owns no reference
+   */
   public boolean isBorrowed() {
     return lender != null;
   }

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.Map;
@@ -22,12 +21,24 @@ public final class Checkpoint extends NativeHandle {
     super(handle, CairnNative::checkpointFree);
   }
 
-  /** A checkpoint without children (add edges to {@link #root()}). */
+  /**
+   * A checkpoint without children (add edges to {@link #root()}).
+   *
+   * @param ctx the context
+   * @return a checkpoint without children (add edges to {@link #root()})
+   */
   public static Checkpoint create(CairnContext ctx) {
     return create(ctx, Map.of());
   }
 
-  /** {@code Checkpoint(name=child)}. */
+  /**
+   * {@code Checkpoint(name=child)}.
+   *
+   * @param ctx the context
+   * @param name the name
+   * @param child the object to track
+   * @return the new checkpoint, which the caller closes
+   */
   public static Checkpoint create(CairnContext ctx, String name, CairnObject child) {
     return create(ctx, Map.of(name, child));
   }
@@ -36,6 +47,10 @@ public final class Checkpoint extends NativeHandle {
    * {@code Checkpoint(**children)}: the root gets one edge per entry, set in name order whatever
    * the map's order. Names are unique, non-empty, without '/', and not "save_counter"
    * (INVALID_ARGUMENT otherwise). The root holds its own references to the children.
+   *
+   * @param ctx the context
+   * @param children the named objects to track
+   * @return the new checkpoint, which the caller closes
    */
   public static Checkpoint create(CairnContext ctx, Map<String, ? extends CairnObject> children) {
     Objects.requireNonNull(children, "children");
@@ -63,6 +78,8 @@ public final class Checkpoint extends NativeHandle {
    * The root object, borrowed from this checkpoint: its {@code close()} does nothing, and it is
    * unusable once the checkpoint is closed ({@link CairnObject#share()} gives a handle of one's
    * own). Add more edges with {@link CairnObject#set}.
+   *
+   * @return the root, borrowed from this checkpoint
    */
   public Trackable root() {
     Trackable r = root;
@@ -79,54 +96,85 @@ public final class Checkpoint extends NativeHandle {
     return r;
   }
 
-  /** Options for {@link #setOptions}; each starts at its default. */
+  /**
+   * Options for {@link #setOptions}; each starts at its default.
+   *
+   * @return new options, each at its default
+   */
   public static Options options() {
     return new Options();
   }
 
   /** cairn_checkpoint_options. Not thread-safe to mutate. */
   public static final class Options {
+    private long set; // CairnNative.CHECKPOINT_OPTIONS_* of the fields set
     private boolean compress;
     private boolean async;
-    private boolean fsync = true;
+    private boolean fsync;
 
+    /** Options at their defaults (the same as {@code options()}). */
     public Options() {}
 
-    /** zstd per payload, stored raw when it would not shrink; default false. */
+    /**
+     * zstd per payload, stored raw when it would not shrink; default false.
+     *
+     * @param compress whether to compress the tensor data
+     * @return these options
+     */
     public Options compress(boolean compress) {
       this.compress = compress;
+      set |= CairnNative.CHECKPOINT_OPTIONS_COMPRESS;
       return this;
     }
 
     /**
      * Save and write snapshot the values and write in the background; default false. An error
      * shows up on the next save, write, restore or {@link Checkpoint#sync()}.
+     *
+     * @param async whether to write in the background
+     * @return these options
      */
     public Options async(boolean async) {
       this.async = async;
+      set |= CairnNative.CHECKPOINT_OPTIONS_ASYNC;
       return this;
     }
 
-    /** fsync the file and its directory (crash safety); default true. */
+    /**
+     * fsync the file and its directory (crash safety); default true.
+     *
+     * @param fsync whether to fsync the written files
+     * @return these options
+     */
     public Options fsync(boolean fsync) {
       this.fsync = fsync;
+      set |= CairnNative.CHECKPOINT_OPTIONS_FSYNC;
       return this;
     }
   }
 
-  /** Sets the options (null: the defaults). Returns this. */
+  /**
+   * Sets the options (null: the defaults). Returns this.
+   *
+   * @param options the options (null: every default)
+   * @return this checkpoint
+   */
   public Checkpoint setOptions(Options options) {
     if (options == null) options = new Options();
     long h = handle();
     try {
-      CairnNative.checkpointSetOptions(h, options.compress ? 1 : 0, options.async ? 1 : 0, options.fsync ? 1 : 0);
+      CairnNative.checkpointSetOptions(h, options.set, options.compress ? 1 : 0, options.async ? 1 : 0, options.fsync ? 1 : 0);
     } finally {
       Reference.reachabilityFence(this);
     }
     return this;
   }
 
-  /** The current save_counter (0 before the first save or restore). */
+  /**
+   * The current save_counter (0 before the first save or restore).
+   *
+   * @return the current save_counter (0 before the first save or restore)
+   */
   public long saveCounter() {
     long h = handle();
     try {
@@ -136,8 +184,14 @@ public final class Checkpoint extends NativeHandle {
     }
   }
 
-  /** Increments save_counter and writes "&lt;prefix&gt;-&lt;save_counter&gt;" atomically; returns that path. */
+  /**
+   * Increments save_counter and writes "&lt;prefix&gt;-&lt;save_counter&gt;" atomically; returns that path.
+   *
+   * @param prefix the path prefix; the save counter is appended
+   * @return the path written
+   */
   public String save(String prefix) {
+    Objects.requireNonNull(prefix, "prefix");
     byte[] p = NativeResources.cstr(prefix);
     long h = handle();
     try {
@@ -147,7 +201,11 @@ public final class Checkpoint extends NativeHandle {
     }
   }
 
-  /** Writes the checkpoint to exactly {@code path} (atomically), leaving save_counter alone. */
+  /**
+   * Writes the checkpoint to exactly {@code path} (atomically), leaving save_counter alone.
+   *
+   * @param path the file or checkpoint path
+   */
   public void write(String path) {
     byte[] p = NativeResources.cstr(path);
     long h = handle();
@@ -174,6 +232,9 @@ public final class Checkpoint extends NativeHandle {
    * objects do not exist yet are applied when their edge is created, for as long as this
    * checkpoint or the returned status lives. Throws NOT_FOUND for a missing file, DATA_LOSS for a
    * damaged one, INVALID_ARGUMENT for a dtype or shape mismatch (naming the key).
+   *
+   * @param path the file or checkpoint path
+   * @return the restore status, which the caller closes
    */
   public RestoreStatus restore(String path) {
     byte[] p = NativeResources.cstr(path);

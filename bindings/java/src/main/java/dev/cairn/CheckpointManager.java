@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -18,7 +17,13 @@ public final class CheckpointManager extends NativeHandle {
     super(handle, CairnNative::checkpointManagerFree);
   }
 
-  /** A manager with the default options (name "ckpt", max_to_keep 5). */
+  /**
+   * A manager with the default options (name "ckpt", max_to_keep 5).
+   *
+   * @param checkpoint the checkpoint to manage
+   * @param directory the directory holding the checkpoints
+   * @return a manager with the default options (name "ckpt", max_to_keep 5)
+   */
   public static CheckpointManager create(Checkpoint checkpoint, String directory) {
     return create(checkpoint, directory, null);
   }
@@ -27,6 +32,11 @@ public final class CheckpointManager extends NativeHandle {
    * A manager saving {@code checkpoint} into {@code directory} (created if missing). It reads the
    * directory's state, or rebuilds it by scanning for intact checkpoints, and removes what an
    * interrupted save left behind. INVALID_ARGUMENT for max_to_keep 0.
+   *
+   * @param checkpoint the checkpoint to manage
+   * @param directory the directory holding the checkpoints
+   * @param options the options (null: every default)
+   * @return the new checkpoint manager, which the caller closes
    */
   public static CheckpointManager create(Checkpoint checkpoint, String directory, Options options) {
     Objects.requireNonNull(checkpoint, "checkpoint");
@@ -36,50 +46,83 @@ public final class CheckpointManager extends NativeHandle {
     long c = checkpoint.handle();
     try {
       return new CheckpointManager(
-          CairnNative.checkpointManagerCreate(c, dir, name, options.maxToKeep, options.keepCheckpointEveryNHours));
+          CairnNative.checkpointManagerCreate(c, dir, options.set, name, options.maxToKeep, options.keepCheckpointEveryNHours));
     } finally {
       Reference.reachabilityFence(checkpoint);
     }
   }
 
-  /** Options for a new manager; each starts at its default. */
+  /**
+   * Options for a new manager; each starts at its default.
+   *
+   * @return new options, each at its default
+   */
   public static Options options() {
     return new Options();
   }
 
   /** cairn_checkpoint_manager_options. Not thread-safe to mutate. */
   public static final class Options {
+    private long set; // CairnNative.CHECKPOINT_MANAGER_OPTIONS_* of the fields set
     private String checkpointName;
-    private long maxToKeep = 5;
+    private long maxToKeep;
     private double keepCheckpointEveryNHours;
 
+    /** Options at their defaults (the same as {@code options()}). */
     public Options() {}
 
-    /** The file name prefix; null (default) means "ckpt". */
+    /**
+     * The file name prefix; null (default) means "ckpt".
+     *
+     * @param checkpointName the file name prefix of the checkpoints
+     * @return these options
+     */
     public Options checkpointName(String checkpointName) {
       this.checkpointName = checkpointName;
+      set |= CairnNative.CHECKPOINT_MANAGER_OPTIONS_CHECKPOINT_NAME;
       return this;
     }
 
-    /** How many checkpoints to keep; -1 keeps all; default 5; 0 is an error. */
+    /**
+     * How many checkpoints to keep; -1 keeps all; default 5; 0 is an error.
+     *
+     * @param maxToKeep how many checkpoints to keep (-1: all)
+     * @return these options
+     */
     public Options maxToKeep(long maxToKeep) {
       this.maxToKeep = maxToKeep;
+      set |= CairnNative.CHECKPOINT_MANAGER_OPTIONS_MAX_TO_KEEP;
       return this;
     }
 
-    /** Also keep one checkpoint per this many hours; 0 (default) turns it off. */
+    /**
+     * Also keep one checkpoint per this many hours; 0 (default) turns it off.
+     *
+     * @param hours the interval in hours (0: off)
+     * @return these options
+     */
     public Options keepCheckpointEveryNHours(double hours) {
       this.keepCheckpointEveryNHours = hours;
+      set |= CairnNative.CHECKPOINT_MANAGER_OPTIONS_KEEP_CHECKPOINT_EVERY_N_HOURS;
       return this;
     }
   }
 
-  /** Saves checkpoint number save_counter + 1 (incrementing it) and returns its path. */
+  /**
+   * Saves checkpoint number save_counter + 1 (incrementing it) and returns its path.
+   *
+   * @return the path written
+   */
   public String save() {
     return saveRaw(-1);
   }
 
-  /** Saves checkpoint number {@code checkpointNumber} (>= 0) and returns its path. */
+  /**
+   * Saves checkpoint number {@code checkpointNumber} (>= 0) and returns its path.
+   *
+   * @param checkpointNumber the number the checkpoint's path ends in
+   * @return the path written
+   */
   public String save(long checkpointNumber) {
     if (checkpointNumber < 0) throw new IllegalArgumentException("checkpointNumber must be >= 0, got " + checkpointNumber);
     return saveRaw(checkpointNumber);
@@ -94,7 +137,11 @@ public final class CheckpointManager extends NativeHandle {
     }
   }
 
-  /** The newest checkpoint's path, or null when there is none. */
+  /**
+   * The newest checkpoint's path, or null when there is none.
+   *
+   * @return the newest checkpoint's path, or null when there is none
+   */
   public String latest() {
     long h = handle();
     try {
@@ -104,7 +151,11 @@ public final class CheckpointManager extends NativeHandle {
     }
   }
 
-  /** The paths of the checkpoints kept, oldest first. */
+  /**
+   * The paths of the checkpoints kept, oldest first.
+   *
+   * @return the paths of the checkpoints kept, oldest first
+   */
   public List<String> checkpoints() {
     long h = handle();
     try {

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,8 +15,14 @@ public final class CheckpointReader extends NativeHandle {
     super(handle, CairnNative::checkpointReaderFree);
   }
 
-  /** Opens {@code path}: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. */
+  /**
+   * Opens {@code path}: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
+   *
+   * @param path the file or checkpoint path
+   * @return the new checkpoint reader, which the caller closes
+   */
   public static CheckpointReader open(String path) {
+    NativeLibrary.check();
     return new CheckpointReader(CairnNative.checkpointReaderOpen(NativeResources.cstr(path)));
   }
 
@@ -33,16 +38,29 @@ public final class CheckpointReader extends NativeHandle {
       this.shape = shape;
     }
 
+    /**
+     * The key.
+     *
+     * @return the key, e.g. "model/w/.ATTRIBUTES/VARIABLE_VALUE"
+     */
     public String key() {
       return key;
     }
 
-    /** The dtype; null for one this binding does not know. */
+    /**
+     * The dtype; null for one this binding does not know.
+     *
+     * @return the dtype; null for one this binding does not know
+     */
     public DType dtype() {
       return dtype;
     }
 
-    /** The dimensions (a copy). */
+    /**
+     * The dimensions (a copy).
+     *
+     * @return the dimensions (a copy)
+     */
     public long[] shape() {
       return shape.clone();
     }
@@ -54,7 +72,11 @@ public final class CheckpointReader extends NativeHandle {
     }
   }
 
-  /** The number of keys. */
+  /**
+   * The number of keys.
+   *
+   * @return the number of keys
+   */
   public int size() {
     long h = handle();
     try {
@@ -64,7 +86,11 @@ public final class CheckpointReader extends NativeHandle {
     }
   }
 
-  /** Every key with its dtype and shape, sorted by key (_CHECKPOINTABLE_OBJECT_GRAPH included). */
+  /**
+   * Every key with its dtype and shape, sorted by key (_CHECKPOINTABLE_OBJECT_GRAPH included).
+   *
+   * @return every key with its dtype and shape, sorted by key (_CHECKPOINTABLE_OBJECT_GRAPH included)
+   */
   public List<Entry> entries() {
     long h = handle();
     try {
@@ -82,7 +108,11 @@ public final class CheckpointReader extends NativeHandle {
     }
   }
 
-  /** The keys, sorted. */
+  /**
+   * The keys, sorted.
+   *
+   * @return the keys, sorted
+   */
   public List<String> keys() {
     long h = handle();
     try {
@@ -98,6 +128,10 @@ public final class CheckpointReader extends NativeHandle {
   /**
    * The value of {@code key} as a new tensor on {@code ctx}'s default device. NOT_FOUND for an
    * unknown key, DATA_LOSS for a damaged payload, INVALID_ARGUMENT for the string entry.
+   *
+   * @param ctx the context
+   * @param key the key
+   * @return a new tensor, which the caller closes
    */
   public Tensor load(CairnContext ctx, String key) {
     byte[] k = NativeResources.cstr(key);
@@ -111,7 +145,12 @@ public final class CheckpointReader extends NativeHandle {
     }
   }
 
-  /** The bytes of a string entry (the serialized object graph). */
+  /**
+   * The bytes of a string entry (the serialized object graph).
+   *
+   * @param key the key
+   * @return the bytes of a string entry (the serialized object graph)
+   */
   public byte[] loadString(String key) {
     byte[] k = NativeResources.cstr(key);
     long h = handle();

@@ -2,24 +2,40 @@
 package dev.cairn;
 
 /**
- * cairn_code: Status codes: TensorFlow's TF_Code values (the gRPC canonical codes).
+ * cairn_code: Status codes: TensorFlow's TF_Code values (the gRPC canonical codes). Since 1.0.
  */
 public enum Code {
+  /** {@code CAIRN_OK} (0) in C. */
   OK(0),
+  /** {@code CAIRN_CANCELLED} (1) in C. */
   CANCELLED(1),
+  /** {@code CAIRN_UNKNOWN} (2) in C. */
   UNKNOWN(2),
+  /** {@code CAIRN_INVALID_ARGUMENT} (3) in C. */
   INVALID_ARGUMENT(3),
+  /** {@code CAIRN_DEADLINE_EXCEEDED} (4) in C. */
   DEADLINE_EXCEEDED(4),
+  /** {@code CAIRN_NOT_FOUND} (5) in C. */
   NOT_FOUND(5),
+  /** {@code CAIRN_ALREADY_EXISTS} (6) in C. */
   ALREADY_EXISTS(6),
+  /** {@code CAIRN_PERMISSION_DENIED} (7) in C. */
   PERMISSION_DENIED(7),
+  /** {@code CAIRN_RESOURCE_EXHAUSTED} (8) in C. */
   RESOURCE_EXHAUSTED(8),
+  /** {@code CAIRN_FAILED_PRECONDITION} (9) in C. */
   FAILED_PRECONDITION(9),
+  /** {@code CAIRN_ABORTED} (10) in C. */
   ABORTED(10),
+  /** {@code CAIRN_OUT_OF_RANGE} (11) in C. */
   OUT_OF_RANGE(11),
+  /** {@code CAIRN_UNIMPLEMENTED} (12) in C. */
   UNIMPLEMENTED(12),
+  /** {@code CAIRN_INTERNAL} (13) in C. */
   INTERNAL(13),
+  /** {@code CAIRN_UNAVAILABLE} (14) in C. */
   UNAVAILABLE(14),
+  /** {@code CAIRN_DATA_LOSS} (15) in C. */
   DATA_LOSS(15);
 
   private final int value;
@@ -28,12 +44,21 @@ public enum Code {
     this.value = value;
   }
 
-  /** The pinned C value. */
+  /**
+   * The pinned C value.
+   *
+   * @return the value of the C enumerator
+   */
   public int value() {
     return value;
   }
 
-  /** The constant with this C value, or null for a value this binding does not know. */
+  /**
+   * The constant with a C value.
+   *
+   * @param value a C enumerator's value
+   * @return its constant, or null for a value this binding does not know
+   */
   public static Code fromValue(int value) {
     switch (value) {
       case 0: return OK;

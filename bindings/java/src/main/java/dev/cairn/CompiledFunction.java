@@ -1,7 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.Callbacks;
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.Objects;
 
@@ -45,6 +43,14 @@ public final class CompiledFunction extends NativeHandle {
   /** The traced body: symbolic inputs in, outputs out (as many as the function's count). */
   @FunctionalInterface
   public interface Body {
+    /**
+     * Computes the outputs from the inputs.
+     *
+     * @param ctx the context to record into
+     * @param inputs the inputs (symbolic while tracing), closed after the body returns
+     * @return the outputs, which the function takes (and closes)
+     * @throws Exception anything; {@link CompiledFunction#call} then throws a CairnException caused by it
+     */
     Tensor[] apply(CairnContext ctx, Tensor[] inputs) throws Exception;
   }
 
@@ -57,12 +63,29 @@ public final class CompiledFunction extends NativeHandle {
     this.numOutputs = numOutputs;
   }
 
-  /** A function named {@code name} (for messages and dumps) returning {@code numOutputs} tensors. */
+  /**
+   * A function named {@code name} (for messages and dumps) returning {@code numOutputs} tensors.
+   *
+   * @param ctx the context
+   * @param name the name
+   * @param numOutputs how many tensors each branch or body returns
+   * @param body the body, traced on first call of each input signature
+   * @return a function named {@code name} (for messages and dumps) returning {@code numOutputs} tensors
+   */
   public static CompiledFunction create(CairnContext ctx, String name, int numOutputs, Body body) {
     return create(ctx, name, numOutputs, body, null);
   }
 
-  /** Like {@link #create(CairnContext, String, int, Body)} with options (null: the defaults). */
+  /**
+   * Like {@link #create(CairnContext, String, int, Body)} with options (null: the defaults).
+   *
+   * @param ctx the context
+   * @param name the name
+   * @param numOutputs how many tensors each branch or body returns
+   * @param body the body, traced on first call of each input signature
+   * @param options the options (null: every default)
+   * @return the new compiled function, which the caller closes
+   */
   public static CompiledFunction create(CairnContext ctx, String name, int numOutputs, Body body, Options options) {
     Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(name, "name");
@@ -82,7 +105,8 @@ public final class CompiledFunction extends NativeHandle {
     long id = Callbacks.registerFunctionFn((c, in, out) -> runBody(what, numOutputs, body, c, in, out));
     long c = ctx.handle();
     try {
-      long h = CairnNative.functionCreate(c, NativeResources.cstr(name), id, dtypes, shapes, options.retraceWarning, options.staticInputs);
+      long h = CairnNative.functionCreate(
+          c, NativeResources.cstr(name), id, options.set, dtypes, shapes, options.retraceWarning, options.staticInputs);
       return new CompiledFunction(h, name, numOutputs);
     } catch (RuntimeException | Error e) {
       Callbacks.unregisterFunctionFn(id);
@@ -126,17 +150,23 @@ public final class CompiledFunction extends NativeHandle {
     }
   }
 
-  /** Options for a new function; each starts at the C API's default. Not thread-safe to mutate. */
+  /**
+   * Options for a new function; each starts at the C API's default. Not thread-safe to mutate.
+   *
+   * @return new options, each at its default
+   */
   public static Options options() {
     return new Options();
   }
 
   /** The options of cairn_function_create. */
   public static final class Options {
+    private long set; // CairnNative.FUNCTION_OPTIONS_* of the fields set
     private TensorSpec[] inputSignature;
-    private int retraceWarning = 5;
+    private int retraceWarning;
     private long[] staticInputs;
 
+    /** Options at their defaults (the same as {@code options()}). */
     public Options() {}
 
     /**
@@ -144,6 +174,9 @@ public final class CompiledFunction extends NativeHandle {
      * dtypes and shapes, key the trace cache. The body gets them with values it may read (a loop
      * count, a flag) and the trace bakes them in: a new value retraces. Each is a numeric or bool
      * tensor of at most 1024 elements. Functions with static inputs cannot be exported yet.
+     *
+     * @param indexes the positions of the static inputs
+     * @return these options
      */
     public Options staticInputs(int... indexes) {
       Objects.requireNonNull(indexes, "indexes");
@@ -153,6 +186,7 @@ public final class CompiledFunction extends NativeHandle {
         copy[i] = indexes[i];
       }
       this.staticInputs = copy;
+      set |= CairnNative.FUNCTION_OPTIONS_STATIC_INPUTS;
       return this;
     }
 
@@ -160,28 +194,46 @@ public final class CompiledFunction extends NativeHandle {
      * Keys traces on these specs instead of each call's own shapes: a -1 dimension accepts any
      * size, so one trace serves them all. Calls whose inputs do not match fail with
      * INVALID_ARGUMENT. Default: none.
+     *
+     * @param specs one spec per input
+     * @return these options
      */
     public Options inputSignature(TensorSpec... specs) {
       Objects.requireNonNull(specs, "specs");
       for (int i = 0; i < specs.length; ++i) Objects.requireNonNull(specs[i], "specs[" + i + "]");
       this.inputSignature = specs.clone();
+      set |= CairnNative.FUNCTION_OPTIONS_INPUT_SIGNATURE;
       return this;
     }
 
-    /** Warns through the context's log when the trace count reaches this; default 5, 0 = never. */
+    /**
+     * Warns through the context's log when the trace count reaches this; default 5, 0 = never.
+     *
+     * @param traces the warning threshold (0: off)
+     * @return these options
+     */
     public Options retraceWarning(int traces) {
       if (traces < 0) throw new IllegalArgumentException("retraceWarning must be >= 0, got " + traces);
       this.retraceWarning = traces;
+      set |= CairnNative.FUNCTION_OPTIONS_RETRACE_WARNING;
       return this;
     }
   }
 
-  /** The function's name. */
+  /**
+   * The function's name.
+   *
+   * @return the function's name
+   */
   public String name() {
     return name;
   }
 
-  /** How many tensors each call returns. */
+  /**
+   * How many tensors each call returns.
+   *
+   * @return how many tensors each call returns
+   */
   public int numOutputs() {
     return numOutputs;
   }
@@ -189,6 +241,9 @@ public final class CompiledFunction extends NativeHandle {
   /**
    * Calls the function: traces the body on a new input signature, replays the cached graph
    * otherwise. Returns {@link #numOutputs()} new tensors, which the caller closes.
+   *
+   * @param inputs the input tensors
+   * @return new tensors, which the caller closes
    */
   public Tensor[] call(Tensor... inputs) {
     Objects.requireNonNull(inputs, "inputs");
@@ -218,7 +273,8 @@ public final class CompiledFunction extends NativeHandle {
   static RuntimeException hostFailure(String where, Throwable host) {
     if (host instanceof Error) throw (Error) host;
     Code code = host instanceof CairnException ? ((CairnException) host).code() : Code.UNKNOWN;
-    String what = host.getMessage() != null ? host.getMessage() : host.getClass().getName();
+    String what = host instanceof CairnException ? ((CairnException) host).detail() : host.getMessage();
+    if (what == null) what = host.getClass().getName();
     if (!(host instanceof CairnException)) what = host.getClass().getSimpleName() + ": " + what;
     CairnException e = new CairnException(code, where + ": " + what);
     e.initCause(host);
@@ -229,6 +285,9 @@ public final class CompiledFunction extends NativeHandle {
    * How many tensors trace {@code traceIndex} returns (what {@link #call} returns for that
    * signature; useful for a {@link #load loaded} function, whose count the file does not give).
    * OUT_OF_RANGE past {@link #numTraces()}.
+   *
+   * @param traceIndex the index of the trace, from 0
+   * @return the number of tensors the trace returns
    */
   public int numOutputs(long traceIndex) {
     long h = handle();
@@ -239,7 +298,11 @@ public final class CompiledFunction extends NativeHandle {
     }
   }
 
-  /** How many times the function has been traced (one per distinct input signature). */
+  /**
+   * How many times the function has been traced (one per distinct input signature).
+   *
+   * @return how many times the function has been traced (one per distinct input signature)
+   */
   public long numTraces() {
     long h = handle();
     try {
@@ -252,6 +315,9 @@ public final class CompiledFunction extends NativeHandle {
   /**
    * The graph of trace {@code index} (0 = the first) as text: one line per node with its op,
    * attributes, inputs and output dtypes and shapes. OUT_OF_RANGE past {@link #numTraces()}.
+   *
+   * @param index the zero-based index
+   * @return the graph as text
    */
   public String dump(long index) {
     long h = handle();
@@ -262,7 +328,12 @@ public final class CompiledFunction extends NativeHandle {
     }
   }
 
-  /** The input signature of trace {@code index}, e.g. "float32[2,3], int32[]". */
+  /**
+   * The input signature of trace {@code index}, e.g. "float32[2,3], int32[]".
+   *
+   * @param index the zero-based index
+   * @return the input signature of trace {@code index}
+   */
   public String signature(long index) {
     long h = handle();
     try {
@@ -273,10 +344,14 @@ public final class CompiledFunction extends NativeHandle {
   }
 
   /**
+   * <b>Experimental</b> (graph export, C <code>CAIRN_EXPERIMENTAL</code>): may change in a minor release.
+   *
    * Writes every trace, with the current values of the variables they read or write, to {@code
    * path} (replaced atomically; docs/graph_export.md). {@link #load} in any language (C:
    * cairn_function_load) reads it back. FAILED_PRECONDITION before the first call; UNIMPLEMENTED
    * when a trace captured a string constant.
+   *
+   * @param path the file or checkpoint path
    */
   public void export(String path) {
     Objects.requireNonNull(path, "path");
@@ -289,6 +364,8 @@ public final class CompiledFunction extends NativeHandle {
   }
 
   /**
+   * <b>Experimental</b> (graph export, C <code>CAIRN_EXPERIMENTAL</code>): may change in a minor release.
+   *
    * Loads a function written by {@link #export} (from any language) into {@code ctx}. It has no
    * Java body: the first call for each input shape re-traces the stored graph, and it owns fresh
    * variables initialised from the file. A call whose inputs fit no stored signature throws
@@ -296,6 +373,11 @@ public final class CompiledFunction extends NativeHandle {
    * returns, so {@code numOutputs} does (another count fails at the call with INVALID_ARGUMENT).
    * Its {@link #name()} is the path. Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged
    * one, INVALID_ARGUMENT for a file that is not an exported function.
+   *
+   * @param ctx the context
+   * @param path the file or checkpoint path
+   * @param numOutputs how many tensors each branch or body returns
+   * @return the new compiled function, which the caller closes
    */
   public static CompiledFunction load(CairnContext ctx, String path, int numOutputs) {
     Objects.requireNonNull(ctx, "ctx");
@@ -310,8 +392,13 @@ public final class CompiledFunction extends NativeHandle {
   }
 
   /**
+   * <b>Experimental</b> (graph export, C <code>CAIRN_EXPERIMENTAL</code>): may change in a minor release.
+   *
    * The graph of trace {@code index} as TensorFlow GraphDef text ({@code node { name: ... op: ...
    * }}) for TensorBoard's graph view. OUT_OF_RANGE past {@link #numTraces()}.
+   *
+   * @param index the zero-based index
+   * @return the GraphDef text
    */
   public String graphdef(long index) {
     long h = handle();

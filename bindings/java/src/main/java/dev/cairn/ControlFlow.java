@@ -1,11 +1,11 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
-import dev.cairn.raw.Callbacks;
 import java.lang.ref.Reference;
 import java.util.Objects;
 
 /**
+ * <b>Experimental</b> (control flow, C <code>CAIRN_EXPERIMENTAL</code>): may change in a minor release.
+ *
  * Control flow (tf.cond, tf.while_loop) over Java lambdas.
  *
  * <pre>{@code
@@ -53,18 +53,42 @@ public final class ControlFlow {
   /** A branch of a cond, or a loop body: tensors in, tensors out. */
   @FunctionalInterface
   public interface Branch {
+    /**
+     * Computes the branch's results, or the loop's next variables.
+     *
+     * @param ctx the context to record into
+     * @param inputs the operands or the loop variables, closed after the lambda returns
+     * @return the results, which are taken (and closed)
+     * @throws Exception anything; the cond or loop then throws a CairnException caused by it
+     */
     Tensor[] apply(CairnContext ctx, Tensor[] inputs) throws Exception;
   }
 
   /** A loop condition: the loop variables in, a BOOL tensor of one element out. */
   @FunctionalInterface
   public interface Condition {
+    /**
+     * Whether the loop goes on.
+     *
+     * @param ctx the context to record into
+     * @param vars the loop variables, closed after the lambda returns
+     * @return a BOOL tensor of one element, which is taken (and closed)
+     * @throws Exception anything; the loop then throws a CairnException caused by it
+     */
     Tensor test(CairnContext ctx, Tensor[] vars) throws Exception;
   }
 
   /**
    * {@code thenBranch(operands)} when {@code pred} is true, else {@code elseBranch(operands)}; both
    * return {@code numOutputs} tensors. Returns the chosen branch's results (new tensors).
+   *
+   * @param ctx the context
+   * @param pred the predicate: a BOOL tensor of one element
+   * @param operands the tensors handed to the chosen branch
+   * @param thenBranch the branch run when the predicate is true
+   * @param elseBranch the branch run when the predicate is false
+   * @param numOutputs how many tensors each branch or body returns
+   * @return new tensors, which the caller closes
    */
   public static Tensor[] cond(CairnContext ctx, Tensor pred, Tensor[] operands, Branch thenBranch, Branch elseBranch,
       int numOutputs) {
@@ -94,6 +118,12 @@ public final class ControlFlow {
   /**
    * While {@code cond(vars)} is true, {@code vars = body(vars)}; returns the final loop variables
    * (new tensors, one per loop variable). At least one loop variable.
+   *
+   * @param ctx the context
+   * @param cond the loop condition
+   * @param body the body, traced on first call of each input signature
+   * @param loopVars the initial loop variables
+   * @return new tensors, which the caller closes
    */
   public static Tensor[] whileLoop(CairnContext ctx, Condition cond, Branch body, Tensor[] loopVars) {
     return whileLoop(ctx, cond, body, loopVars, -1);
@@ -102,6 +132,13 @@ public final class ControlFlow {
   /**
    * Like {@link #whileLoop(CairnContext, Condition, Branch, Tensor[])}, stopping after {@code
    * maxIterations} iterations (TensorFlow's maximum_iterations); -1 for no limit.
+   *
+   * @param ctx the context
+   * @param cond the loop condition
+   * @param body the body, traced on first call of each input signature
+   * @param loopVars the initial loop variables
+   * @param maxIterations the most iterations to run (-1: no limit)
+   * @return new tensors, which the caller closes
    */
   public static Tensor[] whileLoop(CairnContext ctx, Condition cond, Branch body, Tensor[] loopVars,
       long maxIterations) {

@@ -2,21 +2,34 @@
 package dev.cairn;
 
 /**
- * cairn_dtype: Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte.
+ * cairn_dtype: Element types; values are TensorFlow's DataType numbers. Bool is stored in one byte. Since 1.0.
  */
 public enum DType {
+  /** {@code CAIRN_INVALID_DTYPE} (0) in C. */
   INVALID_DTYPE(0),
+  /** {@code CAIRN_FLOAT32} (1) in C. */
   FLOAT32(1),
+  /** {@code CAIRN_FLOAT64} (2) in C. */
   FLOAT64(2),
+  /** {@code CAIRN_INT32} (3) in C. */
   INT32(3),
+  /** {@code CAIRN_UINT8} (4) in C. */
   UINT8(4),
+  /** {@code CAIRN_INT16} (5) in C. */
   INT16(5),
+  /** {@code CAIRN_INT8} (6) in C. */
   INT8(6),
+  /** {@code CAIRN_STRING} (7) in C. */
   STRING(7),
+  /** {@code CAIRN_COMPLEX64} (8) in C. */
   COMPLEX64(8),
+  /** {@code CAIRN_INT64} (9) in C. */
   INT64(9),
+  /** {@code CAIRN_BOOL} (10) in C. */
   BOOL(10),
+  /** {@code CAIRN_BFLOAT16} (14) in C. */
   BFLOAT16(14),
+  /** {@code CAIRN_FLOAT16} (19) in C. */
   FLOAT16(19);
 
   private final int value;
@@ -25,12 +38,21 @@ public enum DType {
     this.value = value;
   }
 
-  /** The pinned C value. */
+  /**
+   * The pinned C value.
+   *
+   * @return the value of the C enumerator
+   */
   public int value() {
     return value;
   }
 
-  /** The constant with this C value, or null for a value this binding does not know. */
+  /**
+   * The constant with a C value.
+   *
+   * @param value a C enumerator's value
+   * @return its constant, or null for a value this binding does not know
+   */
   public static DType fromValue(int value) {
     switch (value) {
       case 0: return INVALID_DTYPE;
@@ -50,13 +72,23 @@ public enum DType {
     }
   }
 
-  /** Bytes per element (cairn_dtype_size); 0 for STRING. */
+  /**
+   * Bytes per element (cairn_dtype_size).
+   *
+   * @return the size of one element in bytes; 0 for STRING
+   */
   public long byteSize() {
-    return dev.cairn.raw.CairnNative.dtypeSize(value);
+    NativeLibrary.check();
+    return CairnNative.dtypeSize(value);
   }
 
-  /** The C name, e.g. "float32" (cairn_dtype_name). */
+  /**
+   * The C name (cairn_dtype_name).
+   *
+   * @return the name, e.g. "float32"
+   */
   public String cName() {
-    return dev.cairn.raw.CairnNative.dtypeName(value);
+    NativeLibrary.check();
+    return CairnNative.dtypeName(value);
   }
 }

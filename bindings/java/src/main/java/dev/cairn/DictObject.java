@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -16,7 +15,12 @@ public final class DictObject extends CairnObject {
     super(handle);
   }
 
-  /** A new, empty dict. */
+  /**
+   * A new, empty dict.
+   *
+   * @param ctx the context
+   * @return a new, empty dict
+   */
   public static DictObject create(CairnContext ctx) {
     long c = ctx.handle();
     try {
@@ -26,12 +30,20 @@ public final class DictObject extends CairnObject {
     }
   }
 
-  /** The number of entries. */
+  /**
+   * The number of entries.
+   *
+   * @return the number of entries
+   */
   public long size() {
     return childCount();
   }
 
-  /** The keys in insertion order. */
+  /**
+   * The keys in insertion order.
+   *
+   * @return the keys in insertion order
+   */
   public List<String> keys() {
     List<ObjectPath> children = children();
     List<String> keys = new ArrayList<>(children.size());

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.List;
 import java.util.Objects;
@@ -28,54 +27,91 @@ public final class GradientTape extends NativeHandle {
     this.persistent = persistent;
   }
 
-  /** A non-persistent tape watching trainable variables as they are read. */
+  /**
+   * A non-persistent tape watching trainable variables as they are read.
+   *
+   * @param ctx the context
+   * @return a non-persistent tape watching trainable variables as they are read
+   */
   public static GradientTape create(CairnContext ctx) {
     return create(ctx, null);
   }
 
-  /** A tape with these options (null: the defaults). Starts recording on the calling thread. */
+  /**
+   * A tape with these options (null: the defaults). Starts recording on the calling thread.
+   *
+   * @param ctx the context
+   * @param options the options (null: every default)
+   * @return a tape with these options (null: the defaults)
+   */
   public static GradientTape create(CairnContext ctx, Options options) {
     if (options == null) options = new Options();
     long c = ctx.handle();
     try {
-      long h = CairnNative.tapeCreate(c, options.persistent ? 1 : 0, options.watchAccessedVariables ? 1 : 0);
+      long h = CairnNative.tapeCreate(c, options.set, options.persistent ? 1 : 0, options.watchAccessedVariables ? 1 : 0);
       return new GradientTape(h, options.persistent);
     } finally {
       Reference.reachabilityFence(ctx);
     }
   }
 
-  /** Options for a new tape; each starts at the C API's default. */
+  /**
+   * Options for a new tape; each starts at the C API's default.
+   *
+   * @return new options, each at its default
+   */
   public static Options options() {
     return new Options();
   }
 
   /** The options of cairn_tape_create. Not thread-safe to mutate. */
   public static final class Options {
+    private long set; // CairnNative.TAPE_OPTIONS_* of the fields set
     private boolean persistent;
-    private boolean watchAccessedVariables = true;
+    private boolean watchAccessedVariables;
 
+    /** Options at their defaults (the same as {@code options()}). */
     public Options() {}
 
-    /** Whether {@link GradientTape#gradient} may be called more than once; default false. */
+    /**
+     * Whether {@link GradientTape#gradient} may be called more than once; default false.
+     *
+     * @param persistent whether the tape allows more than one gradient call
+     * @return these options
+     */
     public Options persistent(boolean persistent) {
       this.persistent = persistent;
+      set |= CairnNative.TAPE_OPTIONS_PERSISTENT;
       return this;
     }
 
-    /** Whether trainable variables are watched when they are read; default true. */
+    /**
+     * Whether trainable variables are watched when they are read; default true.
+     *
+     * @param watch whether to watch every trainable variable the recorded ops read
+     * @return these options
+     */
     public Options watchAccessedVariables(boolean watch) {
       this.watchAccessedVariables = watch;
+      set |= CairnNative.TAPE_OPTIONS_WATCH_ACCESSED_VARIABLES;
       return this;
     }
   }
 
-  /** Whether several gradient calls are allowed. */
+  /**
+   * Whether several gradient calls are allowed.
+   *
+   * @return whether several gradient calls are allowed
+   */
   public boolean persistent() {
     return persistent;
   }
 
-  /** Watches a tensor (a floating dtype, else INVALID_ARGUMENT): ops on it are recorded. */
+  /**
+   * Watches a tensor (a floating dtype, else INVALID_ARGUMENT): ops on it are recorded.
+   *
+   * @param t the tensor to watch
+   */
   public void watch(Tensor t) {
     Objects.requireNonNull(t, "t");
     long h = handle();
@@ -88,7 +124,11 @@ public final class GradientTape extends NativeHandle {
     }
   }
 
-  /** Watches a variable, also a non-trainable one: its reads are recorded. */
+  /**
+   * Watches a variable, also a non-trainable one: its reads are recorded.
+   *
+   * @param v the variable
+   */
   public void watch(Variable v) {
     Objects.requireNonNull(v, "v");
     long h = handle();
@@ -124,6 +164,10 @@ public final class GradientTape extends NativeHandle {
   /**
    * The gradients of {@code target} (summed when not a scalar) with respect to each source, as new
    * tensors the caller closes; null for a source the target does not depend on.
+   *
+   * @param target the tensor to differentiate (usually a scalar loss)
+   * @param sources the tensors or variables to differentiate with respect to
+   * @return new tensors, which the caller closes
    */
   public Tensor[] gradient(Tensor target, Tensor... sources) {
     return gradient(target, sources, null, Unconnected.NONE);
@@ -134,6 +178,12 @@ public final class GradientTape extends NativeHandle {
    * ones). An unconnected source gets null under {@link Unconnected#NONE} and zeros of its shape
    * under {@link Unconnected#ZERO}. A non-persistent tape allows one call (FAILED_PRECONDITION
    * after); UNIMPLEMENTED names a recorded op without a gradient.
+   *
+   * @param target the tensor to differentiate (usually a scalar loss)
+   * @param sources the tensors or variables to differentiate with respect to
+   * @param outputGradient the gradient of the target to start from (null: ones)
+   * @param unconnected what a source the target does not depend on gets: null or zeros
+   * @return new tensors, which the caller closes
    */
   public Tensor[] gradient(Tensor target, Tensor[] sources, Tensor outputGradient, Unconnected unconnected) {
     Objects.requireNonNull(target, "target");
@@ -157,17 +207,35 @@ public final class GradientTape extends NativeHandle {
   /**
    * The gradients of {@code target} with respect to each variable (the sum over all its recorded
    * reads), null for a variable the target does not depend on. Same order as {@code variables}.
+   *
+   * @param target the tensor to differentiate (usually a scalar loss)
+   * @param variables the variables, in the order of the gradients
+   * @return new tensors, which the caller closes
    */
   public Tensor[] gradient(Tensor target, Variable... variables) {
     return gradient(target, variables, null, Unconnected.NONE);
   }
 
-  /** {@link #gradient(Tensor, Variable...)} over a list, e.g. {@link Layer#trainableWeights()}. */
+  /**
+   * {@link #gradient(Tensor, Variable...)} over a list, e.g. {@link Layer#trainableWeights()}.
+   *
+   * @param target the tensor to differentiate (usually a scalar loss)
+   * @param variables the variables, in the order of the gradients
+   * @return new tensors, which the caller closes
+   */
   public Tensor[] gradient(Tensor target, List<? extends Variable> variables) {
     return gradient(target, variables.toArray(new Variable[0]), null, Unconnected.NONE);
   }
 
-  /** Like {@link #gradient(Tensor, Tensor[], Tensor, Unconnected)} for variables. */
+  /**
+   * Like {@link #gradient(Tensor, Tensor[], Tensor, Unconnected)} for variables.
+   *
+   * @param target the tensor to differentiate (usually a scalar loss)
+   * @param variables the variables, in the order of the gradients
+   * @param outputGradient the gradient of the target to start from (null: ones)
+   * @param unconnected what a source the target does not depend on gets: null or zeros
+   * @return new tensors, which the caller closes
+   */
   public Tensor[] gradient(Tensor target, Variable[] variables, Tensor outputGradient, Unconnected unconnected) {
     Objects.requireNonNull(target, "target");
     Objects.requireNonNull(variables, "variables");

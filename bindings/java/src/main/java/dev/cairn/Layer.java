@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.List;
 import java.util.Objects;
@@ -19,7 +18,12 @@ public class Layer extends CairnObject {
     super(handle);
   }
 
-  /** Calls the layer in inference mode; see {@link #call(Tensor, boolean)}. */
+  /**
+   * Calls the layer in inference mode; see {@link #call(Tensor, boolean)}.
+   *
+   * @param x the input tensor
+   * @return a new tensor, which the caller closes
+   */
   public Tensor call(Tensor x) {
     return call(x, false);
   }
@@ -28,6 +32,10 @@ public class Layer extends CairnObject {
    * Calls the layer (building it on the first call), as a new tensor the caller closes. {@code
    * training} switches Dropout and BatchNormalization to training behaviour. Throws
    * INVALID_ARGUMENT naming the layer for an input of the wrong rank, dtype or size.
+   *
+   * @param x the input tensor
+   * @param training whether the call is for training (dropout and batch normalization behave differently)
+   * @return a new tensor, which the caller closes
    */
   public Tensor call(Tensor x, boolean training) {
     Objects.requireNonNull(x, "x");
@@ -44,6 +52,9 @@ public class Layer extends CairnObject {
   /**
    * The layer's variables, nested layers' included, in creation order (only trainable ones when
    * {@code trainableOnly}); empty before the first call. The caller closes them.
+   *
+   * @param trainableOnly whether to list trainable variables only
+   * @return the variables, each a new handle the caller closes
    */
   public List<Variable> weights(boolean trainableOnly) {
     long h = handle();
@@ -56,17 +67,29 @@ public class Layer extends CairnObject {
     return objects(array, Variable.class);
   }
 
-  /** {@code weights(false)}: every variable, trainable or not. */
+  /**
+   * {@code weights(false)}: every variable, trainable or not.
+   *
+   * @return every variable, each a new handle the caller closes
+   */
   public List<Variable> weights() {
     return weights(false);
   }
 
-  /** {@code weights(true)}: what an optimizer updates. */
+  /**
+   * {@code weights(true)}: what an optimizer updates.
+   *
+   * @return the trainable variables, each a new handle the caller closes
+   */
   public List<Variable> trainableWeights() {
     return weights(true);
   }
 
-  /** Keras' summary(): layers, output shapes, parameter counts and totals, as a table. */
+  /**
+   * Keras' summary(): layers, output shapes, parameter counts and totals, as a table.
+   *
+   * @return the summary table
+   */
   public String summary() {
     long h = handle();
     try {
@@ -76,7 +99,11 @@ public class Layer extends CairnObject {
     }
   }
 
-  /** The number of scalars in the layer's variables (0 before the first call). */
+  /**
+   * The number of scalars in the layer's variables (0 before the first call).
+   *
+   * @return the number of scalars in the layer's variables (0 before the first call)
+   */
   public long countParams() {
     long h = handle();
     try {

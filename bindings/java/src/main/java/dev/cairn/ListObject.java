@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.Objects;
 
@@ -14,7 +13,12 @@ public final class ListObject extends CairnObject {
     super(handle);
   }
 
-  /** A new, empty list. */
+  /**
+   * A new, empty list.
+   *
+   * @param ctx the context
+   * @return a new, empty list
+   */
   public static ListObject create(CairnContext ctx) {
     long c = ctx.handle();
     try {
@@ -27,6 +31,8 @@ public final class ListObject extends CairnObject {
   /**
    * Appends {@code item} (the list takes its own reference). A checkpoint value waiting for the
    * new index is restored into it before this returns.
+   *
+   * @param item the object to store
    */
   public void append(CairnObject item) {
     Objects.requireNonNull(item, "item");
@@ -40,7 +46,11 @@ public final class ListObject extends CairnObject {
     }
   }
 
-  /** The number of elements. */
+  /**
+   * The number of elements.
+   *
+   * @return the number of elements
+   */
   public long size() {
     long h = handle();
     try {
@@ -50,7 +60,12 @@ public final class ListObject extends CairnObject {
     }
   }
 
-  /** Element {@code index} as a new handle the caller closes; OUT_OF_RANGE for index >= size. */
+  /**
+   * Element {@code index} as a new handle the caller closes; OUT_OF_RANGE for index >= size.
+   *
+   * @param index the zero-based index
+   * @return the element, a new handle the caller closes
+   */
   public CairnObject get(long index) {
     if (index < 0) throw new IndexOutOfBoundsException("index " + index);
     long h = handle();
@@ -63,7 +78,14 @@ public final class ListObject extends CairnObject {
     return wrap(item);
   }
 
-  /** {@link #get(long)} as a {@code type}; throws ClassCastException for another kind. */
+  /**
+   * {@link #get(long)} as a {@code type}; throws ClassCastException for another kind.
+   *
+   * @param index the zero-based index
+   * @param <T> the class of the object
+   * @param type the class to return
+   * @return the element, a new handle the caller closes
+   */
   public <T extends CairnObject> T get(long index, Class<T> type) {
     Objects.requireNonNull(type, "type");
     if (index < 0) throw new IndexOutOfBoundsException("index " + index);
@@ -77,7 +99,12 @@ public final class ListObject extends CairnObject {
     return wrap(item, type, "element " + index);
   }
 
-  /** Replaces element {@code index} (< size) with {@code item}. */
+  /**
+   * Replaces element {@code index} (&lt; size) with {@code item}.
+   *
+   * @param index the zero-based index
+   * @param item the object to store
+   */
   public void set(long index, CairnObject item) {
     Objects.requireNonNull(item, "item");
     if (index < 0) throw new IndexOutOfBoundsException("index " + index);

@@ -7,6 +7,10 @@ package dev.cairn;
  */
 @FunctionalInterface
 public interface LogHandler {
-  /** @param level the level, or null for a level newer than this binding */
+  /**
+   * @param level the level, or null for a level newer than this binding
+   *
+   * @param message the message
+   */
   void log(LogLevel level, String message);
 }

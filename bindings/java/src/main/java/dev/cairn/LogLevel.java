@@ -2,12 +2,16 @@
 package dev.cairn;
 
 /**
- * cairn_log_level: Severity of a log message; a context delivers those at or above its log_level.
+ * cairn_log_level: Severity of a log message; a context delivers those at or above its log_level. Since 1.0.
  */
 public enum LogLevel {
+  /** {@code CAIRN_LOG_DEBUG} (0) in C. */
   DEBUG(0),
+  /** {@code CAIRN_LOG_INFO} (1) in C. */
   INFO(1),
+  /** {@code CAIRN_LOG_WARNING} (2) in C. */
   WARNING(2),
+  /** {@code CAIRN_LOG_ERROR} (3) in C. */
   ERROR(3);
 
   private final int value;
@@ -16,12 +20,21 @@ public enum LogLevel {
     this.value = value;
   }
 
-  /** The pinned C value. */
+  /**
+   * The pinned C value.
+   *
+   * @return the value of the C enumerator
+   */
   public int value() {
     return value;
   }
 
-  /** The constant with this C value, or null for a value this binding does not know. */
+  /**
+   * The constant with a C value.
+   *
+   * @param value a C enumerator's value
+   * @return its constant, or null for a value this binding does not know
+   */
   public static LogLevel fromValue(int value) {
     switch (value) {
       case 0: return DEBUG;

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.Objects;
 
@@ -12,7 +11,16 @@ import java.util.Objects;
 public final class Loss {
   private Loss() {}
 
-  /** The loss of {@code kind}; {@code fromLogits} applies to the cross-entropies. */
+  /**
+   * The loss of {@code kind}; {@code fromLogits} applies to the cross-entropies.
+   *
+   * @param ctx the context
+   * @param kind the kind
+   * @param yTrue the true values (labels)
+   * @param yPred the predictions
+   * @param fromLogits whether the predictions are logits rather than probabilities
+   * @return the loss of {@code kind}; {@code fromLogits} applies to the cross-entropies
+   */
   public static Tensor compute(CairnContext ctx, LossKind kind, Tensor yTrue, Tensor yPred, boolean fromLogits) {
     Objects.requireNonNull(kind, "kind");
     Objects.requireNonNull(yTrue, "yTrue");
@@ -29,22 +37,52 @@ public final class Loss {
     }
   }
 
-  /** mean((yTrue - yPred)^2). */
+  /**
+   * mean((yTrue - yPred)^2).
+   *
+   * @param ctx the context
+   * @param yTrue the true values (labels)
+   * @param yPred the predictions
+   * @return a new tensor, which the caller closes
+   */
   public static Tensor meanSquaredError(CairnContext ctx, Tensor yTrue, Tensor yPred) {
     return compute(ctx, LossKind.MEAN_SQUARED_ERROR, yTrue, yPred, false);
   }
 
-  /** mean(|yTrue - yPred|). */
+  /**
+   * mean(|yTrue - yPred|).
+   *
+   * @param ctx the context
+   * @param yTrue the true values (labels)
+   * @param yPred the predictions
+   * @return a new tensor, which the caller closes
+   */
   public static Tensor meanAbsoluteError(CairnContext ctx, Tensor yTrue, Tensor yPred) {
     return compute(ctx, LossKind.MEAN_ABSOLUTE_ERROR, yTrue, yPred, false);
   }
 
-  /** Binary cross-entropy of labels in {0, 1} against probabilities, or logits when {@code fromLogits}. */
+  /**
+   * Binary cross-entropy of labels in {0, 1} against probabilities, or logits when {@code fromLogits}.
+   *
+   * @param ctx the context
+   * @param yTrue the true values (labels)
+   * @param yPred the predictions
+   * @param fromLogits whether the predictions are logits rather than probabilities
+   * @return a new tensor, which the caller closes
+   */
   public static Tensor binaryCrossentropy(CairnContext ctx, Tensor yTrue, Tensor yPred, boolean fromLogits) {
     return compute(ctx, LossKind.BINARY_CROSSENTROPY, yTrue, yPred, fromLogits);
   }
 
-  /** Cross-entropy of integer class ids against scores [..., classes] (logits when {@code fromLogits}). */
+  /**
+   * Cross-entropy of integer class ids against scores [..., classes] (logits when {@code fromLogits}).
+   *
+   * @param ctx the context
+   * @param yTrue the true values (labels)
+   * @param yPred the predictions
+   * @param fromLogits whether the predictions are logits rather than probabilities
+   * @return a new tensor, which the caller closes
+   */
   public static Tensor sparseCategoricalCrossentropy(
       CairnContext ctx, Tensor yTrue, Tensor yPred, boolean fromLogits) {
     return compute(ctx, LossKind.SPARSE_CATEGORICAL_CROSSENTROPY, yTrue, yPred, fromLogits);

@@ -2,12 +2,16 @@
 package dev.cairn;
 
 /**
- * cairn_loss_kind:
+ * cairn_loss_kind: The losses of cairn_loss. Since 1.0.
  */
 public enum LossKind {
+  /** {@code CAIRN_LOSS_MEAN_SQUARED_ERROR} (0) in C. */
   MEAN_SQUARED_ERROR(0),
+  /** {@code CAIRN_LOSS_MEAN_ABSOLUTE_ERROR} (1) in C. */
   MEAN_ABSOLUTE_ERROR(1),
+  /** {@code CAIRN_LOSS_BINARY_CROSSENTROPY} (2) in C. */
   BINARY_CROSSENTROPY(2),
+  /** {@code CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY} (3) in C. */
   SPARSE_CATEGORICAL_CROSSENTROPY(3);
 
   private final int value;
@@ -16,12 +20,21 @@ public enum LossKind {
     this.value = value;
   }
 
-  /** The pinned C value. */
+  /**
+   * The pinned C value.
+   *
+   * @return the value of the C enumerator
+   */
   public int value() {
     return value;
   }
 
-  /** The constant with this C value, or null for a value this binding does not know. */
+  /**
+   * The constant with a C value.
+   *
+   * @param value a C enumerator's value
+   * @return its constant, or null for a value this binding does not know
+   */
   public static LossKind fromValue(int value) {
     switch (value) {
       case 0: return MEAN_SQUARED_ERROR;

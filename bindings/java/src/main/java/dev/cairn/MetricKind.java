@@ -2,10 +2,12 @@
 package dev.cairn;
 
 /**
- * cairn_metric_kind:
+ * cairn_metric_kind: The metrics of cairn_metric_create. Since 1.0.
  */
 public enum MetricKind {
+  /** {@code CAIRN_METRIC_MEAN} (0) in C. */
   MEAN(0),
+  /** {@code CAIRN_METRIC_ACCURACY} (1) in C. */
   ACCURACY(1);
 
   private final int value;
@@ -14,12 +16,21 @@ public enum MetricKind {
     this.value = value;
   }
 
-  /** The pinned C value. */
+  /**
+   * The pinned C value.
+   *
+   * @return the value of the C enumerator
+   */
   public int value() {
     return value;
   }
 
-  /** The constant with this C value, or null for a value this binding does not know. */
+  /**
+   * The constant with a C value.
+   *
+   * @param value a C enumerator's value
+   * @return its constant, or null for a value this binding does not know
+   */
   public static MetricKind fromValue(int value) {
     switch (value) {
       case 0: return MEAN;

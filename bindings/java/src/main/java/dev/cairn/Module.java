@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 
 /**
@@ -12,7 +11,13 @@ public final class Module extends CairnObject {
     super(handle);
   }
 
-  /** A module named {@code name} (null: "module"); INVALID_ARGUMENT for an empty name or one holding '/' or ':'. */
+  /**
+   * A module named {@code name} (null: "module"); INVALID_ARGUMENT for an empty name or one holding '/' or ':'.
+   *
+   * @param ctx the context
+   * @param name the name
+   * @return a module named {@code name} (null: "module"); INVALID_ARGUMENT for an empty name or one holding '/' or ':'
+   */
   public static Module create(CairnContext ctx, String name) {
     return create(ctx, name, null);
   }
@@ -20,6 +25,11 @@ public final class Module extends CairnObject {
   /**
    * A module inside the name scope of {@code parentScope} (null: none): module "m2" created in the
    * scope of "m1" has scope "m1/m2". The two are not linked by an edge.
+   *
+   * @param ctx the context
+   * @param name the name
+   * @param parentScope the module whose scope prefixes this one's (null: none)
+   * @return the new module, which the caller closes
    */
   public static Module create(CairnContext ctx, String name, Module parentScope) {
     byte[] n = NativeResources.cstr(name);
@@ -36,7 +46,11 @@ public final class Module extends CairnObject {
     }
   }
 
-  /** The module's name, e.g. "m2". */
+  /**
+   * The module's name, e.g. "m2".
+   *
+   * @return the module's name
+   */
   public String name() {
     long h = handle();
     try {
@@ -46,7 +60,11 @@ public final class Module extends CairnObject {
     }
   }
 
-  /** The module's name scope, e.g. "m1/m2" (its name when created without a parent scope). */
+  /**
+   * The module's name scope, e.g. "m1/m2" (its name when created without a parent scope).
+   *
+   * @return the module's name scope
+   */
   public String scope() {
     long h = handle();
     try {

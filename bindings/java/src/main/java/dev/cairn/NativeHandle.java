@@ -1,6 +1,8 @@
 package dev.cairn;
 
 import java.lang.ref.Cleaner;
+import java.lang.reflect.Modifier;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
 
@@ -50,18 +52,67 @@ abstract class NativeHandle implements AutoCloseable {
     }
   }
 
-  /** The handle; throws IllegalStateException (see {@link #checkClosed()}) once closed. */
+  /** The handle; throws (see {@link #checkClosed()}) once closed. */
   final long handle() {
     checkClosed();
     return handle;
   }
 
-  /** Throws IllegalStateException "the &lt;class&gt; is closed" when this was closed. */
+  /**
+   * Throws CairnException FAILED_PRECONDITION "&lt;Class.method&gt;: &lt;what&gt; is closed" (e.g.
+   * "Tensor.toFloatArray: tensor is closed") when this was closed.
+   */
   void checkClosed() {
-    if (closed) throw new IllegalStateException("the " + getClass().getSimpleName() + " is closed");
+    if (closed) throw closedError(getClass(), "");
   }
 
-  /** Whether {@link #close()} was called. */
+  /**
+   * The exception for using a closed {@code type}: the method named is the outermost public
+   * method of this package's public classes in the run of binding frames that ends at the
+   * caller's code (the method the caller called), the thing is {@code type}'s name in words
+   * ("tensor", "gradient tape"), and {@code extra} follows.
+   */
+  static CairnException closedError(Class<?> type, String extra) {
+    String method = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE).walk(frames -> {
+      StackWalker.StackFrame api = null;
+      for (StackWalker.StackFrame f : (Iterable<StackWalker.StackFrame>) frames::iterator) {
+        if (inBinding(f.getDeclaringClass())) {
+          if (isPublicMethod(f)) api = f;
+        } else if (api != null) {
+          break; // the caller's code
+        }
+      }
+      return api == null ? type.getSimpleName() : api.getDeclaringClass().getSimpleName() + "." + api.getMethodName();
+    });
+    return new CairnException(Code.FAILED_PRECONDITION, method + ": " + words(type) + " is closed" + extra);
+  }
+
+  // A class of this binding's API (or nested in one): in this package, its top-level class public.
+  private static boolean inBinding(Class<?> c) {
+    return c.getPackage() == NativeHandle.class.getPackage() && Modifier.isPublic(c.getNestHost().getModifiers());
+  }
+
+  private static boolean isPublicMethod(StackWalker.StackFrame f) {
+    Class<?> c = f.getDeclaringClass();
+    if (!Modifier.isPublic(c.getModifiers())) return false;
+    try {
+      return Modifier.isPublic(c.getDeclaredMethod(f.getMethodName(), f.getMethodType().parameterArray()).getModifiers());
+    } catch (NoSuchMethodException e) {
+      return false; // a constructor or a synthetic method
+    }
+  }
+
+  // "CairnContext" -> "context", "GradientTape" -> "gradient tape".
+  private static String words(Class<?> type) {
+    String name = type.getSimpleName().replaceFirst("^Cairn(?=[A-Z])", "");
+    return name.replaceAll("(?<=[a-z0-9])(?=[A-Z])", " ").toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * Whether {@link #close()} was called.
+   *
+   * @return whether {@link #close()} was called
+   */
   public boolean isClosed() {
     return closed;
   }

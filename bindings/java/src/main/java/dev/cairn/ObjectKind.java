@@ -2,16 +2,24 @@
 package dev.cairn;
 
 /**
- * cairn_object_kind: The kinds of objects.
+ * cairn_object_kind: The kinds of objects. Since 1.0.
  */
 public enum ObjectKind {
+  /** {@code CAIRN_OBJECT_INVALID} (0) in C. */
   INVALID(0),
+  /** {@code CAIRN_OBJECT_TRACKABLE} (1) in C. */
   TRACKABLE(1),
+  /** {@code CAIRN_OBJECT_VARIABLE} (2) in C. */
   VARIABLE(2),
+  /** {@code CAIRN_OBJECT_LIST} (3) in C. */
   LIST(3),
+  /** {@code CAIRN_OBJECT_DICT} (4) in C. */
   DICT(4),
+  /** {@code CAIRN_OBJECT_MODULE} (5) in C. */
   MODULE(5),
+  /** {@code CAIRN_OBJECT_OPTIMIZER} (6) in C. */
   OPTIMIZER(6),
+  /** {@code CAIRN_OBJECT_LAYER} (7) in C. */
   LAYER(7);
 
   private final int value;
@@ -20,12 +28,21 @@ public enum ObjectKind {
     this.value = value;
   }
 
-  /** The pinned C value. */
+  /**
+   * The pinned C value.
+   *
+   * @return the value of the C enumerator
+   */
   public int value() {
     return value;
   }
 
-  /** The constant with this C value, or null for a value this binding does not know. */
+  /**
+   * The constant with a C value.
+   *
+   * @param value a C enumerator's value
+   * @return its constant, or null for a value this binding does not know
+   */
   public static ObjectKind fromValue(int value) {
     switch (value) {
       case 0: return INVALID;

@@ -8,6 +8,12 @@ import java.util.Objects;
  * root). The object is a handle the caller owns; {@link #close()} closes it.
  */
 public record ObjectPath(String path, CairnObject object) implements AutoCloseable {
+  /**
+   * A path and its object.
+   *
+   * @param path the edge names joined by '/'
+   * @param object the object, owned by this record
+   */
   public ObjectPath {
     Objects.requireNonNull(path, "path");
     Objects.requireNonNull(object, "object");

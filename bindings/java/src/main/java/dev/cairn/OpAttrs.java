@@ -19,23 +19,52 @@ public final class OpAttrs {
   private Object[] strings; // STRING: byte[]
   private Object[] floatLists; // FLOATS: double[]
 
+  /** An empty attribute set. */
   public OpAttrs() {}
 
+  /**
+   * Sets attribute {@code name} to an integer (INT).
+   *
+   * @param name the attribute's name, e.g. "transpose_a"
+   * @param value the value
+   * @return this
+   */
   public OpAttrs setInt(String name, long value) {
     ints[slot(name, AttrKind.INT)] = value;
     return this;
   }
 
+  /**
+   * Sets attribute {@code name} to a boolean (BOOL).
+   *
+   * @param name the attribute's name, e.g. "transpose_a"
+   * @param value the value
+   * @return this
+   */
   public OpAttrs setBool(String name, boolean value) {
     ints[slot(name, AttrKind.BOOL)] = value ? 1 : 0;
     return this;
   }
 
+  /**
+   * Sets attribute {@code name} to a number (FLOAT).
+   *
+   * @param name the attribute's name, e.g. "transpose_a"
+   * @param value the value
+   * @return this
+   */
   public OpAttrs setFloat(String name, double value) {
     floats[slot(name, AttrKind.FLOAT)] = value;
     return this;
   }
 
+  /**
+   * Sets attribute {@code name} to a dtype (DTYPE).
+   *
+   * @param name the attribute's name, e.g. "transpose_a"
+   * @param value the value
+   * @return this
+   */
   public OpAttrs setDType(String name, DType value) {
     if (value == null) throw new NullPointerException(name);
     int k = slot(name, AttrKind.DTYPE);
@@ -44,6 +73,13 @@ public final class OpAttrs {
     return this;
   }
 
+  /**
+   * Sets attribute {@code name} to a list of integers (copied) (INTS).
+   *
+   * @param name the attribute's name, e.g. "transpose_a"
+   * @param value the value
+   * @return this
+   */
   public OpAttrs setInts(String name, long... value) {
     if (value == null) throw new NullPointerException(name);
     int k = slot(name, AttrKind.INTS);
@@ -52,6 +88,13 @@ public final class OpAttrs {
     return this;
   }
 
+  /**
+   * Sets attribute {@code name} to a string (STRING).
+   *
+   * @param name the attribute's name, e.g. "transpose_a"
+   * @param value the value
+   * @return this
+   */
   public OpAttrs setString(String name, String value) {
     if (value == null) throw new NullPointerException(name);
     byte[] bytes = NativeResources.cstr(value);
@@ -61,6 +104,13 @@ public final class OpAttrs {
     return this;
   }
 
+  /**
+   * Sets attribute {@code name} to a list of numbers (copied) (FLOATS).
+   *
+   * @param name the attribute's name, e.g. "transpose_a"
+   * @param value the value
+   * @return this
+   */
   public OpAttrs setFloats(String name, double... value) {
     if (value == null) throw new NullPointerException(name);
     int k = slot(name, AttrKind.FLOATS);
@@ -69,7 +119,11 @@ public final class OpAttrs {
     return this;
   }
 
-  /** How many attributes are set. */
+  /**
+   * How many attributes are set.
+   *
+   * @return how many attributes are set
+   */
   public int size() {
     return size;
   }
@@ -108,11 +162,11 @@ public final class OpAttrs {
   static int numOutputs(byte[] op, OpAttrs attrs) {
     long n;
     if (attrs == null) {
-      n = dev.cairn.raw.CairnNative.opNumOutputs(op, null, null, null, null, null, null, null, null);
+      n = CairnNative.opNumOutputs(op, null, null, null, null, null, null, null, null);
     } else {
       int size = attrs.size;
       n =
-          dev.cairn.raw.CairnNative.opNumOutputs(
+          CairnNative.opNumOutputs(
               op,
               Arrays.copyOf(attrs.names, size),
               Arrays.copyOf(attrs.kinds, size),
@@ -129,7 +183,7 @@ public final class OpAttrs {
 
   /** Runs the op through the raw layer with these attributes as parallel arrays. */
   void opRun(long ctx, byte[] op, long[] inputs, long[] outputs) {
-    dev.cairn.raw.CairnNative.opRun(
+    CairnNative.opRun(
         ctx,
         op,
         inputs,

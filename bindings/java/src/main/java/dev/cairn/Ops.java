@@ -30,6 +30,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor abs(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -46,6 +50,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor add(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -61,6 +70,10 @@ public final class Ops {
    *   <li>output sum: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param inputs input inputs (any number of tensors)
+   * @return output sum, a new tensor the caller closes
    */
   public static Tensor addN(CairnContext ctx, Tensor... inputs) {
     Tensor[] in = new Tensor[inputs.length];
@@ -79,38 +92,60 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of bool
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor all(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_ALL, in, null, 1)[0];
   }
 
-  /** All with optional attributes; see {@link AllAttrs}. */
+  /**
+   * All with optional attributes; see {@link AllAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor all(CairnContext ctx, Tensor input, AllAttrs attrs) {
-    if (attrs == null) attrs = AllAttrs.DEFAULTS;
+    if (attrs == null) attrs = AllAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_ALL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of All, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of All: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class AllAttrs {
-    static final AllAttrs DEFAULTS = new AllAttrs();
+    static final AllAttrs NONE = new AllAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private AllAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new AllAttrs
+     */
     public static AllAttrs builder() {
       return new AllAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AllAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -118,21 +153,34 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AllAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
-    public boolean keepDims() {
-      return keepDims;
+    /**
+     * The value of keep_dims set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -152,38 +200,60 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of bool
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor any(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_ANY, in, null, 1)[0];
   }
 
-  /** Any with optional attributes; see {@link AnyAttrs}. */
+  /**
+   * Any with optional attributes; see {@link AnyAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor any(CairnContext ctx, Tensor input, AnyAttrs attrs) {
-    if (attrs == null) attrs = AnyAttrs.DEFAULTS;
+    if (attrs == null) attrs = AnyAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_ANY, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Any, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Any: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class AnyAttrs {
-    static final AnyAttrs DEFAULTS = new AnyAttrs();
+    static final AnyAttrs NONE = new AnyAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private AnyAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new AnyAttrs
+     */
     public static AnyAttrs builder() {
       return new AnyAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AnyAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -191,21 +261,34 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AnyAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
-    public boolean keepDims() {
-      return keepDims;
+    /**
+     * The value of keep_dims set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -225,50 +308,81 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    *   <li>attr output_type: DTYPE, default "int64", one of int32, int64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor argMax(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_ARG_MAX, in, null, 1)[0];
   }
 
-  /** ArgMax with optional attributes; see {@link ArgMaxAttrs}. */
+  /**
+   * ArgMax with optional attributes; see {@link ArgMaxAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor argMax(CairnContext ctx, Tensor input, ArgMaxAttrs attrs) {
-    if (attrs == null) attrs = ArgMaxAttrs.DEFAULTS;
+    if (attrs == null) attrs = ArgMaxAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_ARG_MAX, in, enc, 1)[0];
   }
 
-  /** The optional attributes of ArgMax, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of ArgMax: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class ArgMaxAttrs {
-    static final ArgMaxAttrs DEFAULTS = new ArgMaxAttrs();
+    static final ArgMaxAttrs NONE = new ArgMaxAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
-    private DType outputType = DType.INT64;
+    private DType outputType;
     private boolean outputTypeSet;
 
     private ArgMaxAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ArgMaxAttrs
+     */
     public static ArgMaxAttrs builder() {
       return new ArgMaxAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ArgMaxAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
-    /** Sets output_type (DTYPE, default "int64"). One of int32, int64. */
+    /**
+     * Sets output_type (DTYPE, default "int64"). One of int32, int64.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ArgMaxAttrs outputType(DType value) {
       if (value == null) throw new NullPointerException("output_type");
       this.outputType = value;
@@ -276,9 +390,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of output_type: the one set, or the default. */
+    /**
+     * The value of output_type set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public DType outputType() {
-      return outputType;
+      return !outputTypeSet ? null : outputType;
     }
 
     void addTo(OpAttrs enc) {
@@ -298,50 +416,81 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    *   <li>attr output_type: DTYPE, default "int64", one of int32, int64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor argMin(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_ARG_MIN, in, null, 1)[0];
   }
 
-  /** ArgMin with optional attributes; see {@link ArgMinAttrs}. */
+  /**
+   * ArgMin with optional attributes; see {@link ArgMinAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor argMin(CairnContext ctx, Tensor input, ArgMinAttrs attrs) {
-    if (attrs == null) attrs = ArgMinAttrs.DEFAULTS;
+    if (attrs == null) attrs = ArgMinAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_ARG_MIN, in, enc, 1)[0];
   }
 
-  /** The optional attributes of ArgMin, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of ArgMin: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class ArgMinAttrs {
-    static final ArgMinAttrs DEFAULTS = new ArgMinAttrs();
+    static final ArgMinAttrs NONE = new ArgMinAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
-    private DType outputType = DType.INT64;
+    private DType outputType;
     private boolean outputTypeSet;
 
     private ArgMinAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ArgMinAttrs
+     */
     public static ArgMinAttrs builder() {
       return new ArgMinAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ArgMinAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
-    /** Sets output_type (DTYPE, default "int64"). One of int32, int64. */
+    /**
+     * Sets output_type (DTYPE, default "int64"). One of int32, int64.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ArgMinAttrs outputType(DType value) {
       if (value == null) throw new NullPointerException("output_type");
       this.outputType = value;
@@ -349,9 +498,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of output_type: the one set, or the default. */
+    /**
+     * The value of output_type set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public DType outputType() {
-      return outputType;
+      return !outputTypeSet ? null : outputType;
     }
 
     void addTo(OpAttrs enc) {
@@ -373,6 +526,13 @@ public final class Ops {
    *   <li>attr data_format: STRING, default "NHWC", one of NHWC
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor avgPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding) {
     Tensor[] in = {input};
@@ -383,9 +543,18 @@ public final class Ops {
     return ctx.runRaw(OP_AVG_POOL, in, enc, 1)[0];
   }
 
-  /** AvgPool with optional attributes; see {@link AvgPoolAttrs}. */
+  /**
+   * AvgPool with optional attributes; see {@link AvgPoolAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor avgPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding, AvgPoolAttrs attrs) {
-    if (attrs == null) attrs = AvgPoolAttrs.DEFAULTS;
+    if (attrs == null) attrs = AvgPoolAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInts("ksize", ksize);
@@ -395,21 +564,33 @@ public final class Ops {
     return ctx.runRaw(OP_AVG_POOL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of AvgPool, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of AvgPool: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class AvgPoolAttrs {
-    static final AvgPoolAttrs DEFAULTS = new AvgPoolAttrs();
+    static final AvgPoolAttrs NONE = new AvgPoolAttrs(); // nothing set
 
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private AvgPoolAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new AvgPoolAttrs
+     */
     public static AvgPoolAttrs builder() {
       return new AvgPoolAttrs();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AvgPoolAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -417,9 +598,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -441,6 +626,14 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    *   <li>attr orig_input_shape: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param origInputShape attribute orig_input_shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor avgPoolGrad(CairnContext ctx, Tensor grad, long[] ksize, long[] strides, String padding, long... origInputShape) {
     Tensor[] in = {grad};
@@ -452,9 +645,19 @@ public final class Ops {
     return ctx.runRaw(OP_AVG_POOL_GRAD, in, enc, 1)[0];
   }
 
-  /** AvgPoolGrad with optional attributes; see {@link AvgPoolGradAttrs}. */
+  /**
+   * AvgPoolGrad with optional attributes; see {@link AvgPoolGradAttrs}.
+   * @param ctx the context to run on
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param origInputShape attribute orig_input_shape (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor avgPoolGrad(CairnContext ctx, Tensor grad, long[] ksize, long[] strides, String padding, long[] origInputShape, AvgPoolGradAttrs attrs) {
-    if (attrs == null) attrs = AvgPoolGradAttrs.DEFAULTS;
+    if (attrs == null) attrs = AvgPoolGradAttrs.NONE;
     Tensor[] in = {grad};
     OpAttrs enc = new OpAttrs();
     enc.setInts("ksize", ksize);
@@ -465,21 +668,33 @@ public final class Ops {
     return ctx.runRaw(OP_AVG_POOL_GRAD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of AvgPoolGrad, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of AvgPoolGrad: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class AvgPoolGradAttrs {
-    static final AvgPoolGradAttrs DEFAULTS = new AvgPoolGradAttrs();
+    static final AvgPoolGradAttrs NONE = new AvgPoolGradAttrs(); // nothing set
 
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private AvgPoolGradAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new AvgPoolGradAttrs
+     */
     public static AvgPoolGradAttrs builder() {
       return new AvgPoolGradAttrs();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public AvgPoolGradAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -487,9 +702,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -508,6 +727,11 @@ public final class Ops {
    *   <li>attr DstT: DTYPE, required, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr Truncate: BOOL, default false
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param dstT attribute DstT (DTYPE)
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor cast(CairnContext ctx, Tensor x, DType dstT) {
     Tensor[] in = {x};
@@ -516,9 +740,16 @@ public final class Ops {
     return ctx.runRaw(OP_CAST, in, enc, 1)[0];
   }
 
-  /** Cast with optional attributes; see {@link CastAttrs}. */
+  /**
+   * Cast with optional attributes; see {@link CastAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param dstT attribute DstT (DTYPE)
+   * @param attrs the optional attributes (null: none)
+   * @return output y, a new tensor the caller closes
+   */
   public static Tensor cast(CairnContext ctx, Tensor x, DType dstT, CastAttrs attrs) {
-    if (attrs == null) attrs = CastAttrs.DEFAULTS;
+    if (attrs == null) attrs = CastAttrs.NONE;
     Tensor[] in = {x};
     OpAttrs enc = new OpAttrs();
     enc.setDType("DstT", dstT);
@@ -526,30 +757,46 @@ public final class Ops {
     return ctx.runRaw(OP_CAST, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Cast, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Cast: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class CastAttrs {
-    static final CastAttrs DEFAULTS = new CastAttrs();
+    static final CastAttrs NONE = new CastAttrs(); // nothing set
 
-    private boolean truncate = false;
+    private boolean truncate;
     private boolean truncateSet;
 
     private CastAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new CastAttrs
+     */
     public static CastAttrs builder() {
       return new CastAttrs();
     }
 
-    /** Sets Truncate (BOOL, default false). */
+    /**
+     * Sets Truncate (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public CastAttrs truncate(boolean value) {
       this.truncate = value;
       this.truncateSet = true;
       return this;
     }
 
-    /** The value of Truncate: the one set, or the default. */
-    public boolean truncate() {
-      return truncate;
+    /**
+     * The value of Truncate set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean truncate() {
+      return !truncateSet ? null : truncate;
     }
 
     void addTo(OpAttrs enc) {
@@ -566,6 +813,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor ceil(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -583,6 +834,12 @@ public final class Ops {
    *   <li>output output: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param t input t
+   * @param clipValueMin input clip_value_min
+   * @param clipValueMax input clip_value_max
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor clipByValue(CairnContext ctx, Tensor t, Tensor clipValueMin, Tensor clipValueMax) {
     Tensor[] in = {t, clipValueMin, clipValueMax};
@@ -599,6 +856,10 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr axis: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param values input values (any number of tensors)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor concatV2(CairnContext ctx, Tensor... values) {
     Tensor[] in = new Tensor[values.length];
@@ -606,9 +867,15 @@ public final class Ops {
     return ctx.runRaw(OP_CONCAT_V2, in, null, 1)[0];
   }
 
-  /** ConcatV2 with optional attributes; see {@link ConcatV2Attrs}. */
+  /**
+   * ConcatV2 with optional attributes; see {@link ConcatV2Attrs}.
+   * @param ctx the context to run on
+   * @param values input values (any number of tensors)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor concatV2(CairnContext ctx, Tensor[] values, ConcatV2Attrs attrs) {
-    if (attrs == null) attrs = ConcatV2Attrs.DEFAULTS;
+    if (attrs == null) attrs = ConcatV2Attrs.NONE;
     Tensor[] in = new Tensor[values.length];
     System.arraycopy(values, 0, in, 0, values.length);
     OpAttrs enc = new OpAttrs();
@@ -616,30 +883,46 @@ public final class Ops {
     return ctx.runRaw(OP_CONCAT_V2, in, enc, 1)[0];
   }
 
-  /** The optional attributes of ConcatV2, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of ConcatV2: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class ConcatV2Attrs {
-    static final ConcatV2Attrs DEFAULTS = new ConcatV2Attrs();
+    static final ConcatV2Attrs NONE = new ConcatV2Attrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
 
     private ConcatV2Attrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ConcatV2Attrs
+     */
     public static ConcatV2Attrs builder() {
       return new ConcatV2Attrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ConcatV2Attrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -661,6 +944,13 @@ public final class Ops {
    *   <li>attr data_format: STRING, default "NHWC", one of NHWC
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param filter input filter
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor conv2D(CairnContext ctx, Tensor input, Tensor filter, long[] strides, String padding) {
     Tensor[] in = {input, filter};
@@ -670,9 +960,18 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_D, in, enc, 1)[0];
   }
 
-  /** Conv2D with optional attributes; see {@link Conv2DAttrs}. */
+  /**
+   * Conv2D with optional attributes; see {@link Conv2DAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param filter input filter
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor conv2D(CairnContext ctx, Tensor input, Tensor filter, long[] strides, String padding, Conv2DAttrs attrs) {
-    if (attrs == null) attrs = Conv2DAttrs.DEFAULTS;
+    if (attrs == null) attrs = Conv2DAttrs.NONE;
     Tensor[] in = {input, filter};
     OpAttrs enc = new OpAttrs();
     enc.setInts("strides", strides);
@@ -681,23 +980,35 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_D, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Conv2D, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Conv2D: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class Conv2DAttrs {
-    static final Conv2DAttrs DEFAULTS = new Conv2DAttrs();
+    static final Conv2DAttrs NONE = new Conv2DAttrs(); // nothing set
 
-    private long[] dilations = new long[] {1L, 1L, 1L, 1L};
+    private long[] dilations;
     private boolean dilationsSet;
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private Conv2DAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new Conv2DAttrs
+     */
     public static Conv2DAttrs builder() {
       return new Conv2DAttrs();
     }
 
-    /** Sets dilations (INTS, default [1, 1, 1, 1]). */
+    /**
+     * Sets dilations (INTS, default [1, 1, 1, 1]).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DAttrs dilations(long... value) {
       if (value == null) throw new NullPointerException("dilations");
       this.dilations = value.clone();
@@ -705,12 +1016,21 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dilations: the one set, or the default. */
+    /**
+     * The value of dilations set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] dilations() {
-      return dilations.clone();
+      return !dilationsSet ? null : dilations.clone();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -718,9 +1038,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -744,6 +1068,14 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    *   <li>attr filter_sizes: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param outBackprop input out_backprop
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param filterSizes attribute filter_sizes (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor conv2DBackpropFilter(CairnContext ctx, Tensor input, Tensor outBackprop, long[] strides, String padding, long... filterSizes) {
     Tensor[] in = {input, outBackprop};
@@ -754,9 +1086,19 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_DBACKPROP_FILTER, in, enc, 1)[0];
   }
 
-  /** Conv2DBackpropFilter with optional attributes; see {@link Conv2DBackpropFilterAttrs}. */
+  /**
+   * Conv2DBackpropFilter with optional attributes; see {@link Conv2DBackpropFilterAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param outBackprop input out_backprop
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param filterSizes attribute filter_sizes (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor conv2DBackpropFilter(CairnContext ctx, Tensor input, Tensor outBackprop, long[] strides, String padding, long[] filterSizes, Conv2DBackpropFilterAttrs attrs) {
-    if (attrs == null) attrs = Conv2DBackpropFilterAttrs.DEFAULTS;
+    if (attrs == null) attrs = Conv2DBackpropFilterAttrs.NONE;
     Tensor[] in = {input, outBackprop};
     OpAttrs enc = new OpAttrs();
     enc.setInts("strides", strides);
@@ -766,23 +1108,35 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_DBACKPROP_FILTER, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Conv2DBackpropFilter, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Conv2DBackpropFilter: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class Conv2DBackpropFilterAttrs {
-    static final Conv2DBackpropFilterAttrs DEFAULTS = new Conv2DBackpropFilterAttrs();
+    static final Conv2DBackpropFilterAttrs NONE = new Conv2DBackpropFilterAttrs(); // nothing set
 
-    private long[] dilations = new long[] {1L, 1L, 1L, 1L};
+    private long[] dilations;
     private boolean dilationsSet;
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private Conv2DBackpropFilterAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new Conv2DBackpropFilterAttrs
+     */
     public static Conv2DBackpropFilterAttrs builder() {
       return new Conv2DBackpropFilterAttrs();
     }
 
-    /** Sets dilations (INTS, default [1, 1, 1, 1]). */
+    /**
+     * Sets dilations (INTS, default [1, 1, 1, 1]).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DBackpropFilterAttrs dilations(long... value) {
       if (value == null) throw new NullPointerException("dilations");
       this.dilations = value.clone();
@@ -790,12 +1144,21 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dilations: the one set, or the default. */
+    /**
+     * The value of dilations set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] dilations() {
-      return dilations.clone();
+      return !dilationsSet ? null : dilations.clone();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DBackpropFilterAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -803,9 +1166,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -829,6 +1196,14 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    *   <li>attr input_sizes: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param filter input filter
+   * @param outBackprop input out_backprop
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param inputSizes attribute input_sizes (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor conv2DBackpropInput(CairnContext ctx, Tensor filter, Tensor outBackprop, long[] strides, String padding, long... inputSizes) {
     Tensor[] in = {filter, outBackprop};
@@ -839,9 +1214,19 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_DBACKPROP_INPUT, in, enc, 1)[0];
   }
 
-  /** Conv2DBackpropInput with optional attributes; see {@link Conv2DBackpropInputAttrs}. */
+  /**
+   * Conv2DBackpropInput with optional attributes; see {@link Conv2DBackpropInputAttrs}.
+   * @param ctx the context to run on
+   * @param filter input filter
+   * @param outBackprop input out_backprop
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param inputSizes attribute input_sizes (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor conv2DBackpropInput(CairnContext ctx, Tensor filter, Tensor outBackprop, long[] strides, String padding, long[] inputSizes, Conv2DBackpropInputAttrs attrs) {
-    if (attrs == null) attrs = Conv2DBackpropInputAttrs.DEFAULTS;
+    if (attrs == null) attrs = Conv2DBackpropInputAttrs.NONE;
     Tensor[] in = {filter, outBackprop};
     OpAttrs enc = new OpAttrs();
     enc.setInts("strides", strides);
@@ -851,23 +1236,35 @@ public final class Ops {
     return ctx.runRaw(OP_CONV2_DBACKPROP_INPUT, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Conv2DBackpropInput, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Conv2DBackpropInput: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class Conv2DBackpropInputAttrs {
-    static final Conv2DBackpropInputAttrs DEFAULTS = new Conv2DBackpropInputAttrs();
+    static final Conv2DBackpropInputAttrs NONE = new Conv2DBackpropInputAttrs(); // nothing set
 
-    private long[] dilations = new long[] {1L, 1L, 1L, 1L};
+    private long[] dilations;
     private boolean dilationsSet;
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private Conv2DBackpropInputAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new Conv2DBackpropInputAttrs
+     */
     public static Conv2DBackpropInputAttrs builder() {
       return new Conv2DBackpropInputAttrs();
     }
 
-    /** Sets dilations (INTS, default [1, 1, 1, 1]). */
+    /**
+     * Sets dilations (INTS, default [1, 1, 1, 1]).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DBackpropInputAttrs dilations(long... value) {
       if (value == null) throw new NullPointerException("dilations");
       this.dilations = value.clone();
@@ -875,12 +1272,21 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dilations: the one set, or the default. */
+    /**
+     * The value of dilations set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] dilations() {
-      return dilations.clone();
+      return !dilationsSet ? null : dilations.clone();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public Conv2DBackpropInputAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -888,9 +1294,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -908,6 +1318,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor cos(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -926,73 +1340,117 @@ public final class Ops {
    *   <li>attr reverse: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output out, a new tensor the caller closes
    */
   public static Tensor cumsum(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_CUMSUM, in, null, 1)[0];
   }
 
-  /** Cumsum with optional attributes; see {@link CumsumAttrs}. */
+  /**
+   * Cumsum with optional attributes; see {@link CumsumAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param attrs the optional attributes (null: none)
+   * @return output out, a new tensor the caller closes
+   */
   public static Tensor cumsum(CairnContext ctx, Tensor x, CumsumAttrs attrs) {
-    if (attrs == null) attrs = CumsumAttrs.DEFAULTS;
+    if (attrs == null) attrs = CumsumAttrs.NONE;
     Tensor[] in = {x};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_CUMSUM, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Cumsum, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Cumsum: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class CumsumAttrs {
-    static final CumsumAttrs DEFAULTS = new CumsumAttrs();
+    static final CumsumAttrs NONE = new CumsumAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
-    private boolean exclusive = false;
+    private boolean exclusive;
     private boolean exclusiveSet;
-    private boolean reverse = false;
+    private boolean reverse;
     private boolean reverseSet;
 
     private CumsumAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new CumsumAttrs
+     */
     public static CumsumAttrs builder() {
       return new CumsumAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public CumsumAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
-    /** Sets exclusive (BOOL, default false). */
+    /**
+     * Sets exclusive (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public CumsumAttrs exclusive(boolean value) {
       this.exclusive = value;
       this.exclusiveSet = true;
       return this;
     }
 
-    /** The value of exclusive: the one set, or the default. */
-    public boolean exclusive() {
-      return exclusive;
+    /**
+     * The value of exclusive set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean exclusive() {
+      return !exclusiveSet ? null : exclusive;
     }
 
-    /** Sets reverse (BOOL, default false). */
+    /**
+     * Sets reverse (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public CumsumAttrs reverse(boolean value) {
       this.reverse = value;
       this.reverseSet = true;
       return this;
     }
 
-    /** The value of reverse: the one set, or the default. */
-    public boolean reverse() {
-      return reverse;
+    /**
+     * The value of reverse set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean reverse() {
+      return !reverseSet ? null : reverse;
     }
 
     void addTo(OpAttrs enc) {
@@ -1011,6 +1469,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor elu(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1028,45 +1490,73 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr incompatible_shape_error: BOOL, default true
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor equal(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
     return ctx.runRaw(OP_EQUAL, in, null, 1)[0];
   }
 
-  /** Equal with optional attributes; see {@link EqualAttrs}. */
+  /**
+   * Equal with optional attributes; see {@link EqualAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @param attrs the optional attributes (null: none)
+   * @return output z, a new tensor the caller closes
+   */
   public static Tensor equal(CairnContext ctx, Tensor x, Tensor y, EqualAttrs attrs) {
-    if (attrs == null) attrs = EqualAttrs.DEFAULTS;
+    if (attrs == null) attrs = EqualAttrs.NONE;
     Tensor[] in = {x, y};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_EQUAL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Equal, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Equal: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class EqualAttrs {
-    static final EqualAttrs DEFAULTS = new EqualAttrs();
+    static final EqualAttrs NONE = new EqualAttrs(); // nothing set
 
-    private boolean incompatibleShapeError = true;
+    private boolean incompatibleShapeError;
     private boolean incompatibleShapeErrorSet;
 
     private EqualAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new EqualAttrs
+     */
     public static EqualAttrs builder() {
       return new EqualAttrs();
     }
 
-    /** Sets incompatible_shape_error (BOOL, default true). */
+    /**
+     * Sets incompatible_shape_error (BOOL, default true).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public EqualAttrs incompatibleShapeError(boolean value) {
       this.incompatibleShapeError = value;
       this.incompatibleShapeErrorSet = true;
       return this;
     }
 
-    /** The value of incompatible_shape_error: the one set, or the default. */
-    public boolean incompatibleShapeError() {
-      return incompatibleShapeError;
+    /**
+     * The value of incompatible_shape_error set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean incompatibleShapeError() {
+      return !incompatibleShapeErrorSet ? null : incompatibleShapeError;
     }
 
     void addTo(OpAttrs enc) {
@@ -1083,6 +1573,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor erf(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1098,6 +1592,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor exp(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1114,6 +1612,11 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr axis: INT, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param axis attribute axis (INT)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor expandDims(CairnContext ctx, Tensor input, long axis) {
     Tensor[] in = {input};
@@ -1130,6 +1633,10 @@ public final class Ops {
    *   <li>input input: complex64
    *   <li>output output: complex64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor fFT(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -1144,6 +1651,10 @@ public final class Ops {
    *   <li>input input: complex64
    *   <li>output output: complex64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor fFT2D(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -1160,6 +1671,11 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr dims: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param value input value
+   * @param dims attribute dims (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor fill(CairnContext ctx, Tensor value, long... dims) {
     Tensor[] in = {value};
@@ -1177,6 +1693,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor floor(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1193,6 +1713,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor floorDiv(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1209,6 +1734,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor floorMod(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1226,6 +1756,11 @@ public final class Ops {
    *   <li>attr Tparams: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr Tindices: DTYPE, inferred from the inputs, one of int32, int64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param params input params
+   * @param indices input indices
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor gatherNd(CairnContext ctx, Tensor params, Tensor indices) {
     Tensor[] in = {params, indices};
@@ -1245,59 +1780,96 @@ public final class Ops {
    *   <li>attr axis: INT, default 0
    *   <li>attr batch_dims: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param params input params
+   * @param indices input indices
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor gatherV2(CairnContext ctx, Tensor params, Tensor indices) {
     Tensor[] in = {params, indices};
     return ctx.runRaw(OP_GATHER_V2, in, null, 1)[0];
   }
 
-  /** GatherV2 with optional attributes; see {@link GatherV2Attrs}. */
+  /**
+   * GatherV2 with optional attributes; see {@link GatherV2Attrs}.
+   * @param ctx the context to run on
+   * @param params input params
+   * @param indices input indices
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor gatherV2(CairnContext ctx, Tensor params, Tensor indices, GatherV2Attrs attrs) {
-    if (attrs == null) attrs = GatherV2Attrs.DEFAULTS;
+    if (attrs == null) attrs = GatherV2Attrs.NONE;
     Tensor[] in = {params, indices};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_GATHER_V2, in, enc, 1)[0];
   }
 
-  /** The optional attributes of GatherV2, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of GatherV2: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class GatherV2Attrs {
-    static final GatherV2Attrs DEFAULTS = new GatherV2Attrs();
+    static final GatherV2Attrs NONE = new GatherV2Attrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
-    private long batchDims = 0L;
+    private long batchDims;
     private boolean batchDimsSet;
 
     private GatherV2Attrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new GatherV2Attrs
+     */
     public static GatherV2Attrs builder() {
       return new GatherV2Attrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public GatherV2Attrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
-    /** Sets batch_dims (INT, default 0). */
+    /**
+     * Sets batch_dims (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public GatherV2Attrs batchDims(long value) {
       this.batchDims = value;
       this.batchDimsSet = true;
       return this;
     }
 
-    /** The value of batch_dims: the one set, or the default. */
-    public long batchDims() {
-      return batchDims;
+    /**
+     * The value of batch_dims set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long batchDims() {
+      return !batchDimsSet ? null : batchDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -1316,45 +1888,71 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    *   <li>attr approximate: BOOL, default false
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor gelu(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_GELU, in, null, 1)[0];
   }
 
-  /** Gelu with optional attributes; see {@link GeluAttrs}. */
+  /**
+   * Gelu with optional attributes; see {@link GeluAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param attrs the optional attributes (null: none)
+   * @return output y, a new tensor the caller closes
+   */
   public static Tensor gelu(CairnContext ctx, Tensor x, GeluAttrs attrs) {
-    if (attrs == null) attrs = GeluAttrs.DEFAULTS;
+    if (attrs == null) attrs = GeluAttrs.NONE;
     Tensor[] in = {x};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_GELU, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Gelu, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Gelu: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class GeluAttrs {
-    static final GeluAttrs DEFAULTS = new GeluAttrs();
+    static final GeluAttrs NONE = new GeluAttrs(); // nothing set
 
-    private boolean approximate = false;
+    private boolean approximate;
     private boolean approximateSet;
 
     private GeluAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new GeluAttrs
+     */
     public static GeluAttrs builder() {
       return new GeluAttrs();
     }
 
-    /** Sets approximate (BOOL, default false). */
+    /**
+     * Sets approximate (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public GeluAttrs approximate(boolean value) {
       this.approximate = value;
       this.approximateSet = true;
       return this;
     }
 
-    /** The value of approximate: the one set, or the default. */
-    public boolean approximate() {
-      return approximate;
+    /**
+     * The value of approximate set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean approximate() {
+      return !approximateSet ? null : approximate;
     }
 
     void addTo(OpAttrs enc) {
@@ -1372,6 +1970,11 @@ public final class Ops {
    *   <li>output z: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor greater(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1388,6 +1991,11 @@ public final class Ops {
    *   <li>output z: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor greaterEqual(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1402,6 +2010,10 @@ public final class Ops {
    *   <li>input input: complex64
    *   <li>output output: complex64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor iFFT(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -1416,6 +2028,10 @@ public final class Ops {
    *   <li>input input: complex64
    *   <li>output output: complex64
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor iFFT2D(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -1431,6 +2047,11 @@ public final class Ops {
    *   <li>output output: float32
    *   <li>attr fft_length: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param fftLength attribute fft_length (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor iRFFT(CairnContext ctx, Tensor input, long... fftLength) {
     Tensor[] in = {input};
@@ -1448,6 +2069,11 @@ public final class Ops {
    *   <li>output output: float32
    *   <li>attr fft_length: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param fftLength attribute fft_length (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor iRFFT2D(CairnContext ctx, Tensor input, long... fftLength) {
     Tensor[] in = {input};
@@ -1465,6 +2091,10 @@ public final class Ops {
    *   <li>output output: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor identity(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -1480,6 +2110,10 @@ public final class Ops {
    *   <li>output y: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor isFinite(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1495,6 +2129,10 @@ public final class Ops {
    *   <li>output y: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor isNan(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1511,6 +2149,11 @@ public final class Ops {
    *   <li>output z: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor less(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1527,6 +2170,11 @@ public final class Ops {
    *   <li>output z: bool
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor lessEqual(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1542,6 +2190,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor log(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1557,6 +2209,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor log1p(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1573,45 +2229,71 @@ public final class Ops {
    *   <li>attr axis: INT, default -1
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param logits input logits
+   * @return output logsoftmax, a new tensor the caller closes
    */
   public static Tensor logSoftmax(CairnContext ctx, Tensor logits) {
     Tensor[] in = {logits};
     return ctx.runRaw(OP_LOG_SOFTMAX, in, null, 1)[0];
   }
 
-  /** LogSoftmax with optional attributes; see {@link LogSoftmaxAttrs}. */
+  /**
+   * LogSoftmax with optional attributes; see {@link LogSoftmaxAttrs}.
+   * @param ctx the context to run on
+   * @param logits input logits
+   * @param attrs the optional attributes (null: none)
+   * @return output logsoftmax, a new tensor the caller closes
+   */
   public static Tensor logSoftmax(CairnContext ctx, Tensor logits, LogSoftmaxAttrs attrs) {
-    if (attrs == null) attrs = LogSoftmaxAttrs.DEFAULTS;
+    if (attrs == null) attrs = LogSoftmaxAttrs.NONE;
     Tensor[] in = {logits};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_LOG_SOFTMAX, in, enc, 1)[0];
   }
 
-  /** The optional attributes of LogSoftmax, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of LogSoftmax: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class LogSoftmaxAttrs {
-    static final LogSoftmaxAttrs DEFAULTS = new LogSoftmaxAttrs();
+    static final LogSoftmaxAttrs NONE = new LogSoftmaxAttrs(); // nothing set
 
-    private long axis = -1L;
+    private long axis;
     private boolean axisSet;
 
     private LogSoftmaxAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new LogSoftmaxAttrs
+     */
     public static LogSoftmaxAttrs builder() {
       return new LogSoftmaxAttrs();
     }
 
-    /** Sets axis (INT, default -1). */
+    /**
+     * Sets axis (INT, default -1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public LogSoftmaxAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -1628,6 +2310,11 @@ public final class Ops {
    *   <li>input y: bool
    *   <li>output z: bool
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor logicalAnd(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1642,6 +2329,10 @@ public final class Ops {
    *   <li>input x: bool
    *   <li>output y: bool
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor logicalNot(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -1657,6 +2348,11 @@ public final class Ops {
    *   <li>input y: bool
    *   <li>output z: bool
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor logicalOr(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -1675,59 +2371,96 @@ public final class Ops {
    *   <li>attr transpose_b: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param a input a
+   * @param b input b
+   * @return output product, a new tensor the caller closes
    */
   public static Tensor matMul(CairnContext ctx, Tensor a, Tensor b) {
     Tensor[] in = {a, b};
     return ctx.runRaw(OP_MAT_MUL, in, null, 1)[0];
   }
 
-  /** MatMul with optional attributes; see {@link MatMulAttrs}. */
+  /**
+   * MatMul with optional attributes; see {@link MatMulAttrs}.
+   * @param ctx the context to run on
+   * @param a input a
+   * @param b input b
+   * @param attrs the optional attributes (null: none)
+   * @return output product, a new tensor the caller closes
+   */
   public static Tensor matMul(CairnContext ctx, Tensor a, Tensor b, MatMulAttrs attrs) {
-    if (attrs == null) attrs = MatMulAttrs.DEFAULTS;
+    if (attrs == null) attrs = MatMulAttrs.NONE;
     Tensor[] in = {a, b};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_MAT_MUL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of MatMul, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of MatMul: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MatMulAttrs {
-    static final MatMulAttrs DEFAULTS = new MatMulAttrs();
+    static final MatMulAttrs NONE = new MatMulAttrs(); // nothing set
 
-    private boolean transposeA = false;
+    private boolean transposeA;
     private boolean transposeASet;
-    private boolean transposeB = false;
+    private boolean transposeB;
     private boolean transposeBSet;
 
     private MatMulAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MatMulAttrs
+     */
     public static MatMulAttrs builder() {
       return new MatMulAttrs();
     }
 
-    /** Sets transpose_a (BOOL, default false). */
+    /**
+     * Sets transpose_a (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MatMulAttrs transposeA(boolean value) {
       this.transposeA = value;
       this.transposeASet = true;
       return this;
     }
 
-    /** The value of transpose_a: the one set, or the default. */
-    public boolean transposeA() {
-      return transposeA;
+    /**
+     * The value of transpose_a set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean transposeA() {
+      return !transposeASet ? null : transposeA;
     }
 
-    /** Sets transpose_b (BOOL, default false). */
+    /**
+     * Sets transpose_b (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MatMulAttrs transposeB(boolean value) {
       this.transposeB = value;
       this.transposeBSet = true;
       return this;
     }
 
-    /** The value of transpose_b: the one set, or the default. */
-    public boolean transposeB() {
-      return transposeB;
+    /**
+     * The value of transpose_b set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean transposeB() {
+      return !transposeBSet ? null : transposeB;
     }
 
     void addTo(OpAttrs enc) {
@@ -1747,38 +2480,60 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor max(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_MAX, in, null, 1)[0];
   }
 
-  /** Max with optional attributes; see {@link MaxAttrs}. */
+  /**
+   * Max with optional attributes; see {@link MaxAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor max(CairnContext ctx, Tensor input, MaxAttrs attrs) {
-    if (attrs == null) attrs = MaxAttrs.DEFAULTS;
+    if (attrs == null) attrs = MaxAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_MAX, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Max, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Max: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MaxAttrs {
-    static final MaxAttrs DEFAULTS = new MaxAttrs();
+    static final MaxAttrs NONE = new MaxAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private MaxAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MaxAttrs
+     */
     public static MaxAttrs builder() {
       return new MaxAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MaxAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -1786,21 +2541,34 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MaxAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
-    public boolean keepDims() {
-      return keepDims;
+    /**
+     * The value of keep_dims set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -1822,6 +2590,13 @@ public final class Ops {
    *   <li>attr data_format: STRING, default "NHWC", one of NHWC
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor maxPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding) {
     Tensor[] in = {input};
@@ -1832,9 +2607,18 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL, in, enc, 1)[0];
   }
 
-  /** MaxPool with optional attributes; see {@link MaxPoolAttrs}. */
+  /**
+   * MaxPool with optional attributes; see {@link MaxPoolAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor maxPool(CairnContext ctx, Tensor input, long[] ksize, long[] strides, String padding, MaxPoolAttrs attrs) {
-    if (attrs == null) attrs = MaxPoolAttrs.DEFAULTS;
+    if (attrs == null) attrs = MaxPoolAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInts("ksize", ksize);
@@ -1844,21 +2628,33 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of MaxPool, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of MaxPool: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MaxPoolAttrs {
-    static final MaxPoolAttrs DEFAULTS = new MaxPoolAttrs();
+    static final MaxPoolAttrs NONE = new MaxPoolAttrs(); // nothing set
 
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private MaxPoolAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MaxPoolAttrs
+     */
     public static MaxPoolAttrs builder() {
       return new MaxPoolAttrs();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MaxPoolAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -1866,9 +2662,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -1891,6 +2691,15 @@ public final class Ops {
    *   <li>attr data_format: STRING, default "NHWC", one of NHWC
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param origInput input orig_input
+   * @param origOutput input orig_output
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor maxPoolGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding) {
     Tensor[] in = {origInput, origOutput, grad};
@@ -1901,9 +2710,20 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL_GRAD, in, enc, 1)[0];
   }
 
-  /** MaxPoolGrad with optional attributes; see {@link MaxPoolGradAttrs}. */
+  /**
+   * MaxPoolGrad with optional attributes; see {@link MaxPoolGradAttrs}.
+   * @param ctx the context to run on
+   * @param origInput input orig_input
+   * @param origOutput input orig_output
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor maxPoolGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding, MaxPoolGradAttrs attrs) {
-    if (attrs == null) attrs = MaxPoolGradAttrs.DEFAULTS;
+    if (attrs == null) attrs = MaxPoolGradAttrs.NONE;
     Tensor[] in = {origInput, origOutput, grad};
     OpAttrs enc = new OpAttrs();
     enc.setInts("ksize", ksize);
@@ -1913,21 +2733,33 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL_GRAD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of MaxPoolGrad, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of MaxPoolGrad: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MaxPoolGradAttrs {
-    static final MaxPoolGradAttrs DEFAULTS = new MaxPoolGradAttrs();
+    static final MaxPoolGradAttrs NONE = new MaxPoolGradAttrs(); // nothing set
 
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private MaxPoolGradAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MaxPoolGradAttrs
+     */
     public static MaxPoolGradAttrs builder() {
       return new MaxPoolGradAttrs();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MaxPoolGradAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -1935,9 +2767,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -1960,6 +2796,15 @@ public final class Ops {
    *   <li>attr data_format: STRING, default "NHWC", one of NHWC
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param origInput input orig_input
+   * @param origOutput input orig_output
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor maxPoolGradGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding) {
     Tensor[] in = {origInput, origOutput, grad};
@@ -1970,9 +2815,20 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL_GRAD_GRAD, in, enc, 1)[0];
   }
 
-  /** MaxPoolGradGrad with optional attributes; see {@link MaxPoolGradGradAttrs}. */
+  /**
+   * MaxPoolGradGrad with optional attributes; see {@link MaxPoolGradGradAttrs}.
+   * @param ctx the context to run on
+   * @param origInput input orig_input
+   * @param origOutput input orig_output
+   * @param grad input grad
+   * @param ksize attribute ksize (INTS)
+   * @param strides attribute strides (INTS)
+   * @param padding attribute padding (STRING)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor maxPoolGradGrad(CairnContext ctx, Tensor origInput, Tensor origOutput, Tensor grad, long[] ksize, long[] strides, String padding, MaxPoolGradGradAttrs attrs) {
-    if (attrs == null) attrs = MaxPoolGradGradAttrs.DEFAULTS;
+    if (attrs == null) attrs = MaxPoolGradGradAttrs.NONE;
     Tensor[] in = {origInput, origOutput, grad};
     OpAttrs enc = new OpAttrs();
     enc.setInts("ksize", ksize);
@@ -1982,21 +2838,33 @@ public final class Ops {
     return ctx.runRaw(OP_MAX_POOL_GRAD_GRAD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of MaxPoolGradGrad, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of MaxPoolGradGrad: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MaxPoolGradGradAttrs {
-    static final MaxPoolGradGradAttrs DEFAULTS = new MaxPoolGradGradAttrs();
+    static final MaxPoolGradGradAttrs NONE = new MaxPoolGradGradAttrs(); // nothing set
 
-    private String dataFormat = "NHWC";
+    private String dataFormat;
     private boolean dataFormatSet;
 
     private MaxPoolGradGradAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MaxPoolGradGradAttrs
+     */
     public static MaxPoolGradGradAttrs builder() {
       return new MaxPoolGradGradAttrs();
     }
 
-    /** Sets data_format (STRING, default "NHWC"). One of NHWC. */
+    /**
+     * Sets data_format (STRING, default "NHWC"). One of NHWC.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MaxPoolGradGradAttrs dataFormat(String value) {
       if (value == null) throw new NullPointerException("data_format");
       this.dataFormat = value;
@@ -2004,9 +2872,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of data_format: the one set, or the default. */
+    /**
+     * The value of data_format set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public String dataFormat() {
-      return dataFormat;
+      return !dataFormatSet ? null : dataFormat;
     }
 
     void addTo(OpAttrs enc) {
@@ -2024,6 +2896,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor maximum(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -2041,38 +2918,60 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor mean(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_MEAN, in, null, 1)[0];
   }
 
-  /** Mean with optional attributes; see {@link MeanAttrs}. */
+  /**
+   * Mean with optional attributes; see {@link MeanAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor mean(CairnContext ctx, Tensor input, MeanAttrs attrs) {
-    if (attrs == null) attrs = MeanAttrs.DEFAULTS;
+    if (attrs == null) attrs = MeanAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_MEAN, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Mean, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Mean: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MeanAttrs {
-    static final MeanAttrs DEFAULTS = new MeanAttrs();
+    static final MeanAttrs NONE = new MeanAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private MeanAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MeanAttrs
+     */
     public static MeanAttrs builder() {
       return new MeanAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MeanAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -2080,21 +2979,34 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MeanAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
-    public boolean keepDims() {
-      return keepDims;
+    /**
+     * The value of keep_dims set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -2114,38 +3026,60 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor min(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_MIN, in, null, 1)[0];
   }
 
-  /** Min with optional attributes; see {@link MinAttrs}. */
+  /**
+   * Min with optional attributes; see {@link MinAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor min(CairnContext ctx, Tensor input, MinAttrs attrs) {
-    if (attrs == null) attrs = MinAttrs.DEFAULTS;
+    if (attrs == null) attrs = MinAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_MIN, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Min, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Min: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class MinAttrs {
-    static final MinAttrs DEFAULTS = new MinAttrs();
+    static final MinAttrs NONE = new MinAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private MinAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new MinAttrs
+     */
     public static MinAttrs builder() {
       return new MinAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MinAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -2153,21 +3087,34 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public MinAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
-    public boolean keepDims() {
-      return keepDims;
+    /**
+     * The value of keep_dims set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -2186,6 +3133,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor minimum(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -2202,6 +3154,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor mul(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -2217,6 +3174,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor neg(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -2234,45 +3195,73 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr incompatible_shape_error: BOOL, default true
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor notEqual(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
     return ctx.runRaw(OP_NOT_EQUAL, in, null, 1)[0];
   }
 
-  /** NotEqual with optional attributes; see {@link NotEqualAttrs}. */
+  /**
+   * NotEqual with optional attributes; see {@link NotEqualAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @param attrs the optional attributes (null: none)
+   * @return output z, a new tensor the caller closes
+   */
   public static Tensor notEqual(CairnContext ctx, Tensor x, Tensor y, NotEqualAttrs attrs) {
-    if (attrs == null) attrs = NotEqualAttrs.DEFAULTS;
+    if (attrs == null) attrs = NotEqualAttrs.NONE;
     Tensor[] in = {x, y};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_NOT_EQUAL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of NotEqual, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of NotEqual: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class NotEqualAttrs {
-    static final NotEqualAttrs DEFAULTS = new NotEqualAttrs();
+    static final NotEqualAttrs NONE = new NotEqualAttrs(); // nothing set
 
-    private boolean incompatibleShapeError = true;
+    private boolean incompatibleShapeError;
     private boolean incompatibleShapeErrorSet;
 
     private NotEqualAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new NotEqualAttrs
+     */
     public static NotEqualAttrs builder() {
       return new NotEqualAttrs();
     }
 
-    /** Sets incompatible_shape_error (BOOL, default true). */
+    /**
+     * Sets incompatible_shape_error (BOOL, default true).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public NotEqualAttrs incompatibleShapeError(boolean value) {
       this.incompatibleShapeError = value;
       this.incompatibleShapeErrorSet = true;
       return this;
     }
 
-    /** The value of incompatible_shape_error: the one set, or the default. */
-    public boolean incompatibleShapeError() {
-      return incompatibleShapeError;
+    /**
+     * The value of incompatible_shape_error set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean incompatibleShapeError() {
+      return !incompatibleShapeErrorSet ? null : incompatibleShapeError;
     }
 
     void addTo(OpAttrs enc) {
@@ -2294,6 +3283,11 @@ public final class Ops {
    *   <li>attr axis: INT, default -1
    *   <li>attr dtype: DTYPE, default "float32", one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param indices input indices
+   * @param depth attribute depth (INT)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor oneHot(CairnContext ctx, Tensor indices, long depth) {
     Tensor[] in = {indices};
@@ -2302,9 +3296,16 @@ public final class Ops {
     return ctx.runRaw(OP_ONE_HOT, in, enc, 1)[0];
   }
 
-  /** OneHot with optional attributes; see {@link OneHotAttrs}. */
+  /**
+   * OneHot with optional attributes; see {@link OneHotAttrs}.
+   * @param ctx the context to run on
+   * @param indices input indices
+   * @param depth attribute depth (INT)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor oneHot(CairnContext ctx, Tensor indices, long depth, OneHotAttrs attrs) {
-    if (attrs == null) attrs = OneHotAttrs.DEFAULTS;
+    if (attrs == null) attrs = OneHotAttrs.NONE;
     Tensor[] in = {indices};
     OpAttrs enc = new OpAttrs();
     enc.setInt("depth", depth);
@@ -2312,63 +3313,102 @@ public final class Ops {
     return ctx.runRaw(OP_ONE_HOT, in, enc, 1)[0];
   }
 
-  /** The optional attributes of OneHot, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of OneHot: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class OneHotAttrs {
-    static final OneHotAttrs DEFAULTS = new OneHotAttrs();
+    static final OneHotAttrs NONE = new OneHotAttrs(); // nothing set
 
-    private double onValue = 1.0;
+    private double onValue;
     private boolean onValueSet;
-    private double offValue = 0.0;
+    private double offValue;
     private boolean offValueSet;
-    private long axis = -1L;
+    private long axis;
     private boolean axisSet;
-    private DType dtype = DType.FLOAT32;
+    private DType dtype;
     private boolean dtypeSet;
 
     private OneHotAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new OneHotAttrs
+     */
     public static OneHotAttrs builder() {
       return new OneHotAttrs();
     }
 
-    /** Sets on_value (FLOAT, default 1). */
+    /**
+     * Sets on_value (FLOAT, default 1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public OneHotAttrs onValue(double value) {
       this.onValue = value;
       this.onValueSet = true;
       return this;
     }
 
-    /** The value of on_value: the one set, or the default. */
-    public double onValue() {
-      return onValue;
+    /**
+     * The value of on_value set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Double onValue() {
+      return !onValueSet ? null : onValue;
     }
 
-    /** Sets off_value (FLOAT, default 0). */
+    /**
+     * Sets off_value (FLOAT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public OneHotAttrs offValue(double value) {
       this.offValue = value;
       this.offValueSet = true;
       return this;
     }
 
-    /** The value of off_value: the one set, or the default. */
-    public double offValue() {
-      return offValue;
+    /**
+     * The value of off_value set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Double offValue() {
+      return !offValueSet ? null : offValue;
     }
 
-    /** Sets axis (INT, default -1). */
+    /**
+     * Sets axis (INT, default -1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public OneHotAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
-    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16. */
+    /**
+     * Sets dtype (DTYPE, default "float32"). One of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public OneHotAttrs dtype(DType value) {
       if (value == null) throw new NullPointerException("dtype");
       this.dtype = value;
@@ -2376,9 +3416,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dtype: the one set, or the default. */
+    /**
+     * The value of dtype set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public DType dtype() {
-      return dtype;
+      return !dtypeSet ? null : dtype;
     }
 
     void addTo(OpAttrs enc) {
@@ -2398,6 +3442,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor onesLike(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -2414,6 +3462,10 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr axis: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param values input values (any number of tensors)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor pack(CairnContext ctx, Tensor... values) {
     Tensor[] in = new Tensor[values.length];
@@ -2421,9 +3473,15 @@ public final class Ops {
     return ctx.runRaw(OP_PACK, in, null, 1)[0];
   }
 
-  /** Pack with optional attributes; see {@link PackAttrs}. */
+  /**
+   * Pack with optional attributes; see {@link PackAttrs}.
+   * @param ctx the context to run on
+   * @param values input values (any number of tensors)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor pack(CairnContext ctx, Tensor[] values, PackAttrs attrs) {
-    if (attrs == null) attrs = PackAttrs.DEFAULTS;
+    if (attrs == null) attrs = PackAttrs.NONE;
     Tensor[] in = new Tensor[values.length];
     System.arraycopy(values, 0, in, 0, values.length);
     OpAttrs enc = new OpAttrs();
@@ -2431,30 +3489,46 @@ public final class Ops {
     return ctx.runRaw(OP_PACK, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Pack, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Pack: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class PackAttrs {
-    static final PackAttrs DEFAULTS = new PackAttrs();
+    static final PackAttrs NONE = new PackAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
 
     private PackAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new PackAttrs
+     */
     public static PackAttrs builder() {
       return new PackAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public PackAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -2473,6 +3547,11 @@ public final class Ops {
    *   <li>attr paddings: INTS, required
    *   <li>attr constant_values: FLOAT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param paddings attribute paddings (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor pad(CairnContext ctx, Tensor input, long... paddings) {
     Tensor[] in = {input};
@@ -2481,9 +3560,16 @@ public final class Ops {
     return ctx.runRaw(OP_PAD, in, enc, 1)[0];
   }
 
-  /** Pad with optional attributes; see {@link PadAttrs}. */
+  /**
+   * Pad with optional attributes; see {@link PadAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param paddings attribute paddings (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor pad(CairnContext ctx, Tensor input, long[] paddings, PadAttrs attrs) {
-    if (attrs == null) attrs = PadAttrs.DEFAULTS;
+    if (attrs == null) attrs = PadAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInts("paddings", paddings);
@@ -2491,30 +3577,46 @@ public final class Ops {
     return ctx.runRaw(OP_PAD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Pad, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Pad: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class PadAttrs {
-    static final PadAttrs DEFAULTS = new PadAttrs();
+    static final PadAttrs NONE = new PadAttrs(); // nothing set
 
-    private double constantValues = 0.0;
+    private double constantValues;
     private boolean constantValuesSet;
 
     private PadAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new PadAttrs
+     */
     public static PadAttrs builder() {
       return new PadAttrs();
     }
 
-    /** Sets constant_values (FLOAT, default 0). */
+    /**
+     * Sets constant_values (FLOAT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public PadAttrs constantValues(double value) {
       this.constantValues = value;
       this.constantValuesSet = true;
       return this;
     }
 
-    /** The value of constant_values: the one set, or the default. */
-    public double constantValues() {
-      return constantValues;
+    /**
+     * The value of constant_values set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Double constantValues() {
+      return !constantValuesSet ? null : constantValues;
     }
 
     void addTo(OpAttrs enc) {
@@ -2532,6 +3634,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor pow(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -2549,38 +3656,60 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor prod(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_PROD, in, null, 1)[0];
   }
 
-  /** Prod with optional attributes; see {@link ProdAttrs}. */
+  /**
+   * Prod with optional attributes; see {@link ProdAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor prod(CairnContext ctx, Tensor input, ProdAttrs attrs) {
-    if (attrs == null) attrs = ProdAttrs.DEFAULTS;
+    if (attrs == null) attrs = ProdAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_PROD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Prod, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Prod: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class ProdAttrs {
-    static final ProdAttrs DEFAULTS = new ProdAttrs();
+    static final ProdAttrs NONE = new ProdAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private ProdAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ProdAttrs
+     */
     public static ProdAttrs builder() {
       return new ProdAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ProdAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -2588,21 +3717,34 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public ProdAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
-    public boolean keepDims() {
-      return keepDims;
+    /**
+     * The value of keep_dims set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -2620,6 +3762,11 @@ public final class Ops {
    *   <li>output output: complex64
    *   <li>attr fft_length: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param fftLength attribute fft_length (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor rFFT(CairnContext ctx, Tensor input, long... fftLength) {
     Tensor[] in = {input};
@@ -2637,6 +3784,11 @@ public final class Ops {
    *   <li>output output: complex64
    *   <li>attr fft_length: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param fftLength attribute fft_length (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor rFFT2D(CairnContext ctx, Tensor input, long... fftLength) {
     Tensor[] in = {input};
@@ -2656,6 +3808,10 @@ public final class Ops {
    *   <li>attr seed: INT, default 0
    *   <li>attr seed2: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor randomStandardNormal(CairnContext ctx, long... shape) {
     Tensor[] in = {};
@@ -2664,9 +3820,15 @@ public final class Ops {
     return ctx.runRaw(OP_RANDOM_STANDARD_NORMAL, in, enc, 1)[0];
   }
 
-  /** RandomStandardNormal with optional attributes; see {@link RandomStandardNormalAttrs}. */
+  /**
+   * RandomStandardNormal with optional attributes; see {@link RandomStandardNormalAttrs}.
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor randomStandardNormal(CairnContext ctx, long[] shape, RandomStandardNormalAttrs attrs) {
-    if (attrs == null) attrs = RandomStandardNormalAttrs.DEFAULTS;
+    if (attrs == null) attrs = RandomStandardNormalAttrs.NONE;
     Tensor[] in = {};
     OpAttrs enc = new OpAttrs();
     enc.setInts("shape", shape);
@@ -2674,25 +3836,37 @@ public final class Ops {
     return ctx.runRaw(OP_RANDOM_STANDARD_NORMAL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of RandomStandardNormal, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of RandomStandardNormal: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class RandomStandardNormalAttrs {
-    static final RandomStandardNormalAttrs DEFAULTS = new RandomStandardNormalAttrs();
+    static final RandomStandardNormalAttrs NONE = new RandomStandardNormalAttrs(); // nothing set
 
-    private DType dtype = DType.FLOAT32;
+    private DType dtype;
     private boolean dtypeSet;
-    private long seed = 0L;
+    private long seed;
     private boolean seedSet;
-    private long seed2 = 0L;
+    private long seed2;
     private boolean seed2Set;
 
     private RandomStandardNormalAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new RandomStandardNormalAttrs
+     */
     public static RandomStandardNormalAttrs builder() {
       return new RandomStandardNormalAttrs();
     }
 
-    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16. */
+    /**
+     * Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomStandardNormalAttrs dtype(DType value) {
       if (value == null) throw new NullPointerException("dtype");
       this.dtype = value;
@@ -2700,33 +3874,55 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dtype: the one set, or the default. */
+    /**
+     * The value of dtype set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public DType dtype() {
-      return dtype;
+      return !dtypeSet ? null : dtype;
     }
 
-    /** Sets seed (INT, default 0). */
+    /**
+     * Sets seed (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomStandardNormalAttrs seed(long value) {
       this.seed = value;
       this.seedSet = true;
       return this;
     }
 
-    /** The value of seed: the one set, or the default. */
-    public long seed() {
-      return seed;
+    /**
+     * The value of seed set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long seed() {
+      return !seedSet ? null : seed;
     }
 
-    /** Sets seed2 (INT, default 0). */
+    /**
+     * Sets seed2 (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomStandardNormalAttrs seed2(long value) {
       this.seed2 = value;
       this.seed2Set = true;
       return this;
     }
 
-    /** The value of seed2: the one set, or the default. */
-    public long seed2() {
-      return seed2;
+    /**
+     * The value of seed2 set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long seed2() {
+      return !seed2Set ? null : seed2;
     }
 
     void addTo(OpAttrs enc) {
@@ -2747,6 +3943,10 @@ public final class Ops {
    *   <li>attr seed: INT, default 0
    *   <li>attr seed2: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor randomUniform(CairnContext ctx, long... shape) {
     Tensor[] in = {};
@@ -2755,9 +3955,15 @@ public final class Ops {
     return ctx.runRaw(OP_RANDOM_UNIFORM, in, enc, 1)[0];
   }
 
-  /** RandomUniform with optional attributes; see {@link RandomUniformAttrs}. */
+  /**
+   * RandomUniform with optional attributes; see {@link RandomUniformAttrs}.
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor randomUniform(CairnContext ctx, long[] shape, RandomUniformAttrs attrs) {
-    if (attrs == null) attrs = RandomUniformAttrs.DEFAULTS;
+    if (attrs == null) attrs = RandomUniformAttrs.NONE;
     Tensor[] in = {};
     OpAttrs enc = new OpAttrs();
     enc.setInts("shape", shape);
@@ -2765,25 +3971,37 @@ public final class Ops {
     return ctx.runRaw(OP_RANDOM_UNIFORM, in, enc, 1)[0];
   }
 
-  /** The optional attributes of RandomUniform, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of RandomUniform: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class RandomUniformAttrs {
-    static final RandomUniformAttrs DEFAULTS = new RandomUniformAttrs();
+    static final RandomUniformAttrs NONE = new RandomUniformAttrs(); // nothing set
 
-    private DType dtype = DType.FLOAT32;
+    private DType dtype;
     private boolean dtypeSet;
-    private long seed = 0L;
+    private long seed;
     private boolean seedSet;
-    private long seed2 = 0L;
+    private long seed2;
     private boolean seed2Set;
 
     private RandomUniformAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new RandomUniformAttrs
+     */
     public static RandomUniformAttrs builder() {
       return new RandomUniformAttrs();
     }
 
-    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16. */
+    /**
+     * Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomUniformAttrs dtype(DType value) {
       if (value == null) throw new NullPointerException("dtype");
       this.dtype = value;
@@ -2791,33 +4009,55 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dtype: the one set, or the default. */
+    /**
+     * The value of dtype set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public DType dtype() {
-      return dtype;
+      return !dtypeSet ? null : dtype;
     }
 
-    /** Sets seed (INT, default 0). */
+    /**
+     * Sets seed (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomUniformAttrs seed(long value) {
       this.seed = value;
       this.seedSet = true;
       return this;
     }
 
-    /** The value of seed: the one set, or the default. */
-    public long seed() {
-      return seed;
+    /**
+     * The value of seed set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long seed() {
+      return !seedSet ? null : seed;
     }
 
-    /** Sets seed2 (INT, default 0). */
+    /**
+     * Sets seed2 (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RandomUniformAttrs seed2(long value) {
       this.seed2 = value;
       this.seed2Set = true;
       return this;
     }
 
-    /** The value of seed2: the one set, or the default. */
-    public long seed2() {
-      return seed2;
+    /**
+     * The value of seed2 set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long seed2() {
+      return !seed2Set ? null : seed2;
     }
 
     void addTo(OpAttrs enc) {
@@ -2838,6 +4078,11 @@ public final class Ops {
    *   <li>attr delta: FLOAT, default 1
    *   <li>attr dtype: DTYPE, default "float32", one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param start attribute start (FLOAT)
+   * @param limit attribute limit (FLOAT)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor range(CairnContext ctx, double start, double limit) {
     Tensor[] in = {};
@@ -2847,9 +4092,16 @@ public final class Ops {
     return ctx.runRaw(OP_RANGE, in, enc, 1)[0];
   }
 
-  /** Range with optional attributes; see {@link RangeAttrs}. */
+  /**
+   * Range with optional attributes; see {@link RangeAttrs}.
+   * @param ctx the context to run on
+   * @param start attribute start (FLOAT)
+   * @param limit attribute limit (FLOAT)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor range(CairnContext ctx, double start, double limit, RangeAttrs attrs) {
-    if (attrs == null) attrs = RangeAttrs.DEFAULTS;
+    if (attrs == null) attrs = RangeAttrs.NONE;
     Tensor[] in = {};
     OpAttrs enc = new OpAttrs();
     enc.setFloat("start", start);
@@ -2858,35 +4110,56 @@ public final class Ops {
     return ctx.runRaw(OP_RANGE, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Range, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Range: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class RangeAttrs {
-    static final RangeAttrs DEFAULTS = new RangeAttrs();
+    static final RangeAttrs NONE = new RangeAttrs(); // nothing set
 
-    private double delta = 1.0;
+    private double delta;
     private boolean deltaSet;
-    private DType dtype = DType.FLOAT32;
+    private DType dtype;
     private boolean dtypeSet;
 
     private RangeAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new RangeAttrs
+     */
     public static RangeAttrs builder() {
       return new RangeAttrs();
     }
 
-    /** Sets delta (FLOAT, default 1). */
+    /**
+     * Sets delta (FLOAT, default 1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RangeAttrs delta(double value) {
       this.delta = value;
       this.deltaSet = true;
       return this;
     }
 
-    /** The value of delta: the one set, or the default. */
-    public double delta() {
-      return delta;
+    /**
+     * The value of delta set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Double delta() {
+      return !deltaSet ? null : delta;
     }
 
-    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16. */
+    /**
+     * Sets dtype (DTYPE, default "float32"). One of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public RangeAttrs dtype(DType value) {
       if (value == null) throw new NullPointerException("dtype");
       this.dtype = value;
@@ -2894,9 +4167,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dtype: the one set, or the default. */
+    /**
+     * The value of dtype set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public DType dtype() {
-      return dtype;
+      return !dtypeSet ? null : dtype;
     }
 
     void addTo(OpAttrs enc) {
@@ -2915,6 +4192,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor realDiv(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -2930,6 +4212,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor reciprocal(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -2945,6 +4231,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor relu(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -2960,6 +4250,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor relu6(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -2976,6 +4270,11 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr shape: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param tensor input tensor
+   * @param shape attribute shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor reshape(CairnContext ctx, Tensor tensor, long... shape) {
     Tensor[] in = {tensor};
@@ -2994,6 +4293,11 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr axis: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param tensor input tensor
+   * @param axis attribute axis (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor reverse(CairnContext ctx, Tensor tensor, long... axis) {
     Tensor[] in = {tensor};
@@ -3011,6 +4315,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor round(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3026,6 +4334,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor rsqrt(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3044,6 +4356,12 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    *   <li>attr shape: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param indices input indices
+   * @param updates input updates
+   * @param shape attribute shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor scatterNd(CairnContext ctx, Tensor indices, Tensor updates, long... shape) {
     Tensor[] in = {indices, updates};
@@ -3063,6 +4381,12 @@ public final class Ops {
    *   <li>output output: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param condition input condition
+   * @param t input t
+   * @param e input e
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor selectV2(CairnContext ctx, Tensor condition, Tensor t, Tensor e) {
     Tensor[] in = {condition, t, e};
@@ -3078,6 +4402,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor selu(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3093,6 +4421,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor sigmoid(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3108,6 +4440,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor sign(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3123,6 +4459,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor sin(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3140,6 +4480,12 @@ public final class Ops {
    *   <li>attr begin: INTS, required
    *   <li>attr size: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param begin attribute begin (INTS)
+   * @param size attribute size (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor slice(CairnContext ctx, Tensor input, long[] begin, long... size) {
     Tensor[] in = {input};
@@ -3159,45 +4505,71 @@ public final class Ops {
    *   <li>attr axis: INT, default -1
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param logits input logits
+   * @return output softmax, a new tensor the caller closes
    */
   public static Tensor softmax(CairnContext ctx, Tensor logits) {
     Tensor[] in = {logits};
     return ctx.runRaw(OP_SOFTMAX, in, null, 1)[0];
   }
 
-  /** Softmax with optional attributes; see {@link SoftmaxAttrs}. */
+  /**
+   * Softmax with optional attributes; see {@link SoftmaxAttrs}.
+   * @param ctx the context to run on
+   * @param logits input logits
+   * @param attrs the optional attributes (null: none)
+   * @return output softmax, a new tensor the caller closes
+   */
   public static Tensor softmax(CairnContext ctx, Tensor logits, SoftmaxAttrs attrs) {
-    if (attrs == null) attrs = SoftmaxAttrs.DEFAULTS;
+    if (attrs == null) attrs = SoftmaxAttrs.NONE;
     Tensor[] in = {logits};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_SOFTMAX, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Softmax, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Softmax: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class SoftmaxAttrs {
-    static final SoftmaxAttrs DEFAULTS = new SoftmaxAttrs();
+    static final SoftmaxAttrs NONE = new SoftmaxAttrs(); // nothing set
 
-    private long axis = -1L;
+    private long axis;
     private boolean axisSet;
 
     private SoftmaxAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new SoftmaxAttrs
+     */
     public static SoftmaxAttrs builder() {
       return new SoftmaxAttrs();
     }
 
-    /** Sets axis (INT, default -1). */
+    /**
+     * Sets axis (INT, default -1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SoftmaxAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -3214,6 +4586,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor softplus(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3231,59 +4607,94 @@ public final class Ops {
    *   <li>attr descending: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor sort(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_SORT, in, null, 1)[0];
   }
 
-  /** Sort with optional attributes; see {@link SortAttrs}. */
+  /**
+   * Sort with optional attributes; see {@link SortAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor sort(CairnContext ctx, Tensor input, SortAttrs attrs) {
-    if (attrs == null) attrs = SortAttrs.DEFAULTS;
+    if (attrs == null) attrs = SortAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_SORT, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Sort, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Sort: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class SortAttrs {
-    static final SortAttrs DEFAULTS = new SortAttrs();
+    static final SortAttrs NONE = new SortAttrs(); // nothing set
 
-    private long axis = -1L;
+    private long axis;
     private boolean axisSet;
-    private boolean descending = false;
+    private boolean descending;
     private boolean descendingSet;
 
     private SortAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new SortAttrs
+     */
     public static SortAttrs builder() {
       return new SortAttrs();
     }
 
-    /** Sets axis (INT, default -1). */
+    /**
+     * Sets axis (INT, default -1).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SortAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
-    /** Sets descending (BOOL, default false). */
+    /**
+     * Sets descending (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SortAttrs descending(boolean value) {
       this.descending = value;
       this.descendingSet = true;
       return this;
     }
 
-    /** The value of descending: the one set, or the default. */
-    public boolean descending() {
-      return descending;
+    /**
+     * The value of descending set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean descending() {
+      return !descendingSet ? null : descending;
     }
 
     void addTo(OpAttrs enc) {
@@ -3303,6 +4714,11 @@ public final class Ops {
    *   <li>attr axis: INT, default 0
    *   <li>attr num_split: INT, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param value input value
+   * @param numSplit attribute num_split (INT)
+   * @return the outputs (output) in this order, new tensors the caller closes
    */
   public static Tensor[] split(CairnContext ctx, Tensor value, long numSplit) {
     Tensor[] in = {value};
@@ -3311,9 +4727,16 @@ public final class Ops {
     return ctx.runRaw(OP_SPLIT, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
-  /** Split with optional attributes; see {@link SplitAttrs}. */
+  /**
+   * Split with optional attributes; see {@link SplitAttrs}.
+   * @param ctx the context to run on
+   * @param value input value
+   * @param numSplit attribute num_split (INT)
+   * @param attrs the optional attributes (null: none)
+   * @return the outputs (output) in this order, new tensors the caller closes
+   */
   public static Tensor[] split(CairnContext ctx, Tensor value, long numSplit, SplitAttrs attrs) {
-    if (attrs == null) attrs = SplitAttrs.DEFAULTS;
+    if (attrs == null) attrs = SplitAttrs.NONE;
     Tensor[] in = {value};
     OpAttrs enc = new OpAttrs();
     enc.setInt("num_split", numSplit);
@@ -3321,30 +4744,46 @@ public final class Ops {
     return ctx.runRaw(OP_SPLIT, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
-  /** The optional attributes of Split, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Split: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class SplitAttrs {
-    static final SplitAttrs DEFAULTS = new SplitAttrs();
+    static final SplitAttrs NONE = new SplitAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
 
     private SplitAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new SplitAttrs
+     */
     public static SplitAttrs builder() {
       return new SplitAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SplitAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -3361,6 +4800,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor sqrt(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3376,6 +4819,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor square(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3392,6 +4839,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor squaredDifference(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -3408,36 +4860,58 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr squeeze_dims: INTS, default []
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor squeeze(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_SQUEEZE, in, null, 1)[0];
   }
 
-  /** Squeeze with optional attributes; see {@link SqueezeAttrs}. */
+  /**
+   * Squeeze with optional attributes; see {@link SqueezeAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor squeeze(CairnContext ctx, Tensor input, SqueezeAttrs attrs) {
-    if (attrs == null) attrs = SqueezeAttrs.DEFAULTS;
+    if (attrs == null) attrs = SqueezeAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_SQUEEZE, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Squeeze, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Squeeze: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class SqueezeAttrs {
-    static final SqueezeAttrs DEFAULTS = new SqueezeAttrs();
+    static final SqueezeAttrs NONE = new SqueezeAttrs(); // nothing set
 
-    private long[] squeezeDims = new long[] {};
+    private long[] squeezeDims;
     private boolean squeezeDimsSet;
 
     private SqueezeAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new SqueezeAttrs
+     */
     public static SqueezeAttrs builder() {
       return new SqueezeAttrs();
     }
 
-    /** Sets squeeze_dims (INTS, default []). */
+    /**
+     * Sets squeeze_dims (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SqueezeAttrs squeezeDims(long... value) {
       if (value == null) throw new NullPointerException("squeeze_dims");
       this.squeezeDims = value.clone();
@@ -3445,9 +4919,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of squeeze_dims: the one set, or the default. */
+    /**
+     * The value of squeeze_dims set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] squeezeDims() {
-      return squeezeDims.clone();
+      return !squeezeDimsSet ? null : squeezeDims.clone();
     }
 
     void addTo(OpAttrs enc) {
@@ -3464,6 +4942,10 @@ public final class Ops {
    *   <li>output output: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor stopGradient(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
@@ -3487,6 +4969,13 @@ public final class Ops {
    *   <li>attr new_axis_mask: INT, default 0
    *   <li>attr shrink_axis_mask: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param begin attribute begin (INTS)
+   * @param end attribute end (INTS)
+   * @param strides attribute strides (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor stridedSlice(CairnContext ctx, Tensor input, long[] begin, long[] end, long... strides) {
     Tensor[] in = {input};
@@ -3497,9 +4986,18 @@ public final class Ops {
     return ctx.runRaw(OP_STRIDED_SLICE, in, enc, 1)[0];
   }
 
-  /** StridedSlice with optional attributes; see {@link StridedSliceAttrs}. */
+  /**
+   * StridedSlice with optional attributes; see {@link StridedSliceAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param begin attribute begin (INTS)
+   * @param end attribute end (INTS)
+   * @param strides attribute strides (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor stridedSlice(CairnContext ctx, Tensor input, long[] begin, long[] end, long[] strides, StridedSliceAttrs attrs) {
-    if (attrs == null) attrs = StridedSliceAttrs.DEFAULTS;
+    if (attrs == null) attrs = StridedSliceAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInts("begin", begin);
@@ -3509,86 +5007,138 @@ public final class Ops {
     return ctx.runRaw(OP_STRIDED_SLICE, in, enc, 1)[0];
   }
 
-  /** The optional attributes of StridedSlice, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of StridedSlice: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class StridedSliceAttrs {
-    static final StridedSliceAttrs DEFAULTS = new StridedSliceAttrs();
+    static final StridedSliceAttrs NONE = new StridedSliceAttrs(); // nothing set
 
-    private long beginMask = 0L;
+    private long beginMask;
     private boolean beginMaskSet;
-    private long endMask = 0L;
+    private long endMask;
     private boolean endMaskSet;
-    private long ellipsisMask = 0L;
+    private long ellipsisMask;
     private boolean ellipsisMaskSet;
-    private long newAxisMask = 0L;
+    private long newAxisMask;
     private boolean newAxisMaskSet;
-    private long shrinkAxisMask = 0L;
+    private long shrinkAxisMask;
     private boolean shrinkAxisMaskSet;
 
     private StridedSliceAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new StridedSliceAttrs
+     */
     public static StridedSliceAttrs builder() {
       return new StridedSliceAttrs();
     }
 
-    /** Sets begin_mask (INT, default 0). */
+    /**
+     * Sets begin_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceAttrs beginMask(long value) {
       this.beginMask = value;
       this.beginMaskSet = true;
       return this;
     }
 
-    /** The value of begin_mask: the one set, or the default. */
-    public long beginMask() {
-      return beginMask;
+    /**
+     * The value of begin_mask set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long beginMask() {
+      return !beginMaskSet ? null : beginMask;
     }
 
-    /** Sets end_mask (INT, default 0). */
+    /**
+     * Sets end_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceAttrs endMask(long value) {
       this.endMask = value;
       this.endMaskSet = true;
       return this;
     }
 
-    /** The value of end_mask: the one set, or the default. */
-    public long endMask() {
-      return endMask;
+    /**
+     * The value of end_mask set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long endMask() {
+      return !endMaskSet ? null : endMask;
     }
 
-    /** Sets ellipsis_mask (INT, default 0). */
+    /**
+     * Sets ellipsis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceAttrs ellipsisMask(long value) {
       this.ellipsisMask = value;
       this.ellipsisMaskSet = true;
       return this;
     }
 
-    /** The value of ellipsis_mask: the one set, or the default. */
-    public long ellipsisMask() {
-      return ellipsisMask;
+    /**
+     * The value of ellipsis_mask set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long ellipsisMask() {
+      return !ellipsisMaskSet ? null : ellipsisMask;
     }
 
-    /** Sets new_axis_mask (INT, default 0). */
+    /**
+     * Sets new_axis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceAttrs newAxisMask(long value) {
       this.newAxisMask = value;
       this.newAxisMaskSet = true;
       return this;
     }
 
-    /** The value of new_axis_mask: the one set, or the default. */
-    public long newAxisMask() {
-      return newAxisMask;
+    /**
+     * The value of new_axis_mask set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long newAxisMask() {
+      return !newAxisMaskSet ? null : newAxisMask;
     }
 
-    /** Sets shrink_axis_mask (INT, default 0). */
+    /**
+     * Sets shrink_axis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceAttrs shrinkAxisMask(long value) {
       this.shrinkAxisMask = value;
       this.shrinkAxisMaskSet = true;
       return this;
     }
 
-    /** The value of shrink_axis_mask: the one set, or the default. */
-    public long shrinkAxisMask() {
-      return shrinkAxisMask;
+    /**
+     * The value of shrink_axis_mask set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long shrinkAxisMask() {
+      return !shrinkAxisMaskSet ? null : shrinkAxisMask;
     }
 
     void addTo(OpAttrs enc) {
@@ -3618,6 +5168,14 @@ public final class Ops {
    *   <li>attr new_axis_mask: INT, default 0
    *   <li>attr shrink_axis_mask: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param dy input dy
+   * @param shape attribute shape (INTS)
+   * @param begin attribute begin (INTS)
+   * @param end attribute end (INTS)
+   * @param strides attribute strides (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor stridedSliceGrad(CairnContext ctx, Tensor dy, long[] shape, long[] begin, long[] end, long... strides) {
     Tensor[] in = {dy};
@@ -3629,9 +5187,19 @@ public final class Ops {
     return ctx.runRaw(OP_STRIDED_SLICE_GRAD, in, enc, 1)[0];
   }
 
-  /** StridedSliceGrad with optional attributes; see {@link StridedSliceGradAttrs}. */
+  /**
+   * StridedSliceGrad with optional attributes; see {@link StridedSliceGradAttrs}.
+   * @param ctx the context to run on
+   * @param dy input dy
+   * @param shape attribute shape (INTS)
+   * @param begin attribute begin (INTS)
+   * @param end attribute end (INTS)
+   * @param strides attribute strides (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor stridedSliceGrad(CairnContext ctx, Tensor dy, long[] shape, long[] begin, long[] end, long[] strides, StridedSliceGradAttrs attrs) {
-    if (attrs == null) attrs = StridedSliceGradAttrs.DEFAULTS;
+    if (attrs == null) attrs = StridedSliceGradAttrs.NONE;
     Tensor[] in = {dy};
     OpAttrs enc = new OpAttrs();
     enc.setInts("shape", shape);
@@ -3642,86 +5210,138 @@ public final class Ops {
     return ctx.runRaw(OP_STRIDED_SLICE_GRAD, in, enc, 1)[0];
   }
 
-  /** The optional attributes of StridedSliceGrad, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of StridedSliceGrad: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class StridedSliceGradAttrs {
-    static final StridedSliceGradAttrs DEFAULTS = new StridedSliceGradAttrs();
+    static final StridedSliceGradAttrs NONE = new StridedSliceGradAttrs(); // nothing set
 
-    private long beginMask = 0L;
+    private long beginMask;
     private boolean beginMaskSet;
-    private long endMask = 0L;
+    private long endMask;
     private boolean endMaskSet;
-    private long ellipsisMask = 0L;
+    private long ellipsisMask;
     private boolean ellipsisMaskSet;
-    private long newAxisMask = 0L;
+    private long newAxisMask;
     private boolean newAxisMaskSet;
-    private long shrinkAxisMask = 0L;
+    private long shrinkAxisMask;
     private boolean shrinkAxisMaskSet;
 
     private StridedSliceGradAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new StridedSliceGradAttrs
+     */
     public static StridedSliceGradAttrs builder() {
       return new StridedSliceGradAttrs();
     }
 
-    /** Sets begin_mask (INT, default 0). */
+    /**
+     * Sets begin_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceGradAttrs beginMask(long value) {
       this.beginMask = value;
       this.beginMaskSet = true;
       return this;
     }
 
-    /** The value of begin_mask: the one set, or the default. */
-    public long beginMask() {
-      return beginMask;
+    /**
+     * The value of begin_mask set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long beginMask() {
+      return !beginMaskSet ? null : beginMask;
     }
 
-    /** Sets end_mask (INT, default 0). */
+    /**
+     * Sets end_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceGradAttrs endMask(long value) {
       this.endMask = value;
       this.endMaskSet = true;
       return this;
     }
 
-    /** The value of end_mask: the one set, or the default. */
-    public long endMask() {
-      return endMask;
+    /**
+     * The value of end_mask set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long endMask() {
+      return !endMaskSet ? null : endMask;
     }
 
-    /** Sets ellipsis_mask (INT, default 0). */
+    /**
+     * Sets ellipsis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceGradAttrs ellipsisMask(long value) {
       this.ellipsisMask = value;
       this.ellipsisMaskSet = true;
       return this;
     }
 
-    /** The value of ellipsis_mask: the one set, or the default. */
-    public long ellipsisMask() {
-      return ellipsisMask;
+    /**
+     * The value of ellipsis_mask set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long ellipsisMask() {
+      return !ellipsisMaskSet ? null : ellipsisMask;
     }
 
-    /** Sets new_axis_mask (INT, default 0). */
+    /**
+     * Sets new_axis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceGradAttrs newAxisMask(long value) {
       this.newAxisMask = value;
       this.newAxisMaskSet = true;
       return this;
     }
 
-    /** The value of new_axis_mask: the one set, or the default. */
-    public long newAxisMask() {
-      return newAxisMask;
+    /**
+     * The value of new_axis_mask set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long newAxisMask() {
+      return !newAxisMaskSet ? null : newAxisMask;
     }
 
-    /** Sets shrink_axis_mask (INT, default 0). */
+    /**
+     * Sets shrink_axis_mask (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public StridedSliceGradAttrs shrinkAxisMask(long value) {
       this.shrinkAxisMask = value;
       this.shrinkAxisMaskSet = true;
       return this;
     }
 
-    /** The value of shrink_axis_mask: the one set, or the default. */
-    public long shrinkAxisMask() {
-      return shrinkAxisMask;
+    /**
+     * The value of shrink_axis_mask set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long shrinkAxisMask() {
+      return !shrinkAxisMaskSet ? null : shrinkAxisMask;
     }
 
     void addTo(OpAttrs enc) {
@@ -3743,6 +5363,11 @@ public final class Ops {
    *   <li>output z: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @param y input y
+   * @return output z, a new tensor the caller closes
    */
   public static Tensor sub(CairnContext ctx, Tensor x, Tensor y) {
     Tensor[] in = {x, y};
@@ -3760,38 +5385,60 @@ public final class Ops {
    *   <li>attr keep_dims: BOOL, default false
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor sum(CairnContext ctx, Tensor input) {
     Tensor[] in = {input};
     return ctx.runRaw(OP_SUM, in, null, 1)[0];
   }
 
-  /** Sum with optional attributes; see {@link SumAttrs}. */
+  /**
+   * Sum with optional attributes; see {@link SumAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor sum(CairnContext ctx, Tensor input, SumAttrs attrs) {
-    if (attrs == null) attrs = SumAttrs.DEFAULTS;
+    if (attrs == null) attrs = SumAttrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_SUM, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Sum, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Sum: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class SumAttrs {
-    static final SumAttrs DEFAULTS = new SumAttrs();
+    static final SumAttrs NONE = new SumAttrs(); // nothing set
 
-    private long[] axis = new long[] {};
+    private long[] axis;
     private boolean axisSet;
-    private boolean keepDims = false;
+    private boolean keepDims;
     private boolean keepDimsSet;
 
     private SumAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new SumAttrs
+     */
     public static SumAttrs builder() {
       return new SumAttrs();
     }
 
-    /** Sets axis (INTS, default []). */
+    /**
+     * Sets axis (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SumAttrs axis(long... value) {
       if (value == null) throw new NullPointerException("axis");
       this.axis = value.clone();
@@ -3799,21 +5446,34 @@ public final class Ops {
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] axis() {
-      return axis.clone();
+      return !axisSet ? null : axis.clone();
     }
 
-    /** Sets keep_dims (BOOL, default false). */
+    /**
+     * Sets keep_dims (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public SumAttrs keepDims(boolean value) {
       this.keepDims = value;
       this.keepDimsSet = true;
       return this;
     }
 
-    /** The value of keep_dims: the one set, or the default. */
-    public boolean keepDims() {
-      return keepDims;
+    /**
+     * The value of keep_dims set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean keepDims() {
+      return !keepDimsSet ? null : keepDims;
     }
 
     void addTo(OpAttrs enc) {
@@ -3831,6 +5491,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, complex64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor tanh(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
@@ -3847,6 +5511,11 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr multiples: INTS, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param multiples attribute multiples (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor tile(CairnContext ctx, Tensor input, long... multiples) {
     Tensor[] in = {input};
@@ -3867,6 +5536,11 @@ public final class Ops {
    *   <li>attr sorted: BOOL, default true
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param k attribute k (INT)
+   * @return the outputs (values, indices) in this order, new tensors the caller closes
    */
   public static Tensor[] topKV2(CairnContext ctx, Tensor input, long k) {
     Tensor[] in = {input};
@@ -3875,9 +5549,16 @@ public final class Ops {
     return ctx.runRaw(OP_TOP_KV2, in, enc, 2);
   }
 
-  /** TopKV2 with optional attributes; see {@link TopKV2Attrs}. */
+  /**
+   * TopKV2 with optional attributes; see {@link TopKV2Attrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param k attribute k (INT)
+   * @param attrs the optional attributes (null: none)
+   * @return the outputs (values, indices) in this order, new tensors the caller closes
+   */
   public static Tensor[] topKV2(CairnContext ctx, Tensor input, long k, TopKV2Attrs attrs) {
-    if (attrs == null) attrs = TopKV2Attrs.DEFAULTS;
+    if (attrs == null) attrs = TopKV2Attrs.NONE;
     Tensor[] in = {input};
     OpAttrs enc = new OpAttrs();
     enc.setInt("k", k);
@@ -3885,30 +5566,46 @@ public final class Ops {
     return ctx.runRaw(OP_TOP_KV2, in, enc, 2);
   }
 
-  /** The optional attributes of TopKV2, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of TopKV2: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class TopKV2Attrs {
-    static final TopKV2Attrs DEFAULTS = new TopKV2Attrs();
+    static final TopKV2Attrs NONE = new TopKV2Attrs(); // nothing set
 
-    private boolean sorted = true;
+    private boolean sorted;
     private boolean sortedSet;
 
     private TopKV2Attrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new TopKV2Attrs
+     */
     public static TopKV2Attrs builder() {
       return new TopKV2Attrs();
     }
 
-    /** Sets sorted (BOOL, default true). */
+    /**
+     * Sets sorted (BOOL, default true).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public TopKV2Attrs sorted(boolean value) {
       this.sorted = value;
       this.sortedSet = true;
       return this;
     }
 
-    /** The value of sorted: the one set, or the default. */
-    public boolean sorted() {
-      return sorted;
+    /**
+     * The value of sorted set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean sorted() {
+      return !sortedSet ? null : sorted;
     }
 
     void addTo(OpAttrs enc) {
@@ -3926,36 +5623,58 @@ public final class Ops {
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    *   <li>attr perm: INTS, default []
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor transpose(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};
     return ctx.runRaw(OP_TRANSPOSE, in, null, 1)[0];
   }
 
-  /** Transpose with optional attributes; see {@link TransposeAttrs}. */
+  /**
+   * Transpose with optional attributes; see {@link TransposeAttrs}.
+   * @param ctx the context to run on
+   * @param x input x
+   * @param attrs the optional attributes (null: none)
+   * @return output y, a new tensor the caller closes
+   */
   public static Tensor transpose(CairnContext ctx, Tensor x, TransposeAttrs attrs) {
-    if (attrs == null) attrs = TransposeAttrs.DEFAULTS;
+    if (attrs == null) attrs = TransposeAttrs.NONE;
     Tensor[] in = {x};
     OpAttrs enc = new OpAttrs();
     attrs.addTo(enc);
     return ctx.runRaw(OP_TRANSPOSE, in, enc, 1)[0];
   }
 
-  /** The optional attributes of Transpose, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Transpose: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class TransposeAttrs {
-    static final TransposeAttrs DEFAULTS = new TransposeAttrs();
+    static final TransposeAttrs NONE = new TransposeAttrs(); // nothing set
 
-    private long[] perm = new long[] {};
+    private long[] perm;
     private boolean permSet;
 
     private TransposeAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new TransposeAttrs
+     */
     public static TransposeAttrs builder() {
       return new TransposeAttrs();
     }
 
-    /** Sets perm (INTS, default []). */
+    /**
+     * Sets perm (INTS, default []).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public TransposeAttrs perm(long... value) {
       if (value == null) throw new NullPointerException("perm");
       this.perm = value.clone();
@@ -3963,9 +5682,13 @@ public final class Ops {
       return this;
     }
 
-    /** The value of perm: the one set, or the default. */
+    /**
+     * The value of perm set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public long[] perm() {
-      return perm.clone();
+      return !permSet ? null : perm.clone();
     }
 
     void addTo(OpAttrs enc) {
@@ -3984,6 +5707,10 @@ public final class Ops {
    *   <li>attr seed: INT, default 0
    *   <li>attr seed2: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor truncatedNormal(CairnContext ctx, long... shape) {
     Tensor[] in = {};
@@ -3992,9 +5719,15 @@ public final class Ops {
     return ctx.runRaw(OP_TRUNCATED_NORMAL, in, enc, 1)[0];
   }
 
-  /** TruncatedNormal with optional attributes; see {@link TruncatedNormalAttrs}. */
+  /**
+   * TruncatedNormal with optional attributes; see {@link TruncatedNormalAttrs}.
+   * @param ctx the context to run on
+   * @param shape attribute shape (INTS)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
   public static Tensor truncatedNormal(CairnContext ctx, long[] shape, TruncatedNormalAttrs attrs) {
-    if (attrs == null) attrs = TruncatedNormalAttrs.DEFAULTS;
+    if (attrs == null) attrs = TruncatedNormalAttrs.NONE;
     Tensor[] in = {};
     OpAttrs enc = new OpAttrs();
     enc.setInts("shape", shape);
@@ -4002,25 +5735,37 @@ public final class Ops {
     return ctx.runRaw(OP_TRUNCATED_NORMAL, in, enc, 1)[0];
   }
 
-  /** The optional attributes of TruncatedNormal, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of TruncatedNormal: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class TruncatedNormalAttrs {
-    static final TruncatedNormalAttrs DEFAULTS = new TruncatedNormalAttrs();
+    static final TruncatedNormalAttrs NONE = new TruncatedNormalAttrs(); // nothing set
 
-    private DType dtype = DType.FLOAT32;
+    private DType dtype;
     private boolean dtypeSet;
-    private long seed = 0L;
+    private long seed;
     private boolean seedSet;
-    private long seed2 = 0L;
+    private long seed2;
     private boolean seed2Set;
 
     private TruncatedNormalAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new TruncatedNormalAttrs
+     */
     public static TruncatedNormalAttrs builder() {
       return new TruncatedNormalAttrs();
     }
 
-    /** Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16. */
+    /**
+     * Sets dtype (DTYPE, default "float32"). One of float32, float64, bfloat16, float16.
+     *
+     * @param value the value to send
+     * @return this
+     */
     public TruncatedNormalAttrs dtype(DType value) {
       if (value == null) throw new NullPointerException("dtype");
       this.dtype = value;
@@ -4028,33 +5773,55 @@ public final class Ops {
       return this;
     }
 
-    /** The value of dtype: the one set, or the default. */
+    /**
+     * The value of dtype set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
     public DType dtype() {
-      return dtype;
+      return !dtypeSet ? null : dtype;
     }
 
-    /** Sets seed (INT, default 0). */
+    /**
+     * Sets seed (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public TruncatedNormalAttrs seed(long value) {
       this.seed = value;
       this.seedSet = true;
       return this;
     }
 
-    /** The value of seed: the one set, or the default. */
-    public long seed() {
-      return seed;
+    /**
+     * The value of seed set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long seed() {
+      return !seedSet ? null : seed;
     }
 
-    /** Sets seed2 (INT, default 0). */
+    /**
+     * Sets seed2 (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public TruncatedNormalAttrs seed2(long value) {
       this.seed2 = value;
       this.seed2Set = true;
       return this;
     }
 
-    /** The value of seed2: the one set, or the default. */
-    public long seed2() {
-      return seed2;
+    /**
+     * The value of seed2 set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long seed2() {
+      return !seed2Set ? null : seed2;
     }
 
     void addTo(OpAttrs enc) {
@@ -4075,6 +5842,11 @@ public final class Ops {
    *   <li>attr num: INT, required
    *   <li>attr axis: INT, default 0
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param value input value
+   * @param num attribute num (INT)
+   * @return the outputs (output) in this order, new tensors the caller closes
    */
   public static Tensor[] unpack(CairnContext ctx, Tensor value, long num) {
     Tensor[] in = {value};
@@ -4083,9 +5855,16 @@ public final class Ops {
     return ctx.runRaw(OP_UNPACK, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
-  /** Unpack with optional attributes; see {@link UnpackAttrs}. */
+  /**
+   * Unpack with optional attributes; see {@link UnpackAttrs}.
+   * @param ctx the context to run on
+   * @param value input value
+   * @param num attribute num (INT)
+   * @param attrs the optional attributes (null: none)
+   * @return the outputs (output) in this order, new tensors the caller closes
+   */
   public static Tensor[] unpack(CairnContext ctx, Tensor value, long num, UnpackAttrs attrs) {
-    if (attrs == null) attrs = UnpackAttrs.DEFAULTS;
+    if (attrs == null) attrs = UnpackAttrs.NONE;
     Tensor[] in = {value};
     OpAttrs enc = new OpAttrs();
     enc.setInt("num", num);
@@ -4093,30 +5872,46 @@ public final class Ops {
     return ctx.runRaw(OP_UNPACK, in, enc, CairnContext.OUTPUTS_FROM_ATTRS);
   }
 
-  /** The optional attributes of Unpack, each starting at its default. Not thread-safe to mutate. */
+  /**
+   * The optional attributes of Unpack: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
   public static final class UnpackAttrs {
-    static final UnpackAttrs DEFAULTS = new UnpackAttrs();
+    static final UnpackAttrs NONE = new UnpackAttrs(); // nothing set
 
-    private long axis = 0L;
+    private long axis;
     private boolean axisSet;
 
     private UnpackAttrs() {}
 
-    /** A new attribute set holding the defaults. */
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new UnpackAttrs
+     */
     public static UnpackAttrs builder() {
       return new UnpackAttrs();
     }
 
-    /** Sets axis (INT, default 0). */
+    /**
+     * Sets axis (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
     public UnpackAttrs axis(long value) {
       this.axis = value;
       this.axisSet = true;
       return this;
     }
 
-    /** The value of axis: the one set, or the default. */
-    public long axis() {
-      return axis;
+    /**
+     * The value of axis set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long axis() {
+      return !axisSet ? null : axis;
     }
 
     void addTo(OpAttrs enc) {
@@ -4136,6 +5931,12 @@ public final class Ops {
    *   <li>attr Tindices: DTYPE, inferred from the inputs, one of int32, int64
    *   <li>attr num_segments: INT, required
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param data input data
+   * @param segmentIds input segment_ids
+   * @param numSegments attribute num_segments (INT)
+   * @return output output, a new tensor the caller closes
    */
   public static Tensor unsortedSegmentSum(CairnContext ctx, Tensor data, Tensor segmentIds, long numSegments) {
     Tensor[] in = {data, segmentIds};
@@ -4153,6 +5954,10 @@ public final class Ops {
    *   <li>output index: int64
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param condition input condition
+   * @return output index, a new tensor the caller closes
    */
   public static Tensor where(CairnContext ctx, Tensor condition) {
     Tensor[] in = {condition};
@@ -4168,6 +5973,10 @@ public final class Ops {
    *   <li>output y: dtype T
    *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16
    * </ul>
+   *
+   * @param ctx the context to run on
+   * @param x input x
+   * @return output y, a new tensor the caller closes
    */
   public static Tensor zerosLike(CairnContext ctx, Tensor x) {
     Tensor[] in = {x};

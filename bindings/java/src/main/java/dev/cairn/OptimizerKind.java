@@ -2,12 +2,16 @@
 package dev.cairn;
 
 /**
- * cairn_optimizer_kind:
+ * cairn_optimizer_kind: The update rule of an optimizer. Since 1.0.
  */
 public enum OptimizerKind {
+  /** {@code CAIRN_OPTIMIZER_SGD} (0) in C. */
   SGD(0),
+  /** {@code CAIRN_OPTIMIZER_ADAM} (1) in C. */
   ADAM(1),
+  /** {@code CAIRN_OPTIMIZER_ADAMW} (2) in C. */
   ADAMW(2),
+  /** {@code CAIRN_OPTIMIZER_RMSPROP} (3) in C. */
   RMSPROP(3);
 
   private final int value;
@@ -16,12 +20,21 @@ public enum OptimizerKind {
     this.value = value;
   }
 
-  /** The pinned C value. */
+  /**
+   * The pinned C value.
+   *
+   * @return the value of the C enumerator
+   */
   public int value() {
     return value;
   }
 
-  /** The constant with this C value, or null for a value this binding does not know. */
+  /**
+   * The constant with a C value.
+   *
+   * @param value a C enumerator's value
+   * @return its constant, or null for a value this binding does not know
+   */
   public static OptimizerKind fromValue(int value) {
     switch (value) {
       case 0: return SGD;

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 
 /**
@@ -13,7 +12,11 @@ public final class RestoreStatus extends NativeHandle {
     super(handle, CairnNative::restoreStatusFree);
   }
 
-  /** Passes when every checkpoint value was restored and every live object under the root matched. */
+  /**
+   * Passes when every checkpoint value was restored and every live object under the root matched.
+   *
+   * @return this
+   */
   public RestoreStatus assertConsumed() {
     long h = handle();
     try {
@@ -24,7 +27,11 @@ public final class RestoreStatus extends NativeHandle {
     return this;
   }
 
-  /** Passes when every live variable under the root was matched. */
+  /**
+   * Passes when every live variable under the root was matched.
+   *
+   * @return this
+   */
   public RestoreStatus assertExistingObjectsMatched() {
     long h = handle();
     try {
@@ -35,7 +42,11 @@ public final class RestoreStatus extends NativeHandle {
     return this;
   }
 
-  /** Silences the warning logged when checkpoint values were never restored. */
+  /**
+   * Silences the warning logged when checkpoint values were never restored.
+   *
+   * @return this
+   */
   public RestoreStatus expectPartial() {
     long h = handle();
     try {

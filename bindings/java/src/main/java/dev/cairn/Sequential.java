@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.Objects;
 
@@ -14,18 +13,31 @@ public final class Sequential extends Layer {
     super(handle);
   }
 
-  /** An empty model named {@code name} (null: a unique default such as "sequential"). */
+  /**
+   * An empty model named {@code name} (null: a unique default such as "sequential").
+   *
+   * @param ctx the context
+   * @param name the name
+   * @return an empty model named {@code name} (null: a unique default such as "sequential")
+   */
   public static Sequential create(CairnContext ctx, String name) {
     byte[] n = NativeResources.cstr(name);
     long c = ctx.handle();
     try {
-      return new Sequential(CairnNative.sequentialCreate(c, n));
+      return new Sequential(CairnNative.sequentialCreate(c, name == null ? 0 : CairnNative.SEQUENTIAL_OPTIONS_NAME, n));
     } finally {
       Reference.reachabilityFence(ctx);
     }
   }
 
-  /** A model named {@code name} holding {@code layers} in order (each keeps its own handle). */
+  /**
+   * A model named {@code name} holding {@code layers} in order (each keeps its own handle).
+   *
+   * @param ctx the context
+   * @param name the name
+   * @param layers the layers, in order
+   * @return a model named {@code name} holding {@code layers} in order (each keeps its own handle)
+   */
   public static Sequential of(CairnContext ctx, String name, Layer... layers) {
     Sequential model = create(ctx, name);
     try {
@@ -37,7 +49,12 @@ public final class Sequential extends Layer {
     return model;
   }
 
-  /** Appends {@code layer}; the model keeps its own reference, so the caller still closes its handle. */
+  /**
+   * Appends {@code layer}; the model keeps its own reference, so the caller still closes its handle.
+   *
+   * @param layer the layer to append
+   * @return this model
+   */
   public Sequential add(Layer layer) {
     Objects.requireNonNull(layer, "layer");
     long h = handle();

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
@@ -16,8 +15,8 @@ import java.util.Arrays;
  * real and imaginary parts), {@code double[]} FLOAT64, {@code int[]} INT32, {@code long[]} INT64,
  * {@code short[]} INT16 (or the raw bits of FLOAT16 and BFLOAT16), {@code byte[]} INT8 or UINT8,
  * {@code boolean[]} BOOL. Any dtype also goes through a {@link ByteBuffer} holding the elements in
- * native byte order. Data is row-major; the C library checks that its size fits the shape and
- * throws {@link CairnException} with code INVALID_ARGUMENT when it does not.
+ * native byte order. Data is row-major, and its length must fit the shape (else a {@link
+ * CairnException} INVALID_ARGUMENT such as {@code Tensor.of: 3 values for shape [2,2] (needs 4)}).
  */
 public final class Tensor extends NativeHandle {
   // Immutable facts, fetched on first use (racing threads compute the same values; volatile so
@@ -31,67 +30,153 @@ public final class Tensor extends NativeHandle {
 
   // ---- creation ----
 
-  /** A FLOAT32 tensor of {@code shape} (no dimensions: a scalar) holding a copy of {@code data}. */
+  /**
+   * A FLOAT32 tensor of {@code shape} (no dimensions: a scalar) holding a copy of {@code data}.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a FLOAT32 tensor of {@code shape} (no dimensions: a scalar) holding a copy of {@code data}
+   */
   public static Tensor of(CairnContext ctx, float[] data, long... shape) {
     return of(ctx, DType.FLOAT32, data, shape);
   }
 
-  /** A FLOAT64 tensor. */
+  /**
+   * A FLOAT64 tensor.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a FLOAT64 tensor
+   */
   public static Tensor of(CairnContext ctx, double[] data, long... shape) {
     return of(ctx, DType.FLOAT64, data, shape);
   }
 
-  /** An INT32 tensor. */
+  /**
+   * An INT32 tensor.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return an INT32 tensor
+   */
   public static Tensor of(CairnContext ctx, int[] data, long... shape) {
     return of(ctx, DType.INT32, data, shape);
   }
 
-  /** An INT64 tensor. */
+  /**
+   * An INT64 tensor.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return an INT64 tensor
+   */
   public static Tensor of(CairnContext ctx, long[] data, long... shape) {
     return of(ctx, DType.INT64, data, shape);
   }
 
-  /** An INT16 tensor. */
+  /**
+   * An INT16 tensor.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return an INT16 tensor
+   */
   public static Tensor of(CairnContext ctx, short[] data, long... shape) {
     return of(ctx, DType.INT16, data, shape);
   }
 
-  /** An INT8 tensor (see {@link #ofUint8} for UINT8). */
+  /**
+   * An INT8 tensor (see {@link #ofUint8} for UINT8).
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return an INT8 tensor (see {@link #ofUint8} for UINT8)
+   */
   public static Tensor of(CairnContext ctx, byte[] data, long... shape) {
     return of(ctx, DType.INT8, data, shape);
   }
 
-  /** A UINT8 tensor: each byte is read as unsigned (0..255). */
+  /**
+   * A UINT8 tensor: each byte is read as unsigned (0..255).
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a UINT8 tensor: each byte is read as unsigned (0..255)
+   */
   public static Tensor ofUint8(CairnContext ctx, byte[] data, long... shape) {
     return of(ctx, DType.UINT8, data, shape);
   }
 
-  /** A BOOL tensor. */
+  /**
+   * A BOOL tensor.
+   *
+   * @param ctx the context
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a BOOL tensor
+   */
   public static Tensor of(CairnContext ctx, boolean[] data, long... shape) {
     return of(ctx, DType.BOOL, data, shape);
   }
 
-  /** A FLOAT32 scalar. */
+  /**
+   * A FLOAT32 scalar.
+   *
+   * @param ctx the context
+   * @param value the value to set
+   * @return a FLOAT32 scalar
+   */
   public static Tensor scalar(CairnContext ctx, float value) {
     return of(ctx, new float[] {value});
   }
 
-  /** A FLOAT64 scalar. */
+  /**
+   * A FLOAT64 scalar.
+   *
+   * @param ctx the context
+   * @param value the value to set
+   * @return a FLOAT64 scalar
+   */
   public static Tensor scalar(CairnContext ctx, double value) {
     return of(ctx, new double[] {value});
   }
 
-  /** An INT32 scalar. */
+  /**
+   * An INT32 scalar.
+   *
+   * @param ctx the context
+   * @param value the value to set
+   * @return an INT32 scalar
+   */
   public static Tensor scalar(CairnContext ctx, int value) {
     return of(ctx, new int[] {value});
   }
 
-  /** An INT64 scalar. */
+  /**
+   * An INT64 scalar.
+   *
+   * @param ctx the context
+   * @param value the value to set
+   * @return an INT64 scalar
+   */
   public static Tensor scalar(CairnContext ctx, long value) {
     return of(ctx, new long[] {value});
   }
 
-  /** A BOOL scalar. */
+  /**
+   * A BOOL scalar.
+   *
+   * @param ctx the context
+   * @param value the value to set
+   * @return a BOOL scalar
+   */
   public static Tensor scalar(CairnContext ctx, boolean value) {
     return of(ctx, new boolean[] {value});
   }
@@ -99,6 +184,12 @@ public final class Tensor extends NativeHandle {
   /**
    * A tensor of any dtype from a Java array that can hold its elements (see the class comment)
    * or a {@link ByteBuffer} (its remaining bytes, in native byte order).
+   *
+   * @param ctx the context
+   * @param dtype the element type
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a new tensor, which the caller closes
    */
   public static Tensor of(CairnContext ctx, DType dtype, Object data, long... shape) {
     if (dtype == null) throw new NullPointerException("dtype");
@@ -106,8 +197,14 @@ public final class Tensor extends NativeHandle {
     if (data instanceof ByteBuffer) return fromBuffer(ctx, dtype, (ByteBuffer) data, shape);
     ArrayKind kind = ArrayKind.of(data);
     kind.check(dtype, "create");
-    long c = ctx.handle();
     long[] dims = shape == null ? new long[0] : shape;
+    long needed = elementCount("Tensor.of", dims) * (dtype == DType.COMPLEX64 ? 2 : 1);
+    int given = java.lang.reflect.Array.getLength(data);
+    if (given != needed) {
+      throw new CairnException(Code.INVALID_ARGUMENT,
+          "Tensor.of: " + given + " values for shape " + shapeString(dims) + " (needs " + needed + ")");
+    }
+    long c = ctx.handle();
     int d = dtype.value();
     long h;
     try {
@@ -131,12 +228,25 @@ public final class Tensor extends NativeHandle {
    * A tensor of any dtype from the remaining bytes of {@code data} (elements in native byte
    * order, see {@link ByteOrder#nativeOrder()}). A direct buffer is read in place; a heap buffer
    * is copied first. The buffer's position is not changed.
+   *
+   * @param ctx the context
+   * @param dtype the element type
+   * @param data the elements, row-major
+   * @param shape the dimensions (none for a scalar)
+   * @return a new tensor, which the caller closes
    */
   public static Tensor fromBuffer(CairnContext ctx, DType dtype, ByteBuffer data, long... shape) {
     if (dtype == null) throw new NullPointerException("dtype");
     if (data == null) throw new NullPointerException("data");
-    long c = ctx.handle();
     long[] dims = shape == null ? new long[0] : shape;
+    long count = elementCount("Tensor.fromBuffer", dims);
+    long size = dtype.byteSize();
+    if (size > 0 && data.remaining() != count * size) {
+      throw new CairnException(Code.INVALID_ARGUMENT,
+          "Tensor.fromBuffer: " + data.remaining() + " bytes for a " + dtype.cName() + " tensor of shape "
+              + shapeString(dims) + " (needs " + count * size + ")");
+    }
+    long c = ctx.handle();
     long h;
     try {
       if (data.isDirect()) {
@@ -152,8 +262,35 @@ public final class Tensor extends NativeHandle {
     return new Tensor(h);
   }
 
+  // The element count of `dims`; INVALID_ARGUMENT naming `method` for a negative dimension or an
+  // overflowing count.
+  private static long elementCount(String method, long[] dims) {
+    long n = 1;
+    for (int i = 0; i < dims.length; ++i) {
+      if (dims[i] < 0) {
+        throw new CairnException(Code.INVALID_ARGUMENT,
+            method + ": dimension " + i + " of shape " + shapeString(dims) + " is negative");
+      }
+      try {
+        n = Math.multiplyExact(n, dims[i]);
+      } catch (ArithmeticException e) {
+        throw new CairnException(Code.INVALID_ARGUMENT, method + ": shape " + shapeString(dims) + " is too large");
+      }
+    }
+    return n;
+  }
+
+  static String shapeString(long[] dims) {
+    return Arrays.toString(dims).replace(" ", "");
+  }
+
   // ---- facts ----
 
+  /**
+   * The element type.
+   *
+   * @return the dtype
+   */
   public DType dtype() {
     DType d = dtype;
     if (d == null) {
@@ -166,7 +303,11 @@ public final class Tensor extends NativeHandle {
     return d;
   }
 
-  /** The dimensions (a copy). */
+  /**
+   * The dimensions (a copy).
+   *
+   * @return the dimensions (a copy)
+   */
   public long[] shape() {
     return shapeRef().clone();
   }
@@ -186,18 +327,31 @@ public final class Tensor extends NativeHandle {
     return s;
   }
 
+  /**
+   * The number of dimensions.
+   *
+   * @return the rank (0 for a scalar)
+   */
   public int rank() {
     return shapeRef().length;
   }
 
-  /** The number of elements; 1 for a scalar. */
+  /**
+   * The number of elements; 1 for a scalar.
+   *
+   * @return the number of elements; 1 for a scalar
+   */
   public long numElements() {
     long n = 1;
     for (long d : shapeRef()) n *= d;
     return n;
   }
 
-  /** The size of the data in bytes. */
+  /**
+   * The size of the data in bytes.
+   *
+   * @return the size of the data in bytes
+   */
   public long nbytes() {
     long h = handle();
     try {
@@ -207,7 +361,11 @@ public final class Tensor extends NativeHandle {
     }
   }
 
-  /** The device holding the tensor, e.g. "cpu". */
+  /**
+   * The device holding the tensor, e.g. "cpu".
+   *
+   * @return the device holding the tensor
+   */
   public String device() {
     long h = handle();
     try {
@@ -219,7 +377,11 @@ public final class Tensor extends NativeHandle {
 
   // ---- reading ----
 
-  /** The elements of a FLOAT32 tensor (or a COMPLEX64 one, as interleaved real and imaginary parts). */
+  /**
+   * The elements of a FLOAT32 tensor (or a COMPLEX64 one, as interleaved real and imaginary parts).
+   *
+   * @return the elements of a FLOAT32 tensor (or a COMPLEX64 one, as interleaved real and imaginary parts)
+   */
   public float[] toFloatArray() {
     float[] out = new float[length(ArrayKind.FLOAT, "toFloatArray")];
     long h = handle();
@@ -231,7 +393,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of a FLOAT64 tensor. */
+  /**
+   * The elements of a FLOAT64 tensor.
+   *
+   * @return the elements of a FLOAT64 tensor
+   */
   public double[] toDoubleArray() {
     double[] out = new double[length(ArrayKind.DOUBLE, "toDoubleArray")];
     long h = handle();
@@ -243,7 +409,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of an INT32 tensor. */
+  /**
+   * The elements of an INT32 tensor.
+   *
+   * @return the elements of an INT32 tensor
+   */
   public int[] toIntArray() {
     int[] out = new int[length(ArrayKind.INT, "toIntArray")];
     long h = handle();
@@ -255,7 +425,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of an INT64 tensor. */
+  /**
+   * The elements of an INT64 tensor.
+   *
+   * @return the elements of an INT64 tensor
+   */
   public long[] toLongArray() {
     long[] out = new long[length(ArrayKind.LONG, "toLongArray")];
     long h = handle();
@@ -267,7 +441,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of an INT16 tensor, or the raw bits of a FLOAT16 or BFLOAT16 one. */
+  /**
+   * The elements of an INT16 tensor, or the raw bits of a FLOAT16 or BFLOAT16 one.
+   *
+   * @return the elements of an INT16 tensor, or the raw bits of a FLOAT16 or BFLOAT16 one
+   */
   public short[] toShortArray() {
     short[] out = new short[length(ArrayKind.SHORT, "toShortArray")];
     long h = handle();
@@ -279,7 +457,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of an INT8 or UINT8 tensor (for UINT8, use {@code b & 0xff}). */
+  /**
+   * The elements of an INT8 or UINT8 tensor (for UINT8, use {@code b & 0xff}).
+   *
+   * @return the elements of an INT8 or UINT8 tensor (for UINT8, use {@code b & 0xff})
+   */
   public byte[] toByteArray() {
     byte[] out = new byte[length(ArrayKind.BYTE, "toByteArray")];
     long h = handle();
@@ -291,7 +473,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The elements of a BOOL tensor. */
+  /**
+   * The elements of a BOOL tensor.
+   *
+   * @return the elements of a BOOL tensor
+   */
   public boolean[] toBooleanArray() {
     boolean[] out = new boolean[length(ArrayKind.BOOLEAN, "toBooleanArray")];
     long h = handle();
@@ -303,7 +489,11 @@ public final class Tensor extends NativeHandle {
     return out;
   }
 
-  /** The data of a tensor of any dtype in a new direct buffer in native byte order. */
+  /**
+   * The data of a tensor of any dtype in a new direct buffer in native byte order.
+   *
+   * @return the data of a tensor of any dtype in a new direct buffer in native byte order
+   */
   public ByteBuffer toByteBuffer() {
     long n = nbytes();
     if (n > Integer.MAX_VALUE) throw new IllegalStateException("the tensor's " + n + " bytes do not fit a ByteBuffer");
@@ -315,12 +505,20 @@ public final class Tensor extends NativeHandle {
   /**
    * Copies the data into the remaining bytes of a direct buffer, which must be exactly {@link
    * #nbytes()} long (else INVALID_ARGUMENT). The buffer's position is not changed.
+   *
+   * @param dst a direct buffer of exactly nbytes() remaining bytes
    */
   public void readInto(ByteBuffer dst) {
     if (dst == null) throw new NullPointerException("dst");
     if (!dst.isDirect()) throw new IllegalArgumentException("readInto needs a direct ByteBuffer");
     if (dst.isReadOnly()) throw new IllegalArgumentException("readInto needs a writable ByteBuffer");
     long h = handle();
+    long n = nbytes();
+    if (dst.remaining() != n) {
+      throw new CairnException(Code.INVALID_ARGUMENT,
+          "Tensor.readInto: a buffer of " + dst.remaining() + " bytes for a " + dtype().cName()
+              + shapeString(shapeRef()) + " tensor of " + n + " bytes");
+    }
     try {
       CairnNative.tensorRead(h, dst.slice());
     } finally {
@@ -337,8 +535,15 @@ public final class Tensor extends NativeHandle {
 
   // ---- other ----
 
-  /** The same value on {@code device} ("cpu", "vulkan", "vulkan:N"), as a new tensor. */
+  /**
+   * The same value on {@code device} ("cpu", "vulkan", "vulkan:N"), as a new tensor.
+   *
+   * @param ctx the context
+   * @param device the device name: "cpu", "vulkan" or "vulkan:N"
+   * @return the same value on {@code device} ("cpu", "vulkan", "vulkan:N"), as a new tensor
+   */
   public Tensor copyTo(CairnContext ctx, String device) {
+    java.util.Objects.requireNonNull(device, "device");
     long h = handle();
     long c = ctx.handle();
     try {

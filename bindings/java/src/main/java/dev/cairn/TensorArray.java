@@ -1,10 +1,11 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 import java.util.Objects;
 
 /**
+ * <b>Experimental</b> (control flow, C <code>CAIRN_EXPERIMENTAL</code>): may change in a minor release.
+ *
  * tf.TensorArray with a fixed size: {@code size} elements of one dtype and shape, held as one
  * ordinary {@link Tensor} of shape [size, element...], so it can be a {@link ControlFlow#whileLoop}
  * variable and needs no stacking (the array is the stacked tensor).
@@ -24,7 +25,15 @@ import java.util.Objects;
 public final class TensorArray {
   private TensorArray() {}
 
-  /** A new array of {@code size} zero elements of {@code elementShape} (none: scalars). */
+  /**
+   * A new array of {@code size} zero elements of {@code elementShape} (none: scalars).
+   *
+   * @param ctx the context
+   * @param dtype the element type
+   * @param size the number of elements
+   * @param elementShape the shape of one element
+   * @return a new array of {@code size} zero elements of {@code elementShape} (none: scalars)
+   */
   public static Tensor create(CairnContext ctx, DType dtype, long size, long... elementShape) {
     Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(dtype, "dtype");
@@ -36,7 +45,15 @@ public final class TensorArray {
     }
   }
 
-  /** {@code array} with element {@code index} (an INT32 or INT64 scalar) set to {@code value}. */
+  /**
+   * {@code array} with element {@code index} (an INT32 or INT64 scalar) set to {@code value}.
+   *
+   * @param ctx the context
+   * @param array the tensor array (a tensor of shape [size, element...])
+   * @param index the zero-based index
+   * @param value the value to set
+   * @return a new tensor, which the caller closes
+   */
   public static Tensor write(CairnContext ctx, Tensor array, Tensor index, Tensor value) {
     Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(array, "array");
@@ -52,14 +69,29 @@ public final class TensorArray {
     }
   }
 
-  /** {@code array} with element {@code index} set to {@code value}. */
+  /**
+   * {@code array} with element {@code index} set to {@code value}.
+   *
+   * @param ctx the context
+   * @param array the tensor array (a tensor of shape [size, element...])
+   * @param index the zero-based index
+   * @param value the value to set
+   * @return a new tensor, which the caller closes
+   */
   public static Tensor write(CairnContext ctx, Tensor array, long index, Tensor value) {
     try (Tensor i = Tensor.scalar(ctx, index)) {
       return write(ctx, array, i, value);
     }
   }
 
-  /** Element {@code index} (an INT32 or INT64 scalar) of {@code array}. */
+  /**
+   * Element {@code index} (an INT32 or INT64 scalar) of {@code array}.
+   *
+   * @param ctx the context
+   * @param array the tensor array (a tensor of shape [size, element...])
+   * @param index the zero-based index
+   * @return a new tensor, which the caller closes
+   */
   public static Tensor read(CairnContext ctx, Tensor array, Tensor index) {
     Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(array, "array");
@@ -73,7 +105,14 @@ public final class TensorArray {
     }
   }
 
-  /** Element {@code index} of {@code array}. */
+  /**
+   * Element {@code index} of {@code array}.
+   *
+   * @param ctx the context
+   * @param array the tensor array (a tensor of shape [size, element...])
+   * @param index the zero-based index
+   * @return a new tensor, which the caller closes
+   */
   public static Tensor read(CairnContext ctx, Tensor array, long index) {
     try (Tensor i = Tensor.scalar(ctx, index)) {
       return read(ctx, array, i);

@@ -19,7 +19,13 @@ public final class TensorSpec {
     this.shape = shape;
   }
 
-  /** A spec of {@code dtype} and {@code shape} (no dimensions: a scalar; -1: any size). */
+  /**
+   * A spec of {@code dtype} and {@code shape} (no dimensions: a scalar; -1: any size).
+   *
+   * @param dtype the element type
+   * @param shape the dimensions (none for a scalar)
+   * @return a spec of {@code dtype} and {@code shape} (no dimensions: a scalar; -1: any size)
+   */
   public static TensorSpec of(DType dtype, long... shape) {
     Objects.requireNonNull(dtype, "dtype");
     Objects.requireNonNull(shape, "shape");
@@ -29,10 +35,20 @@ public final class TensorSpec {
     return new TensorSpec(dtype, shape.clone());
   }
 
+  /**
+   * The element type.
+   *
+   * @return the dtype
+   */
   public DType dtype() {
     return dtype;
   }
 
+  /**
+   * The dimensions, -1 ({@link #ANY}) where any length matches.
+   *
+   * @return a copy of the dimensions
+   */
   public long[] shape() {
     return shape.clone();
   }

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import dev.cairn.raw.CairnNative;
 import java.lang.ref.Reference;
 
 /**
@@ -16,7 +15,12 @@ public final class Trackable extends CairnObject {
     super(handle, lender);
   }
 
-  /** A new, empty trackable; it keeps {@code ctx}'s runtime alive. */
+  /**
+   * A new, empty trackable; it keeps {@code ctx}'s runtime alive.
+   *
+   * @param ctx the context
+   * @return a new, empty trackable; it keeps {@code ctx}'s runtime alive
+   */
   public static Trackable create(CairnContext ctx) {
     long c = ctx.handle();
     try {

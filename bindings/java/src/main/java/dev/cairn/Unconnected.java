@@ -2,10 +2,12 @@
 package dev.cairn;
 
 /**
- * cairn_unconnected: How a gradient call answers for a source the target does not depend on.
+ * cairn_unconnected: How a gradient call answers for a source the target does not depend on. Since 1.0.
  */
 public enum Unconnected {
+  /** {@code CAIRN_UNCONNECTED_NONE} (0) in C. */
   NONE(0),
+  /** {@code CAIRN_UNCONNECTED_ZERO} (1) in C. */
   ZERO(1);
 
   private final int value;
@@ -14,12 +16,21 @@ public enum Unconnected {
     this.value = value;
   }
 
-  /** The pinned C value. */
+  /**
+   * The pinned C value.
+   *
+   * @return the value of the C enumerator
+   */
   public int value() {
     return value;
   }
 
-  /** The constant with this C value, or null for a value this binding does not know. */
+  /**
+   * The constant with a C value.
+   *
+   * @param value a C enumerator's value
+   * @return its constant, or null for a value this binding does not know
+   */
   public static Unconnected fromValue(int value) {
     switch (value) {
       case 0: return NONE;

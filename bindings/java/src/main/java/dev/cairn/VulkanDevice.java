@@ -19,12 +19,20 @@ public record VulkanDevice(
     long maxStorageBufferRange,
     int maxSharedMemory) {
 
-  /** The name contexts and tensors use for the device, "vulkan:N". */
+  /**
+   * The name contexts and tensors use for the device, "vulkan:N".
+   *
+   * @return the name contexts and tensors use for the device, "vulkan:N"
+   */
   public String deviceName() {
     return "vulkan:" + index;
   }
 
-  /** The API version as "major.minor.patch". */
+  /**
+   * The API version as "major.minor.patch".
+   *
+   * @return the API version as "major.minor.patch"
+   */
   public String apiVersionString() {
     return ((apiVersion >>> 22) & 0x7f) + "." + ((apiVersion >>> 12) & 0x3ff) + "." + (apiVersion & 0xfff);
   }

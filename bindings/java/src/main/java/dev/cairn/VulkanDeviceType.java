@@ -2,13 +2,18 @@
 package dev.cairn;
 
 /**
- * cairn_vulkan_device_type: Physical device types; values are VkPhysicalDeviceType's.
+ * cairn_vulkan_device_type: Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
  */
 public enum VulkanDeviceType {
+  /** {@code CAIRN_VULKAN_DEVICE_OTHER} (0) in C. */
   OTHER(0),
+  /** {@code CAIRN_VULKAN_DEVICE_INTEGRATED} (1) in C. */
   INTEGRATED(1),
+  /** {@code CAIRN_VULKAN_DEVICE_DISCRETE} (2) in C. */
   DISCRETE(2),
+  /** {@code CAIRN_VULKAN_DEVICE_VIRTUAL} (3) in C. */
   VIRTUAL(3),
+  /** {@code CAIRN_VULKAN_DEVICE_CPU} (4) in C. */
   CPU(4);
 
   private final int value;
@@ -17,12 +22,21 @@ public enum VulkanDeviceType {
     this.value = value;
   }
 
-  /** The pinned C value. */
+  /**
+   * The pinned C value.
+   *
+   * @return the value of the C enumerator
+   */
   public int value() {
     return value;
   }
 
-  /** The constant with this C value, or null for a value this binding does not know. */
+  /**
+   * The constant with a C value.
+   *
+   * @param value a C enumerator's value
+   * @return its constant, or null for a value this binding does not know
+   */
   public static VulkanDeviceType fromValue(int value) {
     switch (value) {
       case 0: return OTHER;

@@ -2,8 +2,6 @@ package dev.cairn;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import dev.cairn.raw.CairnNative;
-import dev.cairn.raw.Callbacks;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
@@ -146,12 +144,12 @@ class CompiledFunctionIoTest {
       CairnException e = assertThrows(CairnException.class,
           () -> CairnNative.functionCall(cairnError.handle(), new long[] {x.handle()}, out));
       assertEquals(Code.OUT_OF_RANGE, e.code());
-      assertEquals("function 'picky': index 7 of 3", e.getMessage());
+      assertEquals("OUT_OF_RANGE: function 'picky': index 7 of 3", e.getMessage());
       Callbacks.takeHostError();
       e = assertThrows(CairnException.class,
           () -> CairnNative.functionCall(javaError.handle(), new long[] {x.handle()}, out));
       assertEquals(Code.UNKNOWN, e.code());
-      assertEquals("function 'fussy': java.lang.IllegalStateException: not today", e.getMessage());
+      assertEquals("UNKNOWN: function 'fussy': java.lang.IllegalStateException: not today", e.getMessage());
       Callbacks.takeHostError();
     }
   }

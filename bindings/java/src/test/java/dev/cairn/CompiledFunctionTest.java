@@ -1,8 +1,8 @@
 package dev.cairn;
 
+import static dev.cairn.ClosedAssert.assertClosed;
 import static org.junit.jupiter.api.Assertions.*;
 
-import dev.cairn.raw.Callbacks;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -317,7 +317,7 @@ class CompiledFunctionTest {
     f.close();
     f.close(); // idempotent
     assertEquals(before, Callbacks.registeredFunctionFnCount());
-    assertThrows(IllegalStateException.class, f::numTraces);
+    assertClosed("FAILED_PRECONDITION: CompiledFunction.numTraces: compiled function is closed", f::numTraces);
   }
 
   /** A static input's value keys the cache: read while tracing, a new value retraces. */

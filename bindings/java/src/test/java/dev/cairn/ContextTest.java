@@ -1,8 +1,8 @@
 package dev.cairn;
 
+import static dev.cairn.ClosedAssert.assertClosed;
 import static org.junit.jupiter.api.Assertions.*;
 
-import dev.cairn.raw.Callbacks;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -126,8 +126,8 @@ class ContextTest {
     ctx.close();
     ctx.close();
     assertTrue(ctx.isClosed());
-    assertThrows(IllegalStateException.class, ctx::device);
-    assertThrows(IllegalStateException.class, () -> Tensor.of(ctx, new float[] {1}));
+    assertClosed("FAILED_PRECONDITION: CairnContext.device: context is closed", ctx::device);
+    assertClosed("FAILED_PRECONDITION: Tensor.of: context is closed", () -> Tensor.of(ctx, new float[] {1}));
     assertEquals("CairnContext(closed)", ctx.toString());
   }
 

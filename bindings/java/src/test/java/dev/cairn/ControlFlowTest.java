@@ -2,7 +2,6 @@ package dev.cairn;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import dev.cairn.raw.Callbacks;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -311,7 +310,7 @@ class ControlFlowTest {
             }
           }, new Tensor[] {i0, n}));
       assertEquals(Code.UNKNOWN, e.code());
-      assertEquals("whileLoop's body: IllegalStateException: the body refuses", e.getMessage());
+      assertEquals("UNKNOWN: whileLoop's body: IllegalStateException: the body refuses", e.getMessage());
       assertInstanceOf(IllegalStateException.class, e.getCause());
       assertEquals(2, bodyCalls.get());
 
@@ -321,7 +320,7 @@ class ControlFlowTest {
             throw new CairnException(Code.FAILED_PRECONDITION, "not now");
           }, (c, in) -> new Tensor[] {}, 0));
       assertEquals(Code.FAILED_PRECONDITION, e.code());
-      assertEquals("cond's then branch: not now", e.getMessage());
+      assertEquals("FAILED_PRECONDITION: cond's then branch: not now", e.getMessage());
       AssertionError error = new AssertionError("deliberate");
       assertSame(error, assertThrows(AssertionError.class, () -> ControlFlow.whileLoop(ctx,
           (c, v) -> {
@@ -346,7 +345,7 @@ class ControlFlowTest {
     }); Tensor x = Tensor.scalar(ctx, 1)) {
       CairnException e = assertThrows(CairnException.class, () -> f.call(x));
       assertEquals(Code.UNKNOWN, e.code());
-      assertEquals("function 'failing': whileLoop's body: cond's then branch: IllegalArgumentException: deep inside",
+      assertEquals("UNKNOWN: function 'failing': whileLoop's body: cond's then branch: IllegalArgumentException: deep inside",
           e.getMessage());
       Throwable root = e;
       while (root.getCause() != null) root = root.getCause();
@@ -388,11 +387,11 @@ class ControlFlowTest {
     try (Tensor t = Tensor.scalar(ctx, true); Tensor x = Tensor.scalar(ctx, 1f)) {
       CairnException e = assertThrows(CairnException.class,
           () -> ControlFlow.cond(ctx, t, new Tensor[] {x}, (c, in) -> new Tensor[] {}, (c, in) -> in, 1));
-      assertEquals("cond's then branch: IllegalStateException: cond's then branch returned 0 tensor(s), expected 1",
+      assertEquals("UNKNOWN: cond's then branch: IllegalStateException: cond's then branch returned 0 tensor(s), expected 1",
           e.getMessage());
       e = assertThrows(CairnException.class, () -> ControlFlow.whileLoop(ctx, (c, v) -> null, (c, v) -> v,
           new Tensor[] {x}));
-      assertTrue(e.getMessage().startsWith("whileLoop's cond: NullPointerException"), e.getMessage());
+      assertTrue(e.getMessage().startsWith("UNKNOWN: whileLoop's cond: NullPointerException"), e.getMessage());
       // (A condition returning `t` would close it: lambdas' results are taken, so they make new ones.)
       e = assertThrows(CairnException.class, () -> ControlFlow.whileLoop(ctx, (c, v) -> Tensor.scalar(c, true),
           (c, v) -> v, new Tensor[] {}));

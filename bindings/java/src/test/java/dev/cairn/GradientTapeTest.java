@@ -1,5 +1,6 @@
 package dev.cairn;
 
+import static dev.cairn.ClosedAssert.assertClosed;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
@@ -206,14 +207,14 @@ class GradientTapeTest {
       assertThrows(NullPointerException.class, () -> tape.gradient(x, (Tensor) null));
       // A Trackable handed where a variable is expected (through the raw layer).
       e = assertThrows(CairnException.class,
-          () -> dev.cairn.raw.CairnNative.tapeWatchVariable(tape.handle(), notVariable.handle()));
+          () -> CairnNative.tapeWatchVariable(tape.handle(), notVariable.handle()));
       assertEquals(Code.INVALID_ARGUMENT, e.code());
     }
     GradientTape closed = GradientTape.create(ctx);
     closed.close();
     closed.close(); // idempotent
     assertTrue(closed.isClosed());
-    assertThrows(IllegalStateException.class, closed::stopRecording);
+    assertClosed("FAILED_PRECONDITION: GradientTape.stopRecording: gradient tape is closed", closed::stopRecording);
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.cairn;
 
+import static dev.cairn.ClosedAssert.assertClosed;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
@@ -228,12 +229,12 @@ class LayersTest {
         Tensor x = Tensor.scalar(ctx, 1f)) {
       // Only the raw layer can hand a non-layer to cairn_layer_call.
       CairnException e = assertThrows(CairnException.class,
-          () -> dev.cairn.raw.CairnNative.layerCall(t.handle(), x.handle(), 0));
+          () -> CairnNative.layerCall(t.handle(), x.handle(), 0));
       assertEquals(Code.INVALID_ARGUMENT, e.code());
       assertTrue(e.getMessage().contains("expected a layer"), e.getMessage());
     }
     Layer closed = Layers.flatten(ctx);
     closed.close();
-    assertThrows(IllegalStateException.class, closed::summary);
+    assertClosed("FAILED_PRECONDITION: Layer.summary: layer is closed", closed::summary);
   }
 }

@@ -49,12 +49,13 @@ class OpsTest {
   }
 
   @Test
-  void attrClassesStartAtTheDefaults() {
+  void attrClassesHoldOnlyWhatWasSet() {
     Ops.MatMulAttrs attrs = Ops.MatMulAttrs.builder();
-    assertFalse(attrs.transposeA());
-    assertFalse(attrs.transposeB());
+    assertNull(attrs.transposeA()); // not sent: the op's own default applies
+    assertNull(attrs.transposeB());
     assertTrue(attrs.transposeB(true).transposeB());
-    assertTrue(Ops.EqualAttrs.builder().incompatibleShapeError());
+    assertFalse(Ops.EqualAttrs.builder().incompatibleShapeError(false).incompatibleShapeError());
+    assertNull(Ops.EqualAttrs.builder().incompatibleShapeError());
   }
 
   @Test
@@ -98,7 +99,8 @@ class OpsTest {
         Tensor b = Tensor.of(ctx, new float[4], 4)) {
       CairnException e = assertThrows(CairnException.class, () -> Ops.add(ctx, a, b));
       assertEquals(Code.INVALID_ARGUMENT, e.code());
-      assertEquals("Add: incompatible shapes [2,3] and [4]", e.getMessage());
+      assertEquals("INVALID_ARGUMENT: Add: incompatible shapes [2,3] and [4]", e.getMessage());
+      assertEquals("Add: incompatible shapes [2,3] and [4]", e.detail());
     }
   }
 
@@ -108,7 +110,7 @@ class OpsTest {
         Tensor b = Tensor.of(ctx, new int[] {1}, 1)) {
       CairnException e = assertThrows(CairnException.class, () -> Ops.add(ctx, a, b));
       assertEquals(Code.INVALID_ARGUMENT, e.code());
-      assertTrue(e.getMessage().startsWith("Add:"), e.getMessage());
+      assertTrue(e.getMessage().startsWith("INVALID_ARGUMENT: Add:"), e.getMessage());
     }
   }
 
@@ -161,7 +163,7 @@ class OpsTest {
       assertArrayEquals(new float[] {1, 4, 2, 5, 3, 6}, t.toFloatArray());
       CairnException e = assertThrows(CairnException.class, () -> Ops.reshape(ctx, a, 4, 2));
       assertEquals(Code.INVALID_ARGUMENT, e.code());
-      assertTrue(e.getMessage().startsWith("Reshape"), e.getMessage());
+      assertTrue(e.getMessage().startsWith("INVALID_ARGUMENT: Reshape"), e.getMessage());
     }
   }
 

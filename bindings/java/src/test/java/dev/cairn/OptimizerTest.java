@@ -105,6 +105,18 @@ class OptimizerTest {
   }
 
   @Test
+  void unsetOptionsKeepTheHeadersDefaults() {
+    // Options send only what was set; the rest comes from cairn_optimizer_options_init (0.01).
+    try (Optimizer adam = Optimizer.create(ctx, Optimizer.options().kind(OptimizerKind.ADAM));
+        Optimizer set = Optimizer.create(ctx, Optimizer.options().learningRate(0.5));
+        Optimizer none = Optimizer.create(ctx, null)) {
+      assertEquals(0.01, adam.learningRate(), 1e-7); // stored as float32
+      assertEquals(0.5, set.learningRate(), 1e-7);
+      assertEquals(0.01, none.learningRate(), 1e-7);
+    }
+  }
+
+  @Test
   void nullGradientSkipsItsVariable() {
     try (Variable a = var(1, "a");
         Variable b = var(1, "b");

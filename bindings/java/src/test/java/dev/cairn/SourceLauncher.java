@@ -2,7 +2,6 @@ package dev.cairn;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import dev.cairn.raw.NativeLibrary;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -25,13 +24,9 @@ final class SourceLauncher {
     command.add(java);
     command.add("-cp");
     command.add(new File(base(), "target/classes").getPath());
-    // Hand the child the library this JVM loaded.
-    String path = System.getProperty(NativeLibrary.PATH_PROPERTY, System.getProperty(NativeLibrary.LIBRARY_PATH_PROPERTY));
-    if (path != null) {
-      command.add("-D" + NativeLibrary.PATH_PROPERTY + "=" + path);
-    } else {
-      command.add("-Djava.library.path=" + System.getProperty("java.library.path"));
-    }
+    // The child loads the natives as this JVM did: from target/classes, or the directory given.
+    String dir = System.getProperty(NativeLibrary.LIBRARY_PATH_PROPERTY);
+    if (dir != null) command.add("-D" + NativeLibrary.LIBRARY_PATH_PROPERTY + "=" + dir);
     command.add(new File(base(), source).getPath());
     command.addAll(List.of(args));
     return exec(command);
