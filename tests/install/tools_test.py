@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Tests of tools/abi_check and tools/bazel_cache_scrub that need no Bazel build: abidiff verdicts
+"""Tests of tools/abi_check that need no Bazel build: abidiff verdicts
 on a tiny library built twice (additions pass; removals, struct changes fail; experimental changes
-pass), the suppressions generated from a header, and the scrubbing of a small disk cache made here."""
+pass) and the suppressions generated from a header."""
 import hashlib
 import os
 import subprocess
@@ -12,7 +12,6 @@ from importlib.machinery import SourceFileLoader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 abi_check = SourceFileLoader("abi_check", os.path.join(ROOT, "tools", "abi_check")).load_module()
-scrub = SourceFileLoader("bazel_cache_scrub", os.path.join(ROOT, "tools", "bazel_cache_scrub")).load_module()
 
 HEADER = """
 typedef struct cairn_tensor cairn_tensor;
@@ -118,60 +117,6 @@ class AbiCompare(unittest.TestCase):
         verdict, report = self.verdict(TINY_HEADER.replace("int cairn_exp(int x);\n", ""),
                                        TINY_SOURCE.replace("int cairn_exp(int x) { return x; }\n", ""))
         self.assertEqual(verdict, "kept", report)
-
-
-def digest(blob_hash, size):
-    return b"\x0a" + scrub.varint(len(blob_hash)) + blob_hash.encode() + b"\x10" + scrub.varint(size)
-
-
-class CacheScrub(unittest.TestCase):
-    def put_blob(self, cache, content):
-        h = hashlib.sha256(content).hexdigest()
-        os.makedirs(os.path.join(cache, "cas", h[:2]), exist_ok=True)
-        with open(os.path.join(cache, "cas", h[:2], h), "wb") as f:
-            f.write(content)
-        return h
-
-    def put_result(self, cache, name, stderr_hash, size):
-        d = digest(stderr_hash, size)
-        exit_code = b"\x20\x00"  # field 4 (exit_code) = 0
-        result = exit_code + scrub.varint(8 << 3 | 2) + scrub.varint(len(d)) + d
-        os.makedirs(os.path.join(cache, "ac", name[:2]), exist_ok=True)
-        path = os.path.join(cache, "ac", name[:2], name)
-        with open(path, "wb") as f:
-            f.write(result)
-        return path
-
-    def stderr_of(self, cache, path):
-        with open(path, "rb") as f:
-            fields = {n: p for n, _, p, _ in scrub.fields(f.read())}
-        if 8 not in fields:
-            return None
-        h = {n: p for n, _, p, _ in scrub.fields(fields[8])}[1].decode()
-        with open(os.path.join(cache, "cas", h[:2], h), "rb") as f:
-            return f.read()
-
-    def test_scrub(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            cache = os.path.join(tmp, "disk")
-            debug = b"1795615297.536078786: src/main/tools/linux-sandbox-pid1.cc:423: wait returned pid=2\n"
-            warning = b"a.cc:1:2: warning: unused variable 'x'\n"
-            mixed = self.put_blob(cache, debug + warning + debug)
-            only = self.put_blob(cache, debug * 3)
-            clean = self.put_blob(cache, warning)
-            a = self.put_result(cache, "a" * 64, mixed, len(debug) * 2 + len(warning))
-            b = self.put_result(cache, "b" * 64, only, len(debug) * 3)
-            c = self.put_result(cache, "c" * 64, clean, len(warning))
-            with open(c, "rb") as f:
-                c_before = f.read()
-            self.assertEqual(scrub.main([cache]), 0)
-            self.assertEqual(self.stderr_of(cache, a), warning)  # the warning stays
-            self.assertIsNone(self.stderr_of(cache, b))          # nothing left: reference dropped
-            with open(c, "rb") as f:
-                self.assertEqual(f.read(), c_before)             # untouched
-            with open(b, "rb") as f:
-                self.assertEqual(f.read(), b"\x20\x00")          # the other fields stay
-            self.assertTrue(os.path.exists(os.path.join(tmp, ".sandbox-debug-scrubbed")))
 
 
 if __name__ == "__main__":
