@@ -68,13 +68,12 @@ check_prefix() {
   # Relocatable: the CMake package names no absolute prefix.
   grep -q "$prefix" "$lib/cmake/Cairn/"*.cmake && fail "the CMake package hard-codes $prefix"
 
-  # Nothing installed refers back into the checkout or Bazel's output base (absolute paths, or a
-  # runpath into _solib_k8). A relative bazel-out/... name points nowhere and is let through: gold
-  # records the output path as the base version of a library linked with a version script and no
-  # SONAME (the JNI library's VERDEF).
+  # Nothing installed refers back into the checkout or Bazel's output tree (absolute paths, a
+  # runpath into _solib_k8, or a bazel-out/... name, which gold records as the base version of a
+  # library linked without a SONAME).
   local f hits
   while IFS= read -r -d '' f; do
-    hits=$(strings -a "$f" | grep -E -e "$root/" -e "$root\$" -e '_solib_k8|/\.cache/bazel' | head -3 || true)
+    hits=$(strings -a "$f" | grep -E -e "$root/" -e "$root\$" -e '_solib_k8|/\.cache/bazel|bazel-out/' | head -3 || true)
     [ -z "$hits" ] || fail "$f refers to the checkout or Bazel: $hits"
   done < <(find "$prefix" -type f -print0)
   [ -z "$(find "$prefix" -name '*.tmp.*')" ] || fail "temporary files left: $(find "$prefix" -name '*.tmp.*')"
