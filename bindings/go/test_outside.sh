@@ -13,20 +13,12 @@ if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
 fi
 command -v go >/dev/null || { echo "test_outside: Go is not installed (need go >= 1.22)" >&2; exit 1; }
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
 seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 t0=$(now)
-if [ -n "${CAIRN_TEST_PREFIX:-}" ]; then
-  prefix=$CAIRN_TEST_PREFIX
-  echo "== prefix $prefix (CAIRN_TEST_PREFIX, already installed)"
-else
-  prefix="$tmp/prefix"
-  echo "== $root/tools/install --prefix $prefix"
-  "$root/tools/install" --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; exit 1; }
-fi
+. "$root/tests/install/prefix.sh" # sets prefix ($CAIRN_TEST_PREFIX or a new install) and tmp
+echo "== prefix $prefix"
 t1=$(now)
 [ -f "$prefix/share/cairn/go/cairn/go.mod" ] || { echo "test_outside: $prefix has no Go module (bindings/go/install.sh)" >&2; exit 1; }
 

@@ -10,8 +10,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 command -v cargo >/dev/null || { echo "test_outside: cargo not found" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 unset CARGO_TARGET_DIR CAIRN_LIB_DIR CAIRN_LIBRARY_PATH LD_LIBRARY_PATH PKG_CONFIG_PATH RUSTFLAGS
 export CARGO_NET_OFFLINE=true
 
@@ -28,12 +26,7 @@ no_checkout_paths() { # binary
   fi
 }
 
-if [ -n "${CAIRN_TEST_PREFIX:-}" ]; then
-  prefix=$CAIRN_TEST_PREFIX
-else
-  prefix=$tmp/prefix
-  "$root/tools/install" --prefix "$prefix"
-fi
+. "$root/tests/install/prefix.sh" # sets prefix ($CAIRN_TEST_PREFIX or a new install) and tmp
 [ -f "$prefix/lib/pkgconfig/cairn.pc" ] && [ -d "$prefix/share/cairn/rust/cairn" ] ||
   fail "$prefix has no lib/pkgconfig/cairn.pc or share/cairn/rust/cairn (install Cairn there first)"
 phase "install (prefix $prefix)"
