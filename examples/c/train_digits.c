@@ -151,38 +151,55 @@ static cairn_object *build_model(cairn_context *ctx) {
   return model;
 }
 
+/* The training step as a compiled function (tf.function): traced once, then replayed for every
+ * batch. inputs: x [batch, 64] float32, y [batch] int32; outputs: the loss and the logits. */
+typedef struct {
+  cairn_object *model, *optimizer;
+} StepState;
+
+static cairn_status *train_step(void *user_data, cairn_context *ctx, cairn_tensor *const *in, size_t n_in,
+                                cairn_tensor **out, size_t n_out) {
+  StepState *st = (StepState *)user_data;
+  cairn_tensor *grads[8] = {NULL};
+  cairn_object *vars[8];
+  cairn_object_array *weights = NULL;
+  cairn_tape *tape = NULL;
+  cairn_status *s;
+  size_t i, nw = 0;
+  (void)n_in;
+  (void)n_out;
+  s = cairn_tape_create(ctx, NULL, &tape);
+  if (!s) s = cairn_layer_call(st->model, in[0], 1, &out[1]);
+  if (!s) s = cairn_loss(ctx, CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, in[1], out[1], 1, &out[0]);
+  if (!s) s = cairn_layer_weights(st->model, 1, &weights);
+  if (!s) {
+    nw = cairn_object_array_size(weights);
+    for (i = 0; i < nw; ++i) vars[i] = cairn_object_array_get(weights, i);
+    s = cairn_tape_gradient_variables(tape, out[0], vars, nw, NULL, CAIRN_UNCONNECTED_NONE, grads);
+  }
+  if (!s) s = cairn_optimizer_apply_gradients(st->optimizer, (const cairn_tensor *const *)grads, vars, nw);
+  for (i = 0; i < nw; ++i) cairn_tensor_free(grads[i]);
+  cairn_object_array_free(weights);
+  cairn_tape_free(tape);
+  return s;
+}
+
 /* One pass over the training set; returns (through the metrics) the mean loss and accuracy. */
-static void train_epoch(cairn_context *ctx, cairn_object *model, cairn_object *optimizer, cairn_tensor *x,
-                        cairn_tensor *y, int64_t n, int64_t epoch, cairn_object *loss_mean, cairn_object *accuracy) {
+static void train_epoch(cairn_context *ctx, cairn_function *step, cairn_tensor *x, cairn_tensor *y, int64_t n,
+                        int64_t epoch, cairn_object *loss_mean, cairn_object *accuracy) {
   cairn_tensor *perm = epoch_permutation(ctx, n, epoch);
   int64_t b;
   for (b = 0; b < n; b += kBatch) {
     int64_t size = n - b < kBatch ? n - b : kBatch;
-    cairn_tensor *xb = batch_of(ctx, x, perm, b, size), *yb = batch_of(ctx, y, perm, b, size);
-    cairn_tensor *logits = NULL, *loss = NULL, *grads[8];
-    cairn_object_array *weights = NULL;
-    cairn_object *vars[8];
-    cairn_tape *tape = NULL;
-    size_t i, nw;
-
-    check(cairn_tape_create(ctx, NULL, &tape), "tape");
-    check(cairn_layer_call(model, xb, 1, &logits), "model");
-    check(cairn_loss(ctx, CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, yb, logits, 1, &loss), "loss");
-    check(cairn_layer_weights(model, 1, &weights), "weights");
-    nw = cairn_object_array_size(weights);
-    for (i = 0; i < nw; ++i) vars[i] = cairn_object_array_get(weights, i);
-    check(cairn_tape_gradient_variables(tape, loss, vars, nw, NULL, CAIRN_UNCONNECTED_NONE, grads), "gradient");
-    check(cairn_optimizer_apply_gradients(optimizer, (const cairn_tensor *const *)grads, vars, nw), "apply_gradients");
-    check(cairn_metric_update(loss_mean, loss, NULL), "loss metric");
-    check(cairn_metric_update(accuracy, yb, logits), "accuracy metric");
-
-    for (i = 0; i < nw; ++i) cairn_tensor_free(grads[i]);
-    cairn_object_array_free(weights);
-    cairn_tape_free(tape);
-    cairn_tensor_free(loss);
-    cairn_tensor_free(logits);
-    cairn_tensor_free(xb);
-    cairn_tensor_free(yb);
+    cairn_tensor *batch[2] = {batch_of(ctx, x, perm, b, size), batch_of(ctx, y, perm, b, size)};
+    cairn_tensor *outs[2] = {NULL, NULL}; /* loss, logits */
+    check(cairn_function_call(step, batch, 2, outs, 2), "train_step");
+    check(cairn_metric_update(loss_mean, outs[0], NULL), "loss metric");
+    check(cairn_metric_update(accuracy, batch[1], outs[1]), "accuracy metric");
+    cairn_tensor_free(outs[0]);
+    cairn_tensor_free(outs[1]);
+    cairn_tensor_free(batch[0]);
+    cairn_tensor_free(batch[1]);
   }
   cairn_tensor_free(perm);
 }
@@ -223,6 +240,8 @@ int main(int argc, char **argv) {
   cairn_checkpoint_manager *manager = NULL;
   cairn_tensor *x_train, *y_train, *x_test, *y_test, *t;
   char *summary = NULL;
+  StepState step_state;
+  cairn_function *step = NULL;
   int a;
 
   for (a = 1; a + 1 < argc; a += 2) {
@@ -297,13 +316,17 @@ int main(int argc, char **argv) {
   printf("%s", summary);
   cairn_free(summary);
 
+  /* Traced once per batch shape: full batches and the smaller last batch of an epoch. */
+  step_state.model = model;
+  step_state.optimizer = optimizer;
+  check(cairn_function_create(ctx, "train_step", train_step, &step_state, NULL, &step), "train_step");
   check(cairn_metric_create(ctx, CAIRN_METRIC_MEAN, "loss", &loss_mean), "metric");
   check(cairn_metric_create(ctx, CAIRN_METRIC_ACCURACY, "accuracy", &accuracy), "metric");
   for (; epoch < epochs; ++epoch) {
     double start = now_seconds(), loss, acc, seconds;
     check(cairn_metric_reset(loss_mean), "metric");
     check(cairn_metric_reset(accuracy), "metric");
-    train_epoch(ctx, model, optimizer, x_train, y_train, train.n, epoch, loss_mean, accuracy);
+    train_epoch(ctx, step, x_train, y_train, train.n, epoch, loss_mean, accuracy);
     seconds = now_seconds() - start;
     check(cairn_metric_result(loss_mean, &loss), "metric");
     check(cairn_metric_result(accuracy, &acc), "metric");
@@ -316,6 +339,7 @@ int main(int argc, char **argv) {
   }
   printf("test accuracy: %.4f\n", test_accuracy(ctx, model, x_test, y_test));
 
+  cairn_function_free(step);
   cairn_checkpoint_manager_free(manager);
   cairn_checkpoint_free(ckpt);
   cairn_object_free(loss_mean);
