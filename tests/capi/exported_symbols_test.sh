@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# libcairn.so must export cairn_* symbols and nothing else, every one in symbol version CAIRN_1
-# (capi/cairn.lds), and carry SONAME libcairn.so.1.
+# libcairn.so must export cairn_* symbols and nothing else, and carry SONAME libcairn.so.1. Every
+# function of ABI 1.0 (the names capi/cairn.lds lists in node CAIRN_1) is exported as CAIRN_1; every
+# other cairn_* symbol (added in 1.1) as CAIRN_1.1.
 set -euo pipefail
 lib="$1"
 # nm shows versioned names as name@@VERSION; compare the names alone.
@@ -19,13 +20,22 @@ done
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = "libcairn.so.1" ] || { echo "SONAME of $lib is '$soname', want libcairn.so.1" >&2; exit 1; }
 
+# The frozen 1.0 list: the names between "CAIRN_1 {" and "local:" in the version script.
+lds="${2:-$(dirname "$lib")/../../capi/cairn.lds}"
+v10=$(sed -n '/^CAIRN_1 {/,/local:/p' "$lds" | sed -n 's/^ *\(cairn_[a-z0-9_]*\);$/\1/p' | sort)
+[ "$(printf '%s\n' "$v10" | grep -c .)" -ge 183 ] || { echo "cannot read the 1.0 list from $lds" >&2; exit 1; }
 # objdump -T: "ADDR FLAGS SECTION SIZE VERSION NAME" for each defined dynamic symbol.
-unversioned=$(objdump -T "$lib" | awk '$NF ~ /^cairn_/ && $(NF-1) != "CAIRN_1" {print $(NF-1), $NF}')
-if [ -n "$unversioned" ]; then
-  echo "cairn_* symbols outside version CAIRN_1 in $lib:" >&2
-  printf '%s\n' "$unversioned" >&2
+wrong=$(objdump -T "$lib" | awk '$NF ~ /^cairn_/ {print $(NF-1), $NF}' | while read -r version name; do
+  if printf '%s\n' "$v10" | grep -qx "$name"; then want=CAIRN_1; else want=CAIRN_1.1; fi
+  [ "$version" = "$want" ] || echo "$name is $version, want $want"
+done)
+if [ -n "$wrong" ]; then
+  echo "symbol versions in $lib:" >&2
+  printf '%s\n' "$wrong" >&2
   exit 1
 fi
-versioned=$(objdump -T "$lib" | awk '$NF ~ /^cairn_/ && $(NF-1) == "CAIRN_1"' | grep -c . || true)
-[ "$versioned" -eq "$count" ] || { echo "$versioned CAIRN_1 symbols but $count exports" >&2; exit 1; }
-echo "$count exported symbols, all cairn_*, all CAIRN_1; SONAME $soname"
+missing=$(comm -23 <(printf '%s\n' "$v10") <(printf '%s\n' "$syms" | sort))
+[ -z "$missing" ] || { echo "ABI 1.0 functions missing from $lib: $missing" >&2; exit 1; }
+versioned=$(objdump -T "$lib" | awk '$NF ~ /^cairn_/ && ($(NF-1) == "CAIRN_1" || $(NF-1) == "CAIRN_1.1")' | grep -c . || true)
+[ "$versioned" -eq "$count" ] || { echo "$versioned versioned symbols but $count exports" >&2; exit 1; }
+echo "$count exported symbols, all cairn_*: the $(printf '%s\n' "$v10" | grep -c .) of ABI 1.0 in CAIRN_1, the rest in CAIRN_1.1; SONAME $soname"

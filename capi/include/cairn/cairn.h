@@ -91,7 +91,7 @@ extern "C" {
 /** The library version this header comes with: major (the ABI), minor (additions), patch. Since 1.0. */
 #define CAIRN_VERSION_MAJOR 1
 /** The minor version: releases that only add. Since 1.0. */
-#define CAIRN_VERSION_MINOR 0
+#define CAIRN_VERSION_MINOR 1
 /** The patch version: releases that only fix. Since 1.0. */
 #define CAIRN_VERSION_PATCH 0
 
