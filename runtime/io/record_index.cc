@@ -112,7 +112,7 @@ std::optional<RecordIndex> load_record_index(const std::string& record_path, Com
       return bad("offsets out of order");
     prev = idx.offsets[i];
   }
-  if (compression == Compression::None && idx.stream_size != idx.file_size) return bad("stream size differs from the file size");
+  if (compression == Compression::None && idx.stream_size > idx.file_size) return bad("stream size exceeds the file size");
   reason.clear();
   return idx;
 }
