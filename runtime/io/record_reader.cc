@@ -21,14 +21,20 @@ namespace cairn::io {
 
 namespace {
 
-constexpr size_t kDefaultChunk = size_t{4} << 20;
+constexpr size_t kDefaultChunk = size_t{1} << 20;  // fits in L2 beside the ring's next chunk
+constexpr size_t kReadAheadDepth = 4;
 constexpr size_t kCompressedInput = 256 << 10;
 
-// One background thread that reads the next chunk of the file while the caller checksums this one.
-class Prefetcher {
+// A background thread that reads the next chunks of the file into a ring of buffers while the
+// caller checksums the current one. It stops at the end of the file (a short chunk) or on an error.
+class ReadAhead {
  public:
-  Prefetcher(int fd, std::string path) : fd_(fd), path_(std::move(path)), thread_([this] { run(); }) {}
-  ~Prefetcher() {
+  ReadAhead(int fd, std::string path, size_t chunk, size_t depth, uint64_t offset)
+      : fd_(fd), path_(std::move(path)), chunk_(chunk), slots_(depth), lens_(depth), offset_(offset) {
+    for (auto& s : slots_) s.resize(chunk);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ReadAhead() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
@@ -36,61 +42,63 @@ class Prefetcher {
     cv_.notify_all();
     thread_.join();
   }
-  void request(uint8_t* dst, size_t n, uint64_t offset) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      dst_ = dst;
-      n_ = n;
-      offset_ = offset;
-      job_ = true;
-      done_ = false;
-    }
-    cv_.notify_all();
-  }
-  // The bytes the request read (fewer than asked at the end of the file); rethrows its read error.
-  size_t wait() {
+  // The next chunk, valid until the following call: chunk bytes, or fewer at the end of the file
+  // (the thread has stopped then). Rethrows the thread's read error.
+  std::pair<const uint8_t*, size_t> next() {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return done_; });
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-    return got_;
+    if (held_) {  // the caller is done with the previous chunk: its slot is free again
+      held_ = false;
+      ++head_;
+      cv_.notify_all();
+    }
+    cv_.wait(lock, [&] { return tail_ > head_ || error_; });
+    if (tail_ == head_) std::rethrow_exception(error_);
+    held_ = true;
+    size_t i = head_ % slots_.size();
+    return {slots_[i].data(), lens_[i]};
   }
 
  private:
   void run() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      cv_.wait(lock, [&] { return stop_ || job_; });
+      cv_.wait(lock, [&] { return stop_ || tail_ - head_ < slots_.size(); });
       if (stop_) return;
-      job_ = false;
-      uint8_t* dst = dst_;
-      size_t n = n_;
+      size_t i = tail_ % slots_.size();
       uint64_t offset = offset_;
       lock.unlock();
       size_t got = 0;
       std::exception_ptr error;
       try {
-        got = internal::pread_full(fd_, dst, n, offset, path_);
+        got = internal::pread_full(fd_, slots_[i].data(), chunk_, offset, path_);
       } catch (...) {
         error = std::current_exception();
       }
       lock.lock();
-      got_ = got;
-      error_ = error;
-      done_ = true;
+      if (error) {
+        error_ = error;
+      } else {
+        lens_[i] = got;
+        offset_ += got;
+        ++tail_;
+      }
       cv_.notify_all();
+      if (error || got < chunk_) return;  // the end of the file (for now): the reader carries on itself
     }
   }
 
   int fd_;
   std::string path_;
+  size_t chunk_;
+  std::vector<std::vector<uint8_t>> slots_;
+  std::vector<size_t> lens_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false, job_ = false, done_ = false;
-  uint8_t* dst_ = nullptr;
-  size_t n_ = 0, got_ = 0;
-  uint64_t offset_ = 0;
+  uint64_t offset_;
+  uint64_t head_ = 0, tail_ = 0;  // chunks taken by the caller, chunks read
+  bool held_ = false, stop_ = false;
   std::exception_ptr error_;
-  std::thread thread_;  // last: starts after the fields it uses exist
+  std::thread thread_;
 };
 
 }  // namespace
@@ -103,7 +111,8 @@ struct RecordReader::Impl {
 
   // The stream arrives in chunks; a record that straddles chunks is gathered into `spill`. The
   // window [p, p + avail) is the unconsumed part of one of them and starts at stream offset `offset`.
-  std::vector<uint8_t> cur, next_buf, spill;
+  std::vector<uint8_t> own, spill;   // own: the chunk buffer without read-ahead, and for inflate
+  const uint8_t* cur = nullptr;      // the current chunk: `own`, or a slot of the read-ahead ring
   size_t cur_len = 0, cur_pos = 0;
   bool in_spill = false;
   const uint8_t* p = nullptr;
@@ -113,7 +122,7 @@ struct RecordReader::Impl {
 
   uint64_t file_pos = 0;    // the next file byte to read
   uint64_t known_size = 0;  // the file's size when last looked at (uncompressed only)
-  bool pending = false;     // a read-ahead of next_buf at file_pos is in flight
+  bool ahead_done = false;  // the read-ahead reached the end of the file; the reader goes on itself
 
   // Compressed streams.
   z_stream zs{};
@@ -124,10 +133,10 @@ struct RecordReader::Impl {
   std::string index_why;
   bool index_loaded = false;
 
-  std::unique_ptr<Prefetcher> prefetcher;  // last: its thread stops before the buffers go
+  std::unique_ptr<ReadAhead> ahead;
 
   ~Impl() {
-    prefetcher.reset();
+    ahead.reset();
     if (zlive) inflateEnd(&zs);
     if (fd >= 0) ::close(fd);
   }
@@ -147,35 +156,31 @@ struct RecordReader::Impl {
   }
 
   size_t read_chunk() {
-    size_t got;
-    if (pending) {
-      pending = false;
-      got = prefetcher->wait();
-      std::swap(cur, next_buf);
-    } else {
-      got = internal::pread_full(fd, cur.data(), chunk, file_pos, path);
+    if (ahead && !ahead_done) {
+      auto [data, got] = ahead->next();
+      cur = data;
+      file_pos += got;
+      ahead_done = got < chunk;
+      if (got > 0) return got;
     }
+    ahead.reset();  // stopped at the end of the file: later reads (a growing file) are direct
+    ahead_done = false;
+    size_t got = internal::pread_full(fd, own.data(), chunk, file_pos, path);
+    cur = own.data();
     file_pos += got;
-    if (got == chunk && opts.read_ahead) {  // a big file: read the next chunk while this one is used
-      if (!prefetcher) prefetcher = std::make_unique<Prefetcher>(fd, path);
-      if (next_buf.size() != chunk) next_buf.resize(chunk);
-      prefetcher->request(next_buf.data(), chunk, file_pos);
-      pending = true;
-    }
+    if (got == chunk && opts.read_ahead)  // a big file: read the next chunks while this one is used
+      ahead = std::make_unique<ReadAhead>(fd, path, chunk, kReadAheadDepth, file_pos);
     return got;
   }
 
   void cancel_read_ahead() {
-    if (!pending) return;
-    pending = false;
-    try {
-      prefetcher->wait();
-    } catch (const Error&) {  // the read is abandoned; a new one reports its own errors
-    }
+    ahead.reset();
+    ahead_done = false;
   }
 
   size_t inflate_chunk() {
-    zs.next_out = cur.data();
+    cur = own.data();
+    zs.next_out = own.data();
     zs.avail_out = static_cast<uInt>(chunk);
     while (zs.avail_out == chunk) {
       if (zs.avail_in == 0) {
@@ -205,7 +210,7 @@ struct RecordReader::Impl {
 
   void window_to_cur() {
     in_spill = false;
-    p = cur.data() + cur_pos;
+    p = cur + cur_pos;
     avail = cur_len - cur_pos;
   }
 
@@ -238,7 +243,7 @@ struct RecordReader::Impl {
     while (spill.size() < n) {
       if (cur_pos == cur_len && !fill_chunk()) break;
       size_t k = std::min(cur_len - cur_pos, n - spill.size());
-      spill.insert(spill.end(), cur.data() + cur_pos, cur.data() + cur_pos + k);
+      spill.insert(spill.end(), cur + cur_pos, cur + cur_pos + k);
       cur_pos += k;
     }
     p = spill.data();
@@ -342,7 +347,7 @@ std::unique_ptr<RecordReader> RecordReader::open(const std::string& path, const 
     impl->in.resize(kCompressedInput);
     impl->init_inflate();
   }
-  impl->cur.resize(impl->chunk);
+  impl->own.resize(impl->chunk);
   return std::unique_ptr<RecordReader>(new RecordReader(std::move(impl)));
 }
 

@@ -141,3 +141,28 @@ TEST_CASE("writer and reader errors name the path") {
 
 }  // namespace
 }  // namespace cairn::io
+
+namespace cairn::io {
+namespace {
+
+TEST_CASE("read-ahead over many small chunks: seeks, end of file, and a file that grows after it") {
+  std::vector<std::string> recs = test::sample_records(400, 3);
+  std::string path = temp_path("ahead");
+  write_records(path, recs);
+  RecordReaderOptions o;
+  o.buffer_size = 64;  // the ring turns over thousands of times
+  auto r = RecordReader::open(path, o);
+  std::vector<std::string> got = test::read_rest(*r);
+  CHECK(got == recs);
+  uint64_t end = r->offset();
+  test::append_file(path, read_file(path));  // the file doubles
+  std::vector<std::string> more = test::read_rest(*r);
+  CHECK(more == recs);
+  r->seek(end);
+  CHECK(test::read_rest(*r) == recs);
+  r->seek(0);
+  CHECK(test::read_rest(*r).size() == 2 * recs.size());
+}
+
+}  // namespace
+}  // namespace cairn::io
