@@ -131,7 +131,6 @@ struct RecordReader::Impl {
 
   std::optional<RecordIndex> index;
   std::string index_why;
-  bool index_loaded = false;
 
   std::unique_ptr<ReadAhead> ahead;
 
@@ -315,12 +314,11 @@ struct RecordReader::Impl {
   }
 
   void seek_record(uint64_t i) {
-    if (!index_loaded) {
-      index = load_record_index(path, opts.compression, &index_why);
-      index_loaded = true;
-    }
+    // A valid index stays valid while the file grows (records are only appended); a missing or
+    // stale one is looked for again, since it may have been built meanwhile.
+    if (!index) index = load_record_index(path, opts.compression, &index_why);
     if (!index)
-      raise(Code::FailedPrecondition, "RecordReader::seek_record: {}: needs a valid index sidecar ({}); build one with build_record_index",
+      raise(Code::FailedPrecondition, "RecordReader::seek_record: {}: needs a valid index sidecar ({}); build one with cairn_record_index_build",
             path, index_why);
     if (i > index->count())
       raise(Code::OutOfRange, "RecordReader::seek_record: {}: record {} is past the end ({} records)", path, i,
