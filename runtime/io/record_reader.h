@@ -17,8 +17,13 @@ struct RecordReaderOptions {
   Compression compression = Compression::None;
   bool verify_checksums = true;  // false: skip both CRCs (a bad length is still caught if impossible)
   size_t buffer_size = 0;        // bytes per read (uncompressed stream bytes); 0: 4 MiB
-  bool read_ahead = true;        // a background thread reads the next chunk of a large uncompressed file
+  bool read_ahead = true;        // a background thread reads the next chunks of a large uncompressed file
+                                 // (only where read_ahead_pays(): 4 or more CPUs)
+  bool force_read_ahead = false; // the thread even where it does not pay (tests, benchmarks)
 };
+
+// Whether this machine has the CPUs for the read-ahead thread to overlap reading with checksums.
+bool read_ahead_pays();
 
 // Records larger than this are taken for corruption ("impossible length"), whatever the CRCs say.
 inline constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 48;

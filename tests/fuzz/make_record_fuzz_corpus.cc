@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> recs = {"hello", "", std::string(40, 'r'), "tail"};
   const std::string plain = record_file(scratch, Compression::None, recs);
   seed(dir, "plain", 0, plain);
-  seed(dir, "plain_nocrc_tiny_buffer", 4 | 8, plain);
+  seed(dir, "plain_nocrc_tiny_buffer", 4 | 8 | 16, plain);  // no read-ahead: a thread per 7 bytes is slow to replay
   seed(dir, "plain_truncated", 0, plain.substr(0, plain.size() - 7));
   seed(dir, "zlib", 1, record_file(scratch, Compression::Zlib, recs));
   seed(dir, "gzip_nocrc", 2 | 4, record_file(scratch, Compression::Gzip, recs));

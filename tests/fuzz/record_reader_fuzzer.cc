@@ -22,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   opts.verify_checksums = (mode & 4) == 0;
   opts.buffer_size = (mode & 8) ? 7 : 0;
   opts.read_ahead = (mode & 16) == 0;
+  opts.force_read_ahead = opts.read_ahead;
   // The rest of the input as a file the reader opens by path.
   int fd = memfd_create("record_fuzz", MFD_CLOEXEC);
   if (fd < 0) return 0;

@@ -61,6 +61,9 @@ TEST_CASE("records round-trip in every compression, with empty and large records
     write_records(small, few, {c});
     CHECK(read_records(small, {c, true, 7}) == few);
     CHECK(read_records(path, {c, true, 1 << 20}) == recs);
+    RecordReaderOptions ahead{c};
+    ahead.force_read_ahead = true;
+    CHECK(read_records(path, ahead) == recs);
     CHECK(read_records(path, {c, false, 4096, false}) == recs);
   }
 }
@@ -151,6 +154,7 @@ TEST_CASE("read-ahead over many small chunks: seeks, end of file, and a file tha
   write_records(path, recs);
   RecordReaderOptions o;
   o.buffer_size = 64;  // the ring turns over thousands of times
+  o.force_read_ahead = true;
   auto r = RecordReader::open(path, o);
   std::vector<std::string> got = test::read_rest(*r);
   CHECK(got == recs);
