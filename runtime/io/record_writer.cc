@@ -42,7 +42,9 @@ std::unique_ptr<RecordWriter> RecordWriter::open(const std::string& path, const 
   w->fd_ = ::open(path.c_str(), flags, 0644);
   if (w->fd_ < 0) raise_errno(errno, path, "RecordWriter: open");
   // A sidecar left from an earlier file of this name would describe other bytes.
-  if (::unlink(index_path(path).c_str()) != 0 && errno != ENOENT) raise_errno(errno, index_path(path), "RecordWriter: remove stale index");
+  const std::string stale = index_path(path);
+  if (::access(stale.c_str(), F_OK) == 0 && ::unlink(stale.c_str()) != 0 && errno != ENOENT)
+    raise_errno(errno, stale, "RecordWriter: remove stale index");
   w->out_.resize(kOutBytes);
   if (opts.compression != Compression::None) {
     // As TensorFlow's ZlibOutputBuffer: deflate, window 2^15 (+16 for a gzip wrapper), memLevel 9.

@@ -1,6 +1,8 @@
 // The record writer and reader: framing, round trips in every compression, flush and append.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -121,6 +123,20 @@ TEST_CASE("append continues a file, also across concatenated zlib and gzip strea
     write_records(path, {"c"}, o);
     write_records(path, {"d", ""}, o);
     CHECK(read_records(path, {c}) == std::vector<std::string>{"a", "b", "c", "d", ""});
+  }
+}
+
+TEST_CASE("a full disk is ResourceExhausted naming the path, on flush or close, never a crash") {
+  if (access("/dev/full", W_OK) != 0) return;  // not on every system
+  for (Compression c : kAll) {
+    CAPTURE(compression_name(c));
+    auto w = RecordWriter::open("/dev/full", {c});
+    w->write("buffered", 8);  // in the buffer: no error yet
+    CHECK_THROWS_CODE(w->flush(), Code::ResourceExhausted, "/dev/full");
+    auto w2 = RecordWriter::open("/dev/full", {c});
+    w2->write("x", 1);
+    CHECK_THROWS_CODE(w2->close(), Code::ResourceExhausted, "/dev/full");
+    w2->close();  // closed, even though closing failed
   }
 }
 
