@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
+#include <memory>
+#include <new>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -23,7 +25,29 @@ namespace {
 
 constexpr size_t kDefaultChunk = size_t{1} << 20;  // fits in L2 beside the ring's next chunk
 constexpr size_t kReadAheadBytes = size_t{4} << 20;  // the ring: 4 chunks, or 2 larger ones
-constexpr size_t kMaxAutoChunk = size_t{8} << 20;    // the default chunk grows for large records up to this
+constexpr size_t kLargeRead = 64 << 10;  // reads while records are large: a header and a little more
+
+// An allocator whose resize() leaves new bytes uninitialized: a record read straight into the
+// spill buffer is not zeroed first.
+template <class T>
+struct UninitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <class U>
+  UninitAllocator(const UninitAllocator<U>&) {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using Bytes = std::vector<uint8_t, UninitAllocator<uint8_t>>;
 constexpr size_t kCompressedInput = 256 << 10;
 
 // A background thread that reads the next chunks of the file into a ring of buffers while the
@@ -116,11 +140,11 @@ struct RecordReader::Impl {
   RecordReaderOptions opts;
   int fd = -1;
   size_t chunk = kDefaultChunk;
-  size_t want_chunk = 0;  // a larger chunk for the next read (records are large)
+  bool large = false;     // records are large (over half a chunk): read them straight into `spill`
 
   // The stream arrives in chunks; a record that straddles chunks is gathered into `spill`. The
   // window [p, p + avail) is the unconsumed part of one of them and starts at stream offset `offset`.
-  std::vector<uint8_t> own, spill;   // own: the chunk buffer without read-ahead, and for inflate
+  Bytes own, spill;                  // own: the chunk buffer without read-ahead, and for inflate
   const uint8_t* cur = nullptr;      // the current chunk: `own`, or a slot of the read-ahead ring
   size_t cur_len = 0, cur_pos = 0;
   bool in_spill = false;
@@ -164,12 +188,7 @@ struct RecordReader::Impl {
   }
 
   size_t read_chunk() {
-    if (want_chunk > chunk) {  // larger records seen: larger reads, so few records straddle two
-      cancel_read_ahead();
-      chunk = want_chunk;
-      own.resize(chunk);
-    }
-    if (ahead && !ahead_done) {
+    if (ahead && !ahead_done && !large) {
       auto [data, got] = ahead->next();
       cur = data;
       file_pos += got;
@@ -178,10 +197,13 @@ struct RecordReader::Impl {
     }
     ahead.reset();  // stopped at the end of the file: later reads (a growing file) are direct
     ahead_done = false;
-    size_t got = internal::pread_full(fd, own.data(), chunk, file_pos, path);
+    // Large records: read a header and a little more; the rest of the record comes straight into
+    // `spill` (need), so it is copied once, by the kernel, as a plain read() would.
+    const size_t want = large ? std::min(chunk, kLargeRead) : chunk;
+    size_t got = internal::pread_full(fd, own.data(), want, file_pos, path);
     cur = own.data();
     file_pos += got;
-    if (got == chunk && opts.read_ahead)  // a big file: read the next chunks while this one is used
+    if (got == chunk && opts.read_ahead && !large)  // a big file: read the next chunks while this one is used
       ahead = std::make_unique<ReadAhead>(fd, path, chunk, std::max<size_t>(2, kReadAheadBytes / chunk), file_pos);
     return got;
   }
@@ -254,6 +276,15 @@ struct RecordReader::Impl {
     }
     in_spill = true;
     while (spill.size() < n) {
+      if (cur_pos == cur_len && large && opts.compression == Compression::None) {
+        cancel_read_ahead();  // the ring would read what comes here from elsewhere
+        const size_t have = spill.size();
+        spill.resize(n);
+        size_t got = internal::pread_full(fd, spill.data() + have, n - have, file_pos, path);
+        file_pos += got;
+        spill.resize(have + got);
+        break;
+      }
       if (cur_pos == cur_len && !fill_chunk()) break;
       size_t k = std::min(cur_len - cur_pos, n - spill.size());
       spill.insert(spill.end(), cur + cur_pos, cur + cur_pos + k);
@@ -276,10 +307,9 @@ struct RecordReader::Impl {
     if (len > kMaxRecordBytes)
       raise(Code::DataLoss, "RecordReader: {}: corrupt record at offset {}: impossible length {}", path, offset, len);
     const size_t total = kRecordHeaderBytes + static_cast<size_t>(len) + kRecordFooterBytes;
-    // A record over 1/8 of a chunk straddles two chunks often, and a straddler is copied: grow the
-    // default chunk to 8x the record (up to 8 MiB), from the next read on.
-    if (opts.buffer_size == 0 && opts.compression == Compression::None && total > chunk / 8 && chunk < kMaxAutoChunk)
-      while (want_chunk < kMaxAutoChunk && want_chunk < 8 * total) want_chunk = std::max(2 * want_chunk, 2 * chunk);
+    // Records over half a chunk straddle chunks, and a straddler is copied: read such records
+    // straight from the file instead, until small ones come again.
+    if (opts.compression == Compression::None) large = total > chunk / 2 || (large && total > chunk / 8);
     if (opts.compression == Compression::None && offset + total > known_size) {
       known_size = internal::file_size(fd, path);  // buffer no more than the file holds yet
       if (offset + total > known_size) {

@@ -154,3 +154,37 @@ TEST_CASE("an impossible length is DataLoss even without checksums") {
 
 }  // namespace
 }  // namespace cairn::io
+
+namespace cairn::io {
+namespace {
+
+TEST_CASE("large records (read straight from the file) are 'not yet' when cut, resume, and are checked") {
+  const std::vector<std::string> recs = {"small", std::string(3 << 20, 'B'), std::string(600 << 10, 'C'), "end"};
+  std::string full_path = temp_path("large");
+  write_records(full_path, recs);
+  const std::string full = read_file(full_path);
+  const size_t second = 5 + 16, third = second + recs[1].size() + 16;
+  for (size_t cut : {second + 5, second + 12, second + 100000, third - 1, third + 300000, full.size() - 1}) {
+    CAPTURE(cut);
+    std::string path = temp_path("large-cut");
+    write_file(path, full.substr(0, cut));
+    auto r = RecordReader::open(path);
+    std::vector<std::string> got = test::read_rest(*r);
+    CHECK(r->partial());
+    append_file(path, full.substr(cut, (full.size() - cut) / 2));  // half of the rest: still not there
+    std::vector<std::string> more = test::read_rest(*r);
+    got.insert(got.end(), more.begin(), more.end());
+    append_file(path, full.substr(cut + (full.size() - cut) / 2));
+    more = test::read_rest(*r);
+    got.insert(got.end(), more.begin(), more.end());
+    CHECK(got == recs);
+  }
+  std::string bad = full;
+  bad[second + 12 + 2000000] ^= 1;
+  std::string path = temp_path("large-bad");
+  write_file(path, bad);
+  CHECK_THROWS_CODE(read_records(path), Code::DataLoss, "at offset " + std::to_string(second) + ": data checksum");
+}
+
+}  // namespace
+}  // namespace cairn::io
