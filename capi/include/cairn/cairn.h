@@ -1408,7 +1408,7 @@ typedef struct cairn_record_reader_options {
   cairn_bool verify_checksums;   /**< check both CRCs of every record; default 1 */
   cairn_bool read_ahead;         /**< a background thread reads ahead in large uncompressed files, on
                                       machines with 4 or more CPUs; default 1 */
-  uint64_t buffer_size;          /**< bytes per read; default 0 (1 MiB, growing up to 8 MiB for large records) */
+  uint64_t buffer_size;          /**< bytes per read; default 0 (1 MiB) */
 } cairn_record_reader_options;
 
 /** The defaults of cairn_record_reader_options (see cairn_record_reader_options_init). Since 1.1. */
