@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   seed(dir, "plain", 0, plain);
   seed(dir, "plain_nocrc_tiny_buffer", 4 | 8 | 16, plain);  // no read-ahead: a thread per 7 bytes is slow to replay
   seed(dir, "plain_truncated", 0, plain.substr(0, plain.size() - 7));
+  // Over 4 KiB: with mode 0 the read-ahead ring runs (4 KiB chunks).
+  seed(dir, "plain_read_ahead", 0, record_file(scratch, Compression::None, {std::string(2500, 'a'), "b", std::string(3000, 'c')}));
   seed(dir, "zlib", 1, record_file(scratch, Compression::Zlib, recs));
   seed(dir, "gzip_nocrc", 2 | 4, record_file(scratch, Compression::Gzip, recs));
   const std::string gz = record_file(scratch, Compression::Gzip, {"a", "bb"});
