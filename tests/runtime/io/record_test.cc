@@ -186,3 +186,41 @@ TEST_CASE("read-ahead over many small chunks: seeks, end of file, and a file tha
 
 }  // namespace
 }  // namespace cairn::io
+
+#include <thread>
+
+namespace cairn::io {
+namespace {
+
+TEST_CASE("a reader tails a file while another thread writes it, in every compression") {
+  const std::vector<std::string> recs = test::sample_records(3000, 9);
+  for (Compression c : kAll) {
+    CAPTURE(compression_name(c));
+    std::string path = temp_path("tail-live");
+    auto w = RecordWriter::open(path, {c});
+    std::thread writer([&] {
+      for (size_t i = 0; i < recs.size(); ++i) {
+        w->write(recs[i].data(), recs[i].size());
+        if (i % 97 == 0) w->flush();  // the reader sees whole flushes and, between them, partial buffers
+      }
+      w->close();
+    });
+    RecordReaderOptions o{c};
+    o.buffer_size = 512;
+    o.force_read_ahead = true;
+    auto r = RecordReader::open(path, o);
+    std::vector<std::string> got;
+    std::string_view rec;
+    for (int idle = 0; got.size() < recs.size() && idle < 200000; ++idle) {
+      while (r->next(&rec)) got.emplace_back(rec);
+      std::this_thread::yield();
+    }
+    writer.join();
+    while (r->next(&rec)) got.emplace_back(rec);
+    CHECK(got == recs);
+    CHECK_FALSE(r->partial());
+  }
+}
+
+}  // namespace
+}  // namespace cairn::io
