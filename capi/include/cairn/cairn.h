@@ -1357,6 +1357,164 @@ CAIRN_API void cairn_function_free(cairn_function *fn);
  * Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL. Since 1.0. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_function_num_outputs(const cairn_function *fn, size_t index, size_t *out);
 
+/* ---------------------------------------------------------------------------------------------
+ * Records: TFRecord files
+ *
+ * TensorFlow's record files (tf.io.TFRecordWriter, tf.data.TFRecordDataset), byte-compatible:
+ * each record is its length (uint64, little-endian), the masked CRC32C of the length, the bytes,
+ * and their masked CRC32C. ZLIB or GZIP compress the whole stream; nothing in the file says which,
+ * so readers are told. docs/records.md has the details.
+ * Reading a file that is still being written: a truncated last record is "not yet", not an error:
+ * cairn_record_reader_next reports no record and stays where it was, and a later call resumes
+ * there once the writer has written the rest (as TensorBoard reads event files).
+ * An optional index sidecar `<path>.cairnidx` (never read by TensorFlow) holds each record's
+ * offset: record counts in O(1), seeking to record i, sharding. A stale or corrupt index is ignored.
+ * Threads: a writer or reader handle is used by one thread at a time; separate handles are
+ * independent. Corrupt data is DATA_LOSS naming the file and the byte offset.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Stream compression of a record file. Since 1.1. */
+typedef enum cairn_compression {
+  CAIRN_COMPRESSION_NONE = 0,            /**< plain records (TensorFlow's "") */
+  CAIRN_COMPRESSION_ZLIB = 1,            /**< a zlib stream (TensorFlow's "ZLIB") */
+  CAIRN_COMPRESSION_GZIP = 2,            /**< a gzip stream (TensorFlow's "GZIP") */
+  CAIRN_COMPRESSION_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_compression;
+
+/** A record file being written. Since 1.1. */
+typedef struct cairn_record_writer cairn_record_writer;
+/** A record file being read. Since 1.1. */
+typedef struct cairn_record_reader cairn_record_reader;
+
+/** Options of cairn_record_writer_open; start from CAIRN_RECORD_WRITER_OPTIONS_INIT. Since 1.1. */
+typedef struct cairn_record_writer_options {
+  uint32_t struct_size;          /**< sizeof(cairn_record_writer_options) */
+  cairn_compression compression; /**< default CAIRN_COMPRESSION_NONE */
+  int32_t level;                 /**< zlib level 0..9; default -1 (zlib's default, 6, as TensorFlow) */
+  cairn_bool write_index;        /**< write `<path>.cairnidx` on close; default 0 */
+  cairn_bool append;             /**< append to an existing file instead of truncating it (no index
+                                      then; an old sidecar is removed); default 0 */
+} cairn_record_writer_options;
+
+/** The defaults of cairn_record_writer_options (see cairn_record_writer_options_init). Since 1.1. */
+#define CAIRN_RECORD_WRITER_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_record_writer_options), CAIRN_COMPRESSION_NONE, -1, 0, 0 }
+
+/** Options of cairn_record_reader_open and the whole-file functions; start from
+ * CAIRN_RECORD_READER_OPTIONS_INIT. Since 1.1. */
+typedef struct cairn_record_reader_options {
+  uint32_t struct_size;          /**< sizeof(cairn_record_reader_options) */
+  cairn_compression compression; /**< must match the file; default CAIRN_COMPRESSION_NONE */
+  cairn_bool verify_checksums;   /**< check both CRCs of every record; default 1 */
+  cairn_bool read_ahead;         /**< a background thread reads ahead in large uncompressed files, on
+                                      machines with 4 or more CPUs; default 1 */
+  uint64_t buffer_size;          /**< bytes per read; default 0 (1 MiB) */
+} cairn_record_reader_options;
+
+/** The defaults of cairn_record_reader_options (see cairn_record_reader_options_init). Since 1.1. */
+#define CAIRN_RECORD_READER_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_record_reader_options), CAIRN_COMPRESSION_NONE, 1, 1, 0 }
+
+/** METHOD. Fills a cairn_record_writer_options with its defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_writer_options_init(cairn_record_writer_options *opts,
+                                                                        uint32_t struct_size);
+/** METHOD. Fills a cairn_record_reader_options with its defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_reader_options_init(cairn_record_reader_options *opts,
+                                                                        uint32_t struct_size);
+
+/** CONSTRUCTOR. Creates (or truncates; with opts->append, appends to) the record file `path`.
+ * @param opts  NULL for the defaults.
+ * @param out   receives the writer; free with cairn_record_writer_free.
+ * Errors: NOT_FOUND / PERMISSION_DENIED naming the path; INVALID_ARGUMENT for a bad compression
+ * or level, or write_index with append. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_writer_open(const char *path, const cairn_record_writer_options *opts,
+                                                                cairn_record_writer **out);
+
+/** METHOD. Appends one record of `n` bytes (copied; `data` may be NULL when n is 0). Records are
+ * buffered: readers see them after cairn_record_writer_flush or close.
+ * Errors: FAILED_PRECONDITION after close; I/O errors (RESOURCE_EXHAUSTED for a full disk) naming
+ * the path. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_writer_write(cairn_record_writer *w, const void *data, size_t n);
+
+/** METHOD. Hands every record written so far to the operating system (a compressed stream gets a
+ * zlib sync flush), so readers see them. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_writer_flush(cairn_record_writer *w);
+
+/** METHOD. Flush, then fsync: the records survive a crash of the machine. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_writer_sync(cairn_record_writer *w);
+
+/** METHOD. Flushes, ends the compressed stream, closes the file and writes the index sidecar when
+ * asked. Calling it again does nothing. Its error is the last chance to see a failed write.
+ * Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_writer_close(cairn_record_writer *w);
+
+/** METHOD. Records written so far. 0 for NULL. Since 1.1. */
+CAIRN_API int64_t cairn_record_writer_count(const cairn_record_writer *w);
+
+/** DESTRUCTOR. Closes the writer if needed (errors are lost then: call close first) and frees it.
+ * NULL is fine. Since 1.1. */
+CAIRN_API void cairn_record_writer_free(cairn_record_writer *w);
+
+/** CONSTRUCTOR. Opens the record file `path` for reading from its start.
+ * @param opts  NULL for the defaults.
+ * @param out   receives the reader; free with cairn_record_reader_free.
+ * Errors: NOT_FOUND / PERMISSION_DENIED naming the path. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_reader_open(const char *path, const cairn_record_reader_options *opts,
+                                                                cairn_record_reader **out);
+
+/** METHOD. Reads the next record.
+ * @param data  receives the record's bytes, borrowed from the reader until its next call.
+ * @param n     receives their count.
+ * @param got   receives CAIRN_TRUE for a record; CAIRN_FALSE (data NULL, n 0) at the end of the
+ *              file or at a last record still being written: the reader stays at its offset and
+ *              a later call retries from there.
+ * Errors: DATA_LOSS "<path>: corrupt record at offset N: ..." for a CRC mismatch, an impossible
+ * length or corrupt compressed data; the reader is then unusable. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_reader_next(cairn_record_reader *r, const void **data, size_t *n,
+                                                                cairn_bool *got);
+
+/** METHOD. Where the next record starts, in the uncompressed stream (the file offset without
+ * compression). -1 for NULL. Since 1.1. */
+CAIRN_API int64_t cairn_record_reader_offset(const cairn_record_reader *r);
+
+/** METHOD. CAIRN_TRUE when the last cairn_record_reader_next found an incomplete record at the
+ * offset (a file still being written, or one cut short). Since 1.1. */
+CAIRN_API cairn_bool cairn_record_reader_partial(const cairn_record_reader *r);
+
+/** METHOD. Moves to `offset`, a record's start as cairn_record_reader_offset gave it (a wrong one
+ * shows as DATA_LOSS on the next read). Compressed streams get there by decompressing: O(offset).
+ * Errors: INVALID_ARGUMENT for a negative offset; OUT_OF_RANGE past the end of a compressed
+ * stream. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_reader_seek(cairn_record_reader *r, int64_t offset);
+
+/** METHOD. Moves to record `index` (0-based; the record count moves to the end), through the
+ * index sidecar.
+ * Errors: FAILED_PRECONDITION saying why when there is no valid index (none, stale, corrupt;
+ * build one with cairn_record_index_build); OUT_OF_RANGE past the end. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_reader_seek_record(cairn_record_reader *r, int64_t index);
+
+/** DESTRUCTOR. Frees the reader. NULL is fine. Since 1.1. */
+CAIRN_API void cairn_record_reader_free(cairn_record_reader *r);
+
+/** METHOD. The number of complete records in `path`: from a valid index sidecar in O(1),
+ * otherwise by reading the file (with checksums as opts say).
+ * @param opts  NULL for the defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_file_count(const char *path, const cairn_record_reader_options *opts,
+                                                               int64_t *out);
+
+/** METHOD. Reads `path` and writes its index sidecar `<path>.cairnidx` (replacing a stale one).
+ * @param opts       NULL for the defaults.
+ * @param count_out  receives the number of records indexed; may be NULL. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_index_build(const char *path, const cairn_record_reader_options *opts,
+                                                                int64_t *count_out);
+
+/** METHOD. The records [begin, end) of shard `shard` of `num_shards` over `count` records:
+ * [shard*count/num_shards, (shard+1)*count/num_shards); every record is in exactly one shard.
+ * Use with cairn_record_reader_seek_record.
+ * Errors: INVALID_ARGUMENT for a negative count or a shard outside [0, num_shards). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_shard_range(int64_t count, int64_t num_shards, int64_t shard,
+                                                                int64_t *begin, int64_t *end);
+
 #if defined(CAIRN_EXPERIMENTAL)
 
 /* Experimental: export and load (SavedModel-like). An exported file holds every concrete function traced so far
