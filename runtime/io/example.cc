@@ -220,7 +220,7 @@ void read_list(FeatureKind kind, const Field& list, const uint8_t* base, Values&
         if (f.size % 4 != 0) throw Malformed{"packed floats not a multiple of 4 bytes", size_t(f.data - base)};
         const size_t old = v.floats.size();
         v.floats.resize(old + f.size / 4);
-        std::memcpy(v.floats.data() + old, f.data, f.size);
+        if (f.size) std::memcpy(v.floats.data() + old, f.data, f.size);
       } else if (f.wire == kFixed32) {
         float x;
         std::memcpy(&x, f.data, 4);
