@@ -15,6 +15,8 @@ jobs="${FUZZ_BUILD_JOBS:-2}"
 gen="$out/gen/runtime/io/proto"
 mkdir -p "$gen" "$out/obj" "$out/artifacts"
 cd "$root"
+# shellcheck source=tests/fuzz/fuzz_lib.sh
+source tests/fuzz/fuzz_lib.sh
 
 # The nanopb headers are generated, never committed (as nanopb_library does).
 if [[ ! "$gen/example.pb.h" -nt runtime/io/proto/example.proto || ! "$gen/feature.pb.h" -nt runtime/io/proto/feature.proto ]]; then
@@ -31,19 +33,7 @@ sources=(
 # The newest header any source may include: an object older than it is rebuilt.
 newest_header="$(ls -t runtime/core/*.h runtime/tensor/*.h runtime/cpu/cpu_device.h runtime/io/example.h "$gen"/*.pb.h | head -1)"
 
-objects=()
-running=0
-for src in "${sources[@]}"; do
-  obj="$out/obj/${src//\//_}.o"
-  objects+=("$obj")
-  if [[ "$obj" -nt "$src" && "$obj" -nt "$newest_header" ]]; then continue; fi
-  echo "compiling $src"
-  "$cxx" "${flags[@]}" -c "$src" -o "$obj" &
-  running=$((running + 1))
-  if (( running >= jobs )); then wait -n; running=$((running - 1)); fi
-done
-wait
-"$cxx" -fsanitize=fuzzer,address,undefined "${objects[@]}" -lfmt -lpthread -o "$out/example_fuzzer"
+fuzz_build "$out" example_fuzzer "$newest_header" -lfmt -lpthread
 
 # New inputs go to the scratch corpus (the first directory); the committed seeds stay as they are.
 scratch="$out/corpus"
