@@ -147,8 +147,9 @@ cairn_status* parse_batch(bool sequence, cairn_context* ctx, const void* const* 
     raise(Code::InvalidArgument, "{}: the specs give {} outputs, but n_outputs is {}", fn, want, n_outputs);
   if (want > 0) require(outputs, fn, "outputs");
   cairn::Device& host = ctx->ctx->cpu();
-  std::vector<cairn::Tensor> result = sequence ? io::parse_sequence_examples(host, views.data(), n, parsed)
-                                               : io::parse_examples(host, views.data(), n, parsed);
+  cairn::ThreadPool* pool = &ctx->ctx->pool();
+  std::vector<cairn::Tensor> result = sequence ? io::parse_sequence_examples(host, views.data(), n, parsed, pool)
+                                               : io::parse_examples(host, views.data(), n, parsed, pool);
   for (size_t k = 0; k < result.size(); ++k) outputs[k] = cairn::capi::new_tensor(std::move(result[k]));
   CAIRN_API_END
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <unordered_map>
 #include <utility>
 
@@ -559,28 +560,38 @@ struct Span {
   bool found = false;
 };
 
-// Per spec: its checked settings and what it has collected so far.
-struct State {
+// Per spec: its checked settings, and FixedLen's output, which every block fills in place.
+struct SpecPlan {
   const FeatureSpec* spec = nullptr;
-  size_t elem = 0;                    // dtype size
-  int64_t numel = 0;                  // FixedLen: values per example; FixedLenSequence: per step
-  std::vector<uint8_t> fill;          // numel values: FixedLen's default, FixedLenSequence's padding
+  size_t elem = 0;            // dtype size
+  int64_t numel = 0;          // FixedLen: values per example; FixedLenSequence: per step
+  std::vector<uint8_t> fill;  // numel values: FixedLen's default, FixedLenSequence's padding
   bool has_default = false;
-  Tensor fixed;                       // FixedLen's output, filled in place
-  std::vector<uint8_t> values;        // the other kinds: values so far, raw
-  std::vector<int64_t> lengths;       // VarLen: per example; FixedLenSeq: steps per example; VarLenSeq: per step
-  std::vector<int64_t> steps;         // VarLenSequence: steps per example
+  Tensor fixed;               // FixedLen's output
+};
+
+// What one block of records gave a spec (the kinds other than FixedLen).
+struct Collected {
+  std::vector<uint8_t> values;   // raw values
+  std::vector<int64_t> lengths;  // VarLen: per example; FixedLenSeq: steps per example; VarLenSeq: per step
+  std::vector<int64_t> steps;    // VarLenSequence: steps per example
   Span span;
+};
+
+// One block's results and its scratch.
+struct Partial {
+  std::vector<Collected> specs;
+  Values scratch;
 };
 
 // Finds a spec by key: a scan for the usual handful of specs, a hash table beyond.
 class KeyIndex {
  public:
-  void add(std::string_view key, int state) {
-    keys_.emplace_back(key, state);
-    if (keys_.size() > 8) map_.emplace(key, state);
+  void add(std::string_view key, int spec) {
+    keys_.emplace_back(key, spec);
+    if (keys_.size() > 8) map_.emplace(key, spec);
     if (keys_.size() == 9)
-      for (const auto& [k, s] : keys_) map_.emplace(k, s);
+      for (const auto& [k, j] : keys_) map_.emplace(k, j);
   }
   bool contains(std::string_view key) const { return find(key) >= 0; }
   int find(std::string_view key) const {
@@ -588,8 +599,8 @@ class KeyIndex {
       auto it = map_.find(key);
       return it == map_.end() ? -1 : it->second;
     }
-    for (const auto& [k, s] : keys_)
-      if (k.size() == key.size() && std::memcmp(k.data(), key.data(), key.size()) == 0) return s;
+    for (const auto& [k, j] : keys_)
+      if (k.size() == key.size() && std::memcmp(k.data(), key.data(), key.size()) == 0) return j;
     return -1;
   }
   bool empty() const { return keys_.empty(); }
@@ -599,56 +610,60 @@ class KeyIndex {
   std::unordered_map<std::string_view, int> map_;
 };
 
+// Checks the specs and allocates FixedLen outputs once; then parses blocks of records, each into
+// its own Partial (blocks may run on several threads), and joins the blocks in order.
 class BatchParser {
  public:
   BatchParser(const char* fn, Device& host, size_t n, const std::vector<FeatureSpec>& specs, bool sequence)
-      : fn_(fn), host_(host), n_(n) {
+      : fn_(fn), host_(host), n_(n), sequence_(sequence) {
     if (!host.is_host()) raise(Code::InvalidArgument, "{}: device {} is not a host device", fn, host.name());
-    states_.resize(specs.size());
-    for (size_t j = 0; j < specs.size(); ++j) plan(j, specs[j], sequence);
+    plans_.resize(specs.size());
+    for (size_t j = 0; j < specs.size(); ++j) plan(j, specs[j]);
   }
 
-  void parse_example(size_t i, std::string_view record) {
-    for (State& s : states_) s.span.found = false;
-    guarded(fn_, static_cast<int64_t>(i), [&] {
-      const uint8_t* base = bytes_of(record);
-      for_each_len(base, record.size(), base, kExampleFeatures,
-                   [&](const Field& features) { find(features, base, context_); });
-      for (State& s : states_) collect(i, s, base);
-    });
-  }
-
-  void parse_sequence_example(size_t i, std::string_view record) {
-    for (State& s : states_) s.span.found = false;
-    guarded(fn_, static_cast<int64_t>(i), [&] {
-      const uint8_t* base = bytes_of(record);
-      for_each_len(base, record.size(), base, [&](const Field& f) {
-        if (f.number == kContext && !context_.empty()) find(f, base, context_);
-        if (f.number == kFeatureLists && !lists_.empty()) find(f, base, lists_);
-      });
-      for (State& s : states_) collect(i, s, base);
-    });
-  }
-
-  std::vector<Tensor> finish() {
-    std::vector<Tensor> out;
-    for (State& s : states_) {
-      const FeatureSpec& spec = *s.spec;
-      switch (spec.kind) {
-        case SpecKind::FixedLen: out.push_back(std::move(s.fixed)); break;
-        case SpecKind::VarLen:
-          out.push_back(raw_tensor(spec.dtype, s.values, s.elem));
-          out.push_back(int64_tensor(s.lengths));
-          break;
-        case SpecKind::FixedLenSequence: {
-          out.push_back(padded(s));
-          out.push_back(int64_tensor(s.lengths));
-          break;
+  // Parses records [begin, end) into `out`.
+  void parse_range(const std::string_view* records, size_t begin, size_t end, Partial& out) const {
+    out.specs.resize(plans_.size());
+    for (size_t i = begin; i < end; ++i) {
+      for (Collected& c : out.specs) c.span.found = false;
+      const std::string_view record = records[i];
+      guarded(fn_, static_cast<int64_t>(i), [&] {
+        const uint8_t* base = bytes_of(record);
+        if (sequence_) {
+          for_each_len(base, record.size(), base, [&](const Field& f) {
+            if (f.number == kContext && !context_.empty()) find(f, base, context_, out);
+            if (f.number == kFeatureLists && !lists_.empty()) find(f, base, lists_, out);
+          });
+        } else {
+          for_each_len(base, record.size(), base, kExampleFeatures,
+                       [&](const Field& features) { find(features, base, context_, out); });
         }
+        for (size_t j = 0; j < plans_.size(); ++j) collect(i, plans_[j], out.specs[j], out.scratch, base);
+      });
+    }
+  }
+
+  std::vector<Tensor> finish(const std::vector<Partial>& parts) {
+    std::vector<Tensor> out;
+    for (size_t j = 0; j < plans_.size(); ++j) {
+      SpecPlan& p = plans_[j];
+      const DType dtype = p.spec->dtype;
+      auto values = [&] { return join(parts, j, &Collected::values, dtype, p.elem); };
+      auto lengths = [&] { return join(parts, j, &Collected::lengths, DType::Int64, sizeof(int64_t)); };
+      switch (p.spec->kind) {
+        case SpecKind::FixedLen: out.push_back(std::move(p.fixed)); break;
+        case SpecKind::VarLen:
+          out.push_back(values());
+          out.push_back(lengths());
+          break;
+        case SpecKind::FixedLenSequence:
+          out.push_back(padded(p, parts, j));
+          out.push_back(lengths());
+          break;
         case SpecKind::VarLenSequence:
-          out.push_back(raw_tensor(spec.dtype, s.values, s.elem));
-          out.push_back(int64_tensor(s.lengths));
-          out.push_back(int64_tensor(s.steps));
+          out.push_back(values());
+          out.push_back(lengths());
+          out.push_back(join(parts, j, &Collected::steps, DType::Int64, sizeof(int64_t)));
           break;
       }
     }
@@ -656,13 +671,13 @@ class BatchParser {
   }
 
  private:
-  void plan(size_t j, const FeatureSpec& spec, bool sequence) {
-    State& s = states_[j];
+  void plan(size_t j, const FeatureSpec& spec) {
+    SpecPlan& s = plans_[j];
     s.spec = &spec;
     const int kind = static_cast<int>(spec.kind);
     if (kind < 1 || kind > 4)
       raise(Code::InvalidArgument, "{}: spec {} ('{}'): unknown spec kind {}", fn_, j, spec.key, kind);
-    if (is_sequence(spec.kind) && !sequence)
+    if (is_sequence(spec.kind) && !sequence_)
       raise(Code::InvalidArgument, "{}: spec {} ('{}'): {} specs are for sequence examples", fn_, j, spec.key,
             spec_kind_name(spec.kind));
     if (spec.dtype != DType::Float32 && spec.dtype != DType::Int64 && spec.dtype != DType::UInt8)
@@ -709,138 +724,144 @@ class BatchParser {
   }
 
   // Records where each wanted key's value sits; a key given twice: the last entry wins.
-  void find(const Field& map, const uint8_t* base, const KeyIndex& index) {
+  static void find(const Field& map, const uint8_t* base, const KeyIndex& index, Partial& out) {
     for_each_entry(map, base, [&](const Entry& e) {
       const int j = index.find(e.key);
-      if (j >= 0) states_[j].span = Span{e.value, e.value_size, true};
+      if (j >= 0) out.specs[j].span = Span{e.value, e.value_size, true};
     });
   }
 
-  void collect(size_t i, State& s, const uint8_t* base) {
-    const FeatureSpec& spec = *s.spec;
+  void collect(size_t i, const SpecPlan& p, Collected& c, Values& scratch, const uint8_t* base) const {
+    const FeatureSpec& spec = *p.spec;
     switch (spec.kind) {
       case SpecKind::FixedLen: {
-        auto* dst = static_cast<uint8_t*>(s.fixed.raw_mutable_data()) + i * s.numel * s.elem;
-        if (!s.span.found) {
-          if (!s.has_default)
+        auto* dst = static_cast<uint8_t*>(p.fixed.raw_mutable_data()) + i * p.numel * p.elem;
+        if (!c.span.found) {
+          if (!p.has_default)
             raise(Code::InvalidArgument, "{}: example {}: feature '{}' is missing and its FixedLen spec has no default",
                   fn_, i, spec.key);
-          if (!s.fill.empty()) std::memcpy(dst, s.fill.data(), s.fill.size());
+          if (!p.fill.empty()) std::memcpy(dst, p.fill.data(), p.fill.size());
           return;
         }
-        const size_t count = decode(i, -1, s, s.span.data, s.span.size, base);
-        check_count(i, -1, s, count);
-        copy_values(dst, spec.dtype);
+        const size_t count = decode(i, -1, p, c.span.data, c.span.size, base, scratch);
+        check_count(i, -1, p, count);
+        copy_values(dst, spec.dtype, scratch);
         return;
       }
       case SpecKind::VarLen: {
         size_t count = 0;
-        if (s.span.found) {
-          count = decode(i, -1, s, s.span.data, s.span.size, base);
-          append_values(s);
+        if (c.span.found) {
+          count = decode(i, -1, p, c.span.data, c.span.size, base, scratch);
+          append_values(p, c, scratch);
         }
-        s.lengths.push_back(static_cast<int64_t>(count));
+        c.lengths.push_back(static_cast<int64_t>(count));
         return;
       }
       case SpecKind::FixedLenSequence:
       case SpecKind::VarLenSequence: {
         int64_t steps = 0;
-        if (s.span.found) {
-          for_each_len(s.span.data, s.span.size, base, kStep, [&](const Field& step) {
-            const size_t count = decode(i, steps, s, step.data, step.size, base);
+        if (c.span.found) {
+          for_each_len(c.span.data, c.span.size, base, kStep, [&](const Field& step) {
+            const size_t count = decode(i, steps, p, step.data, step.size, base, scratch);
             if (spec.kind == SpecKind::FixedLenSequence) {
-              check_count(i, steps, s, count);
+              check_count(i, steps, p, count);
             } else {
-              s.lengths.push_back(static_cast<int64_t>(count));
+              c.lengths.push_back(static_cast<int64_t>(count));
             }
-            append_values(s);
+            append_values(p, c, scratch);
             ++steps;
           });
         }
-        (spec.kind == SpecKind::FixedLenSequence ? s.lengths : s.steps).push_back(steps);
+        (spec.kind == SpecKind::FixedLenSequence ? c.lengths : c.steps).push_back(steps);
         return;
       }
     }
   }
 
-  std::string where(size_t i, int64_t step, const State& s) const {
-    if (step < 0) return fmt::format("{}: example {}: feature '{}'", fn_, i, s.spec->key);
-    return fmt::format("{}: example {}: feature list '{}' step {}", fn_, i, s.spec->key, step);
+  std::string where(size_t i, int64_t step, const SpecPlan& p) const {
+    if (step < 0) return fmt::format("{}: example {}: feature '{}'", fn_, i, p.spec->key);
+    return fmt::format("{}: example {}: feature list '{}' step {}", fn_, i, p.spec->key, step);
   }
 
-  // Decodes one Feature into scratch_; returns its value count in the spec's dtype.
-  size_t decode(size_t i, int64_t step, const State& s, const uint8_t* data, size_t size, const uint8_t* base) {
-    read_feature(data, size, base, scratch_);
-    const FeatureKind want = list_kind(s.spec->dtype);
-    if (scratch_.kind != want && scratch_.kind != FeatureKind::None)
-      raise(Code::InvalidArgument, "{} is a {} list, but its spec asks for {} (which reads {} lists)", where(i, step, s),
-            feature_kind_name(scratch_.kind), dtype_name(s.spec->dtype), feature_kind_name(want));
-    switch (want) {
-      case FeatureKind::Float: return scratch_.floats.size();
-      case FeatureKind::Int64: return scratch_.int64s.size();
-      default: return scratch_.nbytes;
-    }
+  // Decodes one Feature into `scratch`; returns its value count in the spec's dtype.
+  size_t decode(size_t i, int64_t step, const SpecPlan& p, const uint8_t* data, size_t size, const uint8_t* base,
+                Values& scratch) const {
+    read_feature(data, size, base, scratch);
+    const FeatureKind want = list_kind(p.spec->dtype);
+    if (scratch.kind != want && scratch.kind != FeatureKind::None)
+      raise(Code::InvalidArgument, "{} is a {} list, but its spec asks for {} (which reads {} lists)", where(i, step, p),
+            feature_kind_name(scratch.kind), dtype_name(p.spec->dtype), feature_kind_name(want));
+    return count_of(scratch, p.spec->dtype);
   }
 
-  void check_count(size_t i, int64_t step, const State& s, size_t count) const {
-    if (static_cast<int64_t>(count) != s.numel)
-      raise(Code::InvalidArgument, "{}: expected {} values for shape {}, got {}", where(i, step, s), s.numel,
-            s.spec->shape.str(), count);
+  static size_t count_of(const Values& v, DType dtype) {
+    return dtype == DType::Float32 ? v.floats.size() : dtype == DType::Int64 ? v.int64s.size() : v.nbytes;
   }
 
-  void copy_values(uint8_t* dst, DType dtype) const {
+  void check_count(size_t i, int64_t step, const SpecPlan& p, size_t count) const {
+    if (static_cast<int64_t>(count) != p.numel)
+      raise(Code::InvalidArgument, "{}: expected {} values for shape {}, got {}", where(i, step, p), p.numel,
+            p.spec->shape.str(), count);
+  }
+
+  static void copy_values(uint8_t* dst, DType dtype, const Values& v) {
     switch (dtype) {
       case DType::Float32:
-        if (!scratch_.floats.empty()) std::memcpy(dst, scratch_.floats.data(), scratch_.floats.size() * 4);
+        if (!v.floats.empty()) std::memcpy(dst, v.floats.data(), v.floats.size() * 4);
         break;
       case DType::Int64:
-        if (!scratch_.int64s.empty()) std::memcpy(dst, scratch_.int64s.data(), scratch_.int64s.size() * 8);
+        if (!v.int64s.empty()) std::memcpy(dst, v.int64s.data(), v.int64s.size() * 8);
         break;
       default:
-        for (std::string_view b : scratch_.bytes) {
+        for (std::string_view b : v.bytes) {
           if (!b.empty()) std::memcpy(dst, b.data(), b.size());
           dst += b.size();
         }
     }
   }
 
-  void append_values(State& s) const {
-    const size_t count = s.spec->dtype == DType::Float32  ? scratch_.floats.size()
-                         : s.spec->dtype == DType::Int64 ? scratch_.int64s.size()
-                                                         : scratch_.nbytes;
-    const size_t old = s.values.size();
-    s.values.resize(old + count * s.elem);
-    copy_values(s.values.data() + old, s.spec->dtype);
+  static void append_values(const SpecPlan& p, Collected& c, const Values& v) {
+    const size_t old = c.values.size();
+    c.values.resize(old + count_of(v, p.spec->dtype) * p.elem);
+    copy_values(c.values.data() + old, p.spec->dtype, v);
   }
 
-  Tensor raw_tensor(DType dtype, const std::vector<uint8_t>& raw, size_t elem) {
-    Tensor t = Tensor::allocate(host_, dtype, Shape{static_cast<int64_t>(raw.size() / elem)});
-    if (!raw.empty()) std::memcpy(t.raw_mutable_data(), raw.data(), raw.size());
-    return t;
-  }
-
-  Tensor int64_tensor(const std::vector<int64_t>& v) {
-    Tensor t = Tensor::allocate(host_, DType::Int64, Shape{static_cast<int64_t>(v.size())});
-    if (!v.empty()) std::memcpy(t.raw_mutable_data(), v.data(), v.size() * sizeof(int64_t));
+  // A rank-1 tensor of the blocks' `member` vectors, one after the other.
+  template <class T>
+  Tensor join(const std::vector<Partial>& parts, size_t j, std::vector<T> Collected::*member, DType dtype,
+              size_t elem) {
+    size_t bytes = 0;
+    for (const Partial& part : parts) bytes += (part.specs[j].*member).size() * sizeof(T);
+    Tensor t = Tensor::allocate(host_, dtype, Shape{static_cast<int64_t>(bytes / elem)});
+    auto* dst = static_cast<uint8_t*>(t.raw_mutable_data());
+    for (const Partial& part : parts) {
+      const std::vector<T>& v = part.specs[j].*member;
+      if (!v.empty()) std::memcpy(dst, v.data(), v.size() * sizeof(T));
+      dst += v.size() * sizeof(T);
+    }
     return t;
   }
 
   // [batch, max_steps, shape...]: each example's steps, then the padding.
-  Tensor padded(const State& s) {
+  Tensor padded(const SpecPlan& p, const std::vector<Partial>& parts, size_t j) {
     int64_t max_steps = 0;
-    for (int64_t k : s.lengths) max_steps = std::max(max_steps, k);
+    for (const Partial& part : parts)
+      for (int64_t k : part.specs[j].lengths) max_steps = std::max(max_steps, k);
     Shape shape{static_cast<int64_t>(n_), max_steps};
-    for (int a = 0; a < s.spec->shape.rank(); ++a) shape.push_back(s.spec->shape[a]);
-    Tensor t = Tensor::allocate(host_, s.spec->dtype, shape);
-    const size_t step_bytes = static_cast<size_t>(s.numel) * s.elem;
+    for (int a = 0; a < p.spec->shape.rank(); ++a) shape.push_back(p.spec->shape[a]);
+    Tensor t = Tensor::allocate(host_, p.spec->dtype, shape);
+    const size_t step_bytes = static_cast<size_t>(p.numel) * p.elem;
+    if (step_bytes == 0) return t;
     auto* dst = static_cast<uint8_t*>(t.raw_mutable_data());
-    const uint8_t* src = s.values.data();
-    for (size_t i = 0; i < n_ && step_bytes; ++i) {
-      const size_t have = static_cast<size_t>(s.lengths[i]) * step_bytes;
-      if (have) std::memcpy(dst, src, have);
-      dst += have;
-      src += have;
-      for (int64_t k = s.lengths[i]; k < max_steps; ++k, dst += step_bytes) std::memcpy(dst, s.fill.data(), step_bytes);
+    for (const Partial& part : parts) {
+      const uint8_t* src = part.specs[j].values.data();
+      for (int64_t steps : part.specs[j].lengths) {
+        const size_t have = static_cast<size_t>(steps) * step_bytes;
+        if (have) std::memcpy(dst, src, have);
+        dst += have;
+        src += have;
+        for (int64_t k = steps; k < max_steps; ++k, dst += step_bytes) std::memcpy(dst, p.fill.data(), step_bytes);
+      }
     }
     return t;
   }
@@ -848,25 +869,50 @@ class BatchParser {
   const char* fn_;
   Device& host_;
   size_t n_;
-  std::vector<State> states_;
+  bool sequence_;
+  std::vector<SpecPlan> plans_;
   KeyIndex context_, lists_;
-  Values scratch_;
 };
+
+// Records per block: blocks are the unit of parallel work, and each has its own result vectors.
+constexpr size_t kBlock = 64;
+
+std::vector<Tensor> parse_batch(const char* fn, Device& host, const std::string_view* records, size_t n,
+                                const std::vector<FeatureSpec>& specs, ThreadPool* pool, bool sequence) {
+  BatchParser parser(fn, host, n, specs, sequence);
+  const bool parallel = pool && pool->num_threads() > 1 && n > kBlock;
+  std::vector<Partial> parts(parallel ? (n + kBlock - 1) / kBlock : 1);
+  if (!parallel) {
+    parser.parse_range(records, 0, n, parts[0]);
+    return parser.finish(parts);
+  }
+  // Every block runs; the error of the first failing block is the one the serial loop would raise.
+  std::vector<std::exception_ptr> errors(parts.size());
+  pool->run(static_cast<int64_t>(parts.size()), 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      try {
+        const size_t begin = static_cast<size_t>(b) * kBlock;
+        parser.parse_range(records, begin, std::min(n, begin + kBlock), parts[b]);
+      } catch (...) {
+        errors[b] = std::current_exception();
+      }
+    }
+  });
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  return parser.finish(parts);
+}
 
 }  // namespace
 
 std::vector<Tensor> parse_examples(Device& host, const std::string_view* records, size_t n,
-                                   const std::vector<FeatureSpec>& specs) {
-  BatchParser p("parse_examples", host, n, specs, false);
-  for (size_t i = 0; i < n; ++i) p.parse_example(i, records[i]);
-  return p.finish();
+                                   const std::vector<FeatureSpec>& specs, ThreadPool* pool) {
+  return parse_batch("parse_examples", host, records, n, specs, pool, false);
 }
 
 std::vector<Tensor> parse_sequence_examples(Device& host, const std::string_view* records, size_t n,
-                                            const std::vector<FeatureSpec>& specs) {
-  BatchParser p("parse_sequence_examples", host, n, specs, true);
-  for (size_t i = 0; i < n; ++i) p.parse_sequence_example(i, records[i]);
-  return p.finish();
+                                            const std::vector<FeatureSpec>& specs, ThreadPool* pool) {
+  return parse_batch("parse_sequence_examples", host, records, n, specs, pool, true);
 }
 
 }  // namespace cairn::io

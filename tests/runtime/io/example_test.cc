@@ -1,6 +1,7 @@
 // tf.train.Example / SequenceExample: round trips, protobuf's decoding rules (unpacked lists,
 // unknown fields, merges), batched parsing into tensors, and every error naming what was wrong.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "runtime/io/example.h"
@@ -258,6 +259,40 @@ TEST_CASE("parse_sequence_examples: context, FixedLenSequence padded, VarLenSequ
   auto both = parse_seq(records, {spec("len", SpecKind::VarLen, DType::Int64),
                                   spec("len", SpecKind::VarLenSequence, DType::Int64)});
   CHECK(values<int64_t>(both[4]) == std::vector<int64_t>{0, 0, 0});
+}
+
+TEST_CASE("parsing on the thread pool gives the serial results and the serial error") {
+  std::vector<std::string> records;
+  for (int i = 0; i < 1000; ++i) {
+    SequenceExample ex;
+    ex.context["id"] = Feature::int64s({i});
+    ex.context["tags"] = Feature::bytes(std::vector<std::string>(i % 3, std::string(i % 5, 'x')));
+    for (int t = 0; t < i % 7; ++t) {
+      ex.feature_lists["f"].push_back(Feature::floats({float(i), float(t)}));
+      ex.feature_lists["v"].push_back(Feature::int64s(std::vector<int64_t>(t, i)));
+    }
+    records.push_back(serialize(ex));
+  }
+  std::vector<std::string_view> views(records.begin(), records.end());
+  const std::vector<FeatureSpec> specs = {spec("id", SpecKind::FixedLen, DType::Int64),
+                                          spec("tags", SpecKind::VarLen, DType::UInt8),
+                                          spec("f", SpecKind::FixedLenSequence, DType::Float32, Shape{2}),
+                                          spec("v", SpecKind::VarLenSequence, DType::Int64)};
+  REQUIRE(ctx().pool().num_threads() > 1);
+  auto serial = parse_sequence_examples(ctx().cpu(), views.data(), views.size(), specs);
+  auto parallel = parse_sequence_examples(ctx().cpu(), views.data(), views.size(), specs, &ctx().pool());
+  REQUIRE(serial.size() == parallel.size());
+  for (size_t k = 0; k < serial.size(); ++k) {
+    CHECK(serial[k].shape() == parallel[k].shape());
+    CHECK(std::memcmp(serial[k].raw_data(), parallel[k].raw_data(), serial[k].nbytes()) == 0);
+  }
+  CHECK(serial[3].shape() == Shape{1000, 6, 2});
+  // Two bad records in different blocks: the first one is reported, as on one thread.
+  records[900] = records[900].substr(0, 3);
+  records[130] = serialize(SequenceExample{});
+  views.assign(records.begin(), records.end());
+  CHECK_THROWS_CODE(parse_sequence_examples(ctx().cpu(), views.data(), views.size(), specs, &ctx().pool()),
+                    Code::InvalidArgument, "example 130: feature 'id' is missing");
 }
 
 TEST_CASE("many specs use the hash index") {
