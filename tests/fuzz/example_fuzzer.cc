@@ -5,7 +5,8 @@
 // //tests/fuzz:example_corpus_test.
 //
 // Input: byte 0 picks the message kind (bit 0: SequenceExample) and the specs' dtypes (bits 1-7);
-// then records, each a 2-byte little-endian length and that many bytes (the last takes what is left).
+// then up to 256 records, each a 2-byte little-endian length and that many bytes (the last takes what is
+// left); more than 64 records parse in parallel blocks.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -23,6 +24,12 @@ using namespace cairn::io;
 Device& host() {
   static Device* d = new CpuDevice(default_allocator());
   return *d;
+}
+
+// Batches of more than 64 records parse in parallel blocks on it.
+ThreadPool& pool() {
+  static ThreadPool* p = new ThreadPool(2);
+  return *p;
 }
 
 // parse(serialize(m)) == m, and serialization is a fixed point from there.
@@ -50,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t flags = data[0];
   std::vector<std::string_view> records;
-  for (size_t p = 1; p < size && records.size() < 32;) {
+  for (size_t p = 1; p < size && records.size() < 256;) {
     size_t len = size - p;
     if (len >= 2) {
       len = std::min<size_t>(data[p] | size_t{data[p + 1]} << 8, size - p - 2);
@@ -83,8 +90,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     specs.push_back({"c", SpecKind::VarLen, pick(flags >> 5), Shape{}, std::nullopt});
   }
   try {
-    std::vector<Tensor> out = sequence ? parse_sequence_examples(host(), records.data(), records.size(), specs)
-                                       : parse_examples(host(), records.data(), records.size(), specs);
+    std::vector<Tensor> out = sequence ? parse_sequence_examples(host(), records.data(), records.size(), specs, &pool())
+                                       : parse_examples(host(), records.data(), records.size(), specs, &pool());
     if (out.size() != (sequence ? 1u + 2 + 2 + 3 : 1u + 2 + 2)) std::abort();
   } catch (const Error&) {
   }

@@ -75,6 +75,7 @@ def main(out):
             {"a": byteses(b"zz")}, {"c": [byteses(b"ab"), byteses(b"c", b"d")], "d": [byteses(b"hello")]}),
             sequence_example({}, {})),
         "merged_keys": seed(0b0000010, example(a=int64s(1, 2)) + example(a=int64s(3, 4), b=b"")),
+        "many_records": seed(0b0000010, *[example(a=int64s(i, -i), b=int64s(*range(i % 4))) for i in range(100)]),
     }
     for name, data in seeds.items():
         with open(os.path.join(out, name), "wb") as f:
