@@ -15,6 +15,8 @@ cxx="${CXX_FUZZ:-clang++}"
 jobs="${FUZZ_BUILD_JOBS:-2}"
 mkdir -p "$out/gen/schemas" "$out/obj" "$out/artifacts"
 cd "$root"
+# shellcheck source=tests/fuzz/fuzz_lib.sh
+source tests/fuzz/fuzz_lib.sh
 
 # The FlatBuffers header is generated, never committed (as the Bazel genrule does).
 gen="$out/gen/schemas/checkpoint_generated.h"
@@ -33,19 +35,7 @@ sources=(
 # The newest header any source may include: an object older than it is rebuilt.
 newest_header="$(ls -t runtime/core/*.h runtime/tensor/*.h runtime/checkpoint/*.h runtime/checkpoint/internal/*.h "$gen" | head -1)"
 
-objects=()
-running=0
-for src in "${sources[@]}"; do
-  obj="$out/obj/${src//\//_}.o"
-  objects+=("$obj")
-  if [[ "$obj" -nt "$src" && "$obj" -nt "$newest_header" ]]; then continue; fi
-  echo "compiling $src"
-  "$cxx" "${flags[@]}" -c "$src" -o "$obj" &
-  running=$((running + 1))
-  if (( running >= jobs )); then wait -n; running=$((running - 1)); fi
-done
-wait
-"$cxx" -fsanitize=fuzzer,address,undefined "${objects[@]}" -lzstd -lxxhash -lfmt -lpthread -o "$out/checkpoint_reader_fuzzer"
+fuzz_build "$out" checkpoint_reader_fuzzer "$newest_header" -lzstd -lxxhash -lfmt -lpthread
 
 # New inputs go to the scratch corpus (the first directory); the committed seeds stay as they are.
 scratch="$out/corpus"

@@ -1515,6 +1515,210 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_index_build(const char *path
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_record_shard_range(int64_t count, int64_t num_shards, int64_t shard,
                                                                 int64_t *begin, int64_t *end);
 
+/* ---------------------------------------------------------------------------------------------
+ * tf.train.Example and SequenceExample
+ *
+ * Build, serialize and parse TensorFlow's Example and SequenceExample protobuf messages, and parse
+ * batches of serialized records straight into tensors, as tf.io.parse_example and
+ * tf.io.parse_sequence_example do. Serialization is deterministic (keys sorted bytewise) and gives
+ * the bytes protobuf's deterministic serialization gives. docs/example.md has the details.
+ * Threads: a cairn_example may be read from several threads at once; a write (set, append) needs
+ * the example to itself. cairn_parse_examples may run on several threads at once.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Which message a cairn_example is. Since 1.1. */
+typedef enum cairn_example_kind {
+  CAIRN_EXAMPLE = 1,          /**< tf.train.Example: features */
+  CAIRN_SEQUENCE_EXAMPLE = 2, /**< tf.train.SequenceExample: context features and feature lists */
+  CAIRN_EXAMPLE_KIND_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_example_kind;
+
+/** Which list a feature holds (Feature's oneof field numbers). Since 1.1. */
+typedef enum cairn_feature_kind {
+  CAIRN_FEATURE_NONE = 0,  /**< a Feature with no list set: reads as an empty list of any dtype */
+  CAIRN_FEATURE_BYTES = 1, /**< bytes_list */
+  CAIRN_FEATURE_FLOAT = 2, /**< float_list */
+  CAIRN_FEATURE_INT64 = 3, /**< int64_list */
+  CAIRN_FEATURE_KIND_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_feature_kind;
+
+/** An Example or SequenceExample being built or read. Since 1.1. */
+typedef struct cairn_example cairn_example;
+
+/** The `step` argument that addresses a feature (of an Example, or a context feature of a
+ * SequenceExample) rather than a step of a feature list. Since 1.1. */
+#define CAIRN_EXAMPLE_NO_STEP ((int64_t)-1)
+
+/** CONSTRUCTOR. An empty Example or SequenceExample.
+ * @param out  receives the example; free with cairn_example_free().
+ * Errors: INVALID_ARGUMENT for an unknown kind or NULL out. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_create(cairn_example_kind kind, cairn_example **out);
+
+/** CONSTRUCTOR. Parses one serialized message of `kind`. Packed and unpacked lists are accepted,
+ * unknown fields skipped; a key given twice keeps its last entry (protobuf's rules).
+ * @param data  `n` bytes, borrowed for the call (NULL allowed when n is 0).
+ * @param out   receives the example; free with cairn_example_free().
+ * Errors: DATA_LOSS for malformed bytes, naming the byte offset. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_parse(cairn_example_kind kind, const void *data, size_t n,
+                                                           cairn_example **out);
+
+/** DESTRUCTOR. Frees the example. NULL is fine. Since 1.1. */
+CAIRN_API void cairn_example_free(cairn_example *ex);
+
+/** METHOD. CAIRN_EXAMPLE or CAIRN_SEQUENCE_EXAMPLE; 0 for NULL. Since 1.1. */
+CAIRN_API cairn_example_kind cairn_example_get_kind(const cairn_example *ex);
+
+/** METHOD. Sets feature `key` (a context feature of a SequenceExample) to `n` int64s, replacing
+ * what the key held. `values` is copied (NULL allowed when n is 0).
+ * Errors: INVALID_ARGUMENT for NULL ex or key. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_set_int64s(cairn_example *ex, const char *key,
+                                                                const int64_t *values, size_t n);
+
+/** METHOD. Sets feature `key` to `n` floats, as cairn_example_set_int64s does. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_set_floats(cairn_example *ex, const char *key, const float *values,
+                                                                size_t n);
+
+/** METHOD. Sets feature `key` to `n` byte strings: string i is `lens[i]` bytes at `values[i]`
+ * (copied; any bytes, NUL included). Errors: INVALID_ARGUMENT for NULL arrays when n > 0. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_set_bytes(cairn_example *ex, const char *key,
+                                                               const void *const *values, const size_t *lens,
+                                                               size_t n);
+
+/** METHOD. Appends one step of `n` int64s to feature list `key` of a SequenceExample (creating the
+ * list). Errors: INVALID_ARGUMENT for an Example (it has no feature lists). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_append_step_int64s(cairn_example *ex, const char *key,
+                                                                        const int64_t *values, size_t n);
+
+/** METHOD. Appends one step of `n` floats to feature list `key`, as cairn_example_append_step_int64s. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_append_step_floats(cairn_example *ex, const char *key,
+                                                                        const float *values, size_t n);
+
+/** METHOD. Appends one step of `n` byte strings to feature list `key` (as cairn_example_set_bytes
+ * takes them). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_append_step_bytes(cairn_example *ex, const char *key,
+                                                                       const void *const *values, const size_t *lens,
+                                                                       size_t n);
+
+/** METHOD. The protobuf encoding of the example: map entries sorted by key, lists packed, the same
+ * bytes as protobuf's deterministic serialization.
+ * @param out  receives `*n` bytes (plus a NUL not counted); free with cairn_free().
+ * Errors: INVALID_ARGUMENT for NULL arguments. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_serialize(const cairn_example *ex, char **out, size_t *n);
+
+/** METHOD. How many features the example has (context features for a SequenceExample); 0 for NULL. Since 1.1. */
+CAIRN_API size_t cairn_example_feature_count(const cairn_example *ex);
+
+/** METHOD. The key of feature `i` (keys sorted bytewise), NUL-terminated, borrowed from `ex` until it
+ * is changed or freed; NULL when i is out of range. A key holding a NUL byte reads up to it. Since 1.1. */
+CAIRN_API const char *cairn_example_feature_key(const cairn_example *ex, size_t i);
+
+/** METHOD. How many feature lists a SequenceExample has; 0 for an Example or NULL. Since 1.1. */
+CAIRN_API size_t cairn_example_feature_list_count(const cairn_example *ex);
+
+/** METHOD. The key of feature list `i` (sorted), borrowed as cairn_example_feature_key's. Since 1.1. */
+CAIRN_API const char *cairn_example_feature_list_key(const cairn_example *ex, size_t i);
+
+/** METHOD. How many steps feature list `key` has.
+ * Errors: NOT_FOUND naming the key when there is no such feature list. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_feature_list_steps(const cairn_example *ex, const char *key,
+                                                                        size_t *out);
+
+/** The values of one feature, filled by cairn_example_values. The library writes the fields that
+ * struct_size covers. Pointers are borrowed from the example until it is changed or freed. Since 1.1. */
+typedef struct cairn_feature_values {
+  uint32_t struct_size;    /**< sizeof(cairn_feature_values), set by the caller */
+  cairn_feature_kind kind; /**< which list the feature holds */
+  size_t count;            /**< values in it (byte strings for CAIRN_FEATURE_BYTES) */
+  const float *floats;     /**< CAIRN_FEATURE_FLOAT: `count` floats; otherwise NULL */
+  const int64_t *int64s;   /**< CAIRN_FEATURE_INT64: `count` int64s; otherwise NULL */
+} cairn_feature_values;
+
+/** The defaults of cairn_feature_values (see cairn_feature_values_init). Since 1.1. */
+#define CAIRN_FEATURE_VALUES_INIT { (uint32_t)sizeof(cairn_feature_values), CAIRN_FEATURE_NONE, 0, NULL, NULL }
+
+/** METHOD. The values of feature `key` (step CAIRN_EXAMPLE_NO_STEP), or of step `step` of feature
+ * list `key` of a SequenceExample. Byte strings are read one at a time with cairn_example_bytes.
+ * @param out  a struct whose struct_size the caller set (CAIRN_FEATURE_VALUES_INIT).
+ * Errors: NOT_FOUND naming the key; OUT_OF_RANGE for a step past the list's end. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_values(const cairn_example *ex, const char *key, int64_t step,
+                                                            cairn_feature_values *out);
+
+/** METHOD. Byte string `index` of a bytes feature addressed as in cairn_example_values.
+ * @param data  receives a pointer borrowed from the example (valid until it is changed or freed).
+ * @param n     receives the string's length.
+ * Errors: NOT_FOUND; INVALID_ARGUMENT when the feature is not a bytes list; OUT_OF_RANGE. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_example_bytes(const cairn_example *ex, const char *key, int64_t step,
+                                                           size_t index, const void **data, size_t *n);
+
+/** How a spec turns a feature of each record into tensors (see cairn_feature_spec). Since 1.1. */
+typedef enum cairn_feature_spec_kind {
+  CAIRN_FIXED_LEN = 1,          /**< 1 output: values [batch, shape...] */
+  CAIRN_VAR_LEN = 2,            /**< 2 outputs: values [total], row_lengths int64 [batch] */
+  CAIRN_FIXED_LEN_SEQUENCE = 3, /**< 2 outputs: values [batch, max_steps, shape...], lengths int64 [batch] */
+  CAIRN_VAR_LEN_SEQUENCE = 4,   /**< 3 outputs: values [total], step_lengths int64 [total_steps], steps int64 [batch] */
+  CAIRN_FEATURE_SPEC_KIND_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_feature_spec_kind;
+
+/** One feature to parse (tf.io.FixedLenFeature, VarLenFeature, FixedLenSequenceFeature and a
+ * ragged sequence feature). dtype CAIRN_FLOAT32 reads float lists, CAIRN_INT64 int64 lists and
+ * CAIRN_UINT8 byte lists, whose values are the bytes of the feature's strings concatenated (the C
+ * API has no string tensors): FixedLen uint8 of shape [784] reads one 784-byte string, VarLen uint8
+ * gives each record's bytes and their count. An array of specs takes its stride from the
+ * struct_size of element 0; every element must have the same struct_size. Since 1.1. */
+typedef struct cairn_feature_spec {
+  uint32_t struct_size;          /**< sizeof(cairn_feature_spec) */
+  const char *key;               /**< the feature's key; required */
+  cairn_feature_spec_kind kind;  /**< default CAIRN_FIXED_LEN */
+  cairn_dtype dtype;             /**< CAIRN_FLOAT32 (default), CAIRN_INT64 or CAIRN_UINT8 */
+  const int64_t *shape;          /**< FixedLen: per record; FixedLenSequence: per step; `rank` dims, default NULL */
+  size_t rank;                   /**< default 0 (one value) */
+  /** FixedLen: the value of a missing feature (NULL, the default: missing is INVALID_ARGUMENT).
+   * FixedLenSequence: the padding after a record's last step (NULL: zeros). The spec's dtype, with
+   * one element (repeated) or the shape's element count; borrowed for the call. */
+  const cairn_tensor *default_value;
+} cairn_feature_spec;
+
+/** The defaults of cairn_feature_spec (see cairn_feature_spec_init). Since 1.1. */
+#define CAIRN_FEATURE_SPEC_INIT \
+  { (uint32_t)sizeof(cairn_feature_spec), NULL, CAIRN_FIXED_LEN, CAIRN_FLOAT32, NULL, 0, NULL }
+
+/** METHOD. How many outputs cairn_parse_examples / cairn_parse_sequence_examples give for these specs:
+ * the sum over specs of 1 (FIXED_LEN), 2 (VAR_LEN), 2 (FIXED_LEN_SEQUENCE), 3 (VAR_LEN_SEQUENCE).
+ * Errors: INVALID_ARGUMENT for an unknown kind or a bad struct_size. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_parse_num_outputs(const cairn_feature_spec *specs, size_t n_specs,
+                                                               size_t *out);
+
+/** METHOD. Parses `n` serialized tf.train.Examples into CPU tensors, as tf.io.parse_example does.
+ * @param records  `n` pointers to records of `lens[i]` bytes, borrowed for the call.
+ * @param specs    `n_specs` FIXED_LEN or VAR_LEN specs with distinct keys.
+ * @param outputs  `n_outputs` slots (cairn_parse_num_outputs), receiving each spec's outputs in spec
+ *                 order (FIXED_LEN: values; VAR_LEN: values, row_lengths); new tensors the caller
+ *                 frees; untouched on error.
+ * Errors: DATA_LOSS for a malformed record; INVALID_ARGUMENT for a bad spec, a missing feature
+ * without default, a wrong value count or a dtype mismatch. Messages name the record index and the
+ * key. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_parse_examples(cairn_context *ctx, const void *const *records,
+                                                            const size_t *lens, size_t n,
+                                                            const cairn_feature_spec *specs, size_t n_specs,
+                                                            cairn_tensor **outputs, size_t n_outputs);
+
+/** METHOD. Parses `n` serialized tf.train.SequenceExamples, as tf.io.parse_sequence_example does:
+ * FIXED_LEN and VAR_LEN specs read context features, FIXED_LEN_SEQUENCE and VAR_LEN_SEQUENCE specs
+ * feature lists (a missing feature list has 0 steps). Keys are distinct within each group. Outputs
+ * in spec order: FIXED_LEN_SEQUENCE gives values [n, max_steps, shape...] padded with the default
+ * and lengths [n]; VAR_LEN_SEQUENCE gives values [total], step_lengths [total_steps] and steps [n].
+ * Arguments and errors as cairn_parse_examples; messages also name the step. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_parse_sequence_examples(cairn_context *ctx, const void *const *records,
+                                                                     const size_t *lens, size_t n,
+                                                                     const cairn_feature_spec *specs, size_t n_specs,
+                                                                     cairn_tensor **outputs, size_t n_outputs);
+
+/** METHOD. Fills a cairn_feature_spec with its defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_feature_spec_init(cairn_feature_spec *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_feature_values with its defaults (for cairn_example_values). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_feature_values_init(cairn_feature_values *opts, uint32_t struct_size);
+
 #if defined(CAIRN_EXPERIMENTAL)
 
 /* Experimental: export and load (SavedModel-like). An exported file holds every concrete function traced so far
