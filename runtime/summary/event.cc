@@ -86,6 +86,17 @@ const char* plugin_name(Plugin p) {
   return "?";
 }
 
+const char* summary_kind(Plugin p) {
+  switch (p) {
+    case Plugin::Scalars: return "scalar";
+    case Plugin::Histograms: return "histogram";
+    case Plugin::Images: return "image";
+    case Plugin::Text: return "text";
+    case Plugin::Audio: return "audio";
+  }
+  return "summary";
+}
+
 std::string encode_file_version_event(double wall_time) {
   static constexpr std::string_view kVersion = "brain.Event:2";
   cairn_tf_Event event = cairn_tf_Event_init_zero;

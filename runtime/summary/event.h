@@ -15,6 +15,7 @@ namespace cairn::summary {
 // data class) written with the first value of each tag.
 enum class Plugin { Scalars, Histograms, Images, Text, Audio };
 const char* plugin_name(Plugin p);  // "scalars", "histograms", ...
+const char* summary_kind(Plugin p);  // "scalar", "histogram", ...: what error messages call it
 
 // A TensorProto: numbers as little-endian row-major bytes in `content`, or strings.
 struct TensorValue {

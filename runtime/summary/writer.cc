@@ -125,6 +125,20 @@ struct SummaryWriter::Impl {
     throw Error(c, std::move(m));
   }
 
+  // After a failed write the file's tail is unknown (a full disk may have taken part of a record):
+  // the error is kept, the file dropped, and the next event starts a new file (as TF's
+  // EventsWriter does), so no file holds a torn record followed by more records.
+  void fail_and_abandon(Code code, const std::string& message) {
+    fail(code, fmt::format("SummaryWriter({}): {}; events not yet flushed may be lost, later events go to a new file",
+                           logdir, message));
+    if (!file) return;
+    try {
+      file->close();
+    } catch (const std::exception&) {
+    }
+    file.reset();
+  }
+
   // Opens a new event file (creating the directory) and writes its file_version record.
   void open_file() {
     make_dirs(logdir, "SummaryWriter");
@@ -163,9 +177,9 @@ struct SummaryWriter::Impl {
         file->write(rec.data(), rec.size());
         dirty = true;
       } catch (const Error& e) {
-        fail(e.code(), fmt::format("SummaryWriter({}): {}", logdir, e.message()));
+        fail_and_abandon(e.code(), e.message());
       } catch (const std::exception& e) {
-        fail(Code::Internal, fmt::format("SummaryWriter({}): {}", logdir, e.what()));
+        fail_and_abandon(Code::Internal, e.what());
       }
     }
     batch.clear();
@@ -196,9 +210,9 @@ struct SummaryWriter::Impl {
         dirty = false;
       }
     } catch (const Error& e) {
-      fail(e.code(), fmt::format("SummaryWriter({}): {}", logdir, e.message()));
+      fail_and_abandon(e.code(), e.message());
     } catch (const std::exception& e) {
-      fail(Code::Internal, fmt::format("SummaryWriter({}): {}", logdir, e.what()));
+      fail_and_abandon(Code::Internal, e.what());
     }
   }
 
@@ -311,7 +325,7 @@ void SummaryWriter::scalar(std::string_view tag, float value, int64_t step) {
 void SummaryWriter::write(Value value, int64_t step) {
   Item item;
   item.kind = Item::Kind::Value;
-  item.step = resolve_step(step, plugin_name(value.plugin), value.tag);
+  item.step = resolve_step(step, summary_kind(value.plugin), value.tag);
   item.wall_time = wall_now();
   item.value = std::make_unique<Value>(std::move(value));
   impl_->enqueue(std::move(item));

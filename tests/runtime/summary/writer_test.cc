@@ -189,15 +189,21 @@ TEST_CASE("a full disk surfaces on the next call, and the program goes on") {
   WriterOptions o;
   o.flush_millis = 0;
   auto w = SummaryWriter::create(dir, o);
-  // RLIMIT_FSIZE makes writes past 4 KiB fail with EFBIG, as a full disk fails them.
+  // RLIMIT_FSIZE makes writes 4 KiB past the file's end fail with EFBIG, as a full disk fails them.
   signal(SIGXFSZ, SIG_IGN);
   rlimit old;
   getrlimit(RLIMIT_FSIZE, &old);
   rlimit small = old;
-  small.rlim_cur = 4096;
+  small.rlim_cur = fs::file_size(w->path()) + 4096;
+  std::vector<uint8_t> noise(64 * 64 * 3);  // incompressible: each PNG is about 12 KiB
+  uint32_t x = 2463534242u;
+  for (uint8_t& b : noise) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    b = static_cast<uint8_t>(x);
+  }
   REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
-  std::vector<uint8_t> noise(64 * 64 * 3);
-  for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<uint8_t>(i * 7919 % 251);
   Tensor img = make<uint8_t>(noise, Shape{1, 64, 64, 3});
   bool threw = false;
   std::string message;
