@@ -4,6 +4,7 @@
 #include <pb_decode.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,13 @@ std::vector<DecodedEvent> read_events(const std::string& path) {
   std::vector<DecodedEvent> out;
   for (const std::string& r : read_records(path)) out.push_back(decode_event(r));
   return out;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::filesystem::path p = std::filesystem::path(tmp ? tmp : "/tmp") / name;
+  std::filesystem::remove_all(p);
+  return p.string();
 }
 
 std::vector<std::string> event_files(const std::string& dir) {

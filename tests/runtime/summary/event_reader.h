@@ -35,6 +35,8 @@ struct DecodedEvent {
 std::vector<std::string> read_records(const std::string& path);
 DecodedEvent decode_event(const std::string& record);
 std::vector<DecodedEvent> read_events(const std::string& path);
+// An empty directory TEST_TMPDIR/<name> (removed first when it exists); not created.
+std::string fresh_dir(const std::string& name);
 // The event files (names containing "tfevents") in `dir`, sorted.
 std::vector<std::string> event_files(const std::string& dir);
 // The float32 value of a scalar summary (rank 0, in tensor_content or float_val).

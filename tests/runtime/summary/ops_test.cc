@@ -15,13 +15,6 @@ namespace {
 using namespace cairn::summary;
 namespace fs = std::filesystem;
 
-std::string fresh_dir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  fs::path p = fs::path(tmp ? tmp : "/tmp") / ("ops_" + name);
-  fs::remove_all(p);
-  return p.string();
-}
-
 std::vector<DecodedEvent> summaries(SummaryWriter& w) {
   w.flush();
   std::vector<DecodedEvent> events = read_events(w.path());
@@ -30,7 +23,7 @@ std::vector<DecodedEvent> summaries(SummaryWriter& w) {
 }
 
 TEST_CASE("an eager summary op writes at once; writer 0 is the default writer when the op runs") {
-  auto w = SummaryWriter::create(fresh_dir("eager"));
+  auto w = SummaryWriter::create(fresh_dir("ops_eager"));
   run_op(ctx(), "WriteScalarSummary", {scalar<double>(0.5)},
          {attr_int("writer", w->id()), attr_string("tag", "loss"), attr_int("step", 3)});
   // No default writer: nothing is written and nothing fails (tf.summary without a writer).
@@ -54,7 +47,7 @@ TEST_CASE("an eager summary op writes at once; writer 0 is the default writer wh
 
 TEST_CASE("a traced training step writes its loss on every replay, at the step set before each call") {
   Context& c = ctx();
-  auto w = SummaryWriter::create(fresh_dir("traced"));
+  auto w = SummaryWriter::create(fresh_dir("ops_traced"));
   const int64_t id = w->id();
   Ref<Variable> v = Variable::create(c, make<float>({0, 0}, Shape{2}), {.name = "v"});
   int traces = 0;
@@ -103,7 +96,7 @@ TEST_CASE("a traced training step writes its loss on every replay, at the step s
 
 TEST_CASE("a traced summary without a step and without a default step fails at replay, naming the tag") {
   Context& c = ctx();
-  auto w = SummaryWriter::create(fresh_dir("nostep"));
+  auto w = SummaryWriter::create(fresh_dir("ops_nostep"));
   const int64_t id = w->id();
   auto f = make_ref<graph::Function>(c, "f", [&](Context& cx, const std::vector<Tensor>& in) {
     run_op(cx, "WriteScalarSummary", {in[0]}, {attr_int("writer", id), attr_string("tag", "acc")});

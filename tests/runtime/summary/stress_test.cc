@@ -15,9 +15,7 @@ namespace {
 using namespace cairn::summary;
 
 TEST_CASE("concurrent scalar calls from several threads") {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp") + "/stress";
-  std::filesystem::remove_all(dir);
+  const std::string dir = fresh_dir("stress");
   WriterOptions o;
   o.max_queue = 4;
   o.flush_millis = 1;

@@ -21,13 +21,6 @@ namespace {
 using namespace cairn::summary;
 namespace fs = std::filesystem;
 
-std::string fresh_dir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  fs::path p = fs::path(tmp ? tmp : "/tmp") / name;
-  fs::remove_all(p);
-  return p.string();
-}
-
 TEST_CASE("a writer creates its log directory and a TF2-named event file starting with brain.Event:2") {
   const std::string dir = fresh_dir("naming") + "/a/b";
   auto w = SummaryWriter::create(dir);
