@@ -95,6 +95,7 @@ struct SummaryWriter::Impl {
   std::vector<Item> queue;
   bool stop = false;
   bool closed = false;
+  bool idle = false;  // the thread waits with no timer: the next event must wake it
   uint64_t flush_requests = 0;
   uint64_t flushes_done = 0;
   Code error_code = Code::Ok;
@@ -227,10 +228,13 @@ struct SummaryWriter::Impl {
     for (;;) {
       while (!stop && flush_requests == flushes_done && queue.size() < static_cast<size_t>(opts.max_queue) &&
              !timer_due()) {
-        if (opts.flush_millis > 0 && (dirty || !queue.empty()))
+        if (opts.flush_millis > 0 && (dirty || !queue.empty())) {
           work.wait_until(lk, last_flush + std::chrono::milliseconds(opts.flush_millis));
-        else
+        } else {
+          idle = true;
           work.wait(lk);
+          idle = false;
+        }
       }
       batch.swap(queue);
       const uint64_t ticket = flush_requests;
@@ -258,7 +262,12 @@ struct SummaryWriter::Impl {
       room.wait(lk);
     }
     queue.push_back(std::move(item));
-    if (queue.size() >= static_cast<size_t>(opts.max_queue)) work.notify_one();
+    // Wake the thread for a full queue, or for the first event after it went idle (its flush timer
+    // starts then); otherwise it wakes on its own, so most calls make no system call.
+    if (queue.size() >= static_cast<size_t>(opts.max_queue) || (idle && opts.flush_millis > 0)) {
+      idle = false;
+      work.notify_one();
+    }
   }
 };
 

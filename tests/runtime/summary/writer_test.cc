@@ -131,6 +131,8 @@ TEST_CASE("the flush timer pushes a short run's events to the file without flush
   o.flush_millis = 50;
   auto w = SummaryWriter::create(dir, o);
   const auto size0 = fs::file_size(w->path());
+  // Let the writer thread go idle (nothing to flush), as between the epochs of a slow run.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
   w->scalar("loss", 3, 1);  // one event: below max_queue, so only the timer writes it
   CHECK(eventually([&] { return fs::file_size(w->path()) > size0; }));
   CHECK(read_events(w->path()).size() == 2);
