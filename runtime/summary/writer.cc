@@ -1,8 +1,10 @@
 #include "runtime/summary/writer.h"
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cerrno>
@@ -63,7 +65,22 @@ struct Item {
   std::string tag;
   std::unique_ptr<Value> value;
   std::string bytes;
+
+  // About how much memory the queued item holds beyond itself.
+  size_t payload() const {
+    size_t n = bytes.size() + tag.size();
+    if (value) {
+      n += value->tensor.content.size();
+      for (const std::string& s : value->tensor.strings) n += s.size();
+    }
+    return n;
+  }
 };
+
+// Callers wait only when this many events, or this many payload bytes, are pending: a writer
+// thread starved of CPU for a while (a loaded machine) does not stall the training loop.
+constexpr size_t kMinCapacity = 1024;
+constexpr size_t kMaxPendingBytes = size_t{64} << 20;
 
 std::mutex& registry_mutex() {
   static std::mutex mu;
@@ -93,6 +110,8 @@ struct SummaryWriter::Impl {
   std::condition_variable room;  // a caller waiting for queue space
   std::condition_variable done;  // a caller waiting for a flush
   std::vector<Item> queue;
+  size_t capacity = kMinCapacity;  // max(kMinCapacity, 4 * max_queue)
+  size_t pending_bytes = 0;
   bool stop = false;
   bool closed = false;
   bool idle = false;  // the thread waits with no timer: the next event must wake it
@@ -223,6 +242,10 @@ struct SummaryWriter::Impl {
   }
 
   void run() {
+    // A batch thread: when a summary call wakes it, the scheduler does not let it preempt the
+    // caller (on a busy machine the wake-up would otherwise cost the caller a context switch).
+    sched_param param{};
+    (void)sched_setscheduler(0, SCHED_BATCH, &param);  // Linux: this thread only; best effort
     std::vector<Item> batch;
     std::unique_lock<std::mutex> lk(mu);
     for (;;) {
@@ -237,6 +260,7 @@ struct SummaryWriter::Impl {
         }
       }
       batch.swap(queue);
+      pending_bytes = 0;
       const uint64_t ticket = flush_requests;
       const bool flush_now = stop || ticket != flushes_done || timer_due();
       room.notify_all();
@@ -257,15 +281,17 @@ struct SummaryWriter::Impl {
     take_error_locked();
     for (;;) {
       if (closed) raise(Code::FailedPrecondition, "SummaryWriter({}): the writer is closed", logdir);
-      if (queue.size() < static_cast<size_t>(opts.max_queue)) break;
+      if (queue.size() < capacity && (queue.empty() || pending_bytes < kMaxPendingBytes)) break;
       work.notify_one();
       room.wait(lk);
     }
+    pending_bytes += item.payload();
     queue.push_back(std::move(item));
     // Wake the thread for a full queue, or for the first event after it went idle (its flush timer
     // starts then); otherwise it wakes on its own, so most calls make no system call.
     if (queue.size() >= static_cast<size_t>(opts.max_queue) || (idle && opts.flush_millis > 0)) {
       idle = false;
+      lk.unlock();  // the woken thread takes the lock at once: do not make it wait for ours
       work.notify_one();
     }
   }
@@ -285,6 +311,7 @@ std::shared_ptr<SummaryWriter> SummaryWriter::create(const std::string& logdir, 
   impl->id = g_next_id.fetch_add(1);
   impl->logdir = logdir;
   impl->opts = options;
+  impl->capacity = std::max<size_t>(kMinCapacity, 4 * static_cast<size_t>(options.max_queue));
   impl->open_file();
   impl->file->flush();  // the file and its version record exist once create returns
   impl->dirty = false;

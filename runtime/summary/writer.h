@@ -6,10 +6,13 @@
 // The file is a TFRecord stream of Event protos whose first record is file_version "brain.Event:2".
 //
 // Summary calls on the calling thread only queue the event (a scalar copies its tag and value);
-// a background thread serializes and writes. The queue holds at most max_queue events: when it is
-// full the thread is woken to drain it and a caller that finds no room waits. Written events reach
-// the operating system on flush(), on close(), and every flush_millis (default 1000 ms, so a short
-// run shows its data in TensorBoard right away; 0 turns the timer off).
+// a background thread serializes and writes. When max_queue events are pending the thread is woken
+// and takes them all (TF2 writes each max_queue events too, but on the caller's thread). The queue
+// is bounded: a caller waits when max(1024, 4 * max_queue) events or 64 MiB are pending, so a
+// writer thread starved of CPU for a moment does not stall the caller, and one that cannot keep up
+// does not grow without bound. Written events reach the operating system on flush(), on close(),
+// and every flush_millis (default 1000 ms, so a short run shows its data in TensorBoard right away;
+// 0 turns the timer off).
 //
 // Errors of the background thread (a full disk, an event file or log directory deleted under it)
 // never stop the caller's program: the first one is kept and thrown by the next summary call,
@@ -31,7 +34,7 @@
 namespace cairn::summary {
 
 struct WriterOptions {
-  int64_t max_queue = 10;       // events pending before callers wait (>= 1)
+  int64_t max_queue = 10;       // events pending before the writer thread writes them (>= 1)
   int64_t flush_millis = 1000;  // flush timer; 0: only on flush() and close()
   std::string filename_suffix = ".v2";
 };

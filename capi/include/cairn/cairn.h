@@ -1391,7 +1391,7 @@ typedef struct cairn_summary_writer cairn_summary_writer;
 /** Options of cairn_summary_writer_create; start from CAIRN_SUMMARY_WRITER_OPTIONS_INIT. Since 1.1. */
 typedef struct cairn_summary_writer_options {
   uint32_t struct_size;        /**< sizeof(cairn_summary_writer_options) */
-  int64_t max_queue;           /**< events queued before the writer thread drains them and callers wait; default 10, >= 1 */
+  int64_t max_queue;           /**< events pending before the writer thread writes them; default 10, >= 1 (callers wait at max(1024, 4 x max_queue)) */
   int64_t flush_millis;        /**< flush timer in milliseconds; default 1000; 0 = only on flush and close */
   const char *filename_suffix; /**< appended to the file name (a "." is put before it when missing); NULL = ".v2" (default) */
 } cairn_summary_writer_options;
