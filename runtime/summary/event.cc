@@ -2,6 +2,8 @@
 
 #include <pb_encode.h>
 
+#include <cstring>
+
 #include "runtime/core/error.h"
 #include "runtime/io/proto/event.pb.h"
 
@@ -33,26 +35,33 @@ bool encode_dims(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
   return true;
 }
 
-bool encode_values(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
-  const auto* v = static_cast<const cairn_tf_Summary_Value*>(*arg);
-  return pb_encode_tag_for_field(s, f) && pb_encode_submessage(s, cairn_tf_Summary_Value_fields, v);
-}
-
 void set_bytes(pb_callback_t& cb, const std::string_view* v) {
   if (v->empty()) return;  // proto3: an empty string is the default, left out
   cb.funcs.encode = encode_bytes;
   cb.arg = const_cast<std::string_view*>(v);
 }
 
-std::string encode_event(const cairn_tf_Event& event) {
+// `message` serialized after `reserve` bytes left for a header the caller writes in front.
+std::string encode_message(const pb_msgdesc_t* fields, const void* message, size_t reserve, const char* what) {
   size_t size = 0;
-  if (!pb_get_encoded_size(&size, cairn_tf_Event_fields, &event))
-    raise(Code::Internal, "summary: cannot size an Event record");
-  std::string out(size, '\0');
-  pb_ostream_t stream = pb_ostream_from_buffer(reinterpret_cast<pb_byte_t*>(out.data()), size);
-  if (!pb_encode(&stream, cairn_tf_Event_fields, &event))
-    raise(Code::Internal, "summary: cannot encode an Event record: {}", PB_GET_ERROR(&stream));
+  if (!pb_get_encoded_size(&size, fields, message)) raise(Code::Internal, "summary: cannot size {}", what);
+  std::string out(reserve + size, '\0');
+  pb_ostream_t stream = pb_ostream_from_buffer(reinterpret_cast<pb_byte_t*>(out.data()) + reserve, size);
+  if (!pb_encode(&stream, fields, message))
+    raise(Code::Internal, "summary: cannot encode {}: {}", what, PB_GET_ERROR(&stream));
   return out;
+}
+
+std::string encode_event(const cairn_tf_Event& event) { return encode_message(cairn_tf_Event_fields, &event, 0, "an Event"); }
+
+size_t put_varint(uint8_t* p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = static_cast<uint8_t>(v);
+  return n;
 }
 
 cairn_tf_DataClass data_class(Plugin p) {
@@ -143,13 +152,31 @@ std::string encode_summary_event(double wall_time, int64_t step, const Value& va
   } else {
     set_bytes(t.tensor_content, &content);
   }
-  cairn_tf_Event event = cairn_tf_Event_init_zero;
-  event.wall_time = wall_time;
-  event.step = step;
-  event.which_what = cairn_tf_Event_summary_tag;
-  event.what.summary.value.funcs.encode = encode_values;
-  event.what.summary.value.arg = &v;
-  return encode_event(event);
+  // Event{wall_time = 1, step = 2, summary = 5 {value = 1 {v}}}. nanopb sizes every submessage by
+  // encoding it, so each level of nesting doubles the work below it: the Value is encoded once
+  // here and the two outer levels are framed by hand (the bytes are those pb_encode would write).
+  constexpr size_t kMaxHeader = 1 + 8 + 1 + 10 + 1 + 10 + 1 + 10;
+  std::string out = encode_message(cairn_tf_Summary_Value_fields, &v, kMaxHeader, "a Summary.Value");
+  const uint64_t value_size = out.size() - kMaxHeader;
+  uint8_t header[kMaxHeader];
+  size_t n = 0;
+  header[n++] = 0x09;  // field 1, 64-bit
+  std::memcpy(header + n, &wall_time, 8);  // little-endian hosts
+  n += 8;
+  if (step != 0) {  // proto3 leaves out zero
+    header[n++] = 0x10;  // field 2, varint
+    n += put_varint(header + n, static_cast<uint64_t>(step));
+  }
+  uint8_t value_key[11];
+  size_t value_key_size = 1;
+  value_key[0] = 0x0a;  // Summary field 1, length-delimited
+  value_key_size += put_varint(value_key + 1, value_size);
+  header[n++] = 0x2a;  // Event field 5, length-delimited
+  n += put_varint(header + n, value_key_size + value_size);
+  std::memcpy(header + n, value_key, value_key_size);
+  n += value_key_size;
+  out.replace(0, kMaxHeader, reinterpret_cast<const char*>(header), n);
+  return out;
 }
 
 Value scalar_value(std::string tag, float value) {
