@@ -20,7 +20,7 @@ namespace {
 bool recomputable(const Graph& g) {
   for (const Node& n : g.nodes) {
     if (n.kind == NodeKind::Input || n.kind == NodeKind::Constant || n.kind == NodeKind::Read) continue;
-    if (n.kind == NodeKind::Op && !n.def->random) continue;
+    if (n.kind == NodeKind::Op && !n.def->has_side_effects()) continue;
     return false;
   }
   return true;

@@ -414,7 +414,7 @@ bool fused_backend_ready(Context& ctx, Device& device) {
 }
 
 bool fusible_op(const OpDef& def) {
-  if (def.random || def.dynamic_output_shape) return false;
+  if (def.has_side_effects() || def.dynamic_output_shape) return false;
   return step_names().count(def.name) != 0;
 }
 

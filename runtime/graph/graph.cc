@@ -50,7 +50,7 @@ std::string port_text(const Graph& g, Port p) {
 
 bool Graph::has_side_effects() const {
   for (const Node& n : nodes) {
-    if (n.kind == NodeKind::Assign || (n.kind == NodeKind::Op && n.def->random)) return true;
+    if (n.kind == NodeKind::Assign || (n.kind == NodeKind::Op && n.def->has_side_effects())) return true;
     for (const auto& b : n.branches)
       if (b->has_side_effects()) return true;
   }

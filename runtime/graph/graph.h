@@ -64,7 +64,8 @@ class Graph {
   // A text dump: one line per node, "%3 = MatMul(%1, %2) {transpose_a=false} -> float32[2,4]".
   // Control-flow subgraphs follow their node, indented.
   std::string dump() const;
-  // Whether running the graph writes a variable or draws random numbers (here or in a subgraph).
+  // Whether running the graph writes a variable, draws random numbers or runs a stateful op (a
+  // summary), here or in a subgraph.
   bool has_side_effects() const;
 };
 

@@ -109,7 +109,9 @@ size_t constant_hash(const Tensor& t) {
   return h;
 }
 
-bool is_pure_op(const Node& n) { return n.kind == NodeKind::Op && !n.def->random && !n.def->dynamic_output_shape; }
+bool is_pure_op(const Node& n) {
+  return n.kind == NodeKind::Op && !n.def->has_side_effects() && !n.def->dynamic_output_shape;
+}
 
 size_t spec_bytes(const TensorSpec& s) {
   return dtype_size(s.dtype) * static_cast<size_t>(std::max<int64_t>(0, s.shape.num_elements()));
@@ -156,8 +158,9 @@ int eliminate_dead_code(Graph& g) {
   for (Port p : g.outputs) live[p.node] = true;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    // Writes are observable, random ops advance the context's seed sequence, inputs are the signature.
-    if (n.kind == NodeKind::Assign || n.kind == NodeKind::Input || (n.kind == NodeKind::Op && n.def->random))
+    // Writes are observable (variables, summaries), random ops advance the context's seed sequence,
+    // inputs are the signature.
+    if (n.kind == NodeKind::Assign || n.kind == NodeKind::Input || (n.kind == NodeKind::Op && n.def->has_side_effects()))
       live[i] = true;
     for (const auto& b : n.branches)
       if (b->has_side_effects()) live[i] = true;

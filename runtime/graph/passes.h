@@ -1,8 +1,9 @@
 // Graph optimization passes, run on a traced graph before it is replayed. Every pass keeps what a
 // replay observes: the function's results, the variable writes (Assign nodes) in their order, and
-// the reads that feed them. Random ops are never folded, merged or removed (each draws a seed from
-// the context, so dropping one would shift the numbers of every later random op). Ops that read
-// variables are never folded: a Read node's value is only known at replay.
+// the reads that feed them. Stateful ops (summaries) are kept in their order. Random ops are never
+// folded, merged or removed (each draws a seed from the context, so dropping one would shift the
+// numbers of every later random op). Ops that read variables are never folded: a Read node's value
+// is only known at replay.
 #pragma once
 
 #include <string>

@@ -117,6 +117,11 @@ class OpDef {
   bool dynamic_output_shape = false;
   // Draws random numbers: its kernel gets a per-call seed from the context.
   bool random = false;
+  // Has an effect outside its outputs (writes a summary): traced, it is never folded, merged,
+  // removed or recomputed, and each replay runs it in trace order.
+  bool stateful = false;
+  // Draws random numbers or is stateful: a graph pass must keep every call of it.
+  bool has_side_effects() const { return random || stateful; }
   KernelFn kernels[kNumDeviceKinds] = {};
   // The gradient function (set by CAIRN_REGISTER_GRADIENT), and whether gradients flow through the
   // op at all: comparisons, rounding and index results are not differentiable

@@ -378,6 +378,7 @@ OpBuilder& OpBuilder::string_attr_required(std::string name, std::vector<std::st
 OpBuilder& OpBuilder::shape(ShapeFn fn) { def.shape_fn = fn; return *this; }
 OpBuilder& OpBuilder::dynamic_output_shape() { def.dynamic_output_shape = true; return *this; }
 OpBuilder& OpBuilder::random() { def.random = true; return *this; }
+OpBuilder& OpBuilder::stateful() { def.stateful = true; return *this; }
 OpBuilder& OpBuilder::alias(std::string name) { aliases.push_back(std::move(name)); return *this; }
 
 OpRegistration::OpRegistration(OpBuilder builder) {

@@ -72,6 +72,7 @@ class OpBuilder {
   OpBuilder& shape(ShapeFn fn);
   OpBuilder& dynamic_output_shape();
   OpBuilder& random();
+  OpBuilder& stateful();
   OpBuilder& alias(std::string name);
 
   OpDef def;

@@ -1719,6 +1719,135 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_feature_spec_init(cairn_feature_spe
 /** METHOD. Fills a cairn_feature_values with its defaults (for cairn_example_values). Since 1.1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_feature_values_init(cairn_feature_values *opts, uint32_t struct_size);
 
+/* ---------------------------------------------------------------------------------------------
+ * Summaries (tf.summary): TensorBoard event files
+ *
+ * A summary writer owns one event file in its log directory, named as TensorFlow 2 names them:
+ * "<logdir>/events.out.tfevents.<unix seconds>.<hostname>.<pid>.<n><filename_suffix>". Summary calls
+ * queue the event and return; a background thread writes it. Events reach the file on
+ * cairn_summary_writer_flush, on close, and every flush_millis (default 1000 ms, so short runs show
+ * their data). An error of the background thread (a full disk, a deleted log directory) is returned
+ * by the next summary call, flush or close on that writer, once; the writer goes on in a new file.
+ *
+ * Values are written in TensorFlow 2's form: scalars as float32 scalars (plugin "scalars"),
+ * histograms as [k, 3] float64 (left, right, count) with TF2's bucketing, images as PNGs, audio as
+ * 16-bit WAV, text as strings. The tensor forms (scalar_tensor, histogram, image, audio) run as ops:
+ * called inside a compiled function (cairn_function) they are recorded and write on every call of
+ * the function, with the default step read when it runs.
+ *
+ * Writer and step: `w` NULL means the process-wide default writer (cairn_summary_writer_set_default)
+ * at the time the summary runs; with none set, the call writes nothing and succeeds, as tf.summary
+ * does. `step` CAIRN_SUMMARY_DEFAULT_STEP means the process-wide default step
+ * (cairn_summary_set_step); with none set, INVALID_ARGUMENT naming the tag.
+ *
+ * Threads: a writer may be used from several threads at once; events of one thread keep their
+ * order.
+ * ------------------------------------------------------------------------------------------- */
+
+/** A summary writer (tf.summary.create_file_writer); free with cairn_summary_writer_free(). Since 1.1. */
+typedef struct cairn_summary_writer cairn_summary_writer;
+
+/** "Use the default step": the `step` argument of the summary calls. Since 1.1. */
+#define CAIRN_SUMMARY_DEFAULT_STEP INT64_MIN
+
+/** Options of cairn_summary_writer_create; start from CAIRN_SUMMARY_WRITER_OPTIONS_INIT. Since 1.1. */
+typedef struct cairn_summary_writer_options {
+  uint32_t struct_size;        /**< sizeof(cairn_summary_writer_options) */
+  int64_t max_queue;           /**< events pending before the writer thread writes them; default 10, >= 1 (callers wait at max(1024, 4 x max_queue)) */
+  int64_t flush_millis;        /**< flush timer in milliseconds; default 1000; 0 = only on flush and close */
+  const char *filename_suffix; /**< appended to the file name (a "." is put before it when missing); NULL = ".v2" (default) */
+} cairn_summary_writer_options;
+
+/** The defaults of cairn_summary_writer_options (see cairn_summary_writer_options_init). Since 1.1. */
+#define CAIRN_SUMMARY_WRITER_OPTIONS_INIT { (uint32_t)sizeof(cairn_summary_writer_options), 10, 1000, NULL }
+
+/** METHOD. Fills a cairn_summary_writer_options with its defaults (for cairn_summary_writer_create). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_writer_options_init(cairn_summary_writer_options *opts,
+                                                                         uint32_t struct_size);
+
+/** CONSTRUCTOR. A writer for `logdir` (created with its parents when missing) with a new event file
+ * whose first record is file_version "brain.Event:2".
+ * @param opts  NULL for the defaults.
+ * @param out   receives the writer; free with cairn_summary_writer_free().
+ * Errors: INVALID_ARGUMENT for NULL or bad options; FAILED_PRECONDITION naming the directory when
+ * it cannot be created; the file's own error (naming it) when it cannot be opened. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_writer_create(const char *logdir,
+                                                                   const cairn_summary_writer_options *opts,
+                                                                   cairn_summary_writer **out);
+
+/** METHOD. Writes every queued event and pushes the file to the operating system; returns when done.
+ * Errors: a pending error of the background thread; FAILED_PRECONDITION after close. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_writer_flush(cairn_summary_writer *w);
+
+/** METHOD. Flushes, stops the writer thread and closes the file; later summary calls on `w` fail with
+ * FAILED_PRECONDITION. Closing twice is fine. Errors: a pending error of the background thread. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_writer_close(cairn_summary_writer *w);
+
+/** DESTRUCTOR. Frees the handle. The writer closes when no handle and no default-writer setting
+ * refers to it any more (errors of that close are lost: call cairn_summary_writer_close to see
+ * them). Compiled functions that recorded summaries to it then fail with FAILED_PRECONDITION. NULL is
+ * fine. Since 1.1. */
+CAIRN_API void cairn_summary_writer_free(cairn_summary_writer *w);
+
+/** METHOD. The path of the event file being written (a new file after the old one was deleted).
+ * @param out  receives the path; free with cairn_free(). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_writer_path(const cairn_summary_writer *w, char **out);
+
+/** Makes `w` the process-wide default writer (tf.summary's `with writer.as_default()`); it holds a
+ * reference until replaced. NULL clears it. Since 1.1. */
+CAIRN_API void cairn_summary_writer_set_default(cairn_summary_writer *w);
+
+/** Sets the process-wide default step (tf.summary.experimental.set_step);
+ * CAIRN_SUMMARY_DEFAULT_STEP unsets it. Since 1.1. */
+CAIRN_API void cairn_summary_set_step(int64_t step);
+
+/** The process-wide default step; CAIRN_SUMMARY_DEFAULT_STEP when unset. Since 1.1. */
+CAIRN_API int64_t cairn_summary_step(void);
+
+/** METHOD. tf.summary.scalar from a host value: queues a float32 scalar. Costs well under a
+ * microsecond on the calling thread. Not recorded inside compiled functions (use
+ * cairn_summary_scalar_tensor there).
+ * @param w     the writer, or NULL for the default writer.
+ * @param step  the step, or CAIRN_SUMMARY_DEFAULT_STEP.
+ * Errors: INVALID_ARGUMENT for a NULL tag or no step; a pending background error. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_scalar(cairn_summary_writer *w, const char *tag, double value,
+                                                            int64_t step);
+
+/** METHOD. tf.summary.text: a string (UTF-8, NUL-terminated) for the text plugin. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_text(cairn_summary_writer *w, const char *tag, const char *text,
+                                                          int64_t step);
+
+/** METHOD. tf.summary.scalar from a tensor: `t` is a rank-0 tensor of a real dtype or bool, written
+ * as float32. Eager: writes now. Inside a compiled function: records an op that writes on every call.
+ * Errors: INVALID_ARGUMENT naming the tag for another rank or dtype. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_scalar_tensor(cairn_context *ctx, cairn_summary_writer *w,
+                                                                   const char *tag, const cairn_tensor *t,
+                                                                   int64_t step);
+
+/** METHOD. tf.summary.histogram: TF2's `buckets` equal-width buckets from the minimum to the maximum
+ * of `t` (any real dtype and shape), written as a [buckets, 3] float64 tensor; buckets <= 0 gives 30
+ * (TF2's default). All-equal values put their count in the last bucket; no values give zero rows.
+ * Errors: INVALID_ARGUMENT naming the tag for a NaN or infinite value or a bad dtype. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_histogram(cairn_context *ctx, cairn_summary_writer *w,
+                                                               const char *tag, const cairn_tensor *t, int64_t buckets,
+                                                               int64_t step);
+
+/** METHOD. tf.summary.image: `images` is a [k, height, width, channels] batch with 1 (gray), 3 (RGB)
+ * or 4 (RGBA) channels, uint8 or float (clamped to [0, 1] and scaled to 0..255); the first
+ * `max_outputs` images are written as PNGs (max_outputs < 0 gives 3, TF2's default).
+ * Errors: INVALID_ARGUMENT naming the tag for a bad shape or dtype. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_image(cairn_context *ctx, cairn_summary_writer *w,
+                                                           const char *tag, const cairn_tensor *images,
+                                                           int64_t max_outputs, int64_t step);
+
+/** METHOD. tf.summary.audio: `audio` is a [k, frames, channels] float batch in [-1, 1] (clamped);
+ * the first `max_outputs` clips are written as 16-bit PCM WAV files at `sample_rate` Hz (a whole
+ * number; max_outputs < 0 gives 3).
+ * Errors: INVALID_ARGUMENT naming the tag for a bad shape, dtype or sample rate. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_audio(cairn_context *ctx, cairn_summary_writer *w,
+                                                           const char *tag, const cairn_tensor *audio,
+                                                           double sample_rate, int64_t max_outputs, int64_t step);
+
 #if defined(CAIRN_EXPERIMENTAL)
 
 /* Experimental: export and load (SavedModel-like). An exported file holds every concrete function traced so far
