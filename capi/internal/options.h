@@ -38,7 +38,8 @@ namespace cairn::capi {
   X(cairn_function_options, CAIRN_FUNCTION_OPTIONS_INIT)                      \
   X(cairn_tensor_spec, CAIRN_TENSOR_SPEC_INIT)                                \
   X(cairn_vulkan_device_info, CAIRN_VULKAN_DEVICE_INFO_INIT)                  \
-  X(cairn_vulkan_options, CAIRN_VULKAN_OPTIONS_INIT)
+  X(cairn_vulkan_options, CAIRN_VULKAN_OPTIONS_INIT)                          \
+  X(cairn_profiler_options, CAIRN_PROFILER_OPTIONS_INIT)
 
 // The name and the defaults of each struct. The defaults live in static storage, so their
 // padding bytes are zero and cairn_X_init gives the same bytes as a static `T x = CAIRN_X_INIT`.
