@@ -28,6 +28,9 @@ struct State {
   size_t max_events = 0;
   int64_t begin_ns = 0;
   uint32_t next_thread = 1;
+  std::atomic<bool> gpu_timestamps{true};
+  std::mutex hooks_mu;  // not held while a hook runs other code than the list
+  std::vector<std::pair<const void*, void (*)(const void*)>> hooks;
 };
 
 State& state() {
@@ -75,7 +78,27 @@ void record(Event e) {
   b.events.push_back(std::move(e));
 }
 
-bool begin(size_t max_events) {
+bool gpu_timestamps() { return state().gpu_timestamps.load(std::memory_order_relaxed); }
+
+std::string& current_label() {
+  static thread_local std::string label;
+  return label;
+}
+
+void add_flush_hook(const void* owner, void (*fn)(const void*)) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.hooks_mu);
+  s.hooks.emplace_back(owner, fn);
+}
+
+void remove_flush_hook(const void* owner) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.hooks_mu);
+  s.hooks.erase(std::remove_if(s.hooks.begin(), s.hooks.end(), [&](const auto& h) { return h.first == owner; }),
+                s.hooks.end());
+}
+
+bool begin(size_t max_events, bool gpu_timestamps) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   if (on()) return false;
@@ -90,12 +113,19 @@ bool begin(size_t max_events) {
   s.count = 0;
   s.dropped = 0;
   s.begin_ns = now_ns();
+  s.gpu_timestamps = gpu_timestamps;
   g_on.store(true, std::memory_order_release);
   return true;
 }
 
 bool end(Collected& out) {
   State& s = state();
+  if (on()) {
+    // Hooks record events (which takes no State lock); hooks_mu keeps a device from going away
+    // while its hook runs.
+    std::lock_guard<std::mutex> hl(s.hooks_mu);
+    for (const auto& [owner, fn] : s.hooks) fn(owner);
+  }
   std::lock_guard<std::mutex> lock(s.mu);
   if (!on()) return false;
   g_on.store(false, std::memory_order_release);

@@ -36,16 +36,25 @@ void record(Event e);
 // The calling thread's id in events (assigned on first use).
 uint32_t thread_id();
 
-// Starts recording (clears every buffer). False if already on.
-bool begin(size_t max_events);
+// Starts recording (clears every buffer). False if already on. `gpu_timestamps`: whether GPU
+// backends time their work with timestamp queries.
+bool begin(size_t max_events, bool gpu_timestamps = true);
+bool gpu_timestamps();
 struct Collected {
   std::vector<Event> events;  // by thread, then in recording order
   uint64_t dropped = 0;       // events beyond max_events
   int64_t begin_ns = 0, end_ns = 0;
   std::vector<std::string> notes;  // e.g. "GPU timestamps unavailable on ...: host times"
 };
-// Stops recording and gathers the events. False (and nothing) if it was off.
+// Stops recording and gathers the events. False (and nothing) if it was off. Flush hooks run
+// first, while still on (a GPU device waits for its timed work so its events are in the profile).
 bool end(Collected& out);
+void add_flush_hook(const void* owner, void (*fn)(const void* owner));
+void remove_flush_hook(const void* owner);
+
+// The op being dispatched on this thread while the profiler is on (a GPU backend labels the
+// commands it records with it); empty otherwise.
+std::string& current_label();
 // A note for the profile being recorded (kept once).
 void note(const std::string& text);
 

@@ -85,9 +85,18 @@ void run_kernel(Context& ctx, const OpDef& def, const Attrs& resolved, Device& d
 // dispatch (the replay records its node) are not recorded.
 [[gnu::noinline]] void dispatch_profiled(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs,
                                          const NamedAttr* attrs, int num_attrs, Tensor* outputs, int num_outputs) {
+  std::string& label = prof::current_label();
+  const bool outer = label.empty();  // not inside a replayed node
+  if (outer) label = def.name;
   const int64_t start = prof::now_ns();
-  dispatch(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs);
+  try {
+    dispatch(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs);
+  } catch (...) {
+    if (outer) label.clear();
+    throw;
+  }
   const int64_t end = prof::now_ns();
+  if (outer) label.clear();
   const Device* device = num_outputs > 0 && outputs[0].valid() ? outputs[0].device()
                          : num_inputs > 0                      ? inputs[0]->device()
                                                                : &ctx.default_device();

@@ -262,12 +262,20 @@ namespace {
   ThreadPool& pool = ctx.pool();
   prof::ReplayScope scope;
   const Graph& graph = state.program().graph();
+  std::string& label = prof::current_label();
+  const std::string outer = label;  // a replay inside a Cond or While node of another replay
   for (const Instruction& in : state.program().instructions()) {
-    const int64_t start = prof::now_ns();
-    if (in.op) run_op_instruction(ctx, pool, in, state, fast);
-    else generic.run(ctx, in, state, fast);
-    const int64_t end = prof::now_ns();
     const Node& n = graph.nodes[static_cast<size_t>(in.node)];
+    label = fmt::format("{}_{}", in.def ? in.def->name : node_kind_name(n.kind), in.node);
+    const int64_t start = prof::now_ns();
+    try {
+      if (in.op) run_op_instruction(ctx, pool, in, state, fast);
+      else generic.run(ctx, in, state, fast);
+    } catch (...) {
+      label = outer;
+      throw;
+    }
+    const int64_t end = prof::now_ns();
     if (n.kind == NodeKind::Input || n.kind == NodeKind::Constant) {  // no work of their own
       state.drop_after(in);
       continue;
@@ -275,13 +283,14 @@ namespace {
     const Tensor* out = in.num_out > 0 ? &state.outputs(in)[0] : nullptr;
     prof::Event e;
     e.category = "graph";
-    e.name = fmt::format("{}_{}", in.def ? in.def->name : node_kind_name(n.kind), in.node);
+    e.name = label;
     e.device = out && out->valid() ? out->device()->name() : ctx.default_device().name();
     e.start_ns = start;
     e.duration_ns = end - start;
     state.drop_after(in);
     prof::record(std::move(e));
   }
+  label = outer;
 }
 }  // namespace
 

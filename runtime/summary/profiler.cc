@@ -17,7 +17,6 @@
 namespace cairn::summary {
 
 namespace {
-std::atomic<bool> g_vulkan_timestamps{true};
 
 std::string json_string(std::string_view s) {
   std::string out = "\"";
@@ -35,12 +34,9 @@ std::string micros(int64_t ns) { return fmt::format("{}.{:03d}", ns / 1000, stat
 
 void Profiler::start(const ProfilerOptions& options) {
   if (options.max_events == 0) raise(Code::InvalidArgument, "profiler start: max_events is 0");
-  g_vulkan_timestamps.store(options.vulkan_timestamps);
-  if (!prof::begin(options.max_events))
+  if (!prof::begin(options.max_events, options.vulkan_timestamps))
     raise(Code::FailedPrecondition, "profiler start: the profiler is already on (stop it first)");
 }
-
-bool Profiler::vulkan_timestamps() { return g_vulkan_timestamps.load(std::memory_order_relaxed); }
 
 std::unique_ptr<Profile> Profiler::stop() {
   prof::Collected c;

@@ -37,8 +37,6 @@ class Profiler {
   // FAILED_PRECONDITION when it is off.
   static std::unique_ptr<Profile> stop();
   static bool active() { return prof::on(); }
-  // Whether the profile being recorded asked for GPU timestamps (the Vulkan backend reads this).
-  static bool vulkan_timestamps();
 };
 
 // {"displayTimeUnit":"ns","traceEvents":[{"ph":"X","name",...,"ts","dur","pid","tid","args"}...]}:
