@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <mutex>
 
@@ -14,7 +15,7 @@ namespace {
 
 struct Buffer {
   std::mutex mu;
-  std::vector<Event> events;
+  std::deque<Event> events;  // grows without moving what it holds
   uint64_t generation = 0;  // the recording these events belong to
   uint32_t thread = 0;
 };
@@ -134,13 +135,18 @@ bool end(Collected& out) {
   out.end_ns = now_ns();
   const uint64_t gen = s.generation.load();
   std::vector<std::shared_ptr<Buffer>> alive;
+  size_t total = 0;
+  for (auto& b : s.buffers) {
+    std::lock_guard<std::mutex> bl(b->mu);
+    total += b->generation == gen ? b->events.size() : 0;
+  }
+  out.events.reserve(total);
   for (auto& b : s.buffers) {
     {
       std::lock_guard<std::mutex> bl(b->mu);
       if (b->generation == gen)
         std::move(b->events.begin(), b->events.end(), std::back_inserter(out.events));
       b->events.clear();
-      b->events.shrink_to_fit();
     }
     if (b.use_count() > 1) alive.push_back(b);  // a thread still holds it
   }

@@ -43,10 +43,37 @@ void run_kernel(Context& ctx, const OpDef& def, const Attrs& resolved, Device& d
   kernel(kc);
 }
 
-// The body of run_op, inlined into it and into the profiled path.
-[[gnu::always_inline]] inline void dispatch(Context& ctx, const OpDef& def, const Tensor* const* inputs,
-                                            int num_inputs, const NamedAttr* attrs, int num_attrs, Tensor* outputs,
-                                            int num_outputs) {
+// The profiler is on: the kernel's host time (validation and shape inference before it are not
+// included; on a GPU, the time to record its work: the GPU's own time is a "gpu" event). Ops of a
+// trace (symbolic) and ops a graph replay runs through dispatch (the replay records its node) are
+// not recorded.
+[[gnu::noinline]] void run_kernel_profiled(Context& ctx, const OpDef& def, const Attrs& resolved, Device& device,
+                                           const OpCall& call) {
+  std::string& label = prof::current_label();
+  const bool outer = label.empty();  // not inside a replayed node
+  if (outer) label = def.name;
+  const int64_t start = prof::now_ns();
+  try {
+    run_kernel(ctx, def, resolved, device, call);
+  } catch (...) {
+    if (outer) label.clear();
+    throw;
+  }
+  const int64_t end = prof::now_ns();
+  if (outer) label.clear();
+  if (device.kind() == DeviceKind::Symbolic || prof::ReplayScope::depth() > 0) return;
+  prof::Event e;
+  e.category = "eager";
+  e.name = def.name;
+  e.device = device.name();
+  e.start_ns = start;
+  e.duration_ns = end - start;
+  prof::record(std::move(e));
+}
+}  // namespace
+
+void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
+            int num_attrs, Tensor* outputs, int num_outputs) {
   InlineArray<TensorSpec, kInlineArgs> in_specs(static_cast<size_t>(num_inputs));
   for (int i = 0; i < num_inputs; ++i) {
     if (!inputs[i]->valid()) raise(Code::InvalidArgument, "{}: input {} is an empty tensor handle", def.name, i);
@@ -73,50 +100,16 @@ void run_kernel(Context& ctx, const OpDef& def, const Attrs& resolved, Device& d
     bool produced = false;
     for (DispatchHook* h : hooks)
       if (!produced && h->before(ctx, call)) produced = true;
-    if (!produced) run_kernel(ctx, def, resolved, device, call);
+    if (!produced) {
+      if (prof::on()) run_kernel_profiled(ctx, def, resolved, device, call);
+      else run_kernel(ctx, def, resolved, device, call);
+    }
     for (DispatchHook* h : hooks) h->after(ctx, call);
     return;
   }
-  run_kernel(ctx, def, resolved, device, call);
-}
-
-// The profiler is on: the op's host time (on a GPU, the time to record and submit its work; the
-// GPU's own time is a "gpu" event). Ops of a trace (symbolic) and ops a graph replay runs through
-// dispatch (the replay records its node) are not recorded.
-[[gnu::noinline]] void dispatch_profiled(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs,
-                                         const NamedAttr* attrs, int num_attrs, Tensor* outputs, int num_outputs) {
-  std::string& label = prof::current_label();
-  const bool outer = label.empty();  // not inside a replayed node
-  if (outer) label = def.name;
-  const int64_t start = prof::now_ns();
-  try {
-    dispatch(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs);
-  } catch (...) {
-    if (outer) label.clear();
-    throw;
-  }
-  const int64_t end = prof::now_ns();
-  if (outer) label.clear();
-  const Device* device = num_outputs > 0 && outputs[0].valid() ? outputs[0].device()
-                         : num_inputs > 0                      ? inputs[0]->device()
-                                                               : &ctx.default_device();
-  if (device->kind() == DeviceKind::Symbolic || prof::ReplayScope::depth() > 0) return;
-  prof::Event e;
-  e.category = "eager";
-  e.name = def.name;
-  e.device = device->name();
-  e.start_ns = start;
-  e.duration_ns = end - start;
-  prof::record(std::move(e));
-}
-}  // namespace
-
-void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
-            int num_attrs, Tensor* outputs, int num_outputs) {
   // Profiler off: one relaxed load and a predictable branch per op.
-  if (__builtin_expect(prof::on(), 0))
-    return dispatch_profiled(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs);
-  dispatch(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs);
+  if (__builtin_expect(prof::on(), 0)) return run_kernel_profiled(ctx, def, resolved, device, call);
+  run_kernel(ctx, def, resolved, device, call);
 }
 
 namespace {

@@ -266,6 +266,11 @@ namespace {
   const std::string outer = label;  // a replay inside a Cond or While node of another replay
   for (const Instruction& in : state.program().instructions()) {
     const Node& n = graph.nodes[static_cast<size_t>(in.node)];
+    if (n.kind == NodeKind::Input || n.kind == NodeKind::Constant) {  // no work of their own
+      generic.run(ctx, in, state, fast);
+      state.drop_after(in);
+      continue;
+    }
     label = fmt::format("{}_{}", in.def ? in.def->name : node_kind_name(n.kind), in.node);
     const int64_t start = prof::now_ns();
     try {
@@ -276,10 +281,6 @@ namespace {
       throw;
     }
     const int64_t end = prof::now_ns();
-    if (n.kind == NodeKind::Input || n.kind == NodeKind::Constant) {  // no work of their own
-      state.drop_after(in);
-      continue;
-    }
     const Tensor* out = in.num_out > 0 ? &state.outputs(in)[0] : nullptr;
     prof::Event e;
     e.category = "graph";
