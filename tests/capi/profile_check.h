@@ -4,6 +4,18 @@
 
 #include "check.h"
 
+/* The traced function of the tests: x + x. */
+static cairn_status *double_it(void *user_data, cairn_context *ctx, cairn_tensor *const *inputs, size_t n_inputs,
+                               cairn_tensor **outputs, size_t n_outputs) {
+  cairn_tensor *ins[2];
+  (void)user_data;
+  (void)n_inputs;
+  (void)n_outputs;
+  ins[0] = inputs[0];
+  ins[1] = inputs[0];
+  return cairn_op_run(ctx, "Add", ins, 2, NULL, 0, &outputs[0], 1);
+}
+
 /* Events of `category` whose name starts with `prefix` (device `device` unless NULL); checks
  * that each starts at or after 0 and ends by `end_ns`. */
 static int count_events(const cairn_profile *p, const char *category, const char *prefix, const char *device,

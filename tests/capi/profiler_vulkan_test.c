@@ -3,17 +3,6 @@
  * vulkan_timestamps only host events are recorded. */
 #include "profile_check.h"
 
-static cairn_status *double_it(void *user_data, cairn_context *ctx, cairn_tensor *const *inputs, size_t n_inputs,
-                               cairn_tensor **outputs, size_t n_outputs) {
-  cairn_tensor *ins[2];
-  (void)user_data;
-  (void)n_inputs;
-  (void)n_outputs;
-  ins[0] = inputs[0];
-  ins[1] = inputs[0];
-  return cairn_op_run(ctx, "Add", ins, 2, NULL, 0, &outputs[0], 1);
-}
-
 int main(void) {
   cairn_context *ctx = NULL;
   cairn_function *fn = NULL;
