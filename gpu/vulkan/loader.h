@@ -74,7 +74,12 @@ namespace cairn::gpu {
   X(vkCmdDispatch)                           \
   X(vkCmdPipelineBarrier)                    \
   X(vkCmdCopyBuffer)                         \
-  X(vkCmdFillBuffer)
+  X(vkCmdFillBuffer)                         \
+  X(vkCreateQueryPool)                       \
+  X(vkDestroyQueryPool)                      \
+  X(vkCmdResetQueryPool)                     \
+  X(vkCmdWriteTimestamp)                     \
+  X(vkGetQueryPoolResults)
 
 #define CAIRN_VK_DECLARE(name) extern PFN_##name name;
 extern PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;

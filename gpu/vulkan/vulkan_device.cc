@@ -1,5 +1,7 @@
 #include "gpu/vulkan/vulkan_device.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +9,7 @@
 #include "gpu/vulkan/shader_table.h"
 #include "gpu/vulkan/vk_error.h"
 #include "runtime/core/error.h"
+#include "runtime/core/profile_events.h"
 
 namespace cairn::gpu {
 
@@ -38,8 +41,16 @@ struct VulkanDevice::Pool {
   std::vector<std::unique_ptr<Block>> blocks;
 };
 
+constexpr uint32_t kMaxTimestamps = 2 * kMaxDispatchesPerBatch;  // per batch (copies add to dispatches)
+
 struct VulkanDevice::Batch {
   VkCommandBuffer cb = VK_NULL_HANDLE;
+  // Profiling: timestamp 0 at the batch's start, then one after each command, labelled.
+  VkQueryPool queries = VK_NULL_HANDLE;
+  bool timed = false;
+  uint32_t stamps = 0;
+  std::vector<std::string> labels;  // labels[i]: the command ending at timestamp i + 1
+  int64_t submit_ns = 0;
   VkFence fence = VK_NULL_HANDLE;
   VkDescriptorPool descriptors = VK_NULL_HANDLE;
   uint32_t dispatches = 0;
@@ -188,6 +199,7 @@ void VulkanDevice::init_common(const GpuOptions& o, Device& cpu) {
     vk_check(vkCreateDescriptorPool(device_, &dp, nullptr, &b->descriptors), "vkCreateDescriptorPool");
     batches_.push_back(std::move(b));
   }
+  init_timestamps();
   VkPipelineCacheCreateInfo pc{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   vk_check(vkCreatePipelineCache(device_, &pc, nullptr, &pipeline_cache_), "vkCreatePipelineCache");
 
@@ -200,6 +212,7 @@ void VulkanDevice::init_common(const GpuOptions& o, Device& cpu) {
 
 VulkanDevice::~VulkanDevice() {
   if (!device_) return;
+  prof::remove_flush_hook(this);
   try {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     wait_all();
@@ -216,6 +229,7 @@ VulkanDevice::~VulkanDevice() {
   if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   for (auto& b : batches_) {
     vkDestroyFence(device_, b->fence, nullptr);
+    if (b->queries) vkDestroyQueryPool(device_, b->queries, nullptr);
     vkDestroyDescriptorPool(device_, b->descriptors, nullptr);
   }
   if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);
@@ -424,6 +438,8 @@ VulkanDevice::Batch& VulkanDevice::recording() {
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vk_check(vkBeginCommandBuffer(b.cb, &bi), "vkBeginCommandBuffer");
   b.dispatches = 0;
+  b.timed = false;
+  if (prof::on()) start_timing(b);
   current_ = &b;
   return b;
 }
@@ -454,6 +470,7 @@ void VulkanDevice::submit() {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &b.cb;
+  if (b.timed) b.submit_ns = prof::now_ns();
   vk_check(vkQueueSubmit(queue_, 1, &si, b.fence), "vkQueueSubmit");
   b.in_flight = true;
   last_submitted_ = &b;
@@ -468,6 +485,7 @@ void VulkanDevice::wait_batch(Batch& b) {
   if (r == VK_ERROR_DEVICE_LOST) raise(Code::Internal, "{}: the Vulkan device was lost", name());
   vk_check(r, "vkWaitForFences");
   b.in_flight = false;
+  if (b.timed) collect_timing(b, prof::now_ns());
   retire(b);
 }
 
@@ -599,6 +617,7 @@ void VulkanDevice::dispatch(Pipeline& p, const Buffer* const* buffers, size_t nu
   vkCmdBindDescriptorSets(b.cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
   if (p.push_bytes) vkCmdPushConstants(b.cb, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_bytes, push);
   vkCmdDispatch(b.cb, gx, gy, gz);
+  if (b.timed) stamp(b, "dispatch");
   ++b.dispatches;
   ++stats_.dispatches;
 }
@@ -613,6 +632,7 @@ void VulkanDevice::copy(const Buffer& src, uint64_t src_offset, const Buffer& ds
   barrier(b.cb);
   VkBufferCopy region{s.offset + src_offset, d.offset + dst_offset, bytes};
   vkCmdCopyBuffer(b.cb, s.block->buffer, d.block->buffer, 1, &region);
+  if (b.timed) stamp(b, "copy");
   ++b.dispatches;
 }
 
@@ -623,7 +643,100 @@ void VulkanDevice::fill(const Buffer& dst, uint32_t word) {
   Batch& b = recording();
   barrier(b.cb);
   vkCmdFillBuffer(b.cb, d.block->buffer, d.offset, d.size, word);
+  if (b.timed) stamp(b, "fill");
   ++b.dispatches;
+}
+
+// ---- timestamps -----------------------------------------------------------------------------
+//
+// While the profiler is on (and asked for GPU timestamps), a batch writes a timestamp when it
+// starts and one after each command; when its fence is waited for, each command becomes a "gpu"
+// event labelled with the op (or replayed node) that recorded it, timed from the previous
+// timestamp (so a command's time includes waiting on its barrier). GPU ticks (timestampPeriod ns
+// each) are mapped onto the host clock by an offset bounded by every timed batch: its first
+// timestamp came after its submit (offset >= submit - start) and its last before the fence wait
+// returned (offset <= done - end). The lower bound is used (tight whenever the queue was idle at a
+// submit); where the bounds cross, the upper one. Devices without timestamps on their compute
+// queue (timestampValidBits 0, or timestampComputeAndGraphics false) record no GPU events and say
+// so in the profile's notes.
+
+namespace {
+void flush_timed_work(const void* device) {
+  auto* d = const_cast<VulkanDevice*>(static_cast<const VulkanDevice*>(device));
+  try {
+    d->with_idle_device([] {});
+  } catch (...) {
+    // A failing device reports its error on its next use, not from the profiler.
+  }
+}
+}  // namespace
+
+void VulkanDevice::init_timestamps() {
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(physical_, &props);
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n, families.data());
+  const uint32_t bits = queue_family_ < n ? families[queue_family_].timestampValidBits : 0;
+  timestamps_ = bits > 0 && props.limits.timestampComputeAndGraphics && props.limits.timestampPeriod > 0;
+  if (!timestamps_) return;
+  timestamp_period_ = props.limits.timestampPeriod;
+  timestamp_mask_ = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  for (auto& b : batches_) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = kMaxTimestamps;
+    vk_check(vkCreateQueryPool(device_, &qi, nullptr, &b->queries), "vkCreateQueryPool");
+  }
+  prof::add_flush_hook(this, flush_timed_work);
+}
+
+void VulkanDevice::start_timing(Batch& b) {
+  if (!prof::gpu_timestamps()) return;
+  if (!timestamps_) {
+    prof::note(fmt::format("{} ({}): no timestamps on its compute queue; GPU work is not timed "
+                           "(its ops' host times are)", name(), info_.name));
+    return;
+  }
+  vkCmdResetQueryPool(b.cb, b.queries, 0, kMaxTimestamps);
+  vkCmdWriteTimestamp(b.cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, b.queries, 0);
+  b.timed = true;
+  b.stamps = 1;
+  b.labels.clear();
+}
+
+void VulkanDevice::stamp(Batch& b, const char* what) {
+  if (b.stamps >= kMaxTimestamps) return;  // copies beyond the bound share the last command's time
+  vkCmdWriteTimestamp(b.cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, b.queries, b.stamps++);
+  const std::string& label = prof::current_label();
+  b.labels.push_back(label.empty() ? what : label);
+}
+
+void VulkanDevice::collect_timing(Batch& b, int64_t done_ns) {
+  b.timed = false;
+  if (b.stamps < 2) return;
+  std::vector<uint64_t> ticks(b.stamps);
+  VkResult r = vkGetQueryPoolResults(device_, b.queries, 0, b.stamps, ticks.size() * sizeof(uint64_t), ticks.data(),
+                                     sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+  if (r != VK_SUCCESS) {
+    prof::note(fmt::format("{}: reading timestamps failed ({})", name(), static_cast<int>(r)));
+    return;
+  }
+  auto ns = [&](uint64_t t) { return static_cast<int64_t>(static_cast<double>(t & timestamp_mask_) * timestamp_period_); };
+  offset_lo_ = std::max(offset_lo_, b.submit_ns - ns(ticks.front()));
+  offset_hi_ = std::min(offset_hi_, done_ns - ns(ticks.back()));
+  const int64_t offset = offset_lo_ <= offset_hi_ ? offset_lo_ : offset_hi_;
+  for (uint32_t i = 1; i < b.stamps; ++i) {
+    prof::Event e;
+    e.category = "gpu";
+    e.name = b.labels[i - 1];
+    e.device = name();
+    e.start_ns = ns(ticks[i - 1]) + offset;
+    e.duration_ns = std::max<int64_t>(0, ns(ticks[i]) - ns(ticks[i - 1]));
+    e.thread = 1;  // the queue
+    prof::record(std::move(e));
+  }
 }
 
 VkBuffer VulkanDevice::vk_buffer(const Buffer& b, uint64_t* offset) const {
@@ -638,6 +751,7 @@ void VulkanDevice::record(const std::function<void(VkCommandBuffer)>& fn) {
   Batch& b = recording();
   barrier(b.cb);
   fn(b.cb);
+  if (b.timed) stamp(b, "commands");
   ++b.dispatches;
   ++stats_.dispatches;
 }

@@ -147,6 +147,11 @@ class VulkanDevice final : public Device {
   void wait_batch(Batch& b);
   void wait_all();
   void retire(Batch& b);
+  // GPU timestamps (device_mu_ held): see "timestamps" in vulkan_device.cc.
+  void init_timestamps();
+  void start_timing(Batch& b);
+  void stamp(Batch& b, const char* what);
+  void collect_timing(Batch& b, int64_t done_ns);
 
   std::recursive_mutex mu_;
   Ref<Instance> instance_;
@@ -178,6 +183,12 @@ class VulkanDevice final : public Device {
   VulkanBuffer dummy_;  // bound in place of empty tensors
   std::unordered_map<std::string, std::unique_ptr<DeviceCacheEntry>> caches_;
   DeviceStats stats_;
+  // Timestamps: whether the queue has them, ns per tick, the valid bits, and the calibration of
+  // GPU time onto the host clock (host = gpu + offset; bounds from submit and fence times).
+  bool timestamps_ = false;
+  double timestamp_period_ = 1;
+  uint64_t timestamp_mask_ = ~0ull;
+  int64_t offset_lo_ = INT64_MIN, offset_hi_ = INT64_MAX;
 };
 
 // `device` as a VulkanDevice (the kernel's device).

@@ -1,8 +1,11 @@
 #include "runtime/graph/executor.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <utility>
 
+#include "runtime/core/profile_events.h"
 #include "runtime/eager/dispatch.h"
 
 namespace cairn::graph {
@@ -251,7 +254,49 @@ void run_op_instruction(Context& ctx, ThreadPool& pool, const Instruction& in, R
 }
 }  // namespace
 
+namespace {
+// The profiler is on: each node's host time (inputs and constants aside), named as graphdef.h names
+// nodes ("MatMul_3"; a fused plan's nodes are "FusedElementwise_<k>"); the eager dispatch a node
+// falls back to does not record it again.
+[[gnu::noinline]] void execute_profiled(Context& ctx, ReplayState& state, bool fast, GenericNodes& generic) {
+  ThreadPool& pool = ctx.pool();
+  prof::ReplayScope scope;
+  const Graph& graph = state.program().graph();
+  std::string& label = prof::current_label();
+  const std::string outer = label;  // a replay inside a Cond or While node of another replay
+  for (const Instruction& in : state.program().instructions()) {
+    const Node& n = graph.nodes[static_cast<size_t>(in.node)];
+    if (n.kind == NodeKind::Input || n.kind == NodeKind::Constant) {  // no work of their own
+      generic.run(ctx, in, state, fast);
+      state.drop_after(in);
+      continue;
+    }
+    label = fmt::format("{}_{}", in.def ? in.def->name : node_kind_name(n.kind), in.node);
+    const int64_t start = prof::now_ns();
+    try {
+      if (in.op) run_op_instruction(ctx, pool, in, state, fast);
+      else generic.run(ctx, in, state, fast);
+    } catch (...) {
+      label = outer;
+      throw;
+    }
+    const int64_t end = prof::now_ns();
+    const Tensor* out = in.num_out > 0 ? &state.outputs(in)[0] : nullptr;
+    prof::Event e;
+    e.category = "graph";
+    e.name = label;
+    e.device = out && out->valid() ? out->device()->name() : ctx.default_device().name();
+    e.start_ns = start;
+    e.duration_ns = end - start;
+    state.drop_after(in);
+    prof::record(std::move(e));
+  }
+  label = outer;
+}
+}  // namespace
+
 void execute(Context& ctx, ReplayState& state, bool fast, GenericNodes& generic) {
+  if (__builtin_expect(prof::on(), 0)) return execute_profiled(ctx, state, fast, generic);
   ThreadPool& pool = ctx.pool();
   for (const Instruction& in : state.program().instructions()) {
     if (in.op) run_op_instruction(ctx, pool, in, state, fast);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "runtime/core/profile_events.h"
 #include "runtime/graph/control_flow.h"
 #include "runtime/graph/function_grad.h"
 #include "runtime/graph/fusion.h"
@@ -167,6 +168,19 @@ void ConcreteFunction::run_node(Context& ctx, const Plan& plan, int i, ReplaySta
   }
 }
 
+namespace {
+// The profiler is on: the whole replay, around its nodes' events.
+void record_replay(const std::string& function, const Device& device, int64_t start) {
+  prof::Event e;
+  e.category = "function";
+  e.name = function;
+  e.device = device.name();
+  e.start_ns = start;
+  e.duration_ns = prof::now_ns() - start;
+  prof::record(std::move(e));
+}
+}  // namespace
+
 std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor>& inputs, bool observed) const {
   if (inputs.size() != signature_.size())
     raise(Code::InvalidArgument, "function '{}': expected {} inputs, got {}", name_, signature_.size(), inputs.size());
@@ -193,9 +207,11 @@ std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor
   ReplayState& state = *lease;
   state.begin(home ? *home : device, fast && home != nullptr);
   Generic generic(*this, plan, inputs);
+  const int64_t start = prof::on() ? prof::now_ns() : 0;
   execute(ctx, state, fast, generic);
   std::vector<Tensor> results = state.take_results();
   lease.finished();
+  if (start != 0) record_replay(name_, device, start);
   return results;
 }
 

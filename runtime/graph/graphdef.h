@@ -8,7 +8,14 @@
 // scopes become TensorBoard groups) read by ReadVariableOp and written by AssignVariableOp nodes;
 // each result an Identity "output_<k>". Every node carries "_output_shapes". Variable writes are
 // chained to the previous stateful node with a control input ("^name"), as TF's automatic control
-// dependencies order them.
+// dependencies order them. A Cond is an If node and a While a While node (TF's functional control
+// flow) whose subgraphs are FunctionDefs in the library ("If_<node>_then"/"_else",
+// "While_<node>_cond"/"_body"; nested ones prefixed by their enclosing function's name and "__"):
+// in a function body the args are "input_<i>", the results "output_<k>", and a tensor is
+// "node:output:k" (TF's form inside functions; "output" stands for the op's output arg name).
+//
+// The mapping lives in graphdef_model.h (build_graphdef); graphdef_proto.h writes the same model as
+// binary protobuf.
 #pragma once
 
 #include <string>

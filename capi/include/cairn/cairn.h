@@ -1848,6 +1848,73 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_audio(cairn_context *ctx, c
                                                            const char *tag, const cairn_tensor *audio,
                                                            double sample_rate, int64_t max_outputs, int64_t step);
 
+/* ---------------------------------------------------------------------------------------------
+ * Profiler (tf.profiler, tf.summary.trace_on/trace_export)
+ *
+ * Process-wide: while on, each eager op, each node of a function replay (and each replay) and, on
+ * Vulkan, each batch of GPU work (GPU timestamps mapped onto the host clock) records its name,
+ * device, start and duration. Off, an op pays one predictable branch. Export as Chrome trace-event
+ * JSON (Perfetto, chrome://tracing) or into a TensorBoard log directory. See docs/profiler.md.
+ * ------------------------------------------------------------------------------------------- */
+
+/** An opaque stopped profile (cairn_profiler_stop); freed by cairn_profile_free. Since 1.1. */
+typedef struct cairn_profile cairn_profile;
+
+/** Options of cairn_profiler_start; start from CAIRN_PROFILER_OPTIONS_INIT. Since 1.1. */
+typedef struct cairn_profiler_options {
+  uint32_t struct_size;         /**< sizeof(cairn_profiler_options) */
+  uint64_t max_events;          /**< events kept (later ones are counted as dropped); default 1000000, > 0 */
+  cairn_bool vulkan_timestamps; /**< GPU timestamps on Vulkan devices that support them; default 1 */
+} cairn_profiler_options;
+
+/** The defaults of cairn_profiler_options (see cairn_profiler_options_init). Since 1.1. */
+#define CAIRN_PROFILER_OPTIONS_INIT { (uint32_t)sizeof(cairn_profiler_options), 1000000, 1 }
+
+/** METHOD. Fills a cairn_profiler_options with its defaults (for cairn_profiler_start). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profiler_options_init(cairn_profiler_options *opts, uint32_t struct_size);
+
+/** FUNCTION. Turns the profiler on for the whole process (NULL opts: defaults), clearing what an
+ * earlier profile left. Errors: FAILED_PRECONDITION when it is already on; INVALID_ARGUMENT for
+ * max_events 0 or a bad struct_size. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profiler_start(const cairn_profiler_options *opts);
+
+/** FUNCTION. Whether the profiler is on. Since 1.1. */
+CAIRN_API cairn_bool cairn_profiler_active(void);
+
+/** FUNCTION. Turns the profiler off and hands over what it recorded, events sorted by start.
+ * Errors: FAILED_PRECONDITION when it is off; INVALID_ARGUMENT for NULL out. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profiler_stop(cairn_profile **out);
+
+/** METHOD. How many events the profile holds. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profile_event_count(const cairn_profile *p, size_t *out);
+
+/** METHOD. How many events were dropped because max_events were already kept. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profile_dropped(const cairn_profile *p, uint64_t *out);
+
+/** METHOD. Event `index`: its name (op "Add", replayed node "MatMul_3", function, or GPU batch),
+ * category ("eager", "graph", "function" or "gpu"), device ("cpu", "vulkan:0"), start in
+ * nanoseconds from cairn_profiler_start and duration in nanoseconds. Strings live as long as the
+ * profile; any out pointer may be NULL. Errors: OUT_OF_RANGE for index >= the event count. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profile_event(const cairn_profile *p, size_t index, const char **name,
+                                                           const char **category, const char **device,
+                                                           int64_t *start_ns, int64_t *duration_ns);
+
+/** METHOD. The profile as Chrome trace-event JSON (malloc'd; free with cairn_free). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profile_chrome_trace(const cairn_profile *p, char **json_out);
+
+/** METHOD. Writes the Chrome trace-event JSON to `path`. Errors: UNAVAILABLE naming the path. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profile_export_chrome_trace(const cairn_profile *p, const char *path);
+
+/** METHOD. Writes the trace gzipped where TensorBoard's profile plugin looks:
+ * <logdir>/plugins/profile/<run_name>/<hostname>.trace.json.gz (directories made as needed). NULL or
+ * "" run_name: the date and time. path_out (may be NULL) gets the file's path (malloc'd; free with
+ * cairn_free). Errors: INVALID_ARGUMENT for a run_name with '/'; UNAVAILABLE naming the path. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profile_export_to_logdir(const cairn_profile *p, const char *logdir,
+                                                                      const char *run_name, char **path_out);
+
+/** DESTRUCTOR. Frees the profile. NULL is fine. Since 1.1. */
+CAIRN_API void cairn_profile_free(cairn_profile *p);
+
 #if defined(CAIRN_EXPERIMENTAL)
 
 /* Experimental: export and load (SavedModel-like). An exported file holds every concrete function traced so far
