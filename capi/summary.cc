@@ -1,11 +1,14 @@
 // Summaries (tf.summary) in the C API: writers, the default writer and step, and the summary calls.
-// The tensor forms run the registered summary ops through dispatch, so a trace records them.
+// The tensor forms run the registered summary ops through dispatch, so a trace records them. The
+// graph of a compiled function is encoded by runtime/graph/graphdef_proto.
 #include <memory>
 #include <string>
 
+#include "capi/internal/function_handle.h"
 #include "capi/internal/handles.h"
 #include "capi/internal/options.h"
 #include "runtime/eager/dispatch.h"
+#include "runtime/graph/graphdef_proto.h"
 #include "runtime/summary/values.h"
 #include "runtime/summary/writer.h"
 
@@ -129,6 +132,17 @@ cairn_status* cairn_summary_audio(cairn_context* ctx, cairn_summary_writer* w, c
                  {attr_float("sample_rate", sample_rate),
                   attr_int("max_outputs", max_outputs < 0 ? summary::kDefaultMaxOutputs : max_outputs)},
                  "cairn_summary_audio");
+  CAIRN_API_END
+}
+
+cairn_status* cairn_summary_graph(cairn_summary_writer* w, const cairn_function* fn, size_t index, int64_t step) {
+  CAIRN_API_BEGIN
+  const char* name = "cairn_summary_graph";
+  require(fn, name, "fn");
+  const graph::ConcreteFunction& concrete = capi::concrete_at(fn, index, name);
+  if (auto writer = writer_or_default(w)) {
+    writer->write_graph(summary::resolve_step(step, "graph", fn->fn->name()), graph::graphdef_proto(concrete.graph()));
+  }
   CAIRN_API_END
 }
 

@@ -14,7 +14,7 @@ if [ -n "$bad" ]; then
   exit 1
 fi
 for required in cairn_abi_version cairn_version cairn_status_free cairn_context_create cairn_tensor_create cairn_op_run; do
-  printf '%s\n' "$syms" | grep -qx "$required" || { echo "missing export: $required" >&2; exit 1; }
+  printf '%s\n' "$syms" | grep -x "$required" >/dev/null || { echo "missing export: $required" >&2; exit 1; }
 done
 
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
@@ -26,7 +26,7 @@ v10=$(sed -n '/^CAIRN_1 {/,/local:/p' "$lds" | sed -n 's/^ *\(cairn_[a-z0-9_]*\)
 [ "$(printf '%s\n' "$v10" | grep -c .)" -ge 183 ] || { echo "cannot read the 1.0 list from $lds" >&2; exit 1; }
 # objdump -T: "ADDR FLAGS SECTION SIZE VERSION NAME" for each defined dynamic symbol.
 wrong=$(objdump -T "$lib" | awk '$NF ~ /^cairn_/ {print $(NF-1), $NF}' | while read -r version name; do
-  if printf '%s\n' "$v10" | grep -qx "$name"; then want=CAIRN_1; else want=CAIRN_1.1; fi
+  if printf '%s\n' "$v10" | grep -x "$name" >/dev/null; then want=CAIRN_1; else want=CAIRN_1.1; fi
   [ "$version" = "$want" ] || echo "$name is $version, want $want"
 done)
 if [ -n "$wrong" ]; then

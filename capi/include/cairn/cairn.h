@@ -1848,6 +1848,17 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_audio(cairn_context *ctx, c
                                                            const char *tag, const cairn_tensor *audio,
                                                            double sample_rate, int64_t max_outputs, int64_t step);
 
+/** METHOD. tf.summary.graph: writes the graph of trace `index` of the compiled function `fn` (see
+ * cairn_function_num_traces) as a binary tensorflow.GraphDef event, which TensorBoard's graph
+ * dashboard draws. Inputs are Placeholders, variables VarHandleOps, and each cond or while loop an
+ * If or While node whose branches are functions in the GraphDef's library (docs/graph_export.md).
+ * @param w     the writer, or NULL for the default writer (none set: nothing is written).
+ * @param step  the step, or CAIRN_SUMMARY_DEFAULT_STEP.
+ * Errors: INVALID_ARGUMENT for a NULL fn or no step; OUT_OF_RANGE for an index past the traces; a
+ * pending background error. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_summary_graph(cairn_summary_writer *w, const cairn_function *fn,
+                                                           size_t index, int64_t step);
+
 /* ---------------------------------------------------------------------------------------------
  * Profiler (tf.profiler, tf.summary.trace_on/trace_export)
  *
