@@ -1688,7 +1688,8 @@ typedef struct cairn_feature_spec {
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_parse_num_outputs(const cairn_feature_spec *specs, size_t n_specs,
                                                                size_t *out);
 
-/** METHOD. Parses `n` serialized tf.train.Examples into CPU tensors, as tf.io.parse_example does.
+/** METHOD. Parses `n` serialized tf.train.Examples into CPU tensors, as tf.io.parse_example does,
+ * on the context's thread pool in blocks of 64 records (results do not depend on the thread count).
  * @param records  `n` pointers to records of `lens[i]` bytes, borrowed for the call.
  * @param specs    `n_specs` FIXED_LEN or VAR_LEN specs with distinct keys.
  * @param outputs  `n_outputs` slots (cairn_parse_num_outputs), receiving each spec's outputs in spec
