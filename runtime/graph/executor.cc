@@ -271,7 +271,11 @@ namespace {
       state.drop_after(in);
       continue;
     }
-    label = fmt::format("{}_{}", in.def ? in.def->name : node_kind_name(n.kind), in.node);
+    label = fmt::format("{}_{}",
+                        in.def                         ? in.def->name.c_str()
+                        : n.kind == NodeKind::Cond     ? "If"  // TF's name, as in the GraphDef
+                                                       : node_kind_name(n.kind),
+                        in.node);
     const int64_t start = prof::now_ns();
     try {
       if (in.op) run_op_instruction(ctx, pool, in, state, fast);

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "runtime/eager/ops.h"
+#include "tests/tensorboard/tools/graph_sample.h"
 #include "tests/util/test_util.h"
 
 namespace cairn::test {
@@ -68,6 +69,32 @@ TEST_CASE("start twice and stop while off are FAILED_PRECONDITION; the JSON is o
     REQUIRE(depth >= 0);
   }
   CHECK(depth == 0);
+}
+
+TEST_CASE("a replay records its nodes, control-flow nodes around their branches' nodes") {
+  Context& c = ctx();
+  Ref<graph::Function> f = graph_sample(c);  // traced (While over a body holding an If)
+  std::vector<Tensor> inputs{op::scalar(c, c.cpu(), DType::Int32, 6), op::scalar(c, c.cpu(), DType::Int32, 0)};
+  summary::Profiler::start({});
+  f->call(inputs);
+  auto p = summary::Profiler::stop();
+  const prof::Event* loop = nullptr;
+  int ifs = 0, functions = 0;
+  for (const prof::Event& e : p->events) {
+    const std::string cat = e.category;
+    CHECK(cat != "eager");  // nodes are recorded once, as nodes
+    if (cat == "function") ++functions;
+    if (cat == "graph" && e.name.rfind("While_", 0) == 0) loop = &e;
+    if (cat == "graph" && e.name.rfind("If_", 0) == 0) ++ifs;
+  }
+  REQUIRE(loop != nullptr);
+  CHECK(ifs == 8);  // Collatz from 6: 8 steps, one If each
+  CHECK(functions > 1);  // the function and its branches' replays
+  for (const prof::Event& e : p->events)
+    if (e.name.rfind("If_", 0) == 0) {
+      CHECK(e.start_ns >= loop->start_ns);
+      CHECK(e.start_ns + e.duration_ns <= loop->start_ns + loop->duration_ns);
+    }
 }
 
 }  // namespace
