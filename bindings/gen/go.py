@@ -63,6 +63,7 @@ SCALARS = {
     "uint64_t": "C.uint64_t",
     "size_t": "C.size_t",
     "double": "C.double",
+    "float": "C.float",
     "int": "C.int",
 }
 

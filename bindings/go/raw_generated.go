@@ -288,6 +288,100 @@ func (v MetricKind) String() string {
 	return enumName(v, metricKindNames, "MetricKind")
 }
 
+// Compression is cairn_compression.
+//
+// Stream compression of a record file. Since 1.1.
+type Compression int32
+
+// Compression values (cairn_compression).
+const (
+	CompressionNone Compression = 0
+	CompressionZlib Compression = 1
+	CompressionGzip Compression = 2
+)
+
+var compressionNames = map[Compression]string{
+	CompressionNone: "NONE",
+	CompressionZlib: "ZLIB",
+	CompressionGzip: "GZIP",
+}
+
+// String returns the value's name without its prefix, e.g. "GZIP".
+func (v Compression) String() string {
+	return enumName(v, compressionNames, "Compression")
+}
+
+// ExampleKind is cairn_example_kind.
+//
+// Which message a cairn_example is. Since 1.1.
+type ExampleKind int32
+
+// ExampleKind values (cairn_example_kind).
+const (
+	ExampleKindExample         ExampleKind = 1
+	ExampleKindSequenceExample ExampleKind = 2
+)
+
+var exampleKindNames = map[ExampleKind]string{
+	ExampleKindExample:         "EXAMPLE",
+	ExampleKindSequenceExample: "SEQUENCE_EXAMPLE",
+}
+
+// String returns the value's name without its prefix, e.g. "SEQUENCE_EXAMPLE".
+func (v ExampleKind) String() string {
+	return enumName(v, exampleKindNames, "ExampleKind")
+}
+
+// FeatureKind is cairn_feature_kind.
+//
+// Which list a feature holds (Feature's oneof field numbers). Since 1.1.
+type FeatureKind int32
+
+// FeatureKind values (cairn_feature_kind).
+const (
+	FeatureKindNone  FeatureKind = 0
+	FeatureKindBytes FeatureKind = 1
+	FeatureKindFloat FeatureKind = 2
+	FeatureKindInt64 FeatureKind = 3
+)
+
+var featureKindNames = map[FeatureKind]string{
+	FeatureKindNone:  "NONE",
+	FeatureKindBytes: "BYTES",
+	FeatureKindFloat: "FLOAT",
+	FeatureKindInt64: "INT64",
+}
+
+// String returns the value's name without its prefix, e.g. "INT64".
+func (v FeatureKind) String() string {
+	return enumName(v, featureKindNames, "FeatureKind")
+}
+
+// FeatureSpecKind is cairn_feature_spec_kind.
+//
+// How a spec turns a feature of each record into tensors (see cairn_feature_spec). Since 1.1.
+type FeatureSpecKind int32
+
+// FeatureSpecKind values (cairn_feature_spec_kind).
+const (
+	FeatureSpecKindFixedLen         FeatureSpecKind = 1
+	FeatureSpecKindVarLen           FeatureSpecKind = 2
+	FeatureSpecKindFixedLenSequence FeatureSpecKind = 3
+	FeatureSpecKindVarLenSequence   FeatureSpecKind = 4
+)
+
+var featureSpecKindNames = map[FeatureSpecKind]string{
+	FeatureSpecKindFixedLen:         "FIXED_LEN",
+	FeatureSpecKindVarLen:           "VAR_LEN",
+	FeatureSpecKindFixedLenSequence: "FIXED_LEN_SEQUENCE",
+	FeatureSpecKindVarLenSequence:   "VAR_LEN_SEQUENCE",
+}
+
+// String returns the value's name without its prefix, e.g. "VAR_LEN_SEQUENCE".
+func (v FeatureSpecKind) String() string {
+	return enumName(v, featureSpecKindNames, "FeatureSpecKind")
+}
+
 // VulkanDeviceType is cairn_vulkan_device_type.
 //
 // Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
@@ -1560,6 +1654,608 @@ func cFunctionFree(fn *C.cairn_function) {
 // Errors: OUT_OF_RANGE for an index >= cairn_function_num_traces; INVALID_ARGUMENT for NULL. Since 1.0.
 func cFunctionNumOutputs(fn *C.cairn_function, index C.size_t, out *C.size_t) error {
 	return takeStatus(C.cairn_function_num_outputs(fn, index, out))
+}
+
+// cRecordWriterOptionsInit calls cairn_record_writer_options_init.
+//
+// METHOD. Fills a cairn_record_writer_options with its defaults. Since 1.1.
+func cRecordWriterOptionsInit(opts *C.cairn_record_writer_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_record_writer_options_init(opts, structSize))
+}
+
+// cRecordReaderOptionsInit calls cairn_record_reader_options_init.
+//
+// METHOD. Fills a cairn_record_reader_options with its defaults. Since 1.1.
+func cRecordReaderOptionsInit(opts *C.cairn_record_reader_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_record_reader_options_init(opts, structSize))
+}
+
+// cRecordWriterOpen calls cairn_record_writer_open.
+//
+// CONSTRUCTOR. Creates (or truncates; with opts->append, appends to) the record file `path`.
+// @param opts  NULL for the defaults.
+// @param out   receives the writer; free with cairn_record_writer_free.
+// Errors: NOT_FOUND / PERMISSION_DENIED naming the path; INVALID_ARGUMENT for a bad compression
+// or level, or write_index with append. Since 1.1.
+func cRecordWriterOpen(path *C.char, opts *C.cairn_record_writer_options, out **C.cairn_record_writer) error {
+	return takeStatus(C.cairn_record_writer_open(path, opts, out))
+}
+
+// cRecordWriterWrite calls cairn_record_writer_write.
+//
+// METHOD. Appends one record of `n` bytes (copied; `data` may be NULL when n is 0). Records are
+// buffered: readers see them after cairn_record_writer_flush or close.
+// Errors: FAILED_PRECONDITION after close; I/O errors (RESOURCE_EXHAUSTED for a full disk) naming
+// the path. Since 1.1.
+func cRecordWriterWrite(w *C.cairn_record_writer, data unsafe.Pointer, n C.size_t) error {
+	return takeStatus(C.cairn_record_writer_write(w, data, n))
+}
+
+// cRecordWriterFlush calls cairn_record_writer_flush.
+//
+// METHOD. Hands every record written so far to the operating system (a compressed stream gets a
+// zlib sync flush), so readers see them. Since 1.1.
+func cRecordWriterFlush(w *C.cairn_record_writer) error {
+	return takeStatus(C.cairn_record_writer_flush(w))
+}
+
+// cRecordWriterSync calls cairn_record_writer_sync.
+//
+// METHOD. Flush, then fsync: the records survive a crash of the machine. Since 1.1.
+func cRecordWriterSync(w *C.cairn_record_writer) error {
+	return takeStatus(C.cairn_record_writer_sync(w))
+}
+
+// cRecordWriterClose calls cairn_record_writer_close.
+//
+// METHOD. Flushes, ends the compressed stream, closes the file and writes the index sidecar when
+// asked. Calling it again does nothing. Its error is the last chance to see a failed write.
+// Since 1.1.
+func cRecordWriterClose(w *C.cairn_record_writer) error {
+	return takeStatus(C.cairn_record_writer_close(w))
+}
+
+// cRecordWriterCount calls cairn_record_writer_count.
+//
+// METHOD. Records written so far. 0 for NULL. Since 1.1.
+func cRecordWriterCount(w *C.cairn_record_writer) C.int64_t {
+	return C.cairn_record_writer_count(w)
+}
+
+// cRecordWriterFree calls cairn_record_writer_free.
+//
+// DESTRUCTOR. Closes the writer if needed (errors are lost then: call close first) and frees it.
+// NULL is fine. Since 1.1.
+func cRecordWriterFree(w *C.cairn_record_writer) {
+	C.cairn_record_writer_free(w)
+}
+
+// cRecordReaderOpen calls cairn_record_reader_open.
+//
+// CONSTRUCTOR. Opens the record file `path` for reading from its start.
+// @param opts  NULL for the defaults.
+// @param out   receives the reader; free with cairn_record_reader_free.
+// Errors: NOT_FOUND / PERMISSION_DENIED naming the path. Since 1.1.
+func cRecordReaderOpen(path *C.char, opts *C.cairn_record_reader_options, out **C.cairn_record_reader) error {
+	return takeStatus(C.cairn_record_reader_open(path, opts, out))
+}
+
+// cRecordReaderNext calls cairn_record_reader_next.
+//
+// METHOD. Reads the next record.
+// @param data  receives the record's bytes, borrowed from the reader until its next call.
+// @param n     receives their count.
+// @param got   receives CAIRN_TRUE for a record; CAIRN_FALSE (data NULL, n 0) at the end of the
+// file or at a last record still being written: the reader stays at its offset and
+// a later call retries from there.
+// Errors: DATA_LOSS "<path>: corrupt record at offset N: ..." for a CRC mismatch, an impossible
+// length or corrupt compressed data; the reader is then unusable. Since 1.1.
+func cRecordReaderNext(r *C.cairn_record_reader, data *unsafe.Pointer, n *C.size_t, got *C.int32_t) error {
+	return takeStatus(C.cairn_record_reader_next(r, data, n, got))
+}
+
+// cRecordReaderOffset calls cairn_record_reader_offset.
+//
+// METHOD. Where the next record starts, in the uncompressed stream (the file offset without
+// compression). -1 for NULL. Since 1.1.
+func cRecordReaderOffset(r *C.cairn_record_reader) C.int64_t {
+	return C.cairn_record_reader_offset(r)
+}
+
+// cRecordReaderPartial calls cairn_record_reader_partial.
+//
+// METHOD. CAIRN_TRUE when the last cairn_record_reader_next found an incomplete record at the
+// offset (a file still being written, or one cut short). Since 1.1.
+func cRecordReaderPartial(r *C.cairn_record_reader) C.int32_t {
+	return C.cairn_record_reader_partial(r)
+}
+
+// cRecordReaderSeek calls cairn_record_reader_seek.
+//
+// METHOD. Moves to `offset`, a record's start as cairn_record_reader_offset gave it (a wrong one
+// shows as DATA_LOSS on the next read). Compressed streams get there by decompressing: O(offset).
+// Errors: INVALID_ARGUMENT for a negative offset; OUT_OF_RANGE past the end of a compressed
+// stream. Since 1.1.
+func cRecordReaderSeek(r *C.cairn_record_reader, offset C.int64_t) error {
+	return takeStatus(C.cairn_record_reader_seek(r, offset))
+}
+
+// cRecordReaderSeekRecord calls cairn_record_reader_seek_record.
+//
+// METHOD. Moves to record `index` (0-based; the record count moves to the end), through the
+// index sidecar.
+// Errors: FAILED_PRECONDITION saying why when there is no valid index (none, stale, corrupt;
+// build one with cairn_record_index_build); OUT_OF_RANGE past the end. Since 1.1.
+func cRecordReaderSeekRecord(r *C.cairn_record_reader, index C.int64_t) error {
+	return takeStatus(C.cairn_record_reader_seek_record(r, index))
+}
+
+// cRecordReaderFree calls cairn_record_reader_free.
+//
+// DESTRUCTOR. Frees the reader. NULL is fine. Since 1.1.
+func cRecordReaderFree(r *C.cairn_record_reader) {
+	C.cairn_record_reader_free(r)
+}
+
+// cRecordFileCount calls cairn_record_file_count.
+//
+// METHOD. The number of complete records in `path`: from a valid index sidecar in O(1),
+// otherwise by reading the file (with checksums as opts say).
+// @param opts  NULL for the defaults. Since 1.1.
+func cRecordFileCount(path *C.char, opts *C.cairn_record_reader_options, out *C.int64_t) error {
+	return takeStatus(C.cairn_record_file_count(path, opts, out))
+}
+
+// cRecordIndexBuild calls cairn_record_index_build.
+//
+// METHOD. Reads `path` and writes its index sidecar `<path>.cairnidx` (replacing a stale one).
+// @param opts       NULL for the defaults.
+// @param count_out  receives the number of records indexed; may be NULL. Since 1.1.
+func cRecordIndexBuild(path *C.char, opts *C.cairn_record_reader_options, countOut *C.int64_t) error {
+	return takeStatus(C.cairn_record_index_build(path, opts, countOut))
+}
+
+// cRecordShardRange calls cairn_record_shard_range.
+//
+// METHOD. The records [begin, end) of shard `shard` of `num_shards` over `count` records:
+// [shard*count/num_shards, (shard+1)*count/num_shards); every record is in exactly one shard.
+// Use with cairn_record_reader_seek_record.
+// Errors: INVALID_ARGUMENT for a negative count or a shard outside [0, num_shards). Since 1.1.
+func cRecordShardRange(count C.int64_t, numShards C.int64_t, shard C.int64_t, begin *C.int64_t, end *C.int64_t) error {
+	return takeStatus(C.cairn_record_shard_range(count, numShards, shard, begin, end))
+}
+
+// cExampleCreate calls cairn_example_create.
+//
+// CONSTRUCTOR. An empty Example or SequenceExample.
+// @param out  receives the example; free with cairn_example_free().
+// Errors: INVALID_ARGUMENT for an unknown kind or NULL out. Since 1.1.
+func cExampleCreate(kind C.cairn_example_kind, out **C.cairn_example) error {
+	return takeStatus(C.cairn_example_create(kind, out))
+}
+
+// cExampleParse calls cairn_example_parse.
+//
+// CONSTRUCTOR. Parses one serialized message of `kind`. Packed and unpacked lists are accepted,
+// unknown fields skipped; a key given twice keeps its last entry (protobuf's rules).
+// @param data  `n` bytes, borrowed for the call (NULL allowed when n is 0).
+// @param out   receives the example; free with cairn_example_free().
+// Errors: DATA_LOSS for malformed bytes, naming the byte offset. Since 1.1.
+func cExampleParse(kind C.cairn_example_kind, data unsafe.Pointer, n C.size_t, out **C.cairn_example) error {
+	return takeStatus(C.cairn_example_parse(kind, data, n, out))
+}
+
+// cExampleFree calls cairn_example_free.
+//
+// DESTRUCTOR. Frees the example. NULL is fine. Since 1.1.
+func cExampleFree(ex *C.cairn_example) {
+	C.cairn_example_free(ex)
+}
+
+// cExampleGetKind calls cairn_example_get_kind.
+//
+// METHOD. CAIRN_EXAMPLE or CAIRN_SEQUENCE_EXAMPLE; 0 for NULL. Since 1.1.
+func cExampleGetKind(ex *C.cairn_example) C.cairn_example_kind {
+	return C.cairn_example_get_kind(ex)
+}
+
+// cExampleSetInt64s calls cairn_example_set_int64s.
+//
+// METHOD. Sets feature `key` (a context feature of a SequenceExample) to `n` int64s, replacing
+// what the key held. `values` is copied (NULL allowed when n is 0).
+// Errors: INVALID_ARGUMENT for NULL ex or key. Since 1.1.
+func cExampleSetInt64s(ex *C.cairn_example, key *C.char, values *C.int64_t, n C.size_t) error {
+	return takeStatus(C.cairn_example_set_int64s(ex, key, values, n))
+}
+
+// cExampleSetFloats calls cairn_example_set_floats.
+//
+// METHOD. Sets feature `key` to `n` floats, as cairn_example_set_int64s does. Since 1.1.
+func cExampleSetFloats(ex *C.cairn_example, key *C.char, values *C.float, n C.size_t) error {
+	return takeStatus(C.cairn_example_set_floats(ex, key, values, n))
+}
+
+// cExampleSetBytes calls cairn_example_set_bytes.
+//
+// METHOD. Sets feature `key` to `n` byte strings: string i is `lens[i]` bytes at `values[i]`
+// (copied; any bytes, NUL included). Errors: INVALID_ARGUMENT for NULL arrays when n > 0. Since 1.1.
+func cExampleSetBytes(ex *C.cairn_example, key *C.char, values *unsafe.Pointer, lens *C.size_t, n C.size_t) error {
+	return takeStatus(C.cairn_example_set_bytes(ex, key, values, lens, n))
+}
+
+// cExampleAppendStepInt64s calls cairn_example_append_step_int64s.
+//
+// METHOD. Appends one step of `n` int64s to feature list `key` of a SequenceExample (creating the
+// list). Errors: INVALID_ARGUMENT for an Example (it has no feature lists). Since 1.1.
+func cExampleAppendStepInt64s(ex *C.cairn_example, key *C.char, values *C.int64_t, n C.size_t) error {
+	return takeStatus(C.cairn_example_append_step_int64s(ex, key, values, n))
+}
+
+// cExampleAppendStepFloats calls cairn_example_append_step_floats.
+//
+// METHOD. Appends one step of `n` floats to feature list `key`, as cairn_example_append_step_int64s. Since 1.1.
+func cExampleAppendStepFloats(ex *C.cairn_example, key *C.char, values *C.float, n C.size_t) error {
+	return takeStatus(C.cairn_example_append_step_floats(ex, key, values, n))
+}
+
+// cExampleAppendStepBytes calls cairn_example_append_step_bytes.
+//
+// METHOD. Appends one step of `n` byte strings to feature list `key` (as cairn_example_set_bytes
+// takes them). Since 1.1.
+func cExampleAppendStepBytes(ex *C.cairn_example, key *C.char, values *unsafe.Pointer, lens *C.size_t, n C.size_t) error {
+	return takeStatus(C.cairn_example_append_step_bytes(ex, key, values, lens, n))
+}
+
+// cExampleSerialize calls cairn_example_serialize.
+//
+// METHOD. The protobuf encoding of the example: map entries sorted by key, lists packed, the same
+// bytes as protobuf's deterministic serialization.
+// @param out  receives `*n` bytes (plus a NUL not counted); free with cairn_free().
+// Errors: INVALID_ARGUMENT for NULL arguments. Since 1.1.
+func cExampleSerialize(ex *C.cairn_example, out **C.char, n *C.size_t) error {
+	return takeStatus(C.cairn_example_serialize(ex, out, n))
+}
+
+// cExampleFeatureCount calls cairn_example_feature_count.
+//
+// METHOD. How many features the example has (context features for a SequenceExample); 0 for NULL. Since 1.1.
+func cExampleFeatureCount(ex *C.cairn_example) C.size_t {
+	return C.cairn_example_feature_count(ex)
+}
+
+// cExampleFeatureKey calls cairn_example_feature_key.
+//
+// METHOD. The key of feature `i` (keys sorted bytewise), NUL-terminated, borrowed from `ex` until it
+// is changed or freed; NULL when i is out of range. A key holding a NUL byte reads up to it. Since 1.1.
+func cExampleFeatureKey(ex *C.cairn_example, i C.size_t) *C.char {
+	return C.cairn_example_feature_key(ex, i)
+}
+
+// cExampleFeatureListCount calls cairn_example_feature_list_count.
+//
+// METHOD. How many feature lists a SequenceExample has; 0 for an Example or NULL. Since 1.1.
+func cExampleFeatureListCount(ex *C.cairn_example) C.size_t {
+	return C.cairn_example_feature_list_count(ex)
+}
+
+// cExampleFeatureListKey calls cairn_example_feature_list_key.
+//
+// METHOD. The key of feature list `i` (sorted), borrowed as cairn_example_feature_key's. Since 1.1.
+func cExampleFeatureListKey(ex *C.cairn_example, i C.size_t) *C.char {
+	return C.cairn_example_feature_list_key(ex, i)
+}
+
+// cExampleFeatureListSteps calls cairn_example_feature_list_steps.
+//
+// METHOD. How many steps feature list `key` has.
+// Errors: NOT_FOUND naming the key when there is no such feature list. Since 1.1.
+func cExampleFeatureListSteps(ex *C.cairn_example, key *C.char, out *C.size_t) error {
+	return takeStatus(C.cairn_example_feature_list_steps(ex, key, out))
+}
+
+// cExampleValues calls cairn_example_values.
+//
+// METHOD. The values of feature `key` (step CAIRN_EXAMPLE_NO_STEP), or of step `step` of feature
+// list `key` of a SequenceExample. Byte strings are read one at a time with cairn_example_bytes.
+// @param out  a struct whose struct_size the caller set (CAIRN_FEATURE_VALUES_INIT).
+// Errors: NOT_FOUND naming the key; OUT_OF_RANGE for a step past the list's end. Since 1.1.
+func cExampleValues(ex *C.cairn_example, key *C.char, step C.int64_t, out *C.cairn_feature_values) error {
+	return takeStatus(C.cairn_example_values(ex, key, step, out))
+}
+
+// cExampleBytes calls cairn_example_bytes.
+//
+// METHOD. Byte string `index` of a bytes feature addressed as in cairn_example_values.
+// @param data  receives a pointer borrowed from the example (valid until it is changed or freed).
+// @param n     receives the string's length.
+// Errors: NOT_FOUND; INVALID_ARGUMENT when the feature is not a bytes list; OUT_OF_RANGE. Since 1.1.
+func cExampleBytes(ex *C.cairn_example, key *C.char, step C.int64_t, index C.size_t, data *unsafe.Pointer, n *C.size_t) error {
+	return takeStatus(C.cairn_example_bytes(ex, key, step, index, data, n))
+}
+
+// cParseNumOutputs calls cairn_parse_num_outputs.
+//
+// METHOD. How many outputs cairn_parse_examples / cairn_parse_sequence_examples give for these specs:
+// the sum over specs of 1 (FIXED_LEN), 2 (VAR_LEN), 2 (FIXED_LEN_SEQUENCE), 3 (VAR_LEN_SEQUENCE).
+// Errors: INVALID_ARGUMENT for an unknown kind or a bad struct_size. Since 1.1.
+func cParseNumOutputs(specs *C.cairn_feature_spec, nSpecs C.size_t, out *C.size_t) error {
+	return takeStatus(C.cairn_parse_num_outputs(specs, nSpecs, out))
+}
+
+// cParseExamples calls cairn_parse_examples.
+//
+// METHOD. Parses `n` serialized tf.train.Examples into CPU tensors, as tf.io.parse_example does,
+// on the context's thread pool in blocks of 64 records (results do not depend on the thread count).
+// @param records  `n` pointers to records of `lens[i]` bytes, borrowed for the call.
+// @param specs    `n_specs` FIXED_LEN or VAR_LEN specs with distinct keys.
+// @param outputs  `n_outputs` slots (cairn_parse_num_outputs), receiving each spec's outputs in spec
+// order (FIXED_LEN: values; VAR_LEN: values, row_lengths); new tensors the caller
+// frees; untouched on error.
+// Errors: DATA_LOSS for a malformed record; INVALID_ARGUMENT for a bad spec, a missing feature
+// without default, a wrong value count or a dtype mismatch. Messages name the record index and the
+// key. Since 1.1.
+func cParseExamples(ctx *C.cairn_context, records *unsafe.Pointer, lens *C.size_t, n C.size_t, specs *C.cairn_feature_spec, nSpecs C.size_t, outputs **C.cairn_tensor, nOutputs C.size_t) error {
+	return takeStatus(C.cairn_parse_examples(ctx, records, lens, n, specs, nSpecs, outputs, nOutputs))
+}
+
+// cParseSequenceExamples calls cairn_parse_sequence_examples.
+//
+// METHOD. Parses `n` serialized tf.train.SequenceExamples, as tf.io.parse_sequence_example does:
+// FIXED_LEN and VAR_LEN specs read context features, FIXED_LEN_SEQUENCE and VAR_LEN_SEQUENCE specs
+// feature lists (a missing feature list has 0 steps). Keys are distinct within each group. Outputs
+// in spec order: FIXED_LEN_SEQUENCE gives values [n, max_steps, shape...] padded with the default
+// and lengths [n]; VAR_LEN_SEQUENCE gives values [total], step_lengths [total_steps] and steps [n].
+// Arguments and errors as cairn_parse_examples; messages also name the step. Since 1.1.
+func cParseSequenceExamples(ctx *C.cairn_context, records *unsafe.Pointer, lens *C.size_t, n C.size_t, specs *C.cairn_feature_spec, nSpecs C.size_t, outputs **C.cairn_tensor, nOutputs C.size_t) error {
+	return takeStatus(C.cairn_parse_sequence_examples(ctx, records, lens, n, specs, nSpecs, outputs, nOutputs))
+}
+
+// cFeatureSpecInit calls cairn_feature_spec_init.
+//
+// METHOD. Fills a cairn_feature_spec with its defaults. Since 1.1.
+func cFeatureSpecInit(opts *C.cairn_feature_spec, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_feature_spec_init(opts, structSize))
+}
+
+// cFeatureValuesInit calls cairn_feature_values_init.
+//
+// METHOD. Fills a cairn_feature_values with its defaults (for cairn_example_values). Since 1.1.
+func cFeatureValuesInit(opts *C.cairn_feature_values, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_feature_values_init(opts, structSize))
+}
+
+// cSummaryWriterOptionsInit calls cairn_summary_writer_options_init.
+//
+// METHOD. Fills a cairn_summary_writer_options with its defaults (for cairn_summary_writer_create). Since 1.1.
+func cSummaryWriterOptionsInit(opts *C.cairn_summary_writer_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_summary_writer_options_init(opts, structSize))
+}
+
+// cSummaryWriterCreate calls cairn_summary_writer_create.
+//
+// CONSTRUCTOR. A writer for `logdir` (created with its parents when missing) with a new event file
+// whose first record is file_version "brain.Event:2".
+// @param opts  NULL for the defaults.
+// @param out   receives the writer; free with cairn_summary_writer_free().
+// Errors: INVALID_ARGUMENT for NULL or bad options; FAILED_PRECONDITION naming the directory when
+// it cannot be created; the file's own error (naming it) when it cannot be opened. Since 1.1.
+func cSummaryWriterCreate(logdir *C.char, opts *C.cairn_summary_writer_options, out **C.cairn_summary_writer) error {
+	return takeStatus(C.cairn_summary_writer_create(logdir, opts, out))
+}
+
+// cSummaryWriterFlush calls cairn_summary_writer_flush.
+//
+// METHOD. Writes every queued event and pushes the file to the operating system; returns when done.
+// Errors: a pending error of the background thread; FAILED_PRECONDITION after close. Since 1.1.
+func cSummaryWriterFlush(w *C.cairn_summary_writer) error {
+	return takeStatus(C.cairn_summary_writer_flush(w))
+}
+
+// cSummaryWriterClose calls cairn_summary_writer_close.
+//
+// METHOD. Flushes, stops the writer thread and closes the file; later summary calls on `w` fail with
+// FAILED_PRECONDITION. Closing twice is fine. Errors: a pending error of the background thread. Since 1.1.
+func cSummaryWriterClose(w *C.cairn_summary_writer) error {
+	return takeStatus(C.cairn_summary_writer_close(w))
+}
+
+// cSummaryWriterFree calls cairn_summary_writer_free.
+//
+// DESTRUCTOR. Frees the handle. The writer closes when no handle and no default-writer setting
+// refers to it any more (errors of that close are lost: call cairn_summary_writer_close to see
+// them). Compiled functions that recorded summaries to it then fail with FAILED_PRECONDITION. NULL is
+// fine. Since 1.1.
+func cSummaryWriterFree(w *C.cairn_summary_writer) {
+	C.cairn_summary_writer_free(w)
+}
+
+// cSummaryWriterPath calls cairn_summary_writer_path.
+//
+// METHOD. The path of the event file being written (a new file after the old one was deleted).
+// @param out  receives the path; free with cairn_free(). Since 1.1.
+func cSummaryWriterPath(w *C.cairn_summary_writer, out **C.char) error {
+	return takeStatus(C.cairn_summary_writer_path(w, out))
+}
+
+// cSummaryWriterSetDefault calls cairn_summary_writer_set_default.
+//
+// Makes `w` the process-wide default writer (tf.summary's `with writer.as_default()`); it holds a
+// reference until replaced. NULL clears it. Since 1.1.
+func cSummaryWriterSetDefault(w *C.cairn_summary_writer) {
+	C.cairn_summary_writer_set_default(w)
+}
+
+// cSummarySetStep calls cairn_summary_set_step.
+//
+// Sets the process-wide default step (tf.summary.experimental.set_step);
+// CAIRN_SUMMARY_DEFAULT_STEP unsets it. Since 1.1.
+func cSummarySetStep(step C.int64_t) {
+	C.cairn_summary_set_step(step)
+}
+
+// cSummaryStep calls cairn_summary_step.
+//
+// The process-wide default step; CAIRN_SUMMARY_DEFAULT_STEP when unset. Since 1.1.
+func cSummaryStep() C.int64_t {
+	return C.cairn_summary_step()
+}
+
+// cSummaryScalar calls cairn_summary_scalar.
+//
+// METHOD. tf.summary.scalar from a host value: queues a float32 scalar. Costs well under a
+// microsecond on the calling thread. Not recorded inside compiled functions (use
+// cairn_summary_scalar_tensor there).
+// @param w     the writer, or NULL for the default writer.
+// @param step  the step, or CAIRN_SUMMARY_DEFAULT_STEP.
+// Errors: INVALID_ARGUMENT for a NULL tag or no step; a pending background error. Since 1.1.
+func cSummaryScalar(w *C.cairn_summary_writer, tag *C.char, value C.double, step C.int64_t) error {
+	return takeStatus(C.cairn_summary_scalar(w, tag, value, step))
+}
+
+// cSummaryText calls cairn_summary_text.
+//
+// METHOD. tf.summary.text: a string (UTF-8, NUL-terminated) for the text plugin. Since 1.1.
+func cSummaryText(w *C.cairn_summary_writer, tag *C.char, text *C.char, step C.int64_t) error {
+	return takeStatus(C.cairn_summary_text(w, tag, text, step))
+}
+
+// cSummaryScalarTensor calls cairn_summary_scalar_tensor.
+//
+// METHOD. tf.summary.scalar from a tensor: `t` is a rank-0 tensor of a real dtype or bool, written
+// as float32. Eager: writes now. Inside a compiled function: records an op that writes on every call.
+// Errors: INVALID_ARGUMENT naming the tag for another rank or dtype. Since 1.1.
+func cSummaryScalarTensor(ctx *C.cairn_context, w *C.cairn_summary_writer, tag *C.char, t *C.cairn_tensor, step C.int64_t) error {
+	return takeStatus(C.cairn_summary_scalar_tensor(ctx, w, tag, t, step))
+}
+
+// cSummaryHistogram calls cairn_summary_histogram.
+//
+// METHOD. tf.summary.histogram: TF2's `buckets` equal-width buckets from the minimum to the maximum
+// of `t` (any real dtype and shape), written as a [buckets, 3] float64 tensor; buckets <= 0 gives 30
+// (TF2's default). All-equal values put their count in the last bucket; no values give zero rows.
+// Errors: INVALID_ARGUMENT naming the tag for a NaN or infinite value or a bad dtype. Since 1.1.
+func cSummaryHistogram(ctx *C.cairn_context, w *C.cairn_summary_writer, tag *C.char, t *C.cairn_tensor, buckets C.int64_t, step C.int64_t) error {
+	return takeStatus(C.cairn_summary_histogram(ctx, w, tag, t, buckets, step))
+}
+
+// cSummaryImage calls cairn_summary_image.
+//
+// METHOD. tf.summary.image: `images` is a [k, height, width, channels] batch with 1 (gray), 3 (RGB)
+// or 4 (RGBA) channels, uint8 or float (clamped to [0, 1] and scaled to 0..255); the first
+// `max_outputs` images are written as PNGs (max_outputs < 0 gives 3, TF2's default).
+// Errors: INVALID_ARGUMENT naming the tag for a bad shape or dtype. Since 1.1.
+func cSummaryImage(ctx *C.cairn_context, w *C.cairn_summary_writer, tag *C.char, images *C.cairn_tensor, maxOutputs C.int64_t, step C.int64_t) error {
+	return takeStatus(C.cairn_summary_image(ctx, w, tag, images, maxOutputs, step))
+}
+
+// cSummaryAudio calls cairn_summary_audio.
+//
+// METHOD. tf.summary.audio: `audio` is a [k, frames, channels] float batch in [-1, 1] (clamped);
+// the first `max_outputs` clips are written as 16-bit PCM WAV files at `sample_rate` Hz (a whole
+// number; max_outputs < 0 gives 3).
+// Errors: INVALID_ARGUMENT naming the tag for a bad shape, dtype or sample rate. Since 1.1.
+func cSummaryAudio(ctx *C.cairn_context, w *C.cairn_summary_writer, tag *C.char, audio *C.cairn_tensor, sampleRate C.double, maxOutputs C.int64_t, step C.int64_t) error {
+	return takeStatus(C.cairn_summary_audio(ctx, w, tag, audio, sampleRate, maxOutputs, step))
+}
+
+// cSummaryGraph calls cairn_summary_graph.
+//
+// METHOD. tf.summary.graph: writes the graph of trace `index` of the compiled function `fn` (see
+// cairn_function_num_traces) as a binary tensorflow.GraphDef event, which TensorBoard's graph
+// dashboard draws. Inputs are Placeholders, variables VarHandleOps, and each cond or while loop an
+// If or While node whose branches are functions in the GraphDef's library (docs/graph_export.md).
+// @param w     the writer, or NULL for the default writer (none set: nothing is written).
+// @param step  the step, or CAIRN_SUMMARY_DEFAULT_STEP.
+// Errors: INVALID_ARGUMENT for a NULL fn or no step; OUT_OF_RANGE for an index past the traces; a
+// pending background error. Since 1.1.
+func cSummaryGraph(w *C.cairn_summary_writer, fn *C.cairn_function, index C.size_t, step C.int64_t) error {
+	return takeStatus(C.cairn_summary_graph(w, fn, index, step))
+}
+
+// cProfilerOptionsInit calls cairn_profiler_options_init.
+//
+// METHOD. Fills a cairn_profiler_options with its defaults (for cairn_profiler_start). Since 1.1.
+func cProfilerOptionsInit(opts *C.cairn_profiler_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_profiler_options_init(opts, structSize))
+}
+
+// cProfilerStart calls cairn_profiler_start.
+//
+// FUNCTION. Turns the profiler on for the whole process (NULL opts: defaults), clearing what an
+// earlier profile left. Errors: FAILED_PRECONDITION when it is already on; INVALID_ARGUMENT for
+// max_events 0 or a bad struct_size. Since 1.1.
+func cProfilerStart(opts *C.cairn_profiler_options) error {
+	return takeStatus(C.cairn_profiler_start(opts))
+}
+
+// cProfilerActive calls cairn_profiler_active.
+//
+// FUNCTION. Whether the profiler is on. Since 1.1.
+func cProfilerActive() C.int32_t {
+	return C.cairn_profiler_active()
+}
+
+// cProfilerStop calls cairn_profiler_stop.
+//
+// FUNCTION. Turns the profiler off and hands over what it recorded, events sorted by start.
+// Errors: FAILED_PRECONDITION when it is off; INVALID_ARGUMENT for NULL out. Since 1.1.
+func cProfilerStop(out **C.cairn_profile) error {
+	return takeStatus(C.cairn_profiler_stop(out))
+}
+
+// cProfileEventCount calls cairn_profile_event_count.
+//
+// METHOD. How many events the profile holds. Since 1.1.
+func cProfileEventCount(p *C.cairn_profile, out *C.size_t) error {
+	return takeStatus(C.cairn_profile_event_count(p, out))
+}
+
+// cProfileDropped calls cairn_profile_dropped.
+//
+// METHOD. How many events were dropped because max_events were already kept. Since 1.1.
+func cProfileDropped(p *C.cairn_profile, out *C.uint64_t) error {
+	return takeStatus(C.cairn_profile_dropped(p, out))
+}
+
+// cProfileEvent calls cairn_profile_event.
+//
+// METHOD. Event `index`: its name (op "Add", replayed node "MatMul_3", function, or GPU batch),
+// category ("eager", "graph", "function" or "gpu"), device ("cpu", "vulkan:0"), start in
+// nanoseconds from cairn_profiler_start and duration in nanoseconds. Strings live as long as the
+// profile; any out pointer may be NULL. Errors: OUT_OF_RANGE for index >= the event count. Since 1.1.
+func cProfileEvent(p *C.cairn_profile, index C.size_t, name **C.char, category **C.char, device **C.char, startNs *C.int64_t, durationNs *C.int64_t) error {
+	return takeStatus(C.cairn_profile_event(p, index, name, category, device, startNs, durationNs))
+}
+
+// cProfileChromeTrace calls cairn_profile_chrome_trace.
+//
+// METHOD. The profile as Chrome trace-event JSON (malloc'd; free with cairn_free). Since 1.1.
+func cProfileChromeTrace(p *C.cairn_profile, jsonOut **C.char) error {
+	return takeStatus(C.cairn_profile_chrome_trace(p, jsonOut))
+}
+
+// cProfileExportChromeTrace calls cairn_profile_export_chrome_trace.
+//
+// METHOD. Writes the Chrome trace-event JSON to `path`. Errors: UNAVAILABLE naming the path. Since 1.1.
+func cProfileExportChromeTrace(p *C.cairn_profile, path *C.char) error {
+	return takeStatus(C.cairn_profile_export_chrome_trace(p, path))
+}
+
+// cProfileExportToLogdir calls cairn_profile_export_to_logdir.
+//
+// METHOD. Writes the trace gzipped where TensorBoard's profile plugin looks:
+// <logdir>/plugins/profile/<run_name>/<hostname>.trace.json.gz (directories made as needed). NULL or
+// "" run_name: the date and time. path_out (may be NULL) gets the file's path (malloc'd; free with
+// cairn_free). Errors: INVALID_ARGUMENT for a run_name with '/'; UNAVAILABLE naming the path. Since 1.1.
+func cProfileExportToLogdir(p *C.cairn_profile, logdir *C.char, runName *C.char, pathOut **C.char) error {
+	return takeStatus(C.cairn_profile_export_to_logdir(p, logdir, runName, pathOut))
+}
+
+// cProfileFree calls cairn_profile_free.
+//
+// DESTRUCTOR. Frees the profile. NULL is fine. Since 1.1.
+func cProfileFree(p *C.cairn_profile) {
+	C.cairn_profile_free(p)
 }
 
 // cVulkanAvailable calls cairn_vulkan_available.

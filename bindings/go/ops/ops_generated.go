@@ -1747,6 +1747,142 @@ func Where(ctx *cairn.Context, condition *cairn.Tensor) (*cairn.Tensor, error) {
 	return single(cairn.RunOp(ctx, "Where", []*cairn.Tensor{condition}, nil, 1))
 }
 
+// WriteAudioSummary runs the WriteAudioSummary op: tf.summary.audio: WAVs of the first max_outputs clips of a [k, t, c] batch in [-1, 1]
+//
+// Inputs: audio (T). Outputs: .
+// T: one of float32, float64, bfloat16, float16.
+// Attribute tag (STRING) is the parameter tag.
+// Attribute sample_rate (FLOAT) is the parameter sampleRate.
+// Option WriteAudioSummaryWriter sets writer (default 0).
+// Option WriteAudioSummaryStep sets step (default -9223372036854775808).
+// Option WriteAudioSummaryMaxOutputs sets max_outputs (default 3).
+func WriteAudioSummary(ctx *cairn.Context, audio *cairn.Tensor, tag string, sampleRate float64, opts ...WriteAudioSummaryOption) ([]*cairn.Tensor, error) {
+	attrs := append(make([]cairn.Attr, 0, 2+len(opts)),
+		cairn.StringAttr("tag", tag),
+		cairn.FloatAttr("sample_rate", sampleRate))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return cairn.RunOp(ctx, "WriteAudioSummary", []*cairn.Tensor{audio}, attrs, 0)
+}
+
+// WriteAudioSummaryOption is an optional attribute of WriteAudioSummary, sent only when given.
+type WriteAudioSummaryOption cairn.Attr
+
+// WriteAudioSummaryWriter sets WriteAudioSummary's writer attribute (the library's default: 0).
+func WriteAudioSummaryWriter(v int64) WriteAudioSummaryOption {
+	return WriteAudioSummaryOption(cairn.IntAttr("writer", v))
+}
+
+// WriteAudioSummaryStep sets WriteAudioSummary's step attribute (the library's default: -9223372036854775808).
+func WriteAudioSummaryStep(v int64) WriteAudioSummaryOption {
+	return WriteAudioSummaryOption(cairn.IntAttr("step", v))
+}
+
+// WriteAudioSummaryMaxOutputs sets WriteAudioSummary's max_outputs attribute (the library's default: 3).
+func WriteAudioSummaryMaxOutputs(v int64) WriteAudioSummaryOption {
+	return WriteAudioSummaryOption(cairn.IntAttr("max_outputs", v))
+}
+
+// WriteHistogramSummary runs the WriteHistogramSummary op: tf.summary.histogram: TF2's [k, 3] buckets of the values
+//
+// Inputs: values (T). Outputs: .
+// T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
+// Attribute tag (STRING) is the parameter tag.
+// Option WriteHistogramSummaryWriter sets writer (default 0).
+// Option WriteHistogramSummaryStep sets step (default -9223372036854775808).
+// Option WriteHistogramSummaryBuckets sets buckets (default 30).
+func WriteHistogramSummary(ctx *cairn.Context, values *cairn.Tensor, tag string, opts ...WriteHistogramSummaryOption) ([]*cairn.Tensor, error) {
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.StringAttr("tag", tag))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return cairn.RunOp(ctx, "WriteHistogramSummary", []*cairn.Tensor{values}, attrs, 0)
+}
+
+// WriteHistogramSummaryOption is an optional attribute of WriteHistogramSummary, sent only when given.
+type WriteHistogramSummaryOption cairn.Attr
+
+// WriteHistogramSummaryWriter sets WriteHistogramSummary's writer attribute (the library's default: 0).
+func WriteHistogramSummaryWriter(v int64) WriteHistogramSummaryOption {
+	return WriteHistogramSummaryOption(cairn.IntAttr("writer", v))
+}
+
+// WriteHistogramSummaryStep sets WriteHistogramSummary's step attribute (the library's default: -9223372036854775808).
+func WriteHistogramSummaryStep(v int64) WriteHistogramSummaryOption {
+	return WriteHistogramSummaryOption(cairn.IntAttr("step", v))
+}
+
+// WriteHistogramSummaryBuckets sets WriteHistogramSummary's buckets attribute (the library's default: 30).
+func WriteHistogramSummaryBuckets(v int64) WriteHistogramSummaryOption {
+	return WriteHistogramSummaryOption(cairn.IntAttr("buckets", v))
+}
+
+// WriteImageSummary runs the WriteImageSummary op: tf.summary.image: PNGs of the first max_outputs images of a [k, h, w, c] batch
+//
+// Inputs: images (T). Outputs: .
+// T: one of float32, float64, uint8, bfloat16, float16.
+// Attribute tag (STRING) is the parameter tag.
+// Option WriteImageSummaryWriter sets writer (default 0).
+// Option WriteImageSummaryStep sets step (default -9223372036854775808).
+// Option WriteImageSummaryMaxOutputs sets max_outputs (default 3).
+func WriteImageSummary(ctx *cairn.Context, images *cairn.Tensor, tag string, opts ...WriteImageSummaryOption) ([]*cairn.Tensor, error) {
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.StringAttr("tag", tag))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return cairn.RunOp(ctx, "WriteImageSummary", []*cairn.Tensor{images}, attrs, 0)
+}
+
+// WriteImageSummaryOption is an optional attribute of WriteImageSummary, sent only when given.
+type WriteImageSummaryOption cairn.Attr
+
+// WriteImageSummaryWriter sets WriteImageSummary's writer attribute (the library's default: 0).
+func WriteImageSummaryWriter(v int64) WriteImageSummaryOption {
+	return WriteImageSummaryOption(cairn.IntAttr("writer", v))
+}
+
+// WriteImageSummaryStep sets WriteImageSummary's step attribute (the library's default: -9223372036854775808).
+func WriteImageSummaryStep(v int64) WriteImageSummaryOption {
+	return WriteImageSummaryOption(cairn.IntAttr("step", v))
+}
+
+// WriteImageSummaryMaxOutputs sets WriteImageSummary's max_outputs attribute (the library's default: 3).
+func WriteImageSummaryMaxOutputs(v int64) WriteImageSummaryOption {
+	return WriteImageSummaryOption(cairn.IntAttr("max_outputs", v))
+}
+
+// WriteScalarSummary runs the WriteScalarSummary op: tf.summary.scalar: writes a rank-0 value as a float32 scalar summary
+//
+// Inputs: value (T). Outputs: .
+// T: one of float32, float64, int32, uint8, int16, int8, int64, bool, bfloat16, float16.
+// Attribute tag (STRING) is the parameter tag.
+// Option WriteScalarSummaryWriter sets writer (default 0).
+// Option WriteScalarSummaryStep sets step (default -9223372036854775808).
+func WriteScalarSummary(ctx *cairn.Context, value *cairn.Tensor, tag string, opts ...WriteScalarSummaryOption) ([]*cairn.Tensor, error) {
+	attrs := append(make([]cairn.Attr, 0, 1+len(opts)),
+		cairn.StringAttr("tag", tag))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return cairn.RunOp(ctx, "WriteScalarSummary", []*cairn.Tensor{value}, attrs, 0)
+}
+
+// WriteScalarSummaryOption is an optional attribute of WriteScalarSummary, sent only when given.
+type WriteScalarSummaryOption cairn.Attr
+
+// WriteScalarSummaryWriter sets WriteScalarSummary's writer attribute (the library's default: 0).
+func WriteScalarSummaryWriter(v int64) WriteScalarSummaryOption {
+	return WriteScalarSummaryOption(cairn.IntAttr("writer", v))
+}
+
+// WriteScalarSummaryStep sets WriteScalarSummary's step attribute (the library's default: -9223372036854775808).
+func WriteScalarSummaryStep(v int64) WriteScalarSummaryOption {
+	return WriteScalarSummaryOption(cairn.IntAttr("step", v))
+}
+
 // ZerosLike runs the ZerosLike op: Zeros (false for bool) with the shape and dtype of x.
 //
 // Inputs: x (T). Outputs: y (T).

@@ -23,7 +23,7 @@ pub type cairn_bool = i32;
 /// `CAIRN_VERSION_MAJOR` of cairn.h.
 pub const CAIRN_VERSION_MAJOR: i32 = 1;
 /// `CAIRN_VERSION_MINOR` of cairn.h.
-pub const CAIRN_VERSION_MINOR: i32 = 0;
+pub const CAIRN_VERSION_MINOR: i32 = 1;
 /// `CAIRN_VERSION_PATCH` of cairn.h.
 pub const CAIRN_VERSION_PATCH: i32 = 0;
 /// `CAIRN_FALSE` of cairn.h.
@@ -111,6 +111,41 @@ pub struct cairn_tape {
 /// Opaque handle `cairn_function`.
 #[repr(C)]
 pub struct cairn_function {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_record_writer`.
+#[repr(C)]
+pub struct cairn_record_writer {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_record_reader`.
+#[repr(C)]
+pub struct cairn_record_reader {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_example`.
+#[repr(C)]
+pub struct cairn_example {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_summary_writer`.
+#[repr(C)]
+pub struct cairn_summary_writer {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_profile`.
+#[repr(C)]
+pub struct cairn_profile {
     _data: [u8; 0],
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
@@ -279,6 +314,52 @@ pub const CAIRN_METRIC_MEAN: cairn_metric_kind = 0;
 pub const CAIRN_METRIC_ACCURACY: cairn_metric_kind = 1;
 /// A value of [`cairn_metric_kind`].
 pub const CAIRN_METRIC_FORCE32: cairn_metric_kind = 0x7fffffff;
+
+/// Stream compression of a record file. Since 1.1.
+pub type cairn_compression = u32;
+/// A value of [`cairn_compression`].
+pub const CAIRN_COMPRESSION_NONE: cairn_compression = 0;
+/// A value of [`cairn_compression`].
+pub const CAIRN_COMPRESSION_ZLIB: cairn_compression = 1;
+/// A value of [`cairn_compression`].
+pub const CAIRN_COMPRESSION_GZIP: cairn_compression = 2;
+/// A value of [`cairn_compression`].
+pub const CAIRN_COMPRESSION_FORCE32: cairn_compression = 0x7fffffff;
+
+/// Which message a cairn_example is. Since 1.1.
+pub type cairn_example_kind = u32;
+/// A value of [`cairn_example_kind`].
+pub const CAIRN_EXAMPLE: cairn_example_kind = 1;
+/// A value of [`cairn_example_kind`].
+pub const CAIRN_SEQUENCE_EXAMPLE: cairn_example_kind = 2;
+/// A value of [`cairn_example_kind`].
+pub const CAIRN_EXAMPLE_KIND_FORCE32: cairn_example_kind = 0x7fffffff;
+
+/// Which list a feature holds (Feature's oneof field numbers). Since 1.1.
+pub type cairn_feature_kind = u32;
+/// A value of [`cairn_feature_kind`].
+pub const CAIRN_FEATURE_NONE: cairn_feature_kind = 0;
+/// A value of [`cairn_feature_kind`].
+pub const CAIRN_FEATURE_BYTES: cairn_feature_kind = 1;
+/// A value of [`cairn_feature_kind`].
+pub const CAIRN_FEATURE_FLOAT: cairn_feature_kind = 2;
+/// A value of [`cairn_feature_kind`].
+pub const CAIRN_FEATURE_INT64: cairn_feature_kind = 3;
+/// A value of [`cairn_feature_kind`].
+pub const CAIRN_FEATURE_KIND_FORCE32: cairn_feature_kind = 0x7fffffff;
+
+/// How a spec turns a feature of each record into tensors (see cairn_feature_spec). Since 1.1.
+pub type cairn_feature_spec_kind = u32;
+/// A value of [`cairn_feature_spec_kind`].
+pub const CAIRN_FIXED_LEN: cairn_feature_spec_kind = 1;
+/// A value of [`cairn_feature_spec_kind`].
+pub const CAIRN_VAR_LEN: cairn_feature_spec_kind = 2;
+/// A value of [`cairn_feature_spec_kind`].
+pub const CAIRN_FIXED_LEN_SEQUENCE: cairn_feature_spec_kind = 3;
+/// A value of [`cairn_feature_spec_kind`].
+pub const CAIRN_VAR_LEN_SEQUENCE: cairn_feature_spec_kind = 4;
+/// A value of [`cairn_feature_spec_kind`].
+pub const CAIRN_FEATURE_SPEC_KIND_FORCE32: cairn_feature_spec_kind = 0x7fffffff;
 
 /// Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
 pub type cairn_vulkan_device_type = u32;
@@ -673,6 +754,107 @@ pub struct cairn_function_options {
     pub n_static_inputs: usize,
 }
 
+/// Options of cairn_record_writer_open; start from CAIRN_RECORD_WRITER_OPTIONS_INIT. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_record_writer_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_record_writer_options`].
+    pub struct_size: u32,
+    /// `compression` (C type `cairn_compression`); see [`cairn_record_writer_options`].
+    pub compression: cairn_compression,
+    /// `level` (C type `int32_t`); see [`cairn_record_writer_options`].
+    pub level: i32,
+    /// `write_index` (C type `int32_t`); see [`cairn_record_writer_options`].
+    pub write_index: i32,
+    /// `append` (C type `int32_t`); see [`cairn_record_writer_options`].
+    pub append: i32,
+}
+
+/// Options of cairn_record_reader_open and the whole-file functions; start from
+/// CAIRN_RECORD_READER_OPTIONS_INIT. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_record_reader_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_record_reader_options`].
+    pub struct_size: u32,
+    /// `compression` (C type `cairn_compression`); see [`cairn_record_reader_options`].
+    pub compression: cairn_compression,
+    /// `verify_checksums` (C type `int32_t`); see [`cairn_record_reader_options`].
+    pub verify_checksums: i32,
+    /// `read_ahead` (C type `int32_t`); see [`cairn_record_reader_options`].
+    pub read_ahead: i32,
+    /// `buffer_size` (C type `uint64_t`); see [`cairn_record_reader_options`].
+    pub buffer_size: u64,
+}
+
+/// The values of one feature, filled by cairn_example_values. The library writes the fields that
+/// struct_size covers. Pointers are borrowed from the example until it is changed or freed. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_feature_values {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_feature_values`].
+    pub struct_size: u32,
+    /// `kind` (C type `cairn_feature_kind`); see [`cairn_feature_values`].
+    pub kind: cairn_feature_kind,
+    /// `count` (C type `size_t`); see [`cairn_feature_values`].
+    pub count: usize,
+    /// `floats` (C type `const float *`); see [`cairn_feature_values`].
+    pub floats: *const f32,
+    /// `int64s` (C type `const int64_t *`); see [`cairn_feature_values`].
+    pub int64s: *const i64,
+}
+
+/// One feature to parse (tf.io.FixedLenFeature, VarLenFeature, FixedLenSequenceFeature and a
+/// ragged sequence feature). dtype CAIRN_FLOAT32 reads float lists, CAIRN_INT64 int64 lists and
+/// CAIRN_UINT8 byte lists, whose values are the bytes of the feature's strings concatenated (the C
+/// API has no string tensors): FixedLen uint8 of shape \[784\] reads one 784-byte string, VarLen uint8
+/// gives each record's bytes and their count. An array of specs takes its stride from the
+/// struct_size of element 0; every element must have the same struct_size. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_feature_spec {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_feature_spec`].
+    pub struct_size: u32,
+    /// `key` (C type `const char *`); see [`cairn_feature_spec`].
+    pub key: *const c_char,
+    /// `kind` (C type `cairn_feature_spec_kind`); see [`cairn_feature_spec`].
+    pub kind: cairn_feature_spec_kind,
+    /// `dtype` (C type `cairn_dtype`); see [`cairn_feature_spec`].
+    pub dtype: cairn_dtype,
+    /// `shape` (C type `const int64_t *`); see [`cairn_feature_spec`].
+    pub shape: *const i64,
+    /// `rank` (C type `size_t`); see [`cairn_feature_spec`].
+    pub rank: usize,
+    /// `default_value` (C type `const cairn_tensor *`); see [`cairn_feature_spec`].
+    pub default_value: *const cairn_tensor,
+}
+
+/// Options of cairn_summary_writer_create; start from CAIRN_SUMMARY_WRITER_OPTIONS_INIT. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_summary_writer_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_summary_writer_options`].
+    pub struct_size: u32,
+    /// `max_queue` (C type `int64_t`); see [`cairn_summary_writer_options`].
+    pub max_queue: i64,
+    /// `flush_millis` (C type `int64_t`); see [`cairn_summary_writer_options`].
+    pub flush_millis: i64,
+    /// `filename_suffix` (C type `const char *`); see [`cairn_summary_writer_options`].
+    pub filename_suffix: *const c_char,
+}
+
+/// Options of cairn_profiler_start; start from CAIRN_PROFILER_OPTIONS_INIT. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_profiler_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_profiler_options`].
+    pub struct_size: u32,
+    /// `max_events` (C type `uint64_t`); see [`cairn_profiler_options`].
+    pub max_events: u64,
+    /// `vulkan_timestamps` (C type `int32_t`); see [`cairn_profiler_options`].
+    pub vulkan_timestamps: i32,
+}
+
 /// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -819,6 +1001,26 @@ pub const CAIRN_EXPONENTIAL_DECAY_OPTIONS_INIT: cairn_exponential_decay_options 
     staircase: 0,
 };
 
+/// `CAIRN_FEATURE_SPEC_INIT`: the documented defaults of [`cairn_feature_spec`].
+pub const CAIRN_FEATURE_SPEC_INIT: cairn_feature_spec = cairn_feature_spec {
+    struct_size: core::mem::size_of::<cairn_feature_spec>() as u32,
+    key: core::ptr::null(),
+    kind: CAIRN_FIXED_LEN,
+    dtype: CAIRN_FLOAT32,
+    shape: core::ptr::null(),
+    rank: 0,
+    default_value: core::ptr::null(),
+};
+
+/// `CAIRN_FEATURE_VALUES_INIT`: the documented defaults of [`cairn_feature_values`].
+pub const CAIRN_FEATURE_VALUES_INIT: cairn_feature_values = cairn_feature_values {
+    struct_size: core::mem::size_of::<cairn_feature_values>() as u32,
+    kind: CAIRN_FEATURE_NONE,
+    count: 0,
+    floats: core::ptr::null(),
+    int64s: core::ptr::null(),
+};
+
 /// `CAIRN_FLATTEN_OPTIONS_INIT`: the documented defaults of [`cairn_flatten_options`].
 pub const CAIRN_FLATTEN_OPTIONS_INIT: cairn_flatten_options = cairn_flatten_options {
     struct_size: core::mem::size_of::<cairn_flatten_options>() as u32,
@@ -874,10 +1076,43 @@ pub const CAIRN_POOL2D_OPTIONS_INIT: cairn_pool2d_options = cairn_pool2d_options
     name: core::ptr::null(),
 };
 
+/// `CAIRN_PROFILER_OPTIONS_INIT`: the documented defaults of [`cairn_profiler_options`].
+pub const CAIRN_PROFILER_OPTIONS_INIT: cairn_profiler_options = cairn_profiler_options {
+    struct_size: core::mem::size_of::<cairn_profiler_options>() as u32,
+    max_events: 1000000,
+    vulkan_timestamps: 1,
+};
+
+/// `CAIRN_RECORD_READER_OPTIONS_INIT`: the documented defaults of [`cairn_record_reader_options`].
+pub const CAIRN_RECORD_READER_OPTIONS_INIT: cairn_record_reader_options = cairn_record_reader_options {
+    struct_size: core::mem::size_of::<cairn_record_reader_options>() as u32,
+    compression: CAIRN_COMPRESSION_NONE,
+    verify_checksums: 1,
+    read_ahead: 1,
+    buffer_size: 0,
+};
+
+/// `CAIRN_RECORD_WRITER_OPTIONS_INIT`: the documented defaults of [`cairn_record_writer_options`].
+pub const CAIRN_RECORD_WRITER_OPTIONS_INIT: cairn_record_writer_options = cairn_record_writer_options {
+    struct_size: core::mem::size_of::<cairn_record_writer_options>() as u32,
+    compression: CAIRN_COMPRESSION_NONE,
+    level: -1,
+    write_index: 0,
+    append: 0,
+};
+
 /// `CAIRN_SEQUENTIAL_OPTIONS_INIT`: the documented defaults of [`cairn_sequential_options`].
 pub const CAIRN_SEQUENTIAL_OPTIONS_INIT: cairn_sequential_options = cairn_sequential_options {
     struct_size: core::mem::size_of::<cairn_sequential_options>() as u32,
     name: core::ptr::null(),
+};
+
+/// `CAIRN_SUMMARY_WRITER_OPTIONS_INIT`: the documented defaults of [`cairn_summary_writer_options`].
+pub const CAIRN_SUMMARY_WRITER_OPTIONS_INIT: cairn_summary_writer_options = cairn_summary_writer_options {
+    struct_size: core::mem::size_of::<cairn_summary_writer_options>() as u32,
+    max_queue: 10,
+    flush_millis: 1000,
+    filename_suffix: core::ptr::null(),
 };
 
 /// `CAIRN_TAPE_OPTIONS_INIT`: the documented defaults of [`cairn_tape_options`].
@@ -1080,6 +1315,75 @@ pub(crate) struct Api {
     cairn_function_signature: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
     cairn_function_free: unsafe extern "C" fn(r#fn: *mut cairn_function),
     cairn_function_num_outputs: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status,
+    cairn_record_writer_options_init: unsafe extern "C" fn(opts: *mut cairn_record_writer_options, struct_size: u32) -> *mut cairn_status,
+    cairn_record_reader_options_init: unsafe extern "C" fn(opts: *mut cairn_record_reader_options, struct_size: u32) -> *mut cairn_status,
+    cairn_record_writer_open: unsafe extern "C" fn(path: *const c_char, opts: *const cairn_record_writer_options, out: *mut *mut cairn_record_writer) -> *mut cairn_status,
+    cairn_record_writer_write: unsafe extern "C" fn(w: *mut cairn_record_writer, data: *const c_void, n: usize) -> *mut cairn_status,
+    cairn_record_writer_flush: unsafe extern "C" fn(w: *mut cairn_record_writer) -> *mut cairn_status,
+    cairn_record_writer_sync: unsafe extern "C" fn(w: *mut cairn_record_writer) -> *mut cairn_status,
+    cairn_record_writer_close: unsafe extern "C" fn(w: *mut cairn_record_writer) -> *mut cairn_status,
+    cairn_record_writer_count: unsafe extern "C" fn(w: *const cairn_record_writer) -> i64,
+    cairn_record_writer_free: unsafe extern "C" fn(w: *mut cairn_record_writer),
+    cairn_record_reader_open: unsafe extern "C" fn(path: *const c_char, opts: *const cairn_record_reader_options, out: *mut *mut cairn_record_reader) -> *mut cairn_status,
+    cairn_record_reader_next: unsafe extern "C" fn(r: *mut cairn_record_reader, data: *mut *const c_void, n: *mut usize, got: *mut i32) -> *mut cairn_status,
+    cairn_record_reader_offset: unsafe extern "C" fn(r: *const cairn_record_reader) -> i64,
+    cairn_record_reader_partial: unsafe extern "C" fn(r: *const cairn_record_reader) -> i32,
+    cairn_record_reader_seek: unsafe extern "C" fn(r: *mut cairn_record_reader, offset: i64) -> *mut cairn_status,
+    cairn_record_reader_seek_record: unsafe extern "C" fn(r: *mut cairn_record_reader, index: i64) -> *mut cairn_status,
+    cairn_record_reader_free: unsafe extern "C" fn(r: *mut cairn_record_reader),
+    cairn_record_file_count: unsafe extern "C" fn(path: *const c_char, opts: *const cairn_record_reader_options, out: *mut i64) -> *mut cairn_status,
+    cairn_record_index_build: unsafe extern "C" fn(path: *const c_char, opts: *const cairn_record_reader_options, count_out: *mut i64) -> *mut cairn_status,
+    cairn_record_shard_range: unsafe extern "C" fn(count: i64, num_shards: i64, shard: i64, begin: *mut i64, end: *mut i64) -> *mut cairn_status,
+    cairn_example_create: unsafe extern "C" fn(kind: cairn_example_kind, out: *mut *mut cairn_example) -> *mut cairn_status,
+    cairn_example_parse: unsafe extern "C" fn(kind: cairn_example_kind, data: *const c_void, n: usize, out: *mut *mut cairn_example) -> *mut cairn_status,
+    cairn_example_free: unsafe extern "C" fn(ex: *mut cairn_example),
+    cairn_example_get_kind: unsafe extern "C" fn(ex: *const cairn_example) -> cairn_example_kind,
+    cairn_example_set_int64s: unsafe extern "C" fn(ex: *mut cairn_example, key: *const c_char, values: *const i64, n: usize) -> *mut cairn_status,
+    cairn_example_set_floats: unsafe extern "C" fn(ex: *mut cairn_example, key: *const c_char, values: *const f32, n: usize) -> *mut cairn_status,
+    cairn_example_set_bytes: unsafe extern "C" fn(ex: *mut cairn_example, key: *const c_char, values: *const *const c_void, lens: *const usize, n: usize) -> *mut cairn_status,
+    cairn_example_append_step_int64s: unsafe extern "C" fn(ex: *mut cairn_example, key: *const c_char, values: *const i64, n: usize) -> *mut cairn_status,
+    cairn_example_append_step_floats: unsafe extern "C" fn(ex: *mut cairn_example, key: *const c_char, values: *const f32, n: usize) -> *mut cairn_status,
+    cairn_example_append_step_bytes: unsafe extern "C" fn(ex: *mut cairn_example, key: *const c_char, values: *const *const c_void, lens: *const usize, n: usize) -> *mut cairn_status,
+    cairn_example_serialize: unsafe extern "C" fn(ex: *const cairn_example, out: *mut *mut c_char, n: *mut usize) -> *mut cairn_status,
+    cairn_example_feature_count: unsafe extern "C" fn(ex: *const cairn_example) -> usize,
+    cairn_example_feature_key: unsafe extern "C" fn(ex: *const cairn_example, i: usize) -> *const c_char,
+    cairn_example_feature_list_count: unsafe extern "C" fn(ex: *const cairn_example) -> usize,
+    cairn_example_feature_list_key: unsafe extern "C" fn(ex: *const cairn_example, i: usize) -> *const c_char,
+    cairn_example_feature_list_steps: unsafe extern "C" fn(ex: *const cairn_example, key: *const c_char, out: *mut usize) -> *mut cairn_status,
+    cairn_example_values: unsafe extern "C" fn(ex: *const cairn_example, key: *const c_char, step: i64, out: *mut cairn_feature_values) -> *mut cairn_status,
+    cairn_example_bytes: unsafe extern "C" fn(ex: *const cairn_example, key: *const c_char, step: i64, index: usize, data: *mut *const c_void, n: *mut usize) -> *mut cairn_status,
+    cairn_parse_num_outputs: unsafe extern "C" fn(specs: *const cairn_feature_spec, n_specs: usize, out: *mut usize) -> *mut cairn_status,
+    cairn_parse_examples: unsafe extern "C" fn(ctx: *mut cairn_context, records: *const *const c_void, lens: *const usize, n: usize, specs: *const cairn_feature_spec, n_specs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
+    cairn_parse_sequence_examples: unsafe extern "C" fn(ctx: *mut cairn_context, records: *const *const c_void, lens: *const usize, n: usize, specs: *const cairn_feature_spec, n_specs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
+    cairn_feature_spec_init: unsafe extern "C" fn(opts: *mut cairn_feature_spec, struct_size: u32) -> *mut cairn_status,
+    cairn_feature_values_init: unsafe extern "C" fn(opts: *mut cairn_feature_values, struct_size: u32) -> *mut cairn_status,
+    cairn_summary_writer_options_init: unsafe extern "C" fn(opts: *mut cairn_summary_writer_options, struct_size: u32) -> *mut cairn_status,
+    cairn_summary_writer_create: unsafe extern "C" fn(logdir: *const c_char, opts: *const cairn_summary_writer_options, out: *mut *mut cairn_summary_writer) -> *mut cairn_status,
+    cairn_summary_writer_flush: unsafe extern "C" fn(w: *mut cairn_summary_writer) -> *mut cairn_status,
+    cairn_summary_writer_close: unsafe extern "C" fn(w: *mut cairn_summary_writer) -> *mut cairn_status,
+    cairn_summary_writer_free: unsafe extern "C" fn(w: *mut cairn_summary_writer),
+    cairn_summary_writer_path: unsafe extern "C" fn(w: *const cairn_summary_writer, out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_summary_writer_set_default: unsafe extern "C" fn(w: *mut cairn_summary_writer),
+    cairn_summary_set_step: unsafe extern "C" fn(step: i64),
+    cairn_summary_step: unsafe extern "C" fn() -> i64,
+    cairn_summary_scalar: unsafe extern "C" fn(w: *mut cairn_summary_writer, tag: *const c_char, value: f64, step: i64) -> *mut cairn_status,
+    cairn_summary_text: unsafe extern "C" fn(w: *mut cairn_summary_writer, tag: *const c_char, text: *const c_char, step: i64) -> *mut cairn_status,
+    cairn_summary_scalar_tensor: unsafe extern "C" fn(ctx: *mut cairn_context, w: *mut cairn_summary_writer, tag: *const c_char, t: *const cairn_tensor, step: i64) -> *mut cairn_status,
+    cairn_summary_histogram: unsafe extern "C" fn(ctx: *mut cairn_context, w: *mut cairn_summary_writer, tag: *const c_char, t: *const cairn_tensor, buckets: i64, step: i64) -> *mut cairn_status,
+    cairn_summary_image: unsafe extern "C" fn(ctx: *mut cairn_context, w: *mut cairn_summary_writer, tag: *const c_char, images: *const cairn_tensor, max_outputs: i64, step: i64) -> *mut cairn_status,
+    cairn_summary_audio: unsafe extern "C" fn(ctx: *mut cairn_context, w: *mut cairn_summary_writer, tag: *const c_char, audio: *const cairn_tensor, sample_rate: f64, max_outputs: i64, step: i64) -> *mut cairn_status,
+    cairn_summary_graph: unsafe extern "C" fn(w: *mut cairn_summary_writer, r#fn: *const cairn_function, index: usize, step: i64) -> *mut cairn_status,
+    cairn_profiler_options_init: unsafe extern "C" fn(opts: *mut cairn_profiler_options, struct_size: u32) -> *mut cairn_status,
+    cairn_profiler_start: unsafe extern "C" fn(opts: *const cairn_profiler_options) -> *mut cairn_status,
+    cairn_profiler_active: unsafe extern "C" fn() -> i32,
+    cairn_profiler_stop: unsafe extern "C" fn(out: *mut *mut cairn_profile) -> *mut cairn_status,
+    cairn_profile_event_count: unsafe extern "C" fn(p: *const cairn_profile, out: *mut usize) -> *mut cairn_status,
+    cairn_profile_dropped: unsafe extern "C" fn(p: *const cairn_profile, out: *mut u64) -> *mut cairn_status,
+    cairn_profile_event: unsafe extern "C" fn(p: *const cairn_profile, index: usize, name: *mut *const c_char, category: *mut *const c_char, device: *mut *const c_char, start_ns: *mut i64, duration_ns: *mut i64) -> *mut cairn_status,
+    cairn_profile_chrome_trace: unsafe extern "C" fn(p: *const cairn_profile, json_out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_profile_export_chrome_trace: unsafe extern "C" fn(p: *const cairn_profile, path: *const c_char) -> *mut cairn_status,
+    cairn_profile_export_to_logdir: unsafe extern "C" fn(p: *const cairn_profile, logdir: *const c_char, run_name: *const c_char, path_out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_profile_free: unsafe extern "C" fn(p: *mut cairn_profile),
     cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
     cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
     cairn_function_graphdef: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
@@ -1269,6 +1573,75 @@ impl Api {
             cairn_function_signature: core::mem::transmute(load::symbol(lib, c"cairn_function_signature")?),
             cairn_function_free: core::mem::transmute(load::symbol(lib, c"cairn_function_free")?),
             cairn_function_num_outputs: core::mem::transmute(load::symbol(lib, c"cairn_function_num_outputs")?),
+            cairn_record_writer_options_init: core::mem::transmute(load::symbol(lib, c"cairn_record_writer_options_init")?),
+            cairn_record_reader_options_init: core::mem::transmute(load::symbol(lib, c"cairn_record_reader_options_init")?),
+            cairn_record_writer_open: core::mem::transmute(load::symbol(lib, c"cairn_record_writer_open")?),
+            cairn_record_writer_write: core::mem::transmute(load::symbol(lib, c"cairn_record_writer_write")?),
+            cairn_record_writer_flush: core::mem::transmute(load::symbol(lib, c"cairn_record_writer_flush")?),
+            cairn_record_writer_sync: core::mem::transmute(load::symbol(lib, c"cairn_record_writer_sync")?),
+            cairn_record_writer_close: core::mem::transmute(load::symbol(lib, c"cairn_record_writer_close")?),
+            cairn_record_writer_count: core::mem::transmute(load::symbol(lib, c"cairn_record_writer_count")?),
+            cairn_record_writer_free: core::mem::transmute(load::symbol(lib, c"cairn_record_writer_free")?),
+            cairn_record_reader_open: core::mem::transmute(load::symbol(lib, c"cairn_record_reader_open")?),
+            cairn_record_reader_next: core::mem::transmute(load::symbol(lib, c"cairn_record_reader_next")?),
+            cairn_record_reader_offset: core::mem::transmute(load::symbol(lib, c"cairn_record_reader_offset")?),
+            cairn_record_reader_partial: core::mem::transmute(load::symbol(lib, c"cairn_record_reader_partial")?),
+            cairn_record_reader_seek: core::mem::transmute(load::symbol(lib, c"cairn_record_reader_seek")?),
+            cairn_record_reader_seek_record: core::mem::transmute(load::symbol(lib, c"cairn_record_reader_seek_record")?),
+            cairn_record_reader_free: core::mem::transmute(load::symbol(lib, c"cairn_record_reader_free")?),
+            cairn_record_file_count: core::mem::transmute(load::symbol(lib, c"cairn_record_file_count")?),
+            cairn_record_index_build: core::mem::transmute(load::symbol(lib, c"cairn_record_index_build")?),
+            cairn_record_shard_range: core::mem::transmute(load::symbol(lib, c"cairn_record_shard_range")?),
+            cairn_example_create: core::mem::transmute(load::symbol(lib, c"cairn_example_create")?),
+            cairn_example_parse: core::mem::transmute(load::symbol(lib, c"cairn_example_parse")?),
+            cairn_example_free: core::mem::transmute(load::symbol(lib, c"cairn_example_free")?),
+            cairn_example_get_kind: core::mem::transmute(load::symbol(lib, c"cairn_example_get_kind")?),
+            cairn_example_set_int64s: core::mem::transmute(load::symbol(lib, c"cairn_example_set_int64s")?),
+            cairn_example_set_floats: core::mem::transmute(load::symbol(lib, c"cairn_example_set_floats")?),
+            cairn_example_set_bytes: core::mem::transmute(load::symbol(lib, c"cairn_example_set_bytes")?),
+            cairn_example_append_step_int64s: core::mem::transmute(load::symbol(lib, c"cairn_example_append_step_int64s")?),
+            cairn_example_append_step_floats: core::mem::transmute(load::symbol(lib, c"cairn_example_append_step_floats")?),
+            cairn_example_append_step_bytes: core::mem::transmute(load::symbol(lib, c"cairn_example_append_step_bytes")?),
+            cairn_example_serialize: core::mem::transmute(load::symbol(lib, c"cairn_example_serialize")?),
+            cairn_example_feature_count: core::mem::transmute(load::symbol(lib, c"cairn_example_feature_count")?),
+            cairn_example_feature_key: core::mem::transmute(load::symbol(lib, c"cairn_example_feature_key")?),
+            cairn_example_feature_list_count: core::mem::transmute(load::symbol(lib, c"cairn_example_feature_list_count")?),
+            cairn_example_feature_list_key: core::mem::transmute(load::symbol(lib, c"cairn_example_feature_list_key")?),
+            cairn_example_feature_list_steps: core::mem::transmute(load::symbol(lib, c"cairn_example_feature_list_steps")?),
+            cairn_example_values: core::mem::transmute(load::symbol(lib, c"cairn_example_values")?),
+            cairn_example_bytes: core::mem::transmute(load::symbol(lib, c"cairn_example_bytes")?),
+            cairn_parse_num_outputs: core::mem::transmute(load::symbol(lib, c"cairn_parse_num_outputs")?),
+            cairn_parse_examples: core::mem::transmute(load::symbol(lib, c"cairn_parse_examples")?),
+            cairn_parse_sequence_examples: core::mem::transmute(load::symbol(lib, c"cairn_parse_sequence_examples")?),
+            cairn_feature_spec_init: core::mem::transmute(load::symbol(lib, c"cairn_feature_spec_init")?),
+            cairn_feature_values_init: core::mem::transmute(load::symbol(lib, c"cairn_feature_values_init")?),
+            cairn_summary_writer_options_init: core::mem::transmute(load::symbol(lib, c"cairn_summary_writer_options_init")?),
+            cairn_summary_writer_create: core::mem::transmute(load::symbol(lib, c"cairn_summary_writer_create")?),
+            cairn_summary_writer_flush: core::mem::transmute(load::symbol(lib, c"cairn_summary_writer_flush")?),
+            cairn_summary_writer_close: core::mem::transmute(load::symbol(lib, c"cairn_summary_writer_close")?),
+            cairn_summary_writer_free: core::mem::transmute(load::symbol(lib, c"cairn_summary_writer_free")?),
+            cairn_summary_writer_path: core::mem::transmute(load::symbol(lib, c"cairn_summary_writer_path")?),
+            cairn_summary_writer_set_default: core::mem::transmute(load::symbol(lib, c"cairn_summary_writer_set_default")?),
+            cairn_summary_set_step: core::mem::transmute(load::symbol(lib, c"cairn_summary_set_step")?),
+            cairn_summary_step: core::mem::transmute(load::symbol(lib, c"cairn_summary_step")?),
+            cairn_summary_scalar: core::mem::transmute(load::symbol(lib, c"cairn_summary_scalar")?),
+            cairn_summary_text: core::mem::transmute(load::symbol(lib, c"cairn_summary_text")?),
+            cairn_summary_scalar_tensor: core::mem::transmute(load::symbol(lib, c"cairn_summary_scalar_tensor")?),
+            cairn_summary_histogram: core::mem::transmute(load::symbol(lib, c"cairn_summary_histogram")?),
+            cairn_summary_image: core::mem::transmute(load::symbol(lib, c"cairn_summary_image")?),
+            cairn_summary_audio: core::mem::transmute(load::symbol(lib, c"cairn_summary_audio")?),
+            cairn_summary_graph: core::mem::transmute(load::symbol(lib, c"cairn_summary_graph")?),
+            cairn_profiler_options_init: core::mem::transmute(load::symbol(lib, c"cairn_profiler_options_init")?),
+            cairn_profiler_start: core::mem::transmute(load::symbol(lib, c"cairn_profiler_start")?),
+            cairn_profiler_active: core::mem::transmute(load::symbol(lib, c"cairn_profiler_active")?),
+            cairn_profiler_stop: core::mem::transmute(load::symbol(lib, c"cairn_profiler_stop")?),
+            cairn_profile_event_count: core::mem::transmute(load::symbol(lib, c"cairn_profile_event_count")?),
+            cairn_profile_dropped: core::mem::transmute(load::symbol(lib, c"cairn_profile_dropped")?),
+            cairn_profile_event: core::mem::transmute(load::symbol(lib, c"cairn_profile_event")?),
+            cairn_profile_chrome_trace: core::mem::transmute(load::symbol(lib, c"cairn_profile_chrome_trace")?),
+            cairn_profile_export_chrome_trace: core::mem::transmute(load::symbol(lib, c"cairn_profile_export_chrome_trace")?),
+            cairn_profile_export_to_logdir: core::mem::transmute(load::symbol(lib, c"cairn_profile_export_to_logdir")?),
+            cairn_profile_free: core::mem::transmute(load::symbol(lib, c"cairn_profile_free")?),
             cairn_function_export: core::mem::transmute(load::symbol(lib, c"cairn_function_export")?),
             cairn_function_load: core::mem::transmute(load::symbol(lib, c"cairn_function_load")?),
             cairn_function_graphdef: core::mem::transmute(load::symbol(lib, c"cairn_function_graphdef")?),
@@ -2491,6 +2864,591 @@ pub unsafe fn cairn_function_free(r#fn: *mut cairn_function) {
 #[inline]
 pub unsafe fn cairn_function_num_outputs(r#fn: *const cairn_function, index: usize, out: *mut usize) -> *mut cairn_status {
     (load::api().cairn_function_num_outputs)(r#fn, index, out)
+}
+
+/// METHOD. Fills a cairn_record_writer_options with its defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_writer_options_init(opts: *mut cairn_record_writer_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_record_writer_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_record_reader_options with its defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_reader_options_init(opts: *mut cairn_record_reader_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_record_reader_options_init)(opts, struct_size)
+}
+
+/// CONSTRUCTOR. Creates (or truncates; with opts-\>append, appends to) the record file `path`.
+/// @param opts  NULL for the defaults.
+/// @param out   receives the writer; free with cairn_record_writer_free.
+/// Errors: NOT_FOUND / PERMISSION_DENIED naming the path; INVALID_ARGUMENT for a bad compression
+/// or level, or write_index with append. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_writer_open(path: *const c_char, opts: *const cairn_record_writer_options, out: *mut *mut cairn_record_writer) -> *mut cairn_status {
+    (load::api().cairn_record_writer_open)(path, opts, out)
+}
+
+/// METHOD. Appends one record of `n` bytes (copied; `data` may be NULL when n is 0). Records are
+/// buffered: readers see them after cairn_record_writer_flush or close.
+/// Errors: FAILED_PRECONDITION after close; I/O errors (RESOURCE_EXHAUSTED for a full disk) naming
+/// the path. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_writer_write(w: *mut cairn_record_writer, data: *const c_void, n: usize) -> *mut cairn_status {
+    (load::api().cairn_record_writer_write)(w, data, n)
+}
+
+/// METHOD. Hands every record written so far to the operating system (a compressed stream gets a
+/// zlib sync flush), so readers see them. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_writer_flush(w: *mut cairn_record_writer) -> *mut cairn_status {
+    (load::api().cairn_record_writer_flush)(w)
+}
+
+/// METHOD. Flush, then fsync: the records survive a crash of the machine. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_writer_sync(w: *mut cairn_record_writer) -> *mut cairn_status {
+    (load::api().cairn_record_writer_sync)(w)
+}
+
+/// METHOD. Flushes, ends the compressed stream, closes the file and writes the index sidecar when
+/// asked. Calling it again does nothing. Its error is the last chance to see a failed write.
+/// Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_writer_close(w: *mut cairn_record_writer) -> *mut cairn_status {
+    (load::api().cairn_record_writer_close)(w)
+}
+
+/// METHOD. Records written so far. 0 for NULL. Since 1.1.
+#[inline]
+pub unsafe fn cairn_record_writer_count(w: *const cairn_record_writer) -> i64 {
+    (load::api().cairn_record_writer_count)(w)
+}
+
+/// DESTRUCTOR. Closes the writer if needed (errors are lost then: call close first) and frees it.
+/// NULL is fine. Since 1.1.
+#[inline]
+pub unsafe fn cairn_record_writer_free(w: *mut cairn_record_writer) {
+    (load::api().cairn_record_writer_free)(w)
+}
+
+/// CONSTRUCTOR. Opens the record file `path` for reading from its start.
+/// @param opts  NULL for the defaults.
+/// @param out   receives the reader; free with cairn_record_reader_free.
+/// Errors: NOT_FOUND / PERMISSION_DENIED naming the path. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_reader_open(path: *const c_char, opts: *const cairn_record_reader_options, out: *mut *mut cairn_record_reader) -> *mut cairn_status {
+    (load::api().cairn_record_reader_open)(path, opts, out)
+}
+
+/// METHOD. Reads the next record.
+/// @param data  receives the record's bytes, borrowed from the reader until its next call.
+/// @param n     receives their count.
+/// @param got   receives CAIRN_TRUE for a record; CAIRN_FALSE (data NULL, n 0) at the end of the
+///              file or at a last record still being written: the reader stays at its offset and
+///              a later call retries from there.
+/// Errors: DATA_LOSS "\<path\>: corrupt record at offset N: ..." for a CRC mismatch, an impossible
+/// length or corrupt compressed data; the reader is then unusable. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_reader_next(r: *mut cairn_record_reader, data: *mut *const c_void, n: *mut usize, got: *mut i32) -> *mut cairn_status {
+    (load::api().cairn_record_reader_next)(r, data, n, got)
+}
+
+/// METHOD. Where the next record starts, in the uncompressed stream (the file offset without
+/// compression). -1 for NULL. Since 1.1.
+#[inline]
+pub unsafe fn cairn_record_reader_offset(r: *const cairn_record_reader) -> i64 {
+    (load::api().cairn_record_reader_offset)(r)
+}
+
+/// METHOD. CAIRN_TRUE when the last cairn_record_reader_next found an incomplete record at the
+/// offset (a file still being written, or one cut short). Since 1.1.
+#[inline]
+pub unsafe fn cairn_record_reader_partial(r: *const cairn_record_reader) -> i32 {
+    (load::api().cairn_record_reader_partial)(r)
+}
+
+/// METHOD. Moves to `offset`, a record's start as cairn_record_reader_offset gave it (a wrong one
+/// shows as DATA_LOSS on the next read). Compressed streams get there by decompressing: O(offset).
+/// Errors: INVALID_ARGUMENT for a negative offset; OUT_OF_RANGE past the end of a compressed
+/// stream. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_reader_seek(r: *mut cairn_record_reader, offset: i64) -> *mut cairn_status {
+    (load::api().cairn_record_reader_seek)(r, offset)
+}
+
+/// METHOD. Moves to record `index` (0-based; the record count moves to the end), through the
+/// index sidecar.
+/// Errors: FAILED_PRECONDITION saying why when there is no valid index (none, stale, corrupt;
+/// build one with cairn_record_index_build); OUT_OF_RANGE past the end. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_reader_seek_record(r: *mut cairn_record_reader, index: i64) -> *mut cairn_status {
+    (load::api().cairn_record_reader_seek_record)(r, index)
+}
+
+/// DESTRUCTOR. Frees the reader. NULL is fine. Since 1.1.
+#[inline]
+pub unsafe fn cairn_record_reader_free(r: *mut cairn_record_reader) {
+    (load::api().cairn_record_reader_free)(r)
+}
+
+/// METHOD. The number of complete records in `path`: from a valid index sidecar in O(1),
+/// otherwise by reading the file (with checksums as opts say).
+/// @param opts  NULL for the defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_file_count(path: *const c_char, opts: *const cairn_record_reader_options, out: *mut i64) -> *mut cairn_status {
+    (load::api().cairn_record_file_count)(path, opts, out)
+}
+
+/// METHOD. Reads `path` and writes its index sidecar `<path>.cairnidx` (replacing a stale one).
+/// @param opts       NULL for the defaults.
+/// @param count_out  receives the number of records indexed; may be NULL. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_index_build(path: *const c_char, opts: *const cairn_record_reader_options, count_out: *mut i64) -> *mut cairn_status {
+    (load::api().cairn_record_index_build)(path, opts, count_out)
+}
+
+/// METHOD. The records \[begin, end) of shard `shard` of `num_shards` over `count` records:
+/// \[shard*count/num_shards, (shard+1)*count/num_shards); every record is in exactly one shard.
+/// Use with cairn_record_reader_seek_record.
+/// Errors: INVALID_ARGUMENT for a negative count or a shard outside \[0, num_shards). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_record_shard_range(count: i64, num_shards: i64, shard: i64, begin: *mut i64, end: *mut i64) -> *mut cairn_status {
+    (load::api().cairn_record_shard_range)(count, num_shards, shard, begin, end)
+}
+
+/// CONSTRUCTOR. An empty Example or SequenceExample.
+/// @param out  receives the example; free with cairn_example_free().
+/// Errors: INVALID_ARGUMENT for an unknown kind or NULL out. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_create(kind: cairn_example_kind, out: *mut *mut cairn_example) -> *mut cairn_status {
+    (load::api().cairn_example_create)(kind, out)
+}
+
+/// CONSTRUCTOR. Parses one serialized message of `kind`. Packed and unpacked lists are accepted,
+/// unknown fields skipped; a key given twice keeps its last entry (protobuf's rules).
+/// @param data  `n` bytes, borrowed for the call (NULL allowed when n is 0).
+/// @param out   receives the example; free with cairn_example_free().
+/// Errors: DATA_LOSS for malformed bytes, naming the byte offset. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_parse(kind: cairn_example_kind, data: *const c_void, n: usize, out: *mut *mut cairn_example) -> *mut cairn_status {
+    (load::api().cairn_example_parse)(kind, data, n, out)
+}
+
+/// DESTRUCTOR. Frees the example. NULL is fine. Since 1.1.
+#[inline]
+pub unsafe fn cairn_example_free(ex: *mut cairn_example) {
+    (load::api().cairn_example_free)(ex)
+}
+
+/// METHOD. CAIRN_EXAMPLE or CAIRN_SEQUENCE_EXAMPLE; 0 for NULL. Since 1.1.
+#[inline]
+pub unsafe fn cairn_example_get_kind(ex: *const cairn_example) -> cairn_example_kind {
+    (load::api().cairn_example_get_kind)(ex)
+}
+
+/// METHOD. Sets feature `key` (a context feature of a SequenceExample) to `n` int64s, replacing
+/// what the key held. `values` is copied (NULL allowed when n is 0).
+/// Errors: INVALID_ARGUMENT for NULL ex or key. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_set_int64s(ex: *mut cairn_example, key: *const c_char, values: *const i64, n: usize) -> *mut cairn_status {
+    (load::api().cairn_example_set_int64s)(ex, key, values, n)
+}
+
+/// METHOD. Sets feature `key` to `n` floats, as cairn_example_set_int64s does. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_set_floats(ex: *mut cairn_example, key: *const c_char, values: *const f32, n: usize) -> *mut cairn_status {
+    (load::api().cairn_example_set_floats)(ex, key, values, n)
+}
+
+/// METHOD. Sets feature `key` to `n` byte strings: string i is `lens[i]` bytes at `values[i]`
+/// (copied; any bytes, NUL included). Errors: INVALID_ARGUMENT for NULL arrays when n \> 0. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_set_bytes(ex: *mut cairn_example, key: *const c_char, values: *const *const c_void, lens: *const usize, n: usize) -> *mut cairn_status {
+    (load::api().cairn_example_set_bytes)(ex, key, values, lens, n)
+}
+
+/// METHOD. Appends one step of `n` int64s to feature list `key` of a SequenceExample (creating the
+/// list). Errors: INVALID_ARGUMENT for an Example (it has no feature lists). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_append_step_int64s(ex: *mut cairn_example, key: *const c_char, values: *const i64, n: usize) -> *mut cairn_status {
+    (load::api().cairn_example_append_step_int64s)(ex, key, values, n)
+}
+
+/// METHOD. Appends one step of `n` floats to feature list `key`, as cairn_example_append_step_int64s. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_append_step_floats(ex: *mut cairn_example, key: *const c_char, values: *const f32, n: usize) -> *mut cairn_status {
+    (load::api().cairn_example_append_step_floats)(ex, key, values, n)
+}
+
+/// METHOD. Appends one step of `n` byte strings to feature list `key` (as cairn_example_set_bytes
+/// takes them). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_append_step_bytes(ex: *mut cairn_example, key: *const c_char, values: *const *const c_void, lens: *const usize, n: usize) -> *mut cairn_status {
+    (load::api().cairn_example_append_step_bytes)(ex, key, values, lens, n)
+}
+
+/// METHOD. The protobuf encoding of the example: map entries sorted by key, lists packed, the same
+/// bytes as protobuf's deterministic serialization.
+/// @param out  receives `*n` bytes (plus a NUL not counted); free with cairn_free().
+/// Errors: INVALID_ARGUMENT for NULL arguments. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_serialize(ex: *const cairn_example, out: *mut *mut c_char, n: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_example_serialize)(ex, out, n)
+}
+
+/// METHOD. How many features the example has (context features for a SequenceExample); 0 for NULL. Since 1.1.
+#[inline]
+pub unsafe fn cairn_example_feature_count(ex: *const cairn_example) -> usize {
+    (load::api().cairn_example_feature_count)(ex)
+}
+
+/// METHOD. The key of feature `i` (keys sorted bytewise), NUL-terminated, borrowed from `ex` until it
+/// is changed or freed; NULL when i is out of range. A key holding a NUL byte reads up to it. Since 1.1.
+#[inline]
+pub unsafe fn cairn_example_feature_key(ex: *const cairn_example, i: usize) -> *const c_char {
+    (load::api().cairn_example_feature_key)(ex, i)
+}
+
+/// METHOD. How many feature lists a SequenceExample has; 0 for an Example or NULL. Since 1.1.
+#[inline]
+pub unsafe fn cairn_example_feature_list_count(ex: *const cairn_example) -> usize {
+    (load::api().cairn_example_feature_list_count)(ex)
+}
+
+/// METHOD. The key of feature list `i` (sorted), borrowed as cairn_example_feature_key's. Since 1.1.
+#[inline]
+pub unsafe fn cairn_example_feature_list_key(ex: *const cairn_example, i: usize) -> *const c_char {
+    (load::api().cairn_example_feature_list_key)(ex, i)
+}
+
+/// METHOD. How many steps feature list `key` has.
+/// Errors: NOT_FOUND naming the key when there is no such feature list. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_feature_list_steps(ex: *const cairn_example, key: *const c_char, out: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_example_feature_list_steps)(ex, key, out)
+}
+
+/// METHOD. The values of feature `key` (step CAIRN_EXAMPLE_NO_STEP), or of step `step` of feature
+/// list `key` of a SequenceExample. Byte strings are read one at a time with cairn_example_bytes.
+/// @param out  a struct whose struct_size the caller set (CAIRN_FEATURE_VALUES_INIT).
+/// Errors: NOT_FOUND naming the key; OUT_OF_RANGE for a step past the list's end. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_values(ex: *const cairn_example, key: *const c_char, step: i64, out: *mut cairn_feature_values) -> *mut cairn_status {
+    (load::api().cairn_example_values)(ex, key, step, out)
+}
+
+/// METHOD. Byte string `index` of a bytes feature addressed as in cairn_example_values.
+/// @param data  receives a pointer borrowed from the example (valid until it is changed or freed).
+/// @param n     receives the string's length.
+/// Errors: NOT_FOUND; INVALID_ARGUMENT when the feature is not a bytes list; OUT_OF_RANGE. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_example_bytes(ex: *const cairn_example, key: *const c_char, step: i64, index: usize, data: *mut *const c_void, n: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_example_bytes)(ex, key, step, index, data, n)
+}
+
+/// METHOD. How many outputs cairn_parse_examples / cairn_parse_sequence_examples give for these specs:
+/// the sum over specs of 1 (FIXED_LEN), 2 (VAR_LEN), 2 (FIXED_LEN_SEQUENCE), 3 (VAR_LEN_SEQUENCE).
+/// Errors: INVALID_ARGUMENT for an unknown kind or a bad struct_size. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_parse_num_outputs(specs: *const cairn_feature_spec, n_specs: usize, out: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_parse_num_outputs)(specs, n_specs, out)
+}
+
+/// METHOD. Parses `n` serialized tf.train.Examples into CPU tensors, as tf.io.parse_example does,
+/// on the context's thread pool in blocks of 64 records (results do not depend on the thread count).
+/// @param records  `n` pointers to records of `lens[i]` bytes, borrowed for the call.
+/// @param specs    `n_specs` FIXED_LEN or VAR_LEN specs with distinct keys.
+/// @param outputs  `n_outputs` slots (cairn_parse_num_outputs), receiving each spec's outputs in spec
+///                 order (FIXED_LEN: values; VAR_LEN: values, row_lengths); new tensors the caller
+///                 frees; untouched on error.
+/// Errors: DATA_LOSS for a malformed record; INVALID_ARGUMENT for a bad spec, a missing feature
+/// without default, a wrong value count or a dtype mismatch. Messages name the record index and the
+/// key. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_parse_examples(ctx: *mut cairn_context, records: *const *const c_void, lens: *const usize, n: usize, specs: *const cairn_feature_spec, n_specs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
+    (load::api().cairn_parse_examples)(ctx, records, lens, n, specs, n_specs, outputs, n_outputs)
+}
+
+/// METHOD. Parses `n` serialized tf.train.SequenceExamples, as tf.io.parse_sequence_example does:
+/// FIXED_LEN and VAR_LEN specs read context features, FIXED_LEN_SEQUENCE and VAR_LEN_SEQUENCE specs
+/// feature lists (a missing feature list has 0 steps). Keys are distinct within each group. Outputs
+/// in spec order: FIXED_LEN_SEQUENCE gives values \[n, max_steps, shape...\] padded with the default
+/// and lengths \[n\]; VAR_LEN_SEQUENCE gives values \[total\], step_lengths \[total_steps\] and steps \[n\].
+/// Arguments and errors as cairn_parse_examples; messages also name the step. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_parse_sequence_examples(ctx: *mut cairn_context, records: *const *const c_void, lens: *const usize, n: usize, specs: *const cairn_feature_spec, n_specs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
+    (load::api().cairn_parse_sequence_examples)(ctx, records, lens, n, specs, n_specs, outputs, n_outputs)
+}
+
+/// METHOD. Fills a cairn_feature_spec with its defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_feature_spec_init(opts: *mut cairn_feature_spec, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_feature_spec_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_feature_values with its defaults (for cairn_example_values). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_feature_values_init(opts: *mut cairn_feature_values, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_feature_values_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_summary_writer_options with its defaults (for cairn_summary_writer_create). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_writer_options_init(opts: *mut cairn_summary_writer_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_summary_writer_options_init)(opts, struct_size)
+}
+
+/// CONSTRUCTOR. A writer for `logdir` (created with its parents when missing) with a new event file
+/// whose first record is file_version "brain.Event:2".
+/// @param opts  NULL for the defaults.
+/// @param out   receives the writer; free with cairn_summary_writer_free().
+/// Errors: INVALID_ARGUMENT for NULL or bad options; FAILED_PRECONDITION naming the directory when
+/// it cannot be created; the file's own error (naming it) when it cannot be opened. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_writer_create(logdir: *const c_char, opts: *const cairn_summary_writer_options, out: *mut *mut cairn_summary_writer) -> *mut cairn_status {
+    (load::api().cairn_summary_writer_create)(logdir, opts, out)
+}
+
+/// METHOD. Writes every queued event and pushes the file to the operating system; returns when done.
+/// Errors: a pending error of the background thread; FAILED_PRECONDITION after close. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_writer_flush(w: *mut cairn_summary_writer) -> *mut cairn_status {
+    (load::api().cairn_summary_writer_flush)(w)
+}
+
+/// METHOD. Flushes, stops the writer thread and closes the file; later summary calls on `w` fail with
+/// FAILED_PRECONDITION. Closing twice is fine. Errors: a pending error of the background thread. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_writer_close(w: *mut cairn_summary_writer) -> *mut cairn_status {
+    (load::api().cairn_summary_writer_close)(w)
+}
+
+/// DESTRUCTOR. Frees the handle. The writer closes when no handle and no default-writer setting
+/// refers to it any more (errors of that close are lost: call cairn_summary_writer_close to see
+/// them). Compiled functions that recorded summaries to it then fail with FAILED_PRECONDITION. NULL is
+/// fine. Since 1.1.
+#[inline]
+pub unsafe fn cairn_summary_writer_free(w: *mut cairn_summary_writer) {
+    (load::api().cairn_summary_writer_free)(w)
+}
+
+/// METHOD. The path of the event file being written (a new file after the old one was deleted).
+/// @param out  receives the path; free with cairn_free(). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_writer_path(w: *const cairn_summary_writer, out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_summary_writer_path)(w, out)
+}
+
+/// Makes `w` the process-wide default writer (tf.summary's `with writer.as_default()`); it holds a
+/// reference until replaced. NULL clears it. Since 1.1.
+#[inline]
+pub unsafe fn cairn_summary_writer_set_default(w: *mut cairn_summary_writer) {
+    (load::api().cairn_summary_writer_set_default)(w)
+}
+
+/// Sets the process-wide default step (tf.summary.experimental.set_step);
+/// CAIRN_SUMMARY_DEFAULT_STEP unsets it. Since 1.1.
+#[inline]
+pub unsafe fn cairn_summary_set_step(step: i64) {
+    (load::api().cairn_summary_set_step)(step)
+}
+
+/// The process-wide default step; CAIRN_SUMMARY_DEFAULT_STEP when unset. Since 1.1.
+#[inline]
+pub unsafe fn cairn_summary_step() -> i64 {
+    (load::api().cairn_summary_step)()
+}
+
+/// METHOD. tf.summary.scalar from a host value: queues a float32 scalar. Costs well under a
+/// microsecond on the calling thread. Not recorded inside compiled functions (use
+/// cairn_summary_scalar_tensor there).
+/// @param w     the writer, or NULL for the default writer.
+/// @param step  the step, or CAIRN_SUMMARY_DEFAULT_STEP.
+/// Errors: INVALID_ARGUMENT for a NULL tag or no step; a pending background error. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_scalar(w: *mut cairn_summary_writer, tag: *const c_char, value: f64, step: i64) -> *mut cairn_status {
+    (load::api().cairn_summary_scalar)(w, tag, value, step)
+}
+
+/// METHOD. tf.summary.text: a string (UTF-8, NUL-terminated) for the text plugin. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_text(w: *mut cairn_summary_writer, tag: *const c_char, text: *const c_char, step: i64) -> *mut cairn_status {
+    (load::api().cairn_summary_text)(w, tag, text, step)
+}
+
+/// METHOD. tf.summary.scalar from a tensor: `t` is a rank-0 tensor of a real dtype or bool, written
+/// as float32. Eager: writes now. Inside a compiled function: records an op that writes on every call.
+/// Errors: INVALID_ARGUMENT naming the tag for another rank or dtype. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_scalar_tensor(ctx: *mut cairn_context, w: *mut cairn_summary_writer, tag: *const c_char, t: *const cairn_tensor, step: i64) -> *mut cairn_status {
+    (load::api().cairn_summary_scalar_tensor)(ctx, w, tag, t, step)
+}
+
+/// METHOD. tf.summary.histogram: TF2's `buckets` equal-width buckets from the minimum to the maximum
+/// of `t` (any real dtype and shape), written as a \[buckets, 3\] float64 tensor; buckets \<= 0 gives 30
+/// (TF2's default). All-equal values put their count in the last bucket; no values give zero rows.
+/// Errors: INVALID_ARGUMENT naming the tag for a NaN or infinite value or a bad dtype. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_histogram(ctx: *mut cairn_context, w: *mut cairn_summary_writer, tag: *const c_char, t: *const cairn_tensor, buckets: i64, step: i64) -> *mut cairn_status {
+    (load::api().cairn_summary_histogram)(ctx, w, tag, t, buckets, step)
+}
+
+/// METHOD. tf.summary.image: `images` is a \[k, height, width, channels\] batch with 1 (gray), 3 (RGB)
+/// or 4 (RGBA) channels, uint8 or float (clamped to \[0, 1\] and scaled to 0..255); the first
+/// `max_outputs` images are written as PNGs (max_outputs \< 0 gives 3, TF2's default).
+/// Errors: INVALID_ARGUMENT naming the tag for a bad shape or dtype. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_image(ctx: *mut cairn_context, w: *mut cairn_summary_writer, tag: *const c_char, images: *const cairn_tensor, max_outputs: i64, step: i64) -> *mut cairn_status {
+    (load::api().cairn_summary_image)(ctx, w, tag, images, max_outputs, step)
+}
+
+/// METHOD. tf.summary.audio: `audio` is a \[k, frames, channels\] float batch in \[-1, 1\] (clamped);
+/// the first `max_outputs` clips are written as 16-bit PCM WAV files at `sample_rate` Hz (a whole
+/// number; max_outputs \< 0 gives 3).
+/// Errors: INVALID_ARGUMENT naming the tag for a bad shape, dtype or sample rate. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_audio(ctx: *mut cairn_context, w: *mut cairn_summary_writer, tag: *const c_char, audio: *const cairn_tensor, sample_rate: f64, max_outputs: i64, step: i64) -> *mut cairn_status {
+    (load::api().cairn_summary_audio)(ctx, w, tag, audio, sample_rate, max_outputs, step)
+}
+
+/// METHOD. tf.summary.graph: writes the graph of trace `index` of the compiled function `fn` (see
+/// cairn_function_num_traces) as a binary tensorflow.GraphDef event, which TensorBoard's graph
+/// dashboard draws. Inputs are Placeholders, variables VarHandleOps, and each cond or while loop an
+/// If or While node whose branches are functions in the GraphDef's library (docs/graph_export.md).
+/// @param w     the writer, or NULL for the default writer (none set: nothing is written).
+/// @param step  the step, or CAIRN_SUMMARY_DEFAULT_STEP.
+/// Errors: INVALID_ARGUMENT for a NULL fn or no step; OUT_OF_RANGE for an index past the traces; a
+/// pending background error. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_summary_graph(w: *mut cairn_summary_writer, r#fn: *const cairn_function, index: usize, step: i64) -> *mut cairn_status {
+    (load::api().cairn_summary_graph)(w, r#fn, index, step)
+}
+
+/// METHOD. Fills a cairn_profiler_options with its defaults (for cairn_profiler_start). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_profiler_options_init(opts: *mut cairn_profiler_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_profiler_options_init)(opts, struct_size)
+}
+
+/// FUNCTION. Turns the profiler on for the whole process (NULL opts: defaults), clearing what an
+/// earlier profile left. Errors: FAILED_PRECONDITION when it is already on; INVALID_ARGUMENT for
+/// max_events 0 or a bad struct_size. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_profiler_start(opts: *const cairn_profiler_options) -> *mut cairn_status {
+    (load::api().cairn_profiler_start)(opts)
+}
+
+/// FUNCTION. Whether the profiler is on. Since 1.1.
+#[inline]
+pub unsafe fn cairn_profiler_active() -> i32 {
+    (load::api().cairn_profiler_active)()
+}
+
+/// FUNCTION. Turns the profiler off and hands over what it recorded, events sorted by start.
+/// Errors: FAILED_PRECONDITION when it is off; INVALID_ARGUMENT for NULL out. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_profiler_stop(out: *mut *mut cairn_profile) -> *mut cairn_status {
+    (load::api().cairn_profiler_stop)(out)
+}
+
+/// METHOD. How many events the profile holds. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_profile_event_count(p: *const cairn_profile, out: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_profile_event_count)(p, out)
+}
+
+/// METHOD. How many events were dropped because max_events were already kept. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_profile_dropped(p: *const cairn_profile, out: *mut u64) -> *mut cairn_status {
+    (load::api().cairn_profile_dropped)(p, out)
+}
+
+/// METHOD. Event `index`: its name (op "Add", replayed node "MatMul_3", function, or GPU batch),
+/// category ("eager", "graph", "function" or "gpu"), device ("cpu", "vulkan:0"), start in
+/// nanoseconds from cairn_profiler_start and duration in nanoseconds. Strings live as long as the
+/// profile; any out pointer may be NULL. Errors: OUT_OF_RANGE for index \>= the event count. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_profile_event(p: *const cairn_profile, index: usize, name: *mut *const c_char, category: *mut *const c_char, device: *mut *const c_char, start_ns: *mut i64, duration_ns: *mut i64) -> *mut cairn_status {
+    (load::api().cairn_profile_event)(p, index, name, category, device, start_ns, duration_ns)
+}
+
+/// METHOD. The profile as Chrome trace-event JSON (malloc'd; free with cairn_free). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_profile_chrome_trace(p: *const cairn_profile, json_out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_profile_chrome_trace)(p, json_out)
+}
+
+/// METHOD. Writes the Chrome trace-event JSON to `path`. Errors: UNAVAILABLE naming the path. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_profile_export_chrome_trace(p: *const cairn_profile, path: *const c_char) -> *mut cairn_status {
+    (load::api().cairn_profile_export_chrome_trace)(p, path)
+}
+
+/// METHOD. Writes the trace gzipped where TensorBoard's profile plugin looks:
+/// \<logdir\>/plugins/profile/\<run_name\>/\<hostname\>.trace.json.gz (directories made as needed). NULL or
+/// "" run_name: the date and time. path_out (may be NULL) gets the file's path (malloc'd; free with
+/// cairn_free). Errors: INVALID_ARGUMENT for a run_name with '/'; UNAVAILABLE naming the path. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_profile_export_to_logdir(p: *const cairn_profile, logdir: *const c_char, run_name: *const c_char, path_out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_profile_export_to_logdir)(p, logdir, run_name, path_out)
+}
+
+/// DESTRUCTOR. Frees the profile. NULL is fine. Since 1.1.
+#[inline]
+pub unsafe fn cairn_profile_free(p: *mut cairn_profile) {
+    (load::api().cairn_profile_free)(p)
 }
 
 /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).

@@ -154,6 +154,41 @@ int main(void) {
   printf("cairn_function_options.release %zu\n", offsetof(cairn_function_options, release));
   printf("cairn_function_options.static_inputs %zu\n", offsetof(cairn_function_options, static_inputs));
   printf("cairn_function_options.n_static_inputs %zu\n", offsetof(cairn_function_options, n_static_inputs));
+  printf("cairn_record_writer_options size %zu align %zu\n", sizeof(cairn_record_writer_options), _Alignof(cairn_record_writer_options));
+  printf("cairn_record_writer_options.struct_size %zu\n", offsetof(cairn_record_writer_options, struct_size));
+  printf("cairn_record_writer_options.compression %zu\n", offsetof(cairn_record_writer_options, compression));
+  printf("cairn_record_writer_options.level %zu\n", offsetof(cairn_record_writer_options, level));
+  printf("cairn_record_writer_options.write_index %zu\n", offsetof(cairn_record_writer_options, write_index));
+  printf("cairn_record_writer_options.append %zu\n", offsetof(cairn_record_writer_options, append));
+  printf("cairn_record_reader_options size %zu align %zu\n", sizeof(cairn_record_reader_options), _Alignof(cairn_record_reader_options));
+  printf("cairn_record_reader_options.struct_size %zu\n", offsetof(cairn_record_reader_options, struct_size));
+  printf("cairn_record_reader_options.compression %zu\n", offsetof(cairn_record_reader_options, compression));
+  printf("cairn_record_reader_options.verify_checksums %zu\n", offsetof(cairn_record_reader_options, verify_checksums));
+  printf("cairn_record_reader_options.read_ahead %zu\n", offsetof(cairn_record_reader_options, read_ahead));
+  printf("cairn_record_reader_options.buffer_size %zu\n", offsetof(cairn_record_reader_options, buffer_size));
+  printf("cairn_feature_values size %zu align %zu\n", sizeof(cairn_feature_values), _Alignof(cairn_feature_values));
+  printf("cairn_feature_values.struct_size %zu\n", offsetof(cairn_feature_values, struct_size));
+  printf("cairn_feature_values.kind %zu\n", offsetof(cairn_feature_values, kind));
+  printf("cairn_feature_values.count %zu\n", offsetof(cairn_feature_values, count));
+  printf("cairn_feature_values.floats %zu\n", offsetof(cairn_feature_values, floats));
+  printf("cairn_feature_values.int64s %zu\n", offsetof(cairn_feature_values, int64s));
+  printf("cairn_feature_spec size %zu align %zu\n", sizeof(cairn_feature_spec), _Alignof(cairn_feature_spec));
+  printf("cairn_feature_spec.struct_size %zu\n", offsetof(cairn_feature_spec, struct_size));
+  printf("cairn_feature_spec.key %zu\n", offsetof(cairn_feature_spec, key));
+  printf("cairn_feature_spec.kind %zu\n", offsetof(cairn_feature_spec, kind));
+  printf("cairn_feature_spec.dtype %zu\n", offsetof(cairn_feature_spec, dtype));
+  printf("cairn_feature_spec.shape %zu\n", offsetof(cairn_feature_spec, shape));
+  printf("cairn_feature_spec.rank %zu\n", offsetof(cairn_feature_spec, rank));
+  printf("cairn_feature_spec.default_value %zu\n", offsetof(cairn_feature_spec, default_value));
+  printf("cairn_summary_writer_options size %zu align %zu\n", sizeof(cairn_summary_writer_options), _Alignof(cairn_summary_writer_options));
+  printf("cairn_summary_writer_options.struct_size %zu\n", offsetof(cairn_summary_writer_options, struct_size));
+  printf("cairn_summary_writer_options.max_queue %zu\n", offsetof(cairn_summary_writer_options, max_queue));
+  printf("cairn_summary_writer_options.flush_millis %zu\n", offsetof(cairn_summary_writer_options, flush_millis));
+  printf("cairn_summary_writer_options.filename_suffix %zu\n", offsetof(cairn_summary_writer_options, filename_suffix));
+  printf("cairn_profiler_options size %zu align %zu\n", sizeof(cairn_profiler_options), _Alignof(cairn_profiler_options));
+  printf("cairn_profiler_options.struct_size %zu\n", offsetof(cairn_profiler_options, struct_size));
+  printf("cairn_profiler_options.max_events %zu\n", offsetof(cairn_profiler_options, max_events));
+  printf("cairn_profiler_options.vulkan_timestamps %zu\n", offsetof(cairn_profiler_options, vulkan_timestamps));
   printf("cairn_vulkan_device_info size %zu align %zu\n", sizeof(cairn_vulkan_device_info), _Alignof(cairn_vulkan_device_info));
   printf("cairn_vulkan_device_info.struct_size %zu\n", offsetof(cairn_vulkan_device_info, struct_size));
   printf("cairn_vulkan_device_info.name %zu\n", offsetof(cairn_vulkan_device_info, name));
@@ -319,6 +354,41 @@ fn rust_layout() -> Vec<String> {
         format!("cairn_function_options.release {}", offset_of!(cairn_function_options, release)),
         format!("cairn_function_options.static_inputs {}", offset_of!(cairn_function_options, static_inputs)),
         format!("cairn_function_options.n_static_inputs {}", offset_of!(cairn_function_options, n_static_inputs)),
+        format!("cairn_record_writer_options size {} align {}", size_of::<cairn_record_writer_options>(), align_of::<cairn_record_writer_options>()),
+        format!("cairn_record_writer_options.struct_size {}", offset_of!(cairn_record_writer_options, struct_size)),
+        format!("cairn_record_writer_options.compression {}", offset_of!(cairn_record_writer_options, compression)),
+        format!("cairn_record_writer_options.level {}", offset_of!(cairn_record_writer_options, level)),
+        format!("cairn_record_writer_options.write_index {}", offset_of!(cairn_record_writer_options, write_index)),
+        format!("cairn_record_writer_options.append {}", offset_of!(cairn_record_writer_options, append)),
+        format!("cairn_record_reader_options size {} align {}", size_of::<cairn_record_reader_options>(), align_of::<cairn_record_reader_options>()),
+        format!("cairn_record_reader_options.struct_size {}", offset_of!(cairn_record_reader_options, struct_size)),
+        format!("cairn_record_reader_options.compression {}", offset_of!(cairn_record_reader_options, compression)),
+        format!("cairn_record_reader_options.verify_checksums {}", offset_of!(cairn_record_reader_options, verify_checksums)),
+        format!("cairn_record_reader_options.read_ahead {}", offset_of!(cairn_record_reader_options, read_ahead)),
+        format!("cairn_record_reader_options.buffer_size {}", offset_of!(cairn_record_reader_options, buffer_size)),
+        format!("cairn_feature_values size {} align {}", size_of::<cairn_feature_values>(), align_of::<cairn_feature_values>()),
+        format!("cairn_feature_values.struct_size {}", offset_of!(cairn_feature_values, struct_size)),
+        format!("cairn_feature_values.kind {}", offset_of!(cairn_feature_values, kind)),
+        format!("cairn_feature_values.count {}", offset_of!(cairn_feature_values, count)),
+        format!("cairn_feature_values.floats {}", offset_of!(cairn_feature_values, floats)),
+        format!("cairn_feature_values.int64s {}", offset_of!(cairn_feature_values, int64s)),
+        format!("cairn_feature_spec size {} align {}", size_of::<cairn_feature_spec>(), align_of::<cairn_feature_spec>()),
+        format!("cairn_feature_spec.struct_size {}", offset_of!(cairn_feature_spec, struct_size)),
+        format!("cairn_feature_spec.key {}", offset_of!(cairn_feature_spec, key)),
+        format!("cairn_feature_spec.kind {}", offset_of!(cairn_feature_spec, kind)),
+        format!("cairn_feature_spec.dtype {}", offset_of!(cairn_feature_spec, dtype)),
+        format!("cairn_feature_spec.shape {}", offset_of!(cairn_feature_spec, shape)),
+        format!("cairn_feature_spec.rank {}", offset_of!(cairn_feature_spec, rank)),
+        format!("cairn_feature_spec.default_value {}", offset_of!(cairn_feature_spec, default_value)),
+        format!("cairn_summary_writer_options size {} align {}", size_of::<cairn_summary_writer_options>(), align_of::<cairn_summary_writer_options>()),
+        format!("cairn_summary_writer_options.struct_size {}", offset_of!(cairn_summary_writer_options, struct_size)),
+        format!("cairn_summary_writer_options.max_queue {}", offset_of!(cairn_summary_writer_options, max_queue)),
+        format!("cairn_summary_writer_options.flush_millis {}", offset_of!(cairn_summary_writer_options, flush_millis)),
+        format!("cairn_summary_writer_options.filename_suffix {}", offset_of!(cairn_summary_writer_options, filename_suffix)),
+        format!("cairn_profiler_options size {} align {}", size_of::<cairn_profiler_options>(), align_of::<cairn_profiler_options>()),
+        format!("cairn_profiler_options.struct_size {}", offset_of!(cairn_profiler_options, struct_size)),
+        format!("cairn_profiler_options.max_events {}", offset_of!(cairn_profiler_options, max_events)),
+        format!("cairn_profiler_options.vulkan_timestamps {}", offset_of!(cairn_profiler_options, vulkan_timestamps)),
         format!("cairn_vulkan_device_info size {} align {}", size_of::<cairn_vulkan_device_info>(), align_of::<cairn_vulkan_device_info>()),
         format!("cairn_vulkan_device_info.struct_size {}", offset_of!(cairn_vulkan_device_info, struct_size)),
         format!("cairn_vulkan_device_info.name {}", offset_of!(cairn_vulkan_device_info, name)),

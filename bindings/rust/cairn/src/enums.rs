@@ -576,6 +576,191 @@ impl MetricKind {
     }
 }
 
+/// Stream compression of a record file. Since 1.1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Compression {
+    /// `CAIRN_COMPRESSION_NONE`
+    None = 0,
+    /// `CAIRN_COMPRESSION_ZLIB`
+    Zlib = 1,
+    /// `CAIRN_COMPRESSION_GZIP`
+    Gzip = 2,
+}
+
+impl Compression {
+    /// All values, in the header's order.
+    pub const ALL: [Compression; 3] = [
+        Compression::None,
+        Compression::Zlib,
+        Compression::Gzip,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_compression) -> Option<Compression> {
+        match raw {
+            sys::CAIRN_COMPRESSION_NONE => Some(Compression::None),
+            sys::CAIRN_COMPRESSION_ZLIB => Some(Compression::Zlib),
+            sys::CAIRN_COMPRESSION_GZIP => Some(Compression::Gzip),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_compression {
+        self as sys::cairn_compression
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            Compression::None => "COMPRESSION_NONE",
+            Compression::Zlib => "COMPRESSION_ZLIB",
+            Compression::Gzip => "COMPRESSION_GZIP",
+        }
+    }
+}
+
+/// Which message a cairn_example is. Since 1.1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum ExampleKind {
+    /// `CAIRN_EXAMPLE`
+    Example = 1,
+    /// `CAIRN_SEQUENCE_EXAMPLE`
+    SequenceExample = 2,
+}
+
+impl ExampleKind {
+    /// All values, in the header's order.
+    pub const ALL: [ExampleKind; 2] = [
+        ExampleKind::Example,
+        ExampleKind::SequenceExample,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_example_kind) -> Option<ExampleKind> {
+        match raw {
+            sys::CAIRN_EXAMPLE => Some(ExampleKind::Example),
+            sys::CAIRN_SEQUENCE_EXAMPLE => Some(ExampleKind::SequenceExample),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_example_kind {
+        self as sys::cairn_example_kind
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            ExampleKind::Example => "EXAMPLE",
+            ExampleKind::SequenceExample => "SEQUENCE_EXAMPLE",
+        }
+    }
+}
+
+/// Which list a feature holds (Feature's oneof field numbers). Since 1.1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum FeatureKind {
+    /// `CAIRN_FEATURE_NONE`
+    None = 0,
+    /// `CAIRN_FEATURE_BYTES`
+    Bytes = 1,
+    /// `CAIRN_FEATURE_FLOAT`
+    Float = 2,
+    /// `CAIRN_FEATURE_INT64`
+    Int64 = 3,
+}
+
+impl FeatureKind {
+    /// All values, in the header's order.
+    pub const ALL: [FeatureKind; 4] = [
+        FeatureKind::None,
+        FeatureKind::Bytes,
+        FeatureKind::Float,
+        FeatureKind::Int64,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_feature_kind) -> Option<FeatureKind> {
+        match raw {
+            sys::CAIRN_FEATURE_NONE => Some(FeatureKind::None),
+            sys::CAIRN_FEATURE_BYTES => Some(FeatureKind::Bytes),
+            sys::CAIRN_FEATURE_FLOAT => Some(FeatureKind::Float),
+            sys::CAIRN_FEATURE_INT64 => Some(FeatureKind::Int64),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_feature_kind {
+        self as sys::cairn_feature_kind
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            FeatureKind::None => "FEATURE_NONE",
+            FeatureKind::Bytes => "FEATURE_BYTES",
+            FeatureKind::Float => "FEATURE_FLOAT",
+            FeatureKind::Int64 => "FEATURE_INT64",
+        }
+    }
+}
+
+/// How a spec turns a feature of each record into tensors (see cairn_feature_spec). Since 1.1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum FeatureSpecKind {
+    /// `CAIRN_FIXED_LEN`
+    FixedLen = 1,
+    /// `CAIRN_VAR_LEN`
+    VarLen = 2,
+    /// `CAIRN_FIXED_LEN_SEQUENCE`
+    FixedLenSequence = 3,
+    /// `CAIRN_VAR_LEN_SEQUENCE`
+    VarLenSequence = 4,
+}
+
+impl FeatureSpecKind {
+    /// All values, in the header's order.
+    pub const ALL: [FeatureSpecKind; 4] = [
+        FeatureSpecKind::FixedLen,
+        FeatureSpecKind::VarLen,
+        FeatureSpecKind::FixedLenSequence,
+        FeatureSpecKind::VarLenSequence,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_feature_spec_kind) -> Option<FeatureSpecKind> {
+        match raw {
+            sys::CAIRN_FIXED_LEN => Some(FeatureSpecKind::FixedLen),
+            sys::CAIRN_VAR_LEN => Some(FeatureSpecKind::VarLen),
+            sys::CAIRN_FIXED_LEN_SEQUENCE => Some(FeatureSpecKind::FixedLenSequence),
+            sys::CAIRN_VAR_LEN_SEQUENCE => Some(FeatureSpecKind::VarLenSequence),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_feature_spec_kind {
+        self as sys::cairn_feature_spec_kind
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            FeatureSpecKind::FixedLen => "FIXED_LEN",
+            FeatureSpecKind::VarLen => "VAR_LEN",
+            FeatureSpecKind::FixedLenSequence => "FIXED_LEN_SEQUENCE",
+            FeatureSpecKind::VarLenSequence => "VAR_LEN_SEQUENCE",
+        }
+    }
+}
+
 /// Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]

@@ -130,6 +130,10 @@ pub const OP_NAMES: &[&str] = &[
     "Unpack",
     "UnsortedSegmentSum",
     "Where",
+    "WriteAudioSummary",
+    "WriteHistogramSummary",
+    "WriteImageSummary",
+    "WriteScalarSummary",
     "ZerosLike",
 ];
 
@@ -3018,6 +3022,238 @@ pub fn r#where(ctx: &Context, condition: &Tensor) -> Result<Tensor> {
     let raw_inputs = [condition.as_raw()];
     let [index] = run_fixed::<1>(ctx, c"Where", &raw_inputs, &[])?;
     Ok(index)
+}
+
+/// `WriteAudioSummary`: tf.summary.audio: WAVs of the first max_outputs clips of a \[k, t, c\] batch in \[-1, 1\]
+///
+/// Inputs: `audio` (T).
+/// Outputs: .
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+/// - `writer` (INT, default `0`)
+/// - `tag` (STRING): required
+/// - `step` (INT, default `-9223372036854775808`)
+/// - `sample_rate` (FLOAT): required
+/// - `max_outputs` (INT, default `3`)
+pub fn write_audio_summary(ctx: &Context, audio: &Tensor, tag: &str, sample_rate: f64, attrs: WriteAudioSummaryAttrs) -> Result<()> {
+    let raw_inputs = [audio.as_raw()];
+    let tag_c = c_string(tag, "ops::write_audio_summary", "tag")?;
+    let mut raw_attrs = AttrList::<5>::new();
+    raw_attrs.push(RawAttr::string(c"tag", &tag_c));
+    raw_attrs.push(RawAttr::float(c"sample_rate", sample_rate));
+    if let Some(v) = attrs.writer { raw_attrs.push(RawAttr::int(c"writer", v)); }
+    if let Some(v) = attrs.step { raw_attrs.push(RawAttr::int(c"step", v)); }
+    if let Some(v) = attrs.max_outputs { raw_attrs.push(RawAttr::int(c"max_outputs", v)); }
+    let [] = run_fixed::<0>(ctx, c"WriteAudioSummary", &raw_inputs, raw_attrs.as_slice())?;
+    Ok(())
+}
+
+/// Optional attributes of [`write_audio_summary`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WriteAudioSummaryAttrs {
+    /// `writer`; `None` leaves the registry's default, `0`.
+    pub writer: Option<i64>,
+    /// `step`; `None` leaves the registry's default, `-9223372036854775808`.
+    pub step: Option<i64>,
+    /// `max_outputs`; `None` leaves the registry's default, `3`.
+    pub max_outputs: Option<i64>,
+}
+
+impl WriteAudioSummaryAttrs {
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `writer`.
+    pub fn writer(mut self, value: i64) -> Self {
+        self.writer = Some(value);
+        self
+    }
+
+    /// Sets `step`.
+    pub fn step(mut self, value: i64) -> Self {
+        self.step = Some(value);
+        self
+    }
+
+    /// Sets `max_outputs`.
+    pub fn max_outputs(mut self, value: i64) -> Self {
+        self.max_outputs = Some(value);
+        self
+    }
+}
+
+/// `WriteHistogramSummary`: tf.summary.histogram: TF2's \[k, 3\] buckets of the values
+///
+/// Inputs: `values` (T).
+/// Outputs: .
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+/// - `writer` (INT, default `0`)
+/// - `tag` (STRING): required
+/// - `step` (INT, default `-9223372036854775808`)
+/// - `buckets` (INT, default `30`)
+pub fn write_histogram_summary(ctx: &Context, values: &Tensor, tag: &str, attrs: WriteHistogramSummaryAttrs) -> Result<()> {
+    let raw_inputs = [values.as_raw()];
+    let tag_c = c_string(tag, "ops::write_histogram_summary", "tag")?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::string(c"tag", &tag_c));
+    if let Some(v) = attrs.writer { raw_attrs.push(RawAttr::int(c"writer", v)); }
+    if let Some(v) = attrs.step { raw_attrs.push(RawAttr::int(c"step", v)); }
+    if let Some(v) = attrs.buckets { raw_attrs.push(RawAttr::int(c"buckets", v)); }
+    let [] = run_fixed::<0>(ctx, c"WriteHistogramSummary", &raw_inputs, raw_attrs.as_slice())?;
+    Ok(())
+}
+
+/// Optional attributes of [`write_histogram_summary`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WriteHistogramSummaryAttrs {
+    /// `writer`; `None` leaves the registry's default, `0`.
+    pub writer: Option<i64>,
+    /// `step`; `None` leaves the registry's default, `-9223372036854775808`.
+    pub step: Option<i64>,
+    /// `buckets`; `None` leaves the registry's default, `30`.
+    pub buckets: Option<i64>,
+}
+
+impl WriteHistogramSummaryAttrs {
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `writer`.
+    pub fn writer(mut self, value: i64) -> Self {
+        self.writer = Some(value);
+        self
+    }
+
+    /// Sets `step`.
+    pub fn step(mut self, value: i64) -> Self {
+        self.step = Some(value);
+        self
+    }
+
+    /// Sets `buckets`.
+    pub fn buckets(mut self, value: i64) -> Self {
+        self.buckets = Some(value);
+        self
+    }
+}
+
+/// `WriteImageSummary`: tf.summary.image: PNGs of the first max_outputs images of a \[k, h, w, c\] batch
+///
+/// Inputs: `images` (T).
+/// Outputs: .
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, uint8, bfloat16, float16
+/// - `writer` (INT, default `0`)
+/// - `tag` (STRING): required
+/// - `step` (INT, default `-9223372036854775808`)
+/// - `max_outputs` (INT, default `3`)
+pub fn write_image_summary(ctx: &Context, images: &Tensor, tag: &str, attrs: WriteImageSummaryAttrs) -> Result<()> {
+    let raw_inputs = [images.as_raw()];
+    let tag_c = c_string(tag, "ops::write_image_summary", "tag")?;
+    let mut raw_attrs = AttrList::<4>::new();
+    raw_attrs.push(RawAttr::string(c"tag", &tag_c));
+    if let Some(v) = attrs.writer { raw_attrs.push(RawAttr::int(c"writer", v)); }
+    if let Some(v) = attrs.step { raw_attrs.push(RawAttr::int(c"step", v)); }
+    if let Some(v) = attrs.max_outputs { raw_attrs.push(RawAttr::int(c"max_outputs", v)); }
+    let [] = run_fixed::<0>(ctx, c"WriteImageSummary", &raw_inputs, raw_attrs.as_slice())?;
+    Ok(())
+}
+
+/// Optional attributes of [`write_image_summary`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WriteImageSummaryAttrs {
+    /// `writer`; `None` leaves the registry's default, `0`.
+    pub writer: Option<i64>,
+    /// `step`; `None` leaves the registry's default, `-9223372036854775808`.
+    pub step: Option<i64>,
+    /// `max_outputs`; `None` leaves the registry's default, `3`.
+    pub max_outputs: Option<i64>,
+}
+
+impl WriteImageSummaryAttrs {
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `writer`.
+    pub fn writer(mut self, value: i64) -> Self {
+        self.writer = Some(value);
+        self
+    }
+
+    /// Sets `step`.
+    pub fn step(mut self, value: i64) -> Self {
+        self.step = Some(value);
+        self
+    }
+
+    /// Sets `max_outputs`.
+    pub fn max_outputs(mut self, value: i64) -> Self {
+        self.max_outputs = Some(value);
+        self
+    }
+}
+
+/// `WriteScalarSummary`: tf.summary.scalar: writes a rank-0 value as a float32 scalar summary
+///
+/// Inputs: `value` (T).
+/// Outputs: .
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, uint8, int16, int8, int64, bool, bfloat16, float16
+/// - `writer` (INT, default `0`)
+/// - `tag` (STRING): required
+/// - `step` (INT, default `-9223372036854775808`)
+pub fn write_scalar_summary(ctx: &Context, value: &Tensor, tag: &str, attrs: WriteScalarSummaryAttrs) -> Result<()> {
+    let raw_inputs = [value.as_raw()];
+    let tag_c = c_string(tag, "ops::write_scalar_summary", "tag")?;
+    let mut raw_attrs = AttrList::<3>::new();
+    raw_attrs.push(RawAttr::string(c"tag", &tag_c));
+    if let Some(v) = attrs.writer { raw_attrs.push(RawAttr::int(c"writer", v)); }
+    if let Some(v) = attrs.step { raw_attrs.push(RawAttr::int(c"step", v)); }
+    let [] = run_fixed::<0>(ctx, c"WriteScalarSummary", &raw_inputs, raw_attrs.as_slice())?;
+    Ok(())
+}
+
+/// Optional attributes of [`write_scalar_summary`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WriteScalarSummaryAttrs {
+    /// `writer`; `None` leaves the registry's default, `0`.
+    pub writer: Option<i64>,
+    /// `step`; `None` leaves the registry's default, `-9223372036854775808`.
+    pub step: Option<i64>,
+}
+
+impl WriteScalarSummaryAttrs {
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `writer`.
+    pub fn writer(mut self, value: i64) -> Self {
+        self.writer = Some(value);
+        self
+    }
+
+    /// Sets `step`.
+    pub fn step(mut self, value: i64) -> Self {
+        self.step = Some(value);
+        self
+    }
 }
 
 /// `ZerosLike`: Zeros (false for bool) with the shape and dtype of x.

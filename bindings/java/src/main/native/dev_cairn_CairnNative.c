@@ -2634,6 +2634,943 @@ done:
   return result;
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_recordWriterOpen(JNIEnv *env, jclass cls, jbyteArray path, jlong optsSet, jint optsCompression, jint optsLevel, jint optsWriteIndex, jint optsAppend) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_record_writer_options c_opts;
+  if (cairn_jni_check_status(env, cairn_record_writer_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* compression */
+    c_opts.compression = (cairn_compression)optsCompression;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* level */
+    c_opts.level = (int32_t)optsLevel;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* write_index */
+    c_opts.write_index = (int32_t)optsWriteIndex;
+  }
+  if (optsSet & (jlong)(1ULL << 3)) { /* append */
+    c_opts.append = (int32_t)optsAppend;
+  }
+  cairn_record_writer *c_out = NULL;
+  cairn_status *status = cairn_record_writer_open(c_path, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterWrite__J_3B(JNIEnv *env, jclass cls, jlong w, jbyteArray data) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jbyte);
+  jbyte *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetByteArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jbyte)), c_data);
+  }
+  cairn_status *status = cairn_record_writer_write((cairn_record_writer *)(intptr_t)w, c_data, c_data_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterWrite__J_3S(JNIEnv *env, jclass cls, jlong w, jshortArray data) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jshort);
+  jshort *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetShortArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jshort)), c_data);
+  }
+  cairn_status *status = cairn_record_writer_write((cairn_record_writer *)(intptr_t)w, c_data, c_data_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterWrite__J_3I(JNIEnv *env, jclass cls, jlong w, jintArray data) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jint);
+  jint *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetIntArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jint)), c_data);
+  }
+  cairn_status *status = cairn_record_writer_write((cairn_record_writer *)(intptr_t)w, c_data, c_data_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterWrite__J_3J(JNIEnv *env, jclass cls, jlong w, jlongArray data) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jlong);
+  jlong *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetLongArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jlong)), c_data);
+  }
+  cairn_status *status = cairn_record_writer_write((cairn_record_writer *)(intptr_t)w, c_data, c_data_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterWrite__J_3F(JNIEnv *env, jclass cls, jlong w, jfloatArray data) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jfloat);
+  jfloat *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetFloatArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jfloat)), c_data);
+  }
+  cairn_status *status = cairn_record_writer_write((cairn_record_writer *)(intptr_t)w, c_data, c_data_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterWrite__J_3D(JNIEnv *env, jclass cls, jlong w, jdoubleArray data) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jdouble);
+  jdouble *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetDoubleArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jdouble)), c_data);
+  }
+  cairn_status *status = cairn_record_writer_write((cairn_record_writer *)(intptr_t)w, c_data, c_data_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterWrite__J_3Z(JNIEnv *env, jclass cls, jlong w, jbooleanArray data) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jboolean);
+  jboolean *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetBooleanArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jboolean)), c_data);
+  }
+  cairn_status *status = cairn_record_writer_write((cairn_record_writer *)(intptr_t)w, c_data, c_data_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterWrite__JLjava_nio_ByteBuffer_2(JNIEnv *env, jclass cls, jlong w, jobject data) {
+  (void)env;
+  (void)cls;
+  void *c_data;
+  size_t c_data_n;
+  if (!cairn_jni_direct_buffer(env, data, &c_data, &c_data_n)) goto done;
+  cairn_status *status = cairn_record_writer_write((cairn_record_writer *)(intptr_t)w, c_data, c_data_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterFlush(JNIEnv *env, jclass cls, jlong w) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_record_writer_flush((cairn_record_writer *)(intptr_t)w);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterSync(JNIEnv *env, jclass cls, jlong w) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_record_writer_sync((cairn_record_writer *)(intptr_t)w);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterClose(JNIEnv *env, jclass cls, jlong w) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_record_writer_close((cairn_record_writer *)(intptr_t)w);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_recordWriterCount(JNIEnv *env, jclass cls, jlong w) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_record_writer_count((const cairn_record_writer *)(intptr_t)w);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordWriterFree(JNIEnv *env, jclass cls, jlong w) {
+  (void)env;
+  (void)cls;
+  cairn_record_writer_free((cairn_record_writer *)(intptr_t)w);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_recordReaderOpen(JNIEnv *env, jclass cls, jbyteArray path, jlong optsSet, jint optsCompression, jint optsVerifyChecksums, jint optsReadAhead, jlong optsBufferSize) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_record_reader_options c_opts;
+  if (cairn_jni_check_status(env, cairn_record_reader_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* compression */
+    c_opts.compression = (cairn_compression)optsCompression;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* verify_checksums */
+    c_opts.verify_checksums = (int32_t)optsVerifyChecksums;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* read_ahead */
+    c_opts.read_ahead = (int32_t)optsReadAhead;
+  }
+  if (optsSet & (jlong)(1ULL << 3)) { /* buffer_size */
+    c_opts.buffer_size = (uint64_t)optsBufferSize;
+  }
+  cairn_record_reader *c_out = NULL;
+  cairn_status *status = cairn_record_reader_open(c_path, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_recordReaderOffset(JNIEnv *env, jclass cls, jlong r) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_record_reader_offset((const cairn_record_reader *)(intptr_t)r);
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_recordReaderPartial(JNIEnv *env, jclass cls, jlong r) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_record_reader_partial((const cairn_record_reader *)(intptr_t)r);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordReaderSeek(JNIEnv *env, jclass cls, jlong r, jlong offset) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_record_reader_seek((cairn_record_reader *)(intptr_t)r, (int64_t)offset);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordReaderSeekRecord(JNIEnv *env, jclass cls, jlong r, jlong index) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_record_reader_seek_record((cairn_record_reader *)(intptr_t)r, (int64_t)index);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_recordReaderFree(JNIEnv *env, jclass cls, jlong r) {
+  (void)env;
+  (void)cls;
+  cairn_record_reader_free((cairn_record_reader *)(intptr_t)r);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_recordFileCount(JNIEnv *env, jclass cls, jbyteArray path, jlong optsSet, jint optsCompression, jint optsVerifyChecksums, jint optsReadAhead, jlong optsBufferSize) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_record_reader_options c_opts;
+  if (cairn_jni_check_status(env, cairn_record_reader_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* compression */
+    c_opts.compression = (cairn_compression)optsCompression;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* verify_checksums */
+    c_opts.verify_checksums = (int32_t)optsVerifyChecksums;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* read_ahead */
+    c_opts.read_ahead = (int32_t)optsReadAhead;
+  }
+  if (optsSet & (jlong)(1ULL << 3)) { /* buffer_size */
+    c_opts.buffer_size = (uint64_t)optsBufferSize;
+  }
+  int64_t c_out = 0;
+  cairn_status *status = cairn_record_file_count(c_path, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_recordIndexBuild(JNIEnv *env, jclass cls, jbyteArray path, jlong optsSet, jint optsCompression, jint optsVerifyChecksums, jint optsReadAhead, jlong optsBufferSize) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_record_reader_options c_opts;
+  if (cairn_jni_check_status(env, cairn_record_reader_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* compression */
+    c_opts.compression = (cairn_compression)optsCompression;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* verify_checksums */
+    c_opts.verify_checksums = (int32_t)optsVerifyChecksums;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* read_ahead */
+    c_opts.read_ahead = (int32_t)optsReadAhead;
+  }
+  if (optsSet & (jlong)(1ULL << 3)) { /* buffer_size */
+    c_opts.buffer_size = (uint64_t)optsBufferSize;
+  }
+  int64_t c_out = 0;
+  cairn_status *status = cairn_record_index_build(c_path, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleCreate(JNIEnv *env, jclass cls, jint kind) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_example *c_out = NULL;
+  cairn_status *status = cairn_example_create((cairn_example_kind)kind, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleParse__I_3B(JNIEnv *env, jclass cls, jint kind, jbyteArray data) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jbyte);
+  jbyte *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetByteArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jbyte)), c_data);
+  }
+  cairn_example *c_out = NULL;
+  cairn_status *status = cairn_example_parse((cairn_example_kind)kind, c_data, c_data_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleParse__I_3S(JNIEnv *env, jclass cls, jint kind, jshortArray data) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jshort);
+  jshort *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetShortArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jshort)), c_data);
+  }
+  cairn_example *c_out = NULL;
+  cairn_status *status = cairn_example_parse((cairn_example_kind)kind, c_data, c_data_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleParse__I_3I(JNIEnv *env, jclass cls, jint kind, jintArray data) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jint);
+  jint *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetIntArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jint)), c_data);
+  }
+  cairn_example *c_out = NULL;
+  cairn_status *status = cairn_example_parse((cairn_example_kind)kind, c_data, c_data_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleParse__I_3J(JNIEnv *env, jclass cls, jint kind, jlongArray data) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jlong);
+  jlong *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetLongArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jlong)), c_data);
+  }
+  cairn_example *c_out = NULL;
+  cairn_status *status = cairn_example_parse((cairn_example_kind)kind, c_data, c_data_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleParse__I_3F(JNIEnv *env, jclass cls, jint kind, jfloatArray data) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jfloat);
+  jfloat *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetFloatArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jfloat)), c_data);
+  }
+  cairn_example *c_out = NULL;
+  cairn_status *status = cairn_example_parse((cairn_example_kind)kind, c_data, c_data_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleParse__I_3D(JNIEnv *env, jclass cls, jint kind, jdoubleArray data) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jdouble);
+  jdouble *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetDoubleArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jdouble)), c_data);
+  }
+  cairn_example *c_out = NULL;
+  cairn_status *status = cairn_example_parse((cairn_example_kind)kind, c_data, c_data_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleParse__I_3Z(JNIEnv *env, jclass cls, jint kind, jbooleanArray data) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_data_n = cairn_jni_length(env, data) * sizeof(jboolean);
+  jboolean *c_data = NULL;
+  if (c_data_n) {
+    c_data = cairn_jni_arena_alloc(env, &arena, c_data_n);
+    if (!c_data) goto done;
+    (*env)->GetBooleanArrayRegion(env, data, 0, (jsize)(c_data_n / sizeof(jboolean)), c_data);
+  }
+  cairn_example *c_out = NULL;
+  cairn_status *status = cairn_example_parse((cairn_example_kind)kind, c_data, c_data_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleParse__ILjava_nio_ByteBuffer_2(JNIEnv *env, jclass cls, jint kind, jobject data) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  void *c_data;
+  size_t c_data_n;
+  if (!cairn_jni_direct_buffer(env, data, &c_data, &c_data_n)) goto done;
+  cairn_example *c_out = NULL;
+  cairn_status *status = cairn_example_parse((cairn_example_kind)kind, c_data, c_data_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_exampleFree(JNIEnv *env, jclass cls, jlong ex) {
+  (void)env;
+  (void)cls;
+  cairn_example_free((cairn_example *)(intptr_t)ex);
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_exampleGetKind(JNIEnv *env, jclass cls, jlong ex) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_example_get_kind((const cairn_example *)(intptr_t)ex);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_exampleSetInt64s(JNIEnv *env, jclass cls, jlong ex, jbyteArray key, jlongArray values) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_key;
+  if (!cairn_jni_cstring(env, &arena, key, &c_key)) goto done;
+  const int64_t *c_values;
+  size_t c_values_n;
+  if (!cairn_jni_longs(env, &arena, values, &c_values, &c_values_n)) goto done;
+  cairn_status *status = cairn_example_set_int64s((cairn_example *)(intptr_t)ex, c_key, c_values, c_values_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_exampleAppendStepInt64s(JNIEnv *env, jclass cls, jlong ex, jbyteArray key, jlongArray values) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_key;
+  if (!cairn_jni_cstring(env, &arena, key, &c_key)) goto done;
+  const int64_t *c_values;
+  size_t c_values_n;
+  if (!cairn_jni_longs(env, &arena, values, &c_values, &c_values_n)) goto done;
+  cairn_status *status = cairn_example_append_step_int64s((cairn_example *)(intptr_t)ex, c_key, c_values, c_values_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jbyteArray JNICALL Java_dev_cairn_CairnNative_exampleSerialize(JNIEnv *env, jclass cls, jlong ex) {
+  (void)env;
+  (void)cls;
+  jbyteArray result = NULL;
+  char *c_out = NULL;
+  size_t c_out_n = 0;
+  cairn_status *status = cairn_example_serialize((const cairn_example *)(intptr_t)ex, &c_out, &c_out_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_bytes(env, c_out, c_out_n);
+  cairn_free(c_out);
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleFeatureCount(JNIEnv *env, jclass cls, jlong ex) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_example_feature_count((const cairn_example *)(intptr_t)ex);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_exampleFeatureKey(JNIEnv *env, jclass cls, jlong ex, jlong i) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_example_feature_key((const cairn_example *)(intptr_t)ex, (size_t)i));
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleFeatureListCount(JNIEnv *env, jclass cls, jlong ex) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_example_feature_list_count((const cairn_example *)(intptr_t)ex);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_exampleFeatureListKey(JNIEnv *env, jclass cls, jlong ex, jlong i) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_example_feature_list_key((const cairn_example *)(intptr_t)ex, (size_t)i));
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_exampleFeatureListSteps(JNIEnv *env, jclass cls, jlong ex, jbyteArray key) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_key;
+  if (!cairn_jni_cstring(env, &arena, key, &c_key)) goto done;
+  size_t c_out = 0;
+  cairn_status *status = cairn_example_feature_list_steps((const cairn_example *)(intptr_t)ex, c_key, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_summaryWriterCreate(JNIEnv *env, jclass cls, jbyteArray logdir, jlong optsSet, jlong optsMaxQueue, jlong optsFlushMillis, jbyteArray optsFilenameSuffix) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_logdir;
+  if (!cairn_jni_cstring(env, &arena, logdir, &c_logdir)) goto done;
+  cairn_summary_writer_options c_opts;
+  if (cairn_jni_check_status(env, cairn_summary_writer_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* max_queue */
+    c_opts.max_queue = (int64_t)optsMaxQueue;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* flush_millis */
+    c_opts.flush_millis = (int64_t)optsFlushMillis;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* filename_suffix */
+    if (!cairn_jni_cstring(env, &arena, optsFilenameSuffix, &c_opts.filename_suffix)) goto done;
+  }
+  cairn_summary_writer *c_out = NULL;
+  cairn_status *status = cairn_summary_writer_create(c_logdir, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryWriterFlush(JNIEnv *env, jclass cls, jlong w) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_summary_writer_flush((cairn_summary_writer *)(intptr_t)w);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryWriterClose(JNIEnv *env, jclass cls, jlong w) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_summary_writer_close((cairn_summary_writer *)(intptr_t)w);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryWriterFree(JNIEnv *env, jclass cls, jlong w) {
+  (void)env;
+  (void)cls;
+  cairn_summary_writer_free((cairn_summary_writer *)(intptr_t)w);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_summaryWriterPath(JNIEnv *env, jclass cls, jlong w) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  char *c_out = NULL;
+  cairn_status *status = cairn_summary_writer_path((const cairn_summary_writer *)(intptr_t)w, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryWriterSetDefault(JNIEnv *env, jclass cls, jlong w) {
+  (void)env;
+  (void)cls;
+  cairn_summary_writer_set_default((cairn_summary_writer *)(intptr_t)w);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summarySetStep(JNIEnv *env, jclass cls, jlong step) {
+  (void)env;
+  (void)cls;
+  cairn_summary_set_step((int64_t)step);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_summaryStep(JNIEnv *env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_summary_step();
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryScalar(JNIEnv *env, jclass cls, jlong w, jbyteArray tag, jdouble value, jlong step) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_tag;
+  if (!cairn_jni_cstring(env, &arena, tag, &c_tag)) goto done;
+  cairn_status *status = cairn_summary_scalar((cairn_summary_writer *)(intptr_t)w, c_tag, (double)value, (int64_t)step);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryText(JNIEnv *env, jclass cls, jlong w, jbyteArray tag, jbyteArray text, jlong step) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_tag;
+  if (!cairn_jni_cstring(env, &arena, tag, &c_tag)) goto done;
+  const char *c_text;
+  if (!cairn_jni_cstring(env, &arena, text, &c_text)) goto done;
+  cairn_status *status = cairn_summary_text((cairn_summary_writer *)(intptr_t)w, c_tag, c_text, (int64_t)step);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryScalarTensor(JNIEnv *env, jclass cls, jlong ctx, jlong w, jbyteArray tag, jlong t, jlong step) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_tag;
+  if (!cairn_jni_cstring(env, &arena, tag, &c_tag)) goto done;
+  cairn_status *status = cairn_summary_scalar_tensor((cairn_context *)(intptr_t)ctx, (cairn_summary_writer *)(intptr_t)w, c_tag, (const cairn_tensor *)(intptr_t)t, (int64_t)step);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryHistogram(JNIEnv *env, jclass cls, jlong ctx, jlong w, jbyteArray tag, jlong t, jlong buckets, jlong step) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_tag;
+  if (!cairn_jni_cstring(env, &arena, tag, &c_tag)) goto done;
+  cairn_status *status = cairn_summary_histogram((cairn_context *)(intptr_t)ctx, (cairn_summary_writer *)(intptr_t)w, c_tag, (const cairn_tensor *)(intptr_t)t, (int64_t)buckets, (int64_t)step);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryImage(JNIEnv *env, jclass cls, jlong ctx, jlong w, jbyteArray tag, jlong images, jlong maxOutputs, jlong step) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_tag;
+  if (!cairn_jni_cstring(env, &arena, tag, &c_tag)) goto done;
+  cairn_status *status = cairn_summary_image((cairn_context *)(intptr_t)ctx, (cairn_summary_writer *)(intptr_t)w, c_tag, (const cairn_tensor *)(intptr_t)images, (int64_t)maxOutputs, (int64_t)step);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryAudio(JNIEnv *env, jclass cls, jlong ctx, jlong w, jbyteArray tag, jlong audio, jdouble sampleRate, jlong maxOutputs, jlong step) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_tag;
+  if (!cairn_jni_cstring(env, &arena, tag, &c_tag)) goto done;
+  cairn_status *status = cairn_summary_audio((cairn_context *)(intptr_t)ctx, (cairn_summary_writer *)(intptr_t)w, c_tag, (const cairn_tensor *)(intptr_t)audio, (double)sampleRate, (int64_t)maxOutputs, (int64_t)step);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_summaryGraph(JNIEnv *env, jclass cls, jlong w, jlong fn, jlong index, jlong step) {
+  (void)env;
+  (void)cls;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  cairn_status *status = cairn_summary_graph((cairn_summary_writer *)(intptr_t)w, (const cairn_function *)(intptr_t)fn, (size_t)index, (int64_t)step);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_profilerStart(JNIEnv *env, jclass cls, jlong optsSet, jlong optsMaxEvents, jint optsVulkanTimestamps) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_profiler_options c_opts;
+  if (cairn_jni_check_status(env, cairn_profiler_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* max_events */
+    c_opts.max_events = (uint64_t)optsMaxEvents;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* vulkan_timestamps */
+    c_opts.vulkan_timestamps = (int32_t)optsVulkanTimestamps;
+  }
+  cairn_status *status = cairn_profiler_start(&c_opts);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_profilerActive(JNIEnv *env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_profiler_active();
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_profilerStop(JNIEnv *env, jclass cls) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_profile *c_out = NULL;
+  cairn_status *status = cairn_profiler_stop(&c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_profileEventCount(JNIEnv *env, jclass cls, jlong p) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  size_t c_out = 0;
+  cairn_status *status = cairn_profile_event_count((const cairn_profile *)(intptr_t)p, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_profileDropped(JNIEnv *env, jclass cls, jlong p) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  uint64_t c_out = 0;
+  cairn_status *status = cairn_profile_dropped((const cairn_profile *)(intptr_t)p, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_profileChromeTrace(JNIEnv *env, jclass cls, jlong p) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  char *c_out = NULL;
+  cairn_status *status = cairn_profile_chrome_trace((const cairn_profile *)(intptr_t)p, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_profileExportChromeTrace(JNIEnv *env, jclass cls, jlong p, jbyteArray path) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_status *status = cairn_profile_export_chrome_trace((const cairn_profile *)(intptr_t)p, c_path);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_profileExportToLogdir(JNIEnv *env, jclass cls, jlong p, jbyteArray logdir, jbyteArray runName) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_logdir;
+  if (!cairn_jni_cstring(env, &arena, logdir, &c_logdir)) goto done;
+  const char *c_run_name;
+  if (!cairn_jni_cstring(env, &arena, runName, &c_run_name)) goto done;
+  char *c_out = NULL;
+  cairn_status *status = cairn_profile_export_to_logdir((const cairn_profile *)(intptr_t)p, c_logdir, c_run_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_profileFree(JNIEnv *env, jclass cls, jlong p) {
+  (void)env;
+  (void)cls;
+  cairn_profile_free((cairn_profile *)(intptr_t)p);
+}
+
 JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_functionExport(JNIEnv *env, jclass cls, jlong fn, jbyteArray path) {
   (void)env;
   (void)cls;

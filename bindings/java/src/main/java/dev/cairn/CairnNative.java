@@ -13,6 +13,24 @@ package dev.cairn;
  *   <li>cairn_status_message: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
+ *   <li>cairn_record_writer_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_record_reader_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_record_reader_next: no Java mapping for parameter const void **data
+ *   <li>cairn_record_shard_range: no Java mapping for parameter int64_t *begin
+ *   <li>cairn_example_set_floats: no Java mapping for parameter const float *values
+ *   <li>cairn_example_set_bytes: no Java mapping for parameter const void *const *values
+ *   <li>cairn_example_append_step_floats: no Java mapping for parameter const float *values
+ *   <li>cairn_example_append_step_bytes: no Java mapping for parameter const void *const *values
+ *   <li>cairn_example_values: no Java mapping for out struct field cairn_feature_values.count (size_t)
+ *   <li>cairn_example_bytes: no Java mapping for parameter const void **data
+ *   <li>cairn_parse_num_outputs: no Java mapping for struct array of cairn_feature_spec with a handle field
+ *   <li>cairn_parse_examples: no Java mapping for parameter const void *const *records
+ *   <li>cairn_parse_sequence_examples: no Java mapping for parameter const void *const *records
+ *   <li>cairn_feature_spec_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_feature_values_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_summary_writer_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_profiler_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_profile_event: no Java mapping for parameter const char **name
  *   <li>cairn_context_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_variable_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
@@ -149,8 +167,29 @@ final class CairnNative {
   static final long POOL2D_OPTIONS_PADDING = 1L << 4;
   static final long POOL2D_OPTIONS_NAME = 1L << 5;
 
+  // cairn_profiler_options: bits of the mask saying which fields the caller set (the rest keep cairn_profiler_options_init's values).
+  static final long PROFILER_OPTIONS_MAX_EVENTS = 1L << 0;
+  static final long PROFILER_OPTIONS_VULKAN_TIMESTAMPS = 1L << 1;
+
+  // cairn_record_reader_options: bits of the mask saying which fields the caller set (the rest keep cairn_record_reader_options_init's values).
+  static final long RECORD_READER_OPTIONS_COMPRESSION = 1L << 0;
+  static final long RECORD_READER_OPTIONS_VERIFY_CHECKSUMS = 1L << 1;
+  static final long RECORD_READER_OPTIONS_READ_AHEAD = 1L << 2;
+  static final long RECORD_READER_OPTIONS_BUFFER_SIZE = 1L << 3;
+
+  // cairn_record_writer_options: bits of the mask saying which fields the caller set (the rest keep cairn_record_writer_options_init's values).
+  static final long RECORD_WRITER_OPTIONS_COMPRESSION = 1L << 0;
+  static final long RECORD_WRITER_OPTIONS_LEVEL = 1L << 1;
+  static final long RECORD_WRITER_OPTIONS_WRITE_INDEX = 1L << 2;
+  static final long RECORD_WRITER_OPTIONS_APPEND = 1L << 3;
+
   // cairn_sequential_options: bits of the mask saying which fields the caller set (the rest keep cairn_sequential_options_init's values).
   static final long SEQUENTIAL_OPTIONS_NAME = 1L << 0;
+
+  // cairn_summary_writer_options: bits of the mask saying which fields the caller set (the rest keep cairn_summary_writer_options_init's values).
+  static final long SUMMARY_WRITER_OPTIONS_MAX_QUEUE = 1L << 0;
+  static final long SUMMARY_WRITER_OPTIONS_FLUSH_MILLIS = 1L << 1;
+  static final long SUMMARY_WRITER_OPTIONS_FILENAME_SUFFIX = 1L << 2;
 
   // cairn_tape_options: bits of the mask saying which fields the caller set (the rest keep cairn_tape_options_init's values).
   static final long TAPE_OPTIONS_PERSISTENT = 1L << 0;
@@ -1117,6 +1156,371 @@ final class CairnNative {
    * Errors: OUT_OF_RANGE for an index &gt;= cairn_function_num_traces; INVALID_ARGUMENT for NULL. Since 1.0.
    */
   static native long functionNumOutputs(long fn, long index);
+
+  /**
+   * cairn_record_writer_open: CONSTRUCTOR. Creates (or truncates; with opts-&gt;append, appends to) the record file `path`.
+   * &#64;param opts  NULL for the defaults.
+   * &#64;param out   receives the writer; free with cairn_record_writer_free.
+   * Errors: NOT_FOUND / PERMISSION_DENIED naming the path; INVALID_ARGUMENT for a bad compression
+   * or level, or write_index with append. Since 1.1.
+   */
+  static native long recordWriterOpen(byte[] path, long optsSet, int optsCompression, int optsLevel, int optsWriteIndex, int optsAppend);
+
+  /**
+   * cairn_record_writer_write: METHOD. Appends one record of `n` bytes (copied; `data` may be NULL when n is 0). Records are
+   * buffered: readers see them after cairn_record_writer_flush or close.
+   * Errors: FAILED_PRECONDITION after close; I/O errors (RESOURCE_EXHAUSTED for a full disk) naming
+   * the path. Since 1.1.
+   */
+  static native void recordWriterWrite(long w, byte[] data);
+
+  static native void recordWriterWrite(long w, short[] data);
+
+  static native void recordWriterWrite(long w, int[] data);
+
+  static native void recordWriterWrite(long w, long[] data);
+
+  static native void recordWriterWrite(long w, float[] data);
+
+  static native void recordWriterWrite(long w, double[] data);
+
+  static native void recordWriterWrite(long w, boolean[] data);
+
+  static native void recordWriterWrite(long w, java.nio.ByteBuffer data);
+
+  /**
+   * cairn_record_writer_flush: METHOD. Hands every record written so far to the operating system (a compressed stream gets a
+   * zlib sync flush), so readers see them. Since 1.1.
+   */
+  static native void recordWriterFlush(long w);
+
+  /**
+   * cairn_record_writer_sync: METHOD. Flush, then fsync: the records survive a crash of the machine. Since 1.1.
+   */
+  static native void recordWriterSync(long w);
+
+  /**
+   * cairn_record_writer_close: METHOD. Flushes, ends the compressed stream, closes the file and writes the index sidecar when
+   * asked. Calling it again does nothing. Its error is the last chance to see a failed write.
+   * Since 1.1.
+   */
+  static native void recordWriterClose(long w);
+
+  /**
+   * cairn_record_writer_count: METHOD. Records written so far. 0 for NULL. Since 1.1.
+   */
+  static native long recordWriterCount(long w);
+
+  /**
+   * cairn_record_writer_free: DESTRUCTOR. Closes the writer if needed (errors are lost then: call close first) and frees it.
+   * NULL is fine. Since 1.1.
+   */
+  static native void recordWriterFree(long w);
+
+  /**
+   * cairn_record_reader_open: CONSTRUCTOR. Opens the record file `path` for reading from its start.
+   * &#64;param opts  NULL for the defaults.
+   * &#64;param out   receives the reader; free with cairn_record_reader_free.
+   * Errors: NOT_FOUND / PERMISSION_DENIED naming the path. Since 1.1.
+   */
+  static native long recordReaderOpen(byte[] path, long optsSet, int optsCompression, int optsVerifyChecksums, int optsReadAhead, long optsBufferSize);
+
+  /**
+   * cairn_record_reader_offset: METHOD. Where the next record starts, in the uncompressed stream (the file offset without
+   * compression). -1 for NULL. Since 1.1.
+   */
+  static native long recordReaderOffset(long r);
+
+  /**
+   * cairn_record_reader_partial: METHOD. CAIRN_TRUE when the last cairn_record_reader_next found an incomplete record at the
+   * offset (a file still being written, or one cut short). Since 1.1.
+   */
+  static native int recordReaderPartial(long r);
+
+  /**
+   * cairn_record_reader_seek: METHOD. Moves to `offset`, a record's start as cairn_record_reader_offset gave it (a wrong one
+   * shows as DATA_LOSS on the next read). Compressed streams get there by decompressing: O(offset).
+   * Errors: INVALID_ARGUMENT for a negative offset; OUT_OF_RANGE past the end of a compressed
+   * stream. Since 1.1.
+   */
+  static native void recordReaderSeek(long r, long offset);
+
+  /**
+   * cairn_record_reader_seek_record: METHOD. Moves to record `index` (0-based; the record count moves to the end), through the
+   * index sidecar.
+   * Errors: FAILED_PRECONDITION saying why when there is no valid index (none, stale, corrupt;
+   * build one with cairn_record_index_build); OUT_OF_RANGE past the end. Since 1.1.
+   */
+  static native void recordReaderSeekRecord(long r, long index);
+
+  /**
+   * cairn_record_reader_free: DESTRUCTOR. Frees the reader. NULL is fine. Since 1.1.
+   */
+  static native void recordReaderFree(long r);
+
+  /**
+   * cairn_record_file_count: METHOD. The number of complete records in `path`: from a valid index sidecar in O(1),
+   * otherwise by reading the file (with checksums as opts say).
+   * &#64;param opts  NULL for the defaults. Since 1.1.
+   */
+  static native long recordFileCount(byte[] path, long optsSet, int optsCompression, int optsVerifyChecksums, int optsReadAhead, long optsBufferSize);
+
+  /**
+   * cairn_record_index_build: METHOD. Reads `path` and writes its index sidecar `&lt;path&gt;.cairnidx` (replacing a stale one).
+   * &#64;param opts       NULL for the defaults.
+   * &#64;param count_out  receives the number of records indexed; may be NULL. Since 1.1.
+   */
+  static native long recordIndexBuild(byte[] path, long optsSet, int optsCompression, int optsVerifyChecksums, int optsReadAhead, long optsBufferSize);
+
+  /**
+   * cairn_example_create: CONSTRUCTOR. An empty Example or SequenceExample.
+   * &#64;param out  receives the example; free with cairn_example_free().
+   * Errors: INVALID_ARGUMENT for an unknown kind or NULL out. Since 1.1.
+   */
+  static native long exampleCreate(int kind);
+
+  /**
+   * cairn_example_parse: CONSTRUCTOR. Parses one serialized message of `kind`. Packed and unpacked lists are accepted,
+   * unknown fields skipped; a key given twice keeps its last entry (protobuf's rules).
+   * &#64;param data  `n` bytes, borrowed for the call (NULL allowed when n is 0).
+   * &#64;param out   receives the example; free with cairn_example_free().
+   * Errors: DATA_LOSS for malformed bytes, naming the byte offset. Since 1.1.
+   */
+  static native long exampleParse(int kind, byte[] data);
+
+  static native long exampleParse(int kind, short[] data);
+
+  static native long exampleParse(int kind, int[] data);
+
+  static native long exampleParse(int kind, long[] data);
+
+  static native long exampleParse(int kind, float[] data);
+
+  static native long exampleParse(int kind, double[] data);
+
+  static native long exampleParse(int kind, boolean[] data);
+
+  static native long exampleParse(int kind, java.nio.ByteBuffer data);
+
+  /**
+   * cairn_example_free: DESTRUCTOR. Frees the example. NULL is fine. Since 1.1.
+   */
+  static native void exampleFree(long ex);
+
+  /**
+   * cairn_example_get_kind: METHOD. CAIRN_EXAMPLE or CAIRN_SEQUENCE_EXAMPLE; 0 for NULL. Since 1.1.
+   */
+  static native int exampleGetKind(long ex);
+
+  /**
+   * cairn_example_set_int64s: METHOD. Sets feature `key` (a context feature of a SequenceExample) to `n` int64s, replacing
+   * what the key held. `values` is copied (NULL allowed when n is 0).
+   * Errors: INVALID_ARGUMENT for NULL ex or key. Since 1.1.
+   */
+  static native void exampleSetInt64s(long ex, byte[] key, long[] values);
+
+  /**
+   * cairn_example_append_step_int64s: METHOD. Appends one step of `n` int64s to feature list `key` of a SequenceExample (creating the
+   * list). Errors: INVALID_ARGUMENT for an Example (it has no feature lists). Since 1.1.
+   */
+  static native void exampleAppendStepInt64s(long ex, byte[] key, long[] values);
+
+  /**
+   * cairn_example_serialize: METHOD. The protobuf encoding of the example: map entries sorted by key, lists packed, the same
+   * bytes as protobuf's deterministic serialization.
+   * &#64;param out  receives `*n` bytes (plus a NUL not counted); free with cairn_free().
+   * Errors: INVALID_ARGUMENT for NULL arguments. Since 1.1.
+   */
+  static native byte[] exampleSerialize(long ex);
+
+  /**
+   * cairn_example_feature_count: METHOD. How many features the example has (context features for a SequenceExample); 0 for NULL. Since 1.1.
+   */
+  static native long exampleFeatureCount(long ex);
+
+  /**
+   * cairn_example_feature_key: METHOD. The key of feature `i` (keys sorted bytewise), NUL-terminated, borrowed from `ex` until it
+   * is changed or freed; NULL when i is out of range. A key holding a NUL byte reads up to it. Since 1.1.
+   */
+  static native String exampleFeatureKey(long ex, long i);
+
+  /**
+   * cairn_example_feature_list_count: METHOD. How many feature lists a SequenceExample has; 0 for an Example or NULL. Since 1.1.
+   */
+  static native long exampleFeatureListCount(long ex);
+
+  /**
+   * cairn_example_feature_list_key: METHOD. The key of feature list `i` (sorted), borrowed as cairn_example_feature_key's. Since 1.1.
+   */
+  static native String exampleFeatureListKey(long ex, long i);
+
+  /**
+   * cairn_example_feature_list_steps: METHOD. How many steps feature list `key` has.
+   * Errors: NOT_FOUND naming the key when there is no such feature list. Since 1.1.
+   */
+  static native long exampleFeatureListSteps(long ex, byte[] key);
+
+  /**
+   * cairn_summary_writer_create: CONSTRUCTOR. A writer for `logdir` (created with its parents when missing) with a new event file
+   * whose first record is file_version "brain.Event:2".
+   * &#64;param opts  NULL for the defaults.
+   * &#64;param out   receives the writer; free with cairn_summary_writer_free().
+   * Errors: INVALID_ARGUMENT for NULL or bad options; FAILED_PRECONDITION naming the directory when
+   * it cannot be created; the file's own error (naming it) when it cannot be opened. Since 1.1.
+   */
+  static native long summaryWriterCreate(byte[] logdir, long optsSet, long optsMaxQueue, long optsFlushMillis, byte[] optsFilenameSuffix);
+
+  /**
+   * cairn_summary_writer_flush: METHOD. Writes every queued event and pushes the file to the operating system; returns when done.
+   * Errors: a pending error of the background thread; FAILED_PRECONDITION after close. Since 1.1.
+   */
+  static native void summaryWriterFlush(long w);
+
+  /**
+   * cairn_summary_writer_close: METHOD. Flushes, stops the writer thread and closes the file; later summary calls on `w` fail with
+   * FAILED_PRECONDITION. Closing twice is fine. Errors: a pending error of the background thread. Since 1.1.
+   */
+  static native void summaryWriterClose(long w);
+
+  /**
+   * cairn_summary_writer_free: DESTRUCTOR. Frees the handle. The writer closes when no handle and no default-writer setting
+   * refers to it any more (errors of that close are lost: call cairn_summary_writer_close to see
+   * them). Compiled functions that recorded summaries to it then fail with FAILED_PRECONDITION. NULL is
+   * fine. Since 1.1.
+   */
+  static native void summaryWriterFree(long w);
+
+  /**
+   * cairn_summary_writer_path: METHOD. The path of the event file being written (a new file after the old one was deleted).
+   * &#64;param out  receives the path; free with cairn_free(). Since 1.1.
+   */
+  static native String summaryWriterPath(long w);
+
+  /**
+   * cairn_summary_writer_set_default: Makes `w` the process-wide default writer (tf.summary's `with writer.as_default()`); it holds a
+   * reference until replaced. NULL clears it. Since 1.1.
+   */
+  static native void summaryWriterSetDefault(long w);
+
+  /**
+   * cairn_summary_set_step: Sets the process-wide default step (tf.summary.experimental.set_step);
+   * CAIRN_SUMMARY_DEFAULT_STEP unsets it. Since 1.1.
+   */
+  static native void summarySetStep(long step);
+
+  /**
+   * cairn_summary_step: The process-wide default step; CAIRN_SUMMARY_DEFAULT_STEP when unset. Since 1.1.
+   */
+  static native long summaryStep();
+
+  /**
+   * cairn_summary_scalar: METHOD. tf.summary.scalar from a host value: queues a float32 scalar. Costs well under a
+   * microsecond on the calling thread. Not recorded inside compiled functions (use
+   * cairn_summary_scalar_tensor there).
+   * &#64;param w     the writer, or NULL for the default writer.
+   * &#64;param step  the step, or CAIRN_SUMMARY_DEFAULT_STEP.
+   * Errors: INVALID_ARGUMENT for a NULL tag or no step; a pending background error. Since 1.1.
+   */
+  static native void summaryScalar(long w, byte[] tag, double value, long step);
+
+  /**
+   * cairn_summary_text: METHOD. tf.summary.text: a string (UTF-8, NUL-terminated) for the text plugin. Since 1.1.
+   */
+  static native void summaryText(long w, byte[] tag, byte[] text, long step);
+
+  /**
+   * cairn_summary_scalar_tensor: METHOD. tf.summary.scalar from a tensor: `t` is a rank-0 tensor of a real dtype or bool, written
+   * as float32. Eager: writes now. Inside a compiled function: records an op that writes on every call.
+   * Errors: INVALID_ARGUMENT naming the tag for another rank or dtype. Since 1.1.
+   */
+  static native void summaryScalarTensor(long ctx, long w, byte[] tag, long t, long step);
+
+  /**
+   * cairn_summary_histogram: METHOD. tf.summary.histogram: TF2's `buckets` equal-width buckets from the minimum to the maximum
+   * of `t` (any real dtype and shape), written as a [buckets, 3] float64 tensor; buckets &lt;= 0 gives 30
+   * (TF2's default). All-equal values put their count in the last bucket; no values give zero rows.
+   * Errors: INVALID_ARGUMENT naming the tag for a NaN or infinite value or a bad dtype. Since 1.1.
+   */
+  static native void summaryHistogram(long ctx, long w, byte[] tag, long t, long buckets, long step);
+
+  /**
+   * cairn_summary_image: METHOD. tf.summary.image: `images` is a [k, height, width, channels] batch with 1 (gray), 3 (RGB)
+   * or 4 (RGBA) channels, uint8 or float (clamped to [0, 1] and scaled to 0..255); the first
+   * `max_outputs` images are written as PNGs (max_outputs &lt; 0 gives 3, TF2's default).
+   * Errors: INVALID_ARGUMENT naming the tag for a bad shape or dtype. Since 1.1.
+   */
+  static native void summaryImage(long ctx, long w, byte[] tag, long images, long maxOutputs, long step);
+
+  /**
+   * cairn_summary_audio: METHOD. tf.summary.audio: `audio` is a [k, frames, channels] float batch in [-1, 1] (clamped);
+   * the first `max_outputs` clips are written as 16-bit PCM WAV files at `sample_rate` Hz (a whole
+   * number; max_outputs &lt; 0 gives 3).
+   * Errors: INVALID_ARGUMENT naming the tag for a bad shape, dtype or sample rate. Since 1.1.
+   */
+  static native void summaryAudio(long ctx, long w, byte[] tag, long audio, double sampleRate, long maxOutputs, long step);
+
+  /**
+   * cairn_summary_graph: METHOD. tf.summary.graph: writes the graph of trace `index` of the compiled function `fn` (see
+   * cairn_function_num_traces) as a binary tensorflow.GraphDef event, which TensorBoard's graph
+   * dashboard draws. Inputs are Placeholders, variables VarHandleOps, and each cond or while loop an
+   * If or While node whose branches are functions in the GraphDef's library (docs/graph_export.md).
+   * &#64;param w     the writer, or NULL for the default writer (none set: nothing is written).
+   * &#64;param step  the step, or CAIRN_SUMMARY_DEFAULT_STEP.
+   * Errors: INVALID_ARGUMENT for a NULL fn or no step; OUT_OF_RANGE for an index past the traces; a
+   * pending background error. Since 1.1.
+   */
+  static native void summaryGraph(long w, long fn, long index, long step);
+
+  /**
+   * cairn_profiler_start: FUNCTION. Turns the profiler on for the whole process (NULL opts: defaults), clearing what an
+   * earlier profile left. Errors: FAILED_PRECONDITION when it is already on; INVALID_ARGUMENT for
+   * max_events 0 or a bad struct_size. Since 1.1.
+   */
+  static native void profilerStart(long optsSet, long optsMaxEvents, int optsVulkanTimestamps);
+
+  /**
+   * cairn_profiler_active: FUNCTION. Whether the profiler is on. Since 1.1.
+   */
+  static native int profilerActive();
+
+  /**
+   * cairn_profiler_stop: FUNCTION. Turns the profiler off and hands over what it recorded, events sorted by start.
+   * Errors: FAILED_PRECONDITION when it is off; INVALID_ARGUMENT for NULL out. Since 1.1.
+   */
+  static native long profilerStop();
+
+  /**
+   * cairn_profile_event_count: METHOD. How many events the profile holds. Since 1.1.
+   */
+  static native long profileEventCount(long p);
+
+  /**
+   * cairn_profile_dropped: METHOD. How many events were dropped because max_events were already kept. Since 1.1.
+   */
+  static native long profileDropped(long p);
+
+  /**
+   * cairn_profile_chrome_trace: METHOD. The profile as Chrome trace-event JSON (malloc'd; free with cairn_free). Since 1.1.
+   */
+  static native String profileChromeTrace(long p);
+
+  /**
+   * cairn_profile_export_chrome_trace: METHOD. Writes the Chrome trace-event JSON to `path`. Errors: UNAVAILABLE naming the path. Since 1.1.
+   */
+  static native void profileExportChromeTrace(long p, byte[] path);
+
+  /**
+   * cairn_profile_export_to_logdir: METHOD. Writes the trace gzipped where TensorBoard's profile plugin looks:
+   * &lt;logdir&gt;/plugins/profile/&lt;run_name&gt;/&lt;hostname&gt;.trace.json.gz (directories made as needed). NULL or
+   * "" run_name: the date and time. path_out (may be NULL) gets the file's path (malloc'd; free with
+   * cairn_free). Errors: INVALID_ARGUMENT for a run_name with '/'; UNAVAILABLE naming the path. Since 1.1.
+   */
+  static native String profileExportToLogdir(long p, byte[] logdir, byte[] runName);
+
+  /**
+   * cairn_profile_free: DESTRUCTOR. Frees the profile. NULL is fine. Since 1.1.
+   */
+  static native void profileFree(long p);
 
   /**
    * cairn_function_export: Experimental (CAIRN_EXPERIMENTAL). METHOD. Writes every trace of `fn` to `path` (replaced atomically).

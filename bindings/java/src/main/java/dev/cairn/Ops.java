@@ -5964,6 +5964,526 @@ public final class Ops {
     return ctx.runRaw(OP_WHERE, in, null, 1)[0];
   }
 
+  private static final byte[] OP_WRITE_AUDIO_SUMMARY = cstr("WriteAudioSummary");
+  /**
+   * WriteAudioSummary: tf.summary.audio: WAVs of the first max_outputs clips of a [k, t, c] batch in [-1, 1]
+   *
+   * <ul>
+   *   <li>input audio: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   *   <li>attr writer: INT, default 0
+   *   <li>attr tag: STRING, required
+   *   <li>attr step: INT, default -9223372036854775808
+   *   <li>attr sample_rate: FLOAT, required
+   *   <li>attr max_outputs: INT, default 3
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param audio input audio
+   * @param tag attribute tag (STRING)
+   * @param sampleRate attribute sample_rate (FLOAT)
+   */
+  public static void writeAudioSummary(CairnContext ctx, Tensor audio, String tag, double sampleRate) {
+    Tensor[] in = {audio};
+    OpAttrs enc = new OpAttrs();
+    enc.setString("tag", tag);
+    enc.setFloat("sample_rate", sampleRate);
+    ctx.runRaw(OP_WRITE_AUDIO_SUMMARY, in, enc, 0);
+  }
+
+  /**
+   * WriteAudioSummary with optional attributes; see {@link WriteAudioSummaryAttrs}.
+   * @param ctx the context to run on
+   * @param audio input audio
+   * @param tag attribute tag (STRING)
+   * @param sampleRate attribute sample_rate (FLOAT)
+   * @param attrs the optional attributes (null: none)
+   */
+  public static void writeAudioSummary(CairnContext ctx, Tensor audio, String tag, double sampleRate, WriteAudioSummaryAttrs attrs) {
+    if (attrs == null) attrs = WriteAudioSummaryAttrs.NONE;
+    Tensor[] in = {audio};
+    OpAttrs enc = new OpAttrs();
+    enc.setString("tag", tag);
+    enc.setFloat("sample_rate", sampleRate);
+    attrs.addTo(enc);
+    ctx.runRaw(OP_WRITE_AUDIO_SUMMARY, in, enc, 0);
+  }
+
+  /**
+   * The optional attributes of WriteAudioSummary: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
+  public static final class WriteAudioSummaryAttrs {
+    static final WriteAudioSummaryAttrs NONE = new WriteAudioSummaryAttrs(); // nothing set
+
+    private long writer;
+    private boolean writerSet;
+    private long step;
+    private boolean stepSet;
+    private long maxOutputs;
+    private boolean maxOutputsSet;
+
+    private WriteAudioSummaryAttrs() {}
+
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new WriteAudioSummaryAttrs
+     */
+    public static WriteAudioSummaryAttrs builder() {
+      return new WriteAudioSummaryAttrs();
+    }
+
+    /**
+     * Sets writer (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteAudioSummaryAttrs writer(long value) {
+      this.writer = value;
+      this.writerSet = true;
+      return this;
+    }
+
+    /**
+     * The value of writer set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long writer() {
+      return !writerSet ? null : writer;
+    }
+
+    /**
+     * Sets step (INT, default -9223372036854775808).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteAudioSummaryAttrs step(long value) {
+      this.step = value;
+      this.stepSet = true;
+      return this;
+    }
+
+    /**
+     * The value of step set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long step() {
+      return !stepSet ? null : step;
+    }
+
+    /**
+     * Sets max_outputs (INT, default 3).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteAudioSummaryAttrs maxOutputs(long value) {
+      this.maxOutputs = value;
+      this.maxOutputsSet = true;
+      return this;
+    }
+
+    /**
+     * The value of max_outputs set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long maxOutputs() {
+      return !maxOutputsSet ? null : maxOutputs;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (writerSet) enc.setInt("writer", writer);
+      if (stepSet) enc.setInt("step", step);
+      if (maxOutputsSet) enc.setInt("max_outputs", maxOutputs);
+    }
+  }
+
+  private static final byte[] OP_WRITE_HISTOGRAM_SUMMARY = cstr("WriteHistogramSummary");
+  /**
+   * WriteHistogramSummary: tf.summary.histogram: TF2's [k, 3] buckets of the values
+   *
+   * <ul>
+   *   <li>input values: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16
+   *   <li>attr writer: INT, default 0
+   *   <li>attr tag: STRING, required
+   *   <li>attr step: INT, default -9223372036854775808
+   *   <li>attr buckets: INT, default 30
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param values input values
+   * @param tag attribute tag (STRING)
+   */
+  public static void writeHistogramSummary(CairnContext ctx, Tensor values, String tag) {
+    Tensor[] in = {values};
+    OpAttrs enc = new OpAttrs();
+    enc.setString("tag", tag);
+    ctx.runRaw(OP_WRITE_HISTOGRAM_SUMMARY, in, enc, 0);
+  }
+
+  /**
+   * WriteHistogramSummary with optional attributes; see {@link WriteHistogramSummaryAttrs}.
+   * @param ctx the context to run on
+   * @param values input values
+   * @param tag attribute tag (STRING)
+   * @param attrs the optional attributes (null: none)
+   */
+  public static void writeHistogramSummary(CairnContext ctx, Tensor values, String tag, WriteHistogramSummaryAttrs attrs) {
+    if (attrs == null) attrs = WriteHistogramSummaryAttrs.NONE;
+    Tensor[] in = {values};
+    OpAttrs enc = new OpAttrs();
+    enc.setString("tag", tag);
+    attrs.addTo(enc);
+    ctx.runRaw(OP_WRITE_HISTOGRAM_SUMMARY, in, enc, 0);
+  }
+
+  /**
+   * The optional attributes of WriteHistogramSummary: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
+  public static final class WriteHistogramSummaryAttrs {
+    static final WriteHistogramSummaryAttrs NONE = new WriteHistogramSummaryAttrs(); // nothing set
+
+    private long writer;
+    private boolean writerSet;
+    private long step;
+    private boolean stepSet;
+    private long buckets;
+    private boolean bucketsSet;
+
+    private WriteHistogramSummaryAttrs() {}
+
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new WriteHistogramSummaryAttrs
+     */
+    public static WriteHistogramSummaryAttrs builder() {
+      return new WriteHistogramSummaryAttrs();
+    }
+
+    /**
+     * Sets writer (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteHistogramSummaryAttrs writer(long value) {
+      this.writer = value;
+      this.writerSet = true;
+      return this;
+    }
+
+    /**
+     * The value of writer set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long writer() {
+      return !writerSet ? null : writer;
+    }
+
+    /**
+     * Sets step (INT, default -9223372036854775808).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteHistogramSummaryAttrs step(long value) {
+      this.step = value;
+      this.stepSet = true;
+      return this;
+    }
+
+    /**
+     * The value of step set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long step() {
+      return !stepSet ? null : step;
+    }
+
+    /**
+     * Sets buckets (INT, default 30).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteHistogramSummaryAttrs buckets(long value) {
+      this.buckets = value;
+      this.bucketsSet = true;
+      return this;
+    }
+
+    /**
+     * The value of buckets set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long buckets() {
+      return !bucketsSet ? null : buckets;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (writerSet) enc.setInt("writer", writer);
+      if (stepSet) enc.setInt("step", step);
+      if (bucketsSet) enc.setInt("buckets", buckets);
+    }
+  }
+
+  private static final byte[] OP_WRITE_IMAGE_SUMMARY = cstr("WriteImageSummary");
+  /**
+   * WriteImageSummary: tf.summary.image: PNGs of the first max_outputs images of a [k, h, w, c] batch
+   *
+   * <ul>
+   *   <li>input images: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, uint8, bfloat16, float16
+   *   <li>attr writer: INT, default 0
+   *   <li>attr tag: STRING, required
+   *   <li>attr step: INT, default -9223372036854775808
+   *   <li>attr max_outputs: INT, default 3
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param images input images
+   * @param tag attribute tag (STRING)
+   */
+  public static void writeImageSummary(CairnContext ctx, Tensor images, String tag) {
+    Tensor[] in = {images};
+    OpAttrs enc = new OpAttrs();
+    enc.setString("tag", tag);
+    ctx.runRaw(OP_WRITE_IMAGE_SUMMARY, in, enc, 0);
+  }
+
+  /**
+   * WriteImageSummary with optional attributes; see {@link WriteImageSummaryAttrs}.
+   * @param ctx the context to run on
+   * @param images input images
+   * @param tag attribute tag (STRING)
+   * @param attrs the optional attributes (null: none)
+   */
+  public static void writeImageSummary(CairnContext ctx, Tensor images, String tag, WriteImageSummaryAttrs attrs) {
+    if (attrs == null) attrs = WriteImageSummaryAttrs.NONE;
+    Tensor[] in = {images};
+    OpAttrs enc = new OpAttrs();
+    enc.setString("tag", tag);
+    attrs.addTo(enc);
+    ctx.runRaw(OP_WRITE_IMAGE_SUMMARY, in, enc, 0);
+  }
+
+  /**
+   * The optional attributes of WriteImageSummary: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
+  public static final class WriteImageSummaryAttrs {
+    static final WriteImageSummaryAttrs NONE = new WriteImageSummaryAttrs(); // nothing set
+
+    private long writer;
+    private boolean writerSet;
+    private long step;
+    private boolean stepSet;
+    private long maxOutputs;
+    private boolean maxOutputsSet;
+
+    private WriteImageSummaryAttrs() {}
+
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new WriteImageSummaryAttrs
+     */
+    public static WriteImageSummaryAttrs builder() {
+      return new WriteImageSummaryAttrs();
+    }
+
+    /**
+     * Sets writer (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteImageSummaryAttrs writer(long value) {
+      this.writer = value;
+      this.writerSet = true;
+      return this;
+    }
+
+    /**
+     * The value of writer set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long writer() {
+      return !writerSet ? null : writer;
+    }
+
+    /**
+     * Sets step (INT, default -9223372036854775808).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteImageSummaryAttrs step(long value) {
+      this.step = value;
+      this.stepSet = true;
+      return this;
+    }
+
+    /**
+     * The value of step set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long step() {
+      return !stepSet ? null : step;
+    }
+
+    /**
+     * Sets max_outputs (INT, default 3).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteImageSummaryAttrs maxOutputs(long value) {
+      this.maxOutputs = value;
+      this.maxOutputsSet = true;
+      return this;
+    }
+
+    /**
+     * The value of max_outputs set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long maxOutputs() {
+      return !maxOutputsSet ? null : maxOutputs;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (writerSet) enc.setInt("writer", writer);
+      if (stepSet) enc.setInt("step", step);
+      if (maxOutputsSet) enc.setInt("max_outputs", maxOutputs);
+    }
+  }
+
+  private static final byte[] OP_WRITE_SCALAR_SUMMARY = cstr("WriteScalarSummary");
+  /**
+   * WriteScalarSummary: tf.summary.scalar: writes a rank-0 value as a float32 scalar summary
+   *
+   * <ul>
+   *   <li>input value: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, uint8, int16, int8, int64, bool, bfloat16, float16
+   *   <li>attr writer: INT, default 0
+   *   <li>attr tag: STRING, required
+   *   <li>attr step: INT, default -9223372036854775808
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param value input value
+   * @param tag attribute tag (STRING)
+   */
+  public static void writeScalarSummary(CairnContext ctx, Tensor value, String tag) {
+    Tensor[] in = {value};
+    OpAttrs enc = new OpAttrs();
+    enc.setString("tag", tag);
+    ctx.runRaw(OP_WRITE_SCALAR_SUMMARY, in, enc, 0);
+  }
+
+  /**
+   * WriteScalarSummary with optional attributes; see {@link WriteScalarSummaryAttrs}.
+   * @param ctx the context to run on
+   * @param value input value
+   * @param tag attribute tag (STRING)
+   * @param attrs the optional attributes (null: none)
+   */
+  public static void writeScalarSummary(CairnContext ctx, Tensor value, String tag, WriteScalarSummaryAttrs attrs) {
+    if (attrs == null) attrs = WriteScalarSummaryAttrs.NONE;
+    Tensor[] in = {value};
+    OpAttrs enc = new OpAttrs();
+    enc.setString("tag", tag);
+    attrs.addTo(enc);
+    ctx.runRaw(OP_WRITE_SCALAR_SUMMARY, in, enc, 0);
+  }
+
+  /**
+   * The optional attributes of WriteScalarSummary: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
+  public static final class WriteScalarSummaryAttrs {
+    static final WriteScalarSummaryAttrs NONE = new WriteScalarSummaryAttrs(); // nothing set
+
+    private long writer;
+    private boolean writerSet;
+    private long step;
+    private boolean stepSet;
+
+    private WriteScalarSummaryAttrs() {}
+
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new WriteScalarSummaryAttrs
+     */
+    public static WriteScalarSummaryAttrs builder() {
+      return new WriteScalarSummaryAttrs();
+    }
+
+    /**
+     * Sets writer (INT, default 0).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteScalarSummaryAttrs writer(long value) {
+      this.writer = value;
+      this.writerSet = true;
+      return this;
+    }
+
+    /**
+     * The value of writer set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long writer() {
+      return !writerSet ? null : writer;
+    }
+
+    /**
+     * Sets step (INT, default -9223372036854775808).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public WriteScalarSummaryAttrs step(long value) {
+      this.step = value;
+      this.stepSet = true;
+      return this;
+    }
+
+    /**
+     * The value of step set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Long step() {
+      return !stepSet ? null : step;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (writerSet) enc.setInt("writer", writer);
+      if (stepSet) enc.setInt("step", step);
+    }
+  }
+
   private static final byte[] OP_ZEROS_LIKE = cstr("ZerosLike");
   /**
    * ZerosLike: Zeros (false for bool) with the shape and dtype of x.
