@@ -7,7 +7,10 @@
  * The Go, Rust and Java demos follow the same spec (examples/TRAINING_DEMO.md) and print the same
  * lines.
  *
- * usage: train_digits [--data digits.csv] [--dir checkpoint_dir] [--epochs N] */
+ * With --logdir it also writes TensorBoard summaries there: the epoch's loss and accuracy, and the
+ * graph of the compiled training step (open them with `tensorboard --logdir DIR`).
+ *
+ * usage: train_digits [--data digits.csv] [--dir checkpoint_dir] [--epochs N] [--logdir DIR] */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <errno.h>
 #include <stdio.h>
@@ -225,7 +228,8 @@ static const char *default_dir(char *buf, size_t size) {
 }
 
 int main(int argc, char **argv) {
-  const char *data = "examples/data/digits.csv", *dir = NULL;
+  const char *data = "examples/data/digits.csv", *dir = NULL, *logdir = NULL;
+  cairn_summary_writer *writer = NULL;
   char dir_buf[4096];
   int64_t epochs = 20, epoch = 0, shape[2];
   Split train, test;
@@ -241,6 +245,7 @@ int main(int argc, char **argv) {
   cairn_tensor *x_train, *y_train, *x_test, *y_test, *t;
   char *summary = NULL;
   StepState step_state;
+  int wrote_graph = 0;
   cairn_function *step = NULL;
   int a;
 
@@ -248,10 +253,11 @@ int main(int argc, char **argv) {
     if (strcmp(argv[a], "--data") == 0) data = argv[a + 1];
     else if (strcmp(argv[a], "--dir") == 0) dir = argv[a + 1];
     else if (strcmp(argv[a], "--epochs") == 0) epochs = atoll(argv[a + 1]);
+    else if (strcmp(argv[a], "--logdir") == 0) logdir = argv[a + 1];
     else break;
   }
   if (a < argc || epochs < 1) {
-    fprintf(stderr, "usage: %s [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1]\n", argv[0]);
+    fprintf(stderr, "usage: %s [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1] [--logdir DIR]\n", argv[0]);
     return 2;
   }
   if (!dir) dir = default_dir(dir_buf, sizeof dir_buf);
@@ -320,6 +326,7 @@ int main(int argc, char **argv) {
   step_state.model = model;
   step_state.optimizer = optimizer;
   check(cairn_function_create(ctx, "train_step", train_step, &step_state, NULL, &step), "train_step");
+  if (logdir) check(cairn_summary_writer_create(logdir, NULL, &writer), "summary writer");
   check(cairn_metric_create(ctx, CAIRN_METRIC_MEAN, "loss", &loss_mean), "metric");
   check(cairn_metric_create(ctx, CAIRN_METRIC_ACCURACY, "accuracy", &accuracy), "metric");
   for (; epoch < epochs; ++epoch) {
@@ -334,11 +341,20 @@ int main(int argc, char **argv) {
     check(cairn_variable_assign(epoch_var, t), "epoch");
     cairn_tensor_free(t);
     check(cairn_checkpoint_manager_save(manager, epoch + 1, NULL), "save");
+    if (writer) {
+      /* TensorBoard: the epoch's metrics, and once per run the graph of the traced step. */
+      check(cairn_summary_scalar(writer, "epoch_loss", loss, epoch + 1), "summary");
+      check(cairn_summary_scalar(writer, "epoch_accuracy", acc, epoch + 1), "summary");
+      if (!wrote_graph) check(cairn_summary_graph(writer, step, 0, 0), "summary graph");
+      wrote_graph = 1;
+    }
     printf("epoch %2lld/%lld  loss %.4f  accuracy %.4f  %.0f examples/s\n", (long long)epoch + 1, (long long)epochs,
            loss, acc, (double)train.n / seconds);
   }
   printf("test accuracy: %.4f\n", test_accuracy(ctx, model, x_test, y_test));
 
+  if (writer) check(cairn_summary_writer_close(writer), "summary close");
+  cairn_summary_writer_free(writer);
   cairn_function_free(step);
   cairn_checkpoint_manager_free(manager);
   cairn_checkpoint_free(ckpt);

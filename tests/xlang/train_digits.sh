@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The training demo in C, Go, Rust and Java (examples/TRAINING_DEMO.md): with the same data and
 # epochs they print the same lines, apart from the examples/s figures. Each then resumes from its
-# own checkpoints for one more epoch, and the four resumed runs agree too.
+# own checkpoints for one more epoch, and the four resumed runs agree too. The first runs also write
+# TensorBoard summaries (--logdir), which the real TensorBoard reads back: the printed epoch metrics
+# and the graph of the compiled training step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -15,8 +17,8 @@ bazel build //examples/c:train_digits //capi:cairn //bindings/java:libcairn_jni.
 (cd bindings/rust && cargo build -q --example train_digits)
 (cd bindings/java && mvn -B -q compile >/dev/null)
 
-run() {  # run LANG EPOCHS
-  local args=(--data "$data" --dir "$out/ckpt-$1" --epochs "$2")
+run() {  # run LANG EPOCHS [--logdir DIR]
+  local args=(--data "$data" --dir "$out/ckpt-$1" --epochs "$2" "${@:3}")
   case "$1" in
     c) "$root/bazel-bin/examples/c/train_digits" "${args[@]}" ;;
     go) (cd "$root/bindings/go" && go run ./cmd/train_digits "${args[@]}") ;;
@@ -30,11 +32,19 @@ normalize() { sed -e 's/  [0-9]* examples\/s$//' -e "s|$out/ckpt-[a-z]*|DIR|"; }
 
 langs=(c go rust java)
 for epochs in 3 4; do
-  for l in "${langs[@]}"; do run "$l" "$epochs" | normalize >"$out/$l.$epochs.txt"; done
+  for l in "${langs[@]}"; do
+    if [ "$epochs" = 3 ]; then run "$l" "$epochs" --logdir "$out/logs-$l"; else run "$l" "$epochs"; fi |
+      normalize >"$out/$l.$epochs.txt"
+  done
   for l in "${langs[@]}"; do
     diff "$out/c.$epochs.txt" "$out/$l.$epochs.txt" >&2 || { echo "train_digits: $l differs from C ($epochs epochs)" >&2; exit 1; }
   done
 done
 grep -q "^resumed from DIR/ckpt-3 after epoch 3$" "$out/c.4.txt"
+venv="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/venv"
+for l in "${langs[@]}"; do
+  "$venv/bin/python" tests/xlang/check_demo_logdir.py "$out/$l.3.txt" "$out/logs-$l" ||
+    { echo "train_digits: $l's --logdir output is wrong" >&2; exit 1; }
+done
 tail -1 "$out/c.4.txt"
-echo "C, Go, Rust and Java train, save, resume and print the same lines"
+echo "C, Go, Rust and Java train, save, resume and print the same lines; TensorBoard reads their summaries"
