@@ -74,14 +74,15 @@ func NewSummaryWriter(logdir string, options ...SummaryWriterOption) (*SummaryWr
 	for _, opt := range options {
 		opt(&c)
 	}
+	o := c.opts // cgo refuses a pointer into c, which holds a Go pointer
 	if c.suffix != nil {
-		c.opts.filename_suffix = C.CString(*c.suffix)
-		defer C.free(unsafe.Pointer(c.opts.filename_suffix))
+		o.filename_suffix = C.CString(*c.suffix)
+		defer C.free(unsafe.Pointer(o.filename_suffix))
 	}
 	cdir := C.CString(logdir)
 	defer C.free(unsafe.Pointer(cdir))
 	var out *C.cairn_summary_writer
-	if err := cSummaryWriterCreate(cdir, &c.opts, &out); err != nil {
+	if err := cSummaryWriterCreate(cdir, &o, &out); err != nil {
 		return nil, err
 	}
 	w := &SummaryWriter{ptr: out}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"cairn.dev/cairn"
@@ -141,4 +142,27 @@ func TestSummaryWriterErrors(t *testing.T) {
 	wantCode(t, err, cairn.CodeFailedPrecondition, cairn.ErrFailedPrecondition, "logs")
 	_, err = cairn.NewSummaryWriter(t.TempDir(), cairn.WithMaxQueue(0))
 	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "")
+}
+
+// A writer is shared by goroutines: every event arrives (test_go runs this under -race too).
+func TestSummaryWriterConcurrent(t *testing.T) {
+	w := newSummaryWriter(t, t.TempDir())
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				if err := w.Scalar("loss", float64(i), int64(i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	ok(t, w.Flush())
+	if n := eventCount(t, must(w.Path())); n != 401 {
+		t.Errorf("%d records, want 401", n)
+	}
 }
