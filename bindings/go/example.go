@@ -200,7 +200,7 @@ func (e *Example) Serialize() ([]byte, error) {
 		return nil, err
 	}
 	defer cFree(unsafe.Pointer(out))
-	return C.GoBytes(unsafe.Pointer(out), C.int(n)), nil
+	return copyBytes(unsafe.Pointer(out), n), nil
 }
 
 // Keys are the feature keys (the context features' of a SequenceExample), sorted bytewise.
@@ -273,7 +273,7 @@ func (e *Example) values(fn, key string, step C.int64_t) (Feature, error) {
 				if err := cExampleBytes(p, k, step, C.size_t(i), &data, &size); err != nil {
 					return err
 				}
-				f.Bytes[i] = C.GoBytes(data, C.int(size))
+				f.Bytes[i] = copyBytes(data, size)
 			}
 		}
 		return nil

@@ -244,10 +244,20 @@ func (r *RecordReader) Next() (record []byte, ok bool, err error) {
 	var got C.cairn_bool
 	err = cRecordReaderNext(r.ptr, &data, &n, &got)
 	if err == nil && got != 0 {
-		record = C.GoBytes(data, C.int(n))
+		record = copyBytes(data, n)
 	}
 	runtime.KeepAlive(r)
 	return record, err == nil && got != 0, err
+}
+
+// copyBytes is a Go copy of n bytes at p (C memory), never nil; unlike C.GoBytes it takes sizes
+// past 2 GiB.
+func copyBytes(p unsafe.Pointer, n C.size_t) []byte {
+	b := make([]byte, int(n))
+	if n > 0 {
+		copy(b, unsafe.Slice((*byte)(p), int(n)))
+	}
+	return b
 }
 
 // Scan reads the next record for Record, as bufio.Scanner does: false at the end of the records
