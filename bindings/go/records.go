@@ -279,6 +279,25 @@ func (r *RecordReader) Record() []byte { return r.record }
 // Err is the error that ended the last Scan, nil at the end of the file or at a partial record.
 func (r *RecordReader) Err() error { return r.err }
 
+// All is the records readable now as an iterator for Go 1.23's range-over-func (a module on
+// go 1.23 or later may write `for rec, err := range r.All()`): each record with a nil error; an
+// error, if one ends the reading, as the last pair. It stops at the end of the file and at a
+// partial record (see Partial), and resumes from there when called again.
+func (r *RecordReader) All() func(yield func([]byte, error) bool) {
+	return func(yield func([]byte, error) bool) {
+		for {
+			record, ok, err := r.Next()
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !ok || !yield(record, nil) {
+				return
+			}
+		}
+	}
+}
+
 // Partial is true when the last Next found an incomplete record at the offset (a file still being
 // written, or one cut short).
 func (r *RecordReader) Partial() bool {

@@ -218,3 +218,46 @@ func TestRecordsFlushAndSyncShowRecords(t *testing.T) {
 		}
 	}
 }
+
+// All yields each record, then the error that ends the reading; a caller may stop it early.
+func TestRecordsAllIterator(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data.tfrecord")
+	records := someRecords(5)
+	writeRecords(t, path, records)
+	r := must(cairn.OpenRecordReader(path))
+	defer r.Close()
+	var got [][]byte
+	r.All()(func(rec []byte, err error) bool {
+		ok(t, err)
+		got = append(got, rec)
+		return len(got) < 2 // stop after two
+	})
+	r.All()(func(rec []byte, err error) bool { // resumes at the third
+		ok(t, err)
+		got = append(got, rec)
+		return true
+	})
+	if !slices.EqualFunc(got, records, bytes.Equal) {
+		t.Errorf("All gave %d records, not the %d written", len(got), len(records))
+	}
+
+	data := must(os.ReadFile(path))
+	data[len(data)-1] ^= 1 // the last record's data checksum
+	ok(t, os.WriteFile(path, data, 0o644))
+	bad := must(cairn.OpenRecordReader(path))
+	defer bad.Close()
+	var errs []error
+	n := 0
+	bad.All()(func(rec []byte, err error) bool {
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			n++
+		}
+		return true
+	})
+	if n != 4 || len(errs) != 1 {
+		t.Fatalf("%d records and errors %v; want 4 and one error", n, errs)
+	}
+	wantCode(t, errs[0], cairn.CodeDataLoss, cairn.ErrDataLoss, path)
+}
