@@ -29,6 +29,12 @@
 // tf.TensorArray: eager with Go callbacks, and captured inside a Function's body, where a loop's
 // trip count and a cond's branch come from the data at each replay.
 //
+// Data and logs: OpenRecordWriter and OpenRecordReader read and write TFRecord files; NewExample,
+// ParseExample and ParseExamples build and parse tf.train.Example (and SequenceExample) records;
+// a SummaryWriter writes TensorBoard event files (scalars, text, histograms, images, audio and the
+// graph of a Function); StartProfiler and StopProfiler record what ran, for Chrome's trace viewer
+// or TensorBoard.
+//
 // Handles are freed by Close. A finalizer frees what was not closed, as a backstop only: native
 // memory is invisible to the Go garbage collector, so close what you create. A Context may be
 // used from several goroutines at once; a Tensor is immutable and may be read from any

@@ -2,6 +2,7 @@ package cairn_test
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -202,4 +203,48 @@ func negate2(held []byte) cairn.FunctionBody {
 		}
 		return []*cairn.Tensor{y[0], in[1]}, nil
 	}
+}
+
+// An Example per round holding a new 4 KiB float list, serialized, parsed back and parsed into a
+// tensor; closing all of it must free all of it.
+func TestNoExampleLeakWithClose(t *testing.T) {
+	specs := []cairn.FeatureSpec{{Key: "x", Shape: []int64{leakElements}}}
+	checkFlat(t, func(ctx *cairn.Context, data []float32, i int) {
+		ex := must(cairn.NewExample())
+		if err := ex.SetFloats("x", data); err != nil {
+			t.Fatal(err)
+		}
+		record := must(ex.Serialize())
+		ex.Close()
+		back := must(cairn.ParseExample(record))
+		back.Close()
+		out := must(cairn.ParseExamples(ctx, [][]byte{record}, specs))
+		out[0][0].Close()
+	})
+}
+
+// A record reader per round over a file of one 4 KiB record, and a profile of one op: closed, they
+// must free their buffers.
+func TestNoRecordReaderOrProfileLeakWithClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "one.tfrecord")
+	w := must(cairn.OpenRecordWriter(path))
+	if err := w.Write(make([]byte, 4*leakElements)); err != nil || w.Close() != nil {
+		t.Fatal(err)
+	}
+	checkFlat(t, func(ctx *cairn.Context, data []float32, i int) {
+		r := must(cairn.OpenRecordReader(path, cairn.WithBufferSize(8192)))
+		if _, got, err := r.Next(); !got || err != nil {
+			t.Fatal(got, err)
+		}
+		r.Close()
+		if i%100 == 0 {
+			if err := cairn.StartProfiler(); err != nil {
+				t.Fatal(err)
+			}
+			x := must(cairn.NewTensor(ctx, []int64{leakElements}, data))
+			x.Close()
+			p := must(cairn.StopProfiler())
+			p.Close()
+		}
+	})
 }

@@ -3,11 +3,14 @@
 //
 // Each epoch shuffles the training set (a permutation drawn from the epoch number, so the data
 // order is part of the checkpointed state), trains with Adam on mini-batches under a gradient
-// tape, and saves model, optimizer and epoch with a checkpoint manager (3 kept). Run it again and
-// it resumes from the latest checkpoint. It ends with the accuracy on the held-out test split.
+// tape inside a compiled function "train_step" (traced once per batch shape, then replayed), and
+// saves model, optimizer and epoch with a checkpoint manager (3 kept). Run it again and it resumes
+// from the latest checkpoint. It ends with the accuracy on the held-out test split. With --logdir
+// it writes TensorBoard summaries there: scalars epoch_loss and epoch_accuracy per epoch and the
+// graph of train_step (see them with `tensorboard --logdir DIR`).
 // It follows examples/TRAINING_DEMO.md and prints the same lines as examples/c/train_digits.c.
 //
-//	usage: train_digits [--data digits.csv] [--dir checkpoint_dir] [--epochs N]
+//	usage: train_digits [--data digits.csv] [--dir checkpoint_dir] [--epochs N] [--logdir DIR]
 package main
 
 import (
@@ -49,11 +52,11 @@ func must[T any](v T, err error) T {
 func check(err error) { must(0, err) }
 
 type config struct {
-	data, dir string
-	epochs    int64
+	data, dir, logdir string
+	epochs            int64
 }
 
-// parseArgs reads --data, --dir and --epochs pairs, as the C demo does.
+// parseArgs reads --data, --dir, --epochs and --logdir pairs, as the C demo does.
 func parseArgs(args []string) (config, bool) {
 	cfg := config{data: "examples/data/digits.csv", epochs: 20}
 	for i := 0; i < len(args); i += 2 {
@@ -65,6 +68,8 @@ func parseArgs(args []string) (config, bool) {
 			cfg.data = args[i+1]
 		case "--dir":
 			cfg.dir = args[i+1]
+		case "--logdir":
+			cfg.logdir = args[i+1]
 		case "--epochs":
 			n, err := strconv.ParseInt(args[i+1], 10, 64)
 			if err != nil {
@@ -95,7 +100,7 @@ func defaultDir() string {
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	cfg, ok := parseArgs(args)
 	if !ok {
-		fmt.Fprintln(stderr, "usage: train_digits [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1]")
+		fmt.Fprintln(stderr, "usage: train_digits [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1] [--logdir DIR]")
 		return 2
 	}
 	defer func() {
@@ -181,9 +186,11 @@ type session struct {
 	ckpt             *cairn.Checkpoint
 	manager          *cairn.CheckpointManager
 	lossMean, accMet *cairn.Metric
+	step             *cairn.Function // train_step
 }
 
 func (s *session) Close() {
+	s.step.Close()
 	s.manager.Close()
 	s.ckpt.Close()
 	s.lossMean.Close()
@@ -251,21 +258,50 @@ func batchOf(ctx *cairn.Context, data, perm *cairn.Tensor, begin, size int64) *c
 	return must(ops.GatherV2(ctx, data, idx))
 }
 
-// trainStep runs one mini-batch under a tape; the tape pins this goroutine's thread while it lives.
+// newTrainStep is the training step as a compiled function (tf.function) over (x, labels)
+// returning (loss, logits): traced once per batch shape (full batches and the smaller last batch),
+// then replayed. The tape pins the tracing goroutine's thread while it lives.
+func (s *session) newTrainStep() *cairn.Function {
+	body := func(ctx *cairn.Context, in []*cairn.Tensor) ([]*cairn.Tensor, error) {
+		tape, err := cairn.NewGradientTape(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer tape.Close()
+		logits, err := s.model.Call(in[0], true)
+		if err != nil {
+			return nil, err
+		}
+		loss, err := cairn.Loss(ctx, cairn.LossKindSparseCategoricalCrossentropy, in[1], logits, true)
+		if err != nil {
+			logits.Close()
+			return nil, err
+		}
+		outputs := []*cairn.Tensor{loss, logits}
+		weights, err := s.model.Weights(true)
+		if err == nil {
+			defer closeAll(weights)
+			var grads []*cairn.Tensor
+			if grads, err = tape.GradientVariables(loss, weights); err == nil {
+				defer closeAll(grads)
+				err = s.optimizer.ApplyGradients(grads, weights)
+			}
+		}
+		if err != nil {
+			closeAll(outputs)
+			return nil, err
+		}
+		return outputs, nil
+	}
+	return must(cairn.NewFunction(s.ctx, "train_step", body, cairn.WithNumOutputs(2)))
+}
+
+// trainStep runs one mini-batch through train_step and updates the metrics eagerly.
 func (s *session) trainStep(xb, yb *cairn.Tensor) {
-	tape := must(cairn.NewGradientTape(s.ctx))
-	defer tape.Close()
-	logits := must(s.model.Call(xb, true))
-	defer logits.Close()
-	loss := must(cairn.Loss(s.ctx, cairn.LossKindSparseCategoricalCrossentropy, yb, logits, true))
-	defer loss.Close()
-	weights := must(s.model.Weights(true))
-	defer closeAll(weights)
-	grads := must(tape.GradientVariables(loss, weights))
-	defer closeAll(grads)
-	check(s.optimizer.ApplyGradients(grads, weights))
-	check(s.lossMean.Update(loss, nil))
-	check(s.accMet.Update(yb, logits))
+	outs := must(s.step.Call(xb, yb)) // loss, logits
+	defer closeAll(outs)
+	check(s.lossMean.Update(outs[0], nil))
+	check(s.accMet.Update(yb, outs[1]))
 }
 
 func closeAll[T interface{ Close() }](items []T) {
@@ -314,9 +350,15 @@ func demo(cfg config, train, test *split, stdout io.Writer) {
 	out.Close()
 	fmt.Fprint(stdout, must(s.model.Summary()))
 
+	s.step = s.newTrainStep()
 	s.lossMean = must(cairn.NewMetric(s.ctx, cairn.MetricKindMean, "loss"))
 	s.accMet = must(cairn.NewMetric(s.ctx, cairn.MetricKindAccuracy, "accuracy"))
-	for ; epoch < cfg.epochs; epoch++ {
+	var writer *cairn.SummaryWriter // TensorBoard output, with --logdir
+	if cfg.logdir != "" {
+		writer = must(cairn.NewSummaryWriter(cfg.logdir))
+		defer writer.Close() // closed and checked below; this covers a panic
+	}
+	for first := epoch; epoch < cfg.epochs; epoch++ {
 		start := time.Now()
 		check(s.lossMean.Reset())
 		check(s.accMet.Reset())
@@ -326,8 +368,17 @@ func demo(cfg config, train, test *split, stdout io.Writer) {
 		check(s.epoch.Assign(next))
 		next.Close()
 		must(s.manager.SaveNumber(epoch + 1))
+		loss, acc := must(s.lossMean.Result()), must(s.accMet.Result())
 		fmt.Fprintf(stdout, "epoch %2d/%d  loss %.4f  accuracy %.4f  %.0f examples/s\n", epoch+1, cfg.epochs,
-			must(s.lossMean.Result()), must(s.accMet.Result()), float64(train.n())/seconds)
+			loss, acc, float64(train.n())/seconds)
+		if writer != nil {
+			check(writer.Scalar("epoch_loss", loss, epoch+1))
+			check(writer.Scalar("epoch_accuracy", acc, epoch+1))
+			if epoch == first {
+				check(writer.Graph(s.step, 0, 0))
+			}
+		}
 	}
+	check(writer.Close())
 	fmt.Fprintf(stdout, "test accuracy: %.4f\n", s.testAccuracy(xTest, yTest))
 }

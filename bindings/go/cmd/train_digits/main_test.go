@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"cairn.dev/cairn"
 )
 
 var (
@@ -57,6 +59,39 @@ func TestTrainsAndResumes(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "resumed from "+filepath.Join(dir, "ckpt-2")+" after epoch 2\n") ||
 		!strings.Contains(out, "epoch  3/3") || strings.Contains(out, "epoch  1/3") {
 		t.Errorf("resume: exit %d:\n%s", code, out)
+	}
+}
+
+// --logdir writes one event file per run: file_version, epoch_loss and epoch_accuracy per epoch,
+// and the graph of train_step after the run's first epoch. It prints nothing more.
+func TestLogdir(t *testing.T) {
+	dir, logdir := t.TempDir(), t.TempDir()
+	plain, code := runGo(t, "--data", digits, "--dir", t.TempDir(), "--epochs", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, plain)
+	}
+	withLogs, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "2", "--logdir", logdir)
+	if code != 0 || normalize(withLogs) != normalize(plain) {
+		t.Fatalf("exit %d; with --logdir the output differs:\n%s---\n%s", code, withLogs, plain)
+	}
+	if out, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "3", "--logdir", logdir); code != 0 {
+		t.Fatalf("resumed: exit %d: %s", code, out)
+	}
+	files, err := filepath.Glob(filepath.Join(logdir, "events.out.tfevents.*"))
+	if err != nil || len(files) != 2 {
+		t.Fatalf("event files %v (%v), want one per run", files, err)
+	}
+	var counts []int
+	for _, f := range files {
+		n, err := cairn.CountRecords(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, int(n))
+	}
+	// 1 + 2 epochs x 2 scalars + graph; 1 + 1 epoch x 2 scalars + graph (file names sort by time).
+	if !(counts[0] == 6 && counts[1] == 4) && !(counts[0] == 4 && counts[1] == 6) {
+		t.Errorf("records per event file %v, want 6 and 4", counts)
 	}
 }
 
