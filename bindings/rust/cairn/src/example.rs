@@ -425,10 +425,16 @@ fn parse_batch<R: AsRef<[u8]>>(
             n_outputs,
         ))?
     };
-    // Take every output first, so that all are freed whatever happens next.
-    let mut tensors =
-        outputs.into_iter().map(|t| Tensor::from_raw_result(t, function)).collect::<Result<Vec<_>>>()?.into_iter();
-    let mut next = || tensors.next().ok_or_else(|| Error::new(Code::Internal, format!("{function}: too few outputs")));
+    // Own every output first, so that all are freed whatever happens next.
+    // SAFETY: each non-NULL slot is a new tensor the caller owns.
+    let owned: Vec<Option<Tensor>> =
+        outputs.into_iter().map(|t| NonNull::new(t).map(|t| unsafe { Tensor::from_raw(t) })).collect();
+    let mut tensors = owned.into_iter().flatten();
+    let mut next = || {
+        tensors
+            .next()
+            .ok_or_else(|| Error::new(Code::Internal, format!("{function}: returned success but not every output")))
+    };
     specs
         .iter()
         .map(|s| {
