@@ -4,9 +4,14 @@
 // order is part of the checkpointed state), trains with Adam on mini-batches under a gradient
 // tape, and saves model, optimizer and epoch with a checkpoint manager (3 kept). Run it again and
 // it resumes from the latest checkpoint. It ends with the accuracy on the held-out test split.
+// The training step is a compiled function ("train_step"), traced once for the full batches and
+// once for the smaller last batch, then replayed. With --logdir DIR it writes TensorBoard
+// scalars (epoch_loss, epoch_accuracy) per epoch and the graph of train_step's first trace: open
+// them with `tensorboard --logdir DIR`.
 // It follows examples/TRAINING_DEMO.md, as the C, Go and Java demos do, and prints the same lines.
 //
 // usage: cargo run --release --example train_digits -- [--data digits.csv] [--dir checkpoint_dir] [--epochs N]
+//        [--logdir DIR]
 
 use std::error::Error;
 use std::io::Write;
@@ -16,8 +21,8 @@ use std::time::Instant;
 
 use cairn::{
     losses, ops, Accuracy, Activation, Checkpoint, CheckpointManager, CheckpointManagerOptions, Context,
-    ContextOptions, DType, DenseOptions, GradientTape, Layer, Mean, Optimizer, OptimizerOptions, Sequential, Tensor,
-    Variable, VariableOptions,
+    ContextOptions, DType, DenseOptions, Function, FunctionOptions, GradientTape, Layer, Mean, Optimizer,
+    OptimizerOptions, Sequential, SummaryWriter, SummaryWriterOptions, Tensor, Variable, VariableOptions,
 };
 
 const FEATURES: usize = 64;
@@ -86,11 +91,25 @@ fn build_model(ctx: &Context) -> cairn::Result<Sequential> {
     Ok(model)
 }
 
+/// The training step as a compiled function (tf.function): traced once per batch shape, then
+/// replayed for every batch. Inputs: x [batch, 64] float32, labels [batch] int32; outputs: the
+/// loss and the logits.
+fn train_step<'a>(ctx: &Context, model: &'a Sequential, optimizer: &'a Optimizer) -> cairn::Result<Function<'a>> {
+    Function::with_options(ctx, "train_step", FunctionOptions::new().outputs(2), move |ctx, inputs| {
+        let tape = GradientTape::new(ctx)?;
+        let logits = model.call(&inputs[0], true)?;
+        let loss = losses::sparse_categorical_crossentropy(ctx, &inputs[1], &logits, true)?;
+        let weights = model.trainable_weights()?;
+        let grads = tape.gradient_variables(&loss, &weights)?;
+        optimizer.apply_gradients(&grads, &weights)?;
+        Ok(vec![loss, logits])
+    })
+}
+
 /// One pass over the training set; the metrics receive the mean loss and the accuracy.
 fn train_epoch(
     ctx: &Context,
-    model: &Sequential,
-    optimizer: &Optimizer,
+    step: &mut Function<'_>,
     (x, y): (&Tensor, &Tensor),
     epoch: i64,
     (loss_mean, accuracy): (&Mean, &Accuracy),
@@ -100,14 +119,9 @@ fn train_epoch(
     for begin in (0..n).step_by(BATCH as usize) {
         let size = BATCH.min(n - begin);
         let (xb, yb) = (batch_of(ctx, x, &perm, begin, size)?, batch_of(ctx, y, &perm, begin, size)?);
-        let tape = GradientTape::new(ctx)?;
-        let logits = model.call(&xb, true)?;
-        let loss = losses::sparse_categorical_crossentropy(ctx, &yb, &logits, true)?;
-        let weights = model.trainable_weights()?;
-        let grads = tape.gradient_variables(&loss, &weights)?;
-        optimizer.apply_gradients(&grads, &weights)?;
-        loss_mean.update(&loss)?;
-        accuracy.update(&yb, &logits)?;
+        let outs = step.call(&[&xb, &yb])?; // loss, logits
+        loss_mean.update(&outs[0])?;
+        accuracy.update(&yb, &outs[1])?;
     }
     Ok(())
 }
@@ -129,16 +143,19 @@ struct Args {
     data: String,
     dir: PathBuf,
     epochs: i64,
+    /// TensorBoard output (none by default).
+    logdir: Option<PathBuf>,
 }
 
 fn parse_args() -> Option<Args> {
-    let mut args = Args { data: "examples/data/digits.csv".into(), dir: default_dir(), epochs: 20 };
+    let mut args = Args { data: "examples/data/digits.csv".into(), dir: default_dir(), epochs: 20, logdir: None };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     for pair in argv.chunks(2) {
         match pair {
             [flag, value] if flag == "--data" => args.data = value.clone(),
             [flag, value] if flag == "--dir" => args.dir = PathBuf::from(value),
             [flag, value] if flag == "--epochs" => args.epochs = value.parse().ok().filter(|&e| e >= 1)?,
+            [flag, value] if flag == "--logdir" => args.logdir = Some(PathBuf::from(value)),
             _ => return None,
         }
     }
@@ -186,17 +203,27 @@ fn train_and_report(
     model.call(&ops::slice(ctx, &x_test, &[0, 0], &[1, FEATURES as i64])?, false)?;
     write!(out, "{}", model.summary()?)?;
 
+    // Traced once per batch shape: full batches and the smaller last batch of an epoch.
+    let mut step = train_step(ctx, &model, &optimizer)?;
     let loss_mean = Mean::new(ctx, Some("loss"))?;
     let accuracy = Accuracy::new(ctx, Some("accuracy"))?;
+    let writer = args.logdir.as_ref().map(|dir| SummaryWriter::create(dir, SummaryWriterOptions::new())).transpose()?;
     for e in epoch..args.epochs {
         let start = Instant::now();
         loss_mean.reset()?;
         accuracy.reset()?;
-        train_epoch(ctx, &model, &optimizer, (&x_train, &y_train), e, (&loss_mean, &accuracy))?;
+        train_epoch(ctx, &mut step, (&x_train, &y_train), e, (&loss_mean, &accuracy))?;
         let seconds = start.elapsed().as_secs_f64();
         let (loss, acc) = (loss_mean.result()?, accuracy.result()?);
         epoch_var.assign(&Tensor::scalar(ctx, e + 1)?)?;
         manager.save_numbered((e + 1) as u64)?;
+        if let Some(w) = &writer {
+            w.scalar("epoch_loss", loss, Some(e + 1))?;
+            w.scalar("epoch_accuracy", acc, Some(e + 1))?;
+            if e == epoch {
+                w.graph(&step, 0, Some(0))?; // the first trace: full batches
+            }
+        }
         writeln!(
             out,
             "epoch {:2}/{}  loss {loss:.4}  accuracy {acc:.4}  {:.0} examples/s",
@@ -207,13 +234,16 @@ fn train_and_report(
         out.flush()?; // each epoch's line as it ends
     }
     writeln!(out, "test accuracy: {:.4}", test_accuracy(ctx, &model, &x_test, &y_test)?)?;
+    if let Some(w) = &writer {
+        w.close()?;
+    }
     Ok(())
 }
 
 fn main() -> ExitCode {
     let Some(args) = parse_args() else {
         let me = std::env::args().next().unwrap_or_else(|| "train_digits".into());
-        eprintln!("usage: {me} [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1]");
+        eprintln!("usage: {me} [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1] [--logdir DIR]");
         return ExitCode::from(2);
     };
     match run(&args, &mut std::io::stdout().lock()) {

@@ -574,7 +574,7 @@ unsafe fn path_from_c(p: *const c_char) -> PathBuf {
 ///
 /// # Safety
 /// `p` is NULL or a string to free with cairn_free.
-unsafe fn take_c_path(p: *mut c_char) -> PathBuf {
+pub(crate) unsafe fn take_c_path(p: *mut c_char) -> PathBuf {
     if p.is_null() {
         return PathBuf::new();
     }

@@ -104,3 +104,18 @@ impl Name {
         }
     }
 }
+
+/// Runs a call that hands over a C string (freed with cairn_free) and copies it.
+pub(crate) fn take_string(run: impl FnOnce(*mut *mut c_char) -> *mut sys::cairn_status) -> Result<String> {
+    let mut out = ptr::null_mut();
+    // SAFETY: on success `out` is a NUL-terminated string we own.
+    unsafe {
+        check(run(&mut out))?;
+        if out.is_null() {
+            return Err(Error::new(Code::Internal, "returned success but no text"));
+        }
+        let text = CStr::from_ptr(out).to_string_lossy().into_owned();
+        sys::cairn_free(out.cast());
+        Ok(text)
+    }
+}

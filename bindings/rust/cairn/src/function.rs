@@ -1,7 +1,7 @@
 //! Compiled functions (tf.function): a Rust closure traced into a graph once per input signature,
 //! then replayed without entering Rust.
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -13,7 +13,7 @@ use cairn_sys as sys;
 use crate::callback::{error_status, run_closure, Arity};
 use crate::checkpoint::c_path;
 use crate::context::discard_panic;
-use crate::error::{c_string, check};
+use crate::error::{c_string, check, take_string};
 use crate::options::init;
 use crate::{Code, Context, DType, Error, Result, Tensor};
 
@@ -353,21 +353,6 @@ impl fmt::Debug for Function<'_> {
             .field("outputs", &self.outputs)
             .field("num_traces", &self.num_traces())
             .finish()
-    }
-}
-
-/// Runs a call that hands over a C string (freed with cairn_free) and copies it.
-fn take_string(run: impl FnOnce(*mut *mut c_char) -> *mut sys::cairn_status) -> Result<String> {
-    let mut out = ptr::null_mut();
-    // SAFETY: on success `out` is a NUL-terminated string we own.
-    unsafe {
-        check(run(&mut out))?;
-        if out.is_null() {
-            return Err(Error::new(Code::Internal, "cairn_function: returned success but no text"));
-        }
-        let text = CStr::from_ptr(out).to_string_lossy().into_owned();
-        sys::cairn_free(out.cast());
-        Ok(text)
     }
 }
 

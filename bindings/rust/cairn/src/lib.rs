@@ -27,6 +27,9 @@
 //!   signature ([`FunctionOptions`], [`TensorSpec`]) and replays it without entering Rust.
 //! - Control flow: [`cond`] and [`while_loop`] over closures, and [`tensor_array`]; inside a
 //!   [`Function`] they are traced once and the data picks the branch and the trip count at replay.
+//! - Records and TensorBoard: TFRecord files ([`RecordWriter`], [`RecordReader`], an iterator of
+//!   records), tf.train.Example ([`Example`], batched parsing with [`parse_examples`]), summaries
+//!   ([`summary`], [`SummaryWriter`]) and the [`profiler`].
 //! - The raw C API is the `cairn-sys` crate, re-exported as [`sys`].
 //!
 //! Finding the library: cairn-sys does not link libcairn; it loads it when the first constructor
@@ -49,6 +52,7 @@ mod control_flow;
 mod dtype;
 mod enums;
 mod error;
+mod example;
 mod function;
 mod layers;
 mod metrics;
@@ -57,6 +61,9 @@ mod op;
 pub mod ops;
 mod optim;
 mod options;
+pub mod profiler;
+mod records;
+pub mod summary;
 mod tape;
 mod tensor;
 pub mod vulkan;
@@ -70,6 +77,7 @@ pub use control_flow::{cond, tensor_array, while_loop};
 pub use dtype::{Complex64, Element, BF16, F16};
 pub use enums::*; // Code, DType, LogLevel, AttrKind, ObjectKind: one Rust enum per C enum
 pub use error::{Error, Result};
+pub use example::{parse_examples, parse_sequence_examples, Example, Feature, FeatureSpec, Parsed};
 pub use function::{Function, FunctionOptions, TensorSpec};
 pub use layers::{
     Activation, Conv2DOptions, DenseOptions, Initializer, Layer, NormOptions, Padding, Pool2DOptions, Sequential,
@@ -77,6 +85,11 @@ pub use layers::{
 pub use metrics::{losses, Accuracy, Mean};
 pub use object::{Dict, List, Module, Object, ObjectType, Trackable, Variable, VariableOptions};
 pub use optim::{Optimizer, OptimizerOptions, Schedule};
+pub use records::{
+    record_file_count, record_index_build, record_shard_range, RecordReader, RecordReaderOptions, RecordWriter,
+    RecordWriterOptions,
+};
+pub use summary::{SummaryWriter, SummaryWriterOptions};
 pub use tape::{GradientOptions, GradientTape, TapeOptions};
 pub use tensor::Tensor;
 pub use vulkan::{VulkanDevice, VulkanOptions};

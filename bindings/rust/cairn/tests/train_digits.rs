@@ -21,7 +21,7 @@ fn fresh_dir(name: &str) -> PathBuf {
 /// The demo's report for `epochs` in `dir`, as lines.
 fn rust_demo(dir: &Path, epochs: i64) -> Vec<String> {
     let mut out = Vec::new();
-    run(&Args { data: data(), dir: dir.to_path_buf(), epochs }, &mut out).unwrap();
+    run(&Args { data: data(), dir: dir.to_path_buf(), epochs, logdir: None }, &mut out).unwrap();
     String::from_utf8(out).unwrap().lines().map(String::from).collect()
 }
 
@@ -66,13 +66,44 @@ fn demo_trains_saves_and_resumes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// --logdir: one event file holding file_version, epoch_loss and epoch_accuracy per epoch, and
+/// the graph of train_step once per run, read back with the binding's record reader.
+#[test]
+fn demo_writes_tensorboard_summaries() {
+    let dir = fresh_dir("logdir");
+    let logdir = dir.join("logs");
+    let args = |epochs| Args { data: data(), dir: dir.join("ckpt"), epochs, logdir: Some(logdir.clone()) };
+    let mut out = Vec::new();
+    run(&args(2), &mut out).unwrap();
+    let events: Vec<PathBuf> = std::fs::read_dir(&logdir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    let name = events[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(name.starts_with("events.out.tfevents.") && name.ends_with(".v2"), "{name}");
+    let records: Vec<Vec<u8>> =
+        cairn::RecordReader::open(&events[0], Default::default()).unwrap().collect::<cairn::Result<_>>().unwrap();
+    assert_eq!(records.len(), 1 + 2 * 2 + 1);
+    let has = |what: &[u8]| records.iter().filter(|r| r.windows(what.len()).any(|w| w == what)).count();
+    assert_eq!(has(b"epoch_loss"), 2);
+    assert_eq!(has(b"epoch_accuracy"), 2);
+    assert_eq!(has(b"brain.Event:2"), 1);
+    // The resumed run writes a new file: one epoch and the graph again.
+    run(&args(3), &mut out).unwrap();
+    let mut counts: Vec<u64> = std::fs::read_dir(&logdir)
+        .unwrap()
+        .map(|e| cairn::record_file_count(e.unwrap().path(), Default::default()).unwrap())
+        .collect();
+    counts.sort();
+    assert_eq!(counts, [1 + 2 + 1, 1 + 2 * 2 + 1]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn demo_refuses_a_bad_data_file() {
     let dir = fresh_dir("bad");
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.csv");
     std::fs::write(&bad, "1,2,3\n").unwrap();
-    let args = Args { data: bad.to_str().unwrap().into(), dir: dir.join("ckpt"), epochs: 1 };
+    let args = Args { data: bad.to_str().unwrap().into(), dir: dir.join("ckpt"), epochs: 1, logdir: None };
     let err = run(&args, &mut Vec::new()).unwrap_err().to_string();
     assert!(err.contains("line 1 is not 64 pixels and a label"), "{err}");
     let args = Args { data: dir.join("missing.csv").to_str().unwrap().into(), ..args };
