@@ -1,6 +1,7 @@
 import dev.cairn.CairnContext;
 import dev.cairn.Checkpoint;
 import dev.cairn.CheckpointManager;
+import dev.cairn.CompiledFunction;
 import dev.cairn.DType;
 import dev.cairn.GradientTape;
 import dev.cairn.Layer;
@@ -12,6 +13,7 @@ import dev.cairn.Optimizer;
 import dev.cairn.OptimizerKind;
 import dev.cairn.RestoreStatus;
 import dev.cairn.Sequential;
+import dev.cairn.SummaryWriter;
 import dev.cairn.Tensor;
 import dev.cairn.Variable;
 import java.io.IOException;
@@ -28,13 +30,16 @@ import java.util.Map;
  * Cairn's training demo: an MLP (64 -> 64 relu -> 10) learns the UCI 8x8 handwritten digits.
  *
  * <p>Each epoch shuffles the training set (a permutation drawn from the epoch number, so the data
- * order is part of the checkpointed state), trains with Adam on mini-batches under a gradient tape,
- * and saves model, optimizer and epoch with a checkpoint manager (3 kept). Run it again and it
- * resumes from the latest checkpoint. It ends with the accuracy on the held-out test split. It
- * follows examples/TRAINING_DEMO.md and prints the same lines as examples/c/train_digits.c.
+ * order is part of the checkpointed state), trains with Adam on mini-batches in a compiled
+ * function "train_step" (a gradient tape inside; traced once per batch shape, then replayed), and
+ * saves model, optimizer and epoch with a checkpoint manager (3 kept). Run it again and it resumes
+ * from the latest checkpoint. It ends with the accuracy on the held-out test split. With --logdir it
+ * writes the epoch's loss and accuracy and the graph of train_step for TensorBoard ({@code
+ * tensorboard --logdir DIR}). It follows examples/TRAINING_DEMO.md and prints the same lines as
+ * examples/c/train_digits.c.
  *
  * <p>Run (from bindings/java): java -cp target/classes example/TrainDigits.java
- * [--data ../../examples/data/digits.csv] [--dir checkpoint_dir] [--epochs N]
+ * [--data ../../examples/data/digits.csv] [--dir checkpoint_dir] [--epochs N] [--logdir DIR]
  */
 public class TrainDigits {
   static final int FEATURES = 64;
@@ -51,16 +56,18 @@ public class TrainDigits {
   public static void main(String[] args) throws IOException {
     String data = "examples/data/digits.csv";
     String dir = null;
+    String logdir = null;
     long epochs = 20;
     int a = 0;
     for (; a + 1 < args.length; a += 2) {
       if (args[a].equals("--data")) data = args[a + 1];
       else if (args[a].equals("--dir")) dir = args[a + 1];
       else if (args[a].equals("--epochs")) epochs = parseLong(args[a + 1]);
+      else if (args[a].equals("--logdir")) logdir = args[a + 1];
       else break;
     }
     if (a < args.length || epochs < 1) {
-      System.err.println("usage: TrainDigits [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1]");
+      System.err.println("usage: TrainDigits [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1] [--logdir DIR]");
       System.exit(2);
     }
     if (dir == null) dir = defaultDir();
@@ -74,12 +81,12 @@ public class TrainDigits {
         Tensor xTest = Tensor.of(ctx, test.x(), test.n(), FEATURES);
         Tensor yTest = Tensor.of(ctx, test.y(), test.n())) {
       System.out.printf("digits: %d training and %d test samples of 8x8 pixels%n", train.n(), test.n());
-      run(ctx, dir, epochs, train.n(), xTrain, yTrain, xTest, yTest);
+      run(ctx, dir, logdir, epochs, train.n(), xTrain, yTrain, xTest, yTest);
     }
   }
 
-  static void run(CairnContext ctx, String dir, long epochs, int nTrain, Tensor xTrain, Tensor yTrain,
-      Tensor xTest, Tensor yTest) {
+  static void run(CairnContext ctx, String dir, String logdir, long epochs, int nTrain, Tensor xTrain,
+      Tensor yTrain, Tensor xTest, Tensor yTest) {
     try (Sequential model = buildModel(ctx);
         Optimizer optimizer =
             Optimizer.create(ctx, Optimizer.options().kind(OptimizerKind.ADAM).learningRate(LEARNING_RATE));
@@ -108,13 +115,16 @@ public class TrainDigits {
         System.out.print(model.summary());
       }
 
-      try (Metric lossMean = Metric.mean(ctx, "loss");
-          Metric accuracy = Metric.accuracy(ctx, "accuracy")) {
-        for (; epoch < epochs; ++epoch) {
+      // Traced once per batch shape: full batches and the smaller last batch of an epoch.
+      try (CompiledFunction step = trainStep(ctx, model, optimizer);
+          Metric lossMean = Metric.mean(ctx, "loss");
+          Metric accuracy = Metric.accuracy(ctx, "accuracy");
+          SummaryWriter writer = logdir == null ? null : SummaryWriter.create(logdir)) {
+        for (long first = epoch; epoch < epochs; ++epoch) {
           long start = System.nanoTime();
           lossMean.reset();
           accuracy.reset();
-          trainEpoch(ctx, model, optimizer, xTrain, yTrain, nTrain, epoch, lossMean, accuracy);
+          trainEpoch(ctx, step, xTrain, yTrain, nTrain, epoch, lossMean, accuracy);
           double seconds = (System.nanoTime() - start) * 1e-9;
           try (Tensor t = Tensor.scalar(ctx, epoch + 1)) {
             epochVar.assign(t);
@@ -122,6 +132,11 @@ public class TrainDigits {
           manager.save(epoch + 1);
           System.out.printf("epoch %2d/%d  loss %s  accuracy %s  %s examples/s%n", epoch + 1, epochs,
               fixed(lossMean.result(), 4), fixed(accuracy.result(), 4), fixed(nTrain / seconds, 0));
+          if (writer != null) {
+            writer.scalar("epoch_loss", lossMean.result(), epoch + 1);
+            writer.scalar("epoch_accuracy", accuracy.result(), epoch + 1);
+            if (epoch == first) writer.graph(step, 0, 0);
+          }
         }
       }
       System.out.println("test accuracy: " + fixed(testAccuracy(ctx, model, xTest, yTest), 4));
@@ -160,36 +175,52 @@ public class TrainDigits {
   }
 
   /** One pass over the training set; the metrics receive the mean loss and the accuracy. */
-  static void trainEpoch(CairnContext ctx, Sequential model, Optimizer optimizer, Tensor x, Tensor y, long n,
-      long epoch, Metric lossMean, Metric accuracy) {
+  static void trainEpoch(CairnContext ctx, CompiledFunction step, Tensor x, Tensor y, long n, long epoch,
+      Metric lossMean, Metric accuracy) {
     try (Tensor perm = epochPermutation(ctx, n, epoch)) {
       for (long b = 0; b < n; b += BATCH) {
         long size = Math.min(BATCH, n - b);
         try (Tensor xb = batchOf(ctx, x, perm, b, size);
             Tensor yb = batchOf(ctx, y, perm, b, size)) {
-          trainStep(ctx, model, optimizer, xb, yb, lossMean, accuracy);
+          Tensor[] outs = step.call(xb, yb); // loss, logits
+          try {
+            lossMean.update(outs[0]);
+            accuracy.update(yb, outs[1]);
+          } finally {
+            for (Tensor t : outs) t.close();
+          }
         }
       }
     }
   }
 
-  static void trainStep(CairnContext ctx, Sequential model, Optimizer optimizer, Tensor xb, Tensor yb,
-      Metric lossMean, Metric accuracy) {
-    try (GradientTape tape = GradientTape.create(ctx);
-        Tensor logits = model.call(xb, true);
-        Tensor loss = Loss.sparseCategoricalCrossentropy(ctx, yb, logits, true)) {
-      List<Variable> weights = model.trainableWeights();
-      Tensor[] grads = new Tensor[0];
-      try {
-        grads = tape.gradient(loss, weights);
-        optimizer.applyGradients(grads, weights);
-      } finally {
-        for (Tensor g : grads) if (g != null) g.close();
-        for (Variable v : weights) v.close();
+  /**
+   * The training step as a compiled function (tf.function): inputs x [batch, 64] float32 and
+   * labels [batch] int32; outputs the loss and the logits.
+   */
+  static CompiledFunction trainStep(CairnContext ctx, Sequential model, Optimizer optimizer) {
+    return CompiledFunction.create(ctx, "train_step", 2, (c, in) -> {
+      Tensor logits = null;
+      Tensor loss = null;
+      try (GradientTape tape = GradientTape.create(c)) {
+        logits = model.call(in[0], true);
+        loss = Loss.sparseCategoricalCrossentropy(c, in[1], logits, true);
+        List<Variable> weights = model.trainableWeights();
+        Tensor[] grads = new Tensor[0];
+        try {
+          grads = tape.gradient(loss, weights);
+          optimizer.applyGradients(grads, weights);
+        } finally {
+          for (Tensor g : grads) if (g != null) g.close();
+          for (Variable v : weights) v.close();
+        }
+        return new Tensor[] {loss, logits};
+      } catch (RuntimeException e) {
+        if (logits != null) logits.close();
+        if (loss != null) loss.close();
+        throw e;
       }
-      lossMean.update(loss);
-      accuracy.update(yb, logits);
-    }
+    });
   }
 
   static double testAccuracy(CairnContext ctx, Layer model, Tensor x, Tensor y) {

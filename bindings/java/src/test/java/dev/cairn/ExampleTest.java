@@ -74,6 +74,43 @@ class ExampleTest {
     assertTrue(usage.output().contains("usage:"), usage.output());
   }
 
+  // The records of the one event file in `logdir` other than `known`.
+  private static Path newEventFile(Path logdir, List<Path> known) throws Exception {
+    try (var files = java.nio.file.Files.list(logdir)) {
+      List<Path> fresh = files.filter(f -> f.getFileName().toString().startsWith("events.out.tfevents."))
+                             .filter(f -> !known.contains(f)).toList();
+      assertEquals(1, fresh.size(), fresh.toString());
+      return fresh.get(0);
+    }
+  }
+
+  private static long records(Path eventFile) {
+    long n = 0;
+    try (RecordReader r = RecordReader.open(eventFile.toString())) {
+      for (byte[] b : r) ++n;
+    }
+    return n;
+  }
+
+  @Test
+  void trainDigitsWritesSummariesToLogdir(@TempDir Path dir) throws Exception {
+    Path logdir = dir.resolve("logs");
+    String[] args = {"--data", digits(), "--dir", dir.resolve("ckpt").toString(), "--logdir", logdir.toString()};
+    String first = run("example/TrainDigits.java", concat(args, "--epochs", "2"));
+    assertTrue(first.endsWith("\n") && first.contains("test accuracy: "), first);
+    // file_version, 2 scalars per epoch, the graph of train_step after the first epoch
+    Path one = newEventFile(logdir, List.of());
+    assertEquals(1 + 2 * 2 + 1, records(one));
+    run("example/TrainDigits.java", concat(args, "--epochs", "3"));
+    assertEquals(1 + 2 + 1, records(newEventFile(logdir, List.of(one))));
+  }
+
+  private static String[] concat(String[] a, String... b) {
+    String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
   @Test
   void trainDigitsPrintsWhatTheCDemoPrints(@TempDir Path dir) throws Exception {
     String c = System.getProperty("cairn.train_digits.c");

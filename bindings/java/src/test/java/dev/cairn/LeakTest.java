@@ -4,14 +4,18 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Creating and freeing 100,000 tensors, or 100,000 object pairs (a trackable with a variable edge),
  * keeps resident memory flat, whether they are closed explicitly or left to the Cleaner. Each
- * tensor (and each variable's value) holds 1 KiB, so a leak would add 100 MB.
+ * tensor (and each variable's value) holds 1 KiB, so a leak would add 100 MB. So does a loop over
+ * examples, records and profiles.
  */
 class LeakTest {
   private static final int COUNT = 100_000;
@@ -142,6 +146,58 @@ class LeakTest {
     }
   }
 
+  // The hand-written glue of records, examples and profiles (cairn_jni_io.c) frees what it
+  // marshals: 1 KiB of floats and a 1 KiB byte string per example go through the per-call arena's
+  // heap blocks, and each parsed batch returns two tensors; a leak would cost > 4 KiB an iteration.
+  @Test
+  @Timeout(60)
+  void examplesRecordsAndProfilesKeepMemoryFlat(@TempDir Path dir)
+      throws Exception {
+    String path = dir.resolve("leak.tfrecord").toString();
+    try (CairnContext ctx = new CairnContext();
+        RecordWriter w = RecordWriter.open(path)) {
+      examplesRoundTrip(ctx, w, path, 5_000);
+      settle();
+      long baseline = NativeHandle.liveHandles();
+      long before = residentBytes();
+      examplesRoundTrip(ctx, w, path, 20_000);
+      settle();
+      long after = residentBytes();
+      assertEquals(baseline, NativeHandle.liveHandles());
+      assertTrue(after - before < SLACK, "resident memory grew by " + ((after - before) >> 20) + " MiB");
+    }
+  }
+
+  private static void examplesRoundTrip(CairnContext ctx, RecordWriter w, String path, int n) {
+    byte[] raw = new byte[1024];
+    FeatureSpec[] specs = {FeatureSpec.fixedLen("x", DType.FLOAT32, 256), FeatureSpec.varLen("raw", DType.UINT8)};
+    for (int i = 0; i < n; ++i) {
+      byte[] record;
+      try (Example ex = Example.create()) {
+        record = ex.set("x", DATA).set("raw", raw, raw).serialize();
+      }
+      try (Example back = Example.parse(ExampleKind.EXAMPLE, record)) {
+        assertEquals(2, back.bytes("raw").length);
+      }
+      Tensor[][] out = Example.parseExamples(ctx, List.of(record), specs);
+      for (Tensor[] ts : out) for (Tensor t : ts) t.close();
+      if (i % 100 == 0) {
+        w.write(record);
+        w.flush();
+        try (RecordReader r = RecordReader.open(path)) {
+          assertNotNull(r.next());
+        }
+        Profiler.start();
+        try (Tensor t = Tensor.of(ctx, DATA, 256)) {
+          Ops.add(ctx, t, t).close();
+        }
+        try (Profile p = Profiler.stop()) {
+          assertFalse(p.events().isEmpty());
+          assertFalse(p.chromeTrace().isEmpty());
+        }
+      }
+    }
+  }
 
   @Test
   @Timeout(20)
