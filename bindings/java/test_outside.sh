@@ -164,9 +164,10 @@ nm -D --undefined-only "$tmp/natives/libcairn_jni.so" | awk '$2 ~ /^cairn_/ {sub
   while read -r sym; do
     if [ "$sym" = cairn_abi_version ]; then echo "int $sym(void) { return 99; }"; else echo "void $sym(void) {}"; fi
   done >"$tmp/otherabi.c"
-echo 'CAIRN_1 { global: cairn_*; local: *; };' >"$tmp/otherabi.lds"
+# The real library's version script, so its symbols carry the versions the JNI library asks for
+# (CAIRN_1 for ABI 1.0's functions, CAIRN_1.1 for later ones).
 gcc -shared -fPIC -fno-builtin -o "$tmp/otherabi/libcairn.so.1" -Wl,-soname,libcairn.so.1 \
-  -Wl,--version-script="$tmp/otherabi.lds" "$tmp/otherabi.c"
+  -Wl,--version-script="$repo/capi/cairn.lds" "$tmp/otherabi.c"
 mismatch="$(java -Dcairn.library.path="$tmp/otherabi" -cp "$cp" example.Hello 2>&1 || true)"
 grep -q "^Exception in thread \"main\" dev.cairn.CairnException: FAILED_PRECONDITION: Cairn ABI mismatch: .* reports cairn_abi_version() = 99" <<<"$mismatch" \
   || fail "a library of another ABI gave: $mismatch"

@@ -1918,7 +1918,7 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profile_chrome_trace(const cairn_pr
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profile_export_chrome_trace(const cairn_profile *p, const char *path);
 
 /** METHOD. Writes the trace gzipped where TensorBoard's profile plugin looks:
- * <logdir>/plugins/profile/<run_name>/<hostname>.trace.json.gz (directories made as needed). NULL or
+ * `LOGDIR/plugins/profile/RUN_NAME/HOSTNAME.trace.json.gz` (directories made as needed). NULL or
  * "" run_name: the date and time. path_out (may be NULL) gets the file's path (malloc'd; free with
  * cairn_free). Errors: INVALID_ARGUMENT for a run_name with '/'; UNAVAILABLE naming the path. Since 1.1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profile_export_to_logdir(const cairn_profile *p, const char *logdir,
