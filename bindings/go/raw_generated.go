@@ -2244,7 +2244,7 @@ func cProfileExportChromeTrace(p *C.cairn_profile, path *C.char) error {
 // cProfileExportToLogdir calls cairn_profile_export_to_logdir.
 //
 // METHOD. Writes the trace gzipped where TensorBoard's profile plugin looks:
-// <logdir>/plugins/profile/<run_name>/<hostname>.trace.json.gz (directories made as needed). NULL or
+// `LOGDIR/plugins/profile/RUN_NAME/HOSTNAME.trace.json.gz` (directories made as needed). NULL or
 // "" run_name: the date and time. path_out (may be NULL) gets the file's path (malloc'd; free with
 // cairn_free). Errors: INVALID_ARGUMENT for a run_name with '/'; UNAVAILABLE naming the path. Since 1.1.
 func cProfileExportToLogdir(p *C.cairn_profile, logdir *C.char, runName *C.char, pathOut **C.char) error {

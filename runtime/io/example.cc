@@ -97,21 +97,21 @@ bool Feature::operator==(const Feature& o) const {
 namespace {
 
 // Field numbers, from the generated code of runtime/io/proto (TensorFlow's numbers).
-constexpr uint32_t kListValue = cairn_tf_FloatList_value_tag;            // BytesList/FloatList/Int64List.value
-constexpr uint32_t kMapEntry = cairn_tf_Features_feature_tag;            // Features.feature, FeatureLists.feature_list
-constexpr uint32_t kEntryKey = cairn_tf_Features_FeatureEntry_key_tag;
-constexpr uint32_t kEntryValue = cairn_tf_Features_FeatureEntry_value_tag;
-constexpr uint32_t kStep = cairn_tf_FeatureList_feature_tag;             // FeatureList.feature
-constexpr uint32_t kExampleFeatures = cairn_tf_Example_features_tag;
-constexpr uint32_t kContext = cairn_tf_SequenceExample_context_tag;
-constexpr uint32_t kFeatureLists = cairn_tf_SequenceExample_feature_lists_tag;
-static_assert(cairn_tf_BytesList_value_tag == kListValue && cairn_tf_Int64List_value_tag == kListValue);
-static_assert(cairn_tf_FeatureLists_feature_list_tag == kMapEntry &&
-              cairn_tf_FeatureLists_FeatureListEntry_key_tag == kEntryKey &&
-              cairn_tf_FeatureLists_FeatureListEntry_value_tag == kEntryValue);
-static_assert(static_cast<int>(FeatureKind::Bytes) == cairn_tf_Feature_bytes_list_tag &&
-              static_cast<int>(FeatureKind::Float) == cairn_tf_Feature_float_list_tag &&
-              static_cast<int>(FeatureKind::Int64) == cairn_tf_Feature_int64_list_tag);
+constexpr uint32_t kListValue = tfpb_FloatList_value_tag;            // BytesList/FloatList/Int64List.value
+constexpr uint32_t kMapEntry = tfpb_Features_feature_tag;            // Features.feature, FeatureLists.feature_list
+constexpr uint32_t kEntryKey = tfpb_Features_FeatureEntry_key_tag;
+constexpr uint32_t kEntryValue = tfpb_Features_FeatureEntry_value_tag;
+constexpr uint32_t kStep = tfpb_FeatureList_feature_tag;             // FeatureList.feature
+constexpr uint32_t kExampleFeatures = tfpb_Example_features_tag;
+constexpr uint32_t kContext = tfpb_SequenceExample_context_tag;
+constexpr uint32_t kFeatureLists = tfpb_SequenceExample_feature_lists_tag;
+static_assert(tfpb_BytesList_value_tag == kListValue && tfpb_Int64List_value_tag == kListValue);
+static_assert(tfpb_FeatureLists_feature_list_tag == kMapEntry &&
+              tfpb_FeatureLists_FeatureListEntry_key_tag == kEntryKey &&
+              tfpb_FeatureLists_FeatureListEntry_value_tag == kEntryValue);
+static_assert(static_cast<int>(FeatureKind::Bytes) == tfpb_Feature_bytes_list_tag &&
+              static_cast<int>(FeatureKind::Float) == tfpb_Feature_float_list_tag &&
+              static_cast<int>(FeatureKind::Int64) == tfpb_Feature_int64_list_tag);
 
 // ---------------------------------------------------------------------------------------------
 // Wire reading

@@ -27,9 +27,9 @@ bool encode_strings(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
 
 bool encode_dims(pb_ostream_t* s, const pb_field_t* f, void* const* arg) {
   for (int64_t d : *static_cast<const std::vector<int64_t>*>(*arg)) {
-    cairn_tf_TensorShapeProto_Dim dim = cairn_tf_TensorShapeProto_Dim_init_zero;
+    tfpb_TensorShapeProto_Dim dim = tfpb_TensorShapeProto_Dim_init_zero;
     dim.size = d;
-    if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, cairn_tf_TensorShapeProto_Dim_fields, &dim))
+    if (!pb_encode_tag_for_field(s, f) || !pb_encode_submessage(s, tfpb_TensorShapeProto_Dim_fields, &dim))
       return false;
   }
   return true;
@@ -52,7 +52,7 @@ std::string encode_message(const pb_msgdesc_t* fields, const void* message, size
   return out;
 }
 
-std::string encode_event(const cairn_tf_Event& event) { return encode_message(cairn_tf_Event_fields, &event, 0, "an Event"); }
+std::string encode_event(const tfpb_Event& event) { return encode_message(tfpb_Event_fields, &event, 0, "an Event"); }
 
 size_t put_varint(uint8_t* p, uint64_t v) {
   size_t n = 0;
@@ -64,15 +64,15 @@ size_t put_varint(uint8_t* p, uint64_t v) {
   return n;
 }
 
-cairn_tf_DataClass data_class(Plugin p) {
+tfpb_DataClass data_class(Plugin p) {
   switch (p) {
-    case Plugin::Scalars: return cairn_tf_DataClass_DATA_CLASS_SCALAR;
+    case Plugin::Scalars: return tfpb_DataClass_DATA_CLASS_SCALAR;
     case Plugin::Histograms:
-    case Plugin::Text: return cairn_tf_DataClass_DATA_CLASS_TENSOR;
+    case Plugin::Text: return tfpb_DataClass_DATA_CLASS_TENSOR;
     case Plugin::Images:
-    case Plugin::Audio: return cairn_tf_DataClass_DATA_CLASS_BLOB_SEQUENCE;
+    case Plugin::Audio: return tfpb_DataClass_DATA_CLASS_BLOB_SEQUENCE;
   }
-  return cairn_tf_DataClass_DATA_CLASS_UNKNOWN;
+  return tfpb_DataClass_DATA_CLASS_UNKNOWN;
 }
 
 // The plugin's serialized PluginData message: version 0 is the default, so only audio's
@@ -108,18 +108,18 @@ const char* summary_kind(Plugin p) {
 
 std::string encode_file_version_event(double wall_time) {
   static constexpr std::string_view kVersion = "brain.Event:2";
-  cairn_tf_Event event = cairn_tf_Event_init_zero;
+  tfpb_Event event = tfpb_Event_init_zero;
   event.wall_time = wall_time;
-  event.which_what = cairn_tf_Event_file_version_tag;
+  event.which_what = tfpb_Event_file_version_tag;
   set_bytes(event.what.file_version, &kVersion);
   return encode_event(event);
 }
 
 std::string encode_graph_event(double wall_time, int64_t step, std::string_view graph_def) {
-  cairn_tf_Event event = cairn_tf_Event_init_zero;
+  tfpb_Event event = tfpb_Event_init_zero;
   event.wall_time = wall_time;
   event.step = step;
-  event.which_what = cairn_tf_Event_graph_def_tag;
+  event.which_what = tfpb_Event_graph_def_tag;
   // An empty graph still selects the oneof member.
   event.what.graph_def.funcs.encode = encode_bytes;
   event.what.graph_def.arg = &graph_def;
@@ -129,7 +129,7 @@ std::string encode_graph_event(double wall_time, int64_t step, std::string_view 
 std::string encode_summary_event(double wall_time, int64_t step, const Value& value, bool with_metadata) {
   const std::string_view tag = value.tag, content = value.tensor.content, name = plugin_name(value.plugin),
                          plugin_data = plugin_content(value.plugin);
-  cairn_tf_Summary_Value v = cairn_tf_Summary_Value_init_zero;
+  tfpb_Summary_Value v = tfpb_Summary_Value_init_zero;
   set_bytes(v.tag, &tag);
   if (with_metadata) {
     v.has_metadata = true;
@@ -138,9 +138,9 @@ std::string encode_summary_event(double wall_time, int64_t step, const Value& va
     set_bytes(v.metadata.plugin_data.content, &plugin_data);
     v.metadata.data_class = data_class(value.plugin);
   }
-  v.which_value = cairn_tf_Summary_Value_tensor_tag;
-  cairn_tf_TensorProto& t = v.value.tensor;
-  t.dtype = static_cast<cairn_tf_DataType>(value.tensor.dtype);
+  v.which_value = tfpb_Summary_Value_tensor_tag;
+  tfpb_TensorProto& t = v.value.tensor;
+  t.dtype = static_cast<tfpb_DataType>(value.tensor.dtype);
   t.has_tensor_shape = true;
   if (!value.tensor.shape.empty()) {
     t.tensor_shape.dim.funcs.encode = encode_dims;
@@ -156,7 +156,7 @@ std::string encode_summary_event(double wall_time, int64_t step, const Value& va
   // encoding it, so each level of nesting doubles the work below it: the Value is encoded once
   // here and the two outer levels are framed by hand (the bytes are those pb_encode would write).
   constexpr size_t kMaxHeader = 1 + 8 + 1 + 10 + 1 + 10 + 1 + 10;
-  std::string out = encode_message(cairn_tf_Summary_Value_fields, &v, kMaxHeader, "a Summary.Value");
+  std::string out = encode_message(tfpb_Summary_Value_fields, &v, kMaxHeader, "a Summary.Value");
   const uint64_t value_size = out.size() - kMaxHeader;
   uint8_t header[kMaxHeader];
   size_t n = 0;

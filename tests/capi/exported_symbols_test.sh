@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # libcairn.so must export cairn_* symbols and nothing else, and carry SONAME libcairn.so.1. Every
 # function of ABI 1.0 (the names capi/cairn.lds lists in node CAIRN_1) is exported as CAIRN_1; every
-# other cairn_* symbol (added in 1.1) as CAIRN_1.1.
+# other cairn_* symbol (added in 1.1) as CAIRN_1.1, and every export is a function the header
+# declares (an internal symbol that happens to start with cairn_ would otherwise leak into the ABI).
 set -euo pipefail
 lib="$1"
 # nm shows versioned names as name@@VERSION; compare the names alone.
@@ -11,6 +12,14 @@ bad=$(printf '%s\n' "$syms" | grep -v '^cairn_' || true)
 if [ -n "$bad" ]; then
   echo "non-cairn symbols exported by $lib:" >&2
   printf '%s\n' "$bad" >&2
+  exit 1
+fi
+header="${3:-$(dirname "$lib")/../../capi/include/cairn/cairn.h}"
+declared=$(grep -oE '\bcairn_[a-z0-9_]+\(' "$header" | tr -d '(' | sort -u)
+undeclared=$(comm -23 <(printf '%s\n' "$syms" | sort -u) <(printf '%s\n' "$declared"))
+if [ -n "$undeclared" ]; then
+  echo "exported by $lib but not declared in $header:" >&2
+  printf '%s\n' "$undeclared" >&2
   exit 1
 fi
 for required in cairn_abi_version cairn_version cairn_status_free cairn_context_create cairn_tensor_create cairn_op_run; do

@@ -1511,7 +1511,7 @@ final class CairnNative {
 
   /**
    * cairn_profile_export_to_logdir: METHOD. Writes the trace gzipped where TensorBoard's profile plugin looks:
-   * &lt;logdir&gt;/plugins/profile/&lt;run_name&gt;/&lt;hostname&gt;.trace.json.gz (directories made as needed). NULL or
+   * `LOGDIR/plugins/profile/RUN_NAME/HOSTNAME.trace.json.gz` (directories made as needed). NULL or
    * "" run_name: the date and time. path_out (may be NULL) gets the file's path (malloc'd; free with
    * cairn_free). Errors: INVALID_ARGUMENT for a run_name with '/'; UNAVAILABLE naming the path. Since 1.1.
    */
