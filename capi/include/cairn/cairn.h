@@ -467,6 +467,7 @@ typedef enum cairn_object_kind {
   CAIRN_OBJECT_MODULE = 5, /**< cairn_module_create */
   CAIRN_OBJECT_OPTIMIZER = 6, /**< cairn_optimizer_create */
   CAIRN_OBJECT_LAYER = 7,     /**< the layer constructors and cairn_sequential_create */
+  CAIRN_OBJECT_ITERATOR = 8,  /**< cairn_dataset_iterate (since 1.1) */
   CAIRN_OBJECT_KIND_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
 } cairn_object_kind;
 
@@ -1926,6 +1927,413 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_profile_export_to_logdir(const cair
 
 /** DESTRUCTOR. Frees the profile. NULL is fine. Since 1.1. */
 CAIRN_API void cairn_profile_free(cairn_profile *p);
+
+/* ---------------------------------------------------------------------------------------------
+ * Datasets and iterators (tf.data)
+ *
+ * A cairn_dataset is an immutable description of a pipeline: a source (tensors, a range, text or
+ * CSV files, TFRecord files, a host generator) and transformations (map, filter, batch, shuffle,
+ * ...). Each transformation returns a new dataset and leaves its input untouched (the caller still
+ * frees it); datasets may be shared and used from several threads. Elements are structures of
+ * tensors: a fixed list of named components, each with a dtype and a shape whose dims may be -1
+ * (unknown). Element specs are checked when a pipeline is built: a transformation that cannot
+ * apply to its input's spec fails then, naming the transformation and the components. Cairn has
+ * no string tensors: a byte string (a text line, a file name, a record, a CSV string field) is a
+ * uint8 vector, shape [-1], holding its bytes.
+ *
+ * An iterator runs a dataset. It is a tracked object (CAIRN_OBJECT_ITERATOR): set it as an edge
+ * of a checkpoint's root, beside the model and the optimizer, and it saves and restores with them
+ * (under "<path>/.ATTRIBUTES/ITERATOR_STATE"). After a restore the elements continue exactly as an
+ * uninterrupted run's would, bit for bit, whatever the parallelism. The state is small: for
+ * pipelines over indexable sources (tensors, range, text and CSV files, uncompressed TFRecord
+ * files) the position is a few integers and shuffle is a seeded permutation of indices, not a
+ * buffer. Stages that must buffer a stream (shuffle after filter, a stream prefetch) save their
+ * buffers explicitly; cairn_iterator_save reports the size. docs/data.md has the model.
+ *
+ * End of data is the status CAIRN_OUT_OF_RANGE from cairn_iterator_next (as TensorFlow's
+ * OutOfRangeError); an OUT_OF_RANGE raised inside a map or filter function becomes
+ * INVALID_ARGUMENT so it cannot end the data by accident. An error in a transformation names it and
+ * the element ("map 'normalize' (element 17): ..."); that element is skipped and the iterator stays
+ * usable: the next call continues with the element after it.
+ *
+ * Random ops inside map and filter functions are deterministic whatever the parallelism: each
+ * element's random stream is keyed by (seed, epoch, element index) with the counter-based Philox
+ * the random ops use. Ops with an explicit non-zero seed attribute keep it.
+ *
+ * Threads: datasets are immutable and may be used from any thread. An iterator may be called from
+ * several threads at once (each element goes to exactly one caller). Host callbacks (map, filter,
+ * generator and interleave functions) are called from Cairn's worker threads, possibly several at
+ * once; a callback with compile = 1 runs only while tracing. Closing or freeing the last reference
+ * to an iterator stops its threads before returning.
+ * ------------------------------------------------------------------------------------------- */
+
+/** num_parallel_calls, cycle_length or a buffer size chosen by Cairn (tf.data.AUTOTUNE). Since 1.1. */
+#define CAIRN_AUTOTUNE (-1)
+/** cairn_dataset_cardinality of a dataset that never ends (repeat forever). Since 1.1. */
+#define CAIRN_INFINITE_CARDINALITY (-1)
+/** cairn_dataset_cardinality when the count is not known without running it (filter). Since 1.1. */
+#define CAIRN_UNKNOWN_CARDINALITY (-2)
+
+/** An immutable input pipeline; free with cairn_dataset_free. Since 1.1. */
+typedef struct cairn_dataset cairn_dataset;
+
+/** DESTRUCTOR. Frees the handle; datasets built from it keep what they need. NULL is fine. Since 1.1. */
+CAIRN_API void cairn_dataset_free(cairn_dataset *ds);
+
+/** METHOD. The number of components of each element; 0 for NULL. Since 1.1. */
+CAIRN_API size_t cairn_dataset_num_components(const cairn_dataset *ds);
+
+/** METHOD. Component `index` of the element spec.
+ * @param name   receives its name, borrowed from the dataset (NULL to skip).
+ * @param dtype  receives its dtype (NULL to skip).
+ * @param shape  receives its dims, -1 where unknown, borrowed from the dataset (NULL to skip).
+ * @param rank   receives its rank (NULL to skip).
+ * Errors: OUT_OF_RANGE for index >= cairn_dataset_num_components; INVALID_ARGUMENT for NULL ds. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_component(const cairn_dataset *ds, size_t index, const char **name,
+                                                               cairn_dtype *dtype, const int64_t **shape, size_t *rank);
+
+/** METHOD. The number of elements: CAIRN_INFINITE_CARDINALITY, CAIRN_UNKNOWN_CARDINALITY, or a count;
+ * CAIRN_UNKNOWN_CARDINALITY for NULL. Since 1.1. */
+CAIRN_API int64_t cairn_dataset_cardinality(const cairn_dataset *ds);
+
+/** METHOD. The pipeline as text, as errors name it: "range(0, 10, 1).map('f', parallel=4).batch(32)".
+ * @param out  receives the text; free with cairn_free. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_describe(const cairn_dataset *ds, char **out);
+
+/* ---- Sources ---- */
+
+/** CONSTRUCTOR. A dataset of one element: the tensors, as tf.data.Dataset.from_tensors.
+ * @param names    `n` component names, or NULL for "0", "1", ...; names must be unique and non-empty.
+ * @param tensors  `n` tensors (n >= 1), borrowed; the dataset keeps its own references.
+ * Errors: INVALID_ARGUMENT for n 0, a NULL tensor or a bad or duplicate name. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_from_tensors(cairn_context *ctx, const char *const *names,
+                                                                  cairn_tensor *const *tensors, size_t n,
+                                                                  cairn_dataset **out);
+
+/** CONSTRUCTOR. One element per row of the tensors' first dimension, as from_tensor_slices: every
+ * tensor must have rank >= 1 and the same first dimension. Arguments as cairn_dataset_from_tensors.
+ * Errors: INVALID_ARGUMENT naming both shapes when first dimensions differ, or for a scalar. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_from_tensor_slices(cairn_context *ctx, const char *const *names,
+                                                                        cairn_tensor *const *tensors, size_t n,
+                                                                        cairn_dataset **out);
+
+/** CONSTRUCTOR. int64 scalars start, start + step, ... before stop (tf.data.Dataset.range); one
+ * component "value". Errors: INVALID_ARGUMENT for step 0. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_range(cairn_context *ctx, int64_t start, int64_t stop, int64_t step,
+                                                           cairn_dataset **out);
+
+/** CONSTRUCTOR. The lines of text files in order, without their line ends (tf.data.TextLineDataset):
+ * one component "line", the line's bytes as a uint8 vector. A file's line index is built the first time it is read, so
+ * the position is an index. Errors (at the first read): NOT_FOUND naming the path. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_text_lines(cairn_context *ctx, const char *const *paths,
+                                                                size_t n_paths, cairn_dataset **out);
+
+/** Options of cairn_dataset_csv (tf.data.experimental.CsvDataset); start from CAIRN_CSV_OPTIONS_INIT.
+ * Since 1.1. */
+typedef struct cairn_csv_options {
+  uint32_t struct_size;               /**< sizeof(cairn_csv_options) */
+  const cairn_dtype *column_dtypes;   /**< required: one per output column, float32, float64, int32,
+                                           int64, or CAIRN_STRING (the field's bytes as a uint8
+                                           vector); borrowed for the call */
+  size_t n_columns;                   /**< entries of column_dtypes */
+  const char *const *column_defaults; /**< NULL (default) or one per output column: the text an empty
+                                           or na_value field takes; a NULL entry makes the column required */
+  const char *const *column_names;    /**< NULL (default): the header's names when header is set, else
+                                           "0", "1", ...; or one per output column */
+  const int64_t *select_columns;      /**< NULL (default): every column of the file; or n_columns
+                                           increasing file column indexes */
+  cairn_bool header;                  /**< skip each file's first line (and take names from it); default 0 */
+  int32_t delimiter;                  /**< the field separator, one ASCII character; default ',' */
+  const char *na_value;               /**< a field that counts as missing; default NULL (only empty fields) */
+} cairn_csv_options;
+
+/** The defaults of cairn_csv_options (see cairn_csv_options_init). Since 1.1. */
+#define CAIRN_CSV_OPTIONS_INIT { (uint32_t)sizeof(cairn_csv_options), NULL, 0, NULL, NULL, NULL, 0, ',', NULL }
+
+/** METHOD. Fills a cairn_csv_options with its defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_csv_options_init(cairn_csv_options *opts, uint32_t struct_size);
+
+/** CONSTRUCTOR. Records of CSV files (RFC 4180 quoting), one component per column: a scalar, or a
+ * uint8 vector for CAIRN_STRING columns. A file's record index is built the first time it is read.
+ * Errors when built: INVALID_ARGUMENT for no columns, an unsupported dtype or a default that does
+ * not parse. When read: INVALID_ARGUMENT "<path>:<line>: ..." for a field that does not parse, a
+ * missing required field or a wrong number of fields. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_csv(cairn_context *ctx, const char *const *paths, size_t n_paths,
+                                                         const cairn_csv_options *opts, cairn_dataset **out);
+
+/** CONSTRUCTOR. The file names matching glob `patterns`, one component "filename" (a uint8 vector)
+ * (tf.data.Dataset.list_files): sorted, then a seeded permutation when `shuffle` is set (each
+ * iteration of a repeat reshuffles). Errors: NOT_FOUND naming the patterns when nothing matches. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_list_files(cairn_context *ctx, const char *const *patterns,
+                                                                size_t n_patterns, cairn_bool shuffle, int64_t seed,
+                                                                cairn_dataset **out);
+
+/** Options of cairn_dataset_tfrecord; start from CAIRN_TFRECORD_OPTIONS_INIT. Since 1.1. */
+typedef struct cairn_tfrecord_options {
+  uint32_t struct_size;          /**< sizeof(cairn_tfrecord_options) */
+  cairn_compression compression; /**< default CAIRN_COMPRESSION_NONE */
+  int32_t num_parallel_reads;    /**< files read at once, interleaved one record each in a fixed
+                                      order; 0 (default): one after another; or CAIRN_AUTOTUNE */
+  uint64_t buffer_size;          /**< bytes per read; default 0 (1 MiB) */
+} cairn_tfrecord_options;
+
+/** The defaults of cairn_tfrecord_options (see cairn_tfrecord_options_init). Since 1.1. */
+#define CAIRN_TFRECORD_OPTIONS_INIT { (uint32_t)sizeof(cairn_tfrecord_options), CAIRN_COMPRESSION_NONE, 0, 0 }
+
+/** METHOD. Fills a cairn_tfrecord_options with its defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tfrecord_options_init(cairn_tfrecord_options *opts, uint32_t struct_size);
+
+/** CONSTRUCTOR. The records of TFRecord files (tf.data.TFRecordDataset): one component "record", the
+ * record's bytes as a uint8 vector. Uncompressed files are indexable (their `.cairnidx` sidecar, or an index built on first
+ * read), so the position is an index; compressed ones are read as streams.
+ * Errors when read: NOT_FOUND naming the path; DATA_LOSS naming the path and offset. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_tfrecord(cairn_context *ctx, const char *const *paths,
+                                                              size_t n_paths, const cairn_tfrecord_options *opts,
+                                                              cairn_dataset **out);
+
+/** A generator: set the `n_outputs` outputs to new tensors for element `index` (0, 1, ... within
+ * one iteration) and *got to CAIRN_TRUE, or set *got to CAIRN_FALSE at the end. A generator that
+ * returns the same element for the same index makes restores exact; one that ignores the index
+ * still works, but resumes from wherever it is. Called from worker threads, one call at a time per
+ * iteration. Return NULL or an error status. Since 1.1. */
+typedef cairn_status *(*cairn_generator_fn)(void *user_data, cairn_context *ctx, int64_t index,
+                                            cairn_tensor **outputs, size_t n_outputs, cairn_bool *got);
+
+/** CONSTRUCTOR. Elements from a host generator with a declared element spec (from_generator).
+ * @param names    `n` component names (NULL: "0", "1", ...).
+ * @param specs    `n` specs (dtype and shape, -1 dims allowed); each element is checked against them.
+ * @param release  called once with user_data when the last dataset using it is freed (NULL: none).
+ * Errors when read: the callback's status; INVALID_ARGUMENT naming the component when an output
+ * does not match its spec. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_from_generator(cairn_context *ctx, const char *const *names,
+                                                                    const cairn_tensor_spec *specs, size_t n,
+                                                                    cairn_generator_fn fn, void *user_data,
+                                                                    void (*release)(void *user_data),
+                                                                    cairn_dataset **out);
+
+/* ---- Transformations (each returns a new dataset; `in` stays the caller's) ---- */
+
+/** Options of cairn_dataset_map; start from CAIRN_MAP_OPTIONS_INIT. Since 1.1. */
+typedef struct cairn_map_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_map_options) */
+  int32_t num_parallel_calls;           /**< 0 (default): one element at a time; N > 0 or CAIRN_AUTOTUNE */
+  cairn_bool deterministic;             /**< deliver in input order; default 1 */
+  cairn_bool compile;                   /**< 1 (default): trace fn once per element spec and replay the
+                                             graph; 0: call fn eagerly for every element */
+  const char *const *output_names;      /**< NULL (default): "0", "1", ...; or n_outputs names */
+  const cairn_tensor_spec *output_specs;/**< the outputs' specs: required when compile is 0; with
+                                             compile 1, NULL (default) takes them from the trace */
+  size_t n_outputs;                     /**< outputs of fn; required (>= 1) */
+  int64_t seed;                         /**< key of fn's random ops with seeds 0: default 0, the
+                                             context's seed */
+  void (*release)(void *user_data);     /**< called once when the last dataset using fn is freed */
+} cairn_map_options;
+
+/** The defaults of cairn_map_options (see cairn_map_options_init). Since 1.1. */
+#define CAIRN_MAP_OPTIONS_INIT { (uint32_t)sizeof(cairn_map_options), 0, 1, 1, NULL, NULL, 0, 0, NULL }
+
+/** METHOD. Fills a cairn_map_options with its defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_map_options_init(cairn_map_options *opts, uint32_t struct_size);
+
+/** CONSTRUCTOR. Applies `fn` to every element (Dataset.map): its inputs are the element's
+ * components in order, its outputs the new element's. With compile = 1, fn is traced when the
+ * pipeline is built (on symbolic tensors with the input's spec), so a wrong fn fails here.
+ * @param name  names the map in errors and descriptions (NULL: "map").
+ * Errors when built: INVALID_ARGUMENT for NULL fn, n_outputs 0, missing output_specs with compile 0,
+ * bad names; the callback's status while tracing. When read: "map '<name>' (element N): <error>". Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_map(const cairn_dataset *in, const char *name, cairn_function_fn fn,
+                                                         void *user_data, const cairn_map_options *opts,
+                                                         cairn_dataset **out);
+
+/** Options of cairn_dataset_filter; start from CAIRN_FILTER_OPTIONS_INIT. Since 1.1. */
+typedef struct cairn_filter_options {
+  uint32_t struct_size;             /**< sizeof(cairn_filter_options) */
+  cairn_bool compile;               /**< as cairn_map_options.compile; default 1 */
+  int64_t seed;                     /**< as cairn_map_options.seed; default 0 */
+  void (*release)(void *user_data); /**< called once when the last dataset using fn is freed */
+} cairn_filter_options;
+
+/** The defaults of cairn_filter_options (see cairn_filter_options_init). Since 1.1. */
+#define CAIRN_FILTER_OPTIONS_INIT { (uint32_t)sizeof(cairn_filter_options), 1, 0, NULL }
+
+/** METHOD. Fills a cairn_filter_options with its defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_filter_options_init(cairn_filter_options *opts, uint32_t struct_size);
+
+/** CONSTRUCTOR. Keeps the elements for which `fn` (one output: a bool scalar) is true (Dataset.filter).
+ * The result is a stream: its cardinality is unknown and a shuffle after it buffers.
+ * @param name  names the filter in errors (NULL: "filter").
+ * Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_filter(const cairn_dataset *in, const char *name, cairn_function_fn fn,
+                                                            void *user_data, const cairn_filter_options *opts,
+                                                            cairn_dataset **out);
+
+/** CONSTRUCTOR. Stacks `batch_size` consecutive elements into one (Dataset.batch): each component
+ * gains a leading dimension. The last batch is smaller unless drop_remainder is set.
+ * Errors when built: INVALID_ARGUMENT for batch_size < 1. When read: INVALID_ARGUMENT naming the
+ * component, the element and both shapes when elements of one batch differ in shape. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_batch(const cairn_dataset *in, int64_t batch_size,
+                                                           cairn_bool drop_remainder, cairn_dataset **out);
+
+/** CONSTRUCTOR. Batches elements of different shapes by padding them (Dataset.padded_batch).
+ * @param padded_shapes   NULL (pad every dim to the batch's largest), or one spec per component
+ *                        (its dtype is ignored): a dim of -1 pads to the batch's largest, a fixed
+ *                        dim pads to that size (a longer element is an error).
+ * @param padding_values  NULL (zeros, "" for strings), or one per component: NULL or a scalar of
+ *                        the component's dtype; borrowed for the call.
+ * Errors: INVALID_ARGUMENT for batch_size < 1, a rank or dtype mismatch, an element larger than its
+ * padded shape (naming component, element and shapes). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_padded_batch(const cairn_dataset *in, int64_t batch_size,
+                                                                  cairn_bool drop_remainder,
+                                                                  const cairn_tensor_spec *padded_shapes,
+                                                                  cairn_tensor *const *padding_values,
+                                                                  cairn_dataset **out);
+
+/** CONSTRUCTOR. Splits each element along its first dimension (Dataset.unbatch). Errors:
+ * INVALID_ARGUMENT for a scalar component or components whose first dims differ. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_unbatch(const cairn_dataset *in, cairn_dataset **out);
+
+/** CONSTRUCTOR. Shuffles (Dataset.shuffle). Over an indexable input the order is a seeded
+ * permutation of the whole input (better mixing than any buffer, and nothing to save); over a
+ * stream, a buffer of buffer_size elements as TensorFlow's. With reshuffle_each_iteration each
+ * iteration (each pass of an enclosing repeat, each new iterator) has its own order; otherwise all
+ * share one. Errors: INVALID_ARGUMENT for buffer_size < 1. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_shuffle(const cairn_dataset *in, int64_t buffer_size, int64_t seed,
+                                                             cairn_bool reshuffle_each_iteration, cairn_dataset **out);
+
+/** CONSTRUCTOR. The input `count` times; -1 forever (Dataset.repeat). Errors: INVALID_ARGUMENT for
+ * count < -1. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_repeat(const cairn_dataset *in, int64_t count, cairn_dataset **out);
+
+/** CONSTRUCTOR. The first `count` elements; -1 all (Dataset.take). Errors: INVALID_ARGUMENT for
+ * count < -1. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_take(const cairn_dataset *in, int64_t count, cairn_dataset **out);
+
+/** CONSTRUCTOR. All but the first `count` elements; -1 skips all (Dataset.skip). Errors:
+ * INVALID_ARGUMENT for count < -1. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_skip(const cairn_dataset *in, int64_t count, cairn_dataset **out);
+
+/** CONSTRUCTOR. Every num_shards-th element starting at `index` (Dataset.shard). Errors:
+ * INVALID_ARGUMENT for num_shards < 1 or index outside [0, num_shards). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_shard(const cairn_dataset *in, int64_t num_shards, int64_t index,
+                                                           cairn_dataset **out);
+
+/** Makes the dataset of one input element for cairn_dataset_interleave: set *out to a new dataset
+ * (the interleave takes it) with the declared spec. Return NULL or an error status. Since 1.1. */
+typedef cairn_status *(*cairn_dataset_fn)(void *user_data, cairn_context *ctx, cairn_tensor *const *element, size_t n,
+                                          cairn_dataset **out);
+
+/** Options of cairn_dataset_interleave; start from CAIRN_INTERLEAVE_OPTIONS_INIT. Since 1.1. */
+typedef struct cairn_interleave_options {
+  uint32_t struct_size;             /**< sizeof(cairn_interleave_options) */
+  int32_t cycle_length;             /**< inner datasets open at once; default CAIRN_AUTOTUNE (the CPUs) */
+  int32_t block_length;             /**< consecutive elements from each before moving on; default 1 */
+  int32_t num_parallel_calls;       /**< inner datasets read ahead in parallel; default 0 (none) */
+  cairn_bool deterministic;         /**< the fixed round-robin order; default 1 */
+  void (*release)(void *user_data); /**< called once when the last dataset using fn is freed */
+} cairn_interleave_options;
+
+/** The defaults of cairn_interleave_options (see cairn_interleave_options_init). Since 1.1. */
+#define CAIRN_INTERLEAVE_OPTIONS_INIT { (uint32_t)sizeof(cairn_interleave_options), CAIRN_AUTOTUNE, 1, 0, 1, NULL }
+
+/** METHOD. Fills a cairn_interleave_options with its defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_interleave_options_init(cairn_interleave_options *opts,
+                                                                     uint32_t struct_size);
+
+/** CONSTRUCTOR. Maps each input element to a dataset with `fn` and interleaves their elements
+ * (Dataset.interleave): cycle_length inner datasets at a time, block_length elements from each in
+ * turn. Every inner dataset must have the declared spec (`names`, `specs`, `n`).
+ * Errors when read: INVALID_ARGUMENT naming the input element when fn's dataset has another spec. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_interleave(const cairn_dataset *in, cairn_dataset_fn fn, void *user_data,
+                                                                const char *const *names, const cairn_tensor_spec *specs,
+                                                                size_t n, const cairn_interleave_options *opts,
+                                                                cairn_dataset **out);
+
+/** CONSTRUCTOR. Computes up to `buffer_size` elements ahead on a background thread (Dataset.prefetch);
+ * CAIRN_AUTOTUNE picks the size. Errors: INVALID_ARGUMENT for buffer_size 0 or < -1. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_prefetch(const cairn_dataset *in, int64_t buffer_size,
+                                                              cairn_dataset **out);
+
+/** CONSTRUCTOR. Prefetches and copies every component to `device` ("cpu", "vulkan:0") ahead of
+ * use, overlapping the copy with the caller's compute (tf.data.experimental.prefetch_to_device).
+ * Errors: NOT_FOUND naming an unknown device; INVALID_ARGUMENT for a bad buffer_size. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_prefetch_to_device(const cairn_dataset *in, const char *device,
+                                                                        int64_t buffer_size, cairn_dataset **out);
+
+/** CONSTRUCTOR. Caches the elements (Dataset.cache): in memory when `filename` is NULL or "",
+ * otherwise in the file `filename` (written during the first full pass, complete only when that
+ * pass ends; later iterations read it). Errors when read: I/O errors naming the file. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_cache(const cairn_dataset *in, const char *filename,
+                                                           cairn_dataset **out);
+
+/** CONSTRUCTOR. Elements of `n` datasets side by side (Dataset.zip): the components of input 0,
+ * then of input 1, ...; it ends with the shortest input. Errors: INVALID_ARGUMENT for n 0 or a
+ * component name found in two inputs (rename with cairn_dataset_select). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_zip(const cairn_dataset *const *ins, size_t n, cairn_dataset **out);
+
+/** CONSTRUCTOR. The elements of `a`, then those of `b` (Dataset.concatenate). The specs must have
+ * the same names, dtypes and ranks; dims that differ become -1. Errors: INVALID_ARGUMENT naming
+ * the component that differs. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_concatenate(const cairn_dataset *a, const cairn_dataset *b,
+                                                                 cairn_dataset **out);
+
+/** CONSTRUCTOR. Prepends an int64 scalar component "index" counting from `start` (Dataset.enumerate).
+ * Errors: INVALID_ARGUMENT when the input already has a component "index". Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_enumerate(const cairn_dataset *in, int64_t start,
+                                                               cairn_dataset **out);
+
+/** CONSTRUCTOR. Keeps the components `names`, in that order, renamed to `new_names` (NULL: same).
+ * Errors: NOT_FOUND naming a component that does not exist; INVALID_ARGUMENT for duplicates. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_select(const cairn_dataset *in, const char *const *names,
+                                                            const char *const *new_names, size_t n,
+                                                            cairn_dataset **out);
+
+/** CONSTRUCTOR. Parses the serialized tf.train.Example in component `component` (a uint8 vector:
+ * one record, as a TFRecord source gives) with `specs`, as cairn_parse_examples does for a batch of
+ * one; the component is replaced by the parsed outputs without the batch dimension, named "<key>"
+ * (FIXED_LEN) or "<key>/indices", "<key>/values" (VAR_LEN), in spec order. Batch after parsing.
+ * Errors when built: NOT_FOUND for a missing component, INVALID_ARGUMENT for one that is not a
+ * uint8 vector or for bad specs. When read: the parse error, naming the element. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_parse_example(const cairn_dataset *in, const char *component,
+                                                                   const cairn_feature_spec *specs, size_t n_specs,
+                                                                   cairn_dataset **out);
+
+/* ---- Iterators ---- */
+
+/** CONSTRUCTOR. An iterator over `ds` from its first element: a tracked object of kind
+ * CAIRN_OBJECT_ITERATOR; free the handle with cairn_object_free (its threads stop when the last
+ * reference, handle or checkpoint edge, goes). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_iterate(const cairn_dataset *ds, cairn_object **out);
+
+/** METHOD. The next element.
+ * @param outputs    n_outputs slots (cairn_dataset_num_components), each receiving a new tensor;
+ *                   untouched unless the result is NULL.
+ * Returns NULL for an element; CAIRN_OUT_OF_RANGE "<pipeline>: end of data" at the end (again on
+ * every later call); another error for a failed element (which is skipped).
+ * Errors: INVALID_ARGUMENT for a wrong n_outputs or an object that is not an iterator;
+ * FAILED_PRECONDITION after cairn_iterator_close. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_iterator_next(cairn_object *it, cairn_tensor **outputs, size_t n_outputs);
+
+/** METHOD. Elements delivered since the start (restored with the state); -1 for NULL or another kind. Since 1.1. */
+CAIRN_API int64_t cairn_iterator_position(const cairn_object *it);
+
+/** METHOD. The iterator's state as bytes (what a checkpoint stores).
+ * @param out  receives the bytes; free with cairn_free.
+ * @param n    receives their count (the state's size). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_iterator_save(cairn_object *it, void **out, size_t *n);
+
+/** METHOD. Replaces the iterator's position with a saved state (of an iterator over the same
+ * pipeline): the next element is the one the saved iterator would have returned next.
+ * Errors: INVALID_ARGUMENT naming both pipelines when the state is for another one; DATA_LOSS for
+ * corrupt bytes. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_iterator_restore(cairn_object *it, const void *state, size_t n);
+
+/** METHOD. Stops the iterator's background threads and waits for them; later nexts are
+ * FAILED_PRECONDITION. Calling it again does nothing. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_iterator_close(cairn_object *it);
+
+/** METHOD. The dataset an iterator runs.
+ * @param out  receives a new handle; free with cairn_dataset_free. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_iterator_dataset(const cairn_object *it, cairn_dataset **out);
 
 #if defined(CAIRN_EXPERIMENTAL)
 
