@@ -155,7 +155,7 @@ TEST_CASE("tfrecord: a damaged record is DATA_LOSS naming the path") {
   DatasetPtr ds = data::tfrecord(ctx(), {bad}, {});
   data::Element el;
   CHECK(ds->cardinality() == 2);
-  CHECK_THROWS_CODE(ds->get(0, 0, el), Code::DataLoss, bad);
+  CHECK_THROWS_CODE(ds->get(0, 0, el), Code::DataLoss, bad + ": corrupt record data at offset 0");
   ds->get(1, 0, el);
   CHECK(text_of(el) == "world");
   bytes[0] ^= 1;  // a length
