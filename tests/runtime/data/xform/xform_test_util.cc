@@ -26,7 +26,8 @@ class Table final : public Dataset {
     if (epoch_offset_) {
       Tensor t = Tensor::allocate(ctx().cpu(), DType::Int64, out[0].shape());
       for (int64_t i = 0; i < t.num_elements(); ++i)
-        t.mutable_data<int64_t>()[i] = out[0].data<int64_t>()[i] + 100 * static_cast<int64_t>(epoch);
+        t.mutable_data<int64_t>()[i] =  // wraps for the large epochs of nested repeats
+            static_cast<int64_t>(static_cast<uint64_t>(out[0].data<int64_t>()[i]) + 100 * epoch);
       out[0] = t;
     }
   }
