@@ -8,7 +8,7 @@ Run with the benchmark venv (bench/peers/setup.sh makes it; TensorFlow is never 
     ~/.cache/cairn/bench-venv/bin/python tests/golden/data/make_golden.py tests/golden/data/expected.json
 
 Each case has a name (the test looks its pipeline up by that name), the tf.data expression it ran
-(for people), and its elements: each a list of components in tf.data's structure order, each
+(for people), tf.data's cardinality (-1 infinite, -2 unknown) and its elements: each a list of components in tf.data's structure order, each
 component {"dtype", "shape", "values" (flat, row-major)}. Shuffle is left out on purpose: its order
 comes from TensorFlow's RNG, which Cairn does not reproduce.
 """
@@ -99,7 +99,8 @@ def main(path):
         "generator": "tests/golden/data/make_golden.py",
         "tensorflow": tf.__version__,
         "numpy": np.__version__,
-        "cases": [{"name": n, "tf": e, "elements": elements(ds)} for n, e, ds in cases()],
+        "cases": [{"name": n, "tf": e, "cardinality": int(ds.cardinality().numpy()), "elements": elements(ds)}
+                  for n, e, ds in cases()],
     }
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
