@@ -114,58 +114,54 @@ Dataset rename(const Dataset& in, const char* from, const char* to) {
   });
 }
 
-Dataset slices(const char* name, cairn_tensor* t) {
-  if (t == nullptr) return nullptr;
-  cairn_dataset* out = nullptr;
-  cairn_status* st = cairn_dataset_from_tensor_slices(g_ctx, &name, &t, 1, &out);
-  cairn_tensor_free(t);
-  return take(st, out, "from_tensor_slices");
-}
+using TensorSource = cairn_status* (*)(cairn_context*, const char* const*, cairn_tensor* const*, size_t,
+                                       cairn_dataset**);
 
-Dataset from_tensors(const char* name, cairn_tensor* t) {
+// A one-component source (from_tensors or from_tensor_slices) of `t`, which it frees.
+Dataset source(TensorSource make, const char* what, const char* name, cairn_tensor* t) {
   if (t == nullptr) return nullptr;
   cairn_dataset* out = nullptr;
-  cairn_status* st = cairn_dataset_from_tensors(g_ctx, &name, &t, 1, &out);
+  cairn_status* st = make(g_ctx, &name, &t, 1, &out);
   cairn_tensor_free(t);
-  return take(st, out, "from_tensors");
+  return take(st, out, what);
+}
+Dataset slices(const char* name, cairn_tensor* t) {
+  return source(cairn_dataset_from_tensor_slices, "from_tensor_slices", name, t);
+}
+Dataset from_tensors(const char* name, cairn_tensor* t) {
+  return source(cairn_dataset_from_tensors, "from_tensors", name, t);
 }
 
 // ---- Functions (compiled: traced once per element spec) ----
 
-// x * 2 + 1 for an int64 scalar.
-cairn_status* times_two_plus_one(void*, cairn_context* ctx, cairn_tensor* const* in, size_t, cairn_tensor** out,
-                                 size_t) {
-  cairn_tensor* two = i64_scalar(ctx, 2);
-  cairn_tensor* one = i64_scalar(ctx, 1);
-  cairn_tensor* doubled = nullptr;
-  cairn_tensor* mul_in[2] = {in[0], two};
-  cairn_status* st = cairn_op_run(ctx, "Mul", mul_in, 2, nullptr, 0, &doubled, 1);
+// op2(op1(x, a), b) for an int64 scalar x and int64 constants a, b.
+cairn_status* two_ops(cairn_context* ctx, cairn_tensor* x, const char* op1, int64_t a, const char* op2, int64_t b,
+                      cairn_tensor** out) {
+  cairn_tensor* ca = i64_scalar(ctx, a);
+  cairn_tensor* cb = i64_scalar(ctx, b);
+  cairn_tensor* mid = nullptr;
+  cairn_tensor* in1[2] = {x, ca};
+  cairn_status* st = cairn_op_run(ctx, op1, in1, 2, nullptr, 0, &mid, 1);
   if (st == nullptr) {
-    cairn_tensor* add_in[2] = {doubled, one};
-    st = cairn_op_run(ctx, "AddV2", add_in, 2, nullptr, 0, out, 1);
+    cairn_tensor* in2[2] = {mid, cb};
+    st = cairn_op_run(ctx, op2, in2, 2, nullptr, 0, out, 1);
   }
-  cairn_tensor_free(doubled);
-  cairn_tensor_free(two);
-  cairn_tensor_free(one);
+  cairn_tensor_free(mid);
+  cairn_tensor_free(ca);
+  cairn_tensor_free(cb);
   return st;
 }
 
-// x % m == 0 for an int64 scalar; user_data points to m.
+// x * 2 + 1.
+cairn_status* times_two_plus_one(void*, cairn_context* ctx, cairn_tensor* const* in, size_t, cairn_tensor** out,
+                                 size_t) {
+  return two_ops(ctx, in[0], "Mul", 2, "AddV2", 1, out);
+}
+
+// x % m == 0; user_data points to m.
 cairn_status* divisible(void* user_data, cairn_context* ctx, cairn_tensor* const* in, size_t, cairn_tensor** out,
                         size_t) {
-  cairn_tensor* m = i64_scalar(ctx, *static_cast<const int64_t*>(user_data));
-  cairn_tensor* zero = i64_scalar(ctx, 0);
-  cairn_tensor* rem = nullptr;
-  cairn_tensor* mod_in[2] = {in[0], m};
-  cairn_status* st = cairn_op_run(ctx, "FloorMod", mod_in, 2, nullptr, 0, &rem, 1);
-  if (st == nullptr) {
-    cairn_tensor* eq_in[2] = {rem, zero};
-    st = cairn_op_run(ctx, "Equal", eq_in, 2, nullptr, 0, out, 1);
-  }
-  cairn_tensor_free(rem);
-  cairn_tensor_free(m);
-  cairn_tensor_free(zero);
-  return st;
+  return two_ops(ctx, in[0], "FloorMod", *static_cast<const int64_t*>(user_data), "Equal", 0, out);
 }
 
 // tf.fill([x], x) for an int64 scalar x: a host callback (compile = 0), the shape depends on the value.
