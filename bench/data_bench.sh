@@ -33,7 +33,7 @@ if [[ -z "$bin" ]]; then
 fi
 "$here/peers/setup.sh" >&2
 py="$venv/bin/python"
-export TF_CPP_MIN_LOG_LEVEL=2 PYTHONWARNINGS=ignore
+export TF_CPP_MIN_LOG_LEVEL=2 PYTHONWARNINGS=ignore PYTHONDONTWRITEBYTECODE=1
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$bin" "$@" | tee "$out/cairn.txt"
