@@ -4,7 +4,7 @@
 #
 #   bench/data_bench.sh [guide] [images] [tfrecord] [--dir DIR] [--mib N] [--epochs N]
 #
-# Builds //bench:data_bench with -c opt unless CAIRN_DATA_BENCH names a data_bench binary already
+# Builds //bench:data_bench with -c opt (or $CAIRN_BAZEL_FLAGS) unless CAIRN_DATA_BENCH names a data_bench binary already
 # built (to run on another machine: copy the binary, libcairn.so if it is linked dynamically, and
 # bench/peers/). The peers' venv is bench/peers/setup.sh's (made on first use; CAIRN_BENCH_VENV
 # overrides its place). Raw outputs stay in $CAIRN_BENCH_OUT (default: a new temp directory).
@@ -28,8 +28,10 @@ has() { [[ " ${sections[*]} " == *" $1 "* ]]; }
 
 bin="${CAIRN_DATA_BENCH:-}"
 if [[ -z "$bin" ]]; then
-  (cd "$here/.." && bazel build -c opt //bench:data_bench)
-  bin="$(cd "$here/.." && bazel info -c opt bazel-bin)/bench/data_bench"
+  # CAIRN_BAZEL_FLAGS replaces "-c opt" (set it empty to reuse a default build: .bazelrc has -O2).
+  flags=(${CAIRN_BAZEL_FLAGS--c opt})
+  (cd "$here/.." && bazel build "${flags[@]}" //bench:data_bench)
+  bin="$(cd "$here/.." && bazel info "${flags[@]}" bazel-bin)/bench/data_bench"
 fi
 "$here/peers/setup.sh" >&2
 py="$venv/bin/python"
