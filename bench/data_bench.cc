@@ -10,7 +10,8 @@
 // images    60,000 28x28 uint8 images (and int64 labels) in memory: from_tensor_slices -> map
 //           (cast to float32, / 255; compiled) -> shuffle(10000) -> batch(128) -> prefetch.
 //           Elements per second (bench/peers/ runs the same in tf.data and PyTorch).
-// tfrecord  TFRecord files read through tfrecord -> prefetch against read() of the same files.
+// tfrecord  TFRecord files read through tfrecord -> prefetch against read() of the same files;
+//           also the source alone (on the caller's thread) and cairn_record_reader (no pipeline).
 // Every section also reports the iterator's checkpoint: cairn_iterator_save's size and time.
 //
 // Lines starting with "@ " are for data_bench.sh: "@ <key> <value>".
@@ -54,7 +55,8 @@ struct Pipeline {
   Pipeline(Pipeline&& o) noexcept : ds(o.ds) { o.ds = nullptr; }
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
-  Pipeline& then(cairn_status* st, cairn_dataset* next, const char* what) {
+  // `next` by reference: it is read after the constructor call beside it has set it.
+  Pipeline& then(cairn_status* st, cairn_dataset* const& next, const char* what) {
     check(st, what);
     cairn_dataset_free(ds);
     ds = next;
@@ -431,46 +433,78 @@ std::vector<std::string> write_records(const std::string& dir, size_t record_byt
   return paths;
 }
 
+// Reads every record of the files with cairn_record_reader (no pipeline): the record format's own cost.
+double reader_pass(const std::vector<std::string>& paths, uint64_t* records) {
+  auto t0 = Clock::now();
+  uint64_t n = 0;
+  for (const auto& path : paths) {
+    cairn_record_reader* r = nullptr;
+    check(cairn_record_reader_open(path.c_str(), nullptr, &r), "cairn_record_reader_open");
+    const void* data = nullptr;
+    size_t size = 0;
+    cairn_bool got = CAIRN_FALSE;
+    for (;;) {
+      check(cairn_record_reader_next(r, &data, &size, &got), "cairn_record_reader_next");
+      if (!got) break;
+      ++n;
+    }
+    cairn_record_reader_free(r);
+  }
+  *records = n;
+  return since(t0);
+}
+
+// Iterates `ds` to the end once: the time; every record's bytes and count in *payload, *records.
+double pipeline_pass(const cairn_dataset* ds, uint64_t* payload, uint64_t* records) {
+  std::vector<cairn_tensor*> out(1, nullptr);
+  auto t0 = Clock::now();
+  cairn_object* it = iterate(ds);
+  *payload = *records = 0;
+  size_t bytes = 0;
+  while (next(it, out, nullptr, &bytes)) {
+    *payload += bytes;
+    ++*records;
+  }
+  cairn_object_free(it);
+  return since(t0);
+}
+
 void tfrecord_case(const std::string& dir, size_t record_bytes, size_t total_bytes) {
   const auto paths = write_records(dir, record_bytes, total_bytes);
   std::vector<const char*> cpaths;
   for (const auto& p : paths) cpaths.push_back(p.c_str());
-  Pipeline p;
+  Pipeline bare;
   cairn_dataset* d = nullptr;
-  p.then(cairn_dataset_tfrecord(g_ctx, cpaths.data(), cpaths.size(), nullptr, &d), d, "tfrecord");
-  p.then(cairn_dataset_prefetch(p.ds, CAIRN_AUTOTUNE, &d), d, "prefetch");
-  uint64_t file_bytes = 0;
+  bare.then(cairn_dataset_tfrecord(g_ctx, cpaths.data(), cpaths.size(), nullptr, &d), d, "tfrecord");
+  Pipeline p;
+  p.then(cairn_dataset_prefetch(bare.ds, CAIRN_AUTOTUNE, &d), d, "prefetch");
+  uint64_t file_bytes = 0, payload = 0, records = 0, n = 0;
   read_files(paths, &file_bytes);  // into the page cache
-  std::vector<cairn_tensor*> out(1, nullptr);
-  uint64_t payload = 0, records = 0;
-  auto pass = [&] {
-    auto t0 = Clock::now();
-    cairn_object* it = iterate(p.ds);
-    payload = records = 0;
-    size_t bytes = 0;
-    while (next(it, out, nullptr, &bytes)) {
-      payload += bytes;
-      ++records;
-    }
-    cairn_object_free(it);
-    return since(t0);
-  };
-  const double first = pass();  // builds each file's index
-  double best_pipe = 1e30, best_raw = 1e30;
-  for (int i = 0; i < 5; ++i) {  // interleaved, so load elsewhere hits both alike
-    uint64_t n = 0;
-    best_raw = std::min(best_raw, read_files(paths, &n));
-    best_pipe = std::min(best_pipe, pass());
+  const double first = pipeline_pass(p.ds, &payload, &records);  // builds each file's index
+  double raw = 1e30, piped = 1e30, unpiped = 1e30, reader = 1e30;
+  for (int i = 0; i < 5; ++i) {  // interleaved, so load elsewhere hits all alike; best of 5
+    raw = std::min(raw, read_files(paths, &n));
+    piped = std::min(piped, pipeline_pass(p.ds, &payload, &records));
+    unpiped = std::min(unpiped, pipeline_pass(bare.ds, &payload, &n));
+    reader = std::min(reader, reader_pass(paths, &n));
+  }
+  if (payload != records * record_bytes || n != records) {
+    std::fprintf(stderr, "data_bench: read %llu records of %llu bytes in all\n", static_cast<unsigned long long>(records),
+                 static_cast<unsigned long long>(payload));
+    std::exit(1);
   }
   const double gb = static_cast<double>(file_bytes) / 1e9;
-  std::printf("  %8zu-byte records x %8llu: pipeline %6.2f GB/s (%9.0f records/s), read() %6.2f GB/s: %.2fx "
-              "(first pass, indexing: %.2f GB/s)\n",
-              record_bytes, static_cast<unsigned long long>(records), gb / best_pipe, records / best_pipe,
-              gb / best_raw, best_raw / best_pipe, gb / first);
+  std::printf("  %8zu-byte records x %7llu: read() %6.2f GB/s | tfrecord->prefetch %6.2f GB/s %5.2fx (%7.0f records/s)"
+              " | tfrecord alone %6.2f GB/s %5.2fx | cairn_record_reader %6.2f GB/s %5.2fx | first pass %5.2f GB/s\n",
+              record_bytes, static_cast<unsigned long long>(records), gb / raw, gb / piped, raw / piped,
+              records / piped, gb / unpiped, raw / unpiped, gb / reader, raw / reader, gb / first);
   const std::string key = "tfrecord." + std::to_string(record_bytes);
-  report(key + ".ratio", best_raw / best_pipe);
-  report(key + ".gbps", gb / best_pipe);
-  report(key + ".raw_gbps", gb / best_raw);
+  report(key + ".ratio", raw / piped);
+  report(key + ".gbps", gb / piped);
+  report(key + ".raw_gbps", gb / raw);
+  report(key + ".bare_ratio", raw / unpiped);
+  report(key + ".reader_ratio", raw / reader);
+  std::vector<cairn_tensor*> out(1, nullptr);
   cairn_object* it = iterate(p.ds);
   for (uint64_t i = 0; i < records / 2; ++i) next(it, out);
   checkpoint_figures(it, "tfrecord_" + std::to_string(record_bytes));
