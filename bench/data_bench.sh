@@ -5,8 +5,8 @@
 #   bench/data_bench.sh [guide] [images] [tfrecord] [--dir DIR] [--mib N] [--epochs N]
 #
 # Builds //bench:data_bench with -c opt (or $CAIRN_BAZEL_FLAGS) unless CAIRN_DATA_BENCH names a data_bench binary already
-# built (to run on another machine: copy the binary, libcairn.so if it is linked dynamically, and
-# bench/peers/). The peers' venv is bench/peers/setup.sh's (made on first use; CAIRN_BENCH_VENV
+# built (to run on another machine: copy the binary, which has Cairn linked in and needs only the
+# system libraries ldd lists (openblas, zstd, isal, ...), and bench/). The peers' venv is bench/peers/setup.sh's (made on first use; CAIRN_BENCH_VENV
 # overrides its place). Raw outputs stay in $CAIRN_BENCH_OUT (default: a new temp directory).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
