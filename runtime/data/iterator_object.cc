@@ -86,7 +86,9 @@ bool IteratorObject::next(Element& out) {
 
 std::string IteratorObject::state() {
   std::lock_guard<std::mutex> lock(call_mu_);
-  if (closed_) raise(Code::FailedPrecondition, "{}: the iterator is closed", ds_->describe());
+  // A closed iterator still saves (a checkpoint may hold it): its root's state was kept at close.
+  if (closed_ && !closed_root_state_)
+    raise(Code::FailedPrecondition, "{}: the iterator was closed before it could save its state", ds_->describe());
   StateWriter body;
   body.put_u64(kStateMagic);
   body.put_u64(fingerprint_);
@@ -94,9 +96,13 @@ std::string IteratorObject::state() {
   body.put_u64(epoch_);
   body.put_i64(position_);
   body.put_bool(ended_);
-  StateWriter inner;
-  root().save(inner);
-  body.put_bytes(inner.bytes());
+  if (closed_) {
+    body.put_bytes(*closed_root_state_);
+  } else {
+    StateWriter inner;
+    root().save(inner);
+    body.put_bytes(inner.bytes());
+  }
   const uint64_t sum = fnv1a(body.bytes());
   body.put_u64(sum);
   return body.take();
@@ -154,6 +160,12 @@ void IteratorObject::close() {
   std::unique_ptr<Iterator> old;
   {
     std::lock_guard<std::mutex> lock(call_mu_);
+    try {  // keep the position, so that a checkpoint can still save this iterator
+      StateWriter inner;
+      root().save(inner);
+      closed_root_state_ = inner.take();
+    } catch (...) {
+    }
     std::lock_guard<std::mutex> rl(root_mu_);
     old = std::move(root_);
   }

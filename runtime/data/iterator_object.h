@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,7 +51,8 @@ class IteratorObject final : public Object {
   // Replaces the position with a saved one. InvalidArgument naming both pipelines for a state of
   // another pipeline; DataLoss for corrupt bytes. The iterator is unchanged when it throws.
   void restore_state(std::string_view bytes);
-  // Stops background work and waits for it; later next() calls are FailedPrecondition. Idempotent.
+  // Stops background work and waits for it; later next() calls are FailedPrecondition, while
+  // state() still saves the position it stopped at. Idempotent.
   void close();
   bool closed() const { return closed_.load(); }
 
@@ -68,6 +70,7 @@ class IteratorObject final : public Object {
   std::unique_ptr<Iterator> root_;
   uint64_t epoch_;
   bool ended_ = false;
+  std::optional<std::string> closed_root_state_;  // the root's state when close() ran
   std::atomic<int64_t> position_{0};
   std::atomic<bool> closed_{false};
 };

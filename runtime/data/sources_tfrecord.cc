@@ -94,17 +94,19 @@ class TfRecordFiles final : public IndexedFiles {
     return f;
   }
 
-  void make_element(const FileIndex& f, size_t, std::string_view bytes, Element& out) const override {
+  void make_element(const FileIndex& f, size_t r, std::string_view bytes, Element& out) const override {
+    const uint64_t off = f.starts[r];
     if (bytes.size() < io::kRecordHeaderBytes + io::kRecordFooterBytes)
-      raise(Code::DataLoss, "{}: {}: a record smaller than its framing", describe(), f.file->path());
+      raise(Code::DataLoss, "{}: {}: a record smaller than its framing at offset {}", describe(), f.file->path(), off);
     const uint64_t len = le64(bytes.data());
     if (len != bytes.size() - io::kRecordHeaderBytes - io::kRecordFooterBytes ||
         io::mask_crc(io::crc32c(bytes.data(), 8)) != le32(bytes.data() + 8))
-      raise(Code::DataLoss, "{}: {}: corrupt record header (the file changed since it was indexed?)", describe(),
-            f.file->path());
+      raise(Code::DataLoss, "{}: {}: corrupt record header at offset {} (the file changed since it was indexed?)",
+            describe(), f.file->path(), off);
     const std::string_view data = bytes.substr(io::kRecordHeaderBytes, len);
     if (io::mask_crc(io::crc32c(data.data(), data.size())) != le32(bytes.data() + io::kRecordHeaderBytes + len))
-      raise(Code::DataLoss, "{}: {}: corrupt record data (checksum mismatch)", describe(), f.file->path());
+      raise(Code::DataLoss, "{}: {}: corrupt record data at offset {} (checksum mismatch)", describe(), f.file->path(),
+            off);
     out.assign(1, byte_vector(context(), data));
   }
 
