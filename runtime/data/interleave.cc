@@ -27,12 +27,15 @@ using internal::Failure;
 
 class InterleaveDataset final : public Dataset {
  public:
-  InterleaveDataset(DatasetPtr in, ElementSpec spec, DatasetFn fn, InterleaveOptions o)
-      : Dataset(in->context(), std::move(spec)), in_(std::move(in)), fn_(std::move(fn)), o_(o) {}
+  InterleaveDataset(DatasetPtr in, ElementSpec spec, DatasetFn fn, InterleaveOptions o, std::string description)
+      : Dataset(in->context(), std::move(spec)),
+        in_(std::move(in)),
+        fn_(std::move(fn)),
+        o_(o),
+        description_(std::move(description)) {}
 
   std::string describe() const override {
-    return in_->describe() + fmt::format(".interleave(cycle={}, block={}, parallel={})", o_.cycle_length,
-                                         o_.block_length, o_.num_parallel_calls);
+    return in_->describe() + description_;
   }
   int64_t cardinality() const override { return in_->cardinality() == 0 ? 0 : kUnknown; }
   std::unique_ptr<Iterator> make_iterator(uint64_t epoch) const override;
@@ -63,6 +66,7 @@ class InterleaveDataset final : public Dataset {
   const DatasetPtr in_;
   const DatasetFn fn_;
   const InterleaveOptions o_;  // resolved: no kAutotune left
+  const std::string description_;  // with AUTOTUNE as asked (machine-independent)
 };
 
 class InterleaveIterator final : public Iterator {
@@ -343,6 +347,9 @@ DatasetPtr interleave(DatasetPtr in, ElementSpec out_spec, DatasetFn fn, Interle
   if (!in) raise(Code::InvalidArgument, "interleave: the input dataset is null");
   if (!fn) raise(Code::InvalidArgument, "interleave: the function is null");
   if (out_spec.size() == 0) raise(Code::InvalidArgument, "interleave: the output spec has no components");
+  auto text = [](int n) { return n == kAutotune ? std::string("AUTOTUNE") : std::to_string(n); };
+  std::string description = fmt::format(".interleave(cycle={}, block={}, parallel={})", text(o.cycle_length),
+                                        o.block_length, text(o.num_parallel_calls));
   if (o.cycle_length == kAutotune) o.cycle_length = autotune_parallelism();
   if (o.cycle_length < 1)
     raise(Code::InvalidArgument, "interleave: cycle_length is {} (expected >= 1, or AUTOTUNE = -1)", o.cycle_length);
@@ -352,7 +359,7 @@ DatasetPtr interleave(DatasetPtr in, ElementSpec out_spec, DatasetFn fn, Interle
     raise(Code::InvalidArgument, "interleave: num_parallel_calls is {} (expected >= 0, or AUTOTUNE = -1)",
           o.num_parallel_calls);
   o.num_parallel_calls = std::min(o.num_parallel_calls, o.cycle_length);
-  return std::make_shared<InterleaveDataset>(std::move(in), std::move(out_spec), std::move(fn), o);
+  return std::make_shared<InterleaveDataset>(std::move(in), std::move(out_spec), std::move(fn), o, std::move(description));
 }
 
 }  // namespace cairn::data

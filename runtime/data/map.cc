@@ -81,6 +81,10 @@ DatasetPtr require_input(const DatasetPtr& in, const char* who) {
   return in;
 }
 
+// A count as describe() shows it: AUTOTUNE stays AUTOTUNE, so a state saved on a machine with
+// another number of CPUs still matches the pipeline.
+std::string count_text(int64_t n) { return n == kAutotune ? "AUTOTUNE" : std::to_string(n); }
+
 int64_t prefetch_buffer(int64_t buffer_size, const char* who) {
   if (buffer_size == kAutotune) return 2 * static_cast<int64_t>(autotune_parallelism());
   if (buffer_size < 1)
@@ -100,7 +104,7 @@ DatasetPtr map(DatasetPtr in, ElementSpec out_spec, ElementFn fn, MapOptions opt
   if (npc < 0) raise(Code::InvalidArgument, "{}: num_parallel_calls is {} (expected >= 0, or AUTOTUNE = -1)", who, npc);
   Elementwise e;
   e.who = who;
-  e.description = fmt::format(".map('{}', parallel={})", options.name, npc);
+  e.description = fmt::format(".map('{}', parallel={})", options.name, count_text(options.num_parallel_calls));
   e.fn = std::move(fn);
   e.random = true;
   // The stream's identity leaves parallelism out: 1 or 4 calls at once draw the same numbers.
@@ -116,7 +120,7 @@ DatasetPtr prefetch(DatasetPtr in, int64_t buffer_size) {
   Elementwise e;
   e.who = "prefetch";
   e.buffer = prefetch_buffer(buffer_size, "prefetch");
-  e.description = fmt::format(".prefetch({})", e.buffer);
+  e.description = fmt::format(".prefetch({})", count_text(buffer_size));
   ElementSpec spec = in->spec();
   return std::make_shared<ElementwiseDataset>(in, std::move(spec), std::move(e));
 }
@@ -127,7 +131,7 @@ DatasetPtr prefetch_to_device(DatasetPtr in, std::string device, int64_t buffer_
   e.who = fmt::format("prefetch_to_device '{}'", device);
   e.buffer = prefetch_buffer(buffer_size, "prefetch_to_device");
   e.device = &in->context().device(device);  // NotFound / Unavailable now, not when read
-  e.description = fmt::format(".prefetch_to_device('{}', {})", device, e.buffer);
+  e.description = fmt::format(".prefetch_to_device('{}', {})", device, count_text(buffer_size));
   ElementSpec spec = in->spec();
   return std::make_shared<ElementwiseDataset>(in, std::move(spec), std::move(e));
 }

@@ -185,19 +185,23 @@ bool StreamWorkIterator::next(Element& out) {
   return deliver(*s, out);
 }
 
-void StreamWorkIterator::pause(std::unique_lock<std::mutex>& lock) {
+void StreamWorkIterator::paused(const std::function<void()>& f) {
+  std::unique_lock<std::mutex> lock(mu_);
   ++paused_;
+  struct Resume {
+    StreamWorkIterator* it;
+    ~Resume() {
+      --it->paused_;
+      it->cv_.notify_all();
+    }
+  } resume{this};
   cv_.wait(lock, [&] { return !pulling_ || cancelled_; });
-  if (cancelled_) {
-    --paused_;
-    raise(Code::FailedPrecondition, "{}: the iterator is closed", what_);
-  }
+  if (cancelled_) raise(Code::FailedPrecondition, "{}: the iterator is closed", what_);
+  f();
 }
 
 void StreamWorkIterator::save(StateWriter& w) {
-  std::unique_lock<std::mutex> lock(mu_);
-  pause(lock);
-  try {
+  paused([&] {
     input_->save(w);
     w.put_i64(pulled_);
     w.put_bool(input_done_);
@@ -209,19 +213,11 @@ void StreamWorkIterator::save(StateWriter& w) {
       if (input_failed) s->failure->save(w);
       else w.put_element(s->input);
     }
-  } catch (...) {
-    --paused_;
-    cv_.notify_all();
-    throw;
-  }
-  --paused_;
-  cv_.notify_all();
+  });
 }
 
 void StreamWorkIterator::restore(StateReader& r) {
-  std::unique_lock<std::mutex> lock(mu_);
-  pause(lock);
-  try {
+  paused([&] {
     input_->restore(r);
     const int64_t pulled = r.get_i64();
     const bool done = r.get_bool();
@@ -242,13 +238,7 @@ void StreamWorkIterator::restore(StateReader& r) {
     pending_ = std::move(pending);  // work in flight on the old slots is dropped
     pulled_ = pulled;
     input_done_ = done;
-  } catch (...) {
-    --paused_;
-    cv_.notify_all();
-    throw;
-  }
-  --paused_;
-  cv_.notify_all();
+  });
 }
 
 void StreamWorkIterator::cancel() {

@@ -66,7 +66,8 @@ class StreamWorkIterator final : public Iterator {
   // Pulls the next input into a new slot (input_done_ at the end); mu_ is held on entry and exit.
   void pull(std::unique_lock<std::mutex>& lock);
   bool deliver(Slot& s, Element& out);  // takes s's result or throws its failure
-  void pause(std::unique_lock<std::mutex>& lock);  // no pull in flight until resume()
+  // Runs f under mu_ with no pull in flight and none starting (save, restore).
+  void paused(const std::function<void()>& f);
 
   std::unique_ptr<Iterator> input_;
   const Work work_;
