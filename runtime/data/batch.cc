@@ -99,7 +99,8 @@ class BatchDataset final : public UnaryDataset {
       const ComponentSpec& cs = in_spec.components[c];
       for (size_t k = 0; k < rows.size(); ++k) {
         const Element& e = rows[k];
-        if (e.size() != in_spec.size() || !e[c].valid() || e[c].dtype() != cs.dtype)
+        if (e.size() != in_spec.size() || !e[c].valid() || e[c].dtype() != cs.dtype ||
+            e[c].rank() != static_cast<int>(cs.dims.size()))
           in_spec.check(e, name(), first + static_cast<int64_t>(k));  // names what is wrong
         host[k] = host_values(e[c], context().cpu(), name());
       }

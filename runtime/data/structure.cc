@@ -179,7 +179,8 @@ class SelectDataset final : public ElementwiseDataset {
   SelectDataset(DatasetPtr in, ElementSpec spec, std::vector<int> picks, std::string text)
       : ElementwiseDataset(std::move(in), std::move(spec)), picks_(std::move(picks)), text_(std::move(text)) {}
   std::string describe() const override { return in_->describe() + ".select(" + text_ + ")"; }
-  void apply(int64_t, Element in, Element& out) const override {
+  void apply(int64_t index, Element in, Element& out) const override {
+    if (in.size() != in_->spec().size()) in_->spec().check(in, "select", index);
     out.clear();
     for (int p : picks_) out.push_back(in[static_cast<size_t>(p)]);
   }

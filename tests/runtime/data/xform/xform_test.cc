@@ -1,5 +1,7 @@
 // The transformations of transforms.h against TensorFlow's documented examples (tf.data.Dataset API
 // docs), their specs and cardinalities, indexable vs stream, and bad input.
+#include <algorithm>
+
 #include "runtime/data/transforms.h"
 #include "tests/runtime/data/xform/xform_test_util.h"
 
@@ -15,6 +17,11 @@ DatasetPtr range(int64_t start, int64_t stop, bool indexable = true) {
 }
 
 DatasetPtr renamed(DatasetPtr d, const std::string& name) { return select(std::move(d), {"x"}, {name}); }
+
+S sorted(S v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
 
 TEST_CASE("batch: TensorFlow's example, with and without drop_remainder") {
   for (bool indexable : {true, false}) {
@@ -256,11 +263,7 @@ TEST_CASE("shuffle: a seeded permutation of an indexable input") {
   CHECK(d->cardinality() == 100);
   const S once = run(d);
   REQUIRE(once.size() == 100);
-  S sorted = once;
-  std::sort(sorted.begin(), sorted.end());
-  S want = run(ints(100));
-  std::sort(want.begin(), want.end());
-  CHECK(sorted == want);      // a permutation
+  CHECK(sorted(once) == sorted(run(ints(100))));  // a permutation
   CHECK(once != run(ints(100)));  // not the identity
   CHECK(once == run(shuffle(ints(100), 1000, 7, true)));  // buffer_size does not matter
   CHECK(once != run(shuffle(ints(100), 1, 8, true)));     // the seed does
@@ -273,11 +276,7 @@ TEST_CASE("shuffle: a seeded permutation of an indexable input") {
   CHECK(S(same.begin(), same.begin() + 10) == S(same.begin() + 10, same.end()));
   // every size up to 70: a permutation (cycle walking stays inside [0, n))
   for (int64_t n = 1; n <= 70; ++n) {
-    S got = run(shuffle(ints(n), 1, n, true));
-    std::sort(got.begin(), got.end());
-    S all = run(ints(n));
-    std::sort(all.begin(), all.end());
-    CHECK(got == all);
+    CHECK(sorted(run(shuffle(ints(n), 1, n, true))) == sorted(run(ints(n))));
   }
 }
 
@@ -286,11 +285,7 @@ TEST_CASE("shuffle: a buffer over a stream") {
   CHECK(!d->random_access());
   const S once = run(d);
   REQUIRE(once.size() == 50);
-  S sorted = once;
-  std::sort(sorted.begin(), sorted.end());
-  S want = run(ints(50));
-  std::sort(want.begin(), want.end());
-  CHECK(sorted == want);
+  CHECK(sorted(once) == sorted(run(ints(50))));
   CHECK(once != run(ints(50)));
   CHECK(once == run(shuffle(ints(50, false), 10, 7, true)));
   CHECK(once != run(d, 1000, 1));
