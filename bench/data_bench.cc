@@ -239,6 +239,11 @@ void guide() {
     // the pace, then the last map and step follow.
     guide_case("map_parallel", ".map(mapped_function, num_parallel_calls=AUTOTUNE)", par,
                E * (kOpen + N * kRead + kMapSleep + kTrain));
+    // Not in the guide: three calls, so one worker can pull the input while two map.
+    Pipeline three = guide_source();
+    guide_map(three, 3);
+    guide_case("map_parallel_3", ".map(mapped_function, num_parallel_calls=3)", three,
+               E * (kOpen + N * kRead + kMapSleep + kTrain));
     // The first epoch as map_sequential, later ones only the steps (the cache is filled by the
     // first iterator and read by the next ones). Not warmed: a warm run would fill the cache.
     cairn_dataset* d = nullptr;
