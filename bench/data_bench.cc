@@ -11,7 +11,8 @@
 //           (cast to float32, / 255; compiled) -> shuffle(10000) -> batch(128) -> prefetch.
 //           Elements per second (bench/peers/ runs the same in tf.data and PyTorch).
 // tfrecord  TFRecord files read through tfrecord -> prefetch against read() of the same files;
-//           also the source alone (on the caller's thread) and cairn_record_reader (no pipeline).
+//           also the source alone (on the caller's thread), tfrecord -> batch(32) -> prefetch, and
+//           cairn_record_reader (no pipeline).
 // Every section also reports the iterator's checkpoint: cairn_iterator_save's size and time.
 //
 // Lines starting with "@ " are for data_bench.sh: "@ <key> <value>".
@@ -483,32 +484,40 @@ void tfrecord_case(const std::string& dir, size_t record_bytes, size_t total_byt
   bare.then(cairn_dataset_tfrecord(g_ctx, cpaths.data(), cpaths.size(), nullptr, &d), d, "tfrecord");
   Pipeline p;
   p.then(cairn_dataset_prefetch(bare.ds, CAIRN_AUTOTUNE, &d), d, "prefetch");
+  Pipeline batched;  // one hand-off per 32 records
+  batched.then(cairn_dataset_batch(bare.ds, 32, CAIRN_FALSE, &d), d, "batch");
+  batched.then(cairn_dataset_prefetch(batched.ds, CAIRN_AUTOTUNE, &d), d, "prefetch");
   uint64_t file_bytes = 0, payload = 0, records = 0, n = 0;
   read_files(paths, &file_bytes);  // into the page cache
   const double first = pipeline_pass(p.ds, &payload, &records);  // builds each file's index
-  double raw = 1e30, piped = 1e30, unpiped = 1e30, reader = 1e30;
+  double raw = 1e30, piped = 1e30, unpiped = 1e30, reader = 1e30, in_batches = 1e30;
+  uint64_t batched_payload = 0;
   for (int i = 0; i < 5; ++i) {  // interleaved, so load elsewhere hits all alike; best of 5
     raw = std::min(raw, read_files(paths, &n));
     piped = std::min(piped, pipeline_pass(p.ds, &payload, &records));
     unpiped = std::min(unpiped, pipeline_pass(bare.ds, &payload, &n));
     reader = std::min(reader, reader_pass(paths, &n));
+    in_batches = std::min(in_batches, pipeline_pass(batched.ds, &batched_payload, &n));
   }
-  if (payload != records * record_bytes || n != records) {
+  if (payload != records * record_bytes || batched_payload != payload) {
     std::fprintf(stderr, "data_bench: read %llu records of %llu bytes in all\n", static_cast<unsigned long long>(records),
                  static_cast<unsigned long long>(payload));
     std::exit(1);
   }
   const double gb = static_cast<double>(file_bytes) / 1e9;
   std::printf("  %8zu-byte records x %7llu: read() %6.2f GB/s | tfrecord->prefetch %6.2f GB/s %5.2fx (%7.0f records/s)"
-              " | tfrecord alone %6.2f GB/s %5.2fx | cairn_record_reader %6.2f GB/s %5.2fx | first pass %5.2f GB/s\n",
+              " | tfrecord alone %6.2f GB/s %5.2fx | ->batch(32)->prefetch %6.2f GB/s %5.2fx"
+              " | cairn_record_reader %6.2f GB/s %5.2fx | first pass %5.2f GB/s\n",
               record_bytes, static_cast<unsigned long long>(records), gb / raw, gb / piped, raw / piped,
-              records / piped, gb / unpiped, raw / unpiped, gb / reader, raw / reader, gb / first);
+              records / piped, gb / unpiped, raw / unpiped, gb / in_batches, raw / in_batches, gb / reader,
+              raw / reader, gb / first);
   const std::string key = "tfrecord." + std::to_string(record_bytes);
   report(key + ".ratio", raw / piped);
   report(key + ".gbps", gb / piped);
   report(key + ".raw_gbps", gb / raw);
   report(key + ".bare_ratio", raw / unpiped);
   report(key + ".reader_ratio", raw / reader);
+  report(key + ".batched_ratio", raw / in_batches);
   std::vector<cairn_tensor*> out(1, nullptr);
   cairn_object* it = iterate(p.ds);
   for (uint64_t i = 0; i < records / 2; ++i) next(it, out);
