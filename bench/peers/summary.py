@@ -50,8 +50,11 @@ def tfrecord(f):
     print("TFRecord through tfrecord -> prefetch against read() of the files (target >= 0.8x)")
     for s in sizes:
         r = f[f"tfrecord.{s}.ratio"]
+        others = "; ".join(f"{label} {f[f'tfrecord.{s}.{k}']:.2f}x" for k, label in
+                           (("bare_ratio", "source alone"), ("batched_ratio", "batch(32)->prefetch"),
+                            ("reader_ratio", "cairn_record_reader")) if f"tfrecord.{s}.{k}" in f)
         print(f"  {s:8d}-byte records: {f[f'tfrecord.{s}.gbps']:6.2f} GB/s vs {f[f'tfrecord.{s}.raw_gbps']:6.2f} GB/s: "
-              f"{r:.2f}x  {'ok' if r >= 0.8 else 'MISSED'}")
+              f"{r:.2f}x  {'ok' if r >= 0.8 else 'MISSED'}  ({others})")
 
 
 def checkpoints(f):
