@@ -1,6 +1,7 @@
 // Shared machinery of the parallel transformations: failures kept for later, random stream keys,
 // and the worker iterator over streams (parallel_internal.h).
 #include <algorithm>
+#include <regex>
 #include <thread>
 
 #include "runtime/core/philox.h"
@@ -43,9 +44,15 @@ Failure current_failure() {
   }
 }
 
+std::string stable_identity(std::string_view pipeline) {
+  // Parallelism and prefetching never change an element's value: leave them out of the key.
+  static const std::regex knobs(R"(, parallel=[^,)]*|\.prefetch\([^)]*\)|\.prefetch_to_device\('[^']*', [^)]*\))");
+  return std::regex_replace(std::string(pipeline), knobs, "");
+}
+
 uint64_t stage_key(const Context& ctx, int64_t seed, std::string_view stage) {
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a of the stage's text: the same in every process
-  for (unsigned char c : stage) h = (h ^ c) * 0x100000001b3ull;
+  for (unsigned char c : stable_identity(stage)) h = (h ^ c) * 0x100000001b3ull;
   const uint64_t base = seed != 0 ? static_cast<uint64_t>(seed) : ctx.seed();
   return philox::mix64(philox::mix64(base) ^ h);
 }

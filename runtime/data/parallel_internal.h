@@ -27,8 +27,11 @@ struct Failure {
 Failure current_failure();
 
 // The random stream key of one stage: `seed`, or the context's seed for 0, mixed with the stage's
-// identity (its pipeline text without parallelism), so two maps with seed 0 draw different numbers.
+// identity (its pipeline text without parallelism or prefetches, see stable_identity), so two maps
+// with seed 0 draw different numbers and no parallelism setting anywhere changes them.
 uint64_t stage_key(const Context& ctx, int64_t seed, std::string_view stage);
+// `pipeline` (describe() text) without its ", parallel=N" and prefetch stages.
+std::string stable_identity(std::string_view pipeline);
 // The key of element `index` of iteration `epoch` of that stage.
 uint64_t element_key(uint64_t stage, uint64_t epoch, int64_t index);
 

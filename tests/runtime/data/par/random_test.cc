@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 
+#include "runtime/data/parallel_internal.h"
 #include "runtime/eager/dispatch.h"
 #include "tests/runtime/data/par/par_util.h"
 
@@ -59,6 +60,21 @@ TEST_CASE("random ops in map give the same numbers with parallelism 1 and 4, ind
   CHECK(epoch1.at(1000) != reference.at(0));
   CHECK(noise_of(noisy(numbers(64), 4, 7)).at(0) != reference.at(0));
   CHECK(noise_of(noisy(numbers(64), 2, 7)) == noise_of(noisy(numbers(64), 3, 7)));
+}
+
+TEST_CASE("parallelism and prefetches upstream do not change a map's random numbers either") {
+  auto upstream = [](int npc, int64_t buffer) {
+    data::MapOptions o;
+    o.name = "id";
+    o.num_parallel_calls = npc;
+    data::DatasetPtr m = data::map(numbers(20), value_spec(), [](const Element& x) { return x; }, o);
+    return buffer > 0 ? data::prefetch(m, buffer) : m;
+  };
+  CHECK(noise_of(noisy(upstream(1, 0), 1)) == noise_of(noisy(upstream(4, 3), 2)));
+  CHECK(noise_of(noisy(upstream(data::kAutotune, data::kAutotune), 1)) == noise_of(noisy(upstream(0, 0), 0)));
+  CHECK(data::internal::stable_identity("r.map('a', parallel=4).prefetch(AUTOTUNE).map('b', parallel=AUTOTUNE)"
+                                        ".prefetch_to_device('vulkan:0', 2).interleave(cycle=2, block=1, parallel=2)") ==
+        "r.map('a').map('b').interleave(cycle=2, block=1)");
 }
 
 TEST_CASE("a restored iterator draws the same numbers as an uninterrupted one") {
