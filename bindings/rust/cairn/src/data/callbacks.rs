@@ -18,7 +18,6 @@ use crate::{Code, Context, Error, Result, Tensor};
 use super::Dataset;
 
 pub(crate) type MapFn = dyn Fn(&Context, &[Tensor]) -> Result<Vec<Tensor>> + Send + Sync;
-pub(crate) type FilterFn = dyn Fn(&Context, &[Tensor]) -> Result<Tensor> + Send + Sync;
 pub(crate) type GeneratorFn = dyn Fn(&Context, i64) -> Result<Option<Vec<Tensor>>> + Send + Sync;
 pub(crate) type InterleaveFn = dyn Fn(&Context, &[Tensor]) -> Result<Dataset> + Send + Sync;
 
@@ -68,7 +67,8 @@ fn status(result: Result<()>) -> *mut sys::cairn_status {
     }
 }
 
-pub(crate) unsafe extern "C" fn map_trampoline(
+/// The trampoline of map and filter functions (a filter's closure is wrapped into a map's).
+pub(crate) unsafe extern "C" fn function_trampoline(
     user_data: *mut c_void,
     ctx: *mut sys::cairn_context,
     inputs: *const *mut sys::cairn_tensor,
@@ -79,20 +79,6 @@ pub(crate) unsafe extern "C" fn map_trampoline(
     const ARITY: Arity = Arity { owner: "the map", source: "MapOptions::outputs, output_names or output_specs" };
     let f = hook::<MapFn>(user_data);
     let mut call = |ctx: &Context, x: &[Tensor]| f(ctx, x);
-    status(run_closure(&mut call, &ARITY, ctx, inputs, n_inputs, outputs, n_outputs))
-}
-
-pub(crate) unsafe extern "C" fn filter_trampoline(
-    user_data: *mut c_void,
-    ctx: *mut sys::cairn_context,
-    inputs: *const *mut sys::cairn_tensor,
-    n_inputs: usize,
-    outputs: *mut *mut sys::cairn_tensor,
-    n_outputs: usize,
-) -> *mut sys::cairn_status {
-    const ARITY: Arity = Arity { owner: "the filter", source: "a predicate returns one bool scalar" };
-    let f = hook::<FilterFn>(user_data);
-    let mut call = |ctx: &Context, x: &[Tensor]| Ok(vec![f(ctx, x)?]);
     status(run_closure(&mut call, &ARITY, ctx, inputs, n_inputs, outputs, n_outputs))
 }
 

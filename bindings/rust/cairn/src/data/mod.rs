@@ -304,22 +304,8 @@ impl Dataset {
     where
         F: Fn(&Context, &[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
     {
-        let c_name = c_string(name, "Dataset::map", "name")?;
         let raw = options.raw()?;
-        let mut opts = raw.opts;
-        callbacks::hand_over::<callbacks::MapFn>(Box::new(f), |user_data, release| {
-            opts.release = release;
-            new_dataset("Dataset::map", |out| unsafe {
-                sys::cairn_dataset_map(
-                    self.raw.as_ptr(),
-                    c_name.as_ptr(),
-                    Some(callbacks::map_trampoline),
-                    user_data,
-                    &opts,
-                    out,
-                )
-            })
-        })
+        self.apply_function("Dataset::map", name, Box::new(f), raw.opts, |o, r| o.release = r, sys::cairn_dataset_map)
     }
 
     /// Keeps the elements for which `predicate` returns a true bool scalar (Dataset.filter). The
@@ -328,19 +314,36 @@ impl Dataset {
     where
         F: Fn(&Context, &[Tensor]) -> Result<Tensor> + Send + Sync + 'static,
     {
-        let c_name = c_string(name, "Dataset::filter", "name")?;
-        let mut opts = options.raw()?;
-        callbacks::hand_over::<callbacks::FilterFn>(Box::new(predicate), |user_data, release| {
-            opts.release = release;
-            new_dataset("Dataset::filter", |out| unsafe {
-                sys::cairn_dataset_filter(
-                    self.raw.as_ptr(),
-                    c_name.as_ptr(),
-                    Some(callbacks::filter_trampoline),
-                    user_data,
-                    &opts,
-                    out,
-                )
+        // A filter's function is a map's with one output, the predicate's bool scalar.
+        let f = move |ctx: &Context, x: &[Tensor]| Ok(vec![predicate(ctx, x)?]);
+        let opts = options.raw()?;
+        self.apply_function("Dataset::filter", name, Box::new(f), opts, |o, r| o.release = r, sys::cairn_dataset_filter)
+    }
+
+    /// map or filter: `create(self, name, trampoline, user_data, options with release, out)`.
+    fn apply_function<O>(
+        &self,
+        function: &str,
+        name: &str,
+        f: Box<callbacks::MapFn>,
+        mut opts: O,
+        set_release: fn(&mut O, callbacks::Release),
+        create: unsafe fn(
+            *const sys::cairn_dataset,
+            *const c_char,
+            sys::cairn_function_fn,
+            *mut std::ffi::c_void,
+            *const O,
+            *mut *mut sys::cairn_dataset,
+        ) -> *mut sys::cairn_status,
+    ) -> Result<Dataset> {
+        let c_name = c_string(name, function, "name")?;
+        callbacks::hand_over(f, |user_data, release| {
+            set_release(&mut opts, release);
+            // SAFETY: live handles, a NUL-terminated name and options borrowed for the call;
+            // user_data is the hook the trampoline expects.
+            new_dataset(function, |out| unsafe {
+                create(self.raw.as_ptr(), c_name.as_ptr(), Some(callbacks::function_trampoline), user_data, &opts, out)
             })
         })
     }
