@@ -27,8 +27,8 @@ pub(crate) struct Hook<T: ?Sized>(Box<T>);
 pub(crate) type Release = Option<unsafe extern "C" fn(*mut c_void)>;
 
 /// Hands `f` to a C constructor: `create(user_data, release)`. The C API owns a reference from
-/// then on. cairn.h does not promise whether a failed constructor calls `release`, so this checks:
-/// when it did not, the reference is taken back here; either way the closure is dropped once.
+/// then on. A failed constructor does not call `release` (cairn.h), so the reference is taken
+/// back here; the count check keeps the closure dropped exactly once even if one did.
 pub(crate) fn hand_over<T: ?Sized>(
     f: Box<T>,
     create: impl FnOnce(*mut c_void, Release) -> Result<Dataset>,
