@@ -50,8 +50,6 @@ fn demo_trains_saves_and_resumes() {
     assert_eq!(epochs.len(), 2, "{first:#?}");
     assert!(epochs[0].starts_with("epoch  1/2  loss ") && epochs[0].ends_with(" examples/s"), "{}", epochs[0]);
     assert!(epoch_loss(epochs[1]) < epoch_loss(epochs[0]), "{epochs:?}");
-    assert!(first.last().unwrap().starts_with("test accuracy: 0."), "{first:#?}");
-
     assert!(first.last().unwrap().starts_with("weights: ") && first.last().unwrap().len() == 9 + 16, "{first:#?}");
     assert!(first[first.len() - 2].starts_with("test accuracy: 0."), "{first:#?}");
 
@@ -71,17 +69,18 @@ fn demo_trains_saves_and_resumes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// --kill-after 50 (mid-epoch 2; the last save was at step 40), then a restart: it resumes at
-/// step 40, mid-epoch, and its metrics and final weights are the uninterrupted run's, bit for bit.
+/// --save-every 7 --kill-after 52 (mid-epoch 2; the last save was at step 49), then a restart: it
+/// resumes at step 49, mid-epoch, and its metrics and final weights are the uninterrupted run's,
+/// bit for bit.
 #[test]
 fn demo_killed_mid_epoch_resumes_exactly() {
     let (whole, killed) = (fresh_dir("whole"), fresh_dir("killed"));
     let uninterrupted = rust_demo(&whole, 3);
-    let args = Args { kill_after: 50, ..Args::new(data(), killed.clone(), 3) };
+    let args = Args { save_every: 7, kill_after: 52, ..Args::new(data(), killed.clone(), 3) };
     let err = run(&args, &mut Vec::new()).unwrap_err().to_string();
     assert_eq!(err, "killed");
     let resumed = rust_demo(&killed, 3);
-    assert_eq!(resumed[1], format!("resumed from {} after step 40", killed.join("ckpt-40").display()));
+    assert_eq!(resumed[1], format!("resumed from {} after step 49", killed.join("ckpt-49").display()));
     let tail = |lines: &[String]| -> Vec<String> {
         lines
             .iter()
@@ -131,7 +130,7 @@ fn demo_refuses_a_bad_data_file() {
     let dir = fresh_dir("bad");
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.csv");
-    std::fs::write(&bad, "1,2,3\n").unwrap();
+    std::fs::write(&bad, "1,2,3\n".repeat(5)).unwrap(); // line 5 is a test sample: read at the start
     let args = Args::new(bad.to_str().unwrap().into(), dir.join("ckpt"), 1);
     let err = run(&args, &mut Vec::new()).unwrap_err().to_string();
     assert!(err.contains("bad.csv"), "{err}");
