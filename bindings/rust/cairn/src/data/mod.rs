@@ -536,7 +536,7 @@ impl Dataset {
 
     /// Parses the serialized tf.train.Example in `component` (a uint8 vector, one record) with
     /// `specs`; the component is replaced by the parsed outputs without the batch dimension,
-    /// named "<key>" (fixed length) or "<key>/indices", "<key>/values" (variable length).
+    /// named `"<key>"` (fixed length) or `"<key>/indices"`, `"<key>/values"` (variable length).
     pub fn parse_example(&self, component: &str, specs: &[FeatureSpec]) -> Result<Dataset> {
         let component = c_string(component, "Dataset::parse_example", "component")?;
         let keys = feature_keys(specs, "Dataset::parse_example")?;
