@@ -3797,7 +3797,8 @@ pub unsafe fn cairn_csv_options_init(opts: *mut cairn_csv_options, struct_size: 
 /// CONSTRUCTOR. Records of CSV files (RFC 4180 quoting), one component per column: a scalar, or a
 /// uint8 vector for CAIRN_STRING columns. A file's record index is built the first time it is read.
 /// Errors when built: INVALID_ARGUMENT for no columns, an unsupported dtype or a default that does
-/// not parse. When read: INVALID_ARGUMENT "\<path\>:\<line\>: ..." for a field that does not parse, a
+/// not parse; with header set and no column_names, the first file's header is read then (NOT_FOUND
+/// naming a missing file). When read: INVALID_ARGUMENT "\<path\>:\<line\>: ..." for a field that does not parse, a
 /// missing required field or a wrong number of fields. Since 1.1.
 #[must_use]
 #[inline]
@@ -3836,7 +3837,8 @@ pub unsafe fn cairn_dataset_tfrecord(ctx: *mut cairn_context, paths: *const *con
 /// @param specs    `n` specs (dtype and shape, -1 dims allowed); each element is checked against them.
 /// @param release  called once with user_data when the last dataset using it is freed (NULL: none).
 /// Errors when read: the callback's status; INVALID_ARGUMENT naming the component when an output
-/// does not match its spec. Since 1.1.
+/// does not match its spec. When this call fails, release is not called: the caller still owns
+/// user_data. Since 1.1.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dataset_from_generator(ctx: *mut cairn_context, names: *const *const c_char, specs: *const cairn_tensor_spec, n: usize, r#fn: cairn_generator_fn, user_data: *mut c_void, release: Option<unsafe extern "C" fn(user_data: *mut c_void)>, out: *mut *mut cairn_dataset) -> *mut cairn_status {
@@ -3855,7 +3857,8 @@ pub unsafe fn cairn_map_options_init(opts: *mut cairn_map_options, struct_size: 
 /// pipeline is built (on symbolic tensors with the input's spec), so a wrong fn fails here.
 /// @param name  names the map in errors and descriptions (NULL: "map").
 /// Errors when built: INVALID_ARGUMENT for NULL fn, n_outputs 0, missing output_specs with compile 0,
-/// bad names; the callback's status while tracing. When read: "map '\<name\>' (element N): \<error\>". Since 1.1.
+/// bad names; the callback's status while tracing (release is not called when this call fails).
+/// When read: "map '\<name\>' (element N): \<error\>". Since 1.1.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dataset_map(r#in: *const cairn_dataset, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_map_options, out: *mut *mut cairn_dataset) -> *mut cairn_status {
@@ -3872,7 +3875,8 @@ pub unsafe fn cairn_filter_options_init(opts: *mut cairn_filter_options, struct_
 /// CONSTRUCTOR. Keeps the elements for which `fn` (one output: a bool scalar) is true (Dataset.filter).
 /// The result is a stream: its cardinality is unknown and a shuffle after it buffers.
 /// @param name  names the filter in errors (NULL: "filter").
-/// Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar. Since 1.1.
+/// Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar (release is not
+/// called when this call fails). Since 1.1.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dataset_filter(r#in: *const cairn_dataset, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_filter_options, out: *mut *mut cairn_dataset) -> *mut cairn_status {
@@ -3964,7 +3968,8 @@ pub unsafe fn cairn_interleave_options_init(opts: *mut cairn_interleave_options,
 /// CONSTRUCTOR. Maps each input element to a dataset with `fn` and interleaves their elements
 /// (Dataset.interleave): cycle_length inner datasets at a time, block_length elements from each in
 /// turn. Every inner dataset must have the declared spec (`names`, `specs`, `n`).
-/// Errors when read: INVALID_ARGUMENT naming the input element when fn's dataset has another spec. Since 1.1.
+/// Errors when built: INVALID_ARGUMENT for NULL fn or a bad spec (release is not called then).
+/// When read: INVALID_ARGUMENT naming the input element when fn's dataset has another spec. Since 1.1.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dataset_interleave(r#in: *const cairn_dataset, r#fn: cairn_dataset_fn, user_data: *mut c_void, names: *const *const c_char, specs: *const cairn_tensor_spec, n: usize, opts: *const cairn_interleave_options, out: *mut *mut cairn_dataset) -> *mut cairn_status {

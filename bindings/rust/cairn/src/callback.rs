@@ -3,6 +3,7 @@
 //! C, and turns its errors and panics into a status (nothing unwinds into C).
 
 use std::any::Any;
+use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 
@@ -36,37 +37,54 @@ pub(crate) unsafe fn run_closure(
     outputs: *mut *mut sys::cairn_tensor,
     n_outputs: usize,
 ) -> Result<()> {
-    let run = AssertUnwindSafe(|| run_unguarded(closure, arity, ctx, inputs, n_inputs, outputs, n_outputs));
-    match panic::catch_unwind(run) {
+    guard(|| {
+        let (ctx, inputs) = lend(ctx, inputs, n_inputs)?;
+        give_outputs(closure(&ctx, inputs)?, arity, outputs, n_outputs)
+    })
+}
+
+/// Runs `f`, turning a panic into an UNKNOWN error ("the closure panicked: ..").
+pub(crate) fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match panic::catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(payload) => Err(panic_error(payload)),
     }
 }
 
-/// [`run_closure`] without the panic guard.
-unsafe fn run_unguarded(
-    closure: &mut HostFn<'_>,
-    arity: &Arity,
+/// The context and input tensors a C callback was given, lent to a closure (never dropped).
+///
+/// # Safety
+/// `ctx` is NULL or a live context and `inputs` holds `n_inputs` tensors, valid for `'a`.
+pub(crate) unsafe fn lend<'a>(
     ctx: *mut sys::cairn_context,
     inputs: *const *mut sys::cairn_tensor,
     n_inputs: usize,
+) -> Result<(ManuallyDrop<Context>, &'a [Tensor])> {
+    let ctx = NonNull::new(ctx).ok_or_else(|| Error::new(Code::Internal, "the C callback got no context"))?;
+    let ctx = Context::lent(ctx);
+    if n_inputs == 0 {
+        return Ok((ctx, &[]));
+    }
+    let raw = std::slice::from_raw_parts(inputs, n_inputs);
+    if raw.iter().any(|t| t.is_null()) {
+        return Err(Error::new(Code::Internal, "the C callback got a NULL input"));
+    }
+    // SAFETY: Tensor is a repr(transparent) NonNull<cairn_tensor>, and every pointer is
+    // non-NULL; the handles are borrowed (the slice never drops them).
+    Ok((ctx, std::slice::from_raw_parts(inputs.cast::<Tensor>(), n_inputs)))
+}
+
+/// Hands a closure's results to C's `n_outputs` slots (each takes a new handle), or the error
+/// naming `arity` when their count differs.
+///
+/// # Safety
+/// `outputs` has `n_outputs` writable slots.
+pub(crate) unsafe fn give_outputs(
+    results: Vec<Tensor>,
+    arity: &Arity,
     outputs: *mut *mut sys::cairn_tensor,
     n_outputs: usize,
 ) -> Result<()> {
-    let ctx = NonNull::new(ctx).ok_or_else(|| Error::new(Code::Internal, "the C callback got no context"))?;
-    let ctx = Context::lent(ctx);
-    let inputs: &[Tensor] = if n_inputs == 0 {
-        &[]
-    } else {
-        let raw = std::slice::from_raw_parts(inputs, n_inputs);
-        if raw.iter().any(|t| t.is_null()) {
-            return Err(Error::new(Code::Internal, "the C callback got a NULL input"));
-        }
-        // SAFETY: Tensor is a repr(transparent) NonNull<cairn_tensor>, and every pointer is
-        // non-NULL; the handles are borrowed (the slice never drops them).
-        std::slice::from_raw_parts(inputs.cast::<Tensor>(), n_inputs)
-    };
-    let results = closure(&ctx, inputs)?;
     if results.len() != n_outputs {
         return Err(Error::new(
             Code::InvalidArgument,

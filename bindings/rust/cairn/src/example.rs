@@ -384,17 +384,16 @@ pub fn parse_sequence_examples<R: AsRef<[u8]>>(
     parse_batch(ctx, records, specs, true)
 }
 
-fn parse_batch<R: AsRef<[u8]>>(
-    ctx: &Context,
-    records: &[R],
-    specs: &[FeatureSpec],
-    sequence: bool,
-) -> Result<Vec<Parsed>> {
-    let function = if sequence { "parse_sequence_examples" } else { "parse_examples" };
-    let keys = specs.iter().map(|s| c_string(&s.key, function, "key")).collect::<Result<Vec<_>>>()?;
-    let raw_specs = specs
+/// The specs' keys as C strings, for [`raw_feature_specs`].
+pub(crate) fn feature_keys(specs: &[FeatureSpec], function: &str) -> Result<Vec<CString>> {
+    specs.iter().map(|s| c_string(&s.key, function, "key")).collect()
+}
+
+/// C feature specs for `specs`, borrowing `keys` (from [`feature_keys`]), shapes and defaults.
+pub(crate) fn raw_feature_specs(specs: &[FeatureSpec], keys: &[CString]) -> Result<Vec<sys::cairn_feature_spec>> {
+    specs
         .iter()
-        .zip(&keys)
+        .zip(keys)
         .map(|(s, key)| {
             let mut raw = init(sys::cairn_feature_spec_init)?;
             raw.key = key.as_ptr();
@@ -405,7 +404,18 @@ fn parse_batch<R: AsRef<[u8]>>(
             raw.default_value = s.default_value.as_ref().map_or(ptr::null(), |t| t.as_raw());
             Ok(raw)
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect()
+}
+
+fn parse_batch<R: AsRef<[u8]>>(
+    ctx: &Context,
+    records: &[R],
+    specs: &[FeatureSpec],
+    sequence: bool,
+) -> Result<Vec<Parsed>> {
+    let function = if sequence { "parse_sequence_examples" } else { "parse_examples" };
+    let keys = feature_keys(specs, function)?;
+    let raw_specs = raw_feature_specs(specs, &keys)?;
     let mut n_outputs = 0;
     // SAFETY: the specs, their keys, shapes and defaults live for the calls below.
     unsafe { check(sys::cairn_parse_num_outputs(raw_specs.as_ptr(), raw_specs.len(), &mut n_outputs))? };

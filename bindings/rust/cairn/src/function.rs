@@ -145,6 +145,17 @@ impl FunctionOptions {
     }
 }
 
+/// C tensor specs for `specs`; each borrows its spec's shape.
+pub(crate) fn raw_specs<'a>(specs: impl Iterator<Item = &'a TensorSpec>) -> Result<Vec<sys::cairn_tensor_spec>> {
+    specs
+        .map(|s| {
+            let mut spec = init(sys::cairn_tensor_spec_init)?;
+            (spec.dtype, spec.shape, spec.rank) = (s.dtype.to_raw(), s.shape.as_ptr(), s.shape.len());
+            Ok(spec)
+        })
+        .collect()
+}
+
 impl<'f> Function<'f> {
     /// A function named `name` (in errors, dumps and the retrace warning) over `body`, with the
     /// default options (one output).
@@ -162,19 +173,7 @@ impl<'f> Function<'f> {
         F: FnMut(&Context, &[Tensor]) -> Result<Vec<Tensor>> + Send + 'f,
     {
         let c_name = c_string(name, "Function::new", "name")?;
-        let specs: Option<Vec<sys::cairn_tensor_spec>> = options
-            .input_signature
-            .as_ref()
-            .map(|sig| {
-                sig.iter()
-                    .map(|s| {
-                        let mut spec = init(sys::cairn_tensor_spec_init)?;
-                        (spec.dtype, spec.shape, spec.rank) = (s.dtype.to_raw(), s.shape.as_ptr(), s.shape.len());
-                        Ok(spec)
-                    })
-                    .collect::<Result<Vec<_>>>()
-            })
-            .transpose()?;
+        let specs = options.input_signature.as_ref().map(|sig| raw_specs(sig.iter())).transpose()?;
         let mut raw_opts = init(sys::cairn_function_options_init)?;
         if let Some(specs) = &specs {
             raw_opts.input_signature = specs.as_ptr(); // non-NULL even when empty: zero inputs

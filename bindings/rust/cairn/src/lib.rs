@@ -30,6 +30,9 @@
 //! - Records and TensorBoard: TFRecord files ([`RecordWriter`], [`RecordReader`], an iterator of
 //!   records), tf.train.Example ([`Example`], batched parsing with [`parse_examples`]), summaries
 //!   ([`summary`], [`SummaryWriter`]) and the [`profiler`].
+//! - Input pipelines (tf.data): [`data`] has [`Dataset`] (sources, transformations, Rust
+//!   callbacks run on worker threads) and [`DatasetIterator`], an `Iterator` of
+//!   `Result<data::Element>` that is a tracked object, so a checkpoint saves its position.
 //! - The raw C API is the `cairn-sys` crate, re-exported as [`sys`].
 //!
 //! Finding the library: cairn-sys does not link libcairn; it loads it when the first constructor
@@ -49,6 +52,7 @@ mod callback;
 mod checkpoint;
 mod context;
 mod control_flow;
+pub mod data;
 mod dtype;
 mod enums;
 mod error;
@@ -74,6 +78,7 @@ pub use checkpoint::{
 };
 pub use context::{Context, ContextOptions, HostAllocator};
 pub use control_flow::{cond, tensor_array, while_loop};
+pub use data::{Dataset, DatasetIterator};
 pub use dtype::{Complex64, Element, BF16, F16};
 pub use enums::*; // Code, DType, LogLevel, AttrKind, ObjectKind: one Rust enum per C enum
 pub use error::{Error, Result};

@@ -1,6 +1,7 @@
 //! The training demo (examples/train_digits.rs, examples/TRAINING_DEMO.md): a run and a resumed
-//! run in a fresh directory, a bad data file, and, when `bazel build //examples/c:train_digits`
-//! has run, the same lines as the C demo apart from examples/s and the checkpoint path.
+//! run in a fresh directory, a run killed mid-epoch and restarted (the same weights as an
+//! uninterrupted run), a bad data file, and, when `bazel build //examples/c:train_digits` has run,
+//! the same lines as the C demo apart from examples/s and the checkpoint path.
 #![allow(dead_code)] // main() of the included example
 
 include!("../examples/train_digits.rs");
@@ -21,7 +22,7 @@ fn fresh_dir(name: &str) -> PathBuf {
 /// The demo's report for `epochs` in `dir`, as lines.
 fn rust_demo(dir: &Path, epochs: i64) -> Vec<String> {
     let mut out = Vec::new();
-    run(&Args { data: data(), dir: dir.to_path_buf(), epochs, logdir: None }, &mut out).unwrap();
+    run(&Args::new(data(), dir.to_path_buf(), epochs), &mut out).unwrap();
     String::from_utf8(out).unwrap().lines().map(String::from).collect()
 }
 
@@ -49,21 +50,48 @@ fn demo_trains_saves_and_resumes() {
     assert_eq!(epochs.len(), 2, "{first:#?}");
     assert!(epochs[0].starts_with("epoch  1/2  loss ") && epochs[0].ends_with(" examples/s"), "{}", epochs[0]);
     assert!(epoch_loss(epochs[1]) < epoch_loss(epochs[0]), "{epochs:?}");
-    assert!(first.last().unwrap().starts_with("test accuracy: 0."), "{first:#?}");
+    assert!(first.last().unwrap().starts_with("weights: ") && first.last().unwrap().len() == 9 + 16, "{first:#?}");
+    assert!(first[first.len() - 2].starts_with("test accuracy: 0."), "{first:#?}");
 
+    // 1438 samples in batches of 32: 45 steps per epoch, a checkpoint at the end of each.
     let resumed = rust_demo(&dir, 3);
-    assert_eq!(resumed[1], format!("resumed from {} after epoch 2", dir.join("ckpt-2").display()));
+    assert_eq!(resumed[1], format!("resumed from {} after step 90", dir.join("ckpt-90").display()));
     let epochs: Vec<&String> = resumed.iter().filter(|l| l.starts_with("epoch ")).collect();
     assert_eq!(epochs.len(), 1);
     assert!(epochs[0].starts_with("epoch  3/3  loss "), "{}", epochs[0]);
-    let reader = cairn::CheckpointReader::open(dir.join("ckpt-3")).unwrap();
-    let ctx = Context::new().unwrap();
-    assert_eq!(reader.load(&ctx, "epoch/.ATTRIBUTES/VARIABLE_VALUE").unwrap().to_vec::<i64>().unwrap(), [3]);
-    // Nothing left to train: the report goes straight to the test accuracy.
+    let reader = cairn::CheckpointReader::open(dir.join("ckpt-135")).unwrap();
+    let keys: Vec<String> = reader.entries().into_iter().map(|e| e.key).collect();
+    assert!(keys.iter().any(|k| k == "data/.ATTRIBUTES/ITERATOR_STATE"), "{keys:#?}");
+    // Nothing left to train: the report goes straight to the test accuracy and the weights.
     let done = rust_demo(&dir, 3);
     assert!(!done.iter().any(|l| l.starts_with("epoch ")), "{done:#?}");
-    assert_eq!(done.last(), resumed.last());
+    assert_eq!(done[done.len() - 2..], resumed[resumed.len() - 2..]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// --save-every 7 --kill-after 52 (mid-epoch 2; the last save was at step 49), then a restart: it
+/// resumes at step 49, mid-epoch, and its metrics and final weights are the uninterrupted run's,
+/// bit for bit.
+#[test]
+fn demo_killed_mid_epoch_resumes_exactly() {
+    let (whole, killed) = (fresh_dir("whole"), fresh_dir("killed"));
+    let uninterrupted = rust_demo(&whole, 3);
+    let args = Args { save_every: 7, kill_after: 52, ..Args::new(data(), killed.clone(), 3) };
+    let err = run(&args, &mut Vec::new()).unwrap_err().to_string();
+    assert_eq!(err, "killed");
+    let resumed = rust_demo(&killed, 3);
+    assert_eq!(resumed[1], format!("resumed from {} after step 49", killed.join("ckpt-49").display()));
+    let tail = |lines: &[String]| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l.starts_with("epoch  2/") || l.starts_with("epoch  3/") || l.starts_with("weights"))
+            .map(|l| masked(l, Path::new("/nowhere")))
+            .collect()
+    };
+    assert_eq!(tail(&resumed), tail(&uninterrupted));
+    assert_eq!(tail(&resumed).len(), 3);
+    std::fs::remove_dir_all(&whole).unwrap();
+    std::fs::remove_dir_all(&killed).unwrap();
 }
 
 /// --logdir: one event file holding file_version, epoch_loss and epoch_accuracy per epoch, and
@@ -72,7 +100,7 @@ fn demo_trains_saves_and_resumes() {
 fn demo_writes_tensorboard_summaries() {
     let dir = fresh_dir("logdir");
     let logdir = dir.join("logs");
-    let args = |epochs| Args { data: data(), dir: dir.join("ckpt"), epochs, logdir: Some(logdir.clone()) };
+    let args = |epochs| Args { logdir: Some(logdir.clone()), ..Args::new(data(), dir.join("ckpt"), epochs) };
     let mut out = Vec::new();
     run(&args(2), &mut out).unwrap();
     let events: Vec<PathBuf> = std::fs::read_dir(&logdir).unwrap().map(|e| e.unwrap().path()).collect();
@@ -102,12 +130,13 @@ fn demo_refuses_a_bad_data_file() {
     let dir = fresh_dir("bad");
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.csv");
-    std::fs::write(&bad, "1,2,3\n").unwrap();
-    let args = Args { data: bad.to_str().unwrap().into(), dir: dir.join("ckpt"), epochs: 1, logdir: None };
+    std::fs::write(&bad, "1,2,3\n".repeat(5)).unwrap(); // line 5 is a test sample: read at the start
+    let args = Args::new(bad.to_str().unwrap().into(), dir.join("ckpt"), 1);
     let err = run(&args, &mut Vec::new()).unwrap_err().to_string();
-    assert!(err.contains("line 1 is not 64 pixels and a label"), "{err}");
-    let args = Args { data: dir.join("missing.csv").to_str().unwrap().into(), ..args };
-    assert!(run(&args, &mut Vec::new()).unwrap_err().to_string().contains("cannot open"));
+    assert!(err.contains("bad.csv"), "{err}");
+    let args = Args::new(dir.join("missing.csv").to_str().unwrap().into(), dir.join("ckpt"), 1);
+    let err = run(&args, &mut Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("missing.csv"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
