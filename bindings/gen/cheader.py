@@ -108,6 +108,9 @@ def normalize_type(t: str) -> str:
 
 def split_param(p: str) -> Param:
     p = p.strip()
+    fp = re.match(r"^(.*)\(\*(\w+)\)\((.*)\)$", p)
+    if fp:  # a function pointer, written out (not through a typedef): as in struct fields
+        return Param(fp.group(2), "fnptr:" + normalize_type(fp.group(1)) + "(" + fp.group(3) + ")")
     m = re.match(r"^(.*?)([A-Za-z_][A-Za-z0-9_]*)$", p)
     if not m:
         raise ParseError(f"cannot parse parameter {p!r}")
@@ -121,7 +124,15 @@ def parse_params(text: str) -> list[Param]:
     text = text.strip()
     if text in ("void", ""):
         return []
-    return [split_param(p) for p in text.split(",")]
+    parts, depth, cur = [], 0, ""
+    for c in text:  # commas inside a function pointer's parameter list do not split
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += c
+    return [split_param(p) for p in parts + [cur]]
 
 
 def strip_comments_keep_docs(src: str) -> list[tuple[str, str]]:
@@ -206,7 +217,8 @@ def parse(path: Path) -> Header:
                 constants[m.group(1)] = int(m.group(2))
             m = re.match(r"#define (CAIRN_\w+_INIT)\s*\{(.*)\}$", stmt)
             if m:
-                values = [e.strip() for e in m.group(2).split(",")]
+                # Commas inside a character literal (',') do not split.
+                values = [e.strip() for e in re.findall(r"(?:'[^']*'|[^,])+", m.group(2))]
                 inits[m.group(1)] = [str(constants.get(v, v)) for v in values]
             continue
         m = re.match(r"^typedef (u?int(?:8|16|32|64)_t|int|double|float|size_t) (cairn_\w+);$", stmt)
