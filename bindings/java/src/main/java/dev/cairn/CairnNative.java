@@ -1617,7 +1617,8 @@ final class CairnNative {
    * cairn_dataset_filter: CONSTRUCTOR. Keeps the elements for which `fn` (one output: a bool scalar) is true (Dataset.filter).
    * The result is a stream: its cardinality is unknown and a shuffle after it buffers.
    * &#64;param name  names the filter in errors (NULL: "filter").
-   * Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar. Since 1.1.
+   * Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar (release is not
+   * called when this call fails). Since 1.1.
    */
   static native long datasetFilter(long in_, byte[] name, long fn, long optsSet, int optsCompile, long optsSeed);
 
