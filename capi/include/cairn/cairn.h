@@ -1275,6 +1275,10 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_reset(cairn_object *metric);
  * and never call back. Variables are captured by reference: a replay reads and writes their live
  * values. Eager tensors the callback uses are captured by value when it is traced. Side effects of
  * the callback itself (printing, counting) happen only while tracing.
+ * An input signature with -1 dims traces on the first call's concrete shapes; the second distinct
+ * shape is traced too, to check that the graph does not depend on those dims. When it does (code
+ * that read a shape while tracing: a reshape to the batch size, the count of a mean's gradient),
+ * the function traces once per concrete shape from then on, so results are always right.
  * ------------------------------------------------------------------------------------------- */
 
 /** A compiled function (tf.function); free with cairn_function_free(). Since 1.0. */
