@@ -393,6 +393,36 @@ class DatasetTest {
   }
 
   @Test
+  void theJvmExitsWhileWorkerThreadsAreInJavaCallbacks() throws Exception {
+    // Worker threads attached to the JVM (as daemons) must not keep it alive or hang its exit.
+    Path program = dir.resolve("ExitWhileMapping.java");
+    Files.writeString(program, String.join("\n",
+        "import dev.cairn.*;",
+        "public class ExitWhileMapping {",
+        "  public static void main(String[] args) throws Exception {",
+        "    CairnContext ctx = new CairnContext();",
+        "    Dataset ds = Dataset.range(ctx, 0, 1000000).map(\"slow\", (c, e) -> {",
+        "      Thread.sleep(1);",
+        "      return new Tensor[] {Tensor.scalar(c, 1L)};",
+        "    }, Dataset.mapOptions().compile(false).numParallelCalls(4)",
+        "        .outputSpecs(Dataset.Component.of(\"v\", DType.INT64))).prefetch(16);",
+        "    DatasetIterator it = ds.iterate();",
+        "    for (int i = 0; i < 20; ++i) it.getNext().close();",
+        "    System.out.println(\"exiting\");",
+        "    System.exit(args.length == 0 ? 0 : 4);",
+        "  }",
+        "}", ""));
+    String java = ProcessHandle.current().info().command().orElse("java");
+    List<String> command = new ArrayList<>(List.of(java, "-cp", new java.io.File(SourceLauncher.base(), "target/classes").getPath()));
+    String lib = System.getProperty(NativeLibrary.LIBRARY_PATH_PROPERTY);
+    if (lib != null) command.add("-D" + NativeLibrary.LIBRARY_PATH_PROPERTY + "=" + lib);
+    command.add(program.toString());
+    SourceLauncher.Result r = SourceLauncher.exec(command); // fails after 60 s
+    assertEquals(0, r.exitCode(), r.output());
+    assertTrue(r.output().contains("exiting"), r.output());
+  }
+
+  @Test
   void buildErrorsNameTheTransformation() {
     try (Dataset r = Dataset.range(ctx, 0, 3)) {
       assertEquals(Code.INVALID_ARGUMENT, assertThrows(CairnException.class, () -> r.batch(0)).code());
