@@ -2060,7 +2060,8 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_csv_options_init(cairn_csv_options 
 /** CONSTRUCTOR. Records of CSV files (RFC 4180 quoting), one component per column: a scalar, or a
  * uint8 vector for CAIRN_STRING columns. A file's record index is built the first time it is read.
  * Errors when built: INVALID_ARGUMENT for no columns, an unsupported dtype or a default that does
- * not parse. When read: INVALID_ARGUMENT "<path>:<line>: ..." for a field that does not parse, a
+ * not parse; with header set and no column_names, the first file's header is read then (NOT_FOUND
+ * naming a missing file). When read: INVALID_ARGUMENT "<path>:<line>: ..." for a field that does not parse, a
  * missing required field or a wrong number of fields. Since 1.1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_csv(cairn_context *ctx, const char *const *paths, size_t n_paths,
                                                          const cairn_csv_options *opts, cairn_dataset **out);
