@@ -818,7 +818,7 @@ public final class Dataset extends NativeHandle {
    */
   public Dataset select(List<String> names, List<String> newNames) {
     byte[][] n = cstrs(names, "names");
-    byte[][] nn = newNames == null ? null : cstrs(newNames, "newNames");
+    byte[][] nn = newNames == null ? n : cstrs(newNames, "newNames");
     return derive(in -> CairnNative.datasetSelect(in, n, nn));
   }
 

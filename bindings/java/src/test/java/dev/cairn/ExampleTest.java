@@ -80,11 +80,14 @@ class ExampleTest {
   void trainDigitsKilledMidEpochEndsWithTheUninterruptedWeights(@TempDir Path dir) throws Exception {
     String whole = run("example/TrainDigits.java", "--data", digits(), "--dir", dir.resolve("a").toString(),
         "--epochs", "2");
-    String[] args = {"--data", digits(), "--dir", dir.resolve("b").toString(), "--epochs", "2", "--save-every", "20"};
-    SourceLauncher.Result killed = SourceLauncher.run("example/TrainDigits.java", concat(args, "--kill-after", "50"));
+    // 45 steps per epoch; saves every 7 steps and at each epoch's end: the last before step 52 is 49,
+    // mid-epoch 2.
+    String[] args = {"--data", digits(), "--dir", dir.resolve("b").toString(), "--epochs", "2", "--save-every", "7"};
+    SourceLauncher.Result killed = SourceLauncher.run("example/TrainDigits.java", concat(args, "--kill-after", "52"));
     assertEquals(3, killed.exitCode(), killed.output());
+    assertFalse(killed.output().contains("epoch  2/2"), killed.output());
     String resumed = run("example/TrainDigits.java", args);
-    assertTrue(resumed.contains("resumed from " + dir.resolve("b").resolve("ckpt-40") + " after step 40\n"), resumed);
+    assertTrue(resumed.contains("resumed from " + dir.resolve("b").resolve("ckpt-49") + " after step 49\n"), resumed);
     String weights = whole.substring(whole.lastIndexOf("weights: "));
     assertTrue(resumed.endsWith(weights), resumed + " vs " + weights);
     // The resumed epoch 2 reports the metrics of the uninterrupted one.
