@@ -246,7 +246,8 @@ int cairn_jni_callback_enter(JNIEnv **env, int *attached) {
   jint rc = (*g_vm)->GetEnv(g_vm, (void **)env, JNI_VERSION_1_8);
   if (rc == JNI_OK) return 1;
   if (rc != JNI_EDETACHED) return 0;
-  if ((*g_vm)->AttachCurrentThreadAsDaemon(g_vm, (void **)env, NULL) != JNI_OK) return 0;
+  JavaVMAttachArgs args = {JNI_VERSION_1_8, (char *)"cairn worker", NULL}; /* its name in thread dumps */
+  if ((*g_vm)->AttachCurrentThreadAsDaemon(g_vm, (void **)env, &args) != JNI_OK) return 0;
   pthread_once(&g_detach_once, make_detach_key);
   if (g_detach_key_ok && pthread_setspecific(g_detach_key, (void *)1) == 0) return 1;
   *attached = 1; /* no key: detach again when the callback returns */

@@ -297,6 +297,7 @@ class DatasetTest {
       assertEquals(Dataset.UNKNOWN_CARDINALITY, odd.cardinality());
       threads.remove(me);
       assertFalse(threads.isEmpty(), "the map ran on worker threads");
+      assertEquals(Set.of("cairn worker"), threads, "attached under one name");
     }
   }
 
