@@ -428,6 +428,27 @@ class DatasetTest {
     assertTrue(r.output().contains("exiting"), r.output());
   }
 
+  // A map over range(0, 3) whose eager callback holds `payload`; returns a weak reference to it.
+  private java.lang.ref.WeakReference<Object> mapHolding(Object payload) {
+    try (Dataset r = Dataset.range(ctx, 0, 3);
+        Dataset m = r.map("holds", (c, e) -> new Tensor[] {Tensor.scalar(c, (long) payload.hashCode())},
+            Dataset.mapOptions().compile(false).outputSpecs(Dataset.Component.of("v", DType.INT64)));
+        DatasetIterator it = m.iterate()) {
+      assertEquals(3, values(it).size());
+    }
+    return new java.lang.ref.WeakReference<>(payload);
+  }
+
+  @Test
+  void callbacksAreReleasedWithTheirLastDataset() throws Exception {
+    java.lang.ref.WeakReference<Object> held = mapHolding(new byte[1 << 20]);
+    for (int i = 0; i < 100 && held.get() != null; ++i) {
+      System.gc();
+      Thread.sleep(10);
+    }
+    assertNull(held.get(), "the C release hook deleted the JNI global reference to the callback");
+  }
+
   @Test
   void buildErrorsNameTheTransformation() {
     try (Dataset r = Dataset.range(ctx, 0, 3)) {
