@@ -243,6 +243,37 @@ class DatasetTest {
   }
 
   @Test
+  void tfrecordOfExamplesParsedInThePipeline() {
+    Path tf = dir.resolve("examples.tfrecord");
+    try (RecordWriter w = RecordWriter.open(tf.toString())) {
+      for (long i = 0; i < 4; ++i) {
+        try (Example ex = Example.create()) {
+          long[] ids = new long[(int) i];
+          Arrays.fill(ids, i);
+          ex.set("label", i).set("pixels", 0.5f * i, 1f).set("ids", ids);
+          w.write(ex.serialize());
+        }
+      }
+    }
+    try (Dataset recs = Dataset.tfrecord(ctx, List.of(tf.toString()), null);
+        Dataset parsed = recs.parseExample("record", FeatureSpec.fixedLen("label", DType.INT64),
+            FeatureSpec.fixedLen("pixels", DType.FLOAT32, 2), FeatureSpec.varLen("ids", DType.INT64));
+        Dataset onDevice = parsed.prefetchToDevice("cpu", 2);
+        DatasetIterator it = onDevice.iterate()) {
+      assertEquals(List.of("label", "pixels", "ids/indices", "ids/values"), parsed.names());
+      List<String> rows = new ArrayList<>();
+      for (Element e : it) {
+        try (e) {
+          rows.add(e.get("label").toLongArray()[0] + " " + Arrays.toString(e.get("pixels").toFloatArray()) + " "
+              + Arrays.toString(e.get("ids/values").toLongArray()));
+        }
+      }
+      assertEquals(List.of("0 [0.0, 1.0] []", "1 [0.5, 1.0] [1]", "2 [1.0, 1.0] [2, 2]", "3 [1.5, 1.0] [3, 3, 3]"),
+          rows);
+    }
+  }
+
+  @Test
   void generatorAndEndOfData() {
     List<Dataset.Component> spec = List.of(Dataset.Component.of("n", DType.INT64));
     try (Dataset gen = Dataset.fromGenerator(ctx, spec, (c, i) -> i < 5 ? new Tensor[] {Tensor.scalar(c, i * 10)} : null);
