@@ -524,7 +524,6 @@ def struct_piece(model: Model, s: cheader.Struct, p, jname: str, c: str, outer: 
     init = init_function(model, s)
     if not init:
         raise Unsupported(f"{s.name} without {s.name}_init")
-    model.option_structs[s.name] = s
     mask = java_ident(camel(p.name + "_set"))
     piece = Piece([("long", mask)], [("jlong", mask)], "J",
                   setup=[f"{s.name} {c};", f"if (cairn_jni_check_status(env, {init}(&{c}, (uint32_t)sizeof {c}))) goto done;"],
@@ -599,6 +598,7 @@ def struct_piece(model: Model, s: cheader.Struct, p, jname: str, c: str, outer: 
             added = piece.setup[before:]
             piece.setup[before:] = [f"if ({mask} & (jlong)(1ULL << {bits[f.name]})) {{ /* {f.name} */"] + \
                 ["  " + ln for ln in added] + ["}"]
+    model.option_structs[s.name] = s  # only once every field has a mapping (else: not bound)
     return piece
 
 

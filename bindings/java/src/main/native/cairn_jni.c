@@ -1,6 +1,7 @@
 /* Hand-written JNI support; see cairn_jni.h. */
 #include "cairn_jni.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   for (int k = 0; k < 3; ++k)
     if (!(g_array_classes[k] = global_class(env, array_class_names[k]))) return JNI_ERR;
   if (!cairn_jni_generated_on_load(env)) return JNI_ERR;
+  if (!cairn_jni_data_on_load(env)) return JNI_ERR;
   return JNI_VERSION_1_8;
 }
 
@@ -221,14 +223,34 @@ int cairn_jni_direct_buffer(JNIEnv *env, jobject buffer, void **data, size_t *nb
 
 /* ---- callbacks ---- */
 
+/* A thread of the C library that calls Java is attached once, as a daemon (it never keeps the
+ * JVM from exiting), and stays attached: Cairn's worker threads call dataset callbacks for every
+ * element, and attaching per call would create a java.lang.Thread each time. A thread-specific
+ * key's destructor detaches the thread when it exits (HotSpot allows DetachCurrentThread there). */
+static pthread_key_t g_detach_key;
+static pthread_once_t g_detach_once = PTHREAD_ONCE_INIT;
+static int g_detach_key_ok;
+
+static void detach_at_exit(void *value) {
+  (void)value;
+  if (g_vm) (*g_vm)->DetachCurrentThread(g_vm);
+}
+
+static void make_detach_key(void) {
+  g_detach_key_ok = pthread_key_create(&g_detach_key, detach_at_exit) == 0;
+}
+
 int cairn_jni_callback_enter(JNIEnv **env, int *attached) {
   *attached = 0;
   if (!g_vm) return 0;
   jint rc = (*g_vm)->GetEnv(g_vm, (void **)env, JNI_VERSION_1_8);
   if (rc == JNI_OK) return 1;
   if (rc != JNI_EDETACHED) return 0;
-  if ((*g_vm)->AttachCurrentThreadAsDaemon(g_vm, (void **)env, NULL) != JNI_OK) return 0;
-  *attached = 1;
+  JavaVMAttachArgs args = {JNI_VERSION_1_8, (char *)"cairn worker", NULL}; /* its name in thread dumps */
+  if ((*g_vm)->AttachCurrentThreadAsDaemon(g_vm, (void **)env, &args) != JNI_OK) return 0;
+  pthread_once(&g_detach_once, make_detach_key);
+  if (g_detach_key_ok && pthread_setspecific(g_detach_key, (void *)1) == 0) return 1;
+  *attached = 1; /* no key: detach again when the callback returns */
   return 1;
 }
 
@@ -262,7 +284,7 @@ static jthrowable pending_host_error(JNIEnv *env) {
 
 /* A status with `error`'s code (UNKNOWN unless it is a CairnException) and its message (a
  * CairnException's detail(), else its toString(): class name and message). */
-static cairn_status *status_of(JNIEnv *env, jthrowable error) {
+cairn_status *cairn_jni_exception_status(JNIEnv *env, jthrowable error) {
   cairn_code code = CAIRN_UNKNOWN;
   jstring text = NULL;
   jclass cls = (*env)->GetObjectClass(env, error);
@@ -294,7 +316,7 @@ cairn_status *cairn_jni_host_error_status(void) {
     jthrowable pending = (*env)->ExceptionOccurred(env);
     if (pending) (*env)->ExceptionClear(env); /* restored below: this must not disturb it */
     jthrowable error = pending_host_error(env);
-    if (error && !(*env)->ExceptionCheck(env)) st = status_of(env, error);
+    if (error && !(*env)->ExceptionCheck(env)) st = cairn_jni_exception_status(env, error);
     if ((*env)->ExceptionCheck(env)) (*env)->ExceptionClear(env);
     if (error) (*env)->DeleteLocalRef(env, error);
     if (pending) {

@@ -63,7 +63,8 @@ int cairn_jni_element(JNIEnv *env, jobjectArray array, size_t k, cairn_jni_array
 /* The address and size of a direct ByteBuffer; throws IllegalArgumentException for a heap buffer. */
 int cairn_jni_direct_buffer(JNIEnv *env, jobject buffer, void **data, size_t *nbytes);
 
-/* Gets a JNIEnv for a callback on any thread, attaching a foreign thread as a daemon. */
+/* Gets a JNIEnv for a callback on any thread, attaching a foreign thread as a daemon; it stays
+ * attached until it exits (*attached is then 0), so leave() detaches nothing. */
 int cairn_jni_callback_enter(JNIEnv **env, int *attached);
 /* Clears (and reports on stderr) an exception the Java callback threw, then detaches if needed:
  * Java exceptions never propagate into the C library. */
@@ -73,6 +74,13 @@ void cairn_jni_callback_leave(JNIEnv *env, int attached, const char *callback_na
  * (a CairnException's, else UNKNOWN) and message. The exception itself waits in
  * dev.cairn.Callbacks.takeHostError(). */
 cairn_status *cairn_jni_host_error_status(void);
+
+/* A status with `error`'s code (UNKNOWN unless it is a CairnException) and its message (a
+ * CairnException's detail(), else its toString()). Calls Java: no exception may be pending. */
+cairn_status *cairn_jni_exception_status(JNIEnv *env, jthrowable error);
+
+/* Implemented by cairn_jni_data.c: caches dev.cairn.DatasetCallback's method IDs. */
+int cairn_jni_data_on_load(JNIEnv *env);
 
 /* Implemented by the generated glue: caches its classes and method IDs. Returns 0 on failure. */
 int cairn_jni_generated_on_load(JNIEnv *env);

@@ -247,6 +247,27 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_IoNative_parseNumOutputs(JNIEnv *env, jcl
   return (jlong)out;
 }
 
+/* cairn_dataset_parse_example: the specs as for parseExamples. */
+JNIEXPORT jlong JNICALL Java_dev_cairn_IoNative_datasetParseExample(JNIEnv *env, jclass cls, jlong in,
+                                                                    jbyteArray component, jobjectArray keys,
+                                                                    jintArray kinds, jintArray dtypes,
+                                                                    jobjectArray shapes, jlongArray defaults) {
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_feature_spec *specs;
+  size_t n;
+  const char *c_component;
+  cairn_dataset *out = NULL;
+  if (cairn_jni_cstring(env, &arena, component, &c_component) &&
+      specs_of(env, &arena, keys, kinds, dtypes, shapes, defaults, &specs, &n)) {
+    cairn_jni_check_status(env, cairn_dataset_parse_example((const cairn_dataset *)(intptr_t)in, c_component, specs,
+                                                            n, &out));
+  }
+  cairn_jni_arena_release(&arena);
+  return (jlong)(intptr_t)out;
+}
+
 /* Parses the records (byte[][]) as Examples or SequenceExamples into `n_outputs` new tensor handles. */
 JNIEXPORT jlongArray JNICALL Java_dev_cairn_IoNative_parseExamples(JNIEnv *env, jclass cls, jlong ctx,
                                                                    jboolean sequence, jobjectArray records,

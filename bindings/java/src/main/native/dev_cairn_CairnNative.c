@@ -3571,6 +3571,640 @@ JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_profileFree(JNIEnv *env, jclas
   cairn_profile_free((cairn_profile *)(intptr_t)p);
 }
 
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_datasetFree(JNIEnv *env, jclass cls, jlong ds) {
+  (void)env;
+  (void)cls;
+  cairn_dataset_free((cairn_dataset *)(intptr_t)ds);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetNumComponents(JNIEnv *env, jclass cls, jlong ds) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_dataset_num_components((const cairn_dataset *)(intptr_t)ds);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetCardinality(JNIEnv *env, jclass cls, jlong ds) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_dataset_cardinality((const cairn_dataset *)(intptr_t)ds);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_datasetDescribe(JNIEnv *env, jclass cls, jlong ds) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  char *c_out = NULL;
+  cairn_status *status = cairn_dataset_describe((const cairn_dataset *)(intptr_t)ds, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetFromTensors(JNIEnv *env, jclass cls, jlong ctx, jobjectArray names, jlongArray tensors) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_names_n = cairn_jni_length(env, names);
+  const char **c_names = cairn_jni_arena_alloc(env, &arena, c_names_n * sizeof *c_names + 1);
+  if (!c_names) goto done;
+  for (size_t k = 0; k < c_names_n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, names, k, CAIRN_JNI_BYTES, &e)) goto done;
+    int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_names[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) goto done;
+  }
+  if (!cairn_jni_require_length(env, tensors, c_names_n, "tensors")) goto done;
+  const int64_t *c_tensors_raw;
+  size_t c_tensors_n;
+  if (!cairn_jni_longs(env, &arena, tensors, &c_tensors_raw, &c_tensors_n)) goto done;
+  cairn_tensor **c_tensors = cairn_jni_arena_alloc(env, &arena, c_tensors_n * sizeof *c_tensors + 1);
+  if (!c_tensors) goto done;
+  for (size_t k = 0; k < c_tensors_n; ++k) c_tensors[k] = (cairn_tensor *)(intptr_t)c_tensors_raw[k];
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_from_tensors((cairn_context *)(intptr_t)ctx, c_names, c_tensors, c_names_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetFromTensorSlices(JNIEnv *env, jclass cls, jlong ctx, jobjectArray names, jlongArray tensors) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_names_n = cairn_jni_length(env, names);
+  const char **c_names = cairn_jni_arena_alloc(env, &arena, c_names_n * sizeof *c_names + 1);
+  if (!c_names) goto done;
+  for (size_t k = 0; k < c_names_n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, names, k, CAIRN_JNI_BYTES, &e)) goto done;
+    int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_names[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) goto done;
+  }
+  if (!cairn_jni_require_length(env, tensors, c_names_n, "tensors")) goto done;
+  const int64_t *c_tensors_raw;
+  size_t c_tensors_n;
+  if (!cairn_jni_longs(env, &arena, tensors, &c_tensors_raw, &c_tensors_n)) goto done;
+  cairn_tensor **c_tensors = cairn_jni_arena_alloc(env, &arena, c_tensors_n * sizeof *c_tensors + 1);
+  if (!c_tensors) goto done;
+  for (size_t k = 0; k < c_tensors_n; ++k) c_tensors[k] = (cairn_tensor *)(intptr_t)c_tensors_raw[k];
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_from_tensor_slices((cairn_context *)(intptr_t)ctx, c_names, c_tensors, c_names_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetRange(JNIEnv *env, jclass cls, jlong ctx, jlong start, jlong stop, jlong step) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_range((cairn_context *)(intptr_t)ctx, (int64_t)start, (int64_t)stop, (int64_t)step, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetTextLines(JNIEnv *env, jclass cls, jlong ctx, jobjectArray paths) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_paths_n = cairn_jni_length(env, paths);
+  const char **c_paths = cairn_jni_arena_alloc(env, &arena, c_paths_n * sizeof *c_paths + 1);
+  if (!c_paths) goto done;
+  for (size_t k = 0; k < c_paths_n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, paths, k, CAIRN_JNI_BYTES, &e)) goto done;
+    int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_paths[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) goto done;
+  }
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_text_lines((cairn_context *)(intptr_t)ctx, c_paths, c_paths_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetListFiles(JNIEnv *env, jclass cls, jlong ctx, jobjectArray patterns, jint shuffle, jlong seed) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_patterns_n = cairn_jni_length(env, patterns);
+  const char **c_patterns = cairn_jni_arena_alloc(env, &arena, c_patterns_n * sizeof *c_patterns + 1);
+  if (!c_patterns) goto done;
+  for (size_t k = 0; k < c_patterns_n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, patterns, k, CAIRN_JNI_BYTES, &e)) goto done;
+    int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_patterns[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) goto done;
+  }
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_list_files((cairn_context *)(intptr_t)ctx, c_patterns, c_patterns_n, (int32_t)shuffle, (int64_t)seed, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetTfrecord(JNIEnv *env, jclass cls, jlong ctx, jobjectArray paths, jlong optsSet, jint optsCompression, jint optsNumParallelReads, jlong optsBufferSize) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_paths_n = cairn_jni_length(env, paths);
+  const char **c_paths = cairn_jni_arena_alloc(env, &arena, c_paths_n * sizeof *c_paths + 1);
+  if (!c_paths) goto done;
+  for (size_t k = 0; k < c_paths_n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, paths, k, CAIRN_JNI_BYTES, &e)) goto done;
+    int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_paths[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) goto done;
+  }
+  cairn_tfrecord_options c_opts;
+  if (cairn_jni_check_status(env, cairn_tfrecord_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* compression */
+    c_opts.compression = (cairn_compression)optsCompression;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* num_parallel_reads */
+    c_opts.num_parallel_reads = (int32_t)optsNumParallelReads;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* buffer_size */
+    c_opts.buffer_size = (uint64_t)optsBufferSize;
+  }
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_tfrecord((cairn_context *)(intptr_t)ctx, c_paths, c_paths_n, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetFilter(JNIEnv *env, jclass cls, jlong in_, jbyteArray name, jlong fn, jlong optsSet, jint optsCompile, jlong optsSeed) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  cairn_filter_options c_opts;
+  if (cairn_jni_check_status(env, cairn_filter_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* compile */
+    c_opts.compile = (int32_t)optsCompile;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* seed */
+    c_opts.seed = (int64_t)optsSeed;
+  }
+  /* release: unregisters the FunctionFn id once the runtime is done with it. */
+  if (fn != 0) c_opts.release = cairn_jni_release_function_fn;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_filter((const cairn_dataset *)(intptr_t)in_, c_name, fn ? cairn_jni_trampoline_function_fn : NULL, (void *)(intptr_t)fn, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetBatch(JNIEnv *env, jclass cls, jlong in_, jlong batchSize, jint dropRemainder) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_batch((const cairn_dataset *)(intptr_t)in_, (int64_t)batchSize, (int32_t)dropRemainder, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetUnbatch(JNIEnv *env, jclass cls, jlong in_) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_unbatch((const cairn_dataset *)(intptr_t)in_, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetShuffle(JNIEnv *env, jclass cls, jlong in_, jlong bufferSize, jlong seed, jint reshuffleEachIteration) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_shuffle((const cairn_dataset *)(intptr_t)in_, (int64_t)bufferSize, (int64_t)seed, (int32_t)reshuffleEachIteration, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetRepeat(JNIEnv *env, jclass cls, jlong in_, jlong count) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_repeat((const cairn_dataset *)(intptr_t)in_, (int64_t)count, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetTake(JNIEnv *env, jclass cls, jlong in_, jlong count) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_take((const cairn_dataset *)(intptr_t)in_, (int64_t)count, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetSkip(JNIEnv *env, jclass cls, jlong in_, jlong count) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_skip((const cairn_dataset *)(intptr_t)in_, (int64_t)count, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetShard(JNIEnv *env, jclass cls, jlong in_, jlong numShards, jlong index) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_shard((const cairn_dataset *)(intptr_t)in_, (int64_t)numShards, (int64_t)index, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetPrefetch(JNIEnv *env, jclass cls, jlong in_, jlong bufferSize) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_prefetch((const cairn_dataset *)(intptr_t)in_, (int64_t)bufferSize, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetPrefetchToDevice(JNIEnv *env, jclass cls, jlong in_, jbyteArray device, jlong bufferSize) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_device;
+  if (!cairn_jni_cstring(env, &arena, device, &c_device)) goto done;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_prefetch_to_device((const cairn_dataset *)(intptr_t)in_, c_device, (int64_t)bufferSize, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetCache(JNIEnv *env, jclass cls, jlong in_, jbyteArray filename) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_filename;
+  if (!cairn_jni_cstring(env, &arena, filename, &c_filename)) goto done;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_cache((const cairn_dataset *)(intptr_t)in_, c_filename, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetZip(JNIEnv *env, jclass cls, jlongArray ins) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_ins_raw;
+  size_t c_ins_n;
+  if (!cairn_jni_longs(env, &arena, ins, &c_ins_raw, &c_ins_n)) goto done;
+  const cairn_dataset **c_ins = cairn_jni_arena_alloc(env, &arena, c_ins_n * sizeof *c_ins + 1);
+  if (!c_ins) goto done;
+  for (size_t k = 0; k < c_ins_n; ++k) c_ins[k] = (const cairn_dataset *)(intptr_t)c_ins_raw[k];
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_zip(c_ins, c_ins_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetConcatenate(JNIEnv *env, jclass cls, jlong a, jlong b) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_concatenate((const cairn_dataset *)(intptr_t)a, (const cairn_dataset *)(intptr_t)b, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetEnumerate(JNIEnv *env, jclass cls, jlong in_, jlong start) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_enumerate((const cairn_dataset *)(intptr_t)in_, (int64_t)start, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetSelect(JNIEnv *env, jclass cls, jlong in_, jobjectArray names, jobjectArray newNames) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_names_n = cairn_jni_length(env, names);
+  const char **c_names = cairn_jni_arena_alloc(env, &arena, c_names_n * sizeof *c_names + 1);
+  if (!c_names) goto done;
+  for (size_t k = 0; k < c_names_n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, names, k, CAIRN_JNI_BYTES, &e)) goto done;
+    int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_names[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) goto done;
+  }
+  if (!cairn_jni_require_length(env, newNames, c_names_n, "newNames")) goto done;
+  size_t c_new_names_n = cairn_jni_length(env, newNames);
+  const char **c_new_names = cairn_jni_arena_alloc(env, &arena, c_new_names_n * sizeof *c_new_names + 1);
+  if (!c_new_names) goto done;
+  for (size_t k = 0; k < c_new_names_n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, newNames, k, CAIRN_JNI_BYTES, &e)) goto done;
+    int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_new_names[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) goto done;
+  }
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_dataset_select((const cairn_dataset *)(intptr_t)in_, c_names, c_new_names, c_names_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_datasetIterate(JNIEnv *env, jclass cls, jlong ds) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_dataset_iterate((const cairn_dataset *)(intptr_t)ds, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_iteratorNext(JNIEnv *env, jclass cls, jlong it, jlongArray outputs) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_outputs_n = cairn_jni_length(env, outputs);
+  cairn_tensor **c_outputs = cairn_jni_arena_alloc(env, &arena, c_outputs_n * sizeof *c_outputs + 1);
+  if (!c_outputs) goto done;
+  jlong *c_outputs_raw = cairn_jni_arena_alloc(env, &arena, c_outputs_n * sizeof *c_outputs_raw + 1);
+  if (!c_outputs_raw) goto done;
+  cairn_status *status = cairn_iterator_next((cairn_object *)(intptr_t)it, c_outputs, c_outputs_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+  for (size_t k = 0; k < c_outputs_n; ++k) c_outputs_raw[k] = (jlong)(intptr_t)c_outputs[k];
+  if (c_outputs_n) (*env)->SetLongArrayRegion(env, outputs, 0, (jsize)c_outputs_n, c_outputs_raw);
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_iteratorPosition(JNIEnv *env, jclass cls, jlong it) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_iterator_position((const cairn_object *)(intptr_t)it);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_iteratorRestore__J_3B(JNIEnv *env, jclass cls, jlong it, jbyteArray state) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_state_n = cairn_jni_length(env, state) * sizeof(jbyte);
+  jbyte *c_state = NULL;
+  if (c_state_n) {
+    c_state = cairn_jni_arena_alloc(env, &arena, c_state_n);
+    if (!c_state) goto done;
+    (*env)->GetByteArrayRegion(env, state, 0, (jsize)(c_state_n / sizeof(jbyte)), c_state);
+  }
+  cairn_status *status = cairn_iterator_restore((cairn_object *)(intptr_t)it, c_state, c_state_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_iteratorRestore__J_3S(JNIEnv *env, jclass cls, jlong it, jshortArray state) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_state_n = cairn_jni_length(env, state) * sizeof(jshort);
+  jshort *c_state = NULL;
+  if (c_state_n) {
+    c_state = cairn_jni_arena_alloc(env, &arena, c_state_n);
+    if (!c_state) goto done;
+    (*env)->GetShortArrayRegion(env, state, 0, (jsize)(c_state_n / sizeof(jshort)), c_state);
+  }
+  cairn_status *status = cairn_iterator_restore((cairn_object *)(intptr_t)it, c_state, c_state_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_iteratorRestore__J_3I(JNIEnv *env, jclass cls, jlong it, jintArray state) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_state_n = cairn_jni_length(env, state) * sizeof(jint);
+  jint *c_state = NULL;
+  if (c_state_n) {
+    c_state = cairn_jni_arena_alloc(env, &arena, c_state_n);
+    if (!c_state) goto done;
+    (*env)->GetIntArrayRegion(env, state, 0, (jsize)(c_state_n / sizeof(jint)), c_state);
+  }
+  cairn_status *status = cairn_iterator_restore((cairn_object *)(intptr_t)it, c_state, c_state_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_iteratorRestore__J_3J(JNIEnv *env, jclass cls, jlong it, jlongArray state) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_state_n = cairn_jni_length(env, state) * sizeof(jlong);
+  jlong *c_state = NULL;
+  if (c_state_n) {
+    c_state = cairn_jni_arena_alloc(env, &arena, c_state_n);
+    if (!c_state) goto done;
+    (*env)->GetLongArrayRegion(env, state, 0, (jsize)(c_state_n / sizeof(jlong)), c_state);
+  }
+  cairn_status *status = cairn_iterator_restore((cairn_object *)(intptr_t)it, c_state, c_state_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_iteratorRestore__J_3F(JNIEnv *env, jclass cls, jlong it, jfloatArray state) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_state_n = cairn_jni_length(env, state) * sizeof(jfloat);
+  jfloat *c_state = NULL;
+  if (c_state_n) {
+    c_state = cairn_jni_arena_alloc(env, &arena, c_state_n);
+    if (!c_state) goto done;
+    (*env)->GetFloatArrayRegion(env, state, 0, (jsize)(c_state_n / sizeof(jfloat)), c_state);
+  }
+  cairn_status *status = cairn_iterator_restore((cairn_object *)(intptr_t)it, c_state, c_state_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_iteratorRestore__J_3D(JNIEnv *env, jclass cls, jlong it, jdoubleArray state) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_state_n = cairn_jni_length(env, state) * sizeof(jdouble);
+  jdouble *c_state = NULL;
+  if (c_state_n) {
+    c_state = cairn_jni_arena_alloc(env, &arena, c_state_n);
+    if (!c_state) goto done;
+    (*env)->GetDoubleArrayRegion(env, state, 0, (jsize)(c_state_n / sizeof(jdouble)), c_state);
+  }
+  cairn_status *status = cairn_iterator_restore((cairn_object *)(intptr_t)it, c_state, c_state_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_iteratorRestore__J_3Z(JNIEnv *env, jclass cls, jlong it, jbooleanArray state) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_state_n = cairn_jni_length(env, state) * sizeof(jboolean);
+  jboolean *c_state = NULL;
+  if (c_state_n) {
+    c_state = cairn_jni_arena_alloc(env, &arena, c_state_n);
+    if (!c_state) goto done;
+    (*env)->GetBooleanArrayRegion(env, state, 0, (jsize)(c_state_n / sizeof(jboolean)), c_state);
+  }
+  cairn_status *status = cairn_iterator_restore((cairn_object *)(intptr_t)it, c_state, c_state_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_iteratorRestore__JLjava_nio_ByteBuffer_2(JNIEnv *env, jclass cls, jlong it, jobject state) {
+  (void)env;
+  (void)cls;
+  void *c_state;
+  size_t c_state_n;
+  if (!cairn_jni_direct_buffer(env, state, &c_state, &c_state_n)) goto done;
+  cairn_status *status = cairn_iterator_restore((cairn_object *)(intptr_t)it, c_state, c_state_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_iteratorClose(JNIEnv *env, jclass cls, jlong it) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_iterator_close((cairn_object *)(intptr_t)it);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_iteratorDataset(JNIEnv *env, jclass cls, jlong it) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_dataset *c_out = NULL;
+  cairn_status *status = cairn_iterator_dataset((const cairn_object *)(intptr_t)it, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
 JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_functionExport(JNIEnv *env, jclass cls, jlong fn, jbyteArray path) {
   (void)env;
   (void)cls;

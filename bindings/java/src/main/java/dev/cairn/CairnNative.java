@@ -31,6 +31,19 @@ package dev.cairn;
  *   <li>cairn_summary_writer_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_profiler_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_profile_event: no Java mapping for parameter const char **name
+ *   <li>cairn_dataset_component: no Java mapping for parameter const char **name
+ *   <li>cairn_csv_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_dataset_csv: no Java mapping for struct field cairn_csv_options.column_dtypes (const cairn_dtype *)
+ *   <li>cairn_tfrecord_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_dataset_from_generator: no Java mapping for array parameter const char *const *names without a size_t count
+ *   <li>cairn_map_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_dataset_map: no Java mapping for struct field cairn_map_options.output_names (const char *const *)
+ *   <li>cairn_filter_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_dataset_padded_batch: no Java mapping for array parameter cairn_tensor *const *padding_values without a size_t count
+ *   <li>cairn_interleave_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_dataset_interleave: no Java mapping for callback cairn_dataset_fn: parameter cairn_dataset **out
+ *   <li>cairn_dataset_parse_example: no Java mapping for struct array of cairn_feature_spec with a handle field
+ *   <li>cairn_iterator_save: no Java mapping for parameter void **out
  *   <li>cairn_context_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_variable_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
@@ -130,6 +143,10 @@ final class CairnNative {
   static final long EXPONENTIAL_DECAY_OPTIONS_DECAY_RATE = 1L << 2;
   static final long EXPONENTIAL_DECAY_OPTIONS_STAIRCASE = 1L << 3;
 
+  // cairn_filter_options: bits of the mask saying which fields the caller set (the rest keep cairn_filter_options_init's values).
+  static final long FILTER_OPTIONS_COMPILE = 1L << 0;
+  static final long FILTER_OPTIONS_SEED = 1L << 1;
+
   // cairn_flatten_options: bits of the mask saying which fields the caller set (the rest keep cairn_flatten_options_init's values).
   static final long FLATTEN_OPTIONS_NAME = 1L << 0;
 
@@ -194,6 +211,15 @@ final class CairnNative {
   // cairn_tape_options: bits of the mask saying which fields the caller set (the rest keep cairn_tape_options_init's values).
   static final long TAPE_OPTIONS_PERSISTENT = 1L << 0;
   static final long TAPE_OPTIONS_WATCH_ACCESSED_VARIABLES = 1L << 1;
+
+  // cairn_tensor_spec: bits of the mask saying which fields the caller set (the rest keep cairn_tensor_spec_init's values).
+  static final long TENSOR_SPEC_DTYPE = 1L << 0;
+  static final long TENSOR_SPEC_SHAPE = 1L << 1;
+
+  // cairn_tfrecord_options: bits of the mask saying which fields the caller set (the rest keep cairn_tfrecord_options_init's values).
+  static final long TFRECORD_OPTIONS_COMPRESSION = 1L << 0;
+  static final long TFRECORD_OPTIONS_NUM_PARALLEL_READS = 1L << 1;
+  static final long TFRECORD_OPTIONS_BUFFER_SIZE = 1L << 2;
 
   // cairn_variable_options: bits of the mask saying which fields the caller set (the rest keep cairn_variable_options_init's values).
   static final long VARIABLE_OPTIONS_NAME = 1L << 0;
@@ -1521,6 +1547,230 @@ final class CairnNative {
    * cairn_profile_free: DESTRUCTOR. Frees the profile. NULL is fine. Since 1.1.
    */
   static native void profileFree(long p);
+
+  /**
+   * cairn_dataset_free: DESTRUCTOR. Frees the handle; datasets built from it keep what they need. NULL is fine. Since 1.1.
+   */
+  static native void datasetFree(long ds);
+
+  /**
+   * cairn_dataset_num_components: METHOD. The number of components of each element; 0 for NULL. Since 1.1.
+   */
+  static native long datasetNumComponents(long ds);
+
+  /**
+   * cairn_dataset_cardinality: METHOD. The number of elements: CAIRN_INFINITE_CARDINALITY, CAIRN_UNKNOWN_CARDINALITY, or a count;
+   * CAIRN_UNKNOWN_CARDINALITY for NULL. Since 1.1.
+   */
+  static native long datasetCardinality(long ds);
+
+  /**
+   * cairn_dataset_describe: METHOD. The pipeline as text, as errors name it: "range(0, 10, 1).map('f', parallel=4).batch(32)".
+   * &#64;param out  receives the text; free with cairn_free. Since 1.1.
+   */
+  static native String datasetDescribe(long ds);
+
+  /**
+   * cairn_dataset_from_tensors: CONSTRUCTOR. A dataset of one element: the tensors, as tf.data.Dataset.from_tensors.
+   * &#64;param names    `n` component names, or NULL for "0", "1", ...; names must be unique and non-empty.
+   * &#64;param tensors  `n` tensors (n &gt;= 1), borrowed; the dataset keeps its own references.
+   * Errors: INVALID_ARGUMENT for n 0, a NULL tensor or a bad or duplicate name. Since 1.1.
+   */
+  static native long datasetFromTensors(long ctx, Object[] names, long[] tensors);
+
+  /**
+   * cairn_dataset_from_tensor_slices: CONSTRUCTOR. One element per row of the tensors' first dimension, as from_tensor_slices: every
+   * tensor must have rank &gt;= 1 and the same first dimension. Arguments as cairn_dataset_from_tensors.
+   * Errors: INVALID_ARGUMENT naming both shapes when first dimensions differ, or for a scalar. Since 1.1.
+   */
+  static native long datasetFromTensorSlices(long ctx, Object[] names, long[] tensors);
+
+  /**
+   * cairn_dataset_range: CONSTRUCTOR. int64 scalars start, start + step, ... before stop (tf.data.Dataset.range); one
+   * component "value". Errors: INVALID_ARGUMENT for step 0. Since 1.1.
+   */
+  static native long datasetRange(long ctx, long start, long stop, long step);
+
+  /**
+   * cairn_dataset_text_lines: CONSTRUCTOR. The lines of text files in order, without their line ends (tf.data.TextLineDataset):
+   * one component "line", the line's bytes as a uint8 vector. A file's line index is built the first time it is read, so
+   * the position is an index. Errors (at the first read): NOT_FOUND naming the path. Since 1.1.
+   */
+  static native long datasetTextLines(long ctx, Object[] paths);
+
+  /**
+   * cairn_dataset_list_files: CONSTRUCTOR. The file names matching glob `patterns`, one component "filename" (a uint8 vector)
+   * (tf.data.Dataset.list_files): sorted, then a seeded permutation when `shuffle` is set (each
+   * iteration of a repeat reshuffles). Errors: NOT_FOUND naming the patterns when nothing matches. Since 1.1.
+   */
+  static native long datasetListFiles(long ctx, Object[] patterns, int shuffle, long seed);
+
+  /**
+   * cairn_dataset_tfrecord: CONSTRUCTOR. The records of TFRecord files (tf.data.TFRecordDataset): one component "record", the
+   * record's bytes as a uint8 vector. Uncompressed files are indexable (their `.cairnidx` sidecar, or an index built on first
+   * read), so the position is an index; compressed ones are read as streams.
+   * Errors when read: NOT_FOUND naming the path; DATA_LOSS naming the path and offset. Since 1.1.
+   */
+  static native long datasetTfrecord(long ctx, Object[] paths, long optsSet, int optsCompression, int optsNumParallelReads, long optsBufferSize);
+
+  /**
+   * cairn_dataset_filter: CONSTRUCTOR. Keeps the elements for which `fn` (one output: a bool scalar) is true (Dataset.filter).
+   * The result is a stream: its cardinality is unknown and a shuffle after it buffers.
+   * &#64;param name  names the filter in errors (NULL: "filter").
+   * Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar (release is not
+   * called when this call fails). Since 1.1.
+   */
+  static native long datasetFilter(long in_, byte[] name, long fn, long optsSet, int optsCompile, long optsSeed);
+
+  /**
+   * cairn_dataset_batch: CONSTRUCTOR. Stacks `batch_size` consecutive elements into one (Dataset.batch): each component
+   * gains a leading dimension. The last batch is smaller unless drop_remainder is set.
+   * Errors when built: INVALID_ARGUMENT for batch_size &lt; 1. When read: INVALID_ARGUMENT naming the
+   * component, the element and both shapes when elements of one batch differ in shape. Since 1.1.
+   */
+  static native long datasetBatch(long in_, long batchSize, int dropRemainder);
+
+  /**
+   * cairn_dataset_unbatch: CONSTRUCTOR. Splits each element along its first dimension (Dataset.unbatch). Errors:
+   * INVALID_ARGUMENT for a scalar component or components whose first dims differ. Since 1.1.
+   */
+  static native long datasetUnbatch(long in_);
+
+  /**
+   * cairn_dataset_shuffle: CONSTRUCTOR. Shuffles (Dataset.shuffle). Over an indexable input the order is a seeded
+   * permutation of the whole input (better mixing than any buffer, and nothing to save); over a
+   * stream, a buffer of buffer_size elements as TensorFlow's. With reshuffle_each_iteration each
+   * iteration (each pass of an enclosing repeat, each new iterator) has its own order; otherwise all
+   * share one. Errors: INVALID_ARGUMENT for buffer_size &lt; 1. Since 1.1.
+   */
+  static native long datasetShuffle(long in_, long bufferSize, long seed, int reshuffleEachIteration);
+
+  /**
+   * cairn_dataset_repeat: CONSTRUCTOR. The input `count` times; -1 forever (Dataset.repeat). Errors: INVALID_ARGUMENT for
+   * count &lt; -1. Since 1.1.
+   */
+  static native long datasetRepeat(long in_, long count);
+
+  /**
+   * cairn_dataset_take: CONSTRUCTOR. The first `count` elements; -1 all (Dataset.take). Errors: INVALID_ARGUMENT for
+   * count &lt; -1. Since 1.1.
+   */
+  static native long datasetTake(long in_, long count);
+
+  /**
+   * cairn_dataset_skip: CONSTRUCTOR. All but the first `count` elements; -1 skips all (Dataset.skip). Errors:
+   * INVALID_ARGUMENT for count &lt; -1. Since 1.1.
+   */
+  static native long datasetSkip(long in_, long count);
+
+  /**
+   * cairn_dataset_shard: CONSTRUCTOR. Every num_shards-th element starting at `index` (Dataset.shard). Errors:
+   * INVALID_ARGUMENT for num_shards &lt; 1 or index outside [0, num_shards). Since 1.1.
+   */
+  static native long datasetShard(long in_, long numShards, long index);
+
+  /**
+   * cairn_dataset_prefetch: CONSTRUCTOR. Computes up to `buffer_size` elements ahead on a background thread (Dataset.prefetch);
+   * CAIRN_AUTOTUNE picks the size. Errors: INVALID_ARGUMENT for buffer_size 0 or &lt; -1. Since 1.1.
+   */
+  static native long datasetPrefetch(long in_, long bufferSize);
+
+  /**
+   * cairn_dataset_prefetch_to_device: CONSTRUCTOR. Prefetches and copies every component to `device` ("cpu", "vulkan:0") ahead of
+   * use, overlapping the copy with the caller's compute (tf.data.experimental.prefetch_to_device).
+   * Errors: NOT_FOUND naming an unknown device; INVALID_ARGUMENT for a bad buffer_size. Since 1.1.
+   */
+  static native long datasetPrefetchToDevice(long in_, byte[] device, long bufferSize);
+
+  /**
+   * cairn_dataset_cache: CONSTRUCTOR. Caches the elements (Dataset.cache): in memory when `filename` is NULL or "",
+   * otherwise in the file `filename` (written during the first full pass, complete only when that
+   * pass ends; later iterations read it). Errors when read: I/O errors naming the file. Since 1.1.
+   */
+  static native long datasetCache(long in_, byte[] filename);
+
+  /**
+   * cairn_dataset_zip: CONSTRUCTOR. Elements of `n` datasets side by side (Dataset.zip): the components of input 0,
+   * then of input 1, ...; it ends with the shortest input. Errors: INVALID_ARGUMENT for n 0 or a
+   * component name found in two inputs (rename with cairn_dataset_select). Since 1.1.
+   */
+  static native long datasetZip(long[] ins);
+
+  /**
+   * cairn_dataset_concatenate: CONSTRUCTOR. The elements of `a`, then those of `b` (Dataset.concatenate). The specs must have
+   * the same names, dtypes and ranks; dims that differ become -1. Errors: INVALID_ARGUMENT naming
+   * the component that differs. Since 1.1.
+   */
+  static native long datasetConcatenate(long a, long b);
+
+  /**
+   * cairn_dataset_enumerate: CONSTRUCTOR. Prepends an int64 scalar component "index" counting from `start` (Dataset.enumerate).
+   * Errors: INVALID_ARGUMENT when the input already has a component "index". Since 1.1.
+   */
+  static native long datasetEnumerate(long in_, long start);
+
+  /**
+   * cairn_dataset_select: CONSTRUCTOR. Keeps the components `names`, in that order, renamed to `new_names` (NULL: same).
+   * Errors: NOT_FOUND naming a component that does not exist; INVALID_ARGUMENT for duplicates. Since 1.1.
+   */
+  static native long datasetSelect(long in_, Object[] names, Object[] newNames);
+
+  /**
+   * cairn_dataset_iterate: CONSTRUCTOR. An iterator over `ds` from its first element: a tracked object of kind
+   * CAIRN_OBJECT_ITERATOR; free the handle with cairn_object_free (its threads stop when the last
+   * reference, handle or checkpoint edge, goes). Since 1.1.
+   */
+  static native long datasetIterate(long ds);
+
+  /**
+   * cairn_iterator_next: METHOD. The next element.
+   * &#64;param outputs    n_outputs slots (cairn_dataset_num_components), each receiving a new tensor;
+   *                   untouched unless the result is NULL.
+   * Returns NULL for an element; CAIRN_OUT_OF_RANGE "&lt;pipeline&gt;: end of data" at the end (again on
+   * every later call); another error for a failed element (which is skipped).
+   * Errors: INVALID_ARGUMENT for a wrong n_outputs or an object that is not an iterator;
+   * FAILED_PRECONDITION after cairn_iterator_close. Since 1.1.
+   */
+  static native void iteratorNext(long it, long[] outputs);
+
+  /**
+   * cairn_iterator_position: METHOD. Elements delivered since the start (restored with the state); -1 for NULL or another kind. Since 1.1.
+   */
+  static native long iteratorPosition(long it);
+
+  /**
+   * cairn_iterator_restore: METHOD. Replaces the iterator's position with a saved state (of an iterator over the same
+   * pipeline): the next element is the one the saved iterator would have returned next.
+   * Errors: INVALID_ARGUMENT naming both pipelines when the state is for another one; DATA_LOSS for
+   * corrupt bytes. Since 1.1.
+   */
+  static native void iteratorRestore(long it, byte[] state);
+
+  static native void iteratorRestore(long it, short[] state);
+
+  static native void iteratorRestore(long it, int[] state);
+
+  static native void iteratorRestore(long it, long[] state);
+
+  static native void iteratorRestore(long it, float[] state);
+
+  static native void iteratorRestore(long it, double[] state);
+
+  static native void iteratorRestore(long it, boolean[] state);
+
+  static native void iteratorRestore(long it, java.nio.ByteBuffer state);
+
+  /**
+   * cairn_iterator_close: METHOD. Stops the iterator's background threads and waits for them; later nexts are
+   * FAILED_PRECONDITION. Calling it again does nothing. Since 1.1.
+   */
+  static native void iteratorClose(long it);
+
+  /**
+   * cairn_iterator_dataset: METHOD. The dataset an iterator runs.
+   * &#64;param out  receives a new handle; free with cairn_dataset_free. Since 1.1.
+   */
+  static native long iteratorDataset(long it);
 
   /**
    * cairn_function_export: Experimental (CAIRN_EXPERIMENTAL). METHOD. Writes every trace of `fn` to `path` (replaced atomically).

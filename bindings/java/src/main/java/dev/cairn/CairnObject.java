@@ -20,8 +20,8 @@ import java.util.Objects;
  * is a programming error).
  *
  * <p>The subclasses are the kinds: {@link Trackable}, {@link Module}, {@link Variable}, {@link
- * ListObject}, {@link DictObject}, {@link Optimizer} and {@link Layer} ({@link Sequential} is a
- * layer). Methods handing out objects return the subclass of the object's kind (a plain {@code
+ * ListObject}, {@link DictObject}, {@link Optimizer}, {@link Layer} ({@link Sequential} is a
+ * layer) and {@link DatasetIterator}. Methods handing out objects return the subclass of the object's kind (a plain {@code
  * CairnObject} for a kind this binding does not know): a {@link Layer} for any layer, a {@link
  * Trackable} for a {@link Metric} or a {@link LearningRateSchedule}, whose kind is TRACKABLE.
  *
@@ -55,6 +55,7 @@ public class CairnObject extends NativeHandle {
       case DICT: return new DictObject(handle);
       case OPTIMIZER: return new Optimizer(handle);
       case LAYER: return new Layer(handle);
+      case ITERATOR: return new DatasetIterator(handle);
       default: return new CairnObject(handle);
     }
   }

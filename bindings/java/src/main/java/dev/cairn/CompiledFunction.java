@@ -123,12 +123,21 @@ public final class CompiledFunction extends NativeHandle {
       throws Exception {
     CairnContext ctx = CairnContext.borrow(ctxHandle);
     Tensor[] inputs = new Tensor[in.length];
-    Tensor[] results = null;
+    try {
+      for (int i = 0; i < in.length; ++i) inputs[i] = new Tensor(CairnNative.tensorShare(in[i]));
+      handOver(what, numOutputs, body.apply(ctx, inputs), out);
+    } finally {
+      for (Tensor t : inputs) if (t != null) t.close();
+      ctx.close();
+    }
+  }
+
+  // Checks a callback's results (numOutputs non-null tensors) and puts a new handle of each into
+  // `out` for the C library, which takes them; closes the results either way.
+  static void handOver(String what, int numOutputs, Tensor[] results, long[] out) {
     long[] shared = new long[out.length];
     int nShared = 0;
     try {
-      for (int i = 0; i < in.length; ++i) inputs[i] = new Tensor(CairnNative.tensorShare(in[i]));
-      results = body.apply(ctx, inputs);
       if (results == null) throw new NullPointerException(what + " returned null");
       if (results.length != numOutputs) {
         throw new IllegalStateException(what + " returned " + results.length + " tensor(s), expected " + numOutputs);
@@ -145,8 +154,6 @@ public final class CompiledFunction extends NativeHandle {
       if (results != null) {
         for (Tensor r : results) if (r != null) r.close();
       }
-      for (Tensor t : inputs) if (t != null) t.close();
-      ctx.close();
     }
   }
 

@@ -127,26 +127,46 @@ public final class FeatureSpec {
     }
   }
 
+  // The specs as the parallel arrays the raw layer takes (IoNative); `total` counts their outputs.
+  static final class Marshalled {
+    final byte[][] keys;
+    final int[] kinds;
+    final int[] dtypes;
+    final long[][] shapes;
+    final long[] defaults;
+    int total;
+
+    Marshalled(FeatureSpec[] specs) {
+      Objects.requireNonNull(specs, "specs");
+      int n = specs.length;
+      keys = new byte[n][];
+      kinds = new int[n];
+      dtypes = new int[n];
+      shapes = new long[n][];
+      defaults = new long[n];
+      for (int i = 0; i < n; ++i) {
+        FeatureSpec s = Objects.requireNonNull(specs[i], "spec");
+        keys[i] = NativeResources.cstr(s.key);
+        kinds[i] = s.kind.value();
+        dtypes[i] = s.dtype.value();
+        shapes[i] = s.shape;
+        defaults[i] = s.defaultValue == null ? 0 : s.defaultValue.handle();
+        total += s.numOutputs();
+      }
+    }
+  }
+
   static Tensor[][] parse(CairnContext ctx, boolean sequence, List<byte[]> records, FeatureSpec[] specs) {
     Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(records, "records");
-    Objects.requireNonNull(specs, "specs");
+    Marshalled m = new Marshalled(specs);
     int n = specs.length;
-    byte[][] keys = new byte[n][];
-    int[] kinds = new int[n];
-    int[] dtypes = new int[n];
-    long[][] shapes = new long[n][];
-    long[] defaults = new long[n];
-    int total = 0;
-    for (int i = 0; i < n; ++i) {
-      FeatureSpec s = Objects.requireNonNull(specs[i], "spec");
-      keys[i] = NativeResources.cstr(s.key);
-      kinds[i] = s.kind.value();
-      dtypes[i] = s.dtype.value();
-      shapes[i] = s.shape;
-      defaults[i] = s.defaultValue == null ? 0 : s.defaultValue.handle();
-      total += s.numOutputs();
-    }
+    byte[][] keys = m.keys;
+    int[] kinds = m.kinds;
+    int[] dtypes = m.dtypes;
+    long[][] shapes = m.shapes;
+    long[] defaults = m.defaults;
+    int total = m.total;
     byte[][] recs = records.toArray(new byte[0][]);
     for (byte[] r : recs) Objects.requireNonNull(r, "record");
     long c = ctx.handle();

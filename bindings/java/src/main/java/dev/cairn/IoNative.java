@@ -34,6 +34,10 @@ final class IoNative {
   static native long[] parseExamples(long ctx, boolean sequence, byte[][] records, byte[][] keys, int[] kinds,
       int[] dtypes, long[][] shapes, long[] defaults, int numOutputs);
 
+  /** cairn_dataset_parse_example over specs given as parallel arrays (as parseExamples). */
+  static native long datasetParseExample(long in, byte[] component, byte[][] keys, int[] kinds, int[] dtypes,
+      long[][] shapes, long[] defaults);
+
   /** cairn_profile_event: fills names[0..2] (name, category, device); returns {start, duration}. */
   static native long[] profileEvent(long p, long index, String[] names);
 }

@@ -18,6 +18,7 @@ abstract class NativeHandle implements AutoCloseable {
 
   private final long handle;
   private final Cleaner.Cleanable cleanable; // null for a handle owned elsewhere
+  private final Release release; // null for a handle owned elsewhere
   private volatile boolean closed;
 
   /**
@@ -27,7 +28,8 @@ abstract class NativeHandle implements AutoCloseable {
   NativeHandle(long handle, LongConsumer free) {
     this.handle = handle;
     if (free != null) LIVE.incrementAndGet();
-    this.cleanable = free == null ? null : NativeResources.CLEANER.register(this, new Release(handle, free));
+    this.release = free == null ? null : new Release(handle, free);
+    this.cleanable = free == null ? null : NativeResources.CLEANER.register(this, release);
   }
 
   /** How many owned handles are not freed yet (for leak tests). */
@@ -39,6 +41,7 @@ abstract class NativeHandle implements AutoCloseable {
   private static final class Release implements Runnable {
     private final long handle;
     private final LongConsumer free;
+    private volatile boolean taken; // ownership went elsewhere (take()): nothing to free
 
     Release(long handle, LongConsumer free) {
       this.handle = handle;
@@ -47,7 +50,7 @@ abstract class NativeHandle implements AutoCloseable {
 
     @Override
     public void run() {
-      free.accept(handle);
+      if (!taken) free.accept(handle);
       LIVE.decrementAndGet();
     }
   }
@@ -115,6 +118,18 @@ abstract class NativeHandle implements AutoCloseable {
    */
   public boolean isClosed() {
     return closed;
+  }
+
+  /**
+   * Hands the owned handle to the caller (a C function that takes it) and closes this without
+   * freeing it. Throws (see {@link #checkClosed()}) once closed.
+   */
+  final synchronized long take() {
+    long h = handle();
+    if (release == null) throw new IllegalStateException(getClass().getSimpleName() + " does not own its handle");
+    release.taken = true;
+    close();
+    return h;
   }
 
   /** Frees the handle. Idempotent and thread-safe. */

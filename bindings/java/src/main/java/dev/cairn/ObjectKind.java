@@ -20,7 +20,9 @@ public enum ObjectKind {
   /** {@code CAIRN_OBJECT_OPTIMIZER} (6) in C. */
   OPTIMIZER(6),
   /** {@code CAIRN_OBJECT_LAYER} (7) in C. */
-  LAYER(7);
+  LAYER(7),
+  /** {@code CAIRN_OBJECT_ITERATOR} (8) in C. */
+  ITERATOR(8);
 
   private final int value;
 
@@ -53,6 +55,7 @@ public enum ObjectKind {
       case 5: return MODULE;
       case 6: return OPTIMIZER;
       case 7: return LAYER;
+      case 8: return ITERATOR;
       default: return null;
     }
   }

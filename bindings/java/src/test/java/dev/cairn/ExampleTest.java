@@ -60,18 +60,39 @@ class ExampleTest {
     assertEquals("Model: \"mlp\"", lines[1]);
     assertTrue(first.contains("Total params: 4,810"), first);
     String epoch = "epoch  %d/%d  loss \\d\\.\\d{4}  accuracy \\d\\.\\d{4}  \\d+ examples/s";
-    assertTrue(lines[lines.length - 3].matches(String.format(epoch, 1, 2)), lines[lines.length - 3]);
-    assertTrue(lines[lines.length - 2].matches(String.format(epoch, 2, 2)), lines[lines.length - 2]);
-    assertTrue(lines[lines.length - 1].matches("test accuracy: 0\\.(8|9)\\d{3}"), lines[lines.length - 1]);
+    assertTrue(lines[lines.length - 4].matches(String.format(epoch, 1, 2)), lines[lines.length - 4]);
+    assertTrue(lines[lines.length - 3].matches(String.format(epoch, 2, 2)), lines[lines.length - 3]);
+    assertTrue(lines[lines.length - 2].matches("test accuracy: 0\\.(8|9)\\d{3}"), lines[lines.length - 2]);
+    assertTrue(lines[lines.length - 1].matches("weights: [0-9a-f]{16}"), lines[lines.length - 1]);
 
+    // 1438 samples in batches of 32: 45 steps per epoch; the checkpoint's number is the step.
     String resumed = run("example/TrainDigits.java", "--data", digits(), "--dir", dir.toString(), "--epochs", "3");
-    assertTrue(resumed.contains("resumed from " + dir.resolve("ckpt-2") + " after epoch 2\n"), resumed);
+    assertTrue(resumed.contains("resumed from " + dir.resolve("ckpt-90") + " after step 90\n"), resumed);
     assertTrue(resumed.contains("\nepoch  3/3  loss "), resumed);
     assertFalse(resumed.contains("epoch  1/"), resumed);
 
     SourceLauncher.Result usage = SourceLauncher.run("example/TrainDigits.java", "--epochs", "0");
     assertEquals(2, usage.exitCode());
     assertTrue(usage.output().contains("usage:"), usage.output());
+  }
+
+  @Test
+  void trainDigitsKilledMidEpochEndsWithTheUninterruptedWeights(@TempDir Path dir) throws Exception {
+    String whole = run("example/TrainDigits.java", "--data", digits(), "--dir", dir.resolve("a").toString(),
+        "--epochs", "2");
+    // 45 steps per epoch; saves every 7 steps and at each epoch's end: the last before step 52 is 49,
+    // mid-epoch 2.
+    String[] args = {"--data", digits(), "--dir", dir.resolve("b").toString(), "--epochs", "2", "--save-every", "7"};
+    SourceLauncher.Result killed = SourceLauncher.run("example/TrainDigits.java", concat(args, "--kill-after", "52"));
+    assertEquals(3, killed.exitCode(), killed.output());
+    assertFalse(killed.output().contains("epoch  2/2"), killed.output());
+    String resumed = run("example/TrainDigits.java", args);
+    assertTrue(resumed.contains("resumed from " + dir.resolve("b").resolve("ckpt-49") + " after step 49\n"), resumed);
+    String weights = whole.substring(whole.lastIndexOf("weights: "));
+    assertTrue(resumed.endsWith(weights), resumed + " vs " + weights);
+    // The resumed epoch 2 reports the metrics of the uninterrupted one.
+    String epoch2 = whole.substring(whole.indexOf("epoch  2/2"), whole.indexOf("examples/s", whole.indexOf("epoch  2/2")));
+    assertTrue(resumed.contains(epoch2.replaceAll("\\d+ $", "")), resumed + " vs " + epoch2);
   }
 
   // The records of the one event file in `logdir` other than `known`.
