@@ -48,17 +48,48 @@ func TestTrainsAndResumes(t *testing.T) {
 		t.Errorf("unexpected start:\n%s", out)
 	}
 	epochLine := regexp.MustCompile(`^epoch  2/2  loss (\d\.\d{4})  accuracy (0\.\d{4})  \d+ examples/s$`)
-	if !epochLine.MatchString(lines[len(lines)-2]) || !strings.HasPrefix(lines[len(lines)-1], "test accuracy: 0.") {
+	n := len(lines)
+	if !epochLine.MatchString(lines[n-3]) || !strings.HasPrefix(lines[n-2], "test accuracy: 0.") ||
+		!regexp.MustCompile(`^weights: [0-9a-f]{16}$`).MatchString(lines[n-1]) {
 		t.Errorf("unexpected end:\n%s", out)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "ckpt-2")); err != nil {
-		t.Errorf("no checkpoint ckpt-2: %v", err)
+	// 1438 samples in batches of 32: 45 steps per epoch, saved every 20 steps and at each epoch's end.
+	for _, name := range []string{"ckpt-80", "ckpt-90"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("no checkpoint %s: %v", name, err)
+		}
 	}
 
 	out, code = runGo(t, "--data", digits, "--dir", dir, "--epochs", "3")
-	if code != 0 || !strings.Contains(out, "resumed from "+filepath.Join(dir, "ckpt-2")+" after epoch 2\n") ||
-		!strings.Contains(out, "epoch  3/3") || strings.Contains(out, "epoch  1/3") {
+	if code != 0 || !strings.Contains(out, "resumed from "+filepath.Join(dir, "ckpt-90")+" after step 90\n") ||
+		!strings.Contains(out, "epoch  3/3") || strings.Contains(out, "epoch  2/3") {
 		t.Errorf("resume: exit %d:\n%s", code, out)
+	}
+}
+
+// Killed mid-epoch (after step 50; the last save was at step 40) and run again, the demo resumes
+// from step 40, pipeline position included, and ends with the uninterrupted run's weights.
+func TestKilledRunResumesExactly(t *testing.T) {
+	crash = func() { panic(killed{}) }
+	defer func() { crash = func() { os.Exit(3) } }()
+	whole, code := runGo(t, "--data", digits, "--dir", t.TempDir(), "--epochs", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, whole)
+	}
+	dir := t.TempDir()
+	if out, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "2", "--kill-after", "50"); code != 3 {
+		t.Fatalf("--kill-after 50: exit %d, want 3: %s", code, out)
+	}
+	resumed, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "2")
+	if code != 0 || !strings.Contains(resumed, "resumed from "+filepath.Join(dir, "ckpt-40")+" after step 40\n") {
+		t.Fatalf("exit %d: %s", code, resumed)
+	}
+	tail := func(out string) string {
+		lines := strings.Split(strings.TrimSpace(normalize(out)), "\n")
+		return strings.Join(lines[len(lines)-3:], "\n") // epoch 2, test accuracy, weights
+	}
+	if tail(resumed) != tail(whole) {
+		t.Errorf("killed and resumed:\n%s\nuninterrupted:\n%s", tail(resumed), tail(whole))
 	}
 }
 
@@ -96,13 +127,14 @@ func TestLogdir(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
-	for _, args := range [][]string{{"--epochs", "0"}, {"--data"}, {"--what", "x"}, {"--epochs", "x"}} {
+	for _, args := range [][]string{{"--epochs", "0"}, {"--data"}, {"--what", "x"}, {"--epochs", "x"}, {"--save-every", "0"},
+		{"--kill-after", "-1"}} {
 		if out, code := runGo(t, args...); code != 2 || !strings.Contains(out, "usage") {
 			t.Errorf("%v: exit %d: %s", args, code, out)
 		}
 	}
 	out, code := runGo(t, "--data", filepath.Join(t.TempDir(), "missing.csv"), "--dir", t.TempDir())
-	if code != 1 || !strings.Contains(out, "cannot open") {
+	if code != 1 || !strings.Contains(out, "test set: NOT_FOUND") || !strings.Contains(out, "missing.csv") {
 		t.Errorf("a missing data file: exit %d: %s", code, out)
 	}
 }
