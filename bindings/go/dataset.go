@@ -230,21 +230,22 @@ func (d *Dataset) String() string {
 	return s
 }
 
-// cStrings is strs as C strings in C memory, in a Go slice that holds only C pointers (never
-// empty, so its data pointer is valid), and what frees them. nil gives a NULL array.
+// cStrings is strs as an array of C strings in C memory (it may be stored in an options struct),
+// and what frees it. nil gives a NULL array; an empty slice a valid one.
 func cStrings(strs []string) (**C.char, func()) {
 	if strs == nil {
 		return nil, func() {}
 	}
-	cs := make([]*C.char, len(strs)+1)
+	array := (**C.char)(C.calloc(C.size_t(len(strs)+1), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	cs := unsafe.Slice(array, len(strs))
 	for i, s := range strs {
 		cs[i] = C.CString(s)
 	}
-	return unsafe.SliceData(cs), func() {
+	return array, func() {
 		for _, c := range cs {
 			C.free(unsafe.Pointer(c))
 		}
-		runtime.KeepAlive(cs)
+		C.free(unsafe.Pointer(array))
 	}
 }
 
@@ -408,7 +409,9 @@ func NewDatasetCSV(ctx *Context, paths []string, columnDTypes []DType, options .
 	}
 	opts.column_dtypes, opts.n_columns = dtypes, C.size_t(n)
 	if cfg.defaults != nil {
-		defaults := make([]*C.char, n+1) // Go memory holding only C pointers; NULL: required
+		array := (**C.char)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof((*C.char)(nil))))) // NULL: required
+		defer C.free(unsafe.Pointer(array))
+		defaults := unsafe.Slice(array, n)
 		for i, text := range cfg.defaults {
 			if i < 0 || i >= n {
 				return nil, newError(CodeInvalidArgument, fmt.Sprintf("%s: a default for column %d of %d", fn, i, n))
@@ -416,8 +419,7 @@ func NewDatasetCSV(ctx *Context, paths []string, columnDTypes []DType, options .
 			defaults[i] = C.CString(text)
 			defer C.free(unsafe.Pointer(defaults[i]))
 		}
-		opts.column_defaults = unsafe.SliceData(defaults)
-		defer runtime.KeepAlive(defaults)
+		opts.column_defaults = array
 	}
 	if cfg.names != nil {
 		if len(cfg.names) != n {
