@@ -108,8 +108,8 @@ def normalize_type(t: str) -> str:
 
 def split_param(p: str) -> Param:
     p = p.strip()
-    fp = re.match(r"^(.*)\(\*(\w+)\)\((.*)\)$", p)
-    if fp:  # a function pointer parameter: the same "fnptr:" type as a struct field
+    fp = re.match(r"^(.*)\(\s*\*\s*(\w+)\s*\)\s*\((.*)\)$", p)
+    if fp:  # a function pointer parameter, typed as struct fields are: "fnptr:<ret>(<params>)"
         return Param(fp.group(2), "fnptr:" + normalize_type(fp.group(1)) + "(" + fp.group(3) + ")")
     m = re.match(r"^(.*?)([A-Za-z_][A-Za-z0-9_]*)$", p)
     if not m:
@@ -124,14 +124,14 @@ def parse_params(text: str) -> list[Param]:
     text = text.strip()
     if text in ("void", ""):
         return []
-    params, depth, start = [], 0, 0
-    for i, ch in enumerate(text):  # split at commas outside parentheses (function pointer parameters)
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            params.append(text[start:i])
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):  # split at top-level commas (a function pointer's own are inside parentheses)
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
             start = i + 1
-    params.append(text[start:])
-    return [split_param(p) for p in params]
+    parts.append(text[start:])
+    return [split_param(p) for p in parts]
 
 
 def strip_comments_keep_docs(src: str) -> list[tuple[str, str]]:
@@ -211,14 +211,14 @@ def parse(path: Path) -> Header:
             m = re.match(r"#define CAIRN_ABI_VERSION (\d+)u?$", stmt)
             if m:
                 abi = int(m.group(1))
-            m = re.match(r"#define (CAIRN_\w+) (-?\d+)$", stmt)
+            m = re.match(r"#define (CAIRN_\w+) (-?\d+|\(-?\d+\))$", stmt)
             if m:
-                constants[m.group(1)] = int(m.group(2))
+                constants[m.group(1)] = int(m.group(2).strip("()"))
             m = re.match(r"#define (CAIRN_\w+_INIT)\s*\{(.*)\}$", stmt)
             if m:
-                # split at commas outside character literals (CAIRN_CSV_OPTIONS_INIT's ',')
-                values = [e.strip() for e in re.findall(r"(?:'[^']*'|[^,])+", m.group(2))]
-                values = [str(ord(v[1])) if re.fullmatch(r"'.'", v) else v for v in values]  # ',' -> 44
+                # Split at commas outside character literals; a literal (',') becomes its code (44).
+                values = [e.strip() for e in re.findall(r"\s*'(?:\\.|[^'])'|[^,]+", m.group(2))]
+                values = [str(ord(v[1])) if re.fullmatch(r"'.'", v) else v for v in values]
                 inits[m.group(1)] = [str(constants.get(v, v)) for v in values]
             continue
         m = re.match(r"^typedef (u?int(?:8|16|32|64)_t|int|double|float|size_t) (cairn_\w+);$", stmt)

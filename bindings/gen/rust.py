@@ -125,6 +125,9 @@ class Types:
 
     def rust(self, ctype: str) -> str:
         """'const int64_t *' -> '*const i64', 'cairn_tensor *const *' -> '*const *mut cairn_tensor'."""
+        fp = re.fullmatch(r"fnptr:(.*?)\((.*)\)", ctype)
+        if fp:
+            return self.fnptr(fp.group(1), fp.group(2))
         parts = ctype.split("*")
         base = parts[0].split()
         base_const = base[:1] == ["const"]

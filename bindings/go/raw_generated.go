@@ -2389,7 +2389,8 @@ func cDatasetTfrecord(ctx *C.cairn_context, paths **C.char, nPaths C.size_t, opt
 // @param specs    `n` specs (dtype and shape, -1 dims allowed); each element is checked against them.
 // @param release  called once with user_data when the last dataset using it is freed (NULL: none).
 // Errors when read: the callback's status; INVALID_ARGUMENT naming the component when an output
-// does not match its spec. Since 1.1.
+// does not match its spec. When this call fails, release is not called: the caller still owns
+// user_data. Since 1.1.
 func cDatasetFromGenerator(ctx *C.cairn_context, names **C.char, specs *C.cairn_tensor_spec, n C.size_t, fn C.cairn_generator_fn, userData unsafe.Pointer, release *[0]byte, out **C.cairn_dataset) error {
 	return takeStatus(C.cairn_dataset_from_generator(ctx, names, specs, n, fn, userData, release, out))
 }
@@ -2408,7 +2409,8 @@ func cMapOptionsInit(opts *C.cairn_map_options, structSize C.uint32_t) error {
 // pipeline is built (on symbolic tensors with the input's spec), so a wrong fn fails here.
 // @param name  names the map in errors and descriptions (NULL: "map").
 // Errors when built: INVALID_ARGUMENT for NULL fn, n_outputs 0, missing output_specs with compile 0,
-// bad names; the callback's status while tracing. When read: "map '<name>' (element N): <error>". Since 1.1.
+// bad names; the callback's status while tracing (release is not called when this call fails).
+// When read: "map '<name>' (element N): <error>". Since 1.1.
 func cDatasetMap(in *C.cairn_dataset, name *C.char, fn C.cairn_function_fn, userData unsafe.Pointer, opts *C.cairn_map_options, out **C.cairn_dataset) error {
 	return takeStatus(C.cairn_dataset_map(in, name, fn, userData, opts, out))
 }
@@ -2425,7 +2427,8 @@ func cFilterOptionsInit(opts *C.cairn_filter_options, structSize C.uint32_t) err
 // CONSTRUCTOR. Keeps the elements for which `fn` (one output: a bool scalar) is true (Dataset.filter).
 // The result is a stream: its cardinality is unknown and a shuffle after it buffers.
 // @param name  names the filter in errors (NULL: "filter").
-// Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar. Since 1.1.
+// Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar (release is not
+// called when this call fails). Since 1.1.
 func cDatasetFilter(in *C.cairn_dataset, name *C.char, fn C.cairn_function_fn, userData unsafe.Pointer, opts *C.cairn_filter_options, out **C.cairn_dataset) error {
 	return takeStatus(C.cairn_dataset_filter(in, name, fn, userData, opts, out))
 }
@@ -2517,7 +2520,8 @@ func cInterleaveOptionsInit(opts *C.cairn_interleave_options, structSize C.uint3
 // CONSTRUCTOR. Maps each input element to a dataset with `fn` and interleaves their elements
 // (Dataset.interleave): cycle_length inner datasets at a time, block_length elements from each in
 // turn. Every inner dataset must have the declared spec (`names`, `specs`, `n`).
-// Errors when read: INVALID_ARGUMENT naming the input element when fn's dataset has another spec. Since 1.1.
+// Errors when built: INVALID_ARGUMENT for NULL fn or a bad spec (release is not called then).
+// When read: INVALID_ARGUMENT naming the input element when fn's dataset has another spec. Since 1.1.
 func cDatasetInterleave(in *C.cairn_dataset, fn C.cairn_dataset_fn, userData unsafe.Pointer, names **C.char, specs *C.cairn_tensor_spec, n C.size_t, opts *C.cairn_interleave_options, out **C.cairn_dataset) error {
 	return takeStatus(C.cairn_dataset_interleave(in, fn, userData, names, specs, n, opts, out))
 }

@@ -2104,7 +2104,8 @@ typedef cairn_status *(*cairn_generator_fn)(void *user_data, cairn_context *ctx,
  * @param specs    `n` specs (dtype and shape, -1 dims allowed); each element is checked against them.
  * @param release  called once with user_data when the last dataset using it is freed (NULL: none).
  * Errors when read: the callback's status; INVALID_ARGUMENT naming the component when an output
- * does not match its spec. Since 1.1. */
+ * does not match its spec. When this call fails, release is not called: the caller still owns
+ * user_data. Since 1.1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_from_generator(cairn_context *ctx, const char *const *names,
                                                                     const cairn_tensor_spec *specs, size_t n,
                                                                     cairn_generator_fn fn, void *user_data,
@@ -2140,7 +2141,8 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_map_options_init(cairn_map_options 
  * pipeline is built (on symbolic tensors with the input's spec), so a wrong fn fails here.
  * @param name  names the map in errors and descriptions (NULL: "map").
  * Errors when built: INVALID_ARGUMENT for NULL fn, n_outputs 0, missing output_specs with compile 0,
- * bad names; the callback's status while tracing. When read: "map '<name>' (element N): <error>". Since 1.1. */
+ * bad names; the callback's status while tracing (release is not called when this call fails).
+ * When read: "map '<name>' (element N): <error>". Since 1.1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_map(const cairn_dataset *in, const char *name, cairn_function_fn fn,
                                                          void *user_data, const cairn_map_options *opts,
                                                          cairn_dataset **out);
@@ -2162,7 +2164,8 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_filter_options_init(cairn_filter_op
 /** CONSTRUCTOR. Keeps the elements for which `fn` (one output: a bool scalar) is true (Dataset.filter).
  * The result is a stream: its cardinality is unknown and a shuffle after it buffers.
  * @param name  names the filter in errors (NULL: "filter").
- * Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar. Since 1.1. */
+ * Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar (release is not
+ * called when this call fails). Since 1.1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_filter(const cairn_dataset *in, const char *name, cairn_function_fn fn,
                                                             void *user_data, const cairn_filter_options *opts,
                                                             cairn_dataset **out);
@@ -2242,7 +2245,8 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_interleave_options_init(cairn_inter
 /** CONSTRUCTOR. Maps each input element to a dataset with `fn` and interleaves their elements
  * (Dataset.interleave): cycle_length inner datasets at a time, block_length elements from each in
  * turn. Every inner dataset must have the declared spec (`names`, `specs`, `n`).
- * Errors when read: INVALID_ARGUMENT naming the input element when fn's dataset has another spec. Since 1.1. */
+ * Errors when built: INVALID_ARGUMENT for NULL fn or a bad spec (release is not called then).
+ * When read: INVALID_ARGUMENT naming the input element when fn's dataset has another spec. Since 1.1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_interleave(const cairn_dataset *in, cairn_dataset_fn fn, void *user_data,
                                                                 const char *const *names, const cairn_tensor_spec *specs,
                                                                 size_t n, const cairn_interleave_options *opts,

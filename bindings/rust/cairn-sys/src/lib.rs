@@ -30,6 +30,12 @@ pub const CAIRN_VERSION_PATCH: i32 = 0;
 pub const CAIRN_FALSE: i32 = 0;
 /// `CAIRN_TRUE` of cairn.h.
 pub const CAIRN_TRUE: i32 = 1;
+/// `CAIRN_AUTOTUNE` of cairn.h.
+pub const CAIRN_AUTOTUNE: i32 = -1;
+/// `CAIRN_INFINITE_CARDINALITY` of cairn.h.
+pub const CAIRN_INFINITE_CARDINALITY: i32 = -1;
+/// `CAIRN_UNKNOWN_CARDINALITY` of cairn.h.
+pub const CAIRN_UNKNOWN_CARDINALITY: i32 = -2;
 
 /// Opaque handle `cairn_status`.
 #[repr(C)]
@@ -146,6 +152,13 @@ pub struct cairn_summary_writer {
 /// Opaque handle `cairn_profile`.
 #[repr(C)]
 pub struct cairn_profile {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_dataset`.
+#[repr(C)]
+pub struct cairn_dataset {
     _data: [u8; 0],
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
@@ -269,6 +282,8 @@ pub const CAIRN_OBJECT_OPTIMIZER: cairn_object_kind = 6;
 /// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_LAYER: cairn_object_kind = 7;
 /// A value of [`cairn_object_kind`].
+pub const CAIRN_OBJECT_ITERATOR: cairn_object_kind = 8;
+/// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_KIND_FORCE32: cairn_object_kind = 0x7fffffff;
 
 /// How a gradient call answers for a source the target does not depend on. Since 1.0.
@@ -386,6 +401,17 @@ pub type cairn_log_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, leve
 /// an eager tensor to return as a constant); the function takes them. Return NULL or an error
 /// status, which cairn_function_call returns (nothing is cached then). Since 1.0.
 pub type cairn_function_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, ctx: *mut cairn_context, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status>;
+
+/// A generator: set the `n_outputs` outputs to new tensors for element `index` (0, 1, ... within
+/// one iteration) and *got to CAIRN_TRUE, or set *got to CAIRN_FALSE at the end. A generator that
+/// returns the same element for the same index makes restores exact; one that ignores the index
+/// still works, but resumes from wherever it is. Called from worker threads, one call at a time per
+/// iteration. Return NULL or an error status. Since 1.1.
+pub type cairn_generator_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, ctx: *mut cairn_context, index: i64, outputs: *mut *mut cairn_tensor, n_outputs: usize, got: *mut i32) -> *mut cairn_status>;
+
+/// Makes the dataset of one input element for cairn_dataset_interleave: set *out to a new dataset
+/// (the interleave takes it) with the declared spec. Return NULL or an error status. Since 1.1.
+pub type cairn_dataset_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, ctx: *mut cairn_context, element: *const *mut cairn_tensor, n: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status>;
 
 /// Host allocator hooks. `allocate` returns `size` bytes aligned to `alignment` (a power of two,
 /// at least 64) or NULL; `deallocate` gets the pointer and the size that was asked for. Both may be
@@ -855,6 +881,101 @@ pub struct cairn_profiler_options {
     pub vulkan_timestamps: i32,
 }
 
+/// Options of cairn_dataset_csv (tf.data.experimental.CsvDataset); start from CAIRN_CSV_OPTIONS_INIT.
+/// Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_csv_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_csv_options`].
+    pub struct_size: u32,
+    /// `column_dtypes` (C type `const cairn_dtype *`); see [`cairn_csv_options`].
+    pub column_dtypes: *const cairn_dtype,
+    /// `n_columns` (C type `size_t`); see [`cairn_csv_options`].
+    pub n_columns: usize,
+    /// `column_defaults` (C type `const char *const *`); see [`cairn_csv_options`].
+    pub column_defaults: *const *const c_char,
+    /// `column_names` (C type `const char *const *`); see [`cairn_csv_options`].
+    pub column_names: *const *const c_char,
+    /// `select_columns` (C type `const int64_t *`); see [`cairn_csv_options`].
+    pub select_columns: *const i64,
+    /// `header` (C type `int32_t`); see [`cairn_csv_options`].
+    pub header: i32,
+    /// `delimiter` (C type `int32_t`); see [`cairn_csv_options`].
+    pub delimiter: i32,
+    /// `na_value` (C type `const char *`); see [`cairn_csv_options`].
+    pub na_value: *const c_char,
+}
+
+/// Options of cairn_dataset_tfrecord; start from CAIRN_TFRECORD_OPTIONS_INIT. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_tfrecord_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_tfrecord_options`].
+    pub struct_size: u32,
+    /// `compression` (C type `cairn_compression`); see [`cairn_tfrecord_options`].
+    pub compression: cairn_compression,
+    /// `num_parallel_reads` (C type `int32_t`); see [`cairn_tfrecord_options`].
+    pub num_parallel_reads: i32,
+    /// `buffer_size` (C type `uint64_t`); see [`cairn_tfrecord_options`].
+    pub buffer_size: u64,
+}
+
+/// Options of cairn_dataset_map; start from CAIRN_MAP_OPTIONS_INIT. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_map_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_map_options`].
+    pub struct_size: u32,
+    /// `num_parallel_calls` (C type `int32_t`); see [`cairn_map_options`].
+    pub num_parallel_calls: i32,
+    /// `deterministic` (C type `int32_t`); see [`cairn_map_options`].
+    pub deterministic: i32,
+    /// `compile` (C type `int32_t`); see [`cairn_map_options`].
+    pub compile: i32,
+    /// `output_names` (C type `const char *const *`); see [`cairn_map_options`].
+    pub output_names: *const *const c_char,
+    /// `output_specs` (C type `const cairn_tensor_spec *`); see [`cairn_map_options`].
+    pub output_specs: *const cairn_tensor_spec,
+    /// `n_outputs` (C type `size_t`); see [`cairn_map_options`].
+    pub n_outputs: usize,
+    /// `seed` (C type `int64_t`); see [`cairn_map_options`].
+    pub seed: i64,
+    /// `release` (C type `void(void *user_data)`); see [`cairn_map_options`].
+    pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+}
+
+/// Options of cairn_dataset_filter; start from CAIRN_FILTER_OPTIONS_INIT. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_filter_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_filter_options`].
+    pub struct_size: u32,
+    /// `compile` (C type `int32_t`); see [`cairn_filter_options`].
+    pub compile: i32,
+    /// `seed` (C type `int64_t`); see [`cairn_filter_options`].
+    pub seed: i64,
+    /// `release` (C type `void(void *user_data)`); see [`cairn_filter_options`].
+    pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+}
+
+/// Options of cairn_dataset_interleave; start from CAIRN_INTERLEAVE_OPTIONS_INIT. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_interleave_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_interleave_options`].
+    pub struct_size: u32,
+    /// `cycle_length` (C type `int32_t`); see [`cairn_interleave_options`].
+    pub cycle_length: i32,
+    /// `block_length` (C type `int32_t`); see [`cairn_interleave_options`].
+    pub block_length: i32,
+    /// `num_parallel_calls` (C type `int32_t`); see [`cairn_interleave_options`].
+    pub num_parallel_calls: i32,
+    /// `deterministic` (C type `int32_t`); see [`cairn_interleave_options`].
+    pub deterministic: i32,
+    /// `release` (C type `void(void *user_data)`); see [`cairn_interleave_options`].
+    pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+}
+
 /// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -965,6 +1086,19 @@ pub const CAIRN_COSINE_DECAY_OPTIONS_INIT: cairn_cosine_decay_options = cairn_co
     alpha: 0.0,
 };
 
+/// `CAIRN_CSV_OPTIONS_INIT`: the documented defaults of [`cairn_csv_options`].
+pub const CAIRN_CSV_OPTIONS_INIT: cairn_csv_options = cairn_csv_options {
+    struct_size: core::mem::size_of::<cairn_csv_options>() as u32,
+    column_dtypes: core::ptr::null(),
+    n_columns: 0,
+    column_defaults: core::ptr::null(),
+    column_names: core::ptr::null(),
+    select_columns: core::ptr::null(),
+    header: 0,
+    delimiter: 44,
+    na_value: core::ptr::null(),
+};
+
 /// `CAIRN_DENSE_OPTIONS_INIT`: the documented defaults of [`cairn_dense_options`].
 pub const CAIRN_DENSE_OPTIONS_INIT: cairn_dense_options = cairn_dense_options {
     struct_size: core::mem::size_of::<cairn_dense_options>() as u32,
@@ -1021,6 +1155,14 @@ pub const CAIRN_FEATURE_VALUES_INIT: cairn_feature_values = cairn_feature_values
     int64s: core::ptr::null(),
 };
 
+/// `CAIRN_FILTER_OPTIONS_INIT`: the documented defaults of [`cairn_filter_options`].
+pub const CAIRN_FILTER_OPTIONS_INIT: cairn_filter_options = cairn_filter_options {
+    struct_size: core::mem::size_of::<cairn_filter_options>() as u32,
+    compile: 1,
+    seed: 0,
+    release: None,
+};
+
 /// `CAIRN_FLATTEN_OPTIONS_INIT`: the documented defaults of [`cairn_flatten_options`].
 pub const CAIRN_FLATTEN_OPTIONS_INIT: cairn_flatten_options = cairn_flatten_options {
     struct_size: core::mem::size_of::<cairn_flatten_options>() as u32,
@@ -1036,6 +1178,29 @@ pub const CAIRN_FUNCTION_OPTIONS_INIT: cairn_function_options = cairn_function_o
     release: None,
     static_inputs: core::ptr::null(),
     n_static_inputs: 0,
+};
+
+/// `CAIRN_INTERLEAVE_OPTIONS_INIT`: the documented defaults of [`cairn_interleave_options`].
+pub const CAIRN_INTERLEAVE_OPTIONS_INIT: cairn_interleave_options = cairn_interleave_options {
+    struct_size: core::mem::size_of::<cairn_interleave_options>() as u32,
+    cycle_length: -1,
+    block_length: 1,
+    num_parallel_calls: 0,
+    deterministic: 1,
+    release: None,
+};
+
+/// `CAIRN_MAP_OPTIONS_INIT`: the documented defaults of [`cairn_map_options`].
+pub const CAIRN_MAP_OPTIONS_INIT: cairn_map_options = cairn_map_options {
+    struct_size: core::mem::size_of::<cairn_map_options>() as u32,
+    num_parallel_calls: 0,
+    deterministic: 1,
+    compile: 1,
+    output_names: core::ptr::null(),
+    output_specs: core::ptr::null(),
+    n_outputs: 0,
+    seed: 0,
+    release: None,
 };
 
 /// `CAIRN_NORM_OPTIONS_INIT`: the documented defaults of [`cairn_norm_options`].
@@ -1128,6 +1293,14 @@ pub const CAIRN_TENSOR_SPEC_INIT: cairn_tensor_spec = cairn_tensor_spec {
     dtype: CAIRN_INVALID_DTYPE,
     shape: core::ptr::null(),
     rank: 0,
+};
+
+/// `CAIRN_TFRECORD_OPTIONS_INIT`: the documented defaults of [`cairn_tfrecord_options`].
+pub const CAIRN_TFRECORD_OPTIONS_INIT: cairn_tfrecord_options = cairn_tfrecord_options {
+    struct_size: core::mem::size_of::<cairn_tfrecord_options>() as u32,
+    compression: CAIRN_COMPRESSION_NONE,
+    num_parallel_reads: 0,
+    buffer_size: 0,
 };
 
 /// `CAIRN_VARIABLE_OPTIONS_INIT`: the documented defaults of [`cairn_variable_options`].
@@ -1384,6 +1557,50 @@ pub(crate) struct Api {
     cairn_profile_export_chrome_trace: unsafe extern "C" fn(p: *const cairn_profile, path: *const c_char) -> *mut cairn_status,
     cairn_profile_export_to_logdir: unsafe extern "C" fn(p: *const cairn_profile, logdir: *const c_char, run_name: *const c_char, path_out: *mut *mut c_char) -> *mut cairn_status,
     cairn_profile_free: unsafe extern "C" fn(p: *mut cairn_profile),
+    cairn_dataset_free: unsafe extern "C" fn(ds: *mut cairn_dataset),
+    cairn_dataset_num_components: unsafe extern "C" fn(ds: *const cairn_dataset) -> usize,
+    cairn_dataset_component: unsafe extern "C" fn(ds: *const cairn_dataset, index: usize, name: *mut *const c_char, dtype: *mut cairn_dtype, shape: *mut *const i64, rank: *mut usize) -> *mut cairn_status,
+    cairn_dataset_cardinality: unsafe extern "C" fn(ds: *const cairn_dataset) -> i64,
+    cairn_dataset_describe: unsafe extern "C" fn(ds: *const cairn_dataset, out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_dataset_from_tensors: unsafe extern "C" fn(ctx: *mut cairn_context, names: *const *const c_char, tensors: *const *mut cairn_tensor, n: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_from_tensor_slices: unsafe extern "C" fn(ctx: *mut cairn_context, names: *const *const c_char, tensors: *const *mut cairn_tensor, n: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_range: unsafe extern "C" fn(ctx: *mut cairn_context, start: i64, stop: i64, step: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_text_lines: unsafe extern "C" fn(ctx: *mut cairn_context, paths: *const *const c_char, n_paths: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_csv_options_init: unsafe extern "C" fn(opts: *mut cairn_csv_options, struct_size: u32) -> *mut cairn_status,
+    cairn_dataset_csv: unsafe extern "C" fn(ctx: *mut cairn_context, paths: *const *const c_char, n_paths: usize, opts: *const cairn_csv_options, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_list_files: unsafe extern "C" fn(ctx: *mut cairn_context, patterns: *const *const c_char, n_patterns: usize, shuffle: i32, seed: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_tfrecord_options_init: unsafe extern "C" fn(opts: *mut cairn_tfrecord_options, struct_size: u32) -> *mut cairn_status,
+    cairn_dataset_tfrecord: unsafe extern "C" fn(ctx: *mut cairn_context, paths: *const *const c_char, n_paths: usize, opts: *const cairn_tfrecord_options, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_from_generator: unsafe extern "C" fn(ctx: *mut cairn_context, names: *const *const c_char, specs: *const cairn_tensor_spec, n: usize, r#fn: cairn_generator_fn, user_data: *mut c_void, release: Option<unsafe extern "C" fn(user_data: *mut c_void)>, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_map_options_init: unsafe extern "C" fn(opts: *mut cairn_map_options, struct_size: u32) -> *mut cairn_status,
+    cairn_dataset_map: unsafe extern "C" fn(r#in: *const cairn_dataset, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_map_options, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_filter_options_init: unsafe extern "C" fn(opts: *mut cairn_filter_options, struct_size: u32) -> *mut cairn_status,
+    cairn_dataset_filter: unsafe extern "C" fn(r#in: *const cairn_dataset, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_filter_options, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_batch: unsafe extern "C" fn(r#in: *const cairn_dataset, batch_size: i64, drop_remainder: i32, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_padded_batch: unsafe extern "C" fn(r#in: *const cairn_dataset, batch_size: i64, drop_remainder: i32, padded_shapes: *const cairn_tensor_spec, padding_values: *const *mut cairn_tensor, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_unbatch: unsafe extern "C" fn(r#in: *const cairn_dataset, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_shuffle: unsafe extern "C" fn(r#in: *const cairn_dataset, buffer_size: i64, seed: i64, reshuffle_each_iteration: i32, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_repeat: unsafe extern "C" fn(r#in: *const cairn_dataset, count: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_take: unsafe extern "C" fn(r#in: *const cairn_dataset, count: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_skip: unsafe extern "C" fn(r#in: *const cairn_dataset, count: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_shard: unsafe extern "C" fn(r#in: *const cairn_dataset, num_shards: i64, index: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_interleave_options_init: unsafe extern "C" fn(opts: *mut cairn_interleave_options, struct_size: u32) -> *mut cairn_status,
+    cairn_dataset_interleave: unsafe extern "C" fn(r#in: *const cairn_dataset, r#fn: cairn_dataset_fn, user_data: *mut c_void, names: *const *const c_char, specs: *const cairn_tensor_spec, n: usize, opts: *const cairn_interleave_options, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_prefetch: unsafe extern "C" fn(r#in: *const cairn_dataset, buffer_size: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_prefetch_to_device: unsafe extern "C" fn(r#in: *const cairn_dataset, device: *const c_char, buffer_size: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_cache: unsafe extern "C" fn(r#in: *const cairn_dataset, filename: *const c_char, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_zip: unsafe extern "C" fn(ins: *const *const cairn_dataset, n: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_concatenate: unsafe extern "C" fn(a: *const cairn_dataset, b: *const cairn_dataset, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_enumerate: unsafe extern "C" fn(r#in: *const cairn_dataset, start: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_select: unsafe extern "C" fn(r#in: *const cairn_dataset, names: *const *const c_char, new_names: *const *const c_char, n: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_parse_example: unsafe extern "C" fn(r#in: *const cairn_dataset, component: *const c_char, specs: *const cairn_feature_spec, n_specs: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_dataset_iterate: unsafe extern "C" fn(ds: *const cairn_dataset, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_iterator_next: unsafe extern "C" fn(it: *mut cairn_object, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
+    cairn_iterator_position: unsafe extern "C" fn(it: *const cairn_object) -> i64,
+    cairn_iterator_save: unsafe extern "C" fn(it: *mut cairn_object, out: *mut *mut c_void, n: *mut usize) -> *mut cairn_status,
+    cairn_iterator_restore: unsafe extern "C" fn(it: *mut cairn_object, state: *const c_void, n: usize) -> *mut cairn_status,
+    cairn_iterator_close: unsafe extern "C" fn(it: *mut cairn_object) -> *mut cairn_status,
+    cairn_iterator_dataset: unsafe extern "C" fn(it: *const cairn_object, out: *mut *mut cairn_dataset) -> *mut cairn_status,
     cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
     cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
     cairn_function_graphdef: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
@@ -1642,6 +1859,50 @@ impl Api {
             cairn_profile_export_chrome_trace: core::mem::transmute(load::symbol(lib, c"cairn_profile_export_chrome_trace")?),
             cairn_profile_export_to_logdir: core::mem::transmute(load::symbol(lib, c"cairn_profile_export_to_logdir")?),
             cairn_profile_free: core::mem::transmute(load::symbol(lib, c"cairn_profile_free")?),
+            cairn_dataset_free: core::mem::transmute(load::symbol(lib, c"cairn_dataset_free")?),
+            cairn_dataset_num_components: core::mem::transmute(load::symbol(lib, c"cairn_dataset_num_components")?),
+            cairn_dataset_component: core::mem::transmute(load::symbol(lib, c"cairn_dataset_component")?),
+            cairn_dataset_cardinality: core::mem::transmute(load::symbol(lib, c"cairn_dataset_cardinality")?),
+            cairn_dataset_describe: core::mem::transmute(load::symbol(lib, c"cairn_dataset_describe")?),
+            cairn_dataset_from_tensors: core::mem::transmute(load::symbol(lib, c"cairn_dataset_from_tensors")?),
+            cairn_dataset_from_tensor_slices: core::mem::transmute(load::symbol(lib, c"cairn_dataset_from_tensor_slices")?),
+            cairn_dataset_range: core::mem::transmute(load::symbol(lib, c"cairn_dataset_range")?),
+            cairn_dataset_text_lines: core::mem::transmute(load::symbol(lib, c"cairn_dataset_text_lines")?),
+            cairn_csv_options_init: core::mem::transmute(load::symbol(lib, c"cairn_csv_options_init")?),
+            cairn_dataset_csv: core::mem::transmute(load::symbol(lib, c"cairn_dataset_csv")?),
+            cairn_dataset_list_files: core::mem::transmute(load::symbol(lib, c"cairn_dataset_list_files")?),
+            cairn_tfrecord_options_init: core::mem::transmute(load::symbol(lib, c"cairn_tfrecord_options_init")?),
+            cairn_dataset_tfrecord: core::mem::transmute(load::symbol(lib, c"cairn_dataset_tfrecord")?),
+            cairn_dataset_from_generator: core::mem::transmute(load::symbol(lib, c"cairn_dataset_from_generator")?),
+            cairn_map_options_init: core::mem::transmute(load::symbol(lib, c"cairn_map_options_init")?),
+            cairn_dataset_map: core::mem::transmute(load::symbol(lib, c"cairn_dataset_map")?),
+            cairn_filter_options_init: core::mem::transmute(load::symbol(lib, c"cairn_filter_options_init")?),
+            cairn_dataset_filter: core::mem::transmute(load::symbol(lib, c"cairn_dataset_filter")?),
+            cairn_dataset_batch: core::mem::transmute(load::symbol(lib, c"cairn_dataset_batch")?),
+            cairn_dataset_padded_batch: core::mem::transmute(load::symbol(lib, c"cairn_dataset_padded_batch")?),
+            cairn_dataset_unbatch: core::mem::transmute(load::symbol(lib, c"cairn_dataset_unbatch")?),
+            cairn_dataset_shuffle: core::mem::transmute(load::symbol(lib, c"cairn_dataset_shuffle")?),
+            cairn_dataset_repeat: core::mem::transmute(load::symbol(lib, c"cairn_dataset_repeat")?),
+            cairn_dataset_take: core::mem::transmute(load::symbol(lib, c"cairn_dataset_take")?),
+            cairn_dataset_skip: core::mem::transmute(load::symbol(lib, c"cairn_dataset_skip")?),
+            cairn_dataset_shard: core::mem::transmute(load::symbol(lib, c"cairn_dataset_shard")?),
+            cairn_interleave_options_init: core::mem::transmute(load::symbol(lib, c"cairn_interleave_options_init")?),
+            cairn_dataset_interleave: core::mem::transmute(load::symbol(lib, c"cairn_dataset_interleave")?),
+            cairn_dataset_prefetch: core::mem::transmute(load::symbol(lib, c"cairn_dataset_prefetch")?),
+            cairn_dataset_prefetch_to_device: core::mem::transmute(load::symbol(lib, c"cairn_dataset_prefetch_to_device")?),
+            cairn_dataset_cache: core::mem::transmute(load::symbol(lib, c"cairn_dataset_cache")?),
+            cairn_dataset_zip: core::mem::transmute(load::symbol(lib, c"cairn_dataset_zip")?),
+            cairn_dataset_concatenate: core::mem::transmute(load::symbol(lib, c"cairn_dataset_concatenate")?),
+            cairn_dataset_enumerate: core::mem::transmute(load::symbol(lib, c"cairn_dataset_enumerate")?),
+            cairn_dataset_select: core::mem::transmute(load::symbol(lib, c"cairn_dataset_select")?),
+            cairn_dataset_parse_example: core::mem::transmute(load::symbol(lib, c"cairn_dataset_parse_example")?),
+            cairn_dataset_iterate: core::mem::transmute(load::symbol(lib, c"cairn_dataset_iterate")?),
+            cairn_iterator_next: core::mem::transmute(load::symbol(lib, c"cairn_iterator_next")?),
+            cairn_iterator_position: core::mem::transmute(load::symbol(lib, c"cairn_iterator_position")?),
+            cairn_iterator_save: core::mem::transmute(load::symbol(lib, c"cairn_iterator_save")?),
+            cairn_iterator_restore: core::mem::transmute(load::symbol(lib, c"cairn_iterator_restore")?),
+            cairn_iterator_close: core::mem::transmute(load::symbol(lib, c"cairn_iterator_close")?),
+            cairn_iterator_dataset: core::mem::transmute(load::symbol(lib, c"cairn_iterator_dataset")?),
             cairn_function_export: core::mem::transmute(load::symbol(lib, c"cairn_function_export")?),
             cairn_function_load: core::mem::transmute(load::symbol(lib, c"cairn_function_load")?),
             cairn_function_graphdef: core::mem::transmute(load::symbol(lib, c"cairn_function_graphdef")?),
@@ -3449,6 +3710,400 @@ pub unsafe fn cairn_profile_export_to_logdir(p: *const cairn_profile, logdir: *c
 #[inline]
 pub unsafe fn cairn_profile_free(p: *mut cairn_profile) {
     (load::api().cairn_profile_free)(p)
+}
+
+/// DESTRUCTOR. Frees the handle; datasets built from it keep what they need. NULL is fine. Since 1.1.
+#[inline]
+pub unsafe fn cairn_dataset_free(ds: *mut cairn_dataset) {
+    (load::api().cairn_dataset_free)(ds)
+}
+
+/// METHOD. The number of components of each element; 0 for NULL. Since 1.1.
+#[inline]
+pub unsafe fn cairn_dataset_num_components(ds: *const cairn_dataset) -> usize {
+    (load::api().cairn_dataset_num_components)(ds)
+}
+
+/// METHOD. Component `index` of the element spec.
+/// @param name   receives its name, borrowed from the dataset (NULL to skip).
+/// @param dtype  receives its dtype (NULL to skip).
+/// @param shape  receives its dims, -1 where unknown, borrowed from the dataset (NULL to skip).
+/// @param rank   receives its rank (NULL to skip).
+/// Errors: OUT_OF_RANGE for index \>= cairn_dataset_num_components; INVALID_ARGUMENT for NULL ds. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_component(ds: *const cairn_dataset, index: usize, name: *mut *const c_char, dtype: *mut cairn_dtype, shape: *mut *const i64, rank: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_dataset_component)(ds, index, name, dtype, shape, rank)
+}
+
+/// METHOD. The number of elements: CAIRN_INFINITE_CARDINALITY, CAIRN_UNKNOWN_CARDINALITY, or a count;
+/// CAIRN_UNKNOWN_CARDINALITY for NULL. Since 1.1.
+#[inline]
+pub unsafe fn cairn_dataset_cardinality(ds: *const cairn_dataset) -> i64 {
+    (load::api().cairn_dataset_cardinality)(ds)
+}
+
+/// METHOD. The pipeline as text, as errors name it: "range(0, 10, 1).map('f', parallel=4).batch(32)".
+/// @param out  receives the text; free with cairn_free. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_describe(ds: *const cairn_dataset, out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_dataset_describe)(ds, out)
+}
+
+/// CONSTRUCTOR. A dataset of one element: the tensors, as tf.data.Dataset.from_tensors.
+/// @param names    `n` component names, or NULL for "0", "1", ...; names must be unique and non-empty.
+/// @param tensors  `n` tensors (n \>= 1), borrowed; the dataset keeps its own references.
+/// Errors: INVALID_ARGUMENT for n 0, a NULL tensor or a bad or duplicate name. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_from_tensors(ctx: *mut cairn_context, names: *const *const c_char, tensors: *const *mut cairn_tensor, n: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_from_tensors)(ctx, names, tensors, n, out)
+}
+
+/// CONSTRUCTOR. One element per row of the tensors' first dimension, as from_tensor_slices: every
+/// tensor must have rank \>= 1 and the same first dimension. Arguments as cairn_dataset_from_tensors.
+/// Errors: INVALID_ARGUMENT naming both shapes when first dimensions differ, or for a scalar. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_from_tensor_slices(ctx: *mut cairn_context, names: *const *const c_char, tensors: *const *mut cairn_tensor, n: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_from_tensor_slices)(ctx, names, tensors, n, out)
+}
+
+/// CONSTRUCTOR. int64 scalars start, start + step, ... before stop (tf.data.Dataset.range); one
+/// component "value". Errors: INVALID_ARGUMENT for step 0. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_range(ctx: *mut cairn_context, start: i64, stop: i64, step: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_range)(ctx, start, stop, step, out)
+}
+
+/// CONSTRUCTOR. The lines of text files in order, without their line ends (tf.data.TextLineDataset):
+/// one component "line", the line's bytes as a uint8 vector. A file's line index is built the first time it is read, so
+/// the position is an index. Errors (at the first read): NOT_FOUND naming the path. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_text_lines(ctx: *mut cairn_context, paths: *const *const c_char, n_paths: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_text_lines)(ctx, paths, n_paths, out)
+}
+
+/// METHOD. Fills a cairn_csv_options with its defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_csv_options_init(opts: *mut cairn_csv_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_csv_options_init)(opts, struct_size)
+}
+
+/// CONSTRUCTOR. Records of CSV files (RFC 4180 quoting), one component per column: a scalar, or a
+/// uint8 vector for CAIRN_STRING columns. A file's record index is built the first time it is read.
+/// Errors when built: INVALID_ARGUMENT for no columns, an unsupported dtype or a default that does
+/// not parse. When read: INVALID_ARGUMENT "\<path\>:\<line\>: ..." for a field that does not parse, a
+/// missing required field or a wrong number of fields. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_csv(ctx: *mut cairn_context, paths: *const *const c_char, n_paths: usize, opts: *const cairn_csv_options, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_csv)(ctx, paths, n_paths, opts, out)
+}
+
+/// CONSTRUCTOR. The file names matching glob `patterns`, one component "filename" (a uint8 vector)
+/// (tf.data.Dataset.list_files): sorted, then a seeded permutation when `shuffle` is set (each
+/// iteration of a repeat reshuffles). Errors: NOT_FOUND naming the patterns when nothing matches. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_list_files(ctx: *mut cairn_context, patterns: *const *const c_char, n_patterns: usize, shuffle: i32, seed: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_list_files)(ctx, patterns, n_patterns, shuffle, seed, out)
+}
+
+/// METHOD. Fills a cairn_tfrecord_options with its defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tfrecord_options_init(opts: *mut cairn_tfrecord_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_tfrecord_options_init)(opts, struct_size)
+}
+
+/// CONSTRUCTOR. The records of TFRecord files (tf.data.TFRecordDataset): one component "record", the
+/// record's bytes as a uint8 vector. Uncompressed files are indexable (their `.cairnidx` sidecar, or an index built on first
+/// read), so the position is an index; compressed ones are read as streams.
+/// Errors when read: NOT_FOUND naming the path; DATA_LOSS naming the path and offset. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_tfrecord(ctx: *mut cairn_context, paths: *const *const c_char, n_paths: usize, opts: *const cairn_tfrecord_options, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_tfrecord)(ctx, paths, n_paths, opts, out)
+}
+
+/// CONSTRUCTOR. Elements from a host generator with a declared element spec (from_generator).
+/// @param names    `n` component names (NULL: "0", "1", ...).
+/// @param specs    `n` specs (dtype and shape, -1 dims allowed); each element is checked against them.
+/// @param release  called once with user_data when the last dataset using it is freed (NULL: none).
+/// Errors when read: the callback's status; INVALID_ARGUMENT naming the component when an output
+/// does not match its spec. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_from_generator(ctx: *mut cairn_context, names: *const *const c_char, specs: *const cairn_tensor_spec, n: usize, r#fn: cairn_generator_fn, user_data: *mut c_void, release: Option<unsafe extern "C" fn(user_data: *mut c_void)>, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_from_generator)(ctx, names, specs, n, r#fn, user_data, release, out)
+}
+
+/// METHOD. Fills a cairn_map_options with its defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_map_options_init(opts: *mut cairn_map_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_map_options_init)(opts, struct_size)
+}
+
+/// CONSTRUCTOR. Applies `fn` to every element (Dataset.map): its inputs are the element's
+/// components in order, its outputs the new element's. With compile = 1, fn is traced when the
+/// pipeline is built (on symbolic tensors with the input's spec), so a wrong fn fails here.
+/// @param name  names the map in errors and descriptions (NULL: "map").
+/// Errors when built: INVALID_ARGUMENT for NULL fn, n_outputs 0, missing output_specs with compile 0,
+/// bad names; the callback's status while tracing. When read: "map '\<name\>' (element N): \<error\>". Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_map(r#in: *const cairn_dataset, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_map_options, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_map)(r#in, name, r#fn, user_data, opts, out)
+}
+
+/// METHOD. Fills a cairn_filter_options with its defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_filter_options_init(opts: *mut cairn_filter_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_filter_options_init)(opts, struct_size)
+}
+
+/// CONSTRUCTOR. Keeps the elements for which `fn` (one output: a bool scalar) is true (Dataset.filter).
+/// The result is a stream: its cardinality is unknown and a shuffle after it buffers.
+/// @param name  names the filter in errors (NULL: "filter").
+/// Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_filter(r#in: *const cairn_dataset, name: *const c_char, r#fn: cairn_function_fn, user_data: *mut c_void, opts: *const cairn_filter_options, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_filter)(r#in, name, r#fn, user_data, opts, out)
+}
+
+/// CONSTRUCTOR. Stacks `batch_size` consecutive elements into one (Dataset.batch): each component
+/// gains a leading dimension. The last batch is smaller unless drop_remainder is set.
+/// Errors when built: INVALID_ARGUMENT for batch_size \< 1. When read: INVALID_ARGUMENT naming the
+/// component, the element and both shapes when elements of one batch differ in shape. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_batch(r#in: *const cairn_dataset, batch_size: i64, drop_remainder: i32, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_batch)(r#in, batch_size, drop_remainder, out)
+}
+
+/// CONSTRUCTOR. Batches elements of different shapes by padding them (Dataset.padded_batch).
+/// @param padded_shapes   NULL (pad every dim to the batch's largest), or one spec per component
+///                        (its dtype is ignored): a dim of -1 pads to the batch's largest, a fixed
+///                        dim pads to that size (a longer element is an error).
+/// @param padding_values  NULL (zeros, "" for strings), or one per component: NULL or a scalar of
+///                        the component's dtype; borrowed for the call.
+/// Errors: INVALID_ARGUMENT for batch_size \< 1, a rank or dtype mismatch, an element larger than its
+/// padded shape (naming component, element and shapes). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_padded_batch(r#in: *const cairn_dataset, batch_size: i64, drop_remainder: i32, padded_shapes: *const cairn_tensor_spec, padding_values: *const *mut cairn_tensor, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_padded_batch)(r#in, batch_size, drop_remainder, padded_shapes, padding_values, out)
+}
+
+/// CONSTRUCTOR. Splits each element along its first dimension (Dataset.unbatch). Errors:
+/// INVALID_ARGUMENT for a scalar component or components whose first dims differ. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_unbatch(r#in: *const cairn_dataset, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_unbatch)(r#in, out)
+}
+
+/// CONSTRUCTOR. Shuffles (Dataset.shuffle). Over an indexable input the order is a seeded
+/// permutation of the whole input (better mixing than any buffer, and nothing to save); over a
+/// stream, a buffer of buffer_size elements as TensorFlow's. With reshuffle_each_iteration each
+/// iteration (each pass of an enclosing repeat, each new iterator) has its own order; otherwise all
+/// share one. Errors: INVALID_ARGUMENT for buffer_size \< 1. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_shuffle(r#in: *const cairn_dataset, buffer_size: i64, seed: i64, reshuffle_each_iteration: i32, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_shuffle)(r#in, buffer_size, seed, reshuffle_each_iteration, out)
+}
+
+/// CONSTRUCTOR. The input `count` times; -1 forever (Dataset.repeat). Errors: INVALID_ARGUMENT for
+/// count \< -1. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_repeat(r#in: *const cairn_dataset, count: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_repeat)(r#in, count, out)
+}
+
+/// CONSTRUCTOR. The first `count` elements; -1 all (Dataset.take). Errors: INVALID_ARGUMENT for
+/// count \< -1. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_take(r#in: *const cairn_dataset, count: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_take)(r#in, count, out)
+}
+
+/// CONSTRUCTOR. All but the first `count` elements; -1 skips all (Dataset.skip). Errors:
+/// INVALID_ARGUMENT for count \< -1. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_skip(r#in: *const cairn_dataset, count: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_skip)(r#in, count, out)
+}
+
+/// CONSTRUCTOR. Every num_shards-th element starting at `index` (Dataset.shard). Errors:
+/// INVALID_ARGUMENT for num_shards \< 1 or index outside \[0, num_shards). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_shard(r#in: *const cairn_dataset, num_shards: i64, index: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_shard)(r#in, num_shards, index, out)
+}
+
+/// METHOD. Fills a cairn_interleave_options with its defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_interleave_options_init(opts: *mut cairn_interleave_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_interleave_options_init)(opts, struct_size)
+}
+
+/// CONSTRUCTOR. Maps each input element to a dataset with `fn` and interleaves their elements
+/// (Dataset.interleave): cycle_length inner datasets at a time, block_length elements from each in
+/// turn. Every inner dataset must have the declared spec (`names`, `specs`, `n`).
+/// Errors when read: INVALID_ARGUMENT naming the input element when fn's dataset has another spec. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_interleave(r#in: *const cairn_dataset, r#fn: cairn_dataset_fn, user_data: *mut c_void, names: *const *const c_char, specs: *const cairn_tensor_spec, n: usize, opts: *const cairn_interleave_options, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_interleave)(r#in, r#fn, user_data, names, specs, n, opts, out)
+}
+
+/// CONSTRUCTOR. Computes up to `buffer_size` elements ahead on a background thread (Dataset.prefetch);
+/// CAIRN_AUTOTUNE picks the size. Errors: INVALID_ARGUMENT for buffer_size 0 or \< -1. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_prefetch(r#in: *const cairn_dataset, buffer_size: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_prefetch)(r#in, buffer_size, out)
+}
+
+/// CONSTRUCTOR. Prefetches and copies every component to `device` ("cpu", "vulkan:0") ahead of
+/// use, overlapping the copy with the caller's compute (tf.data.experimental.prefetch_to_device).
+/// Errors: NOT_FOUND naming an unknown device; INVALID_ARGUMENT for a bad buffer_size. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_prefetch_to_device(r#in: *const cairn_dataset, device: *const c_char, buffer_size: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_prefetch_to_device)(r#in, device, buffer_size, out)
+}
+
+/// CONSTRUCTOR. Caches the elements (Dataset.cache): in memory when `filename` is NULL or "",
+/// otherwise in the file `filename` (written during the first full pass, complete only when that
+/// pass ends; later iterations read it). Errors when read: I/O errors naming the file. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_cache(r#in: *const cairn_dataset, filename: *const c_char, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_cache)(r#in, filename, out)
+}
+
+/// CONSTRUCTOR. Elements of `n` datasets side by side (Dataset.zip): the components of input 0,
+/// then of input 1, ...; it ends with the shortest input. Errors: INVALID_ARGUMENT for n 0 or a
+/// component name found in two inputs (rename with cairn_dataset_select). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_zip(ins: *const *const cairn_dataset, n: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_zip)(ins, n, out)
+}
+
+/// CONSTRUCTOR. The elements of `a`, then those of `b` (Dataset.concatenate). The specs must have
+/// the same names, dtypes and ranks; dims that differ become -1. Errors: INVALID_ARGUMENT naming
+/// the component that differs. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_concatenate(a: *const cairn_dataset, b: *const cairn_dataset, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_concatenate)(a, b, out)
+}
+
+/// CONSTRUCTOR. Prepends an int64 scalar component "index" counting from `start` (Dataset.enumerate).
+/// Errors: INVALID_ARGUMENT when the input already has a component "index". Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_enumerate(r#in: *const cairn_dataset, start: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_enumerate)(r#in, start, out)
+}
+
+/// CONSTRUCTOR. Keeps the components `names`, in that order, renamed to `new_names` (NULL: same).
+/// Errors: NOT_FOUND naming a component that does not exist; INVALID_ARGUMENT for duplicates. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_select(r#in: *const cairn_dataset, names: *const *const c_char, new_names: *const *const c_char, n: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_select)(r#in, names, new_names, n, out)
+}
+
+/// CONSTRUCTOR. Parses the serialized tf.train.Example in component `component` (a uint8 vector:
+/// one record, as a TFRecord source gives) with `specs`, as cairn_parse_examples does for a batch of
+/// one; the component is replaced by the parsed outputs without the batch dimension, named "\<key\>"
+/// (FIXED_LEN) or "\<key\>/indices", "\<key\>/values" (VAR_LEN), in spec order. Batch after parsing.
+/// Errors when built: NOT_FOUND for a missing component, INVALID_ARGUMENT for one that is not a
+/// uint8 vector or for bad specs. When read: the parse error, naming the element. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_parse_example(r#in: *const cairn_dataset, component: *const c_char, specs: *const cairn_feature_spec, n_specs: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_dataset_parse_example)(r#in, component, specs, n_specs, out)
+}
+
+/// CONSTRUCTOR. An iterator over `ds` from its first element: a tracked object of kind
+/// CAIRN_OBJECT_ITERATOR; free the handle with cairn_object_free (its threads stop when the last
+/// reference, handle or checkpoint edge, goes). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_dataset_iterate(ds: *const cairn_dataset, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_dataset_iterate)(ds, out)
+}
+
+/// METHOD. The next element.
+/// @param outputs    n_outputs slots (cairn_dataset_num_components), each receiving a new tensor;
+///                   untouched unless the result is NULL.
+/// Returns NULL for an element; CAIRN_OUT_OF_RANGE "\<pipeline\>: end of data" at the end (again on
+/// every later call); another error for a failed element (which is skipped).
+/// Errors: INVALID_ARGUMENT for a wrong n_outputs or an object that is not an iterator;
+/// FAILED_PRECONDITION after cairn_iterator_close. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_iterator_next(it: *mut cairn_object, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
+    (load::api().cairn_iterator_next)(it, outputs, n_outputs)
+}
+
+/// METHOD. Elements delivered since the start (restored with the state); -1 for NULL or another kind. Since 1.1.
+#[inline]
+pub unsafe fn cairn_iterator_position(it: *const cairn_object) -> i64 {
+    (load::api().cairn_iterator_position)(it)
+}
+
+/// METHOD. The iterator's state as bytes (what a checkpoint stores).
+/// @param out  receives the bytes; free with cairn_free.
+/// @param n    receives their count (the state's size). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_iterator_save(it: *mut cairn_object, out: *mut *mut c_void, n: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_iterator_save)(it, out, n)
+}
+
+/// METHOD. Replaces the iterator's position with a saved state (of an iterator over the same
+/// pipeline): the next element is the one the saved iterator would have returned next.
+/// Errors: INVALID_ARGUMENT naming both pipelines when the state is for another one; DATA_LOSS for
+/// corrupt bytes. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_iterator_restore(it: *mut cairn_object, state: *const c_void, n: usize) -> *mut cairn_status {
+    (load::api().cairn_iterator_restore)(it, state, n)
+}
+
+/// METHOD. Stops the iterator's background threads and waits for them; later nexts are
+/// FAILED_PRECONDITION. Calling it again does nothing. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_iterator_close(it: *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_iterator_close)(it)
+}
+
+/// METHOD. The dataset an iterator runs.
+/// @param out  receives a new handle; free with cairn_dataset_free. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_iterator_dataset(it: *const cairn_object, out: *mut *mut cairn_dataset) -> *mut cairn_status {
+    (load::api().cairn_iterator_dataset)(it, out)
 }
 
 /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).

@@ -189,6 +189,43 @@ int main(void) {
   printf("cairn_profiler_options.struct_size %zu\n", offsetof(cairn_profiler_options, struct_size));
   printf("cairn_profiler_options.max_events %zu\n", offsetof(cairn_profiler_options, max_events));
   printf("cairn_profiler_options.vulkan_timestamps %zu\n", offsetof(cairn_profiler_options, vulkan_timestamps));
+  printf("cairn_csv_options size %zu align %zu\n", sizeof(cairn_csv_options), _Alignof(cairn_csv_options));
+  printf("cairn_csv_options.struct_size %zu\n", offsetof(cairn_csv_options, struct_size));
+  printf("cairn_csv_options.column_dtypes %zu\n", offsetof(cairn_csv_options, column_dtypes));
+  printf("cairn_csv_options.n_columns %zu\n", offsetof(cairn_csv_options, n_columns));
+  printf("cairn_csv_options.column_defaults %zu\n", offsetof(cairn_csv_options, column_defaults));
+  printf("cairn_csv_options.column_names %zu\n", offsetof(cairn_csv_options, column_names));
+  printf("cairn_csv_options.select_columns %zu\n", offsetof(cairn_csv_options, select_columns));
+  printf("cairn_csv_options.header %zu\n", offsetof(cairn_csv_options, header));
+  printf("cairn_csv_options.delimiter %zu\n", offsetof(cairn_csv_options, delimiter));
+  printf("cairn_csv_options.na_value %zu\n", offsetof(cairn_csv_options, na_value));
+  printf("cairn_tfrecord_options size %zu align %zu\n", sizeof(cairn_tfrecord_options), _Alignof(cairn_tfrecord_options));
+  printf("cairn_tfrecord_options.struct_size %zu\n", offsetof(cairn_tfrecord_options, struct_size));
+  printf("cairn_tfrecord_options.compression %zu\n", offsetof(cairn_tfrecord_options, compression));
+  printf("cairn_tfrecord_options.num_parallel_reads %zu\n", offsetof(cairn_tfrecord_options, num_parallel_reads));
+  printf("cairn_tfrecord_options.buffer_size %zu\n", offsetof(cairn_tfrecord_options, buffer_size));
+  printf("cairn_map_options size %zu align %zu\n", sizeof(cairn_map_options), _Alignof(cairn_map_options));
+  printf("cairn_map_options.struct_size %zu\n", offsetof(cairn_map_options, struct_size));
+  printf("cairn_map_options.num_parallel_calls %zu\n", offsetof(cairn_map_options, num_parallel_calls));
+  printf("cairn_map_options.deterministic %zu\n", offsetof(cairn_map_options, deterministic));
+  printf("cairn_map_options.compile %zu\n", offsetof(cairn_map_options, compile));
+  printf("cairn_map_options.output_names %zu\n", offsetof(cairn_map_options, output_names));
+  printf("cairn_map_options.output_specs %zu\n", offsetof(cairn_map_options, output_specs));
+  printf("cairn_map_options.n_outputs %zu\n", offsetof(cairn_map_options, n_outputs));
+  printf("cairn_map_options.seed %zu\n", offsetof(cairn_map_options, seed));
+  printf("cairn_map_options.release %zu\n", offsetof(cairn_map_options, release));
+  printf("cairn_filter_options size %zu align %zu\n", sizeof(cairn_filter_options), _Alignof(cairn_filter_options));
+  printf("cairn_filter_options.struct_size %zu\n", offsetof(cairn_filter_options, struct_size));
+  printf("cairn_filter_options.compile %zu\n", offsetof(cairn_filter_options, compile));
+  printf("cairn_filter_options.seed %zu\n", offsetof(cairn_filter_options, seed));
+  printf("cairn_filter_options.release %zu\n", offsetof(cairn_filter_options, release));
+  printf("cairn_interleave_options size %zu align %zu\n", sizeof(cairn_interleave_options), _Alignof(cairn_interleave_options));
+  printf("cairn_interleave_options.struct_size %zu\n", offsetof(cairn_interleave_options, struct_size));
+  printf("cairn_interleave_options.cycle_length %zu\n", offsetof(cairn_interleave_options, cycle_length));
+  printf("cairn_interleave_options.block_length %zu\n", offsetof(cairn_interleave_options, block_length));
+  printf("cairn_interleave_options.num_parallel_calls %zu\n", offsetof(cairn_interleave_options, num_parallel_calls));
+  printf("cairn_interleave_options.deterministic %zu\n", offsetof(cairn_interleave_options, deterministic));
+  printf("cairn_interleave_options.release %zu\n", offsetof(cairn_interleave_options, release));
   printf("cairn_vulkan_device_info size %zu align %zu\n", sizeof(cairn_vulkan_device_info), _Alignof(cairn_vulkan_device_info));
   printf("cairn_vulkan_device_info.struct_size %zu\n", offsetof(cairn_vulkan_device_info, struct_size));
   printf("cairn_vulkan_device_info.name %zu\n", offsetof(cairn_vulkan_device_info, name));
@@ -389,6 +426,43 @@ fn rust_layout() -> Vec<String> {
         format!("cairn_profiler_options.struct_size {}", offset_of!(cairn_profiler_options, struct_size)),
         format!("cairn_profiler_options.max_events {}", offset_of!(cairn_profiler_options, max_events)),
         format!("cairn_profiler_options.vulkan_timestamps {}", offset_of!(cairn_profiler_options, vulkan_timestamps)),
+        format!("cairn_csv_options size {} align {}", size_of::<cairn_csv_options>(), align_of::<cairn_csv_options>()),
+        format!("cairn_csv_options.struct_size {}", offset_of!(cairn_csv_options, struct_size)),
+        format!("cairn_csv_options.column_dtypes {}", offset_of!(cairn_csv_options, column_dtypes)),
+        format!("cairn_csv_options.n_columns {}", offset_of!(cairn_csv_options, n_columns)),
+        format!("cairn_csv_options.column_defaults {}", offset_of!(cairn_csv_options, column_defaults)),
+        format!("cairn_csv_options.column_names {}", offset_of!(cairn_csv_options, column_names)),
+        format!("cairn_csv_options.select_columns {}", offset_of!(cairn_csv_options, select_columns)),
+        format!("cairn_csv_options.header {}", offset_of!(cairn_csv_options, header)),
+        format!("cairn_csv_options.delimiter {}", offset_of!(cairn_csv_options, delimiter)),
+        format!("cairn_csv_options.na_value {}", offset_of!(cairn_csv_options, na_value)),
+        format!("cairn_tfrecord_options size {} align {}", size_of::<cairn_tfrecord_options>(), align_of::<cairn_tfrecord_options>()),
+        format!("cairn_tfrecord_options.struct_size {}", offset_of!(cairn_tfrecord_options, struct_size)),
+        format!("cairn_tfrecord_options.compression {}", offset_of!(cairn_tfrecord_options, compression)),
+        format!("cairn_tfrecord_options.num_parallel_reads {}", offset_of!(cairn_tfrecord_options, num_parallel_reads)),
+        format!("cairn_tfrecord_options.buffer_size {}", offset_of!(cairn_tfrecord_options, buffer_size)),
+        format!("cairn_map_options size {} align {}", size_of::<cairn_map_options>(), align_of::<cairn_map_options>()),
+        format!("cairn_map_options.struct_size {}", offset_of!(cairn_map_options, struct_size)),
+        format!("cairn_map_options.num_parallel_calls {}", offset_of!(cairn_map_options, num_parallel_calls)),
+        format!("cairn_map_options.deterministic {}", offset_of!(cairn_map_options, deterministic)),
+        format!("cairn_map_options.compile {}", offset_of!(cairn_map_options, compile)),
+        format!("cairn_map_options.output_names {}", offset_of!(cairn_map_options, output_names)),
+        format!("cairn_map_options.output_specs {}", offset_of!(cairn_map_options, output_specs)),
+        format!("cairn_map_options.n_outputs {}", offset_of!(cairn_map_options, n_outputs)),
+        format!("cairn_map_options.seed {}", offset_of!(cairn_map_options, seed)),
+        format!("cairn_map_options.release {}", offset_of!(cairn_map_options, release)),
+        format!("cairn_filter_options size {} align {}", size_of::<cairn_filter_options>(), align_of::<cairn_filter_options>()),
+        format!("cairn_filter_options.struct_size {}", offset_of!(cairn_filter_options, struct_size)),
+        format!("cairn_filter_options.compile {}", offset_of!(cairn_filter_options, compile)),
+        format!("cairn_filter_options.seed {}", offset_of!(cairn_filter_options, seed)),
+        format!("cairn_filter_options.release {}", offset_of!(cairn_filter_options, release)),
+        format!("cairn_interleave_options size {} align {}", size_of::<cairn_interleave_options>(), align_of::<cairn_interleave_options>()),
+        format!("cairn_interleave_options.struct_size {}", offset_of!(cairn_interleave_options, struct_size)),
+        format!("cairn_interleave_options.cycle_length {}", offset_of!(cairn_interleave_options, cycle_length)),
+        format!("cairn_interleave_options.block_length {}", offset_of!(cairn_interleave_options, block_length)),
+        format!("cairn_interleave_options.num_parallel_calls {}", offset_of!(cairn_interleave_options, num_parallel_calls)),
+        format!("cairn_interleave_options.deterministic {}", offset_of!(cairn_interleave_options, deterministic)),
+        format!("cairn_interleave_options.release {}", offset_of!(cairn_interleave_options, release)),
         format!("cairn_vulkan_device_info size {} align {}", size_of::<cairn_vulkan_device_info>(), align_of::<cairn_vulkan_device_info>()),
         format!("cairn_vulkan_device_info.struct_size {}", offset_of!(cairn_vulkan_device_info, struct_size)),
         format!("cairn_vulkan_device_info.name {}", offset_of!(cairn_vulkan_device_info, name)),

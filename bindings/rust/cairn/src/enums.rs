@@ -346,11 +346,13 @@ pub enum ObjectKind {
     Optimizer = 6,
     /// `CAIRN_OBJECT_LAYER`
     Layer = 7,
+    /// `CAIRN_OBJECT_ITERATOR`
+    Iterator = 8,
 }
 
 impl ObjectKind {
     /// All values, in the header's order.
-    pub const ALL: [ObjectKind; 8] = [
+    pub const ALL: [ObjectKind; 9] = [
         ObjectKind::Invalid,
         ObjectKind::Trackable,
         ObjectKind::Variable,
@@ -359,6 +361,7 @@ impl ObjectKind {
         ObjectKind::Module,
         ObjectKind::Optimizer,
         ObjectKind::Layer,
+        ObjectKind::Iterator,
     ];
 
     /// The value for a C constant; `None` for a value this binding does not know.
@@ -372,6 +375,7 @@ impl ObjectKind {
             sys::CAIRN_OBJECT_MODULE => Some(ObjectKind::Module),
             sys::CAIRN_OBJECT_OPTIMIZER => Some(ObjectKind::Optimizer),
             sys::CAIRN_OBJECT_LAYER => Some(ObjectKind::Layer),
+            sys::CAIRN_OBJECT_ITERATOR => Some(ObjectKind::Iterator),
             _ => None,
         }
     }
@@ -392,6 +396,7 @@ impl ObjectKind {
             ObjectKind::Module => "OBJECT_MODULE",
             ObjectKind::Optimizer => "OBJECT_OPTIMIZER",
             ObjectKind::Layer => "OBJECT_LAYER",
+            ObjectKind::Iterator => "OBJECT_ITERATOR",
         }
     }
 }
