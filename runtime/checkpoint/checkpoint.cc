@@ -35,12 +35,15 @@ std::vector<std::string> checkpoint_node_paths(const ObjectGraph& g) {
   return paths;
 }
 
+// The key of an object's attribute `name` (Object::save_attributes): "<path>/.ATTRIBUTES/<name>".
+std::string attribute_key(const std::string& path, const std::string& name) { return path + "/.ATTRIBUTES/" + name; }
+
 std::string join_names(const std::vector<std::string>& names) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 }  // namespace
 
-std::string variable_key(const std::string& path) { return path + "/.ATTRIBUTES/" + kVariableValue; }
+std::string variable_key(const std::string& path) { return attribute_key(path, kVariableValue); }
 
 std::string slot_key(const std::string& variable_path, const std::string& owner_path, const std::string& slot_name) {
   return variable_key(fmt::format("{}/{}/{}/{}", variable_path, kOptimizerSlot, owner_path, slot_name));
@@ -181,6 +184,15 @@ Checkpoint::Snapshot Checkpoint::snapshot() {
       node.attributes.push_back({kVariableValue, key});
       s.entries.emplace_back(key, static_cast<Variable&>(obj).read());
     }
+    // Other objects' own values (an iterator's ITERATOR_STATE), under "<path>/.ATTRIBUTES/<name>".
+    for (auto& [name, value] : obj.save_attributes()) {
+      if (name.empty() || name.find('/') != std::string::npos || name == kVariableValue)
+        raise(Code::Internal, "checkpoint: {} at '{}' saves an attribute with the bad name \"{}\"", obj.describe(),
+              join_path(order[i].path), name);
+      std::string key = attribute_key(join_path(order[i].path), name);
+      node.attributes.push_back({name, key});
+      s.entries.emplace_back(std::move(key), std::move(value));
+    }
   }
   add_slot_nodes(order, ids, s);
   s.metadata.save_counter = save_counter_value();
@@ -265,7 +277,14 @@ void RestoreState::run() {
 
 void RestoreState::restore_values(Object& live, uint32_t node) {
   for (const Attribute& attr : reader_->graph().nodes[node].attributes) {
-    if (attr.name != kVariableValue) continue;
+    if (attr.name != kVariableValue) {
+      // An object's own attribute (an iterator's state): the live object must take it.
+      const TensorInfo& info = reader_->info(attr.key);
+      if (!live.restore_attribute(attr.name, reader_->load(info, live.context().cpu())))
+        raise(Code::InvalidArgument, "restore: '{}' holds a {} attribute in the checkpoint, but the live object is a {}",
+              attr.key, attr.name, live.describe());
+      continue;
+    }
     if (live.kind() != ObjectKind::Variable)
       raise(Code::InvalidArgument, "restore: '{}' holds a variable value in the checkpoint, but the live object is a {}",
             attr.key, live.describe());

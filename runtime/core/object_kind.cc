@@ -11,6 +11,7 @@ const char* object_kind_name(ObjectKind kind) {
     case ObjectKind::Module: return "module";
     case ObjectKind::Optimizer: return "optimizer";
     case ObjectKind::Layer: return "layer";
+    case ObjectKind::Iterator: return "iterator";
   }
   return "unknown";
 }

@@ -15,10 +15,11 @@ enum class ObjectKind : int32_t {
   Module = 5,
   Optimizer = 6,  // reserved
   Layer = 7,      // reserved
+  Iterator = 8,   // a dataset iterator (runtime/data/iterator_object.h)
 };
 
-// "trackable", "variable", "list", "dict", "module", "optimizer", "layer"; "unknown" otherwise
-// (a checkpoint may hold kinds this build does not know).
+// "trackable", "variable", "list", "dict", "module", "optimizer", "layer", "iterator"; "unknown"
+// otherwise (a checkpoint may hold kinds this build does not know).
 const char* object_kind_name(ObjectKind kind);
 // Whether tf.Module's queries recurse into objects of this kind (modules and layers).
 bool is_module_kind(ObjectKind kind);

@@ -283,8 +283,7 @@ std::vector<TensorSpec> Function::key_of(const std::vector<Tensor>& inputs) cons
   return specs_of(inputs);
 }
 
-std::shared_ptr<const ConcreteFunction> Function::trace(const std::vector<TensorSpec>& key,
-                                                         const std::vector<Tensor>& inputs) {
+Graph Function::trace_graph(const std::vector<Tensor>& inputs) {
   Graph graph;
   graph.num_inputs = static_cast<int>(inputs.size());
   {
@@ -305,10 +304,14 @@ std::shared_ptr<const ConcreteFunction> Function::trace(const std::vector<Tensor
       place_constants(graph, *t.device());
       break;
     }
+  return graph;
+}
+
+std::shared_ptr<const ConcreteFunction> Function::add_trace(const std::vector<TensorSpec>& key, const std::string& text,
+                                                            Graph graph) {
   auto traced = std::make_shared<ConcreteFunction>(name_, key, std::move(graph), options_.passes.fuse_elementwise);
   traced->set_static_inputs(options_.static_inputs);
   std::shared_ptr<const ConcreteFunction> concrete = traced;
-  const std::string text = cache_key(key, inputs);
   size_t traces;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -320,7 +323,7 @@ std::shared_ptr<const ConcreteFunction> Function::trace(const std::vector<Tensor
     ctx_->log().log(LogLevel::Warning,
                     fmt::format("function '{}' has been traced {} times (latest signature: {}); a new dtype or shape "
                                 "(or static input value) on each call retraces, an input signature with -1 dimensions "
-                                "traces once",
+                                "traces once when the function does not depend on those dimensions",
                                 name_, traces, signature_text(key)));
   return concrete;
 }
@@ -328,17 +331,47 @@ std::shared_ptr<const ConcreteFunction> Function::trace(const std::vector<Tensor
 std::shared_ptr<const ConcreteFunction> Function::concrete(const std::vector<Tensor>& inputs) {
   std::vector<TensorSpec> key = key_of(inputs);
   const std::string text = cache_key(key, inputs);
+  const bool relaxed = has_unknown_dims(key);
+  // With -1 dims in the signature, `shapes` names this call's own shapes (see Relaxed).
+  const std::string shapes = relaxed ? cache_key(specs_of(inputs), inputs) : text;
   auto cached = [&]() -> std::shared_ptr<const ConcreteFunction> {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(text);
-    return it == cache_.end() ? nullptr : it->second;
+    if (it == cache_.end()) return nullptr;
+    if (!relaxed) return it->second;
+    const Relaxed& r = relaxed_.at(text);
+    if (r.state == Relaxed::Generic || r.first_shapes == shapes) return it->second;
+    if (r.state == Relaxed::PerShape) {
+      auto own = cache_.find(shapes);
+      if (own != cache_.end()) return own->second;
+    }
+    return nullptr;
   };
   if (auto found = cached()) return found;
   // One trace at a time: threads that miss the cache together trace once (the host function's
   // side effects happen once), and the later ones find the result.
   std::lock_guard<std::recursive_mutex> tracing(trace_mu_);
   if (auto found = cached()) return found;
-  return trace(key, inputs);
+  Graph graph = trace_graph(inputs);
+  if (!relaxed) return add_trace(key, text, std::move(graph));
+  Relaxed::State state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = relaxed_.find(text);
+    if (it == relaxed_.end()) {
+      relaxed_[text] = Relaxed{shapes, Relaxed::Unverified};
+      state = Relaxed::Unverified;
+    } else {
+      state = it->second.state;
+      // The second shape: the same graph means the trace does not depend on the -1 dims.
+      if (state == Relaxed::Unverified)
+        it->second.state = state = same_except_shapes(cache_.at(text)->graph(), graph) ? Relaxed::Generic
+                                                                                        : Relaxed::PerShape;
+      if (state == Relaxed::Generic) return cache_.at(text);
+    }
+  }
+  if (state == Relaxed::PerShape) return add_trace(specs_of(inputs), shapes, std::move(graph));
+  return add_trace(key, text, std::move(graph));
 }
 
 std::vector<Tensor> Function::call(const std::vector<Tensor>& inputs) {

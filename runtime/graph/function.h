@@ -4,7 +4,11 @@
 //
 // The cache key is each input's dtype and shape. With an input signature (dims of -1 allowed) the
 // key is the signature: one trace serves every matching shape, and replays re-infer shapes per
-// node. Variables are captured by reference (a replay reads and writes the live variable); eager
+// node, as long as the trace does not depend on the -1 dims. Traces run on the call's concrete
+// shapes, and code that reads a shape while tracing (a Reshape to the batch size, the count of a
+// mean's gradient) bakes it into the graph. So the second distinct shape is traced too: the same
+// graph (same_except_shapes) makes the first trace serve every shape from then on; a different one
+// makes the function trace once per concrete shape, which is always correct. Variables are captured by reference (a replay reads and writes the live variable); eager
 // tensors the host function uses are captured by value at trace time. Side effects of the host
 // function itself (printing, counters) happen only while tracing.
 #pragma once
@@ -126,7 +130,18 @@ class Function : public RefCounted {
   // static inputs.
   std::string cache_key(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs) const;
   bool is_static(size_t input) const;
-  std::shared_ptr<const ConcreteFunction> trace(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs);
+  // Traces the host function on `inputs`' shapes and optimizes the graph.
+  Graph trace_graph(const std::vector<Tensor>& inputs);
+  // Caches `graph` under `text` (a cache_key) as a concrete function with signature `key`.
+  std::shared_ptr<const ConcreteFunction> add_trace(const std::vector<TensorSpec>& key, const std::string& text,
+                                                    Graph graph);
+
+  // What is known of a signature with -1 dims: the concrete shapes of its first trace (a cache_key)
+  // and whether that trace serves other shapes (checked on the second distinct shape).
+  struct Relaxed {
+    std::string first_shapes;
+    enum State { Unverified, Generic, PerShape } state = Unverified;
+  };
 
   Ref<Context> ctx_;
   std::string name_;
@@ -137,6 +152,7 @@ class Function : public RefCounted {
   std::recursive_mutex trace_mu_;
   std::map<std::string, std::shared_ptr<const ConcreteFunction>> cache_;  // by cache_key
   std::vector<std::shared_ptr<const ConcreteFunction>> order_;
+  std::map<std::string, Relaxed> relaxed_;  // by the signature's cache_key
 };
 
 // "float32[2,-1], int32[]": a signature as text (also the cache key).

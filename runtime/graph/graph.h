@@ -69,4 +69,10 @@ class Graph {
   bool has_side_effects() const;
 };
 
+// Whether two traces of one function made the same graph apart from the shapes of its values: the
+// same nodes, ops, attributes, inputs, variables and constant values, and the same dtypes. Two
+// traces on different input shapes that differ otherwise baked a shape into the graph (a Reshape
+// to the batch size, the count of a mean's gradient), so one cannot replay the other's shapes.
+bool same_except_shapes(const Graph& a, const Graph& b);
+
 }  // namespace cairn::graph

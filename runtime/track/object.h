@@ -21,6 +21,7 @@
 #include "runtime/core/object_kind.h"
 #include "runtime/core/refcount.h"
 #include "runtime/eager/context.h"
+#include "runtime/tensor/tensor.h"
 
 namespace cairn {
 
@@ -86,6 +87,19 @@ class Object : public RefCounted {
 
   // "module 'm1'", "variable 'v:0'", "list", ... for messages.
   virtual std::string describe() const;
+
+  // ---- Checkpointed attributes (besides a variable's value, which checkpoints handle themselves) ----
+
+  // The values this object saves under "<path>/.ATTRIBUTES/<name>" (an iterator's
+  // ITERATOR_STATE). Names are non-empty and contain no '/'. Called while a checkpoint is taken.
+  virtual std::vector<std::pair<std::string, Tensor>> save_attributes() { return {}; }
+  // Restores attribute `name` from a checkpoint; false when this object has no such attribute
+  // (the checkpoint then reports a mismatch). Throws for a value it cannot take.
+  virtual bool restore_attribute(const std::string& name, const Tensor& value) {
+    (void)name;
+    (void)value;
+    return false;
+  }
 
  protected:
   Object(ObjectKind kind, Context& ctx);

@@ -169,6 +169,88 @@ static void test_layers_losses_metrics(void) {
   cairn_object_free(mean);
 }
 
+/* A compiled training step whose input signature leaves the batch dimension open ([-1, 3] and
+ * [-1]) runs on every batch size (the last batch of an epoch is usually smaller), although its
+ * trace depends on the batch size: the second size is traced too, its graph differs from the
+ * first's, and the function then traces per shape. */
+typedef struct {
+  cairn_object *model, *opt;
+} Step;
+
+static cairn_status *step_fn(void *user_data, cairn_context *c, cairn_tensor *const *in, size_t n_in,
+                             cairn_tensor **out, size_t n_out) {
+  Step *st = (Step *)user_data;
+  cairn_tape *tape = NULL;
+  cairn_object_array *weights = NULL;
+  cairn_object *vars[2];
+  cairn_tensor *logits = NULL, *grads[2] = {NULL, NULL};
+  cairn_status *s;
+  size_t i;
+  (void)n_in;
+  (void)n_out;
+  s = cairn_tape_create(c, NULL, &tape);
+  if (!s) s = cairn_layer_call(st->model, in[0], 1, &logits);
+  if (!s) s = cairn_loss(c, CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, in[1], logits, 1, &out[0]);
+  if (!s) s = cairn_layer_weights(st->model, 1, &weights);
+  if (!s) {
+    for (i = 0; i < 2; ++i) vars[i] = cairn_object_array_get(weights, i);
+    s = cairn_tape_gradient_variables(tape, out[0], vars, 2, NULL, CAIRN_UNCONNECTED_NONE, grads);
+  }
+  if (!s) s = cairn_optimizer_apply_gradients(st->opt, (const cairn_tensor *const *)grads, vars, 2);
+  for (i = 0; i < 2; ++i) cairn_tensor_free(grads[i]);
+  cairn_tensor_free(logits);
+  cairn_object_array_free(weights);
+  cairn_tape_free(tape);
+  return s;
+}
+
+static void test_compiled_step_any_batch(void) {
+  const float xv[24] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6};
+  const int32_t labels[8] = {0, 1, 2, 0, 1, 2, 0, 1};
+  const int64_t xdims[2] = {-1, 3}, ydims[1] = {-1};
+  cairn_tensor_spec specs[2] = {CAIRN_TENSOR_SPEC_INIT, CAIRN_TENSOR_SPEC_INIT};
+  cairn_function_options fo = CAIRN_FUNCTION_OPTIONS_INIT;
+  cairn_optimizer_options oo = CAIRN_OPTIMIZER_OPTIONS_INIT;
+  cairn_dense_options d = CAIRN_DENSE_OPTIONS_INIT;
+  cairn_object *dense = NULL;
+  cairn_function *fn = NULL;
+  Step st = {NULL, NULL};
+  int64_t sizes[3] = {8, 5, 1};
+  size_t k;
+
+  d.units = 3;
+  CHECK_OK(cairn_dense_create(ctx, &d, &dense));
+  CHECK_OK(cairn_sequential_create(ctx, NULL, &st.model));
+  CHECK_OK(cairn_sequential_add(st.model, dense));
+  oo.kind = CAIRN_OPTIMIZER_ADAM;
+  CHECK_OK(cairn_optimizer_create(ctx, &oo, &st.opt));
+  specs[0].dtype = CAIRN_FLOAT32;
+  specs[0].shape = xdims;
+  specs[0].rank = 2;
+  specs[1].dtype = CAIRN_INT32;
+  specs[1].shape = ydims;
+  specs[1].rank = 1;
+  fo.input_signature = specs;
+  fo.n_input_signature = 2;
+  CHECK_OK(cairn_function_create(ctx, "step", step_fn, &st, &fo, &fn));
+  for (k = 0; k < 3; ++k) {
+    const int64_t xs[2] = {sizes[k], 3}, ys[1] = {sizes[k]};
+    cairn_tensor *in[2] = {f32(xv, xs, 2), NULL}, *loss = NULL;
+    CHECK_OK(cairn_tensor_create(ctx, CAIRN_INT32, ys, 1, labels, (size_t)sizes[k] * sizeof(int32_t), &in[1]));
+    CHECK_OK(cairn_function_call(fn, in, 2, &loss, 1));
+    CHECK(loss && cairn_tensor_rank(loss) == 0 && read1(loss) > 0);
+    cairn_tensor_free(loss);
+    cairn_tensor_free(in[0]);
+    cairn_tensor_free(in[1]);
+  }
+  /* The gradient of the loss's mean bakes the batch size in: one trace per batch size. */
+  CHECK(cairn_function_num_traces(fn) == 3);
+  cairn_function_free(fn);
+  cairn_object_free(dense);
+  cairn_object_free(st.model);
+  cairn_object_free(st.opt);
+}
+
 int main(void) {
   cairn_context_options o = CAIRN_CONTEXT_OPTIONS_INIT;
   o.seed = 3;
@@ -176,6 +258,7 @@ int main(void) {
   test_tape();
   test_optimizer();
   test_layers_losses_metrics();
+  test_compiled_step_any_batch();
   cairn_context_free(ctx);
   TEST_MAIN_END();
 }

@@ -1275,6 +1275,10 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_metric_reset(cairn_object *metric);
  * and never call back. Variables are captured by reference: a replay reads and writes their live
  * values. Eager tensors the callback uses are captured by value when it is traced. Side effects of
  * the callback itself (printing, counting) happen only while tracing.
+ * An input signature with -1 dims traces on the first call's concrete shapes; the second distinct
+ * shape is traced too, to check that the graph does not depend on those dims. When it does (code
+ * that read a shape while tracing: a reshape to the batch size, the count of a mean's gradient),
+ * the function traces once per concrete shape from then on, so results are always right.
  * ------------------------------------------------------------------------------------------- */
 
 /** A compiled function (tf.function); free with cairn_function_free(). Since 1.0. */
@@ -2056,7 +2060,8 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_csv_options_init(cairn_csv_options 
 /** CONSTRUCTOR. Records of CSV files (RFC 4180 quoting), one component per column: a scalar, or a
  * uint8 vector for CAIRN_STRING columns. A file's record index is built the first time it is read.
  * Errors when built: INVALID_ARGUMENT for no columns, an unsupported dtype or a default that does
- * not parse. When read: INVALID_ARGUMENT "<path>:<line>: ..." for a field that does not parse, a
+ * not parse; with header set and no column_names, the first file's header is read then (NOT_FOUND
+ * naming a missing file). When read: INVALID_ARGUMENT "<path>:<line>: ..." for a field that does not parse, a
  * missing required field or a wrong number of fields. Since 1.1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_csv(cairn_context *ctx, const char *const *paths, size_t n_paths,
                                                          const cairn_csv_options *opts, cairn_dataset **out);

@@ -81,6 +81,39 @@ TEST_CASE("an input signature with unknown dimensions traces once for many shape
   CHECK_THROWS_CODE(f->call({make<float>({1, 2, 3}, Shape{1, 3})}), Code::InvalidArgument, "input signature");
 }
 
+TEST_CASE("a trace that bakes in an unknown dimension traces per shape; one that does not, once") {
+  Context& c = ctx();
+  FunctionOptions o;
+  Shape any{0};
+  any.set_dim(0, -1);
+  o.input_signature = {{DType::Float32, any}};
+  o.has_input_signature = true;
+  int generic_calls = 0, baked_calls = 0;
+  auto generic = make_ref<Function>(
+      c, "neg", [&](Context& cx, const std::vector<Tensor>& in) {
+        ++generic_calls;
+        return std::vector<Tensor>{op::neg(cx, in[0])};
+      }, o);
+  // Reads the shape while tracing: the graph holds a Reshape to [n, 1] for the tracing call's n.
+  auto baked = make_ref<Function>(
+      c, "column", [&](Context& cx, const std::vector<Tensor>& in) {
+        ++baked_calls;
+        return std::vector<Tensor>{op::reshape(cx, in[0], Shape{in[0].shape()[0], 1})};
+      }, o);
+  for (int n : {3, 2, 5, 2, 3}) {
+    std::vector<float> v(static_cast<size_t>(n), 1.5f);
+    Tensor x = make<float>(v, Shape{n});
+    CHECK(generic->call({x})[0].shape() == Shape{n});
+    Tensor col = baked->call({x})[0];
+    CHECK(col.shape() == (Shape{n, 1}));
+    CHECK(values<float>(col) == v);
+  }
+  CHECK(generic->num_traces() == 1);
+  CHECK(generic_calls == 2);  // the first trace and the check on the second shape
+  CHECK(baked->num_traces() == 3);
+  CHECK(baked_calls == 3);
+}
+
 TEST_CASE("frequent retracing is logged once the count reaches the threshold") {
   std::vector<std::string> messages;
   ContextOptions co;
