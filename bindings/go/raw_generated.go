@@ -2350,7 +2350,8 @@ func cCsvOptionsInit(opts *C.cairn_csv_options, structSize C.uint32_t) error {
 // CONSTRUCTOR. Records of CSV files (RFC 4180 quoting), one component per column: a scalar, or a
 // uint8 vector for CAIRN_STRING columns. A file's record index is built the first time it is read.
 // Errors when built: INVALID_ARGUMENT for no columns, an unsupported dtype or a default that does
-// not parse. When read: INVALID_ARGUMENT "<path>:<line>: ..." for a field that does not parse, a
+// not parse; with header set and no column_names, the first file's header is read then (NOT_FOUND
+// naming a missing file). When read: INVALID_ARGUMENT "<path>:<line>: ..." for a field that does not parse, a
 // missing required field or a wrong number of fields. Since 1.1.
 func cDatasetCsv(ctx *C.cairn_context, paths **C.char, nPaths C.size_t, opts *C.cairn_csv_options, out **C.cairn_dataset) error {
 	return takeStatus(C.cairn_dataset_csv(ctx, paths, nPaths, opts, out))
