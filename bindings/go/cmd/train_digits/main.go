@@ -191,6 +191,10 @@ func buildPipelines(ctx *cairn.Context, path string) *data {
 		part.Close()
 	}
 	d := &data{nTrain: train.Cardinality(), nTest: test.Cardinality()}
+	if d.nTrain < 0 { // the CSV source could not read the file to count its records
+		_, err := must(samples.Iterate()).Next()
+		panic(fmt.Errorf("cannot read %s: %w", path, err))
+	}
 	train = stage(train)(train.Shuffle(d.nTrain, shuffleSeed, true))
 	train = stage(train)(train.Batch(batchSize, false))
 	d.stepsPerEpoch = train.Cardinality()

@@ -67,8 +67,10 @@ func TestTrainsAndResumes(t *testing.T) {
 	}
 }
 
-// Killed mid-epoch (after step 50; the last save was at step 40) and run again, the demo resumes
-// from step 40, pipeline position included, and ends with the uninterrupted run's weights.
+// Killed mid-epoch (after step 50; the last save was at step 45, the end of epoch 1; 40 before it)
+// and run again, the demo resumes from step 45, pipeline position included, and ends with the
+// uninterrupted run's weights. With --save-every 15 the last save before the crash is mid-epoch:
+// step 30 after a kill at step 40.
 func TestKilledRunResumesExactly(t *testing.T) {
 	crash = func() { panic(killed{}) }
 	defer func() { crash = func() { os.Exit(3) } }()
@@ -76,20 +78,24 @@ func TestKilledRunResumesExactly(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, whole)
 	}
-	dir := t.TempDir()
-	if out, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "2", "--kill-after", "50"); code != 3 {
-		t.Fatalf("--kill-after 50: exit %d, want 3: %s", code, out)
-	}
-	resumed, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "2")
-	if code != 0 || !strings.Contains(resumed, "resumed from "+filepath.Join(dir, "ckpt-40")+" after step 40\n") {
-		t.Fatalf("exit %d: %s", code, resumed)
-	}
 	tail := func(out string) string {
 		lines := strings.Split(strings.TrimSpace(normalize(out)), "\n")
 		return strings.Join(lines[len(lines)-3:], "\n") // epoch 2, test accuracy, weights
 	}
-	if tail(resumed) != tail(whole) {
-		t.Errorf("killed and resumed:\n%s\nuninterrupted:\n%s", tail(resumed), tail(whole))
+	for _, c := range []struct{ saveEvery, killAfter, resumeAt string }{{"20", "50", "45"}, {"15", "40", "30"}} {
+		dir := t.TempDir()
+		if out, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "2", "--save-every", c.saveEvery,
+			"--kill-after", c.killAfter); code != 3 {
+			t.Fatalf("--kill-after %s: exit %d, want 3: %s", c.killAfter, code, out)
+		}
+		resumed, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "2", "--save-every", c.saveEvery)
+		want := "resumed from " + filepath.Join(dir, "ckpt-"+c.resumeAt) + " after step " + c.resumeAt + "\n"
+		if code != 0 || !strings.Contains(resumed, want) {
+			t.Fatalf("exit %d, want %q: %s", code, want, resumed)
+		}
+		if tail(resumed) != tail(whole) {
+			t.Errorf("killed after %s and resumed:\n%s\nuninterrupted:\n%s", c.killAfter, tail(resumed), tail(whole))
+		}
 	}
 }
 
@@ -134,7 +140,7 @@ func TestBadArguments(t *testing.T) {
 		}
 	}
 	out, code := runGo(t, "--data", filepath.Join(t.TempDir(), "missing.csv"), "--dir", t.TempDir())
-	if code != 1 || !strings.Contains(out, "test set: NOT_FOUND") || !strings.Contains(out, "missing.csv") {
+	if code != 1 || !strings.Contains(out, "cannot read") || !strings.Contains(out, "NOT_FOUND") {
 		t.Errorf("a missing data file: exit %d: %s", code, out)
 	}
 }
