@@ -49,7 +49,7 @@ IteratorObject::IteratorObject(DatasetPtr ds, uint64_t epoch)
 
 IteratorObject::~IteratorObject() {
   try {
-    close();
+    close_impl(false);
   } catch (...) {
   }
 }
@@ -86,8 +86,9 @@ bool IteratorObject::next(Element& out) {
 
 std::string IteratorObject::state() {
   std::lock_guard<std::mutex> lock(call_mu_);
-  // A closed iterator still saves (a checkpoint may hold it): its root's state was kept at close.
-  if (closed_ && !closed_root_state_)
+  // A closed iterator still saves (a checkpoint may hold it): its root's state was kept at close,
+  // or it never started (then a fresh root's state is its state).
+  if (closed_ && !closed_root_state_ && close_save_failed_)
     raise(Code::FailedPrecondition, "{}: the iterator was closed before it could save its state", ds_->describe());
   StateWriter body;
   body.put_u64(kStateMagic);
@@ -96,8 +97,14 @@ std::string IteratorObject::state() {
   body.put_u64(epoch_);
   body.put_i64(position_);
   body.put_bool(ended_);
-  if (closed_) {
+  if (closed_ && closed_root_state_) {
     body.put_bytes(*closed_root_state_);
+  } else if (closed_) {
+    std::unique_ptr<Iterator> fresh = ds_->make_iterator(epoch_);
+    StateWriter inner;
+    fresh->save(inner);
+    fresh->cancel();
+    body.put_bytes(inner.bytes());
   } else {
     StateWriter inner;
     root().save(inner);
@@ -150,7 +157,9 @@ void IteratorObject::restore_state(std::string_view bytes) {
   ended_ = ended;
 }
 
-void IteratorObject::close() {
+void IteratorObject::close() { close_impl(true); }
+
+void IteratorObject::close_impl(bool keep_state) {
   if (closed_.exchange(true)) return;
   {
     // Cancel first, without waiting for a next() in progress: cancel is what makes it return.
@@ -160,11 +169,14 @@ void IteratorObject::close() {
   std::unique_ptr<Iterator> old;
   {
     std::lock_guard<std::mutex> lock(call_mu_);
-    try {  // keep the position, so that a checkpoint can still save this iterator
-      StateWriter inner;
-      root().save(inner);
-      closed_root_state_ = inner.take();
-    } catch (...) {
+    if (keep_state && root_) {
+      try {  // keep the position, so that a checkpoint can still save this iterator
+        StateWriter inner;
+        root_->save(inner);
+        closed_root_state_ = inner.take();
+      } catch (...) {
+        close_save_failed_ = true;
+      }
     }
     std::lock_guard<std::mutex> rl(root_mu_);
     old = std::move(root_);

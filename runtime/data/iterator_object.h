@@ -62,6 +62,8 @@ class IteratorObject final : public Object {
 
  private:
   Iterator& root();  // call with call_mu_ held
+  // close(); keep_state: save the root's position first (the destructor does not need it).
+  void close_impl(bool keep_state);
 
   const DatasetPtr ds_;
   const uint64_t fingerprint_;
@@ -70,7 +72,8 @@ class IteratorObject final : public Object {
   std::unique_ptr<Iterator> root_;
   uint64_t epoch_;
   bool ended_ = false;
-  std::optional<std::string> closed_root_state_;  // the root's state when close() ran
+  std::optional<std::string> closed_root_state_;  // the root's state when close() ran (if it had started)
+  bool close_save_failed_ = false;
   std::atomic<int64_t> position_{0};
   std::atomic<bool> closed_{false};
 };

@@ -304,13 +304,13 @@ class Csv final : public IndexedFiles {
     int64_t start_line = 1;
     bool header_pending = o_.header;
     auto finish = [&](uint64_t end) {  // the record [start, end) ends: keep it unless header or blank
-      const bool blank = end - start <= 2 && blank_record(*file, start, end);
+      if (end - start <= 2 && blank_record(*file, start, end)) return;
       if (header_pending) {
         header_pending = false;
-      } else if (!blank) {
-        f.starts.push_back(start);
-        f.lines.push_back(start_line);
+        return;
       }
+      f.starts.push_back(start);
+      f.lines.push_back(start_line);
     };
     file->scan([&](uint64_t off, std::string_view chunk) {
       for (size_t p = 0; p < chunk.size(); ++p) {
@@ -398,7 +398,11 @@ std::vector<std::string> read_header(const std::string& path, char delim, std::s
     const std::string chunk = f.read(off, 4096);
     for (char c : chunk) {
       if (c == '"') in_quotes = !in_quotes;
-      if (c == '\n' && !in_quotes) goto done;
+      if (c == '\n' && !in_quotes) {
+        if (!strip_line_end(head).empty()) goto done;
+        head.clear();  // blank lines before the header are skipped, as by the index
+        continue;
+      }
       head += c;
     }
   }

@@ -50,15 +50,16 @@ for l in "${langs[@]}"; do
     { echo "train_digits: $l's --logdir output is wrong" >&2; exit 1; }
 done
 
-# A crash at step 50 (mid-epoch 2; the last save was at step 40), then a fresh start: same weights.
+# A crash at step 52 (mid-epoch 2; saves every 7 steps and at step 45, the end of epoch 1, so the
+# last save was at step 49), then a fresh start: same weights.
 ckpt_suffix=-killed
 for l in "${langs[@]}"; do
   rc=0
-  run "$l" 3 --kill-after 50 >/dev/null || rc=$?
-  [ "$rc" = 3 ] || { echo "train_digits: $l --kill-after 50 exited with $rc, expected 3" >&2; exit 1; }
+  run "$l" 3 --save-every 7 --kill-after 52 >/dev/null || rc=$?
+  [ "$rc" = 3 ] || { echo "train_digits: $l --kill-after 52 exited with $rc, expected 3" >&2; exit 1; }
   run "$l" 3 | normalize >"$out/$l.killed.txt"
-  grep -q "^resumed from DIR/ckpt-40 after step 40$" "$out/$l.killed.txt" ||
-    { echo "train_digits: $l did not resume from step 40:" >&2; cat "$out/$l.killed.txt" >&2; exit 1; }
+  grep -q "^resumed from DIR/ckpt-49 after step 49$" "$out/$l.killed.txt" ||
+    { echo "train_digits: $l did not resume from step 49:" >&2; cat "$out/$l.killed.txt" >&2; exit 1; }
   # The resumed epochs' metrics (restored mid-epoch) and the final weights match the uninterrupted run.
   [ "$(grep -E '^epoch +[23]/|^weights' "$out/$l.killed.txt")" = "$(grep -E '^epoch +[23]/|^weights' "$out/$l.3.txt")" ] ||
     { echo "train_digits: $l killed and resumed: $(tail -1 "$out/$l.killed.txt"), uninterrupted: $(tail -1 "$out/$l.3.txt")" >&2; exit 1; }

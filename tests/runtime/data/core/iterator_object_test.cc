@@ -73,6 +73,14 @@ TEST_CASE("close: later nexts fail, the state still saves, closing again does no
   REQUIRE(fresh->next(e));
   CHECK(value(e) == 2);
   CHECK_THROWS_CODE(it->restore_state(fresh->state()), Code::FailedPrecondition, "closed");
+  // Closed before it started: its state is the start.
+  auto unused = IteratorObject::create(ds);
+  unused->close();
+  auto again = IteratorObject::create(ds);
+  REQUIRE(again->next(e));
+  again->restore_state(unused->state());
+  REQUIRE(again->next(e));
+  CHECK(value(e) == 0);
 }
 
 TEST_CASE("states: another pipeline is InvalidArgument naming both, damage is DataLoss") {

@@ -84,6 +84,13 @@ TEST_CASE("csv: quoted fields, a header-only file, defaults for quoted and unquo
   data::Element e;
   CHECK_THROWS_CODE(bad->get(0, 0, e), Code::InvalidArgument, a + ":2: field 1 ('s') is empty and the column has no default");
   CHECK_THROWS_CODE(bad->get(2, 0, e), Code::InvalidArgument, a + ":4: field 1 ('s'): \"a\"b\" is not a valid int64");
+  // Blank lines before the header and between records are skipped.
+  data::CsvOptions h;
+  h.column_dtypes = {DType::Int64, DType::String};
+  h.header = true;
+  DatasetPtr blank = data::csv(ctx(), {temp_file("c_blank.csv", "\n\r\nn,s\n\n1,x\n\n")}, h);
+  CHECK(blank->spec().text() == "n: int64[], s: uint8[-1]");
+  CHECK(run_all(blank, 1) == "x");
   o.delimiter = '"';
   CHECK_THROWS_CODE(data::csv(ctx(), {a}, o), Code::InvalidArgument, "delimiter");
 }
