@@ -640,3 +640,46 @@ func TestDatasetPaddedBatch(t *testing.T) {
 		t.Errorf("padded_batch to 5 with -1: %v, want %v", got, want)
 	}
 }
+
+// The binding holds a dataset's Go callbacks until the last dataset (or iterator) using them is
+// freed, then lets them go: what they capture becomes garbage.
+func TestDatasetReleasesCallbacks(t *testing.T) {
+	ctx := newContext(t)
+	var released atomic.Int32
+	captured := func() *[64]byte {
+		held := new([64]byte)
+		runtime.SetFinalizer(held, func(*[64]byte) { released.Add(1) })
+		return held
+	}
+	func() {
+		g, m, i := captured(), captured(), captured()
+		gen := must(cairn.NewDatasetFromGenerator(ctx, []cairn.ComponentSpec{{Name: "value", DType: cairn.Int64}},
+			func(ctx *cairn.Context, index int64) ([]*cairn.Tensor, error) {
+				if index >= 2+int64(g[0]) {
+					return nil, cairn.ErrEndOfData
+				}
+				return []*cairn.Tensor{scalar(ctx, index)}, nil
+			}))
+		defer gen.Close()
+		mapped := must(gen.Map("m", func(ctx *cairn.Context, in []*cairn.Tensor) ([]*cairn.Tensor, error) {
+			return []*cairn.Tensor{scalar(ctx, int64(m[0]))}, nil
+		}, cairn.WithEager(), cairn.WithOutputSpecs(cairn.ComponentSpec{Name: "value", DType: cairn.Int64})))
+		defer mapped.Close()
+		inter := must(mapped.Interleave(func(ctx *cairn.Context, e []*cairn.Tensor) (*cairn.Dataset, error) {
+			return cairn.NewDatasetRange(ctx, 0, 1+int64(i[0]), 1)
+		}, []cairn.ComponentSpec{{Name: "value", DType: cairn.Int64}}))
+		defer inter.Close()
+		it := must(inter.Iterate())
+		defer it.Close()
+		if got := flat[int64](t, it); !slices.Equal(got, []int64{0, 0}) {
+			t.Errorf("elements %v, want [0 0]", got)
+		}
+	}()
+	for deadline := time.Now().Add(5 * time.Second); released.Load() < 3 && time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if n := released.Load(); n != 3 {
+		t.Errorf("%d of the 3 callbacks' captures were let go after the datasets were closed", n)
+	}
+}
