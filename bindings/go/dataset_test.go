@@ -683,3 +683,60 @@ func TestDatasetReleasesCallbacks(t *testing.T) {
 		t.Errorf("%d of the 3 callbacks' captures were let go after the datasets were closed", n)
 	}
 }
+
+// Text lines, file lists, caches (memory and file), Example parsing and a prefetch to the CPU.
+func TestDatasetFilesCacheAndExamples(t *testing.T) {
+	ctx := newContext(t)
+	keep := datasets(t)
+	dir := t.TempDir()
+	for i, text := range []string{"b1\nb2\n", "a1\n"} {
+		ok(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%c.txt", 'b'-i)), []byte(text), 0o644))
+	}
+	files := keep(cairn.NewDatasetListFiles(ctx, []string{filepath.Join(dir, "*.txt")}, false, 0))
+	var names []string
+	for _, f := range drain[uint8](t, iterate(t, files)) {
+		names = append(names, filepath.Base(string(f)))
+	}
+	if !slices.Equal(names, []string{"a.txt", "b.txt"}) {
+		t.Errorf("list_files %v", names)
+	}
+	lines := keep(cairn.NewDatasetTextLines(ctx, filepath.Join(dir, "b.txt"), filepath.Join(dir, "a.txt")))
+	for _, cache := range []string{"", filepath.Join(dir, "lines.cache")} {
+		cached := keep(lines.Cache(cache))
+		for pass := 0; pass < 2; pass++ {
+			var got []string
+			for _, l := range drain[uint8](t, iterate(t, cached)) {
+				got = append(got, string(l))
+			}
+			if !slices.Equal(got, []string{"b1", "b2", "a1"}) {
+				t.Errorf("cache %q pass %d: %q", cache, pass, got)
+			}
+		}
+	}
+
+	path := filepath.Join(dir, "examples.tfrecord")
+	w := must(cairn.OpenRecordWriter(path))
+	for i := int64(0); i < 3; i++ {
+		e := must(cairn.NewExample())
+		ok(t, e.SetInt64s("id", []int64{i}))
+		ok(t, e.SetFloats("xy", []float32{float32(i), float32(-i)}))
+		ok(t, w.Write(must(e.Serialize())))
+		e.Close()
+	}
+	ok(t, w.Close())
+	records := keep(cairn.NewDatasetTFRecord(ctx, []string{path}))
+	parsed := keep(records.ParseExample("record", []cairn.FeatureSpec{
+		{Key: "id", DType: cairn.Int64}, {Key: "xy", DType: cairn.Float32, Shape: []int64{2}}}))
+	onCPU := keep(parsed.PrefetchToDevice("cpu", 2))
+	var ids []int64
+	var xy []float32
+	for e, err := range iterate(t, onCPU).All() {
+		ok(t, err)
+		ids = append(ids, must(cairn.Read[int64](must(e.Get("id"))))...)
+		xy = append(xy, must(cairn.Read[float32](must(e.Get("xy"))))...)
+		e.Close()
+	}
+	if !slices.Equal(ids, []int64{0, 1, 2}) || !slices.Equal(xy, []float32{0, 0, 1, -1, 2, -2}) {
+		t.Errorf("parsed ids %v xy %v", ids, xy)
+	}
+}
