@@ -123,6 +123,8 @@ def comment(text: str, indent: str = "") -> list[str]:
 # ------------------------------------------------------------------------------------------------
 
 def go_ctype(ctype: str, handles: set[str], enums: set[str]) -> str:
+    if ctype.startswith("fnptr:"):
+        return "*[0]byte"  # how cgo spells a C function pointer
     t = ctype.replace("const ", "").replace(" const", "").strip()
     stars = t.count("*")
     base = t.replace("*", "").strip()

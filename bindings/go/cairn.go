@@ -35,6 +35,12 @@
 // graph of a Function); StartProfiler and StopProfiler record what ran, for Chrome's trace viewer
 // or TensorBoard.
 //
+// Input pipelines follow tf.data: a Dataset (NewDatasetRange, NewDatasetCSV, NewDatasetTFRecord,
+// NewDatasetFromGenerator, ... then Map, Filter, Shuffle, Batch, Repeat, Prefetch, ...) runs
+// through an Iterator, whose Next returns ErrEndOfData at the end and whose state is saved with a
+// Checkpoint (it is a Tracked). Go callbacks (map and filter functions, generators, interleave
+// functions) may run on Cairn's worker threads, several at once.
+//
 // Handles are freed by Close. A finalizer frees what was not closed, as a backstop only: native
 // memory is invisible to the Go garbage collector, so close what you create. A Context may be
 // used from several goroutines at once; a Tensor is immutable and may be read from any

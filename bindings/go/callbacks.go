@@ -91,3 +91,43 @@ func cairnGoBranchCall(userData unsafe.Pointer, which C.int, ctx *C.cairn_contex
 	branches := branchPairOf(cgo.Handle(uintptr(userData)))
 	return branches.run(int(which), ctx, unsafe.Slice(inputs, int(nInputs)), unsafe.Slice(outputs, int(nOutputs)))
 }
+
+// cairnGoDataCall is a Dataset.Map or Dataset.Filter body as the C API calls it
+// (cairn_function_fn, through the shim of dataset.go); userData is the runtime/cgo handle of its
+// dataCallback. It runs on the thread that builds the dataset (tracing) or on Cairn's worker
+// threads (eager), several at once.
+//
+//export cairnGoDataCall
+func cairnGoDataCall(userData unsafe.Pointer, ctx *C.cairn_context, inputs **C.cairn_tensor, nInputs C.size_t,
+	outputs **C.cairn_tensor, nOutputs C.size_t) *C.cairn_status {
+	cb := dataCallbackOf(cgo.Handle(uintptr(userData)))
+	return cb.call(ctx, unsafe.Slice(inputs, int(nInputs)), unsafe.Slice(outputs, int(nOutputs)))
+}
+
+// cairnGoGenerator is a generator dataset's cairn_generator_fn; userData is the runtime/cgo handle
+// of its dataCallback. It runs on Cairn's worker threads.
+//
+//export cairnGoGenerator
+func cairnGoGenerator(userData unsafe.Pointer, ctx *C.cairn_context, index C.int64_t, outputs **C.cairn_tensor,
+	nOutputs C.size_t, got *C.cairn_bool) *C.cairn_status {
+	cb := dataCallbackOf(cgo.Handle(uintptr(userData)))
+	return cb.generate(ctx, int64(index), unsafe.Slice(outputs, int(nOutputs)), got)
+}
+
+// cairnGoDatasetFn is an interleave's cairn_dataset_fn (through the shim of dataset.go); userData
+// is the runtime/cgo handle of its dataCallback. It runs on Cairn's worker threads.
+//
+//export cairnGoDatasetFn
+func cairnGoDatasetFn(userData unsafe.Pointer, ctx *C.cairn_context, element **C.cairn_tensor, n C.size_t,
+	out **C.cairn_dataset) *C.cairn_status {
+	cb := dataCallbackOf(cgo.Handle(uintptr(userData)))
+	return cb.makeDataset(ctx, unsafe.Slice(element, int(n)), out)
+}
+
+// cairnGoDataRelease is the release of a dataset callback: the runtime calls it once, when the
+// last dataset using the callback is freed, and the handle goes.
+//
+//export cairnGoDataRelease
+func cairnGoDataRelease(userData unsafe.Pointer) {
+	deleteHandle(cgo.Handle(uintptr(userData)))
+}

@@ -64,9 +64,11 @@ func ExampleNewFunction() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// The body ran twice: a relaxed signature's second shape is traced too and compared with the
+	// first trace (docs/graph.md); the graphs are the same, so one trace serves both.
 	fmt.Println(calls, step.NumTraces(), sig)
 	// Output:
 	// [2 4]
 	// [2 4 6]
-	// 1 1 float32[-1]
+	// 2 1 float32[-1]
 }

@@ -1,3 +1,3 @@
 module cairn.dev/cairn
 
-go 1.22
+go 1.23

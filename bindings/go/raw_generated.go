@@ -178,6 +178,7 @@ const (
 	ObjectKindModule    ObjectKind = 5
 	ObjectKindOptimizer ObjectKind = 6
 	ObjectKindLayer     ObjectKind = 7
+	ObjectKindIterator  ObjectKind = 8
 )
 
 var objectKindNames = map[ObjectKind]string{
@@ -189,9 +190,10 @@ var objectKindNames = map[ObjectKind]string{
 	ObjectKindModule:    "MODULE",
 	ObjectKindOptimizer: "OPTIMIZER",
 	ObjectKindLayer:     "LAYER",
+	ObjectKindIterator:  "ITERATOR",
 }
 
-// String returns the value's name without its prefix, e.g. "LAYER".
+// String returns the value's name without its prefix, e.g. "ITERATOR".
 func (v ObjectKind) String() string {
 	return enumName(v, objectKindNames, "ObjectKind")
 }
@@ -2256,6 +2258,409 @@ func cProfileExportToLogdir(p *C.cairn_profile, logdir *C.char, runName *C.char,
 // DESTRUCTOR. Frees the profile. NULL is fine. Since 1.1.
 func cProfileFree(p *C.cairn_profile) {
 	C.cairn_profile_free(p)
+}
+
+// cDatasetFree calls cairn_dataset_free.
+//
+// DESTRUCTOR. Frees the handle; datasets built from it keep what they need. NULL is fine. Since 1.1.
+func cDatasetFree(ds *C.cairn_dataset) {
+	C.cairn_dataset_free(ds)
+}
+
+// cDatasetNumComponents calls cairn_dataset_num_components.
+//
+// METHOD. The number of components of each element; 0 for NULL. Since 1.1.
+func cDatasetNumComponents(ds *C.cairn_dataset) C.size_t {
+	return C.cairn_dataset_num_components(ds)
+}
+
+// cDatasetComponent calls cairn_dataset_component.
+//
+// METHOD. Component `index` of the element spec.
+// @param name   receives its name, borrowed from the dataset (NULL to skip).
+// @param dtype  receives its dtype (NULL to skip).
+// @param shape  receives its dims, -1 where unknown, borrowed from the dataset (NULL to skip).
+// @param rank   receives its rank (NULL to skip).
+// Errors: OUT_OF_RANGE for index >= cairn_dataset_num_components; INVALID_ARGUMENT for NULL ds. Since 1.1.
+func cDatasetComponent(ds *C.cairn_dataset, index C.size_t, name **C.char, dtype *C.cairn_dtype, shape **C.int64_t, rank *C.size_t) error {
+	return takeStatus(C.cairn_dataset_component(ds, index, name, dtype, shape, rank))
+}
+
+// cDatasetCardinality calls cairn_dataset_cardinality.
+//
+// METHOD. The number of elements: CAIRN_INFINITE_CARDINALITY, CAIRN_UNKNOWN_CARDINALITY, or a count;
+// CAIRN_UNKNOWN_CARDINALITY for NULL. Since 1.1.
+func cDatasetCardinality(ds *C.cairn_dataset) C.int64_t {
+	return C.cairn_dataset_cardinality(ds)
+}
+
+// cDatasetDescribe calls cairn_dataset_describe.
+//
+// METHOD. The pipeline as text, as errors name it: "range(0, 10, 1).map('f', parallel=4).batch(32)".
+// @param out  receives the text; free with cairn_free. Since 1.1.
+func cDatasetDescribe(ds *C.cairn_dataset, out **C.char) error {
+	return takeStatus(C.cairn_dataset_describe(ds, out))
+}
+
+// cDatasetFromTensors calls cairn_dataset_from_tensors.
+//
+// CONSTRUCTOR. A dataset of one element: the tensors, as tf.data.Dataset.from_tensors.
+// @param names    `n` component names, or NULL for "0", "1", ...; names must be unique and non-empty.
+// @param tensors  `n` tensors (n >= 1), borrowed; the dataset keeps its own references.
+// Errors: INVALID_ARGUMENT for n 0, a NULL tensor or a bad or duplicate name. Since 1.1.
+func cDatasetFromTensors(ctx *C.cairn_context, names **C.char, tensors **C.cairn_tensor, n C.size_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_from_tensors(ctx, names, tensors, n, out))
+}
+
+// cDatasetFromTensorSlices calls cairn_dataset_from_tensor_slices.
+//
+// CONSTRUCTOR. One element per row of the tensors' first dimension, as from_tensor_slices: every
+// tensor must have rank >= 1 and the same first dimension. Arguments as cairn_dataset_from_tensors.
+// Errors: INVALID_ARGUMENT naming both shapes when first dimensions differ, or for a scalar. Since 1.1.
+func cDatasetFromTensorSlices(ctx *C.cairn_context, names **C.char, tensors **C.cairn_tensor, n C.size_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_from_tensor_slices(ctx, names, tensors, n, out))
+}
+
+// cDatasetRange calls cairn_dataset_range.
+//
+// CONSTRUCTOR. int64 scalars start, start + step, ... before stop (tf.data.Dataset.range); one
+// component "value". Errors: INVALID_ARGUMENT for step 0. Since 1.1.
+func cDatasetRange(ctx *C.cairn_context, start C.int64_t, stop C.int64_t, step C.int64_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_range(ctx, start, stop, step, out))
+}
+
+// cDatasetTextLines calls cairn_dataset_text_lines.
+//
+// CONSTRUCTOR. The lines of text files in order, without their line ends (tf.data.TextLineDataset):
+// one component "line", the line's bytes as a uint8 vector. A file's line index is built the first time it is read, so
+// the position is an index. Errors (at the first read): NOT_FOUND naming the path. Since 1.1.
+func cDatasetTextLines(ctx *C.cairn_context, paths **C.char, nPaths C.size_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_text_lines(ctx, paths, nPaths, out))
+}
+
+// cCsvOptionsInit calls cairn_csv_options_init.
+//
+// METHOD. Fills a cairn_csv_options with its defaults. Since 1.1.
+func cCsvOptionsInit(opts *C.cairn_csv_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_csv_options_init(opts, structSize))
+}
+
+// cDatasetCsv calls cairn_dataset_csv.
+//
+// CONSTRUCTOR. Records of CSV files (RFC 4180 quoting), one component per column: a scalar, or a
+// uint8 vector for CAIRN_STRING columns. A file's record index is built the first time it is read.
+// Errors when built: INVALID_ARGUMENT for no columns, an unsupported dtype or a default that does
+// not parse; with header set and no column_names, the first file's header is read then (NOT_FOUND
+// naming a missing file). When read: INVALID_ARGUMENT "<path>:<line>: ..." for a field that does not parse, a
+// missing required field or a wrong number of fields. Since 1.1.
+func cDatasetCsv(ctx *C.cairn_context, paths **C.char, nPaths C.size_t, opts *C.cairn_csv_options, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_csv(ctx, paths, nPaths, opts, out))
+}
+
+// cDatasetListFiles calls cairn_dataset_list_files.
+//
+// CONSTRUCTOR. The file names matching glob `patterns`, one component "filename" (a uint8 vector)
+// (tf.data.Dataset.list_files): sorted, then a seeded permutation when `shuffle` is set (each
+// iteration of a repeat reshuffles). Errors: NOT_FOUND naming the patterns when nothing matches. Since 1.1.
+func cDatasetListFiles(ctx *C.cairn_context, patterns **C.char, nPatterns C.size_t, shuffle C.int32_t, seed C.int64_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_list_files(ctx, patterns, nPatterns, shuffle, seed, out))
+}
+
+// cTfrecordOptionsInit calls cairn_tfrecord_options_init.
+//
+// METHOD. Fills a cairn_tfrecord_options with its defaults. Since 1.1.
+func cTfrecordOptionsInit(opts *C.cairn_tfrecord_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_tfrecord_options_init(opts, structSize))
+}
+
+// cDatasetTfrecord calls cairn_dataset_tfrecord.
+//
+// CONSTRUCTOR. The records of TFRecord files (tf.data.TFRecordDataset): one component "record", the
+// record's bytes as a uint8 vector. Uncompressed files are indexable (their `.cairnidx` sidecar, or an index built on first
+// read), so the position is an index; compressed ones are read as streams.
+// Errors when read: NOT_FOUND naming the path; DATA_LOSS naming the path and offset. Since 1.1.
+func cDatasetTfrecord(ctx *C.cairn_context, paths **C.char, nPaths C.size_t, opts *C.cairn_tfrecord_options, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_tfrecord(ctx, paths, nPaths, opts, out))
+}
+
+// cDatasetFromGenerator calls cairn_dataset_from_generator.
+//
+// CONSTRUCTOR. Elements from a host generator with a declared element spec (from_generator).
+// @param names    `n` component names (NULL: "0", "1", ...).
+// @param specs    `n` specs (dtype and shape, -1 dims allowed); each element is checked against them.
+// @param release  called once with user_data when the last dataset using it is freed (NULL: none).
+// Errors when read: the callback's status; INVALID_ARGUMENT naming the component when an output
+// does not match its spec. When this call fails, release is not called: the caller still owns
+// user_data. Since 1.1.
+func cDatasetFromGenerator(ctx *C.cairn_context, names **C.char, specs *C.cairn_tensor_spec, n C.size_t, fn C.cairn_generator_fn, userData unsafe.Pointer, release *[0]byte, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_from_generator(ctx, names, specs, n, fn, userData, release, out))
+}
+
+// cMapOptionsInit calls cairn_map_options_init.
+//
+// METHOD. Fills a cairn_map_options with its defaults. Since 1.1.
+func cMapOptionsInit(opts *C.cairn_map_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_map_options_init(opts, structSize))
+}
+
+// cDatasetMap calls cairn_dataset_map.
+//
+// CONSTRUCTOR. Applies `fn` to every element (Dataset.map): its inputs are the element's
+// components in order, its outputs the new element's. With compile = 1, fn is traced when the
+// pipeline is built (on symbolic tensors with the input's spec), so a wrong fn fails here.
+// @param name  names the map in errors and descriptions (NULL: "map").
+// Errors when built: INVALID_ARGUMENT for NULL fn, n_outputs 0, missing output_specs with compile 0,
+// bad names; the callback's status while tracing (release is not called when this call fails).
+// When read: "map '<name>' (element N): <error>". Since 1.1.
+func cDatasetMap(in *C.cairn_dataset, name *C.char, fn C.cairn_function_fn, userData unsafe.Pointer, opts *C.cairn_map_options, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_map(in, name, fn, userData, opts, out))
+}
+
+// cFilterOptionsInit calls cairn_filter_options_init.
+//
+// METHOD. Fills a cairn_filter_options with its defaults. Since 1.1.
+func cFilterOptionsInit(opts *C.cairn_filter_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_filter_options_init(opts, structSize))
+}
+
+// cDatasetFilter calls cairn_dataset_filter.
+//
+// CONSTRUCTOR. Keeps the elements for which `fn` (one output: a bool scalar) is true (Dataset.filter).
+// The result is a stream: its cardinality is unknown and a shuffle after it buffers.
+// @param name  names the filter in errors (NULL: "filter").
+// Errors: INVALID_ARGUMENT naming the filter when fn's output is not a bool scalar (release is not
+// called when this call fails). Since 1.1.
+func cDatasetFilter(in *C.cairn_dataset, name *C.char, fn C.cairn_function_fn, userData unsafe.Pointer, opts *C.cairn_filter_options, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_filter(in, name, fn, userData, opts, out))
+}
+
+// cDatasetBatch calls cairn_dataset_batch.
+//
+// CONSTRUCTOR. Stacks `batch_size` consecutive elements into one (Dataset.batch): each component
+// gains a leading dimension. The last batch is smaller unless drop_remainder is set.
+// Errors when built: INVALID_ARGUMENT for batch_size < 1. When read: INVALID_ARGUMENT naming the
+// component, the element and both shapes when elements of one batch differ in shape. Since 1.1.
+func cDatasetBatch(in *C.cairn_dataset, batchSize C.int64_t, dropRemainder C.int32_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_batch(in, batchSize, dropRemainder, out))
+}
+
+// cDatasetPaddedBatch calls cairn_dataset_padded_batch.
+//
+// CONSTRUCTOR. Batches elements of different shapes by padding them (Dataset.padded_batch).
+// @param padded_shapes   NULL (pad every dim to the batch's largest), or one spec per component
+// (its dtype is ignored): a dim of -1 pads to the batch's largest, a fixed
+// dim pads to that size (a longer element is an error).
+// @param padding_values  NULL (zeros, "" for strings), or one per component: NULL or a scalar of
+// the component's dtype; borrowed for the call.
+// Errors: INVALID_ARGUMENT for batch_size < 1, a rank or dtype mismatch, an element larger than its
+// padded shape (naming component, element and shapes). Since 1.1.
+func cDatasetPaddedBatch(in *C.cairn_dataset, batchSize C.int64_t, dropRemainder C.int32_t, paddedShapes *C.cairn_tensor_spec, paddingValues **C.cairn_tensor, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_padded_batch(in, batchSize, dropRemainder, paddedShapes, paddingValues, out))
+}
+
+// cDatasetUnbatch calls cairn_dataset_unbatch.
+//
+// CONSTRUCTOR. Splits each element along its first dimension (Dataset.unbatch). Errors:
+// INVALID_ARGUMENT for a scalar component or components whose first dims differ. Since 1.1.
+func cDatasetUnbatch(in *C.cairn_dataset, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_unbatch(in, out))
+}
+
+// cDatasetShuffle calls cairn_dataset_shuffle.
+//
+// CONSTRUCTOR. Shuffles (Dataset.shuffle). Over an indexable input the order is a seeded
+// permutation of the whole input (better mixing than any buffer, and nothing to save); over a
+// stream, a buffer of buffer_size elements as TensorFlow's. With reshuffle_each_iteration each
+// iteration (each pass of an enclosing repeat, each new iterator) has its own order; otherwise all
+// share one. Errors: INVALID_ARGUMENT for buffer_size < 1. Since 1.1.
+func cDatasetShuffle(in *C.cairn_dataset, bufferSize C.int64_t, seed C.int64_t, reshuffleEachIteration C.int32_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_shuffle(in, bufferSize, seed, reshuffleEachIteration, out))
+}
+
+// cDatasetRepeat calls cairn_dataset_repeat.
+//
+// CONSTRUCTOR. The input `count` times; -1 forever (Dataset.repeat). Errors: INVALID_ARGUMENT for
+// count < -1. Since 1.1.
+func cDatasetRepeat(in *C.cairn_dataset, count C.int64_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_repeat(in, count, out))
+}
+
+// cDatasetTake calls cairn_dataset_take.
+//
+// CONSTRUCTOR. The first `count` elements; -1 all (Dataset.take). Errors: INVALID_ARGUMENT for
+// count < -1. Since 1.1.
+func cDatasetTake(in *C.cairn_dataset, count C.int64_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_take(in, count, out))
+}
+
+// cDatasetSkip calls cairn_dataset_skip.
+//
+// CONSTRUCTOR. All but the first `count` elements; -1 skips all (Dataset.skip). Errors:
+// INVALID_ARGUMENT for count < -1. Since 1.1.
+func cDatasetSkip(in *C.cairn_dataset, count C.int64_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_skip(in, count, out))
+}
+
+// cDatasetShard calls cairn_dataset_shard.
+//
+// CONSTRUCTOR. Every num_shards-th element starting at `index` (Dataset.shard). Errors:
+// INVALID_ARGUMENT for num_shards < 1 or index outside [0, num_shards). Since 1.1.
+func cDatasetShard(in *C.cairn_dataset, numShards C.int64_t, index C.int64_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_shard(in, numShards, index, out))
+}
+
+// cInterleaveOptionsInit calls cairn_interleave_options_init.
+//
+// METHOD. Fills a cairn_interleave_options with its defaults. Since 1.1.
+func cInterleaveOptionsInit(opts *C.cairn_interleave_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_interleave_options_init(opts, structSize))
+}
+
+// cDatasetInterleave calls cairn_dataset_interleave.
+//
+// CONSTRUCTOR. Maps each input element to a dataset with `fn` and interleaves their elements
+// (Dataset.interleave): cycle_length inner datasets at a time, block_length elements from each in
+// turn. Every inner dataset must have the declared spec (`names`, `specs`, `n`).
+// Errors when built: INVALID_ARGUMENT for NULL fn or a bad spec (release is not called then).
+// When read: INVALID_ARGUMENT naming the input element when fn's dataset has another spec. Since 1.1.
+func cDatasetInterleave(in *C.cairn_dataset, fn C.cairn_dataset_fn, userData unsafe.Pointer, names **C.char, specs *C.cairn_tensor_spec, n C.size_t, opts *C.cairn_interleave_options, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_interleave(in, fn, userData, names, specs, n, opts, out))
+}
+
+// cDatasetPrefetch calls cairn_dataset_prefetch.
+//
+// CONSTRUCTOR. Computes up to `buffer_size` elements ahead on a background thread (Dataset.prefetch);
+// CAIRN_AUTOTUNE picks the size. Errors: INVALID_ARGUMENT for buffer_size 0 or < -1. Since 1.1.
+func cDatasetPrefetch(in *C.cairn_dataset, bufferSize C.int64_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_prefetch(in, bufferSize, out))
+}
+
+// cDatasetPrefetchToDevice calls cairn_dataset_prefetch_to_device.
+//
+// CONSTRUCTOR. Prefetches and copies every component to `device` ("cpu", "vulkan:0") ahead of
+// use, overlapping the copy with the caller's compute (tf.data.experimental.prefetch_to_device).
+// Errors: NOT_FOUND naming an unknown device; INVALID_ARGUMENT for a bad buffer_size. Since 1.1.
+func cDatasetPrefetchToDevice(in *C.cairn_dataset, device *C.char, bufferSize C.int64_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_prefetch_to_device(in, device, bufferSize, out))
+}
+
+// cDatasetCache calls cairn_dataset_cache.
+//
+// CONSTRUCTOR. Caches the elements (Dataset.cache): in memory when `filename` is NULL or "",
+// otherwise in the file `filename` (written during the first full pass, complete only when that
+// pass ends; later iterations read it). Errors when read: I/O errors naming the file. Since 1.1.
+func cDatasetCache(in *C.cairn_dataset, filename *C.char, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_cache(in, filename, out))
+}
+
+// cDatasetZip calls cairn_dataset_zip.
+//
+// CONSTRUCTOR. Elements of `n` datasets side by side (Dataset.zip): the components of input 0,
+// then of input 1, ...; it ends with the shortest input. Errors: INVALID_ARGUMENT for n 0 or a
+// component name found in two inputs (rename with cairn_dataset_select). Since 1.1.
+func cDatasetZip(ins **C.cairn_dataset, n C.size_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_zip(ins, n, out))
+}
+
+// cDatasetConcatenate calls cairn_dataset_concatenate.
+//
+// CONSTRUCTOR. The elements of `a`, then those of `b` (Dataset.concatenate). The specs must have
+// the same names, dtypes and ranks; dims that differ become -1. Errors: INVALID_ARGUMENT naming
+// the component that differs. Since 1.1.
+func cDatasetConcatenate(a *C.cairn_dataset, b *C.cairn_dataset, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_concatenate(a, b, out))
+}
+
+// cDatasetEnumerate calls cairn_dataset_enumerate.
+//
+// CONSTRUCTOR. Prepends an int64 scalar component "index" counting from `start` (Dataset.enumerate).
+// Errors: INVALID_ARGUMENT when the input already has a component "index". Since 1.1.
+func cDatasetEnumerate(in *C.cairn_dataset, start C.int64_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_enumerate(in, start, out))
+}
+
+// cDatasetSelect calls cairn_dataset_select.
+//
+// CONSTRUCTOR. Keeps the components `names`, in that order, renamed to `new_names` (NULL: same).
+// Errors: NOT_FOUND naming a component that does not exist; INVALID_ARGUMENT for duplicates. Since 1.1.
+func cDatasetSelect(in *C.cairn_dataset, names **C.char, newNames **C.char, n C.size_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_select(in, names, newNames, n, out))
+}
+
+// cDatasetParseExample calls cairn_dataset_parse_example.
+//
+// CONSTRUCTOR. Parses the serialized tf.train.Example in component `component` (a uint8 vector:
+// one record, as a TFRecord source gives) with `specs`, as cairn_parse_examples does for a batch of
+// one; the component is replaced by the parsed outputs without the batch dimension, named "<key>"
+// (FIXED_LEN) or "<key>/indices", "<key>/values" (VAR_LEN), in spec order. Batch after parsing.
+// Errors when built: NOT_FOUND for a missing component, INVALID_ARGUMENT for one that is not a
+// uint8 vector or for bad specs. When read: the parse error, naming the element. Since 1.1.
+func cDatasetParseExample(in *C.cairn_dataset, component *C.char, specs *C.cairn_feature_spec, nSpecs C.size_t, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_dataset_parse_example(in, component, specs, nSpecs, out))
+}
+
+// cDatasetIterate calls cairn_dataset_iterate.
+//
+// CONSTRUCTOR. An iterator over `ds` from its first element: a tracked object of kind
+// CAIRN_OBJECT_ITERATOR; free the handle with cairn_object_free (its threads stop when the last
+// reference, handle or checkpoint edge, goes). Since 1.1.
+func cDatasetIterate(ds *C.cairn_dataset, out **C.cairn_object) error {
+	return takeStatus(C.cairn_dataset_iterate(ds, out))
+}
+
+// cIteratorNext calls cairn_iterator_next.
+//
+// METHOD. The next element.
+// @param outputs    n_outputs slots (cairn_dataset_num_components), each receiving a new tensor;
+// untouched unless the result is NULL.
+// Returns NULL for an element; CAIRN_OUT_OF_RANGE "<pipeline>: end of data" at the end (again on
+// every later call); another error for a failed element (which is skipped).
+// Errors: INVALID_ARGUMENT for a wrong n_outputs or an object that is not an iterator;
+// FAILED_PRECONDITION after cairn_iterator_close. Since 1.1.
+func cIteratorNext(it *C.cairn_object, outputs **C.cairn_tensor, nOutputs C.size_t) error {
+	return takeStatus(C.cairn_iterator_next(it, outputs, nOutputs))
+}
+
+// cIteratorPosition calls cairn_iterator_position.
+//
+// METHOD. Elements delivered since the start (restored with the state); -1 for NULL or another kind. Since 1.1.
+func cIteratorPosition(it *C.cairn_object) C.int64_t {
+	return C.cairn_iterator_position(it)
+}
+
+// cIteratorSave calls cairn_iterator_save.
+//
+// METHOD. The iterator's state as bytes (what a checkpoint stores).
+// @param out  receives the bytes; free with cairn_free.
+// @param n    receives their count (the state's size). Since 1.1.
+func cIteratorSave(it *C.cairn_object, out *unsafe.Pointer, n *C.size_t) error {
+	return takeStatus(C.cairn_iterator_save(it, out, n))
+}
+
+// cIteratorRestore calls cairn_iterator_restore.
+//
+// METHOD. Replaces the iterator's position with a saved state (of an iterator over the same
+// pipeline): the next element is the one the saved iterator would have returned next.
+// Errors: INVALID_ARGUMENT naming both pipelines when the state is for another one; DATA_LOSS for
+// corrupt bytes. Since 1.1.
+func cIteratorRestore(it *C.cairn_object, state unsafe.Pointer, n C.size_t) error {
+	return takeStatus(C.cairn_iterator_restore(it, state, n))
+}
+
+// cIteratorClose calls cairn_iterator_close.
+//
+// METHOD. Stops the iterator's background threads and waits for them; later nexts are
+// FAILED_PRECONDITION. Calling it again does nothing. Since 1.1.
+func cIteratorClose(it *C.cairn_object) error {
+	return takeStatus(C.cairn_iterator_close(it))
+}
+
+// cIteratorDataset calls cairn_iterator_dataset.
+//
+// METHOD. The dataset an iterator runs.
+// @param out  receives a new handle; free with cairn_dataset_free. Since 1.1.
+func cIteratorDataset(it *C.cairn_object, out **C.cairn_dataset) error {
+	return takeStatus(C.cairn_iterator_dataset(it, out))
 }
 
 // cVulkanAvailable calls cairn_vulkan_available.

@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd -P)
 if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
   export PATH="/usr/local/go/bin:$PATH"
 fi
-command -v go >/dev/null || { echo "test_outside: Go is not installed (need go >= 1.22)" >&2; exit 1; }
+command -v go >/dev/null || { echo "test_outside: Go is not installed (need go >= 1.23)" >&2; exit 1; }
 
 now() { date +%s.%N; }
 seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }

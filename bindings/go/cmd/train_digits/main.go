@@ -1,26 +1,29 @@
 // Command train_digits is Cairn's training demo in Go: an MLP (64 -> 64 relu -> 10) learns the UCI
 // 8x8 handwritten digits.
 //
-// Each epoch shuffles the training set (a permutation drawn from the epoch number, so the data
-// order is part of the checkpointed state), trains with Adam on mini-batches under a gradient
-// tape inside a compiled function "train_step" (traced once per batch shape, then replayed), and
-// saves model, optimizer and epoch with a checkpoint manager (3 kept). Run it again and it resumes
-// from the latest checkpoint. It ends with the accuracy on the held-out test split. With --logdir
-// it writes TensorBoard summaries there: scalars epoch_loss and epoch_accuracy per epoch and the
-// graph of train_step (see them with `tensorboard --logdir DIR`).
+// The digits come through an input pipeline (CSV -> map -> shuffle -> batch -> repeat -> prefetch)
+// whose iterator is checkpointed with the model, the optimizer and the metrics every 20 steps by a
+// checkpoint manager (3 kept). Kill it at any point and run it again: it resumes from the latest
+// checkpoint, mid-epoch too, and ends with the same weights, bit for bit, as a run never
+// interrupted (the last line is their checksum). --kill-after N simulates the crash after step N.
+// Each step runs a compiled function "train_step" (traced once per batch shape, then replayed)
+// that trains with Adam under a gradient tape. With --logdir it writes TensorBoard summaries there:
+// scalars epoch_loss and epoch_accuracy per epoch and the graph of train_step (see them with
+// `tensorboard --logdir DIR`).
 // It follows examples/TRAINING_DEMO.md and prints the same lines as examples/c/train_digits.c.
 //
 //	usage: train_digits [--data digits.csv] [--dir checkpoint_dir] [--epochs N] [--logdir DIR]
+//	                    [--save-every N] [--kill-after N]
 package main
 
 import (
-	"bufio"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
-	"strings"
 	"time"
 
 	"cairn.dev/cairn"
@@ -41,6 +44,10 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// crash ends the process at once with status 3 (--kill-after): nothing is closed or flushed. The
+// tests replace it to stay alive.
+var crash = func() { os.Exit(3) }
+
 // must returns v or panics with err; run recovers it and reports what failed.
 func must[T any](v T, err error) T {
 	if err != nil {
@@ -52,17 +59,19 @@ func must[T any](v T, err error) T {
 func check(err error) { must(0, err) }
 
 type config struct {
-	data, dir, logdir string
-	epochs            int64
+	data, dir, logdir            string
+	epochs, saveEvery, killAfter int64
 }
 
-// parseArgs reads --data, --dir, --epochs and --logdir pairs, as the C demo does.
+// parseArgs reads --data, --dir, --epochs, --logdir, --save-every and --kill-after pairs, as the
+// C demo does.
 func parseArgs(args []string) (config, bool) {
-	cfg := config{data: "examples/data/digits.csv", epochs: 20}
+	cfg := config{data: "examples/data/digits.csv", epochs: 20, saveEvery: 20}
 	for i := 0; i < len(args); i += 2 {
 		if i+1 >= len(args) {
 			return cfg, false
 		}
+		var number *int64
 		switch args[i] {
 		case "--data":
 			cfg.data = args[i+1]
@@ -71,19 +80,26 @@ func parseArgs(args []string) (config, bool) {
 		case "--logdir":
 			cfg.logdir = args[i+1]
 		case "--epochs":
+			number = &cfg.epochs
+		case "--save-every":
+			number = &cfg.saveEvery
+		case "--kill-after":
+			number = &cfg.killAfter
+		default:
+			return cfg, false
+		}
+		if number != nil {
 			n, err := strconv.ParseInt(args[i+1], 10, 64)
 			if err != nil {
 				return cfg, false
 			}
-			cfg.epochs = n
-		default:
-			return cfg, false
+			*number = n
 		}
 	}
 	if cfg.dir == "" {
 		cfg.dir = defaultDir()
 	}
-	return cfg, cfg.epochs >= 1
+	return cfg, cfg.epochs >= 1 && cfg.saveEvery >= 1 && cfg.killAfter >= 0
 }
 
 func defaultDir() string {
@@ -100,79 +116,101 @@ func defaultDir() string {
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	cfg, ok := parseArgs(args)
 	if !ok {
-		fmt.Fprintln(stderr, "usage: train_digits [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1] [--logdir DIR]")
+		fmt.Fprintln(stderr, "usage: train_digits [--data digits.csv] [--dir checkpoint_dir] [--epochs N>=1] [--logdir DIR] "+
+			"[--save-every N>=1] [--kill-after N]")
 		return 2
 	}
 	defer func() {
 		if r := recover(); r != nil {
+			if _, killed := r.(killed); killed {
+				code = 3
+				return
+			}
 			fmt.Fprintf(stderr, "train_digits: %v\n", r)
 			code = 1
 		}
 	}()
-	train, test, err := loadDigits(cfg.data)
-	if err != nil {
-		fmt.Fprintf(stderr, "train_digits: %v\n", err)
-		return 1
-	}
-	demo(cfg, train, test, stdout)
+	demo(cfg, stdout)
 	return 0
 }
 
-// ---- Data: 64 pixels (0..16) and a label per line; sample i is a test sample when i % 5 == 4. ----
+// killed is what a test's crash panics with; run returns 3 for it.
+type killed struct{}
 
-type split struct {
-	x []float32 // n x 64, pixels / 16
-	y []int32
+// ---- The input pipeline (docs/data.md) ----
+
+// data is the training pipeline (shuffled, batched, repeated) and the test set.
+type data struct {
+	train                        *cairn.Dataset
+	nTrain, nTest, stepsPerEpoch int64
+	xTest, yTest                 *cairn.Tensor
 }
 
-func (s *split) n() int64 { return int64(len(s.y)) }
-
-func loadDigits(path string) (train, test *split, err error) {
-	f, err := os.Open(path)
+// prepare is the map "prepare": 64 float32 pixel components and an int32 label in, x = pixels / 16
+// as a float32[64] vector and the label out. Compiled: traced once, replayed on the pipeline's threads.
+func prepare(ctx *cairn.Context, in []*cairn.Tensor) ([]*cairn.Tensor, error) {
+	packed, err := ops.Pack(ctx, in[:features], ops.PackAxis(0))
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot open %s: %w", path, err)
+		return nil, err
 	}
-	defer f.Close()
-	train, test = &split{}, &split{}
-	scanner := bufio.NewScanner(f)
-	for i := 0; scanner.Scan(); i++ {
-		line := strings.TrimSpace(scanner.Text())
-		if line == "" {
-			continue
-		}
-		s := train
-		if i%5 == 4 {
-			s = test
-		}
-		if err := s.add(line); err != nil {
-			return nil, nil, fmt.Errorf("%s: line %d is not 64 pixels and a label", path, i+1)
-		}
+	defer packed.Close()
+	scale, err := cairn.NewTensor(ctx, nil, []float32{0.0625})
+	if err != nil {
+		return nil, err
 	}
-	return train, test, scanner.Err()
+	defer scale.Close()
+	x, err := ops.Mul(ctx, packed, scale)
+	return []*cairn.Tensor{x, in[features]}, err
 }
 
-func (s *split) add(line string) error {
-	fields := strings.Split(line, ",")
-	if len(fields) != features+1 {
-		return fmt.Errorf("%d fields", len(fields))
+// stage(prev)(next, err) is next, the stage built on prev, and closes prev.
+func stage(prev *cairn.Dataset) func(*cairn.Dataset, error) *cairn.Dataset {
+	return func(next *cairn.Dataset, err error) *cairn.Dataset {
+		check(err)
+		prev.Close()
+		return next
 	}
-	values := make([]int, len(fields))
-	for k, field := range fields {
-		v, err := strconv.Atoi(strings.TrimSpace(field))
-		if err != nil {
-			return err
-		}
-		values[k] = v
+}
+
+func buildPipelines(ctx *cairn.Context, path string) *data {
+	dtypes := make([]cairn.DType, features+1)
+	for k := range dtypes {
+		dtypes[k] = cairn.Float32
 	}
-	label := values[features]
-	if label < 0 || label >= classes {
-		return fmt.Errorf("label %d", label)
+	dtypes[features] = cairn.Int32
+	csv := must(cairn.NewDatasetCSV(ctx, []string{path}, dtypes))
+	samples := stage(csv)(csv.Map("prepare", prepare, cairn.WithOutputNames("x", "label")))
+	defer samples.Close()
+
+	// Line i is a test sample when i % 5 == 4.
+	test := must(samples.Shard(5, 4))
+	train := must(samples.Shard(5, 0))
+	for k := int64(1); k < 4; k++ {
+		part := must(samples.Shard(5, k))
+		train = stage(train)(train.Concatenate(part))
+		part.Close()
 	}
-	for _, v := range values[:features] {
-		s.x = append(s.x, float32(v)/16)
+	d := &data{nTrain: train.Cardinality(), nTest: test.Cardinality()}
+	if d.nTrain < 0 { // the CSV source could not read the file to count its records
+		_, err := must(samples.Iterate()).Next()
+		panic(fmt.Errorf("cannot read %s: %w", path, err))
 	}
-	s.y = append(s.y, int32(label))
-	return nil
+	train = stage(train)(train.Shuffle(d.nTrain, shuffleSeed, true))
+	train = stage(train)(train.Batch(batchSize, false))
+	d.stepsPerEpoch = train.Cardinality()
+	train = stage(train)(train.Repeat(-1))
+	d.train = stage(train)(train.Prefetch(2))
+
+	test = stage(test)(test.Batch(d.nTest, false))
+	defer test.Close()
+	it := must(test.Iterate())
+	defer it.Close()
+	batch, err := it.Next()
+	if err != nil {
+		panic(fmt.Errorf("test set: %w", err))
+	}
+	d.xTest, d.yTest = batch.Tensors[0], batch.Tensors[1]
+	return d
 }
 
 // ---- Training ----
@@ -180,25 +218,28 @@ func (s *split) add(line string) error {
 // session holds the demo's objects, closed together.
 type session struct {
 	ctx              *cairn.Context
+	data             *data
 	model            *cairn.Sequential
 	optimizer        *cairn.Optimizer
-	epoch            *cairn.Variable
+	lossMean, accMet *cairn.Metric
+	iterator         *cairn.Iterator
 	ckpt             *cairn.Checkpoint
 	manager          *cairn.CheckpointManager
-	lossMean, accMet *cairn.Metric
 	step             *cairn.Function // train_step
 }
 
 func (s *session) Close() {
-	s.step.Close()
-	s.manager.Close()
-	s.ckpt.Close()
-	s.lossMean.Close()
-	s.accMet.Close()
-	s.epoch.Close()
-	s.optimizer.Close()
-	s.model.Close()
-	s.ctx.Close()
+	if s.data != nil {
+		closeAll([]*cairn.Tensor{s.data.xTest, s.data.yTest})
+		s.data.train.Close()
+	}
+	// Those made, in reverse order of making (a panic may have stopped newSession early).
+	for _, c := range []interface{ Close() }{s.step, s.manager, s.ckpt, s.iterator, s.accMet, s.lossMean,
+		s.optimizer, s.model, s.ctx} {
+		if !reflect.ValueOf(c).IsNil() {
+			c.Close()
+		}
+	}
 }
 
 func buildModel(ctx *cairn.Context) *cairn.Sequential {
@@ -209,53 +250,36 @@ func buildModel(ctx *cairn.Context) *cairn.Sequential {
 	return must(cairn.NewSequential(ctx, []*cairn.Layer{h, out}, cairn.WithLayerName("mlp")))
 }
 
-func newSession(dir string) *session {
+// newSession builds the pipelines (printing their sizes), the model, optimizer, metrics and
+// iterator, and the checkpoint that holds them.
+func newSession(cfg config, stdout io.Writer) *session {
 	s := &session{ctx: must(cairn.NewContext(cairn.WithSeed(contextSeed)))}
+	s.data = buildPipelines(s.ctx, cfg.data)
+	fmt.Fprintf(stdout, "digits: %d training and %d test samples of 8x8 pixels\n", s.data.nTrain, s.data.nTest)
 	s.model = buildModel(s.ctx)
 	s.optimizer = must(cairn.NewOptimizer(s.ctx, cairn.OptimizerKindAdam, cairn.WithLearningRate(learningRate)))
-	zero := must(cairn.NewTensor(s.ctx, nil, []int64{0}))
-	defer zero.Close()
-	s.epoch = must(cairn.NewVariable(s.ctx, zero, cairn.WithVariableName("epoch"), cairn.WithTrainable(false)))
+	s.lossMean = must(cairn.NewMetric(s.ctx, cairn.MetricKindMean, "loss"))
+	s.accMet = must(cairn.NewMetric(s.ctx, cairn.MetricKindAccuracy, "accuracy"))
+	s.iterator = must(s.data.train.Iterate())
 	s.ckpt = must(cairn.NewCheckpoint(s.ctx, map[string]cairn.Tracked{
-		"epoch": s.epoch, "model": s.model, "optimizer": s.optimizer,
+		"accuracy": s.accMet, "data": s.iterator, "loss": s.lossMean, "model": s.model, "optimizer": s.optimizer,
 	}))
-	s.manager = must(cairn.NewCheckpointManager(s.ckpt, dir, cairn.WithMaxToKeep(3)))
+	s.manager = must(cairn.NewCheckpointManager(s.ckpt, cfg.dir, cairn.WithMaxToKeep(3)))
 	return s
 }
 
-// resume restores the latest checkpoint, if any, and returns the epochs already trained.
-func (s *session) resume(stdout io.Writer) int64 {
+// resume restores the latest checkpoint, if any: the iterator's position is the steps trained.
+func (s *session) resume(stdout io.Writer) {
 	latest := s.manager.Latest()
 	if latest == "" {
-		return 0
+		return
 	}
 	status := must(s.ckpt.Restore(latest))
-	// The optimizer's slots are restored when its next step creates them; with no epoch left to
+	// The optimizer's slots are restored when its next step creates them; with nothing left to
 	// train they never are, which is expected here.
 	status.ExpectPartial()
 	status.Close()
-	epoch := must(cairn.ReadValue[int64](s.epoch))[0]
-	fmt.Fprintf(stdout, "resumed from %s after epoch %d\n", latest, epoch)
-	return epoch
-}
-
-// epochPermutation is the epoch's order of the training samples: the indices that sort uniform
-// draws (seeded by the epoch) in descending order.
-func epochPermutation(ctx *cairn.Context, n, epoch int64) *cairn.Tensor {
-	draws := must(ops.RandomUniform(ctx, []int64{n}, ops.RandomUniformDType(cairn.Float32),
-		ops.RandomUniformSeed(shuffleSeed), ops.RandomUniformSeed2(epoch+1)))
-	defer draws.Close()
-	values, indices, err := ops.TopKV2(ctx, draws, n)
-	check(err)
-	values.Close()
-	return indices
-}
-
-// batchOf is the rows perm[begin : begin+size] of data.
-func batchOf(ctx *cairn.Context, data, perm *cairn.Tensor, begin, size int64) *cairn.Tensor {
-	idx := must(ops.Slice(ctx, perm, []int64{begin}, []int64{size}))
-	defer idx.Close()
-	return must(ops.GatherV2(ctx, data, idx))
+	fmt.Fprintf(stdout, "resumed from %s after step %d\n", latest, s.iterator.Position())
 }
 
 // newTrainStep is the training step as a compiled function (tf.function) over (x, labels)
@@ -296,12 +320,17 @@ func (s *session) newTrainStep() *cairn.Function {
 	return must(cairn.NewFunction(s.ctx, "train_step", body, cairn.WithNumOutputs(2)))
 }
 
-// trainStep runs one mini-batch through train_step and updates the metrics eagerly.
-func (s *session) trainStep(xb, yb *cairn.Tensor) {
-	outs := must(s.step.Call(xb, yb)) // loss, logits
+// trainStep takes the next batch from the iterator, runs it through train_step and updates the
+// metrics eagerly; it returns the batch's size.
+func (s *session) trainStep() int64 {
+	batch := must(s.iterator.Next()) // x, label
+	defer batch.Close()
+	x, y := batch.Tensors[0], batch.Tensors[1]
+	outs := must(s.step.Call(x, y)) // loss, logits
 	defer closeAll(outs)
 	check(s.lossMean.Update(outs[0], nil))
-	check(s.accMet.Update(yb, outs[1]))
+	check(s.accMet.Update(y, outs[1]))
+	return y.Shape()[0]
 }
 
 func closeAll[T interface{ Close() }](items []T) {
@@ -310,75 +339,80 @@ func closeAll[T interface{ Close() }](items []T) {
 	}
 }
 
-func (s *session) trainEpoch(x, y *cairn.Tensor, n, epoch int64) {
-	perm := epochPermutation(s.ctx, n, epoch)
-	defer perm.Close()
-	for b := int64(0); b < n; b += batchSize {
-		size := min(batchSize, n-b)
-		xb := batchOf(s.ctx, x, perm, b, size)
-		yb := batchOf(s.ctx, y, perm, b, size)
-		s.trainStep(xb, yb)
-		xb.Close()
-		yb.Close()
-	}
-}
-
-func (s *session) testAccuracy(x, y *cairn.Tensor) float64 {
+func (s *session) testAccuracy() float64 {
 	acc := must(cairn.NewMetric(s.ctx, cairn.MetricKindAccuracy, "test_accuracy"))
 	defer acc.Close()
-	logits := must(s.model.Call(x, false))
+	logits := must(s.model.Call(s.data.xTest, false))
 	defer logits.Close()
-	check(acc.Update(y, logits))
+	check(acc.Update(s.data.yTest, logits))
 	return must(acc.Result())
 }
 
-func demo(cfg config, train, test *split, stdout io.Writer) {
-	s := newSession(cfg.dir)
-	defer s.Close()
-	xTrain := must(cairn.NewTensor(s.ctx, []int64{train.n(), features}, train.x))
-	yTrain := must(cairn.NewTensor(s.ctx, []int64{train.n()}, train.y))
-	xTest := must(cairn.NewTensor(s.ctx, []int64{test.n(), features}, test.x))
-	yTest := must(cairn.NewTensor(s.ctx, []int64{test.n()}, test.y))
-	defer closeAll([]*cairn.Tensor{xTrain, yTrain, xTest, yTest})
-	fmt.Fprintf(stdout, "digits: %d training and %d test samples of 8x8 pixels\n", train.n(), test.n())
+// weightsChecksum is FNV-1a 64 over the bytes of the model's trainable weights: equal weights,
+// equal checksum.
+func (s *session) weightsChecksum() uint64 {
+	h := fnv.New64a()
+	weights := must(s.model.Weights(true))
+	defer closeAll(weights)
+	for _, w := range weights {
+		t := must(w.Read())
+		h.Write(must(t.Bytes()))
+		t.Close()
+	}
+	return h.Sum64()
+}
 
-	epoch := s.resume(stdout)
+func demo(cfg config, stdout io.Writer) {
+	s := newSession(cfg, stdout)
+	defer s.Close()
+	s.resume(stdout)
 	// Build the model on one sample (a restore above is applied as its variables appear).
-	first := must(ops.Slice(s.ctx, xTest, []int64{0, 0}, []int64{1, features}))
+	first := must(ops.Slice(s.ctx, s.data.xTest, []int64{0, 0}, []int64{1, features}))
 	out := must(s.model.Call(first, false))
 	first.Close()
 	out.Close()
 	fmt.Fprint(stdout, must(s.model.Summary()))
 
 	s.step = s.newTrainStep()
-	s.lossMean = must(cairn.NewMetric(s.ctx, cairn.MetricKindMean, "loss"))
-	s.accMet = must(cairn.NewMetric(s.ctx, cairn.MetricKindAccuracy, "accuracy"))
 	var writer *cairn.SummaryWriter // TensorBoard output, with --logdir
 	if cfg.logdir != "" {
 		writer = must(cairn.NewSummaryWriter(cfg.logdir))
 		defer writer.Close() // closed and checked below; this covers a panic
 	}
-	for first := epoch; epoch < cfg.epochs; epoch++ {
+	perEpoch := s.data.stepsPerEpoch
+	step := s.iterator.Position()
+	wroteGraph := false
+	for epoch := step / perEpoch; epoch < cfg.epochs; epoch++ {
 		start := time.Now()
-		check(s.lossMean.Reset())
-		check(s.accMet.Reset())
-		s.trainEpoch(xTrain, yTrain, train.n(), epoch)
-		seconds := time.Since(start).Seconds()
-		next := must(cairn.NewTensor(s.ctx, nil, []int64{epoch + 1}))
-		check(s.epoch.Assign(next))
-		next.Close()
-		must(s.manager.SaveNumber(epoch + 1))
-		loss, acc := must(s.lossMean.Result()), must(s.accMet.Result())
-		fmt.Fprintf(stdout, "epoch %2d/%d  loss %.4f  accuracy %.4f  %.0f examples/s\n", epoch+1, cfg.epochs,
-			loss, acc, float64(train.n())/seconds)
-		if writer != nil {
-			check(writer.Scalar("epoch_loss", loss, epoch+1))
-			check(writer.Scalar("epoch_accuracy", acc, epoch+1))
-			if epoch == first {
-				check(writer.Graph(s.step, 0, 0))
+		trained, end := int64(0), (epoch+1)*perEpoch
+		if step%perEpoch == 0 {
+			check(s.lossMean.Reset())
+			check(s.accMet.Reset())
+		}
+		for ; step < end; step++ {
+			trained += s.trainStep()
+			if step+1 == end || (step+1)%cfg.saveEvery == 0 {
+				must(s.manager.SaveNumber(step + 1))
+			}
+			if step+1 == cfg.killAfter {
+				crash() // nothing is flushed or freed
 			}
 		}
+		seconds := time.Since(start).Seconds()
+		loss, acc := must(s.lossMean.Result()), must(s.accMet.Result())
+		if writer != nil {
+			// TensorBoard: the epoch's metrics, and once per run the graph of the traced step.
+			check(writer.Scalar("epoch_loss", loss, epoch+1))
+			check(writer.Scalar("epoch_accuracy", acc, epoch+1))
+			if !wroteGraph {
+				check(writer.Graph(s.step, 0, 0))
+			}
+			wroteGraph = true
+		}
+		fmt.Fprintf(stdout, "epoch %2d/%d  loss %.4f  accuracy %.4f  %.0f examples/s\n", epoch+1, cfg.epochs,
+			loss, acc, float64(trained)/seconds)
 	}
 	check(writer.Close())
-	fmt.Fprintf(stdout, "test accuracy: %.4f\n", s.testAccuracy(xTest, yTest))
+	fmt.Fprintf(stdout, "test accuracy: %.4f\n", s.testAccuracy())
+	fmt.Fprintf(stdout, "weights: %016x\n", s.weightsChecksum())
 }

@@ -48,17 +48,54 @@ func TestTrainsAndResumes(t *testing.T) {
 		t.Errorf("unexpected start:\n%s", out)
 	}
 	epochLine := regexp.MustCompile(`^epoch  2/2  loss (\d\.\d{4})  accuracy (0\.\d{4})  \d+ examples/s$`)
-	if !epochLine.MatchString(lines[len(lines)-2]) || !strings.HasPrefix(lines[len(lines)-1], "test accuracy: 0.") {
+	n := len(lines)
+	if !epochLine.MatchString(lines[n-3]) || !strings.HasPrefix(lines[n-2], "test accuracy: 0.") ||
+		!regexp.MustCompile(`^weights: [0-9a-f]{16}$`).MatchString(lines[n-1]) {
 		t.Errorf("unexpected end:\n%s", out)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "ckpt-2")); err != nil {
-		t.Errorf("no checkpoint ckpt-2: %v", err)
+	// 1438 samples in batches of 32: 45 steps per epoch, saved every 20 steps and at each epoch's end.
+	for _, name := range []string{"ckpt-80", "ckpt-90"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("no checkpoint %s: %v", name, err)
+		}
 	}
 
 	out, code = runGo(t, "--data", digits, "--dir", dir, "--epochs", "3")
-	if code != 0 || !strings.Contains(out, "resumed from "+filepath.Join(dir, "ckpt-2")+" after epoch 2\n") ||
-		!strings.Contains(out, "epoch  3/3") || strings.Contains(out, "epoch  1/3") {
+	if code != 0 || !strings.Contains(out, "resumed from "+filepath.Join(dir, "ckpt-90")+" after step 90\n") ||
+		!strings.Contains(out, "epoch  3/3") || strings.Contains(out, "epoch  2/3") {
 		t.Errorf("resume: exit %d:\n%s", code, out)
+	}
+}
+
+// Killed mid-epoch (after step 50; the last save was at step 45, the end of epoch 1; 40 before it)
+// and run again, the demo resumes from step 45, pipeline position included, and ends with the
+// uninterrupted run's weights. With --save-every 15 the last save before the crash is mid-epoch:
+// step 30 after a kill at step 40.
+func TestKilledRunResumesExactly(t *testing.T) {
+	crash = func() { panic(killed{}) }
+	defer func() { crash = func() { os.Exit(3) } }()
+	whole, code := runGo(t, "--data", digits, "--dir", t.TempDir(), "--epochs", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, whole)
+	}
+	tail := func(out string) string {
+		lines := strings.Split(strings.TrimSpace(normalize(out)), "\n")
+		return strings.Join(lines[len(lines)-3:], "\n") // epoch 2, test accuracy, weights
+	}
+	for _, c := range []struct{ saveEvery, killAfter, resumeAt string }{{"20", "50", "45"}, {"15", "40", "30"}} {
+		dir := t.TempDir()
+		if out, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "2", "--save-every", c.saveEvery,
+			"--kill-after", c.killAfter); code != 3 {
+			t.Fatalf("--kill-after %s: exit %d, want 3: %s", c.killAfter, code, out)
+		}
+		resumed, code := runGo(t, "--data", digits, "--dir", dir, "--epochs", "2", "--save-every", c.saveEvery)
+		want := "resumed from " + filepath.Join(dir, "ckpt-"+c.resumeAt) + " after step " + c.resumeAt + "\n"
+		if code != 0 || !strings.Contains(resumed, want) {
+			t.Fatalf("exit %d, want %q: %s", code, want, resumed)
+		}
+		if tail(resumed) != tail(whole) {
+			t.Errorf("killed after %s and resumed:\n%s\nuninterrupted:\n%s", c.killAfter, tail(resumed), tail(whole))
+		}
 	}
 }
 
@@ -96,13 +133,14 @@ func TestLogdir(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
-	for _, args := range [][]string{{"--epochs", "0"}, {"--data"}, {"--what", "x"}, {"--epochs", "x"}} {
+	for _, args := range [][]string{{"--epochs", "0"}, {"--data"}, {"--what", "x"}, {"--epochs", "x"}, {"--save-every", "0"},
+		{"--kill-after", "-1"}} {
 		if out, code := runGo(t, args...); code != 2 || !strings.Contains(out, "usage") {
 			t.Errorf("%v: exit %d: %s", args, code, out)
 		}
 	}
 	out, code := runGo(t, "--data", filepath.Join(t.TempDir(), "missing.csv"), "--dir", t.TempDir())
-	if code != 1 || !strings.Contains(out, "cannot open") {
+	if code != 1 || !strings.Contains(out, "cannot read") || !strings.Contains(out, "NOT_FOUND") {
 		t.Errorf("a missing data file: exit %d: %s", code, out)
 	}
 }
