@@ -30,7 +30,8 @@ func (e *endOfData) Unwrap() error { return e.err }
 func (e *endOfData) Is(target error) bool { return target == ErrEndOfData }
 
 // DatasetElement is one element of a dataset: its components' names and tensors, in the spec's
-// order. The tensors are the caller's: Close closes them all.
+// order. The tensors are the caller's: Close closes them all. Names is shared by the elements of
+// one iterator: do not modify it.
 type DatasetElement struct {
 	Names   []string
 	Tensors []*Tensor
