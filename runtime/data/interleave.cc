@@ -2,15 +2,19 @@
 // from each in turn; an inner dataset that ends frees its place in the cycle, which the next
 // input element takes when the cycle comes back to it.
 //
-// With num_parallel_calls > 0, worker threads read the open inner iterators ahead (a few elements
-// each) while the consumer takes them in the same round-robin order, so the order never depends on
-// timing. State: the input's state, the cycle position, and for each open inner dataset its input
-// element (the dataset is rebuilt from it on restore), its iterator's state and the elements read
-// ahead of the consumer.
+// With num_parallel_calls > 0, worker threads open the inner datasets of free cycle places ahead
+// of the consumer (one at a time, in the order the consumer will reach them, so each place gets the
+// input element it would get without workers) and read the open inner iterators ahead (a few
+// elements each) while the consumer takes them in the same round-robin order, so the order never
+// depends on timing. A failure to open (the input's or the function's) waits in its place and is
+// thrown when the consumer reaches it. State: the input's state, the cycle position, and for each
+// place its failure or its inner dataset's input element (the dataset is rebuilt from it on
+// restore), its iterator's state and the elements read ahead of the consumer.
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <variant>
 
@@ -89,6 +93,16 @@ class InterleaveIterator final : public Iterator {
     for (;;) {
       if (cancelled_ || (end_of_input_ && open_ == 0)) return false;
       Slot& s = slots_[cycle_index_];
+      if (s.opening) {
+        cv_.wait(lock, [&] { return cancelled_ || !s.opening; });
+        continue;
+      }
+      if (s.failed) {  // its input element failed to open: thrown at its turn, the place stays free
+        const Failure f = std::move(*s.failed);
+        close(s);
+        cv_.notify_all();
+        f.rethrow();
+      }
       if (s.it) {
         if (s.buffer.empty() && !s.ended) {
           if (s.busy) {
@@ -112,7 +126,8 @@ class InterleaveIterator final : public Iterator {
         return true;
       }
       if (!end_of_input_) {
-        open(s, lock);
+        if (opening_) cv_.wait(lock, [&] { return cancelled_ || !opening_; });
+        else open(s, lock);
         continue;
       }
       advance();
@@ -128,8 +143,13 @@ class InterleaveIterator final : public Iterator {
     w.put_u64(cycle_index_);
     w.put_i64(block_index_);
     for (Slot& s : slots_) {
-      w.put_bool(s.it != nullptr);
-      if (!s.it) continue;
+      w.put_bool(s.it != nullptr || s.failed);
+      if (!s.it && !s.failed) continue;
+      w.put_bool(s.failed.has_value());
+      if (s.failed) {
+        s.failed->save(w);
+        continue;
+      }
       w.put_i64(s.index);
       w.put_element(s.input);
       StateWriter inner;
@@ -158,6 +178,10 @@ class InterleaveIterator final : public Iterator {
     std::vector<Slot> slots(cycle_);
     for (Slot& s : slots) {
       if (!r.get_bool()) continue;
+      if (r.get_bool()) {
+        s.failed = Failure::load(r);
+        continue;
+      }
       s.index = r.get_i64();
       s.input = r.get_element();
       const std::string inner = r.get_bytes();
@@ -174,7 +198,7 @@ class InterleaveIterator final : public Iterator {
     }
     for (Slot& s : slots_) close(s);
     slots_ = std::move(slots);
-    open_ = static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.it != nullptr; }));
+    open_ = static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.it != nullptr || s.failed; }));
     pulled_ = pulled;
     end_of_input_ = end;
     cycle_index_ = cycle_index;
@@ -202,6 +226,8 @@ class InterleaveIterator final : public Iterator {
     std::deque<Item> buffer;       // read ahead, not delivered
     bool ended = false;            // it returned false
     bool busy = false;             // a thread is in it->next()
+    bool opening = false;          // a thread is opening this place (pulling its input element)
+    std::optional<Failure> failed;  // opening failed: thrown when the consumer comes here
   };
 
   // Stops workers from starting reads and waits for those in flight (save and restore).
@@ -210,7 +236,8 @@ class InterleaveIterator final : public Iterator {
     Paused(InterleaveIterator& it, std::unique_lock<std::mutex>& lock) : it_(it) {
       ++it_.paused_;
       it_.cv_.wait(lock, [&] {
-        return it_.cancelled_ || std::none_of(it_.slots_.begin(), it_.slots_.end(), [](const Slot& s) { return s.busy; });
+        return it_.cancelled_ || (!it_.opening_ && std::none_of(it_.slots_.begin(), it_.slots_.end(),
+                                                                 [](const Slot& s) { return s.busy; }));
       });
       if (it_.cancelled_) {
         --it_.paused_;
@@ -234,43 +261,45 @@ class InterleaveIterator final : public Iterator {
   }
 
   void close(Slot& s) {
-    if (s.it) {
-      s.it->cancel();
-      --open_;
-    }
+    if (s.it) s.it->cancel();
+    if (s.it || s.failed) --open_;
     s = Slot();
   }
 
-  // Opens the next input element's dataset in `s` (mu_ held on entry and exit; the input is read
-  // only by the consumer's thread, outside the lock).
+  // Opens the next input element's dataset in the free place `s`, or records why it failed there
+  // (mu_ held on entry and exit; one opening at a time, as the input is read in order).
   void open(Slot& s, std::unique_lock<std::mutex>& lock) {
+    opening_ = true;
+    s.opening = true;
     lock.unlock();
     Element x;
-    bool got;
+    bool got = true;
+    int64_t index = -1;
+    std::unique_ptr<Iterator> it;
+    std::optional<Failure> failed;
     try {
       got = input_->next(x);
+      if (got) {
+        index = pulled_++;  // only this thread touches pulled_ while opening_ (a failed element is skipped)
+        it = ds_->inner(x, index)->make_iterator(inner_epoch(index));
+      }
     } catch (...) {
-      lock.lock();
-      throw;
-    }
-    if (!got) {
-      lock.lock();
-      end_of_input_ = true;
-      return;
-    }
-    const int64_t index = pulled_++;  // a failed element is skipped
-    std::unique_ptr<Iterator> it;
-    try {
-      it = ds_->inner(x, index)->make_iterator(inner_epoch(index));
-    } catch (...) {
-      lock.lock();
-      throw;
+      failed = internal::current_failure();
     }
     lock.lock();
-    s.index = index;
-    s.input = std::move(x);
-    s.it = std::move(it);
-    ++open_;
+    opening_ = false;
+    s.opening = false;
+    if (failed) {
+      s.failed = std::move(failed);
+      ++open_;
+    } else if (!got) {
+      end_of_input_ = true;
+    } else {
+      s.index = index;
+      s.input = std::move(x);
+      s.it = std::move(it);
+      ++open_;
+    }
     cv_.notify_all();
   }
 
@@ -295,13 +324,21 @@ class InterleaveIterator final : public Iterator {
     cv_.notify_all();
   }
 
-  // The next slot a worker should read ahead: open, idle, not full; in cycle order from the
-  // consumer's position.
+  // The next place a worker should serve, in cycle order from the consumer's position: an open
+  // one that is idle and not full (read it ahead), or a free one (open it). The first free place
+  // is the one the consumer will fill first, unless a failed place comes before it: the consumer
+  // fills that one again once it has thrown the failure.
   Slot* wanted() {
     if (paused_ > 0) return nullptr;
+    bool may_open = !end_of_input_ && !opening_;
     for (size_t k = 0; k < cycle_; ++k) {
       Slot& s = slots_[(cycle_index_ + k) % cycle_];
       if (s.it && !s.busy && !s.ended && s.buffer.size() < depth_) return &s;
+      if (s.failed || s.opening) may_open = false;
+      if (!s.it && !s.failed && !s.opening) {
+        if (may_open) return &s;
+        may_open = false;
+      }
     }
     return nullptr;
   }
@@ -312,7 +349,8 @@ class InterleaveIterator final : public Iterator {
       Slot* s = nullptr;
       cv_.wait(lock, [&] { return cancelled_ || (s = wanted()) != nullptr; });
       if (cancelled_) return;
-      read_ahead(*s, lock);
+      if (s->it) read_ahead(*s, lock);
+      else open(*s, lock);
     }
   }
 
@@ -332,6 +370,7 @@ class InterleaveIterator final : public Iterator {
   int block_index_ = 0;
   int open_ = 0;
   int paused_ = 0;
+  bool opening_ = false;  // a thread is reading the input (opening a place)
   bool cancelled_ = false;
   std::vector<std::thread> threads_;
 };

@@ -118,18 +118,19 @@ void StreamWorkIterator::pull(std::unique_lock<std::mutex>& lock) {
   cv_.notify_all();
 }
 
-void StreamWorkIterator::worker() {
+void StreamWorkIterator::worker(bool puller) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     SlotPtr todo;
     cv_.wait(lock, [&] {
       if (cancelled_) return true;
+      if (puller) return can_pull();
       for (const SlotPtr& s : pending_)
         if (s->stage == Stage::Waiting) {
           todo = s;
           return true;
         }
-      return can_pull();
+      return false;
     });
     if (cancelled_) return;
     if (!todo) {
@@ -172,7 +173,7 @@ bool StreamWorkIterator::next(Element& out) {
     return deliver(*s, out);
   }
   if (threads_.empty())
-    for (int k = 0; k < workers_; ++k) threads_.emplace_back([this] { worker(); });
+    for (int k = 0; k <= workers_; ++k) threads_.emplace_back([this, k] { worker(k == 0); });
   SlotPtr s;
   cv_.wait(lock, [&] {
     if (cancelled_) return true;

@@ -36,7 +36,7 @@ std::string stable_identity(std::string_view pipeline);
 uint64_t element_key(uint64_t stage, uint64_t epoch, int64_t index);
 
 // An iterator over a stream that pulls input elements in order and runs `work` on each (in place),
-// on `workers` threads (0: on the caller's thread, one element at a time). It holds at most
+// on `workers` threads plus one pulling thread (0: on the caller's thread, one element at a time). It holds at most
 // `capacity` elements pulled and not yet delivered; it delivers them in input order when
 // `deterministic`, else as they finish. State: the input's state, the count of inputs pulled, and
 // the inputs pulled but not yet delivered (their results are recomputed after a restore).
@@ -64,7 +64,9 @@ class StreamWorkIterator final : public Iterator {
   using SlotPtr = std::shared_ptr<Slot>;
 
   void run(Slot& s);  // work on s.input into s.result (or s.failure)
-  void worker();
+  // The puller thread pulls inputs in order; the `workers` others run `work` on them, so a slow
+  // input never holds up a computation (as tf.data's runner thread).
+  void worker(bool puller);
   bool can_pull() const;
   // Pulls the next input into a new slot (input_done_ at the end); mu_ is held on entry and exit.
   void pull(std::unique_lock<std::mutex>& lock);

@@ -1,4 +1,6 @@
 // interleave: TensorFlow's documented example, parallel read-ahead, errors, save/restore.
+#include <thread>
+
 #include "tests/runtime/data/par/par_util.h"
 
 namespace cairn::test {
@@ -88,6 +90,90 @@ TEST_CASE("interleave checks each inner dataset's spec and names the input eleme
   REQUIRE(it->next(e));
   CHECK(value_of(e) == 5);
   CHECK_FALSE(it->next(e));
+}
+
+// Places of lengths 0..3 (x % 4) over 1..10: places free and reopen at different times, some
+// inner datasets are empty, so workers open places ahead at every kind of position.
+data::DatasetPtr uneven(int npc, std::set<int64_t> fail_open = {}) {
+  auto fn = [fail_open](const Element& x) {
+    if (fail_open.count(value_of(x))) raise(Code::NotFound, "no file for {}", value_of(x));
+    return copies_of(value_of(x) % 4)(x);
+  };
+  Numbers s;
+  s.n = 10;
+  s.start = 1;
+  return data::interleave(as_stream(numbers(s)), value_spec(), fn, options(3, 1, npc));
+}
+
+TEST_CASE("interleave opening places ahead keeps the order, errors at their turn, and restores everywhere") {
+  for (std::set<int64_t> fail : {std::set<int64_t>{}, std::set<int64_t>{2, 5, 6}}) {
+    CAPTURE(fail.size());
+    int errors0 = 0;
+    const std::vector<int64_t> want = drain(uneven(0, fail), 0, &errors0);
+    CHECK(errors0 == static_cast<int>(fail.size()));
+    for (int npc : {1, 3}) {
+      int errors = 0;
+      CHECK(drain(uneven(npc, fail), 0, &errors) == want);
+      CHECK(errors == errors0);
+      auto ds = uneven(npc, fail);
+      for (int cut = 0; cut <= static_cast<int>(want.size() + fail.size()); ++cut) {
+        CAPTURE(npc);
+        CAPTURE(cut);
+        auto it = ds->make_iterator(0);
+        int errs = 0;
+        auto all = drain(*it, &errs, cut);
+        auto rest = resumed(ds, *it);
+        auto tail = drain(*rest, &errs);
+        all.insert(all.end(), tail.begin(), tail.end());
+        CHECK(all == want);
+        CHECK(errs == errors0);
+      }
+    }
+  }
+  // The sequential order by hand: places {1, 2, 3}; freed places take 4 (empty), 5, 6, ... in turn.
+  CHECK(drain(uneven(0)) == std::vector<int64_t>{1, 2, 3, 2, 3, 3, 5, 6, 6, 7, 7, 9, 10, 7, 10});
+}
+
+TEST_CASE("interleave workers throw an opening failure at its turn, naming the element") {
+  auto it = uneven(3, {2})->make_iterator(0);
+  Element e;
+  REQUIRE(it->next(e));
+  CHECK(value_of(e) == 1);
+  CHECK_THROWS_CODE(it->next(e), Code::NotFound, "interleave (element 1): no file for 2");
+  REQUIRE(it->next(e));
+  CHECK(value_of(e) == 3);
+}
+
+// Waits (bounded) until `cond`; false if it never holds.
+template <class F>
+bool eventually(F cond) {
+  for (int k = 0; k < 20000 && !cond(); ++k) std::this_thread::sleep_for(std::chrono::microseconds(500));
+  return cond();
+}
+
+TEST_CASE("interleave workers open every place ahead of the consumer, and cancel stops them while opening") {
+  auto opened = std::make_shared<std::atomic<int>>(0);
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto fn = [opened, release](const Element& x) {
+    ++*opened;
+    if (value_of(x) == 3) eventually([&] { return release->load(); });  // place 3 opens slowly
+    return copies_of(2)(x);
+  };
+  auto ds = data::interleave(one_to_five(), value_spec(), fn, options(3, 1, 3));
+  auto it = ds->make_iterator(0);
+  Element e;
+  REQUIRE(it->next(e));
+  CHECK(value_of(e) == 1);
+  // The consumer has asked for place 1 only: workers open places 2 and 3 by themselves.
+  CHECK(eventually([&] { return opened->load() == 3; }));
+  std::thread late([release] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    *release = true;
+  });
+  it->cancel();  // a worker is inside place 3's opening: cancel waits for it, then stops
+  late.join();
+  CHECK_FALSE(it->next(e));
+  CHECK(opened->load() == 3);  // nothing opened after the cancel
 }
 
 TEST_CASE("interleave refuses bad arguments") {

@@ -1,5 +1,6 @@
 // map and filter: results, order, errors, parallelism and save/restore mid-run.
 #include <algorithm>
+#include <thread>
 
 #include "tests/runtime/data/par/par_util.h"
 
@@ -50,6 +51,24 @@ TEST_CASE("map over a stream: input order when deterministic, every element othe
   auto got = drain(ds);
   std::sort(got.begin(), got.end());
   CHECK(got == times_of(iota(0, 40), 2));
+}
+
+TEST_CASE("a parallel map over a stream pulls its input on its own thread while the function runs") {
+  // One worker: while it runs element 0's function, the input must still be pulled (as tf.data's
+  // runner thread does), so element 0's function waits (bounded) to see element 1 pulled.
+  Numbers s;
+  s.n = 4;
+  auto pulls = s.calls;
+  auto saw = std::make_shared<std::atomic<bool>>(false);
+  auto fn = [pulls, saw](const Element& x) -> Element {
+    if (value_of(x) == 0)
+      for (int k = 0; k < 20000 && !(*saw = pulls->load() >= 2); ++k)
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+    return x;
+  };
+  auto ds = data::map(as_stream(numbers(s)), value_spec(), fn, parallel(1));
+  CHECK(drain(ds) == iota(0, 4));
+  CHECK(saw->load());
 }
 
 TEST_CASE("a failed map element names the map and the element, and the iterator continues") {
