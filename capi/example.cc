@@ -3,6 +3,7 @@
 #include <iterator>
 #include <memory>
 
+#include "capi/internal/feature_specs.h"
 #include "capi/internal/handles.h"
 #include "capi/internal/options.h"
 #include "runtime/io/example.h"
@@ -20,6 +21,28 @@ struct cairn_example {
   io::FeatureMap& features() { return kind == CAIRN_EXAMPLE ? example.features : sequence.context; }
   const io::FeatureMap& features() const { return kind == CAIRN_EXAMPLE ? example.features : sequence.context; }
 };
+
+namespace cairn::capi {
+
+std::vector<io::FeatureSpec> read_feature_specs(cairn::Context& ctx, const cairn_feature_spec* specs, size_t n_specs,
+                                                const char* fn) {
+  if (n_specs > 0) require(specs, fn, "specs");
+  std::vector<io::FeatureSpec> out(n_specs);
+  for (size_t j = 0; j < n_specs; ++j) {
+    const cairn_feature_spec s = cairn::capi::read_array_element(specs, j, fn);
+    if (!s.key) raise(Code::InvalidArgument, "{}: specs[{}].key is NULL", fn, j);
+    if (s.rank > 0 && !s.shape) raise(Code::InvalidArgument, "{}: specs[{}].shape is NULL with rank {}", fn, j, s.rank);
+    io::FeatureSpec& f = out[j];
+    f.key = s.key;
+    f.kind = static_cast<io::SpecKind>(s.kind);
+    f.dtype = static_cast<cairn::DType>(s.dtype);
+    f.shape = cairn::Shape::from(s.shape, s.rank, fn);
+    if (s.default_value) f.default_value = cairn::host_values(s.default_value->t, ctx.cpu(), fn);
+  }
+  return out;
+}
+
+}  // namespace cairn::capi
 
 namespace {
 
@@ -96,24 +119,6 @@ const char* key_at(const Map& m, size_t i) {
   return std::next(m.begin(), static_cast<std::ptrdiff_t>(i))->first.c_str();
 }
 
-std::vector<io::FeatureSpec> read_specs(cairn::Context& ctx, const cairn_feature_spec* specs, size_t n_specs,
-                                        const char* fn) {
-  if (n_specs > 0) require(specs, fn, "specs");
-  std::vector<io::FeatureSpec> out(n_specs);
-  for (size_t j = 0; j < n_specs; ++j) {
-    const cairn_feature_spec s = cairn::capi::read_array_element(specs, j, fn);
-    if (!s.key) raise(Code::InvalidArgument, "{}: specs[{}].key is NULL", fn, j);
-    if (s.rank > 0 && !s.shape) raise(Code::InvalidArgument, "{}: specs[{}].shape is NULL with rank {}", fn, j, s.rank);
-    io::FeatureSpec& f = out[j];
-    f.key = s.key;
-    f.kind = static_cast<io::SpecKind>(s.kind);
-    f.dtype = static_cast<cairn::DType>(s.dtype);
-    f.shape = cairn::Shape::from(s.shape, s.rank, fn);
-    if (s.default_value) f.default_value = cairn::host_values(s.default_value->t, ctx.cpu(), fn);
-  }
-  return out;
-}
-
 // The outputs `specs` give (cairn_parse_num_outputs); unknown kinds are INVALID_ARGUMENT.
 size_t count_outputs(const cairn_feature_spec* specs, size_t n_specs, const char* fn) {
   if (n_specs > 0) require(specs, fn, "specs");
@@ -142,7 +147,7 @@ cairn_status* parse_batch(bool sequence, cairn_context* ctx, const void* const* 
     views[i] = std::string_view(static_cast<const char*>(records[i]), lens[i]);
   }
   const size_t want = count_outputs(specs, n_specs, fn);
-  const std::vector<io::FeatureSpec> parsed = read_specs(*ctx->ctx, specs, n_specs, fn);
+  const std::vector<io::FeatureSpec> parsed = cairn::capi::read_feature_specs(*ctx->ctx, specs, n_specs, fn);
   if (n_outputs != want)
     raise(Code::InvalidArgument, "{}: the specs give {} outputs, but n_outputs is {}", fn, want, n_outputs);
   if (want > 0) require(outputs, fn, "outputs");

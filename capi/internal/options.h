@@ -44,9 +44,12 @@ namespace cairn::capi {
   X(cairn_feature_spec, CAIRN_FEATURE_SPEC_INIT)                              \
   X(cairn_feature_values, CAIRN_FEATURE_VALUES_INIT)                          \
   X(cairn_summary_writer_options, CAIRN_SUMMARY_WRITER_OPTIONS_INIT)          \
-  X(cairn_profiler_options, CAIRN_PROFILER_OPTIONS_INIT)                    \
-  X(cairn_csv_options, CAIRN_CSV_OPTIONS_INIT)                              \
-  X(cairn_tfrecord_options, CAIRN_TFRECORD_OPTIONS_INIT)
+  X(cairn_profiler_options, CAIRN_PROFILER_OPTIONS_INIT)                      \
+  X(cairn_csv_options, CAIRN_CSV_OPTIONS_INIT)                                \
+  X(cairn_tfrecord_options, CAIRN_TFRECORD_OPTIONS_INIT)                      \
+  X(cairn_map_options, CAIRN_MAP_OPTIONS_INIT)                                \
+  X(cairn_filter_options, CAIRN_FILTER_OPTIONS_INIT)                          \
+  X(cairn_interleave_options, CAIRN_INTERLEAVE_OPTIONS_INIT)
 
 // The name and the defaults of each struct. The defaults live in static storage, so their
 // padding bytes are zero and cairn_X_init gives the same bytes as a static `T x = CAIRN_X_INIT`.

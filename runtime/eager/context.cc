@@ -81,13 +81,26 @@ ThreadPool& Context::pool() {
   return *pool_;
 }
 
-uint64_t Context::next_random_seed() {
-  uint64_t n = random_calls_.fetch_add(1, std::memory_order_relaxed);
-  // splitmix64 of (seed, n): distinct, well-mixed seeds for consecutive calls.
-  uint64_t z = options_.seed + 0x9e3779b97f4a7c15ull * (n + 1);
+namespace {
+// splitmix64 of (base, n): distinct, well-mixed seeds for consecutive n.
+uint64_t mix_seed(uint64_t base, uint64_t n) {
+  uint64_t z = base + 0x9e3779b97f4a7c15ull * (n + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
+}
+
+thread_local RandomStreamScope* t_random_scope = nullptr;
+}  // namespace
+
+RandomStreamScope::RandomStreamScope(uint64_t key) : key_(key), outer_(t_random_scope) { t_random_scope = this; }
+RandomStreamScope::~RandomStreamScope() { t_random_scope = outer_; }
+RandomStreamScope* RandomStreamScope::current() { return t_random_scope; }
+uint64_t RandomStreamScope::next_seed() { return mix_seed(key_, calls_++); }
+
+uint64_t Context::next_random_seed() {
+  if (RandomStreamScope* scope = t_random_scope) return scope->next_seed();
+  return mix_seed(options_.seed, random_calls_.fetch_add(1, std::memory_order_relaxed));
 }
 
 void Context::add_hook(DispatchHook* hook) {

@@ -116,6 +116,29 @@ class EagerScope {
   }
 };
 
+// tf.data's per-element random streams (runtime/data): while a scope lives on a thread, each random
+// op call with seeds 0,0 on that thread takes its seed from (key, n), n counting the calls inside
+// the scope, instead of from the context's call counter. An element's random numbers then depend
+// only on its key, whatever thread computes it and whatever else runs at the same time. Graph
+// replays run their nodes on the calling thread, so compiled functions draw from the scope too.
+// Scopes nest (the innermost wins).
+class RandomStreamScope {
+ public:
+  explicit RandomStreamScope(uint64_t key);
+  ~RandomStreamScope();
+  RandomStreamScope(const RandomStreamScope&) = delete;
+  RandomStreamScope& operator=(const RandomStreamScope&) = delete;
+  // The innermost scope on this thread, or null.
+  static RandomStreamScope* current();
+  // The seed of the next random op call in this scope.
+  uint64_t next_seed();
+
+ private:
+  uint64_t key_;
+  uint64_t calls_ = 0;
+  RandomStreamScope* outer_;
+};
+
 class Context : public RefCounted {
  public:
   explicit Context(ContextOptions options);
@@ -133,7 +156,7 @@ class Context : public RefCounted {
   // The backend devices created so far (not the CPU).
   std::vector<Ref<Device>> backend_devices();
   // A fresh seed for one random op call: mixes the context seed with a call counter, so a
-  // context replays the same sequence for the same seed.
+  // context replays the same sequence for the same seed; inside a RandomStreamScope, the scope's.
   uint64_t next_random_seed();
 
   // "dense", then "dense_1", "dense_2", ...: default names for layers and other objects, unique
