@@ -2132,7 +2132,7 @@ typedef struct cairn_map_options {
   size_t n_outputs;                     /**< outputs of fn; required (>= 1) */
   int64_t seed;                         /**< key of fn's random ops with seeds 0: default 0, the
                                              context's seed */
-  void (*release)(void *user_data);     /**< called once when the last dataset using fn is freed */
+  void (*release)(void *user_data);     /**< called once when the last dataset using fn is freed; not called when the call fails (the caller keeps user_data) */
 } cairn_map_options;
 
 /** The defaults of cairn_map_options (see cairn_map_options_init). Since 1.1. */
@@ -2157,7 +2157,7 @@ typedef struct cairn_filter_options {
   uint32_t struct_size;             /**< sizeof(cairn_filter_options) */
   cairn_bool compile;               /**< as cairn_map_options.compile; default 1 */
   int64_t seed;                     /**< as cairn_map_options.seed; default 0 */
-  void (*release)(void *user_data); /**< called once when the last dataset using fn is freed */
+  void (*release)(void *user_data); /**< called once when the last dataset using fn is freed; not called when the call fails (the caller keeps user_data) */
 } cairn_filter_options;
 
 /** The defaults of cairn_filter_options (see cairn_filter_options_init). Since 1.1. */
@@ -2237,7 +2237,7 @@ typedef struct cairn_interleave_options {
   int32_t block_length;             /**< consecutive elements from each before moving on; default 1 */
   int32_t num_parallel_calls;       /**< inner datasets read ahead in parallel; default 0 (none) */
   cairn_bool deterministic;         /**< the fixed round-robin order; default 1 */
-  void (*release)(void *user_data); /**< called once when the last dataset using fn is freed */
+  void (*release)(void *user_data); /**< called once when the last dataset using fn is freed; not called when the call fails (the caller keeps user_data) */
 } cairn_interleave_options;
 
 /** The defaults of cairn_interleave_options (see cairn_interleave_options_init). Since 1.1. */
