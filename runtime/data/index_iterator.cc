@@ -3,8 +3,9 @@
 // Work is done in chunks of consecutive indexes, so that per-element costs (a system call per
 // record, a thread hand-off per element) are paid once per chunk: get_range computes a chunk where
 // the dataset can (a TFRecord file's records with one read), get the rest. A chunk grows (doubling,
-// from 1, up to 64) while computing one takes well under ~200 us and shrinks when it takes more,
-// so slow elements are still spread over the workers one by one.
+// from 1, up to 64) while computing one takes well under ~200 us and its elements hold under
+// 256 KiB, and shrinks when it takes more or holds over 1 MiB, so slow elements are still spread
+// over the workers one by one and large ones come one at a time.
 //
 // With parallelism() 1 and prefetch_depth() 0 it computes on the calling thread, keeping the rest
 // of a chunk for the next calls. Otherwise a small pool of worker threads owned by the iterator
@@ -30,13 +31,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The chunk size for the next claim, from the last chunk's size and time.
-int64_t adapt_chunk(int64_t chunk, int64_t done, Clock::duration took) {
+// The bytes of a chunk's elements.
+template <class Range, class Get>
+int64_t chunk_bytes(const Range& elements, Get&& element_of) {
+  int64_t n = 0;
+  for (const auto& x : elements)
+    for (const Tensor& t : element_of(x)) n += static_cast<int64_t>(t.nbytes());
+  return n;
+}
+
+// The chunk size for the next claim, from the last chunk's size, time and bytes: it grows while a
+// chunk is quick and small, and shrinks when one is slow or large (many large fresh tensors at
+// once cost page faults as the allocator hands memory back and forth).
+int64_t adapt_chunk(int64_t chunk, int64_t done, Clock::duration took, int64_t bytes) {
   constexpr auto kTarget = std::chrono::microseconds(200);
   constexpr int64_t kMaxChunk = 64;
+  constexpr int64_t kSmall = int64_t{256} << 10, kLarge = int64_t{1} << 20;
   if (done < chunk) return chunk;  // cut short (an error, the end): says nothing
-  if (took < kTarget / 2) return std::min(kMaxChunk, chunk * 2);
-  if (took > kTarget * 2) return std::max<int64_t>(1, chunk / 2);
+  if (took > kTarget * 2 || bytes > kLarge) return std::max<int64_t>(1, chunk / 2);
+  if (took < kTarget / 2 && bytes < kSmall) return std::min(kMaxChunk, chunk * 2);
   return chunk;
 }
 
@@ -120,7 +133,9 @@ class IndexIterator final : public Iterator {
       const auto t0 = ranged_ ? Clock::now() : Clock::time_point();
       ds_->get_range(next_, limit(next_ + chunk_), epoch_, ready_);
       ready_pos_ = 0;
-      if (!ready_.empty() && ranged_) chunk_ = adapt_chunk(chunk_, static_cast<int64_t>(ready_.size()), Clock::now() - t0);
+      if (!ready_.empty() && ranged_)
+        chunk_ = adapt_chunk(chunk_, static_cast<int64_t>(ready_.size()), Clock::now() - t0,
+                             chunk_bytes(ready_, [](const Element& e) -> const Element& { return e; }));
       ranged_ = ranged_ || !ready_.empty();
     }
     if (ready_pos_ < ready_.size()) {
@@ -180,11 +195,12 @@ class IndexIterator final : public Iterator {
       const auto t0 = Clock::now();
       compute(begin, end, results);
       const auto took = Clock::now() - t0;
+      const int64_t bytes = chunk_bytes(results, [](const Slot& x) -> const Element& { return x.element; });
       lock.lock();
       --in_flight_;
       if (generation == generation_) {
         for (int64_t i = begin; i < end; ++i) slots_[i] = std::move(results[static_cast<size_t>(i - begin)]);
-        chunk_ = adapt_chunk(chunk_, end - begin, took);
+        chunk_ = adapt_chunk(chunk_, end - begin, took, bytes);
       }
       cv_.notify_all();
     }

@@ -188,6 +188,7 @@ void IndexedFiles::get_range(int64_t begin, int64_t end, uint64_t, std::vector<E
   try {
     ensure_index();
     end = std::min(end, first_.back());
+    if (end > begin) out.reserve(static_cast<size_t>(std::min<int64_t>(end - begin, 1024)));
     for (int64_t i = std::max<int64_t>(begin, 0); i == begin + static_cast<int64_t>(out.size()) && i < end;) {
       const auto [k, r] = locate(i);
       size_t n = 1;  // the run of consecutive records of file k from r
