@@ -141,6 +141,8 @@ void Dataset::get(int64_t, uint64_t, Element&) const {
   raise(Code::Internal, "{}: not indexable", describe());
 }
 
+void Dataset::get_range(int64_t, int64_t, uint64_t, std::vector<Element>& out) const { out.clear(); }
+
 std::unique_ptr<Iterator> Dataset::make_iterator(uint64_t epoch) const {
   if (!random_access()) raise(Code::Internal, "{}: a stream dataset must make its own iterator", describe());
   return make_index_iterator(shared_from_this(), epoch);

@@ -144,6 +144,12 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // Element `index` (0 <= index < cardinality, or any index when infinite) of iteration `epoch`.
   // Thread-safe and a pure function of (index, epoch). Only called when random_access().
   virtual void get(int64_t index, uint64_t epoch, Element& out) const;
+  // Elements begin, begin + 1, ... (< end) of iteration `epoch` into `out` (cleared first), as many
+  // as one cheap pass computes: a source whose records lie together in a file reads them with one
+  // system call. Fewer than end - begin (none, by default) leaves element begin + out.size() to
+  // get(), which computes it or throws its error; so this never throws, and an element that fails
+  // is reported by get() in its turn. Thread-safe and pure like get().
+  virtual void get_range(int64_t begin, int64_t end, uint64_t epoch, std::vector<Element>& out) const;
   // How many elements an IndexIterator over this pipeline computes at once (the largest
   // num_parallel_calls in the indexable chain; 1 means on the calling thread) and how many it keeps
   // ready ahead (the largest prefetch buffer). Datasets with an input pass the input's on.
@@ -160,7 +166,8 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
 };
 
 // The iterator of indexable datasets (index_iterator.cc): state = next index; computes up to
-// parallelism() elements at once and keeps prefetch_depth() ready, delivering in index order.
+// parallelism() chunks of consecutive indexes at once and keeps prefetch_depth() chunks ready,
+// delivering in index order (a chunk is one element while elements are slow, up to 64 cheap ones).
 std::unique_ptr<Iterator> make_index_iterator(DatasetPtr ds, uint64_t epoch);
 
 // Runs `fn` (the work of one element of stage `who`) and rethrows its error as

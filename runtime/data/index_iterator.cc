@@ -1,12 +1,22 @@
 // The iterator of indexable datasets: its state is the next index.
 //
-// With parallelism() 1 and prefetch_depth() 0 it computes each element on the calling thread.
-// Otherwise a small pool of worker threads owned by the iterator computes get(i, epoch) for the
-// indexes ahead of the consumer: at most parallelism() at once, and at most
-// parallelism() + prefetch_depth() indexes past the next one to deliver, delivered in index order.
-// Work ahead is never part of the state: a restore (or a fresh iterator from a saved state)
-// recomputes it, and get() is a pure function of (index, epoch), so the elements are the same.
+// Work is done in chunks of consecutive indexes, so that per-element costs (a system call per
+// record, a thread hand-off per element) are paid once per chunk: get_range computes a chunk where
+// the dataset can (a TFRecord file's records with one read), get the rest. A chunk grows (doubling,
+// from 1, up to 64) while computing one takes well under ~200 us and its elements hold under
+// 256 KiB, and shrinks when it takes more or holds over 1 MiB, so slow elements are still spread
+// over the workers one by one and large ones come one at a time.
+//
+// With parallelism() 1 and prefetch_depth() 0 it computes on the calling thread, keeping the rest
+// of a chunk for the next calls. Otherwise a small pool of worker threads owned by the iterator
+// claims chunks of the indexes ahead of the consumer: at most parallelism() chunks at once, and at
+// most (parallelism() + prefetch_depth()) chunks' worth of indexes past the next one to deliver,
+// delivered in index order. Work ahead is never part of the state: a restore (or a fresh iterator
+// from a saved state) recomputes it, and get() is a pure function of (index, epoch), so the
+// elements are the same. An element that fails is delivered as its error in its turn, after the
+// elements before it; the next call continues with the one after it.
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <map>
@@ -18,6 +28,37 @@
 
 namespace cairn::data {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The bytes of a chunk's elements.
+template <class Range, class Get>
+int64_t chunk_bytes(const Range& elements, Get&& element_of) {
+  int64_t n = 0;
+  for (const auto& x : elements)
+    for (const Tensor& t : element_of(x)) n += static_cast<int64_t>(t.nbytes());
+  return n;
+}
+
+// The chunk size for the next claim, from the last chunk's size, time and bytes: it grows while a
+// chunk is quick and small, and shrinks when one is slow or large (many large fresh tensors at
+// once cost page faults as the allocator hands memory back and forth).
+int64_t adapt_chunk(int64_t chunk, int64_t done, Clock::duration took, int64_t bytes) {
+  constexpr auto kTarget = std::chrono::microseconds(200);
+  constexpr int64_t kMaxChunk = 64;
+  constexpr int64_t kSmall = int64_t{256} << 10, kLarge = int64_t{1} << 20;
+  if (done < chunk) return chunk;  // cut short (an error, the end): says nothing
+  if (took > kTarget * 2 || bytes > kLarge) return std::max<int64_t>(1, chunk / 2);
+  if (took < kTarget / 2 && bytes < kSmall) return std::min(kMaxChunk, chunk * 2);
+  return chunk;
+}
+
+// One computed index: its element or its error.
+struct Slot {
+  bool done = false;
+  Element element;
+  std::exception_ptr error;
+};
 
 class IndexIterator final : public Iterator {
  public:
@@ -32,12 +73,7 @@ class IndexIterator final : public Iterator {
   ~IndexIterator() override { cancel(); }
 
   bool next(Element& out) override {
-    if (!parallel_) {
-      if (end_ >= 0 && next_ >= end_) return false;
-      const int64_t i = next_++;  // a failed element is skipped: the next call moves on
-      ds_->get(i, epoch_, out);
-      return true;
-    }
+    if (!parallel_) return next_here(out);
     std::unique_lock<std::mutex> lock(mu_);
     if (cancelled_ || (end_ >= 0 && next_ >= end_)) return false;
     if (threads_.empty()) start();
@@ -50,7 +86,7 @@ class IndexIterator final : public Iterator {
     Slot slot = std::move(it->second);
     slots_.erase(it);
     ++next_;
-    cv_.notify_all();  // room in the window
+    if (can_issue()) cv_.notify_all();  // room in the window
     lock.unlock();
     if (slot.error) std::rethrow_exception(slot.error);
     out = std::move(slot.element);
@@ -70,6 +106,8 @@ class IndexIterator final : public Iterator {
     issued_ = i;
     ++generation_;  // elements in flight belong to the old position: dropped when they finish
     slots_.clear();
+    ready_.clear();
+    ready_pos_ = 0;
     cv_.notify_all();
   }
 
@@ -85,41 +123,85 @@ class IndexIterator final : public Iterator {
   }
 
  private:
-  struct Slot {
-    bool done = false;
-    Element element;
-    std::exception_ptr error;
-  };
+  int64_t limit(int64_t i) const { return end_ >= 0 ? std::min(i, end_) : i; }
+
+  // On the calling thread: the rest of the last get_range chunk, else a new chunk, else get().
+  bool next_here(Element& out) {
+    if (end_ >= 0 && next_ >= end_) return false;
+    if (ready_pos_ == ready_.size()) {
+      // Timed once the dataset has shown it computes ranges (a clock read per element costs too).
+      const auto t0 = ranged_ ? Clock::now() : Clock::time_point();
+      ds_->get_range(next_, limit(next_ + chunk_), epoch_, ready_);
+      ready_pos_ = 0;
+      if (!ready_.empty() && ranged_)
+        chunk_ = adapt_chunk(chunk_, static_cast<int64_t>(ready_.size()), Clock::now() - t0,
+                             chunk_bytes(ready_, [](const Element& e) -> const Element& { return e; }));
+      ranged_ = ranged_ || !ready_.empty();
+    }
+    if (ready_pos_ < ready_.size()) {
+      out = std::move(ready_[ready_pos_++]);
+      ++next_;
+      return true;
+    }
+    const int64_t i = next_++;  // a failed element is skipped: the next call moves on
+    ds_->get(i, epoch_, out);
+    return true;
+  }
 
   void start() {
     for (int k = 0; k < workers_; ++k) threads_.emplace_back([this] { work(); });
   }
 
-  // Whether a worker may claim index issued_ now.
+  // Whether a worker may claim a chunk from index issued_ now.
   bool can_issue() const {
-    return in_flight_ < workers_ && issued_ - next_ < window_ && (end_ < 0 || issued_ < end_);
+    return in_flight_ < workers_ && issued_ - next_ < window_ * chunk_ && (end_ < 0 || issued_ < end_);
+  }
+
+  // Elements [begin, end) into out, in order: get_range where it computes them, get for the rest
+  // (an error is kept in its slot).
+  void compute(int64_t begin, int64_t end, std::vector<Slot>& out) {
+    std::vector<Element> batch;
+    for (int64_t i = begin; i < end;) {
+      ds_->get_range(i, end, epoch_, batch);
+      for (Element& e : batch) out.push_back(Slot{true, std::move(e), nullptr});
+      i += static_cast<int64_t>(batch.size());
+      if (i == end) break;
+      Slot s;
+      s.done = true;
+      try {
+        ds_->get(i, epoch_, s.element);
+      } catch (...) {
+        s.error = std::current_exception();
+      }
+      out.push_back(std::move(s));
+      ++i;
+    }
   }
 
   void work() {
+    std::vector<Slot> results;
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       cv_.wait(lock, [&] { return cancelled_ || can_issue(); });
       if (cancelled_) return;
-      const int64_t i = issued_++;
+      const int64_t begin = issued_;
+      const int64_t end = limit(begin + std::min(chunk_, window_ * chunk_ - (issued_ - next_)));
+      issued_ = end;
       const uint64_t generation = generation_;
-      slots_[i];  // reserved: next() waits for it to be done
+      for (int64_t i = begin; i < end; ++i) slots_[i];  // reserved: next() waits for them to be done
       ++in_flight_;
       lock.unlock();
-      Slot result;
-      try {
-        ds_->get(i, epoch_, result.element);
-      } catch (...) {
-        result.error = std::current_exception();
-      }
-      result.done = true;
+      results.clear();
+      const auto t0 = Clock::now();
+      compute(begin, end, results);
+      const auto took = Clock::now() - t0;
+      const int64_t bytes = chunk_bytes(results, [](const Slot& x) -> const Element& { return x.element; });
       lock.lock();
       --in_flight_;
-      if (generation == generation_) slots_[i] = std::move(result);
+      if (generation == generation_) {
+        for (int64_t i = begin; i < end; ++i) slots_[i] = std::move(results[static_cast<size_t>(i - begin)]);
+        chunk_ = adapt_chunk(chunk_, end - begin, took, bytes);
+      }
       cv_.notify_all();
     }
   }
@@ -128,17 +210,21 @@ class IndexIterator final : public Iterator {
   const uint64_t epoch_;
   const int64_t end_;  // cardinality, or kInfinite
   const int workers_;
-  const int64_t window_;  // indexes computed or ready past next_, at most
+  const int64_t window_;  // chunks computed or ready past next_, at most
   const bool parallel_;
   std::mutex mu_;
   std::condition_variable cv_;
   int64_t next_ = 0;    // the next index to deliver: the whole state
   int64_t issued_ = 0;  // the next index a worker claims
+  int64_t chunk_ = 1;   // indexes per claim (adapt_chunk)
   int in_flight_ = 0;
   uint64_t generation_ = 0;
   bool cancelled_ = false;
   std::map<int64_t, Slot> slots_;  // claimed indexes >= next_, done or in flight
   std::vector<std::thread> threads_;
+  std::vector<Element> ready_;  // on the calling thread: elements next_ - ready_pos_ ... of the last chunk
+  size_t ready_pos_ = 0;
+  bool ranged_ = false;  // get_range has computed elements
 };
 
 }  // namespace

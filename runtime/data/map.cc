@@ -43,6 +43,12 @@ class ElementwiseDataset final : public Dataset {
     out = std::move(x);
   }
 
+  // prefetch passes ranges on (its elements are its input's); a map's function runs per element.
+  void get_range(int64_t begin, int64_t end, uint64_t epoch, std::vector<Element>& out) const override {
+    if (e_.fn || e_.device) return Dataset::get_range(begin, end, epoch, out);
+    in_->get_range(begin, end, epoch, out);
+  }
+
   int parallelism() const override { return std::max(e_.workers, in_->parallelism()); }
   int64_t prefetch_depth() const override { return std::max(e_.buffer, in_->prefetch_depth()); }
 

@@ -4,6 +4,7 @@
 #include <glob.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,11 +51,10 @@ ReadFile::~ReadFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string ReadFile::read(uint64_t offset, uint64_t n) const {
-  std::string out(n, '\0');
+size_t ReadFile::read_into(uint64_t offset, void* dst, size_t n) const {
   size_t done = 0;
   while (done < n) {
-    const ssize_t got = ::pread(fd_, out.data() + done, n - done, static_cast<off_t>(offset + done));
+    const ssize_t got = ::pread(fd_, static_cast<char*>(dst) + done, n - done, static_cast<off_t>(offset + done));
     if (got < 0) {
       if (errno == EINTR) continue;
       raise_os(errno, who_, path_, fmt::format("read at offset {}", offset + done));
@@ -62,7 +62,20 @@ std::string ReadFile::read(uint64_t offset, uint64_t n) const {
     if (got == 0) break;
     done += static_cast<size_t>(got);
   }
-  out.resize(done);
+  return done;
+}
+
+size_t ReadFile::read_vector(uint64_t offset, const struct ::iovec* iov, int count) const {
+  for (;;) {
+    const ssize_t got = ::preadv(fd_, iov, count, static_cast<off_t>(offset));
+    if (got >= 0) return static_cast<size_t>(got);
+    if (errno != EINTR) raise_os(errno, who_, path_, fmt::format("read at offset {}", offset));
+  }
+}
+
+std::string ReadFile::read(uint64_t offset, uint64_t n) const {
+  std::string out(n, '\0');
+  out.resize(read_into(offset, out.data(), n));
   return out;
 }
 
@@ -145,22 +158,75 @@ int64_t IndexedFiles::cardinality() const {
   return first_.back();
 }
 
+std::pair<size_t, size_t> IndexedFiles::locate(int64_t index) const {
+  if (!order_.empty()) {
+    const auto& [file, record] = order_[static_cast<size_t>(index)];
+    return {file, static_cast<size_t>(record)};
+  }
+  const size_t k = static_cast<size_t>(std::upper_bound(first_.begin(), first_.end(), index) - first_.begin()) - 1;
+  return {k, static_cast<size_t>(index - first_[k])};
+}
+
 void IndexedFiles::get(int64_t index, uint64_t, Element& out) const {
   ensure_index();
   if (index < 0 || index >= first_.back())
     raise(Code::OutOfRange, "{}: element {} is past the end ({} elements)", describe(), index, first_.back());
-  size_t k = 0, r = 0;
-  if (!order_.empty()) {
-    k = order_[static_cast<size_t>(index)].first;
-    r = static_cast<size_t>(order_[static_cast<size_t>(index)].second);
-  } else {
-    k = static_cast<size_t>(std::upper_bound(first_.begin(), first_.end(), index) - first_.begin()) - 1;
-    r = static_cast<size_t>(index - first_[k]);
-  }
+  const auto [k, r] = locate(index);
   const FileIndex& f = files_[k];
+  std::vector<Element> one;
+  read_records(f, r, 1, one);  // the fast way; an element that fails is read again below for its error
+  if (!one.empty()) {
+    out = std::move(one[0]);
+    return;
+  }
   const uint64_t begin = f.starts[r];
-  const uint64_t end = r + 1 < f.starts.size() ? f.starts[r + 1] : f.end;
-  make_element(f, r, f.file->read_exact(begin, end - begin), out);
+  make_element(f, r, f.file->read_exact(begin, record_end(f, r) - begin), out);
+}
+
+void IndexedFiles::get_range(int64_t begin, int64_t end, uint64_t, std::vector<Element>& out) const {
+  out.clear();
+  try {
+    ensure_index();
+    end = std::min(end, first_.back());
+    if (end > begin) out.reserve(static_cast<size_t>(std::min<int64_t>(end - begin, 1024)));
+    for (int64_t i = std::max<int64_t>(begin, 0); i == begin + static_cast<int64_t>(out.size()) && i < end;) {
+      const auto [k, r] = locate(i);
+      size_t n = 1;  // the run of consecutive records of file k from r
+      if (order_.empty()) {
+        n = static_cast<size_t>(std::min(end, first_[k + 1]) - i);
+      } else {
+        while (i + static_cast<int64_t>(n) < end && order_[static_cast<size_t>(i) + n].first == k &&
+               order_[static_cast<size_t>(i) + n].second == static_cast<int64_t>(r + n))
+          ++n;
+      }
+      const size_t before = out.size();
+      read_records(files_[k], r, n, out);
+      if (out.size() - before < n) return;
+      i += static_cast<int64_t>(n);
+    }
+  } catch (...) {  // get() reports it
+  }
+}
+
+void IndexedFiles::read_records(const FileIndex& f, size_t r, size_t n, std::vector<Element>& out) const {
+  constexpr uint64_t kBatch = uint64_t{1} << 20;
+  std::string buf;
+  try {
+    for (size_t j = r; j < r + n;) {
+      const uint64_t base = f.starts[j];
+      size_t e = j + 1;
+      while (e < r + n && record_end(f, e) - base <= kBatch) ++e;
+      const uint64_t len = record_end(f, e - 1) - base;
+      buf.resize(len);
+      if (f.file->read_into(base, buf.data(), len) != len) return;
+      for (; j < e; ++j) {
+        Element x;
+        make_element(f, j, std::string_view(buf).substr(f.starts[j] - base, record_end(f, j) - f.starts[j]), x);
+        out.push_back(std::move(x));
+      }
+    }
+  } catch (...) {  // get() reports it
+  }
 }
 
 }  // namespace internal

@@ -8,9 +8,12 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime/data/dataset.h"
+
+struct iovec;
 
 namespace cairn::data::internal {
 
@@ -27,6 +30,11 @@ class ReadFile {
   uint64_t size() const { return size_; }  // when opened
   // Up to n bytes at `offset` (fewer only at the end of the file).
   std::string read(uint64_t offset, uint64_t n) const;
+  // Up to n bytes at `offset` into dst (fewer only at the end of the file): the count.
+  size_t read_into(uint64_t offset, void* dst, size_t n) const;
+  // One preadv of `count` buffers at `offset`: the bytes read (fewer at the end of the file, or
+  // after an interrupted call; errors throw as read's).
+  size_t read_vector(uint64_t offset, const struct ::iovec* iov, int count) const;
   // Exactly n bytes at `offset`; DataLoss "<who>: <path>: ... (offset N)" when the file ended.
   std::string read_exact(uint64_t offset, uint64_t n) const;
   // Calls fn(offset, chunk) for the whole file in order, in chunks of about 1 MiB.
@@ -102,6 +110,8 @@ class IndexedFiles : public Dataset {
   int64_t cardinality() const override;
   bool random_access() const override { return true; }
   void get(int64_t index, uint64_t epoch, Element& out) const override;
+  // Runs of consecutive records of one file are read by read_records.
+  void get_range(int64_t begin, int64_t end, uint64_t epoch, std::vector<Element>& out) const override;
 
  protected:
   // One file's records: record r is bytes [starts[r], starts[r + 1]) (the last ends at `end`).
@@ -117,11 +127,19 @@ class IndexedFiles : public Dataset {
   virtual size_t cycle_length() const { return 1; }
   // Makes the element of one record (its bytes, terminator included) of file `f`.
   virtual void make_element(const FileIndex& f, size_t record, std::string_view bytes, Element& out) const = 0;
+  // Appends the elements of records [r, r + n) of file f to `out`, stopping before a record that
+  // cannot be read or made (get() then reports it); never throws. The default reads about 1 MiB of
+  // records with one pread and calls make_element for each.
+  virtual void read_records(const FileIndex& f, size_t r, size_t n, std::vector<Element>& out) const;
+  // Where record r of f ends.
+  static uint64_t record_end(const FileIndex& f, size_t r) { return r + 1 < f.starts.size() ? f.starts[r + 1] : f.end; }
 
   const std::vector<std::string>& paths() const { return paths_; }
 
  private:
   void ensure_index() const;
+  // The file and record of element `index` (0 <= index < the total).
+  std::pair<size_t, size_t> locate(int64_t index) const;
 
   const std::vector<std::string> paths_;
   mutable std::mutex mu_;

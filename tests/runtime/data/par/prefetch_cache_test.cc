@@ -57,18 +57,23 @@ TEST_CASE("the parallel IndexIterator delivers in order, throws failures at thei
   auto tail = drain(*rest, &errors);
   CHECK(errors == 1);
   CHECK(tail == iota(1012, 1039));
-  // At most parallelism + prefetch computed ahead of the consumer.
-  Numbers w;
-  w.n = 1000;
-  w.parallelism = 2;
-  w.prefetch = 3;
-  auto calls = w.calls;
-  auto it2 = numbers(w)->make_iterator(0);
-  Element e;
-  REQUIRE(it2->next(e));
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  CHECK(calls->load() <= 1 + 5);
-  it2->cancel();
+  // At most parallelism + prefetch chunks computed ahead of the consumer: one element each while
+  // an element takes more than ~100 us (d-perf's chunks grow only while they are cheap), at most
+  // 64 cheap ones.
+  for (auto delay : {std::chrono::microseconds(1000), std::chrono::microseconds(0)}) {
+    Numbers w;
+    w.n = 1000;
+    w.parallelism = 2;
+    w.prefetch = 3;
+    w.delay = delay;
+    auto calls = w.calls;
+    auto it2 = numbers(w)->make_iterator(0);
+    Element e;
+    REQUIRE(it2->next(e));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(calls->load() <= 1 + 5 * (delay.count() ? 1 : 64));
+    it2->cancel();
+  }
 }
 
 TEST_CASE("prefetch_to_device copies to the device and fails for an unknown one when built") {
