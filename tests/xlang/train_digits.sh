@@ -17,13 +17,15 @@ data="$root/examples/data/digits.csv"
 bazel build //examples/c:train_digits //capi:cairn //bindings/java:libcairn_jni.so >/dev/null 2>&1
 . tests/xlang/prefix.sh
 (cd bindings/rust && cargo build -q --example train_digits)
+# A built binary, not `go run`, which reports any non-zero exit of the program as its own status 1.
+(cd bindings/go && go build -o "$out/train_digits_go" ./cmd/train_digits)
 (cd bindings/java && mvn -B -q compile >/dev/null)
 
 run() {  # run LANG EPOCHS [ARGS...]; checkpoints in $out/ckpt-LANG, or $ckpt_suffix appended
   local args=(--data "$data" --dir "$out/ckpt-$1${ckpt_suffix:-}" --epochs "$2" "${@:3}")
   case "$1" in
     c) "$root/bazel-bin/examples/c/train_digits" "${args[@]}" ;;
-    go) (cd "$root/bindings/go" && go run ./cmd/train_digits "${args[@]}") ;;
+    go) (cd "$root/bindings/go" && "$out/train_digits_go" "${args[@]}") ;;
     rust) (cd "$root/bindings/rust" && cargo run -q --example train_digits -- "${args[@]}") ;;
     java) (cd "$root/bindings/java" && java -cp target/classes \
              -Dcairn.jni.path="$root/bazel-bin/bindings/java/libcairn_jni.so" example/TrainDigits.java "${args[@]}") ;;
