@@ -19,6 +19,7 @@
 // docs/data.md describes the model for users.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -160,9 +161,14 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // IndexIterator; streams override it.
   virtual std::unique_ptr<Iterator> make_iterator(uint64_t epoch) const;
 
+  // The epoch of the next iterator object made over this dataset (0, 1, ...), so that each new
+  // iterator runs its own iteration (reshuffle_each_iteration).
+  uint64_t take_iteration() const { return next_iteration_.fetch_add(1, std::memory_order_relaxed); }
+
  private:
   Ref<Context> ctx_;
   ElementSpec spec_;
+  mutable std::atomic<uint64_t> next_iteration_{0};
 };
 
 // The iterator of indexable datasets (index_iterator.cc): state = next index; computes up to

@@ -1,9 +1,9 @@
 #include "runtime/data/iterator_object.h"
 
 #include <cstring>
-#include <unordered_map>
 
 #include <fmt/format.h>
+#include <xxhash.h>
 
 #include "runtime/core/error.h"
 
@@ -12,34 +12,15 @@ namespace {
 
 constexpr uint64_t kStateMagic = 0x3154495f4e524143ull;  // "CARN_IT1": magic and version 1
 
-uint64_t fnv1a(std::string_view bytes, uint64_t h = 0xcbf29ce484222325ull) {
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-// The next iteration number of each live dataset, so that each new iterator runs its own epoch.
-uint64_t next_epoch(const DatasetPtr& ds) {
-  static std::mutex mu;
-  static std::unordered_map<const Dataset*, std::pair<std::weak_ptr<const Dataset>, uint64_t>> counters;
-  std::lock_guard<std::mutex> lock(mu);
-  if (counters.size() > 256)  // forget datasets that are gone
-    for (auto it = counters.begin(); it != counters.end();)
-      it = it->second.first.expired() ? counters.erase(it) : std::next(it);
-  auto& slot = counters[ds.get()];
-  if (slot.first.expired() || slot.first.lock() != ds) slot = {ds, 0};  // new, or an address reused
-  return slot.second++;
-}
+uint64_t checksum(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
 }  // namespace
 
-uint64_t pipeline_fingerprint(const Dataset& ds) { return fnv1a(ds.spec().text(), fnv1a(ds.describe() + "\n")); }
+uint64_t pipeline_fingerprint(const Dataset& ds) { return checksum(ds.describe() + "\n" + ds.spec().text()); }
 
 Ref<IteratorObject> IteratorObject::create(DatasetPtr ds) {
   if (!ds) raise(Code::InvalidArgument, "iterate: dataset is null");
-  const uint64_t epoch = next_epoch(ds);
+  const uint64_t epoch = ds->take_iteration();
   return make_ref<IteratorObject>(std::move(ds), epoch);
 }
 
@@ -110,7 +91,7 @@ std::string IteratorObject::state() {
     root().save(inner);
     body.put_bytes(inner.bytes());
   }
-  const uint64_t sum = fnv1a(body.bytes());
+  const uint64_t sum = checksum(body.bytes());
   body.put_u64(sum);
   return body.take();
 }
@@ -123,7 +104,7 @@ void IteratorObject::restore_state(std::string_view bytes) {
   const std::string_view body = bytes.substr(0, bytes.size() - 8);
   uint64_t sum = 0;
   for (int i = 0; i < 8; ++i) sum |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[body.size() + i])) << (8 * i);
-  if (fnv1a(body) != sum) raise(Code::DataLoss, "{}: corrupt iterator state: the checksum does not match", what);
+  if (checksum(body) != sum) raise(Code::DataLoss, "{}: corrupt iterator state: the checksum does not match", what);
   StateReader r(body, what, context());
   if (r.get_u64() != kStateMagic) r.corrupt("not an iterator state of this version");
   const uint64_t fingerprint = r.get_u64();
