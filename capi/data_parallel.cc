@@ -11,9 +11,7 @@
 #include "capi/internal/function_handle.h"
 #include "capi/internal/options.h"
 #include "runtime/data/parallel.h"
-#include "runtime/graph/function_grad.h"
 #include "runtime/graph/passes.h"
-#include "runtime/graph/trace.h"
 
 using namespace cairn;
 using cairn::capi::require;
@@ -57,20 +55,14 @@ std::vector<TensorSpec> trace(ElementFunction& f, const data::ElementSpec& in) {
     for (int64_t d : c.dims) shape.push_back(d);
     signature.push_back({c.dtype, shape});
   }
-  graph::Graph g;
-  g.num_inputs = static_cast<int>(signature.size());
+  graph::Graph g = graph::trace_host_function(
+      *f.ctx, f.name,
+      [&f](Context& ctx, const std::vector<Tensor>& symbolic) {
+        return capi::run_callback(f.fn, f.host->user_data, ctx, symbolic, f.n_out, f.name);
+      },
+      signature);
   std::vector<TensorSpec> outputs;
-  {
-    graph::TapesPausedHere paused(*f.ctx);  // a tape around the build records nothing of it
-    graph::Tracer tracer(*f.ctx, g, f.name);
-    std::vector<Tensor> symbolic;
-    for (size_t i = 0; i < signature.size(); ++i) symbolic.push_back(tracer.input(static_cast<int>(i), signature[i]));
-    const std::vector<Tensor> results = capi::run_callback(f.fn, f.host->user_data, *f.ctx, symbolic, f.n_out, f.name);
-    for (const Tensor& t : results) {
-      g.outputs.push_back(tracer.port_of(t, "a result"));
-      outputs.push_back({t.dtype(), t.shape()});
-    }
-  }
+  for (graph::Port p : g.outputs) outputs.push_back(g.spec(p));
   graph::PassOptions passes;
   graph::optimize(*f.ctx, g, passes);
   f.traced = std::make_shared<graph::ConcreteFunction>(f.name, signature, std::move(g), passes.fuse_elementwise);

@@ -283,19 +283,28 @@ std::vector<TensorSpec> Function::key_of(const std::vector<Tensor>& inputs) cons
   return specs_of(inputs);
 }
 
-Graph Function::trace_graph(const std::vector<Tensor>& inputs) {
+Graph trace_host_function(Context& ctx, const std::string& name, const HostFunction& fn,
+                          const std::vector<TensorSpec>& specs, const std::vector<Tensor>& static_values) {
   Graph graph;
-  graph.num_inputs = static_cast<int>(inputs.size());
-  {
-    TapesPausedHere paused(*ctx_);  // a tape around the call records the call, not the trace
-    Tracer tracer(*ctx_, graph, name_);
-    std::vector<Tensor> symbolic;
-    for (size_t i = 0; i < inputs.size(); ++i)
-      symbolic.push_back(is_static(i) ? inputs[i]  // a value the host function may read; captured if used
-                                      : tracer.input(static_cast<int>(i), {inputs[i].dtype(), inputs[i].shape()}));
-    std::vector<Tensor> results = fn_(*ctx_, symbolic);
-    for (size_t i = 0; i < results.size(); ++i) graph.outputs.push_back(tracer.port_of(results[i], "a result"));
-  }
+  graph.num_inputs = static_cast<int>(specs.size());
+  TapesPausedHere paused(ctx);  // a tape around the call records the call, not the trace
+  Tracer tracer(ctx, graph, name);
+  std::vector<Tensor> symbolic;
+  for (size_t i = 0; i < specs.size(); ++i)
+    symbolic.push_back(i < static_values.size() && static_values[i].valid()
+                           ? static_values[i]  // a value the host function may read; captured if used
+                           : tracer.input(static_cast<int>(i), specs[i]));
+  std::vector<Tensor> results = fn(ctx, symbolic);
+  for (size_t i = 0; i < results.size(); ++i) graph.outputs.push_back(tracer.port_of(results[i], "a result"));
+  return graph;
+}
+
+Graph Function::trace_graph(const std::vector<Tensor>& inputs) {
+  std::vector<TensorSpec> specs = specs_of(inputs);
+  std::vector<Tensor> statics(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (is_static(i)) statics[i] = inputs[i];
+  Graph graph = trace_host_function(*ctx_, name_, fn_, specs, statics);
   optimize(*ctx_, graph, options_.passes);
   // Host constants the trace made (scalars in gradients, folded shapes) go to the device the
   // inputs are on, where eager execution would have created them.

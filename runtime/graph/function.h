@@ -155,6 +155,12 @@ class Function : public RefCounted {
   std::map<std::string, Relaxed> relaxed_;  // by the signature's cache_key
 };
 
+// Traces `fn` into a new, unoptimized graph: input i is a symbolic tensor of `specs[i]` (dims may
+// be -1), or `static_values[i]` when that is a valid tensor (a value the function may read). A
+// gradient tape around the call records nothing of it.
+Graph trace_host_function(Context& ctx, const std::string& name, const HostFunction& fn,
+                          const std::vector<TensorSpec>& specs, const std::vector<Tensor>& static_values = {});
+
 // "float32[2,-1], int32[]": a signature as text (also the cache key).
 std::string signature_text(const std::vector<TensorSpec>& signature);
 
