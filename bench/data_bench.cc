@@ -1,6 +1,7 @@
 // Input pipelines (issue 13) through the C API: printed figures, never a test.
 //
-//   bazel run -c opt //bench:data_bench -- [guide] [images] [tfrecord] [--dir DIR] [--mib N] [--epochs N]
+//   bazel run -c opt //bench:data_bench -- [guide] [images] [tfrecord] [--dir DIR] [--mib N] [--sizes B,B,..]
+//                                           [--epochs N]
 //   bench/data_bench.sh   (builds this, runs it and the peers' scripts, prints ratios from one run)
 //
 // guide     TensorFlow's "Better performance with the tf.data API" benchmark: a generator that
@@ -514,6 +515,7 @@ void tfrecord_case(const std::string& dir, size_t record_bytes, size_t total_byt
   const std::string key = "tfrecord." + std::to_string(record_bytes);
   report(key + ".ratio", raw / piped);
   report(key + ".gbps", gb / piped);
+  report(key + ".rps", records / piped);
   report(key + ".raw_gbps", gb / raw);
   report(key + ".bare_ratio", raw / unpiped);
   report(key + ".reader_ratio", raw / reader);
@@ -529,11 +531,11 @@ void tfrecord_case(const std::string& dir, size_t record_bytes, size_t total_byt
   }
 }
 
-void tfrecord(const std::string& dir, size_t mib) {
+void tfrecord(const std::string& dir, size_t mib, const std::vector<size_t>& sizes) {
   std::printf("== TFRecord: %d files, %zu MiB per record size, tfrecord -> prefetch(AUTOTUNE) against read() of the "
               "files (1 MiB buffer), page cache warm, best of 5\n",
               kFiles, mib);
-  for (size_t size : {100, 1024, 16 << 10, 1 << 20}) tfrecord_case(dir, size, mib << 20);
+  for (size_t size : sizes) tfrecord_case(dir, size, mib << 20);
 }
 
 }  // namespace
@@ -543,18 +545,30 @@ int main(int argc, char** argv) {
   std::string dir = "/tmp";
   size_t mib = 128;
   int epochs = 5;
+  std::vector<size_t> sizes = {100, 1024, 16 << 10, 256 << 10, 1 << 20};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) {
       dir = argv[++i];
     } else if (a == "--mib" && i + 1 < argc) {
       mib = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--sizes" && i + 1 < argc) {  // record sizes in bytes, comma-separated
+      sizes.clear();
+      for (const char* p = argv[++i]; *p != '\0';) {
+        char* end = nullptr;
+        sizes.push_back(std::strtoull(p, &end, 10));
+        p = *end == ',' ? end + 1 : end;
+        if (sizes.back() == 0) {
+          std::fprintf(stderr, "data_bench: --sizes takes byte counts like 100,1024\n");
+          return 2;
+        }
+      }
     } else if (a == "--epochs" && i + 1 < argc) {
       epochs = std::atoi(argv[++i]);
     } else if (a == "guide" || a == "images" || a == "tfrecord") {
       sections.push_back(a);
     } else {
-      std::fprintf(stderr, "usage: data_bench [guide] [images] [tfrecord] [--dir DIR] [--mib N] [--epochs N]\n");
+      std::fprintf(stderr, "usage: data_bench [guide] [images] [tfrecord] [--dir DIR] [--mib N] [--sizes B,B,..] [--epochs N]\n");
       return 2;
     }
   }
@@ -564,7 +578,7 @@ int main(int argc, char** argv) {
   for (const auto& s : sections) {
     if (s == "guide") guide();
     if (s == "images") images(epochs);
-    if (s == "tfrecord") tfrecord(dir, mib);
+    if (s == "tfrecord") tfrecord(dir, mib, sizes);
   }
   cairn_context_free(g_ctx);
   return 0;

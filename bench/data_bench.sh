@@ -2,7 +2,7 @@
 # Runs bench/data_bench (Cairn) and the peers' scripts (tf.data, PyTorch) in one go and prints the
 # ratios from this run. Figures only, never a test.
 #
-#   bench/data_bench.sh [guide] [images] [tfrecord] [--dir DIR] [--mib N] [--epochs N]
+#   bench/data_bench.sh [guide] [images] [tfrecord] [--dir DIR] [--mib N] [--sizes B,B,..] [--epochs N]
 #
 # Builds //bench:data_bench with -c opt (or $CAIRN_BAZEL_FLAGS) unless CAIRN_DATA_BENCH names a data_bench binary already
 # built (to run on another machine: copy the binary, which has Cairn linked in and needs only the
@@ -48,6 +48,14 @@ if has images; then
   "$py" "$here/peers/tfdata_images.py" --epochs "$epochs" 2>/dev/null | tee "$out/tf_images.txt"
   "$py" "$here/peers/torch_images.py" --epochs "$epochs" 2>/dev/null | tee "$out/torch_images.txt"
   peers+=("$out/tf_images.txt" "$out/torch_images.txt")
+fi
+if has tfrecord; then
+  tf_args=()
+  for ((i = 0; i < ${#args[@]}; i++)); do
+    case "${args[$i]}" in --mib | --sizes | --dir) tf_args+=("${args[$i]}" "${args[$((i + 1))]}") ;; esac
+  done
+  "$py" "$here/peers/tfdata_tfrecord.py" "${tf_args[@]}" 2>/dev/null | tee "$out/tf_tfrecord.txt"
+  peers+=("$out/tf_tfrecord.txt")
 fi
 echo
 echo "# summary ($out)"

@@ -53,6 +53,9 @@ def tfrecord(f):
         others = "; ".join(f"{label} {f[f'tfrecord.{s}.{k}']:.2f}x" for k, label in
                            (("bare_ratio", "source alone"), ("batched_ratio", "batch(32)->prefetch"),
                             ("reader_ratio", "cairn_record_reader")) if f"tfrecord.{s}.{k}" in f)
+        tf = f.get(f"tfrecord.{s}.tf_ratio")
+        if tf:
+            others += f"; tf.data {tf:.2f}x, Cairn / tf.data {f[f'tfrecord.{s}.rps'] / f[f'tfrecord.{s}.tf_rps']:.1f}x records/s"
         print(f"  {s:8d}-byte records: {f[f'tfrecord.{s}.gbps']:6.2f} GB/s vs {f[f'tfrecord.{s}.raw_gbps']:6.2f} GB/s: "
               f"{r:.2f}x  {'ok' if r >= 0.8 else 'MISSED'}  ({others})")
 

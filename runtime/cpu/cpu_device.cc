@@ -11,7 +11,26 @@ namespace cairn {
 // kTensorAlignment bytes, so the data stays aligned and a new tensor costs one allocation.
 static_assert(sizeof(Buffer) <= kTensorAlignment, "Buffer header must fit in the alignment padding");
 
-CpuDevice::CpuDevice(const AllocatorHooks& hooks) : Device(DeviceKind::CPU, "cpu"), hooks_(hooks) {}
+namespace {
+// Under AddressSanitizer every free goes back to it, so that a use after free is caught.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kKeepBlocks = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kKeepBlocks = false;
+#else
+constexpr bool kKeepBlocks = true;
+#endif
+#else
+constexpr bool kKeepBlocks = true;
+#endif
+}  // namespace
+
+CpuDevice::CpuDevice(const AllocatorHooks& hooks) : Device(DeviceKind::CPU, "cpu"), hooks_(hooks) {
+  if (kKeepBlocks && hooks.allocate == default_allocator().allocate &&
+      hooks.deallocate == default_allocator().deallocate)
+    cache_ = std::make_unique<BlockCache>(hooks);
+}
 
 // Every buffer holds a reference on its device, so this runs after the last deallocate.
 CpuDevice::~CpuDevice() {
@@ -20,7 +39,8 @@ CpuDevice::~CpuDevice() {
 
 Buffer* CpuDevice::allocate(size_t nbytes) {
   if (nbytes > SIZE_MAX - kTensorAlignment) raise(Code::ResourceExhausted, "cpu: cannot allocate {} bytes", nbytes);
-  void* block = hooks_.allocate(hooks_.user_data, kTensorAlignment + nbytes, kTensorAlignment);
+  const size_t size = kTensorAlignment + nbytes;
+  void* block = cache_ ? cache_->allocate(size) : hooks_.allocate(hooks_.user_data, size, kTensorAlignment);
   if (block == nullptr) raise(Code::ResourceExhausted, "cpu: out of memory allocating {} bytes", nbytes);
   Buffer* b = new (block) Buffer();
   b->device = this;
@@ -33,7 +53,10 @@ Buffer* CpuDevice::allocate(size_t nbytes) {
 void CpuDevice::deallocate(Buffer* buffer) {
   size_t size = kTensorAlignment + buffer->nbytes;
   buffer->~Buffer();
-  hooks_.deallocate(hooks_.user_data, buffer, size);
+  if (cache_)
+    cache_->deallocate(buffer, size);
+  else
+    hooks_.deallocate(hooks_.user_data, buffer, size);
 }
 
 void CpuDevice::read(const Buffer& buffer, void* dst, size_t nbytes) {

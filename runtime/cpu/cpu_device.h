@@ -1,7 +1,11 @@
-// The CPU device: host memory through the context's allocator hooks.
+// The CPU device: host memory through the context's allocator hooks. With the default hooks, freed
+// large blocks are kept for reuse (block_cache.h); hooks an embedder hands in see every allocation.
 #pragma once
 
+#include <memory>
+
 #include "runtime/core/allocator.h"
+#include "runtime/cpu/block_cache.h"
 #include "runtime/tensor/device.h"
 
 namespace cairn {
@@ -16,12 +20,15 @@ class CpuDevice final : public Device {
   Buffer* allocate(size_t nbytes) override;
   void read(const Buffer& buffer, void* dst, size_t nbytes) override;
   void write(Buffer& buffer, const void* src, size_t nbytes) override;
+  // Bytes of freed large blocks kept for reuse (0 with an embedder's hooks).
+  size_t cached_bytes() const { return cache_ ? cache_->cached_bytes() : 0; }
 
  protected:
   void deallocate(Buffer* buffer) override;
 
  private:
   AllocatorHooks hooks_;
+  std::unique_ptr<BlockCache> cache_;  // only with the default hooks
 };
 
 }  // namespace cairn

@@ -3,7 +3,7 @@
 // Work is done in chunks of consecutive indexes, so that per-element costs (a system call per
 // record, a thread hand-off per element) are paid once per chunk: get_range computes a chunk where
 // the dataset can (a TFRecord file's records with one read), get the rest. A chunk grows (doubling,
-// from 1, up to 64) while computing one takes well under ~200 us and its elements hold under
+// from 1, up to 1024) while computing one takes well under ~200 us and its elements hold under
 // 256 KiB, and shrinks when it takes more or holds over 1 MiB, so slow elements are still spread
 // over the workers one by one and large ones come one at a time.
 //
@@ -11,7 +11,8 @@
 // of a chunk for the next calls. Otherwise a small pool of worker threads owned by the iterator
 // claims chunks of the indexes ahead of the consumer: at most parallelism() chunks at once, and at
 // most (parallelism() + prefetch_depth()) chunks' worth of indexes past the next one to deliver,
-// delivered in index order. Work ahead is never part of the state: a restore (or a fresh iterator
+// delivered in index order. The consumer takes a whole chunk at a time, so it locks and waits
+// once per chunk, not once per element. Work ahead is never part of the state: a restore (or a fresh iterator
 // from a saved state) recomputes it, and get() is a pure function of (index, epoch), so the
 // elements are the same. An element that fails is delivered as its error in its turn, after the
 // elements before it; the next call continues with the one after it.
@@ -45,8 +46,8 @@ int64_t chunk_bytes(const Range& elements, Get&& element_of) {
 // once cost page faults as the allocator hands memory back and forth).
 int64_t adapt_chunk(int64_t chunk, int64_t done, Clock::duration took, int64_t bytes) {
   constexpr auto kTarget = std::chrono::microseconds(200);
-  constexpr int64_t kMaxChunk = 64;
-  constexpr int64_t kSmall = int64_t{256} << 10, kLarge = int64_t{1} << 20;
+  constexpr int64_t kMaxChunk = 1024;
+  constexpr int64_t kSmall = int64_t{1} << 20, kLarge = int64_t{4} << 20;
   if (done < chunk) return chunk;  // cut short (an error, the end): says nothing
   if (took > kTarget * 2 || bytes > kLarge) return std::max<int64_t>(1, chunk / 2);
   if (took < kTarget / 2 && bytes < kSmall) return std::min(kMaxChunk, chunk * 2);
@@ -55,9 +56,15 @@ int64_t adapt_chunk(int64_t chunk, int64_t done, Clock::duration took, int64_t b
 
 // One computed index: its element or its error.
 struct Slot {
-  bool done = false;
   Element element;
   std::exception_ptr error;
+};
+
+// Consecutive indexes [begin, end) claimed by one worker; `slots` holds them once `done`.
+struct Chunk {
+  int64_t end = 0;
+  bool done = false;
+  std::vector<Slot> slots;
 };
 
 class IndexIterator final : public Iterator {
@@ -74,41 +81,30 @@ class IndexIterator final : public Iterator {
 
   bool next(Element& out) override {
     if (!parallel_) return next_here(out);
-    std::unique_lock<std::mutex> lock(mu_);
-    if (cancelled_ || (end_ >= 0 && next_ >= end_)) return false;
-    if (threads_.empty()) start();
-    auto it = slots_.end();
-    cv_.wait(lock, [&] {
-      it = slots_.find(next_);
-      return cancelled_ || (it != slots_.end() && it->second.done);
-    });
-    if (cancelled_) return false;
-    Slot slot = std::move(it->second);
-    slots_.erase(it);
+    if (taken_pos_ == taken_.size() && !take_chunk()) return false;
+    Slot slot = std::move(taken_[taken_pos_++]);
     ++next_;
-    if (can_issue()) cv_.notify_all();  // room in the window
-    lock.unlock();
     if (slot.error) std::rethrow_exception(slot.error);
     out = std::move(slot.element);
     return true;
   }
 
-  void save(StateWriter& w) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    w.put_i64(next_);
-  }
+  void save(StateWriter& w) override { w.put_i64(next_); }
 
   void restore(StateReader& r) override {
     const int64_t i = r.get_i64();
     if (i < 0 || (end_ >= 0 && i > end_)) r.corrupt("an index outside the dataset");
-    std::lock_guard<std::mutex> lock(mu_);
     next_ = i;
-    issued_ = i;
-    ++generation_;  // elements in flight belong to the old position: dropped when they finish
-    slots_.clear();
     ready_.clear();
     ready_pos_ = 0;
-    cv_.notify_all();
+    taken_.clear();
+    taken_pos_ = 0;
+    std::lock_guard<std::mutex> lock(mu_);
+    base_ = i;
+    issued_ = i;
+    ++generation_;  // chunks in flight belong to the old position: dropped when they finish
+    chunks_.clear();
+    work_cv_.notify_all();
   }
 
   void cancel() override {
@@ -116,7 +112,8 @@ class IndexIterator final : public Iterator {
       std::lock_guard<std::mutex> lock(mu_);
       if (cancelled_ && threads_.empty()) return;
       cancelled_ = true;
-      cv_.notify_all();
+      work_cv_.notify_all();
+      ready_cv_.notify_all();
     }
     for (std::thread& t : threads_) t.join();
     threads_.clear();
@@ -154,7 +151,7 @@ class IndexIterator final : public Iterator {
 
   // Whether a worker may claim a chunk from index issued_ now.
   bool can_issue() const {
-    return in_flight_ < workers_ && issued_ - next_ < window_ * chunk_ && (end_ < 0 || issued_ < end_);
+    return in_flight_ < workers_ && issued_ - base_ < window_ * chunk_ && (end_ < 0 || issued_ < end_);
   }
 
   // Elements [begin, end) into out, in order: get_range where it computes them, get for the rest
@@ -163,11 +160,10 @@ class IndexIterator final : public Iterator {
     std::vector<Element> batch;
     for (int64_t i = begin; i < end;) {
       ds_->get_range(i, end, epoch_, batch);
-      for (Element& e : batch) out.push_back(Slot{true, std::move(e), nullptr});
+      for (Element& e : batch) out.push_back(Slot{std::move(e), nullptr});
       i += static_cast<int64_t>(batch.size());
       if (i == end) break;
       Slot s;
-      s.done = true;
       try {
         ds_->get(i, epoch_, s.element);
       } catch (...) {
@@ -178,17 +174,37 @@ class IndexIterator final : public Iterator {
     }
   }
 
+  // Waits for the chunk that starts at base_ and takes all of it: the consumer pays for the lock
+  // and the hand-off once per chunk, not once per element.
+  bool take_chunk() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cancelled_ || (end_ >= 0 && base_ >= end_)) return false;
+    if (threads_.empty()) start();
+    auto it = chunks_.end();
+    ready_cv_.wait(lock, [&] {
+      it = chunks_.find(base_);
+      return cancelled_ || (it != chunks_.end() && it->second.done);
+    });
+    if (cancelled_) return false;
+    taken_ = std::move(it->second.slots);
+    taken_pos_ = 0;
+    base_ = it->second.end;
+    chunks_.erase(it);
+    if (can_issue()) work_cv_.notify_one();  // room in the window
+    return true;
+  }
+
   void work() {
     std::vector<Slot> results;
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      cv_.wait(lock, [&] { return cancelled_ || can_issue(); });
+      work_cv_.wait(lock, [&] { return cancelled_ || can_issue(); });
       if (cancelled_) return;
       const int64_t begin = issued_;
-      const int64_t end = limit(begin + std::min(chunk_, window_ * chunk_ - (issued_ - next_)));
+      const int64_t end = limit(begin + std::min(chunk_, window_ * chunk_ - (issued_ - base_)));
       issued_ = end;
       const uint64_t generation = generation_;
-      for (int64_t i = begin; i < end; ++i) slots_[i];  // reserved: next() waits for them to be done
+      chunks_[begin].end = end;  // reserved: take_chunk() waits for it to be done
       ++in_flight_;
       lock.unlock();
       results.clear();
@@ -199,10 +215,13 @@ class IndexIterator final : public Iterator {
       lock.lock();
       --in_flight_;
       if (generation == generation_) {
-        for (int64_t i = begin; i < end; ++i) slots_[i] = std::move(results[static_cast<size_t>(i - begin)]);
+        Chunk& c = chunks_[begin];
+        c.slots = std::move(results);
+        c.done = true;
         chunk_ = adapt_chunk(chunk_, end - begin, took, bytes);
+        if (begin == base_) ready_cv_.notify_one();  // the chunk the consumer waits for
       }
-      cv_.notify_all();
+      if (can_issue()) work_cv_.notify_one();  // this worker's slot, or a bigger chunk_, freed room
     }
   }
 
@@ -212,15 +231,21 @@ class IndexIterator final : public Iterator {
   const int workers_;
   const int64_t window_;  // chunks computed or ready past next_, at most
   const bool parallel_;
+  // The consumer's side: next(), save() and restore() are called by one thread at a time.
+  int64_t next_ = 0;           // the next index to deliver: the whole state
+  std::vector<Slot> taken_;    // the chunk being delivered: indexes next_ - taken_pos_ ... base_ - 1
+  size_t taken_pos_ = 0;
+  // Shared with the workers, under mu_.
   std::mutex mu_;
-  std::condition_variable cv_;
-  int64_t next_ = 0;    // the next index to deliver: the whole state
+  std::condition_variable work_cv_;   // workers wait for room to claim a chunk
+  std::condition_variable ready_cv_;  // the consumer waits for the chunk at base_
+  int64_t base_ = 0;    // the first index not yet taken by the consumer: the window starts here
   int64_t issued_ = 0;  // the next index a worker claims
   int64_t chunk_ = 1;   // indexes per claim (adapt_chunk)
   int in_flight_ = 0;
   uint64_t generation_ = 0;
   bool cancelled_ = false;
-  std::map<int64_t, Slot> slots_;  // claimed indexes >= next_, done or in flight
+  std::map<int64_t, Chunk> chunks_;  // claimed chunks by first index, done or in flight
   std::vector<std::thread> threads_;
   std::vector<Element> ready_;  // on the calling thread: elements next_ - ready_pos_ ... of the last chunk
   size_t ready_pos_ = 0;

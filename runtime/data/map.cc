@@ -58,7 +58,7 @@ class ElementwiseDataset final : public Dataset {
     auto work = [self, epoch](Element& x, int64_t index) { self->apply(x, epoch, index); };
     // A stream prefetch pulls on one thread; a map pulls and computes on num_parallel_calls.
     const int workers = e_.fn ? e_.workers : 1;
-    const int64_t capacity = std::max<int64_t>(1, e_.buffer) + std::max(0, e_.workers);
+    const int64_t capacity = std::max<int64_t>(1, e_.buffer) + (e_.fn ? std::max(0, e_.workers) : 0);
     return std::make_unique<StreamWorkIterator>(in_->make_iterator(epoch), std::move(work), workers, capacity,
                                                 e_.deterministic, describe());
   }
@@ -126,6 +126,10 @@ DatasetPtr prefetch(DatasetPtr in, int64_t buffer_size) {
   Elementwise e;
   e.who = "prefetch";
   e.buffer = prefetch_buffer(buffer_size, "prefetch");
+  // AUTOTUNE leaves the parallelism to us: over an indexable chain, elements are pure functions of
+  // their index, so every CPU may compute chunks ahead (reading and checking large records is
+  // otherwise bound by one core). An explicit buffer size keeps one worker, as tf.data does.
+  if (buffer_size == kAutotune) e.workers = autotune_parallelism();
   e.description = fmt::format(".prefetch({})", count_text(buffer_size));
   ElementSpec spec = in->spec();
   return std::make_shared<ElementwiseDataset>(in, std::move(spec), std::move(e));

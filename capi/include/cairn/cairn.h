@@ -229,7 +229,10 @@ typedef struct cairn_context_options {
   cairn_log_fn log_fn;       /**< NULL (default): warnings and errors go to stderr */
   void *log_user_data;       /**< passed to log_fn; default NULL */
   cairn_log_level log_level; /**< least severe level delivered; default CAIRN_LOG_WARNING */
-  const cairn_allocator *allocator; /**< NULL (default): aligned_alloc/free. Copied at creation. */
+  /** NULL (default): the system allocator, and freed blocks of 4 KiB or more are kept for reuse
+   * (up to 128 MiB per context, returned when the context is destroyed). Given hooks see every
+   * allocation. Copied at creation. */
+  const cairn_allocator *allocator;
   /** Called once with log_user_data when the context is destroyed (after cairn_context_free and the
    * last object or checkpoint made from it); log_fn is never called after it. Default NULL. */
   void (*log_release)(void *log_user_data);
