@@ -28,11 +28,11 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -f
 sources=(
   runtime/core/allocator.cc runtime/core/dtype.cc runtime/core/shape.cc runtime/core/thread_pool.cc
   runtime/tensor/tensor.cc
-  runtime/cpu/cpu_device.cc runtime/io/example.cc
+  runtime/cpu/block_cache.cc runtime/cpu/cpu_device.cc runtime/io/example.cc
   tests/fuzz/example_fuzzer.cc
 )
 # The newest header any source may include: an object older than it is rebuilt.
-newest_header="$(ls -t runtime/core/*.h runtime/tensor/*.h runtime/cpu/cpu_device.h runtime/io/example.h "$gen"/*.pb.h | head -1)"
+newest_header="$(ls -t runtime/core/*.h runtime/tensor/*.h runtime/cpu/block_cache.h runtime/cpu/cpu_device.h runtime/io/example.h "$gen"/*.pb.h | head -1)"
 
 fuzz_build "$out" example_fuzzer "$newest_header" -lfmt -lpthread
 
