@@ -543,6 +543,16 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
+// Names and metadata must be UTF-8: the header is JSON, and readers (ours included) reject it
+// otherwise. nlohmann's serializer checks the encoding.
+void check_utf8(std::string_view s, const char* fn, const char* what) {
+  try {
+    (void)nlohmann::json(std::string(s)).dump();
+  } catch (const nlohmann::json::exception&) {
+    raise(Code::InvalidArgument, "{}: {} '{}' is not valid UTF-8", fn, what, s);
+  }
+}
+
 struct Prepared {
   std::string header;  // the 8-byte length, the JSON and its padding
   // Tensors in file order, with their bytes (a host pointer, or staged from another device).
@@ -563,6 +573,7 @@ Prepared prepare(const std::vector<std::pair<std::string, Tensor>>& tensors, con
   for (const auto& [name, t] : tensors) {
     if (!t.valid()) raise(Code::InvalidArgument, "{}: tensor '{}' is empty (no buffer)", fn, name);
     if (name == kMetadataKey) raise(Code::InvalidArgument, "{}: a tensor cannot be named '{}'", fn, kMetadataKey);
+    check_utf8(name, fn, "tensor name");
     if (t.dtype() == DType::String) raise(Code::InvalidArgument, "{}: tensor '{}' is a string tensor: safetensors holds numbers only", fn, name);
     size_t rank;
     try {
@@ -580,6 +591,10 @@ Prepared prepare(const std::vector<std::pair<std::string, Tensor>>& tensors, con
     if (*items[i].name == *items[i - 1].name) raise(Code::InvalidArgument, "{}: duplicate tensor name '{}'", fn, *items[i].name);
 
   std::map<std::string, std::string> metadata = options.metadata;
+  for (const auto& [k, v] : metadata) {
+    check_utf8(k, fn, "metadata key");
+    check_utf8(v, fn, "metadata value");
+  }
   Prepared p;
   p.staging.resize(items.size());
   p.data.reserve(items.size());

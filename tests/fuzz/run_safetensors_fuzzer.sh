@@ -30,9 +30,11 @@ newest_header="$(ls -t runtime/core/*.h runtime/tensor/*.h runtime/cpu/cpu_devic
 
 fuzz_build "$out" safetensors_fuzzer "$newest_header" -lxxhash -lfmt -lpthread
 
+# -malloc_limit_mb: no input of at most 4 KiB may make the reader allocate 64 MiB at once (a header
+# that declares huge shapes must be refused, not believed).
 # New inputs go to the scratch corpus (the first directory); the committed seeds stay as they are.
 scratch="$out/corpus"
 mkdir -p "$scratch"
 "$out/safetensors_fuzzer" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-  -print_final_stats=1 -dict=tests/fuzz/safetensors.dict -artifact_prefix="$out/artifacts/" "$scratch" \
+  -malloc_limit_mb=64 -print_final_stats=1 -dict=tests/fuzz/safetensors.dict -artifact_prefix="$out/artifacts/" "$scratch" \
   tests/fuzz/corpus/safetensors

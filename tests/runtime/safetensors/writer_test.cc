@@ -82,6 +82,10 @@ TEST_CASE("writer: what it refuses") {
   CHECK_THROWS_CODE(safetensors::write_file(path, {{"a", x}, {"a", x}}), Code::InvalidArgument, "duplicate tensor name 'a'");
   CHECK_THROWS_CODE(safetensors::write_file(path, {{"__metadata__", x}}), Code::InvalidArgument, "cannot be named '__metadata__'");
   CHECK_THROWS_CODE(safetensors::write_file(path, {{"e", Tensor()}}), Code::InvalidArgument, "tensor 'e' is empty");
+  CHECK_THROWS_CODE(safetensors::write_file(path, {{"bad\xff", x}}), Code::InvalidArgument, "tensor name 'bad");
+  WriteOptions bad_meta;
+  bad_meta.metadata = {{"k", "\xc3"}};
+  CHECK_THROWS_CODE(safetensors::write_file(path, {{"a", x}}, bad_meta), Code::InvalidArgument, "metadata value");
   CHECK(list_dir(path.substr(0, path.rfind('/'))).empty());  // nothing written, no temporary left
   CHECK_THROWS_CODE(safetensors::write_file("/nonexistent/dir/x.safetensors", {{"a", x}}), Code::NotFound, "/nonexistent/dir");
 }
