@@ -24,6 +24,9 @@ struct Buffer {
   Device* device = nullptr;  // owns one reference on the device
   void* data = nullptr;      // host pointer on host devices; backend-defined otherwise
   size_t nbytes = 0;
+  // Set only on buffers that borrow host memory (Tensor::borrow_host): the last release frees the
+  // buffer through it instead of handing it to the device.
+  void (*free_borrowed)(Buffer*) = nullptr;
 
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
   inline void release();
@@ -59,7 +62,11 @@ class Device : public RefCounted {
 inline void Buffer::release() {
   if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     Device* d = device;
-    d->deallocate(this);
+    if (free_borrowed) {
+      free_borrowed(this);
+    } else {
+      d->deallocate(this);
+    }
     d->release();
   }
 }

@@ -19,6 +19,33 @@ Tensor Tensor::allocate(Device& device, DType dtype, const Shape& shape) {
   return t;
 }
 
+namespace {
+// A borrowed buffer is its own allocation (not the device's), carrying the owner of its memory.
+struct BorrowedBuffer : Buffer {
+  std::shared_ptr<const void> owner;
+};
+void free_borrowed_buffer(Buffer* b) { delete static_cast<BorrowedBuffer*>(b); }
+}  // namespace
+
+Tensor Tensor::borrow_host(Device& host, DType dtype, const Shape& shape, const void* data,
+                           std::shared_ptr<const void> owner) {
+  if (!host.is_host()) raise(Code::InvalidArgument, "tensor: cannot borrow host memory on device {}", host.name());
+  size_t elem = dtype_size(dtype);
+  if (elem == 0) raise(Code::InvalidArgument, "tensor: cannot borrow memory for dtype {}", dtype_name(dtype));
+  auto* b = new BorrowedBuffer();
+  b->owner = std::move(owner);
+  b->device = &host;
+  b->data = const_cast<void*>(data);  // tensors are immutable: nobody writes through it
+  b->nbytes = static_cast<size_t>(shape.num_elements()) * elem;
+  b->free_borrowed = free_borrowed_buffer;
+  host.retain();
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.buffer_ = b;
+  return t;
+}
+
 Tensor Tensor::reshaped(const Shape& shape) const {
   if (shape.num_elements() != num_elements())
     raise(Code::InvalidArgument, "Reshape: cannot reshape {} elements {} into {}", num_elements(), shape_.str(), shape.str());

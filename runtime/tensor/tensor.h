@@ -2,6 +2,7 @@
 // Only the kernel that allocated an output writes into it, before anyone else can see it.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +29,11 @@ class Tensor {
 
   // A new, uninitialised tensor on `device`. String tensors are not made this way.
   static Tensor allocate(Device& device, DType dtype, const Shape& shape);
+  // A tensor on the host device `host` over `data`, memory it does not own (a mapped file, say):
+  // no copy. `owner` keeps that memory alive; the tensor and its copies hold it until the last one
+  // goes. `data` holds shape.num_elements() elements of `dtype` and must not change meanwhile.
+  static Tensor borrow_host(Device& host, DType dtype, const Shape& shape, const void* data,
+                            std::shared_ptr<const void> owner);
   // Same data, new shape (element counts must match); no copy.
   Tensor reshaped(const Shape& shape) const;
 
