@@ -157,8 +157,10 @@ namespace {
 // Whether `t` is a buffer on `home` that nobody but `t` references, so it may be overwritten. On a
 // GPU that is safe too: the device orders every dispatch after the earlier ones (a barrier before
 // each), so a later kernel's write cannot overtake an earlier kernel's read.
+// Borrowed memory (Tensor::borrow_host: a read-only file mapping, say) is never written.
 bool private_on(const Tensor& t, const Device* home) {
-  return t.valid() && t.device() == home && t.buffer()->refs.load(std::memory_order_acquire) == 1;
+  return t.valid() && t.device() == home && t.buffer()->free_borrowed == nullptr &&
+         t.buffer()->refs.load(std::memory_order_acquire) == 1;
 }
 }  // namespace
 

@@ -21,12 +21,12 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -f
        -fno-sanitize-recover=undefined -I"$root")
 sources=(
   runtime/core/allocator.cc runtime/core/dtype.cc runtime/core/shape.cc runtime/core/thread_pool.cc
-  runtime/tensor/tensor.cc runtime/cpu/cpu_device.cc
+  runtime/tensor/tensor.cc runtime/cpu/block_cache.cc runtime/cpu/cpu_device.cc
   runtime/io/file.cc runtime/io/safetensors.cc
   tests/fuzz/safetensors_fuzzer.cc
 )
 # The newest header any source may include: an object older than it is rebuilt.
-newest_header="$(ls -t runtime/core/*.h runtime/tensor/*.h runtime/cpu/cpu_device.h runtime/io/safetensors.h runtime/io/internal/file.h | head -1)"
+newest_header="$(ls -t runtime/core/*.h runtime/tensor/*.h runtime/cpu/block_cache.h runtime/cpu/cpu_device.h runtime/io/safetensors.h runtime/io/internal/file.h | head -1)"
 
 fuzz_build "$out" safetensors_fuzzer "$newest_header" -lxxhash -lfmt -lpthread
 
