@@ -150,7 +150,23 @@ def tf1_saver():
             return saver.save(sess, os.path.join(d, "model.ckpt"), write_meta_graph=False)
 
 
-TF_DTYPE_NAMES = {}
+def tf1_partitioned_wide():
+    """TF1 Saver checkpoint of a [300, 2] float32 variable partitioned in 3 along axis 0: the slice
+    starts 100 and 200 and length 100 take two bytes in the slice keys (OrderedCode's signed numbers
+    of 64 and more), and an int64 [70] variable partitioned in 2 (start 35)."""
+    d = fresh("tf1_partitioned_wide")
+    g = tf.Graph()
+    with g.as_default():
+        tf.compat.v1.get_variable("wide", initializer=tf.reshape(tf.range(600, dtype=tf.float32) * 0.5, [300, 2]),
+                                  partitioner=tf.compat.v1.fixed_size_partitioner(3))
+        tf.compat.v1.get_variable("ints", initializer=tf.range(70, dtype=tf.int64) - 35,
+                                  partitioner=tf.compat.v1.fixed_size_partitioner(2))
+        saver = tf.compat.v1.train.Saver(save_relative_paths=True)
+        with tf.compat.v1.Session(graph=g) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            return saver.save(sess, os.path.join(d, "model.ckpt"), write_meta_graph=False)
+
+
 
 
 def describe(prefix):
@@ -190,9 +206,9 @@ def main():
         with open(os.path.join(HERE, "expected.json")) as f:
             old = json.load(f)["checkpoints"]
     results = {}
-    for fn in (keras3_mlp, keras2_mlp, nested_module, dtypes_strings, large_value, tf1_saver):
+    for fn in (keras3_mlp, keras2_mlp, nested_module, dtypes_strings, large_value, tf1_saver, tf1_partitioned_wide):
         if describe_only:
-            prefix = os.path.join(HERE, old[fn.__name__]["prefix"]) if fn.__name__ in old else None
+            prefix = os.path.join(HERE, old[fn.__name__]["prefix"]) if fn.__name__ in old else fn()
         else:
             prefix = fn()
         if prefix is None:

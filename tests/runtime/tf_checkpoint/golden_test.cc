@@ -29,7 +29,7 @@ std::string joined(const std::vector<std::string>& strings) {
 }
 
 TEST_CASE("every golden checkpoint lists and loads exactly as TensorFlow does") {
-  REQUIRE(golden_names().size() == 6);
+  REQUIRE(golden_names().size() == 7);
   for (const std::string& name : golden_names()) {
     CAPTURE(name);
     auto r = BundleReader::open(golden_prefix(name));
@@ -92,6 +92,16 @@ TEST_CASE("the values the goldens were made to hold") {
         std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19});
   CHECK(cairn::test::values<int64_t>(r->load(r->info("global_step"), cairn::test::ctx().cpu())) == std::vector<int64_t>{42});
   for (const BundleEntry& e : r->entries()) CHECK(e.key[0] != '\0');
+  // Slice starts and lengths of 64 and more take two bytes in OrderedCode's signed encoding.
+  auto wide = BundleReader::open(golden_prefix("tf1_partitioned_wide"));
+  std::vector<float> halves(600);
+  for (int i = 0; i < 600; ++i) halves[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i);
+  CHECK(wide->info("wide").has_slices);
+  CHECK(cairn::test::values<float>(wide->load(wide->info("wide"), cairn::test::ctx().cpu())) == halves);
+  std::vector<int64_t> ints(70);
+  for (int i = 0; i < 70; ++i) ints[static_cast<size_t>(i)] = i - 35;
+  CHECK(cairn::test::values<int64_t>(wide->load(wide->info("ints"), cairn::test::ctx().cpu())) == ints);
+  wide->verify(wide->info("wide"));
 
   auto d = BundleReader::open(golden_prefix("dtypes_strings"));
   CHECK(d->load_strings(d->info("m/s_scalar/.ATTRIBUTES/VARIABLE_VALUE")) == std::vector<std::string>{"hello, checkpoint"});
