@@ -462,10 +462,13 @@ void BundleReader::read_index(const std::string& index_path) {
       raise(Code::DataLoss, "{}: entries up to '{}' store {} bytes, more than the {} bytes of their data shards",
             index_path, e.key, stored_total, shards_total);
     const int es = tf_dtype_size(e.tf_dtype);
+    if (es > 0 && e.shape.num_elements() > INT64_MAX / es)
+      raise(Code::DataLoss, "{}: entry '{}' of shape {} is too large", index_path, e.key, e.shape.str());
     if (es > 0 && e.size != e.shape.num_elements() * es)
       raise(Code::DataLoss, "{}: entry '{}' is {}{} ({} bytes) but stores {} bytes", index_path, e.key,
             tf_dtype_name(e.tf_dtype), e.shape.str(), e.shape.num_elements() * es, e.size);
-    if (e.tf_dtype == kDtString && e.shape.num_elements() > 0 && e.size < e.shape.num_elements() + 4)
+    // A string tensor stores at least a 1-byte varint per element and the 4-byte length checksum.
+    if (e.tf_dtype == kDtString && e.shape.num_elements() > 0 && (e.size < 4 || e.size - 4 < e.shape.num_elements()))
       raise(Code::DataLoss, "{}: string entry '{}' of {} elements stores only {} bytes", index_path, e.key,
             e.shape.num_elements(), e.size);
   };
@@ -840,62 +843,91 @@ void write_checkpoint_state(const std::string& dir, const std::string& latest, c
 
 // ---- writer ----------------------------------------------------------------------------------------
 
-struct BundleWriter::Pending {
-  int32_t tf_dtype = 0;
-  Shape shape;
-  std::vector<uint8_t> bytes;          // numeric values, little-endian
-  std::vector<std::string> strings;    // string tensors
+// Values go to the temporary data file as they are added (in add order, as TensorFlow's writer
+// does), so a writer never holds more than one value; the index is built, sorted, by finish().
+struct BundleWriter::State {
+  TempFile data;
+  ckpt::internal::BufferedFile out;
+  std::map<std::string, BundleEntry> entries;
+  explicit State(const std::string& prefix)
+      : data(shard_path(prefix, 0, 1)), out(data.fd.get(), data.path, 8 << 20, 1 << 20) {}
 };
 
 BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {
   if (prefix_.empty()) raise(Code::InvalidArgument, "BundleWriter: empty prefix");
+  state_ = std::make_unique<State>(prefix_);
 }
 
 BundleWriter::~BundleWriter() = default;
 
-namespace {
-void check_new_key(const std::string& prefix, const std::string& key, bool finished, bool duplicate) {
-  if (finished) raise(Code::FailedPrecondition, "BundleWriter({}): add after finish", prefix);
-  if (key.empty()) raise(Code::InvalidArgument, "BundleWriter({}): empty key (reserved for the header)", prefix);
-  if (key[0] == '\0') raise(Code::InvalidArgument, "BundleWriter({}): keys starting with a zero byte are slice keys", prefix);
-  if (duplicate) raise(Code::InvalidArgument, "BundleWriter({}): key '{}' added twice", prefix, key);
+BundleEntry& BundleWriter::new_entry(const std::string& key, int32_t tf_dtype, const Shape& shape) {
+  if (!state_) raise(Code::FailedPrecondition, "BundleWriter({}): add after finish", prefix_);
+  if (key.empty()) raise(Code::InvalidArgument, "BundleWriter({}): empty key (reserved for the header)", prefix_);
+  if (key[0] == '\0')
+    raise(Code::InvalidArgument, "BundleWriter({}): keys starting with a zero byte are slice keys", prefix_);
+  auto [it, added] = state_->entries.try_emplace(key);
+  if (!added) raise(Code::InvalidArgument, "BundleWriter({}): key '{}' added twice", prefix_, key);
+  BundleEntry& e = it->second;
+  e.key = key;
+  e.tf_dtype = tf_dtype;
+  e.dtype = cairn_dtype(tf_dtype);
+  e.shape = shape;
+  e.offset = static_cast<int64_t>(state_->out.position());
+  return e;
 }
-}  // namespace
 
 void BundleWriter::add(const std::string& key, const Tensor& value) {
-  check_new_key(prefix_, key, finished_, pending_.count(key) != 0);
   if (!value.valid()) raise(Code::InvalidArgument, "BundleWriter({}): key '{}': empty tensor", prefix_, key);
   if (value.dtype() == DType::String)
     raise(Code::InvalidArgument, "BundleWriter({}): key '{}': write strings with add_strings", prefix_, key);
-  auto p = std::make_unique<Pending>();
-  p->tf_dtype = static_cast<int32_t>(value.dtype());
-  p->shape = value.shape();
+  BundleEntry& e = new_entry(key, static_cast<int32_t>(value.dtype()), value.shape());
   const size_t n = static_cast<size_t>(value.num_elements()) * dtype_size(value.dtype());
-  p->bytes.resize(n);
-  if (n > 0) {
-    if (value.device()->is_host()) std::memcpy(p->bytes.data(), value.raw_data(), n);
-    else value.device()->read(*value.buffer(), p->bytes.data(), n);
+  const uint8_t* bytes = static_cast<const uint8_t*>(value.raw_data());
+  std::vector<uint8_t> staging;
+  if (n > 0 && !value.device()->is_host()) {
+    staging.resize(n);
+    value.device()->read(*value.buffer(), staging.data(), n);
+    bytes = staging.data();
   }
-  pending_.emplace(key, std::move(p));
+  e.masked_crc32c = io::mask_crc(io::crc32c(bytes, n));
+  state_->out.write(bytes, n);
+  e.size = static_cast<int64_t>(n);
 }
 
 void BundleWriter::add_strings(const std::string& key, const Shape& shape, const std::vector<std::string>& values) {
-  check_new_key(prefix_, key, finished_, pending_.count(key) != 0);
   if (static_cast<int64_t>(values.size()) != shape.num_elements())
     raise(Code::InvalidArgument, "BundleWriter({}): key '{}': {} strings for shape {}", prefix_, key, values.size(),
           shape.str());
-  auto p = std::make_unique<Pending>();
-  p->tf_dtype = kDtString;
-  p->shape = shape;
-  p->strings = values;
-  pending_.emplace(key, std::move(p));
+  BundleEntry& e = new_entry(key, kDtString, shape);
+  // [varint64 lengths][masked CRC32C of the lengths as uint32/uint64][bytes]; the entry's CRC covers
+  // the lengths (same encoding), the length checksum and the bytes.
+  std::string lengths;
+  uint32_t crc = 0;
+  for (const std::string& s : values) {
+    put_varint(lengths, s.size());
+    uint8_t le[8];
+    const size_t w = s.size() <= UINT32_MAX ? 4 : 8;
+    for (size_t k = 0; k < w; ++k) le[k] = static_cast<uint8_t>(static_cast<uint64_t>(s.size()) >> (8 * k));
+    crc = io::crc32c_extend(crc, le, w);
+  }
+  uint8_t masked[4];
+  const uint32_t m = io::mask_crc(crc);
+  for (int k = 0; k < 4; ++k) masked[k] = static_cast<uint8_t>(m >> (8 * k));
+  crc = io::crc32c_extend(crc, masked, 4);
+  state_->out.write(lengths.data(), lengths.size());
+  state_->out.write(masked, 4);
+  for (const std::string& s : values) {
+    state_->out.write(s.data(), s.size());
+    crc = io::crc32c_extend(crc, s.data(), s.size());
+  }
+  e.size = static_cast<int64_t>(state_->out.position()) - e.offset;
+  e.masked_crc32c = io::mask_crc(crc);
 }
 
 void BundleWriter::finish() {
-  if (finished_) raise(Code::FailedPrecondition, "BundleWriter({}): finish called twice", prefix_);
-  finished_ = true;
-  TempFile data(shard_path(prefix_, 0, 1));
-  ckpt::internal::BufferedFile out(data.fd.get(), data.path, 8 << 20, 1 << 20);
+  if (!state_) raise(Code::FailedPrecondition, "BundleWriter({}): finish called twice", prefix_);
+  // Whatever happens next, the writer is spent; its temporary files go with the state.
+  std::unique_ptr<State> st = std::move(state_);
   TableWriter table;
   {
     // Header: one shard, little-endian, producer version 1 (min_consumer 0 is the proto default).
@@ -908,53 +940,17 @@ void BundleWriter::finish() {
     put_len_field(h, 3, version);
     table.add("", h);
   }
-  for (auto& [key, p] : pending_) {
-    BundleEntry e;
-    e.key = key;
-    e.tf_dtype = p->tf_dtype;
-    e.shape = p->shape;
-    e.offset = static_cast<int64_t>(out.position());
-    uint32_t crc = 0;
-    if (p->tf_dtype == kDtString) {
-      // [varint64 lengths][masked CRC32C of the lengths as uint32/uint64][bytes]; the entry's CRC
-      // covers the lengths (same encoding), the length checksum and the bytes.
-      std::string lengths;
-      for (const std::string& s : p->strings) {
-        put_varint(lengths, s.size());
-        uint8_t le[8];
-        const size_t w = s.size() <= UINT32_MAX ? 4 : 8;
-        for (size_t k = 0; k < w; ++k) le[k] = static_cast<uint8_t>(static_cast<uint64_t>(s.size()) >> (8 * k));
-        crc = io::crc32c_extend(crc, le, w);
-      }
-      uint8_t masked[4];
-      const uint32_t m = io::mask_crc(crc);
-      for (int k = 0; k < 4; ++k) masked[k] = static_cast<uint8_t>(m >> (8 * k));
-      crc = io::crc32c_extend(crc, masked, 4);
-      out.write(lengths.data(), lengths.size());
-      out.write(masked, 4);
-      for (const std::string& s : p->strings) {
-        out.write(s.data(), s.size());
-        crc = io::crc32c_extend(crc, s.data(), s.size());
-      }
-    } else {
-      crc = io::crc32c(p->bytes.data(), p->bytes.size());
-      out.write(p->bytes.data(), p->bytes.size());
-    }
-    e.size = static_cast<int64_t>(out.position()) - e.offset;
-    e.masked_crc32c = io::mask_crc(crc);
-    table.add(key, encode_entry(e));
-  }
-  out.finish();
-  data.close_and_sync();
+  for (const auto& [key, e] : st->entries) table.add(key, encode_entry(e));
+  st->out.finish();
+  st->data.close_and_sync();
   TempFile index(prefix_ + ".index");
   const std::string bytes = table.finish();
   ckpt::internal::pwrite_all(index.fd.get(), bytes.data(), bytes.size(), 0, index.path);
   index.close_and_sync();
   // Data first: an index never names a data file that is not in place.
-  data.commit();
+  st->data.commit();
   index.commit();
   ckpt::internal::fsync_parent_dir(index.final_path);
-  pending_.clear();
 }
 
 }  // namespace cairn::tfckpt

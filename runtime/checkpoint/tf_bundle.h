@@ -87,9 +87,12 @@ class BundleReader {
 std::optional<std::string> latest_checkpoint(const std::string& dir);
 
 // Writes one shard: `<prefix>.data-00000-of-00001` and `<prefix>.index`, both under temporary names
-// renamed into place by finish(), data first, so a reader never sees a half-written bundle.
+// renamed into place by finish(), data first, so a reader never sees a half-written bundle. Values
+// are written to the temporary data file as they are added (the writer keeps no copies); a writer
+// destroyed before finish() removes its temporary file and leaves any old bundle as it was.
 class BundleWriter {
  public:
+  // Creates the temporary data file now (NotFound when the folder does not exist).
   explicit BundleWriter(std::string prefix);
   ~BundleWriter();
   BundleWriter(const BundleWriter&) = delete;
@@ -99,14 +102,15 @@ class BundleWriter {
   // and non-empty (InvalidArgument otherwise).
   void add(const std::string& key, const Tensor& value);
   void add_strings(const std::string& key, const Shape& shape, const std::vector<std::string>& values);
-  // Writes everything, keys sorted. The writer is spent afterwards.
+  // Writes the index (keys sorted) and renames both files into place. The writer is spent
+  // afterwards, also when finish() fails.
   void finish();
 
  private:
-  struct Pending;
+  struct State;
+  BundleEntry& new_entry(const std::string& key, int32_t tf_dtype, const Shape& shape);
   std::string prefix_;
-  std::map<std::string, std::unique_ptr<Pending>> pending_;
-  bool finished_ = false;
+  std::unique_ptr<State> state_;  // null once finished
 };
 
 // Writes `dir`/checkpoint (atomically) naming `latest` and `all` as TensorFlow's

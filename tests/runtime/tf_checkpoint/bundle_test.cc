@@ -172,10 +172,17 @@ TEST_CASE("writer errors, and a failed write leaves the old bundle") {
   CHECK(code_of([&] { w.finish(); }) == Code::FailedPrecondition);
   CHECK(code_of([&] { w.add("later", cairn::test::scalar<float>(2)); }) == Code::FailedPrecondition);
 
-  BundleWriter bad(dir + "/missing-dir/c");
-  bad.add("k", cairn::test::scalar<float>(1));
-  CHECK(code_of([&] { bad.finish(); }) == Code::NotFound);
+  CHECK(code_of([&] { BundleWriter bad(dir + "/missing-dir/c"); }) == Code::NotFound);
   CHECK(tftest::list_dir(dir).size() == 2);
+  {
+    // Abandoned before finish: its temporary data file goes, the bundle stays.
+    BundleWriter abandoned(dir + "/c");
+    abandoned.add("k", cairn::test::scalar<float>(3));
+    CHECK(tftest::list_dir(dir).size() == 3);
+  }
+  CHECK(tftest::list_dir(dir).size() == 2);
+  auto kept = BundleReader::open(dir + "/c");
+  CHECK(cairn::test::values<float>(kept->load(kept->info("k"), cairn::test::ctx().cpu())) == std::vector<float>{1});
 
   // The data file cannot be renamed over a directory: finish fails and the old files stay whole.
   BundleWriter blocked(dir + "/c");
