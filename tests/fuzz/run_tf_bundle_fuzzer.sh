@@ -16,11 +16,11 @@ cd "$root"
 
 bin="$out/tf_bundle_fuzzer"
 sources=(runtime/checkpoint/tf_bundle.cc runtime/checkpoint/tf_table.cc runtime/checkpoint/io.cc runtime/io/crc32c.cc
-         runtime/tensor/tensor.cc runtime/cpu/cpu_device.cc runtime/core/allocator.cc runtime/core/shape.cc
+         runtime/tensor/tensor.cc runtime/cpu/block_cache.cc runtime/cpu/cpu_device.cc runtime/core/allocator.cc runtime/core/shape.cc
          runtime/core/dtype.cc tests/fuzz/tf_bundle_fuzzer.cc)
 # Rebuilt when any source or header it uses is newer than the binary. Checksums are off in this build
 # (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION) so mutations reach the parsers behind them.
-if [[ ! -x "$bin" ]] || [[ -n "$(find runtime/checkpoint runtime/io runtime/core runtime/tensor runtime/cpu/cpu_device.cc tests/fuzz/tf_bundle_fuzzer.cc -newer "$bin" -print -quit)" ]]; then
+if [[ ! -x "$bin" ]] || [[ -n "$(find runtime/checkpoint runtime/io runtime/core runtime/tensor runtime/cpu/block_cache.cc runtime/cpu/block_cache.h runtime/cpu/cpu_device.cc tests/fuzz/tf_bundle_fuzzer.cc -newer "$bin" -print -quit)" ]]; then
   echo "building $bin"
   "$cxx" -std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
