@@ -9,13 +9,14 @@
 int main(int argc, char** argv) {
   CLI::App app{"cairn: tools for the Cairn runtime"};
   app.require_subcommand(1);
-  CLI::App* ckpt = app.add_subcommand("ckpt", "Inspect and check checkpoint files");
+  CLI::App* ckpt = app.add_subcommand(
+      "ckpt", "Inspect, check and convert weights: Cairn checkpoints, TensorFlow checkpoints, safetensors");
   ckpt->require_subcommand(1);
 
-  std::string path, key, other;
+  std::string path, key, other, format;
   int status = 0;
   CLI::App* ls = ckpt->add_subcommand("ls", "List the keys: key, dtype, shape, stored bytes, codec");
-  ls->add_option("path", path, "Checkpoint file")->required();
+  ls->add_option("path", path, "Checkpoint file, TensorFlow prefix or directory, safetensors file or directory")->required();
   CLI::App* show = ckpt->add_subcommand("show", "Print one value (large tensors abbreviated)");
   show->add_option("path", path, "Checkpoint file")->required();
   show->add_option("key", key, "Checkpoint key")->required();
@@ -24,6 +25,10 @@ int main(int argc, char** argv) {
   CLI::App* diff = ckpt->add_subcommand("diff", "Compare two checkpoints key by key; exit 1 when they differ");
   diff->add_option("a", path, "First checkpoint")->required();
   diff->add_option("b", other, "Second checkpoint")->required();
+  CLI::App* convert = ckpt->add_subcommand("convert", "Write every value to another file, by name");
+  convert->add_option("from", path, "Weights to read")->required();
+  convert->add_option("to", other, "File (or TensorFlow prefix) to write")->required();
+  convert->add_option("--to-format", format, "cairn, tf or safetensors")->required();
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -31,6 +36,7 @@ int main(int argc, char** argv) {
     else if (*show) status = cairn::cli::ckpt_show(path, key, std::cout);
     else if (*verify) status = cairn::cli::ckpt_verify(path, std::cout, std::cerr);
     else if (*diff) status = cairn::cli::ckpt_diff(path, other, std::cout);
+    else if (*convert) status = cairn::cli::ckpt_convert(path, other, format, std::cout, std::cerr);
   } catch (const cairn::Error& e) {
     std::cout.flush();
     std::cerr << "cairn: " << e.message() << "\n";

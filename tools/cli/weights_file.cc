@@ -1,0 +1,198 @@
+#include "tools/cli/weights_file.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "runtime/checkpoint/format.h"
+#include "runtime/checkpoint/reader.h"
+#include "runtime/checkpoint/tf_bundle.h"
+#include "runtime/checkpoint/writer.h"
+#include "runtime/core/error.h"
+#include "runtime/eager/context.h"
+#include "runtime/io/safetensors.h"
+
+namespace cairn::cli {
+namespace {
+
+Device& host() {
+  static Context* ctx = [] {
+    ContextOptions o;
+    o.num_threads = 1;
+    return new Context(o);
+  }();
+  return ctx->cpu();
+}
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool ends_with(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// The first 8 bytes of a file ("" when it cannot be read).
+std::string magic(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char b[8] = {};
+  if (!f.read(b, sizeof b)) return "";
+  return std::string(b, sizeof b);
+}
+
+void sort_entries(std::vector<WeightsEntry>& v) {
+  std::sort(v.begin(), v.end(), [](const WeightsEntry& a, const WeightsEntry& b) { return a.key < b.key; });
+}
+
+class CairnWeights final : public WeightsFile {
+ public:
+  explicit CairnWeights(const std::string& path) : WeightsFile(path), r_(ckpt::Reader::open(path)) {
+    for (const ckpt::TensorInfo& e : r_.entries())
+      entries_.push_back({e.key, e.dtype, dtype_name(e.dtype), e.shape, e.stored_size, ckpt::codec_name(e.codec)});
+  }
+  WeightsFormat format() const override { return WeightsFormat::Cairn; }
+  Tensor load(const WeightsEntry& e) const override { return r_.load(e.key, host()); }
+  std::vector<std::string> load_strings(const WeightsEntry& e) const override { return {r_.load_string(e.key)}; }
+  bool verify(const WeightsEntry& e) const override {
+    r_.verify(r_.info(e.key));
+    return true;
+  }
+
+ private:
+  ckpt::Reader r_;
+};
+
+class TfWeights final : public WeightsFile {
+ public:
+  explicit TfWeights(const std::string& path) : WeightsFile(path), r_(tfckpt::BundleReader::open(path)) {
+    for (const tfckpt::BundleEntry& e : r_->entries()) {
+      const std::string where = e.has_slices ? "partitioned" : fmt::format("shard {}", e.shard_id);
+      entries_.push_back({e.key, e.dtype, tfckpt::tf_dtype_name(e.tf_dtype), e.shape, static_cast<uint64_t>(e.size), where});
+    }
+  }
+  WeightsFormat format() const override { return WeightsFormat::TfBundle; }
+  Tensor load(const WeightsEntry& e) const override { return r_->load(r_->info(e.key), host()); }
+  std::vector<std::string> load_strings(const WeightsEntry& e) const override { return r_->load_strings(r_->info(e.key)); }
+  bool verify(const WeightsEntry& e) const override {
+    r_->verify(r_->info(e.key));
+    return true;
+  }
+
+ private:
+  std::shared_ptr<tfckpt::BundleReader> r_;
+};
+
+class SafetensorsWeights final : public WeightsFile {
+ public:
+  explicit SafetensorsWeights(const std::string& path)
+      : WeightsFile(path), m_(safetensors::Model::open(path)) {
+    const bool sharded = m_.files().size() > 1;
+    for (const std::string& name : m_.names()) {
+      const safetensors::TensorEntry* t = m_.find(name);
+      std::string where = t->dtype;
+      if (sharded) {
+        const std::string& file = m_.file_of(name)->path();
+        where += " in " + file.substr(file.find_last_of('/') + 1);
+      }
+      entries_.push_back({name, t->cairn_dtype, t->dtype, t->shape, t->end - t->begin, where});
+    }
+  }
+  WeightsFormat format() const override { return WeightsFormat::Safetensors; }
+  Tensor load(const WeightsEntry& e) const override { return m_.load(e.key, host()); }
+  std::vector<std::string> load_strings(const WeightsEntry& e) const override {
+    raise(Code::InvalidArgument, "{}: '{}' is not a string (safetensors has no strings)", path_, e.key);
+  }
+  bool verify(const WeightsEntry& e) const override { return m_.file_of(e.key)->verify(e.key); }
+
+ private:
+  safetensors::Model m_;  // loads check Cairn's checksums where the file has them
+};
+
+}  // namespace
+
+const char* format_name(WeightsFormat f) {
+  switch (f) {
+    case WeightsFormat::Cairn: return "cairn";
+    case WeightsFormat::TfBundle: return "tf";
+    case WeightsFormat::Safetensors: return "safetensors";
+  }
+  return "unknown";
+}
+
+WeightsFormat parse_format(const std::string& name) {
+  if (name == "cairn") return WeightsFormat::Cairn;
+  if (name == "tf") return WeightsFormat::TfBundle;
+  if (name == "safetensors") return WeightsFormat::Safetensors;
+  raise(Code::InvalidArgument, "unknown format '{}' (expected cairn, tf or safetensors)", name);
+}
+
+std::unique_ptr<WeightsFile> WeightsFile::open(const std::string& path) {
+  if (is_dir(path)) {
+    if (exists(path + "/" + std::string(safetensors::kIndexFileName)) ||
+        exists(path + "/" + std::string(safetensors::kSingleFileName)))
+      return std::make_unique<SafetensorsWeights>(path);
+    return std::make_unique<TfWeights>(path);  // through its `checkpoint` file (NotFound without)
+  }
+  if (ends_with(path, ".safetensors") || ends_with(path, ".json")) return std::make_unique<SafetensorsWeights>(path);
+  if (ends_with(path, ".index") || (!exists(path) && exists(path + ".index"))) return std::make_unique<TfWeights>(path);
+  if (!exists(path)) raise(Code::NotFound, "{}: no such file (nor a TensorFlow checkpoint {}.index)", path, path);
+  if (magic(path) == std::string(ckpt::kHeaderMagic, 8)) return std::make_unique<CairnWeights>(path);
+  return std::make_unique<SafetensorsWeights>(path);  // its header length decides; errors name the rules
+}
+
+const WeightsEntry& WeightsFile::entry(const std::string& key) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
+                             [](const WeightsEntry& e, const std::string& k) { return e.key < k; });
+  if (it == entries_.end() || it->key != key) raise(Code::NotFound, "{}: no key named '{}'", path_, key);
+  return *it;
+}
+
+std::vector<std::string> write_weights(WeightsFormat format, const std::string& path,
+                                       const std::vector<WeightsValue>& values) {
+  std::vector<std::string> skipped;
+  auto graph_entry = [](const WeightsValue& v) { return v.key == ckpt::kObjectGraphKey; };
+  switch (format) {
+    case WeightsFormat::Safetensors: {
+      std::vector<std::pair<std::string, Tensor>> tensors;
+      for (const WeightsValue& v : values) {
+        if (v.is_string) skipped.push_back(v.key);
+        else tensors.emplace_back(v.key, v.tensor);
+      }
+      safetensors::write_file(path, tensors);
+      break;
+    }
+    case WeightsFormat::TfBundle: {
+      tfckpt::BundleWriter w(path);
+      for (const WeightsValue& v : values) {
+        if (graph_entry(v)) skipped.push_back(v.key);
+        else if (v.is_string) w.add_strings(v.key, v.string_shape, v.strings);
+        else w.add(v.key, v.tensor);
+      }
+      w.finish();
+      break;
+    }
+    case WeightsFormat::Cairn: {
+      std::vector<ckpt::SaveEntry> entries;
+      for (const WeightsValue& v : values) {
+        if (graph_entry(v) || (v.is_string && v.strings.size() != 1)) skipped.push_back(v.key);
+        else if (v.is_string) entries.push_back(ckpt::SaveEntry::string_scalar(v.key, v.strings[0]));
+        else entries.emplace_back(v.key, v.tensor);
+      }
+      ckpt::ObjectGraph graph;
+      graph.nodes.emplace_back();  // a root without children: the values are reached by name
+      ckpt::write_checkpoint(path, graph, entries, ckpt::Metadata{});
+      break;
+    }
+  }
+  return skipped;
+}
+
+}  // namespace cairn::cli
