@@ -1,6 +1,9 @@
 // Writes, into the directory given, what check_with_python.py reads with the safetensors package:
 // single.safetensors (every Cairn dtype, metadata, checksums) and sharded/ (write_sharded), plus
 // expected.json with every tensor's dtype, shape and values.
+#include <errno.h>
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <fstream>
@@ -83,7 +86,10 @@ int main(int argc, char** argv) {
   o.checksums = true;
   safetensors::write_file(dir + "/single.safetensors", all, o);
   const std::string sharded = dir + "/sharded";
-  if (std::system(("mkdir -p '" + sharded + "'").c_str()) != 0) return 1;
+  if (::mkdir(sharded.c_str(), 0755) != 0 && errno != EEXIST) {
+    std::perror(sharded.c_str());
+    return 1;
+  }
   safetensors::write_sharded(sharded, all, 24, o);
 
   nlohmann::json expected = nlohmann::json::object();
