@@ -1,0 +1,41 @@
+// TensorFlow's object graph (TrackableObjectGraph, runtime/io/proto/trackable_object_graph.proto)
+// in and out of Cairn's ckpt::ObjectGraph, so a TF2 checkpoint's graph is matched onto live objects
+// by the same RestoreState as Cairn's own files (deferred restore, assert_consumed,
+// expect_partial, slots). The Keras name mapping on top is keras_names.h; bundles are tf_bundle.h.
+//
+// Conversion: ObjectReference {node_id, local_name} -> ChildEdge {name, node_id};
+// SerializedTensor {name, full_name, checkpoint_key} -> Attribute {name, key} (full_name is kept
+// aside, for messages and for writing); SlotVariableReference {original_variable_node_id,
+// slot_name, slot_variable_node_id} on node N -> SlotRef {N, variable, slot_name, slot}. TF nodes
+// carry no kind: Node::kind is 0. registered_saver is refused (Cairn has none of TF's registered
+// savers), has_checkpoint_values is recomputed on writing.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/checkpoint/format.h"
+
+namespace cairn::tfckpt {
+
+// The key of the serialized graph in a bundle (the same as Cairn's: ckpt::kObjectGraphKey).
+constexpr std::string_view kObjectGraphKey = ckpt::kObjectGraphKey;
+
+struct TfObjectGraph {
+  ckpt::ObjectGraph graph;
+  // full_names[node][i] is the full_name of graph.nodes[node].attributes[i].
+  std::vector<std::vector<std::string>> full_names;
+};
+
+// Parses the bytes of a TrackableObjectGraph. Raises DataLoss naming `what` and the node for bytes
+// that are not one: a malformed wire encoding, a node id out of range, an empty graph, a
+// registered saver. Never allocates more than the bytes justify.
+TfObjectGraph parse_trackable_object_graph(std::string_view bytes, std::string_view what);
+
+// The bytes of `g` as a TrackableObjectGraph; `full_names` as above (missing entries are empty).
+// Sets has_checkpoint_values on every node: true when the node, a descendant or a slot of it
+// holds a value (TensorFlow skips the subtrees marked false when it restores).
+std::string serialize_trackable_object_graph(const TfObjectGraph& g);
+
+}  // namespace cairn::tfckpt
