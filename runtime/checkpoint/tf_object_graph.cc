@@ -246,4 +246,46 @@ std::string serialize_trackable_object_graph(const TfObjectGraph& tg) {
   return out;
 }
 
+namespace {
+
+class TfGraphSource final : public ckpt::ValueSource {
+ public:
+  TfGraphSource(TfObjectGraph graph, std::shared_ptr<ckpt::ValueSource> values, const TfRestoreOptions& options)
+      : graph_(std::move(graph.graph)), values_(std::move(values)), keras_(options.keras_names) {
+    if (keras_)
+      mapping_ = map_keras_graph(graph_, [this](const std::string& key) -> std::optional<Shape> {
+        std::optional<ckpt::ValueInfo> info = values_->info(key);
+        return info ? std::optional<Shape>(info->shape) : std::nullopt;
+      });
+    root_has_save_counter_ = false;
+    for (const ckpt::ChildEdge& e : graph_.nodes[0].children) root_has_save_counter_ |= e.name == "save_counter";
+  }
+  const std::string& path() const override { return values_->path(); }
+  const ckpt::ObjectGraph& graph() const override { return graph_; }
+  std::optional<ckpt::ValueInfo> info(std::string_view key) const override { return values_->info(key); }
+  Tensor load(std::string_view key, Device& device) const override { return values_->load(key, device); }
+  std::string slot_name(const SlotOwner& owner, const std::string& stored) const override {
+    return keras_ ? cairn_slot_name(owner, stored) : stored;
+  }
+  bool keeps_live_value(uint32_t node, std::string_view edge) const override {
+    if (node == 0 && edge == "save_counter" && !root_has_save_counter_) return true;
+    return keras_ && keras_keeps_live_value(mapping_, node, edge);
+  }
+
+ private:
+  ckpt::ObjectGraph graph_;
+  std::shared_ptr<ckpt::ValueSource> values_;
+  bool keras_;
+  KerasMapping mapping_;
+  bool root_has_save_counter_ = false;
+};
+
+}  // namespace
+
+std::shared_ptr<ckpt::ValueSource> tf_graph_source(TfObjectGraph graph, std::shared_ptr<ckpt::ValueSource> values,
+                                                   const TfRestoreOptions& options) {
+  if (graph.graph.nodes.empty()) raise(Code::DataLoss, "{}: the object graph has no nodes", values->path());
+  return std::make_shared<TfGraphSource>(std::move(graph), std::move(values), options);
+}
+
 }  // namespace cairn::tfckpt

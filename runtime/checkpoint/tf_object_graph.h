@@ -11,11 +11,14 @@
 // savers), has_checkpoint_values is recomputed on writing.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "runtime/checkpoint/format.h"
+#include "runtime/checkpoint/keras_names.h"
+#include "runtime/checkpoint/value_source.h"
 
 namespace cairn::tfckpt {
 
@@ -37,5 +40,18 @@ TfObjectGraph parse_trackable_object_graph(std::string_view bytes, std::string_v
 // Sets has_checkpoint_values on every node: true when the node, a descendant or a slot of it
 // holds a value (TensorFlow skips the subtrees marked false when it restores).
 std::string serialize_trackable_object_graph(const TfObjectGraph& g);
+
+struct TfRestoreOptions {
+  // Map Keras' edge names onto Cairn's layers and optimizers (keras_names.h). Without it the graph
+  // is matched as TensorFlow wrote it (a tf.Module's graph needs nothing else).
+  bool keras_names = true;
+};
+
+// A value source over TensorFlow's object graph `graph` whose values come from `values` (a bundle;
+// the graph of `values` itself is not used). Beyond the Keras mapping, one TensorFlow rule:
+// tf.train.Checkpoint.write saves no "save_counter", so when the graph's root has none the live
+// one keeps its value.
+std::shared_ptr<ckpt::ValueSource> tf_graph_source(TfObjectGraph graph, std::shared_ptr<ckpt::ValueSource> values,
+                                                   const TfRestoreOptions& options = {});
 
 }  // namespace cairn::tfckpt

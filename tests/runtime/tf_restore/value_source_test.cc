@@ -1,48 +1,15 @@
 // RestoreState over a ValueSource other than a Cairn file: the values come from the source, the
 // source's slot-name translation reaches the optimizer, and children it declares to keep their
 // own values count as matched for assert_consumed (and only those).
-#include <map>
-
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/optim/optimizer.h"
+#include "tests/runtime/tf_restore/memory_source.h"
 #include "tests/util/test_util.h"
 
 namespace cairn::test {
 namespace {
 
 using namespace ckpt;
-
-// A graph and values held in memory, with optional translations.
-class MemorySource final : public ValueSource {
- public:
-  std::string name = "memory";
-  ObjectGraph g;
-  std::map<std::string, Tensor, std::less<>> values;
-  std::map<std::string, std::string> slot_names;       // stored -> live
-  std::vector<std::pair<uint32_t, std::string>> kept;  // (node, edge)
-
-  const std::string& path() const override { return name; }
-  const ObjectGraph& graph() const override { return g; }
-  std::optional<ValueInfo> info(std::string_view key) const override {
-    auto it = values.find(key);
-    if (it == values.end()) return std::nullopt;
-    return ValueInfo{it->second.dtype(), it->second.shape()};
-  }
-  Tensor load(std::string_view key, Device&) const override {
-    auto it = values.find(key);
-    if (it == values.end()) raise(Code::NotFound, "memory: no {}", key);
-    return it->second;
-  }
-  std::string slot_name(const SlotOwner&, const std::string& stored) const override {
-    auto it = slot_names.find(stored);
-    return it == slot_names.end() ? stored : it->second;
-  }
-  bool keeps_live_value(uint32_t node, std::string_view edge) const override {
-    for (auto& [n, e] : kept)
-      if (n == node && e == edge) return true;
-    return false;
-  }
-};
 
 Ref<Variable> var(const std::string& name, const std::vector<float>& v) {
   VariableOptions o;
