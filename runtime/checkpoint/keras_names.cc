@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "runtime/nn/layer.h"
 #include "runtime/optim/optimizer.h"
 
 namespace cairn::tfckpt {
@@ -12,10 +13,23 @@ namespace {
 constexpr const char* kVariableValue = "VARIABLE_VALUE";
 
 // Keras' optimizer slot lists (keras/src/optimizers/*.py and tf_keras' new optimizers), each a list
-// parallel to the optimizer's trainable variables.
-const std::set<std::string>& keras_slot_lists() {
-  static const std::set<std::string> lists{"_momentums", "_velocities", "_average_gradients"};
-  return lists;
+// parallel to the optimizer's trainable variables, and the Cairn slot each holds per kind.
+struct SlotList {
+  optim::Kind kind;
+  const char* slot;  // Cairn's name (Optimizer::slot_names)
+  const char* list;  // Keras' attribute
+};
+constexpr SlotList kSlotLists[] = {
+    {optim::Kind::Adam, "m", "_momentums"},          {optim::Kind::Adam, "v", "_velocities"},
+    {optim::Kind::AdamW, "m", "_momentums"},         {optim::Kind::AdamW, "v", "_velocities"},
+    {optim::Kind::SGD, "momentum", "_momentums"},    {optim::Kind::RMSprop, "rms", "_velocities"},
+    {optim::Kind::RMSprop, "momentum", "_momentums"}, {optim::Kind::RMSprop, "mg", "_average_gradients"},
+};
+
+bool is_keras_slot_list(std::string_view name) {
+  for (const SlotList& s : kSlotLists)
+    if (name == s.list) return true;
+  return false;
 }
 // Keras optimizer edges with no Cairn counterpart to match: bookkeeping lists whose variables are
 // reached through other edges, and the slot lists turned into SlotRefs.
@@ -124,7 +138,7 @@ void map_keras_optimizer(ckpt::ObjectGraph& g, uint32_t opt, const std::vector<u
   };
   std::vector<ckpt::SlotRef> refs;
   for (const ckpt::ChildEdge& e : g.nodes[opt].children) {
-    if (!keras_slot_lists().count(e.name)) continue;
+    if (!is_keras_slot_list(e.name)) continue;
     std::vector<uint32_t> slots = list_items(g.nodes[e.node_id]);
     // A list that does not pair with the variables one to one is left unmatched: its values stay
     // unrestored and assert_consumed names them.
@@ -138,7 +152,7 @@ void map_keras_optimizer(ckpt::ObjectGraph& g, uint32_t opt, const std::vector<u
     for (size_t i = 0; i < slots.size(); ++i) refs.push_back({opt, vars[i], e.name, slots[i]});
   }
   ckpt::Node& o = g.nodes[opt];
-  drop_edges(o, [](const std::string& name) { return keras_slot_lists().count(name) || keras_optimizer_internal().count(name); });
+  drop_edges(o, [](const std::string& name) { return is_keras_slot_list(name) || keras_optimizer_internal().count(name); });
   rename_edge(o, "_iterations", "iter");
   rename_edge(o, "_learning_rate", "learning_rate");
   o.slots.insert(o.slots.end(), refs.begin(), refs.end());
@@ -171,23 +185,106 @@ KerasMapping map_keras_graph(ckpt::ObjectGraph& g, const ShapeOf& shape_of) {
 
 std::string cairn_slot_name(const SlotOwner& owner, const std::string& stored) {
   const auto* opt = dynamic_cast<const optim::Optimizer*>(&owner);
-  if (!opt || !keras_slot_lists().count(stored)) return stored;
-  switch (opt->kind_of()) {
-    case optim::Kind::Adam:
-    case optim::Kind::AdamW:
-      if (stored == "_momentums") return "m";
-      if (stored == "_velocities") return "v";
-      break;
-    case optim::Kind::SGD:
-      if (stored == "_momentums") return "momentum";
-      break;
-    case optim::Kind::RMSprop:
-      if (stored == "_velocities") return "rms";
-      if (stored == "_momentums") return "momentum";
-      if (stored == "_average_gradients") return "mg";
-      break;
+  if (!opt) return stored;
+  for (const SlotList& s : kSlotLists)
+    if (s.kind == opt->kind_of() && stored == s.list) return s.slot;
+  // No such list on this kind: the optimizer never creates the slot, the value stays unrestored.
+  return stored;
+}
+
+namespace {
+
+// The Keras 3 slot list holding Cairn slot `slot` of an optimizer of kind `kind` (the inverse of
+// cairn_slot_name); empty for a slot Keras has no list for.
+std::string keras_slot_list(optim::Kind kind, const std::string& slot) {
+  for (const SlotList& s : kSlotLists)
+    if (s.kind == kind && slot == s.slot) return s.list;
+  return {};
+}
+
+uint32_t add_node(ckpt::ObjectGraph& g, std::vector<ckpt::ChildEdge> children = {}) {
+  ckpt::Node n;
+  n.children = std::move(children);
+  g.nodes.push_back(std::move(n));
+  return static_cast<uint32_t>(g.nodes.size() - 1);
+}
+
+uint32_t add_list(ckpt::ObjectGraph& g, const std::vector<uint32_t>& items, size_t first_index = 0) {
+  std::vector<ckpt::ChildEdge> children;
+  for (size_t i = 0; i < items.size(); ++i) children.push_back({std::to_string(first_index + i), items[i]});
+  return add_node(g, std::move(children));
+}
+
+void sequential_to_keras(ckpt::ObjectGraph& g, uint32_t node, const std::vector<Ref<Object>>& objects) {
+  std::vector<uint32_t> ops{add_node(g)};  // the InputLayer: no values, no edges
+  for (const ckpt::ChildEdge& e : g.nodes[node].children) {
+    if (!starts_with(e.name, "layer-")) continue;
+    ops.push_back(e.node_id);
+    auto* layer = e.node_id < objects.size() ? dynamic_cast<nn::Layer*>(objects[e.node_id].get()) : nullptr;
+    if (layer && std::string_view(layer->type_name()) == "Dense") rename_edge(g.nodes[e.node_id], "kernel", "_kernel");
+    if (layer && std::string_view(layer->type_name()) == "Embedding")
+      rename_edge(g.nodes[e.node_id], "embeddings", "_embeddings");
   }
-  return stored;  // no such slot on this kind: the optimizer never creates it, the value stays unrestored
+  uint32_t list = add_list(g, ops);
+  uint32_t functional = add_node(g, {{"_operations", list}});
+  drop_edges(g.nodes[node], [](const std::string& name) { return starts_with(name, "layer-"); });
+  g.nodes[node].children.insert(g.nodes[node].children.begin(), {"_functional", functional});
+}
+
+void optimizer_to_keras(ckpt::ObjectGraph& g, uint32_t node, const optim::Optimizer& opt,
+                        const std::map<uint32_t, size_t>& rank) {
+  const ckpt::ChildEdge* iter = find_edge(g.nodes[node], "iter");
+  const ckpt::ChildEdge* lr = find_edge(g.nodes[node], "learning_rate");
+  // The slotted variables in Keras' order, and each one's slots by Cairn name.
+  std::map<uint32_t, std::map<std::string, uint32_t>> slots;
+  for (const ckpt::SlotRef& r : g.nodes[node].slots) slots[r.variable_node][r.slot_name] = r.slot_node;
+  std::vector<uint32_t> vars;
+  for (auto& [v, _] : slots) vars.push_back(v);
+  auto rank_of = [&](uint32_t v) {
+    auto it = rank.find(v);
+    return it == rank.end() ? std::make_pair(size_t{1}, size_t{v}) : std::make_pair(size_t{0}, it->second);
+  };
+  std::stable_sort(vars.begin(), vars.end(), [&](uint32_t a, uint32_t b) { return rank_of(a) < rank_of(b); });
+  std::vector<uint32_t> variables;  // Keras' _variables: iterations, learning rate, then the slots
+  if (iter) variables.push_back(iter->node_id);
+  if (lr) variables.push_back(lr->node_id);
+  std::map<std::string, std::vector<uint32_t>> lists;
+  for (uint32_t v : vars)
+    for (const std::string& name : opt.slot_names()) {
+      auto s = slots[v].find(name);
+      std::string list = keras_slot_list(opt.kind_of(), name);
+      if (s == slots[v].end() || list.empty()) continue;
+      variables.push_back(s->second);
+      lists[list].push_back(s->second);
+    }
+  std::vector<ckpt::ChildEdge> children{{"_variables", add_list(g, variables)}, {"_trainable_variables", add_list(g, vars)}};
+  if (iter) children.push_back({"_iterations", iter->node_id});
+  if (lr) children.push_back({"_learning_rate", lr->node_id});
+  for (const char* name : {"_momentums", "_velocities", "_average_gradients"})
+    if (lists.count(name)) children.push_back({name, add_list(g, lists[name])});
+  g.nodes[node].children = std::move(children);
+  g.nodes[node].slots.clear();
+}
+
+}  // namespace
+
+void to_keras_graph(ckpt::ObjectGraph& g, const std::vector<Ref<Object>>& objects) {
+  // Keras' model.trainable_variables order: each top-level model's weights, layer by layer.
+  std::map<const Object*, uint32_t> node_of;
+  for (size_t i = 0; i < objects.size(); ++i) node_of.emplace(objects[i].get(), static_cast<uint32_t>(i));
+  std::map<uint32_t, size_t> rank;
+  for (const ckpt::ChildEdge& e : g.nodes[0].children)
+    if (auto* layer = e.node_id < objects.size() ? dynamic_cast<nn::Layer*>(objects[e.node_id].get()) : nullptr)
+      for (const Ref<Variable>& w : layer->trainable_weights()) {
+        auto it = node_of.find(w.get());
+        if (it != node_of.end()) rank.emplace(it->second, rank.size());
+      }
+  const size_t walked = std::min(objects.size(), g.nodes.size());
+  for (size_t i = 0; i < walked; ++i) {
+    if (dynamic_cast<nn::Sequential*>(objects[i].get())) sequential_to_keras(g, static_cast<uint32_t>(i), objects);
+    if (auto* opt = dynamic_cast<optim::Optimizer*>(objects[i].get()))
+      optimizer_to_keras(g, static_cast<uint32_t>(i), *opt, rank);
+  }
 }
 
 bool keras_keeps_live_value(const KerasMapping& m, uint32_t node, std::string_view edge) {

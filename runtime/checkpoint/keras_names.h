@@ -17,6 +17,7 @@
 #include <string>
 
 #include "runtime/checkpoint/format.h"
+#include "runtime/track/object.h"
 #include "runtime/track/slots.h"
 
 namespace cairn::tfckpt {
@@ -40,5 +41,14 @@ std::string cairn_slot_name(const SlotOwner& owner, const std::string& stored);
 
 // True when `edge` of a live Keras optimizer (mapped node in `m.optimizer_nodes`) keeps its value.
 bool keras_keeps_live_value(const KerasMapping& m, uint32_t node, std::string_view edge);
+
+// Writing. Rewrites `g`, the graph Cairn saves (Checkpoint::snapshot, slot nodes after the walk's),
+// into Keras 3's layout; `objects[i]` is the live object of node i for the walk's nodes. A
+// Sequential gets "_functional/_operations" (item 0 an empty InputLayer node), Dense's kernel
+// becomes "_kernel", an optimizer gets "_iterations", "_learning_rate", "_trainable_variables",
+// "_variables" and the slot lists in place of its hyperparameter edges and SlotRefs. Variables are
+// ordered for the slot lists as Keras' model.trainable_variables orders them. Nodes no longer
+// reachable are left for the caller to prune.
+void to_keras_graph(ckpt::ObjectGraph& g, const std::vector<Ref<Object>>& objects);
 
 }  // namespace cairn::tfckpt

@@ -1,9 +1,12 @@
 #include "runtime/checkpoint/tf_object_graph.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <deque>
+#include <map>
 
 #include "runtime/core/error.h"
+#include "runtime/track/walk.h"
 
 namespace cairn::tfckpt {
 
@@ -286,6 +289,113 @@ std::shared_ptr<ckpt::ValueSource> tf_graph_source(TfObjectGraph graph, std::sha
                                                    const TfRestoreOptions& options) {
   if (graph.graph.nodes.empty()) raise(Code::DataLoss, "{}: the object graph has no nodes", values->path());
   return std::make_shared<TfGraphSource>(std::move(graph), std::move(values), options);
+}
+
+std::string escape_local_name(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '.')
+      out += "..";
+    else if (c == '/')
+      out += ".S";
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
+namespace {
+
+// Keeps the nodes reachable from the root (children breadth-first, then slot nodes in the order
+// their SlotRefs are met), renumbered in that order as TensorFlow numbers them, and names every
+// value by the first path that reaches it. `values[node][i]` is the value of attribute i.
+TfSnapshot prune_and_name(const ckpt::ObjectGraph& g, const std::vector<std::vector<Tensor>>& values,
+                          const std::vector<std::vector<std::string>>& full_names) {
+  const size_t n = g.nodes.size();
+  std::vector<int64_t> new_id(n, -1);
+  std::vector<uint32_t> order;
+  std::vector<std::string> path(n);
+  auto visit = [&](uint32_t id, std::string p) {
+    if (new_id[id] >= 0) return;
+    new_id[id] = static_cast<int64_t>(order.size());
+    order.push_back(id);
+    path[id] = std::move(p);
+  };
+  visit(0, "");
+  for (size_t i = 0; i < order.size(); ++i)
+    for (const ckpt::ChildEdge& e : g.nodes[order[i]].children) {
+      const std::string& base = path[order[i]];
+      visit(e.node_id, base.empty() ? escape_local_name(e.name) : base + "/" + escape_local_name(e.name));
+    }
+  // Slots whose variable and owner are both saved, after the walk's nodes (TensorFlow's rule).
+  std::map<uint32_t, std::string> slot_path;
+  for (size_t i = 0, walked = order.size(); i < walked; ++i)
+    for (const ckpt::SlotRef& r : g.nodes[order[i]].slots) {
+      if (new_id[r.variable_node] < 0 || new_id[r.slot_node] >= 0) continue;
+      const std::string p = path[r.variable_node] + "/" + ckpt::kOptimizerSlot + "/" + path[order[i]] + "/" +
+                            escape_local_name(r.slot_name);
+      visit(r.slot_node, p);
+    }
+  TfSnapshot out;
+  out.graph.graph.nodes.resize(order.size());
+  out.graph.full_names.resize(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const ckpt::Node& old = g.nodes[order[i]];
+    ckpt::Node& node = out.graph.graph.nodes[i];
+    for (const ckpt::ChildEdge& e : old.children) node.children.push_back({e.name, static_cast<uint32_t>(new_id[e.node_id])});
+    for (const ckpt::SlotRef& r : old.slots)
+      if (new_id[r.variable_node] >= 0 && new_id[r.slot_node] >= 0)
+        node.slots.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(new_id[r.variable_node]), r.slot_name,
+                              static_cast<uint32_t>(new_id[r.slot_node])});
+    for (size_t a = 0; a < old.attributes.size(); ++a) {
+      std::string key = path[order[i]] + "/.ATTRIBUTES/" + old.attributes[a].name;
+      node.attributes.push_back({old.attributes[a].name, key});
+      out.graph.full_names[i].push_back(order[i] < full_names.size() && a < full_names[order[i]].size()
+                                            ? full_names[order[i]][a]
+                                            : std::string());
+      out.values.emplace_back(std::move(key), values[order[i]][a]);
+    }
+  }
+  std::sort(out.values.begin(), out.values.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+}  // namespace
+
+TfSnapshot tf_snapshot(ckpt::Checkpoint& c, const TfSaveOptions& options) {
+  ckpt::Checkpoint::Snapshot s = c.snapshot();
+  std::vector<Ref<Object>> objects;
+  for (PathedObject& p : breadth_first(c.root())) objects.push_back(std::move(p.object));
+  // The walk above must be the snapshot's: node i is objects[i] for the walk's nodes.
+  bool same = objects.size() <= s.graph.nodes.size();
+  for (size_t i = 0; same && i < objects.size(); ++i)
+    same = s.graph.nodes[i].kind == static_cast<uint32_t>(objects[i]->kind()) &&
+           s.graph.nodes[i].children.size() == objects[i]->num_children();
+  if (!same)
+    raise(Code::FailedPrecondition, "tf_snapshot: the object graph changed while it was being saved; save again");
+  std::map<std::string, Tensor> by_key;
+  for (ckpt::SaveEntry& e : s.entries) by_key.emplace(e.key, std::move(e.tensor));
+  std::vector<std::vector<Tensor>> values(s.graph.nodes.size());
+  std::vector<std::vector<std::string>> full_names(s.graph.nodes.size());
+  for (size_t i = 0; i < s.graph.nodes.size(); ++i)
+    for (const ckpt::Attribute& a : s.graph.nodes[i].attributes) {
+      values[i].push_back(by_key.at(a.key));
+      std::string name;
+      if (i < objects.size() && objects[i]->kind() == ObjectKind::Variable) {
+        name = static_cast<const Variable&>(*objects[i]).name();
+        if (size_t colon = name.rfind(':'); colon != std::string::npos) name.resize(colon);
+      }
+      full_names[i].push_back(std::move(name));
+    }
+  ckpt::ObjectGraph& g = s.graph;
+  if (!options.save_counter) {
+    auto& root = g.nodes[0].children;
+    root.erase(std::remove_if(root.begin(), root.end(), [](const ckpt::ChildEdge& e) { return e.name == "save_counter"; }),
+               root.end());
+  }
+  if (options.keras_names) to_keras_graph(g, objects);
+  values.resize(g.nodes.size());  // nodes the Keras layout added hold no values
+  return prune_and_name(g, values, full_names);
 }
 
 }  // namespace cairn::tfckpt

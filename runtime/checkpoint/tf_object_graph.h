@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/format.h"
 #include "runtime/checkpoint/keras_names.h"
 #include "runtime/checkpoint/value_source.h"
@@ -53,5 +54,27 @@ struct TfRestoreOptions {
 // one keeps its value.
 std::shared_ptr<ckpt::ValueSource> tf_graph_source(TfObjectGraph graph, std::shared_ptr<ckpt::ValueSource> values,
                                                    const TfRestoreOptions& options = {});
+
+struct TfSaveOptions {
+  // Lay the graph out as Keras 3 does (keras_names.h), so tf.train.Checkpoint(model=<the Keras
+  // equivalent>, optimizer=...) restores it. Without it the graph keeps Cairn's edge names (what a
+  // tf.Module with the same attributes restores).
+  bool keras_names = true;
+  // Save the checkpoint's save_counter (tf.train.Checkpoint.save does; write, which a Keras user
+  // restores from most often, does not).
+  bool save_counter = false;
+};
+
+// What a TensorFlow bundle of checkpoint `c` holds: TensorFlow's object graph and the values under
+// the keys TensorFlow would give them (each value's first breadth-first path, local names escaped
+// as TensorFlow escapes them: "." -> "..", "/" -> ".S"; slots under ".OPTIMIZER_SLOT").
+struct TfSnapshot {
+  TfObjectGraph graph;
+  std::vector<std::pair<std::string, Tensor>> values;  // sorted by key
+};
+TfSnapshot tf_snapshot(ckpt::Checkpoint& c, const TfSaveOptions& options = {});
+
+// TensorFlow's escaping of one edge name in a checkpoint key.
+std::string escape_local_name(std::string_view name);
 
 }  // namespace cairn::tfckpt
