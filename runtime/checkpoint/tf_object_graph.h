@@ -60,9 +60,10 @@ struct TfSaveOptions {
   // equivalent>, optimizer=...) restores it. Without it the graph keeps Cairn's edge names (what a
   // tf.Module with the same attributes restores).
   bool keras_names = true;
-  // Save the checkpoint's save_counter (tf.train.Checkpoint.save does; write, which a Keras user
-  // restores from most often, does not).
-  bool save_counter = false;
+  // Save the checkpoint's save_counter. tf.train.Checkpoint.restore creates a live save_counter,
+  // so TensorFlow's assert_consumed fails on a bundle without one (as on TF's own write());
+  // leave it out only for a reader that does not expect it.
+  bool save_counter = true;
 };
 
 // What a TensorFlow bundle of checkpoint `c` holds: TensorFlow's object graph and the values under
