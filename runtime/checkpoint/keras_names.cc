@@ -73,7 +73,7 @@ bool is_empty(const ckpt::Node& n) { return n.children.empty() && n.attributes.e
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-// Keras 3 layers keep some weights in private attributes (Dense's "_kernel" for LoRA,
+// Keras 3 layers keep some weights in private attributes (Dense's and Conv's "_kernel" for LoRA,
 // Embedding's "_embeddings"); Cairn's edges carry the public names.
 void map_keras3_layer(ckpt::Node& layer) {
   rename_edge(layer, "_kernel", "kernel");
@@ -221,8 +221,9 @@ void sequential_to_keras(ckpt::ObjectGraph& g, uint32_t node, const std::vector<
     if (!starts_with(e.name, "layer-")) continue;
     ops.push_back(e.node_id);
     auto* layer = e.node_id < objects.size() ? dynamic_cast<nn::Layer*>(objects[e.node_id].get()) : nullptr;
-    if (layer && std::string_view(layer->type_name()) == "Dense") rename_edge(g.nodes[e.node_id], "kernel", "_kernel");
-    if (layer && std::string_view(layer->type_name()) == "Embedding")
+    const std::string_view type = layer ? layer->type_name() : "";
+    if (type == "Dense" || type == "Conv2D") rename_edge(g.nodes[e.node_id], "kernel", "_kernel");
+    if (type == "Embedding")
       rename_edge(g.nodes[e.node_id], "embeddings", "_embeddings");
   }
   uint32_t list = add_list(g, ops);

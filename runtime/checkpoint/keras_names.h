@@ -48,7 +48,8 @@ bool keras_keeps_live_value(const KerasMapping& m, uint32_t node, std::string_vi
 // becomes "_kernel", an optimizer gets "_iterations", "_learning_rate", "_trainable_variables",
 // "_variables" and the slot lists in place of its hyperparameter edges and SlotRefs. Variables are
 // ordered for the slot lists as Keras' model.trainable_variables orders them. Nodes no longer
-// reachable are left for the caller to prune.
+// reachable are left for the caller to prune. (Dense and Conv2D's kernel become "_kernel",
+// Embedding's "_embeddings", as in Keras 3.)
 void to_keras_graph(ckpt::ObjectGraph& g, const std::vector<Ref<Object>>& objects);
 
 }  // namespace cairn::tfckpt
