@@ -279,3 +279,35 @@ TEST_CASE("Keras 2 slot lists that do not pair with the model's variables stay u
 
 }  // namespace
 }  // namespace cairn::test
+
+namespace cairn::test {
+namespace {
+
+using namespace ckpt;
+using namespace tfckpt;
+
+TEST_CASE("damaged Keras graphs restore or fail with a cairn error, never crash") {
+  const std::string bytes = serialize_trackable_object_graph(graph_from(kKeras3Graph));
+  std::shared_ptr<Values> v = values_for(keras3_keys());
+  size_t restored = 0, refused = 0;
+  for (size_t i = 0; i < bytes.size(); ++i)
+    for (int flip : {0x01, 0x04, 0x80}) {
+      std::string bad = bytes;
+      bad[i] = static_cast<char>(bad[i] ^ flip);
+      CairnMlp c;
+      try {
+        auto status = c.ckpt->restore(tf_graph_source(parse_trackable_object_graph(bad, "flipped"), v));
+        c.build();
+        c.zero_step();
+        status->expect_partial();
+        ++restored;
+      } catch (const Error&) {
+        ++refused;
+      }
+    }
+  CHECK(restored > 0);
+  CHECK(refused > 0);
+}
+
+}  // namespace
+}  // namespace cairn::test
