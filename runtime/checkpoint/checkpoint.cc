@@ -228,6 +228,7 @@ std::string Checkpoint::save(const std::string& prefix) {
 }
 
 std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
+  writer_.wait();  // before opening: an async save may be writing this very file
   return restore(reader_source(std::make_shared<Reader>(Reader::open(path))));
 }
 

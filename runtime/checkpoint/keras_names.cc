@@ -234,8 +234,10 @@ void sequential_to_keras(ckpt::ObjectGraph& g, uint32_t node, const std::vector<
 
 void optimizer_to_keras(ckpt::ObjectGraph& g, uint32_t node, const optim::Optimizer& opt,
                         const std::map<uint32_t, size_t>& rank) {
-  const ckpt::ChildEdge* iter = find_edge(g.nodes[node], "iter");
-  const ckpt::ChildEdge* lr = find_edge(g.nodes[node], "learning_rate");
+  // Ids, not pointers: adding the list nodes below reallocates g.nodes.
+  std::optional<uint32_t> iter, lr;
+  if (const ckpt::ChildEdge* e = find_edge(g.nodes[node], "iter")) iter = e->node_id;
+  if (const ckpt::ChildEdge* e = find_edge(g.nodes[node], "learning_rate")) lr = e->node_id;
   // The slotted variables in Keras' order, and each one's slots by Cairn name.
   std::map<uint32_t, std::map<std::string, uint32_t>> slots;
   for (const ckpt::SlotRef& r : g.nodes[node].slots) slots[r.variable_node][r.slot_name] = r.slot_node;
@@ -247,8 +249,8 @@ void optimizer_to_keras(ckpt::ObjectGraph& g, uint32_t node, const optim::Optimi
   };
   std::stable_sort(vars.begin(), vars.end(), [&](uint32_t a, uint32_t b) { return rank_of(a) < rank_of(b); });
   std::vector<uint32_t> variables;  // Keras' _variables: iterations, learning rate, then the slots
-  if (iter) variables.push_back(iter->node_id);
-  if (lr) variables.push_back(lr->node_id);
+  if (iter) variables.push_back(*iter);
+  if (lr) variables.push_back(*lr);
   std::map<std::string, std::vector<uint32_t>> lists;
   for (uint32_t v : vars)
     for (const std::string& name : opt.slot_names()) {
@@ -259,8 +261,8 @@ void optimizer_to_keras(ckpt::ObjectGraph& g, uint32_t node, const optim::Optimi
       lists[list].push_back(s->second);
     }
   std::vector<ckpt::ChildEdge> children{{"_variables", add_list(g, variables)}, {"_trainable_variables", add_list(g, vars)}};
-  if (iter) children.push_back({"_iterations", iter->node_id});
-  if (lr) children.push_back({"_learning_rate", lr->node_id});
+  if (iter) children.push_back({"_iterations", *iter});
+  if (lr) children.push_back({"_learning_rate", *lr});
   for (const char* name : {"_momentums", "_velocities", "_average_gradients"})
     if (lists.count(name)) children.push_back({name, add_list(g, lists[name])});
   g.nodes[node].children = std::move(children);
