@@ -33,8 +33,9 @@ def seed(n):
     tf.random.set_seed(n)
 
 
-def keras3_mlp():
-    import keras
+def fitted_mlp(keras, folder):
+    """Sequential MLP (8 -> Dense 16 relu -> Dense 3) with Adam, fitted 4 steps, written with
+    tf.train.Checkpoint(model=m, optimizer=opt).write; `keras` is Keras 3 or tf_keras (Keras 2)."""
     seed(1)
     keras.utils.set_random_seed(1)
     m = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
@@ -44,7 +45,12 @@ def keras3_mlp():
     x = np.random.RandomState(0).randn(32, 8).astype("float32")
     y = np.random.RandomState(1).randn(32, 3).astype("float32")
     m.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False)  # 4 steps
-    return tf.train.Checkpoint(model=m, optimizer=opt).write(os.path.join(fresh("keras3_mlp"), "ckpt"))
+    return tf.train.Checkpoint(model=m, optimizer=opt).write(os.path.join(fresh(folder), "ckpt"))
+
+
+def keras3_mlp():
+    import keras
+    return fitted_mlp(keras, "keras3_mlp")
 
 
 def keras2_mlp():
@@ -53,16 +59,7 @@ def keras2_mlp():
     except ImportError:
         print("tf_keras not installed: keras2_mlp skipped")
         return None
-    seed(1)
-    tf_keras.utils.set_random_seed(1)
-    m = tf_keras.Sequential([tf_keras.Input((8,)), tf_keras.layers.Dense(16, activation="relu"),
-                             tf_keras.layers.Dense(3)])
-    opt = tf_keras.optimizers.Adam(learning_rate=0.01)
-    m.compile(optimizer=opt, loss="mse")
-    x = np.random.RandomState(0).randn(32, 8).astype("float32")
-    y = np.random.RandomState(1).randn(32, 3).astype("float32")
-    m.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False)
-    return tf.train.Checkpoint(model=m, optimizer=opt).write(os.path.join(fresh("keras2_mlp"), "ckpt"))
+    return fitted_mlp(tf_keras, "keras2_mlp")
 
 
 def nested_module():
