@@ -13,6 +13,7 @@
 #include "runtime/nn/layer.h"
 #include "runtime/optim/optimizer.h"
 #include "tests/runtime/tf_restore/memory_source.h"
+#include "tests/runtime/tf_restore/mlp.h"
 #include "tests/util/test_util.h"
 
 namespace cairn::test {
@@ -167,34 +168,6 @@ std::shared_ptr<Values> values_for(const Keys& k) {
   return v;
 }
 
-struct CairnMlp {
-  Ref<nn::Sequential> model = nn::Sequential::create(ctx(), "sequential");
-  Ref<optim::Optimizer> adam;
-  std::unique_ptr<Checkpoint> ckpt;
-  CairnMlp(int64_t units = 16) {
-    nn::DenseOptions d1;
-    d1.units = units;
-    d1.activation = nn::Activation::Relu;
-    nn::DenseOptions d2;
-    d2.units = 3;
-    model->add(nn::dense(ctx(), d1));
-    model->add(nn::dense(ctx(), d2));
-    optim::OptimizerOptions o;
-    o.kind = optim::Kind::Adam;
-    o.learning_rate = 0.5;  // the checkpoint's 0.001 replaces it
-    adam = optim::Optimizer::create(ctx(), o);
-    ckpt = std::make_unique<Checkpoint>(ctx(), std::vector<std::pair<std::string, Ref<Object>>>{{"model", model}, {"optimizer", adam}});
-  }
-  void build() { (*model)(make<float>(std::vector<float>(8, 0.0f), Shape{1, 8})); }
-  // One Adam step with zero gradients: creates the slots (restoring them) and scales m by beta_1.
-  void zero_step() {
-    std::vector<Tensor> grads;
-    std::vector<Ref<Variable>> vars = model->trainable_weights();
-    for (auto& v : vars) grads.push_back(make<float>(std::vector<float>(static_cast<size_t>(v->shape().num_elements()), 0.0f), v->shape()));
-    adam->apply_gradients(grads, vars);
-  }
-};
-
 void check_restored(CairnMlp& c, const Keys& k, const Values& v, bool stepped) {
   std::vector<Ref<Variable>> w = c.model->trainable_weights();
   REQUIRE(w.size() == 4);
@@ -246,7 +219,7 @@ TEST_CASE("a Keras 2 (tf_keras) MLP with Adam restores into the equivalent Cairn
 
 TEST_CASE("a model of another shape is refused naming the key") {
   std::shared_ptr<Values> v = values_for(keras3_keys());
-  CairnMlp c(32);
+  CairnMlp c(0.5, std::nullopt, 32);
   c.build();
   CHECK_THROWS_CODE(c.ckpt->restore(tf_graph_source(graph_from(kKeras3Graph), v)), Code::InvalidArgument,
                     "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE' is float32[8,16] in the checkpoint");

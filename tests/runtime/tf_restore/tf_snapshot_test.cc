@@ -8,6 +8,7 @@
 #include "runtime/nn/layer.h"
 #include "runtime/optim/optimizer.h"
 #include "tests/runtime/tf_restore/memory_source.h"
+#include "tests/runtime/tf_restore/mlp.h"
 #include "tests/util/test_util.h"
 
 namespace cairn::test {
@@ -16,33 +17,9 @@ namespace {
 using namespace ckpt;
 using namespace tfckpt;
 
-struct Mlp {
-  Ref<nn::Sequential> model = nn::Sequential::create(ctx(), "sequential");
-  Ref<optim::Optimizer> adam;
-  std::unique_ptr<Checkpoint> ckpt;
-  explicit Mlp(uint64_t seed) {
-    nn::DenseOptions d1;
-    d1.units = 16;
-    d1.activation = nn::Activation::Relu;
-    d1.kernel_initializer.seed = static_cast<int64_t>(seed);
-    nn::DenseOptions d2;
-    d2.units = 3;
-    d2.kernel_initializer.seed = static_cast<int64_t>(seed + 1);
-    model->add(nn::dense(ctx(), d1));
-    model->add(nn::dense(ctx(), d2));
-    optim::OptimizerOptions o;
-    o.kind = optim::Kind::Adam;
-    o.learning_rate = 0.01;
-    adam = optim::Optimizer::create(ctx(), o);
-    ckpt = std::make_unique<Checkpoint>(ctx(), std::vector<std::pair<std::string, Ref<Object>>>{{"model", model}, {"optimizer", adam}});
-    (*model)(make<float>(std::vector<float>(8, 1.0f), Shape{1, 8}));
-  }
-  void step(float g) {
-    std::vector<Ref<Variable>> vars = model->trainable_weights();
-    std::vector<Tensor> grads;
-    for (auto& v : vars) grads.push_back(make<float>(std::vector<float>(static_cast<size_t>(v->shape().num_elements()), g), v->shape()));
-    adam->apply_gradients(grads, vars);
-  }
+// A built MLP with kernels from `seed`.
+struct Mlp : CairnMlp {
+  explicit Mlp(int64_t seed) : CairnMlp(0.01, seed) { build(); }
 };
 
 // Exact equality (bit for bit for finite floats).
