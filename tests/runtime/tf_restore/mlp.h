@@ -56,4 +56,9 @@ struct CairnMlp {
   void zero_step() { step(0.0f); }
 };
 
+// Built at once, with kernels from `seed` and learning rate 0.01 (the writing tests' model).
+struct BuiltMlp : CairnMlp {
+  explicit BuiltMlp(int64_t seed) : CairnMlp(0.01, seed) { build(); }
+};
+
 }  // namespace cairn::test

@@ -26,10 +26,7 @@ namespace {
 using namespace ckpt;
 using namespace tfckpt;
 
-// A built MLP with kernels from `seed`.
-struct Mlp : CairnMlp {
-  explicit Mlp(int64_t seed) : CairnMlp(0.01, seed) { build(); }
-};
+using Mlp = BuiltMlp;
 
 std::string temp_prefix(const std::string& name) {
   const char* tmp = std::getenv("TEST_TMPDIR");

@@ -17,10 +17,7 @@ namespace {
 using namespace ckpt;
 using namespace tfckpt;
 
-// A built MLP with kernels from `seed`.
-struct Mlp : CairnMlp {
-  explicit Mlp(int64_t seed) : CairnMlp(0.01, seed) { build(); }
-};
+using Mlp = BuiltMlp;
 
 // Exact equality (bit for bit for finite floats).
 bool same_bits(const Tensor& a, const Tensor& b) { return values<float>(a) == values<float>(b); }
