@@ -228,10 +228,14 @@ std::string Checkpoint::save(const std::string& prefix) {
 }
 
 std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
+  writer_.wait();  // before opening: an async save may be writing this very file
+  return restore(reader_source(std::make_shared<Reader>(Reader::open(path))));
+}
+
+std::shared_ptr<RestoreState> Checkpoint::restore(std::shared_ptr<ValueSource> source) {
   writer_.wait();
   save_counter();
-  auto reader = std::make_shared<Reader>(Reader::open(path));
-  auto state = std::make_shared<RestoreState>(std::move(reader), root_);
+  auto state = std::make_shared<RestoreState>(std::move(source), root_);
   try {
     state->run();
   } catch (...) {
@@ -246,9 +250,9 @@ std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
 
 // ---- RestoreState ----
 
-RestoreState::RestoreState(std::shared_ptr<Reader> reader, Ref<Object> root)
-    : reader_(std::move(reader)), root_(std::move(root)) {
-  const ObjectGraph& g = reader_->graph();
+RestoreState::RestoreState(std::shared_ptr<ValueSource> source, Ref<Object> root)
+    : source_(std::move(source)), root_(std::move(root)) {
+  const ObjectGraph& g = source_->graph();
   node_paths_ = checkpoint_node_paths(g);
   node_matched_.assign(g.nodes.size(), false);
   node_live_.assign(g.nodes.size(), nullptr);
@@ -265,22 +269,21 @@ RestoreState::~RestoreState() {
       root_->context().log().log(
           LogLevel::Warning,
           fmt::format("checkpoint {}: {} value(s) were never restored: {} (call expect_partial to silence this)",
-                      reader_->path(), missing.size(), join_names(missing)));
+                      source_->path(), missing.size(), join_names(missing)));
   } catch (...) {
   }
 }
 
 void RestoreState::run() {
-  if (reader_->graph().nodes.empty()) raise(Code::DataLoss, "{}: the object graph is empty", reader_->path());
+  if (source_->graph().nodes.empty()) raise(Code::DataLoss, "{}: the object graph is empty", source_->path());
   match(*root_, 0, "");
 }
 
 void RestoreState::restore_values(Object& live, uint32_t node) {
-  for (const Attribute& attr : reader_->graph().nodes[node].attributes) {
+  for (const Attribute& attr : source_->graph().nodes[node].attributes) {
     if (attr.name != kVariableValue) {
       // An object's own attribute (an iterator's state): the live object must take it.
-      const TensorInfo& info = reader_->info(attr.key);
-      if (!live.restore_attribute(attr.name, reader_->load(info, live.context().cpu())))
+      if (!live.restore_attribute(attr.name, source_->load(attr.key, live.context().cpu())))
         raise(Code::InvalidArgument, "restore: '{}' holds a {} attribute in the checkpoint, but the live object is a {}",
               attr.key, attr.name, live.describe());
       continue;
@@ -289,11 +292,11 @@ void RestoreState::restore_values(Object& live, uint32_t node) {
       raise(Code::InvalidArgument, "restore: '{}' holds a variable value in the checkpoint, but the live object is a {}",
             attr.key, live.describe());
     auto& var = static_cast<Variable&>(live);
-    const TensorInfo& info = reader_->info(attr.key);
+    const ValueInfo info = value_info(attr.key);
     if (info.dtype != var.dtype() || info.shape != var.shape())
       raise(Code::InvalidArgument, "restore: '{}' is {}{} in the checkpoint but {} is {}{}", attr.key,
             dtype_name(info.dtype), info.shape.str(), var.describe(), dtype_name(var.dtype()), var.shape().str());
-    var.assign(reader_->load(info, var.device()), attr.key);
+    var.assign(source_->load(attr.key, var.device()), attr.key);
   }
 }
 
@@ -307,7 +310,10 @@ void RestoreState::match(Object& live, uint32_t node, const std::string& live_pa
   if (!node_live_[node]) node_live_[node] = &live;
   restore_values(live, node);
   match_slots(live, node);
-  const Node& n = reader_->graph().nodes[node];
+  for (const Edge& e : live.children())
+    if (source_->keeps_live_value(node, e.name) && kept_.insert(e.child.get()).second)
+      matched_refs_.push_back(e.child);
+  const Node& n = source_->graph().nodes[node];
   if (n.children.empty()) return;
   // Observe before looking at the children, so an edge created meanwhile is not missed.
   live.add_edge_observer(shared_from_this());
@@ -322,7 +328,7 @@ void RestoreState::match(Object& live, uint32_t node, const std::string& live_pa
 }
 
 void RestoreState::match_slots(Object& live, uint32_t node) {
-  const ObjectGraph& g = reader_->graph();
+  const ObjectGraph& g = source_->graph();
   // `live` is a slot owner: the slots of its variables matched so far.
   if (auto* owner = dynamic_cast<SlotOwner*>(&live))
     for (const SlotRef& ref : g.nodes[node].slots) restore_slot(*owner, ref);
@@ -341,7 +347,8 @@ void RestoreState::restore_slot(SlotOwner& owner, const SlotRef& ref) {
   // matched) alive; like deferred edges, pending slots restore while the state lives.
   std::weak_ptr<RestoreState> self = weak_from_this();
   uint32_t slot_node = ref.slot_node;
-  owner.restore_slot(static_cast<Variable&>(*var), ref.slot_name, [self, slot_node](Variable& slot) {
+  owner.restore_slot(static_cast<Variable&>(*var), source_->slot_name(owner, ref.slot_name),
+                     [self, slot_node](Variable& slot) {
     if (auto state = self.lock()) state->restore_slot_value(slot, slot_node);
   });
 }
@@ -365,10 +372,16 @@ void RestoreState::on_edge_created(Object& parent, const std::string& name, Obje
   match(child, node, node_paths_[node]);
 }
 
+ValueInfo RestoreState::value_info(const std::string& key) const {
+  std::optional<ValueInfo> info = source_->info(key);
+  if (!info) raise(Code::NotFound, "{}: no key named '{}'", source_->path(), key);
+  return *info;
+}
+
 std::vector<std::string> RestoreState::unrestored_values() const {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   std::vector<std::string> out;
-  const ObjectGraph& g = reader_->graph();
+  const ObjectGraph& g = source_->graph();
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (!node_matched_[i])
       for (const Attribute& a : g.nodes[i].attributes) out.push_back(a.key);
@@ -385,7 +398,8 @@ std::vector<std::string> RestoreState::unmatched_live(bool values_only) const {
     if (values_only && k != ObjectKind::Variable) continue;
     // An empty list or dict holds nothing to restore (TensorFlow skips empty data structures).
     if ((k == ObjectKind::List || k == ObjectKind::Dict) && p.object->num_children() == 0) continue;
-    if (!matched_.count(p.object.get())) out.push_back(p.path.empty() ? "(root)" : join_path(p.path));
+    if (matched_.count(p.object.get()) || kept_.count(p.object.get())) continue;
+    out.push_back(p.path.empty() ? "(root)" : join_path(p.path));
   }
   return out;
 }
@@ -394,7 +408,7 @@ void RestoreState::assert_consumed() const {
   std::vector<std::string> values = unrestored_values();
   std::vector<std::string> live = unmatched_live(false);
   if (values.empty() && live.empty()) return;
-  std::string msg = fmt::format("cairn_restore_status_assert_consumed: {}", reader_->path());
+  std::string msg = fmt::format("cairn_restore_status_assert_consumed: {}", source_->path());
   if (!values.empty()) msg += fmt::format("; checkpoint values not restored: {}", join_names(values));
   if (!live.empty()) msg += fmt::format("; live objects not matched: {}", join_names(live));
   throw Error(Code::FailedPrecondition, msg);
@@ -404,7 +418,7 @@ void RestoreState::assert_existing_objects_matched() const {
   std::vector<std::string> live = unmatched_live(true);
   if (live.empty()) return;
   raise(Code::FailedPrecondition,
-        "cairn_restore_status_assert_existing_objects_matched: {}: live variables not matched: {}", reader_->path(),
+        "cairn_restore_status_assert_existing_objects_matched: {}: live variables not matched: {}", source_->path(),
         join_names(live));
 }
 

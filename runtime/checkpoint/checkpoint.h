@@ -13,11 +13,13 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "runtime/checkpoint/format.h"
 #include "runtime/checkpoint/manager.h"
 #include "runtime/checkpoint/reader.h"
+#include "runtime/checkpoint/value_source.h"
 #include "runtime/checkpoint/writer.h"
 #include "runtime/track/slots.h"
 #include "runtime/track/trackable.h"
@@ -75,6 +77,8 @@ class Checkpoint {
   // Restores from `path`. The state stays attached to this checkpoint (and to the returned
   // pointer) so deferred restores keep working while either lives.
   std::shared_ptr<RestoreState> restore(const std::string& path);
+  // Restores from another source of values (a TensorFlow bundle: tf_object_graph.h).
+  std::shared_ptr<RestoreState> restore(std::shared_ptr<ValueSource> source);
   // Waits for an async save and rethrows its error.
   void sync() { writer_.wait(); }
   BackgroundWriter& writer() { return writer_; }
@@ -101,7 +105,7 @@ class Checkpoint {
 // The result of one restore: matching state, deferred restores and the assertions.
 class RestoreState : public EdgeObserver, public std::enable_shared_from_this<RestoreState> {
  public:
-  RestoreState(std::shared_ptr<Reader> reader, Ref<Object> root);
+  RestoreState(std::shared_ptr<ValueSource> source, Ref<Object> root);
   ~RestoreState() override;
 
   // Matches the whole live graph under the root (called once by Checkpoint::restore).
@@ -128,8 +132,10 @@ class RestoreState : public EdgeObserver, public std::enable_shared_from_this<Re
   void restore_slot_value(Variable& slot, uint32_t slot_node);
   std::vector<std::string> unrestored_values() const;
   std::vector<std::string> unmatched_live(bool values_only) const;
+  // The dtype and shape of `key`; NotFound naming the source and the key when it has none.
+  ValueInfo value_info(const std::string& key) const;
 
-  std::shared_ptr<Reader> reader_;
+  std::shared_ptr<ValueSource> source_;
   Ref<Object> root_;
   std::vector<std::string> node_paths_;  // first breadth-first path of each checkpoint node
   mutable std::recursive_mutex mu_;
@@ -137,6 +143,8 @@ class RestoreState : public EdgeObserver, public std::enable_shared_from_this<Re
   std::unordered_map<const Object*, uint32_t> matched_;  // live object -> checkpoint node
   std::vector<Ref<Object>> matched_refs_;                // keeps matched objects' identity stable
   std::vector<Object*> node_live_;                       // the first live object matched to each node
+  // Live objects the source declares to keep their own values (ValueSource::keeps_live_value).
+  std::unordered_set<const Object*> kept_;
   // variable node -> (slot owner node, index into its slots), for every SlotRef in the file.
   std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, size_t>>> slots_by_variable_;
   // Deferred restores: (live parent, edge name) -> checkpoint node to match when the edge appears.

@@ -1,0 +1,30 @@
+#include "runtime/checkpoint/value_source.h"
+
+namespace cairn::ckpt {
+
+ValueSource::~ValueSource() = default;
+
+namespace {
+// The adapter keeps Reader free of restore concerns: Reader stays the file format only.
+class ReaderSource final : public ValueSource {
+ public:
+  explicit ReaderSource(std::shared_ptr<Reader> reader) : reader_(std::move(reader)) {}
+  const std::string& path() const override { return reader_->path(); }
+  const ObjectGraph& graph() const override { return reader_->graph(); }
+  std::optional<ValueInfo> info(std::string_view key) const override {
+    const TensorInfo* e = reader_->find(key);
+    if (!e) return std::nullopt;
+    return ValueInfo{e->dtype, e->shape};
+  }
+  Tensor load(std::string_view key, Device& device) const override { return reader_->load(key, device); }
+
+ private:
+  std::shared_ptr<Reader> reader_;
+};
+}  // namespace
+
+std::shared_ptr<ValueSource> reader_source(std::shared_ptr<Reader> reader) {
+  return std::make_shared<ReaderSource>(std::move(reader));
+}
+
+}  // namespace cairn::ckpt
