@@ -12,6 +12,7 @@
 
 #include "runtime/core/object_kind.h"
 #include "runtime/checkpoint/reader.h"
+#include "runtime/checkpoint/tf_object_graph.h"
 #include "runtime/core/convert.h"
 #include "runtime/eager/context.h"
 #include "tools/cli/weights_file.h"
@@ -162,8 +163,11 @@ namespace {
 // A string value as text: the Cairn object graph decoded, anything else escaped (at most 1 KiB).
 void print_strings(const WeightsFile& f, const WeightsEntry& e, const std::string& path, std::ostream& out) {
   const std::vector<std::string> values = f.load_strings(e);
-  if (f.format() == WeightsFormat::Cairn && e.key == ckpt::kObjectGraphKey) {
-    print_graph(ckpt::parse_object_graph(values.at(0), path + ": " + e.key), out);
+  if (e.key == ckpt::kObjectGraphKey && values.size() == 1 && f.format() != WeightsFormat::Safetensors) {
+    const std::string what = path + ": " + e.key;
+    print_graph(f.format() == WeightsFormat::Cairn ? ckpt::parse_object_graph(values[0], what)
+                                                   : tfckpt::parse_trackable_object_graph(values[0], what).graph,
+                out);
     return;
   }
   if (e.shape.rank() == 0 && values.size() == 1) {
@@ -199,8 +203,8 @@ int ckpt_ls(const std::string& path, std::ostream& out) {
 int ckpt_show(const std::string& path, const std::string& key, std::ostream& out) {
   auto f = WeightsFile::open(path);
   const WeightsEntry& e = f->entry(key);
-  out << fmt::format("{}: {}{} ({} bytes stored, {}; {})\n", e.key, e.type_text, e.shape.str(), e.stored_bytes,
-                     e.storage, format_name(f->format()));
+  out << fmt::format("{}: {}{} ({} bytes, stored {} as {})\n", e.key, e.type_text, e.shape.str(), e.raw_bytes,
+                     e.stored_bytes, e.storage);
   if (e.dtype == DType::String) {
     print_strings(*f, e, path, out);
     return 0;

@@ -56,7 +56,7 @@ class CairnWeights final : public WeightsFile {
  public:
   explicit CairnWeights(const std::string& path) : WeightsFile(path), r_(ckpt::Reader::open(path)) {
     for (const ckpt::TensorInfo& e : r_.entries())
-      entries_.push_back({e.key, e.dtype, dtype_name(e.dtype), e.shape, e.stored_size, ckpt::codec_name(e.codec)});
+      entries_.push_back({e.key, e.dtype, dtype_name(e.dtype), e.shape, e.raw_size, e.stored_size, ckpt::codec_name(e.codec)});
   }
   WeightsFormat format() const override { return WeightsFormat::Cairn; }
   Tensor load(const WeightsEntry& e) const override { return r_.load(e.key, host()); }
@@ -75,7 +75,8 @@ class TfWeights final : public WeightsFile {
   explicit TfWeights(const std::string& path) : WeightsFile(path), r_(tfckpt::BundleReader::open(path)) {
     for (const tfckpt::BundleEntry& e : r_->entries()) {
       const std::string where = e.has_slices ? "partitioned" : fmt::format("shard {}", e.shard_id);
-      entries_.push_back({e.key, e.dtype, tfckpt::tf_dtype_name(e.tf_dtype), e.shape, static_cast<uint64_t>(e.size), where});
+      const auto size = static_cast<uint64_t>(e.size);
+      entries_.push_back({e.key, e.dtype, tfckpt::tf_dtype_name(e.tf_dtype), e.shape, size, size, where});
     }
   }
   WeightsFormat format() const override { return WeightsFormat::TfBundle; }
@@ -102,7 +103,7 @@ class SafetensorsWeights final : public WeightsFile {
         const std::string& file = m_.file_of(name)->path();
         where += " in " + file.substr(file.find_last_of('/') + 1);
       }
-      entries_.push_back({name, t->cairn_dtype, t->dtype, t->shape, t->end - t->begin, where});
+      entries_.push_back({name, t->cairn_dtype, t->dtype, t->shape, t->end - t->begin, t->end - t->begin, where});
     }
   }
   WeightsFormat format() const override { return WeightsFormat::Safetensors; }
@@ -143,8 +144,8 @@ std::unique_ptr<WeightsFile> WeightsFile::open(const std::string& path) {
   }
   if (ends_with(path, ".safetensors") || ends_with(path, ".json")) return std::make_unique<SafetensorsWeights>(path);
   if (ends_with(path, ".index") || (!exists(path) && exists(path + ".index"))) return std::make_unique<TfWeights>(path);
-  if (!exists(path)) raise(Code::NotFound, "{}: no such file (nor a TensorFlow checkpoint {}.index)", path, path);
-  if (magic(path) == std::string(ckpt::kHeaderMagic, 8)) return std::make_unique<CairnWeights>(path);
+  // A missing file gets the Cairn reader's NotFound, as before TensorFlow and safetensors came in.
+  if (!exists(path) || magic(path) == std::string(ckpt::kHeaderMagic, 8)) return std::make_unique<CairnWeights>(path);
   return std::make_unique<SafetensorsWeights>(path);  // its header length decides; errors name the rules
 }
 

@@ -22,7 +22,8 @@ struct WeightsEntry {
   DType dtype = DType::Invalid;  // String for strings; Invalid when Cairn has no such dtype
   std::string type_text;         // the format's own dtype name ("float32", "F8_E4M3", "uint16")
   Shape shape;
-  uint64_t stored_bytes = 0;
+  uint64_t raw_bytes = 0;     // the value's bytes once decoded
+  uint64_t stored_bytes = 0;  // its bytes in the file
   std::string storage;  // where or how it is stored: a codec, "shard 0", a shard file
 };
 

@@ -148,3 +148,99 @@ TEST_CASE("ckpt diff reports keys only on one side, dtype/shape and value differ
 
 }  // namespace
 }  // namespace cairn::test
+
+// ---- TensorFlow checkpoints and safetensors through the same commands ----
+
+namespace cairn::test {
+namespace {
+
+const char* kTfStrings = "tests/golden/tf_checkpoint/dtypes_strings/ckpt";  // written by TensorFlow 2.21
+const char* kTfKeras = "tests/golden/tf_checkpoint/keras3_mlp/ckpt";
+const char* kSharded = "tests/golden/safetensors/sharded";  // written by the safetensors package
+
+TEST_CASE("ckpt ls, show and verify read TensorFlow checkpoints") {
+  Run ls = run(std::string("ckpt ls ") + kTfStrings);
+  CHECK(ls.status == 0);
+  CHECK(ls.out.find("m/bf16/.ATTRIBUTES/VARIABLE_VALUE        bfloat16    [3]        6  shard 0") != std::string::npos);
+  CHECK(ls.out.find("m/s_vec/.ATTRIBUTES/VARIABLE_VALUE") != std::string::npos);
+
+  Run graph = run(std::string("ckpt show ") + kTfKeras + " _CHECKPOINTABLE_OBJECT_GRAPH");
+  CHECK(graph.status == 0);
+  CHECK(graph.out.find("node 0 (kind 0) root") != std::string::npos);  // TensorFlow's graph, decoded
+  CHECK(graph.out.find("child optimizer -> node") != std::string::npos);
+
+  Run strings = run(std::string("ckpt show ") + kTfStrings + " m/s_vec/.ATTRIBUTES/VARIABLE_VALUE");
+  CHECK(strings.status == 0);
+  CHECK(strings.out.find("[0] \"") != std::string::npos);
+
+  Run ok = run(std::string("ckpt verify ") + kTfKeras);
+  CHECK(ok.status == 0);
+  CHECK(ok.out.find("entries verified (tf)") != std::string::npos);
+
+  // One flipped byte in the data shard: verify names the damaged key and exits 1.
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/ckpt.index", read_file(std::string(kTfKeras) + ".index"));
+  std::string data = read_file(std::string(kTfKeras) + ".data-00000-of-00001");
+  data[data.size() / 2] ^= 0x10;
+  write_file(dir + "/ckpt.data-00000-of-00001", data);
+  Run bad = run("ckpt verify " + dir + "/ckpt");
+  CHECK(bad.status == 1);
+  CHECK(bad.err.find("DAMAGED ") != std::string::npos);
+  CHECK(bad.out.find("damaged") != std::string::npos);
+}
+
+TEST_CASE("ckpt verify checks safetensors' structure and Cairn's opt-in checksums") {
+  Run ls = run(std::string("ckpt ls ") + kSharded);
+  CHECK(ls.status == 0);
+  CHECK(ls.out.find("embed.weight    F32   [4,3]  48  F32 in model-00001-of-00003.safetensors") != std::string::npos);
+  Run v = run(std::string("ckpt verify ") + kSharded);
+  CHECK(v.status == 0);
+  CHECK(v.out.find("structure verified; 0 of 4 entries have checksums") != std::string::npos);
+
+  // A converted file has no checksums (the format has none; write_file's are opt-in): a flipped
+  // byte inside a tensor passes, a broken structure does not.
+  const std::string dir = make_temp_dir();
+  Run c = run(std::string("ckpt convert ") + kTfKeras + " " + dir + "/m.safetensors --to-format safetensors");
+  CHECK(c.status == 0);
+  CHECK(c.err.find("skipped _CHECKPOINTABLE_OBJECT_GRAPH") != std::string::npos);  // no strings in safetensors
+  Run d = run(std::string("ckpt diff ") + kTfKeras + " " + dir + "/m.safetensors");
+  CHECK(d.status == 1);  // only the graph differs
+  CHECK(d.out == "only in A: _CHECKPOINTABLE_OBJECT_GRAPH\n");
+
+  std::string bytes = read_file(dir + "/m.safetensors");
+  bytes[bytes.size() - 2] ^= 0x01;  // inside the last tensor: no checksum catches it, the structure is fine
+  write_file(dir + "/flipped.safetensors", bytes);
+  CHECK(run("ckpt verify " + dir + "/flipped.safetensors").status == 0);
+  bytes.resize(bytes.size() - 1);  // a truncated file breaks a rule
+  write_file(dir + "/short.safetensors", bytes);
+  Run t = run("ckpt verify " + dir + "/short.safetensors");
+  CHECK(t.status == 1);
+  CHECK(t.err.find("DAMAGED ") != std::string::npos);
+}
+
+TEST_CASE("ckpt convert carries every value between the three formats") {
+  const std::string dir = make_temp_dir();
+  // TensorFlow -> Cairn -> TensorFlow: the same values (string vectors do not fit a Cairn file).
+  Run a = run(std::string("ckpt convert ") + kTfKeras + " " + dir + "/c.cairn --to-format cairn");
+  CHECK(a.status == 0);
+  Run b = run("ckpt convert " + dir + "/c.cairn " + dir + "/back --to-format tf");
+  CHECK(b.status == 0);
+  Run same = run(std::string("ckpt diff ") + kTfKeras + " " + dir + "/back");
+  CHECK(same.out == "only in A: _CHECKPOINTABLE_OBJECT_GRAPH\n");
+  // safetensors shards -> TensorFlow: every tensor, equal.
+  Run s = run(std::string("ckpt convert ") + kSharded + " " + dir + "/st --to-format tf");
+  CHECK(s.status == 0);
+  CHECK(s.out.find("4 of 4 entries written as tf (safetensors -> tf)") != std::string::npos);
+  Run eq = run(std::string("ckpt diff ") + kSharded + " " + dir + "/st");
+  CHECK(eq.status == 0);
+  CHECK(eq.out == "no differences\n");
+  // A dtype Cairn lacks stops the conversion, naming the key, and writes nothing.
+  Run t = run(std::string("ckpt convert ") + kTfStrings + " " + dir + "/strings --to-format tf");
+  CHECK(t.status == 2);
+  CHECK(t.err.find("'m/c128/.ATTRIBUTES/VARIABLE_VALUE' has TensorFlow dtype complex128") != std::string::npos);
+  CHECK(run("ckpt ls " + dir + "/strings").status == 2);
+  CHECK(run("ckpt convert x y --to-format onnx").status == 2);
+}
+
+}  // namespace
+}  // namespace cairn::test
