@@ -18,9 +18,13 @@ except ImportError as e:  # pragma: no cover - depends on the venv
     sys.exit(0)
 
 try:
-    import torch  # bfloat16 needs it; without torch those tensors are checked by bytes only
+    import torch  # reads bfloat16 itself
 except ImportError:
     torch = None
+    try:
+        import ml_dtypes  # noqa: F401  registers NumPy's "bfloat16", which safetensors' NumPy reader asks for
+    except ImportError:
+        pass
 
 
 def as_list(array, dtype):
