@@ -885,7 +885,8 @@ func (d *Dataset) Skip(count int64) (*Dataset, error) {
 }
 
 // Prefetch computes up to bufferSize elements ahead on a background thread (Dataset.prefetch);
-// Autotune picks the size.
+// Autotune picks the size, and over an indexable pipeline also computes elements on every CPU (the
+// functions of its maps must then tolerate concurrent calls).
 func (d *Dataset) Prefetch(bufferSize int64) (*Dataset, error) {
 	return d.countTransform("Dataset.Prefetch", bufferSize, cDatasetPrefetch)
 }

@@ -2530,7 +2530,9 @@ func cDatasetInterleave(in *C.cairn_dataset, fn C.cairn_dataset_fn, userData uns
 // cDatasetPrefetch calls cairn_dataset_prefetch.
 //
 // CONSTRUCTOR. Computes up to `buffer_size` elements ahead on a background thread (Dataset.prefetch);
-// CAIRN_AUTOTUNE picks the size. Errors: INVALID_ARGUMENT for buffer_size 0 or < -1. Since 1.1.
+// CAIRN_AUTOTUNE picks the size, and over an indexable pipeline also computes elements on every CPU
+// (so the functions of its maps must then tolerate concurrent calls; docs/data.md). Errors:
+// INVALID_ARGUMENT for buffer_size 0 or < -1. Since 1.1.
 func cDatasetPrefetch(in *C.cairn_dataset, bufferSize C.int64_t, out **C.cairn_dataset) error {
 	return takeStatus(C.cairn_dataset_prefetch(in, bufferSize, out))
 }

@@ -2261,7 +2261,9 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_interleave(const cairn_data
                                                                 cairn_dataset **out);
 
 /** CONSTRUCTOR. Computes up to `buffer_size` elements ahead on a background thread (Dataset.prefetch);
- * CAIRN_AUTOTUNE picks the size. Errors: INVALID_ARGUMENT for buffer_size 0 or < -1. Since 1.1. */
+ * CAIRN_AUTOTUNE picks the size, and over an indexable pipeline also computes elements on every CPU
+ * (so the functions of its maps must then tolerate concurrent calls; docs/data.md). Errors:
+ * INVALID_ARGUMENT for buffer_size 0 or < -1. Since 1.1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_prefetch(const cairn_dataset *in, int64_t buffer_size,
                                                               cairn_dataset **out);
 

@@ -3977,7 +3977,9 @@ pub unsafe fn cairn_dataset_interleave(r#in: *const cairn_dataset, r#fn: cairn_d
 }
 
 /// CONSTRUCTOR. Computes up to `buffer_size` elements ahead on a background thread (Dataset.prefetch);
-/// CAIRN_AUTOTUNE picks the size. Errors: INVALID_ARGUMENT for buffer_size 0 or \< -1. Since 1.1.
+/// CAIRN_AUTOTUNE picks the size, and over an indexable pipeline also computes elements on every CPU
+/// (so the functions of its maps must then tolerate concurrent calls; docs/data.md). Errors:
+/// INVALID_ARGUMENT for buffer_size 0 or \< -1. Since 1.1.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_dataset_prefetch(r#in: *const cairn_dataset, buffer_size: i64, out: *mut *mut cairn_dataset) -> *mut cairn_status {

@@ -464,7 +464,8 @@ impl Dataset {
     }
 
     /// Computes up to `buffer_size` elements ahead on a background thread (Dataset.prefetch);
-    /// [`AUTOTUNE`] picks the size.
+    /// [`AUTOTUNE`] picks the size, and over an indexable pipeline also computes elements on every
+    /// CPU (the functions of its maps must then tolerate concurrent calls).
     pub fn prefetch(&self, buffer_size: impl Into<i64>) -> Result<Dataset> {
         let n = buffer_size.into();
         self.derive("Dataset::prefetch", |ds, out| unsafe { sys::cairn_dataset_prefetch(ds, n, out) })

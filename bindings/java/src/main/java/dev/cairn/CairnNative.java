@@ -1671,7 +1671,9 @@ final class CairnNative {
 
   /**
    * cairn_dataset_prefetch: CONSTRUCTOR. Computes up to `buffer_size` elements ahead on a background thread (Dataset.prefetch);
-   * CAIRN_AUTOTUNE picks the size. Errors: INVALID_ARGUMENT for buffer_size 0 or &lt; -1. Since 1.1.
+   * CAIRN_AUTOTUNE picks the size, and over an indexable pipeline also computes elements on every CPU
+   * (so the functions of its maps must then tolerate concurrent calls; docs/data.md). Errors:
+   * INVALID_ARGUMENT for buffer_size 0 or &lt; -1. Since 1.1.
    */
   static native long datasetPrefetch(long in_, long bufferSize);
 

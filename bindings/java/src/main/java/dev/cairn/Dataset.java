@@ -715,6 +715,8 @@ public final class Dataset extends NativeHandle {
 
   /**
    * Computes up to {@code bufferSize} elements ahead on a background thread (Dataset.prefetch).
+   * {@link #AUTOTUNE} picks the size, and over an indexable pipeline also computes elements on every
+   * CPU (the functions of its maps must then tolerate concurrent calls).
    *
    * @param bufferSize the buffer size, or {@link #AUTOTUNE}
    * @return the dataset
