@@ -14,24 +14,13 @@
 #include "runtime/checkpoint/reader.h"
 #include "runtime/checkpoint/tf_object_graph.h"
 #include "runtime/core/convert.h"
-#include "runtime/eager/context.h"
 #include "tools/cli/weights_file.h"
 
 namespace cairn::cli {
 namespace {
 
-
 constexpr int64_t kSummarizeAbove = 1000;  // NumPy's default threshold
 constexpr int64_t kEdgeItems = 3;
-
-Context& cli_context() {
-  static Context* ctx = [] {
-    ContextOptions o;
-    o.num_threads = 1;
-    return new Context(o);
-  }();
-  return *ctx;
-}
 
 std::string kind_name(uint32_t kind) {
   const char* name = object_kind_name(static_cast<ObjectKind>(kind));
