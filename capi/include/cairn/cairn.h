@@ -762,6 +762,11 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_sync(cairn_checkpoint *c
 /** METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
  * edges. Values whose objects do not exist yet are applied the moment their edge is created (a
  * set, list append or dict insert), for as long as the checkpoint or the status lives.
+ * Since 1.1 `path` may also be a TensorFlow checkpoint (a prefix, its .index, or a directory with a
+ * `checkpoint` state file): its object graph is matched with the same rules, after Keras' edge
+ * names are mapped onto Cairn's layers and optimizers (docs/tf_checkpoints.md), and each value's
+ * CRC32C is checked as it is loaded. A TF1 checkpoint or a safetensors file has no object graph:
+ * INVALID_ARGUMENT, load it by name with cairn_object_load_weights.
  * @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
  * @param out   receives the restore status; free it with cairn_restore_status_free().
  * Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
@@ -832,18 +837,21 @@ CAIRN_API void cairn_checkpoint_manager_free(cairn_checkpoint_manager *m);
 
 /* ---- Reading a checkpoint without the program that wrote it (list_variables / load_variable) ---- */
 
-/** CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
+/** CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index. Since 1.1 it opens
+ * TensorFlow checkpoints and safetensors too (see "Weights in other formats" below).
  * @param out  receives the reader; free with cairn_checkpoint_reader_free().
  * Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. Since 1.0. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_open(const char *path, cairn_checkpoint_reader **out);
 
-/** METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included. Since 1.0. */
+/** METHOD. Number of keys; keys are sorted in byte order, _CHECKPOINTABLE_OBJECT_GRAPH included
+ * (a TF1 checkpoint or safetensors has none). Since 1.0. */
 CAIRN_API size_t cairn_checkpoint_reader_count(const cairn_checkpoint_reader *r);
 
 /** METHOD. Key `i`, borrowed from `r`; NULL when out of range. Since 1.0. */
 CAIRN_API const char *cairn_checkpoint_reader_key(const cairn_checkpoint_reader *r, size_t i);
 
-/** METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range. Since 1.0. */
+/** METHOD. Dtype of key `i` (CAIRN_STRING for the object graph and TensorFlow's string tensors);
+ * CAIRN_INVALID_DTYPE out of range or for a dtype Cairn lacks (cairn_checkpoint_reader_type_name). Since 1.0. */
 CAIRN_API cairn_dtype cairn_checkpoint_reader_dtype(const cairn_checkpoint_reader *r, size_t i);
 
 /** METHOD. Rank of key `i`; 0 out of range. Since 1.0. */
@@ -859,7 +867,8 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_load(const cairn_
                                                                     cairn_context *ctx, const char *key,
                                                                     cairn_tensor **out);
 
-/** METHOD. The bytes of a string entry (the serialized object graph).
+/** METHOD. The bytes of a string entry (the serialized object graph; element 0 of a TensorFlow
+ * string tensor, see cairn_checkpoint_reader_load_string_element).
  * @param out  receives a buffer (free with cairn_free); @param size receives its length. Since 1.0. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_load_string(const cairn_checkpoint_reader *r,
                                                                            const char *key, char **out,
@@ -867,6 +876,160 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_load_string(const
 
 /** DESTRUCTOR. Frees a reader. NULL is fine. Since 1.0. */
 CAIRN_API void cairn_checkpoint_reader_free(cairn_checkpoint_reader *r);
+
+/* ---------------------------------------------------------------------------------------------
+ * Weights in other formats: TensorFlow checkpoints and safetensors
+ *
+ * Three formats hold weights, and every function here takes any of them:
+ *  - Cairn checkpoint files (above);
+ *  - TensorFlow checkpoints (tensor_bundle V2): a prefix ("<dir>/ckpt-5", with ckpt-5.index and
+ *    ckpt-5.data-00000-of-00001 beside it), the .index file, or a directory whose `checkpoint`
+ *    state file names the latest one. TF1 name-based checkpoints are read too;
+ *  - safetensors: a .safetensors file, a sharded model's index .json, or a directory holding
+ *    model.safetensors.index.json or model.safetensors.
+ * The format is told from the file's bytes and the files beside it. docs/tf_checkpoints.md and
+ * docs/safetensors.md give the rules each reader enforces and the Keras name mapping.
+ *
+ * Three ways in and out:
+ *  - by key, like tf.train.list_variables / load_variable or safetensors' safe_open:
+ *    cairn_checkpoint_reader_open accepts all three formats;
+ *  - by object graph, like tf.train.Checkpoint: cairn_checkpoint_restore accepts TensorFlow
+ *    checkpoints, and cairn_checkpoint_export writes one TensorFlow restores;
+ *  - by name into one module, like Keras' load_weights / save_weights:
+ *    cairn_object_load_weights and cairn_object_save_weights.
+ * ------------------------------------------------------------------------------------------- */
+
+/** A file format of weights. Since 1.1. */
+typedef enum cairn_weights_format {
+  CAIRN_WEIGHTS_AUTO = 0,        /**< reading: told from the bytes; not a format to write */
+  CAIRN_WEIGHTS_CAIRN = 1,       /**< a Cairn checkpoint file */
+  CAIRN_WEIGHTS_TF = 2,          /**< a TensorFlow checkpoint (tensor_bundle V2) */
+  CAIRN_WEIGHTS_SAFETENSORS = 3  /**< safetensors */
+} cairn_weights_format;
+
+/** METHOD. The format of the file `r` reads; CAIRN_WEIGHTS_AUTO for NULL. Since 1.1. */
+CAIRN_API cairn_weights_format cairn_checkpoint_reader_format(const cairn_checkpoint_reader *r);
+
+/** METHOD. The dtype of key `i` as its file names it ("float32" for Cairn and TensorFlow, "F32",
+ * "F8_E4M3" for safetensors). cairn_checkpoint_reader_dtype gives what a load returns: the F8 types
+ * load as CAIRN_FLOAT32, and dtypes Cairn lacks (uint16, complex64, U32, ...) are CAIRN_INVALID_DTYPE,
+ * whose loads fail naming the key. Borrowed from `r`; NULL when out of range. Since 1.1. */
+CAIRN_API const char *cairn_checkpoint_reader_type_name(const cairn_checkpoint_reader *r, size_t i);
+
+/** METHOD. Element `index` (row-major) of a string value: TensorFlow's string tensors, or a Cairn
+ * file's object graph (one element). cairn_checkpoint_reader_load_string is element 0.
+ * @param out   receives a buffer (free with cairn_free); @param size receives its length.
+ * Errors: NOT_FOUND for an unknown key, INVALID_ARGUMENT for a value that is not a string or an
+ * index past its elements, DATA_LOSS for a damaged value. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_load_string_element(const cairn_checkpoint_reader *r,
+                                                                                   const char *key, size_t index,
+                                                                                   char **out, size_t *size);
+
+/** METHOD. Checks the stored checksum of `key` without keeping its value (loads check it too).
+ * @param checked  receives CAIRN_TRUE, or CAIRN_FALSE when the file keeps no checksum for the key
+ *                 (a safetensors tensor written without Cairn's opt-in checksum); may be NULL.
+ * Errors: NOT_FOUND for an unknown key, DATA_LOSS naming the key when the bytes do not match. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_verify(const cairn_checkpoint_reader *r,
+                                                                      const char *key, cairn_bool *checked);
+
+/** METHOD. The number of metadata strings: a safetensors file's "__metadata__" (the first shard's
+ * for a sharded model), Cairn's checksum keys included; 0 for the other formats. Since 1.1. */
+CAIRN_API size_t cairn_checkpoint_reader_metadata_count(const cairn_checkpoint_reader *r);
+
+/** METHOD. Metadata key `i`, in byte order. Borrowed from `r`; NULL when out of range. Since 1.1. */
+CAIRN_API const char *cairn_checkpoint_reader_metadata_key(const cairn_checkpoint_reader *r, size_t i);
+
+/** METHOD. Metadata value `i`. Borrowed from `r`; NULL when out of range. Since 1.1. */
+CAIRN_API const char *cairn_checkpoint_reader_metadata_value(const cairn_checkpoint_reader *r, size_t i);
+
+/** Options of cairn_checkpoint_export; start from CAIRN_EXPORT_OPTIONS_INIT. Since 1.1. */
+typedef struct cairn_export_options {
+  uint32_t struct_size;   /**< sizeof(cairn_export_options) */
+  cairn_bool keras_names; /**< TF: lay Cairn's layers and optimizers out as Keras 3 does, so
+                             tf.train.Checkpoint(model=<the Keras model>, ...) restores them;
+                             0 keeps Cairn's edge names (what a tf.Module restores). Default 1. */
+  cairn_bool save_counter; /**< TF: include save_counter (TensorFlow's restore expects it). Default 1. */
+} cairn_export_options;
+
+/** The defaults of cairn_export_options (see cairn_export_options_init). Since 1.1. */
+#define CAIRN_EXPORT_OPTIONS_INIT { (uint32_t)sizeof(cairn_export_options), 1, 1 }
+
+/** METHOD. Fills a cairn_export_options with its defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_export_options_init(cairn_export_options *opts, uint32_t struct_size);
+
+/** METHOD. Writes the checkpoint to `path` in `format`, atomically (a failed export leaves an
+ * earlier file at `path` as it was), leaving save_counter alone.
+ *  - CAIRN_WEIGHTS_TF: the bundle "<path>.index" + "<path>.data-00000-of-00001" with TensorFlow's
+ *    object graph; tf.train.load_checkpoint reads every value and tf.train.Checkpoint restores it.
+ *  - CAIRN_WEIGHTS_CAIRN: what cairn_checkpoint_write writes.
+ *  - CAIRN_WEIGHTS_SAFETENSORS: every value by its checkpoint key (as `cairn ckpt convert` does);
+ *    there is no object graph. To save one module under short names use cairn_object_save_weights.
+ * @param opts  NULL for the defaults.
+ * Errors: INVALID_ARGUMENT for CAIRN_WEIGHTS_AUTO or an unknown format, the errors of writing
+ * (PERMISSION_DENIED, RESOURCE_EXHAUSTED, ... naming the path). Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_export(cairn_checkpoint *ckpt, const char *path,
+                                                               cairn_weights_format format,
+                                                               const cairn_export_options *opts);
+
+/** Options of cairn_object_load_weights and cairn_object_save_weights; start from
+ * CAIRN_WEIGHTS_OPTIONS_INIT.
+ *
+ * A variable's name is its path from the module (cairn_object_walk's: edge names joined by '/',
+ * "layer-0/kernel"), with every '/' replaced by `separator` and `prefix` put in front. On load a
+ * Cairn or TensorFlow key's "/.ATTRIBUTES/VARIABLE_VALUE" is dropped first, so the keys of a
+ * checkpoint of {"model": module} match with prefix "model/". Keys outside the prefix, optimizer
+ * slots (".OPTIMIZER_SLOT") and the object graph are not weights of the module and are passed
+ * over. Since 1.1. */
+typedef struct cairn_weights_options {
+  uint32_t struct_size;      /**< sizeof(cairn_weights_options) */
+  const char *prefix;        /**< what names start with before the path ("model/", "encoder."); NULL = "" */
+  const char *separator;     /**< what joins path parts in names; NULL = "/"; "." for PyTorch-style names */
+  cairn_bool allow_missing;  /**< load: variables the file lacks keep their values; default 0 (NOT_FOUND
+                                naming them) */
+  cairn_bool allow_unused;   /**< load: values under the prefix that match no variable are skipped;
+                                default 0 (INVALID_ARGUMENT naming them) */
+  cairn_bool checksums;      /**< save, safetensors: store each tensor's XXH3 in "__metadata__"
+                                ("cairn.checksum.<name>"), checked by every Cairn load; default 1 */
+  uint64_t max_shard_bytes;  /**< save, safetensors: 0 (default) writes one file at `path`; otherwise
+                                `path` is a directory that gets shards of at most this many bytes
+                                (one bigger tensor gets a shard of its own) and
+                                model.safetensors.index.json, as Hugging Face's tools write them */
+  const char *metadata_json; /**< save, safetensors: a JSON object of strings added to "__metadata__"
+                                ({"format": "pt"}); NULL = none */
+} cairn_weights_options;
+
+/** The defaults of cairn_weights_options (see cairn_weights_options_init). Since 1.1. */
+#define CAIRN_WEIGHTS_OPTIONS_INIT { (uint32_t)sizeof(cairn_weights_options), NULL, NULL, 0, 0, 1, 0, NULL }
+
+/** METHOD. Fills a cairn_weights_options with its defaults. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_weights_options_init(cairn_weights_options *opts, uint32_t struct_size);
+
+/** METHOD. Loads the variables under `obj` (a module, layer, model or any object) by name from
+ * `path`, in any of the three formats (Keras' load_weights by name). Every value is read and
+ * checked (dtype, shape, checksum) before any variable changes, so a failed load leaves every
+ * variable as it was. Values are copied to each variable's device.
+ * @param opts    NULL for the defaults.
+ * @param loaded  receives the number of variables assigned; may be NULL.
+ * Errors: NOT_FOUND for a missing file or (without allow_missing) the variables the file lacks,
+ * INVALID_ARGUMENT naming the variable and key for a dtype or shape mismatch and (without
+ * allow_unused) the values no variable took, DATA_LOSS for a damaged file. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_load_weights(cairn_object *obj, const char *path,
+                                                                 const cairn_weights_options *opts, size_t *loaded);
+
+/** METHOD. Saves the variables under `obj` by name to `path` in `format` (Keras' save_weights),
+ * atomically: a failed save leaves an earlier file at `path` as it was.
+ *  - CAIRN_WEIGHTS_SAFETENSORS: a file the safetensors package reads, or shards (max_shard_bytes);
+ *  - CAIRN_WEIGHTS_TF: a name-based bundle "<path>.index" + "<path>.data-00000-of-00001"
+ *    (tf.train.load_checkpoint and TF1's Saver read it);
+ *  - CAIRN_WEIGHTS_CAIRN: a Cairn file of the names, without an object graph.
+ * cairn_object_load_weights reads each back. For a checkpoint TensorFlow restores by object graph,
+ * use cairn_checkpoint_export.
+ * @param opts  NULL for the defaults.
+ * Errors: INVALID_ARGUMENT for CAIRN_WEIGHTS_AUTO, an object without variables, two variables
+ * whose names collide, or metadata_json that is not an object of strings; the errors of writing. Since 1.1. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_object_save_weights(cairn_object *obj, const char *path,
+                                                                 cairn_weights_format format,
+                                                                 const cairn_weights_options *opts);
 
 /* ---------------------------------------------------------------------------------------------
  * Training: gradient tape, optimizers, layers, losses, metrics
