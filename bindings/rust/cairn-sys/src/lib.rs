@@ -2722,8 +2722,9 @@ pub unsafe fn cairn_checkpoint_sync(ckpt: *mut cairn_checkpoint) -> *mut cairn_s
 /// Since 1.1 `path` may also be a TensorFlow checkpoint (a prefix, its .index, or a directory with a
 /// `checkpoint` state file): its object graph is matched with the same rules, after Keras' edge
 /// names are mapped onto Cairn's layers and optimizers (docs/tf_checkpoints.md), and each value's
-/// CRC32C is checked as it is loaded. A TF1 checkpoint or a safetensors file has no object graph:
-/// INVALID_ARGUMENT, load it by name with cairn_object_load_weights.
+/// CRC32C is checked as it is loaded. A TF1 checkpoint (NOT_FOUND) or a safetensors file
+/// (INVALID_ARGUMENT) has no object graph: the error says to load it by name instead
+/// (cairn_object_load_weights).
 /// @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
 /// @param out   receives the restore status; free it with cairn_restore_status_free().
 /// Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
