@@ -51,6 +51,15 @@ bool is_intact_checkpoint(const std::string& path) {
   }
 }
 
+bool is_readable_weights(const std::string& path) {
+  try {
+    ckpt::WeightsFile::open(path);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 const ckpt::WeightsEntry* entry_at(const cairn_checkpoint_reader* r, size_t i) {
   if (!r || i >= r->file->entries().size()) return nullptr;
   return &r->file->entries()[i];
@@ -218,6 +227,11 @@ cairn_status* cairn_checkpoint_restore(cairn_checkpoint* ckpt, const char* path,
       *out = new cairn_restore_status{tfckpt::restore_tf(*ckpt->ckpt, path)};
       break;
     case ckpt::WeightsFormat::Safetensors:
+      // Told by content alone, a damaged Cairn file looks like safetensors: it gets Cairn's error.
+      if (!is_readable_weights(path)) {
+        *out = new cairn_restore_status{ckpt->ckpt->restore(path)};
+        break;
+      }
       raise(Code::InvalidArgument,
             "{}: {} is safetensors, which has no object graph to restore by; load it by name "
             "(cairn_object_load_weights)",

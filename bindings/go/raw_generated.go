@@ -1349,7 +1349,7 @@ func cCheckpointReaderFormat(r *C.cairn_checkpoint_reader) C.cairn_weights_forma
 // METHOD. The dtype of key `i` as its file names it ("float32" for Cairn and TensorFlow, "F32",
 // "F8_E4M3" for safetensors). cairn_checkpoint_reader_dtype gives what a load returns: the F8 types
 // load as CAIRN_FLOAT32, and dtypes Cairn lacks (uint16, complex64, U32, ...) are CAIRN_INVALID_DTYPE,
-// whose loads fail naming the key. Borrowed from `r`; NULL when out of range. Since 1.1.
+// whose loads fail with UNIMPLEMENTED naming the key. Borrowed from `r`; NULL when out of range. Since 1.1.
 func cCheckpointReaderTypeName(r *C.cairn_checkpoint_reader, i C.size_t) *C.char {
 	return C.cairn_checkpoint_reader_type_name(r, i)
 }

@@ -1,6 +1,9 @@
 #include "runtime/checkpoint/module_weights.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <utility>
@@ -8,6 +11,7 @@
 
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/format.h"
+#include "runtime/checkpoint/internal/io.h"
 #include "runtime/core/error.h"
 #include "runtime/eager/context.h"
 #include "runtime/io/safetensors.h"
@@ -147,7 +151,10 @@ void save_module_weights(Object& root, const std::string& path, WeightsFormat fo
       safetensors::WriteOptions w;
       w.checksums = o.checksums;
       w.metadata = o.metadata;
-      if (o.max_shard_bytes > 0) safetensors::write_sharded(path, tensors, o.max_shard_bytes, w);
+      if (o.max_shard_bytes > 0) {
+        if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) internal::raise_errno(errno, path, "create the shard directory");
+        safetensors::write_sharded(path, tensors, o.max_shard_bytes, w);
+      }
       else safetensors::write_file(path, tensors, w);
       return;
     }

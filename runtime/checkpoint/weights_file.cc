@@ -48,10 +48,6 @@ std::string magic(const std::string& path) {
   return std::string(b, sizeof b);
 }
 
-void sort_entries(std::vector<WeightsEntry>& v) {
-  std::sort(v.begin(), v.end(), [](const WeightsEntry& a, const WeightsEntry& b) { return a.key < b.key; });
-}
-
 class CairnWeights final : public WeightsFile {
  public:
   explicit CairnWeights(const std::string& path) : WeightsFile(path), r_(Reader::open(path)) {

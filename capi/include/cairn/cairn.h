@@ -914,7 +914,7 @@ CAIRN_API cairn_weights_format cairn_checkpoint_reader_format(const cairn_checkp
 /** METHOD. The dtype of key `i` as its file names it ("float32" for Cairn and TensorFlow, "F32",
  * "F8_E4M3" for safetensors). cairn_checkpoint_reader_dtype gives what a load returns: the F8 types
  * load as CAIRN_FLOAT32, and dtypes Cairn lacks (uint16, complex64, U32, ...) are CAIRN_INVALID_DTYPE,
- * whose loads fail naming the key. Borrowed from `r`; NULL when out of range. Since 1.1. */
+ * whose loads fail with UNIMPLEMENTED naming the key. Borrowed from `r`; NULL when out of range. Since 1.1. */
 CAIRN_API const char *cairn_checkpoint_reader_type_name(const cairn_checkpoint_reader *r, size_t i);
 
 /** METHOD. Element `index` (row-major) of a string value: TensorFlow's string tensors, or a Cairn

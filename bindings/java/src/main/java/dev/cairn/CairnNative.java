@@ -949,7 +949,7 @@ final class CairnNative {
    * cairn_checkpoint_reader_type_name: METHOD. The dtype of key `i` as its file names it ("float32" for Cairn and TensorFlow, "F32",
    * "F8_E4M3" for safetensors). cairn_checkpoint_reader_dtype gives what a load returns: the F8 types
    * load as CAIRN_FLOAT32, and dtypes Cairn lacks (uint16, complex64, U32, ...) are CAIRN_INVALID_DTYPE,
-   * whose loads fail naming the key. Borrowed from `r`; NULL when out of range. Since 1.1.
+   * whose loads fail with UNIMPLEMENTED naming the key. Borrowed from `r`; NULL when out of range. Since 1.1.
    */
   static native String checkpointReaderTypeName(long r, long i);
 
