@@ -485,6 +485,32 @@ static void test_reader_over_safetensors_golden(void) {
   CHECK_ERR(cairn_checkpoint_reader_open(ST_GOLDEN "absent.safetensors", &r), CAIRN_NOT_FOUND, "absent.safetensors");
 }
 
+/* Variables on a Vulkan device (lavapipe in CI): values are read to the host to save, and loads
+ * copy to each variable's device. */
+static void test_vulkan_variables(void) {
+  cairn_context *cpu = g_ctx, *vk = NULL;
+  cairn_object *a, *b, *host;
+  CHECK_OK(cairn_context_create_vulkan(NULL, NULL, &vk));
+  if (!vk) return;
+  g_ctx = vk;
+  a = mlp(16);
+  b = mlp(16);
+  g_ctx = cpu;
+  host = mlp(16);
+  CHECK_OK(cairn_object_save_weights(a, tmp_path("vk.safetensors"), CAIRN_WEIGHTS_SAFETENSORS, NULL));
+  CHECK_OK(cairn_object_load_weights(b, tmp_path("vk.safetensors"), NULL, NULL));
+  CHECK(same_weights(a, b));
+  CHECK_OK(cairn_object_load_weights(host, tmp_path("vk.safetensors"), NULL, NULL));
+  CHECK(same_weights(a, host));
+  CHECK_OK(cairn_object_save_weights(host, tmp_path("vk_tf"), CAIRN_WEIGHTS_TF, NULL));
+  CHECK_OK(cairn_object_load_weights(b, tmp_path("vk_tf"), NULL, NULL));
+  CHECK(same_weights(b, host));
+  cairn_object_free(a);
+  cairn_object_free(b);
+  cairn_object_free(host);
+  cairn_context_free(vk);
+}
+
 int main(void) {
   const char *tmp = getenv("TEST_TMPDIR");
   snprintf(g_dir, sizeof g_dir, "%s/weights_test_XXXXXX", tmp ? tmp : "/tmp");
@@ -503,6 +529,7 @@ int main(void) {
   test_keras_golden_restores();
   test_reader_over_tf_golden();
   test_reader_over_safetensors_golden();
+  test_vulkan_variables();
   cairn_context_free(g_ctx);
   TEST_MAIN_END();
 }
