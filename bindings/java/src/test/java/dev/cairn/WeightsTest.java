@@ -524,6 +524,123 @@ class WeightsTest {
     }
   }
 
+  @Test
+  void aKerasGoldenIntoAMismatchedModelNamesTheKeyAndLeavesNoDeferredValues() {
+    String prefix = golden("tf_checkpoint/keras3_mlp/ckpt").toString();
+    try (Layer d = Layers.dense(ctx, Layers.denseOptions(4));
+        Sequential other = Sequential.of(ctx, "other", d);
+        Optimizer adam = Optimizer.adam(ctx, 0.5);
+        Checkpoint ckpt = Checkpoint.create(ctx, Map.of("model", other, "optimizer", adam))) {
+      try (Tensor x = Tensor.of(ctx, new float[8], 1, 8)) {
+        other.call(x).close();
+      }
+      CairnException e = assertThrows(CairnException.class, () -> ckpt.restore(prefix));
+      assertEquals(Code.INVALID_ARGUMENT, e.code());
+      assertTrue(e.getMessage().contains("optimizer/_trainable_variables/0" + VV + "' is float32[8,16] in the checkpoint"),
+          e.getMessage());
+    }
+  }
+
+  /** A zero variable of `shape`, closed by the caller. */
+  private Variable zeros(DType dtype, long... shape) {
+    int n = (int) java.util.Arrays.stream(shape).reduce(1, (a, b) -> a * b);
+    Object data = dtype == DType.FLOAT64 ? new double[n] : dtype == DType.INT32 ? new int[n]
+        : dtype == DType.BOOL ? new boolean[n] : new float[n];
+    try (Tensor t = Tensor.of(ctx, dtype, data, shape)) {
+      return Variable.create(ctx, t);
+    }
+  }
+
+  private static float[] floats(Variable v) {
+    try (Tensor t = v.read()) {
+      return t.toFloatArray();
+    }
+  }
+
+  @Test
+  void theNestedModuleGoldenRestoresThroughItsDirectoryIntoListsAndDicts() {
+    // make_golden.py: tf.train.Checkpoint(root=root) saved twice; the `checkpoint` file names
+    // ckpt-2, where scalar is 4.5.
+    try (Module root = Module.create(ctx, "root");
+        ListObject blocks = ListObject.create(ctx);
+        DictObject table = DictObject.create(ctx);
+        DictObject nested = DictObject.create(ctx);
+        ListObject deep = ListObject.create(ctx);
+        Variable alpha = zeros(DType.FLOAT32, 2);
+        Variable scalar = zeros(DType.FLOAT64);
+        Variable deep0 = zeros(DType.INT32);
+        Variable deep1 = zeros(DType.BOOL, 1, 2)) {
+      for (int i = 0; i < 2; ++i) {
+        try (Module b = Module.create(ctx, "block");
+            Variable w = zeros(DType.FLOAT32, 2, 3);
+            Variable bias = zeros(DType.FLOAT32, 3)) {
+          b.set("w", w);
+          b.set("b", bias);
+          blocks.append(b);
+        }
+      }
+      root.set("blocks", blocks);
+      table.set("alpha", alpha);
+      nested.set("deep", deep);
+      table.set("nested", nested);
+      root.set("table", table);
+      root.set("scalar", scalar);
+      try (Checkpoint ckpt = Checkpoint.create(ctx, "root", root);
+          RestoreStatus status = ckpt.restore(golden("tf_checkpoint/nested_module").toString())) {
+        assertEquals(2, ckpt.saveCounter());
+        try (Tensor t = scalar.read()) {
+          assertArrayEquals(new double[] {4.5}, t.toDoubleArray());
+        }
+        try (Module b1 = blocks.get(1, Module.class);
+            Variable w = b1.get("w", Variable.class)) {
+          assertArrayEquals(new float[] {1, 2, 3, 4, 5, 6}, floats(w));
+        }
+        assertArrayEquals(new float[] {1.5f, 2.5f}, floats(alpha));
+        // The deep list's items appear after the restore: deferred, applied on append.
+        CairnException pending = assertThrows(CairnException.class, status::assertConsumed);
+        assertTrue(pending.getMessage().contains("table/nested/deep/0"), pending.getMessage());
+        deep.append(deep0);
+        deep.append(deep1);
+        try (Tensor t0 = deep0.read();
+            Tensor t1 = deep1.read()) {
+          assertArrayEquals(new int[] {7}, t0.toIntArray());
+          assertArrayEquals(new boolean[] {true, false}, t1.toBooleanArray());
+        }
+        status.assertConsumed();
+      }
+    }
+  }
+
+  @Test
+  void aTf1CheckpointLoadsByNameButDoesNotRestore() {
+    String prefix = golden("tf_checkpoint/tf1_saver/model.ckpt").toString();
+    try (Module root = Module.create(ctx, "root");
+        Module dense = Module.create(ctx, "dense");
+        Variable kernel = zeros(DType.FLOAT32, 4, 3);
+        Variable bias = zeros(DType.FLOAT32, 3);
+        CheckpointReader r = CheckpointReader.open(prefix)) {
+      dense.set("kernel", kernel);
+      dense.set("bias", bias);
+      root.set("dense", dense);
+      assertEquals(WeightsFormat.TF, r.format());
+      assertFalse(r.keys().contains("_CHECKPOINTABLE_OBJECT_GRAPH"));
+      try (Tensor step = r.load(ctx, "global_step")) {
+        assertArrayEquals(new long[] {42}, step.toLongArray());
+      }
+      // Name-based: the 1,100 scalars and the partitioned variable are values no variable takes.
+      CairnException unused = assertThrows(CairnException.class, () -> root.loadWeights(prefix));
+      assertEquals(Code.INVALID_ARGUMENT, unused.code(), unused.getMessage());
+      assertEquals(2, root.loadWeights(prefix, new WeightsOptions().allowUnused(true)));
+      assertArrayEquals(load(r, ctx, "dense/kernel"), floats(kernel));
+      assertArrayEquals(new float[] {0.5f, -0.5f, 0.25f}, floats(bias));
+      try (Checkpoint ckpt = Checkpoint.create(ctx, "root", root)) {
+        CairnException e = assertThrows(CairnException.class, () -> ckpt.restore(prefix));
+        assertEquals(Code.NOT_FOUND, e.code());
+        assertTrue(e.getMessage().contains("a name-based (TF1) checkpoint has no object graph"), e.getMessage());
+      }
+    }
+  }
+
   private static float[] scaled(float[] x, float by) {
     float[] out = x.clone();
     for (int i = 0; i < out.length; ++i) out[i] *= by;
