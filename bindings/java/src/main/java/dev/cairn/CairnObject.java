@@ -368,6 +368,90 @@ public class CairnObject extends NativeHandle {
     return entries(array);
   }
 
+  // ---- weights by name (Keras' load_weights / save_weights) ----
+
+  /**
+   * {@code loadWeights(path, null)}: every variable under this object must be in the file, and
+   * every value in it must go to a variable.
+   *
+   * @param path a Cairn checkpoint, a TensorFlow checkpoint or a safetensors file (see {@link
+   *     #loadWeights(String, WeightsOptions)})
+   * @return the number of variables assigned
+   */
+  public long loadWeights(String path) {
+    return loadWeights(path, null);
+  }
+
+  /**
+   * Loads the variables under this object (a module, layer, model or any object) by name from
+   * {@code path}, in any of the three formats: a Cairn checkpoint file; a TensorFlow checkpoint (a
+   * prefix such as "dir/ckpt-5", its .index file, or a directory whose {@code checkpoint} file
+   * names one; TF1 name-based checkpoints too); safetensors (a .safetensors file, a sharded
+   * model's index .json, or a directory holding one). Names are built as {@link WeightsOptions}
+   * says. Every value is read and checked (dtype, shape, checksum) before any variable changes, so
+   * a failed load leaves every variable as it was. Values are copied to each variable's device.
+   *
+   * @param path the file, prefix or directory
+   * @param options the options (null: every default)
+   * @return the number of variables assigned
+   * @throws CairnException NOT_FOUND for a missing file or (without allowMissing) the variables
+   *     the file lacks; INVALID_ARGUMENT naming the variable and key for a dtype or shape mismatch,
+   *     and (without allowUnused) the values no variable took; DATA_LOSS for a damaged file
+   */
+  public long loadWeights(String path, WeightsOptions options) {
+    Objects.requireNonNull(path, "path");
+    if (options == null) options = new WeightsOptions();
+    byte[] p = NativeResources.cstr(path);
+    long h = handle();
+    try {
+      return CairnNative.objectLoadWeights(h, p, options.set(), options.prefixBytes(), options.separatorBytes(),
+          options.allowMissing() ? 1 : 0, options.allowUnused() ? 1 : 0, options.checksums() ? 1 : 0,
+          options.maxShardBytes(), options.metadataJsonBytes());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * {@code saveWeights(path, format, null)}.
+   *
+   * @param path the file (for TF: the prefix of the bundle)
+   * @param format SAFETENSORS, TF or CAIRN
+   */
+  public void saveWeights(String path, WeightsFormat format) {
+    saveWeights(path, format, null);
+  }
+
+  /**
+   * Saves the variables under this object by name to {@code path} in {@code format} (Keras'
+   * save_weights), atomically: a failed save leaves an earlier file at {@code path} as it was.
+   * SAFETENSORS writes a file the safetensors package reads (or shards, see {@link
+   * WeightsOptions#maxShardBytes}); TF writes the name-based bundle "&lt;path&gt;.index" +
+   * "&lt;path&gt;.data-00000-of-00001" (tf.train.load_checkpoint and TF1's Saver read it); CAIRN a
+   * Cairn file of the names without an object graph. {@link #loadWeights} reads each back. For a
+   * checkpoint TensorFlow restores by object graph use {@link Checkpoint#export}.
+   *
+   * @param path the file (for TF: the prefix of the bundle; for shards: a directory)
+   * @param format SAFETENSORS, TF or CAIRN
+   * @param options the options (null: every default)
+   * @throws CairnException INVALID_ARGUMENT for AUTO, an object without variables, two variables
+   *     whose names collide; the errors of writing (PERMISSION_DENIED, ... naming the path)
+   */
+  public void saveWeights(String path, WeightsFormat format, WeightsOptions options) {
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(format, "format");
+    if (options == null) options = new WeightsOptions();
+    byte[] p = NativeResources.cstr(path);
+    long h = handle();
+    try {
+      CairnNative.objectSaveWeights(h, p, format.value(), options.set(), options.prefixBytes(),
+          options.separatorBytes(), options.allowMissing() ? 1 : 0, options.allowUnused() ? 1 : 0,
+          options.checksums() ? 1 : 0, options.maxShardBytes(), options.metadataJsonBytes());
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
   // ---- lifetime ----
 
   /** Throws FAILED_PRECONDITION when this handle (or the checkpoint lending it) was closed. */

@@ -8,7 +8,9 @@ import java.util.Objects;
 /**
  * A checkpoint (tf.train.Checkpoint): a root trackable over named children, plus a
  * "save_counter" variable, saved to and restored from one file. Keys read like
- * tf.train.list_variables: "&lt;path&gt;/.ATTRIBUTES/VARIABLE_VALUE".
+ * tf.train.list_variables: "&lt;path&gt;/.ATTRIBUTES/VARIABLE_VALUE". {@link #restore} also
+ * restores TensorFlow checkpoints by object graph, and {@link #export} writes one TensorFlow
+ * restores (or a safetensors file of every value).
  *
  * <p>Use one checkpoint (and its {@link CheckpointManager}) from one thread at a time. Close it
  * when done (waiting for a background save; its error is logged); a {@link Cleaner} frees one
@@ -233,6 +235,15 @@ public final class Checkpoint extends NativeHandle {
    * checkpoint or the returned status lives. Throws NOT_FOUND for a missing file, DATA_LOSS for a
    * damaged one, INVALID_ARGUMENT for a dtype or shape mismatch (naming the key).
    *
+   * <p>{@code path} may also be a TensorFlow checkpoint (a prefix such as "dir/ckpt-5", its .index
+   * file, or a directory whose {@code checkpoint} state file names one), e.g. what
+   * tf.train.Checkpoint(model=keras_model, optimizer=adam).write wrote: its object graph is
+   * matched with the same rules after Keras' edge names are mapped onto Cairn's layers and
+   * optimizers (docs/tf_checkpoints.md), and each value's CRC32C is checked as it loads. A TF1
+   * name-based checkpoint or a safetensors file has no object graph (INVALID_ARGUMENT): load those
+   * by name with {@link CairnObject#loadWeights}. A failed restore leaves the values it already
+   * assigned and keeps no deferred restores.
+   *
    * @param path the file or checkpoint path
    * @return the restore status, which the caller closes
    */
@@ -241,6 +252,88 @@ public final class Checkpoint extends NativeHandle {
     long h = handle();
     try {
       return new RestoreStatus(CairnNative.checkpointRestore(h, p));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Options for {@link #export(String, WeightsFormat, ExportOptions)}; each starts at its default.
+   *
+   * @return new options, each at its default
+   */
+  public static ExportOptions exportOptions() {
+    return new ExportOptions();
+  }
+
+  /** cairn_export_options: how {@link #export} lays a TensorFlow checkpoint out. Not thread-safe to mutate. */
+  public static final class ExportOptions {
+    private long set; // CairnNative.EXPORT_OPTIONS_* of the fields set
+    private boolean kerasNames;
+    private boolean saveCounter;
+
+    /** Options at their defaults (the same as {@code exportOptions()}). */
+    public ExportOptions() {}
+
+    /**
+     * TF: lay Cairn's layers and optimizers out as Keras 3 does, so that
+     * tf.train.Checkpoint(model=&lt;the Keras model&gt;, ...) restores them; false keeps Cairn's edge
+     * names (what a tf.Module restores). Default true.
+     *
+     * @param kerasNames whether to use Keras 3's layout
+     * @return these options
+     */
+    public ExportOptions kerasNames(boolean kerasNames) {
+      this.kerasNames = kerasNames;
+      set |= CairnNative.EXPORT_OPTIONS_KERAS_NAMES;
+      return this;
+    }
+
+    /**
+     * TF: include save_counter (TensorFlow's restore expects it). Default true.
+     *
+     * @param saveCounter whether to write save_counter
+     * @return these options
+     */
+    public ExportOptions saveCounter(boolean saveCounter) {
+      this.saveCounter = saveCounter;
+      set |= CairnNative.EXPORT_OPTIONS_SAVE_COUNTER;
+      return this;
+    }
+  }
+
+  /**
+   * {@code export(path, format, null)}.
+   *
+   * @param path the file (for TF: the prefix of the bundle)
+   * @param format TF, CAIRN or SAFETENSORS
+   */
+  public void export(String path, WeightsFormat format) {
+    export(path, format, null);
+  }
+
+  /**
+   * Writes the checkpoint to {@code path} in {@code format}, atomically (a failed export leaves an
+   * earlier file at {@code path} as it was), leaving save_counter alone. TF writes the bundle
+   * "&lt;path&gt;.index" + "&lt;path&gt;.data-00000-of-00001" with TensorFlow's object graph, which
+   * tf.train.Checkpoint restores (and {@link #restore} too); CAIRN what {@link #write} writes;
+   * SAFETENSORS every value by its checkpoint key, without an object graph (to save one module
+   * under short names use {@link CairnObject#saveWeights}).
+   *
+   * @param path the file (for TF: the prefix of the bundle)
+   * @param format TF, CAIRN or SAFETENSORS
+   * @param options the options (null: every default)
+   * @throws CairnException INVALID_ARGUMENT for AUTO; the errors of writing (PERMISSION_DENIED,
+   *     RESOURCE_EXHAUSTED, ... naming the path)
+   */
+  public void export(String path, WeightsFormat format, ExportOptions options) {
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(format, "format");
+    if (options == null) options = new ExportOptions();
+    byte[] p = NativeResources.cstr(path);
+    long h = handle();
+    try {
+      CairnNative.checkpointExport(h, p, format.value(), options.set, options.kerasNames ? 1 : 0, options.saveCounter ? 1 : 0);
     } finally {
       Reference.reachabilityFence(this);
     }

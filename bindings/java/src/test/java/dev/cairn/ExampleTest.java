@@ -37,6 +37,20 @@ class ExampleTest {
   }
 
   @Test
+  void weightsExampleSavesLoadsExportsAndRestores(@TempDir Path dir) throws Exception {
+    assertEquals(
+        "loaded 4 variables\n"
+            + "SAFETENSORS format=pt\n"
+            + "model.layer-0.bias F32 [4]\n"
+            + "model.layer-0.kernel F32 [3, 4]\n"
+            + "model.layer-1.bias F32 [2]\n"
+            + "model.layer-1.kernel F32 [4, 2]\n"
+            + "restored from TensorFlow: same outputs true",
+        run("example/WeightsExample.java", dir.toString()).trim());
+    assertTrue(dir.resolve("tf-ckpt.index").toFile().isFile());
+  }
+
+  @Test
   void benchmarkRuns() throws Exception {
     String output = run("example/AddBenchmark.java", "1000");
     String line = "Add float32\\[16\\], [^:]+: [0-9.]+ ns/op wall, [0-9.]+ ns/op cpu over 1000 iterations";
