@@ -1,8 +1,6 @@
 // Issue 18 on Vulkan: inputs the CPU answers must get the same answer here (Equal/NotEqual on
 // shapes that do not broadcast, 2-D FFTs with a transformed dimension of 1), and inputs the device
 // cannot take must get a status that says why, never INTERNAL.
-#include <complex>
-#include <random>
 #include <vector>
 
 #include "tests/gpu/vk_test_util.h"
@@ -48,23 +46,6 @@ TEST_CASE("Equal and NotEqual with incompatible_shape_error=false match the CPU 
   CHECK_THROWS_CODE(run_op(vk_ctx(), "Equal", {to_vk(a), to_vk(b)}), Code::InvalidArgument,
                     "Equal: incompatible shapes [2] and [3]");
   CHECK_NO_VALIDATION_ERRORS();
-}
-
-Tensor random_complex(const Shape& s, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<complex64> v(static_cast<size_t>(s.num_elements()));
-  for (auto& c : v) c = complex64(u(rng), u(rng));
-  return make<complex64>(v, s);
-}
-
-void check_complex_close(const Tensor& got, const Tensor& want, double tol) {
-  REQUIRE(got.shape() == want.shape());
-  std::vector<complex64> g = values<complex64>(got), w = values<complex64>(want);
-  size_t bad = 0;
-  for (size_t i = 0; i < g.size(); ++i)
-    if (std::abs(std::complex<double>(g[i]) - std::complex<double>(w[i])) > tol * (1 + std::abs(w[i]))) ++bad;
-  CHECK(bad == 0);
 }
 
 TEST_CASE("2-D FFTs with a transformed dimension of 1 match the CPU") {
