@@ -16,6 +16,17 @@ struct LogBridge {
   void* user_data;
 };
 
+// A tensor on `device` for entry point `fn`: the device's allocation errors ("vulkan:0: a tensor of
+// N bytes exceeds the device's maxStorageBufferRange", "cpu: out of memory ...") do not know who
+// asked, so `fn` goes in front of them.
+Tensor allocate_for(Device& device, DType dtype, const Shape& shape, const char* fn) {
+  try {
+    return Tensor::allocate(device, dtype, shape);
+  } catch (const Error& e) {
+    raise(e.code(), "{}: {}", fn, e.message());
+  }
+}
+
 
 }  // namespace
 
@@ -82,7 +93,7 @@ cairn_status* cairn_tensor_create(cairn_context* ctx, cairn_dtype dtype, const i
           expected);
   if (data == nullptr && nbytes != 0) raise(Code::InvalidArgument, "{}: data is NULL", fn);
   Device& device = ctx->ctx->default_device();
-  Tensor tensor = Tensor::allocate(device, t, s);
+  Tensor tensor = allocate_for(device, t, s, fn);
   if (t == DType::Bool && nbytes > 0) {
     // Any nonzero byte is true; kernels rely on bools being exactly 0 or 1.
     std::vector<uint8_t> normalized(nbytes);
@@ -141,7 +152,7 @@ cairn_status* cairn_tensor_copy_to_device(cairn_context* ctx, const cairn_tensor
     *out = capi::new_tensor(t->t);
     return nullptr;
   }
-  Tensor copy = Tensor::allocate(target, t->t.dtype(), t->t.shape());
+  Tensor copy = allocate_for(target, t->t.dtype(), t->t.shape(), fn);
   if (source->is_host()) {
     target.write(*copy.buffer(), t->t.raw_data(), t->t.nbytes());
   } else {

@@ -37,10 +37,10 @@ data::ElementSpec element_spec(const char* const* names, const cairn_tensor_spec
   data::ElementSpec spec;
   for (size_t i = 0; i < n; ++i) {
     const cairn_tensor_spec s = read_array_element(specs, i, fn);
-    const auto dtype = static_cast<DType>(s.dtype);
+    const auto dtype = static_cast<DType>(cairn::capi::enum_bits(s.dtype));
     if (!dtype_is_valid(dtype) || dtype == DType::Invalid || dtype == DType::String)
       raise(Code::InvalidArgument, "{}: specs[{}] ('{}') has dtype {}; expected a numeric or bool dtype", fn, i, ns[i],
-            static_cast<int>(s.dtype));
+            static_cast<int>(dtype));
     if (s.rank > static_cast<size_t>(kMaxRank))
       raise(Code::InvalidArgument, "{}: specs[{}] ('{}') has rank {} (at most {})", fn, i, ns[i], s.rank, kMaxRank);
     if (s.rank) require(s.shape, fn, "specs shape");
@@ -90,7 +90,7 @@ data::CsvOptions csv_options(const cairn_csv_options* user, const char* fn) {
   const cairn_csv_options o = read_options(user, fn);
   data::CsvOptions out;
   if (o.n_columns) require(o.column_dtypes, fn, "column_dtypes");
-  for (size_t c = 0; c < o.n_columns; ++c) out.column_dtypes.push_back(static_cast<DType>(o.column_dtypes[c]));
+  for (size_t c = 0; c < o.n_columns; ++c) out.column_dtypes.push_back(static_cast<DType>(cairn::capi::enum_bits(o.column_dtypes[c])));
   if (o.column_defaults)
     for (size_t c = 0; c < o.n_columns; ++c)
       out.column_defaults.push_back(o.column_defaults[c] ? std::optional<std::string>(o.column_defaults[c]) : std::nullopt);

@@ -34,8 +34,8 @@ std::vector<io::FeatureSpec> read_feature_specs(cairn::Context& ctx, const cairn
     if (s.rank > 0 && !s.shape) raise(Code::InvalidArgument, "{}: specs[{}].shape is NULL with rank {}", fn, j, s.rank);
     io::FeatureSpec& f = out[j];
     f.key = s.key;
-    f.kind = static_cast<io::SpecKind>(s.kind);
-    f.dtype = static_cast<cairn::DType>(s.dtype);
+    f.kind = static_cast<io::SpecKind>(cairn::capi::enum_bits(s.kind));
+    f.dtype = static_cast<cairn::DType>(cairn::capi::enum_bits(s.dtype));
     f.shape = cairn::Shape::from(s.shape, s.rank, fn);
     if (s.default_value) f.default_value = cairn::host_values(s.default_value->t, ctx.cpu(), fn);
   }
@@ -125,8 +125,9 @@ size_t count_outputs(const cairn_feature_spec* specs, size_t n_specs, const char
   size_t n = 0;
   for (size_t j = 0; j < n_specs; ++j) {
     const cairn_feature_spec s = cairn::capi::read_array_element(specs, j, fn);
-    const int k = io::spec_outputs(static_cast<io::SpecKind>(s.kind));
-    if (k == 0) raise(Code::InvalidArgument, "{}: specs[{}]: unknown kind {}", fn, j, static_cast<int>(s.kind));
+    const int32_t kind = cairn::capi::enum_bits(s.kind);
+    const int k = io::spec_outputs(static_cast<io::SpecKind>(kind));
+    if (k == 0) raise(Code::InvalidArgument, "{}: specs[{}]: unknown kind {}", fn, j, kind);
     n += static_cast<size_t>(k);
   }
   return n;

@@ -54,7 +54,7 @@ std::vector<Tensor> run_callback(cairn_function_fn fn, void* user_data, Context&
 
 namespace {
 
-graph::FunctionOptions function_options(const cairn_function_options* user_opts, const char* fn) {
+graph::FunctionOptions function_options(const cairn_function_options* user_opts, const char* fn, const char* name) {
   const cairn_function_options opts = cairn::capi::read_options(user_opts, fn);
   graph::FunctionOptions o;
   if (opts.n_static_inputs) {
@@ -71,17 +71,23 @@ graph::FunctionOptions function_options(const cairn_function_options* user_opts,
     o.has_input_signature = true;
     for (size_t i = 0; i < opts.n_input_signature; ++i) {
       const cairn_tensor_spec spec = cairn::capi::read_array_element(opts.input_signature, i, fn);
+      // Every call would fail on a dtype that is none: refuse the signature now.
+      const DType dtype = static_cast<DType>(cairn::capi::enum_bits(spec.dtype));
+      if (!dtype_is_valid(dtype))
+        raise(Code::InvalidArgument, "{}: function '{}': input_signature[{}] has dtype {}, which is not a dtype", fn,
+              name, i, static_cast<int>(dtype));
       if (spec.rank > static_cast<size_t>(kMaxRank))
-        raise(Code::InvalidArgument, "{}: input_signature[{}] has rank {} (at most {})", fn, i, spec.rank, kMaxRank);
+        raise(Code::InvalidArgument, "{}: function '{}': input_signature[{}] has rank {} (at most {})", fn, name, i,
+              spec.rank, kMaxRank);
       if (spec.rank) require(spec.shape, fn, "input_signature shape");
       Shape shape;
       for (size_t d = 0; d < spec.rank; ++d) {
         if (spec.shape[d] < -1)
-          raise(Code::InvalidArgument, "{}: input_signature[{}] dim {} is {} (expected >= 0, or -1 for any)", fn, i, d,
-                spec.shape[d]);
+          raise(Code::InvalidArgument, "{}: function '{}': input_signature[{}] dim {} is {} (expected >= 0, or -1 for any)",
+                fn, name, i, d, spec.shape[d]);
         shape.push_back(spec.shape[d]);
       }
-      o.input_signature.push_back({static_cast<DType>(spec.dtype), shape});
+      o.input_signature.push_back({dtype, shape});
     }
   }
   return o;
@@ -110,7 +116,7 @@ cairn_status* cairn_function_create(cairn_context* ctx, const char* name, cairn_
   require(ctx, what, "ctx");
   require(name, what, "name");
   require(fn, what, "fn");
-  graph::FunctionOptions o = function_options(opts, what);
+  graph::FunctionOptions o = function_options(opts, what, name);
   std::string fname = name;
   auto host = [fn, user_data, fname](Context& c, const std::vector<Tensor>& inputs) {
     return run_callback(fn, user_data, c, inputs, t_requested_outputs, fname);

@@ -131,6 +131,13 @@ cairn_status* cairn_variable_create(cairn_context* ctx, const cairn_tensor* init
   *out = nullptr;
   require(ctx, fn, "ctx");
   const Tensor& init = require_tensor(initial, fn, "initial");
+  // A symbolic tensor (an input or op result inside a function trace) has no value: the variable
+  // could never be read.
+  if (init.device() && init.device()->kind() == DeviceKind::Symbolic)
+    raise(Code::InvalidArgument,
+          "{}: initial is a symbolic {}{} tensor of a function trace, which has no value; create the variable "
+          "outside the function, or from an eager tensor",
+          fn, dtype_name(init.dtype()), init.shape().str());
   const cairn_variable_options opts = capi::read_options(user_opts, fn);
   VariableOptions o;
   if (opts.name) o.name = opts.name;

@@ -16,24 +16,37 @@ namespace {
 
 constexpr size_t kInline = 8;
 
+// Reads only the field of the attribute's kind: the header says the others are ignored, so they
+// may hold anything (an uninitialised cairn_dtype is not read as a DType).
 AttrValue to_value(const cairn_attr& a, const char* op) {
   AttrValue v;
-  if (a.kind < CAIRN_ATTR_INT || a.kind > CAIRN_ATTR_FLOATS)
-    raise(Code::InvalidArgument, "{}: attribute '{}' has unknown kind {}", op, a.name, static_cast<int>(a.kind));
-  v.kind = static_cast<AttrKind>(a.kind);
-  v.i = a.i;
-  v.f = a.f;
-  v.ints = a.ints;
-  v.n_ints = a.n_ints;
-  if (a.kind == CAIRN_ATTR_STRING) {
-    if (!a.s) raise(Code::InvalidArgument, "{}: attribute '{}' has a NULL string", op, a.name);
-    v.s = a.s;
+  const int32_t kind = capi::enum_bits(a.kind);
+  if (kind < CAIRN_ATTR_INT || kind > CAIRN_ATTR_FLOATS)
+    raise(Code::InvalidArgument, "{}: attribute '{}' has unknown kind {}", op, a.name, kind);
+  v.kind = static_cast<AttrKind>(kind);
+  switch (static_cast<cairn_attr_kind>(kind)) {
+    case CAIRN_ATTR_INT: v.i = a.i; break;
+    case CAIRN_ATTR_BOOL:
+      if (a.i != 0 && a.i != 1)
+        raise(Code::InvalidArgument, "{}: attribute '{}' is BOOL but i is {} (expected 0 or 1)", op, a.name, a.i);
+      v.i = a.i;
+      break;
+    case CAIRN_ATTR_FLOAT: v.f = a.f; break;
+    case CAIRN_ATTR_INTS:
+      v.ints = a.ints;
+      v.n_ints = a.n_ints;
+      break;
+    case CAIRN_ATTR_STRING:
+      if (!a.s) raise(Code::InvalidArgument, "{}: attribute '{}' has a NULL string", op, a.name);
+      v.s = a.s;
+      break;
+    case CAIRN_ATTR_DTYPE: v.dtype = static_cast<DType>(capi::enum_bits(a.dtype)); break;
+    case CAIRN_ATTR_FLOATS:
+      v.floats = a.floats;
+      v.n_floats = a.n_floats;
+      break;
+    default: break;
   }
-  if (a.kind == CAIRN_ATTR_BOOL && a.i != 0 && a.i != 1)
-    raise(Code::InvalidArgument, "{}: attribute '{}' is BOOL but i is {} (expected 0 or 1)", op, a.name, a.i);
-  v.dtype = static_cast<DType>(a.dtype);
-  v.floats = a.floats;
-  v.n_floats = a.n_floats;
   return v;
 }
 

@@ -2,6 +2,8 @@
 // point so no C++ exception crosses the boundary.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -33,6 +35,17 @@ template <class T>
 T* require(T* p, const char* fn, const char* what) {
   if (p == nullptr) raise(Code::InvalidArgument, "{}: {} is NULL", fn, what);
   return p;
+}
+
+// The bits of a C enum field (cairn_dtype, cairn_attr_kind, ...) the caller filled in: C may store
+// any int there, and loading one that is no enumerator as the enum type is undefined in C++
+// (UBSan traps), so entry points read the int and check it before converting.
+template <class E>
+int32_t enum_bits(const E& field) {
+  static_assert(sizeof(E) == sizeof(int32_t), "C API enums are 32 bits wide (their _FORCE32 sentinel)");
+  int32_t v;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
 }
 
 // cairn_context_options (NULL: defaults) as the runtime's options; errors name `fn`. Shared by

@@ -107,9 +107,21 @@ static void test_memory_limit(void) {
   vk.memory_limit = 2u << 20; /* 2 MiB; each tensor is 1.2 MB */
   CHECK_OK(cairn_context_create_vulkan(NULL, &vk, &ctx));
   CHECK_OK(cairn_tensor_create(ctx, CAIRN_FLOAT32, shape, 1, big, sizeof big, &a));
+  /* The device's error, with the entry point that asked in front. */
   CHECK_ERR(cairn_tensor_create(ctx, CAIRN_FLOAT32, shape, 1, big, sizeof big, &b), CAIRN_RESOURCE_EXHAUSTED,
-            "memory limit");
+            "cairn_tensor_create: vulkan:0: allocating 1200000 bytes exceeds the memory limit");
   CHECK(b == NULL);
+  {
+    cairn_context *cpu = NULL;
+    cairn_tensor *h = NULL;
+    CHECK_OK(cairn_context_create(NULL, &cpu));
+    CHECK_OK(cairn_tensor_create(cpu, CAIRN_FLOAT32, shape, 1, big, sizeof big, &h));
+    CHECK_ERR(cairn_tensor_copy_to_device(ctx, h, "vulkan", &b), CAIRN_RESOURCE_EXHAUSTED,
+              "cairn_tensor_copy_to_device: vulkan:0: allocating 1200000 bytes exceeds the memory limit");
+    CHECK(b == NULL);
+    cairn_tensor_free(h);
+    cairn_context_free(cpu);
+  }
   cairn_tensor_free(a);
   CHECK_OK(cairn_tensor_create(ctx, CAIRN_FLOAT32, shape, 1, big, sizeof big, &b));
   cairn_tensor_free(b);

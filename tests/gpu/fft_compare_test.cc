@@ -1,31 +1,11 @@
 // FFT, IFFT, FFT2D and IFFT2D with VkFFT on Vulkan against kissfft on the CPU (complex64), and the
 // real transforms (RFFT, IRFFT and 2-D) built on them, with the validation layer on.
-#include <complex>
-#include <random>
 #include <vector>
 
 #include "tests/gpu/vk_test_util.h"
 
 namespace cairn::test {
 namespace {
-
-Tensor random_complex(const Shape& s, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<complex64> v(static_cast<size_t>(s.num_elements()));
-  for (auto& c : v) c = complex64(u(rng), u(rng));
-  return make<complex64>(v, s);
-}
-
-// |got - want| <= tol * (1 + |want|) elementwise, for complex values.
-void check_complex_close(const Tensor& got, const Tensor& want, double tol) {
-  std::vector<complex64> g = values<complex64>(got), w = values<complex64>(want);
-  REQUIRE(g.size() == w.size());
-  size_t bad = 0;
-  for (size_t i = 0; i < g.size(); ++i)
-    if (std::abs(std::complex<double>(g[i]) - std::complex<double>(w[i])) > tol * (1 + std::abs(w[i]))) ++bad;
-  CHECK(bad == 0);
-}
 
 TEST_CASE("VkFFT transforms match kissfft for 1-D and 2-D, forward and inverse") {
   struct Case {

@@ -1,6 +1,7 @@
 #include "tests/gpu/vk_test_util.h"
 
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <random>
 
@@ -43,6 +44,23 @@ Tensor random_tensor(DType dt, const Shape& s, double lo, double hi, uint32_t se
   bool integral = dt != DType::Float32 && dt != DType::Float16 && dt != DType::Float64;
   for (auto& x : v) x = integral ? std::round(u(rng)) : u(rng);
   return make_as(dt, v, s);
+}
+
+Tensor random_complex(const Shape& s, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<complex64> v(static_cast<size_t>(s.num_elements()));
+  for (auto& c : v) c = complex64(u(rng), u(rng));
+  return make<complex64>(v, s);
+}
+
+void check_complex_close(const Tensor& got, const Tensor& want, double tol) {
+  REQUIRE(got.shape() == want.shape());
+  std::vector<complex64> g = values<complex64>(got), w = values<complex64>(want);
+  size_t bad = 0;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (std::abs(std::complex<double>(g[i]) - std::complex<double>(w[i])) > tol * (1 + std::abs(w[i]))) ++bad;
+  CHECK(bad == 0);
 }
 
 void compare(const std::string& op, const std::vector<Tensor>& inputs, const std::vector<NamedAttr>& attrs,

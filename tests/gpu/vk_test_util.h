@@ -22,6 +22,12 @@ double tolerance(DType dt, bool transcendental);
 // Uniform values in [lo, hi] (rounded for integer dtypes) from a fixed seed.
 Tensor random_tensor(DType dt, const Shape& s, double lo, double hi, uint32_t seed);
 
+// complex64 values with real and imaginary parts uniform in [-1, 1] from a fixed seed.
+Tensor random_complex(const Shape& s, uint32_t seed);
+
+// |got - want| <= tol * (1 + |want|) elementwise, for complex64 tensors of one shape.
+void check_complex_close(const Tensor& got, const Tensor& want, double tol);
+
 // Runs `op` on the CPU and on Vulkan (inputs copied there) and checks every output: on Vulkan,
 // same dtype and shape, values within `tol` (relative, see check_close).
 void compare(const std::string& op, const std::vector<Tensor>& inputs, const std::vector<NamedAttr>& attrs,

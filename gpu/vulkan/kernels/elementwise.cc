@@ -1,5 +1,6 @@
 // Elementwise kernels: unary math (unary.comp), broadcasting binary arithmetic (binary.comp),
 // comparisons with bool outputs, logical ops on bools, and IsNan/IsFinite.
+#include <algorithm>
 #include <vector>
 
 #include "gpu/shaders/op_codes.h"
@@ -152,6 +153,20 @@ void compare_kernel(KernelContext& kc) {
   run_binary(kc, variant("compare", dt), Op, kc.input(0), kc.input(1), kc.output(0));
 }
 
+// Equal/NotEqual: shapes that do not broadcast (allowed by incompatible_shape_error=false) give a
+// scalar, false for Equal and true for NotEqual, as on the CPU; no shader reads the inputs then.
+// The shape function made that scalar, so the output has a lower rank than an input exactly then
+// (a broadcast's rank is the larger input rank).
+template <uint32_t Op, bool kMismatch>
+void equality_kernel(KernelContext& kc) {
+  const int rank = std::max(kc.input(0).shape().rank(), kc.input(1).shape().rank());
+  if (kc.output(0).shape().rank() < rank) {
+    vulkan(kc.device).fill(*kc.output(0).buffer(), kMismatch ? 1u : 0u);  // the bool in byte 0
+    return;
+  }
+  compare_kernel<Op>(kc);
+}
+
 template <uint32_t Op>
 void logical_kernel(KernelContext& kc) {
   if (!has_byte_variant(kc, DType::Bool)) return;
@@ -230,8 +245,8 @@ CAIRN_REGISTER_KERNEL("AddN", DeviceKind::Vulkan, add_n_kernel);
 }  // namespace cairn::gpu
 
 namespace cairn::gpu {
-CAIRN_REGISTER_KERNEL("Equal", DeviceKind::Vulkan, compare_kernel<BOP_EQ>);
-CAIRN_REGISTER_KERNEL("NotEqual", DeviceKind::Vulkan, compare_kernel<BOP_NE>);
+CAIRN_REGISTER_KERNEL("Equal", DeviceKind::Vulkan, (equality_kernel<BOP_EQ, false>));
+CAIRN_REGISTER_KERNEL("NotEqual", DeviceKind::Vulkan, (equality_kernel<BOP_NE, true>));
 CAIRN_REGISTER_KERNEL("Less", DeviceKind::Vulkan, compare_kernel<BOP_LT>);
 CAIRN_REGISTER_KERNEL("LessEqual", DeviceKind::Vulkan, compare_kernel<BOP_LE>);
 CAIRN_REGISTER_KERNEL("Greater", DeviceKind::Vulkan, compare_kernel<BOP_GT>);

@@ -61,6 +61,7 @@
 #include "gpu/shaders/op_codes.h"
 #include "gpu/vulkan/kernels/kernel_util.h"
 #include "gpu/vulkan/kernels/push.h"
+#include "gpu/vulkan/vk_error.h"
 #include "runtime/cpu/axis.h"
 #include "runtime/tensor/tensor.h"
 
@@ -111,6 +112,28 @@ void allocate_buffer(FftPlan& plan, const char* op) {
   vkBindBufferMemory(plan.device, plan.buffer, plan.memory, 0);
 }
 
+// The code of a VkFFT failure: out of memory is ResourceExhausted, a length VkFFT cannot plan is
+// Unimplemented; anything else is a bug (Internal).
+Code vkfft_code(VkFFTResult r) {
+  switch (r) {
+    case VKFFT_ERROR_MALLOC_FAILED:
+    case VKFFT_ERROR_FAILED_TO_ALLOCATE:
+    case VKFFT_ERROR_FAILED_TO_ALLOCATE_COMMAND_BUFFERS:
+    case VKFFT_ERROR_FAILED_TO_CREATE_DESCRIPTOR_POOL:
+    case VKFFT_ERROR_FAILED_TO_ALLOCATE_DESCRIPTOR_SETS:
+    case VKFFT_ERROR_FAILED_TO_CREATE_BUFFER:
+    case VKFFT_ERROR_FAILED_TO_ALLOCATE_MEMORY:
+      return Code::ResourceExhausted;
+    case VKFFT_ERROR_UNSUPPORTED_RADIX:
+    case VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH:
+    case VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH_R2C:
+    case VKFFT_ERROR_UNSUPPORTED_FFT_OMIT:
+      return Code::Unimplemented;
+    default:
+      return Code::Internal;
+  }
+}
+
 // `lines` transforms of `n0` points (1-D), or `lines` 2-D transforms of rows x n0 points.
 std::unique_ptr<DeviceCacheEntry> make_plan(VulkanDevice& dev, int rank, uint64_t n0, uint64_t rows, uint64_t lines,
                                             bool inverse, const char* op) {
@@ -120,8 +143,8 @@ std::unique_ptr<DeviceCacheEntry> make_plan(VulkanDevice& dev, int rank, uint64_
   plan->queue = dev.vk_queue();
   plan->pool = dev.vk_command_pool();
   VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  if (vkCreateFence(plan->device, &fi, nullptr, &plan->fence) != VK_SUCCESS)
-    raise(Code::Internal, "{}: vkCreateFence for a VkFFT plan failed", op);
+  VkResult fr = vkCreateFence(plan->device, &fi, nullptr, &plan->fence);
+  if (fr != VK_SUCCESS) raise(vk_result_code(fr), "{}: vkCreateFence for a VkFFT plan failed: {}", op, vk_result_name(fr));
   plan->bytes = n0 * rows * lines * sizeof(complex64);
   allocate_buffer(*plan, op);
   VkFFTConfiguration c{};
@@ -143,7 +166,9 @@ std::unique_ptr<DeviceCacheEntry> make_plan(VulkanDevice& dev, int rank, uint64_
   // locked device.
   VkFFTResult r = VKFFT_SUCCESS;
   dev.with_idle_device([&] { r = initializeVkFFT(&plan->app, c); });
-  if (r != VKFFT_SUCCESS) raise(Code::Internal, "{}: VkFFT plan creation failed (VkFFTResult {})", op, static_cast<int>(r));
+  if (r != VKFFT_SUCCESS)
+    raise(vkfft_code(r), "{}: VkFFT plan creation for {} x {} points ({} transforms) failed (VkFFTResult {})", op, rows,
+          n0, lines, static_cast<int>(r));
   plan->ready = true;
   return plan;
 }
@@ -155,6 +180,14 @@ void record_fft(KernelContext& kc, const Tensor& x, const Tensor& y, int rank, b
   uint64_t n0 = static_cast<uint64_t>(s[s.rank() - 1]);
   uint64_t rows = rank == 2 ? static_cast<uint64_t>(s[s.rank() - 2]) : 1;
   uint64_t lines = static_cast<uint64_t>(product(s, 0, s.rank() - rank));
+  if (rank == 2 && (rows == 1 || n0 == 1)) {
+    // A transformed dimension of 1 is the identity along it (VkFFT cannot plan one): the 2-D
+    // transforms are 1-D ones over the other dimension, which is contiguous in either case, and
+    // the inverse's 1 / (rows * n0) is the 1-D one's.
+    n0 *= rows;
+    rows = 1;
+    rank = 1;
+  }
   if (n0 * rows <= 1) {  // a 1-point transform is the identity
     if (x.buffer() != y.buffer()) dev.copy(*x.buffer(), 0, *y.buffer(), 0, x.nbytes());
     return;
@@ -180,7 +213,7 @@ void record_fft(KernelContext& kc, const Tensor& x, const Tensor& y, int rank, b
     VkBufferCopy region{0, out_offset, plan.bytes};
     vkCmdCopyBuffer(cb, plan.buffer, out, 1, &region);
   });
-  if (r != VKFFT_SUCCESS) raise(Code::Internal, "{}: VkFFTAppend failed (VkFFTResult {})", kc.op(), static_cast<int>(r));
+  if (r != VKFFT_SUCCESS) raise(vkfft_code(r), "{}: VkFFTAppend failed (VkFFTResult {})", kc.op(), static_cast<int>(r));
 }
 
 // VkFFT records on devices Cairn created only; false after falling back (or throwing).
