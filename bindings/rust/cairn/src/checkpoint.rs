@@ -1,11 +1,12 @@
 //! Checkpoints (tf.train.Checkpoint), restore statuses, the checkpoint manager
 //! (tf.train.CheckpointManager) and the checkpoint reader (tf.train.list_variables /
-//! load_variable).
+//! load_variable), which also reads TensorFlow checkpoints and safetensors.
 //!
 //! cairn.h: "one checkpoint (and its manager) is used from one thread at a time", so
 //! [`Checkpoint`] and [`CheckpointManager`] are `Send` but not `Sync`; the manager owns its
 //! checkpoint, so the two always travel together.
 
+use std::collections::BTreeMap;
 use std::ffi::{c_char, CStr, CString};
 use std::fmt;
 use std::mem::ManuallyDrop;
@@ -16,7 +17,7 @@ use cairn_sys as sys;
 
 use crate::error::{c_string, check};
 use crate::options::{init, set_fields};
-use crate::{Code, Context, DType, Error, Object, Result, Tensor};
+use crate::{Code, Context, DType, Error, Object, Result, Tensor, WeightsFormat};
 
 /// A checkpoint: a root object whose children are given at creation, plus a "save_counter" int64
 /// variable. One checkpoint is one file; keys read like tf.train.list_variables:
@@ -147,8 +148,18 @@ impl Checkpoint {
     /// Restores values from `path` by matching its objects to live ones along the same edges.
     /// Values whose objects do not exist yet are restored the moment their edge is created, for
     /// as long as the checkpoint or the status lives.
+    ///
+    /// `path` may also be a TensorFlow checkpoint (a prefix such as `"<dir>/ckpt-5"`, its `.index`
+    /// file, or a directory whose `checkpoint` state file names the latest one): its object graph
+    /// is matched by the same rules after Keras' edge names are mapped onto Cairn's layers and
+    /// optimizers, so `tf.train.Checkpoint(model=<Keras model>, optimizer=<Adam>)` restores into a
+    /// checkpoint of `[("model", &sequential), ("optimizer", &adam)]`; each value's CRC32C is
+    /// checked as it loads. A TF1 name-based checkpoint (NOT_FOUND) or a safetensors file
+    /// (INVALID_ARGUMENT) has no object graph: load it by name with [`Object::load_weights`].
+    ///
     /// Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a
-    /// dtype or shape mismatch (the message names the key).
+    /// dtype or shape mismatch (the message names the key). A failed restore leaves the values it
+    /// already assigned and keeps no deferred restores.
     pub fn restore(&self, path: impl AsRef<Path>) -> Result<RestoreStatus> {
         self.restore_opt(Some(path))
     }
@@ -168,6 +179,25 @@ impl Checkpoint {
         NonNull::new(out)
             .map(|raw| RestoreStatus { raw })
             .ok_or_else(|| Error::new(Code::Internal, "cairn_checkpoint_restore: returned success but no status"))
+    }
+
+    /// Writes the checkpoint to `path` in `format`, atomically (a failed export leaves an
+    /// earlier file at `path` as it was), leaving save_counter alone:
+    /// - [`WeightsFormat::Tf`]: the bundle `"<path>.index"` + `"<path>.data-00000-of-00001"` with
+    ///   TensorFlow's object graph: `tf.train.load_checkpoint` reads every value and
+    ///   `tf.train.Checkpoint` restores it (so does [`Checkpoint::restore`]);
+    /// - [`WeightsFormat::Cairn`]: what [`Checkpoint::write`] writes;
+    /// - [`WeightsFormat::Safetensors`]: every value by its checkpoint key, without an object graph
+    ///   (to save one module under short names use [`Object::save_weights`]).
+    ///
+    /// INVALID_ARGUMENT for [`WeightsFormat::Auto`]; the errors of writing (PERMISSION_DENIED,
+    /// RESOURCE_EXHAUSTED, ... naming the path).
+    pub fn export(&self, path: impl AsRef<Path>, format: WeightsFormat, options: ExportOptions) -> Result<()> {
+        let path = c_path(path.as_ref(), "Checkpoint::export", "path")?;
+        let mut raw = init(sys::cairn_export_options_init)?;
+        set_fields!(raw, options, { keras_names, save_counter });
+        // SAFETY: a live checkpoint; the path and options outlive the call.
+        unsafe { check(sys::cairn_checkpoint_export(self.raw.as_ptr(), path.as_ptr(), format.to_raw(), &raw)) }
     }
 
     /// The raw handle, still owned by `self`.
@@ -220,6 +250,35 @@ impl CheckpointOptions {
     /// fsync the file and its directory (crash safety); default true.
     pub fn fsync(mut self, on: bool) -> Self {
         self.fsync = Some(on);
+        self
+    }
+}
+
+/// Options of [`Checkpoint::export`]; options not set keep cairn.h's defaults
+/// (`cairn_export_options_init`: Keras names, save_counter included).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExportOptions {
+    keras_names: Option<bool>,
+    save_counter: Option<bool>,
+}
+
+impl ExportOptions {
+    /// cairn.h's defaults: Keras names, save_counter included.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// TensorFlow: lay Cairn's layers and optimizers out as Keras 3 does, so that
+    /// `tf.train.Checkpoint(model=<the Keras model>, ...)` restores them; `false` keeps Cairn's
+    /// edge names (what a `tf.Module` restores). Default true.
+    pub fn keras_names(mut self, on: bool) -> Self {
+        self.keras_names = Some(on);
+        self
+    }
+
+    /// TensorFlow: include save_counter (TensorFlow's restore expects it). Default true.
+    pub fn save_counter(mut self, on: bool) -> Self {
+        self.save_counter = Some(on);
         self
     }
 }
@@ -437,8 +496,18 @@ impl CheckpointManagerOptions {
     }
 }
 
-/// Reads a checkpoint file without the program that wrote it: its keys with dtypes and shapes,
-/// and their values. Keys are sorted, `_CHECKPOINTABLE_OBJECT_GRAPH` (a string entry) included.
+/// Reads weights without the program that wrote them: keys with dtypes and shapes, and their
+/// values (tf.train.load_checkpoint, safetensors' `safe_open`). It opens all three formats of
+/// [`WeightsFormat`], told from the file's bytes and the files beside it:
+/// - Cairn checkpoint files;
+/// - TensorFlow checkpoints (tensor_bundle V2): a prefix (`"<dir>/ckpt-5"`, with `ckpt-5.index`
+///   and `ckpt-5.data-00000-of-00001` beside it), the `.index` file, or a directory whose
+///   `checkpoint` state file names the latest one; TF1 name-based checkpoints too;
+/// - safetensors: a `.safetensors` file, a sharded model's index `.json`, or a directory holding
+///   `model.safetensors.index.json` or `model.safetensors`.
+///
+/// Keys are sorted in byte order, `_CHECKPOINTABLE_OBJECT_GRAPH` (a string entry) included when
+/// the file has an object graph (a TF1 checkpoint or safetensors has none).
 pub struct CheckpointReader {
     raw: NonNull<sys::cairn_checkpoint_reader>,
 }
@@ -452,16 +521,18 @@ unsafe impl Send for CheckpointReader {}
 pub struct CheckpointEntry {
     /// `"<path>/.ATTRIBUTES/VARIABLE_VALUE"`, or "_CHECKPOINTABLE_OBJECT_GRAPH".
     pub key: String,
-    /// `DType::String` for the object graph.
-    /// The stored tensor's element type.
+    /// The element type a load returns: `DType::String` for the object graph and TensorFlow's
+    /// string tensors, `DType::Float32` for safetensors' F8 types, `DType::Invalid` for a dtype
+    /// Cairn lacks, whose loads fail with UNIMPLEMENTED naming the key (see
+    /// [`CheckpointReader::type_name`]).
     pub dtype: DType,
     /// The stored tensor's shape.
     pub shape: Vec<i64>,
 }
 
 impl CheckpointReader {
-    /// Opens a checkpoint and verifies its header, footer and index. NOT_FOUND for a missing file,
-    /// DATA_LOSS naming the damaged part.
+    /// Opens weights in any of the three formats and verifies their header, footer and index.
+    /// NOT_FOUND for a missing file, DATA_LOSS naming the damaged part.
     pub fn open(path: impl AsRef<Path>) -> Result<CheckpointReader> {
         crate::check_abi()?;
         let path = c_path(path.as_ref(), "CheckpointReader::open", "path")?;
@@ -506,8 +577,9 @@ impl CheckpointReader {
     }
 
     /// The value of `key` (checksums verified) as a new tensor on `ctx`'s default device.
-    /// NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload, INVALID_ARGUMENT for the
-    /// string entry (see [`CheckpointReader::load_string`]).
+    /// NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload, INVALID_ARGUMENT for a
+    /// string entry (see [`CheckpointReader::load_string`]), UNIMPLEMENTED naming the key for a
+    /// dtype Cairn lacks (uint16, complex128, U32, ...).
     pub fn load(&self, ctx: &Context, key: &str) -> Result<Tensor> {
         let key = c_string(key, "CheckpointReader::load", "key")?;
         let mut out = ptr::null_mut();
@@ -515,19 +587,100 @@ impl CheckpointReader {
         Tensor::from_raw_result(out, "cairn_checkpoint_reader_load")
     }
 
-    /// The bytes of a string entry (the serialized object graph).
+    /// The bytes of a string entry (the serialized object graph; element 0 of a TensorFlow string
+    /// tensor, see [`CheckpointReader::load_string_element`]).
     pub fn load_string(&self, key: &str) -> Result<Vec<u8>> {
         let key = c_string(key, "CheckpointReader::load_string", "key")?;
-        let mut out = ptr::null_mut();
-        let mut size = 0;
-        // SAFETY: on success `out` holds `size` bytes we free with cairn_free.
+        // SAFETY: a live reader and key; take_bytes frees what the call hands over.
         unsafe {
-            check(sys::cairn_checkpoint_reader_load_string(self.raw.as_ptr(), key.as_ptr(), &mut out, &mut size))?;
-            let bytes =
-                if out.is_null() { Vec::new() } else { std::slice::from_raw_parts(out.cast::<u8>(), size).to_vec() };
-            sys::cairn_free(out.cast());
-            Ok(bytes)
+            take_bytes(|out, size| sys::cairn_checkpoint_reader_load_string(self.raw.as_ptr(), key.as_ptr(), out, size))
         }
+    }
+
+    /// Element `index` (row-major) of a string value: TensorFlow's string tensors, or a Cairn
+    /// file's object graph (one element). NOT_FOUND for an unknown key, INVALID_ARGUMENT for a
+    /// value that is not a string or an index past its elements, DATA_LOSS for a damaged value.
+    pub fn load_string_element(&self, key: &str, index: usize) -> Result<Vec<u8>> {
+        let key = c_string(key, "CheckpointReader::load_string_element", "key")?;
+        // SAFETY: as in load_string.
+        unsafe {
+            take_bytes(|out, size| {
+                sys::cairn_checkpoint_reader_load_string_element(self.raw.as_ptr(), key.as_ptr(), index, out, size)
+            })
+        }
+    }
+
+    /// The format of the file read (never [`WeightsFormat::Auto`] for an open reader).
+    pub fn format(&self) -> WeightsFormat {
+        // SAFETY: a live reader.
+        WeightsFormat::from_raw(unsafe { sys::cairn_checkpoint_reader_format(self.raw.as_ptr()) })
+            .unwrap_or(WeightsFormat::Auto)
+    }
+
+    /// The dtype of key `i` as its file names it: "float32" for Cairn and TensorFlow, "F32",
+    /// "BF16", "F8_E4M3", "U32", ... for safetensors; also for dtypes Cairn lacks, whose
+    /// [`CheckpointEntry::dtype`] is `DType::Invalid`. `None` out of range.
+    pub fn type_name(&self, i: usize) -> Option<&str> {
+        // SAFETY: a live reader; the string is borrowed from it, so it lives as long as `&self`.
+        unsafe { borrowed_str(sys::cairn_checkpoint_reader_type_name(self.raw.as_ptr(), i)) }
+    }
+
+    /// Checks the stored checksum of `key` without keeping its value (loads check it too).
+    /// `Ok(true)` when it matched, `Ok(false)` when the file keeps no checksum for the key (a
+    /// safetensors tensor written without Cairn's opt-in checksum). NOT_FOUND for an unknown key,
+    /// DATA_LOSS naming the key when the bytes do not match.
+    pub fn verify(&self, key: &str) -> Result<bool> {
+        let key = c_string(key, "CheckpointReader::verify", "key")?;
+        let mut checked = 0;
+        // SAFETY: a live reader and key; `checked` receives the answer.
+        unsafe { check(sys::cairn_checkpoint_reader_verify(self.raw.as_ptr(), key.as_ptr(), &mut checked))? };
+        Ok(checked != 0)
+    }
+
+    /// The metadata strings: a safetensors file's `"__metadata__"` (the first shard's for a
+    /// sharded model), Cairn's checksum keys (`"cairn.checksum.<name>"`) included; empty for the
+    /// other formats.
+    pub fn metadata(&self) -> BTreeMap<String, String> {
+        let r = self.raw.as_ptr();
+        let n = unsafe { sys::cairn_checkpoint_reader_metadata_count(r) };
+        (0..n)
+            .filter_map(|i| {
+                // SAFETY: a live reader; both strings are borrowed from it and copied at once.
+                let (key, value) = unsafe {
+                    (sys::cairn_checkpoint_reader_metadata_key(r, i), sys::cairn_checkpoint_reader_metadata_value(r, i))
+                };
+                if key.is_null() || value.is_null() {
+                    return None;
+                }
+                let copy = |s| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
+                Some((copy(key), copy(value)))
+            })
+            .collect()
+    }
+}
+
+/// Runs a call that hands over a byte buffer (freed with cairn_free) and its length, and copies it.
+///
+/// # Safety
+/// `run` passes both pointers to a C API call that fills them on success.
+unsafe fn take_bytes(run: impl FnOnce(*mut *mut c_char, *mut usize) -> *mut sys::cairn_status) -> Result<Vec<u8>> {
+    let mut out = ptr::null_mut();
+    let mut size = 0;
+    check(run(&mut out, &mut size))?;
+    let bytes = if out.is_null() { Vec::new() } else { std::slice::from_raw_parts(out.cast::<u8>(), size).to_vec() };
+    sys::cairn_free(out.cast());
+    Ok(bytes)
+}
+
+/// A borrowed C string as `&str`; `None` for NULL (or text that is not UTF-8).
+///
+/// # Safety
+/// `s` is NULL or a NUL-terminated string that lives as long as `'a`.
+unsafe fn borrowed_str<'a>(s: *const c_char) -> Option<&'a str> {
+    if s.is_null() {
+        None
+    } else {
+        CStr::from_ptr(s).to_str().ok()
     }
 }
 
@@ -540,7 +693,7 @@ impl Drop for CheckpointReader {
 
 impl fmt::Debug for CheckpointReader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CheckpointReader").field("keys", &self.len()).finish()
+        f.debug_struct("CheckpointReader").field("format", &self.format()).field("keys", &self.len()).finish()
     }
 }
 

@@ -19,6 +19,11 @@
 //!   [`Variable`], [`List`] and [`Dict`], which dereference to it. `Send + Sync`.
 //! - Checkpoints: [`Checkpoint`], [`RestoreStatus`], [`CheckpointManager`] (`Send`, one thread at a
 //!   time) and [`CheckpointReader`].
+//! - Weights in other formats ([`WeightsFormat`]): the reader opens TensorFlow checkpoints and
+//!   safetensors too, [`Checkpoint::restore`] restores TensorFlow checkpoints,
+//!   [`Checkpoint::export`] writes one TensorFlow restores ([`ExportOptions`]), and
+//!   [`Object::load_weights`] / [`Object::save_weights`] move one module's weights by name
+//!   ([`WeightsOptions`]), like Keras' `load_weights` / `save_weights`.
 //! - [`ops`] has one generated function per registered op; [`ops::run`] runs any op by name.
 //! - Training: [`GradientTape`] (not `Send`: it records its own thread), [`Optimizer`] with
 //!   [`OptimizerOptions`] and [`Schedule`]s, [`Layer`]s and [`Sequential`], [`losses`], and the
@@ -71,10 +76,11 @@ pub mod summary;
 mod tape;
 mod tensor;
 pub mod vulkan;
+mod weights;
 
 pub use checkpoint::{
     Checkpoint, CheckpointEntry, CheckpointManager, CheckpointManagerOptions, CheckpointOptions, CheckpointReader,
-    RestoreStatus,
+    ExportOptions, RestoreStatus,
 };
 pub use context::{Context, ContextOptions, HostAllocator};
 pub use control_flow::{cond, tensor_array, while_loop};
@@ -98,6 +104,7 @@ pub use summary::{SummaryWriter, SummaryWriterOptions};
 pub use tape::{GradientOptions, GradientTape, TapeOptions};
 pub use tensor::Tensor;
 pub use vulkan::{VulkanDevice, VulkanOptions};
+pub use weights::WeightsOptions;
 
 /// The README's examples compile (and the first one runs) as doc tests.
 #[doc = include_str!("../../README.md")]
