@@ -248,3 +248,56 @@ func TestNoRecordReaderOrProfileLeakWithClose(t *testing.T) {
 		}
 	})
 }
+
+// A reader per round over a safetensors file of one 4 KiB tensor (checksummed, with metadata):
+// listed, verified and loaded; and every 100th round a model's weights saved in each format,
+// loaded back, and its checkpoint exported as TensorFlow's. Closed, all of it must be freed.
+func TestNoWeightsLeakWithClose(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "one.safetensors")
+	setup := newContext(t)
+	x := must(cairn.NewTensor(setup, []int64{leakElements}, make([]float32, leakElements)))
+	v := must(cairn.NewVariable(setup, x))
+	x.Close()
+	holder := must(cairn.NewTrackable(setup))
+	if err := holder.Set("v", v); err != nil {
+		t.Fatal(err)
+	}
+	v.Close()
+	if err := holder.SaveWeights(path, cairn.WeightsFormatSafetensors, cairn.WithMetadata(map[string]string{"k": "v"})); err != nil {
+		t.Fatal(err)
+	}
+	holder.Close()
+	formats := []cairn.WeightsFormat{cairn.WeightsFormatSafetensors, cairn.WeightsFormatTf, cairn.WeightsFormatCairn}
+	checkFlat(t, func(ctx *cairn.Context, data []float32, i int) {
+		r := must(cairn.OpenCheckpointReader(path))
+		if len(r.Entries()) != 1 || len(r.Metadata()) != 2 || r.Format() != cairn.WeightsFormatSafetensors {
+			t.Fatal(r.Entries(), r.Metadata())
+		}
+		if checked, err := r.Verify("v"); !checked || err != nil {
+			t.Fatal(checked, err)
+		}
+		must(r.Load(ctx, "v")).Close()
+		r.Close()
+		if i%100 != 0 {
+			return
+		}
+		x, v, tr := objectRound(t, ctx, data)
+		x.Close()
+		v.Close()
+		format := formats[i/100%len(formats)]
+		out := filepath.Join(dir, "round")
+		if err := tr.SaveWeights(out, format); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := tr.LoadWeights(out); n != 1 || err != nil {
+			t.Fatal(n, err)
+		}
+		ckpt := must(cairn.NewCheckpoint(ctx, map[string]cairn.Tracked{"tr": tr}))
+		if err := ckpt.Export(filepath.Join(dir, "exported"), cairn.WeightsFormatTf, cairn.WithKerasNames(false)); err != nil {
+			t.Fatal(err)
+		}
+		ckpt.Close()
+		tr.Close()
+	})
+}

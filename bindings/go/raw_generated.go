@@ -198,6 +198,31 @@ func (v ObjectKind) String() string {
 	return enumName(v, objectKindNames, "ObjectKind")
 }
 
+// WeightsFormat is cairn_weights_format.
+//
+// A file format of weights. Since 1.1.
+type WeightsFormat int32
+
+// WeightsFormat values (cairn_weights_format).
+const (
+	WeightsFormatAuto        WeightsFormat = 0
+	WeightsFormatCairn       WeightsFormat = 1
+	WeightsFormatTf          WeightsFormat = 2
+	WeightsFormatSafetensors WeightsFormat = 3
+)
+
+var weightsFormatNames = map[WeightsFormat]string{
+	WeightsFormatAuto:        "AUTO",
+	WeightsFormatCairn:       "CAIRN",
+	WeightsFormatTf:          "TF",
+	WeightsFormatSafetensors: "SAFETENSORS",
+}
+
+// String returns the value's name without its prefix, e.g. "SAFETENSORS".
+func (v WeightsFormat) String() string {
+	return enumName(v, weightsFormatNames, "WeightsFormat")
+}
+
 // Unconnected is cairn_unconnected.
 //
 // How a gradient call answers for a source the target does not depend on. Since 1.0.
@@ -1138,6 +1163,11 @@ func cCheckpointSync(ckpt *C.cairn_checkpoint) error {
 // METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
 // edges. Values whose objects do not exist yet are applied the moment their edge is created (a
 // set, list append or dict insert), for as long as the checkpoint or the status lives.
+// Since 1.1 `path` may also be a TensorFlow checkpoint (a prefix, its .index, or a directory with a
+// `checkpoint` state file): its object graph is matched with the same rules, after Keras' edge
+// names are mapped onto Cairn's layers and optimizers (docs/tf_checkpoints.md), and each value's
+// CRC32C is checked as it is loaded. A TF1 checkpoint or a safetensors file has no object graph:
+// INVALID_ARGUMENT, load it by name with cairn_object_load_weights.
 // @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
 // @param out   receives the restore status; free it with cairn_restore_status_free().
 // Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
@@ -1236,7 +1266,8 @@ func cCheckpointManagerFree(m *C.cairn_checkpoint_manager) {
 
 // cCheckpointReaderOpen calls cairn_checkpoint_reader_open.
 //
-// CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
+// CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index. Since 1.1 it opens
+// TensorFlow checkpoints and safetensors too (see "Weights in other formats" below).
 // @param out  receives the reader; free with cairn_checkpoint_reader_free().
 // Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. Since 1.0.
 func cCheckpointReaderOpen(path *C.char, out **C.cairn_checkpoint_reader) error {
@@ -1245,7 +1276,8 @@ func cCheckpointReaderOpen(path *C.char, out **C.cairn_checkpoint_reader) error 
 
 // cCheckpointReaderCount calls cairn_checkpoint_reader_count.
 //
-// METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included. Since 1.0.
+// METHOD. Number of keys; keys are sorted in byte order, _CHECKPOINTABLE_OBJECT_GRAPH included
+// (a TF1 checkpoint or safetensors has none). Since 1.0.
 func cCheckpointReaderCount(r *C.cairn_checkpoint_reader) C.size_t {
 	return C.cairn_checkpoint_reader_count(r)
 }
@@ -1259,7 +1291,8 @@ func cCheckpointReaderKey(r *C.cairn_checkpoint_reader, i C.size_t) *C.char {
 
 // cCheckpointReaderDType calls cairn_checkpoint_reader_dtype.
 //
-// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range. Since 1.0.
+// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph and TensorFlow's string tensors);
+// CAIRN_INVALID_DTYPE out of range or for a dtype Cairn lacks (cairn_checkpoint_reader_type_name). Since 1.0.
 func cCheckpointReaderDType(r *C.cairn_checkpoint_reader, i C.size_t) C.cairn_dtype {
 	return C.cairn_checkpoint_reader_dtype(r, i)
 }
@@ -1289,7 +1322,8 @@ func cCheckpointReaderLoad(r *C.cairn_checkpoint_reader, ctx *C.cairn_context, k
 
 // cCheckpointReaderLoadString calls cairn_checkpoint_reader_load_string.
 //
-// METHOD. The bytes of a string entry (the serialized object graph).
+// METHOD. The bytes of a string entry (the serialized object graph; element 0 of a TensorFlow
+// string tensor, see cairn_checkpoint_reader_load_string_element).
 // @param out  receives a buffer (free with cairn_free); @param size receives its length. Since 1.0.
 func cCheckpointReaderLoadString(r *C.cairn_checkpoint_reader, key *C.char, out **C.char, size *C.size_t) error {
 	return takeStatus(C.cairn_checkpoint_reader_load_string(r, key, out, size))
@@ -1300,6 +1334,128 @@ func cCheckpointReaderLoadString(r *C.cairn_checkpoint_reader, key *C.char, out 
 // DESTRUCTOR. Frees a reader. NULL is fine. Since 1.0.
 func cCheckpointReaderFree(r *C.cairn_checkpoint_reader) {
 	C.cairn_checkpoint_reader_free(r)
+}
+
+// cCheckpointReaderFormat calls cairn_checkpoint_reader_format.
+//
+// METHOD. The format of the file `r` reads; CAIRN_WEIGHTS_AUTO for NULL. Since 1.1.
+func cCheckpointReaderFormat(r *C.cairn_checkpoint_reader) C.cairn_weights_format {
+	return C.cairn_checkpoint_reader_format(r)
+}
+
+// cCheckpointReaderTypeName calls cairn_checkpoint_reader_type_name.
+//
+// METHOD. The dtype of key `i` as its file names it ("float32" for Cairn and TensorFlow, "F32",
+// "F8_E4M3" for safetensors). cairn_checkpoint_reader_dtype gives what a load returns: the F8 types
+// load as CAIRN_FLOAT32, and dtypes Cairn lacks (uint16, complex64, U32, ...) are CAIRN_INVALID_DTYPE,
+// whose loads fail naming the key. Borrowed from `r`; NULL when out of range. Since 1.1.
+func cCheckpointReaderTypeName(r *C.cairn_checkpoint_reader, i C.size_t) *C.char {
+	return C.cairn_checkpoint_reader_type_name(r, i)
+}
+
+// cCheckpointReaderLoadStringElement calls cairn_checkpoint_reader_load_string_element.
+//
+// METHOD. Element `index` (row-major) of a string value: TensorFlow's string tensors, or a Cairn
+// file's object graph (one element). cairn_checkpoint_reader_load_string is element 0.
+// @param out   receives a buffer (free with cairn_free); @param size receives its length.
+// Errors: NOT_FOUND for an unknown key, INVALID_ARGUMENT for a value that is not a string or an
+// index past its elements, DATA_LOSS for a damaged value. Since 1.1.
+func cCheckpointReaderLoadStringElement(r *C.cairn_checkpoint_reader, key *C.char, index C.size_t, out **C.char, size *C.size_t) error {
+	return takeStatus(C.cairn_checkpoint_reader_load_string_element(r, key, index, out, size))
+}
+
+// cCheckpointReaderVerify calls cairn_checkpoint_reader_verify.
+//
+// METHOD. Checks the stored checksum of `key` without keeping its value (loads check it too).
+// @param checked  receives CAIRN_TRUE, or CAIRN_FALSE when the file keeps no checksum for the key
+// (a safetensors tensor written without Cairn's opt-in checksum); may be NULL.
+// Errors: NOT_FOUND for an unknown key, DATA_LOSS naming the key when the bytes do not match. Since 1.1.
+func cCheckpointReaderVerify(r *C.cairn_checkpoint_reader, key *C.char, checked *C.int32_t) error {
+	return takeStatus(C.cairn_checkpoint_reader_verify(r, key, checked))
+}
+
+// cCheckpointReaderMetadataCount calls cairn_checkpoint_reader_metadata_count.
+//
+// METHOD. The number of metadata strings: a safetensors file's "__metadata__" (the first shard's
+// for a sharded model), Cairn's checksum keys included; 0 for the other formats. Since 1.1.
+func cCheckpointReaderMetadataCount(r *C.cairn_checkpoint_reader) C.size_t {
+	return C.cairn_checkpoint_reader_metadata_count(r)
+}
+
+// cCheckpointReaderMetadataKey calls cairn_checkpoint_reader_metadata_key.
+//
+// METHOD. Metadata key `i`, in byte order. Borrowed from `r`; NULL when out of range. Since 1.1.
+func cCheckpointReaderMetadataKey(r *C.cairn_checkpoint_reader, i C.size_t) *C.char {
+	return C.cairn_checkpoint_reader_metadata_key(r, i)
+}
+
+// cCheckpointReaderMetadataValue calls cairn_checkpoint_reader_metadata_value.
+//
+// METHOD. Metadata value `i`. Borrowed from `r`; NULL when out of range. Since 1.1.
+func cCheckpointReaderMetadataValue(r *C.cairn_checkpoint_reader, i C.size_t) *C.char {
+	return C.cairn_checkpoint_reader_metadata_value(r, i)
+}
+
+// cExportOptionsInit calls cairn_export_options_init.
+//
+// METHOD. Fills a cairn_export_options with its defaults. Since 1.1.
+func cExportOptionsInit(opts *C.cairn_export_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_export_options_init(opts, structSize))
+}
+
+// cCheckpointExport calls cairn_checkpoint_export.
+//
+// METHOD. Writes the checkpoint to `path` in `format`, atomically (a failed export leaves an
+// earlier file at `path` as it was), leaving save_counter alone.
+// - CAIRN_WEIGHTS_TF: the bundle "<path>.index" + "<path>.data-00000-of-00001" with TensorFlow's
+// object graph; tf.train.load_checkpoint reads every value and tf.train.Checkpoint restores it.
+// - CAIRN_WEIGHTS_CAIRN: what cairn_checkpoint_write writes.
+// - CAIRN_WEIGHTS_SAFETENSORS: every value by its checkpoint key (as `cairn ckpt convert` does);
+// there is no object graph. To save one module under short names use cairn_object_save_weights.
+// @param opts  NULL for the defaults.
+// Errors: INVALID_ARGUMENT for CAIRN_WEIGHTS_AUTO or an unknown format, the errors of writing
+// (PERMISSION_DENIED, RESOURCE_EXHAUSTED, ... naming the path). Since 1.1.
+func cCheckpointExport(ckpt *C.cairn_checkpoint, path *C.char, format C.cairn_weights_format, opts *C.cairn_export_options) error {
+	return takeStatus(C.cairn_checkpoint_export(ckpt, path, format, opts))
+}
+
+// cWeightsOptionsInit calls cairn_weights_options_init.
+//
+// METHOD. Fills a cairn_weights_options with its defaults. Since 1.1.
+func cWeightsOptionsInit(opts *C.cairn_weights_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_weights_options_init(opts, structSize))
+}
+
+// cObjectLoadWeights calls cairn_object_load_weights.
+//
+// METHOD. Loads the variables under `obj` (a module, layer, model or any object) by name from
+// `path`, in any of the three formats (Keras' load_weights by name). Every value is read and
+// checked (dtype, shape, checksum) before any variable changes, so a failed load leaves every
+// variable as it was. Values are copied to each variable's device.
+// @param opts    NULL for the defaults.
+// @param loaded  receives the number of variables assigned; may be NULL.
+// Errors: NOT_FOUND for a missing file or (without allow_missing) the variables the file lacks,
+// INVALID_ARGUMENT naming the variable and key for a dtype or shape mismatch and (without
+// allow_unused) the values no variable took, DATA_LOSS for a damaged file. Since 1.1.
+func cObjectLoadWeights(obj *C.cairn_object, path *C.char, opts *C.cairn_weights_options, loaded *C.size_t) error {
+	return takeStatus(C.cairn_object_load_weights(obj, path, opts, loaded))
+}
+
+// cObjectSaveWeights calls cairn_object_save_weights.
+//
+// METHOD. Saves the variables under `obj` by name to `path` in `format` (Keras' save_weights),
+// atomically: a failed save leaves an earlier file at `path` as it was.
+// - CAIRN_WEIGHTS_SAFETENSORS: a file the safetensors package reads, or shards (max_shard_bytes);
+// - CAIRN_WEIGHTS_TF: a name-based bundle "<path>.index" + "<path>.data-00000-of-00001"
+// (tf.train.load_checkpoint and TF1's Saver read it);
+// - CAIRN_WEIGHTS_CAIRN: a Cairn file of the names, without an object graph.
+// cairn_object_load_weights reads each back. For a checkpoint TensorFlow restores by object graph,
+// use cairn_checkpoint_export.
+// @param opts  NULL for the defaults.
+// Errors: INVALID_ARGUMENT for CAIRN_WEIGHTS_AUTO, an object without variables, two variables
+// whose names collide, or metadata_json that is not an object of strings; the errors of writing. Since 1.1.
+func cObjectSaveWeights(obj *C.cairn_object, path *C.char, format C.cairn_weights_format, opts *C.cairn_weights_options) error {
+	return takeStatus(C.cairn_object_save_weights(obj, path, format, opts))
 }
 
 // cTapeCreate calls cairn_tape_create.
