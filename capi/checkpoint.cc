@@ -1,11 +1,17 @@
-// Checkpoints, the checkpoint manager and the checkpoint reader in the C API.
+// Checkpoints, the checkpoint manager, the checkpoint reader (over Cairn, TensorFlow and
+// safetensors files) and a module's weights by name in the C API.
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "capi/internal/object_handles.h"
 #include "capi/internal/options.h"
 #include "runtime/checkpoint/checkpoint.h"
+#include "runtime/checkpoint/module_weights.h"
+#include "runtime/checkpoint/tf_restore.h"
+#include "runtime/checkpoint/weights_file.h"
 
 using namespace cairn;
 using cairn::capi::require;
@@ -26,7 +32,8 @@ struct cairn_checkpoint_manager {
 };
 
 struct cairn_checkpoint_reader {
-  ckpt::Reader reader;
+  std::unique_ptr<ckpt::WeightsFile> file;
+  std::vector<std::pair<std::string, std::string>> metadata;  // file->metadata(), indexable
 };
 
 namespace {
@@ -44,9 +51,79 @@ bool is_intact_checkpoint(const std::string& path) {
   }
 }
 
-const ckpt::TensorInfo* entry_at(const cairn_checkpoint_reader* r, size_t i) {
-  if (!r || i >= r->reader.entries().size()) return nullptr;
-  return &r->reader.entries()[i];
+bool is_readable_weights(const std::string& path) {
+  try {
+    ckpt::WeightsFile::open(path);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+const ckpt::WeightsEntry* entry_at(const cairn_checkpoint_reader* r, size_t i) {
+  if (!r || i >= r->file->entries().size()) return nullptr;
+  return &r->file->entries()[i];
+}
+
+cairn_weights_format to_c(ckpt::WeightsFormat f) {
+  switch (f) {
+    case ckpt::WeightsFormat::Cairn: return CAIRN_WEIGHTS_CAIRN;
+    case ckpt::WeightsFormat::TfBundle: return CAIRN_WEIGHTS_TF;
+    case ckpt::WeightsFormat::Safetensors: return CAIRN_WEIGHTS_SAFETENSORS;
+  }
+  return CAIRN_WEIGHTS_AUTO;
+}
+
+// A format to write; INVALID_ARGUMENT for AUTO and values outside the enum.
+ckpt::WeightsFormat format_to_write(cairn_weights_format f, const char* fn) {
+  switch (f) {
+    case CAIRN_WEIGHTS_CAIRN: return ckpt::WeightsFormat::Cairn;
+    case CAIRN_WEIGHTS_TF: return ckpt::WeightsFormat::TfBundle;
+    case CAIRN_WEIGHTS_SAFETENSORS: return ckpt::WeightsFormat::Safetensors;
+    case CAIRN_WEIGHTS_AUTO:
+      raise(Code::InvalidArgument, "{}: format CAIRN_WEIGHTS_AUTO is for reading; name the format to write", fn);
+  }
+  raise(Code::InvalidArgument, "{}: unknown format {}", fn, static_cast<int>(f));
+}
+
+// The entry `key` of a reader, checked to be (or not to be) a string value.
+const ckpt::WeightsEntry& entry_named(const cairn_checkpoint_reader* r, const char* key, bool string, const char* fn) {
+  const ckpt::WeightsEntry& e = r->file->entry(key);
+  if (string && e.dtype != DType::String)
+    raise(Code::InvalidArgument, "{}: '{}' is {}, not a string value", fn, key, e.type_text);
+  if (!string && e.dtype == DType::String)
+    raise(Code::InvalidArgument, "{}: '{}' is a string value; read it with cairn_checkpoint_reader_load_string", fn,
+          key);
+  return e;
+}
+
+// "__metadata__" strings from a JSON object of strings (cairn_weights_options.metadata_json).
+std::map<std::string, std::string> parse_metadata(const char* json, const char* fn) {
+  std::map<std::string, std::string> out;
+  if (!json) return out;
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) raise(Code::InvalidArgument, "{}: metadata_json is not a JSON object", fn);
+  for (auto& [key, value] : j.items()) {
+    if (!value.is_string())
+      raise(Code::InvalidArgument, "{}: metadata_json: the value of '{}' is not a string (safetensors keeps strings)",
+            fn, key);
+    out[key] = value.get<std::string>();
+  }
+  return out;
+}
+
+ckpt::ModuleWeightsOptions module_weights_options(const cairn_weights_options* user, const char* fn) {
+  const cairn_weights_options o = read_options(user, fn);
+  ckpt::ModuleWeightsOptions m;
+  if (o.prefix) m.prefix = o.prefix;
+  if (o.separator) m.separator = o.separator;
+  if (m.separator.empty()) raise(Code::InvalidArgument, "{}: separator is empty", fn);
+  m.allow_missing = o.allow_missing != 0;
+  m.allow_unused = o.allow_unused != 0;
+  m.checksums = o.checksums != 0;
+  m.max_shard_bytes = o.max_shard_bytes;
+  m.metadata = parse_metadata(o.metadata_json, fn);
+  return m;
 }
 
 [[noreturn]] void fail_no_checkpoint(const char* fn) {
@@ -142,7 +219,54 @@ cairn_status* cairn_checkpoint_restore(cairn_checkpoint* ckpt, const char* path,
     *out = new cairn_restore_status{nullptr};
     return nullptr;
   }
-  *out = new cairn_restore_status{ckpt->ckpt->restore(path)};
+  switch (ckpt::WeightsFile::detect(path)) {
+    case ckpt::WeightsFormat::Cairn:
+      *out = new cairn_restore_status{ckpt->ckpt->restore(path)};
+      break;
+    case ckpt::WeightsFormat::TfBundle:
+      *out = new cairn_restore_status{tfckpt::restore_tf(*ckpt->ckpt, path)};
+      break;
+    case ckpt::WeightsFormat::Safetensors:
+      // Told by content alone, a damaged Cairn file looks like safetensors: it gets Cairn's error.
+      if (!is_readable_weights(path)) {
+        *out = new cairn_restore_status{ckpt->ckpt->restore(path)};
+        break;
+      }
+      raise(Code::InvalidArgument,
+            "{}: {} is safetensors, which has no object graph to restore by; load it by name "
+            "(cairn_object_load_weights)",
+            fn, path);
+  }
+  CAIRN_API_END
+}
+
+cairn_status* cairn_checkpoint_export(cairn_checkpoint* ckpt, const char* path, cairn_weights_format format,
+                                      const cairn_export_options* user_opts) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_checkpoint_export";
+  require(ckpt, fn, "ckpt");
+  require(path, fn, "path");
+  const cairn_export_options o = read_options(user_opts, fn);
+  switch (format_to_write(format, fn)) {
+    case ckpt::WeightsFormat::Cairn:
+      ckpt->ckpt->write(path);
+      break;
+    case ckpt::WeightsFormat::TfBundle: {
+      tfckpt::TfSaveOptions tf;
+      tf.keras_names = o.keras_names != 0;
+      tf.save_counter = o.save_counter != 0;
+      tfckpt::write_tf(*ckpt->ckpt, path, tf);
+      break;
+    }
+    case ckpt::WeightsFormat::Safetensors: {
+      ckpt::Checkpoint::Snapshot snap = ckpt->ckpt->snapshot();
+      std::vector<ckpt::WeightsValue> values;
+      for (auto& e : snap.entries)
+        if (!e.is_string) values.push_back({e.key, tensor_on_device(e.tensor, ckpt->ckpt->context().cpu())});
+      ckpt::write_weights(ckpt::WeightsFormat::Safetensors, path, values);
+      break;
+    }
+  }
   CAIRN_API_END
 }
 
@@ -252,31 +376,43 @@ cairn_status* cairn_checkpoint_reader_open(const char* path, cairn_checkpoint_re
   require(out, fn, "out");
   *out = nullptr;
   require(path, fn, "path");
-  *out = new cairn_checkpoint_reader{ckpt::Reader::open(path)};
+  auto r = std::make_unique<cairn_checkpoint_reader>();
+  r->file = ckpt::WeightsFile::open(path);
+  r->metadata.assign(r->file->metadata().begin(), r->file->metadata().end());
+  *out = r.release();
   CAIRN_API_END
 }
 
-size_t cairn_checkpoint_reader_count(const cairn_checkpoint_reader* r) { return r ? r->reader.entries().size() : 0; }
+size_t cairn_checkpoint_reader_count(const cairn_checkpoint_reader* r) { return r ? r->file->entries().size() : 0; }
 
 const char* cairn_checkpoint_reader_key(const cairn_checkpoint_reader* r, size_t i) {
-  const ckpt::TensorInfo* e = entry_at(r, i);
+  const ckpt::WeightsEntry* e = entry_at(r, i);
   return e ? e->key.c_str() : nullptr;
 }
 
 cairn_dtype cairn_checkpoint_reader_dtype(const cairn_checkpoint_reader* r, size_t i) {
-  const ckpt::TensorInfo* e = entry_at(r, i);
+  const ckpt::WeightsEntry* e = entry_at(r, i);
   return e ? static_cast<cairn_dtype>(e->dtype) : CAIRN_INVALID_DTYPE;
 }
 
+const char* cairn_checkpoint_reader_type_name(const cairn_checkpoint_reader* r, size_t i) {
+  const ckpt::WeightsEntry* e = entry_at(r, i);
+  return e ? e->type_text.c_str() : nullptr;
+}
+
 size_t cairn_checkpoint_reader_rank(const cairn_checkpoint_reader* r, size_t i) {
-  const ckpt::TensorInfo* e = entry_at(r, i);
+  const ckpt::WeightsEntry* e = entry_at(r, i);
   return e ? static_cast<size_t>(e->shape.rank()) : 0;
 }
 
 int64_t cairn_checkpoint_reader_dim(const cairn_checkpoint_reader* r, size_t i, size_t axis) {
-  const ckpt::TensorInfo* e = entry_at(r, i);
+  const ckpt::WeightsEntry* e = entry_at(r, i);
   if (!e || axis >= static_cast<size_t>(e->shape.rank())) return -1;
   return e->shape[static_cast<int>(axis)];
+}
+
+cairn_weights_format cairn_checkpoint_reader_format(const cairn_checkpoint_reader* r) {
+  return r ? to_c(r->file->format()) : CAIRN_WEIGHTS_AUTO;
 }
 
 cairn_status* cairn_checkpoint_reader_load(const cairn_checkpoint_reader* r, cairn_context* ctx, const char* key,
@@ -288,23 +424,78 @@ cairn_status* cairn_checkpoint_reader_load(const cairn_checkpoint_reader* r, cai
   require(r, fn, "reader");
   require(ctx, fn, "ctx");
   require(key, fn, "key");
-  *out = capi::new_tensor(r->reader.load(key, ctx->ctx->default_device()));
+  const ckpt::WeightsEntry& e = entry_named(r, key, /*string=*/false, fn);
+  *out = capi::new_tensor(r->file->load(e, ctx->ctx->default_device()));
   CAIRN_API_END
 }
 
-cairn_status* cairn_checkpoint_reader_load_string(const cairn_checkpoint_reader* r, const char* key, char** out,
-                                                  size_t* size) {
+cairn_status* cairn_checkpoint_reader_load_string_element(const cairn_checkpoint_reader* r, const char* key,
+                                                          size_t index, char** out, size_t* size) {
   CAIRN_API_BEGIN
-  const char* fn = "cairn_checkpoint_reader_load_string";
+  const char* fn = "cairn_checkpoint_reader_load_string_element";
   require(out, fn, "out");
   *out = nullptr;
   require(size, fn, "size");
   *size = 0;
   require(r, fn, "reader");
   require(key, fn, "key");
-  std::string bytes = r->reader.load_string(key);
-  *out = capi::malloc_string(bytes, fn);
-  *size = bytes.size();
+  const ckpt::WeightsEntry& e = entry_named(r, key, /*string=*/true, fn);
+  std::vector<std::string> elements = r->file->load_strings(e);
+  if (index >= elements.size())
+    raise(Code::InvalidArgument, "{}: index {} is past the {} elements of '{}'", fn, index, elements.size(), key);
+  *out = capi::malloc_string(elements[index], fn);
+  *size = elements[index].size();
+  CAIRN_API_END
+}
+
+cairn_status* cairn_checkpoint_reader_load_string(const cairn_checkpoint_reader* r, const char* key, char** out,
+                                                  size_t* size) {
+  return cairn_checkpoint_reader_load_string_element(r, key, 0, out, size);
+}
+
+cairn_status* cairn_checkpoint_reader_verify(const cairn_checkpoint_reader* r, const char* key, cairn_bool* checked) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_checkpoint_reader_verify";
+  if (checked) *checked = CAIRN_FALSE;
+  require(r, fn, "reader");
+  require(key, fn, "key");
+  const bool had = r->file->verify(r->file->entry(key));
+  if (checked) *checked = had ? CAIRN_TRUE : CAIRN_FALSE;
+  CAIRN_API_END
+}
+
+size_t cairn_checkpoint_reader_metadata_count(const cairn_checkpoint_reader* r) { return r ? r->metadata.size() : 0; }
+
+const char* cairn_checkpoint_reader_metadata_key(const cairn_checkpoint_reader* r, size_t i) {
+  return r && i < r->metadata.size() ? r->metadata[i].first.c_str() : nullptr;
+}
+
+const char* cairn_checkpoint_reader_metadata_value(const cairn_checkpoint_reader* r, size_t i) {
+  return r && i < r->metadata.size() ? r->metadata[i].second.c_str() : nullptr;
+}
+
+// ---- a module's weights by name ----
+
+cairn_status* cairn_object_load_weights(cairn_object* obj, const char* path, const cairn_weights_options* opts,
+                                        size_t* loaded) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_object_load_weights";
+  if (loaded) *loaded = 0;
+  require(obj, fn, "obj");
+  require(path, fn, "path");
+  const size_t n = ckpt::load_module_weights(*obj->obj, path, module_weights_options(opts, fn), fn);
+  if (loaded) *loaded = n;
+  CAIRN_API_END
+}
+
+cairn_status* cairn_object_save_weights(cairn_object* obj, const char* path, cairn_weights_format format,
+                                        const cairn_weights_options* opts) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_object_save_weights";
+  require(obj, fn, "obj");
+  require(path, fn, "path");
+  const ckpt::WeightsFormat f = format_to_write(format, fn);
+  ckpt::save_module_weights(*obj->obj, path, f, module_weights_options(opts, fn), fn);
   CAIRN_API_END
 }
 

@@ -1166,8 +1166,9 @@ func cCheckpointSync(ckpt *C.cairn_checkpoint) error {
 // Since 1.1 `path` may also be a TensorFlow checkpoint (a prefix, its .index, or a directory with a
 // `checkpoint` state file): its object graph is matched with the same rules, after Keras' edge
 // names are mapped onto Cairn's layers and optimizers (docs/tf_checkpoints.md), and each value's
-// CRC32C is checked as it is loaded. A TF1 checkpoint or a safetensors file has no object graph:
-// INVALID_ARGUMENT, load it by name with cairn_object_load_weights.
+// CRC32C is checked as it is loaded. A TF1 checkpoint (NOT_FOUND) or a safetensors file
+// (INVALID_ARGUMENT) has no object graph: the error says to load it by name instead
+// (cairn_object_load_weights).
 // @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
 // @param out   receives the restore status; free it with cairn_restore_status_free().
 // Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
@@ -1348,7 +1349,7 @@ func cCheckpointReaderFormat(r *C.cairn_checkpoint_reader) C.cairn_weights_forma
 // METHOD. The dtype of key `i` as its file names it ("float32" for Cairn and TensorFlow, "F32",
 // "F8_E4M3" for safetensors). cairn_checkpoint_reader_dtype gives what a load returns: the F8 types
 // load as CAIRN_FLOAT32, and dtypes Cairn lacks (uint16, complex64, U32, ...) are CAIRN_INVALID_DTYPE,
-// whose loads fail naming the key. Borrowed from `r`; NULL when out of range. Since 1.1.
+// whose loads fail with UNIMPLEMENTED naming the key. Borrowed from `r`; NULL when out of range. Since 1.1.
 func cCheckpointReaderTypeName(r *C.cairn_checkpoint_reader, i C.size_t) *C.char {
 	return C.cairn_checkpoint_reader_type_name(r, i)
 }

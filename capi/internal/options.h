@@ -49,7 +49,9 @@ namespace cairn::capi {
   X(cairn_tfrecord_options, CAIRN_TFRECORD_OPTIONS_INIT)                      \
   X(cairn_map_options, CAIRN_MAP_OPTIONS_INIT)                                \
   X(cairn_filter_options, CAIRN_FILTER_OPTIONS_INIT)                          \
-  X(cairn_interleave_options, CAIRN_INTERLEAVE_OPTIONS_INIT)
+  X(cairn_interleave_options, CAIRN_INTERLEAVE_OPTIONS_INIT)                  \
+  X(cairn_export_options, CAIRN_EXPORT_OPTIONS_INIT)                          \
+  X(cairn_weights_options, CAIRN_WEIGHTS_OPTIONS_INIT)
 
 // The name and the defaults of each struct. The defaults live in static storage, so their
 // padding bytes are zero and cairn_X_init gives the same bytes as a static `T x = CAIRN_X_INIT`.

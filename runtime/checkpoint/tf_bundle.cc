@@ -589,7 +589,7 @@ Tensor BundleReader::load(const BundleEntry& e, Device& device) const {
   if (e.tf_dtype == kDtString)
     raise(Code::InvalidArgument, "{}: entry '{}' is a string tensor; read it with load_strings", prefix_, e.key);
   if (e.dtype == DType::Invalid)
-    raise(Code::InvalidArgument, "{}: entry '{}' has TensorFlow dtype {} (DataType {}), which Cairn has no dtype for",
+    raise(Code::Unimplemented, "{}: entry '{}' has TensorFlow dtype {} (DataType {}), which Cairn has no dtype for",
           prefix_, e.key, tf_dtype_name(e.tf_dtype), e.tf_dtype);
   Tensor t = Tensor::allocate(device, e.dtype, e.shape);
   const size_t nbytes = static_cast<size_t>(e.shape.num_elements()) * dtype_size(e.dtype);

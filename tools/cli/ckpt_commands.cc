@@ -14,9 +14,15 @@
 #include "runtime/checkpoint/reader.h"
 #include "runtime/checkpoint/tf_object_graph.h"
 #include "runtime/core/convert.h"
-#include "tools/cli/weights_file.h"
+#include "runtime/checkpoint/weights_file.h"
 
 namespace cairn::cli {
+
+using ckpt::WeightsEntry;
+using ckpt::WeightsFile;
+using ckpt::WeightsFormat;
+using ckpt::WeightsValue;
+
 namespace {
 
 constexpr int64_t kSummarizeAbove = 1000;  // NumPy's default threshold
@@ -228,12 +234,12 @@ int ckpt_verify(const std::string& path, std::ostream& out, std::ostream& err) {
     return 1;
   }
   if (unchecked == 0) {
-    out << fmt::format("{}: all {} entries verified ({})\n", path, n, format_name(f->format()));
+    out << fmt::format("{}: all {} entries verified ({})\n", path, n, ckpt::format_name(f->format()));
   } else {
     // safetensors keeps no checksums of its own: the structure was checked at open, and only the
     // tensors written with Cairn's opt-in checksums can be checked for damaged bytes.
     out << fmt::format("{}: structure verified; {} of {} entries have checksums and match, {} have none ({})\n", path,
-                       n - unchecked, n, unchecked, format_name(f->format()));
+                       n - unchecked, n, unchecked, ckpt::format_name(f->format()));
   }
   return 0;
 }
@@ -287,7 +293,7 @@ int ckpt_diff(const std::string& path_a, const std::string& path_b, std::ostream
 int ckpt_convert(const std::string& from, const std::string& to, const std::string& format, std::ostream& out,
                  std::ostream& err) {
   auto f = WeightsFile::open(from);
-  const WeightsFormat target = parse_format(format);
+  const WeightsFormat target = ckpt::parse_format(format);
   std::vector<WeightsValue> values;
   for (const WeightsEntry& e : f->entries()) {
     WeightsValue v;
@@ -301,10 +307,10 @@ int ckpt_convert(const std::string& from, const std::string& to, const std::stri
     }
     values.push_back(std::move(v));
   }
-  const std::vector<std::string> skipped = write_weights(target, to, values);
-  for (const std::string& key : skipped) err << "skipped " << key << " (" << format_name(target) << " cannot hold it)\n";
+  const std::vector<std::string> skipped = ckpt::write_weights(target, to, values);
+  for (const std::string& key : skipped) err << "skipped " << key << " (" << ckpt::format_name(target) << " cannot hold it)\n";
   out << fmt::format("{}: {} of {} entries written as {} ({} -> {})\n", to, values.size() - skipped.size(),
-                     values.size(), format_name(target), format_name(f->format()), format_name(target));
+                     values.size(), ckpt::format_name(target), ckpt::format_name(f->format()), ckpt::format_name(target));
   return 0;
 }
 

@@ -286,6 +286,17 @@ pub const CAIRN_OBJECT_ITERATOR: cairn_object_kind = 8;
 /// A value of [`cairn_object_kind`].
 pub const CAIRN_OBJECT_KIND_FORCE32: cairn_object_kind = 0x7fffffff;
 
+/// A file format of weights. Since 1.1.
+pub type cairn_weights_format = u32;
+/// A value of [`cairn_weights_format`].
+pub const CAIRN_WEIGHTS_AUTO: cairn_weights_format = 0;
+/// A value of [`cairn_weights_format`].
+pub const CAIRN_WEIGHTS_CAIRN: cairn_weights_format = 1;
+/// A value of [`cairn_weights_format`].
+pub const CAIRN_WEIGHTS_TF: cairn_weights_format = 2;
+/// A value of [`cairn_weights_format`].
+pub const CAIRN_WEIGHTS_SAFETENSORS: cairn_weights_format = 3;
+
 /// How a gradient call answers for a source the target does not depend on. Since 1.0.
 pub type cairn_unconnected = u32;
 /// A value of [`cairn_unconnected`].
@@ -520,6 +531,48 @@ pub struct cairn_checkpoint_manager_options {
     pub max_to_keep: i64,
     /// `keep_checkpoint_every_n_hours` (C type `double`); see [`cairn_checkpoint_manager_options`].
     pub keep_checkpoint_every_n_hours: f64,
+}
+
+/// Options of cairn_checkpoint_export; start from CAIRN_EXPORT_OPTIONS_INIT. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_export_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_export_options`].
+    pub struct_size: u32,
+    /// `keras_names` (C type `int32_t`); see [`cairn_export_options`].
+    pub keras_names: i32,
+    /// `save_counter` (C type `int32_t`); see [`cairn_export_options`].
+    pub save_counter: i32,
+}
+
+/// Options of cairn_object_load_weights and cairn_object_save_weights; start from
+/// CAIRN_WEIGHTS_OPTIONS_INIT.
+///
+/// A variable's name is its path from the module (cairn_object_walk's: edge names joined by '/',
+/// "layer-0/kernel"), with every '/' replaced by `separator` and `prefix` put in front. On load a
+/// Cairn or TensorFlow key's "/.ATTRIBUTES/VARIABLE_VALUE" is dropped first, so the keys of a
+/// checkpoint of {"model": module} match with prefix "model/". Keys outside the prefix, optimizer
+/// slots (".OPTIMIZER_SLOT") and the object graph are not weights of the module and are passed
+/// over. Since 1.1.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_weights_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_weights_options`].
+    pub struct_size: u32,
+    /// `prefix` (C type `const char *`); see [`cairn_weights_options`].
+    pub prefix: *const c_char,
+    /// `separator` (C type `const char *`); see [`cairn_weights_options`].
+    pub separator: *const c_char,
+    /// `allow_missing` (C type `int32_t`); see [`cairn_weights_options`].
+    pub allow_missing: i32,
+    /// `allow_unused` (C type `int32_t`); see [`cairn_weights_options`].
+    pub allow_unused: i32,
+    /// `checksums` (C type `int32_t`); see [`cairn_weights_options`].
+    pub checksums: i32,
+    /// `max_shard_bytes` (C type `uint64_t`); see [`cairn_weights_options`].
+    pub max_shard_bytes: u64,
+    /// `metadata_json` (C type `const char *`); see [`cairn_weights_options`].
+    pub metadata_json: *const c_char,
 }
 
 /// Options of cairn_tape_create; start from CAIRN_TAPE_OPTIONS_INIT. Since 1.0.
@@ -1135,6 +1188,13 @@ pub const CAIRN_EXPONENTIAL_DECAY_OPTIONS_INIT: cairn_exponential_decay_options 
     staircase: 0,
 };
 
+/// `CAIRN_EXPORT_OPTIONS_INIT`: the documented defaults of [`cairn_export_options`].
+pub const CAIRN_EXPORT_OPTIONS_INIT: cairn_export_options = cairn_export_options {
+    struct_size: core::mem::size_of::<cairn_export_options>() as u32,
+    keras_names: 1,
+    save_counter: 1,
+};
+
 /// `CAIRN_FEATURE_SPEC_INIT`: the documented defaults of [`cairn_feature_spec`].
 pub const CAIRN_FEATURE_SPEC_INIT: cairn_feature_spec = cairn_feature_spec {
     struct_size: core::mem::size_of::<cairn_feature_spec>() as u32,
@@ -1338,6 +1398,18 @@ pub const CAIRN_VULKAN_OPTIONS_INIT: cairn_vulkan_options = cairn_vulkan_options
     cpu_fallback: 0,
 };
 
+/// `CAIRN_WEIGHTS_OPTIONS_INIT`: the documented defaults of [`cairn_weights_options`].
+pub const CAIRN_WEIGHTS_OPTIONS_INIT: cairn_weights_options = cairn_weights_options {
+    struct_size: core::mem::size_of::<cairn_weights_options>() as u32,
+    prefix: core::ptr::null(),
+    separator: core::ptr::null(),
+    allow_missing: 0,
+    allow_unused: 0,
+    checksums: 1,
+    max_shard_bytes: 0,
+    metadata_json: core::ptr::null(),
+};
+
 /// The C API's functions, resolved by name from the loaded library.
 pub(crate) struct Api {
     cairn_abi_version: unsafe extern "C" fn() -> u32,
@@ -1444,6 +1516,18 @@ pub(crate) struct Api {
     cairn_checkpoint_reader_load: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, ctx: *mut cairn_context, key: *const c_char, out: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_checkpoint_reader_load_string: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, key: *const c_char, out: *mut *mut c_char, size: *mut usize) -> *mut cairn_status,
     cairn_checkpoint_reader_free: unsafe extern "C" fn(r: *mut cairn_checkpoint_reader),
+    cairn_checkpoint_reader_format: unsafe extern "C" fn(r: *const cairn_checkpoint_reader) -> cairn_weights_format,
+    cairn_checkpoint_reader_type_name: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char,
+    cairn_checkpoint_reader_load_string_element: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, key: *const c_char, index: usize, out: *mut *mut c_char, size: *mut usize) -> *mut cairn_status,
+    cairn_checkpoint_reader_verify: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, key: *const c_char, checked: *mut i32) -> *mut cairn_status,
+    cairn_checkpoint_reader_metadata_count: unsafe extern "C" fn(r: *const cairn_checkpoint_reader) -> usize,
+    cairn_checkpoint_reader_metadata_key: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char,
+    cairn_checkpoint_reader_metadata_value: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char,
+    cairn_export_options_init: unsafe extern "C" fn(opts: *mut cairn_export_options, struct_size: u32) -> *mut cairn_status,
+    cairn_checkpoint_export: unsafe extern "C" fn(ckpt: *mut cairn_checkpoint, path: *const c_char, format: cairn_weights_format, opts: *const cairn_export_options) -> *mut cairn_status,
+    cairn_weights_options_init: unsafe extern "C" fn(opts: *mut cairn_weights_options, struct_size: u32) -> *mut cairn_status,
+    cairn_object_load_weights: unsafe extern "C" fn(obj: *mut cairn_object, path: *const c_char, opts: *const cairn_weights_options, loaded: *mut usize) -> *mut cairn_status,
+    cairn_object_save_weights: unsafe extern "C" fn(obj: *mut cairn_object, path: *const c_char, format: cairn_weights_format, opts: *const cairn_weights_options) -> *mut cairn_status,
     cairn_tape_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_tape_options, out: *mut *mut cairn_tape) -> *mut cairn_status,
     cairn_tape_watch: unsafe extern "C" fn(tape: *mut cairn_tape, t: *const cairn_tensor) -> *mut cairn_status,
     cairn_tape_watch_variable: unsafe extern "C" fn(tape: *mut cairn_tape, var: *const cairn_object) -> *mut cairn_status,
@@ -1746,6 +1830,18 @@ impl Api {
             cairn_checkpoint_reader_load: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_load")?),
             cairn_checkpoint_reader_load_string: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_load_string")?),
             cairn_checkpoint_reader_free: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_free")?),
+            cairn_checkpoint_reader_format: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_format")?),
+            cairn_checkpoint_reader_type_name: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_type_name")?),
+            cairn_checkpoint_reader_load_string_element: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_load_string_element")?),
+            cairn_checkpoint_reader_verify: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_verify")?),
+            cairn_checkpoint_reader_metadata_count: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_metadata_count")?),
+            cairn_checkpoint_reader_metadata_key: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_metadata_key")?),
+            cairn_checkpoint_reader_metadata_value: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_metadata_value")?),
+            cairn_export_options_init: core::mem::transmute(load::symbol(lib, c"cairn_export_options_init")?),
+            cairn_checkpoint_export: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_export")?),
+            cairn_weights_options_init: core::mem::transmute(load::symbol(lib, c"cairn_weights_options_init")?),
+            cairn_object_load_weights: core::mem::transmute(load::symbol(lib, c"cairn_object_load_weights")?),
+            cairn_object_save_weights: core::mem::transmute(load::symbol(lib, c"cairn_object_save_weights")?),
             cairn_tape_create: core::mem::transmute(load::symbol(lib, c"cairn_tape_create")?),
             cairn_tape_watch: core::mem::transmute(load::symbol(lib, c"cairn_tape_watch")?),
             cairn_tape_watch_variable: core::mem::transmute(load::symbol(lib, c"cairn_tape_watch_variable")?),
@@ -2623,6 +2719,12 @@ pub unsafe fn cairn_checkpoint_sync(ckpt: *mut cairn_checkpoint) -> *mut cairn_s
 /// METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
 /// edges. Values whose objects do not exist yet are applied the moment their edge is created (a
 /// set, list append or dict insert), for as long as the checkpoint or the status lives.
+/// Since 1.1 `path` may also be a TensorFlow checkpoint (a prefix, its .index, or a directory with a
+/// `checkpoint` state file): its object graph is matched with the same rules, after Keras' edge
+/// names are mapped onto Cairn's layers and optimizers (docs/tf_checkpoints.md), and each value's
+/// CRC32C is checked as it is loaded. A TF1 checkpoint (NOT_FOUND) or a safetensors file
+/// (INVALID_ARGUMENT) has no object graph: the error says to load it by name instead
+/// (cairn_object_load_weights).
 /// @param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
 /// @param out   receives the restore status; free it with cairn_restore_status_free().
 /// Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
@@ -2714,7 +2816,8 @@ pub unsafe fn cairn_checkpoint_manager_free(m: *mut cairn_checkpoint_manager) {
     (load::api().cairn_checkpoint_manager_free)(m)
 }
 
-/// CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
+/// CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index. Since 1.1 it opens
+/// TensorFlow checkpoints and safetensors too (see "Weights in other formats" below).
 /// @param out  receives the reader; free with cairn_checkpoint_reader_free().
 /// Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. Since 1.0.
 #[must_use]
@@ -2723,7 +2826,8 @@ pub unsafe fn cairn_checkpoint_reader_open(path: *const c_char, out: *mut *mut c
     (load::api().cairn_checkpoint_reader_open)(path, out)
 }
 
-/// METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included. Since 1.0.
+/// METHOD. Number of keys; keys are sorted in byte order, _CHECKPOINTABLE_OBJECT_GRAPH included
+/// (a TF1 checkpoint or safetensors has none). Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_count(r: *const cairn_checkpoint_reader) -> usize {
     (load::api().cairn_checkpoint_reader_count)(r)
@@ -2735,7 +2839,8 @@ pub unsafe fn cairn_checkpoint_reader_key(r: *const cairn_checkpoint_reader, i: 
     (load::api().cairn_checkpoint_reader_key)(r, i)
 }
 
-/// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range. Since 1.0.
+/// METHOD. Dtype of key `i` (CAIRN_STRING for the object graph and TensorFlow's string tensors);
+/// CAIRN_INVALID_DTYPE out of range or for a dtype Cairn lacks (cairn_checkpoint_reader_type_name). Since 1.0.
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_dtype(r: *const cairn_checkpoint_reader, i: usize) -> cairn_dtype {
     (load::api().cairn_checkpoint_reader_dtype)(r, i)
@@ -2762,7 +2867,8 @@ pub unsafe fn cairn_checkpoint_reader_load(r: *const cairn_checkpoint_reader, ct
     (load::api().cairn_checkpoint_reader_load)(r, ctx, key, out)
 }
 
-/// METHOD. The bytes of a string entry (the serialized object graph).
+/// METHOD. The bytes of a string entry (the serialized object graph; element 0 of a TensorFlow
+/// string tensor, see cairn_checkpoint_reader_load_string_element).
 /// @param out  receives a buffer (free with cairn_free); @param size receives its length. Since 1.0.
 #[must_use]
 #[inline]
@@ -2774,6 +2880,123 @@ pub unsafe fn cairn_checkpoint_reader_load_string(r: *const cairn_checkpoint_rea
 #[inline]
 pub unsafe fn cairn_checkpoint_reader_free(r: *mut cairn_checkpoint_reader) {
     (load::api().cairn_checkpoint_reader_free)(r)
+}
+
+/// METHOD. The format of the file `r` reads; CAIRN_WEIGHTS_AUTO for NULL. Since 1.1.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_format(r: *const cairn_checkpoint_reader) -> cairn_weights_format {
+    (load::api().cairn_checkpoint_reader_format)(r)
+}
+
+/// METHOD. The dtype of key `i` as its file names it ("float32" for Cairn and TensorFlow, "F32",
+/// "F8_E4M3" for safetensors). cairn_checkpoint_reader_dtype gives what a load returns: the F8 types
+/// load as CAIRN_FLOAT32, and dtypes Cairn lacks (uint16, complex64, U32, ...) are CAIRN_INVALID_DTYPE,
+/// whose loads fail with UNIMPLEMENTED naming the key. Borrowed from `r`; NULL when out of range. Since 1.1.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_type_name(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char {
+    (load::api().cairn_checkpoint_reader_type_name)(r, i)
+}
+
+/// METHOD. Element `index` (row-major) of a string value: TensorFlow's string tensors, or a Cairn
+/// file's object graph (one element). cairn_checkpoint_reader_load_string is element 0.
+/// @param out   receives a buffer (free with cairn_free); @param size receives its length.
+/// Errors: NOT_FOUND for an unknown key, INVALID_ARGUMENT for a value that is not a string or an
+/// index past its elements, DATA_LOSS for a damaged value. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_load_string_element(r: *const cairn_checkpoint_reader, key: *const c_char, index: usize, out: *mut *mut c_char, size: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_reader_load_string_element)(r, key, index, out, size)
+}
+
+/// METHOD. Checks the stored checksum of `key` without keeping its value (loads check it too).
+/// @param checked  receives CAIRN_TRUE, or CAIRN_FALSE when the file keeps no checksum for the key
+///                 (a safetensors tensor written without Cairn's opt-in checksum); may be NULL.
+/// Errors: NOT_FOUND for an unknown key, DATA_LOSS naming the key when the bytes do not match. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_verify(r: *const cairn_checkpoint_reader, key: *const c_char, checked: *mut i32) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_reader_verify)(r, key, checked)
+}
+
+/// METHOD. The number of metadata strings: a safetensors file's "__metadata__" (the first shard's
+/// for a sharded model), Cairn's checksum keys included; 0 for the other formats. Since 1.1.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_metadata_count(r: *const cairn_checkpoint_reader) -> usize {
+    (load::api().cairn_checkpoint_reader_metadata_count)(r)
+}
+
+/// METHOD. Metadata key `i`, in byte order. Borrowed from `r`; NULL when out of range. Since 1.1.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_metadata_key(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char {
+    (load::api().cairn_checkpoint_reader_metadata_key)(r, i)
+}
+
+/// METHOD. Metadata value `i`. Borrowed from `r`; NULL when out of range. Since 1.1.
+#[inline]
+pub unsafe fn cairn_checkpoint_reader_metadata_value(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char {
+    (load::api().cairn_checkpoint_reader_metadata_value)(r, i)
+}
+
+/// METHOD. Fills a cairn_export_options with its defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_export_options_init(opts: *mut cairn_export_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_export_options_init)(opts, struct_size)
+}
+
+/// METHOD. Writes the checkpoint to `path` in `format`, atomically (a failed export leaves an
+/// earlier file at `path` as it was), leaving save_counter alone.
+///  - CAIRN_WEIGHTS_TF: the bundle "\<path\>.index" + "\<path\>.data-00000-of-00001" with TensorFlow's
+///    object graph; tf.train.load_checkpoint reads every value and tf.train.Checkpoint restores it.
+///  - CAIRN_WEIGHTS_CAIRN: what cairn_checkpoint_write writes.
+///  - CAIRN_WEIGHTS_SAFETENSORS: every value by its checkpoint key (as `cairn ckpt convert` does);
+///    there is no object graph. To save one module under short names use cairn_object_save_weights.
+/// @param opts  NULL for the defaults.
+/// Errors: INVALID_ARGUMENT for CAIRN_WEIGHTS_AUTO or an unknown format, the errors of writing
+/// (PERMISSION_DENIED, RESOURCE_EXHAUSTED, ... naming the path). Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_export(ckpt: *mut cairn_checkpoint, path: *const c_char, format: cairn_weights_format, opts: *const cairn_export_options) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_export)(ckpt, path, format, opts)
+}
+
+/// METHOD. Fills a cairn_weights_options with its defaults. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_weights_options_init(opts: *mut cairn_weights_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_weights_options_init)(opts, struct_size)
+}
+
+/// METHOD. Loads the variables under `obj` (a module, layer, model or any object) by name from
+/// `path`, in any of the three formats (Keras' load_weights by name). Every value is read and
+/// checked (dtype, shape, checksum) before any variable changes, so a failed load leaves every
+/// variable as it was. Values are copied to each variable's device.
+/// @param opts    NULL for the defaults.
+/// @param loaded  receives the number of variables assigned; may be NULL.
+/// Errors: NOT_FOUND for a missing file or (without allow_missing) the variables the file lacks,
+/// INVALID_ARGUMENT naming the variable and key for a dtype or shape mismatch and (without
+/// allow_unused) the values no variable took, DATA_LOSS for a damaged file. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_load_weights(obj: *mut cairn_object, path: *const c_char, opts: *const cairn_weights_options, loaded: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_object_load_weights)(obj, path, opts, loaded)
+}
+
+/// METHOD. Saves the variables under `obj` by name to `path` in `format` (Keras' save_weights),
+/// atomically: a failed save leaves an earlier file at `path` as it was.
+///  - CAIRN_WEIGHTS_SAFETENSORS: a file the safetensors package reads, or shards (max_shard_bytes);
+///  - CAIRN_WEIGHTS_TF: a name-based bundle "\<path\>.index" + "\<path\>.data-00000-of-00001"
+///    (tf.train.load_checkpoint and TF1's Saver read it);
+///  - CAIRN_WEIGHTS_CAIRN: a Cairn file of the names, without an object graph.
+/// cairn_object_load_weights reads each back. For a checkpoint TensorFlow restores by object graph,
+/// use cairn_checkpoint_export.
+/// @param opts  NULL for the defaults.
+/// Errors: INVALID_ARGUMENT for CAIRN_WEIGHTS_AUTO, an object without variables, two variables
+/// whose names collide, or metadata_json that is not an object of strings; the errors of writing. Since 1.1.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_object_save_weights(obj: *mut cairn_object, path: *const c_char, format: cairn_weights_format, opts: *const cairn_weights_options) -> *mut cairn_status {
+    (load::api().cairn_object_save_weights)(obj, path, format, opts)
 }
 
 /// CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as

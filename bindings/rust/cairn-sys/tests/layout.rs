@@ -56,6 +56,19 @@ int main(void) {
   printf("cairn_checkpoint_manager_options.checkpoint_name %zu\n", offsetof(cairn_checkpoint_manager_options, checkpoint_name));
   printf("cairn_checkpoint_manager_options.max_to_keep %zu\n", offsetof(cairn_checkpoint_manager_options, max_to_keep));
   printf("cairn_checkpoint_manager_options.keep_checkpoint_every_n_hours %zu\n", offsetof(cairn_checkpoint_manager_options, keep_checkpoint_every_n_hours));
+  printf("cairn_export_options size %zu align %zu\n", sizeof(cairn_export_options), _Alignof(cairn_export_options));
+  printf("cairn_export_options.struct_size %zu\n", offsetof(cairn_export_options, struct_size));
+  printf("cairn_export_options.keras_names %zu\n", offsetof(cairn_export_options, keras_names));
+  printf("cairn_export_options.save_counter %zu\n", offsetof(cairn_export_options, save_counter));
+  printf("cairn_weights_options size %zu align %zu\n", sizeof(cairn_weights_options), _Alignof(cairn_weights_options));
+  printf("cairn_weights_options.struct_size %zu\n", offsetof(cairn_weights_options, struct_size));
+  printf("cairn_weights_options.prefix %zu\n", offsetof(cairn_weights_options, prefix));
+  printf("cairn_weights_options.separator %zu\n", offsetof(cairn_weights_options, separator));
+  printf("cairn_weights_options.allow_missing %zu\n", offsetof(cairn_weights_options, allow_missing));
+  printf("cairn_weights_options.allow_unused %zu\n", offsetof(cairn_weights_options, allow_unused));
+  printf("cairn_weights_options.checksums %zu\n", offsetof(cairn_weights_options, checksums));
+  printf("cairn_weights_options.max_shard_bytes %zu\n", offsetof(cairn_weights_options, max_shard_bytes));
+  printf("cairn_weights_options.metadata_json %zu\n", offsetof(cairn_weights_options, metadata_json));
   printf("cairn_tape_options size %zu align %zu\n", sizeof(cairn_tape_options), _Alignof(cairn_tape_options));
   printf("cairn_tape_options.struct_size %zu\n", offsetof(cairn_tape_options, struct_size));
   printf("cairn_tape_options.persistent %zu\n", offsetof(cairn_tape_options, persistent));
@@ -293,6 +306,19 @@ fn rust_layout() -> Vec<String> {
         format!("cairn_checkpoint_manager_options.checkpoint_name {}", offset_of!(cairn_checkpoint_manager_options, checkpoint_name)),
         format!("cairn_checkpoint_manager_options.max_to_keep {}", offset_of!(cairn_checkpoint_manager_options, max_to_keep)),
         format!("cairn_checkpoint_manager_options.keep_checkpoint_every_n_hours {}", offset_of!(cairn_checkpoint_manager_options, keep_checkpoint_every_n_hours)),
+        format!("cairn_export_options size {} align {}", size_of::<cairn_export_options>(), align_of::<cairn_export_options>()),
+        format!("cairn_export_options.struct_size {}", offset_of!(cairn_export_options, struct_size)),
+        format!("cairn_export_options.keras_names {}", offset_of!(cairn_export_options, keras_names)),
+        format!("cairn_export_options.save_counter {}", offset_of!(cairn_export_options, save_counter)),
+        format!("cairn_weights_options size {} align {}", size_of::<cairn_weights_options>(), align_of::<cairn_weights_options>()),
+        format!("cairn_weights_options.struct_size {}", offset_of!(cairn_weights_options, struct_size)),
+        format!("cairn_weights_options.prefix {}", offset_of!(cairn_weights_options, prefix)),
+        format!("cairn_weights_options.separator {}", offset_of!(cairn_weights_options, separator)),
+        format!("cairn_weights_options.allow_missing {}", offset_of!(cairn_weights_options, allow_missing)),
+        format!("cairn_weights_options.allow_unused {}", offset_of!(cairn_weights_options, allow_unused)),
+        format!("cairn_weights_options.checksums {}", offset_of!(cairn_weights_options, checksums)),
+        format!("cairn_weights_options.max_shard_bytes {}", offset_of!(cairn_weights_options, max_shard_bytes)),
+        format!("cairn_weights_options.metadata_json {}", offset_of!(cairn_weights_options, metadata_json)),
         format!("cairn_tape_options size {} align {}", size_of::<cairn_tape_options>(), align_of::<cairn_tape_options>()),
         format!("cairn_tape_options.struct_size {}", offset_of!(cairn_tape_options, struct_size)),
         format!("cairn_tape_options.persistent {}", offset_of!(cairn_tape_options, persistent)),

@@ -401,6 +401,56 @@ impl ObjectKind {
     }
 }
 
+/// A file format of weights. Since 1.1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum WeightsFormat {
+    /// `CAIRN_WEIGHTS_AUTO`
+    Auto = 0,
+    /// `CAIRN_WEIGHTS_CAIRN`
+    Cairn = 1,
+    /// `CAIRN_WEIGHTS_TF`
+    Tf = 2,
+    /// `CAIRN_WEIGHTS_SAFETENSORS`
+    Safetensors = 3,
+}
+
+impl WeightsFormat {
+    /// All values, in the header's order.
+    pub const ALL: [WeightsFormat; 4] = [
+        WeightsFormat::Auto,
+        WeightsFormat::Cairn,
+        WeightsFormat::Tf,
+        WeightsFormat::Safetensors,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_weights_format) -> Option<WeightsFormat> {
+        match raw {
+            sys::CAIRN_WEIGHTS_AUTO => Some(WeightsFormat::Auto),
+            sys::CAIRN_WEIGHTS_CAIRN => Some(WeightsFormat::Cairn),
+            sys::CAIRN_WEIGHTS_TF => Some(WeightsFormat::Tf),
+            sys::CAIRN_WEIGHTS_SAFETENSORS => Some(WeightsFormat::Safetensors),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_weights_format {
+        self as sys::cairn_weights_format
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            WeightsFormat::Auto => "WEIGHTS_AUTO",
+            WeightsFormat::Cairn => "WEIGHTS_CAIRN",
+            WeightsFormat::Tf => "WEIGHTS_TF",
+            WeightsFormat::Safetensors => "WEIGHTS_SAFETENSORS",
+        }
+    }
+}
+
 /// How a gradient call answers for a source the target does not depend on. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]

@@ -1737,6 +1737,196 @@ JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_checkpointReaderFree(JNIEnv *e
   cairn_checkpoint_reader_free((cairn_checkpoint_reader *)(intptr_t)r);
 }
 
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_checkpointReaderFormat(JNIEnv *env, jclass cls, jlong r) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_checkpoint_reader_format((const cairn_checkpoint_reader *)(intptr_t)r);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_checkpointReaderTypeName(JNIEnv *env, jclass cls, jlong r, jlong i) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_checkpoint_reader_type_name((const cairn_checkpoint_reader *)(intptr_t)r, (size_t)i));
+done:
+  return result;
+}
+
+JNIEXPORT jbyteArray JNICALL Java_dev_cairn_CairnNative_checkpointReaderLoadStringElement(JNIEnv *env, jclass cls, jlong r, jbyteArray key, jlong index) {
+  (void)env;
+  (void)cls;
+  jbyteArray result = NULL;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_key;
+  if (!cairn_jni_cstring(env, &arena, key, &c_key)) goto done;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  char *c_out = NULL;
+  size_t c_out_n = 0;
+  cairn_status *status = cairn_checkpoint_reader_load_string_element((const cairn_checkpoint_reader *)(intptr_t)r, c_key, (size_t)index, &c_out, &c_out_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_bytes(env, c_out, c_out_n);
+  cairn_free(c_out);
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_checkpointReaderVerify(JNIEnv *env, jclass cls, jlong r, jbyteArray key) {
+  (void)env;
+  (void)cls;
+  jint result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_key;
+  if (!cairn_jni_cstring(env, &arena, key, &c_key)) goto done;
+  int32_t c_out = 0;
+  cairn_status *status = cairn_checkpoint_reader_verify((const cairn_checkpoint_reader *)(intptr_t)r, c_key, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jint)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_checkpointReaderMetadataCount(JNIEnv *env, jclass cls, jlong r) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_checkpoint_reader_metadata_count((const cairn_checkpoint_reader *)(intptr_t)r);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_checkpointReaderMetadataKey(JNIEnv *env, jclass cls, jlong r, jlong i) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_checkpoint_reader_metadata_key((const cairn_checkpoint_reader *)(intptr_t)r, (size_t)i));
+done:
+  return result;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_checkpointReaderMetadataValue(JNIEnv *env, jclass cls, jlong r, jlong i) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_checkpoint_reader_metadata_value((const cairn_checkpoint_reader *)(intptr_t)r, (size_t)i));
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_checkpointExport(JNIEnv *env, jclass cls, jlong ckpt, jbyteArray path, jint format, jlong optsSet, jint optsKerasNames, jint optsSaveCounter) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_export_options c_opts;
+  if (cairn_jni_check_status(env, cairn_export_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* keras_names */
+    c_opts.keras_names = (int32_t)optsKerasNames;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* save_counter */
+    c_opts.save_counter = (int32_t)optsSaveCounter;
+  }
+  cairn_status *status = cairn_checkpoint_export((cairn_checkpoint *)(intptr_t)ckpt, c_path, (cairn_weights_format)format, &c_opts);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_objectLoadWeights(JNIEnv *env, jclass cls, jlong obj, jbyteArray path, jlong optsSet, jbyteArray optsPrefix, jbyteArray optsSeparator, jint optsAllowMissing, jint optsAllowUnused, jint optsChecksums, jlong optsMaxShardBytes, jbyteArray optsMetadataJson) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_weights_options c_opts;
+  if (cairn_jni_check_status(env, cairn_weights_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* prefix */
+    if (!cairn_jni_cstring(env, &arena, optsPrefix, &c_opts.prefix)) goto done;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* separator */
+    if (!cairn_jni_cstring(env, &arena, optsSeparator, &c_opts.separator)) goto done;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* allow_missing */
+    c_opts.allow_missing = (int32_t)optsAllowMissing;
+  }
+  if (optsSet & (jlong)(1ULL << 3)) { /* allow_unused */
+    c_opts.allow_unused = (int32_t)optsAllowUnused;
+  }
+  if (optsSet & (jlong)(1ULL << 4)) { /* checksums */
+    c_opts.checksums = (int32_t)optsChecksums;
+  }
+  if (optsSet & (jlong)(1ULL << 5)) { /* max_shard_bytes */
+    c_opts.max_shard_bytes = (uint64_t)optsMaxShardBytes;
+  }
+  if (optsSet & (jlong)(1ULL << 6)) { /* metadata_json */
+    if (!cairn_jni_cstring(env, &arena, optsMetadataJson, &c_opts.metadata_json)) goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_object_load_weights((cairn_object *)(intptr_t)obj, c_path, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_objectSaveWeights(JNIEnv *env, jclass cls, jlong obj, jbyteArray path, jint format, jlong optsSet, jbyteArray optsPrefix, jbyteArray optsSeparator, jint optsAllowMissing, jint optsAllowUnused, jint optsChecksums, jlong optsMaxShardBytes, jbyteArray optsMetadataJson) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_path;
+  if (!cairn_jni_cstring(env, &arena, path, &c_path)) goto done;
+  cairn_weights_options c_opts;
+  if (cairn_jni_check_status(env, cairn_weights_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* prefix */
+    if (!cairn_jni_cstring(env, &arena, optsPrefix, &c_opts.prefix)) goto done;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* separator */
+    if (!cairn_jni_cstring(env, &arena, optsSeparator, &c_opts.separator)) goto done;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* allow_missing */
+    c_opts.allow_missing = (int32_t)optsAllowMissing;
+  }
+  if (optsSet & (jlong)(1ULL << 3)) { /* allow_unused */
+    c_opts.allow_unused = (int32_t)optsAllowUnused;
+  }
+  if (optsSet & (jlong)(1ULL << 4)) { /* checksums */
+    c_opts.checksums = (int32_t)optsChecksums;
+  }
+  if (optsSet & (jlong)(1ULL << 5)) { /* max_shard_bytes */
+    c_opts.max_shard_bytes = (uint64_t)optsMaxShardBytes;
+  }
+  if (optsSet & (jlong)(1ULL << 6)) { /* metadata_json */
+    if (!cairn_jni_cstring(env, &arena, optsMetadataJson, &c_opts.metadata_json)) goto done;
+  }
+  cairn_status *status = cairn_object_save_weights((cairn_object *)(intptr_t)obj, c_path, (cairn_weights_format)format, &c_opts);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
 JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_tapeCreate(JNIEnv *env, jclass cls, jlong ctx, jlong optsSet, jint optsPersistent, jint optsWatchAccessedVariables) {
   (void)env;
   (void)cls;

@@ -13,6 +13,8 @@ package dev.cairn;
  *   <li>cairn_status_message: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_status_free: statuses become CairnException inside the glue (cairn_jni_check_status)
  *   <li>cairn_free: the glue frees the strings the library hands over
+ *   <li>cairn_export_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_weights_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_record_writer_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_record_reader_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_record_reader_next: no Java mapping for parameter const void **data
@@ -143,6 +145,10 @@ final class CairnNative {
   static final long EXPONENTIAL_DECAY_OPTIONS_DECAY_RATE = 1L << 2;
   static final long EXPONENTIAL_DECAY_OPTIONS_STAIRCASE = 1L << 3;
 
+  // cairn_export_options: bits of the mask saying which fields the caller set (the rest keep cairn_export_options_init's values).
+  static final long EXPORT_OPTIONS_KERAS_NAMES = 1L << 0;
+  static final long EXPORT_OPTIONS_SAVE_COUNTER = 1L << 1;
+
   // cairn_filter_options: bits of the mask saying which fields the caller set (the rest keep cairn_filter_options_init's values).
   static final long FILTER_OPTIONS_COMPILE = 1L << 0;
   static final long FILTER_OPTIONS_SEED = 1L << 1;
@@ -234,6 +240,15 @@ final class CairnNative {
   static final long VULKAN_OPTIONS_QUEUE = 1L << 4;
   static final long VULKAN_OPTIONS_MEMORY_LIMIT = 1L << 5;
   static final long VULKAN_OPTIONS_CPU_FALLBACK = 1L << 6;
+
+  // cairn_weights_options: bits of the mask saying which fields the caller set (the rest keep cairn_weights_options_init's values).
+  static final long WEIGHTS_OPTIONS_PREFIX = 1L << 0;
+  static final long WEIGHTS_OPTIONS_SEPARATOR = 1L << 1;
+  static final long WEIGHTS_OPTIONS_ALLOW_MISSING = 1L << 2;
+  static final long WEIGHTS_OPTIONS_ALLOW_UNUSED = 1L << 3;
+  static final long WEIGHTS_OPTIONS_CHECKSUMS = 1L << 4;
+  static final long WEIGHTS_OPTIONS_MAX_SHARD_BYTES = 1L << 5;
+  static final long WEIGHTS_OPTIONS_METADATA_JSON = 1L << 6;
 
   /**
    * cairn_abi_version: METHOD. The ABI version of the loaded library; equals CAIRN_ABI_VERSION for a matching header.
@@ -792,6 +807,12 @@ final class CairnNative {
    * cairn_checkpoint_restore: METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
    * edges. Values whose objects do not exist yet are applied the moment their edge is created (a
    * set, list append or dict insert), for as long as the checkpoint or the status lives.
+   * Since 1.1 `path` may also be a TensorFlow checkpoint (a prefix, its .index, or a directory with a
+   * `checkpoint` state file): its object graph is matched with the same rules, after Keras' edge
+   * names are mapped onto Cairn's layers and optimizers (docs/tf_checkpoints.md), and each value's
+   * CRC32C is checked as it is loaded. A TF1 checkpoint (NOT_FOUND) or a safetensors file
+   * (INVALID_ARGUMENT) has no object graph: the error says to load it by name instead
+   * (cairn_object_load_weights).
    * &#64;param path  NULL: nothing to restore (TF's restore(None)); the status's asserts then fail.
    * &#64;param out   receives the restore status; free it with cairn_restore_status_free().
    * Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype or
@@ -866,14 +887,16 @@ final class CairnNative {
   static native void checkpointManagerFree(long m);
 
   /**
-   * cairn_checkpoint_reader_open: CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index.
+   * cairn_checkpoint_reader_open: CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index. Since 1.1 it opens
+   * TensorFlow checkpoints and safetensors too (see "Weights in other formats" below).
    * &#64;param out  receives the reader; free with cairn_checkpoint_reader_free().
    * Errors: NOT_FOUND for a missing file, DATA_LOSS naming the damaged part. Since 1.0.
    */
   static native long checkpointReaderOpen(byte[] path);
 
   /**
-   * cairn_checkpoint_reader_count: METHOD. Number of keys; keys are sorted, _CHECKPOINTABLE_OBJECT_GRAPH included. Since 1.0.
+   * cairn_checkpoint_reader_count: METHOD. Number of keys; keys are sorted in byte order, _CHECKPOINTABLE_OBJECT_GRAPH included
+   * (a TF1 checkpoint or safetensors has none). Since 1.0.
    */
   static native long checkpointReaderCount(long r);
 
@@ -883,7 +906,8 @@ final class CairnNative {
   static native String checkpointReaderKey(long r, long i);
 
   /**
-   * cairn_checkpoint_reader_dtype: METHOD. Dtype of key `i` (CAIRN_STRING for the object graph); CAIRN_INVALID_DTYPE out of range. Since 1.0.
+   * cairn_checkpoint_reader_dtype: METHOD. Dtype of key `i` (CAIRN_STRING for the object graph and TensorFlow's string tensors);
+   * CAIRN_INVALID_DTYPE out of range or for a dtype Cairn lacks (cairn_checkpoint_reader_type_name). Since 1.0.
    */
   static native int checkpointReaderDtype(long r, long i);
 
@@ -905,7 +929,8 @@ final class CairnNative {
   static native long checkpointReaderLoad(long r, long ctx, byte[] key);
 
   /**
-   * cairn_checkpoint_reader_load_string: METHOD. The bytes of a string entry (the serialized object graph).
+   * cairn_checkpoint_reader_load_string: METHOD. The bytes of a string entry (the serialized object graph; element 0 of a TensorFlow
+   * string tensor, see cairn_checkpoint_reader_load_string_element).
    * &#64;param out  receives a buffer (free with cairn_free); &#64;param size receives its length. Since 1.0.
    */
   static native byte[] checkpointReaderLoadString(long r, byte[] key);
@@ -914,6 +939,94 @@ final class CairnNative {
    * cairn_checkpoint_reader_free: DESTRUCTOR. Frees a reader. NULL is fine. Since 1.0.
    */
   static native void checkpointReaderFree(long r);
+
+  /**
+   * cairn_checkpoint_reader_format: METHOD. The format of the file `r` reads; CAIRN_WEIGHTS_AUTO for NULL. Since 1.1.
+   */
+  static native int checkpointReaderFormat(long r);
+
+  /**
+   * cairn_checkpoint_reader_type_name: METHOD. The dtype of key `i` as its file names it ("float32" for Cairn and TensorFlow, "F32",
+   * "F8_E4M3" for safetensors). cairn_checkpoint_reader_dtype gives what a load returns: the F8 types
+   * load as CAIRN_FLOAT32, and dtypes Cairn lacks (uint16, complex64, U32, ...) are CAIRN_INVALID_DTYPE,
+   * whose loads fail with UNIMPLEMENTED naming the key. Borrowed from `r`; NULL when out of range. Since 1.1.
+   */
+  static native String checkpointReaderTypeName(long r, long i);
+
+  /**
+   * cairn_checkpoint_reader_load_string_element: METHOD. Element `index` (row-major) of a string value: TensorFlow's string tensors, or a Cairn
+   * file's object graph (one element). cairn_checkpoint_reader_load_string is element 0.
+   * &#64;param out   receives a buffer (free with cairn_free); &#64;param size receives its length.
+   * Errors: NOT_FOUND for an unknown key, INVALID_ARGUMENT for a value that is not a string or an
+   * index past its elements, DATA_LOSS for a damaged value. Since 1.1.
+   */
+  static native byte[] checkpointReaderLoadStringElement(long r, byte[] key, long index);
+
+  /**
+   * cairn_checkpoint_reader_verify: METHOD. Checks the stored checksum of `key` without keeping its value (loads check it too).
+   * &#64;param checked  receives CAIRN_TRUE, or CAIRN_FALSE when the file keeps no checksum for the key
+   *                 (a safetensors tensor written without Cairn's opt-in checksum); may be NULL.
+   * Errors: NOT_FOUND for an unknown key, DATA_LOSS naming the key when the bytes do not match. Since 1.1.
+   */
+  static native int checkpointReaderVerify(long r, byte[] key);
+
+  /**
+   * cairn_checkpoint_reader_metadata_count: METHOD. The number of metadata strings: a safetensors file's "__metadata__" (the first shard's
+   * for a sharded model), Cairn's checksum keys included; 0 for the other formats. Since 1.1.
+   */
+  static native long checkpointReaderMetadataCount(long r);
+
+  /**
+   * cairn_checkpoint_reader_metadata_key: METHOD. Metadata key `i`, in byte order. Borrowed from `r`; NULL when out of range. Since 1.1.
+   */
+  static native String checkpointReaderMetadataKey(long r, long i);
+
+  /**
+   * cairn_checkpoint_reader_metadata_value: METHOD. Metadata value `i`. Borrowed from `r`; NULL when out of range. Since 1.1.
+   */
+  static native String checkpointReaderMetadataValue(long r, long i);
+
+  /**
+   * cairn_checkpoint_export: METHOD. Writes the checkpoint to `path` in `format`, atomically (a failed export leaves an
+   * earlier file at `path` as it was), leaving save_counter alone.
+   *  - CAIRN_WEIGHTS_TF: the bundle "&lt;path&gt;.index" + "&lt;path&gt;.data-00000-of-00001" with TensorFlow's
+   *    object graph; tf.train.load_checkpoint reads every value and tf.train.Checkpoint restores it.
+   *  - CAIRN_WEIGHTS_CAIRN: what cairn_checkpoint_write writes.
+   *  - CAIRN_WEIGHTS_SAFETENSORS: every value by its checkpoint key (as `cairn ckpt convert` does);
+   *    there is no object graph. To save one module under short names use cairn_object_save_weights.
+   * &#64;param opts  NULL for the defaults.
+   * Errors: INVALID_ARGUMENT for CAIRN_WEIGHTS_AUTO or an unknown format, the errors of writing
+   * (PERMISSION_DENIED, RESOURCE_EXHAUSTED, ... naming the path). Since 1.1.
+   */
+  static native void checkpointExport(long ckpt, byte[] path, int format, long optsSet, int optsKerasNames, int optsSaveCounter);
+
+  /**
+   * cairn_object_load_weights: METHOD. Loads the variables under `obj` (a module, layer, model or any object) by name from
+   * `path`, in any of the three formats (Keras' load_weights by name). Every value is read and
+   * checked (dtype, shape, checksum) before any variable changes, so a failed load leaves every
+   * variable as it was. Values are copied to each variable's device.
+   * &#64;param opts    NULL for the defaults.
+   * &#64;param loaded  receives the number of variables assigned; may be NULL.
+   * Errors: NOT_FOUND for a missing file or (without allow_missing) the variables the file lacks,
+   * INVALID_ARGUMENT naming the variable and key for a dtype or shape mismatch and (without
+   * allow_unused) the values no variable took, DATA_LOSS for a damaged file. Since 1.1.
+   */
+  static native long objectLoadWeights(long obj, byte[] path, long optsSet, byte[] optsPrefix, byte[] optsSeparator, int optsAllowMissing, int optsAllowUnused, int optsChecksums, long optsMaxShardBytes, byte[] optsMetadataJson);
+
+  /**
+   * cairn_object_save_weights: METHOD. Saves the variables under `obj` by name to `path` in `format` (Keras' save_weights),
+   * atomically: a failed save leaves an earlier file at `path` as it was.
+   *  - CAIRN_WEIGHTS_SAFETENSORS: a file the safetensors package reads, or shards (max_shard_bytes);
+   *  - CAIRN_WEIGHTS_TF: a name-based bundle "&lt;path&gt;.index" + "&lt;path&gt;.data-00000-of-00001"
+   *    (tf.train.load_checkpoint and TF1's Saver read it);
+   *  - CAIRN_WEIGHTS_CAIRN: a Cairn file of the names, without an object graph.
+   * cairn_object_load_weights reads each back. For a checkpoint TensorFlow restores by object graph,
+   * use cairn_checkpoint_export.
+   * &#64;param opts  NULL for the defaults.
+   * Errors: INVALID_ARGUMENT for CAIRN_WEIGHTS_AUTO, an object without variables, two variables
+   * whose names collide, or metadata_json that is not an object of strings; the errors of writing. Since 1.1.
+   */
+  static native void objectSaveWeights(long obj, byte[] path, int format, long optsSet, byte[] optsPrefix, byte[] optsSeparator, int optsAllowMissing, int optsAllowUnused, int optsChecksums, long optsMaxShardBytes, byte[] optsMetadataJson);
 
   /**
    * cairn_tape_create: CONSTRUCTOR. Starts a tape on the calling thread; it records only that thread's ops (as

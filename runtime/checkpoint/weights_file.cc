@@ -1,4 +1,4 @@
-#include "tools/cli/weights_file.h"
+#include "runtime/checkpoint/weights_file.h"
 
 #include <sys/stat.h>
 
@@ -16,7 +16,7 @@
 #include "runtime/eager/context.h"
 #include "runtime/io/safetensors.h"
 
-namespace cairn::cli {
+namespace cairn::ckpt {
 namespace {
 
 Device& host() {
@@ -48,18 +48,14 @@ std::string magic(const std::string& path) {
   return std::string(b, sizeof b);
 }
 
-void sort_entries(std::vector<WeightsEntry>& v) {
-  std::sort(v.begin(), v.end(), [](const WeightsEntry& a, const WeightsEntry& b) { return a.key < b.key; });
-}
-
 class CairnWeights final : public WeightsFile {
  public:
-  explicit CairnWeights(const std::string& path) : WeightsFile(path), r_(ckpt::Reader::open(path)) {
-    for (const ckpt::TensorInfo& e : r_.entries())
-      entries_.push_back({e.key, e.dtype, dtype_name(e.dtype), e.shape, e.raw_size, e.stored_size, ckpt::codec_name(e.codec)});
+  explicit CairnWeights(const std::string& path) : WeightsFile(path), r_(Reader::open(path)) {
+    for (const TensorInfo& e : r_.entries())
+      entries_.push_back({e.key, e.dtype, dtype_name(e.dtype), e.shape, e.raw_size, e.stored_size, codec_name(e.codec)});
   }
   WeightsFormat format() const override { return WeightsFormat::Cairn; }
-  Tensor load(const WeightsEntry& e) const override { return r_.load(e.key, host()); }
+  Tensor load(const WeightsEntry& e, Device& d) const override { return r_.load(e.key, d); }
   std::vector<std::string> load_strings(const WeightsEntry& e) const override { return {r_.load_string(e.key)}; }
   bool verify(const WeightsEntry& e) const override {
     r_.verify(r_.info(e.key));
@@ -67,7 +63,7 @@ class CairnWeights final : public WeightsFile {
   }
 
  private:
-  ckpt::Reader r_;
+  Reader r_;
 };
 
 class TfWeights final : public WeightsFile {
@@ -80,7 +76,7 @@ class TfWeights final : public WeightsFile {
     }
   }
   WeightsFormat format() const override { return WeightsFormat::TfBundle; }
-  Tensor load(const WeightsEntry& e) const override { return r_->load(r_->info(e.key), host()); }
+  Tensor load(const WeightsEntry& e, Device& d) const override { return r_->load(r_->info(e.key), d); }
   std::vector<std::string> load_strings(const WeightsEntry& e) const override { return r_->load_strings(r_->info(e.key)); }
   bool verify(const WeightsEntry& e) const override {
     r_->verify(r_->info(e.key));
@@ -107,11 +103,12 @@ class SafetensorsWeights final : public WeightsFile {
     }
   }
   WeightsFormat format() const override { return WeightsFormat::Safetensors; }
-  Tensor load(const WeightsEntry& e) const override { return m_.load(e.key, host()); }
+  Tensor load(const WeightsEntry& e, Device& d) const override { return m_.load(e.key, d); }
   std::vector<std::string> load_strings(const WeightsEntry& e) const override {
     raise(Code::InvalidArgument, "{}: '{}' is not a string (safetensors has no strings)", path_, e.key);
   }
   bool verify(const WeightsEntry& e) const override { return m_.file_of(e.key)->verify(e.key); }
+  const std::map<std::string, std::string>& metadata() const override { return m_.metadata(); }
 
  private:
   safetensors::Model m_;  // loads check Cairn's checksums where the file has them
@@ -135,18 +132,34 @@ WeightsFormat parse_format(const std::string& name) {
   raise(Code::InvalidArgument, "unknown format '{}' (expected cairn, tf or safetensors)", name);
 }
 
-std::unique_ptr<WeightsFile> WeightsFile::open(const std::string& path) {
+WeightsFormat WeightsFile::detect(const std::string& path) {
   if (is_dir(path)) {
     if (exists(path + "/" + std::string(safetensors::kIndexFileName)) ||
         exists(path + "/" + std::string(safetensors::kSingleFileName)))
-      return std::make_unique<SafetensorsWeights>(path);
-    return std::make_unique<TfWeights>(path);  // through its `checkpoint` file (NotFound without)
+      return WeightsFormat::Safetensors;
+    return WeightsFormat::TfBundle;  // through its `checkpoint` file (NotFound without)
   }
-  if (ends_with(path, ".safetensors") || ends_with(path, ".json")) return std::make_unique<SafetensorsWeights>(path);
-  if (ends_with(path, ".index") || (!exists(path) && exists(path + ".index"))) return std::make_unique<TfWeights>(path);
+  if (ends_with(path, ".safetensors") || ends_with(path, ".json")) return WeightsFormat::Safetensors;
+  if (ends_with(path, ".index") || (!exists(path) && exists(path + ".index"))) return WeightsFormat::TfBundle;
   // A missing file gets the Cairn reader's NotFound, as before TensorFlow and safetensors came in.
-  if (!exists(path) || magic(path) == std::string(ckpt::kHeaderMagic, 8)) return std::make_unique<CairnWeights>(path);
-  return std::make_unique<SafetensorsWeights>(path);  // its header length decides; errors name the rules
+  if (!exists(path) || magic(path) == std::string(kHeaderMagic, 8)) return WeightsFormat::Cairn;
+  return WeightsFormat::Safetensors;  // its header length decides; errors name the rules
+}
+
+std::unique_ptr<WeightsFile> WeightsFile::open(const std::string& path) {
+  switch (detect(path)) {
+    case WeightsFormat::Cairn: return std::make_unique<CairnWeights>(path);
+    case WeightsFormat::TfBundle: return std::make_unique<TfWeights>(path);
+    case WeightsFormat::Safetensors: return std::make_unique<SafetensorsWeights>(path);
+  }
+  raise(Code::Internal, "WeightsFile::open: unknown format");
+}
+
+Tensor WeightsFile::load(const WeightsEntry& e) const { return load(e, host()); }
+
+const std::map<std::string, std::string>& WeightsFile::metadata() const {
+  static const std::map<std::string, std::string> none;
+  return none;
 }
 
 const WeightsEntry& WeightsFile::entry(const std::string& key) const {
@@ -159,7 +172,7 @@ const WeightsEntry& WeightsFile::entry(const std::string& key) const {
 std::vector<std::string> write_weights(WeightsFormat format, const std::string& path,
                                        const std::vector<WeightsValue>& values) {
   std::vector<std::string> skipped;
-  auto graph_entry = [](const WeightsValue& v) { return v.key == ckpt::kObjectGraphKey; };
+  auto graph_entry = [](const WeightsValue& v) { return v.key == kObjectGraphKey; };
   switch (format) {
     case WeightsFormat::Safetensors: {
       std::vector<std::pair<std::string, Tensor>> tensors;
@@ -181,19 +194,19 @@ std::vector<std::string> write_weights(WeightsFormat format, const std::string& 
       break;
     }
     case WeightsFormat::Cairn: {
-      std::vector<ckpt::SaveEntry> entries;
+      std::vector<SaveEntry> entries;
       for (const WeightsValue& v : values) {
         if (graph_entry(v) || (v.is_string && v.strings.size() != 1)) skipped.push_back(v.key);
-        else if (v.is_string) entries.push_back(ckpt::SaveEntry::string_scalar(v.key, v.strings[0]));
+        else if (v.is_string) entries.push_back(SaveEntry::string_scalar(v.key, v.strings[0]));
         else entries.emplace_back(v.key, v.tensor);
       }
-      ckpt::ObjectGraph graph;
+      ObjectGraph graph;
       graph.nodes.emplace_back();  // a root without children: the values are reached by name
-      ckpt::write_checkpoint(path, graph, entries, ckpt::Metadata{});
+      write_checkpoint(path, graph, entries, Metadata{});
       break;
     }
   }
   return skipped;
 }
 
-}  // namespace cairn::cli
+}  // namespace cairn::ckpt
