@@ -245,9 +245,9 @@ func (c *Checkpoint) Sync() error {
 // one): its object graph is matched by the same rules, after Keras' edge names are mapped onto
 // Cairn's layers and optimizers (docs/tf_checkpoints.md), so Checkpoint(model=<a Keras
 // Sequential>, optimizer=<Adam>) restores into a Sequential of the same layers and an Adam
-// optimizer; each value's CRC32C is checked as it is loaded. A TF1 name-based checkpoint or a
-// safetensors file has no object graph: INVALID_ARGUMENT (load it by name with
-// Object.LoadWeights).
+// optimizer; each value's CRC32C is checked as it is loaded. A TF1 name-based checkpoint
+// (NOT_FOUND) or a safetensors file (INVALID_ARGUMENT) has no object graph: the error says to load
+// it by name instead (Object.LoadWeights).
 //
 // Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype
 // or shape mismatch (the message names the key). A failed restore leaves the values it already

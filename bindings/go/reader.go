@@ -26,7 +26,8 @@ type CheckpointReader struct {
 // CheckpointEntry is one key of a checkpoint: a variable's value, or the serialized object graph
 // (the String entry "_CHECKPOINTABLE_OBJECT_GRAPH"; TensorFlow's string tensors are String too).
 // DType is what Load returns: safetensors' F8 types load as Float32, and a dtype Cairn lacks
-// (uint16, complex128, U32, ...) is InvalidDType, whose Load fails naming the key. TypeName is the
+// (uint16, complex128, U32, ...) is InvalidDType, whose Load fails with UNIMPLEMENTED naming the
+// key. TypeName is the
 // dtype as the file names it: "float32" in Cairn and TensorFlow files, "F32" or "F8_E4M3" in
 // safetensors.
 type CheckpointEntry struct {
