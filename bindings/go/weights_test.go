@@ -135,11 +135,13 @@ func TestSafetensorsOptions(t *testing.T) {
 	src := mlp(t, ctx, 6, 8, 2)
 
 	summed := filepath.Join(dir, "summed.safetensors")
-	ok(t, src.SaveWeights(summed, cairn.WeightsFormatSafetensors, cairn.WithMetadata(map[string]string{"format": "pt"})))
+	// The binding writes metadata as JSON: quotes, HTML characters and non-ASCII come back as given.
+	note := "a \"quoted\" <b> & é\n"
+	ok(t, src.SaveWeights(summed, cairn.WeightsFormatSafetensors, cairn.WithMetadata(map[string]string{"format": "pt", "note": note})))
 	r := must(cairn.OpenCheckpointReader(summed))
 	meta := r.Metadata()
-	if meta["format"] != "pt" || len(meta) != 1+len(mlpNames) {
-		t.Errorf("metadata %v", meta)
+	if meta["format"] != "pt" || meta["note"] != note || len(meta) != 2+len(mlpNames) {
+		t.Errorf("metadata %q", meta)
 	}
 	for _, name := range mlpNames {
 		if !strings.HasPrefix(meta["cairn.checksum."+name], "xxh3:") {
@@ -275,7 +277,7 @@ func TestExportTFAndRestore(t *testing.T) {
 	}
 	r.Close()
 	err = ckptA.Export(filepath.Join(dir, "auto"), cairn.WeightsFormatAuto)
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "")
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "AUTO is for reading")
 
 	// A checkpoint's keys hold the model's weights under "model/": LoadWeights takes them by name.
 	modelC := mlp(t, ctxB, 2, 3, 1)
@@ -682,7 +684,7 @@ func TestWeightsErrors(t *testing.T) {
 	wide := mlp(t, ctx, 3, 4, 5)
 	before := values(t, wide)
 	n, err := wide.LoadWeights(path)
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "layer-1/")
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "variable 'layer-1/kernel' has shape [4,5]")
 	if n != 0 || !reflect.DeepEqual(values(t, wide), before) {
 		t.Errorf("a failed load assigned %d variables: %v, was %v", n, values(t, wide), before)
 	}
@@ -706,7 +708,7 @@ func TestWeightsErrors(t *testing.T) {
 	data[len(data)-1] ^= 0x10
 	ok(t, os.WriteFile(damaged, data, 0o644))
 	_, err = dst.LoadWeights(damaged)
-	wantCode(t, err, cairn.CodeDataLoss, cairn.ErrDataLoss, "")
+	wantCode(t, err, cairn.CodeDataLoss, cairn.ErrDataLoss, "tensor 'layer-1/kernel': checksum mismatch")
 	if !reflect.DeepEqual(values(t, dst), before) {
 		t.Error("a failed load changed the variables")
 	}
@@ -730,7 +732,7 @@ func TestWeightsErrors(t *testing.T) {
 	ok(t, layer.SaveWeights(one, cairn.WeightsFormatSafetensors, cairn.WithPrefix("layer-0/")))
 	layer.Close()
 	_, err = dst.LoadWeights(one)
-	wantCode(t, err, cairn.CodeNotFound, cairn.ErrNotFound, "layer-1/kernel")
+	wantCode(t, err, cairn.CodeNotFound, cairn.ErrNotFound, "no value for 2 of the module's 4 variables: 'layer-1/kernel', 'layer-1/bias'")
 	n, err = dst.LoadWeights(one, cairn.WithAllowMissing(true))
 	ok(t, err)
 	if got := values(t, dst); n != 2 || !reflect.DeepEqual(got[:2], values(t, first)[:2]) || !reflect.DeepEqual(got[2:], before[2:]) {
@@ -740,7 +742,7 @@ func TestWeightsErrors(t *testing.T) {
 	_, err = d.LoadWeights(path, cairn.WithPrefix("layer-1/"))
 	ok(t, err) // keys outside the prefix are passed over
 	_, err = d.LoadWeights(path, cairn.WithPrefix("layer-"), cairn.WithAllowMissing(true))
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "0/kernel")
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "match no variable of the module")
 	n, err = d.LoadWeights(path, cairn.WithPrefix("layer-"), cairn.WithAllowUnused(true), cairn.WithAllowMissing(true))
 	ok(t, err)
 	if n != 0 {
@@ -750,10 +752,10 @@ func TestWeightsErrors(t *testing.T) {
 
 	// Bad arguments, and a restore of a file without an object graph.
 	err = src.SaveWeights(filepath.Join(dir, "auto"), cairn.WeightsFormatAuto)
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "")
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "AUTO is for reading")
 	ckpt := must(cairn.NewCheckpoint(ctx, map[string]cairn.Tracked{"model": src}))
 	_, err = ckpt.Restore(path)
-	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "")
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "no object graph")
 	ckpt.Close()
 	err = ckpt.Export(filepath.Join(dir, "closed"), cairn.WeightsFormatTf)
 	wantError(t, err, "FAILED_PRECONDITION: Checkpoint.Export: checkpoint is closed")
@@ -768,5 +770,49 @@ func TestWeightsErrors(t *testing.T) {
 	wantError(t, err, "INVALID_ARGUMENT: CheckpointReader.Verify: reader is nil")
 	if nilReader.Format() != cairn.WeightsFormatAuto || len(nilReader.Metadata()) != 0 {
 		t.Error("a nil reader has a format or metadata")
+	}
+}
+
+// One reader serves several goroutines at once (its reads are positional); run under -race by
+// bindings/test_go.
+func TestConcurrentWeightsReader(t *testing.T) {
+	ctx := newContext(t, cairn.WithSeed(5))
+	path := filepath.Join(t.TempDir(), "w.safetensors")
+	src := mlp(t, ctx, 4, 6, 2)
+	ok(t, src.SaveWeights(path, cairn.WeightsFormatSafetensors))
+	r := must(cairn.OpenCheckpointReader(path))
+	defer r.Close()
+	want := map[string][]float32{}
+	for _, name := range mlpNames {
+		want[name] = loadFloats(t, ctx, r, name)
+	}
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := 0; i < 50; i++ {
+				name := mlpNames[(g+i)%len(mlpNames)]
+				if checked, err := r.Verify(name); err != nil || !checked {
+					errs <- fmt.Errorf("Verify(%s) = %v, %v", name, checked, err)
+					return
+				}
+				x, err := r.Load(ctx, name)
+				if err != nil {
+					errs <- err
+					return
+				}
+				got, err := cairn.Read[float32](x)
+				x.Close()
+				if err != nil || !slices.Equal(got, want[name]) {
+					errs <- fmt.Errorf("%s: %v, %v", name, got, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
