@@ -16,7 +16,10 @@
 //
 // Tracked objects (NewTrackable, NewModule, NewVariable, NewList, NewDict) form the graph that a
 // Checkpoint saves and restores; a CheckpointManager keeps numbered checkpoints in a directory
-// and a CheckpointReader lists and loads a checkpoint's values.
+// and a CheckpointReader lists and loads a checkpoint's values. Weights in other formats: the
+// reader also opens TensorFlow checkpoints and safetensors, Checkpoint.Restore takes TensorFlow
+// checkpoints (Keras' names included) and Checkpoint.Export writes them, and Object.SaveWeights and
+// Object.LoadWeights move a module's weights by name in any of the three formats.
 //
 // Training follows tf.GradientTape and tf.keras: a GradientTape records ops for gradients;
 // layers (NewDense, NewConv2D, ..., NewSequential), optimizers (NewOptimizer, with schedules),

@@ -178,6 +178,52 @@ func (c *Checkpoint) Write(path string) error {
 	return err
 }
 
+// ExportOption sets a field of cairn_export_options; unset fields keep their defaults.
+type ExportOption func(*C.cairn_export_options)
+
+// WithKerasNames lays Cairn's layers and optimizers out as Keras 3 does in a TensorFlow export, so
+// that tf.train.Checkpoint(model=<the equivalent Keras model>, optimizer=...) restores them
+// (default true); false keeps Cairn's edge names, which a tf.Module of the same structure restores.
+func WithKerasNames(on bool) ExportOption {
+	return func(o *C.cairn_export_options) { o.keras_names = cBool(on) }
+}
+
+// WithSaveCounter includes save_counter in a TensorFlow export (default true; TensorFlow's
+// restore expects it).
+func WithSaveCounter(on bool) ExportOption {
+	return func(o *C.cairn_export_options) { o.save_counter = cBool(on) }
+}
+
+// Export writes the checkpoint to path in format, atomically (a failed export leaves an earlier
+// file at path as it was), leaving save_counter alone:
+//   - WeightsFormatTf: the bundle "<path>.index" + "<path>.data-00000-of-00001" with TensorFlow's
+//     object graph; tf.train.load_checkpoint reads every value, tf.train.Checkpoint restores it,
+//     and so does Restore;
+//   - WeightsFormatCairn: what Write writes;
+//   - WeightsFormatSafetensors: every value by its checkpoint key, without an object graph (to
+//     save one module under short names use Object.SaveWeights).
+//
+// Errors: INVALID_ARGUMENT for WeightsFormatAuto or an unknown format, the errors of writing
+// (PERMISSION_DENIED, RESOURCE_EXHAUSTED, ... naming the path).
+func (c *Checkpoint) Export(path string, format WeightsFormat, options ...ExportOption) error {
+	if err := checkOpen("Checkpoint.Export", "checkpoint", c); err != nil {
+		return err
+	}
+	opts := cAlloc[C.cairn_export_options]()
+	defer C.free(unsafe.Pointer(opts))
+	if err := cExportOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
+		return err
+	}
+	for _, set := range options {
+		set(opts)
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	err := cCheckpointExport(c.handle(), cpath, C.cairn_weights_format(format), opts)
+	runtime.KeepAlive(c)
+	return err
+}
+
 // Sync waits for a background (async) save and returns its error, if any (reported once).
 func (c *Checkpoint) Sync() error {
 	if err := checkOpen("Checkpoint.Sync", "checkpoint", c); err != nil {
@@ -192,8 +238,20 @@ func (c *Checkpoint) Sync() error {
 // along the same edges. Values whose objects do not exist yet are restored the moment their edge
 // is created, for as long as the checkpoint or the status lives. An empty path restores nothing
 // (TensorFlow's restore(None), e.g. when CheckpointManager.Latest is ""); the status's asserts
-// then fail. Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one,
-// INVALID_ARGUMENT for a dtype or shape mismatch (the message names the key).
+// then fail.
+//
+// path may also be a TensorFlow checkpoint written by tf.train.Checkpoint (a prefix
+// "<dir>/ckpt-5", its .index file, or a directory whose `checkpoint` state file names the latest
+// one): its object graph is matched by the same rules, after Keras' edge names are mapped onto
+// Cairn's layers and optimizers (docs/tf_checkpoints.md), so Checkpoint(model=<a Keras
+// Sequential>, optimizer=<Adam>) restores into a Sequential of the same layers and an Adam
+// optimizer; each value's CRC32C is checked as it is loaded. A TF1 name-based checkpoint
+// (NOT_FOUND) or a safetensors file (INVALID_ARGUMENT) has no object graph: the error says to load
+// it by name instead (Object.LoadWeights).
+//
+// Errors: NOT_FOUND for a missing file, DATA_LOSS for a damaged one, INVALID_ARGUMENT for a dtype
+// or shape mismatch (the message names the key). A failed restore leaves the values it already
+// assigned.
 func (c *Checkpoint) Restore(path string) (*RestoreStatus, error) {
 	if err := checkOpen("Checkpoint.Restore", "checkpoint", c); err != nil {
 		return nil, err

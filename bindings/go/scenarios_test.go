@@ -110,12 +110,13 @@ func basenames(paths []string) []string {
 	return out
 }
 
-// row is a listing row: a key, its dtype and its shape.
+// row is a listing row: a key, its dtype (which a Cairn file names as the library does) and its
+// shape.
 func row(key string, dtype cairn.DType, shape ...int64) cairn.CheckpointEntry {
 	if shape == nil {
 		shape = []int64{}
 	}
-	return cairn.CheckpointEntry{Key: key, DType: dtype, Shape: shape}
+	return cairn.CheckpointEntry{Key: key, DType: dtype, TypeName: dtype.String(), Shape: shape}
 }
 
 // wantListing checks the checkpoint at path holds exactly rows: sorted keys, dtypes, shapes.

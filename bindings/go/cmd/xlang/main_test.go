@@ -34,13 +34,13 @@ func TestSaveListingAndRestore(t *testing.T) {
 	}
 	defer r.Close()
 	want := []cairn.CheckpointEntry{
-		{Key: "_CHECKPOINTABLE_OBJECT_GRAPH", DType: cairn.String, Shape: []int64{}},
-		{Key: "layers/0/k/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Float64, Shape: []int64{2}},
-		{Key: "layers/1/flag/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Bool, Shape: []int64{4}},
-		{Key: "model/b/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Int64, Shape: []int64{3}},
-		{Key: "model/w/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Float32, Shape: []int64{2, 3}},
-		{Key: "save_counter/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Int64, Shape: []int64{}},
-		{Key: "table/half/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Float16, Shape: []int64{}},
+		{Key: "_CHECKPOINTABLE_OBJECT_GRAPH", DType: cairn.String, TypeName: "string", Shape: []int64{}},
+		{Key: "layers/0/k/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Float64, TypeName: "float64", Shape: []int64{2}},
+		{Key: "layers/1/flag/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Bool, TypeName: "bool", Shape: []int64{4}},
+		{Key: "model/b/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Int64, TypeName: "int64", Shape: []int64{3}},
+		{Key: "model/w/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Float32, TypeName: "float32", Shape: []int64{2, 3}},
+		{Key: "save_counter/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Int64, TypeName: "int64", Shape: []int64{}},
+		{Key: "table/half/.ATTRIBUTES/VARIABLE_VALUE", DType: cairn.Float16, TypeName: "float16", Shape: []int64{}},
 	}
 	if got := r.Entries(); !reflect.DeepEqual(got, want) {
 		t.Errorf("listing:\n got  %v\n want %v", got, want)
