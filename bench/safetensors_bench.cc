@@ -11,7 +11,9 @@
 //                 a zero-copy load defers)
 //   load+sum    : the same, then every float summed (a pass over all the data)
 // Cairn runs zero-copy (the default) and with zero_copy = false (a private copy, as the package
-// makes). Prints "@ key seconds" lines for the script; it is not a test.
+// makes). "cairn_module" loads the file by name into a module's variables (layers/<k>/weight,
+// separator "."), as cairn_object_load_weights does: what an embedder calls. Prints "@ key
+// seconds" lines for the script; it is not a test.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,9 +26,15 @@
 #include <string>
 #include <vector>
 
+#include "runtime/checkpoint/module_weights.h"
 #include "runtime/core/allocator.h"
 #include "runtime/cpu/cpu_device.h"
+#include "runtime/eager/context.h"
 #include "runtime/io/safetensors.h"
+#include "runtime/track/containers.h"
+#include "runtime/track/trackable.h"
+#include "runtime/track/variable.h"
+#include "runtime/track/walk.h"
 
 using namespace cairn;
 using Clock = std::chrono::steady_clock;
@@ -97,6 +105,32 @@ double cairn_load(const std::string& path, Device& cpu, bool zero_copy, Use how)
   return seconds_since(t0);
 }
 
+// A module whose variables layers/<k>/weight have the file's shapes (zeros until loaded).
+Ref<Module> module_like(Context& ctx, const safetensors::File& file) {
+  Ref<Module> root = Module::create(ctx, "model");
+  Ref<List> layers = List::create(ctx);
+  root->set("layers", layers);
+  for (const safetensors::TensorEntry& e : file.tensors()) {
+    Ref<Module> layer = Module::create(ctx, "layer");
+    layer->set("weight", Variable::create(ctx, Tensor::allocate(ctx.cpu(), DType::Float32, e.shape)));
+    layers->append(layer);
+  }
+  return root;
+}
+
+double cairn_module_load(const std::string& path, Module& model, Use how) {
+  auto t0 = Clock::now();
+  ckpt::ModuleWeightsOptions o;
+  o.separator = ".";
+  ckpt::load_module_weights(model, path, o);
+  for (PathedObject& p : breadth_first(model))
+    if (auto* v = dynamic_cast<Variable*>(p.object.get())) {
+      Tensor t = v->read();
+      use(t.data<float>(), static_cast<size_t>(t.num_elements()), how);
+    }
+  return seconds_since(t0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,6 +150,8 @@ int main(int argc, char** argv) {
     safetensors::write_file(path, tensors);
   }
   raw_mmap(path, Use::Sum);  // into the page cache
+  Ref<Context> ctx = make_ref<Context>(ContextOptions{});
+  Ref<Module> model = module_like(*ctx, *safetensors::File::open(path));
 
   std::printf("# %zu MiB of float32 in %d tensors, %s, best of 9, page cache warm\n", mib, kTensors, path.c_str());
   const struct {
@@ -126,7 +162,9 @@ int main(int argc, char** argv) {
     const double raw = best_of(9, [&] { return raw_mmap(path, u.how); });
     const double zc = best_of(9, [&] { return cairn_load(path, *cpu, true, u.how); });
     const double copy = best_of(9, [&] { return cairn_load(path, *cpu, false, u.how); });
-    std::printf("@ raw_mmap/%s %.6f\n@ cairn/%s %.6f\n@ cairn_copy/%s %.6f\n", u.name, raw, u.name, zc, u.name, copy);
+    const double module = best_of(9, [&] { return cairn_module_load(path, *model, u.how); });
+    std::printf("@ raw_mmap/%s %.6f\n@ cairn/%s %.6f\n@ cairn_copy/%s %.6f\n@ cairn_module/%s %.6f\n", u.name, raw,
+                u.name, zc, u.name, copy, u.name, module);
   }
   return 0;
 }

@@ -24,7 +24,8 @@ awk '
   /^@/ { split($2, k, "/"); t[k[1] "/" k[2]] = $3; cases[k[2]] = 1 }
   END {
     for (c in cases)
-      printf("%-11s cairn %.4fs  copy %.4fs  raw mmap %.4fs  package %.4fs  safe_open %.4fs | package/cairn %.2fx  package/cairn_copy %.2fx  raw/cairn %.2fx\n",
-             c, t["cairn/" c], t["cairn_copy/" c], t["raw_mmap/" c], t["package/" c], t["safe_open/" c],
-             t["package/" c] / t["cairn/" c], t["package/" c] / t["cairn_copy/" c], t["raw_mmap/" c] / t["cairn/" c])
+      printf("%-11s cairn %.4fs  copy %.4fs  into a module %.4fs  raw mmap %.4fs  package %.4fs  safe_open %.4fs | package/cairn %.2fx  package/cairn_copy %.2fx  package/module %.2fx  raw/cairn %.2fx\n",
+             c, t["cairn/" c], t["cairn_copy/" c], t["cairn_module/" c], t["raw_mmap/" c], t["package/" c], t["safe_open/" c],
+             t["package/" c] / t["cairn/" c], t["package/" c] / t["cairn_copy/" c], t["package/" c] / t["cairn_module/" c],
+             t["raw_mmap/" c] / t["cairn/" c])
   }' "$out" | sort
