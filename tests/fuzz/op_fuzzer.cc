@@ -11,6 +11,7 @@
 // (valid dtype, the dtype the schema implies, dims >= 0, element count and byte size matching the
 // shape, readable, bools 0 or 1).
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -60,7 +61,7 @@ struct Options {
   bool verbose = false;
   bool list = false;
   bool show_known = false;
-  size_t alloc_cap = size_t{1} << 30;  // host allocations above this fail (RESOURCE_EXHAUSTED)
+  size_t alloc_cap = size_t{128} << 20;  // host allocations above this fail (RESOURCE_EXHAUSTED)
 };
 Options opt;
 
@@ -114,8 +115,10 @@ struct InputSpec {
   bool on_cpu = false;  // on a Vulkan context: copied to the CPU (inputs on different devices)
   std::vector<unsigned char> data;
   int64_t elements() const {
+    for (int64_t d : shape)
+      if (d == 0) return 0;
     int64_t n = 1;
-    for (int64_t d : shape) n = (d == 0 || n == 0) ? 0 : n * d;  // generated shapes never overflow
+    for (int64_t d : shape) n = n > INT64_MAX / d ? INT64_MAX : n * d;  // saturates: such shapes are refused
     return n;
   }
 };
@@ -476,7 +479,9 @@ Trial make_trial(const OpDef& def, int index) {
       value_of_kind(r, kind, w);
       v = w;
     } else if (p < 0.285) {
-      v.kind = r.pick(std::vector<int>{0, 8, 99, -1, 0x7fffffff});
+      // Invalid kinds inside the enum's range: C++ reads a negative value of cairn_attr_kind (whose
+      // range is 0..2^31-1) as undefined behaviour before any check could refuse it.
+      v.kind = r.pick(std::vector<int>{0, 8, 99, 0x7fffffff});
     }
     t.attrs.push_back(std::move(v));
   }
@@ -601,11 +606,7 @@ struct Known {
 };
 std::vector<Known> known;
 
-bool glob_match(const std::string& pat, const std::string& s) {
-  if (pat == "*") return true;
-  if (!pat.empty() && pat.back() == '*') return s.compare(0, pat.size() - 1, pat, 0, pat.size() - 1) == 0;
-  return pat == s;
-}
+bool glob_match(const std::string& pat, const std::string& s) { return fnmatch(pat.c_str(), s.c_str(), 0) == 0; }
 
 void load_known(const std::string& path) {
   std::ifstream f(path);
@@ -759,15 +760,21 @@ std::string check_output(const Trial& t, cairn_tensor* out, size_t index, size_t
     return buf;
   }
   int64_t n = 1;
-  bool overflow = false;
+  bool overflow = false, zero = false;
   for (size_t k = 0; k < rank; ++k) {
     int64_t d = cairn_tensor_dim(out, k);
     if (d < 0) {
       snprintf(buf, sizeof buf, "output %zu has dimension %zu = %" PRId64, index, k, d);
       return buf;
     }
-    if (d != 0 && n > INT64_MAX / d) overflow = true;
+    if (d == 0) zero = true;
+    else if (n > INT64_MAX / d) overflow = true;
     else n *= d;
+  }
+  // A zero dimension makes the element count 0 whatever the others are.
+  if (zero) {
+    n = 0;
+    overflow = false;
   }
   if (overflow) {
     snprintf(buf, sizeof buf, "output %zu: its shape's element count overflows int64", index);
@@ -1204,13 +1211,15 @@ int run_all(const std::vector<const OpDef*>& ops) {
 void usage() {
   fprintf(stderr,
           "usage: op_fuzzer [--device=cpu|vulkan] [--seed=N] [--trials=N] [--op=NAME[,NAME...]] [--trial=K]\n"
-          "                 [--known=FILE] [--jobs=N] [--trial-timeout=S] [--op-seconds=S] [--verbose] [--show-known] [--list]\n");
+          "                 [--known=FILE] [--jobs=N] [--trial-timeout=S] [--op-seconds=S] [--verbose] [--show-known] [--list]\n"
+          "                 [--probe]   (exit 0 when the device opens, 77 when it is unavailable)\n");
   exit(2);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool probe = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&](const char* key) -> const char* {
@@ -1229,7 +1238,12 @@ int main(int argc, char** argv) {
     else if (a == "--verbose") opt.verbose = true;
     else if (a == "--show-known") opt.show_known = true;
     else if (a == "--list") opt.list = true;
+    else if (a == "--probe") probe = true;
     else usage();
+  }
+  if (probe) {  // exits 0 when the device opens, 77 when it is unavailable
+    cairn_context_free(make_context());
+    return 0;
   }
   signal(SIGPIPE, SIG_IGN);
   setvbuf(stdout, nullptr, _IOLBF, 0);
