@@ -954,7 +954,15 @@ struct Shared {  // MAP_SHARED between the parent and one child
   std::atomic<int> done;
   std::atomic<int> ok, errors, skipped, problems, known_problems;
   std::atomic<int64_t> heartbeat_ms;
+  std::atomic<unsigned> classes;  // bit per new problem class seen (class_bit)
 };
+
+unsigned class_bit(const std::string& cls) {
+  static const char* names[] = {"crash", "hang", "code", "unnamed", "output"};
+  for (unsigned i = 0; i < 5; ++i)
+    if (cls == names[i]) return 1u << i;
+  return 1u << 5;
+}
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -971,7 +979,10 @@ void report(const Trial& t, const std::string& cls, const std::string& what, Sha
              repro(t).c_str());
     return;
   }
-  if (sh) sh->problems++;
+  if (sh) {
+    sh->problems++;
+    sh->classes |= class_bit(cls);
+  }
   std::string shown = what.size() > 400 ? what.substr(0, 400) + "..." : what;
   printf("FAIL %s %s: %s\n  repro: %s\n", t.def->name.c_str(), cls.c_str(), shown.c_str(), repro(t).c_str());
   fflush(stdout);
@@ -1006,6 +1017,7 @@ struct OpResult {
   int trials = 0, ok = 0, errors = 0, skipped = 0, problems = 0, known = 0, crashes = 0, hangs = 0;
   double seconds = 0;
   bool budget_hit = false;
+  unsigned classes = 0;
 };
 
 std::string read_tail_lines(const std::string& path) {
@@ -1105,17 +1117,18 @@ bool child_ended(Running& r, int status, bool hung) {
 }
 
 void finish(Running& r) {
-  r.res.trials = r.sh->done;
+  r.res.trials = std::max(r.sh->done.load(), r.from);  // a crash in the last trial still ran it
   r.res.ok = r.sh->ok;
   r.res.errors = r.sh->errors;
   r.res.skipped = r.sh->skipped;
   r.res.problems = r.sh->problems;
   r.res.known = r.sh->known_problems;
+  r.res.classes = r.sh->classes;
   r.res.seconds = static_cast<double>(now_ms() - r.op_start) / 1000.0;
   unlink(r.err_path.c_str());
 }
 
-int run_all(const std::vector<const OpDef*>& ops) {
+int run_all(const std::vector<const OpDef*>& ops, std::vector<OpResult>* out = nullptr) {
   auto t0 = now_ms();
   std::vector<OpResult> results;
   std::vector<Running> slots(static_cast<size_t>(std::max(1, opt.jobs)));
@@ -1205,21 +1218,86 @@ int run_all(const std::vector<const OpDef*>& ops) {
          "%d known problems, %d NEW problems (%d crashes, %d hangs in all), %d ops stopped by the time budget, %.1f s\n",
          opt.device.c_str(), opt.seed, results.size(), total.trials, results.empty() ? 0 : min_trials, total.ok,
          total.errors, total.skipped, total.known, total.problems, total.crashes, total.hangs, budget_ops, secs);
+  if (out) *out = results;
   return total.problems > 0 ? 1 : 0;
+}
+
+// ---- self-test: ops with planted bugs, one per problem class, that the harness must catch ----
+// Registered only in this binary, under names the normal runs leave out (kSelfTestPrefix).
+
+const std::string kSelfTestPrefix = "FuzzSelfTest";
+
+cairn::OpBuilder self_test_op(const char* name) {
+  cairn::OpBuilder b(name);
+  b.summary("op fuzzer self-test: a planted bug").input("x", "T").output("y", DType::Float32).type_attr("T", cairn::dtypes::kAll);
+  b.def.differentiable = false;
+  return b;
+}
+void same_shape(cairn::ShapeContext& c) { c.set_out(0, c.in(0)); }
+
+void planted_crash(cairn::KernelContext&) {
+  volatile int* p = nullptr;
+  *p = 1;  // a null write: SIGSEGV (ASan reports and aborts)
+}
+void planted_hang(cairn::KernelContext&) {
+  for (;;) pause();
+}
+void planted_internal(cairn::KernelContext& k) { cairn::raise(cairn::Code::Internal, "{}: a planted INTERNAL", k.op()); }
+void planted_unnamed(cairn::KernelContext&) { cairn::raise(cairn::Code::InvalidArgument, "a message without the op"); }
+void planted_bad_output(cairn::KernelContext& k) {
+  k.allocate_output(0, DType::Int32, cairn::Shape{});  // the schema says float32
+}
+
+CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestCrash").shape(same_shape));
+CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestHang").shape(same_shape));
+CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestInternal").shape(same_shape));
+CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestUnnamed").shape(same_shape));
+CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestBadOutput").dynamic_output_shape());
+CAIRN_REGISTER_KERNEL("FuzzSelfTestCrash", cairn::DeviceKind::CPU, planted_crash);
+CAIRN_REGISTER_KERNEL("FuzzSelfTestHang", cairn::DeviceKind::CPU, planted_hang);
+CAIRN_REGISTER_KERNEL("FuzzSelfTestInternal", cairn::DeviceKind::CPU, planted_internal);
+CAIRN_REGISTER_KERNEL("FuzzSelfTestUnnamed", cairn::DeviceKind::CPU, planted_unnamed);
+CAIRN_REGISTER_KERNEL("FuzzSelfTestBadOutput", cairn::DeviceKind::CPU, planted_bad_output);
+
+// Runs the planted ops on the CPU; 0 when each one's problem was caught as its class.
+int self_test() {
+  const std::vector<std::pair<std::string, std::string>> expect = {
+      {"FuzzSelfTestCrash", "crash"},     {"FuzzSelfTestHang", "hang"},       {"FuzzSelfTestInternal", "code"},
+      {"FuzzSelfTestUnnamed", "unnamed"}, {"FuzzSelfTestBadOutput", "output"}};
+  opt.device = "cpu";
+  opt.trials = 4;
+  opt.trial_timeout = 1;
+  known.clear();
+  std::vector<const OpDef*> ops;
+  for (const auto& e : expect) ops.push_back(&cairn::OpRegistry::global().get(e.first));
+  std::vector<OpResult> results;
+  printf("self-test: each planted bug below must be reported\n");
+  run_all(ops, &results);
+  int missed = 0;
+  for (const auto& e : expect) {
+    bool caught = false;
+    for (const OpResult& r : results)
+      if (r.op == e.first && (r.classes & class_bit(e.second))) caught = true;
+    printf("self-test %s: %s %s\n", e.first.c_str(), e.second.c_str(), caught ? "caught" : "MISSED");
+    missed += !caught;
+  }
+  printf("self-test: %s\n", missed ? "FAILED" : "passed");
+  return missed ? 1 : 0;
 }
 
 void usage() {
   fprintf(stderr,
           "usage: op_fuzzer [--device=cpu|vulkan] [--seed=N] [--trials=N] [--op=NAME[,NAME...]] [--trial=K]\n"
           "                 [--known=FILE] [--jobs=N] [--trial-timeout=S] [--op-seconds=S] [--verbose] [--show-known] [--list]\n"
-          "                 [--probe]   (exit 0 when the device opens, 77 when it is unavailable)\n");
+          "                 [--probe]   (exit 0 when the device opens, 77 when it is unavailable)\n"
+          "                 [--self-test]   (ops with planted bugs: exit 0 when each is caught)\n");
   exit(2);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool probe = false;
+  bool probe = false, self = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&](const char* key) -> const char* {
@@ -1239,6 +1317,7 @@ int main(int argc, char** argv) {
     else if (a == "--show-known") opt.show_known = true;
     else if (a == "--list") opt.list = true;
     else if (a == "--probe") probe = true;
+    else if (a == "--self-test") self = true;
     else usage();
   }
   if (probe) {  // exits 0 when the device opens, 77 when it is unavailable
@@ -1254,6 +1333,10 @@ int main(int argc, char** argv) {
     fprintf(stderr, "op_fuzzer: the registry lists %zu ops but cairn_op_count() says %zu\n", ops.size(), cairn_op_count());
     return 2;
   }
+  if (self) return self_test();
+  ops.erase(std::remove_if(ops.begin(), ops.end(),
+                           [](const OpDef* d) { return d->name.compare(0, kSelfTestPrefix.size(), kSelfTestPrefix) == 0; }),
+            ops.end());
   if (!opt.only_op.empty()) {
     std::vector<const OpDef*> chosen;
     std::stringstream ss(opt.only_op);
@@ -1274,6 +1357,7 @@ int main(int argc, char** argv) {
   }
   if (opt.trial >= 0) {
     // Replay: every chosen op's trial K in this process, printing what it does.
+    opt.show_known = true;
     cairn_context* ctx = make_context();
     int bad = 0;
     for (const OpDef* d : ops) {
