@@ -1128,7 +1128,12 @@ void finish(Running& r) {
   unlink(r.err_path.c_str());
 }
 
+volatile sig_atomic_t g_stop = 0;  // SIGTERM/SIGINT: kill the children and stop
+void on_stop(int) { g_stop = 1; }
+
 int run_all(const std::vector<const OpDef*>& ops, std::vector<OpResult>* out = nullptr) {
+  signal(SIGTERM, on_stop);
+  signal(SIGINT, on_stop);
   auto t0 = now_ms();
   std::vector<OpResult> results;
   std::vector<Running> slots(static_cast<size_t>(std::max(1, opt.jobs)));
@@ -1162,6 +1167,15 @@ int run_all(const std::vector<const OpDef*>& ops, std::vector<OpResult>* out = n
     if (next < ops.size()) launch(r);
   while (active > 0) {
     usleep(5000);
+    if (g_stop) {
+      for (auto& r : slots)
+        if (r.pid > 0) {
+          kill(r.pid, SIGKILL);
+          waitpid(r.pid, nullptr, 0);
+        }
+      printf("op_fuzzer %s: stopped by a signal with %zu of %zu ops done\n", opt.device.c_str(), results.size(), ops.size());
+      return 3;
+    }
     for (auto& r : slots) {
       if (r.pid < 0) continue;
       int status = 0;

@@ -10,7 +10,9 @@
 # Environment: OP_FUZZ_SEED (default 1: CI runs are reproducible; any number explores new trials),
 # OP_FUZZ_RUNS (default "cpu vulkan cpu-asan vulkan-asan"), OP_FUZZ_TRIALS (overrides every run's
 # count), OP_FUZZ_OUT (default ${TMPDIR:-/tmp}/cairn-op-fuzz: the two binaries and one log per run),
-# OP_FUZZ_REQUIRE_VULKAN=1 (fail instead of skipping the Vulkan runs when no device opens).
+# OP_FUZZ_REQUIRE_VULKAN=1 (fail instead of skipping the Vulkan runs when no device opens),
+# OP_FUZZ_SECONDS (default 360, --full 3600: the whole stage's wall-clock bound after the builds; a
+# run still going then is stopped and fails).
 set -uo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -61,6 +63,9 @@ if [ "$need_plain" = 1 ]; then build "" || exit 1; fi
 
 status=0
 summary=()
+deadline=$((SECONDS + ${OP_FUZZ_SECONDS:-$([ "$full" = 1 ] && echo 3600 || echo 360)}))
+start=$SECONDS
+total_trials=0
 for r in $runs; do
   device="${r%-asan}"
   bin="$out/op_fuzzer"
@@ -88,8 +93,14 @@ for r in $runs; do
   fi
   log="$out/$r.log"
   echo "==> $r: $n trials per op, seed $seed (log: $log)"
-  # The outer timeout is a safety net only: every op is bounded by its budget and trial timeout.
-  timeout 900 "$bin" --device="$device" --seed="$seed" --trials="$n" --op-seconds="${budget[$r]}" \
+  # The stage's deadline is a safety net: every op is bounded by its budget and trial timeout.
+  left=$((deadline - SECONDS))
+  if [ "$left" -le 0 ]; then
+    echo "==> $r: not run, the stage's time is used up"
+    status=1
+    continue
+  fi
+  timeout "$left" "$bin" --device="$device" --seed="$seed" --trials="$n" --op-seconds="${budget[$r]}" \
     --trial-timeout="$timeout_trial" --jobs=2 --known=tests/fuzz/op_fuzzer_known.txt >"$log" 2>&1
   rc=$?
   # New problems (and their repro lines) and the per-run totals; the per-op table stays in the log.
@@ -99,9 +110,12 @@ for r in $runs; do
   last="$(grep -a '^op_fuzzer ' "$log" | tail -n 1)"
   echo "    $last"
   summary+=("$r: ${last:-no summary (status $rc)}")
+  n_run=$(sed -n 's/^op_fuzzer .* ops, \([0-9]*\) trials.*/\1/p' <<<"$last")
+  total_trials=$((total_trials + ${n_run:-0}))
   if [ "$rc" != 0 ]; then status=1; fi
 done
 
 echo "op fuzzer summary:"
 printf '  %s\n' "${summary[@]}"
+echo "op fuzzer: ${#summary[@]} runs, $total_trials trials, $((SECONDS - start)) s after the builds, $([ "$status" = 0 ] && echo "no new problems" || echo "FAILED (see the FAIL lines and repros above)")"
 exit "$status"
