@@ -61,6 +61,7 @@ struct Options {
   bool verbose = false;
   bool list = false;
   bool show_known = false;
+  bool parity = true;  // off a CPU: compare each trial with the CPU (--no-parity turns it off)
   size_t alloc_cap = size_t{128} << 20;  // host allocations above this fail (RESOURCE_EXHAUSTED)
 };
 Options opt;
@@ -614,7 +615,7 @@ void load_known(const std::string& path) {
     fprintf(stderr, "op_fuzzer: cannot read the known-issue list %s\n", path.c_str());
     exit(2);
   }
-  static const std::vector<std::string> classes = {"skip", "crash", "hang", "code", "unnamed", "output", "any"};
+  static const std::vector<std::string> classes = {"skip", "crash", "hang", "code", "unnamed", "output", "parity", "any"};
   std::string line;
   int no = 0;
   while (std::getline(f, line)) {
@@ -629,7 +630,7 @@ void load_known(const std::string& path) {
     k.reason.erase(0, k.reason.find_first_not_of(" \t"));
     if (k.pattern.empty() || k.reason.empty() ||
         std::find(classes.begin(), classes.end(), k.cls) == classes.end()) {
-      fprintf(stderr, "%s:%d: expected `DEVICE OP CLASS REGEX REASON` (CLASS one of skip crash hang code unnamed output any)\n",
+      fprintf(stderr, "%s:%d: expected `DEVICE OP CLASS REGEX REASON` (CLASS one of skip crash hang code unnamed output parity any)\n",
               path.c_str(), no);
       exit(2);
     }
@@ -663,10 +664,10 @@ void* fuzz_allocate(void*, size_t size, size_t alignment) {
 }
 void fuzz_deallocate(void*, void* p, size_t) { free(p); }
 
-cairn_context* make_context() {
+cairn_context* make_context(const std::string& device = opt.device) {
   static cairn_allocator alloc = {fuzz_allocate, fuzz_deallocate, nullptr, nullptr};
   cairn_context_options o = CAIRN_CONTEXT_OPTIONS_INIT;
-  o.device = opt.device.c_str();
+  o.device = device.c_str();
   o.num_threads = 1;
   o.log_level = CAIRN_LOG_ERROR;
   o.allocator = &alloc;
@@ -674,7 +675,7 @@ cairn_context* make_context() {
   cairn_status* s = cairn_context_create(&o, &ctx);
   if (s) {
     cairn_code c = cairn_status_code(s);
-    fprintf(stderr, "op_fuzzer: cannot create a %s context: %s\n", opt.device.c_str(), cairn_status_message(s));
+    fprintf(stderr, "op_fuzzer: cannot create a %s context: %s\n", device.c_str(), cairn_status_message(s));
     cairn_status_free(s);
     exit(c == CAIRN_UNAVAILABLE || c == CAIRN_NOT_FOUND ? 77 : 2);
   }
@@ -692,6 +693,8 @@ struct Outcome {
   enum Kind { Ok, Error, Skipped, Setup } kind = Ok;
   std::string problem_class;  // "" when the trial passed every check
   std::string text;           // what happened
+  cairn_code code = CAIRN_OK;
+  std::string signature;      // a success's outputs: "float32[2,3] int64[]" (for the parity check)
 };
 
 // The dtype the schema implies for output `arg`, or 0 when the call leaves it open.
@@ -905,6 +908,7 @@ Outcome run_trial(cairn_context* ctx, const Trial& t) {
     cairn_code c = cairn_status_code(s);
     std::string msg = cairn_status_message(s);
     cairn_status_free(s);
+    o.code = c;
     o.text = std::string(code_name(c)) + ": " + msg;
     // The codes cairn_op_run documents, and RESOURCE_EXHAUSTED (any call, out of memory);
     // FAILED_PRECONDITION for stateful ops, whose state (a freed summary writer) can refuse a call.
@@ -940,6 +944,14 @@ Outcome run_trial(cairn_context* ctx, const Trial& t) {
       o.problem_class = "output";
       o.text = "wrote past the outputs it was given";
     }
+    for (size_t i = 0; i < n_out && o.problem_class.empty(); ++i) {
+      o.signature += i ? " " : "";
+      o.signature += cairn_dtype_name(cairn_tensor_dtype(outs[i]));
+      o.signature += "[";
+      for (size_t k = 0; k < cairn_tensor_rank(outs[i]); ++k)
+        o.signature += (k ? "," : "") + std::to_string(cairn_tensor_dim(outs[i], k));
+      o.signature += "]";
+    }
     for (size_t i = 0; i < n_out; ++i)
       if (outs[i] != sentinel) cairn_tensor_free(outs[i]);
   }
@@ -958,10 +970,10 @@ struct Shared {  // MAP_SHARED between the parent and one child
 };
 
 unsigned class_bit(const std::string& cls) {
-  static const char* names[] = {"crash", "hang", "code", "unnamed", "output"};
-  for (unsigned i = 0; i < 5; ++i)
+  static const char* names[] = {"crash", "hang", "code", "unnamed", "output", "parity"};
+  for (unsigned i = 0; i < 6; ++i)
     if (cls == names[i]) return 1u << i;
-  return 1u << 5;
+  return 1u << 6;
 }
 
 int64_t now_ms() {
@@ -988,13 +1000,33 @@ void report(const Trial& t, const std::string& cls, const std::string& what, Sha
   fflush(stdout);
 }
 
+// On a device other than the CPU, the same trial on the CPU: a call that one device accepts and the
+// other refuses as INVALID_ARGUMENT, or that both accept with different output dtypes or shapes, is
+// a parity problem. (UNIMPLEMENTED and RESOURCE_EXHAUSTED differ by design: kernels and limits are
+// per device. Trials with an input left on the CPU are not compared.)
+void check_parity(cairn_context* cpu, const Trial& t, Outcome& o) {
+  if (!cpu || !o.problem_class.empty() || o.kind == Outcome::Skipped || o.kind == Outcome::Setup) return;
+  for (const InputSpec& in : t.inputs)
+    if (in.on_cpu) return;
+  if (o.kind == Outcome::Error && o.code != CAIRN_INVALID_ARGUMENT) return;
+  Outcome c = run_trial(cpu, t);
+  if (!c.problem_class.empty() || c.kind == Outcome::Setup) return;  // the CPU run reports its own problems
+  if (c.kind == Outcome::Error && c.code != CAIRN_INVALID_ARGUMENT) return;
+  if (o.kind == c.kind && (o.kind == Outcome::Error || o.signature == c.signature)) return;
+  o.problem_class = "parity";
+  o.text = opt.device + ": " + (o.kind == Outcome::Ok ? "OK " + o.signature : o.text) + "; cpu: " +
+           (c.kind == Outcome::Ok ? "OK " + c.signature : c.text);
+}
+
 [[noreturn]] void child_main(const OpDef& def, int from, int to, Shared* sh) {
   cairn_context* ctx = make_context();
+  cairn_context* cpu = opt.device != "cpu" && opt.parity ? make_context("cpu") : nullptr;
   for (int i = from; i < to; ++i) {
     sh->current = i;
     sh->heartbeat_ms = now_ms();
     Trial t = make_trial(def, i);
     Outcome o = run_trial(ctx, t);
+    check_parity(cpu, t, o);
     switch (o.kind) {
       case Outcome::Ok: sh->ok++; break;
       case Outcome::Error: sh->errors++; break;
@@ -1005,6 +1037,7 @@ void report(const Trial& t, const std::string& cls, const std::string& what, Sha
     sh->done = i + 1;
   }
   fflush(stdout);
+  cairn_context_free(cpu);
   cairn_context_free(ctx);
   fflush(stdout);
   _exit(0);
@@ -1303,7 +1336,7 @@ void usage() {
   fprintf(stderr,
           "usage: op_fuzzer [--device=cpu|vulkan] [--seed=N] [--trials=N] [--op=NAME[,NAME...]] [--trial=K]\n"
           "                 [--known=FILE] [--jobs=N] [--trial-timeout=S] [--op-seconds=S] [--verbose] [--show-known] [--list]\n"
-          "                 [--probe]   (exit 0 when the device opens, 77 when it is unavailable)\n"
+          "                 [--probe]   (exit 0 when the device opens, 77 when it is unavailable) [--no-parity]\n"
           "                 [--self-test]   (ops with planted bugs: exit 0 when each is caught)\n");
   exit(2);
 }
@@ -1331,6 +1364,7 @@ int main(int argc, char** argv) {
     else if (a == "--show-known") opt.show_known = true;
     else if (a == "--list") opt.list = true;
     else if (a == "--probe") probe = true;
+    else if (a == "--no-parity") opt.parity = false;
     else if (a == "--self-test") self = true;
     else usage();
   }
@@ -1373,6 +1407,7 @@ int main(int argc, char** argv) {
     // Replay: every chosen op's trial K in this process, printing what it does.
     opt.show_known = true;
     cairn_context* ctx = make_context();
+    cairn_context* cpu = opt.device != "cpu" && opt.parity ? make_context("cpu") : nullptr;
     int bad = 0;
     for (const OpDef* d : ops) {
       Trial t = make_trial(*d, opt.trial);
@@ -1381,6 +1416,7 @@ int main(int argc, char** argv) {
       known.erase(std::remove_if(known.begin(), known.end(), [](const Known& k) { return k.cls == "skip"; }),
                   known.end());  // a replay runs the trial even when the list skips it
       Outcome o = run_trial(ctx, t);
+      check_parity(cpu, t, o);
       printf("  => %s%s%s\n", o.text.c_str(), o.problem_class.empty() ? "" : "   [problem: ",
              o.problem_class.empty() ? "" : (o.problem_class + "]").c_str());
       if (!o.problem_class.empty()) {
@@ -1388,6 +1424,7 @@ int main(int argc, char** argv) {
         ++bad;
       }
     }
+    cairn_context_free(cpu);
     cairn_context_free(ctx);
     return bad ? 1 : 0;
   }
