@@ -33,7 +33,7 @@ if [ "$full" = 1 ]; then
   budget=([cpu]=600 [vulkan]=600 [cpu-asan]=600 [vulkan-asan]=600)
 else
   trials=([cpu]=300 [vulkan]=300 [cpu-asan]=300 [vulkan-asan]=300)
-  budget=([cpu]=30 [vulkan]=12 [cpu-asan]=30 [vulkan-asan]=12)
+  budget=([cpu]=30 [vulkan]=20 [cpu-asan]=30 [vulkan-asan]=30)
 fi
 
 # Sanitizer settings: huge allocations fail (and the op must say so) instead of aborting; leak
