@@ -788,8 +788,13 @@ std::string check_output(const Trial& t, cairn_tensor* out, size_t index, size_t
     snprintf(buf, sizeof buf, "output %zu has %" PRId64 " elements; its shape has %" PRId64, index, ne, n);
     return buf;
   }
+  if (n > INT64_MAX / static_cast<int64_t>(es)) {  // no device holds it: the byte size overflows int64
+    snprintf(buf, sizeof buf, "output %zu: %" PRId64 " elements of %zu bytes: the byte size overflows int64", index, n,
+             es);
+    return buf;
+  }
   size_t nb = cairn_tensor_nbytes(out);
-  if (static_cast<uint64_t>(n) > SIZE_MAX / es || nb != static_cast<size_t>(n) * es) {
+  if (nb != static_cast<size_t>(n) * es) {
     snprintf(buf, sizeof buf, "output %zu has %zu bytes for %" PRId64 " elements of %zu bytes", index, nb, n, es);
     return buf;
   }
