@@ -36,6 +36,19 @@ std::shared_ptr<SummaryWriter> writer_of(const KernelContext& k, std::string_vie
   return w;
 }
 
+// Runs a kernel body so that its errors name the op, as every op's status does: the value
+// checks (runtime/summary/values.h) are shared with the C API's summary calls and name only the
+// summary kind and tag ("scalar 'loss': expected a rank-0 tensor ...").
+template <void (*Body)(KernelContext&)>
+void naming_op(KernelContext& k) {
+  try {
+    Body(k);
+  } catch (const Error& e) {
+    if (e.message().rfind(k.def.name, 0) == 0) throw;
+    throw Error(e.code(), fmt::format("{}: {}", k.op(), e.message()));
+  }
+}
+
 void write_scalar(KernelContext& k) {
   const std::string_view tag = k.attrs.s("tag");
   Value v = scalar_tensor_value(std::string(tag), k.input(0));  // validates even without a writer
@@ -75,9 +88,9 @@ CAIRN_REGISTER_OP(summary_op("WriteAudioSummary", "audio", dtypes::kFloat,
                       .float_attr_required("sample_rate")
                       .int_attr("max_outputs", kDefaultMaxOutputs, 0));
 
-CAIRN_REGISTER_KERNEL("WriteScalarSummary", DeviceKind::CPU, write_scalar);
-CAIRN_REGISTER_KERNEL("WriteHistogramSummary", DeviceKind::CPU, write_histogram);
-CAIRN_REGISTER_KERNEL("WriteImageSummary", DeviceKind::CPU, write_image);
-CAIRN_REGISTER_KERNEL("WriteAudioSummary", DeviceKind::CPU, write_audio);
+CAIRN_REGISTER_KERNEL("WriteScalarSummary", DeviceKind::CPU, naming_op<write_scalar>);
+CAIRN_REGISTER_KERNEL("WriteHistogramSummary", DeviceKind::CPU, naming_op<write_histogram>);
+CAIRN_REGISTER_KERNEL("WriteImageSummary", DeviceKind::CPU, naming_op<write_image>);
+CAIRN_REGISTER_KERNEL("WriteAudioSummary", DeviceKind::CPU, naming_op<write_audio>);
 
 }  // namespace cairn::summary

@@ -43,6 +43,15 @@ TEST_CASE("an eager summary op writes at once; writer 0 is the default writer wh
   CHECK_THROWS_CODE(run_op(ctx(), "WriteScalarSummary", {make<float>({1, 2}, Shape{2})},
                            {attr_int("writer", w->id()), attr_string("tag", "loss"), attr_int("step", 1)}),
                     Code::InvalidArgument, "scalar 'loss'");
+  // Op statuses name the op (the op fuzzer found these did not); the value check's own words follow.
+  CHECK_THROWS_CODE(run_op(ctx(), "WriteScalarSummary", {make<float>({1, 2}, Shape{2})},
+                           {attr_string("tag", "loss"), attr_int("step", 1)}),
+                    Code::InvalidArgument, "WriteScalarSummary: scalar 'loss': expected a rank-0 tensor");
+  set_default_writer(w);
+  CHECK_THROWS_CODE(run_op(ctx(), "WriteHistogramSummary", {make<float>({1, NAN}, Shape{2})},
+                           {attr_string("tag", "h"), attr_int("step", 1)}),
+                    Code::InvalidArgument, "WriteHistogramSummary: histogram 'h': the data holds a NaN");
+  set_default_writer(nullptr);
 }
 
 TEST_CASE("a traced training step writes its loss on every replay, at the step set before each call") {
