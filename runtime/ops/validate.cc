@@ -33,6 +33,11 @@ void check_input_count(const OpDef& def, int n) {
 void check_value(const OpDef& def, const AttrDef& a, const AttrValue& v) {
   if (a.kind == AttrKind::Int && v.i < a.min_int)
     raise(Code::InvalidArgument, "{}: attribute '{}' must be at least {}, got {}", def.name, a.name, a.min_int, v.i);
+  // dtype_in is false for any value that is not a dtype (35, -1): the C API passes the caller's int
+  // through, so name the number rather than "invalid".
+  if (a.kind == AttrKind::DType && !dtype_is_valid(v.dtype))
+    raise(Code::InvalidArgument, "{}: attribute '{}' does not accept dtype {} (not a dtype; allowed: {})", def.name,
+          a.name, static_cast<int>(v.dtype), dtype_set_string(a.allowed_dtypes));
   if (a.kind == AttrKind::DType && !dtype_in(a.allowed_dtypes, v.dtype))
     raise(Code::InvalidArgument, "{}: attribute '{}' does not accept dtype {} (allowed: {})", def.name, a.name,
           dtype_name(v.dtype), dtype_set_string(a.allowed_dtypes));
