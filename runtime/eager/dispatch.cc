@@ -10,6 +10,27 @@
 
 namespace cairn {
 
+// Errors from below the op (device allocators: "cpu: out of memory allocating N bytes", Tensor,
+// a kernel's std::vector) do not know which op they serve, yet every status must name it. Rather
+// than pass the name down to every allocator and kernel, run_kernel catches them here, where
+// every op on every device runs, and puts "<op>: " in front of messages that lack it.
+void rethrow_naming_op(const OpDef& def) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    const std::string& m = e.message();
+    if (m.size() > def.name.size() && m.compare(0, def.name.size(), def.name) == 0 && m[def.name.size()] == ':')
+      throw;
+    throw Error(e.code(), fmt::format("{}: {}", def.name, m));
+  } catch (const std::bad_alloc&) {
+    // operator new (std::vector and other temporaries of a kernel) ran out of memory.
+    raise(Code::ResourceExhausted, "{}: out of memory", def.name);
+  } catch (const std::length_error& e) {
+    // A temporary larger than std::vector's max_size: also a size the machine cannot hold.
+    raise(Code::ResourceExhausted, "{}: out of memory ({})", def.name, e.what());
+  }
+}
+
 namespace {
 constexpr size_t kInlineArgs = 8;
 
@@ -27,27 +48,6 @@ Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, i
           def.name, d->name(), di->name());
   }
   return *d;
-}
-
-// Errors from below the op (device allocators: "cpu: out of memory allocating N bytes", Tensor,
-// a kernel's std::vector) do not know which op they serve, yet every status must name it. Rather
-// than pass the name down to every allocator and kernel, run_kernel catches them here, where
-// every op on every device runs, and puts "<op>: " in front of messages that lack it.
-[[noreturn]] void rethrow_naming_op(const OpDef& def) {
-  try {
-    throw;
-  } catch (const Error& e) {
-    const std::string& m = e.message();
-    if (m.size() > def.name.size() && m.compare(0, def.name.size(), def.name) == 0 && m[def.name.size()] == ':')
-      throw;
-    throw Error(e.code(), fmt::format("{}: {}", def.name, m));
-  } catch (const std::bad_alloc&) {
-    // operator new (std::vector and other temporaries of a kernel) ran out of memory.
-    raise(Code::ResourceExhausted, "{}: out of memory", def.name);
-  } catch (const std::length_error& e) {
-    // A temporary larger than std::vector's max_size: also a size the machine cannot hold.
-    raise(Code::ResourceExhausted, "{}: out of memory ({})", def.name, e.what());
-  }
 }
 
 void allocate_and_run(Context& ctx, const OpDef& def, const Attrs& resolved, Device& device, KernelFn kernel,
