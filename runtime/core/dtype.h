@@ -42,7 +42,13 @@ bool dtype_is_numeric(DType t);   // everything but String and Bool
 
 // A set of dtypes as a bit mask (every enum value is below 32).
 using DTypeSet = uint32_t;
-constexpr DTypeSet dtype_bit(DType t) { return DTypeSet{1} << static_cast<int>(t); }
+// A DType can hold any int32 (attribute values and C API arguments arrive unchecked): a value
+// outside [0, 32) has no bit, so it is in no set. A bare `1u << t` would be undefined there and,
+// on x86, alias t % 32 (35 would pass as int32).
+constexpr DTypeSet dtype_bit(DType t) {
+  const int v = static_cast<int>(t);
+  return v >= 0 && v < 32 ? DTypeSet{1} << v : DTypeSet{0};
+}
 constexpr bool dtype_in(DTypeSet s, DType t) { return (s & dtype_bit(t)) != 0; }
 
 namespace dtypes {

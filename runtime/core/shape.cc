@@ -12,20 +12,34 @@ Shape Shape::from(const int64_t* dims, size_t rank, const char* what) {
   if (rank > static_cast<size_t>(kMaxRank)) raise(Code::InvalidArgument, "{}: rank {} exceeds the maximum of {}", what, rank, kMaxRank);
   if (rank > 0 && dims == nullptr) raise(Code::InvalidArgument, "{}: shape is NULL but rank is {}", what, rank);
   Shape s;
-  int64_t count = 1;
-  for (size_t i = 0; i < rank; ++i) {
-    if (dims[i] < 0) raise(Code::InvalidArgument, "{}: dimension {} is negative ({})", what, i, dims[i]);
-    if (dims[i] != 0 && count > INT64_MAX / dims[i]) raise(Code::InvalidArgument, "{}: element count overflows int64", what);
-    count *= dims[i];
-    s.dims_[i] = dims[i];
-  }
+  for (size_t i = 0; i < rank; ++i) s.dims_[i] = dims[i];
   s.rank_ = static_cast<int32_t>(rank);
+  s.check(what);
   return s;
+}
+
+int64_t checked_elements(const int64_t* dims, int rank) noexcept {
+  int64_t n = 1;
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i] < 0) return -1;
+    if (dims[i] == 0) continue;
+    n = checked_mul(n, dims[i]);
+    if (n < 0) return -1;
+  }
+  return n;
+}
+
+void Shape::check(const char* what) const {
+  for (int i = 0; i < rank_; ++i)
+    if (dims_[i] < 0) raise(Code::InvalidArgument, "{}: dimension {} is negative ({})", what, i, dims_[i]);
+  if (checked_elements(dims_, rank_) < 0)
+    raise(Code::InvalidArgument, "{}: the element count of shape {} overflows int64", what, str());
 }
 
 int64_t Shape::num_elements() const {
   int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[i];
+  for (int i = 0; i < rank_; ++i)
+    if (__builtin_mul_overflow(n, dims_[i], &n) || dims_[i] < 0) check("shape");  // throws
   return n;
 }
 

@@ -116,9 +116,14 @@ struct MinimumF {
 struct SquaredDifferenceF {
   template <class T> static constexpr bool supports = is_numeric_v<T>;
   template <class C> C operator()(C a, C b) const {
-    C d = a - b;
-    if constexpr (std::is_same_v<C, complex64>) return d * std::conj(d);
-    else return d * d;
+    if constexpr (std::is_same_v<C, complex64>) {
+      C d = a - b;
+      return d * std::conj(d);
+    } else {
+      // Both the difference and the square may overflow a signed integer: wrap, as Sub and Mul do.
+      C d = wrapping(a, b, [](auto x, auto y) { return x - y; });
+      return wrapping(d, d, [](auto x, auto y) { return x * y; });
+    }
   }
 };
 

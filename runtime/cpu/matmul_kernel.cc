@@ -3,6 +3,7 @@
 #include <xtensor-blas/xlinalg.hpp>
 
 #include "runtime/cpu/elementwise.h"
+#include "runtime/cpu/wide.h"
 #include "runtime/ops/registry.h"
 
 namespace cairn {
@@ -24,21 +25,32 @@ void gemm_one(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, boo
                        static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), T(1), a, lda, b, ldb, T(0), c,
                        static_cast<int>(n));
   } else {
-    using C = compute_t<T>;
+    // Integers wrap on overflow (documented), so they accumulate in uint64_t (wide_t), where
+    // wrapping is defined: int32/int64 products and sums would be undefined behaviour in T, and
+    // narrower types promote to int, where uint16 * uint16 can overflow too. The low bits of the
+    // unsigned result are the two's-complement wrap-around in T. 16-bit floats use float.
+    using C = std::conditional_t<std::is_integral_v<T>, wide_t<T>, compute_t<T>>;
+    auto load = [](T v) -> C {
+      if constexpr (std::is_integral_v<T>) return to_wide(v);
+      else return widen(v);
+    };
     std::vector<C> row(static_cast<size_t>(n));
     for (int64_t i = 0; i < m; ++i) {
       std::fill(row.begin(), row.end(), C(0));
       for (int64_t p = 0; p < k; ++p) {
-        C av = widen(ta ? a[p * m + i] : a[i * k + p]);
+        C av = load(ta ? a[p * m + i] : a[i * k + p]);
         if (av == C(0)) continue;
         if (tb) {
-          for (int64_t j = 0; j < n; ++j) row[j] += av * widen(b[j * k + p]);
+          for (int64_t j = 0; j < n; ++j) row[j] += av * load(b[j * k + p]);
         } else {
           const T* brow = b + p * n;
-          for (int64_t j = 0; j < n; ++j) row[j] += av * widen(brow[j]);
+          for (int64_t j = 0; j < n; ++j) row[j] += av * load(brow[j]);
         }
       }
-      for (int64_t j = 0; j < n; ++j) c[i * n + j] = convert<T>(row[j]);
+      for (int64_t j = 0; j < n; ++j) {
+        if constexpr (std::is_integral_v<T>) c[i * n + j] = from_wide<T>(row[j]);
+        else c[i * n + j] = convert<T>(row[j]);
+      }
     }
   }
 }

@@ -1,11 +1,35 @@
 #include "runtime/eager/dispatch.h"
 
+#include <new>
+#include <stdexcept>
+
 #include "runtime/core/inline_array.h"
 #include "runtime/core/profile_events.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/validate.h"
 
 namespace cairn {
+
+// Errors from below the op (device allocators: "cpu: out of memory allocating N bytes", Tensor,
+// a kernel's std::vector) do not know which op they serve, yet every status must name it. Rather
+// than pass the name down to every allocator and kernel, run_kernel catches them here, where
+// every op on every device runs, and puts "<op>: " in front of messages that lack it.
+void rethrow_naming_op(const OpDef& def) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    const std::string& m = e.message();
+    if (m.size() > def.name.size() && m.compare(0, def.name.size(), def.name) == 0 && m[def.name.size()] == ':')
+      throw;
+    throw Error(e.code(), fmt::format("{}: {}", def.name, m));
+  } catch (const std::bad_alloc&) {
+    // operator new (std::vector and other temporaries of a kernel) ran out of memory.
+    raise(Code::ResourceExhausted, "{}: out of memory", def.name);
+  } catch (const std::length_error& e) {
+    // A temporary larger than std::vector's max_size: also a size the machine cannot hold.
+    raise(Code::ResourceExhausted, "{}: out of memory ({})", def.name, e.what());
+  }
+}
 
 namespace {
 constexpr size_t kInlineArgs = 8;
@@ -26,6 +50,16 @@ Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, i
   return *d;
 }
 
+void allocate_and_run(Context& ctx, const OpDef& def, const Attrs& resolved, Device& device, KernelFn kernel,
+                      const OpCall& call) {
+  if (!def.dynamic_output_shape)
+    for (int i = 0; i < call.num_outputs; ++i)
+      call.outputs[i] = Tensor::allocate(device, call.output_specs[i].dtype, call.output_specs[i].shape);
+  KernelContext kc{def, resolved, device, ctx.pool(), call.inputs, call.num_inputs, call.outputs, call.num_outputs};
+  if (def.random) kc.random_seed = ctx.next_random_seed();
+  kernel(kc);
+}
+
 // Allocates the outputs (unless the kernel does) and runs the device's kernel.
 void run_kernel(Context& ctx, const OpDef& def, const Attrs& resolved, Device& device, const OpCall& call) {
   KernelFn kernel = def.kernels[static_cast<int>(device.kind())];
@@ -35,12 +69,13 @@ void run_kernel(Context& ctx, const OpDef& def, const Attrs& resolved, Device& d
             "{}: an input is a symbolic tensor from a function trace; it has no value outside the trace", def.name);
     raise(Code::Unimplemented, "{}: no kernel on device {}", def.name, device.name());
   }
-  if (!def.dynamic_output_shape)
-    for (int i = 0; i < call.num_outputs; ++i)
-      call.outputs[i] = Tensor::allocate(device, call.output_specs[i].dtype, call.output_specs[i].shape);
-  KernelContext kc{def, resolved, device, ctx.pool(), call.inputs, call.num_inputs, call.outputs, call.num_outputs};
-  if (def.random) kc.random_seed = ctx.next_random_seed();
-  kernel(kc);
+  // A try block costs nothing until something throws (zero-cost exceptions), so the hot path of
+  // dispatch is unchanged.
+  try {
+    allocate_and_run(ctx, def, resolved, device, kernel, call);
+  } catch (...) {
+    rethrow_naming_op(def);
+  }
 }
 
 // The profiler is on: the kernel's host time (validation and shape inference before it are not

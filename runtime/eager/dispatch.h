@@ -28,6 +28,13 @@ struct OpCall {
 void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
             int num_attrs, Tensor* outputs, int num_outputs);
 
+// Inside a catch block around an op's allocations and kernel: rethrows the exception so that its
+// message names the op ("Fill: cpu: out of memory allocating ..."), unless it already starts with
+// "<op>:"; std::bad_alloc and std::length_error become RESOURCE_EXHAUSTED "<op>: out of memory".
+// run_op uses it for every op; a caller that runs kernels itself (a graph replay's fast path) should
+// too.
+[[noreturn]] void rethrow_naming_op(const OpDef& def);
+
 // C++ convenience for the runtime and tests: looks the op up by name and returns all outputs.
 std::vector<Tensor> run_op(Context& ctx, std::string_view op, std::initializer_list<Tensor> inputs,
                            std::initializer_list<NamedAttr> attrs = {});

@@ -27,8 +27,13 @@ std::vector<int64_t> fft_length(ShapeContext& c) {
   std::vector<int64_t> len = c.attrs.ints("fft_length");
   if (len.size() != Rank)
     raise(Code::InvalidArgument, "{}: fft_length must have {} element(s), got {}", c.op(), Rank, ints_str(len));
-  for (int64_t n : len)
+  for (int64_t n : len) {
     if (n < 1) raise(Code::InvalidArgument, "{}: fft_length must be positive, got {}", c.op(), ints_str(len));
+    // TensorFlow's fft_length is an int32 tensor; the bound also keeps every length a kernel plans
+    // (kissfft takes an int) in range. Output sizes are checked for overflow by infer_outputs.
+    if (n > INT32_MAX)
+      raise(Code::InvalidArgument, "{}: fft_length must be at most 2^31-1, got {}", c.op(), ints_str(len));
+  }
   return len;
 }
 

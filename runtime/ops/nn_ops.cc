@@ -124,7 +124,9 @@ Shape shape_attr(ShapeContext& c, const char* name) {
   if (v.size() != 4) raise(Code::InvalidArgument, "{}: {} must have 4 elements, got {}", c.op(), name, ints_str(v));
   for (int64_t x : v)
     if (x < 0) raise(Code::InvalidArgument, "{}: {} must be non-negative, got {}", c.op(), name, ints_str(v));
-  return Shape::from(v.data(), v.size(), name);
+  // Shape::from rejects an element count that overflows; its message must name the op.
+  const std::string what = fmt::format("{}: {}", c.op(), name);
+  return Shape::from(v.data(), v.size(), what.c_str());
 }
 
 void require_rank4(ShapeContext& c, int i, const char* what) {

@@ -33,6 +33,11 @@ void check_input_count(const OpDef& def, int n) {
 void check_value(const OpDef& def, const AttrDef& a, const AttrValue& v) {
   if (a.kind == AttrKind::Int && v.i < a.min_int)
     raise(Code::InvalidArgument, "{}: attribute '{}' must be at least {}, got {}", def.name, a.name, a.min_int, v.i);
+  // dtype_in is false for any value that is not a dtype (35, -1): the C API passes the caller's int
+  // through, so name the number rather than "invalid".
+  if (a.kind == AttrKind::DType && !dtype_is_valid(v.dtype))
+    raise(Code::InvalidArgument, "{}: attribute '{}' does not accept dtype {} (not a dtype; allowed: {})", def.name,
+          a.name, static_cast<int>(v.dtype), dtype_set_string(a.allowed_dtypes));
   if (a.kind == AttrKind::DType && !dtype_in(a.allowed_dtypes, v.dtype))
     raise(Code::InvalidArgument, "{}: attribute '{}' does not accept dtype {} (allowed: {})", def.name, a.name,
           dtype_name(v.dtype), dtype_set_string(a.allowed_dtypes));
@@ -121,6 +126,27 @@ void infer_outputs(const OpDef& def, const Attrs& attrs, const TensorSpec* input
     ShapeContext sc{def, attrs, inputs, num_inputs, outputs, num_outputs};
     def.shape_fn(sc);
   }
+  // Shape functions build output shapes from attributes and input sizes with plain arithmetic
+  // (fft_length / 2 + 1, window sizes, attribute shapes). Rather than trust each of them, every
+  // op's outputs are checked here, the one place all of them pass on the way to an allocation,
+  // eager or traced: an overflowing count once became a small buffer that the kernel overran.
+  for (int i = 0; i < num_outputs; ++i) check_output_shape(def, i, outputs[i]);
+}
+
+void check_output_shape(const OpDef& def, int index, const TensorSpec& out) {
+  const Shape& s = out.shape;
+  for (int d = 0; d < s.rank(); ++d)
+    if (s[d] < 0)
+      raise(Code::InvalidArgument, "{}: output {} would have shape {}, with a negative dimension", def.name, index,
+            s.str());
+  const int64_t n = checked_elements(s.dims(), s.rank());
+  if (n < 0)
+    raise(Code::InvalidArgument, "{}: output {} would have shape {}, whose element count overflows int64", def.name,
+          index, s.str());
+  const int64_t bytes = checked_mul(n, static_cast<int64_t>(std::max<size_t>(1, dtype_size(out.dtype))));
+  if (bytes < 0 || bytes > kMaxTensorBytes)
+    raise(Code::InvalidArgument, "{}: output {} would have shape {} of {}, more than 2^62 bytes", def.name, index,
+          s.str(), dtype_name(out.dtype));
 }
 
 }  // namespace cairn

@@ -146,6 +146,54 @@ TEST_CASE("RFFT2D and IRFFT2D over the innermost two dimensions, with cropping a
   check_close(back, expect, 1e-5);
 }
 
+TEST_CASE("lengths with a large prime factor (Bluestein) match a direct DFT, primes and composites alike") {
+  // Prime factors above 64 take Bluestein's algorithm; the rest stay on kissfft. Both sides of the
+  // boundary, primes, prime powers and mixed composites, 1-D and along the rows of a 2-D transform.
+  for (int64_t n : {61, 67, 97, 101, 127, 134, 210, 251, 257, 509, 1009, 2 * 3 * 5 * 67, 64 * 67, 67 * 71, 2003}) {
+    CAPTURE(n);
+    std::vector<complex64> x = random_complex(static_cast<size_t>(2 * n), static_cast<uint32_t>(n));
+    Tensor t = make<complex64>(x, Shape{2, n});
+    // Errors grow like sqrt(n) * eps relative to the spectrum's scale, sqrt(n) here.
+    const double tol = 2e-6 * std::sqrt(double(n));
+    check_complex(run1("FFT", {t}), dft_rows(widen(x), 2, n, false), tol);
+    check_complex(run1("IFFT", {t}), dft_rows(widen(x), 2, n, true), 1e-5);
+    check_complex(run1("IFFT", {run1("FFT", {t})}), widen(x), 1e-5);
+  }
+  // A 2-D transform whose both axes take Bluestein, and the real transforms with such a length.
+  std::vector<complex64> x = random_complex(67 * 71, 5);
+  Tensor t = make<complex64>(x, Shape{67, 71});
+  check_complex(run1("FFT2D", {t}), dft_cols(dft_rows(widen(x), 67, 71, false), 1, 67, 71, false), 1e-4);
+  std::vector<float> re(2 * 101);
+  for (size_t i = 0; i < re.size(); ++i) re[i] = x[i].real();
+  std::vector<int64_t> len = {101};
+  Tensor spectrum = run1("RFFT", {make<float>(re, Shape{2, 101})}, {attr_ints("fft_length", len)});
+  CHECK(spectrum.shape() == Shape{2, 51});
+  std::vector<cd> full = dft_rows(std::vector<cd>(re.begin(), re.end()), 2, 101, false), want;
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t k = 0; k < 51; ++k) want.push_back(full[r * 101 + k]);
+  check_complex(spectrum, want, 1e-5 * std::sqrt(101.0));
+  check_close(as_doubles(run1("IRFFT", {spectrum}, {attr_ints("fft_length", len)})),
+              std::vector<double>(re.begin(), re.end()), 1e-5);
+}
+
+TEST_CASE("a 62,501-point FFT (prime) is accurate: spot bins against a direct DFT, and a round trip") {
+  // The issue's example: 9.4 s with kissfft's O(n * p) butterfly, milliseconds with Bluestein
+  // (bench/fft_bench.cc prints the timings). A full direct DFT is O(n^2); a few bins are O(n) each.
+  const int64_t n = 62501;
+  std::vector<complex64> x = random_complex(static_cast<size_t>(n), 62501);
+  Tensor t = make<complex64>(x, Shape{n});
+  std::vector<complex64> y = values<complex64>(run1("FFT", {t}));
+  for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{12345}, int64_t{31250}, int64_t{31251}, n - 1}) {
+    CAPTURE(k);
+    cd acc = 0;
+    for (int64_t j = 0; j < n; ++j)
+      acc += cd(x[static_cast<size_t>(j)]) * std::polar(1.0, -2 * kPi * double((k * j) % n) / double(n));
+    // |X_k| is about sqrt(n) = 250 for random input; float keeps about 1e-6 of the spectrum's scale.
+    CHECK(std::abs(cd(y[static_cast<size_t>(k)]) - acc) <= 1e-6 * std::sqrt(double(n)) * 10);
+  }
+  check_complex(run1("IFFT", {run1("FFT", {t})}), widen(x), 1e-5);
+}
+
 TEST_CASE("FFT ops reject bad ranks, dtypes and fft_length") {
   std::vector<int64_t> zero = {0}, two = {4, 4}, one = {4};
   CHECK_THROWS_CODE(run1("FFT", {make<complex64>({complex64(1, 0)}, Shape{})}), Code::InvalidArgument, "rank >= 1");
