@@ -242,10 +242,15 @@ void run_op_instruction(Context& ctx, ThreadPool& pool, const Instruction& in, R
     Device& device = in.num_in > 0 ? *ins[0]->device() : ctx.default_device();
     KernelFn kernel = in.kernels[static_cast<int>(device.kind())];
     if (kernel && inputs_on(ins, in.num_in, device)) {
-      state.prepare_outputs(in, device);
-      KernelContext kc{*in.def, *in.attrs, device, pool, ins, in.num_in, outs, in.num_out};
-      if (in.random) kc.random_seed = ctx.next_random_seed();
-      kernel(kc);
+      // Errors name the op, as eager dispatch's do (an allocation failure says which op asked).
+      try {
+        state.prepare_outputs(in, device);
+        KernelContext kc{*in.def, *in.attrs, device, pool, ins, in.num_in, outs, in.num_out};
+        if (in.random) kc.random_seed = ctx.next_random_seed();
+        kernel(kc);
+      } catch (...) {
+        rethrow_naming_op(*in.def);
+      }
       return;
     }
   }

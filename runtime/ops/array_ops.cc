@@ -303,7 +303,9 @@ void concat_shape(ShapeContext& c) {
       raise(Code::InvalidArgument,
             "ConcatV2: input {} has shape {} but input 0 has shape {}; shapes must match except on axis {}", i, s.str(),
             first.str(), axis);
-    total += s[axis];  // every input exists in memory, so the sum of their sizes fits
+    // Zero-element inputs exist with any dimension (float16[INT64_MAX, 0]), so the sum can overflow.
+    if (__builtin_add_overflow(total, s[axis], &total))
+      raise(Code::InvalidArgument, "ConcatV2: the inputs' sizes on axis {} add up to more than int64 holds", axis);
   }
   out.set_dim(axis, total);
   c.set_out(0, out);

@@ -1295,7 +1295,12 @@ void planted_hang(cairn::KernelContext&) {
   for (;;) pause();
 }
 void planted_internal(cairn::KernelContext& k) { cairn::raise(cairn::Code::Internal, "{}: a planted INTERNAL", k.op()); }
-void planted_unnamed(cairn::KernelContext&) { cairn::raise(cairn::Code::InvalidArgument, "a message without the op"); }
+// Eager dispatch prefixes a kernel's errors with the op's name, so the unnamed error is planted in
+// the shape function, which answers for its own messages.
+void planted_unnamed_shape(cairn::ShapeContext&) {
+  cairn::raise(cairn::Code::InvalidArgument, "a message without the op");
+}
+void planted_unnamed(cairn::KernelContext&) {}
 void planted_bad_output(cairn::KernelContext& k) {
   k.allocate_output(0, DType::Int32, cairn::Shape{});  // the schema says float32
 }
@@ -1303,7 +1308,7 @@ void planted_bad_output(cairn::KernelContext& k) {
 CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestCrash").shape(same_shape));
 CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestHang").shape(same_shape));
 CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestInternal").shape(same_shape));
-CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestUnnamed").shape(same_shape));
+CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestUnnamed").shape(planted_unnamed_shape));
 CAIRN_REGISTER_OP(self_test_op("FuzzSelfTestBadOutput").dynamic_output_shape());
 CAIRN_REGISTER_KERNEL("FuzzSelfTestCrash", cairn::DeviceKind::CPU, planted_crash);
 CAIRN_REGISTER_KERNEL("FuzzSelfTestHang", cairn::DeviceKind::CPU, planted_hang);

@@ -78,6 +78,16 @@ TEST_CASE("every op's output shape is checked for element-count and byte overflo
                     "more than 2^62 bytes");
 }
 
+TEST_CASE("ConcatV2 refuses inputs whose sizes on the axis add up past int64 (zero-element inputs)") {
+  // float16[INT64_MAX, 0] holds no elements, so two of them exist; their axis-0 sum does not fit.
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  Tensor empty = Tensor::allocate(ctx().cpu(), DType::Float16, Shape{max, 0});
+  CHECK_THROWS_CODE(run1("ConcatV2", {empty, empty}, {attr_int("axis", 0)}), Code::InvalidArgument,
+                    "ConcatV2: the inputs' sizes on axis 0 add up to more than int64 holds");
+  Tensor three = Tensor::allocate(ctx().cpu(), DType::Float16, Shape{3, 0});
+  CHECK(run1("ConcatV2", {three, three}, {attr_int("axis", 0)}).shape() == Shape{6, 0});
+}
+
 TEST_CASE("pooling and convolution gradients name the op when their shape attribute overflows") {
   std::vector<int64_t> huge = {k2_62, k2_62, 1, 1};
   std::vector<int64_t> ones = {1, 1, 1, 1};
