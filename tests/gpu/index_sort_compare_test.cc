@@ -1,8 +1,12 @@
 // Op-by-op comparison against the CPU for GatherNd, ScatterNd, Where, Sort and TopKV2 (every
-// dtype each has on Vulkan, several shapes, int32 and int64 indices), validation layer on.
+// dtype each has on Vulkan, several shapes, int32 and int64 indices), validation layer on. Sort and
+// TopKV2 also on long rows (the bitonic sort's padding), compared bit for bit.
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "tests/gpu/vk_test_util.h"
@@ -130,6 +134,78 @@ TEST_CASE("Sort and TopKV2 match the CPU: stable, NaN placement, any axis") {
   CHECK(values<int32_t>(to_cpu(top[1])) == std::vector<int32_t>{1, 4, 0, 3});
   CHECK_THROWS_CODE(run_op(vk_ctx(), "Sort", {to_vk(make<double>({2, 1}, Shape{2}))}), Code::Unimplemented,
                     "Sort: no Vulkan kernel for dtype float64 on device vulkan:0");
+  CHECK_NO_VALIDATION_ERRORS();
+}
+
+// Row values: `ties` draws from {-3..3} (plus -0.0, NaN and +-inf for floats), else a wide range
+// (floats with a few NaNs and infinities), so ties, padding and NaN placement all show.
+Tensor sort_input(DType dt, const Shape& s, bool ties, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  const bool is_float = dt == DType::Float32 || dt == DType::Float16;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v(static_cast<size_t>(s.num_elements()));
+  for (auto& x : v) {
+    double c = u(rng);
+    if (is_float && c < 0.05) x = std::numeric_limits<double>::quiet_NaN();
+    else if (is_float && c < 0.07) x = c < 0.06 ? inf : -inf;
+    else if (is_float && ties && c < 0.12) x = -0.0;
+    else if (ties) x = std::round(u(rng) * 6 - 3);
+    else x = is_float ? u(rng) * 2000 - 1000 : std::round(u(rng) * 2e6 - 1e6);
+  }
+  return make_as(dt, v, s);
+}
+
+// Runs `op` on the CPU and on Vulkan and checks every output has the same dtype, shape and bytes.
+// Returns the Vulkan run's seconds (the read back included).
+double compare_exact(const std::string& op, const Tensor& x, const std::vector<NamedAttr>& attrs) {
+  std::vector<Tensor> want = run_op(ctx(), op, {x}, attrs);
+  Tensor on_vk = to_vk(x);
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<Tensor> got = run_op(vk_ctx(), op, {on_vk}, attrs);
+  for (Tensor& t : got) t = to_cpu(t);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(got[i].dtype() == want[i].dtype());
+    REQUIRE(got[i].shape() == want[i].shape());
+    REQUIRE(got[i].nbytes() == want[i].nbytes());
+    bool same = want[i].nbytes() == 0 || std::memcmp(got[i].raw_data(), want[i].raw_data(), want[i].nbytes()) == 0;
+    CHECK(same);
+  }
+  return seconds;
+}
+
+TEST_CASE("Sort and TopKV2 match the CPU bit for bit on rows of any length (ties, NaN, padding)") {
+  for (DType dt : kNumeric) {
+    CAPTURE(dtype_name(dt));
+    for (const Shape& s : {Shape{1}, Shape{2}, Shape{3}, Shape{17}, Shape{1000}, Shape{4097}, Shape{1, 65536, 1},
+                           Shape{3, 5000}})
+      for (bool ties : {true, false}) {
+        CAPTURE(s.str());
+        CAPTURE(ties);
+        Tensor x = sort_input(dt, s, ties, 30 + static_cast<uint32_t>(s.num_elements()));
+        const int64_t axis = s.rank() == 3 ? 1 : -1;
+        for (bool descending : {false, true}) {
+          CAPTURE(descending);
+          double t = compare_exact("Sort", x, {attr_int("axis", axis), attr_bool("descending", descending)});
+          if (s.num_elements() == 65536)
+            MESSAGE((std::string("Vulkan Sort ") + dtype_name(dt) + s.str() + (descending ? " descending" : " ascending") +
+                    (ties ? " (ties)" : "") + ": " + std::to_string(t) + " s"));
+        }
+        if (s.rank() == 2) compare_exact("Sort", x, {attr_int("axis", 0), attr_bool("descending", ties)});
+        Tensor row = s.rank() == 3 ? run_op(ctx(), "Reshape", {x}, {attr_ints("shape", {1, 65536})})[0] : x;
+        const int64_t n = row.shape()[row.rank() - 1];
+        for (int64_t k : {int64_t{1}, std::min<int64_t>(5, n), n}) {
+          CAPTURE(k);
+          double t = compare_exact("TopKV2", row, {attr_int("k", k)});
+          if (s.num_elements() == 65536 && k == n)
+            MESSAGE((std::string("Vulkan TopKV2 ") + dtype_name(dt) + row.shape().str() + " k=" + std::to_string(k) +
+                    (ties ? " (ties)" : "") + ": " + std::to_string(t) + " s"));
+        }
+      }
+  }
   CHECK_NO_VALIDATION_ERRORS();
 }
 

@@ -127,10 +127,13 @@ struct NdIndexPush {  // nd_index.comp
 static_assert(sizeof(NdIndexPush) == 40, "mirror of nd_index.comp's Push");
 
 struct SortPush {  // sort.comp
-  uint32_t total, r, inner, k;
+  uint32_t lines, r, inner, k;
   uint32_t descending;
+  uint32_t mode;  // 0 init, 1 bitonic step, 2 write
+  uint32_t pw;    // r rounded up to a power of two
+  uint32_t kk, jj;
 };
-static_assert(sizeof(SortPush) == 20, "mirror of sort.comp's Push");
+static_assert(sizeof(SortPush) == 36, "mirror of sort.comp's Push");
 
 struct WherePush {  // where.comp
   uint32_t n, rank, count_only;
