@@ -403,9 +403,13 @@ final class CairnNative {
    * &#64;param attrs      `n_attrs` attributes, borrowed; unset attributes take their defaults.
    * &#64;param outputs    room for exactly the op's output count; each receives a new tensor the caller
    *                   frees. On error nothing is written.
-   * Errors: NOT_FOUND for an unknown op; INVALID_ARGUMENT for a wrong input or output count, a wrong
-   * dtype, incompatible shapes, an unknown, missing or mistyped attribute, an out-of-range axis;
-   * UNIMPLEMENTED when the device has no kernel for the dtype. Since 1.0.
+   * Errors, each message starting with the op's name: NOT_FOUND for an unknown op; INVALID_ARGUMENT
+   * for a wrong input or output count, a wrong dtype, incompatible shapes, an unknown, missing or
+   * mistyped attribute, an out-of-range axis, an output whose element count or size overflows;
+   * UNIMPLEMENTED when the device has no kernel for the dtype; RESOURCE_EXHAUSTED when memory (or a
+   * device's buffer limit) runs out; FAILED_PRECONDITION for a stateful op whose resource is gone (a
+   * summary op on a closed writer); DEADLINE_EXCEEDED or INTERNAL from a lost or hung device only.
+   * INTERNAL never answers bad input: it is a bug in Cairn. Since 1.0.
    */
   static native void opRun(long ctx, byte[] op, long[] inputs, Object[] attrsName, int[] attrsKind, long[] attrsI, double[] attrsF, Object[] attrsInts, Object[] attrsS, int[] attrsDtype, Object[] attrsFloats, long[] outputs);
 
