@@ -126,6 +126,18 @@ bool write_sealed(const uint8_t* p, size_t n, const std::string& path) {
   return true;
 }
 
+// A call's status (which may be the ops' own errors at replay) is fine unless it is INTERNAL.
+// Returns its message and frees it.
+std::string call_message(cairn_status* st) {
+  std::string msg = cairn_status_message(st);
+  if (cairn_status_code(st) == CAIRN_INTERNAL) {
+    fprintf(stderr, "cairn_function_call: INTERNAL: %s\n", msg.c_str());
+    abort();
+  }
+  cairn_status_free(st);
+  return msg;
+}
+
 // Calls a loaded function once with zeros of its first stored signature, which the NOT_FOUND
 // status of a call without inputs lists ("...; it has: (float32[2,3], int32[]); (...)").
 void call_once(cairn_function* fn) {
@@ -135,12 +147,7 @@ void call_once(cairn_function* fn) {
     cairn_tensor_free(none[0]);
     return;
   }
-  std::string msg = cairn_status_message(st);
-  if (cairn_status_code(st) == CAIRN_INTERNAL) {
-    fprintf(stderr, "cairn_function_call: INTERNAL: %s\n", msg.c_str());
-    abort();
-  }
-  cairn_status_free(st);
+  std::string msg = call_message(st);
   size_t at = msg.find("it has: (");
   if (at == std::string::npos) return;
   std::string s = msg.substr(at + 9, msg.find(')', at) - at - 9);
@@ -196,12 +203,7 @@ void call_once(cairn_function* fn) {
       for (cairn_tensor* t : outs) cairn_tensor_free(t);
       break;
     }
-    std::string m = cairn_status_message(st);
-    if (cairn_status_code(st) == CAIRN_INTERNAL) {
-      fprintf(stderr, "cairn_function_call: INTERNAL: %s\n", m.c_str());
-      abort();
-    }
-    cairn_status_free(st);
+    std::string m = call_message(st);
     if (m.find("output(s), not") == std::string::npos) break;
   }
   for (cairn_tensor* t : inputs) cairn_tensor_free(t);
