@@ -253,6 +253,10 @@ std::shared_ptr<RestoreState> Checkpoint::restore(std::shared_ptr<ValueSource> s
 RestoreState::RestoreState(std::shared_ptr<ValueSource> source, Ref<Object> root)
     : source_(std::move(source)), root_(std::move(root)) {
   const ObjectGraph& g = source_->graph();
+  // Node 0 is the root every match starts from; a container without one (an exported function
+  // file) is not a checkpoint.
+  if (g.nodes.empty())
+    raise(Code::DataLoss, "{}: the object graph has no root node; this file is not a checkpoint", source_->path());
   node_paths_ = checkpoint_node_paths(g);
   node_matched_.assign(g.nodes.size(), false);
   node_live_.assign(g.nodes.size(), nullptr);

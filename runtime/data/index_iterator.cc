@@ -67,6 +67,9 @@ struct Chunk {
   std::vector<Slot> slots;
 };
 
+// The most chunks computed or ready ahead of the consumer (chunks hold at most 1024 elements).
+constexpr int64_t kMaxWindow = int64_t{1} << 20;
+
 class IndexIterator final : public Iterator {
  public:
   IndexIterator(DatasetPtr ds, uint64_t epoch)
@@ -74,7 +77,9 @@ class IndexIterator final : public Iterator {
         epoch_(epoch),
         end_(ds_->cardinality()),
         workers_(std::max(1, ds_->parallelism())),
-        window_(workers_ + std::max<int64_t>(0, ds_->prefetch_depth())),
+        // A prefetch buffer may be any size (2^62 included); read-ahead beyond kMaxWindow chunks
+        // would never fit in memory anyway, and capping it keeps window_ * chunk_ in int64.
+        window_(workers_ + std::clamp<int64_t>(ds_->prefetch_depth(), 0, kMaxWindow)),
         parallel_(ds_->parallelism() > 1 || ds_->prefetch_depth() > 0) {}
 
   ~IndexIterator() override { cancel(); }

@@ -85,3 +85,18 @@ TEST_CASE("a memory source restores values, translates slot names and keeps decl
 
 }  // namespace
 }  // namespace cairn::test
+
+namespace cairn::test {
+namespace {
+
+TEST_CASE("a source without a root node is not a checkpoint: DataLoss, not a read past the graph") {
+  // The op fuzzer's capi target restored an exported function file (a Cairn container with an
+  // empty object graph) and read node 0 of nothing.
+  auto src = std::make_shared<MemorySource>();
+  Ref<Module> m = Module::create(ctx(), "m");
+  Checkpoint c(ctx(), {{"m", m}});
+  CHECK_THROWS_CODE(c.restore(src), Code::DataLoss, "the object graph has no root node");
+}
+
+}  // namespace
+}  // namespace cairn::test
