@@ -124,6 +124,11 @@ std::vector<int64_t> nd_offsets(const KernelContext& kc, const Tensor& indices, 
   const int k = static_cast<int>(indices.shape()[ir - 1]);
   const int64_t rows = product(indices.shape(), 0, ir - 1);
   const int64_t slice = product(out_shape, k, out_shape.rank());
+  *slice_out = slice;
+  // Rows without coordinates (k == 0) address the whole tensor and need no check. If that tensor is
+  // empty too, nothing moves: the rows, which the indices' zero elements do not bound (2^31 rows of
+  // nothing), are not walked.
+  if (k == 0 && slice == 0) return {};
   int64_t strides[kMaxRank];  // in slices
   int64_t s = 1;
   for (int j = k - 1; j >= 0; --j) {

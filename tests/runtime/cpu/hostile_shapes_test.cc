@@ -88,6 +88,25 @@ TEST_CASE("ConcatV2 refuses inputs whose sizes on the axis add up past int64 (ze
   CHECK(run1("ConcatV2", {three, three}, {attr_int("axis", 0)}).shape() == Shape{6, 0});
 }
 
+TEST_CASE("GatherNd and ScatterNd with coordinate-free rows over an empty tensor do not walk the rows") {
+  // indices [2^31, 0] hold no elements, so 2^31 rows cost nothing to pass in; the output is empty.
+  // Before, 2^31 offsets (16 GiB) were computed first (the op fuzzer's F3).
+  Tensor params = Tensor::allocate(ctx().cpu(), DType::UInt8, Shape{int64_t{1} << 31, 0});
+  Tensor indices = Tensor::allocate(ctx().cpu(), DType::Int32, Shape{int64_t{1} << 31, 0});
+  CHECK(run1("GatherNd", {params, indices}, {}).shape() == Shape{int64_t{1} << 31, int64_t{1} << 31, 0});
+  // k == 0 over a non-empty tensor still copies all of it per row.
+  Tensor small = make<float>({1, 2, 3}, Shape{3});
+  Tensor two_rows = Tensor::allocate(ctx().cpu(), DType::Int32, Shape{2, 0});
+  CHECK(values<float>(run1("GatherNd", {small, two_rows}, {})) == std::vector<float>{1, 2, 3, 1, 2, 3});
+}
+
+TEST_CASE("MatMul over 2^40 empty matrices returns at once") {
+  // The op fuzzer's F1: the batch loop ran once per (empty) matrix.
+  Tensor a = Tensor::allocate(ctx().cpu(), DType::Float32, Shape{int64_t{1} << 40, 0, 1});
+  Tensor b = make<float>({2}, Shape{1, 1});
+  CHECK(run1("MatMul", {a, b}, {}).shape() == Shape{int64_t{1} << 40, 0, 1});
+}
+
 TEST_CASE("pooling and convolution gradients name the op when their shape attribute overflows") {
   std::vector<int64_t> huge = {k2_62, k2_62, 1, 1};
   std::vector<int64_t> ones = {1, 1, 1, 1};
