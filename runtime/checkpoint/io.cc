@@ -26,7 +26,12 @@ Code code_for_errno(int err) {
     case EIO: return Code::DataLoss;
     case EISDIR:
     case EINVAL:
-    case ENAMETOOLONG: return Code::InvalidArgument;
+    case ENAMETOOLONG:
+    // A path that cannot be written as a file: "<dir>/." (rename gives EBUSY), a non-empty
+    // directory in the way, a symlink loop.
+    case EBUSY:
+    case ENOTEMPTY:
+    case ELOOP: return Code::InvalidArgument;
     default: return Code::Unknown;
   }
 }

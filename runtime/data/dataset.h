@@ -37,6 +37,9 @@ namespace cairn::data {
 constexpr int64_t kInfinite = -1;  // cardinality of a dataset that never ends (== CAIRN_INFINITE_CARDINALITY)
 constexpr int64_t kUnknown = -2;   // cardinality not known without running (== CAIRN_UNKNOWN_CARDINALITY)
 constexpr int kAutotune = -1;      // == CAIRN_AUTOTUNE
+// The most threads one map or interleave may run at once (the header says 1024): each is an OS
+// thread, and 65,536 of them exhaust the memory for their stacks.
+constexpr int kMaxParallelism = 1024;
 
 // One component of an element: a name, a dtype and dims (-1 where unknown).
 struct ComponentSpec {

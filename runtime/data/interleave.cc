@@ -394,9 +394,9 @@ DatasetPtr interleave(DatasetPtr in, ElementSpec out_spec, DatasetFn fn, Interle
     raise(Code::InvalidArgument, "interleave: cycle_length is {} (expected >= 1, or AUTOTUNE = -1)", o.cycle_length);
   if (o.block_length < 1) raise(Code::InvalidArgument, "interleave: block_length is {} (expected >= 1)", o.block_length);
   if (o.num_parallel_calls == kAutotune) o.num_parallel_calls = o.cycle_length;
-  if (o.num_parallel_calls < 0)
-    raise(Code::InvalidArgument, "interleave: num_parallel_calls is {} (expected >= 0, or AUTOTUNE = -1)",
-          o.num_parallel_calls);
+  if (o.num_parallel_calls < 0 || o.num_parallel_calls > kMaxParallelism)
+    raise(Code::InvalidArgument, "interleave: num_parallel_calls is {} (expected 0 to {}, or AUTOTUNE = -1)",
+          o.num_parallel_calls, kMaxParallelism);
   o.num_parallel_calls = std::min(o.num_parallel_calls, o.cycle_length);
   return std::make_shared<InterleaveDataset>(std::move(in), std::move(out_spec), std::move(fn), o, std::move(description));
 }

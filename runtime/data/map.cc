@@ -107,7 +107,9 @@ DatasetPtr map(DatasetPtr in, ElementSpec out_spec, ElementFn fn, MapOptions opt
   if (out_spec.size() == 0) raise(Code::InvalidArgument, "{}: the output spec has no components", who);
   int npc = options.num_parallel_calls;
   if (npc == kAutotune) npc = autotune_parallelism();
-  if (npc < 0) raise(Code::InvalidArgument, "{}: num_parallel_calls is {} (expected >= 0, or AUTOTUNE = -1)", who, npc);
+  if (npc < 0 || npc > kMaxParallelism)
+    raise(Code::InvalidArgument, "{}: num_parallel_calls is {} (expected 0 to {}, or AUTOTUNE = -1)", who, npc,
+          kMaxParallelism);
   Elementwise e;
   e.who = who;
   e.description = fmt::format(".map('{}', parallel={})", options.name, count_text(options.num_parallel_calls));

@@ -33,7 +33,9 @@ uint32_t le32(const char* p) {
 
 size_t cycle_of(const TfRecordOptions& o, size_t files) {
   if (o.num_parallel_reads == kAutotune) return std::max<size_t>(1, std::min<size_t>(files, 16));
-  return std::max<size_t>(1, static_cast<size_t>(o.num_parallel_reads));
+  // More slots than files read the same order (the extra slots stay empty), so the cycle is the
+  // smaller of the two: num_parallel_reads = INT32_MAX must not size anything by it.
+  return std::max<size_t>(1, std::min<size_t>(files, static_cast<size_t>(o.num_parallel_reads)));
 }
 
 std::string tfrecord_text(const std::vector<std::string>& paths, const TfRecordOptions& o) {

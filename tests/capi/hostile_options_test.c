@@ -1,6 +1,8 @@
 /* Regression tests for what the C API fuzzer (tests/fuzz/capi_fuzzer.cc) found in the runtime
  * behind the entry points: each case once crashed or tripped UBSan. */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "check.h"
 
@@ -25,10 +27,22 @@ static void test_huge_prefetch_buffer(cairn_context *ctx) {
   cairn_dataset_free(range);
 }
 
+/* F-b2: a write to "<dir>/." failed UNKNOWN (rename's EBUSY); it names a directory, not a file. */
+static void test_write_to_a_directory_path(cairn_context *ctx) {
+  cairn_checkpoint *c = NULL;
+  char path[600];
+  const char *dir = getenv("TEST_TMPDIR");
+  snprintf(path, sizeof path, "%s/.", dir ? dir : "/tmp");
+  CHECK_OK(cairn_checkpoint_create(ctx, NULL, NULL, 0, &c));
+  CHECK_ERR(cairn_checkpoint_write(c, path), CAIRN_INVALID_ARGUMENT, "");
+  cairn_checkpoint_free(c);
+}
+
 int main(void) {
   cairn_context *ctx = NULL;
   CHECK_OK(cairn_context_create(NULL, &ctx));
   test_huge_prefetch_buffer(ctx);
+  test_write_to_a_directory_path(ctx);
   cairn_context_free(ctx);
   TEST_MAIN_END();
 }

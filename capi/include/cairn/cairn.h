@@ -2293,7 +2293,8 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_dataset_from_generator(cairn_contex
 /** Options of cairn_dataset_map; start from CAIRN_MAP_OPTIONS_INIT. Since 1.1. */
 typedef struct cairn_map_options {
   uint32_t struct_size;                 /**< sizeof(cairn_map_options) */
-  int32_t num_parallel_calls;           /**< 0 (default): one element at a time; N > 0 or CAIRN_AUTOTUNE */
+  int32_t num_parallel_calls;           /**< 0 (default): one element at a time; 1 to 1024 threads, or
+                                             CAIRN_AUTOTUNE */
   cairn_bool deterministic;             /**< deliver in input order; default 1 */
   cairn_bool compile;                   /**< 1 (default): trace fn once per element spec and replay the
                                              graph; 0: call fn eagerly for every element */
@@ -2406,7 +2407,7 @@ typedef struct cairn_interleave_options {
   uint32_t struct_size;             /**< sizeof(cairn_interleave_options) */
   int32_t cycle_length;             /**< inner datasets open at once; default CAIRN_AUTOTUNE (the CPUs) */
   int32_t block_length;             /**< consecutive elements from each before moving on; default 1 */
-  int32_t num_parallel_calls;       /**< inner datasets read ahead in parallel; default 0 (none) */
+  int32_t num_parallel_calls;       /**< inner datasets read ahead in parallel, at most 1024; default 0 (none) */
   cairn_bool deterministic;         /**< the fixed round-robin order; default 1 */
   void (*release)(void *user_data); /**< called once when the last dataset using fn is freed; not called when the call fails (the caller keeps user_data) */
 } cairn_interleave_options;

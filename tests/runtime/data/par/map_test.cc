@@ -124,6 +124,9 @@ TEST_CASE("map checks each result against its declared spec") {
 TEST_CASE("map refuses bad arguments when built") {
   CHECK_THROWS_CODE(data::map(numbers(3), value_spec(), times(1), parallel(-5)), Code::InvalidArgument,
                     "num_parallel_calls is -5");
+  // One OS thread per call: 65,536 of them ran out of memory for their stacks (capi fuzzer F-b4).
+  CHECK_THROWS_CODE(data::map(numbers(3), value_spec(), times(1), parallel(65536)), Code::InvalidArgument,
+                    "num_parallel_calls is 65536 (expected 0 to 1024");
   CHECK_THROWS_CODE(data::map(numbers(3), value_spec(), nullptr, parallel(1)), Code::InvalidArgument, "null");
   CHECK_THROWS_CODE(data::map(nullptr, value_spec(), times(1), parallel(1)), Code::InvalidArgument, "null");
 }
