@@ -951,7 +951,7 @@ CAIRN_API const char *cairn_checkpoint_reader_metadata_value(const cairn_checkpo
 typedef struct cairn_export_options {
   uint32_t struct_size;   /**< sizeof(cairn_export_options) */
   cairn_bool keras_names; /**< TF: lay Cairn's layers and optimizers out as Keras 3 does, so
-                             tf.train.Checkpoint(model=<the Keras model>, ...) restores them;
+                             tf.train.Checkpoint(model=keras_model, ...) restores them;
                              0 keeps Cairn's edge names (what a tf.Module restores). Default 1. */
   cairn_bool save_counter; /**< TF: include save_counter (TensorFlow's restore expects it). Default 1. */
 } cairn_export_options;
