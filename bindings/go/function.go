@@ -1,7 +1,6 @@
 package cairn
 
 /*
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "cairn/cairn.h"
@@ -24,15 +23,23 @@ static cairn_status *cairn_go_function_create(cairn_context *ctx, const char *na
   return cairn_function_create(ctx, name, cairn_go_function_shim, (void *)h, o, out);
 }
 
-// The calling thread, as an integer. A trace runs inside cairn_function_call on the caller's
-// thread, so the call and its trampoline see the same value.
-static uintptr_t cairn_go_function_thread(void) { return (uintptr_t)pthread_self(); }
+// The Function.Call whose trace runs on this thread, as a number Go gives each call. A trace runs
+// inside cairn_function_call on the caller's thread, so the trampoline reads the number of the
+// call it belongs to. It is per call, not per thread: once cairn_function_call returns, another
+// goroutine may run its own Call on this thread before the first one has read its outcome.
+static __thread uint64_t cairn_go_current_call;
 
-// cairn_function_call, also saying which thread made the call.
+static uint64_t cairn_go_function_current_call(void) { return cairn_go_current_call; }
+
+// cairn_function_call, marking this thread as running Function.Call number `call` meanwhile
+// (restored after, for a function called while another one traces).
 static cairn_status *cairn_go_function_call(cairn_function *fn, cairn_tensor **inputs, size_t n_inputs,
-                                            cairn_tensor **outputs, size_t n_outputs, uintptr_t *thread) {
-  *thread = cairn_go_function_thread();
-  return cairn_function_call(fn, inputs, n_inputs, outputs, n_outputs);
+                                            cairn_tensor **outputs, size_t n_outputs, uint64_t call) {
+  uint64_t outer = cairn_go_current_call;
+  cairn_go_current_call = call;
+  cairn_status *status = cairn_function_call(fn, inputs, n_inputs, outputs, n_outputs);
+  cairn_go_current_call = outer;
+  return status;
 }
 
 */
@@ -44,6 +51,7 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -72,6 +80,10 @@ type Function struct {
 	body  cgo.Handle // deleted by the runtime (release) when ptr is freed
 }
 
+// callNumbers numbers every Function.Call, so that a failed trace's error reaches the call it
+// ran in (see cairn_go_current_call).
+var callNumbers atomic.Uint64
+
 // functionState is what the trampolines reach through the handle.
 type functionState struct {
 	name       string
@@ -79,7 +91,7 @@ type functionState struct {
 	numOutputs int
 
 	mu     sync.Mutex
-	failed map[C.uintptr_t]error // a body's error, by the thread of the Call it failed in
+	failed map[C.uint64_t]error // a body's error, by the number of the Call it failed in
 }
 
 // TensorSpec is one input of an input signature: a dtype and a shape whose dims may be -1 (any
@@ -175,7 +187,7 @@ func NewFunction(ctx *Context, name string, body FunctionBody, options ...Functi
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 
-	state := &functionState{name: name, body: body, numOutputs: cfg.numOutputs, failed: map[C.uintptr_t]error{}}
+	state := &functionState{name: name, body: body, numOutputs: cfg.numOutputs, failed: map[C.uint64_t]error{}}
 	f := &Function{state: state, body: cgo.NewHandle(state)}
 	err := takeStatus(C.cairn_go_function_create(ctx.handle(), cname, C.uintptr_t(f.body), opts, &f.ptr))
 	runtime.KeepAlive(ctx)
@@ -257,12 +269,12 @@ func (f *Function) Call(inputs ...*Tensor) ([]*Tensor, error) {
 		handles[i] = t.handle()
 	}
 	outs := make([]*C.cairn_tensor, n+1)
-	var thread C.uintptr_t
+	call := C.uint64_t(callNumbers.Add(1))
 	err := takeStatus(C.cairn_go_function_call(f.ptr, unsafe.SliceData(handles), C.size_t(len(inputs)),
-		unsafe.SliceData(outs), C.size_t(n), &thread))
+		unsafe.SliceData(outs), C.size_t(n), call))
 	runtime.KeepAlive(f)
 	runtime.KeepAlive(inputs)
-	if bodyErr := f.state.takeFailure(thread); bodyErr != nil {
+	if bodyErr := f.state.takeFailure(call); bodyErr != nil {
 		return nil, fmt.Errorf("function '%s': %w", f.state.name, bodyErr)
 	}
 	if err != nil {
@@ -330,12 +342,12 @@ func (f *Function) text(fn string, i int, get func(*C.cairn_function, C.size_t, 
 
 // trace runs the body for cairn_function_call (through cairnGoFunctionCall): it wraps the
 // symbolic inputs, calls the body and hands its outputs to the runtime. A failure is kept for
-// the Call on this thread, and the runtime gets a failed status so that nothing is cached.
+// the Call it runs in, and the runtime gets a failed status so that nothing is cached.
 func (s *functionState) trace(cctx *C.cairn_context, inputs, outputs []*C.cairn_tensor) *C.cairn_status {
 	if err := s.runBody(cctx, inputs, outputs); err != nil {
-		thread := C.cairn_go_function_thread()
+		call := C.cairn_go_function_current_call()
 		s.mu.Lock()
-		s.failed[thread] = err
+		s.failed[call] = err
 		s.mu.Unlock()
 		return hostStatus(err)
 	}
@@ -356,12 +368,12 @@ func hostStatus(err error) *C.cairn_status {
 	return C.cairn_status_create(C.cairn_code(code), msg)
 }
 
-// takeFailure is the body's error in the Call made on thread, if any, and forgets it.
-func (s *functionState) takeFailure(thread C.uintptr_t) error {
+// takeFailure is the body's error in Function.Call number call, if any, and forgets it.
+func (s *functionState) takeFailure(call C.uint64_t) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := s.failed[thread]
-	delete(s.failed, thread)
+	err := s.failed[call]
+	delete(s.failed, call)
 	return err
 }
 

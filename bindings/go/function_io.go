@@ -67,7 +67,7 @@ func LoadFunction(ctx *Context, path string, options ...FunctionOption) (*Functi
 		return nil, err
 	}
 	// No body and no handle: the runtime owns what replays the stored graph.
-	f := &Function{ptr: ptr, state: &functionState{name: path, numOutputs: cfg.numOutputs, failed: map[C.uintptr_t]error{}}}
+	f := &Function{ptr: ptr, state: &functionState{name: path, numOutputs: cfg.numOutputs, failed: map[C.uint64_t]error{}}}
 	runtime.SetFinalizer(f, (*Function).Close)
 	return f, nil
 }
