@@ -53,7 +53,7 @@ cairn_status* cairn_cond(cairn_context* ctx, const cairn_tensor* pred, cairn_ten
       graph::cond(*ctx->ctx, pred->t, ops, branch(then_branch, user_data, n_outputs, "cond's then branch"),
                   branch(else_branch, user_data, n_outputs, "cond's else branch"));
   give(results, outputs, n_outputs, what);
-  CAIRN_API_END
+  CAIRN_API_END_NAMED_BY_MESSAGE
 }
 
 cairn_status* cairn_while_loop(cairn_context* ctx, cairn_function_fn cond, cairn_function_fn body, void* user_data,
@@ -72,7 +72,7 @@ cairn_status* cairn_while_loop(cairn_context* ctx, cairn_function_fn cond, cairn
       graph::while_loop(*ctx->ctx, branch(cond, user_data, 1, "while_loop's cond"),
                         branch(body, user_data, n_loop_vars, "while_loop's body"), vars, options);
   give(results, outputs, n_loop_vars, what);
-  CAIRN_API_END
+  CAIRN_API_END_NAMED_BY_MESSAGE
 }
 
 cairn_status* cairn_tensor_array_create(cairn_context* ctx, cairn_dtype dtype, int64_t size,

@@ -26,7 +26,7 @@ cairn_status* unary(const cairn_dataset* in, cairn_dataset** out, const char* fn
   CAIRN_API_BEGIN
   require(out, fn, "out");
   *out = new_dataset(make(require_dataset(in, fn, "in")));
-  CAIRN_API_END
+  CAIRN_API_END_AS(fn)
 }
 
 std::vector<std::string> names_of(const char* const* names, size_t n, const char* fn, const char* what) {

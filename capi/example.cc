@@ -79,7 +79,7 @@ cairn_status* set_feature(cairn_example* ex, const char* key, const char* fn, Ma
   require(ex, fn, "ex");
   require(key, fn, "key");
   ex->features().insert_or_assign(key, make());
-  CAIRN_API_END
+  CAIRN_API_END_AS(fn)
 }
 
 // Appends `make()` as a step of feature list `key`.
@@ -92,7 +92,7 @@ cairn_status* append_step(cairn_example* ex, const char* key, const char* fn, Ma
     raise(Code::InvalidArgument, "{}: feature lists belong to sequence examples; this is an Example", fn);
   io::Feature f = make();
   ex->sequence.feature_lists[key].push_back(std::move(f));
-  CAIRN_API_END
+  CAIRN_API_END_AS(fn)
 }
 
 const io::Feature& lookup(const cairn_example* ex, const char* key, int64_t step, const char* fn) {
@@ -157,7 +157,7 @@ cairn_status* parse_batch(bool sequence, cairn_context* ctx, const void* const* 
   std::vector<cairn::Tensor> result = sequence ? io::parse_sequence_examples(host, views.data(), n, parsed, pool)
                                                : io::parse_examples(host, views.data(), n, parsed, pool);
   for (size_t k = 0; k < result.size(); ++k) outputs[k] = cairn::capi::new_tensor(std::move(result[k]));
-  CAIRN_API_END
+  CAIRN_API_END_AS(fn)
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ cairn_status* cairn_function_call(cairn_function* fn, cairn_tensor* const* input
   std::vector<std::unique_ptr<cairn_tensor>> handles;
   for (Tensor& t : results) handles.emplace_back(new_tensor(std::move(t)));
   for (size_t i = 0; i < n_outputs; ++i) outputs[i] = handles[i].release();
-  CAIRN_API_END
+  CAIRN_API_END_NAMED_BY_MESSAGE
 }
 
 size_t cairn_function_num_traces(const cairn_function* fn) { return fn ? fn->fn->num_traces() : 0; }

@@ -29,7 +29,7 @@ cairn_status* run_loaded(void* user_data, cairn_context* ctx, cairn_tensor* cons
           concrete.num_outputs(), n_outputs);
   std::vector<Tensor> results = concrete.run(*ctx->ctx, ins);
   for (size_t i = 0; i < n_outputs; ++i) outputs[i] = new_tensor(std::move(results[i]));
-  CAIRN_API_END
+  CAIRN_API_END_NAMED_BY_MESSAGE
 }
 
 void release_loaded(void* user_data) { delete static_cast<LoadedRef*>(user_data); }

@@ -71,7 +71,7 @@ cairn_status* make_module(cairn_context* ctx, const char* name, const cairn_obje
   require(ctx, fn, "ctx");
   const Module* parent = parent_scope ? &require_module(parent_scope, fn, "parent_scope") : nullptr;
   *out = new_object(Module::create(*ctx->ctx, name ? name : "module", parent, fn));
-  CAIRN_API_END
+  CAIRN_API_END_AS(fn)
 }
 
 template <class Make>
@@ -81,7 +81,7 @@ cairn_status* make_object(cairn_context* ctx, cairn_object** out, const char* fn
   *out = nullptr;
   require(ctx, fn, "ctx");
   *out = new_object(make(*ctx->ctx));
-  CAIRN_API_END
+  CAIRN_API_END_AS(fn)
 }
 
 using QueryFn = std::vector<PathedObject> (*)(Object&);
@@ -93,7 +93,7 @@ cairn_status* query(cairn_object* root, cairn_object_array** out, const char* fn
   *out = nullptr;
   require(root, fn, root_name);
   *out = to_array(run(*root->obj));
-  CAIRN_API_END
+  CAIRN_API_END_AS(fn)
 }
 
 }  // namespace

@@ -147,7 +147,7 @@ cairn_status* set_attr(cairn_op_attrs* attrs, const char* name, const char* fn, 
   cairn_op_attrs::Value& slot = attrs->slot(name);
   slot = std::move(value);
   attrs->rebuild_view();
-  CAIRN_API_END
+  CAIRN_API_END_AS(fn)
 }
 
 template <class T>
@@ -164,7 +164,7 @@ cairn_status* cairn_op_run(cairn_context* ctx, const char* op, cairn_tensor* con
                            const cairn_attr* attrs, size_t n_attrs, cairn_tensor** outputs, size_t n_outputs) {
   CAIRN_API_BEGIN
   run_op_checked(ctx, op, inputs, n_inputs, attrs, n_attrs, outputs, n_outputs, "cairn_op_run");
-  CAIRN_API_END
+  CAIRN_API_END_NAMED_BY_MESSAGE
 }
 
 cairn_status* cairn_op_run_attrs(cairn_context* ctx, const char* op, cairn_tensor* const* inputs, size_t n_inputs,
@@ -173,7 +173,7 @@ cairn_status* cairn_op_run_attrs(cairn_context* ctx, const char* op, cairn_tenso
   const cairn_attr* view = attrs ? attrs->view.data() : nullptr;
   size_t n = attrs ? attrs->view.size() : 0;
   run_op_checked(ctx, op, inputs, n_inputs, view, n, outputs, n_outputs, "cairn_op_run_attrs");
-  CAIRN_API_END
+  CAIRN_API_END_NAMED_BY_MESSAGE
 }
 
 cairn_status* cairn_op_attrs_create(cairn_op_attrs** out) {

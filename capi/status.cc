@@ -1,6 +1,7 @@
 // Versions, status and memory helpers of the C API.
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "capi/internal/handles.h"
 #include "runtime/core/version.h"
@@ -28,17 +29,31 @@ char* malloc_string(const std::string& bytes, const char* fn) {
   return out;
 }
 
-cairn_status* status_from_exception() {
+namespace {
+// A status for `message`, prefixed "fn: " unless it names fn already (fn NULL: as is). Never
+// throws: it runs inside a catch block, and without memory the answer is "out of memory".
+cairn_status* named_status(cairn_code code, const char* fn, const char* lead, std::string_view text = {}) noexcept {
+  try {
+    std::string message = std::string(lead).append(text);
+    if (!fn || message.find(fn) != std::string::npos) return new cairn_status{code, std::move(message)};
+    return new cairn_status{code, std::string(fn) + ": " + message};
+  } catch (...) {
+    return &out_of_memory_status;
+  }
+}
+}  // namespace
+
+cairn_status* status_from_exception(const char* fn) {
   try {
     throw;
   } catch (const Error& e) {
-    return make_status(static_cast<cairn_code>(e.code()), e.message());
+    return named_status(static_cast<cairn_code>(e.code()), fn, "", e.message());
   } catch (const std::bad_alloc&) {
-    return make_status(CAIRN_RESOURCE_EXHAUSTED, "out of memory");
+    return named_status(CAIRN_RESOURCE_EXHAUSTED, fn, "out of memory");
   } catch (const std::exception& e) {
-    return make_status(CAIRN_INTERNAL, std::string("internal error: ") + e.what());
+    return named_status(CAIRN_INTERNAL, fn, "internal error: ", e.what());
   } catch (...) {
-    return make_status(CAIRN_INTERNAL, "internal error: unknown exception");
+    return named_status(CAIRN_INTERNAL, fn, "internal error: unknown exception");
   }
 }
 

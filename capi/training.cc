@@ -270,7 +270,7 @@ cairn_status* make_layer(cairn_context* ctx, cairn_object** out, const char* fn,
   *out = nullptr;
   require(ctx, fn, "ctx");
   *out = new_object(make(*ctx->ctx));
-  CAIRN_API_END
+  CAIRN_API_END_AS(fn)
 }
 }  // namespace
 

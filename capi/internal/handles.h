@@ -28,7 +28,9 @@ struct cairn_tensor {
 namespace cairn::capi {
 
 cairn_status* make_status(cairn_code code, std::string message);
-cairn_status* status_from_exception();  // call only inside a catch block
+// The exception being handled as a status (call only inside a catch block). `fn`, the C
+// function, prefixes the message ("fn: ...") unless the message names it already; NULL: as is.
+cairn_status* status_from_exception(const char* fn);
 
 // Throws InvalidArgument "<fn>: <what> is NULL" when p is NULL.
 template <class T>
@@ -62,11 +64,21 @@ inline cairn_tensor* new_tensor(Tensor t) { return new cairn_tensor{std::move(t)
 }  // namespace cairn::capi
 
 // Every fallible entry point: CAIRN_API_BEGIN ... CAIRN_API_END. Inside, throw cairn::Error (via
-// cairn::raise) for failures; the macros turn it and every other exception into a cairn_status.
+// cairn::raise) for failures; the macros turn it and every other exception into a cairn_status
+// whose message names the C function (cairn.h's conventions): the runtime's own message, such as
+// "decay_steps must be > 0", comes back as "cairn_schedule_exponential_decay: decay_steps ...".
 #define CAIRN_API_BEGIN try {
-#define CAIRN_API_END                                  \
-  }                                                    \
-  catch (...) {                                        \
-    return ::cairn::capi::status_from_exception();     \
-  }                                                    \
+#define CAIRN_API_END CAIRN_API_END_AS(__func__)
+
+// CAIRN_API_END in a helper that serves several entry points: `fn` is the one being served.
+#define CAIRN_API_END_AS(fn)                                   \
+  }                                                            \
+  catch (...) {                                                \
+    return ::cairn::capi::status_from_exception(fn);           \
+  }                                                            \
   return nullptr;
+
+// CAIRN_API_END for the entry points whose messages name what the caller asked to run, not the C
+// function: an op ("MatMul: ..."), a compiled function ("function 'f': ...") or the caller's own
+// callback, as the header documents for them.
+#define CAIRN_API_END_NAMED_BY_MESSAGE CAIRN_API_END_AS(nullptr)

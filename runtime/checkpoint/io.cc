@@ -10,38 +10,6 @@
 
 namespace cairn::ckpt::internal {
 
-Code code_for_errno(int err) {
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR: return Code::NotFound;
-    case EACCES:
-    case EPERM:
-    case EROFS: return Code::PermissionDenied;
-    case EEXIST: return Code::AlreadyExists;
-    case ENOSPC:
-    case EDQUOT:
-    case ENOMEM:
-    case EMFILE:
-    case ENFILE: return Code::ResourceExhausted;
-    case EIO: return Code::DataLoss;
-    case EISDIR:
-    case EINVAL:
-    case ENAMETOOLONG:
-    // A path that cannot be written as a file: "<dir>/." (rename gives EBUSY), a non-empty
-    // directory in the way, a symlink loop.
-    case EBUSY:
-    case ENOTEMPTY:
-    case ELOOP: return Code::InvalidArgument;
-    default: return Code::Unknown;
-  }
-}
-
-void raise_errno(int err, std::string_view path, std::string_view what) {
-  char buf[256];
-  const char* msg = strerror_r(err, buf, sizeof buf);  // GNU variant: returns the message
-  raise(code_for_errno(err), "{}: {}: {}", path, what, msg);
-}
-
 void Fd::reset() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;

@@ -10,20 +10,36 @@
 
 namespace cairn::io::internal {
 
-namespace {
-Code errno_code(int err) {
-  if (err == ENOENT || err == ENOTDIR) return Code::NotFound;
-  if (err == EACCES || err == EPERM || err == EROFS) return Code::PermissionDenied;
-  if (err == ENOSPC || err == EDQUOT || err == EMFILE || err == ENFILE || err == ENOMEM) return Code::ResourceExhausted;
-  if (err == EISDIR || err == EINVAL || err == ENAMETOOLONG) return Code::InvalidArgument;
-  return err == EIO ? Code::DataLoss : Code::Unknown;
+Code code_for_errno(int err) {
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR: return Code::NotFound;
+    case EACCES:
+    case EPERM:
+    case EROFS: return Code::PermissionDenied;
+    case EEXIST: return Code::AlreadyExists;
+    case ENOSPC:
+    case EDQUOT:
+    case ENOMEM:
+    case EMFILE:
+    case ENFILE: return Code::ResourceExhausted;
+    case EIO: return Code::DataLoss;
+    case EISDIR:
+    case EINVAL:
+    case ENAMETOOLONG:
+    // A path that cannot be written as a file: "<dir>/." (rename gives EBUSY), a non-empty
+    // directory in the way, a symlink loop.
+    case EBUSY:
+    case ENOTEMPTY:
+    case ELOOP: return Code::InvalidArgument;
+    default: return Code::Unknown;
+  }
 }
-}  // namespace
 
 void raise_errno(int err, std::string_view path, std::string_view what) {
   char buf[256];
   const char* msg = strerror_r(err, buf, sizeof buf);  // GNU variant: returns the message
-  raise(errno_code(err), "{}: {}: {}", path, what, msg);
+  raise(code_for_errno(err), "{}: {}: {}", path, what, msg);
 }
 
 void write_all(int fd, const void* data, size_t n, std::string_view path) {

@@ -1,8 +1,10 @@
 /* Regression tests for what the C API fuzzer (tests/fuzz/capi_fuzzer.cc) found in the runtime
- * behind the entry points: each case once crashed or tripped UBSan. */
+ * behind the entry points: each case once crashed, tripped UBSan, gave an undocumented code or a
+ * message that did not name the C function. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -27,14 +29,48 @@ static void test_huge_prefetch_buffer(cairn_context *ctx) {
   cairn_dataset_free(range);
 }
 
+/* "<TEST_TMPDIR>/.": a path that names a directory, where a file is to be written. */
+static const char *directory_dot(void) {
+  static char path[600];
+  const char *dir = getenv("TEST_TMPDIR");
+  snprintf(path, sizeof path, "%s/.", dir ? dir : "/tmp");
+  return path;
+}
+
 /* F-b2: a write to "<dir>/." failed UNKNOWN (rename's EBUSY); it names a directory, not a file. */
 static void test_write_to_a_directory_path(cairn_context *ctx) {
   cairn_checkpoint *c = NULL;
-  char path[600];
-  const char *dir = getenv("TEST_TMPDIR");
-  snprintf(path, sizeof path, "%s/.", dir ? dir : "/tmp");
   CHECK_OK(cairn_checkpoint_create(ctx, NULL, NULL, 0, &c));
-  CHECK_ERR(cairn_checkpoint_write(c, path), CAIRN_INVALID_ARGUMENT, "");
+  CHECK_ERR(cairn_checkpoint_write(c, directory_dot()), CAIRN_INVALID_ARGUMENT, "");
+  cairn_checkpoint_free(c);
+}
+
+/* G1: a runtime message that does not know its caller ("batch: batch_size is -9") comes back
+ * named by the C function, as cairn.h's conventions promise. */
+static void test_messages_name_the_c_function(cairn_context *ctx) {
+  cairn_dataset *range = NULL, *batched = NULL;
+  cairn_status *st;
+  CHECK_OK(cairn_dataset_range(ctx, 0, 5, 1, &range));
+  st = cairn_dataset_batch(range, -9, CAIRN_FALSE, &batched);
+  CHECK(st != NULL);
+  if (st) {
+    const char *msg = cairn_status_message(st);
+    CHECK(cairn_status_code(st) == CAIRN_INVALID_ARGUMENT);
+    CHECK(strncmp(msg, "cairn_dataset_batch: ", 21) == 0);
+    CHECK(strstr(msg, "-9") != NULL);
+    cairn_status_free(st);
+  }
+  CHECK(batched == NULL);
+  cairn_dataset_free(range);
+}
+
+/* F-b2 through safetensors: exporting to "<dir>/." is INVALID_ARGUMENT (rename's EBUSY), not
+ * UNKNOWN; every file writer shares one errno mapping. */
+static void test_export_to_a_directory_path(cairn_context *ctx) {
+  cairn_checkpoint *c = NULL;
+  CHECK_OK(cairn_checkpoint_create(ctx, NULL, NULL, 0, &c));
+  CHECK_ERR(cairn_checkpoint_export(c, directory_dot(), CAIRN_WEIGHTS_SAFETENSORS, NULL), CAIRN_INVALID_ARGUMENT,
+            "cairn_checkpoint_export: ");
   cairn_checkpoint_free(c);
 }
 
@@ -43,6 +79,8 @@ int main(void) {
   CHECK_OK(cairn_context_create(NULL, &ctx));
   test_huge_prefetch_buffer(ctx);
   test_write_to_a_directory_path(ctx);
+  test_messages_name_the_c_function(ctx);
+  test_export_to_a_directory_path(ctx);
   cairn_context_free(ctx);
   TEST_MAIN_END();
 }

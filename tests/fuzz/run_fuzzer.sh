@@ -28,12 +28,12 @@ flags=(-std=c++17 -O1 -g -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -fno-omit-fr
        -fno-sanitize-recover=undefined -I"$root" -I"$out/gen")
 sources=(
   runtime/core/dtype.cc runtime/core/shape.cc runtime/tensor/tensor.cc
-  runtime/checkpoint/format.cc runtime/checkpoint/index.cc runtime/checkpoint/io.cc
+  runtime/checkpoint/format.cc runtime/checkpoint/index.cc runtime/checkpoint/io.cc runtime/io/file.cc
   runtime/checkpoint/reader.cc runtime/checkpoint/writer.cc
   tests/fuzz/checkpoint_reader_fuzzer.cc
 )
 # The newest header any source may include: an object older than it is rebuilt.
-newest_header="$(ls -t runtime/core/*.h runtime/tensor/*.h runtime/checkpoint/*.h runtime/checkpoint/internal/*.h "$gen" | head -1)"
+newest_header="$(ls -t runtime/core/*.h runtime/tensor/*.h runtime/checkpoint/*.h runtime/checkpoint/internal/*.h runtime/io/internal/*.h "$gen" | head -1)"
 
 fuzz_build "$out" checkpoint_reader_fuzzer "$newest_header" -lzstd -lxxhash -lfmt -lpthread
 

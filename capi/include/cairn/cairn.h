@@ -18,8 +18,12 @@
  *
  * Conventions (docs/capi.md has the longer version):
  *  - Errors. A fallible function returns `cairn_status *`, and NULL means success. A non-NULL
- *    status carries a cairn_code and a message that names the function or op and what was wrong.
- *    The caller frees it with cairn_status_free(). There is no thread-local "last error".
+ *    status carries a cairn_code and a message that names the function or op and what was wrong:
+ *    "cairn_X: ..." from cairn_X, and from the calls that run something the caller names, that
+ *    thing: the op from cairn_op_run ("MatMul: ..."), the function from cairn_function_call
+ *    ("function 'f': ...") and the failing branch or op from cairn_cond and cairn_while_loop
+ *    ("function 'cond's else branch': ..."). The caller frees it with cairn_status_free().
+ *    There is no thread-local "last error".
  *  - Ownership. Out-parameters come last. What they return is a new reference the caller frees
  *    with the matching cairn_X_free(). Borrowed returns say what owns them and how long they live.
  *    Every cairn_X_free(NULL) does nothing. Handles may be freed in any order: a tensor keeps its

@@ -9,13 +9,12 @@
 #include <vector>
 
 #include "runtime/core/error.h"
+#include "runtime/io/internal/file.h"
 
 namespace cairn::ckpt::internal {
 
-// The status code for an errno value (ENOENT -> NotFound, EACCES -> PermissionDenied, ...).
-Code code_for_errno(int err);
-// Raises with code_for_errno(err): "<path>: <what>: <strerror>".
-[[noreturn]] void raise_errno(int err, std::string_view path, std::string_view what);
+// "<path>: <what>: <strerror>" with the runtime's one errno-to-code mapping (runtime/io).
+using io::internal::raise_errno;
 
 // An owned file descriptor.
 class Fd {

@@ -5,10 +5,15 @@
 #include <cstdint>
 #include <string_view>
 
+#include "runtime/core/error.h"
+
 namespace cairn::io::internal {
 
-// Raises "<path>: <what>: <strerror>" with the status code for the errno value (ENOENT -> NotFound,
-// EACCES -> PermissionDenied, ENOSPC -> ResourceExhausted, ...).
+// The status code for an errno value (ENOENT -> NotFound, EACCES -> PermissionDenied, ENOSPC ->
+// ResourceExhausted, EBUSY from renaming onto "<dir>/." -> InvalidArgument, ...): the one mapping
+// every file reader and writer in the runtime uses.
+Code code_for_errno(int err);
+// Raises "<path>: <what>: <strerror>" with code_for_errno(err).
 [[noreturn]] void raise_errno(int err, std::string_view path, std::string_view what);
 
 // write(2) until all n bytes are written (EINTR retried).
