@@ -342,8 +342,18 @@ void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable*>>&
 }
 
 
+// Whether the fused update ops (ops/training_ops.cc) update `var`: one kernel per variable, on the
+// CPU and on Vulkan (training.comp). RMSprop without momentum keeps the unfused ops: its Keras
+// formula (epsilon outside the root) has no TF op.
+bool Optimizer::fused_for(const Variable&) const {
+  return fused_ && (options_.kind != Kind::RMSprop || options_.momentum > 0);
+}
+
 // One update of `var` by the rules of Keras' optimizer_v2 kernels (TF's training_ops), with every
-// scalar cast to the variable's dtype and moved to its device first.
+// scalar cast to the variable's dtype and moved to its device first. The fused ops compute the same
+// steps in the same order with the same roundings as the unfused ops below, so both give identical
+// bits (tests/runtime/optim/fused_update_test.cc checks it for every kind, several steps, float16,
+// float32 and float64).
 void Optimizer::update(Variable& var, const Tensor& grad, StepScalars& scalars) {
   Context& c = context();
   const DType dt = var.dtype();
@@ -354,6 +364,49 @@ void Optimizer::update(Variable& var, const Tensor& grad, StepScalars& scalars) 
   const Tensor g = grad;
   const Tensor lr = scalars.lr(dt, dev);
   std::vector<Ref<Variable>> slots = slot_list(var);
+
+  if (fused_for(var)) {
+    // Runs `op` and assigns its outputs to the variable and then its slots, in order.
+    auto fused = [&](const char* op, const std::vector<Tensor>& inputs, std::vector<Variable*> targets,
+                     const std::vector<NamedAttr>& attrs = {}) {
+      std::vector<Tensor> out = run_op(c, op, inputs, attrs);
+      for (size_t i = 0; i < targets.size(); ++i) targets[i]->assign(out[i], kApply);
+    };
+    switch (options_.kind) {
+      case Kind::SGD:
+        if (slots.empty()) {
+          fused("ApplyGradientDescent", {var.read(), lr, g}, {&var});
+        } else {
+          fused("ApplyKerasMomentum", {var.read(), slots[0]->read(), lr, g, hp("momentum")}, {&var, slots[0].get()},
+                {attr_bool("use_nesterov", options_.nesterov)});
+        }
+        return;
+      case Kind::Adam:
+      case Kind::AdamW: {
+        const Tensor& b1p = scalars.get("beta_1^t", dt, dev, [&] { return pow(c, hp("beta_1"), scalars.t(dt, dev)); });
+        const Tensor& b2p = scalars.get("beta_2^t", dt, dev, [&] { return pow(c, hp("beta_2"), scalars.t(dt, dev)); });
+        std::vector<Tensor> in = {var.read(), slots[0]->read(), slots[1]->read(), b1p, b2p, lr,
+                                  hp("beta_1"), hp("beta_2"), hp("epsilon")};
+        if (options_.kind == Kind::AdamW) in.push_back(hp("weight_decay"));
+        in.push_back(g);
+        fused(options_.kind == Kind::AdamW ? "ApplyAdamW" : "ApplyAdam", in, {&var, slots[0].get(), slots[1].get()});
+        return;
+      }
+      case Kind::RMSprop: {
+        Variable& rms = *slots[0];
+        Variable& mom = *slots[1];
+        Tensor rho = hp("rho"), momentum = hp("momentum"), eps = hp("epsilon");
+        if (options_.centered) {
+          Variable& mg = *slots[2];
+          fused("ApplyCenteredRMSProp", {var.read(), mg.read(), rms.read(), mom.read(), lr, rho, momentum, eps, g},
+                {&var, &mg, &rms, &mom});
+        } else {
+          fused("ApplyRMSProp", {var.read(), rms.read(), mom.read(), lr, rho, momentum, eps, g}, {&var, &rms, &mom});
+        }
+        return;
+      }
+    }
+  }
 
   switch (options_.kind) {
     case Kind::SGD: {
