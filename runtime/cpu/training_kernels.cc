@@ -2,6 +2,9 @@
 // and each output element written once. Every arithmetic step rounds to T (`r`), in the order the
 // op's summary gives, so float16/bfloat16 results match the unfused ops that round after each op.
 #include <cmath>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "runtime/cpu/elementwise.h"
 #include "runtime/ops/registry.h"
@@ -31,11 +34,45 @@ void visit_float(KernelContext& kc, Body&& body) {
   });
 }
 
+// f(b, e) for ranges of elements, split across the pool in fixed ranges.
+template <class F>
+void for_ranges(KernelContext& kc, F&& f) {
+  kc.pool.parallel_for(kc.input(0).num_elements(), kElementwiseGrain, f);
+}
+
 template <class F>
 void for_elements(KernelContext& kc, F&& f) {
-  kc.pool.parallel_for(kc.input(0).num_elements(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+  for_ranges(kc, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) f(i);
   });
+}
+
+struct AdamScalars {
+  float alpha, one_minus_b1, one_minus_b2, b1, eps, wd, lr;
+};
+
+// Adam on float32 four elements at a time from `b`; returns where the scalar loop takes over. The
+// same IEEE operations in the same order as the scalar loop (SSE's div and sqrt round correctly,
+// and intrinsics are never contracted into fma), so the same bits.
+template <bool adamw>
+int64_t adam_f32_sse(int64_t b, int64_t e, const AdamScalars& s, bool nesterov, const float* var, const float* m,
+                     const float* v, const float* g, float* var_out, float* m_out, float* v_out) {
+#if defined(__SSE2__)
+  const __m128 alpha = _mm_set1_ps(s.alpha), omb1 = _mm_set1_ps(s.one_minus_b1), omb2 = _mm_set1_ps(s.one_minus_b2);
+  const __m128 b1 = _mm_set1_ps(s.b1), eps = _mm_set1_ps(s.eps), wd = _mm_set1_ps(s.wd), lr = _mm_set1_ps(s.lr);
+  for (; b + 4 <= e; b += 4) {
+    const __m128 gi = _mm_loadu_ps(g + b), mi = _mm_loadu_ps(m + b), vi = _mm_loadu_ps(v + b);
+    __m128 x = _mm_loadu_ps(var + b);
+    if constexpr (adamw) x = _mm_sub_ps(x, _mm_mul_ps(_mm_mul_ps(x, wd), lr));
+    const __m128 m_new = _mm_add_ps(mi, _mm_mul_ps(_mm_sub_ps(gi, mi), omb1));
+    const __m128 v_new = _mm_add_ps(vi, _mm_mul_ps(_mm_sub_ps(_mm_mul_ps(gi, gi), vi), omb2));
+    _mm_storeu_ps(m_out + b, m_new);
+    _mm_storeu_ps(v_out + b, v_new);
+    const __m128 num = nesterov ? _mm_add_ps(_mm_mul_ps(m_new, b1), _mm_mul_ps(gi, omb1)) : m_new;
+    _mm_storeu_ps(var_out + b, _mm_sub_ps(x, _mm_div_ps(_mm_mul_ps(num, alpha), _mm_add_ps(_mm_sqrt_ps(v_new), eps))));
+  }
+#endif
+  return b;
 }
 
 void gradient_descent_kernel(KernelContext& kc) {
@@ -97,16 +134,22 @@ void adam_kernel(KernelContext& kc) {
     T* var_out = kc.output(0).mutable_data<T>();
     T* m_out = kc.output(1).mutable_data<T>();
     T* v_out = kc.output(2).mutable_data<T>();
-    for_elements(kc, [&](int64_t i) {
-      const C gi = widen(g[i]), mi = widen(m[i]), vi = widen(v[i]);
-      C x = widen(var[i]);
-      if constexpr (adamw) x = r<T>(x - r<T>(r<T>(x * wd) * lr));
-      const C m_new = r<T>(mi + r<T>(r<T>(gi - mi) * one_minus_b1));
-      const C v_new = r<T>(vi + r<T>(r<T>(r<T>(gi * gi) - vi) * one_minus_b2));
-      m_out[i] = convert<T>(m_new);
-      v_out[i] = convert<T>(v_new);
-      const C num = nesterov ? r<T>(r<T>(m_new * b1) + r<T>(gi * one_minus_b1)) : m_new;
-      var_out[i] = convert<T>(x - r<T>(r<T>(num * alpha) / r<T>(r<T>(std::sqrt(v_new)) + eps)));
+    for_ranges(kc, [&](int64_t b, int64_t e) {
+      int64_t i = b;
+      if constexpr (std::is_same_v<T, float>)
+        i = adam_f32_sse<adamw>(b, e, {alpha, one_minus_b1, one_minus_b2, b1, eps, wd, lr}, nesterov, var, m, v, g,
+                                var_out, m_out, v_out);
+      for (; i < e; ++i) {
+        const C gi = widen(g[i]), mi = widen(m[i]), vi = widen(v[i]);
+        C x = widen(var[i]);
+        if constexpr (adamw) x = r<T>(x - r<T>(r<T>(x * wd) * lr));
+        const C m_new = r<T>(mi + r<T>(r<T>(gi - mi) * one_minus_b1));
+        const C v_new = r<T>(vi + r<T>(r<T>(r<T>(gi * gi) - vi) * one_minus_b2));
+        m_out[i] = convert<T>(m_new);
+        v_out[i] = convert<T>(v_new);
+        const C num = nesterov ? r<T>(r<T>(m_new * b1) + r<T>(gi * one_minus_b1)) : m_new;
+        var_out[i] = convert<T>(x - r<T>(r<T>(num * alpha) / r<T>(r<T>(std::sqrt(v_new)) + eps)));
+      }
     });
   });
 }
