@@ -366,18 +366,27 @@ void Optimizer::update(Variable& var, const Tensor& grad, StepScalars& scalars) 
   std::vector<Ref<Variable>> slots = slot_list(var);
 
   if (fused_for(var)) {
-    // Runs `op` and assigns its outputs to the variable and then its slots, in order.
-    auto fused = [&](const char* op, const std::vector<Tensor>& inputs, std::vector<Variable*> targets,
+    // Runs `op` on the variable's value (input 0, left empty by the caller) and the other inputs,
+    // under the variable's write lock as assign_sub did (no other write of it interleaves), and
+    // assigns the other outputs to `slots` in order.
+    auto fused = [&](const char* op, std::vector<Tensor> inputs, std::vector<Variable*> slots,
                      const std::vector<NamedAttr>& attrs = {}) {
-      std::vector<Tensor> out = run_op(c, op, inputs, attrs);
-      for (size_t i = 0; i < targets.size(); ++i) targets[i]->assign(out[i], kApply);
+      std::vector<Tensor> out;
+      var.update_with(
+          [&](const Tensor& current) {
+            inputs[0] = current;
+            out = run_op(c, op, inputs, attrs);
+            return out[0];
+          },
+          kApply);
+      for (size_t i = 0; i < slots.size(); ++i) slots[i]->assign(out[i + 1], kApply);
     };
     switch (options_.kind) {
       case Kind::SGD:
         if (slots.empty()) {
-          fused("ApplyGradientDescent", {var.read(), lr, g}, {&var});
+          fused("ApplyGradientDescent", {Tensor(), lr, g}, {});
         } else {
-          fused("ApplyKerasMomentum", {var.read(), slots[0]->read(), lr, g, hp("momentum")}, {&var, slots[0].get()},
+          fused("ApplyKerasMomentum", {Tensor(), slots[0]->read(), lr, g, hp("momentum")}, {slots[0].get()},
                 {attr_bool("use_nesterov", options_.nesterov)});
         }
         return;
@@ -385,11 +394,11 @@ void Optimizer::update(Variable& var, const Tensor& grad, StepScalars& scalars) 
       case Kind::AdamW: {
         const Tensor& b1p = scalars.get("beta_1^t", dt, dev, [&] { return pow(c, hp("beta_1"), scalars.t(dt, dev)); });
         const Tensor& b2p = scalars.get("beta_2^t", dt, dev, [&] { return pow(c, hp("beta_2"), scalars.t(dt, dev)); });
-        std::vector<Tensor> in = {var.read(), slots[0]->read(), slots[1]->read(), b1p, b2p, lr,
+        std::vector<Tensor> in = {Tensor(), slots[0]->read(), slots[1]->read(), b1p, b2p, lr,
                                   hp("beta_1"), hp("beta_2"), hp("epsilon")};
         if (options_.kind == Kind::AdamW) in.push_back(hp("weight_decay"));
         in.push_back(g);
-        fused(options_.kind == Kind::AdamW ? "ApplyAdamW" : "ApplyAdam", in, {&var, slots[0].get(), slots[1].get()});
+        fused(options_.kind == Kind::AdamW ? "ApplyAdamW" : "ApplyAdam", in, {slots[0].get(), slots[1].get()});
         return;
       }
       case Kind::RMSprop: {
@@ -398,10 +407,10 @@ void Optimizer::update(Variable& var, const Tensor& grad, StepScalars& scalars) 
         Tensor rho = hp("rho"), momentum = hp("momentum"), eps = hp("epsilon");
         if (options_.centered) {
           Variable& mg = *slots[2];
-          fused("ApplyCenteredRMSProp", {var.read(), mg.read(), rms.read(), mom.read(), lr, rho, momentum, eps, g},
-                {&var, &mg, &rms, &mom});
+          fused("ApplyCenteredRMSProp", {Tensor(), mg.read(), rms.read(), mom.read(), lr, rho, momentum, eps, g},
+                {&mg, &rms, &mom});
         } else {
-          fused("ApplyRMSProp", {var.read(), rms.read(), mom.read(), lr, rho, momentum, eps, g}, {&var, &rms, &mom});
+          fused("ApplyRMSProp", {Tensor(), rms.read(), mom.read(), lr, rho, momentum, eps, g}, {&rms, &mom});
         }
         return;
       }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "runtime/eager/ops.h"
 #include "runtime/graph/function.h"
@@ -231,6 +232,24 @@ TEST_CASE("bad inputs to the fused ops are clear errors naming the op") {
   // An unknown attribute (TF's use_locking is not taken: variable writes are atomic swaps).
   CHECK_THROWS_CODE(run_op(c, "ApplyGradientDescent", {x, s, x}, {attr_bool("use_locking", true)}),
                     Code::InvalidArgument, "ApplyGradientDescent");
+}
+
+// The variable's update holds its write lock as assign_sub did: another thread's assign_add never
+// lands between the fused op's read and its write (integers: every order gives the same sum).
+TEST_CASE("a fused update is atomic with respect to other writes of the variable") {
+  OptimizerOptions o;
+  o.kind = Kind::SGD;
+  o.learning_rate = 1;
+  Ref<Optimizer> opt = Optimizer::create(ctx(), o);
+  Ref<Variable> v = Variable::create(ctx(), make<float>({0, 0, 0, 0}, Shape{4}), {.name = "shared"});
+  const int n = 3000;
+  Tensor one = make<float>({1, 1, 1, 1}, Shape{4});
+  std::thread adder([&] {
+    for (int i = 0; i < n; ++i) v->assign_add(one);
+  });
+  for (int i = 0; i < n; ++i) opt->apply_gradients({{one, v.get()}});
+  adder.join();
+  CHECK(values<float>(v->read()) == std::vector<float>{0, 0, 0, 0});
 }
 
 TEST_CASE("empty variables update to empty results") {
