@@ -76,13 +76,26 @@ void update(uint i) {
   var_out[i] = T(sub(x, dv(mul(num, alpha), add(rt(v_new), float(eps[0])))));
 }
 
-#elif defined(OP_RMSPROP) || defined(OP_CENTERED_RMSPROP)
+#elif defined(OP_RMSPROP) || defined(OP_CENTERED_RMSPROP) || defined(OP_KERAS_RMSPROP) || \
+    defined(OP_KERAS_CENTERED_RMSPROP)
+#if defined(OP_CENTERED_RMSPROP) || defined(OP_KERAS_CENTERED_RMSPROP)
+#define CENTERED 1
+#endif
+#if defined(OP_RMSPROP) || defined(OP_CENTERED_RMSPROP)
+#define MOMENTUM 1
+#endif
 #if defined(OP_CENTERED_RMSPROP)
 IN(0, var) IN(1, mg) IN(2, ms) IN(3, mom) IN(4, lr) IN(5, rho) IN(6, momentum) IN(7, eps) IN(8, g)
 OUT(9, var_out) OUT(10, mg_out) OUT(11, ms_out) OUT(12, mom_out)
-#else
+#elif defined(OP_RMSPROP)
 IN(0, var) IN(1, ms) IN(2, mom) IN(3, lr) IN(4, rho) IN(5, momentum) IN(6, eps) IN(7, g)
 OUT(8, var_out) OUT(9, ms_out) OUT(10, mom_out)
+#elif defined(OP_KERAS_CENTERED_RMSPROP)
+IN(0, var) IN(1, mg) IN(2, ms) IN(3, lr) IN(4, rho) IN(5, eps) IN(6, g)
+OUT(7, var_out) OUT(8, mg_out) OUT(9, ms_out)
+#else
+IN(0, var) IN(1, ms) IN(2, lr) IN(3, rho) IN(4, eps) IN(5, g)
+OUT(6, var_out) OUT(7, ms_out)
 #endif
 void update(uint i) {
   float rh = float(rho[0]), gi = float(g[i]);
@@ -90,19 +103,24 @@ void update(uint i) {
   float ms_new = add(mul(rh, float(ms[i])), mul(one_minus_rho, sq(gi)));
   ms_out[i] = T(ms_new);
   float denom = ms_new;
-#if defined(OP_CENTERED_RMSPROP)
+#if defined(CENTERED)
   float mg_new = add(mul(rh, float(mg[i])), mul(one_minus_rho, gi));
   mg_out[i] = T(mg_new);
   denom = sub(ms_new, sq(mg_new));
 #endif
+#if defined(MOMENTUM)
   float scaled = dv(mul(float(lr[0]), gi), rt(add(denom, float(eps[0]))));
   float mom_new = add(mul(float(momentum[0]), float(mom[i])), scaled);
   mom_out[i] = T(mom_new);
   var_out[i] = T(sub(float(var[i]), mom_new));
+#else
+  // Keras' formula without momentum: epsilon outside the root.
+  var_out[i] = T(sub(float(var[i]), dv(mul(float(lr[0]), gi), add(rt(denom), float(eps[0])))));
+#endif
 }
 
 #else
-#error "define one of OP_GD, OP_MOMENTUM, OP_KERAS_MOMENTUM, OP_ADAM, OP_ADAMW, OP_RMSPROP, OP_CENTERED_RMSPROP"
+#error "define one of OP_GD, OP_MOMENTUM, OP_KERAS_MOMENTUM, OP_ADAM, OP_ADAMW, OP_[KERAS_][CENTERED_]RMSPROP"
 #endif
 
 void main() {

@@ -154,25 +154,28 @@ void adam_kernel(KernelContext& kc) {
   });
 }
 
-// Inputs var, [mg,] ms, mom, lr, rho, momentum, epsilon, grad.
-template <bool centered>
+// Inputs var, [mg,] ms, [mom,] lr, rho, [momentum,] epsilon, grad; outputs var, [mg,] ms, [mom].
+// Without momentum (Keras' own formula) epsilon is added outside the root.
+template <bool centered, bool with_momentum>
 void rmsprop_kernel(KernelContext& kc) {
-  constexpr int k = centered ? 1 : 0;  // inputs after var shift by one when mg is there
+  constexpr int k = centered ? 1 : 0;       // inputs after var shift by one when mg is there
+  constexpr int km = with_momentum ? 1 : 0;  // and after ms by one more when mom is
   visit_float(kc, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const T* var = kc.input(0).data<T>();
     const T* mg = centered ? kc.input(1).data<T>() : nullptr;
     const T* ms = kc.input(1 + k).data<T>();
-    const T* mom = kc.input(2 + k).data<T>();
-    const T* g = kc.input(7 + k).data<T>();
-    const C lr = scalar_in<T>(kc, 3 + k), rho = scalar_in<T>(kc, 4 + k);
-    const C momentum = scalar_in<T>(kc, 5 + k), eps = scalar_in<T>(kc, 6 + k);
+    const T* mom = with_momentum ? kc.input(2 + k).data<T>() : nullptr;
+    const T* g = kc.input(kc.num_inputs - 1).data<T>();
+    const C lr = scalar_in<T>(kc, 2 + k + km), rho = scalar_in<T>(kc, 3 + k + km);
+    const C momentum = with_momentum ? scalar_in<T>(kc, 4 + k + km) : C(0);
+    const C eps = scalar_in<T>(kc, kc.num_inputs - 2);
     const C one_minus_rho = r<T>(C(1) - rho);
     T* var_out = kc.output(0).mutable_data<T>();
     T* mg_out = centered ? kc.output(1).mutable_data<T>() : nullptr;
     T* ms_out = kc.output(1 + k).mutable_data<T>();
-    T* mom_out = kc.output(2 + k).mutable_data<T>();
+    T* mom_out = with_momentum ? kc.output(2 + k).mutable_data<T>() : nullptr;
     for_elements(kc, [&](int64_t i) {
       const C gi = widen(g[i]);
       const C ms_new = r<T>(r<T>(rho * widen(ms[i])) + r<T>(one_minus_rho * r<T>(gi * gi)));
@@ -183,10 +186,14 @@ void rmsprop_kernel(KernelContext& kc) {
         mg_out[i] = convert<T>(mg_new);
         denom = r<T>(ms_new - r<T>(mg_new * mg_new));
       }
-      const C scaled = r<T>(r<T>(lr * gi) / r<T>(std::sqrt(r<T>(denom + eps))));
-      const C mom_new = r<T>(r<T>(momentum * widen(mom[i])) + scaled);
-      mom_out[i] = convert<T>(mom_new);
-      var_out[i] = convert<T>(widen(var[i]) - mom_new);
+      if constexpr (with_momentum) {
+        const C scaled = r<T>(r<T>(lr * gi) / r<T>(std::sqrt(r<T>(denom + eps))));
+        const C mom_new = r<T>(r<T>(momentum * widen(mom[i])) + scaled);
+        mom_out[i] = convert<T>(mom_new);
+        var_out[i] = convert<T>(widen(var[i]) - mom_new);
+      } else {
+        var_out[i] = convert<T>(widen(var[i]) - r<T>(r<T>(lr * gi) / r<T>(r<T>(std::sqrt(denom)) + eps)));
+      }
     });
   });
 }
@@ -196,8 +203,10 @@ CAIRN_REGISTER_KERNEL("ApplyMomentum", DeviceKind::CPU, momentum_kernel<false>);
 CAIRN_REGISTER_KERNEL("ApplyKerasMomentum", DeviceKind::CPU, momentum_kernel<true>);
 CAIRN_REGISTER_KERNEL("ApplyAdam", DeviceKind::CPU, adam_kernel<false>);
 CAIRN_REGISTER_KERNEL("ApplyAdamW", DeviceKind::CPU, adam_kernel<true>);
-CAIRN_REGISTER_KERNEL("ApplyRMSProp", DeviceKind::CPU, rmsprop_kernel<false>);
-CAIRN_REGISTER_KERNEL("ApplyCenteredRMSProp", DeviceKind::CPU, rmsprop_kernel<true>);
+CAIRN_REGISTER_KERNEL("ApplyRMSProp", DeviceKind::CPU, (rmsprop_kernel<false, true>));
+CAIRN_REGISTER_KERNEL("ApplyCenteredRMSProp", DeviceKind::CPU, (rmsprop_kernel<true, true>));
+CAIRN_REGISTER_KERNEL("ApplyKerasRMSProp", DeviceKind::CPU, (rmsprop_kernel<false, false>));
+CAIRN_REGISTER_KERNEL("ApplyKerasCenteredRMSProp", DeviceKind::CPU, (rmsprop_kernel<true, false>));
 
 }  // namespace
 }  // namespace cairn

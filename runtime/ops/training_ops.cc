@@ -1,6 +1,7 @@
 // Fused optimizer updates: TensorFlow's training_ops (ApplyGradientDescent, ApplyMomentum,
-// ApplyKerasMomentum, ApplyAdam, ApplyRMSProp, ApplyCenteredRMSProp) plus ApplyAdamW (Keras'
-// AdamW, which TensorFlow has no raw op for), each one pass over the elements.
+// ApplyKerasMomentum, ApplyAdam, ApplyRMSProp, ApplyCenteredRMSProp) plus Keras updates that
+// TensorFlow has no raw op for (ApplyAdamW, ApplyKerasRMSProp, ApplyKerasCenteredRMSProp: RMSprop
+// without momentum), each one pass over the elements.
 //
 // Cairn's ops are functions of their inputs, so where TensorFlow's Apply* ops update their ref
 // inputs in place, these take the variable and its slots as values and return the updated values
@@ -97,6 +98,19 @@ CAIRN_REGISTER_OP(training_op("ApplyCenteredRMSProp",
                               {"var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"},
                               {"var_out", "mg_out", "ms_out", "mom_out"})
                       .shape(training_shape<4, 5, 6, 7>));
+
+CAIRN_REGISTER_OP(training_op("ApplyKerasRMSProp",
+                              "Keras' RMSprop without momentum (no TF op: Keras computes it in Python): ms_out as "
+                              "ApplyRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out) + epsilon).",
+                              {"var", "ms", "lr", "rho", "epsilon", "grad"}, {"var_out", "ms_out"})
+                      .shape(training_shape<2, 3, 4>));
+
+CAIRN_REGISTER_OP(training_op("ApplyKerasCenteredRMSProp",
+                              "Keras' centered RMSprop without momentum: mg_out and ms_out as "
+                              "ApplyCenteredRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out - mg_out^2) + "
+                              "epsilon).",
+                              {"var", "mg", "ms", "lr", "rho", "epsilon", "grad"}, {"var_out", "mg_out", "ms_out"})
+                      .shape(training_shape<3, 4, 5>));
 
 }  // namespace
 }  // namespace cairn

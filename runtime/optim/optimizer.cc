@@ -342,12 +342,9 @@ void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable*>>&
 }
 
 
-// Whether the fused update ops (ops/training_ops.cc) update `var`: one kernel per variable, on the
-// CPU and on Vulkan (training.comp). RMSprop without momentum keeps the unfused ops: its Keras
-// formula (epsilon outside the root) has no TF op.
-bool Optimizer::fused_for(const Variable&) const {
-  return fused_ && (options_.kind != Kind::RMSprop || options_.momentum > 0);
-}
+// Whether the fused update ops (ops/training_ops.cc) update the variables: one kernel per
+// variable, on the CPU and on Vulkan (training.comp).
+bool Optimizer::fused_for(const Variable&) const { return fused_; }
 
 // One update of `var` by the rules of Keras' optimizer_v2 kernels (TF's training_ops), with every
 // scalar cast to the variable's dtype and moved to its device first. The fused ops compute the same
@@ -402,15 +399,20 @@ void Optimizer::update(Variable& var, const Tensor& grad, StepScalars& scalars) 
         return;
       }
       case Kind::RMSprop: {
-        Variable& rms = *slots[0];
-        Variable& mom = *slots[1];
-        Tensor rho = hp("rho"), momentum = hp("momentum"), eps = hp("epsilon");
-        if (options_.centered) {
-          Variable& mg = *slots[2];
-          fused("ApplyCenteredRMSProp", {Tensor(), mg.read(), rms.read(), mom.read(), lr, rho, momentum, eps, g},
-                {&mg, &rms, &mom});
+        size_t next = 0;
+        Variable& rms = *slots[next++];
+        Variable* mom = options_.momentum > 0 ? slots[next++].get() : nullptr;
+        Variable* mg = options_.centered ? slots[next++].get() : nullptr;
+        Tensor rho = hp("rho"), eps = hp("epsilon");
+        if (mom && mg) {
+          fused("ApplyCenteredRMSProp",
+                {Tensor(), mg->read(), rms.read(), mom->read(), lr, rho, hp("momentum"), eps, g}, {mg, &rms, mom});
+        } else if (mom) {
+          fused("ApplyRMSProp", {Tensor(), rms.read(), mom->read(), lr, rho, hp("momentum"), eps, g}, {&rms, mom});
+        } else if (mg) {
+          fused("ApplyKerasCenteredRMSProp", {Tensor(), mg->read(), rms.read(), lr, rho, eps, g}, {mg, &rms});
         } else {
-          fused("ApplyRMSProp", {Tensor(), rms.read(), mom.read(), lr, rho, momentum, eps, g}, {&rms, &mom});
+          fused("ApplyKerasRMSProp", {Tensor(), rms.read(), lr, rho, eps, g}, {&rms});
         }
         return;
       }

@@ -8,7 +8,7 @@
 // SlotOwner (runtime/track/slots.h).
 //
 // Updates are computed with registered ops on the variable's device, in the variable's dtype: one
-// fused op per variable (ApplyAdam, ApplyKerasMomentum, ...; RMSprop without momentum: elementwise ops).
+// fused op per variable (ApplyAdam, ApplyKerasMomentum, ApplyKerasRMSProp, ...).
 // apply_gradients is not safe to call from two threads at once for the same optimizer.
 #pragma once
 

@@ -42,6 +42,8 @@ TEST_CASE("each fused update op matches the CPU kernel, float32 and float16") {
       compare("ApplyRMSProp", {var, pos, a, sc(dt, 0.01), sc(dt, 0.9), sc(dt, 0.5), sc(dt, 1e-3), g}, {}, tol);
       compare("ApplyCenteredRMSProp",
               {var, small, pos, a, sc(dt, 0.01), sc(dt, 0.9), sc(dt, 0.5), sc(dt, 1e-3), g}, {}, tol);
+      compare("ApplyKerasRMSProp", {var, pos, sc(dt, 0.01), sc(dt, 0.9), sc(dt, 1e-3), g}, {}, tol);
+      compare("ApplyKerasCenteredRMSProp", {var, small, pos, sc(dt, 0.01), sc(dt, 0.9), sc(dt, 1e-3), g}, {}, tol);
     }
   CHECK_NO_VALIDATION_ERRORS();
 }
@@ -96,6 +98,8 @@ std::vector<std::pair<const char*, OptimizerOptions>> configs() {
   add("AdamW", Kind::AdamW, 0, false, false);
   add("RMSprop momentum", Kind::RMSprop, 0.5, false, false);
   add("RMSprop centered momentum", Kind::RMSprop, 0.3, false, true);
+  add("RMSprop", Kind::RMSprop, 0, false, false);
+  add("RMSprop centered", Kind::RMSprop, 0, false, true);
   return out;
 }
 

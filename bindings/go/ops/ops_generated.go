@@ -139,6 +139,18 @@ func ApplyGradientDescent(ctx *cairn.Context, var_, alpha, delta *cairn.Tensor) 
 	return single(cairn.RunOp(ctx, "ApplyGradientDescent", []*cairn.Tensor{var_, alpha, delta}, nil, 1))
 }
 
+// ApplyKerasCenteredRMSProp runs the ApplyKerasCenteredRMSProp op: Keras' centered RMSprop without momentum: mg_out and ms_out as ApplyCenteredRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out - mg_out^2) + epsilon).
+//
+// Inputs: var (T), mg (T), ms (T), lr (T), rho (T), epsilon (T), grad (T). Outputs: var_out (T), mg_out (T), ms_out (T).
+// T: one of float32, float64, bfloat16, float16.
+func ApplyKerasCenteredRMSProp(ctx *cairn.Context, var_, mg, ms, lr, rho, epsilon, grad *cairn.Tensor) (varOut, mgOut, msOut *cairn.Tensor, err error) {
+	outs, err := cairn.RunOp(ctx, "ApplyKerasCenteredRMSProp", []*cairn.Tensor{var_, mg, ms, lr, rho, epsilon, grad}, nil, 3)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return outs[0], outs[1], outs[2], nil
+}
+
 // ApplyKerasMomentum runs the ApplyKerasMomentum op: Keras' SGD momentum (TF's ResourceApplyKerasMomentum): accum_out = momentum * accum - lr * grad; var_out = var + accum_out, or with use_nesterov var + (momentum * accum_out - lr * grad).
 //
 // Inputs: var (T), accum (T), lr (T), grad (T), momentum (T). Outputs: var_out (T), accum_out (T).
@@ -162,6 +174,18 @@ type ApplyKerasMomentumOption cairn.Attr
 // ApplyKerasMomentumUseNesterov sets ApplyKerasMomentum's use_nesterov attribute (the library's default: false).
 func ApplyKerasMomentumUseNesterov(v bool) ApplyKerasMomentumOption {
 	return ApplyKerasMomentumOption(cairn.BoolAttr("use_nesterov", v))
+}
+
+// ApplyKerasRMSProp runs the ApplyKerasRMSProp op: Keras' RMSprop without momentum (no TF op: Keras computes it in Python): ms_out as ApplyRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out) + epsilon).
+//
+// Inputs: var (T), ms (T), lr (T), rho (T), epsilon (T), grad (T). Outputs: var_out (T), ms_out (T).
+// T: one of float32, float64, bfloat16, float16.
+func ApplyKerasRMSProp(ctx *cairn.Context, var_, ms, lr, rho, epsilon, grad *cairn.Tensor) (varOut, msOut *cairn.Tensor, err error) {
+	outs, err := cairn.RunOp(ctx, "ApplyKerasRMSProp", []*cairn.Tensor{var_, ms, lr, rho, epsilon, grad}, nil, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	return outs[0], outs[1], nil
 }
 
 // ApplyMomentum runs the ApplyMomentum op: TF's momentum: accum_out = accum * momentum + grad; var_out = var - lr * accum_out, or with use_nesterov var - (grad * lr + accum_out * momentum * lr).

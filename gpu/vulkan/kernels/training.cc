@@ -36,7 +36,8 @@ void training_kernel(KernelContext& kc) {
 }
 
 constexpr char kGd[] = "gd", kMomentum[] = "momentum", kKerasMomentum[] = "keras_momentum", kAdam[] = "adam",
-               kAdamW[] = "adamw", kRmsProp[] = "rmsprop", kCenteredRmsProp[] = "centered_rmsprop";
+               kAdamW[] = "adamw", kRmsProp[] = "rmsprop", kCenteredRmsProp[] = "centered_rmsprop",
+               kKerasRmsProp[] = "keras_rmsprop", kKerasCenteredRmsProp[] = "keras_centered_rmsprop";
 
 }  // namespace
 
@@ -47,5 +48,7 @@ CAIRN_REGISTER_KERNEL("ApplyAdam", DeviceKind::Vulkan, training_kernel<kAdam>);
 CAIRN_REGISTER_KERNEL("ApplyAdamW", DeviceKind::Vulkan, training_kernel<kAdamW>);
 CAIRN_REGISTER_KERNEL("ApplyRMSProp", DeviceKind::Vulkan, training_kernel<kRmsProp>);
 CAIRN_REGISTER_KERNEL("ApplyCenteredRMSProp", DeviceKind::Vulkan, training_kernel<kCenteredRmsProp>);
+CAIRN_REGISTER_KERNEL("ApplyKerasRMSProp", DeviceKind::Vulkan, training_kernel<kKerasRmsProp>);
+CAIRN_REGISTER_KERNEL("ApplyKerasCenteredRMSProp", DeviceKind::Vulkan, training_kernel<kKerasCenteredRmsProp>);
 
 }  // namespace cairn::gpu

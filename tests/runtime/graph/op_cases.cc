@@ -209,6 +209,9 @@ std::vector<OpCase> training_cases() {
   // ms well above mg^2, so the centered denominator stays positive.
   out.push_back({"ApplyCenteredRMSProp", "", {var, uniform(s, -0.5, 0.5), pos2, slot, sc(0.01), sc(0.9), sc(0.5), sc(1e-7), g},
                  op_fn("ApplyCenteredRMSProp")});
+  out.push_back({"ApplyKerasRMSProp", "", {var, pos, sc(0.01), sc(0.9), sc(1e-7), g}, op_fn("ApplyKerasRMSProp")});
+  out.push_back({"ApplyKerasCenteredRMSProp", "", {var, uniform(s, -0.5, 0.5), pos2, sc(0.01), sc(0.9), sc(1e-7), g},
+                 op_fn("ApplyKerasCenteredRMSProp")});
   return out;
 }
 

@@ -31,7 +31,9 @@ pub const OP_NAMES: &[&str] = &[
     "ApplyAdamW",
     "ApplyCenteredRMSProp",
     "ApplyGradientDescent",
+    "ApplyKerasCenteredRMSProp",
     "ApplyKerasMomentum",
+    "ApplyKerasRMSProp",
     "ApplyMomentum",
     "ApplyRMSProp",
     "ArgMax",
@@ -353,6 +355,19 @@ pub fn apply_gradient_descent(ctx: &Context, var: &Tensor, alpha: &Tensor, delta
     Ok(var_out)
 }
 
+/// `ApplyKerasCenteredRMSProp`: Keras' centered RMSprop without momentum: mg_out and ms_out as ApplyCenteredRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out - mg_out^2) + epsilon).
+///
+/// Inputs: `var` (T), `mg` (T), `ms` (T), `lr` (T), `rho` (T), `epsilon` (T), `grad` (T).
+/// Outputs: `var_out` (T), `mg_out` (T), `ms_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn apply_keras_centered_rms_prop(ctx: &Context, var: &Tensor, mg: &Tensor, ms: &Tensor, lr: &Tensor, rho: &Tensor, epsilon: &Tensor, grad: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    let raw_inputs = [var.as_raw(), mg.as_raw(), ms.as_raw(), lr.as_raw(), rho.as_raw(), epsilon.as_raw(), grad.as_raw()];
+    let [var_out, mg_out, ms_out] = run_fixed::<3>(ctx, c"ApplyKerasCenteredRMSProp", &raw_inputs, &[])?;
+    Ok((var_out, mg_out, ms_out))
+}
+
 /// `ApplyKerasMomentum`: Keras' SGD momentum (TF's ResourceApplyKerasMomentum): accum_out = momentum * accum - lr * grad; var_out = var + accum_out, or with use_nesterov var + (momentum * accum_out - lr * grad).
 ///
 /// Inputs: `var` (T), `accum` (T), `lr` (T), `grad` (T), `momentum` (T).
@@ -388,6 +403,19 @@ impl ApplyKerasMomentumAttrs {
         self.use_nesterov = Some(value);
         self
     }
+}
+
+/// `ApplyKerasRMSProp`: Keras' RMSprop without momentum (no TF op: Keras computes it in Python): ms_out as ApplyRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out) + epsilon).
+///
+/// Inputs: `var` (T), `ms` (T), `lr` (T), `rho` (T), `epsilon` (T), `grad` (T).
+/// Outputs: `var_out` (T), `ms_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn apply_keras_rms_prop(ctx: &Context, var: &Tensor, ms: &Tensor, lr: &Tensor, rho: &Tensor, epsilon: &Tensor, grad: &Tensor) -> Result<(Tensor, Tensor)> {
+    let raw_inputs = [var.as_raw(), ms.as_raw(), lr.as_raw(), rho.as_raw(), epsilon.as_raw(), grad.as_raw()];
+    let [var_out, ms_out] = run_fixed::<2>(ctx, c"ApplyKerasRMSProp", &raw_inputs, &[])?;
+    Ok((var_out, ms_out))
 }
 
 /// `ApplyMomentum`: TF's momentum: accum_out = accum * momentum + grad; var_out = var - lr * accum_out, or with use_nesterov var - (grad * lr + accum_out * momentum * lr).

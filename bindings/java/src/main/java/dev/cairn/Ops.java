@@ -510,6 +510,39 @@ public final class Ops {
     return ctx.runRaw(OP_APPLY_GRADIENT_DESCENT, in, null, 1)[0];
   }
 
+  private static final byte[] OP_APPLY_KERAS_CENTERED_RMSPROP = cstr("ApplyKerasCenteredRMSProp");
+  /**
+   * ApplyKerasCenteredRMSProp: Keras' centered RMSprop without momentum: mg_out and ms_out as ApplyCenteredRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out - mg_out^2) + epsilon).
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input mg: dtype T
+   *   <li>input ms: dtype T
+   *   <li>input lr: dtype T
+   *   <li>input rho: dtype T
+   *   <li>input epsilon: dtype T
+   *   <li>input grad: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>output mg_out: dtype T
+   *   <li>output ms_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param mg input mg
+   * @param ms input ms
+   * @param lr input lr
+   * @param rho input rho
+   * @param epsilon input epsilon
+   * @param grad input grad
+   * @return the outputs (var_out, mg_out, ms_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyKerasCenteredRMSProp(CairnContext ctx, Tensor var, Tensor mg, Tensor ms, Tensor lr, Tensor rho, Tensor epsilon, Tensor grad) {
+    Tensor[] in = {var, mg, ms, lr, rho, epsilon, grad};
+    return ctx.runRaw(OP_APPLY_KERAS_CENTERED_RMSPROP, in, null, 3);
+  }
+
   private static final byte[] OP_APPLY_KERAS_MOMENTUM = cstr("ApplyKerasMomentum");
   /**
    * ApplyKerasMomentum: Keras' SGD momentum (TF's ResourceApplyKerasMomentum): accum_out = momentum * accum - lr * grad; var_out = var + accum_out, or with use_nesterov var + (momentum * accum_out - lr * grad).
@@ -603,6 +636,36 @@ public final class Ops {
     void addTo(OpAttrs enc) {
       if (useNesterovSet) enc.setBool("use_nesterov", useNesterov);
     }
+  }
+
+  private static final byte[] OP_APPLY_KERAS_RMSPROP = cstr("ApplyKerasRMSProp");
+  /**
+   * ApplyKerasRMSProp: Keras' RMSprop without momentum (no TF op: Keras computes it in Python): ms_out as ApplyRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out) + epsilon).
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input ms: dtype T
+   *   <li>input lr: dtype T
+   *   <li>input rho: dtype T
+   *   <li>input epsilon: dtype T
+   *   <li>input grad: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>output ms_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param ms input ms
+   * @param lr input lr
+   * @param rho input rho
+   * @param epsilon input epsilon
+   * @param grad input grad
+   * @return the outputs (var_out, ms_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyKerasRMSProp(CairnContext ctx, Tensor var, Tensor ms, Tensor lr, Tensor rho, Tensor epsilon, Tensor grad) {
+    Tensor[] in = {var, ms, lr, rho, epsilon, grad};
+    return ctx.runRaw(OP_APPLY_KERAS_RMSPROP, in, null, 2);
   }
 
   private static final byte[] OP_APPLY_MOMENTUM = cstr("ApplyMomentum");
