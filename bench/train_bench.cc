@@ -4,10 +4,13 @@
 //
 //   bazel run -c opt //bench:train_bench                 # CPU
 //   bazel run -c opt //bench:train_bench -- vulkan       # Vulkan (lavapipe here), CPU fallback on
+//   bazel run -c opt //bench:train_bench -- cpu unfused  # Adam as elementwise ops, not ApplyAdam
+// On Vulkan it also prints the dispatches a step records.
 #include <chrono>
 #include <cstdio>
 #include <string>
 
+#include "gpu/vulkan/vulkan_device.h"
 #include "runtime/autodiff/tape.h"
 #include "runtime/eager/ops.h"
 #include "runtime/nn/layer.h"
@@ -77,21 +80,29 @@ int main(int argc, char** argv) {
   oo.kind = optim::Kind::Adam;
   oo.learning_rate = 0.005;
   Ref<optim::Optimizer> opt = optim::Optimizer::create(*ctx, oo);
+  const bool unfused = argc > 2 && std::string(argv[2]) == "unfused";
+  opt->set_fused(!unfused);
 
   std::vector<int64_t> first{0, 0}, one_row{1, kFeatures};
   (*model)(run_op(*ctx, "Slice", {x}, {attr_ints("begin", first), attr_ints("size", one_row)})[0]);  // builds
   Timing warm;
   train_epoch(*ctx, *model, *opt, x, y, warm);  // creates the slots, warms caches
+  auto* vk = dynamic_cast<gpu::VulkanDevice*>(&dev);
+  const uint64_t dispatches = vk ? vk->stats().dispatches : 0;
   Timing t;
   auto start = Clock::now();
   for (int e = 0; e < kEpochs; ++e) train_epoch(*ctx, *model, *opt, x, y, t);
   dev.synchronize();
   double total = seconds_since(start);
-  std::printf("digits MLP 64-64-10, Adam, batch %lld, on %s: %.0f examples/s (%d epochs of %lld in %.3f s)\n",
-              static_cast<long long>(kBatch), dev.name().c_str(), kEpochs * kSamples / total, static_cast<int>(kEpochs),
+  std::printf("digits MLP 64-64-10, Adam%s, batch %lld, on %s: %.0f examples/s (%d epochs of %lld in %.3f s)\n",
+              unfused ? " (unfused)" : "", static_cast<long long>(kBatch), dev.name().c_str(), kEpochs * kSamples / total, static_cast<int>(kEpochs),
               static_cast<long long>(kSamples), total);
   double per = 1e6 / static_cast<double>(t.steps);
   std::printf("per step: %.1f us = forward+loss %.1f + gradient %.1f + apply %.1f (+ batching)\n", total * per,
               t.forward * per, t.gradient * per, t.apply * per);
+  if (vk)
+    std::printf("Vulkan dispatches per step: %.1f (optimizer %s)\n",
+                static_cast<double>(vk->stats().dispatches - dispatches) / static_cast<double>(t.steps),
+                unfused ? "unfused" : "fused");
   return 0;
 }

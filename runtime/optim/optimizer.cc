@@ -342,8 +342,15 @@ void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable*>>&
 }
 
 
+// Whether the fused update ops (ops/training_ops.cc) update the variables: one kernel per
+// variable, on the CPU and on Vulkan (training.comp).
+bool Optimizer::fused_for(const Variable&) const { return fused_; }
+
 // One update of `var` by the rules of Keras' optimizer_v2 kernels (TF's training_ops), with every
-// scalar cast to the variable's dtype and moved to its device first.
+// scalar cast to the variable's dtype and moved to its device first. The fused ops compute the same
+// steps in the same order with the same roundings as the unfused ops below, so both give identical
+// bits (tests/runtime/optim/fused_update_test.cc checks it for every kind, several steps, float16,
+// float32 and float64).
 void Optimizer::update(Variable& var, const Tensor& grad, StepScalars& scalars) {
   Context& c = context();
   const DType dt = var.dtype();
@@ -354,6 +361,63 @@ void Optimizer::update(Variable& var, const Tensor& grad, StepScalars& scalars) 
   const Tensor g = grad;
   const Tensor lr = scalars.lr(dt, dev);
   std::vector<Ref<Variable>> slots = slot_list(var);
+
+  if (fused_for(var)) {
+    // Runs `op` on the variable's value (input 0, left empty by the caller) and the other inputs,
+    // under the variable's write lock as assign_sub did (no other write of it interleaves), and
+    // assigns the other outputs to `slots` in order.
+    auto fused = [&](const char* op, std::vector<Tensor> inputs, std::vector<Variable*> slots,
+                     const std::vector<NamedAttr>& attrs = {}) {
+      std::vector<Tensor> out;
+      var.update_with(
+          [&](const Tensor& current) {
+            inputs[0] = current;
+            out = run_op(c, op, inputs, attrs);
+            return out[0];
+          },
+          kApply);
+      for (size_t i = 0; i < slots.size(); ++i) slots[i]->assign(out[i + 1], kApply);
+    };
+    switch (options_.kind) {
+      case Kind::SGD:
+        if (slots.empty()) {
+          fused("ApplyGradientDescent", {Tensor(), lr, g}, {});
+        } else {
+          fused("ApplyKerasMomentum", {Tensor(), slots[0]->read(), lr, g, hp("momentum")}, {slots[0].get()},
+                {attr_bool("use_nesterov", options_.nesterov)});
+        }
+        return;
+      case Kind::Adam:
+      case Kind::AdamW: {
+        const Tensor& b1p = scalars.get("beta_1^t", dt, dev, [&] { return pow(c, hp("beta_1"), scalars.t(dt, dev)); });
+        const Tensor& b2p = scalars.get("beta_2^t", dt, dev, [&] { return pow(c, hp("beta_2"), scalars.t(dt, dev)); });
+        std::vector<Tensor> in = {Tensor(), slots[0]->read(), slots[1]->read(), b1p, b2p, lr,
+                                  hp("beta_1"), hp("beta_2"), hp("epsilon")};
+        if (options_.kind == Kind::AdamW) in.push_back(hp("weight_decay"));
+        in.push_back(g);
+        fused(options_.kind == Kind::AdamW ? "ApplyAdamW" : "ApplyAdam", in, {slots[0].get(), slots[1].get()});
+        return;
+      }
+      case Kind::RMSprop: {
+        size_t next = 0;
+        Variable& rms = *slots[next++];
+        Variable* mom = options_.momentum > 0 ? slots[next++].get() : nullptr;
+        Variable* mg = options_.centered ? slots[next++].get() : nullptr;
+        Tensor rho = hp("rho"), eps = hp("epsilon");
+        if (mom && mg) {
+          fused("ApplyCenteredRMSProp",
+                {Tensor(), mg->read(), rms.read(), mom->read(), lr, rho, hp("momentum"), eps, g}, {mg, &rms, mom});
+        } else if (mom) {
+          fused("ApplyRMSProp", {Tensor(), rms.read(), mom->read(), lr, rho, hp("momentum"), eps, g}, {&rms, mom});
+        } else if (mg) {
+          fused("ApplyKerasCenteredRMSProp", {Tensor(), mg->read(), rms.read(), lr, rho, eps, g}, {mg, &rms});
+        } else {
+          fused("ApplyKerasRMSProp", {Tensor(), rms.read(), lr, rho, eps, g}, {&rms});
+        }
+        return;
+      }
+    }
+  }
 
   switch (options_.kind) {
     case Kind::SGD: {

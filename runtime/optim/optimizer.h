@@ -7,7 +7,8 @@
 // momentum, ...) are created for a variable on its first update and checkpointed through
 // SlotOwner (runtime/track/slots.h).
 //
-// Updates are computed with registered ops on the variable's device, in the variable's dtype.
+// Updates are computed with registered ops on the variable's device, in the variable's dtype: one
+// fused op per variable (ApplyAdam, ApplyKerasMomentum, ApplyKerasRMSProp, ...).
 // apply_gradients is not safe to call from two threads at once for the same optimizer.
 #pragma once
 
@@ -103,6 +104,11 @@ class Optimizer : public Trackable, public SlotOwner {
   void restore_slot(const Variable& variable, const std::string& slot_name,
                     std::function<void(Variable&)> restore) override;
 
+  // Whether updates run as one fused op per variable (ApplyAdam, ... in
+  // ops/training_ops.cc; the default) or as the unfused elementwise ops. Both give identical
+  // results; the switch is for tests and benchmarks.
+  void set_fused(bool fused) { fused_ = fused; }
+
   Optimizer(Context& ctx, const OptimizerOptions& options);
 
  private:
@@ -125,8 +131,10 @@ class Optimizer : public Trackable, public SlotOwner {
   // device and shared by every variable updated in that call.
   class StepScalars;
   void update(Variable& variable, const Tensor& grad, StepScalars& scalars);
+  bool fused_for(const Variable& variable) const;
 
   OptimizerOptions options_;
+  bool fused_ = true;
   Ref<Variable> iterations_;
   std::map<std::string, Ref<Variable>> hypers_;
   mutable std::mutex slots_mu_;

@@ -97,24 +97,35 @@ void Variable::assign(const Tensor& value, std::string_view fn) {
   // The old value is released here, under the lock, but only drops a buffer reference.
 }
 
-void Variable::update(const Tensor& delta, const char* op, std::string_view fn) {
-  check_value(delta, fn);
+void Variable::update_with(const std::function<Tensor(const Tensor&)>& f, std::string_view fn) {
   std::lock_guard<std::mutex> write(write_mu_);
   Tensor current = read();
   const bool traced = current.device()->kind() == DeviceKind::Symbolic;
   Tensor next;
   try {
-    next = run_op(context(), op, {current, traced ? delta : tensor_on_device(delta, *device_)})[0];
+    next = f(current);
   } catch (const Error& e) {
     raise(e.code(), "{}: {}", fn, e.message());
   }
+  check_value(next, fn);
   if (traced) {
     if (!capture_assign(next))
       raise(Code::Internal, "{}: variable '{}' was read inside a trace but its update was not captured", fn, name_);
     return;
   }
+  next = tensor_on_device(next, *device_);
   std::lock_guard<std::mutex> lock(value_mu_);
   std::swap(value_, next);
+}
+
+void Variable::update(const Tensor& delta, const char* op, std::string_view fn) {
+  check_value(delta, fn);
+  update_with(
+      [&](const Tensor& current) {
+        const bool traced = current.device()->kind() == DeviceKind::Symbolic;
+        return run_op(context(), op, {current, traced ? delta : tensor_on_device(delta, *device_)})[0];
+      },
+      fn);
 }
 
 void Variable::assign_add(const Tensor& delta, std::string_view fn) { update(delta, "Add", fn); }

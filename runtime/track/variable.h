@@ -5,6 +5,7 @@
 // (assign_add/assign_sub) are atomic with respect to every other write of the same variable.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -50,6 +51,11 @@ class Variable final : public Object {
   // `delta` must match dtype and shape exactly (no broadcasting, like TensorFlow).
   void assign_add(const Tensor& delta, std::string_view fn = "Variable::assign_add");
   void assign_sub(const Tensor& delta, std::string_view fn = "Variable::assign_sub");
+  // value = f(value), atomic with respect to every other write of this variable (assign_add and
+  // assign_sub are this with Add and Sub). `f` computes with ops and must not write this variable;
+  // inside a trace it gets the symbolic read and its result is captured as the write. Its result
+  // must match the variable's dtype and shape. Errors are prefixed with `fn`.
+  void update_with(const std::function<Tensor(const Tensor&)>& f, std::string_view fn);
 
  private:
   // Checks dtype and shape and brings `value` to the variable's device.

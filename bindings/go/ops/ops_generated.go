@@ -82,6 +82,149 @@ func AnyKeepDims(v bool) AnyOption {
 	return AnyOption(cairn.BoolAttr("keep_dims", v))
 }
 
+// ApplyAdam runs the ApplyAdam op: Adam: alpha = lr * (sqrt(1 - beta2_power) / (1 - beta1_power)) (TF: (lr * sqrt(...)) / (...)); m_out = m + (grad - m) * (1 - beta1); v_out = v + (grad^2 - v) * (1 - beta2); var_out = var - (m_out * alpha) / (sqrt(v_out) + epsilon), or with use_nesterov var - ((m_out * beta1 + grad * (1 - beta1)) * alpha) / (sqrt(v_out) + epsilon).
+//
+// Inputs: var (T), m (T), v (T), beta1_power (T), beta2_power (T), lr (T), beta1 (T), beta2 (T), epsilon (T), grad (T). Outputs: var_out (T), m_out (T), v_out (T).
+// T: one of float32, float64, bfloat16, float16.
+// Option ApplyAdamUseNesterov sets use_nesterov (default false).
+func ApplyAdam(ctx *cairn.Context, var_, m, v, beta1Power, beta2Power, lr, beta1, beta2, epsilon, grad *cairn.Tensor, opts ...ApplyAdamOption) (varOut, mOut, vOut *cairn.Tensor, err error) {
+	attrs := make([]cairn.Attr, 0, len(opts))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	outs, err := cairn.RunOp(ctx, "ApplyAdam", []*cairn.Tensor{var_, m, v, beta1Power, beta2Power, lr, beta1, beta2, epsilon, grad}, attrs, 3)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return outs[0], outs[1], outs[2], nil
+}
+
+// ApplyAdamOption is an optional attribute of ApplyAdam, sent only when given.
+type ApplyAdamOption cairn.Attr
+
+// ApplyAdamUseNesterov sets ApplyAdam's use_nesterov attribute (the library's default: false).
+func ApplyAdamUseNesterov(v bool) ApplyAdamOption {
+	return ApplyAdamOption(cairn.BoolAttr("use_nesterov", v))
+}
+
+// ApplyAdamW runs the ApplyAdamW op: Keras' AdamW (decoupled weight decay; no TF raw op): var is first decayed, var - (var * weight_decay) * lr, then updated as ApplyAdam (without Nesterov).
+//
+// Inputs: var (T), m (T), v (T), beta1_power (T), beta2_power (T), lr (T), beta1 (T), beta2 (T), epsilon (T), weight_decay (T), grad (T). Outputs: var_out (T), m_out (T), v_out (T).
+// T: one of float32, float64, bfloat16, float16.
+func ApplyAdamW(ctx *cairn.Context, var_, m, v, beta1Power, beta2Power, lr, beta1, beta2, epsilon, weightDecay, grad *cairn.Tensor) (varOut, mOut, vOut *cairn.Tensor, err error) {
+	outs, err := cairn.RunOp(ctx, "ApplyAdamW", []*cairn.Tensor{var_, m, v, beta1Power, beta2Power, lr, beta1, beta2, epsilon, weightDecay, grad}, nil, 3)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return outs[0], outs[1], outs[2], nil
+}
+
+// ApplyCenteredRMSProp runs the ApplyCenteredRMSProp op: Centered RMSProp with momentum: mg_out = rho * mg + (1 - rho) * grad; ms_out as ApplyRMSProp; mom_out = momentum * mom + (lr * grad) / sqrt((ms_out - mg_out^2) + epsilon); var_out = var - mom_out.
+//
+// Inputs: var (T), mg (T), ms (T), mom (T), lr (T), rho (T), momentum (T), epsilon (T), grad (T). Outputs: var_out (T), mg_out (T), ms_out (T), mom_out (T).
+// T: one of float32, float64, bfloat16, float16.
+func ApplyCenteredRMSProp(ctx *cairn.Context, var_, mg, ms, mom, lr, rho, momentum, epsilon, grad *cairn.Tensor) (varOut, mgOut, msOut, momOut *cairn.Tensor, err error) {
+	outs, err := cairn.RunOp(ctx, "ApplyCenteredRMSProp", []*cairn.Tensor{var_, mg, ms, mom, lr, rho, momentum, epsilon, grad}, nil, 4)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return outs[0], outs[1], outs[2], outs[3], nil
+}
+
+// ApplyGradientDescent runs the ApplyGradientDescent op: var_out = var - alpha * delta.
+//
+// Inputs: var (T), alpha (T), delta (T). Outputs: var_out (T).
+// T: one of float32, float64, bfloat16, float16.
+func ApplyGradientDescent(ctx *cairn.Context, var_, alpha, delta *cairn.Tensor) (*cairn.Tensor, error) {
+	return single(cairn.RunOp(ctx, "ApplyGradientDescent", []*cairn.Tensor{var_, alpha, delta}, nil, 1))
+}
+
+// ApplyKerasCenteredRMSProp runs the ApplyKerasCenteredRMSProp op: Keras' centered RMSprop without momentum: mg_out and ms_out as ApplyCenteredRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out - mg_out^2) + epsilon).
+//
+// Inputs: var (T), mg (T), ms (T), lr (T), rho (T), epsilon (T), grad (T). Outputs: var_out (T), mg_out (T), ms_out (T).
+// T: one of float32, float64, bfloat16, float16.
+func ApplyKerasCenteredRMSProp(ctx *cairn.Context, var_, mg, ms, lr, rho, epsilon, grad *cairn.Tensor) (varOut, mgOut, msOut *cairn.Tensor, err error) {
+	outs, err := cairn.RunOp(ctx, "ApplyKerasCenteredRMSProp", []*cairn.Tensor{var_, mg, ms, lr, rho, epsilon, grad}, nil, 3)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return outs[0], outs[1], outs[2], nil
+}
+
+// ApplyKerasMomentum runs the ApplyKerasMomentum op: Keras' SGD momentum (TF's ResourceApplyKerasMomentum): accum_out = momentum * accum - lr * grad; var_out = var + accum_out, or with use_nesterov var + (momentum * accum_out - lr * grad).
+//
+// Inputs: var (T), accum (T), lr (T), grad (T), momentum (T). Outputs: var_out (T), accum_out (T).
+// T: one of float32, float64, bfloat16, float16.
+// Option ApplyKerasMomentumUseNesterov sets use_nesterov (default false).
+func ApplyKerasMomentum(ctx *cairn.Context, var_, accum, lr, grad, momentum *cairn.Tensor, opts ...ApplyKerasMomentumOption) (varOut, accumOut *cairn.Tensor, err error) {
+	attrs := make([]cairn.Attr, 0, len(opts))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	outs, err := cairn.RunOp(ctx, "ApplyKerasMomentum", []*cairn.Tensor{var_, accum, lr, grad, momentum}, attrs, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	return outs[0], outs[1], nil
+}
+
+// ApplyKerasMomentumOption is an optional attribute of ApplyKerasMomentum, sent only when given.
+type ApplyKerasMomentumOption cairn.Attr
+
+// ApplyKerasMomentumUseNesterov sets ApplyKerasMomentum's use_nesterov attribute (the library's default: false).
+func ApplyKerasMomentumUseNesterov(v bool) ApplyKerasMomentumOption {
+	return ApplyKerasMomentumOption(cairn.BoolAttr("use_nesterov", v))
+}
+
+// ApplyKerasRMSProp runs the ApplyKerasRMSProp op: Keras' RMSprop without momentum (no TF op: Keras computes it in Python): ms_out as ApplyRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out) + epsilon).
+//
+// Inputs: var (T), ms (T), lr (T), rho (T), epsilon (T), grad (T). Outputs: var_out (T), ms_out (T).
+// T: one of float32, float64, bfloat16, float16.
+func ApplyKerasRMSProp(ctx *cairn.Context, var_, ms, lr, rho, epsilon, grad *cairn.Tensor) (varOut, msOut *cairn.Tensor, err error) {
+	outs, err := cairn.RunOp(ctx, "ApplyKerasRMSProp", []*cairn.Tensor{var_, ms, lr, rho, epsilon, grad}, nil, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	return outs[0], outs[1], nil
+}
+
+// ApplyMomentum runs the ApplyMomentum op: TF's momentum: accum_out = accum * momentum + grad; var_out = var - lr * accum_out, or with use_nesterov var - (grad * lr + accum_out * momentum * lr).
+//
+// Inputs: var (T), accum (T), lr (T), grad (T), momentum (T). Outputs: var_out (T), accum_out (T).
+// T: one of float32, float64, bfloat16, float16.
+// Option ApplyMomentumUseNesterov sets use_nesterov (default false).
+func ApplyMomentum(ctx *cairn.Context, var_, accum, lr, grad, momentum *cairn.Tensor, opts ...ApplyMomentumOption) (varOut, accumOut *cairn.Tensor, err error) {
+	attrs := make([]cairn.Attr, 0, len(opts))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	outs, err := cairn.RunOp(ctx, "ApplyMomentum", []*cairn.Tensor{var_, accum, lr, grad, momentum}, attrs, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	return outs[0], outs[1], nil
+}
+
+// ApplyMomentumOption is an optional attribute of ApplyMomentum, sent only when given.
+type ApplyMomentumOption cairn.Attr
+
+// ApplyMomentumUseNesterov sets ApplyMomentum's use_nesterov attribute (the library's default: false).
+func ApplyMomentumUseNesterov(v bool) ApplyMomentumOption {
+	return ApplyMomentumOption(cairn.BoolAttr("use_nesterov", v))
+}
+
+// ApplyRMSProp runs the ApplyRMSProp op: RMSProp with momentum: ms_out = rho * ms + (1 - rho) * grad^2 (TF: ms + (grad^2 - ms) * (1 - rho)); mom_out = momentum * mom + (lr * grad) / sqrt(ms_out + epsilon); var_out = var - mom_out.
+//
+// Inputs: var (T), ms (T), mom (T), lr (T), rho (T), momentum (T), epsilon (T), grad (T). Outputs: var_out (T), ms_out (T), mom_out (T).
+// T: one of float32, float64, bfloat16, float16.
+func ApplyRMSProp(ctx *cairn.Context, var_, ms, mom, lr, rho, momentum, epsilon, grad *cairn.Tensor) (varOut, msOut, momOut *cairn.Tensor, err error) {
+	outs, err := cairn.RunOp(ctx, "ApplyRMSProp", []*cairn.Tensor{var_, ms, mom, lr, rho, momentum, epsilon, grad}, nil, 3)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return outs[0], outs[1], outs[2], nil
+}
+
 // ArgMax runs the ArgMax op: Index of the largest value along `axis` (an attribute); ties and NaNs take the first index.
 //
 // Inputs: input (T). Outputs: output (output_type).

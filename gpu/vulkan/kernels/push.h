@@ -63,6 +63,11 @@ struct CastPush {  // cast.comp
 };
 static_assert(sizeof(CastPush) == 4, "mirror of cast.comp's Push");
 
+struct TrainingPush {  // training.comp
+  uint32_t n;
+};
+static_assert(sizeof(TrainingPush) == 4, "mirror of training.comp's Push");
+
 struct AxisPush {  // axis.comp, argreduce.comp
   uint32_t outer, r, inner;
   uint32_t exclusive, reverse;

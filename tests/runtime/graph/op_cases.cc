@@ -187,6 +187,34 @@ std::vector<OpCase> compare_table_cases() {
   return out;
 }
 
+// The fused optimizer updates (ops/training_ops.cc): variable and slots of one shape, scalar
+// hyperparameters, accumulators that stay non-negative under the square roots.
+std::vector<OpCase> training_cases() {
+  std::vector<OpCase> out;
+  const Shape s{3, 4};
+  Tensor var = uniform(s), slot = uniform(s), pos = uniform(s, 0, 1), pos2 = uniform(s, 0.5, 1), g = uniform(s);
+  auto sc = [](double v) { return f64({v}, {}); };
+  out.push_back({"ApplyGradientDescent", "", {var, sc(0.1), g}, op_fn("ApplyGradientDescent")});
+  for (const char* name : {"ApplyMomentum", "ApplyKerasMomentum"})
+    for (bool nesterov : {false, true})
+      out.push_back({name, nesterov ? "nesterov" : "", {var, slot, sc(0.1), g, sc(0.9)},
+                     op_fn(name, {a_bool("use_nesterov", nesterov)})});
+  for (bool nesterov : {false, true})
+    out.push_back({"ApplyAdam", nesterov ? "nesterov" : "",
+                   {var, slot, pos, sc(0.81), sc(0.998), sc(0.01), sc(0.9), sc(0.999), sc(1e-7), g},
+                   op_fn("ApplyAdam", {a_bool("use_nesterov", nesterov)})});
+  out.push_back({"ApplyAdamW", "", {var, slot, pos, sc(0.9), sc(0.999), sc(0.01), sc(0.9), sc(0.999), sc(1e-7), sc(0.004), g},
+                 op_fn("ApplyAdamW")});
+  out.push_back({"ApplyRMSProp", "", {var, pos, slot, sc(0.01), sc(0.9), sc(0.5), sc(1e-7), g}, op_fn("ApplyRMSProp")});
+  // ms well above mg^2, so the centered denominator stays positive.
+  out.push_back({"ApplyCenteredRMSProp", "", {var, uniform(s, -0.5, 0.5), pos2, slot, sc(0.01), sc(0.9), sc(0.5), sc(1e-7), g},
+                 op_fn("ApplyCenteredRMSProp")});
+  out.push_back({"ApplyKerasRMSProp", "", {var, pos, sc(0.01), sc(0.9), sc(1e-7), g}, op_fn("ApplyKerasRMSProp")});
+  out.push_back({"ApplyKerasCenteredRMSProp", "", {var, uniform(s, -0.5, 0.5), pos2, sc(0.01), sc(0.9), sc(1e-7), g},
+                 op_fn("ApplyKerasCenteredRMSProp")});
+  return out;
+}
+
 // Whether the op's first input may be int32 (the int32 variant of a case is pointless otherwise).
 bool accepts_int32(const std::string& op) {
   const OpDef* def = OpRegistry::global().find(op);
@@ -222,7 +250,7 @@ const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = gradcheck_cases();
     for (auto make : {comparison_and_logic_cases, rounding_and_index_cases, fft_cases, random_cases,
-                      compare_table_cases})
+                      compare_table_cases, training_cases})
       for (OpCase& c : make()) all.push_back(std::move(c));
     add_specials(all);
     all.push_back({"Where", "bool 2-D", {bools_of({1, 0, 1, 1, 0, 0}, {2, 3})}, op_fn("Where")});

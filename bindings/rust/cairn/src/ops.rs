@@ -27,6 +27,15 @@ pub const OP_NAMES: &[&str] = &[
     "AddN",
     "All",
     "Any",
+    "ApplyAdam",
+    "ApplyAdamW",
+    "ApplyCenteredRMSProp",
+    "ApplyGradientDescent",
+    "ApplyKerasCenteredRMSProp",
+    "ApplyKerasMomentum",
+    "ApplyKerasRMSProp",
+    "ApplyMomentum",
+    "ApplyRMSProp",
     "ArgMax",
     "ArgMin",
     "AvgPool",
@@ -268,6 +277,195 @@ impl AnyAttrs {
         self.keep_dims = Some(value);
         self
     }
+}
+
+/// `ApplyAdam`: Adam: alpha = lr * (sqrt(1 - beta2_power) / (1 - beta1_power)) (TF: (lr * sqrt(...)) / (...)); m_out = m + (grad - m) * (1 - beta1); v_out = v + (grad^2 - v) * (1 - beta2); var_out = var - (m_out * alpha) / (sqrt(v_out) + epsilon), or with use_nesterov var - ((m_out * beta1 + grad * (1 - beta1)) * alpha) / (sqrt(v_out) + epsilon).
+///
+/// Inputs: `var` (T), `m` (T), `v` (T), `beta1_power` (T), `beta2_power` (T), `lr` (T), `beta1` (T), `beta2` (T), `epsilon` (T), `grad` (T).
+/// Outputs: `var_out` (T), `m_out` (T), `v_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+/// - `use_nesterov` (BOOL, default `false`)
+pub fn apply_adam(ctx: &Context, var: &Tensor, m: &Tensor, v: &Tensor, beta1_power: &Tensor, beta2_power: &Tensor, lr: &Tensor, beta1: &Tensor, beta2: &Tensor, epsilon: &Tensor, grad: &Tensor, attrs: ApplyAdamAttrs) -> Result<(Tensor, Tensor, Tensor)> {
+    let raw_inputs = [var.as_raw(), m.as_raw(), v.as_raw(), beta1_power.as_raw(), beta2_power.as_raw(), lr.as_raw(), beta1.as_raw(), beta2.as_raw(), epsilon.as_raw(), grad.as_raw()];
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = attrs.use_nesterov { raw_attrs.push(RawAttr::bool(c"use_nesterov", v)); }
+    let [var_out, m_out, v_out] = run_fixed::<3>(ctx, c"ApplyAdam", &raw_inputs, raw_attrs.as_slice())?;
+    Ok((var_out, m_out, v_out))
+}
+
+/// Optional attributes of [`apply_adam`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ApplyAdamAttrs {
+    /// `use_nesterov`; `None` leaves the registry's default, `false`.
+    pub use_nesterov: Option<bool>,
+}
+
+impl ApplyAdamAttrs {
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `use_nesterov`.
+    pub fn use_nesterov(mut self, value: bool) -> Self {
+        self.use_nesterov = Some(value);
+        self
+    }
+}
+
+/// `ApplyAdamW`: Keras' AdamW (decoupled weight decay; no TF raw op): var is first decayed, var - (var * weight_decay) * lr, then updated as ApplyAdam (without Nesterov).
+///
+/// Inputs: `var` (T), `m` (T), `v` (T), `beta1_power` (T), `beta2_power` (T), `lr` (T), `beta1` (T), `beta2` (T), `epsilon` (T), `weight_decay` (T), `grad` (T).
+/// Outputs: `var_out` (T), `m_out` (T), `v_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn apply_adam_w(ctx: &Context, var: &Tensor, m: &Tensor, v: &Tensor, beta1_power: &Tensor, beta2_power: &Tensor, lr: &Tensor, beta1: &Tensor, beta2: &Tensor, epsilon: &Tensor, weight_decay: &Tensor, grad: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    let raw_inputs = [var.as_raw(), m.as_raw(), v.as_raw(), beta1_power.as_raw(), beta2_power.as_raw(), lr.as_raw(), beta1.as_raw(), beta2.as_raw(), epsilon.as_raw(), weight_decay.as_raw(), grad.as_raw()];
+    let [var_out, m_out, v_out] = run_fixed::<3>(ctx, c"ApplyAdamW", &raw_inputs, &[])?;
+    Ok((var_out, m_out, v_out))
+}
+
+/// `ApplyCenteredRMSProp`: Centered RMSProp with momentum: mg_out = rho * mg + (1 - rho) * grad; ms_out as ApplyRMSProp; mom_out = momentum * mom + (lr * grad) / sqrt((ms_out - mg_out^2) + epsilon); var_out = var - mom_out.
+///
+/// Inputs: `var` (T), `mg` (T), `ms` (T), `mom` (T), `lr` (T), `rho` (T), `momentum` (T), `epsilon` (T), `grad` (T).
+/// Outputs: `var_out` (T), `mg_out` (T), `ms_out` (T), `mom_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn apply_centered_rms_prop(ctx: &Context, var: &Tensor, mg: &Tensor, ms: &Tensor, mom: &Tensor, lr: &Tensor, rho: &Tensor, momentum: &Tensor, epsilon: &Tensor, grad: &Tensor) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+    let raw_inputs = [var.as_raw(), mg.as_raw(), ms.as_raw(), mom.as_raw(), lr.as_raw(), rho.as_raw(), momentum.as_raw(), epsilon.as_raw(), grad.as_raw()];
+    let [var_out, mg_out, ms_out, mom_out] = run_fixed::<4>(ctx, c"ApplyCenteredRMSProp", &raw_inputs, &[])?;
+    Ok((var_out, mg_out, ms_out, mom_out))
+}
+
+/// `ApplyGradientDescent`: var_out = var - alpha * delta.
+///
+/// Inputs: `var` (T), `alpha` (T), `delta` (T).
+/// Outputs: `var_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn apply_gradient_descent(ctx: &Context, var: &Tensor, alpha: &Tensor, delta: &Tensor) -> Result<Tensor> {
+    let raw_inputs = [var.as_raw(), alpha.as_raw(), delta.as_raw()];
+    let [var_out] = run_fixed::<1>(ctx, c"ApplyGradientDescent", &raw_inputs, &[])?;
+    Ok(var_out)
+}
+
+/// `ApplyKerasCenteredRMSProp`: Keras' centered RMSprop without momentum: mg_out and ms_out as ApplyCenteredRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out - mg_out^2) + epsilon).
+///
+/// Inputs: `var` (T), `mg` (T), `ms` (T), `lr` (T), `rho` (T), `epsilon` (T), `grad` (T).
+/// Outputs: `var_out` (T), `mg_out` (T), `ms_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn apply_keras_centered_rms_prop(ctx: &Context, var: &Tensor, mg: &Tensor, ms: &Tensor, lr: &Tensor, rho: &Tensor, epsilon: &Tensor, grad: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    let raw_inputs = [var.as_raw(), mg.as_raw(), ms.as_raw(), lr.as_raw(), rho.as_raw(), epsilon.as_raw(), grad.as_raw()];
+    let [var_out, mg_out, ms_out] = run_fixed::<3>(ctx, c"ApplyKerasCenteredRMSProp", &raw_inputs, &[])?;
+    Ok((var_out, mg_out, ms_out))
+}
+
+/// `ApplyKerasMomentum`: Keras' SGD momentum (TF's ResourceApplyKerasMomentum): accum_out = momentum * accum - lr * grad; var_out = var + accum_out, or with use_nesterov var + (momentum * accum_out - lr * grad).
+///
+/// Inputs: `var` (T), `accum` (T), `lr` (T), `grad` (T), `momentum` (T).
+/// Outputs: `var_out` (T), `accum_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+/// - `use_nesterov` (BOOL, default `false`)
+pub fn apply_keras_momentum(ctx: &Context, var: &Tensor, accum: &Tensor, lr: &Tensor, grad: &Tensor, momentum: &Tensor, attrs: ApplyKerasMomentumAttrs) -> Result<(Tensor, Tensor)> {
+    let raw_inputs = [var.as_raw(), accum.as_raw(), lr.as_raw(), grad.as_raw(), momentum.as_raw()];
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = attrs.use_nesterov { raw_attrs.push(RawAttr::bool(c"use_nesterov", v)); }
+    let [var_out, accum_out] = run_fixed::<2>(ctx, c"ApplyKerasMomentum", &raw_inputs, raw_attrs.as_slice())?;
+    Ok((var_out, accum_out))
+}
+
+/// Optional attributes of [`apply_keras_momentum`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ApplyKerasMomentumAttrs {
+    /// `use_nesterov`; `None` leaves the registry's default, `false`.
+    pub use_nesterov: Option<bool>,
+}
+
+impl ApplyKerasMomentumAttrs {
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `use_nesterov`.
+    pub fn use_nesterov(mut self, value: bool) -> Self {
+        self.use_nesterov = Some(value);
+        self
+    }
+}
+
+/// `ApplyKerasRMSProp`: Keras' RMSprop without momentum (no TF op: Keras computes it in Python): ms_out as ApplyRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out) + epsilon).
+///
+/// Inputs: `var` (T), `ms` (T), `lr` (T), `rho` (T), `epsilon` (T), `grad` (T).
+/// Outputs: `var_out` (T), `ms_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn apply_keras_rms_prop(ctx: &Context, var: &Tensor, ms: &Tensor, lr: &Tensor, rho: &Tensor, epsilon: &Tensor, grad: &Tensor) -> Result<(Tensor, Tensor)> {
+    let raw_inputs = [var.as_raw(), ms.as_raw(), lr.as_raw(), rho.as_raw(), epsilon.as_raw(), grad.as_raw()];
+    let [var_out, ms_out] = run_fixed::<2>(ctx, c"ApplyKerasRMSProp", &raw_inputs, &[])?;
+    Ok((var_out, ms_out))
+}
+
+/// `ApplyMomentum`: TF's momentum: accum_out = accum * momentum + grad; var_out = var - lr * accum_out, or with use_nesterov var - (grad * lr + accum_out * momentum * lr).
+///
+/// Inputs: `var` (T), `accum` (T), `lr` (T), `grad` (T), `momentum` (T).
+/// Outputs: `var_out` (T), `accum_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+/// - `use_nesterov` (BOOL, default `false`)
+pub fn apply_momentum(ctx: &Context, var: &Tensor, accum: &Tensor, lr: &Tensor, grad: &Tensor, momentum: &Tensor, attrs: ApplyMomentumAttrs) -> Result<(Tensor, Tensor)> {
+    let raw_inputs = [var.as_raw(), accum.as_raw(), lr.as_raw(), grad.as_raw(), momentum.as_raw()];
+    let mut raw_attrs = AttrList::<1>::new();
+    if let Some(v) = attrs.use_nesterov { raw_attrs.push(RawAttr::bool(c"use_nesterov", v)); }
+    let [var_out, accum_out] = run_fixed::<2>(ctx, c"ApplyMomentum", &raw_inputs, raw_attrs.as_slice())?;
+    Ok((var_out, accum_out))
+}
+
+/// Optional attributes of [`apply_momentum`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ApplyMomentumAttrs {
+    /// `use_nesterov`; `None` leaves the registry's default, `false`.
+    pub use_nesterov: Option<bool>,
+}
+
+impl ApplyMomentumAttrs {
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `use_nesterov`.
+    pub fn use_nesterov(mut self, value: bool) -> Self {
+        self.use_nesterov = Some(value);
+        self
+    }
+}
+
+/// `ApplyRMSProp`: RMSProp with momentum: ms_out = rho * ms + (1 - rho) * grad^2 (TF: ms + (grad^2 - ms) * (1 - rho)); mom_out = momentum * mom + (lr * grad) / sqrt(ms_out + epsilon); var_out = var - mom_out.
+///
+/// Inputs: `var` (T), `ms` (T), `mom` (T), `lr` (T), `rho` (T), `momentum` (T), `epsilon` (T), `grad` (T).
+/// Outputs: `var_out` (T), `ms_out` (T), `mom_out` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, bfloat16, float16
+pub fn apply_rms_prop(ctx: &Context, var: &Tensor, ms: &Tensor, mom: &Tensor, lr: &Tensor, rho: &Tensor, momentum: &Tensor, epsilon: &Tensor, grad: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    let raw_inputs = [var.as_raw(), ms.as_raw(), mom.as_raw(), lr.as_raw(), rho.as_raw(), momentum.as_raw(), epsilon.as_raw(), grad.as_raw()];
+    let [var_out, ms_out, mom_out] = run_fixed::<3>(ctx, c"ApplyRMSProp", &raw_inputs, &[])?;
+    Ok((var_out, ms_out, mom_out))
 }
 
 /// `ArgMax`: Index of the largest value along `axis` (an attribute); ties and NaNs take the first index.

@@ -297,6 +297,507 @@ public final class Ops {
     }
   }
 
+  private static final byte[] OP_APPLY_ADAM = cstr("ApplyAdam");
+  /**
+   * ApplyAdam: Adam: alpha = lr * (sqrt(1 - beta2_power) / (1 - beta1_power)) (TF: (lr * sqrt(...)) / (...)); m_out = m + (grad - m) * (1 - beta1); v_out = v + (grad^2 - v) * (1 - beta2); var_out = var - (m_out * alpha) / (sqrt(v_out) + epsilon), or with use_nesterov var - ((m_out * beta1 + grad * (1 - beta1)) * alpha) / (sqrt(v_out) + epsilon).
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input m: dtype T
+   *   <li>input v: dtype T
+   *   <li>input beta1_power: dtype T
+   *   <li>input beta2_power: dtype T
+   *   <li>input lr: dtype T
+   *   <li>input beta1: dtype T
+   *   <li>input beta2: dtype T
+   *   <li>input epsilon: dtype T
+   *   <li>input grad: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>output m_out: dtype T
+   *   <li>output v_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   *   <li>attr use_nesterov: BOOL, default false
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param m input m
+   * @param v input v
+   * @param beta1Power input beta1_power
+   * @param beta2Power input beta2_power
+   * @param lr input lr
+   * @param beta1 input beta1
+   * @param beta2 input beta2
+   * @param epsilon input epsilon
+   * @param grad input grad
+   * @return the outputs (var_out, m_out, v_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyAdam(CairnContext ctx, Tensor var, Tensor m, Tensor v, Tensor beta1Power, Tensor beta2Power, Tensor lr, Tensor beta1, Tensor beta2, Tensor epsilon, Tensor grad) {
+    Tensor[] in = {var, m, v, beta1Power, beta2Power, lr, beta1, beta2, epsilon, grad};
+    return ctx.runRaw(OP_APPLY_ADAM, in, null, 3);
+  }
+
+  /**
+   * ApplyAdam with optional attributes; see {@link ApplyAdamAttrs}.
+   * @param ctx the context to run on
+   * @param var input var
+   * @param m input m
+   * @param v input v
+   * @param beta1Power input beta1_power
+   * @param beta2Power input beta2_power
+   * @param lr input lr
+   * @param beta1 input beta1
+   * @param beta2 input beta2
+   * @param epsilon input epsilon
+   * @param grad input grad
+   * @param attrs the optional attributes (null: none)
+   * @return the outputs (var_out, m_out, v_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyAdam(CairnContext ctx, Tensor var, Tensor m, Tensor v, Tensor beta1Power, Tensor beta2Power, Tensor lr, Tensor beta1, Tensor beta2, Tensor epsilon, Tensor grad, ApplyAdamAttrs attrs) {
+    if (attrs == null) attrs = ApplyAdamAttrs.NONE;
+    Tensor[] in = {var, m, v, beta1Power, beta2Power, lr, beta1, beta2, epsilon, grad};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_APPLY_ADAM, in, enc, 3);
+  }
+
+  /**
+   * The optional attributes of ApplyAdam: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
+  public static final class ApplyAdamAttrs {
+    static final ApplyAdamAttrs NONE = new ApplyAdamAttrs(); // nothing set
+
+    private boolean useNesterov;
+    private boolean useNesterovSet;
+
+    private ApplyAdamAttrs() {}
+
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ApplyAdamAttrs
+     */
+    public static ApplyAdamAttrs builder() {
+      return new ApplyAdamAttrs();
+    }
+
+    /**
+     * Sets use_nesterov (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public ApplyAdamAttrs useNesterov(boolean value) {
+      this.useNesterov = value;
+      this.useNesterovSet = true;
+      return this;
+    }
+
+    /**
+     * The value of use_nesterov set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean useNesterov() {
+      return !useNesterovSet ? null : useNesterov;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (useNesterovSet) enc.setBool("use_nesterov", useNesterov);
+    }
+  }
+
+  private static final byte[] OP_APPLY_ADAM_W = cstr("ApplyAdamW");
+  /**
+   * ApplyAdamW: Keras' AdamW (decoupled weight decay; no TF raw op): var is first decayed, var - (var * weight_decay) * lr, then updated as ApplyAdam (without Nesterov).
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input m: dtype T
+   *   <li>input v: dtype T
+   *   <li>input beta1_power: dtype T
+   *   <li>input beta2_power: dtype T
+   *   <li>input lr: dtype T
+   *   <li>input beta1: dtype T
+   *   <li>input beta2: dtype T
+   *   <li>input epsilon: dtype T
+   *   <li>input weight_decay: dtype T
+   *   <li>input grad: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>output m_out: dtype T
+   *   <li>output v_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param m input m
+   * @param v input v
+   * @param beta1Power input beta1_power
+   * @param beta2Power input beta2_power
+   * @param lr input lr
+   * @param beta1 input beta1
+   * @param beta2 input beta2
+   * @param epsilon input epsilon
+   * @param weightDecay input weight_decay
+   * @param grad input grad
+   * @return the outputs (var_out, m_out, v_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyAdamW(CairnContext ctx, Tensor var, Tensor m, Tensor v, Tensor beta1Power, Tensor beta2Power, Tensor lr, Tensor beta1, Tensor beta2, Tensor epsilon, Tensor weightDecay, Tensor grad) {
+    Tensor[] in = {var, m, v, beta1Power, beta2Power, lr, beta1, beta2, epsilon, weightDecay, grad};
+    return ctx.runRaw(OP_APPLY_ADAM_W, in, null, 3);
+  }
+
+  private static final byte[] OP_APPLY_CENTERED_RMSPROP = cstr("ApplyCenteredRMSProp");
+  /**
+   * ApplyCenteredRMSProp: Centered RMSProp with momentum: mg_out = rho * mg + (1 - rho) * grad; ms_out as ApplyRMSProp; mom_out = momentum * mom + (lr * grad) / sqrt((ms_out - mg_out^2) + epsilon); var_out = var - mom_out.
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input mg: dtype T
+   *   <li>input ms: dtype T
+   *   <li>input mom: dtype T
+   *   <li>input lr: dtype T
+   *   <li>input rho: dtype T
+   *   <li>input momentum: dtype T
+   *   <li>input epsilon: dtype T
+   *   <li>input grad: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>output mg_out: dtype T
+   *   <li>output ms_out: dtype T
+   *   <li>output mom_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param mg input mg
+   * @param ms input ms
+   * @param mom input mom
+   * @param lr input lr
+   * @param rho input rho
+   * @param momentum input momentum
+   * @param epsilon input epsilon
+   * @param grad input grad
+   * @return the outputs (var_out, mg_out, ms_out, mom_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyCenteredRMSProp(CairnContext ctx, Tensor var, Tensor mg, Tensor ms, Tensor mom, Tensor lr, Tensor rho, Tensor momentum, Tensor epsilon, Tensor grad) {
+    Tensor[] in = {var, mg, ms, mom, lr, rho, momentum, epsilon, grad};
+    return ctx.runRaw(OP_APPLY_CENTERED_RMSPROP, in, null, 4);
+  }
+
+  private static final byte[] OP_APPLY_GRADIENT_DESCENT = cstr("ApplyGradientDescent");
+  /**
+   * ApplyGradientDescent: var_out = var - alpha * delta.
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input alpha: dtype T
+   *   <li>input delta: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param alpha input alpha
+   * @param delta input delta
+   * @return output var_out, a new tensor the caller closes
+   */
+  public static Tensor applyGradientDescent(CairnContext ctx, Tensor var, Tensor alpha, Tensor delta) {
+    Tensor[] in = {var, alpha, delta};
+    return ctx.runRaw(OP_APPLY_GRADIENT_DESCENT, in, null, 1)[0];
+  }
+
+  private static final byte[] OP_APPLY_KERAS_CENTERED_RMSPROP = cstr("ApplyKerasCenteredRMSProp");
+  /**
+   * ApplyKerasCenteredRMSProp: Keras' centered RMSprop without momentum: mg_out and ms_out as ApplyCenteredRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out - mg_out^2) + epsilon).
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input mg: dtype T
+   *   <li>input ms: dtype T
+   *   <li>input lr: dtype T
+   *   <li>input rho: dtype T
+   *   <li>input epsilon: dtype T
+   *   <li>input grad: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>output mg_out: dtype T
+   *   <li>output ms_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param mg input mg
+   * @param ms input ms
+   * @param lr input lr
+   * @param rho input rho
+   * @param epsilon input epsilon
+   * @param grad input grad
+   * @return the outputs (var_out, mg_out, ms_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyKerasCenteredRMSProp(CairnContext ctx, Tensor var, Tensor mg, Tensor ms, Tensor lr, Tensor rho, Tensor epsilon, Tensor grad) {
+    Tensor[] in = {var, mg, ms, lr, rho, epsilon, grad};
+    return ctx.runRaw(OP_APPLY_KERAS_CENTERED_RMSPROP, in, null, 3);
+  }
+
+  private static final byte[] OP_APPLY_KERAS_MOMENTUM = cstr("ApplyKerasMomentum");
+  /**
+   * ApplyKerasMomentum: Keras' SGD momentum (TF's ResourceApplyKerasMomentum): accum_out = momentum * accum - lr * grad; var_out = var + accum_out, or with use_nesterov var + (momentum * accum_out - lr * grad).
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input accum: dtype T
+   *   <li>input lr: dtype T
+   *   <li>input grad: dtype T
+   *   <li>input momentum: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>output accum_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   *   <li>attr use_nesterov: BOOL, default false
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param accum input accum
+   * @param lr input lr
+   * @param grad input grad
+   * @param momentum input momentum
+   * @return the outputs (var_out, accum_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyKerasMomentum(CairnContext ctx, Tensor var, Tensor accum, Tensor lr, Tensor grad, Tensor momentum) {
+    Tensor[] in = {var, accum, lr, grad, momentum};
+    return ctx.runRaw(OP_APPLY_KERAS_MOMENTUM, in, null, 2);
+  }
+
+  /**
+   * ApplyKerasMomentum with optional attributes; see {@link ApplyKerasMomentumAttrs}.
+   * @param ctx the context to run on
+   * @param var input var
+   * @param accum input accum
+   * @param lr input lr
+   * @param grad input grad
+   * @param momentum input momentum
+   * @param attrs the optional attributes (null: none)
+   * @return the outputs (var_out, accum_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyKerasMomentum(CairnContext ctx, Tensor var, Tensor accum, Tensor lr, Tensor grad, Tensor momentum, ApplyKerasMomentumAttrs attrs) {
+    if (attrs == null) attrs = ApplyKerasMomentumAttrs.NONE;
+    Tensor[] in = {var, accum, lr, grad, momentum};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_APPLY_KERAS_MOMENTUM, in, enc, 2);
+  }
+
+  /**
+   * The optional attributes of ApplyKerasMomentum: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
+  public static final class ApplyKerasMomentumAttrs {
+    static final ApplyKerasMomentumAttrs NONE = new ApplyKerasMomentumAttrs(); // nothing set
+
+    private boolean useNesterov;
+    private boolean useNesterovSet;
+
+    private ApplyKerasMomentumAttrs() {}
+
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ApplyKerasMomentumAttrs
+     */
+    public static ApplyKerasMomentumAttrs builder() {
+      return new ApplyKerasMomentumAttrs();
+    }
+
+    /**
+     * Sets use_nesterov (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public ApplyKerasMomentumAttrs useNesterov(boolean value) {
+      this.useNesterov = value;
+      this.useNesterovSet = true;
+      return this;
+    }
+
+    /**
+     * The value of use_nesterov set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean useNesterov() {
+      return !useNesterovSet ? null : useNesterov;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (useNesterovSet) enc.setBool("use_nesterov", useNesterov);
+    }
+  }
+
+  private static final byte[] OP_APPLY_KERAS_RMSPROP = cstr("ApplyKerasRMSProp");
+  /**
+   * ApplyKerasRMSProp: Keras' RMSprop without momentum (no TF op: Keras computes it in Python): ms_out as ApplyRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out) + epsilon).
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input ms: dtype T
+   *   <li>input lr: dtype T
+   *   <li>input rho: dtype T
+   *   <li>input epsilon: dtype T
+   *   <li>input grad: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>output ms_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param ms input ms
+   * @param lr input lr
+   * @param rho input rho
+   * @param epsilon input epsilon
+   * @param grad input grad
+   * @return the outputs (var_out, ms_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyKerasRMSProp(CairnContext ctx, Tensor var, Tensor ms, Tensor lr, Tensor rho, Tensor epsilon, Tensor grad) {
+    Tensor[] in = {var, ms, lr, rho, epsilon, grad};
+    return ctx.runRaw(OP_APPLY_KERAS_RMSPROP, in, null, 2);
+  }
+
+  private static final byte[] OP_APPLY_MOMENTUM = cstr("ApplyMomentum");
+  /**
+   * ApplyMomentum: TF's momentum: accum_out = accum * momentum + grad; var_out = var - lr * accum_out, or with use_nesterov var - (grad * lr + accum_out * momentum * lr).
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input accum: dtype T
+   *   <li>input lr: dtype T
+   *   <li>input grad: dtype T
+   *   <li>input momentum: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>output accum_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   *   <li>attr use_nesterov: BOOL, default false
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param accum input accum
+   * @param lr input lr
+   * @param grad input grad
+   * @param momentum input momentum
+   * @return the outputs (var_out, accum_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyMomentum(CairnContext ctx, Tensor var, Tensor accum, Tensor lr, Tensor grad, Tensor momentum) {
+    Tensor[] in = {var, accum, lr, grad, momentum};
+    return ctx.runRaw(OP_APPLY_MOMENTUM, in, null, 2);
+  }
+
+  /**
+   * ApplyMomentum with optional attributes; see {@link ApplyMomentumAttrs}.
+   * @param ctx the context to run on
+   * @param var input var
+   * @param accum input accum
+   * @param lr input lr
+   * @param grad input grad
+   * @param momentum input momentum
+   * @param attrs the optional attributes (null: none)
+   * @return the outputs (var_out, accum_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyMomentum(CairnContext ctx, Tensor var, Tensor accum, Tensor lr, Tensor grad, Tensor momentum, ApplyMomentumAttrs attrs) {
+    if (attrs == null) attrs = ApplyMomentumAttrs.NONE;
+    Tensor[] in = {var, accum, lr, grad, momentum};
+    OpAttrs enc = new OpAttrs();
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_APPLY_MOMENTUM, in, enc, 2);
+  }
+
+  /**
+   * The optional attributes of ApplyMomentum: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
+  public static final class ApplyMomentumAttrs {
+    static final ApplyMomentumAttrs NONE = new ApplyMomentumAttrs(); // nothing set
+
+    private boolean useNesterov;
+    private boolean useNesterovSet;
+
+    private ApplyMomentumAttrs() {}
+
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new ApplyMomentumAttrs
+     */
+    public static ApplyMomentumAttrs builder() {
+      return new ApplyMomentumAttrs();
+    }
+
+    /**
+     * Sets use_nesterov (BOOL, default false).
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public ApplyMomentumAttrs useNesterov(boolean value) {
+      this.useNesterov = value;
+      this.useNesterovSet = true;
+      return this;
+    }
+
+    /**
+     * The value of use_nesterov set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public Boolean useNesterov() {
+      return !useNesterovSet ? null : useNesterov;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (useNesterovSet) enc.setBool("use_nesterov", useNesterov);
+    }
+  }
+
+  private static final byte[] OP_APPLY_RMSPROP = cstr("ApplyRMSProp");
+  /**
+   * ApplyRMSProp: RMSProp with momentum: ms_out = rho * ms + (1 - rho) * grad^2 (TF: ms + (grad^2 - ms) * (1 - rho)); mom_out = momentum * mom + (lr * grad) / sqrt(ms_out + epsilon); var_out = var - mom_out.
+   *
+   * <ul>
+   *   <li>input var: dtype T
+   *   <li>input ms: dtype T
+   *   <li>input mom: dtype T
+   *   <li>input lr: dtype T
+   *   <li>input rho: dtype T
+   *   <li>input momentum: dtype T
+   *   <li>input epsilon: dtype T
+   *   <li>input grad: dtype T
+   *   <li>output var_out: dtype T
+   *   <li>output ms_out: dtype T
+   *   <li>output mom_out: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, bfloat16, float16
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param var input var
+   * @param ms input ms
+   * @param mom input mom
+   * @param lr input lr
+   * @param rho input rho
+   * @param momentum input momentum
+   * @param epsilon input epsilon
+   * @param grad input grad
+   * @return the outputs (var_out, ms_out, mom_out) in this order, new tensors the caller closes
+   */
+  public static Tensor[] applyRMSProp(CairnContext ctx, Tensor var, Tensor ms, Tensor mom, Tensor lr, Tensor rho, Tensor momentum, Tensor epsilon, Tensor grad) {
+    Tensor[] in = {var, ms, mom, lr, rho, momentum, epsilon, grad};
+    return ctx.runRaw(OP_APPLY_RMSPROP, in, null, 3);
+  }
+
   private static final byte[] OP_ARG_MAX = cstr("ArgMax");
   /**
    * ArgMax: Index of the largest value along `axis` (an attribute); ties and NaNs take the first index.
