@@ -204,6 +204,7 @@ void Checkpoint::write_snapshot(const Snapshot& s, const std::string& path) cons
   WriteOptions wo;
   wo.compress = options_.compress;
   wo.fsync = options_.fsync;
+  wo.pool = &ctx_->pool();  // compresses and hashes payloads ahead of the write; same bytes
   write_checkpoint(path, s.graph, s.entries, s.metadata, wo);
 }
 
