@@ -140,9 +140,10 @@ double ckpt_save(const std::string& path, const std::vector<ckpt::SaveEntry>& en
   return t;
 }
 
-double ckpt_restore(const std::string& path, Device& cpu, std::vector<Tensor>* out = nullptr) {
+double ckpt_restore(const std::string& path, Device& cpu, ThreadPool* pool, std::vector<Tensor>* out = nullptr) {
   auto t0 = Clock::now();
   ckpt::Reader r = ckpt::Reader::open(path);
+  r.set_thread_pool(pool);  // as Checkpoint::restore does with the context's pool
   std::vector<Tensor> loaded;
   loaded.reserve(r.entries().size());
   for (const auto& e : r.entries())
@@ -230,11 +231,11 @@ int main(int argc, char** argv) {
     t_save.push_back(ckpt_save(ckpt_path, big, false, &ctx.pool()));
     const std::vector<Range> ranges = payload_ranges(ckpt_path);
     t_raw_r.push_back(raw_read(ckpt_path, ranges));
-    t_load.push_back(ckpt_restore(ckpt_path, cpu));
+    t_load.push_back(ckpt_restore(ckpt_path, cpu, &ctx.pool()));
     drop_from_page_cache(ckpt_path);
     t_raw_r_cold.push_back(raw_read(ckpt_path, ranges));
     drop_from_page_cache(ckpt_path);
-    t_load_cold.push_back(ckpt_restore(ckpt_path, cpu));
+    t_load_cold.push_back(ckpt_restore(ckpt_path, cpu, &ctx.pool()));
   }
   check_restored(ckpt_path, big, cpu);
   std::printf("256 MiB float32 in %d tensors, %s (median of %d; ratio = checkpoint speed / raw speed)\n", n_tensors,
@@ -263,7 +264,7 @@ int main(int argc, char** argv) {
       off += e.tensor.nbytes();
     }
     t_raw_r.push_back(raw_read(raw_path, values));
-    t_zload.push_back(ckpt_restore(zpath, cpu));
+    t_zload.push_back(ckpt_restore(zpath, cpu, &ctx.pool()));
   }
   check_restored(zpath, big, cpu);
   std::printf("zstd level 3 + byte shuffle, same values (median of 3)\n");
@@ -288,7 +289,7 @@ int main(int argc, char** argv) {
     auto t0 = Clock::now();
     ckpt::Reader r = ckpt::Reader::open(dir + "/small");
     t_sopen.push_back(seconds_since(t0));
-    t_sload.push_back(ckpt_restore(dir + "/small", cpu));
+    t_sload.push_back(ckpt_restore(dir + "/small", cpu, &ctx.pool()));
   }
   check_restored(dir + "/small", small, cpu);
   std::printf("10,000 tensors of 16 float32\n");

@@ -230,7 +230,9 @@ std::string Checkpoint::save(const std::string& prefix) {
 
 std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
   writer_.wait();  // before opening: an async save may be writing this very file
-  return restore(reader_source(std::make_shared<Reader>(Reader::open(path))));
+  auto reader = std::make_shared<Reader>(Reader::open(path));
+  reader->set_thread_pool(&ctx_->pool());  // large values are read and hashed on its threads
+  return restore(reader_source(std::move(reader)));
 }
 
 std::shared_ptr<RestoreState> Checkpoint::restore(std::shared_ptr<ValueSource> source) {
