@@ -40,6 +40,7 @@ constexpr size_t kWriteBufferBytes = size_t{4} << 20;
 constexpr size_t kMinCompressBytes = 128;       // smaller payloads cannot gain past zstd's framing
 constexpr size_t kPlainCompressChunk = size_t{1} << 20;
 constexpr size_t kHashWriteChunk = size_t{1} << 20;
+constexpr size_t kMinParallelBytes = size_t{1} << 20;  // less is not worth handing to other threads
 constexpr int kMaxZstdLevel = 19;  // higher levels want windows larger than readers accept
 constexpr const char kTempInfix[] = ".tmp-";
 
@@ -484,7 +485,9 @@ WriteStats write_checkpoint(const std::string& path, const ObjectGraph& graph, c
   };
 
   PayloadWriter writer(file, path, options);
-  if (options.pool && options.pool->num_threads() > 1 && items.size() > 1) {
+  size_t total_bytes = 0;
+  for (const Payload& p : payloads) total_bytes += p.n;
+  if (options.pool && options.pool->num_threads() > 1 && items.size() > 1 && total_bytes >= kMinParallelBytes) {
     ParallelPayloads(writer, items, payloads, infos, stage, options.max_bytes_ahead).run(*options.pool);
   } else {
     for (size_t i = 0; i < items.size(); ++i) {
