@@ -7,19 +7,17 @@
 #
 # TensorFlow comes from the bench venv (~/.cache/cairn/bench-venv, CAIRN_BENCH_VENV overrides it).
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="${CAIRN_BENCH_VENV:-$HOME/.cache/cairn/bench-venv}"
+cd "$(dirname "$0")/.."
+python="${CAIRN_BENCH_VENV:-$HOME/.cache/cairn/bench-venv}/bin/python"
 dir="${1:-/tmp/cairn-ckpt-bench}"
-flags=(${CAIRN_BAZEL_FLAGS--c opt})
-(cd "$here/.." && bazel build "${flags[@]}" //bench:checkpoint_bench >&2)
-bin="$(cd "$here/.." && bazel info "${flags[@]}" bazel-bin)/bench/checkpoint_bench"
+bazel build -c opt //bench:checkpoint_bench >&2
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir -p "$dir"
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
-"$bin" "$dir" | tee "$out"
-(cd "$here/peers" && "$venv/bin/python" tf_checkpoint_peer.py "$dir" 2>/dev/null) | tee -a "$out"
+bazel-bin/bench/checkpoint_bench "$dir" | tee "$out"
+(cd bench/peers && "$python" tf_checkpoint_peer.py "$dir" 2>/dev/null) | tee -a "$out"
 awk '
   /^@/ { t[$2] = $3 }
   END {
