@@ -204,7 +204,10 @@ void Checkpoint::write_snapshot(const Snapshot& s, const std::string& path) cons
   WriteOptions wo;
   wo.compress = options_.compress;
   wo.fsync = options_.fsync;
-  wo.pool = &ctx_->pool();  // compresses and hashes payloads ahead of the write; same bytes
+  // A synchronous save shares out compression and hashing to the context's threads (the bytes are
+  // the same). A background save leaves them to the ops it runs beside: it would hold the pool
+  // for the whole save, and those ops would run on one thread meanwhile.
+  if (!options_.async) wo.pool = &ctx_->pool();
   write_checkpoint(path, s.graph, s.entries, s.metadata, wo);
 }
 
