@@ -487,7 +487,10 @@ WriteStats write_checkpoint(const std::string& path, const ObjectGraph& graph, c
   PayloadWriter writer(file, path, options);
   size_t total_bytes = 0;
   for (const Payload& p : payloads) total_bytes += p.n;
-  if (options.pool && options.pool->num_threads() > 1 && items.size() > 1 && total_bytes >= kMinParallelBytes) {
+  // Only compression is worth sharing out: an uncompressed save is bound by the write, and hashing
+  // ahead on another thread made it wait whenever that thread was descheduled.
+  if (options.compress && options.pool && options.pool->num_threads() > 1 && items.size() > 1 &&
+      total_bytes >= kMinParallelBytes) {
     ParallelPayloads(writer, items, payloads, infos, stage, options.max_bytes_ahead).run(*options.pool);
   } else {
     for (size_t i = 0; i < items.size(); ++i) {

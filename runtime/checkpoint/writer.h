@@ -36,8 +36,9 @@ struct WriteOptions {
   int zstd_level = 3;  // at most 19 (readers bound the zstd window to 16 MiB)
   // fsync the file before the rename and the directory after it. Off only for tests and scratch.
   bool fsync = true;
-  // Threads that compress and hash payloads ahead of the one writing the file (for example the
-  // context's pool); null: all on the calling thread. The file's bytes do not depend on it.
+  // With `compress`: threads that compress and hash payloads ahead of the one writing the file
+  // (for example the context's pool); null: all on the calling thread. The file's bytes do not
+  // depend on it. Uncompressed saves run on the calling thread.
   ThreadPool* pool = nullptr;
   // With a pool: at most this many raw bytes of payloads are encoded ahead of what is written
   // (a compressed payload waits in memory for its turn). A larger payload is compressed while it
