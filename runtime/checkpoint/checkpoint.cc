@@ -204,6 +204,10 @@ void Checkpoint::write_snapshot(const Snapshot& s, const std::string& path) cons
   WriteOptions wo;
   wo.compress = options_.compress;
   wo.fsync = options_.fsync;
+  // A synchronous save shares out compression and hashing to the context's threads (the bytes are
+  // the same). A background save leaves them to the ops it runs beside: it would hold the pool
+  // for the whole save, and those ops would run on one thread meanwhile.
+  if (!options_.async) wo.pool = &ctx_->pool();
   write_checkpoint(path, s.graph, s.entries, s.metadata, wo);
 }
 
@@ -229,7 +233,9 @@ std::string Checkpoint::save(const std::string& prefix) {
 
 std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
   writer_.wait();  // before opening: an async save may be writing this very file
-  return restore(reader_source(std::make_shared<Reader>(Reader::open(path))));
+  auto reader = std::make_shared<Reader>(Reader::open(path));
+  reader->set_thread_pool(&ctx_->pool());  // large values are read and hashed on its threads
+  return restore(reader_source(std::move(reader)));
 }
 
 std::shared_ptr<RestoreState> Checkpoint::restore(std::shared_ptr<ValueSource> source) {

@@ -77,16 +77,30 @@ void fsync_parent_dir(const std::string& path) {
   if (::fsync(fd.get()) != 0 && errno != EINVAL && errno != ENOTSUP) raise_errno(errno, dir, "fsync directory");
 }
 
-BufferedFile::BufferedFile(int fd, std::string path, size_t buffer_bytes, size_t direct_bytes)
-    : fd_(fd), path_(std::move(path)), capacity_(buffer_bytes), direct_(std::min(direct_bytes, buffer_bytes)) {
+BufferedFile::BufferedFile(int fd, std::string path, size_t buffer_bytes, size_t direct_bytes, bool early_writeback)
+    : fd_(fd),
+      path_(std::move(path)),
+      capacity_(buffer_bytes),
+      direct_(std::min(direct_bytes, buffer_bytes)),
+      early_writeback_(early_writeback) {
   buffer_.reserve(capacity_);
+}
+
+void BufferedFile::wrote(uint64_t n) {
+  flushed_ += n;
+  high_water_ = std::max(high_water_, flushed_);
+  if (early_writeback_ && flushed_ >= writeback_start_ + kWritebackBytes) {
+    // Only a hint: errors surface in the fsync that follows.
+    ::sync_file_range(fd_, static_cast<off_t>(writeback_start_), static_cast<off_t>(flushed_ - writeback_start_),
+                       SYNC_FILE_RANGE_WRITE);
+    writeback_start_ = flushed_;
+  }
 }
 
 void BufferedFile::flush() {
   if (buffer_.empty()) return;
   pwrite_all(fd_, buffer_.data(), buffer_.size(), flushed_, path_);
-  flushed_ += buffer_.size();
-  high_water_ = std::max(high_water_, flushed_);
+  wrote(buffer_.size());
   buffer_.clear();
 }
 
@@ -100,8 +114,7 @@ void BufferedFile::write(const void* data, size_t n) {
   flush();
   if (n >= direct_) {  // big block: straight from the caller's memory
     pwrite_all(fd_, data, n, flushed_, path_);
-    flushed_ += n;
-    high_water_ = std::max(high_water_, flushed_);
+    wrote(n);
     return;
   }
   const auto* p = static_cast<const uint8_t*>(data);
@@ -123,6 +136,7 @@ void BufferedFile::rewind(uint64_t pos) {
   } else {
     buffer_.clear();
     flushed_ = pos;
+    writeback_start_ = std::min(writeback_start_, pos);
   }
 }
 

@@ -10,10 +10,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <new>
 
 #include "runtime/checkpoint/internal/index.h"
 #include "runtime/checkpoint/internal/io.h"
+#include "runtime/core/thread_pool.h"
 
 namespace cairn::ckpt {
 
@@ -34,6 +37,7 @@ namespace {
 
 constexpr size_t kReadChunk = size_t{4} << 20;     // raw payloads: read this much, then hash it while cached
 constexpr size_t kStoredChunk = size_t{1} << 20;   // compressed payloads: input buffer
+constexpr size_t kParallelReadChunk = size_t{256} << 10;  // read_parallel's pieces: hashed while in cache
 constexpr int kMaxWindowLog = 24;  // zstd decoder memory bound: 16 MiB, enough for levels up to 19
 constexpr uint64_t kVerifyStringsFirstAbove = uint64_t{16} << 20;
 constexpr uint64_t kMaxIndexBytes = (uint64_t{1} << 31) - 1;  // FlatBuffers' limit
@@ -228,8 +232,58 @@ std::string Reader::load_string(const TensorInfo& e) const {
 
 void Reader::verify(const TensorInfo& e) const { decode(e, nullptr); }
 
+uint64_t Reader::read_parallel(const TensorInfo& e, uint8_t* dst) const {
+  const size_t n = static_cast<size_t>(e.stored_size);
+  const size_t pieces = (n + kParallelReadChunk - 1) / kParallelReadChunk;
+  std::mutex mu;
+  std::vector<char> done(pieces, 0);
+  size_t next_piece = 0, next_hash = 0;
+  bool hashing = false, failed = false;
+  std::exception_ptr error;
+  XXH3_state_t hash;
+  XXH3_64bits_reset(&hash);
+  auto span = [&](size_t k) { return std::min(kParallelReadChunk, n - k * kParallelReadChunk); };
+  auto work = [&](int64_t, int64_t) {
+    try {
+      for (;;) {
+        size_t k;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (failed || next_piece == pieces) return;
+          k = next_piece++;
+        }
+        source_->read(e.offset + k * kParallelReadChunk, dst + k * kParallelReadChunk, span(k));
+        // Hash the pieces in order: whoever completes the next one hashes it and every completed
+        // one after it, unless another thread is at it (that one looks again before it stops).
+        std::unique_lock<std::mutex> lock(mu);
+        done[k] = 1;
+        while (!hashing && !failed && next_hash < pieces && done[next_hash]) {
+          hashing = true;
+          size_t h = next_hash;
+          lock.unlock();
+          XXH3_64bits_update(&hash, dst + h * kParallelReadChunk, span(h));
+          lock.lock();
+          ++next_hash;
+          hashing = false;
+        }
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!error) error = std::current_exception();
+      failed = true;
+    }
+  };
+  pool_->parallel_for(pool_->num_threads(), 1, work);
+  if (error) std::rethrow_exception(error);
+  return XXH3_64bits_digest(&hash);
+}
+
 void Reader::decode(const TensorInfo& e, uint8_t* dst) const {
   source_->will_read(e.offset, e.stored_size);
+  if (e.codec == Codec::None && dst && pool_ && pool_->num_threads() > 1 && e.stored_size >= 2 * kParallelReadChunk) {
+    if (read_parallel(e, dst) != e.checksum && kEnforceChecksums) checksum_mismatch(path_, e);
+    return;
+  }
   StoredStream stored(*source_, e);
   if (e.codec == Codec::None) {
     std::vector<uint8_t> scratch(dst ? 0 : static_cast<size_t>(std::min<uint64_t>(kReadChunk, e.raw_size)));

@@ -16,6 +16,10 @@
 #include "runtime/checkpoint/format.h"
 #include "runtime/tensor/tensor.h"
 
+namespace cairn {
+class ThreadPool;
+}
+
 namespace cairn::ckpt {
 
 class Reader {
@@ -28,6 +32,10 @@ class Reader {
   Reader(Reader&&) noexcept;
   Reader& operator=(Reader&&) noexcept;
   ~Reader();
+
+  // Threads that share the reading and hashing of a large uncompressed payload (for example the
+  // context's pool); null (the default): the calling thread alone. The pool must outlive the loads.
+  void set_thread_pool(ThreadPool* pool) { pool_ = pool; }
 
   const std::string& path() const { return path_; }
   uint32_t format_version() const { return format_version_; }
@@ -61,8 +69,12 @@ class Reader {
   Reader(std::unique_ptr<Source> source, std::string path);
   // Decodes `e` into `dst` (raw_size bytes), or only checks it when `dst` is null.
   void decode(const TensorInfo& e, uint8_t* dst) const;
+  // Reads an uncompressed payload into `dst` on the pool's threads, hashing it in order as the
+  // pieces arrive; returns the hash of the stored bytes.
+  uint64_t read_parallel(const TensorInfo& e, uint8_t* dst) const;
 
   std::unique_ptr<Source> source_;
+  ThreadPool* pool_ = nullptr;
   std::string path_;
   uint32_t format_version_ = 0;
   uint64_t file_size_ = 0;

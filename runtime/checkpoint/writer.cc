@@ -9,12 +9,17 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <random>
 
 #include "runtime/checkpoint/internal/index.h"
 #include "runtime/checkpoint/internal/io.h"
+#include "runtime/core/thread_pool.h"
 
 namespace cairn::ckpt {
 
@@ -35,6 +40,7 @@ constexpr size_t kWriteBufferBytes = size_t{4} << 20;
 constexpr size_t kMinCompressBytes = 128;       // smaller payloads cannot gain past zstd's framing
 constexpr size_t kPlainCompressChunk = size_t{1} << 20;
 constexpr size_t kHashWriteChunk = size_t{1} << 20;
+constexpr size_t kMinParallelBytes = size_t{1} << 20;  // less is not worth handing to other threads
 constexpr int kMaxZstdLevel = 19;  // higher levels want windows larger than readers accept
 constexpr const char kTempInfix[] = ".tmp-";
 
@@ -64,88 +70,291 @@ void check_zstd(size_t r, const std::string& path, std::string_view key) {
   if (ZSTD_isError(r)) raise(Code::Internal, "{}: zstd failed on key '{}': {}", path, key, ZSTD_getErrorName(r));
 }
 
+// The compressor of the calling thread, and its shuffle buffer (pool threads keep theirs).
+struct ThreadCompressor {
+  std::unique_ptr<ZSTD_CCtx, ZstdCCtxDeleter> cctx;
+  std::vector<uint8_t> shuffled;
+};
+ThreadCompressor& thread_compressor(const std::string& path) {
+  thread_local ThreadCompressor tc;
+  if (!tc.cctx) {
+    tc.cctx.reset(ZSTD_createCCtx());
+    if (!tc.cctx) raise(Code::ResourceExhausted, "{}: cannot create a zstd context", path);
+  }
+  return tc;
+}
+
+// One payload's stored form and checksums.
+struct Encoded {
+  Codec codec = Codec::None;
+  uint64_t stored_size = 0;
+  uint64_t checksum = 0;
+  uint64_t raw_checksum = 0;
+};
+
+// Compresses `raw` into one zstd frame, handing the output to `sink`, which gives out buffers of
+// ZSTD_CStreamOutSize() bytes (`sink.buffer()`) and takes what zstd put in them (`sink.take(n)`).
+// The writer compressing into the file and a pool thread compressing into memory run this same
+// sequence of zstd calls, with the same input blocks and output buffer sizes, so they produce the
+// same bytes. Gives up (returning false) as soon as the output passes 95% of the input.
+template <class Sink>
+bool compress_frame(const uint8_t* raw, size_t n, size_t width, int level, const std::string& path, std::string_view key,
+                    Sink& sink, Encoded& enc) {
+  ThreadCompressor& tc = thread_compressor(path);
+  ZSTD_CCtx* c = tc.cctx.get();
+  check_zstd(ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters), path, key);
+  check_zstd(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level), path, key);
+  check_zstd(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0), path, key);
+  check_zstd(ZSTD_CCtx_setPledgedSrcSize(c, n), path, key);
+  if (width > 1 && tc.shuffled.size() < kShuffleBlockBytes) tc.shuffled.resize(kShuffleBlockBytes);
+
+  const uint64_t limit = n - n / 20;
+  const size_t block = width > 1 ? kShuffleBlockBytes : kPlainCompressChunk;
+  const size_t out_size = ZSTD_CStreamOutSize();
+  uint64_t stored = 0;
+  XXH3_state_t hash, raw_hash;
+  XXH3_64bits_reset(&hash);
+  XXH3_64bits_reset(&raw_hash);
+  for (size_t off = 0; off < n; off += block) {
+    size_t len = std::min(block, n - off);
+    const uint8_t* src = raw + off;
+    XXH3_64bits_update(&raw_hash, src, len);
+    if (width > 1) {
+      shuffle_bytes(src, tc.shuffled.data(), len, width);
+      src = tc.shuffled.data();
+    }
+    const bool last = off + len == n;
+    ZSTD_inBuffer in{src, len, 0};
+    for (;;) {
+      ZSTD_outBuffer out{sink.buffer(), out_size, 0};
+      size_t r = ZSTD_compressStream2(c, &out, &in, last ? ZSTD_e_end : ZSTD_e_continue);
+      check_zstd(r, path, key);
+      stored += out.pos;
+      if (stored > limit) return false;
+      XXH3_64bits_update(&hash, out.dst, out.pos);
+      sink.take(out.pos);
+      if (last ? r == 0 : in.pos == in.size) break;
+    }
+  }
+  enc.codec = width > 1 ? Codec::ZstdShuffle : Codec::Zstd;
+  enc.stored_size = stored;
+  enc.checksum = XXH3_64bits_digest(&hash);
+  enc.raw_checksum = XXH3_64bits_digest(&raw_hash);
+  return true;
+}
+
+// Compressed output straight into the file, through one out buffer.
+class FileSink {
+ public:
+  FileSink(BufferedFile& file, std::vector<uint8_t>& out) : file_(file), out_(out) { out_.resize(ZSTD_CStreamOutSize()); }
+  uint8_t* buffer() { return out_.data(); }
+  void take(size_t n) { file_.write(out_.data(), n); }
+
+ private:
+  BufferedFile& file_;
+  std::vector<uint8_t>& out_;
+};
+
+// Compressed output into memory, for a payload encoded ahead of its turn. Room for 95% of the
+// raw size plus one out buffer: compress_frame stops once it passes 95%.
+class MemorySink {
+ public:
+  explicit MemorySink(size_t raw_size)
+      : capacity_(raw_size - raw_size / 20 + ZSTD_CStreamOutSize()), data_(new uint8_t[capacity_]) {}
+  uint8_t* buffer() { return data_.get() + size_; }
+  void take(size_t n) { size_ += n; }
+  std::unique_ptr<uint8_t[]> release() { return std::move(data_); }
+
+ private:
+  size_t capacity_;
+  std::unique_ptr<uint8_t[]> data_;  // left uninitialized: pages nobody writes are never touched
+  size_t size_ = 0;
+};
+
+uint64_t hash_bytes(const uint8_t* raw, size_t n) {
+  XXH3_state_t hash;
+  XXH3_64bits_reset(&hash);
+  for (size_t off = 0; off < n; off += kHashWriteChunk) XXH3_64bits_update(&hash, raw + off, std::min(kHashWriteChunk, n - off));
+  return XXH3_64bits_digest(&hash);
+}
+
+// Where one entry's raw bytes are and how they are to be stored.
+struct Payload {
+  const uint8_t* raw = nullptr;  // null until staged, for tensors not in host memory
+  size_t n = 0;
+  size_t width = 0;  // shuffle width; 0 for none
+  bool ahead = false;  // counted in ParallelPayloads' bytes ahead
+  // Filled by encode() when the payload is encoded ahead of its turn.
+  bool encoded = false;
+  Encoded enc;
+  std::unique_ptr<uint8_t[]> stored;  // the compressed bytes (codec != None)
+};
+
 class PayloadWriter {
  public:
   PayloadWriter(BufferedFile& file, const std::string& path, const WriteOptions& options)
       : file_(file), path_(path), options_(options) {}
 
-  // Appends one payload at the next aligned offset and fills in `info`'s location fields.
-  void write(TensorInfo& info, const uint8_t* raw, size_t n, size_t width) {
+  bool compresses(size_t n) const { return options_.compress && n >= kMinCompressBytes; }
+
+  // Encodes `p` in memory (compressed bytes and checksums), on any thread; the file is untouched.
+  void encode(Payload& p, std::string_view key) const {
+    if (compresses(p.n)) {
+      MemorySink sink(p.n);
+      if (compress_frame(p.raw, p.n, p.width, options_.zstd_level, path_, key, sink, p.enc)) {
+        p.stored = sink.release();
+        p.encoded = true;
+        return;
+      }
+    }
+    p.enc = Encoded{};
+    p.enc.stored_size = p.n;
+    p.enc.checksum = p.enc.raw_checksum = hash_bytes(p.raw, p.n);
+    p.encoded = true;
+  }
+
+  // Appends one payload at the next aligned offset and fills in `info`'s location fields. An
+  // encoded payload is written as it is; any other is encoded here, on the writing thread.
+  void write(TensorInfo& info, Payload& p) {
     pad_to_alignment(file_);
     info.offset = file_.position();
-    info.raw_size = n;
-    if (options_.compress && n >= kMinCompressBytes && try_compress(info, raw, n, width)) return;
-    file_.rewind(info.offset);
+    info.raw_size = p.n;
+    if (p.encoded) {
+      if (p.enc.codec == Codec::None) {
+        file_.write(p.raw, p.n);
+      } else {
+        file_.write(p.stored.get(), static_cast<size_t>(p.enc.stored_size));
+        p.stored.reset();
+      }
+      set_info(info, p.enc);
+      return;
+    }
+    Encoded enc;
+    if (compresses(p.n)) {
+      FileSink sink(file_, out_);
+      if (compress_frame(p.raw, p.n, p.width, options_.zstd_level, path_, info.key, sink, enc)) {
+        set_info(info, enc);
+        return;
+      }
+      file_.rewind(info.offset);
+    }
     // Hash each chunk just before writing it, so the write copies from cache; chunks of this size
     // go from the tensor's memory to the file without passing through the buffer.
     XXH3_state_t hash;
     XXH3_64bits_reset(&hash);
-    for (size_t off = 0; off < n; off += kHashWriteChunk) {
-      size_t len = std::min(kHashWriteChunk, n - off);
-      XXH3_64bits_update(&hash, raw + off, len);
-      file_.write(raw + off, len);
+    for (size_t off = 0; off < p.n; off += kHashWriteChunk) {
+      size_t len = std::min(kHashWriteChunk, p.n - off);
+      XXH3_64bits_update(&hash, p.raw + off, len);
+      file_.write(p.raw + off, len);
     }
-    info.codec = Codec::None;
-    info.stored_size = n;
-    info.checksum = info.raw_checksum = XXH3_64bits_digest(&hash);
+    enc.stored_size = p.n;
+    enc.checksum = enc.raw_checksum = XXH3_64bits_digest(&hash);
+    set_info(info, enc);
   }
 
  private:
-  // Streams one zstd frame into the file; gives up (returning false) as soon as the output
-  // passes 95% of the input. The caller then rewinds over what was written.
-  bool try_compress(TensorInfo& info, const uint8_t* raw, size_t n, size_t width) {
-    if (!cctx_) {
-      cctx_.reset(ZSTD_createCCtx());
-      if (!cctx_) raise(Code::ResourceExhausted, "{}: cannot create a zstd context", path_);
-      out_.resize(ZSTD_CStreamOutSize());
-    }
-    ZSTD_CCtx* c = cctx_.get();
-    check_zstd(ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters), path_, info.key);
-    check_zstd(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, options_.zstd_level), path_, info.key);
-    check_zstd(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0), path_, info.key);
-    check_zstd(ZSTD_CCtx_setPledgedSrcSize(c, n), path_, info.key);
-    if (width > 1 && shuffled_.size() < kShuffleBlockBytes) shuffled_.resize(kShuffleBlockBytes);
-
-    const uint64_t limit = n - n / 20;
-    const size_t block = width > 1 ? kShuffleBlockBytes : kPlainCompressChunk;
-    uint64_t stored = 0;
-    XXH3_state_t hash, raw_hash;
-    XXH3_64bits_reset(&hash);
-    XXH3_64bits_reset(&raw_hash);
-    for (size_t off = 0; off < n; off += block) {
-      size_t len = std::min(block, n - off);
-      const uint8_t* src = raw + off;
-      XXH3_64bits_update(&raw_hash, src, len);
-      if (width > 1) {
-        shuffle_bytes(src, shuffled_.data(), len, width);
-        src = shuffled_.data();
-      }
-      const bool last = off + len == n;
-      ZSTD_inBuffer in{src, len, 0};
-      for (;;) {
-        ZSTD_outBuffer out{out_.data(), out_.size(), 0};
-        size_t r = ZSTD_compressStream2(c, &out, &in, last ? ZSTD_e_end : ZSTD_e_continue);
-        check_zstd(r, path_, info.key);
-        stored += out.pos;
-        if (stored > limit) return false;
-        file_.write(out_.data(), out.pos);
-        XXH3_64bits_update(&hash, out_.data(), out.pos);
-        if (last ? r == 0 : in.pos == in.size) break;
-      }
-    }
-    info.codec = width > 1 ? Codec::ZstdShuffle : Codec::Zstd;
-    info.stored_size = stored;
-    info.checksum = XXH3_64bits_digest(&hash);
-    info.raw_checksum = XXH3_64bits_digest(&raw_hash);
-    return true;
+  static void set_info(TensorInfo& info, const Encoded& enc) {
+    info.codec = enc.codec;
+    info.stored_size = enc.stored_size;
+    info.checksum = enc.checksum;
+    info.raw_checksum = enc.raw_checksum;
   }
 
   BufferedFile& file_;
   const std::string& path_;
   const WriteOptions& options_;
-  std::unique_ptr<ZSTD_CCtx, ZstdCCtxDeleter> cctx_;
-  std::vector<uint8_t> out_;
-  std::vector<uint8_t> shuffled_;
+  std::vector<uint8_t> out_;  // FileSink's buffer
+};
+
+// Writes the payloads in key order on one thread (the one holding the turn to write) while pool
+// threads encode later payloads ahead of it, at most max_bytes_ahead raw bytes beyond the file.
+// Whichever thread finishes the payload next in line writes it and every ready one after it.
+class ParallelPayloads {
+ public:
+  ParallelPayloads(PayloadWriter& writer, const std::vector<Item>& items, std::vector<Payload>& payloads,
+                   std::vector<TensorInfo>& infos, const std::function<void(size_t)>& stage, size_t max_bytes_ahead)
+      : max_ahead_(max_bytes_ahead),
+        writer_(writer), items_(items), payloads_(payloads), infos_(infos), stage_(stage), ready_(items.size(), 0) {}
+
+  void run(ThreadPool& pool) {
+    pool.parallel_for(pool.num_threads(), 1, [this](int64_t, int64_t) { work(); });
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  // Payloads encoded ahead must be in host memory and small enough to hold.
+  bool encodes_ahead(size_t i) const { return payloads_[i].raw && payloads_[i].n <= max_ahead_; }
+  size_t max_ahead_;
+
+  void work() {
+    try {
+      for (;;) {
+        size_t i;
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (failed_ || next_item_ == items_.size()) return;
+          i = next_item_++;
+          if (encodes_ahead(i)) {
+            // Wait for room, unless this is the next payload to write (it never waits).
+            room_.wait(lock, [&] { return failed_ || i == next_write_ || ahead_bytes_ + payloads_[i].n <= max_ahead_; });
+            if (failed_) return;
+            ahead_bytes_ += payloads_[i].n;
+            payloads_[i].ahead = true;
+          }
+        }
+        if (payloads_[i].ahead) writer_.encode(payloads_[i], items_[i].key);
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          ready_[i] = 1;
+        }
+        write_ready();
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error_) error_ = std::current_exception();
+      failed_ = true;
+      room_.notify_all();
+    }
+  }
+
+  // Writes the payloads in line that are ready, unless another thread is already doing it (that
+  // thread looks again before it stops, so nothing ready is left behind).
+  void write_ready() {
+    for (;;) {
+      size_t i;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (writing_ || failed_ || next_write_ == items_.size() || !ready_[next_write_]) return;
+        writing_ = true;
+        i = next_write_;
+      }
+      if (!payloads_[i].raw) stage_(i);
+      writer_.write(infos_[i], payloads_[i]);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (payloads_[i].ahead) ahead_bytes_ -= payloads_[i].n;
+        ++next_write_;
+        writing_ = false;
+      }
+      room_.notify_all();
+    }
+  }
+
+  PayloadWriter& writer_;
+  const std::vector<Item>& items_;
+  std::vector<Payload>& payloads_;
+  std::vector<TensorInfo>& infos_;
+  const std::function<void(size_t)>& stage_;
+
+  std::mutex mu_;
+  std::condition_variable room_;
+  std::vector<char> ready_;  // encoded, or to be encoded by the writing thread
+  size_t next_item_ = 0;
+  size_t next_write_ = 0;
+  size_t ahead_bytes_ = 0;  // raw bytes of payloads encoded (or being encoded) but not written
+  bool writing_ = false;
+  bool failed_ = false;
+  std::exception_ptr error_;
 };
 
 std::string temp_suffix() {
@@ -239,39 +448,57 @@ WriteStats write_checkpoint(const std::string& path, const ObjectGraph& graph, c
     raise(Code::AlreadyExists, "{}: cannot find a free temporary file name", path);
   }
 
-  BufferedFile file(fd.get(), guard.path, kWriteBufferBytes, kHashWriteChunk);
+  BufferedFile file(fd.get(), guard.path, kWriteBufferBytes, kHashWriteChunk, /*early_writeback=*/options.fsync);
   uint8_t header[kHeaderSize];
   encode_header(Header{}, header);
   file.write(header, sizeof header);
 
   WriteStats stats;
   std::vector<TensorInfo> infos(items.size());
-  PayloadWriter payloads(file, path, options);
-  std::vector<uint8_t> staging;  // for tensors that do not live in host memory
+  std::vector<Payload> payloads(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     const Item& it = items[i];
     TensorInfo& info = infos[i];
     info.key = std::string(it.key);
     info.dtype = it.dtype;
     info.shape = it.shape;
-    const uint8_t* raw;
-    size_t n;
+    Payload& p = payloads[i];
     if (it.bytes) {
-      raw = reinterpret_cast<const uint8_t*>(it.bytes->data());
-      n = it.bytes->size();
+      p.raw = reinterpret_cast<const uint8_t*>(it.bytes->data());
+      p.n = it.bytes->size();
     } else {
       const Tensor& t = *it.tensor;
-      n = static_cast<size_t>(t.num_elements()) * dtype_size(t.dtype());
-      if (t.nbytes() < n) raise(Code::Internal, "write_checkpoint: key '{}': buffer smaller than its shape", it.key);
-      if (t.device()->is_host()) {
-        raw = static_cast<const uint8_t*>(t.raw_data());
-      } else {
-        staging.resize(n);
-        t.device()->read(*t.buffer(), staging.data(), n);
-        raw = staging.data();
-      }
+      p.n = static_cast<size_t>(t.num_elements()) * dtype_size(t.dtype());
+      p.width = shuffle_width(it.dtype);
+      if (t.nbytes() < p.n) raise(Code::Internal, "write_checkpoint: key '{}': buffer smaller than its shape", it.key);
+      if (t.device()->is_host()) p.raw = static_cast<const uint8_t*>(t.raw_data());
     }
-    payloads.write(info, raw, n, it.bytes ? 0 : shuffle_width(it.dtype));
+  }
+  // Tensors that do not live in host memory are copied to the host one at a time, on the
+  // writing thread, when their turn comes.
+  std::vector<uint8_t> staging;
+  std::function<void(size_t)> stage = [&](size_t i) {
+    const Tensor& t = *items[i].tensor;
+    staging.resize(payloads[i].n);
+    t.device()->read(*t.buffer(), staging.data(), payloads[i].n);
+    payloads[i].raw = staging.data();
+  };
+
+  PayloadWriter writer(file, path, options);
+  size_t total_bytes = 0;
+  for (const Payload& p : payloads) total_bytes += p.n;
+  // Only compression is worth sharing out: an uncompressed save is bound by the write, and hashing
+  // ahead on another thread made it wait whenever that thread was descheduled.
+  if (options.compress && options.pool && options.pool->num_threads() > 1 && items.size() > 1 &&
+      total_bytes >= kMinParallelBytes) {
+    ParallelPayloads(writer, items, payloads, infos, stage, options.max_bytes_ahead).run(*options.pool);
+  } else {
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (!payloads[i].raw) stage(i);
+      writer.write(infos[i], payloads[i]);
+    }
+  }
+  for (const TensorInfo& info : infos) {
     stats.raw_bytes += info.raw_size;
     stats.stored_bytes += info.stored_size;
     if (info.codec != Codec::None) ++stats.compressed_entries;

@@ -10,6 +10,10 @@
 #include "runtime/checkpoint/format.h"
 #include "runtime/tensor/tensor.h"
 
+namespace cairn {
+class ThreadPool;
+}
+
 namespace cairn::ckpt {
 
 // One value to save: a tensor (any dtype but String, on any device; non-host tensors are copied
@@ -32,6 +36,14 @@ struct WriteOptions {
   int zstd_level = 3;  // at most 19 (readers bound the zstd window to 16 MiB)
   // fsync the file before the rename and the directory after it. Off only for tests and scratch.
   bool fsync = true;
+  // With `compress`: threads that compress and hash payloads ahead of the one writing the file
+  // (for example the context's pool); null: all on the calling thread. The file's bytes do not
+  // depend on it. Uncompressed saves run on the calling thread.
+  ThreadPool* pool = nullptr;
+  // With a pool: at most this many raw bytes of payloads are encoded ahead of what is written
+  // (a compressed payload waits in memory for its turn). A larger payload is compressed while it
+  // is written, on the writing thread.
+  size_t max_bytes_ahead = size_t{64} << 20;
 };
 
 struct WriteStats {

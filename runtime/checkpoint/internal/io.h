@@ -57,8 +57,11 @@ std::string base_name(const std::string& path);
 // step back over a payload it decides to store differently. Big blocks bypass the buffer.
 class BufferedFile {
  public:
-  // Writes of `direct_bytes` or more skip the buffer.
-  BufferedFile(int fd, std::string path, size_t buffer_bytes, size_t direct_bytes);
+  // Writes of `direct_bytes` or more skip the buffer. With `early_writeback`, the kernel is asked
+  // to start writing each stretch of kWritebackBytes to disk as soon as it is written (the final
+  // fsync then has little left to wait for); the caller must still fsync.
+  BufferedFile(int fd, std::string path, size_t buffer_bytes, size_t direct_bytes, bool early_writeback = false);
+  static constexpr uint64_t kWritebackBytes = uint64_t{8} << 20;
   uint64_t position() const { return flushed_ + buffer_.size(); }
   void write(const void* data, size_t n);
   void write_zeros(size_t n);
@@ -69,6 +72,7 @@ class BufferedFile {
 
  private:
   void flush();
+  void wrote(uint64_t n);  // bookkeeping after n bytes went to the file at flushed_
   int fd_;
   std::string path_;
   size_t capacity_;
@@ -76,6 +80,8 @@ class BufferedFile {
   std::vector<uint8_t> buffer_;
   uint64_t flushed_ = 0;       // bytes [0, flushed_) are in the file
   uint64_t high_water_ = 0;    // the furthest byte ever written to the file
+  bool early_writeback_;
+  uint64_t writeback_start_ = 0;  // bytes before this were handed to sync_file_range
 };
 
 }  // namespace cairn::ckpt::internal

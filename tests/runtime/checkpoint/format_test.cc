@@ -75,6 +75,27 @@ TEST_CASE("byte shuffle groups byte planes and inverts") {
   }
 }
 
+TEST_CASE("byte shuffle: the vectorized widths give the bytes of the plain definition, tails included") {
+  for (size_t width : {2, 4, 8}) {
+    for (size_t n : {15, 16, 17, 31, 32, 33, 47, 64, 100, 4099}) {
+      CAPTURE(width);
+      CAPTURE(n);
+      std::vector<uint8_t> a(n * width), s(a.size()), want(a.size()), r(a.size());
+      uint64_t x = 88172645463325252ull;
+      for (auto& v : a) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        v = static_cast<uint8_t>(x >> 32);
+      }
+      for (size_t i = 0; i < n; ++i)
+        for (size_t b = 0; b < width; ++b) want[b * n + i] = a[i * width + b];
+      shuffle_bytes(a.data(), s.data(), a.size(), width);
+      CHECK(s == want);
+      unshuffle_bytes(want.data(), r.data(), a.size(), width);
+      CHECK(r == a);
+    }
+  }
+}
+
 TEST_CASE("object graph bytes parse back, and garbage does not") {
   Sample s = make_sample();
   std::string dir = make_temp_dir();
