@@ -455,21 +455,23 @@ class OpEmitter:
             out.append("\tfor _, opt := range opts {")
             out.append("\t\tattrs = setAttr(attrs, cairn.Attr(opt))")
             out.append("\t}")
-        run = f"cairn.RunOp(ctx, \"{name}\", {ins_expr}, "
-        if variadic_out or n_outputs == 0:
-            wrap, close = "return ", ""
-        elif n_outputs == 1:
-            wrap, close = "return single(", ")"
+        # An op with one output goes through RunOp1: no slice of outputs, one cgo call.
+        single = n_outputs == 1 and not variadic_out
+        run = (f"cairn.RunOp1(ctx, \"{name}\", {ins_expr}, " if single
+               else f"cairn.RunOp(ctx, \"{name}\", {ins_expr}, ")
+        end = ")" if single else f", {count})"
+        if variadic_out or n_outputs == 0 or single:
+            wrap = "return "
         else:
-            wrap, close = "outs, err := ", ""
+            wrap = "outs, err := "
         if fields:
-            out.append(f"\t{wrap}{run}attrs, {count}){close}")
+            out.append(f"\t{wrap}{run}attrs{end}")
         elif attr_rows:
             out.append(f"\t{wrap}{run}[]cairn.Attr{{")
             out += ["\t\t" + r for r in attr_rows]
-            out.append(f"\t}}, {count}){close}")
+            out.append(f"\t}}{end}")
         else:
-            out.append(f"\t{wrap}{run}nil, {count}){close}")
+            out.append(f"\t{wrap}{run}nil{end}")
         if n_outputs > 1 and not variadic_out:
             out.append("\tif err != nil {")
             out.append("\t\treturn " + ", ".join(["nil"] * n_outputs) + ", err")

@@ -350,3 +350,74 @@ func TestRunOpErrors(t *testing.T) {
 	}
 	sum[0].Close()
 }
+
+// RunOp1 answers as RunOp with one output, through its single-call path (at most 4 inputs) and
+// through RunOp (more).
+func TestRunOp1(t *testing.T) {
+	ctx := newContext(t)
+	x, err := cairn.NewTensor(ctx, []int64{2}, []float32{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	_, err = cairn.RunOp1(ctx, "NoSuchOp", []*cairn.Tensor{x}, nil)
+	wantCode(t, err, cairn.CodeNotFound, cairn.ErrNotFound, "NoSuchOp")
+	_, err = cairn.RunOp1(ctx, "Add", []*cairn.Tensor{x}, nil)
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "Add")
+	_, err = cairn.RunOp1(ctx, "Add", []*cairn.Tensor{x, x}, []cairn.Attr{cairn.IntsAttr("bogus", []int64{1})})
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "bogus")
+	_, err = cairn.RunOp1(ctx, "Add", []*cairn.Tensor{x, nil}, nil)
+	wantError(t, err, "INVALID_ARGUMENT: Add: input 1 is nil")
+	_, err = cairn.RunOp1(ctx, "Unpack", []*cairn.Tensor{x}, []cairn.Attr{cairn.IntAttr("num", 2)})
+	wantCode(t, err, cairn.CodeInvalidArgument, cairn.ErrInvalidArgument, "Unpack")
+	closedCtx := newContext(t)
+	closedCtx.Close()
+	_, err = cairn.RunOp1(closedCtx, "Add", []*cairn.Tensor{x, x}, nil)
+	wantError(t, err, "FAILED_PRECONDITION: Add: context is closed")
+	for n := 1; n <= 6; n++ { // AddN: 1 to 4 inputs in one call, 5 and 6 through RunOp
+		inputs := slices.Repeat([]*cairn.Tensor{x}, n)
+		sum, err := cairn.RunOp1(ctx, "AddN", inputs, nil)
+		if err != nil {
+			t.Fatalf("AddN of %d: %v", n, err)
+		}
+		got, err := cairn.Read[float32](sum)
+		sum.Close()
+		if err != nil || !slices.Equal(got, []float32{float32(n), float32(2 * n)}) {
+			t.Errorf("AddN of %d = %v, %v", n, got, err)
+		}
+	}
+}
+
+// Tensors share a finalizer in chunks of 64 (tensorChunk), but a closed Tensor's slot is never
+// given to another tensor: it stays closed, and closing it again closes nothing else.
+func TestClosedTensorStaysClosed(t *testing.T) {
+	ctx := newContext(t)
+	first, err := cairn.NewTensor(ctx, []int64{1}, []float32{7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	var live []*cairn.Tensor
+	for i := 0; i < 200; i++ {
+		x, err := cairn.NewTensor(ctx, []int64{1}, []float32{float32(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, x)
+	}
+	first.Close()
+	if first.String() != "Tensor(closed)" {
+		t.Errorf("closed tensor: %v", first)
+	}
+	if _, err := cairn.Read[float32](first); err == nil {
+		t.Error("Read of a closed tensor succeeded")
+	}
+	for i, x := range live {
+		got, err := cairn.Read[float32](x)
+		if err != nil || len(got) != 1 || got[0] != float32(i) {
+			t.Fatalf("tensor %d after another's double Close: %v, %v", i, got, err)
+		}
+		x.Close()
+		x.Close()
+	}
+}

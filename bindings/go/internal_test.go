@@ -156,3 +156,31 @@ func TestHostStatusCarriesTheError(t *testing.T) {
 		t.Errorf("got %#v", err)
 	}
 }
+
+// A chunk's finalizer frees the tensors still open and leaves the closed ones alone (freeing one
+// twice would crash the test).
+func TestTensorChunkFreesOpenSlotsOnly(t *testing.T) {
+	ctx, err := NewContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	c := new(tensorChunk) // not in tensorChunks, so newTensor cannot give out its slots
+	for i := 0; i < 10; i++ {
+		x, err := NewTensor(ctx, []int64{1}, []float32{float32(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.slots[i].ptr, x.ptr = x.ptr, nil // move the C tensor into c
+		c.next++
+	}
+	for i := 0; i < 10; i += 2 {
+		c.slots[i].Close()
+	}
+	c.free()
+	for i := range c.slots {
+		if c.slots[i].ptr != nil {
+			t.Errorf("slot %d still holds a tensor after free", i)
+		}
+	}
+}

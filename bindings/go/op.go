@@ -3,6 +3,24 @@ package cairn
 /*
 #include <stdlib.h>
 #include "cairn/cairn.h"
+
+// What gocairn_run1 gives back: the status, and the output when it is NULL.
+typedef struct gocairn_run1_result {
+  cairn_status *status;
+  cairn_tensor *out;
+} gocairn_run1_result;
+
+// cairn_op_run of an op with one output and at most 4 inputs, which come by value, as the result
+// goes back: no Go memory crosses into C, so the call needs no cgo pointer check and the Go side
+// no heap arrays.
+static gocairn_run1_result gocairn_run1(cairn_context *ctx, const char *op, cairn_tensor *in0,
+                                        cairn_tensor *in1, cairn_tensor *in2, cairn_tensor *in3,
+                                        size_t n_inputs, const cairn_attr *attrs, size_t n_attrs) {
+  cairn_tensor *in[4] = {in0, in1, in2, in3};
+  gocairn_run1_result r = {NULL, NULL};
+  r.status = cairn_op_run(ctx, op, in, n_inputs, attrs, n_attrs, &r.out, 1);
+  return r;
+}
 */
 import "C"
 
@@ -73,23 +91,12 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 	if numOutputs < InferOutputs {
 		return nil, newError(CodeInvalidArgument, fmt.Sprintf("RunOp: %s: numOutputs is %d", op, numOutputs))
 	}
-	cctx, err := ctx.use(op)
+	call, err := prepareOp(ctx, op, inputs, attrs)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEach(op, "input", inputs); err != nil {
-		return nil, err
-	}
-	name, ok := registeredOpNames()[op]
-	if !ok { // let the library report the unknown name
-		name = C.CString(op)
-		defer C.free(unsafe.Pointer(name))
-	}
-	var cattrs *C.cairn_attr
-	if len(attrs) > 0 {
-		cattrs = packAttrs(attrs)
-		defer C.free(unsafe.Pointer(cattrs))
-	}
+	defer call.free()
+	cctx, name, cattrs := call.ctx, call.name, call.attrs
 	if numOutputs == InferOutputs {
 		if numOutputs, err = countOutputs(name, cattrs, len(attrs)); err != nil {
 			return nil, err
@@ -112,6 +119,77 @@ func RunOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr, numOutputs i
 		tensors[i] = newTensor(p)
 	}
 	return tensors, nil
+}
+
+// opCall is what RunOp and RunOp1 hand to C for one op call.
+type opCall struct {
+	ctx      *C.cairn_context
+	name     *C.char
+	attrs    *C.cairn_attr
+	ownsName bool // name is a C.CString of its own rather than the registry's
+}
+
+// prepareOp checks ctx and inputs in Go terms, naming op in the error, and makes the op name and
+// attributes C's. Free the result with free.
+func prepareOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr) (opCall, error) {
+	cctx, err := ctx.use(op)
+	if err != nil {
+		return opCall{}, err
+	}
+	if err := checkEach(op, "input", inputs); err != nil {
+		return opCall{}, err
+	}
+	call := opCall{ctx: cctx}
+	var known bool
+	if call.name, known = registeredOpNames()[op]; !known { // let the library report the unknown name
+		call.name, call.ownsName = C.CString(op), true
+	}
+	if len(attrs) > 0 {
+		call.attrs = packAttrs(attrs)
+	}
+	return call, nil
+}
+
+func (c opCall) free() {
+	if c.ownsName {
+		C.free(unsafe.Pointer(c.name))
+	}
+	if c.attrs != nil {
+		C.free(unsafe.Pointer(c.attrs))
+	}
+}
+
+// runOp1Inputs is the most inputs RunOp1 passes in its single cgo call (gocairn_run1).
+const runOp1Inputs = 4
+
+// RunOp1 is RunOp for an op with exactly one output, returned without a slice around it; the
+// generated package cairn.dev/cairn/ops calls it. With at most 4 inputs it makes one cgo call and
+// no allocation besides the result's.
+func RunOp1(ctx *Context, op string, inputs []*Tensor, attrs []Attr) (*Tensor, error) {
+	if len(inputs) > runOp1Inputs {
+		outs, err := RunOp(ctx, op, inputs, attrs, 1)
+		if err != nil {
+			return nil, err
+		}
+		return outs[0], nil
+	}
+	call, err := prepareOp(ctx, op, inputs, attrs)
+	if err != nil {
+		return nil, err
+	}
+	defer call.free()
+	cctx, name, cattrs := call.ctx, call.name, call.attrs
+	var in [runOp1Inputs]*C.cairn_tensor
+	for i, t := range inputs {
+		in[i] = t.ptr
+	}
+	r := C.gocairn_run1(cctx, name, in[0], in[1], in[2], in[3], C.size_t(len(inputs)), cattrs, C.size_t(len(attrs)))
+	runtime.KeepAlive(ctx)
+	runtime.KeepAlive(inputs)
+	if err := takeStatus(r.status); err != nil {
+		return nil, err
+	}
+	return newTensor(r.out), nil
 }
 
 // NumOutputs is how many outputs op produces when called with attrs (cairn_op_num_outputs);

@@ -10,19 +10,63 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
 // Tensor is an immutable value: a dtype, a shape (rank <= 8) and a buffer on a device. It may be
 // read from several goroutines at once. It stays valid after its Context is closed.
+//
+// Close frees it at once; a Tensor never closed is freed by the garbage collector, once it and
+// the tensors made around the same time on the same thread (up to 63 others sharing its backstop,
+// see tensorChunk) are all unreachable.
 type Tensor struct {
 	ptr *C.cairn_tensor
 }
 
+// tensorChunkSize is how many Tensors share one finalizer.
+const tensorChunkSize = 64
+
+// tensorChunk holds Tensors side by side under one finalizer, the backstop that frees those never
+// closed. A finalizer per Tensor (runtime.SetFinalizer to set and clear it) costs ~100 ns per
+// tensor, more than the op it wraps; runtime.AddCleanup and Stop cost more still. Each Tensor of
+// a chunk is an interior pointer that keeps the whole chunk reachable, so the finalizer runs only
+// when none of them is reachable, and then frees the C tensors of the slots still open. Slots are
+// never reused, so a closed Tensor stays closed (Close twice, use after Close) while anyone holds
+// it. The cost: a forgotten tensor waits for its chunk's other tensors to become unreachable.
+type tensorChunk struct {
+	slots [tensorChunkSize]Tensor
+	next  int // the next free slot; only the goroutine that took the chunk from tensorChunks touches it
+}
+
+// tensorChunks holds the chunks with free slots. A pool gives a chunk to one goroutine at a time
+// without a lock, and lets go of it in garbage collections, so that a chunk whose slots all became
+// unreachable is finalized even when no tensor is made after them.
+var tensorChunks sync.Pool
+
+// free is the chunk's finalizer: it frees the tensors that were never closed.
+func (c *tensorChunk) free() {
+	for i := range c.slots[:c.next] {
+		if p := c.slots[i].ptr; p != nil {
+			c.slots[i].ptr = nil
+			cTensorFree(p)
+		}
+	}
+}
+
 // newTensor takes ownership of a C tensor.
 func newTensor(p *C.cairn_tensor) *Tensor {
-	t := &Tensor{ptr: p}
-	runtime.SetFinalizer(t, (*Tensor).Close)
+	c, _ := tensorChunks.Get().(*tensorChunk)
+	if c == nil {
+		c = new(tensorChunk)
+		runtime.SetFinalizer(c, (*tensorChunk).free)
+	}
+	t := &c.slots[c.next]
+	t.ptr = p
+	c.next++
+	if c.next < tensorChunkSize {
+		tensorChunks.Put(c)
+	}
 	return t
 }
 
@@ -31,9 +75,9 @@ func (t *Tensor) Close() {
 	if t == nil || t.ptr == nil {
 		return
 	}
-	runtime.SetFinalizer(t, nil)
-	cTensorFree(t.ptr)
+	p := t.ptr
 	t.ptr = nil
+	cTensorFree(p)
 }
 
 // handle is the C tensor, NULL for a nil or closed Tensor.

@@ -16,14 +16,6 @@ package ops
 
 import "cairn.dev/cairn"
 
-// single unpacks the one output of an op.
-func single(outs []*cairn.Tensor, err error) (*cairn.Tensor, error) {
-	if err != nil {
-		return nil, err
-	}
-	return outs[0], nil
-}
-
 // setAttr puts a into attrs, replacing an earlier attribute of the same name: of two options for
 // one attribute, the last given wins.
 func setAttr(attrs []cairn.Attr, a cairn.Attr) []cairn.Attr {

@@ -9,7 +9,7 @@ import "cairn.dev/cairn"
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, int32, int16, int8, int64, bfloat16, float16.
 func Abs(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Abs", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Abs", []*cairn.Tensor{x}, nil)
 }
 
 // Add runs the Add op: x + y, elementwise with broadcasting.
@@ -17,7 +17,7 @@ func Abs(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
 func Add(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Add", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "Add", []*cairn.Tensor{x, y}, nil)
 }
 
 // AddN runs the AddN op: Sum of one or more tensors of the same shape and dtype (integers wrap).
@@ -25,7 +25,7 @@ func Add(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: inputs... (T). Outputs: sum (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
 func AddN(ctx *cairn.Context, inputs []*cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "AddN", inputs, nil, 1))
+	return cairn.RunOp1(ctx, "AddN", inputs, nil)
 }
 
 // All runs the All op: Logical and over the attribute `axis`; empty gives true.
@@ -39,7 +39,7 @@ func All(ctx *cairn.Context, input *cairn.Tensor, opts ...AllOption) (*cairn.Ten
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "All", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "All", []*cairn.Tensor{input}, attrs)
 }
 
 // AllOption is an optional attribute of All, sent only when given.
@@ -66,7 +66,7 @@ func Any(ctx *cairn.Context, input *cairn.Tensor, opts ...AnyOption) (*cairn.Ten
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Any", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "Any", []*cairn.Tensor{input}, attrs)
 }
 
 // AnyOption is an optional attribute of Any, sent only when given.
@@ -136,7 +136,7 @@ func ApplyCenteredRMSProp(ctx *cairn.Context, var_, mg, ms, mom, lr, rho, moment
 // Inputs: var (T), alpha (T), delta (T). Outputs: var_out (T).
 // T: one of float32, float64, bfloat16, float16.
 func ApplyGradientDescent(ctx *cairn.Context, var_, alpha, delta *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "ApplyGradientDescent", []*cairn.Tensor{var_, alpha, delta}, nil, 1))
+	return cairn.RunOp1(ctx, "ApplyGradientDescent", []*cairn.Tensor{var_, alpha, delta}, nil)
 }
 
 // ApplyKerasCenteredRMSProp runs the ApplyKerasCenteredRMSProp op: Keras' centered RMSprop without momentum: mg_out and ms_out as ApplyCenteredRMSProp; var_out = var - (lr * grad) / (sqrt(ms_out - mg_out^2) + epsilon).
@@ -237,7 +237,7 @@ func ArgMax(ctx *cairn.Context, input *cairn.Tensor, opts ...ArgMaxOption) (*cai
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "ArgMax", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "ArgMax", []*cairn.Tensor{input}, attrs)
 }
 
 // ArgMaxOption is an optional attribute of ArgMax, sent only when given.
@@ -265,7 +265,7 @@ func ArgMin(ctx *cairn.Context, input *cairn.Tensor, opts ...ArgMinOption) (*cai
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "ArgMin", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "ArgMin", []*cairn.Tensor{input}, attrs)
 }
 
 // ArgMinOption is an optional attribute of ArgMin, sent only when given.
@@ -297,7 +297,7 @@ func AvgPool(ctx *cairn.Context, input *cairn.Tensor, ksize, strides []int64, pa
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "AvgPool", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "AvgPool", []*cairn.Tensor{input}, attrs)
 }
 
 // AvgPoolOption is an optional attribute of AvgPool, sent only when given.
@@ -326,7 +326,7 @@ func AvgPoolGrad(ctx *cairn.Context, grad *cairn.Tensor, ksize, strides []int64,
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "AvgPoolGrad", []*cairn.Tensor{grad}, attrs, 1))
+	return cairn.RunOp1(ctx, "AvgPoolGrad", []*cairn.Tensor{grad}, attrs)
 }
 
 // AvgPoolGradOption is an optional attribute of AvgPoolGrad, sent only when given.
@@ -350,7 +350,7 @@ func Cast(ctx *cairn.Context, x *cairn.Tensor, dstT cairn.DType, opts ...CastOpt
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Cast", []*cairn.Tensor{x}, attrs, 1))
+	return cairn.RunOp1(ctx, "Cast", []*cairn.Tensor{x}, attrs)
 }
 
 // CastOption is an optional attribute of Cast, sent only when given.
@@ -366,7 +366,7 @@ func CastTruncate(v bool) CastOption {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, bfloat16, float16.
 func Ceil(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Ceil", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Ceil", []*cairn.Tensor{x}, nil)
 }
 
 // ClipByValue runs the ClipByValue op: min(max(t, clip_value_min), clip_value_max) applied as TF does (min with the upper bound first); the bounds broadcast to t's shape; NaN in t stays NaN.
@@ -374,7 +374,7 @@ func Ceil(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: t (T), clip_value_min (T), clip_value_max (T). Outputs: output (T).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func ClipByValue(ctx *cairn.Context, t, clipValueMin, clipValueMax *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "ClipByValue", []*cairn.Tensor{t, clipValueMin, clipValueMax}, nil, 1))
+	return cairn.RunOp1(ctx, "ClipByValue", []*cairn.Tensor{t, clipValueMin, clipValueMax}, nil)
 }
 
 // ConcatV2 runs the ConcatV2 op: Joins `values` along `axis`; all other dimensions must match.
@@ -387,7 +387,7 @@ func ConcatV2(ctx *cairn.Context, values []*cairn.Tensor, opts ...ConcatV2Option
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "ConcatV2", values, attrs, 1))
+	return cairn.RunOp1(ctx, "ConcatV2", values, attrs)
 }
 
 // ConcatV2Option is an optional attribute of ConcatV2, sent only when given.
@@ -413,7 +413,7 @@ func Conv2D(ctx *cairn.Context, input, filter *cairn.Tensor, strides []int64, pa
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Conv2D", []*cairn.Tensor{input, filter}, attrs, 1))
+	return cairn.RunOp1(ctx, "Conv2D", []*cairn.Tensor{input, filter}, attrs)
 }
 
 // Conv2DOption is an optional attribute of Conv2D, sent only when given.
@@ -446,7 +446,7 @@ func Conv2DBackpropFilter(ctx *cairn.Context, input, outBackprop *cairn.Tensor, 
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Conv2DBackpropFilter", []*cairn.Tensor{input, outBackprop}, attrs, 1))
+	return cairn.RunOp1(ctx, "Conv2DBackpropFilter", []*cairn.Tensor{input, outBackprop}, attrs)
 }
 
 // Conv2DBackpropFilterOption is an optional attribute of Conv2DBackpropFilter, sent only when given.
@@ -479,7 +479,7 @@ func Conv2DBackpropInput(ctx *cairn.Context, filter, outBackprop *cairn.Tensor, 
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Conv2DBackpropInput", []*cairn.Tensor{filter, outBackprop}, attrs, 1))
+	return cairn.RunOp1(ctx, "Conv2DBackpropInput", []*cairn.Tensor{filter, outBackprop}, attrs)
 }
 
 // Conv2DBackpropInputOption is an optional attribute of Conv2DBackpropInput, sent only when given.
@@ -500,7 +500,7 @@ func Conv2DBackpropInputDataFormat(v string) Conv2DBackpropInputOption {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, complex64, bfloat16, float16.
 func Cos(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Cos", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Cos", []*cairn.Tensor{x}, nil)
 }
 
 // Cumsum runs the Cumsum op: Cumulative sum along `axis` (an attribute); `exclusive` starts from 0, `reverse` scans from the end.
@@ -515,7 +515,7 @@ func Cumsum(ctx *cairn.Context, x *cairn.Tensor, opts ...CumsumOption) (*cairn.T
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Cumsum", []*cairn.Tensor{x}, attrs, 1))
+	return cairn.RunOp1(ctx, "Cumsum", []*cairn.Tensor{x}, attrs)
 }
 
 // CumsumOption is an optional attribute of Cumsum, sent only when given.
@@ -541,7 +541,7 @@ func CumsumReverse(v bool) CumsumOption {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, bfloat16, float16.
 func Elu(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Elu", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Elu", []*cairn.Tensor{x}, nil)
 }
 
 // Equal runs the Equal op: x == y with broadcasting (NaN != NaN); every dtype incl. bool and complex.
@@ -554,7 +554,7 @@ func Equal(ctx *cairn.Context, x, y *cairn.Tensor, opts ...EqualOption) (*cairn.
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Equal", []*cairn.Tensor{x, y}, attrs, 1))
+	return cairn.RunOp1(ctx, "Equal", []*cairn.Tensor{x, y}, attrs)
 }
 
 // EqualOption is an optional attribute of Equal, sent only when given.
@@ -570,7 +570,7 @@ func EqualIncompatibleShapeError(v bool) EqualOption {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, bfloat16, float16.
 func Erf(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Erf", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Erf", []*cairn.Tensor{x}, nil)
 }
 
 // Exp runs the Exp op: e ** x.
@@ -578,7 +578,7 @@ func Erf(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, complex64, bfloat16, float16.
 func Exp(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Exp", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Exp", []*cairn.Tensor{x}, nil)
 }
 
 // ExpandDims runs the ExpandDims op: Inserts a size-1 dimension at `axis` (in [-rank-1, rank]).
@@ -587,23 +587,23 @@ func Exp(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Attribute axis (INT) is the parameter axis.
 func ExpandDims(ctx *cairn.Context, input *cairn.Tensor, axis int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "ExpandDims", []*cairn.Tensor{input}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "ExpandDims", []*cairn.Tensor{input}, []cairn.Attr{
 		cairn.IntAttr("axis", axis),
-	}, 1))
+	})
 }
 
 // FFT runs the FFT op: Discrete Fourier transform over the innermost dimension (complex64).
 //
 // Inputs: input (complex64). Outputs: output (complex64).
 func FFT(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "FFT", []*cairn.Tensor{input}, nil, 1))
+	return cairn.RunOp1(ctx, "FFT", []*cairn.Tensor{input}, nil)
 }
 
 // FFT2D runs the FFT2D op: 2-D discrete Fourier transform over the innermost two dimensions.
 //
 // Inputs: input (complex64). Outputs: output (complex64).
 func FFT2D(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "FFT2D", []*cairn.Tensor{input}, nil, 1))
+	return cairn.RunOp1(ctx, "FFT2D", []*cairn.Tensor{input}, nil)
 }
 
 // Fill runs the Fill op: A tensor of shape `dims` with every element equal to the scalar `value`.
@@ -612,9 +612,9 @@ func FFT2D(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Attribute dims (INTS) is the parameter dims.
 func Fill(ctx *cairn.Context, value *cairn.Tensor, dims []int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Fill", []*cairn.Tensor{value}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "Fill", []*cairn.Tensor{value}, []cairn.Attr{
 		cairn.IntsAttr("dims", dims),
-	}, 1))
+	})
 }
 
 // Floor runs the Floor op: Largest integer not above x.
@@ -622,7 +622,7 @@ func Fill(ctx *cairn.Context, value *cairn.Tensor, dims []int64) (*cairn.Tensor,
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, bfloat16, float16.
 func Floor(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Floor", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Floor", []*cairn.Tensor{x}, nil)
 }
 
 // FloorDiv runs the FloorDiv op: floor(x / y); an integer divisor of zero is an error.
@@ -630,7 +630,7 @@ func Floor(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func FloorDiv(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "FloorDiv", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "FloorDiv", []*cairn.Tensor{x, y}, nil)
 }
 
 // FloorMod runs the FloorMod op: x - floor(x / y) * y, with the sign of y; an integer divisor of zero is an error.
@@ -638,7 +638,7 @@ func FloorDiv(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func FloorMod(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "FloorMod", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "FloorMod", []*cairn.Tensor{x, y}, nil)
 }
 
 // GatherNd runs the GatherNd op: Slices of `params` at the coordinates in the last dimension of `indices` (k of them: output is indices.shape[:-1] + params.shape[k:]); out-of-range indices are an error.
@@ -647,7 +647,7 @@ func FloorMod(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Tparams: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Tindices: one of int32, int64.
 func GatherNd(ctx *cairn.Context, params, indices *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "GatherNd", []*cairn.Tensor{params, indices}, nil, 1))
+	return cairn.RunOp1(ctx, "GatherNd", []*cairn.Tensor{params, indices}, nil)
 }
 
 // GatherV2 runs the GatherV2 op: Takes slices of `params` along `axis` at `indices`; the first `batch_dims` dimensions are batch dimensions shared by params and indices. Out-of-range indices are an error.
@@ -662,7 +662,7 @@ func GatherV2(ctx *cairn.Context, params, indices *cairn.Tensor, opts ...GatherV
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "GatherV2", []*cairn.Tensor{params, indices}, attrs, 1))
+	return cairn.RunOp1(ctx, "GatherV2", []*cairn.Tensor{params, indices}, attrs)
 }
 
 // GatherV2Option is an optional attribute of GatherV2, sent only when given.
@@ -688,7 +688,7 @@ func Gelu(ctx *cairn.Context, x *cairn.Tensor, opts ...GeluOption) (*cairn.Tenso
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Gelu", []*cairn.Tensor{x}, attrs, 1))
+	return cairn.RunOp1(ctx, "Gelu", []*cairn.Tensor{x}, attrs)
 }
 
 // GeluOption is an optional attribute of Gelu, sent only when given.
@@ -704,7 +704,7 @@ func GeluApproximate(v bool) GeluOption {
 // Inputs: x (T), y (T). Outputs: z (bool).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func Greater(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Greater", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "Greater", []*cairn.Tensor{x, y}, nil)
 }
 
 // GreaterEqual runs the GreaterEqual op: x >= y with broadcasting; real dtypes.
@@ -712,21 +712,21 @@ func Greater(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T), y (T). Outputs: z (bool).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func GreaterEqual(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "GreaterEqual", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "GreaterEqual", []*cairn.Tensor{x, y}, nil)
 }
 
 // IFFT runs the IFFT op: Inverse DFT over the innermost dimension, divided by its size.
 //
 // Inputs: input (complex64). Outputs: output (complex64).
 func IFFT(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "IFFT", []*cairn.Tensor{input}, nil, 1))
+	return cairn.RunOp1(ctx, "IFFT", []*cairn.Tensor{input}, nil)
 }
 
 // IFFT2D runs the IFFT2D op: Inverse 2-D DFT over the innermost two dimensions, divided by their product.
 //
 // Inputs: input (complex64). Outputs: output (complex64).
 func IFFT2D(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "IFFT2D", []*cairn.Tensor{input}, nil, 1))
+	return cairn.RunOp1(ctx, "IFFT2D", []*cairn.Tensor{input}, nil)
 }
 
 // IRFFT runs the IRFFT op: Inverse of RFFT: fft_length real points from the non-negative frequencies.
@@ -734,9 +734,9 @@ func IFFT2D(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: input (complex64). Outputs: output (float32).
 // Attribute fft_length (INTS) is the parameter fftLength.
 func IRFFT(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "IRFFT", []*cairn.Tensor{input}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "IRFFT", []*cairn.Tensor{input}, []cairn.Attr{
 		cairn.IntsAttr("fft_length", fftLength),
-	}, 1))
+	})
 }
 
 // IRFFT2D runs the IRFFT2D op: Inverse of RFFT2D: fft_length[0] x fft_length[1] real points.
@@ -744,9 +744,9 @@ func IRFFT(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.T
 // Inputs: input (complex64). Outputs: output (float32).
 // Attribute fft_length (INTS) is the parameter fftLength.
 func IRFFT2D(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "IRFFT2D", []*cairn.Tensor{input}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "IRFFT2D", []*cairn.Tensor{input}, []cairn.Attr{
 		cairn.IntsAttr("fft_length", fftLength),
-	}, 1))
+	})
 }
 
 // Identity runs the Identity op: A copy of the input.
@@ -754,7 +754,7 @@ func IRFFT2D(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn
 // Inputs: input (T). Outputs: output (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 func Identity(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Identity", []*cairn.Tensor{input}, nil, 1))
+	return cairn.RunOp1(ctx, "Identity", []*cairn.Tensor{input}, nil)
 }
 
 // IsFinite runs the IsFinite op: True where x is neither NaN nor infinite.
@@ -762,7 +762,7 @@ func Identity(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (bool).
 // T: one of float32, float64, bfloat16, float16.
 func IsFinite(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "IsFinite", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "IsFinite", []*cairn.Tensor{x}, nil)
 }
 
 // IsNan runs the IsNan op: True where x is NaN.
@@ -770,7 +770,7 @@ func IsFinite(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (bool).
 // T: one of float32, float64, bfloat16, float16.
 func IsNan(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "IsNan", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "IsNan", []*cairn.Tensor{x}, nil)
 }
 
 // Less runs the Less op: x < y with broadcasting; real dtypes.
@@ -778,7 +778,7 @@ func IsNan(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T), y (T). Outputs: z (bool).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func Less(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Less", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "Less", []*cairn.Tensor{x, y}, nil)
 }
 
 // LessEqual runs the LessEqual op: x <= y with broadcasting; real dtypes.
@@ -786,7 +786,7 @@ func Less(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T), y (T). Outputs: z (bool).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func LessEqual(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "LessEqual", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "LessEqual", []*cairn.Tensor{x, y}, nil)
 }
 
 // Log runs the Log op: Natural logarithm; log(0) = -inf, log(x < 0) = NaN.
@@ -794,7 +794,7 @@ func LessEqual(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, complex64, bfloat16, float16.
 func Log(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Log", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Log", []*cairn.Tensor{x}, nil)
 }
 
 // Log1p runs the Log1p op: log(1 + x), accurate for small x; float dtypes only.
@@ -802,7 +802,7 @@ func Log(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, bfloat16, float16.
 func Log1p(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Log1p", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Log1p", []*cairn.Tensor{x}, nil)
 }
 
 // LogSoftmax runs the LogSoftmax op: x - max - log(sum(exp(x - max))) along `axis` (an attribute, default -1; TF uses the last axis).
@@ -815,7 +815,7 @@ func LogSoftmax(ctx *cairn.Context, logits *cairn.Tensor, opts ...LogSoftmaxOpti
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "LogSoftmax", []*cairn.Tensor{logits}, attrs, 1))
+	return cairn.RunOp1(ctx, "LogSoftmax", []*cairn.Tensor{logits}, attrs)
 }
 
 // LogSoftmaxOption is an optional attribute of LogSoftmax, sent only when given.
@@ -830,21 +830,21 @@ func LogSoftmaxAxis(v int64) LogSoftmaxOption {
 //
 // Inputs: x (bool), y (bool). Outputs: z (bool).
 func LogicalAnd(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "LogicalAnd", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "LogicalAnd", []*cairn.Tensor{x, y}, nil)
 }
 
 // LogicalNot runs the LogicalNot op: NOT x on a bool tensor.
 //
 // Inputs: x (bool). Outputs: y (bool).
 func LogicalNot(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "LogicalNot", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "LogicalNot", []*cairn.Tensor{x}, nil)
 }
 
 // LogicalOr runs the LogicalOr op: x OR y on bool tensors, with broadcasting.
 //
 // Inputs: x (bool), y (bool). Outputs: z (bool).
 func LogicalOr(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "LogicalOr", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "LogicalOr", []*cairn.Tensor{x, y}, nil)
 }
 
 // MatMul runs the MatMul op: Matrix product of the last two dimensions; leading dimensions broadcast.
@@ -858,7 +858,7 @@ func MatMul(ctx *cairn.Context, a, b *cairn.Tensor, opts ...MatMulOption) (*cair
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "MatMul", []*cairn.Tensor{a, b}, attrs, 1))
+	return cairn.RunOp1(ctx, "MatMul", []*cairn.Tensor{a, b}, attrs)
 }
 
 // MatMulOption is an optional attribute of MatMul, sent only when given.
@@ -885,7 +885,7 @@ func Max(ctx *cairn.Context, input *cairn.Tensor, opts ...MaxOption) (*cairn.Ten
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Max", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "Max", []*cairn.Tensor{input}, attrs)
 }
 
 // MaxOption is an optional attribute of Max, sent only when given.
@@ -917,7 +917,7 @@ func MaxPool(ctx *cairn.Context, input *cairn.Tensor, ksize, strides []int64, pa
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "MaxPool", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "MaxPool", []*cairn.Tensor{input}, attrs)
 }
 
 // MaxPoolOption is an optional attribute of MaxPool, sent only when given.
@@ -944,7 +944,7 @@ func MaxPoolGrad(ctx *cairn.Context, origInput, origOutput, grad *cairn.Tensor, 
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "MaxPoolGrad", []*cairn.Tensor{origInput, origOutput, grad}, attrs, 1))
+	return cairn.RunOp1(ctx, "MaxPoolGrad", []*cairn.Tensor{origInput, origOutput, grad}, attrs)
 }
 
 // MaxPoolGradOption is an optional attribute of MaxPoolGrad, sent only when given.
@@ -971,7 +971,7 @@ func MaxPoolGradGrad(ctx *cairn.Context, origInput, origOutput, grad *cairn.Tens
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "MaxPoolGradGrad", []*cairn.Tensor{origInput, origOutput, grad}, attrs, 1))
+	return cairn.RunOp1(ctx, "MaxPoolGradGrad", []*cairn.Tensor{origInput, origOutput, grad}, attrs)
 }
 
 // MaxPoolGradGradOption is an optional attribute of MaxPoolGradGrad, sent only when given.
@@ -987,7 +987,7 @@ func MaxPoolGradGradDataFormat(v string) MaxPoolGradGradOption {
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func Maximum(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Maximum", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "Maximum", []*cairn.Tensor{x, y}, nil)
 }
 
 // Mean runs the Mean op: Mean over the attribute `axis`; integers truncate a 64-bit sum (TF wraps in T); empty floats give NaN, empty ints 0.
@@ -1001,7 +1001,7 @@ func Mean(ctx *cairn.Context, input *cairn.Tensor, opts ...MeanOption) (*cairn.T
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Mean", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "Mean", []*cairn.Tensor{input}, attrs)
 }
 
 // MeanOption is an optional attribute of Mean, sent only when given.
@@ -1028,7 +1028,7 @@ func Min(ctx *cairn.Context, input *cairn.Tensor, opts ...MinOption) (*cairn.Ten
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Min", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "Min", []*cairn.Tensor{input}, attrs)
 }
 
 // MinOption is an optional attribute of Min, sent only when given.
@@ -1049,7 +1049,7 @@ func MinKeepDims(v bool) MinOption {
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func Minimum(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Minimum", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "Minimum", []*cairn.Tensor{x, y}, nil)
 }
 
 // Mul runs the Mul op: x * y, elementwise with broadcasting.
@@ -1057,7 +1057,7 @@ func Minimum(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
 func Mul(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Mul", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "Mul", []*cairn.Tensor{x, y}, nil)
 }
 
 // Neg runs the Neg op: -x; signed integers wrap (-INT_MIN == INT_MIN).
@@ -1065,7 +1065,7 @@ func Mul(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, int32, int16, int8, complex64, int64, bfloat16, float16.
 func Neg(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Neg", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Neg", []*cairn.Tensor{x}, nil)
 }
 
 // NotEqual runs the NotEqual op: x != y with broadcasting (NaN != NaN); every dtype incl. bool and complex.
@@ -1078,7 +1078,7 @@ func NotEqual(ctx *cairn.Context, x, y *cairn.Tensor, opts ...NotEqualOption) (*
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "NotEqual", []*cairn.Tensor{x, y}, attrs, 1))
+	return cairn.RunOp1(ctx, "NotEqual", []*cairn.Tensor{x, y}, attrs)
 }
 
 // NotEqualOption is an optional attribute of NotEqual, sent only when given.
@@ -1105,7 +1105,7 @@ func OneHot(ctx *cairn.Context, indices *cairn.Tensor, depth int64, opts ...OneH
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "OneHot", []*cairn.Tensor{indices}, attrs, 1))
+	return cairn.RunOp1(ctx, "OneHot", []*cairn.Tensor{indices}, attrs)
 }
 
 // OneHotOption is an optional attribute of OneHot, sent only when given.
@@ -1136,7 +1136,7 @@ func OneHotDType(v cairn.DType) OneHotOption {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 func OnesLike(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "OnesLike", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "OnesLike", []*cairn.Tensor{x}, nil)
 }
 
 // Pack runs the Pack op: Stacks same-shaped `values` along a new dimension at `axis` (in [-rank-1, rank]).
@@ -1149,7 +1149,7 @@ func Pack(ctx *cairn.Context, values []*cairn.Tensor, opts ...PackOption) (*cair
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Pack", values, attrs, 1))
+	return cairn.RunOp1(ctx, "Pack", values, attrs)
 }
 
 // PackOption is an optional attribute of Pack, sent only when given.
@@ -1172,7 +1172,7 @@ func Pad(ctx *cairn.Context, input *cairn.Tensor, paddings []int64, opts ...PadO
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Pad", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "Pad", []*cairn.Tensor{input}, attrs)
 }
 
 // PadOption is an optional attribute of Pad, sent only when given.
@@ -1188,7 +1188,7 @@ func PadConstantValues(v float64) PadOption {
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
 func Pow(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Pow", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "Pow", []*cairn.Tensor{x, y}, nil)
 }
 
 // Prod runs the Prod op: Product over the attribute `axis`; floats accumulate in double; the empty product is 1.
@@ -1202,7 +1202,7 @@ func Prod(ctx *cairn.Context, input *cairn.Tensor, opts ...ProdOption) (*cairn.T
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Prod", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "Prod", []*cairn.Tensor{input}, attrs)
 }
 
 // ProdOption is an optional attribute of Prod, sent only when given.
@@ -1223,9 +1223,9 @@ func ProdKeepDims(v bool) ProdOption {
 // Inputs: input (float32). Outputs: output (complex64).
 // Attribute fft_length (INTS) is the parameter fftLength.
 func RFFT(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "RFFT", []*cairn.Tensor{input}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "RFFT", []*cairn.Tensor{input}, []cairn.Attr{
 		cairn.IntsAttr("fft_length", fftLength),
-	}, 1))
+	})
 }
 
 // RFFT2D runs the RFFT2D op: 2-D DFT of a real signal over the innermost two dimensions.
@@ -1233,9 +1233,9 @@ func RFFT(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.Te
 // Inputs: input (float32). Outputs: output (complex64).
 // Attribute fft_length (INTS) is the parameter fftLength.
 func RFFT2D(ctx *cairn.Context, input *cairn.Tensor, fftLength []int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "RFFT2D", []*cairn.Tensor{input}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "RFFT2D", []*cairn.Tensor{input}, []cairn.Attr{
 		cairn.IntsAttr("fft_length", fftLength),
-	}, 1))
+	})
 }
 
 // RandomStandardNormal runs the RandomStandardNormal op: Standard normals (Box-Muller) of attribute `shape`; seeds 0,0 take a fresh per-call key from the context.
@@ -1252,7 +1252,7 @@ func RandomStandardNormal(ctx *cairn.Context, shape []int64, opts ...RandomStand
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "RandomStandardNormal", nil, attrs, 1))
+	return cairn.RunOp1(ctx, "RandomStandardNormal", nil, attrs)
 }
 
 // RandomStandardNormalOption is an optional attribute of RandomStandardNormal, sent only when given.
@@ -1287,7 +1287,7 @@ func RandomUniform(ctx *cairn.Context, shape []int64, opts ...RandomUniformOptio
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "RandomUniform", nil, attrs, 1))
+	return cairn.RunOp1(ctx, "RandomUniform", nil, attrs)
 }
 
 // RandomUniformOption is an optional attribute of RandomUniform, sent only when given.
@@ -1323,7 +1323,7 @@ func Range(ctx *cairn.Context, start, limit float64, opts ...RangeOption) (*cair
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Range", nil, attrs, 1))
+	return cairn.RunOp1(ctx, "Range", nil, attrs)
 }
 
 // RangeOption is an optional attribute of Range, sent only when given.
@@ -1344,7 +1344,7 @@ func RangeDType(v cairn.DType) RangeOption {
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
 func RealDiv(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "RealDiv", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "RealDiv", []*cairn.Tensor{x, y}, nil)
 }
 
 // Reciprocal runs the Reciprocal op: 1 / x; integer division truncates and an integer zero is an error.
@@ -1352,7 +1352,7 @@ func RealDiv(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, int32, int16, int8, complex64, int64, bfloat16, float16.
 func Reciprocal(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Reciprocal", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Reciprocal", []*cairn.Tensor{x}, nil)
 }
 
 // Relu runs the Relu op: max(x, 0); NaN stays NaN.
@@ -1360,7 +1360,7 @@ func Reciprocal(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func Relu(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Relu", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Relu", []*cairn.Tensor{x}, nil)
 }
 
 // Relu6 runs the Relu6 op: min(max(x, 0), 6); NaN stays NaN.
@@ -1368,7 +1368,7 @@ func Relu(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, int32, uint8, int16, int8, int64, bfloat16, float16.
 func Relu6(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Relu6", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Relu6", []*cairn.Tensor{x}, nil)
 }
 
 // Reshape runs the Reshape op: Same elements in a new shape; `shape` may hold one -1, inferred from the element count.
@@ -1377,9 +1377,9 @@ func Relu6(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Attribute shape (INTS) is the parameter shape.
 func Reshape(ctx *cairn.Context, tensor *cairn.Tensor, shape []int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Reshape", []*cairn.Tensor{tensor}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "Reshape", []*cairn.Tensor{tensor}, []cairn.Attr{
 		cairn.IntsAttr("shape", shape),
-	}, 1))
+	})
 }
 
 // Reverse runs the Reverse op: Reverses the dimensions listed in `axis` (TensorFlow's ReverseV2).
@@ -1388,9 +1388,9 @@ func Reshape(ctx *cairn.Context, tensor *cairn.Tensor, shape []int64) (*cairn.Te
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Attribute axis (INTS) is the parameter axis.
 func Reverse(ctx *cairn.Context, tensor *cairn.Tensor, axis []int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Reverse", []*cairn.Tensor{tensor}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "Reverse", []*cairn.Tensor{tensor}, []cairn.Attr{
 		cairn.IntsAttr("axis", axis),
-	}, 1))
+	})
 }
 
 // Round runs the Round op: Nearest integer, halves to even (banker's rounding); float dtypes only.
@@ -1398,7 +1398,7 @@ func Reverse(ctx *cairn.Context, tensor *cairn.Tensor, axis []int64) (*cairn.Ten
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, bfloat16, float16.
 func Round(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Round", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Round", []*cairn.Tensor{x}, nil)
 }
 
 // Rsqrt runs the Rsqrt op: 1 / sqrt(x); rsqrt(0) = inf.
@@ -1406,7 +1406,7 @@ func Round(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, complex64, bfloat16, float16.
 func Rsqrt(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Rsqrt", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Rsqrt", []*cairn.Tensor{x}, nil)
 }
 
 // ScatterNd runs the ScatterNd op: A zero tensor of shape `shape` with `updates` added at `indices` (duplicates add); out-of-range indices are an error.
@@ -1416,9 +1416,9 @@ func Rsqrt(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
 // Attribute shape (INTS) is the parameter shape.
 func ScatterNd(ctx *cairn.Context, indices, updates *cairn.Tensor, shape []int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "ScatterNd", []*cairn.Tensor{indices, updates}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "ScatterNd", []*cairn.Tensor{indices, updates}, []cairn.Attr{
 		cairn.IntsAttr("shape", shape),
-	}, 1))
+	})
 }
 
 // SelectV2 runs the SelectV2 op: condition ? t : e elementwise, all three broadcasting together. The alias Select has these V2 semantics (TF's v1 row-select by a vector condition is not supported).
@@ -1426,7 +1426,7 @@ func ScatterNd(ctx *cairn.Context, indices, updates *cairn.Tensor, shape []int64
 // Inputs: condition (bool), t (T), e (T). Outputs: output (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 func SelectV2(ctx *cairn.Context, condition, t, e *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "SelectV2", []*cairn.Tensor{condition, t, e}, nil, 1))
+	return cairn.RunOp1(ctx, "SelectV2", []*cairn.Tensor{condition, t, e}, nil)
 }
 
 // Selu runs the Selu op: scale * (x if x > 0, else alpha * (exp(x) - 1)), with TF's alpha and scale constants.
@@ -1434,7 +1434,7 @@ func SelectV2(ctx *cairn.Context, condition, t, e *cairn.Tensor) (*cairn.Tensor,
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, bfloat16, float16.
 func Selu(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Selu", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Selu", []*cairn.Tensor{x}, nil)
 }
 
 // Sigmoid runs the Sigmoid op: 1 / (1 + exp(-x)), computed without overflow for large |x|; float dtypes only.
@@ -1442,7 +1442,7 @@ func Selu(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, bfloat16, float16.
 func Sigmoid(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Sigmoid", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Sigmoid", []*cairn.Tensor{x}, nil)
 }
 
 // Sign runs the Sign op: -1, 0 or 1 by the sign of x (NaN stays NaN, zeros keep their sign); complex: x / |x|, or 0.
@@ -1450,7 +1450,7 @@ func Sigmoid(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, int32, int16, int8, complex64, int64, bfloat16, float16.
 func Sign(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Sign", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Sign", []*cairn.Tensor{x}, nil)
 }
 
 // Sin runs the Sin op: Sine.
@@ -1458,7 +1458,7 @@ func Sign(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, complex64, bfloat16, float16.
 func Sin(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Sin", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Sin", []*cairn.Tensor{x}, nil)
 }
 
 // Slice runs the Slice op: The block starting at `begin` with extent `size` (-1: to the end of that dimension).
@@ -1468,10 +1468,10 @@ func Sin(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Attribute begin (INTS) is the parameter begin.
 // Attribute size (INTS) is the parameter size.
 func Slice(ctx *cairn.Context, input *cairn.Tensor, begin, size []int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Slice", []*cairn.Tensor{input}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "Slice", []*cairn.Tensor{input}, []cairn.Attr{
 		cairn.IntsAttr("begin", begin),
 		cairn.IntsAttr("size", size),
-	}, 1))
+	})
 }
 
 // Softmax runs the Softmax op: exp(x - max) / sum(exp(x - max)) along `axis` (an attribute, default -1; TF uses the last axis).
@@ -1484,7 +1484,7 @@ func Softmax(ctx *cairn.Context, logits *cairn.Tensor, opts ...SoftmaxOption) (*
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Softmax", []*cairn.Tensor{logits}, attrs, 1))
+	return cairn.RunOp1(ctx, "Softmax", []*cairn.Tensor{logits}, attrs)
 }
 
 // SoftmaxOption is an optional attribute of Softmax, sent only when given.
@@ -1500,7 +1500,7 @@ func SoftmaxAxis(v int64) SoftmaxOption {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, bfloat16, float16.
 func Softplus(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Softplus", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Softplus", []*cairn.Tensor{x}, nil)
 }
 
 // Sort runs the Sort op: Stable sort along `axis`; NaNs sort last ascending (like NumPy) and first descending.
@@ -1514,7 +1514,7 @@ func Sort(ctx *cairn.Context, input *cairn.Tensor, opts ...SortOption) (*cairn.T
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Sort", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "Sort", []*cairn.Tensor{input}, attrs)
 }
 
 // SortOption is an optional attribute of Sort, sent only when given.
@@ -1558,7 +1558,7 @@ func SplitAxis(v int64) SplitOption {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, complex64, bfloat16, float16.
 func Sqrt(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Sqrt", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Sqrt", []*cairn.Tensor{x}, nil)
 }
 
 // Square runs the Square op: x * x; integers wrap on overflow.
@@ -1566,7 +1566,7 @@ func Sqrt(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
 func Square(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Square", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Square", []*cairn.Tensor{x}, nil)
 }
 
 // SquaredDifference runs the SquaredDifference op: (x - y) * conj(x - y).
@@ -1574,7 +1574,7 @@ func Square(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
 func SquaredDifference(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "SquaredDifference", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "SquaredDifference", []*cairn.Tensor{x, y}, nil)
 }
 
 // Squeeze runs the Squeeze op: Removes size-1 dimensions: those in `squeeze_dims`, or all of them when it is empty.
@@ -1587,7 +1587,7 @@ func Squeeze(ctx *cairn.Context, input *cairn.Tensor, opts ...SqueezeOption) (*c
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Squeeze", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "Squeeze", []*cairn.Tensor{input}, attrs)
 }
 
 // SqueezeOption is an optional attribute of Squeeze, sent only when given.
@@ -1603,7 +1603,7 @@ func SqueezeSqueezeDims(v []int64) SqueezeOption {
 // Inputs: input (T). Outputs: output (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 func StopGradient(ctx *cairn.Context, input *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "StopGradient", []*cairn.Tensor{input}, nil, 1))
+	return cairn.RunOp1(ctx, "StopGradient", []*cairn.Tensor{input}, nil)
 }
 
 // StridedSlice runs the StridedSlice op: Python-style input[begin:end:strides] with TensorFlow's begin/end/ellipsis/new-axis/shrink-axis masks; out-of-range bounds clamp, an out-of-range shrunk index is an error.
@@ -1626,7 +1626,7 @@ func StridedSlice(ctx *cairn.Context, input *cairn.Tensor, begin, end, strides [
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "StridedSlice", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "StridedSlice", []*cairn.Tensor{input}, attrs)
 }
 
 // StridedSliceOption is an optional attribute of StridedSlice, sent only when given.
@@ -1679,7 +1679,7 @@ func StridedSliceGrad(ctx *cairn.Context, dy *cairn.Tensor, shape, begin, end, s
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "StridedSliceGrad", []*cairn.Tensor{dy}, attrs, 1))
+	return cairn.RunOp1(ctx, "StridedSliceGrad", []*cairn.Tensor{dy}, attrs)
 }
 
 // StridedSliceGradOption is an optional attribute of StridedSliceGrad, sent only when given.
@@ -1715,7 +1715,7 @@ func StridedSliceGradShrinkAxisMask(v int64) StridedSliceGradOption {
 // Inputs: x (T), y (T). Outputs: z (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bfloat16, float16.
 func Sub(ctx *cairn.Context, x, y *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Sub", []*cairn.Tensor{x, y}, nil, 1))
+	return cairn.RunOp1(ctx, "Sub", []*cairn.Tensor{x, y}, nil)
 }
 
 // Sum runs the Sum op: Sum over the INTS attribute `axis` (all axes when empty); floats accumulate in double, integers wrap.
@@ -1729,7 +1729,7 @@ func Sum(ctx *cairn.Context, input *cairn.Tensor, opts ...SumOption) (*cairn.Ten
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Sum", []*cairn.Tensor{input}, attrs, 1))
+	return cairn.RunOp1(ctx, "Sum", []*cairn.Tensor{input}, attrs)
 }
 
 // SumOption is an optional attribute of Sum, sent only when given.
@@ -1750,7 +1750,7 @@ func SumKeepDims(v bool) SumOption {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, complex64, bfloat16, float16.
 func Tanh(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Tanh", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "Tanh", []*cairn.Tensor{x}, nil)
 }
 
 // Tile runs the Tile op: Repeats the input multiples[i] times along dimension i.
@@ -1759,9 +1759,9 @@ func Tanh(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 // Attribute multiples (INTS) is the parameter multiples.
 func Tile(ctx *cairn.Context, input *cairn.Tensor, multiples []int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Tile", []*cairn.Tensor{input}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "Tile", []*cairn.Tensor{input}, []cairn.Attr{
 		cairn.IntsAttr("multiples", multiples),
-	}, 1))
+	})
 }
 
 // TopKV2 runs the TopKV2 op: The k largest values along the last axis and their int32 indices, largest first; ties take the lower index; NaN counts as largest; `k` is an attribute; output is always sorted.
@@ -1801,7 +1801,7 @@ func Transpose(ctx *cairn.Context, x *cairn.Tensor, opts ...TransposeOption) (*c
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "Transpose", []*cairn.Tensor{x}, attrs, 1))
+	return cairn.RunOp1(ctx, "Transpose", []*cairn.Tensor{x}, attrs)
 }
 
 // TransposeOption is an optional attribute of Transpose, sent only when given.
@@ -1826,7 +1826,7 @@ func TruncatedNormal(ctx *cairn.Context, shape []int64, opts ...TruncatedNormalO
 	for _, opt := range opts {
 		attrs = setAttr(attrs, cairn.Attr(opt))
 	}
-	return single(cairn.RunOp(ctx, "TruncatedNormal", nil, attrs, 1))
+	return cairn.RunOp1(ctx, "TruncatedNormal", nil, attrs)
 }
 
 // TruncatedNormalOption is an optional attribute of TruncatedNormal, sent only when given.
@@ -1877,9 +1877,9 @@ func UnpackAxis(v int64) UnpackOption {
 // Tindices: one of int32, int64.
 // Attribute num_segments (INT) is the parameter numSegments.
 func UnsortedSegmentSum(ctx *cairn.Context, data, segmentIds *cairn.Tensor, numSegments int64) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "UnsortedSegmentSum", []*cairn.Tensor{data, segmentIds}, []cairn.Attr{
+	return cairn.RunOp1(ctx, "UnsortedSegmentSum", []*cairn.Tensor{data, segmentIds}, []cairn.Attr{
 		cairn.IntAttr("num_segments", numSegments),
-	}, 1))
+	})
 }
 
 // Where runs the Where op: Coordinates of the non-zero (true) elements of `condition` as int64 [num_true, rank], in row-major order.
@@ -1887,7 +1887,7 @@ func UnsortedSegmentSum(ctx *cairn.Context, data, segmentIds *cairn.Tensor, numS
 // Inputs: condition (T). Outputs: index (int64).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 func Where(ctx *cairn.Context, condition *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "Where", []*cairn.Tensor{condition}, nil, 1))
+	return cairn.RunOp1(ctx, "Where", []*cairn.Tensor{condition}, nil)
 }
 
 // WriteAudioSummary runs the WriteAudioSummary op: tf.summary.audio: WAVs of the first max_outputs clips of a [k, t, c] batch in [-1, 1]
@@ -2031,5 +2031,5 @@ func WriteScalarSummaryStep(v int64) WriteScalarSummaryOption {
 // Inputs: x (T). Outputs: y (T).
 // T: one of float32, float64, int32, uint8, int16, int8, complex64, int64, bool, bfloat16, float16.
 func ZerosLike(ctx *cairn.Context, x *cairn.Tensor) (*cairn.Tensor, error) {
-	return single(cairn.RunOp(ctx, "ZerosLike", []*cairn.Tensor{x}, nil, 1))
+	return cairn.RunOp1(ctx, "ZerosLike", []*cairn.Tensor{x}, nil)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"cairn.dev/cairn"
+	"cairn.dev/cairn/internal/cbench"
 	"cairn.dev/cairn/ops"
 )
 
@@ -276,4 +277,46 @@ func processCPU(b *testing.B) int64 {
 		b.Fatal(err)
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// An op and its Close allocate only the result's Tensor, and that in chunks of 64 (the handle
+// arrays stay on the stack): at most one allocation per call on average.
+func TestAdd16Allocations(t *testing.T) {
+	ctx := newContext(t)
+	data := make([]float32, 16)
+	x := tensor(t, ctx, []int64{16}, data)
+	y := tensor(t, ctx, []int64{16}, data)
+	allocs := testing.AllocsPerRun(1000, func() {
+		z, err := ops.Add(ctx, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z.Close()
+	})
+	if allocs > 1 {
+		t.Errorf("ops.Add and Close: %v allocations per call, want at most 1", allocs)
+	}
+}
+
+// BenchmarkAdd16C is BenchmarkAdd16's op through the C API in the same process: the loop in C
+// (the C figure "over C" is measured against), and one cgo call per op from Go (that figure plus
+// the cost of one crossing).
+func BenchmarkAdd16C(b *testing.B) {
+	a, err := cbench.NewAdd16()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	b.Run("loop-in-C", func(b *testing.B) {
+		if err := a.LoopInC(b.N); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("cgo-per-op", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := a.Once(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
