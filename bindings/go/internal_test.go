@@ -184,3 +184,21 @@ func TestTensorChunkFreesOpenSlotsOnly(t *testing.T) {
 		}
 	}
 }
+
+// opNameCache keys on the address of a name's bytes and its length: a prefix of a cached name
+// starts at the same address and must still find its own registry name.
+func TestLookupOpNameByAddressAndLength(t *testing.T) {
+	addN := strings.Clone("AddN")
+	for _, c := range []struct{ op, want string }{
+		{addN, "AddN"}, {addN, "AddN"}, {addN[:3], "Add"}, {addN[:3], "Add"}, {addN, "AddN"},
+		{strings.Clone("Add"), "Add"}, {"Add", "Add"},
+	} {
+		name, ok := lookupOpName(c.op)
+		if want := registeredOpNames()[c.want]; !ok || name != want {
+			t.Errorf("lookupOpName(%q) = %v, %v; want %q", c.op, ok, name, c.want)
+		}
+	}
+	if _, ok := lookupOpName(strings.Clone("NoSuchOp")); ok {
+		t.Error("lookupOpName found NoSuchOp")
+	}
+}

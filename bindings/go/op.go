@@ -1,6 +1,7 @@
 package cairn
 
 /*
+#include <stdint.h>
 #include <stdlib.h>
 #include "cairn/cairn.h"
 
@@ -11,14 +12,14 @@ typedef struct gocairn_run1_result {
 } gocairn_run1_result;
 
 // cairn_op_run of an op with one output and at most 4 inputs, which come by value, as the result
-// goes back: no Go memory crosses into C, so the call needs no cgo pointer check and the Go side
-// no heap arrays.
+// goes back: no Go memory crosses into C, so the Go side needs no heap arrays. attrs (C memory,
+// from packAttrs) comes as an integer so that cgo does not check it for Go pointers on each call.
 static gocairn_run1_result gocairn_run1(cairn_context *ctx, const char *op, cairn_tensor *in0,
                                         cairn_tensor *in1, cairn_tensor *in2, cairn_tensor *in3,
-                                        size_t n_inputs, const cairn_attr *attrs, size_t n_attrs) {
+                                        size_t n_inputs, uintptr_t attrs, size_t n_attrs) {
   cairn_tensor *in[4] = {in0, in1, in2, in3};
   gocairn_run1_result r = {NULL, NULL};
-  r.status = cairn_op_run(ctx, op, in, n_inputs, attrs, n_attrs, &r.out, 1);
+  r.status = cairn_op_run(ctx, op, in, n_inputs, (const cairn_attr *)attrs, n_attrs, &r.out, 1);
   return r;
 }
 */
@@ -29,6 +30,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -141,7 +143,7 @@ func prepareOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr) (opCall,
 	}
 	call := opCall{ctx: cctx}
 	var known bool
-	if call.name, known = registeredOpNames()[op]; !known { // let the library report the unknown name
+	if call.name, known = lookupOpName(op); !known { // let the library report the unknown name
 		call.name, call.ownsName = C.CString(op), true
 	}
 	if len(attrs) > 0 {
@@ -183,7 +185,8 @@ func RunOp1(ctx *Context, op string, inputs []*Tensor, attrs []Attr) (*Tensor, e
 	for i, t := range inputs {
 		in[i] = t.ptr
 	}
-	r := C.gocairn_run1(cctx, name, in[0], in[1], in[2], in[3], C.size_t(len(inputs)), cattrs, C.size_t(len(attrs)))
+	r := C.gocairn_run1(cctx, name, in[0], in[1], in[2], in[3], C.size_t(len(inputs)),
+		C.uintptr_t(uintptr(unsafe.Pointer(cattrs))), C.size_t(len(attrs)))
 	runtime.KeepAlive(ctx)
 	runtime.KeepAlive(inputs)
 	if err := takeStatus(r.status); err != nil {
@@ -211,6 +214,32 @@ func countOutputs(op *C.char, attrs *C.cairn_attr, nAttrs int) (int, error) {
 		return 0, err
 	}
 	return int(n), nil
+}
+
+// opNameEntry is one entry of opNameCache.
+type opNameEntry struct {
+	op   string  // holds the bytes, so their address is not reused for another string while cached
+	name *C.char // registeredOpNames()[op]
+}
+
+// opNameCache remembers the registry names of recent op names by the address of their bytes: the
+// generated ops pass string constants, so a repeated op finds its C name with one atomic load and
+// two compares instead of hashing the string into registeredOpNames. Two strings with the same
+// bytes at the same address and the same length are the same string.
+var opNameCache [256]atomic.Pointer[opNameEntry]
+
+// lookupOpName is the library's static copy of op's name, or false for an unregistered op.
+func lookupOpName(op string) (*C.char, bool) {
+	p := unsafe.StringData(op)
+	slot := &opNameCache[(uint64(uintptr(unsafe.Pointer(p)))*0x9e3779b97f4a7c15)>>56]
+	if e := slot.Load(); e != nil && unsafe.StringData(e.op) == p && len(e.op) == len(op) {
+		return e.name, true
+	}
+	name, ok := registeredOpNames()[op]
+	if ok {
+		slot.Store(&opNameEntry{op: op, name: name})
+	}
+	return name, ok
 }
 
 // registeredOpNames maps each registered op name to the library's static copy of it, so running
