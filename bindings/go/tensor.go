@@ -19,7 +19,8 @@ import (
 //
 // Close frees it at once; a Tensor never closed is freed by the garbage collector, once it and
 // the tensors made around the same time on the same thread (up to 63 others sharing its backstop,
-// see tensorChunk) are all unreachable.
+// see tensorChunk) are all unreachable. So close what you make: a tensor kept for long keeps the
+// forgotten tensors of its chunk in memory as long.
 type Tensor struct {
 	ptr *C.cairn_tensor
 }
