@@ -1,12 +1,11 @@
 package dev.cairn;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 
 /**
  * A Cairn context: devices, the default device, the thread pool, the log handler and the RNG seed.
  * Thread-safe: share one between threads. Close it when done; tensors made from it stay valid.
- * A context that is garbage collected without {@link #close()} is freed by a {@link Cleaner}, but
+ * A context that is garbage collected without {@link #close()} is freed by a daemon thread, but
  * do not rely on that for timely release.
  *
  * <p>Closing a context while another thread is still running an op on it is a programming
