@@ -1426,7 +1426,15 @@ def emit_op(op: dict) -> list[str]:
         if a.get("allowed_values"):
             desc += f", one of {', '.join(a['allowed_values'])}"
         doc.append(desc)
-    lines = ["", f"  private static final byte[] {const} = cstr({json.dumps(name)});"]
+    has_attr_class = bool(optional)
+    # One output, one to three tensor inputs and no attribute to pass: the overload without an
+    # attribute class runs in one JNI call on the handles (OpNative.run, via CairnContext.run1).
+    fast = single and not variadic and not required and 1 <= len(inputs) <= 3
+    lines = [""]
+    if has_attr_class or not fast:
+        lines.append(f"  private static final byte[] {const} = cstr({json.dumps(name)});")
+    if fast:
+        lines.append(f"  private static final long {const}_C = OpNative.name({json.dumps(name)});")
     # The inputs as one Tensor[] (CairnContext.runRaw checks them and keeps them reachable).
     fixed = [i for i in inputs if not i.get("variadic")]
     var = variadic[0] if variadic else None
@@ -1438,9 +1446,10 @@ def emit_op(op: dict) -> list[str]:
         gather.append(f"    System.arraycopy({v}, 0, in, {len(fixed)}, {v}.length);")
     else:
         gather = ["    Tensor[] in = {" + ", ".join(pnames[id(i)] for i in inputs) + "};"]
-    has_attr_class = bool(optional)
 
     def body(with_attrs: bool) -> list[str]:
+        if fast and not with_attrs:
+            return [f"    return ctx.run1({const}_C, " + ", ".join(pnames[id(i)] for i in inputs) + ");"]
         b = list(gather)
         if required or with_attrs:
             b.append("    OpAttrs enc = new OpAttrs();")

@@ -1,12 +1,11 @@
 package dev.cairn;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 
 /**
  * A Cairn context: devices, the default device, the thread pool, the log handler and the RNG seed.
  * Thread-safe: share one between threads. Close it when done; tensors made from it stay valid.
- * A context that is garbage collected without {@link #close()} is freed by a {@link Cleaner}, but
+ * A context that is garbage collected without {@link #close()} is freed by a daemon thread, but
  * do not rely on that for timely release.
  *
  * <p>Closing a context while another thread is still running an op on it is a programming
@@ -215,8 +214,7 @@ public final class CairnContext extends NativeHandle {
     long ctx = handle();
     long[] in = new long[inputs == null ? 0 : inputs.length];
     for (int i = 0; i < in.length; ++i) {
-      if (inputs[i] == null) throw new NullPointerException("input " + i + " is null");
-      in[i] = inputs[i].handle();
+      in[i] = input(inputs[i], i);
     }
     long[] out = new long[numOutputs];
     try {
@@ -233,6 +231,52 @@ public final class CairnContext extends NativeHandle {
     Tensor[] result = new Tensor[numOutputs];
     for (int i = 0; i < numOutputs; ++i) result[i] = new Tensor(out[i]);
     return result;
+  }
+
+  // The generated wrappers' fast path (an op with one output, 1 to 3 inputs, no attributes): one
+  // JNI call on the handles, no array in or out. `op` is an OpNative.name constant.
+  Tensor run1(long op, Tensor a) {
+    long ctx = handle();
+    long out;
+    try {
+      out = OpNative.run(ctx, op, 1, input(a, 0), 0, 0);
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(a);
+    }
+    return new Tensor(out);
+  }
+
+  Tensor run1(long op, Tensor a, Tensor b) {
+    long ctx = handle();
+    long out;
+    try {
+      out = OpNative.run(ctx, op, 2, input(a, 0), input(b, 1), 0);
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+    }
+    return new Tensor(out);
+  }
+
+  Tensor run1(long op, Tensor a, Tensor b, Tensor c) {
+    long ctx = handle();
+    long out;
+    try {
+      out = OpNative.run(ctx, op, 3, input(a, 0), input(b, 1), input(c, 2));
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(c);
+    }
+    return new Tensor(out);
+  }
+
+  private static long input(Tensor t, int i) {
+    if (t == null) throw new NullPointerException("input " + i + " is null");
+    return t.handle();
   }
 
   @Override

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -13,7 +12,7 @@ import java.util.Objects;
  *
  * <p>Each instance owns one handle, that is one reference to its object: {@link #close()} drops
  * it, and the object goes when nothing else refers to it (edges hold their own references, so
- * handles and objects may be closed in any order). A {@link Cleaner} drops the reference of an
+ * handles and objects may be closed in any order). A daemon thread drops the reference of an
  * instance collected without {@code close()}. Several instances may refer to one object ({@link
  * #get} makes a new handle each time); {@link #sameObject} tells. Objects keep their context
  * alive, and may be used from several threads at once (closing one while another thread uses it

@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.Map;
 import java.util.Objects;
@@ -13,7 +12,7 @@ import java.util.Objects;
  * restores (or a safetensors file of every value).
  *
  * <p>Use one checkpoint (and its {@link CheckpointManager}) from one thread at a time. Close it
- * when done (waiting for a background save; its error is logged); a {@link Cleaner} frees one
+ * when done (waiting for a background save; its error is logged); a daemon thread frees one
  * collected unclosed.
  */
 public final class Checkpoint extends NativeHandle {

@@ -36,8 +36,8 @@ import java.util.Objects;
  * <p><b>Errors.</b> An exception thrown by the body makes {@link #call} throw a {@link
  * CairnException} whose cause is that exception (code UNKNOWN, or the code of a CairnException
  * the body threw); an {@link Error} is rethrown as is. Nothing is cached then: the next call with
- * that signature traces again. Close the function to release the body; a {@link
- * java.lang.ref.Cleaner} frees one collected unclosed.
+ * that signature traces again. Close the function to release the body; a daemon
+ * thread frees one collected unclosed.
  */
 public final class CompiledFunction extends NativeHandle {
   /** The traced body: symbolic inputs in, outputs out (as many as the function's count). */

@@ -16,8 +16,8 @@ import java.util.Objects;
  * recorded nor disturbed. {@link #close()} may come from any thread.
  *
  * <p>Close a tape as soon as its gradients are taken (try-with-resources): until then it keeps
- * recording, and holds every recorded intermediate tensor. A {@link java.lang.ref.Cleaner} frees a
- * tape collected unclosed.
+ * recording, and holds every recorded intermediate tensor. A daemon thread frees a tape
+ * collected unclosed.
  */
 public final class GradientTape extends NativeHandle {
   private final boolean persistent;

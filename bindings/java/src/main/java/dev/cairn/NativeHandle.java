@@ -1,6 +1,6 @@
 package dev.cairn;
 
-import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.lang.reflect.Modifier;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
@@ -8,17 +8,16 @@ import java.util.function.LongConsumer;
 
 /**
  * What every class owning one native handle shares: the handle, the closed flag, and a {@link
- * Cleaner} registration that frees the handle when its owner is collected without {@link
+ * Backstop} registration that frees the handle when its owner is collected without {@link
  * #close()}. Callers fence the owner ({@code Reference.reachabilityFence(this)}) after a native
- * call that uses {@link #handle()}, so that the Cleaner cannot free it mid-call.
+ * call that uses {@link #handle()}, so that the backstop cannot free it mid-call.
  */
 abstract class NativeHandle implements AutoCloseable {
-  // Owned handles not yet freed (by close() or by the Cleaner); tests wait on it.
+  // Owned handles not yet freed (by close() or by the backstop) nor taken; tests wait on it.
   private static final AtomicLong LIVE = new AtomicLong();
 
   private final long handle;
-  private final Cleaner.Cleanable cleanable; // null for a handle owned elsewhere
-  private final Release release; // null for a handle owned elsewhere
+  private final Backstop.Ref ref; // null for a handle owned elsewhere
   private volatile boolean closed;
 
   /**
@@ -28,8 +27,7 @@ abstract class NativeHandle implements AutoCloseable {
   NativeHandle(long handle, LongConsumer free) {
     this.handle = handle;
     if (free != null) LIVE.incrementAndGet();
-    this.release = free == null ? null : new Release(handle, free);
-    this.cleanable = free == null ? null : NativeResources.CLEANER.register(this, release);
+    this.ref = free == null ? null : Backstop.register(this, handle, free);
   }
 
   /** How many owned handles are not freed yet (for leak tests). */
@@ -37,22 +35,9 @@ abstract class NativeHandle implements AutoCloseable {
     return LIVE.get();
   }
 
-  // Frees the handle; holds no reference to its owner, so it can run after collection.
-  private static final class Release implements Runnable {
-    private final long handle;
-    private final LongConsumer free;
-    private volatile boolean taken; // ownership went elsewhere (take()): nothing to free
-
-    Release(long handle, LongConsumer free) {
-      this.handle = handle;
-      this.free = free;
-    }
-
-    @Override
-    public void run() {
-      if (!taken) free.accept(handle);
-      LIVE.decrementAndGet();
-    }
+  /** One owned handle was freed or handed on (by close(), take() or the backstop). */
+  static void released() {
+    LIVE.decrementAndGet();
   }
 
   /** The handle; throws (see {@link #checkClosed()}) once closed. */
@@ -126,9 +111,11 @@ abstract class NativeHandle implements AutoCloseable {
    */
   final synchronized long take() {
     long h = handle();
-    if (release == null) throw new IllegalStateException(getClass().getSimpleName() + " does not own its handle");
-    release.taken = true;
-    close();
+    if (ref == null) throw new IllegalStateException(getClass().getSimpleName() + " does not own its handle");
+    if (!ref.take()) throw closedError(getClass(), ""); // a close() on another thread won
+    released();
+    close(); // frees nothing now: the subclass's own closing
+    Reference.reachabilityFence(this);
     return h;
   }
 
@@ -136,6 +123,7 @@ abstract class NativeHandle implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    if (cleanable != null) cleanable.clean();
+    if (ref != null && ref.release()) released();
+    Reference.reachabilityFence(this); // the backstop must not see this unreachable mid-close
   }
 }

@@ -1,13 +1,9 @@
 package dev.cairn;
 
-import java.lang.ref.Cleaner;
 import java.nio.charset.StandardCharsets;
 
-/** What the handle classes share: the Cleaner that backs up close(), and C string encoding. */
+/** What the handle classes share: C string encoding (the backstop of close() is {@link Backstop}). */
 final class NativeResources {
-  /** One daemon thread frees what was garbage collected without close(). */
-  static final Cleaner CLEANER = Cleaner.create();
-
   private NativeResources() {}
 
   /** UTF-8 bytes for a C string parameter; null stays null. */

@@ -21,7 +21,7 @@ public final class Ops {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static final byte[] OP_ABS = cstr("Abs");
+  private static final long OP_ABS_C = OpNative.name("Abs");
   /**
    * Abs: |x|; real dtypes only (no complex, unlike TF's ComplexAbs); abs(INT_MIN) wraps to INT_MIN.
    *
@@ -36,11 +36,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor abs(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_ABS, in, null, 1)[0];
+    return ctx.run1(OP_ABS_C, x);
   }
 
-  private static final byte[] OP_ADD = cstr("Add");
+  private static final long OP_ADD_C = OpNative.name("Add");
   /**
    * Add: x + y, elementwise with broadcasting.
    *
@@ -57,8 +56,7 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor add(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_ADD, in, null, 1)[0];
+    return ctx.run1(OP_ADD_C, x, y);
   }
 
   private static final byte[] OP_ADD_N = cstr("AddN");
@@ -82,6 +80,7 @@ public final class Ops {
   }
 
   private static final byte[] OP_ALL = cstr("All");
+  private static final long OP_ALL_C = OpNative.name("All");
   /**
    * All: Logical and over the attribute `axis`; empty gives true.
    *
@@ -98,8 +97,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor all(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_ALL, in, null, 1)[0];
+    return ctx.run1(OP_ALL_C, input);
   }
 
   /**
@@ -190,6 +188,7 @@ public final class Ops {
   }
 
   private static final byte[] OP_ANY = cstr("Any");
+  private static final long OP_ANY_C = OpNative.name("Any");
   /**
    * Any: Logical or over the attribute `axis`; empty gives false.
    *
@@ -206,8 +205,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor any(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_ANY, in, null, 1)[0];
+    return ctx.run1(OP_ANY_C, input);
   }
 
   /**
@@ -487,7 +485,7 @@ public final class Ops {
     return ctx.runRaw(OP_APPLY_CENTERED_RMSPROP, in, null, 4);
   }
 
-  private static final byte[] OP_APPLY_GRADIENT_DESCENT = cstr("ApplyGradientDescent");
+  private static final long OP_APPLY_GRADIENT_DESCENT_C = OpNative.name("ApplyGradientDescent");
   /**
    * ApplyGradientDescent: var_out = var - alpha * delta.
    *
@@ -506,8 +504,7 @@ public final class Ops {
    * @return output var_out, a new tensor the caller closes
    */
   public static Tensor applyGradientDescent(CairnContext ctx, Tensor var, Tensor alpha, Tensor delta) {
-    Tensor[] in = {var, alpha, delta};
-    return ctx.runRaw(OP_APPLY_GRADIENT_DESCENT, in, null, 1)[0];
+    return ctx.run1(OP_APPLY_GRADIENT_DESCENT_C, var, alpha, delta);
   }
 
   private static final byte[] OP_APPLY_KERAS_CENTERED_RMSPROP = cstr("ApplyKerasCenteredRMSProp");
@@ -799,6 +796,7 @@ public final class Ops {
   }
 
   private static final byte[] OP_ARG_MAX = cstr("ArgMax");
+  private static final long OP_ARG_MAX_C = OpNative.name("ArgMax");
   /**
    * ArgMax: Index of the largest value along `axis` (an attribute); ties and NaNs take the first index.
    *
@@ -815,8 +813,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor argMax(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_ARG_MAX, in, null, 1)[0];
+    return ctx.run1(OP_ARG_MAX_C, input);
   }
 
   /**
@@ -907,6 +904,7 @@ public final class Ops {
   }
 
   private static final byte[] OP_ARG_MIN = cstr("ArgMin");
+  private static final long OP_ARG_MIN_C = OpNative.name("ArgMin");
   /**
    * ArgMin: Index of the smallest value along `axis` (an attribute); ties and NaNs take the first index.
    *
@@ -923,8 +921,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor argMin(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_ARG_MIN, in, null, 1)[0];
+    return ctx.run1(OP_ARG_MIN_C, input);
   }
 
   /**
@@ -1305,7 +1302,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_CEIL = cstr("Ceil");
+  private static final long OP_CEIL_C = OpNative.name("Ceil");
   /**
    * Ceil: Smallest integer not below x.
    *
@@ -1320,11 +1317,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor ceil(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_CEIL, in, null, 1)[0];
+    return ctx.run1(OP_CEIL_C, x);
   }
 
-  private static final byte[] OP_CLIP_BY_VALUE = cstr("ClipByValue");
+  private static final long OP_CLIP_BY_VALUE_C = OpNative.name("ClipByValue");
   /**
    * ClipByValue: min(max(t, clip_value_min), clip_value_max) applied as TF does (min with the upper bound first); the bounds broadcast to t's shape; NaN in t stays NaN.
    *
@@ -1343,8 +1339,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor clipByValue(CairnContext ctx, Tensor t, Tensor clipValueMin, Tensor clipValueMax) {
-    Tensor[] in = {t, clipValueMin, clipValueMax};
-    return ctx.runRaw(OP_CLIP_BY_VALUE, in, null, 1)[0];
+    return ctx.run1(OP_CLIP_BY_VALUE_C, t, clipValueMin, clipValueMax);
   }
 
   private static final byte[] OP_CONCAT_V2 = cstr("ConcatV2");
@@ -1810,7 +1805,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_COS = cstr("Cos");
+  private static final long OP_COS_C = OpNative.name("Cos");
   /**
    * Cos: Cosine.
    *
@@ -1825,11 +1820,11 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor cos(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_COS, in, null, 1)[0];
+    return ctx.run1(OP_COS_C, x);
   }
 
   private static final byte[] OP_CUMSUM = cstr("Cumsum");
+  private static final long OP_CUMSUM_C = OpNative.name("Cumsum");
   /**
    * Cumsum: Cumulative sum along `axis` (an attribute); `exclusive` starts from 0, `reverse` scans from the end.
    *
@@ -1847,8 +1842,7 @@ public final class Ops {
    * @return output out, a new tensor the caller closes
    */
   public static Tensor cumsum(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_CUMSUM, in, null, 1)[0];
+    return ctx.run1(OP_CUMSUM_C, x);
   }
 
   /**
@@ -1961,7 +1955,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_ELU = cstr("Elu");
+  private static final long OP_ELU_C = OpNative.name("Elu");
   /**
    * Elu: x if x &gt; 0, else exp(x) - 1.
    *
@@ -1976,11 +1970,11 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor elu(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_ELU, in, null, 1)[0];
+    return ctx.run1(OP_ELU_C, x);
   }
 
   private static final byte[] OP_EQUAL = cstr("Equal");
+  private static final long OP_EQUAL_C = OpNative.name("Equal");
   /**
    * Equal: x == y with broadcasting (NaN != NaN); every dtype incl. bool and complex.
    *
@@ -1998,8 +1992,7 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor equal(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_EQUAL, in, null, 1)[0];
+    return ctx.run1(OP_EQUAL_C, x, y);
   }
 
   /**
@@ -2065,7 +2058,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_ERF = cstr("Erf");
+  private static final long OP_ERF_C = OpNative.name("Erf");
   /**
    * Erf: The Gauss error function.
    *
@@ -2080,11 +2073,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor erf(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_ERF, in, null, 1)[0];
+    return ctx.run1(OP_ERF_C, x);
   }
 
-  private static final byte[] OP_EXP = cstr("Exp");
+  private static final long OP_EXP_C = OpNative.name("Exp");
   /**
    * Exp: e ** x.
    *
@@ -2099,8 +2091,7 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor exp(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_EXP, in, null, 1)[0];
+    return ctx.run1(OP_EXP_C, x);
   }
 
   private static final byte[] OP_EXPAND_DIMS = cstr("ExpandDims");
@@ -2126,7 +2117,7 @@ public final class Ops {
     return ctx.runRaw(OP_EXPAND_DIMS, in, enc, 1)[0];
   }
 
-  private static final byte[] OP_FFT = cstr("FFT");
+  private static final long OP_FFT_C = OpNative.name("FFT");
   /**
    * FFT: Discrete Fourier transform over the innermost dimension (complex64).
    *
@@ -2140,11 +2131,10 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor fFT(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_FFT, in, null, 1)[0];
+    return ctx.run1(OP_FFT_C, input);
   }
 
-  private static final byte[] OP_FFT2_D = cstr("FFT2D");
+  private static final long OP_FFT2_D_C = OpNative.name("FFT2D");
   /**
    * FFT2D: 2-D discrete Fourier transform over the innermost two dimensions.
    *
@@ -2158,8 +2148,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor fFT2D(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_FFT2_D, in, null, 1)[0];
+    return ctx.run1(OP_FFT2_D_C, input);
   }
 
   private static final byte[] OP_FILL = cstr("Fill");
@@ -2185,7 +2174,7 @@ public final class Ops {
     return ctx.runRaw(OP_FILL, in, enc, 1)[0];
   }
 
-  private static final byte[] OP_FLOOR = cstr("Floor");
+  private static final long OP_FLOOR_C = OpNative.name("Floor");
   /**
    * Floor: Largest integer not above x.
    *
@@ -2200,11 +2189,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor floor(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_FLOOR, in, null, 1)[0];
+    return ctx.run1(OP_FLOOR_C, x);
   }
 
-  private static final byte[] OP_FLOOR_DIV = cstr("FloorDiv");
+  private static final long OP_FLOOR_DIV_C = OpNative.name("FloorDiv");
   /**
    * FloorDiv: floor(x / y); an integer divisor of zero is an error.
    *
@@ -2221,11 +2209,10 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor floorDiv(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_FLOOR_DIV, in, null, 1)[0];
+    return ctx.run1(OP_FLOOR_DIV_C, x, y);
   }
 
-  private static final byte[] OP_FLOOR_MOD = cstr("FloorMod");
+  private static final long OP_FLOOR_MOD_C = OpNative.name("FloorMod");
   /**
    * FloorMod: x - floor(x / y) * y, with the sign of y; an integer divisor of zero is an error.
    *
@@ -2242,11 +2229,10 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor floorMod(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_FLOOR_MOD, in, null, 1)[0];
+    return ctx.run1(OP_FLOOR_MOD_C, x, y);
   }
 
-  private static final byte[] OP_GATHER_ND = cstr("GatherNd");
+  private static final long OP_GATHER_ND_C = OpNative.name("GatherNd");
   /**
    * GatherNd: Slices of `params` at the coordinates in the last dimension of `indices` (k of them: output is indices.shape[:-1] + params.shape[k:]); out-of-range indices are an error.
    *
@@ -2264,11 +2250,11 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor gatherNd(CairnContext ctx, Tensor params, Tensor indices) {
-    Tensor[] in = {params, indices};
-    return ctx.runRaw(OP_GATHER_ND, in, null, 1)[0];
+    return ctx.run1(OP_GATHER_ND_C, params, indices);
   }
 
   private static final byte[] OP_GATHER_V2 = cstr("GatherV2");
+  private static final long OP_GATHER_V2_C = OpNative.name("GatherV2");
   /**
    * GatherV2: Takes slices of `params` along `axis` at `indices`; the first `batch_dims` dimensions are batch dimensions shared by params and indices. Out-of-range indices are an error.
    *
@@ -2288,8 +2274,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor gatherV2(CairnContext ctx, Tensor params, Tensor indices) {
-    Tensor[] in = {params, indices};
-    return ctx.runRaw(OP_GATHER_V2, in, null, 1)[0];
+    return ctx.run1(OP_GATHER_V2_C, params, indices);
   }
 
   /**
@@ -2380,6 +2365,7 @@ public final class Ops {
   }
 
   private static final byte[] OP_GELU = cstr("Gelu");
+  private static final long OP_GELU_C = OpNative.name("Gelu");
   /**
    * Gelu: x * Phi(x) (as tf.nn.gelu); `approximate` uses the tanh form. Cairn op: TF has no raw op.
    *
@@ -2395,8 +2381,7 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor gelu(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_GELU, in, null, 1)[0];
+    return ctx.run1(OP_GELU_C, x);
   }
 
   /**
@@ -2461,7 +2446,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_GREATER = cstr("Greater");
+  private static final long OP_GREATER_C = OpNative.name("Greater");
   /**
    * Greater: x &gt; y with broadcasting; real dtypes.
    *
@@ -2478,11 +2463,10 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor greater(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_GREATER, in, null, 1)[0];
+    return ctx.run1(OP_GREATER_C, x, y);
   }
 
-  private static final byte[] OP_GREATER_EQUAL = cstr("GreaterEqual");
+  private static final long OP_GREATER_EQUAL_C = OpNative.name("GreaterEqual");
   /**
    * GreaterEqual: x &gt;= y with broadcasting; real dtypes.
    *
@@ -2499,11 +2483,10 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor greaterEqual(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_GREATER_EQUAL, in, null, 1)[0];
+    return ctx.run1(OP_GREATER_EQUAL_C, x, y);
   }
 
-  private static final byte[] OP_IFFT = cstr("IFFT");
+  private static final long OP_IFFT_C = OpNative.name("IFFT");
   /**
    * IFFT: Inverse DFT over the innermost dimension, divided by its size.
    *
@@ -2517,11 +2500,10 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor iFFT(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_IFFT, in, null, 1)[0];
+    return ctx.run1(OP_IFFT_C, input);
   }
 
-  private static final byte[] OP_IFFT2_D = cstr("IFFT2D");
+  private static final long OP_IFFT2_D_C = OpNative.name("IFFT2D");
   /**
    * IFFT2D: Inverse 2-D DFT over the innermost two dimensions, divided by their product.
    *
@@ -2535,8 +2517,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor iFFT2D(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_IFFT2_D, in, null, 1)[0];
+    return ctx.run1(OP_IFFT2_D_C, input);
   }
 
   private static final byte[] OP_IRFFT = cstr("IRFFT");
@@ -2583,7 +2564,7 @@ public final class Ops {
     return ctx.runRaw(OP_IRFFT2_D, in, enc, 1)[0];
   }
 
-  private static final byte[] OP_IDENTITY = cstr("Identity");
+  private static final long OP_IDENTITY_C = OpNative.name("Identity");
   /**
    * Identity: A copy of the input.
    *
@@ -2598,11 +2579,10 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor identity(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_IDENTITY, in, null, 1)[0];
+    return ctx.run1(OP_IDENTITY_C, input);
   }
 
-  private static final byte[] OP_IS_FINITE = cstr("IsFinite");
+  private static final long OP_IS_FINITE_C = OpNative.name("IsFinite");
   /**
    * IsFinite: True where x is neither NaN nor infinite.
    *
@@ -2617,11 +2597,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor isFinite(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_IS_FINITE, in, null, 1)[0];
+    return ctx.run1(OP_IS_FINITE_C, x);
   }
 
-  private static final byte[] OP_IS_NAN = cstr("IsNan");
+  private static final long OP_IS_NAN_C = OpNative.name("IsNan");
   /**
    * IsNan: True where x is NaN.
    *
@@ -2636,11 +2615,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor isNan(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_IS_NAN, in, null, 1)[0];
+    return ctx.run1(OP_IS_NAN_C, x);
   }
 
-  private static final byte[] OP_LESS = cstr("Less");
+  private static final long OP_LESS_C = OpNative.name("Less");
   /**
    * Less: x &lt; y with broadcasting; real dtypes.
    *
@@ -2657,11 +2635,10 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor less(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_LESS, in, null, 1)[0];
+    return ctx.run1(OP_LESS_C, x, y);
   }
 
-  private static final byte[] OP_LESS_EQUAL = cstr("LessEqual");
+  private static final long OP_LESS_EQUAL_C = OpNative.name("LessEqual");
   /**
    * LessEqual: x &lt;= y with broadcasting; real dtypes.
    *
@@ -2678,11 +2655,10 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor lessEqual(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_LESS_EQUAL, in, null, 1)[0];
+    return ctx.run1(OP_LESS_EQUAL_C, x, y);
   }
 
-  private static final byte[] OP_LOG = cstr("Log");
+  private static final long OP_LOG_C = OpNative.name("Log");
   /**
    * Log: Natural logarithm; log(0) = -inf, log(x &lt; 0) = NaN.
    *
@@ -2697,11 +2673,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor log(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_LOG, in, null, 1)[0];
+    return ctx.run1(OP_LOG_C, x);
   }
 
-  private static final byte[] OP_LOG1P = cstr("Log1p");
+  private static final long OP_LOG1P_C = OpNative.name("Log1p");
   /**
    * Log1p: log(1 + x), accurate for small x; float dtypes only.
    *
@@ -2716,11 +2691,11 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor log1p(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_LOG1P, in, null, 1)[0];
+    return ctx.run1(OP_LOG1P_C, x);
   }
 
   private static final byte[] OP_LOG_SOFTMAX = cstr("LogSoftmax");
+  private static final long OP_LOG_SOFTMAX_C = OpNative.name("LogSoftmax");
   /**
    * LogSoftmax: x - max - log(sum(exp(x - max))) along `axis` (an attribute, default -1; TF uses the last axis).
    *
@@ -2736,8 +2711,7 @@ public final class Ops {
    * @return output logsoftmax, a new tensor the caller closes
    */
   public static Tensor logSoftmax(CairnContext ctx, Tensor logits) {
-    Tensor[] in = {logits};
-    return ctx.runRaw(OP_LOG_SOFTMAX, in, null, 1)[0];
+    return ctx.run1(OP_LOG_SOFTMAX_C, logits);
   }
 
   /**
@@ -2802,7 +2776,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_LOGICAL_AND = cstr("LogicalAnd");
+  private static final long OP_LOGICAL_AND_C = OpNative.name("LogicalAnd");
   /**
    * LogicalAnd: x AND y on bool tensors, with broadcasting.
    *
@@ -2818,11 +2792,10 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor logicalAnd(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_LOGICAL_AND, in, null, 1)[0];
+    return ctx.run1(OP_LOGICAL_AND_C, x, y);
   }
 
-  private static final byte[] OP_LOGICAL_NOT = cstr("LogicalNot");
+  private static final long OP_LOGICAL_NOT_C = OpNative.name("LogicalNot");
   /**
    * LogicalNot: NOT x on a bool tensor.
    *
@@ -2836,11 +2809,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor logicalNot(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_LOGICAL_NOT, in, null, 1)[0];
+    return ctx.run1(OP_LOGICAL_NOT_C, x);
   }
 
-  private static final byte[] OP_LOGICAL_OR = cstr("LogicalOr");
+  private static final long OP_LOGICAL_OR_C = OpNative.name("LogicalOr");
   /**
    * LogicalOr: x OR y on bool tensors, with broadcasting.
    *
@@ -2856,11 +2828,11 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor logicalOr(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_LOGICAL_OR, in, null, 1)[0];
+    return ctx.run1(OP_LOGICAL_OR_C, x, y);
   }
 
   private static final byte[] OP_MAT_MUL = cstr("MatMul");
+  private static final long OP_MAT_MUL_C = OpNative.name("MatMul");
   /**
    * MatMul: Matrix product of the last two dimensions; leading dimensions broadcast.
    *
@@ -2879,8 +2851,7 @@ public final class Ops {
    * @return output product, a new tensor the caller closes
    */
   public static Tensor matMul(CairnContext ctx, Tensor a, Tensor b) {
-    Tensor[] in = {a, b};
-    return ctx.runRaw(OP_MAT_MUL, in, null, 1)[0];
+    return ctx.run1(OP_MAT_MUL_C, a, b);
   }
 
   /**
@@ -2971,6 +2942,7 @@ public final class Ops {
   }
 
   private static final byte[] OP_MAX = cstr("Max");
+  private static final long OP_MAX_C = OpNative.name("Max");
   /**
    * Max: Maximum over the attribute `axis`; NaN wins; empty gives the lowest value (-inf for floats).
    *
@@ -2987,8 +2959,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor max(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_MAX, in, null, 1)[0];
+    return ctx.run1(OP_MAX_C, input);
   }
 
   /**
@@ -3387,7 +3358,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_MAXIMUM = cstr("Maximum");
+  private static final long OP_MAXIMUM_C = OpNative.name("Maximum");
   /**
    * Maximum: max(x, y); NaN wins for floats.
    *
@@ -3404,11 +3375,11 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor maximum(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_MAXIMUM, in, null, 1)[0];
+    return ctx.run1(OP_MAXIMUM_C, x, y);
   }
 
   private static final byte[] OP_MEAN = cstr("Mean");
+  private static final long OP_MEAN_C = OpNative.name("Mean");
   /**
    * Mean: Mean over the attribute `axis`; integers truncate a 64-bit sum (TF wraps in T); empty floats give NaN, empty ints 0.
    *
@@ -3425,8 +3396,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor mean(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_MEAN, in, null, 1)[0];
+    return ctx.run1(OP_MEAN_C, input);
   }
 
   /**
@@ -3517,6 +3487,7 @@ public final class Ops {
   }
 
   private static final byte[] OP_MIN = cstr("Min");
+  private static final long OP_MIN_C = OpNative.name("Min");
   /**
    * Min: Minimum over the attribute `axis`; NaN wins; empty gives the highest value (+inf for floats).
    *
@@ -3533,8 +3504,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor min(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_MIN, in, null, 1)[0];
+    return ctx.run1(OP_MIN_C, input);
   }
 
   /**
@@ -3624,7 +3594,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_MINIMUM = cstr("Minimum");
+  private static final long OP_MINIMUM_C = OpNative.name("Minimum");
   /**
    * Minimum: min(x, y); NaN wins for floats.
    *
@@ -3641,11 +3611,10 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor minimum(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_MINIMUM, in, null, 1)[0];
+    return ctx.run1(OP_MINIMUM_C, x, y);
   }
 
-  private static final byte[] OP_MUL = cstr("Mul");
+  private static final long OP_MUL_C = OpNative.name("Mul");
   /**
    * Mul: x * y, elementwise with broadcasting.
    *
@@ -3662,11 +3631,10 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor mul(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_MUL, in, null, 1)[0];
+    return ctx.run1(OP_MUL_C, x, y);
   }
 
-  private static final byte[] OP_NEG = cstr("Neg");
+  private static final long OP_NEG_C = OpNative.name("Neg");
   /**
    * Neg: -x; signed integers wrap (-INT_MIN == INT_MIN).
    *
@@ -3681,11 +3649,11 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor neg(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_NEG, in, null, 1)[0];
+    return ctx.run1(OP_NEG_C, x);
   }
 
   private static final byte[] OP_NOT_EQUAL = cstr("NotEqual");
+  private static final long OP_NOT_EQUAL_C = OpNative.name("NotEqual");
   /**
    * NotEqual: x != y with broadcasting (NaN != NaN); every dtype incl. bool and complex.
    *
@@ -3703,8 +3671,7 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor notEqual(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_NOT_EQUAL, in, null, 1)[0];
+    return ctx.run1(OP_NOT_EQUAL_C, x, y);
   }
 
   /**
@@ -3934,7 +3901,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_ONES_LIKE = cstr("OnesLike");
+  private static final long OP_ONES_LIKE_C = OpNative.name("OnesLike");
   /**
    * OnesLike: Ones (true for bool) with the shape and dtype of x.
    *
@@ -3949,8 +3916,7 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor onesLike(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_ONES_LIKE, in, null, 1)[0];
+    return ctx.run1(OP_ONES_LIKE_C, x);
   }
 
   private static final byte[] OP_PACK = cstr("Pack");
@@ -4125,7 +4091,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_POW = cstr("Pow");
+  private static final long OP_POW_C = OpNative.name("Pow");
   /**
    * Pow: x ** y; integers to negative integer powers are an error.
    *
@@ -4142,11 +4108,11 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor pow(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_POW, in, null, 1)[0];
+    return ctx.run1(OP_POW_C, x, y);
   }
 
   private static final byte[] OP_PROD = cstr("Prod");
+  private static final long OP_PROD_C = OpNative.name("Prod");
   /**
    * Prod: Product over the attribute `axis`; floats accumulate in double; the empty product is 1.
    *
@@ -4163,8 +4129,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor prod(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_PROD, in, null, 1)[0];
+    return ctx.run1(OP_PROD_C, input);
   }
 
   /**
@@ -4683,7 +4648,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_REAL_DIV = cstr("RealDiv");
+  private static final long OP_REAL_DIV_C = OpNative.name("RealDiv");
   /**
    * RealDiv: x / y; integer division truncates, and an integer divisor of zero is an error.
    *
@@ -4700,11 +4665,10 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor realDiv(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_REAL_DIV, in, null, 1)[0];
+    return ctx.run1(OP_REAL_DIV_C, x, y);
   }
 
-  private static final byte[] OP_RECIPROCAL = cstr("Reciprocal");
+  private static final long OP_RECIPROCAL_C = OpNative.name("Reciprocal");
   /**
    * Reciprocal: 1 / x; integer division truncates and an integer zero is an error.
    *
@@ -4719,11 +4683,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor reciprocal(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_RECIPROCAL, in, null, 1)[0];
+    return ctx.run1(OP_RECIPROCAL_C, x);
   }
 
-  private static final byte[] OP_RELU = cstr("Relu");
+  private static final long OP_RELU_C = OpNative.name("Relu");
   /**
    * Relu: max(x, 0); NaN stays NaN.
    *
@@ -4738,11 +4701,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor relu(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_RELU, in, null, 1)[0];
+    return ctx.run1(OP_RELU_C, x);
   }
 
-  private static final byte[] OP_RELU6 = cstr("Relu6");
+  private static final long OP_RELU6_C = OpNative.name("Relu6");
   /**
    * Relu6: min(max(x, 0), 6); NaN stays NaN.
    *
@@ -4757,8 +4719,7 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor relu6(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_RELU6, in, null, 1)[0];
+    return ctx.run1(OP_RELU6_C, x);
   }
 
   private static final byte[] OP_RESHAPE = cstr("Reshape");
@@ -4807,7 +4768,7 @@ public final class Ops {
     return ctx.runRaw(OP_REVERSE, in, enc, 1)[0];
   }
 
-  private static final byte[] OP_ROUND = cstr("Round");
+  private static final long OP_ROUND_C = OpNative.name("Round");
   /**
    * Round: Nearest integer, halves to even (banker's rounding); float dtypes only.
    *
@@ -4822,11 +4783,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor round(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_ROUND, in, null, 1)[0];
+    return ctx.run1(OP_ROUND_C, x);
   }
 
-  private static final byte[] OP_RSQRT = cstr("Rsqrt");
+  private static final long OP_RSQRT_C = OpNative.name("Rsqrt");
   /**
    * Rsqrt: 1 / sqrt(x); rsqrt(0) = inf.
    *
@@ -4841,8 +4801,7 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor rsqrt(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_RSQRT, in, null, 1)[0];
+    return ctx.run1(OP_RSQRT_C, x);
   }
 
   private static final byte[] OP_SCATTER_ND = cstr("ScatterNd");
@@ -4871,7 +4830,7 @@ public final class Ops {
     return ctx.runRaw(OP_SCATTER_ND, in, enc, 1)[0];
   }
 
-  private static final byte[] OP_SELECT_V2 = cstr("SelectV2");
+  private static final long OP_SELECT_V2_C = OpNative.name("SelectV2");
   /**
    * SelectV2: condition ? t : e elementwise, all three broadcasting together. The alias Select has these V2 semantics (TF's v1 row-select by a vector condition is not supported).
    *
@@ -4890,11 +4849,10 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor selectV2(CairnContext ctx, Tensor condition, Tensor t, Tensor e) {
-    Tensor[] in = {condition, t, e};
-    return ctx.runRaw(OP_SELECT_V2, in, null, 1)[0];
+    return ctx.run1(OP_SELECT_V2_C, condition, t, e);
   }
 
-  private static final byte[] OP_SELU = cstr("Selu");
+  private static final long OP_SELU_C = OpNative.name("Selu");
   /**
    * Selu: scale * (x if x &gt; 0, else alpha * (exp(x) - 1)), with TF's alpha and scale constants.
    *
@@ -4909,11 +4867,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor selu(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_SELU, in, null, 1)[0];
+    return ctx.run1(OP_SELU_C, x);
   }
 
-  private static final byte[] OP_SIGMOID = cstr("Sigmoid");
+  private static final long OP_SIGMOID_C = OpNative.name("Sigmoid");
   /**
    * Sigmoid: 1 / (1 + exp(-x)), computed without overflow for large |x|; float dtypes only.
    *
@@ -4928,11 +4885,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor sigmoid(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_SIGMOID, in, null, 1)[0];
+    return ctx.run1(OP_SIGMOID_C, x);
   }
 
-  private static final byte[] OP_SIGN = cstr("Sign");
+  private static final long OP_SIGN_C = OpNative.name("Sign");
   /**
    * Sign: -1, 0 or 1 by the sign of x (NaN stays NaN, zeros keep their sign); complex: x / |x|, or 0.
    *
@@ -4947,11 +4903,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor sign(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_SIGN, in, null, 1)[0];
+    return ctx.run1(OP_SIGN_C, x);
   }
 
-  private static final byte[] OP_SIN = cstr("Sin");
+  private static final long OP_SIN_C = OpNative.name("Sin");
   /**
    * Sin: Sine.
    *
@@ -4966,8 +4921,7 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor sin(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_SIN, in, null, 1)[0];
+    return ctx.run1(OP_SIN_C, x);
   }
 
   private static final byte[] OP_SLICE = cstr("Slice");
@@ -4997,6 +4951,7 @@ public final class Ops {
   }
 
   private static final byte[] OP_SOFTMAX = cstr("Softmax");
+  private static final long OP_SOFTMAX_C = OpNative.name("Softmax");
   /**
    * Softmax: exp(x - max) / sum(exp(x - max)) along `axis` (an attribute, default -1; TF uses the last axis).
    *
@@ -5012,8 +4967,7 @@ public final class Ops {
    * @return output softmax, a new tensor the caller closes
    */
   public static Tensor softmax(CairnContext ctx, Tensor logits) {
-    Tensor[] in = {logits};
-    return ctx.runRaw(OP_SOFTMAX, in, null, 1)[0];
+    return ctx.run1(OP_SOFTMAX_C, logits);
   }
 
   /**
@@ -5078,7 +5032,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_SOFTPLUS = cstr("Softplus");
+  private static final long OP_SOFTPLUS_C = OpNative.name("Softplus");
   /**
    * Softplus: log(1 + exp(x)), computed without overflow for large |x|.
    *
@@ -5093,11 +5047,11 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor softplus(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_SOFTPLUS, in, null, 1)[0];
+    return ctx.run1(OP_SOFTPLUS_C, x);
   }
 
   private static final byte[] OP_SORT = cstr("Sort");
+  private static final long OP_SORT_C = OpNative.name("Sort");
   /**
    * Sort: Stable sort along `axis`; NaNs sort last ascending (like NumPy) and first descending.
    *
@@ -5114,8 +5068,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor sort(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_SORT, in, null, 1)[0];
+    return ctx.run1(OP_SORT_C, input);
   }
 
   /**
@@ -5292,7 +5245,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_SQRT = cstr("Sqrt");
+  private static final long OP_SQRT_C = OpNative.name("Sqrt");
   /**
    * Sqrt: Square root; sqrt(x &lt; 0) = NaN for real dtypes.
    *
@@ -5307,11 +5260,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor sqrt(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_SQRT, in, null, 1)[0];
+    return ctx.run1(OP_SQRT_C, x);
   }
 
-  private static final byte[] OP_SQUARE = cstr("Square");
+  private static final long OP_SQUARE_C = OpNative.name("Square");
   /**
    * Square: x * x; integers wrap on overflow.
    *
@@ -5326,11 +5278,10 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor square(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_SQUARE, in, null, 1)[0];
+    return ctx.run1(OP_SQUARE_C, x);
   }
 
-  private static final byte[] OP_SQUARED_DIFFERENCE = cstr("SquaredDifference");
+  private static final long OP_SQUARED_DIFFERENCE_C = OpNative.name("SquaredDifference");
   /**
    * SquaredDifference: (x - y) * conj(x - y).
    *
@@ -5347,11 +5298,11 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor squaredDifference(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_SQUARED_DIFFERENCE, in, null, 1)[0];
+    return ctx.run1(OP_SQUARED_DIFFERENCE_C, x, y);
   }
 
   private static final byte[] OP_SQUEEZE = cstr("Squeeze");
+  private static final long OP_SQUEEZE_C = OpNative.name("Squeeze");
   /**
    * Squeeze: Removes size-1 dimensions: those in `squeeze_dims`, or all of them when it is empty.
    *
@@ -5367,8 +5318,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor squeeze(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_SQUEEZE, in, null, 1)[0];
+    return ctx.run1(OP_SQUEEZE_C, input);
   }
 
   /**
@@ -5434,7 +5384,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_STOP_GRADIENT = cstr("StopGradient");
+  private static final long OP_STOP_GRADIENT_C = OpNative.name("StopGradient");
   /**
    * StopGradient: A copy of the input that gradients do not flow through.
    *
@@ -5449,8 +5399,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor stopGradient(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_STOP_GRADIENT, in, null, 1)[0];
+    return ctx.run1(OP_STOP_GRADIENT_C, input);
   }
 
   private static final byte[] OP_STRIDED_SLICE = cstr("StridedSlice");
@@ -5854,7 +5803,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_SUB = cstr("Sub");
+  private static final long OP_SUB_C = OpNative.name("Sub");
   /**
    * Sub: x - y, elementwise with broadcasting.
    *
@@ -5871,11 +5820,11 @@ public final class Ops {
    * @return output z, a new tensor the caller closes
    */
   public static Tensor sub(CairnContext ctx, Tensor x, Tensor y) {
-    Tensor[] in = {x, y};
-    return ctx.runRaw(OP_SUB, in, null, 1)[0];
+    return ctx.run1(OP_SUB_C, x, y);
   }
 
   private static final byte[] OP_SUM = cstr("Sum");
+  private static final long OP_SUM_C = OpNative.name("Sum");
   /**
    * Sum: Sum over the INTS attribute `axis` (all axes when empty); floats accumulate in double, integers wrap.
    *
@@ -5892,8 +5841,7 @@ public final class Ops {
    * @return output output, a new tensor the caller closes
    */
   public static Tensor sum(CairnContext ctx, Tensor input) {
-    Tensor[] in = {input};
-    return ctx.runRaw(OP_SUM, in, null, 1)[0];
+    return ctx.run1(OP_SUM_C, input);
   }
 
   /**
@@ -5983,7 +5931,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_TANH = cstr("Tanh");
+  private static final long OP_TANH_C = OpNative.name("Tanh");
   /**
    * Tanh: Hyperbolic tangent.
    *
@@ -5998,8 +5946,7 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor tanh(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_TANH, in, null, 1)[0];
+    return ctx.run1(OP_TANH_C, x);
   }
 
   private static final byte[] OP_TILE = cstr("Tile");
@@ -6115,6 +6062,7 @@ public final class Ops {
   }
 
   private static final byte[] OP_TRANSPOSE = cstr("Transpose");
+  private static final long OP_TRANSPOSE_C = OpNative.name("Transpose");
   /**
    * Transpose: Permutes dimensions: output dim i is input dim perm[i]; empty `perm` reverses them.
    *
@@ -6130,8 +6078,7 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor transpose(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_TRANSPOSE, in, null, 1)[0];
+    return ctx.run1(OP_TRANSPOSE_C, x);
   }
 
   /**
@@ -6446,7 +6393,7 @@ public final class Ops {
     return ctx.runRaw(OP_UNSORTED_SEGMENT_SUM, in, enc, 1)[0];
   }
 
-  private static final byte[] OP_WHERE = cstr("Where");
+  private static final long OP_WHERE_C = OpNative.name("Where");
   /**
    * Where: Coordinates of the non-zero (true) elements of `condition` as int64 [num_true, rank], in row-major order.
    *
@@ -6461,8 +6408,7 @@ public final class Ops {
    * @return output index, a new tensor the caller closes
    */
   public static Tensor where(CairnContext ctx, Tensor condition) {
-    Tensor[] in = {condition};
-    return ctx.runRaw(OP_WHERE, in, null, 1)[0];
+    return ctx.run1(OP_WHERE_C, condition);
   }
 
   private static final byte[] OP_WRITE_AUDIO_SUMMARY = cstr("WriteAudioSummary");
@@ -6985,7 +6931,7 @@ public final class Ops {
     }
   }
 
-  private static final byte[] OP_ZEROS_LIKE = cstr("ZerosLike");
+  private static final long OP_ZEROS_LIKE_C = OpNative.name("ZerosLike");
   /**
    * ZerosLike: Zeros (false for bool) with the shape and dtype of x.
    *
@@ -7000,7 +6946,6 @@ public final class Ops {
    * @return output y, a new tensor the caller closes
    */
   public static Tensor zerosLike(CairnContext ctx, Tensor x) {
-    Tensor[] in = {x};
-    return ctx.runRaw(OP_ZEROS_LIKE, in, null, 1)[0];
+    return ctx.run1(OP_ZEROS_LIKE_C, x);
   }
 }

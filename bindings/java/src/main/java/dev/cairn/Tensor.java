@@ -1,6 +1,5 @@
 package dev.cairn;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -8,8 +7,8 @@ import java.util.Arrays;
 
 /**
  * An immutable tensor: a dtype, a shape and a buffer on a device. Safe to read from any thread.
- * Close it when done; a tensor garbage collected without {@link #close()} is freed by a {@link
- * Cleaner}. A tensor stays valid after the context that made it is closed.
+ * Close it when done; a tensor garbage collected without {@link #close()} is freed by a daemon
+ * thread (the binding's backstop, a phantom reference per handle). A tensor stays valid after the context that made it is closed.
  *
  * <p>Java arrays map to dtypes like this: {@code float[]} FLOAT32 (or COMPLEX64 as interleaved
  * real and imaginary parts), {@code double[]} FLOAT64, {@code int[]} INT32, {@code long[]} INT64,

@@ -123,7 +123,7 @@ class LeakTest {
   }
 
   // Collects until the Cleaner has freed everything above `baseline` (true), or 10 s pass.
-  private static boolean drainCleaner(long baseline) throws InterruptedException {
+  static boolean drainCleaner(long baseline) throws InterruptedException {
     for (int i = 0; i < 500; ++i) {
       if (NativeHandle.liveHandles() <= baseline) return true;
       System.gc();

@@ -104,6 +104,63 @@ class OpsTest {
     }
   }
 
+  // Ops with one output, one to three inputs and no attributes run through the one-call fast
+  // path (CairnContext.run1, OpNative.run): results, errors and handle counts as on the general path.
+  @Test
+  void fastPathRunsOneTwoAndThreeInputOps() throws InterruptedException {
+    long baseline = settledLiveHandles();
+    try (Tensor a = Tensor.of(ctx, new float[] {1, -2, 3}, 3);
+        Tensor b = Tensor.of(ctx, new float[] {10, 20, 30}, 3);
+        Tensor cond = Tensor.of(ctx, new boolean[] {true, false, true}, 3)) {
+      for (int i = 0; i < 3; ++i) {
+        try (Tensor n = Ops.neg(ctx, a);
+            Tensor s = Ops.add(ctx, a, b);
+            Tensor w = Ops.selectV2(ctx, cond, a, b)) {
+          assertEquals(baseline + 6, NativeHandle.liveHandles());
+          assertArrayEquals(new float[] {-1, 2, -3}, n.toFloatArray());
+          assertArrayEquals(new float[] {11, 18, 33}, s.toFloatArray());
+          assertArrayEquals(new float[] {1, 20, 3}, w.toFloatArray());
+        }
+      }
+      assertEquals(baseline + 3, NativeHandle.liveHandles());
+      // A failed op makes no tensor.
+      try (Tensor c = Tensor.of(ctx, new float[4], 4)) {
+        assertThrows(CairnException.class, () -> Ops.add(ctx, a, c));
+        assertThrows(CairnException.class, () -> Ops.selectV2(ctx, cond, a, c));
+        assertEquals(baseline + 4, NativeHandle.liveHandles());
+      }
+      NullPointerException npe = assertThrows(NullPointerException.class, () -> Ops.add(ctx, a, null));
+      assertEquals("input 1 is null", npe.getMessage());
+      npe = assertThrows(NullPointerException.class, () -> Ops.selectV2(ctx, cond, a, null));
+      assertEquals("input 2 is null", npe.getMessage());
+      Tensor closed = Ops.neg(ctx, a);
+      closed.close();
+      closed.close(); // twice is harmless
+      ClosedAssert.assertClosed("FAILED_PRECONDITION: Ops.add: tensor is closed", () -> Ops.add(ctx, a, closed));
+      ClosedAssert.assertClosed("FAILED_PRECONDITION: Ops.neg: tensor is closed", () -> Ops.neg(ctx, closed));
+      assertEquals(baseline + 3, NativeHandle.liveHandles());
+    }
+    assertEquals(baseline, NativeHandle.liveHandles());
+    CairnContext other = new CairnContext();
+    try (Tensor x = Tensor.of(other, new float[] {1}, 1)) {
+      other.close();
+      ClosedAssert.assertClosed("FAILED_PRECONDITION: Ops.neg: context is closed", () -> Ops.neg(other, x));
+    }
+  }
+
+  // The live handle count once what earlier tests dropped has been collected and freed.
+  static long settledLiveHandles() throws InterruptedException {
+    long last = -1;
+    for (int quiet = 0; quiet < 3; ) {
+      System.gc();
+      Thread.sleep(20);
+      long now = NativeHandle.liveHandles();
+      quiet = now == last ? quiet + 1 : 0;
+      last = now;
+    }
+    return last;
+  }
+
   @Test
   void wrongDtypesAreInvalidArguments() {
     try (Tensor a = Tensor.of(ctx, new float[] {1}, 1);
