@@ -133,20 +133,38 @@ void infer_outputs(const OpDef& def, const Attrs& attrs, const TensorSpec* input
   for (int i = 0; i < num_outputs; ++i) check_output_shape(def, i, outputs[i]);
 }
 
-void check_output_shape(const OpDef& def, int index, const TensorSpec& out) {
+namespace {
+// The message of check_output_shape's failure, out of the hot path (every eager op checks its
+// outputs).
+[[noreturn, gnu::cold, gnu::noinline]] void raise_bad_output_shape(const OpDef& def, int index, const TensorSpec& out) {
   const Shape& s = out.shape;
   for (int d = 0; d < s.rank(); ++d)
     if (s[d] < 0)
       raise(Code::InvalidArgument, "{}: output {} would have shape {}, with a negative dimension", def.name, index,
             s.str());
-  const int64_t n = checked_elements(s.dims(), s.rank());
-  if (n < 0)
+  if (checked_elements(s.dims(), s.rank()) < 0)
     raise(Code::InvalidArgument, "{}: output {} would have shape {}, whose element count overflows int64", def.name,
           index, s.str());
-  const int64_t bytes = checked_mul(n, static_cast<int64_t>(std::max<size_t>(1, dtype_size(out.dtype))));
-  if (bytes < 0 || bytes > kMaxTensorBytes)
-    raise(Code::InvalidArgument, "{}: output {} would have shape {} of {}, more than 2^62 bytes", def.name, index,
-          s.str(), dtype_name(out.dtype));
+  raise(Code::InvalidArgument, "{}: output {} would have shape {} of {}, more than 2^62 bytes", def.name, index, s.str(),
+        dtype_name(out.dtype));
+}
+}  // namespace
+
+void check_output_shape(const OpDef& def, int index, const TensorSpec& out) {
+  // One pass: no negative dimension, the product of the non-zero ones fits in int64 (zeros cannot
+  // hide an overflow: checked_elements' rule), and the bytes fit in kMaxTensorBytes.
+  const Shape& s = out.shape;
+  int64_t n = 1;
+  bool ok = true;
+  for (int d = 0; d < s.rank() && ok; ++d) {
+    const int64_t v = s[d];
+    ok = v >= 0 && (v == 0 || !__builtin_mul_overflow(n, v, &n));
+  }
+  int64_t bytes = 0;
+  if (ok && !__builtin_mul_overflow(n, static_cast<int64_t>(std::max<size_t>(1, dtype_size(out.dtype))), &bytes) &&
+      bytes <= kMaxTensorBytes)
+    return;
+  raise_bad_output_shape(def, index, out);
 }
 
 }  // namespace cairn
