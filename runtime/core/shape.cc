@@ -36,11 +36,9 @@ void Shape::check(const char* what) const {
     raise(Code::InvalidArgument, "{}: the element count of shape {} overflows int64", what, str());
 }
 
-int64_t Shape::num_elements() const {
-  int64_t n = 1;
-  for (int i = 0; i < rank_; ++i)
-    if (__builtin_mul_overflow(n, dims_[i], &n) || dims_[i] < 0) check("shape");  // throws
-  return n;
+void Shape::raise_unchecked() const {
+  check("shape");
+  raise(Code::Internal, "shape: num_elements of {} failed although check passed", str());  // unreachable
 }
 
 void Shape::push_back(int64_t d) {
@@ -61,13 +59,6 @@ std::string Shape::str() const {
     s += std::to_string(dims_[i]);
   }
   return s + "]";
-}
-
-bool Shape::operator==(const Shape& o) const {
-  if (rank_ != o.rank_) return false;
-  for (int i = 0; i < rank_; ++i)
-    if (dims_[i] != o.dims_[i]) return false;
-  return true;
 }
 
 int normalize_axis(int64_t axis, int rank, const char* op) {

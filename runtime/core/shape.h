@@ -31,7 +31,12 @@ class Shape {
   // check(), so this cannot overflow; if it would (a shape built with set_dim/push_back and never
   // checked), it throws InvalidArgument instead of wrapping around: a wrapped count is how an
   // overflowing shape became a small allocation that a kernel then overran.
-  int64_t num_elements() const;
+  int64_t num_elements() const {  // inline: eager dispatch asks several times per op
+    int64_t n = 1;
+    for (int i = 0; i < rank_; ++i)
+      if (__builtin_mul_overflow(n, dims_[i], &n) || dims_[i] < 0) raise_unchecked();
+    return n;
+  }
   // Throws InvalidArgument "<what>: ..." unless every dimension is >= 0 and the product of the
   // non-zero dimensions fits in int64 (see checked_elements). Used by Shape::from and, for every
   // op's outputs, by infer_outputs (runtime/ops/validate.cc).
@@ -42,10 +47,18 @@ class Shape {
 
   std::vector<int64_t> to_vector() const { return std::vector<int64_t>(dims_, dims_ + rank_); }
   std::string str() const;  // "[2,3]", "[]" for scalars
-  bool operator==(const Shape& o) const;
+  bool operator==(const Shape& o) const {  // inline: kernels compare input shapes on every call
+    if (rank_ != o.rank_) return false;
+    for (int i = 0; i < rank_; ++i)
+      if (dims_[i] != o.dims_[i]) return false;
+    return true;
+  }
   bool operator!=(const Shape& o) const { return !(*this == o); }
 
  private:
+  // num_elements' failure: check("shape"), out of line (it throws).
+  [[noreturn, gnu::cold, gnu::noinline]] void raise_unchecked() const;
+
   int64_t dims_[kMaxRank];
   int32_t rank_;
 };
