@@ -139,12 +139,7 @@ bool call_generator(CGenerator& g, int64_t index, data::Element& out) {
       for (cairn_tensor* t : v) delete t;
     }
   } free_outs{outs};
-  if (st) {
-    const Code code = st->code == CAIRN_OK ? Code::Unknown : static_cast<Code>(st->code);
-    std::string message = st->message;
-    cairn_status_free(st);
-    throw Error(code, message);
-  }
+  if (st) raise_user_status(st);
   if (!got) return false;
   out.resize(n);
   for (size_t i = 0; i < n; ++i) {

@@ -208,10 +208,7 @@ cairn_status* cairn_dataset_interleave(const cairn_dataset* in, cairn_dataset_fn
     cairn_dataset* made = nullptr;
     if (cairn_status* st = fn(host->user_data, &handle, ptrs.data(), ptrs.size(), &made)) {
       std::unique_ptr<cairn_dataset> drop(made);
-      const Code code = static_cast<Code>(cairn_status_code(st));
-      std::string message = cairn_status_message(st);
-      cairn_status_free(st);
-      throw Error(code, "the function failed: " + message);
+      capi::raise_user_status(st, "the function failed: ");
     }
     if (!made) raise(Code::InvalidArgument, "the function returned NULL without an error");
     std::unique_ptr<cairn_dataset> taken(made);  // the interleave takes the handle

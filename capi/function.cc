@@ -36,12 +36,7 @@ std::vector<Tensor> run_callback(cairn_function_fn fn, void* user_data, Context&
   cairn_status* st = fn(user_data, &handle, in_ptrs.data(), in_ptrs.size(), outs.data(), n_out);
   std::vector<std::unique_ptr<cairn_tensor>> owned;
   for (cairn_tensor* t : outs) owned.emplace_back(t);
-  if (st) {
-    std::string message = cairn_status_message(st);
-    Code code = static_cast<Code>(cairn_status_code(st));
-    cairn_status_free(st);
-    raise(code, "function '{}': {}", name, message);
-  }
+  if (st) raise_user_status(st, fmt::format("function '{}': ", name));
   std::vector<Tensor> results;
   for (size_t i = 0; i < n_out; ++i) {
     if (!owned[i]) raise(Code::InvalidArgument, "function '{}': the callback left output {} of {} unset", name, i, n_out);

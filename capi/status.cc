@@ -57,6 +57,13 @@ cairn_status* status_from_exception(const char* fn) {
   }
 }
 
+void raise_user_status(cairn_status* st, std::string_view prefix) {
+  const Code code = st->code == CAIRN_OK ? Code::Unknown : static_cast<Code>(st->code);
+  std::string message = std::string(prefix) + st->message;
+  cairn_status_free(st);
+  throw Error(code, std::move(message));
+}
+
 }  // namespace cairn::capi
 
 namespace {

@@ -15,6 +15,7 @@ using cairn::capi::malloc_string;
 using cairn::capi::new_object;
 using cairn::capi::new_tensor;
 using cairn::capi::require;
+using cairn::capi::require_as;
 using cairn::capi::read_options;
 
 struct cairn_tape {
@@ -22,15 +23,6 @@ struct cairn_tape {
 };
 
 namespace {
-
-// The object behind a handle as a T (a dynamic type check), or InvalidArgument naming `what`.
-template <class T>
-T& require_as(const cairn_object* h, const char* fn, const char* what, const char* expected) {
-  require(h, fn, what);
-  T* p = dynamic_cast<T*>(h->obj.get());
-  if (!p) raise(Code::InvalidArgument, "{}: {} is {}, expected {}", fn, what, h->obj->describe(), expected);
-  return *p;
-}
 
 Variable& require_variable(const cairn_object* h, const char* fn, const char* what) {
   return require_as<Variable>(h, fn, what, "a variable");

@@ -31,6 +31,9 @@ cairn_status* make_status(cairn_code code, std::string message);
 // The exception being handled as a status (call only inside a catch block). `fn`, the C
 // function, prefixes the message ("fn: ...") unless the message names it already; NULL: as is.
 cairn_status* status_from_exception(const char* fn);
+// Frees `st`, a status a caller's callback returned, and throws it as an Error with the same code
+// (UNKNOWN for a status that claims OK), its message after `prefix`.
+[[noreturn]] void raise_user_status(cairn_status* st, std::string_view prefix = {});
 
 // Throws InvalidArgument "<fn>: <what> is NULL" when p is NULL.
 template <class T>

@@ -28,4 +28,13 @@ inline cairn_object* new_object(Ref<Object> o) { return new cairn_object{std::mo
 // list" when the object is not of `kind`.
 Object& require_kind(const cairn_object* h, ObjectKind kind, const char* fn, const char* what);
 
+// The object behind a handle as a T (a dynamic type check), or InvalidArgument naming `what`.
+template <class T>
+T& require_as(const cairn_object* h, const char* fn, const char* what, const char* expected) {
+  require(h, fn, what);
+  T* p = dynamic_cast<T*>(h->obj.get());
+  if (!p) raise(Code::InvalidArgument, "{}: {} is {}, expected {}", fn, what, h->obj->describe(), expected);
+  return *p;
+}
+
 }  // namespace cairn::capi
