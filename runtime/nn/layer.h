@@ -142,7 +142,7 @@ Ref<Layer> batch_norm(Context& ctx, const NormOptions& options);
 Ref<Layer> dropout(Context& ctx, double rate, std::optional<int64_t> seed = std::nullopt, std::string_view name = {});
 Ref<Layer> activation(Context& ctx, Activation a, std::string_view name = {});
 
-class Sequential final : public Layer {
+class Sequential : public Layer {
  public:
   static Ref<Sequential> create(Context& ctx, std::string_view name = {});
   Sequential(Context& ctx, std::string_view name);

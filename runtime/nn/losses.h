@@ -42,6 +42,8 @@ class Mean final : public Metric {
   static Ref<Mean> create(Context& ctx, std::string name = "mean");
   Mean(Context& ctx, std::string name) : Metric(ctx, std::move(name)) {}
   void update(const Tensor& values);  // any numeric dtype, any shape
+  // Adds a total over `count` values already summed on the host (a batch's loss times its size).
+  void add(double total, double count) { accumulate(total, count); }
 };
 
 // Accuracy: with integer labels [batch] and scores [batch, classes], the fraction whose argmax is
