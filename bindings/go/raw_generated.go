@@ -409,6 +409,54 @@ func (v FeatureSpecKind) String() string {
 	return enumName(v, featureSpecKindNames, "FeatureSpecKind")
 }
 
+// Verbose is cairn_verbose.
+//
+// How fit reports progress. Since 1.2.
+type Verbose int32
+
+// Verbose values (cairn_verbose).
+const (
+	VerboseSilent     Verbose = 0
+	VerboseBar        Verbose = 1
+	VerboseEpochLines Verbose = 2
+	VerboseAuto       Verbose = 3
+)
+
+var verboseNames = map[Verbose]string{
+	VerboseSilent:     "SILENT",
+	VerboseBar:        "BAR",
+	VerboseEpochLines: "EPOCH_LINES",
+	VerboseAuto:       "AUTO",
+}
+
+// String returns the value's name without its prefix, e.g. "AUTO".
+func (v Verbose) String() string {
+	return enumName(v, verboseNames, "Verbose")
+}
+
+// MonitorMode is cairn_monitor_mode.
+//
+// Which way a monitored value improves. Since 1.2.
+type MonitorMode int32
+
+// MonitorMode values (cairn_monitor_mode).
+const (
+	MonitorModeAuto MonitorMode = 0
+	MonitorModeMin  MonitorMode = 1
+	MonitorModeMax  MonitorMode = 2
+)
+
+var monitorModeNames = map[MonitorMode]string{
+	MonitorModeAuto: "AUTO",
+	MonitorModeMin:  "MIN",
+	MonitorModeMax:  "MAX",
+}
+
+// String returns the value's name without its prefix, e.g. "MAX".
+func (v MonitorMode) String() string {
+	return enumName(v, monitorModeNames, "MonitorMode")
+}
+
 // VulkanDeviceType is cairn_vulkan_device_type.
 //
 // Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
@@ -2826,6 +2874,260 @@ func cIteratorDataset(it *C.cairn_object, out **C.cairn_dataset) error {
 	return takeStatus(C.cairn_iterator_dataset(it, out))
 }
 
+// cModelCreate calls cairn_model_create.
+//
+// CONSTRUCTOR. A model: a Sequential that can be compiled and trained (keras.Sequential([...])).
+// @param opts  NULL for the defaults.
+// @param out   receives the model; free with cairn_object_free().
+// Errors: INVALID_ARGUMENT for a NULL layer or one that is not a layer. Since 1.2.
+func cModelCreate(ctx *C.cairn_context, opts *C.cairn_model_options, out **C.cairn_object) error {
+	return takeStatus(C.cairn_model_create(ctx, opts, out))
+}
+
+// cModelCompile calls cairn_model_compile.
+//
+// METHOD. Configures the model for training; compiling again replaces the configuration.
+// Errors: INVALID_ARGUMENT for a model that is not from cairn_model_create, a NULL or wrong-kind
+// optimizer, an unknown loss or metric, or a metric given twice. Since 1.2.
+func cModelCompile(model *C.cairn_object, opts *C.cairn_compile_options) error {
+	return takeStatus(C.cairn_model_compile(model, opts))
+}
+
+// cModelFit calls cairn_model_fit.
+//
+// METHOD. Trains the model (keras Model.fit). Builds the model on the first batch if needed.
+// @param data  required.
+// @param opts  NULL for the defaults.
+// @param out   NULL, or receives the history; free with cairn_history_free().
+// Errors: FAILED_PRECONDITION for a model not compiled or busy; INVALID_ARGUMENT for bad options
+// (epochs below 1, initial_epoch not below epochs, batch_size below 1), data with both a dataset
+// and tensors, x and y with different sample counts, an infinite dataset without steps_per_epoch,
+// or a batch without two components; a step's error (a shape the model refuses) and a callback's
+// error as they were. On an error the weights keep the updates of the steps that ran. Since 1.2.
+func cModelFit(model *C.cairn_object, data *C.cairn_model_data, opts *C.cairn_fit_options, out **C.cairn_history) error {
+	return takeStatus(C.cairn_model_fit(model, data, opts, out))
+}
+
+// cModelEvaluate calls cairn_model_evaluate.
+//
+// METHOD. The loss and metrics over the data (keras Model.evaluate), in training=false mode.
+// @param out  receives the logs; free with cairn_logs_free().
+// Errors: as cairn_model_fit. Since 1.2.
+func cModelEvaluate(model *C.cairn_object, data *C.cairn_model_data, opts *C.cairn_evaluate_options, out **C.cairn_logs) error {
+	return takeStatus(C.cairn_model_evaluate(model, data, opts, out))
+}
+
+// cModelPredict calls cairn_model_predict.
+//
+// METHOD. The model's outputs for every batch, concatenated along the first dimension (keras
+// Model.predict). Needs no compile.
+// @param out  receives the tensor; free with cairn_tensor_free().
+// Errors: INVALID_ARGUMENT for data without batches or bad options; FAILED_PRECONDITION when busy.
+// Since 1.2.
+func cModelPredict(model *C.cairn_object, data *C.cairn_model_data, opts *C.cairn_predict_options, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_model_predict(model, data, opts, out))
+}
+
+// cModelTrainOnBatch calls cairn_model_train_on_batch.
+//
+// METHOD. One training step on one batch; the logs are that batch's loss and metrics.
+// @param out  NULL, or receives the logs; free with cairn_logs_free().
+// Errors: as cairn_model_fit. Since 1.2.
+func cModelTrainOnBatch(model *C.cairn_object, x *C.cairn_tensor, y *C.cairn_tensor, out **C.cairn_logs) error {
+	return takeStatus(C.cairn_model_train_on_batch(model, x, y, out))
+}
+
+// cModelTestOnBatch calls cairn_model_test_on_batch.
+//
+// METHOD. The loss and metrics of one batch, without training.
+// @param out  receives the logs; free with cairn_logs_free().
+// Errors: as cairn_model_fit. Since 1.2.
+func cModelTestOnBatch(model *C.cairn_object, x *C.cairn_tensor, y *C.cairn_tensor, out **C.cairn_logs) error {
+	return takeStatus(C.cairn_model_test_on_batch(model, x, y, out))
+}
+
+// cModelStopTraining calls cairn_model_stop_training.
+//
+// METHOD. Asks a running fit to stop after the current batch (keras model.stop_training = True);
+// for callbacks. Does nothing for NULL or an object that is not a model. Since 1.2.
+func cModelStopTraining(model *C.cairn_object) {
+	C.cairn_model_stop_training(model)
+}
+
+// cLogsSize calls cairn_logs_size.
+//
+// METHOD. The number of values in the logs; 0 for NULL. Since 1.2.
+func cLogsSize(logs *C.cairn_logs) C.size_t {
+	return C.cairn_logs_size(logs)
+}
+
+// cLogsName calls cairn_logs_name.
+//
+// METHOD. The name of value `i`, borrowed from the logs; NULL when out of range. Since 1.2.
+func cLogsName(logs *C.cairn_logs, i C.size_t) *C.char {
+	return C.cairn_logs_name(logs, i)
+}
+
+// cLogsValue calls cairn_logs_value.
+//
+// METHOD. Value `i`; NaN when out of range. Since 1.2.
+func cLogsValue(logs *C.cairn_logs, i C.size_t) C.double {
+	return C.cairn_logs_value(logs, i)
+}
+
+// cLogsGet calls cairn_logs_get.
+//
+// METHOD. The value named `name`.
+// Errors: NOT_FOUND naming the value and listing those present. Since 1.2.
+func cLogsGet(logs *C.cairn_logs, name *C.char, out *C.double) error {
+	return takeStatus(C.cairn_logs_get(logs, name, out))
+}
+
+// cLogsFree calls cairn_logs_free.
+//
+// DESTRUCTOR. Frees logs a function returned; NULL is a no-op. Never pass the logs a hook was lent.
+// Since 1.2.
+func cLogsFree(logs *C.cairn_logs) {
+	C.cairn_logs_free(logs)
+}
+
+// cHistoryNumEpochs calls cairn_history_num_epochs.
+//
+// METHOD. The number of epochs fit ran; 0 for NULL. Since 1.2.
+func cHistoryNumEpochs(h *C.cairn_history) C.size_t {
+	return C.cairn_history_num_epochs(h)
+}
+
+// cHistoryEpoch calls cairn_history_epoch.
+//
+// METHOD. The number of epoch `i` (initial_epoch + i unless a backup resumed it); -1 when out of range.
+// Since 1.2.
+func cHistoryEpoch(h *C.cairn_history, i C.size_t) C.int64_t {
+	return C.cairn_history_epoch(h, i)
+}
+
+// cHistoryNumNames calls cairn_history_num_names.
+//
+// METHOD. The number of log names; 0 for NULL. Since 1.2.
+func cHistoryNumNames(h *C.cairn_history) C.size_t {
+	return C.cairn_history_num_names(h)
+}
+
+// cHistoryName calls cairn_history_name.
+//
+// METHOD. Log name `i`, borrowed from the history; NULL when out of range. Since 1.2.
+func cHistoryName(h *C.cairn_history, i C.size_t) *C.char {
+	return C.cairn_history_name(h, i)
+}
+
+// cHistoryValues calls cairn_history_values.
+//
+// METHOD. The values of `name`, one per epoch that had it (validation values only for validated
+// epochs), borrowed from the history; NULL (and *n = 0) for a name it does not have.
+// @param n  receives the count; required. Since 1.2.
+func cHistoryValues(h *C.cairn_history, name *C.char, n *C.size_t) *C.double {
+	return C.cairn_history_values(h, name, n)
+}
+
+// cHistoryFree calls cairn_history_free.
+//
+// DESTRUCTOR. NULL is a no-op. Since 1.2.
+func cHistoryFree(h *C.cairn_history) {
+	C.cairn_history_free(h)
+}
+
+// cCallbackCreate calls cairn_callback_create.
+//
+// CONSTRUCTOR. A callback written in the caller's language.
+// @param out  receives the callback; free with cairn_callback_free().
+// Errors: INVALID_ARGUMENT for NULL hooks or an unknown struct_size. Since 1.2.
+func cCallbackCreate(hooks *C.cairn_callback_hooks, out **C.cairn_callback) error {
+	return takeStatus(C.cairn_callback_create(hooks, out))
+}
+
+// cCallbackFree calls cairn_callback_free.
+//
+// DESTRUCTOR. Frees a callback; one that a running fit uses stays alive until that fit ends. NULL is
+// a no-op. Since 1.2.
+func cCallbackFree(cb *C.cairn_callback) {
+	C.cairn_callback_free(cb)
+}
+
+// cCallbackModelCheckpoint calls cairn_callback_model_checkpoint.
+//
+// CONSTRUCTOR. ModelCheckpoint: saves through a checkpoint manager, files "ckpt-N" with N the epoch
+// number from 1 (or the global step with save_freq). The checkpoint's root has one child, "model"
+// (with its optimizer): restore with a checkpoint of {"model": a fresh model}.
+// @param out  receives the callback; free with cairn_callback_free().
+// Errors: INVALID_ARGUMENT for a NULL or empty directory, max_to_keep 0, a negative save_freq;
+// the manager's errors (a directory it cannot create) come from the fit. Since 1.2.
+func cCallbackModelCheckpoint(ctx *C.cairn_context, opts *C.cairn_model_checkpoint_options, out **C.cairn_callback) error {
+	return takeStatus(C.cairn_callback_model_checkpoint(ctx, opts, out))
+}
+
+// cCallbackTensorboard calls cairn_callback_tensorboard.
+//
+// CONSTRUCTOR. TensorBoard: "epoch_loss", "epoch_accuracy", ... per epoch in logdir/train (and the
+// validation values, without "val_", in logdir/validation), "epoch_learning_rate", "batch_..."
+// values at the global step with update_freq, the training step's graph, weight histograms, and a
+// profile (the profiler's trace under logdir/plugins/profile/train).
+// Errors: INVALID_ARGUMENT for an empty logdir, negative frequencies, or an end batch before the
+// begin batch. Since 1.2.
+func cCallbackTensorboard(opts *C.cairn_tensorboard_options, out **C.cairn_callback) error {
+	return takeStatus(C.cairn_callback_tensorboard(opts, out))
+}
+
+// cCallbackEarlyStopping calls cairn_callback_early_stopping.
+//
+// CONSTRUCTOR. EarlyStopping.
+// Errors: INVALID_ARGUMENT for a negative patience. Since 1.2.
+func cCallbackEarlyStopping(opts *C.cairn_early_stopping_options, out **C.cairn_callback) error {
+	return takeStatus(C.cairn_callback_early_stopping(opts, out))
+}
+
+// cCallbackLearningRateScheduler calls cairn_callback_learning_rate_scheduler.
+//
+// CONSTRUCTOR. LearningRateScheduler: at each epoch's start sets the optimizer's learning rate to
+// schedule(epoch, current rate). `release` (may be NULL) is called once with user_data when the
+// callback is freed.
+// Errors: INVALID_ARGUMENT for a NULL schedule; from the fit, INVALID_ARGUMENT for a rate that is
+// negative or not finite, and FAILED_PRECONDITION for an optimizer with a schedule. Since 1.2.
+func cCallbackLearningRateScheduler(schedule C.cairn_lr_schedule_fn, userData unsafe.Pointer, release *[0]byte, out **C.cairn_callback) error {
+	return takeStatus(C.cairn_callback_learning_rate_scheduler(schedule, userData, release, out))
+}
+
+// cCallbackReduceLrOnPlateau calls cairn_callback_reduce_lr_on_plateau.
+//
+// CONSTRUCTOR. ReduceLROnPlateau: multiplies the learning rate by factor after `patience` epochs
+// without improvement, not below min_lr.
+// Errors: INVALID_ARGUMENT for a factor outside [0, 1) or a negative patience, cooldown or min_lr.
+// Since 1.2.
+func cCallbackReduceLrOnPlateau(opts *C.cairn_reduce_lr_options, out **C.cairn_callback) error {
+	return takeStatus(C.cairn_callback_reduce_lr_on_plateau(opts, out))
+}
+
+// cCallbackCsvLogger calls cairn_callback_csv_logger.
+//
+// CONSTRUCTOR. CSVLogger: a header "epoch,loss,..." and one row per epoch, values in the shortest
+// text that reads back as the same double.
+// Errors: INVALID_ARGUMENT for an empty path or a newline separator; from the fit, INVALID_ARGUMENT
+// naming a file it cannot open. Since 1.2.
+func cCallbackCsvLogger(opts *C.cairn_csv_logger_options, out **C.cairn_callback) error {
+	return takeStatus(C.cairn_callback_csv_logger(opts, out))
+}
+
+// cCallbackBackupAndRestore calls cairn_callback_backup_and_restore.
+//
+// CONSTRUCTOR. BackupAndRestore: fault-tolerant training. Backs up the model, the optimizer, fit's
+// position (epoch, batch, the iterator's state) and the metrics; when fit starts and a backup
+// exists (the process was killed), restores it and continues from the batch after the backup, so
+// the final weights equal an uninterrupted run's bit for bit (for models without random layers).
+// Only the backup's own files are deleted at the end.
+// Errors: INVALID_ARGUMENT for a NULL or empty directory or a negative save_freq. Since 1.2.
+func cCallbackBackupAndRestore(ctx *C.cairn_context, opts *C.cairn_backup_options, out **C.cairn_callback) error {
+	return takeStatus(C.cairn_callback_backup_and_restore(ctx, opts, out))
+}
+
 // cVulkanAvailable calls cairn_vulkan_available.
 //
 // METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. Since 1.0.
@@ -3030,4 +3332,95 @@ func cVulkanDeviceInfoInit(opts *C.cairn_vulkan_device_info, structSize C.uint32
 // METHOD. Fills a cairn_vulkan_options with its defaults (for cairn_context_create_vulkan). Since 1.0.
 func cVulkanOptionsInit(opts *C.cairn_vulkan_options, structSize C.uint32_t) error {
 	return takeStatus(C.cairn_vulkan_options_init(opts, structSize))
+}
+
+// cModelOptionsInit calls cairn_model_options_init.
+//
+// METHOD. Fills a cairn_model_options with its defaults (for cairn_model_create). Since 1.2.
+func cModelOptionsInit(opts *C.cairn_model_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_model_options_init(opts, structSize))
+}
+
+// cCompileOptionsInit calls cairn_compile_options_init.
+//
+// METHOD. Fills a cairn_compile_options with its defaults (for cairn_model_compile). Since 1.2.
+func cCompileOptionsInit(opts *C.cairn_compile_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_compile_options_init(opts, structSize))
+}
+
+// cModelDataInit calls cairn_model_data_init.
+//
+// METHOD. Fills a cairn_model_data with its defaults (for cairn_model_fit, cairn_model_evaluate and cairn_model_predict). Since 1.2.
+func cModelDataInit(opts *C.cairn_model_data, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_model_data_init(opts, structSize))
+}
+
+// cFitOptionsInit calls cairn_fit_options_init.
+//
+// METHOD. Fills a cairn_fit_options with its defaults (for cairn_model_fit). Since 1.2.
+func cFitOptionsInit(opts *C.cairn_fit_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_fit_options_init(opts, structSize))
+}
+
+// cEvaluateOptionsInit calls cairn_evaluate_options_init.
+//
+// METHOD. Fills a cairn_evaluate_options with its defaults (for cairn_model_evaluate). Since 1.2.
+func cEvaluateOptionsInit(opts *C.cairn_evaluate_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_evaluate_options_init(opts, structSize))
+}
+
+// cPredictOptionsInit calls cairn_predict_options_init.
+//
+// METHOD. Fills a cairn_predict_options with its defaults (for cairn_model_predict). Since 1.2.
+func cPredictOptionsInit(opts *C.cairn_predict_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_predict_options_init(opts, structSize))
+}
+
+// cCallbackHooksInit calls cairn_callback_hooks_init.
+//
+// METHOD. Fills a cairn_callback_hooks with its defaults (for cairn_callback_create). Since 1.2.
+func cCallbackHooksInit(opts *C.cairn_callback_hooks, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_callback_hooks_init(opts, structSize))
+}
+
+// cModelCheckpointOptionsInit calls cairn_model_checkpoint_options_init.
+//
+// METHOD. Fills a cairn_model_checkpoint_options with its defaults (for cairn_callback_model_checkpoint). Since 1.2.
+func cModelCheckpointOptionsInit(opts *C.cairn_model_checkpoint_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_model_checkpoint_options_init(opts, structSize))
+}
+
+// cTensorboardOptionsInit calls cairn_tensorboard_options_init.
+//
+// METHOD. Fills a cairn_tensorboard_options with its defaults (for cairn_callback_tensorboard). Since 1.2.
+func cTensorboardOptionsInit(opts *C.cairn_tensorboard_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_tensorboard_options_init(opts, structSize))
+}
+
+// cEarlyStoppingOptionsInit calls cairn_early_stopping_options_init.
+//
+// METHOD. Fills a cairn_early_stopping_options with its defaults (for cairn_callback_early_stopping). Since 1.2.
+func cEarlyStoppingOptionsInit(opts *C.cairn_early_stopping_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_early_stopping_options_init(opts, structSize))
+}
+
+// cReduceLrOptionsInit calls cairn_reduce_lr_options_init.
+//
+// METHOD. Fills a cairn_reduce_lr_options with its defaults (for cairn_callback_reduce_lr_on_plateau). Since 1.2.
+func cReduceLrOptionsInit(opts *C.cairn_reduce_lr_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_reduce_lr_options_init(opts, structSize))
+}
+
+// cCsvLoggerOptionsInit calls cairn_csv_logger_options_init.
+//
+// METHOD. Fills a cairn_csv_logger_options with its defaults (for cairn_callback_csv_logger). Since 1.2.
+func cCsvLoggerOptionsInit(opts *C.cairn_csv_logger_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_csv_logger_options_init(opts, structSize))
+}
+
+// cBackupOptionsInit calls cairn_backup_options_init.
+//
+// METHOD. Fills a cairn_backup_options with its defaults (for cairn_callback_backup_and_restore). Since 1.2.
+func cBackupOptionsInit(opts *C.cairn_backup_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_backup_options_init(opts, structSize))
 }

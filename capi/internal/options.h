@@ -51,7 +51,20 @@ namespace cairn::capi {
   X(cairn_filter_options, CAIRN_FILTER_OPTIONS_INIT)                          \
   X(cairn_interleave_options, CAIRN_INTERLEAVE_OPTIONS_INIT)                  \
   X(cairn_export_options, CAIRN_EXPORT_OPTIONS_INIT)                          \
-  X(cairn_weights_options, CAIRN_WEIGHTS_OPTIONS_INIT)
+  X(cairn_weights_options, CAIRN_WEIGHTS_OPTIONS_INIT)                        \
+  X(cairn_model_options, CAIRN_MODEL_OPTIONS_INIT)                            \
+  X(cairn_compile_options, CAIRN_COMPILE_OPTIONS_INIT)                        \
+  X(cairn_model_data, CAIRN_MODEL_DATA_INIT)                                  \
+  X(cairn_fit_options, CAIRN_FIT_OPTIONS_INIT)                                \
+  X(cairn_evaluate_options, CAIRN_EVALUATE_OPTIONS_INIT)                      \
+  X(cairn_predict_options, CAIRN_PREDICT_OPTIONS_INIT)                        \
+  X(cairn_callback_hooks, CAIRN_CALLBACK_HOOKS_INIT)                          \
+  X(cairn_model_checkpoint_options, CAIRN_MODEL_CHECKPOINT_OPTIONS_INIT)      \
+  X(cairn_tensorboard_options, CAIRN_TENSORBOARD_OPTIONS_INIT)                \
+  X(cairn_early_stopping_options, CAIRN_EARLY_STOPPING_OPTIONS_INIT)          \
+  X(cairn_reduce_lr_options, CAIRN_REDUCE_LR_OPTIONS_INIT)                    \
+  X(cairn_csv_logger_options, CAIRN_CSV_LOGGER_OPTIONS_INIT)                  \
+  X(cairn_backup_options, CAIRN_BACKUP_OPTIONS_INIT)
 
 // The name and the defaults of each struct. The defaults live in static storage, so their
 // padding bytes are zero and cairn_X_init gives the same bytes as a static `T x = CAIRN_X_INIT`.

@@ -95,7 +95,7 @@ extern "C" {
 /** The library version this header comes with: major (the ABI), minor (additions), patch. Since 1.0. */
 #define CAIRN_VERSION_MAJOR 1
 /** The minor version: releases that only add. Since 1.0. */
-#define CAIRN_VERSION_MINOR 1
+#define CAIRN_VERSION_MINOR 2
 /** The patch version: releases that only fix. Since 1.0. */
 #define CAIRN_VERSION_PATCH 0
 
@@ -2522,6 +2522,401 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_iterator_close(cairn_object *it);
  * @param out  receives a new handle; free with cairn_dataset_free. Since 1.1. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_iterator_dataset(const cairn_object *it, cairn_dataset **out);
 
+/* ---------------------------------------------------------------------------------------------
+ * Models (tf.keras.Model): compile, fit, evaluate, predict, callbacks
+ *
+ * A model is a Sequential (every cairn_sequential_ and cairn_layer_ function works on it) that can
+ * be compiled with an optimizer, a loss and metrics, then trained with cairn_model_fit. The
+ * training step (forward pass under a tape, loss, gradients, optimizer update) runs as a compiled
+ * function unless run_eagerly; the metrics are updated eagerly after each step. Compiling sets the
+ * optimizer as the model's edge "optimizer" (as tf_keras does), so a checkpoint of the model
+ * alone saves the optimizer and its slots.
+ *
+ * Data: a dataset whose elements are (x, y), more components ignored (predict uses x only), or
+ * in-memory tensors x and y, batched by batch_size along the first dimension and, in fit, shuffled
+ * each epoch (seeded).
+ *
+ * Logs: after each batch and epoch, callbacks see the named values "loss", then each compiled
+ * metric, then after validation "val_loss", "val_...": the means so far in the epoch, the loss
+ * weighted by batch size. Epochs and batches count from 0.
+ *
+ * Threads: one call of fit, evaluate, predict, train_on_batch or test_on_batch at a time per model;
+ * a second concurrent call gets FAILED_PRECONDITION. Callback hooks run on the thread that called
+ * fit. Since 1.2.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Options of cairn_model_create; start from CAIRN_MODEL_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_model_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_model_options) */
+  const char *name;                     /**< default NULL ("sequential", "sequential_1", ...) */
+  const cairn_object *const *layers;    /**< default NULL: layers added in order, as cairn_sequential_add */
+  size_t n_layers;                      /**< default 0 */
+} cairn_model_options;
+
+/** The defaults of cairn_model_options (see cairn_model_options_init). Since 1.2. */
+#define CAIRN_MODEL_OPTIONS_INIT { (uint32_t)sizeof(cairn_model_options), NULL, NULL, 0 }
+
+/** CONSTRUCTOR. A model: a Sequential that can be compiled and trained (keras.Sequential([...])).
+ * @param opts  NULL for the defaults.
+ * @param out   receives the model; free with cairn_object_free().
+ * Errors: INVALID_ARGUMENT for a NULL layer or one that is not a layer. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_create(cairn_context *ctx, const cairn_model_options *opts,
+                                                          cairn_object **out);
+
+/** Options of cairn_model_compile; start from CAIRN_COMPILE_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_compile_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_compile_options) */
+  cairn_object *optimizer;              /**< required: from cairn_optimizer_create; the model keeps a reference */
+  const char *loss;                     /**< required: "sparse_categorical_crossentropy", "binary_crossentropy",
+                                             "mean_squared_error" ("mse") or "mean_absolute_error" ("mae") */
+  cairn_bool from_logits;               /**< default 1: the crossentropy losses take logits */
+  const char *const *metrics;           /**< default NULL: "accuracy" (sparse or binary after the loss),
+                                             "sparse_categorical_accuracy", "binary_accuracy", "mse", "mae" */
+  size_t n_metrics;                     /**< default 0 */
+  cairn_bool run_eagerly;               /**< default 0: the step runs as a compiled function */
+} cairn_compile_options;
+
+/** The defaults of cairn_compile_options (see cairn_compile_options_init). Since 1.2. */
+#define CAIRN_COMPILE_OPTIONS_INIT { (uint32_t)sizeof(cairn_compile_options), NULL, NULL, 1, NULL, 0, 0 }
+
+/** METHOD. Configures the model for training; compiling again replaces the configuration.
+ * Errors: INVALID_ARGUMENT for a model that is not from cairn_model_create, a NULL or wrong-kind
+ * optimizer, an unknown loss or metric, or a metric given twice. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_compile(cairn_object *model, const cairn_compile_options *opts);
+
+/** The data of fit, evaluate and predict: a dataset, or tensors x and y. Start from
+ * CAIRN_MODEL_DATA_INIT. Borrowed for the call. Since 1.2. */
+typedef struct cairn_model_data {
+  uint32_t struct_size;                 /**< sizeof(cairn_model_data) */
+  const cairn_dataset *dataset;         /**< default NULL; when set, x and y must be NULL */
+  const cairn_tensor *x;                /**< default NULL: inputs, the first dimension the samples */
+  const cairn_tensor *y;                /**< default NULL: targets (not needed by predict) */
+} cairn_model_data;
+
+/** The defaults of cairn_model_data (see cairn_model_data_init). Since 1.2. */
+#define CAIRN_MODEL_DATA_INIT { (uint32_t)sizeof(cairn_model_data), NULL, NULL, NULL }
+
+/** A callback of fit and evaluate: built in (cairn_callback_model_checkpoint, ...) or made from
+ * hooks with cairn_callback_create. A callback may be passed to several calls, one at a time.
+ * Since 1.2. */
+typedef struct cairn_callback cairn_callback;
+
+/** Logs: named values, in order (see the section's introduction). Since 1.2. */
+typedef struct cairn_logs cairn_logs;
+
+/** The history fit returns: per log name, one value per epoch run. Since 1.2. */
+typedef struct cairn_history cairn_history;
+
+/** How fit reports progress. Since 1.2. */
+typedef enum cairn_verbose {
+  CAIRN_VERBOSE_SILENT = 0,       /**< nothing */
+  CAIRN_VERBOSE_BAR = 1,          /**< Keras' progress bar with ETA, redrawn in place */
+  CAIRN_VERBOSE_EPOCH_LINES = 2,  /**< "Epoch 1/10" then "45/45 - 1s - 5ms/step - loss: ..." */
+  CAIRN_VERBOSE_AUTO = 3,         /**< a bar when stdout is a terminal, else one line per epoch */
+  CAIRN_VERBOSE_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_verbose;
+
+/** Options of cairn_model_fit; start from CAIRN_FIT_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_fit_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_fit_options) */
+  int64_t epochs;                       /**< default 1 */
+  int64_t batch_size;                   /**< default 32 (tensors only; a dataset is batched already) */
+  int64_t initial_epoch;                /**< default 0: the epoch to start at (resuming) */
+  int64_t steps_per_epoch;              /**< default 0: each epoch is one pass over the data. N > 0: N batches
+                                             an epoch from one iterator that runs on across epochs (a repeated
+                                             dataset); training stops if the data ends first */
+  cairn_bool shuffle;                   /**< default 1 (tensors only): reshuffled each epoch */
+  int64_t seed;                         /**< default 0: the shuffle's seed */
+  const cairn_model_data *validation;   /**< default NULL: no validation */
+  int64_t validation_batch_size;        /**< default 0: batch_size */
+  int64_t validation_freq;              /**< default 1: validate after every N-th epoch */
+  cairn_verbose verbose;                /**< default CAIRN_VERBOSE_AUTO */
+  cairn_callback *const *callbacks;     /**< default NULL: called in order; borrowed for the call */
+  size_t n_callbacks;                   /**< default 0 */
+} cairn_fit_options;
+
+/** The defaults of cairn_fit_options (see cairn_fit_options_init). Since 1.2. */
+#define CAIRN_FIT_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_fit_options), 1, 32, 0, 0, 1, 0, NULL, 0, 1, CAIRN_VERBOSE_AUTO, NULL, 0 }
+
+/** METHOD. Trains the model (keras Model.fit). Builds the model on the first batch if needed.
+ * @param data  required.
+ * @param opts  NULL for the defaults.
+ * @param out   NULL, or receives the history; free with cairn_history_free().
+ * Errors: FAILED_PRECONDITION for a model not compiled or busy; INVALID_ARGUMENT for bad options
+ * (epochs below 1, initial_epoch not below epochs, batch_size below 1), data with both a dataset
+ * and tensors, x and y with different sample counts, an infinite dataset without steps_per_epoch,
+ * or a batch without two components; a step's error (a shape the model refuses) and a callback's
+ * error as they were. On an error the weights keep the updates of the steps that ran. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_fit(cairn_object *model, const cairn_model_data *data,
+                                                       const cairn_fit_options *opts, cairn_history **out);
+
+/** Options of cairn_model_evaluate; start from CAIRN_EVALUATE_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_evaluate_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_evaluate_options) */
+  int64_t batch_size;                   /**< default 32 (tensors only) */
+  int64_t steps;                        /**< default 0: until the data ends */
+  cairn_callback *const *callbacks;     /**< default NULL: their test hooks run */
+  size_t n_callbacks;                   /**< default 0 */
+} cairn_evaluate_options;
+
+/** The defaults of cairn_evaluate_options (see cairn_evaluate_options_init). Since 1.2. */
+#define CAIRN_EVALUATE_OPTIONS_INIT { (uint32_t)sizeof(cairn_evaluate_options), 32, 0, NULL, 0 }
+
+/** METHOD. The loss and metrics over the data (keras Model.evaluate), in training=false mode.
+ * @param out  receives the logs; free with cairn_logs_free().
+ * Errors: as cairn_model_fit. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_evaluate(cairn_object *model, const cairn_model_data *data,
+                                                            const cairn_evaluate_options *opts, cairn_logs **out);
+
+/** Options of cairn_model_predict; start from CAIRN_PREDICT_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_predict_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_predict_options) */
+  int64_t batch_size;                   /**< default 32 (tensors only) */
+  int64_t steps;                        /**< default 0: until the data ends */
+} cairn_predict_options;
+
+/** The defaults of cairn_predict_options (see cairn_predict_options_init). Since 1.2. */
+#define CAIRN_PREDICT_OPTIONS_INIT { (uint32_t)sizeof(cairn_predict_options), 32, 0 }
+
+/** METHOD. The model's outputs for every batch, concatenated along the first dimension (keras
+ * Model.predict). Needs no compile.
+ * @param out  receives the tensor; free with cairn_tensor_free().
+ * Errors: INVALID_ARGUMENT for data without batches or bad options; FAILED_PRECONDITION when busy.
+ * Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_predict(cairn_object *model, const cairn_model_data *data,
+                                                           const cairn_predict_options *opts, cairn_tensor **out);
+
+/** METHOD. One training step on one batch; the logs are that batch's loss and metrics.
+ * @param out  NULL, or receives the logs; free with cairn_logs_free().
+ * Errors: as cairn_model_fit. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_train_on_batch(cairn_object *model, const cairn_tensor *x,
+                                                                  const cairn_tensor *y, cairn_logs **out);
+
+/** METHOD. The loss and metrics of one batch, without training.
+ * @param out  receives the logs; free with cairn_logs_free().
+ * Errors: as cairn_model_fit. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_test_on_batch(cairn_object *model, const cairn_tensor *x,
+                                                                 const cairn_tensor *y, cairn_logs **out);
+
+/** METHOD. Asks a running fit to stop after the current batch (keras model.stop_training = True);
+ * for callbacks. Does nothing for NULL or an object that is not a model. Since 1.2. */
+CAIRN_API void cairn_model_stop_training(cairn_object *model);
+
+/** METHOD. The number of values in the logs; 0 for NULL. Since 1.2. */
+CAIRN_API size_t cairn_logs_size(const cairn_logs *logs);
+/** METHOD. The name of value `i`, borrowed from the logs; NULL when out of range. Since 1.2. */
+CAIRN_API const char *cairn_logs_name(const cairn_logs *logs, size_t i);
+/** METHOD. Value `i`; NaN when out of range. Since 1.2. */
+CAIRN_API double cairn_logs_value(const cairn_logs *logs, size_t i);
+/** METHOD. The value named `name`.
+ * Errors: NOT_FOUND naming the value and listing those present. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_logs_get(const cairn_logs *logs, const char *name, double *out);
+/** DESTRUCTOR. Frees logs a function returned; NULL is a no-op. Never pass the logs a hook was lent.
+ * Since 1.2. */
+CAIRN_API void cairn_logs_free(cairn_logs *logs);
+
+/** METHOD. The number of epochs fit ran; 0 for NULL. Since 1.2. */
+CAIRN_API size_t cairn_history_num_epochs(const cairn_history *h);
+/** METHOD. The number of epoch `i` (initial_epoch + i unless a backup resumed it); -1 when out of range.
+ * Since 1.2. */
+CAIRN_API int64_t cairn_history_epoch(const cairn_history *h, size_t i);
+/** METHOD. The number of log names; 0 for NULL. Since 1.2. */
+CAIRN_API size_t cairn_history_num_names(const cairn_history *h);
+/** METHOD. Log name `i`, borrowed from the history; NULL when out of range. Since 1.2. */
+CAIRN_API const char *cairn_history_name(const cairn_history *h, size_t i);
+/** METHOD. The values of `name`, one per epoch that had it (validation values only for validated
+ * epochs), borrowed from the history; NULL (and *n = 0) for a name it does not have.
+ * @param n  receives the count; required. Since 1.2. */
+CAIRN_API const double *cairn_history_values(const cairn_history *h, const char *name, size_t *n);
+/** DESTRUCTOR. NULL is a no-op. Since 1.2. */
+CAIRN_API void cairn_history_free(cairn_history *h);
+
+/** Hooks of a callback made by cairn_callback_create; start from CAIRN_CALLBACK_HOOKS_INIT and set
+ * the hooks you need (NULL hooks are skipped). Each hook gets the model, lent for the call, and
+ * returns NULL or an error, which ends the fit (or evaluate) with that error. Since 1.2. */
+typedef struct cairn_callback_hooks {
+  uint32_t struct_size;                 /**< sizeof(cairn_callback_hooks) */
+  void *user_data;                      /**< passed to every hook */
+  cairn_status *(*on_train_begin)(void *user_data, cairn_object *model);
+  cairn_status *(*on_train_end)(void *user_data, cairn_object *model, const cairn_logs *logs);
+  cairn_status *(*on_epoch_begin)(void *user_data, cairn_object *model, int64_t epoch);
+  cairn_status *(*on_epoch_end)(void *user_data, cairn_object *model, int64_t epoch, const cairn_logs *logs);
+  cairn_status *(*on_train_batch_begin)(void *user_data, cairn_object *model, int64_t batch);
+  cairn_status *(*on_train_batch_end)(void *user_data, cairn_object *model, int64_t batch, const cairn_logs *logs);
+  cairn_status *(*on_test_end)(void *user_data, cairn_object *model, const cairn_logs *logs);
+  /** Called once, when the callback is freed (not when creation fails: the caller keeps user_data then). */
+  void (*release)(void *user_data);
+} cairn_callback_hooks;
+
+/** The defaults of cairn_callback_hooks (see cairn_callback_hooks_init). Since 1.2. */
+#define CAIRN_CALLBACK_HOOKS_INIT \
+  { (uint32_t)sizeof(cairn_callback_hooks), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** CONSTRUCTOR. A callback written in the caller's language.
+ * @param out  receives the callback; free with cairn_callback_free().
+ * Errors: INVALID_ARGUMENT for NULL hooks or an unknown struct_size. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_callback_create(const cairn_callback_hooks *hooks, cairn_callback **out);
+
+/** DESTRUCTOR. Frees a callback; one that a running fit uses stays alive until that fit ends. NULL is
+ * a no-op. Since 1.2. */
+CAIRN_API void cairn_callback_free(cairn_callback *cb);
+
+/** Which way a monitored value improves. Since 1.2. */
+typedef enum cairn_monitor_mode {
+  CAIRN_MONITOR_AUTO = 0,  /**< "max" when the name contains "acc", else "min" (Keras' rule) */
+  CAIRN_MONITOR_MIN = 1,
+  CAIRN_MONITOR_MAX = 2,
+  CAIRN_MONITOR_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_monitor_mode;
+
+/** Options of cairn_callback_model_checkpoint; start from CAIRN_MODEL_CHECKPOINT_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_model_checkpoint_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_model_checkpoint_options) */
+  const char *directory;                /**< required: the checkpoint manager's directory */
+  int64_t max_to_keep;                  /**< default 5; below 0 keeps all; 0 is an error */
+  const char *monitor;                  /**< default NULL ("val_loss"): for save_best_only */
+  cairn_monitor_mode mode;              /**< default CAIRN_MONITOR_AUTO */
+  cairn_bool save_best_only;            /**< default 0 */
+  int64_t save_freq;                    /**< default 0: at each epoch's end; N > 0: every N batches */
+} cairn_model_checkpoint_options;
+
+/** The defaults of cairn_model_checkpoint_options (see cairn_model_checkpoint_options_init). Since 1.2. */
+#define CAIRN_MODEL_CHECKPOINT_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_model_checkpoint_options), NULL, 5, NULL, CAIRN_MONITOR_AUTO, 0, 0 }
+
+/** CONSTRUCTOR. ModelCheckpoint: saves through a checkpoint manager, files "ckpt-N" with N the epoch
+ * number from 1 (or the global step with save_freq). The checkpoint's root has one child, "model"
+ * (with its optimizer): restore with a checkpoint of {"model": a fresh model}.
+ * @param out  receives the callback; free with cairn_callback_free().
+ * Errors: INVALID_ARGUMENT for a NULL or empty directory, max_to_keep 0, a negative save_freq;
+ * the manager's errors (a directory it cannot create) come from the fit. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_callback_model_checkpoint(cairn_context *ctx,
+                                                                       const cairn_model_checkpoint_options *opts,
+                                                                       cairn_callback **out);
+
+/** Options of cairn_callback_tensorboard; start from CAIRN_TENSORBOARD_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_tensorboard_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_tensorboard_options) */
+  const char *logdir;                   /**< required: event files go to logdir/train and logdir/validation */
+  int64_t update_freq;                  /**< default 0: scalars per epoch only; N: also "batch_loss", ... every N batches */
+  int64_t histogram_freq;               /**< default 0: none; N: a histogram of every weight every N epochs */
+  cairn_bool write_graph;               /**< default 1: the graph of the compiled training step */
+  int64_t profile_batch_begin;          /**< default -1: no profile; else the first batch profiled (first epoch) */
+  int64_t profile_batch_end;            /**< default -1; the last batch profiled */
+} cairn_tensorboard_options;
+
+/** The defaults of cairn_tensorboard_options (see cairn_tensorboard_options_init). Since 1.2. */
+#define CAIRN_TENSORBOARD_OPTIONS_INIT { (uint32_t)sizeof(cairn_tensorboard_options), NULL, 0, 0, 1, -1, -1 }
+
+/** CONSTRUCTOR. TensorBoard: "epoch_loss", "epoch_accuracy", ... per epoch in logdir/train (and the
+ * validation values, without "val_", in logdir/validation), "epoch_learning_rate", "batch_..."
+ * values at the global step with update_freq, the training step's graph, weight histograms, and a
+ * profile (the profiler's trace under logdir/plugins/profile/train).
+ * Errors: INVALID_ARGUMENT for an empty logdir, negative frequencies, or an end batch before the
+ * begin batch. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_callback_tensorboard(const cairn_tensorboard_options *opts,
+                                                                  cairn_callback **out);
+
+/** Options of cairn_callback_early_stopping; start from CAIRN_EARLY_STOPPING_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_early_stopping_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_early_stopping_options) */
+  const char *monitor;                  /**< default NULL ("val_loss") */
+  double min_delta;                     /**< default 0: a smaller change is no improvement */
+  int64_t patience;                     /**< default 0: epochs without improvement before stopping */
+  cairn_monitor_mode mode;              /**< default CAIRN_MONITOR_AUTO */
+  cairn_bool has_baseline;              /**< default 0 */
+  double baseline;                      /**< default 0: with has_baseline, waiting restarts only past it */
+  cairn_bool restore_best_weights;      /**< default 0: on stopping, the best epoch's weights come back */
+  int64_t start_from_epoch;             /**< default 0: epochs before it are not monitored */
+} cairn_early_stopping_options;
+
+/** The defaults of cairn_early_stopping_options (see cairn_early_stopping_options_init). Since 1.2. */
+#define CAIRN_EARLY_STOPPING_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_early_stopping_options), NULL, 0.0, 0, CAIRN_MONITOR_AUTO, 0, 0.0, 0, 0 }
+
+/** CONSTRUCTOR. EarlyStopping.
+ * Errors: INVALID_ARGUMENT for a negative patience. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_callback_early_stopping(const cairn_early_stopping_options *opts,
+                                                                     cairn_callback **out);
+
+/** A learning-rate schedule by epoch: sets *out to the rate for `epoch` given the current `lr`.
+ * Since 1.2. */
+typedef cairn_status *(*cairn_lr_schedule_fn)(void *user_data, int64_t epoch, double lr, double *out);
+
+/** CONSTRUCTOR. LearningRateScheduler: at each epoch's start sets the optimizer's learning rate to
+ * schedule(epoch, current rate). `release` (may be NULL) is called once with user_data when the
+ * callback is freed.
+ * Errors: INVALID_ARGUMENT for a NULL schedule; from the fit, INVALID_ARGUMENT for a rate that is
+ * negative or not finite, and FAILED_PRECONDITION for an optimizer with a schedule. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_callback_learning_rate_scheduler(cairn_lr_schedule_fn schedule,
+                                                                              void *user_data,
+                                                                              void (*release)(void *user_data),
+                                                                              cairn_callback **out);
+
+/** Options of cairn_callback_reduce_lr_on_plateau; start from CAIRN_REDUCE_LR_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_reduce_lr_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_reduce_lr_options) */
+  const char *monitor;                  /**< default NULL ("val_loss") */
+  double factor;                        /**< default 0.1; in [0, 1) */
+  int64_t patience;                     /**< default 10 */
+  cairn_monitor_mode mode;              /**< default CAIRN_MONITOR_AUTO */
+  double min_delta;                     /**< default 0.0001 */
+  int64_t cooldown;                     /**< default 0: epochs to wait after a reduction */
+  double min_lr;                        /**< default 0 */
+} cairn_reduce_lr_options;
+
+/** The defaults of cairn_reduce_lr_options (see cairn_reduce_lr_options_init). Since 1.2. */
+#define CAIRN_REDUCE_LR_OPTIONS_INIT \
+  { (uint32_t)sizeof(cairn_reduce_lr_options), NULL, 0.1, 10, CAIRN_MONITOR_AUTO, 0.0001, 0, 0.0 }
+
+/** CONSTRUCTOR. ReduceLROnPlateau: multiplies the learning rate by factor after `patience` epochs
+ * without improvement, not below min_lr.
+ * Errors: INVALID_ARGUMENT for a factor outside [0, 1) or a negative patience, cooldown or min_lr.
+ * Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_callback_reduce_lr_on_plateau(const cairn_reduce_lr_options *opts,
+                                                                           cairn_callback **out);
+
+/** Options of cairn_callback_csv_logger; start from CAIRN_CSV_LOGGER_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_csv_logger_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_csv_logger_options) */
+  const char *path;                     /**< required */
+  char separator;                       /**< default ',' */
+  cairn_bool append;                    /**< default 0: a new file; 1: rows appended (a header only to an empty file) */
+} cairn_csv_logger_options;
+
+/** The defaults of cairn_csv_logger_options (see cairn_csv_logger_options_init). Since 1.2. */
+#define CAIRN_CSV_LOGGER_OPTIONS_INIT { (uint32_t)sizeof(cairn_csv_logger_options), NULL, ',', 0 }
+
+/** CONSTRUCTOR. CSVLogger: a header "epoch,loss,..." and one row per epoch, values in the shortest
+ * text that reads back as the same double.
+ * Errors: INVALID_ARGUMENT for an empty path or a newline separator; from the fit, INVALID_ARGUMENT
+ * naming a file it cannot open. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_callback_csv_logger(const cairn_csv_logger_options *opts,
+                                                                 cairn_callback **out);
+
+/** Options of cairn_callback_backup_and_restore; start from CAIRN_BACKUP_OPTIONS_INIT. Since 1.2. */
+typedef struct cairn_backup_options {
+  uint32_t struct_size;                 /**< sizeof(cairn_backup_options) */
+  const char *directory;                /**< required */
+  int64_t save_freq;                    /**< default 0: at each epoch's end; N > 0: every N batches */
+  cairn_bool delete_checkpoint;         /**< default 1: the backup is removed when fit ends normally */
+} cairn_backup_options;
+
+/** The defaults of cairn_backup_options (see cairn_backup_options_init). Since 1.2. */
+#define CAIRN_BACKUP_OPTIONS_INIT { (uint32_t)sizeof(cairn_backup_options), NULL, 0, 1 }
+
+/** CONSTRUCTOR. BackupAndRestore: fault-tolerant training. Backs up the model, the optimizer, fit's
+ * position (epoch, batch, the iterator's state) and the metrics; when fit starts and a backup
+ * exists (the process was killed), restores it and continues from the batch after the backup, so
+ * the final weights equal an uninterrupted run's bit for bit (for models without random layers).
+ * Only the backup's own files are deleted at the end.
+ * Errors: INVALID_ARGUMENT for a NULL or empty directory or a negative save_freq. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_callback_backup_and_restore(cairn_context *ctx,
+                                                                         const cairn_backup_options *opts,
+                                                                         cairn_callback **out);
+
+
 #if defined(CAIRN_EXPERIMENTAL)
 
 /* Experimental: export and load (SavedModel-like). An exported file holds every concrete function traced so far
@@ -2790,6 +3185,45 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_device_info_init(cairn_vulka
 
 /** METHOD. Fills a cairn_vulkan_options with its defaults (for cairn_context_create_vulkan). Since 1.0. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_options_init(cairn_vulkan_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_model_options with its defaults (for cairn_model_create). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_options_init(cairn_model_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_compile_options with its defaults (for cairn_model_compile). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_compile_options_init(cairn_compile_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_model_data with its defaults (for cairn_model_fit, cairn_model_evaluate and cairn_model_predict). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_data_init(cairn_model_data *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_fit_options with its defaults (for cairn_model_fit). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_fit_options_init(cairn_fit_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_evaluate_options with its defaults (for cairn_model_evaluate). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_evaluate_options_init(cairn_evaluate_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_predict_options with its defaults (for cairn_model_predict). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_predict_options_init(cairn_predict_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_callback_hooks with its defaults (for cairn_callback_create). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_callback_hooks_init(cairn_callback_hooks *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_model_checkpoint_options with its defaults (for cairn_callback_model_checkpoint). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_checkpoint_options_init(cairn_model_checkpoint_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_tensorboard_options with its defaults (for cairn_callback_tensorboard). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_tensorboard_options_init(cairn_tensorboard_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_early_stopping_options with its defaults (for cairn_callback_early_stopping). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_early_stopping_options_init(cairn_early_stopping_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_reduce_lr_options with its defaults (for cairn_callback_reduce_lr_on_plateau). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_reduce_lr_options_init(cairn_reduce_lr_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_csv_logger_options with its defaults (for cairn_callback_csv_logger). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_csv_logger_options_init(cairn_csv_logger_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_backup_options with its defaults (for cairn_callback_backup_and_restore). Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_backup_options_init(cairn_backup_options *opts, uint32_t struct_size);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -23,7 +23,7 @@ pub type cairn_bool = i32;
 /// `CAIRN_VERSION_MAJOR` of cairn.h.
 pub const CAIRN_VERSION_MAJOR: i32 = 1;
 /// `CAIRN_VERSION_MINOR` of cairn.h.
-pub const CAIRN_VERSION_MINOR: i32 = 1;
+pub const CAIRN_VERSION_MINOR: i32 = 2;
 /// `CAIRN_VERSION_PATCH` of cairn.h.
 pub const CAIRN_VERSION_PATCH: i32 = 0;
 /// `CAIRN_FALSE` of cairn.h.
@@ -159,6 +159,27 @@ pub struct cairn_profile {
 /// Opaque handle `cairn_dataset`.
 #[repr(C)]
 pub struct cairn_dataset {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_callback`.
+#[repr(C)]
+pub struct cairn_callback {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_logs`.
+#[repr(C)]
+pub struct cairn_logs {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_history`.
+#[repr(C)]
+pub struct cairn_history {
     _data: [u8; 0],
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
@@ -387,6 +408,30 @@ pub const CAIRN_VAR_LEN_SEQUENCE: cairn_feature_spec_kind = 4;
 /// A value of [`cairn_feature_spec_kind`].
 pub const CAIRN_FEATURE_SPEC_KIND_FORCE32: cairn_feature_spec_kind = 0x7fffffff;
 
+/// How fit reports progress. Since 1.2.
+pub type cairn_verbose = u32;
+/// A value of [`cairn_verbose`].
+pub const CAIRN_VERBOSE_SILENT: cairn_verbose = 0;
+/// A value of [`cairn_verbose`].
+pub const CAIRN_VERBOSE_BAR: cairn_verbose = 1;
+/// A value of [`cairn_verbose`].
+pub const CAIRN_VERBOSE_EPOCH_LINES: cairn_verbose = 2;
+/// A value of [`cairn_verbose`].
+pub const CAIRN_VERBOSE_AUTO: cairn_verbose = 3;
+/// A value of [`cairn_verbose`].
+pub const CAIRN_VERBOSE_FORCE32: cairn_verbose = 0x7fffffff;
+
+/// Which way a monitored value improves. Since 1.2.
+pub type cairn_monitor_mode = u32;
+/// A value of [`cairn_monitor_mode`].
+pub const CAIRN_MONITOR_AUTO: cairn_monitor_mode = 0;
+/// A value of [`cairn_monitor_mode`].
+pub const CAIRN_MONITOR_MIN: cairn_monitor_mode = 1;
+/// A value of [`cairn_monitor_mode`].
+pub const CAIRN_MONITOR_MAX: cairn_monitor_mode = 2;
+/// A value of [`cairn_monitor_mode`].
+pub const CAIRN_MONITOR_FORCE32: cairn_monitor_mode = 0x7fffffff;
+
 /// Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
 pub type cairn_vulkan_device_type = u32;
 /// A value of [`cairn_vulkan_device_type`].
@@ -423,6 +468,10 @@ pub type cairn_generator_fn = Option<unsafe extern "C" fn(user_data: *mut c_void
 /// Makes the dataset of one input element for cairn_dataset_interleave: set *out to a new dataset
 /// (the interleave takes it) with the declared spec. Return NULL or an error status. Since 1.1.
 pub type cairn_dataset_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, ctx: *mut cairn_context, element: *const *mut cairn_tensor, n: usize, out: *mut *mut cairn_dataset) -> *mut cairn_status>;
+
+/// A learning-rate schedule by epoch: sets *out to the rate for `epoch` given the current `lr`.
+/// Since 1.2.
+pub type cairn_lr_schedule_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, epoch: i64, lr: f64, out: *mut f64) -> *mut cairn_status>;
 
 /// Host allocator hooks. `allocate` returns `size` bytes aligned to `alignment` (a power of two,
 /// at least 64) or NULL; `deallocate` gets the pointer and the size that was asked for. Both may be
@@ -1029,6 +1078,257 @@ pub struct cairn_interleave_options {
     pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
 }
 
+/// Options of cairn_model_create; start from CAIRN_MODEL_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_model_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_model_options`].
+    pub struct_size: u32,
+    /// `name` (C type `const char *`); see [`cairn_model_options`].
+    pub name: *const c_char,
+    /// `layers` (C type `const cairn_object *const *`); see [`cairn_model_options`].
+    pub layers: *const *const cairn_object,
+    /// `n_layers` (C type `size_t`); see [`cairn_model_options`].
+    pub n_layers: usize,
+}
+
+/// Options of cairn_model_compile; start from CAIRN_COMPILE_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_compile_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_compile_options`].
+    pub struct_size: u32,
+    /// `optimizer` (C type `cairn_object *`); see [`cairn_compile_options`].
+    pub optimizer: *mut cairn_object,
+    /// `loss` (C type `const char *`); see [`cairn_compile_options`].
+    pub loss: *const c_char,
+    /// `from_logits` (C type `int32_t`); see [`cairn_compile_options`].
+    pub from_logits: i32,
+    /// `metrics` (C type `const char *const *`); see [`cairn_compile_options`].
+    pub metrics: *const *const c_char,
+    /// `n_metrics` (C type `size_t`); see [`cairn_compile_options`].
+    pub n_metrics: usize,
+    /// `run_eagerly` (C type `int32_t`); see [`cairn_compile_options`].
+    pub run_eagerly: i32,
+}
+
+/// The data of fit, evaluate and predict: a dataset, or tensors x and y. Start from
+/// CAIRN_MODEL_DATA_INIT. Borrowed for the call. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_model_data {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_model_data`].
+    pub struct_size: u32,
+    /// `dataset` (C type `const cairn_dataset *`); see [`cairn_model_data`].
+    pub dataset: *const cairn_dataset,
+    /// `x` (C type `const cairn_tensor *`); see [`cairn_model_data`].
+    pub x: *const cairn_tensor,
+    /// `y` (C type `const cairn_tensor *`); see [`cairn_model_data`].
+    pub y: *const cairn_tensor,
+}
+
+/// Options of cairn_model_fit; start from CAIRN_FIT_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_fit_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_fit_options`].
+    pub struct_size: u32,
+    /// `epochs` (C type `int64_t`); see [`cairn_fit_options`].
+    pub epochs: i64,
+    /// `batch_size` (C type `int64_t`); see [`cairn_fit_options`].
+    pub batch_size: i64,
+    /// `initial_epoch` (C type `int64_t`); see [`cairn_fit_options`].
+    pub initial_epoch: i64,
+    /// `steps_per_epoch` (C type `int64_t`); see [`cairn_fit_options`].
+    pub steps_per_epoch: i64,
+    /// `shuffle` (C type `int32_t`); see [`cairn_fit_options`].
+    pub shuffle: i32,
+    /// `seed` (C type `int64_t`); see [`cairn_fit_options`].
+    pub seed: i64,
+    /// `validation` (C type `const cairn_model_data *`); see [`cairn_fit_options`].
+    pub validation: *const cairn_model_data,
+    /// `validation_batch_size` (C type `int64_t`); see [`cairn_fit_options`].
+    pub validation_batch_size: i64,
+    /// `validation_freq` (C type `int64_t`); see [`cairn_fit_options`].
+    pub validation_freq: i64,
+    /// `verbose` (C type `cairn_verbose`); see [`cairn_fit_options`].
+    pub verbose: cairn_verbose,
+    /// `callbacks` (C type `cairn_callback *const *`); see [`cairn_fit_options`].
+    pub callbacks: *const *mut cairn_callback,
+    /// `n_callbacks` (C type `size_t`); see [`cairn_fit_options`].
+    pub n_callbacks: usize,
+}
+
+/// Options of cairn_model_evaluate; start from CAIRN_EVALUATE_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_evaluate_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_evaluate_options`].
+    pub struct_size: u32,
+    /// `batch_size` (C type `int64_t`); see [`cairn_evaluate_options`].
+    pub batch_size: i64,
+    /// `steps` (C type `int64_t`); see [`cairn_evaluate_options`].
+    pub steps: i64,
+    /// `callbacks` (C type `cairn_callback *const *`); see [`cairn_evaluate_options`].
+    pub callbacks: *const *mut cairn_callback,
+    /// `n_callbacks` (C type `size_t`); see [`cairn_evaluate_options`].
+    pub n_callbacks: usize,
+}
+
+/// Options of cairn_model_predict; start from CAIRN_PREDICT_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_predict_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_predict_options`].
+    pub struct_size: u32,
+    /// `batch_size` (C type `int64_t`); see [`cairn_predict_options`].
+    pub batch_size: i64,
+    /// `steps` (C type `int64_t`); see [`cairn_predict_options`].
+    pub steps: i64,
+}
+
+/// Hooks of a callback made by cairn_callback_create; start from CAIRN_CALLBACK_HOOKS_INIT and set
+/// the hooks you need (NULL hooks are skipped). Each hook gets the model, lent for the call, and
+/// returns NULL or an error, which ends the fit (or evaluate) with that error. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_callback_hooks {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_callback_hooks`].
+    pub struct_size: u32,
+    /// `user_data` (C type `void *`); see [`cairn_callback_hooks`].
+    pub user_data: *mut c_void,
+    /// `on_train_begin` (C type `cairn_status *(void *user_data, cairn_object *model)`); see [`cairn_callback_hooks`].
+    pub on_train_begin: Option<unsafe extern "C" fn(user_data: *mut c_void, model: *mut cairn_object) -> *mut cairn_status>,
+    /// `on_train_end` (C type `cairn_status *(void *user_data, cairn_object *model, const cairn_logs *logs)`); see [`cairn_callback_hooks`].
+    pub on_train_end: Option<unsafe extern "C" fn(user_data: *mut c_void, model: *mut cairn_object, logs: *const cairn_logs) -> *mut cairn_status>,
+    /// `on_epoch_begin` (C type `cairn_status *(void *user_data, cairn_object *model, int64_t epoch)`); see [`cairn_callback_hooks`].
+    pub on_epoch_begin: Option<unsafe extern "C" fn(user_data: *mut c_void, model: *mut cairn_object, epoch: i64) -> *mut cairn_status>,
+    /// `on_epoch_end` (C type `cairn_status *(void *user_data, cairn_object *model, int64_t epoch, const cairn_logs *logs)`); see [`cairn_callback_hooks`].
+    pub on_epoch_end: Option<unsafe extern "C" fn(user_data: *mut c_void, model: *mut cairn_object, epoch: i64, logs: *const cairn_logs) -> *mut cairn_status>,
+    /// `on_train_batch_begin` (C type `cairn_status *(void *user_data, cairn_object *model, int64_t batch)`); see [`cairn_callback_hooks`].
+    pub on_train_batch_begin: Option<unsafe extern "C" fn(user_data: *mut c_void, model: *mut cairn_object, batch: i64) -> *mut cairn_status>,
+    /// `on_train_batch_end` (C type `cairn_status *(void *user_data, cairn_object *model, int64_t batch, const cairn_logs *logs)`); see [`cairn_callback_hooks`].
+    pub on_train_batch_end: Option<unsafe extern "C" fn(user_data: *mut c_void, model: *mut cairn_object, batch: i64, logs: *const cairn_logs) -> *mut cairn_status>,
+    /// `on_test_end` (C type `cairn_status *(void *user_data, cairn_object *model, const cairn_logs *logs)`); see [`cairn_callback_hooks`].
+    pub on_test_end: Option<unsafe extern "C" fn(user_data: *mut c_void, model: *mut cairn_object, logs: *const cairn_logs) -> *mut cairn_status>,
+    /// `release` (C type `void(void *user_data)`); see [`cairn_callback_hooks`].
+    pub release: Option<unsafe extern "C" fn(user_data: *mut c_void)>,
+}
+
+/// Options of cairn_callback_model_checkpoint; start from CAIRN_MODEL_CHECKPOINT_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_model_checkpoint_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_model_checkpoint_options`].
+    pub struct_size: u32,
+    /// `directory` (C type `const char *`); see [`cairn_model_checkpoint_options`].
+    pub directory: *const c_char,
+    /// `max_to_keep` (C type `int64_t`); see [`cairn_model_checkpoint_options`].
+    pub max_to_keep: i64,
+    /// `monitor` (C type `const char *`); see [`cairn_model_checkpoint_options`].
+    pub monitor: *const c_char,
+    /// `mode` (C type `cairn_monitor_mode`); see [`cairn_model_checkpoint_options`].
+    pub mode: cairn_monitor_mode,
+    /// `save_best_only` (C type `int32_t`); see [`cairn_model_checkpoint_options`].
+    pub save_best_only: i32,
+    /// `save_freq` (C type `int64_t`); see [`cairn_model_checkpoint_options`].
+    pub save_freq: i64,
+}
+
+/// Options of cairn_callback_tensorboard; start from CAIRN_TENSORBOARD_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_tensorboard_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_tensorboard_options`].
+    pub struct_size: u32,
+    /// `logdir` (C type `const char *`); see [`cairn_tensorboard_options`].
+    pub logdir: *const c_char,
+    /// `update_freq` (C type `int64_t`); see [`cairn_tensorboard_options`].
+    pub update_freq: i64,
+    /// `histogram_freq` (C type `int64_t`); see [`cairn_tensorboard_options`].
+    pub histogram_freq: i64,
+    /// `write_graph` (C type `int32_t`); see [`cairn_tensorboard_options`].
+    pub write_graph: i32,
+    /// `profile_batch_begin` (C type `int64_t`); see [`cairn_tensorboard_options`].
+    pub profile_batch_begin: i64,
+    /// `profile_batch_end` (C type `int64_t`); see [`cairn_tensorboard_options`].
+    pub profile_batch_end: i64,
+}
+
+/// Options of cairn_callback_early_stopping; start from CAIRN_EARLY_STOPPING_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_early_stopping_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_early_stopping_options`].
+    pub struct_size: u32,
+    /// `monitor` (C type `const char *`); see [`cairn_early_stopping_options`].
+    pub monitor: *const c_char,
+    /// `min_delta` (C type `double`); see [`cairn_early_stopping_options`].
+    pub min_delta: f64,
+    /// `patience` (C type `int64_t`); see [`cairn_early_stopping_options`].
+    pub patience: i64,
+    /// `mode` (C type `cairn_monitor_mode`); see [`cairn_early_stopping_options`].
+    pub mode: cairn_monitor_mode,
+    /// `has_baseline` (C type `int32_t`); see [`cairn_early_stopping_options`].
+    pub has_baseline: i32,
+    /// `baseline` (C type `double`); see [`cairn_early_stopping_options`].
+    pub baseline: f64,
+    /// `restore_best_weights` (C type `int32_t`); see [`cairn_early_stopping_options`].
+    pub restore_best_weights: i32,
+    /// `start_from_epoch` (C type `int64_t`); see [`cairn_early_stopping_options`].
+    pub start_from_epoch: i64,
+}
+
+/// Options of cairn_callback_reduce_lr_on_plateau; start from CAIRN_REDUCE_LR_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_reduce_lr_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_reduce_lr_options`].
+    pub struct_size: u32,
+    /// `monitor` (C type `const char *`); see [`cairn_reduce_lr_options`].
+    pub monitor: *const c_char,
+    /// `factor` (C type `double`); see [`cairn_reduce_lr_options`].
+    pub factor: f64,
+    /// `patience` (C type `int64_t`); see [`cairn_reduce_lr_options`].
+    pub patience: i64,
+    /// `mode` (C type `cairn_monitor_mode`); see [`cairn_reduce_lr_options`].
+    pub mode: cairn_monitor_mode,
+    /// `min_delta` (C type `double`); see [`cairn_reduce_lr_options`].
+    pub min_delta: f64,
+    /// `cooldown` (C type `int64_t`); see [`cairn_reduce_lr_options`].
+    pub cooldown: i64,
+    /// `min_lr` (C type `double`); see [`cairn_reduce_lr_options`].
+    pub min_lr: f64,
+}
+
+/// Options of cairn_callback_csv_logger; start from CAIRN_CSV_LOGGER_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_csv_logger_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_csv_logger_options`].
+    pub struct_size: u32,
+    /// `path` (C type `const char *`); see [`cairn_csv_logger_options`].
+    pub path: *const c_char,
+    /// `separator` (C type `char`); see [`cairn_csv_logger_options`].
+    pub separator: c_char,
+    /// `append` (C type `int32_t`); see [`cairn_csv_logger_options`].
+    pub append: i32,
+}
+
+/// Options of cairn_callback_backup_and_restore; start from CAIRN_BACKUP_OPTIONS_INIT. Since 1.2.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_backup_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_backup_options`].
+    pub struct_size: u32,
+    /// `directory` (C type `const char *`); see [`cairn_backup_options`].
+    pub directory: *const c_char,
+    /// `save_freq` (C type `int64_t`); see [`cairn_backup_options`].
+    pub save_freq: i64,
+    /// `delete_checkpoint` (C type `int32_t`); see [`cairn_backup_options`].
+    pub delete_checkpoint: i32,
+}
+
 /// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -1086,6 +1386,28 @@ pub const CAIRN_ACTIVATION_OPTIONS_INIT: cairn_activation_options = cairn_activa
     name: core::ptr::null(),
 };
 
+/// `CAIRN_BACKUP_OPTIONS_INIT`: the documented defaults of [`cairn_backup_options`].
+pub const CAIRN_BACKUP_OPTIONS_INIT: cairn_backup_options = cairn_backup_options {
+    struct_size: core::mem::size_of::<cairn_backup_options>() as u32,
+    directory: core::ptr::null(),
+    save_freq: 0,
+    delete_checkpoint: 1,
+};
+
+/// `CAIRN_CALLBACK_HOOKS_INIT`: the documented defaults of [`cairn_callback_hooks`].
+pub const CAIRN_CALLBACK_HOOKS_INIT: cairn_callback_hooks = cairn_callback_hooks {
+    struct_size: core::mem::size_of::<cairn_callback_hooks>() as u32,
+    user_data: core::ptr::null_mut(),
+    on_train_begin: None,
+    on_train_end: None,
+    on_epoch_begin: None,
+    on_epoch_end: None,
+    on_train_batch_begin: None,
+    on_train_batch_end: None,
+    on_test_end: None,
+    release: None,
+};
+
 /// `CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT`: the documented defaults of [`cairn_checkpoint_manager_options`].
 pub const CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT: cairn_checkpoint_manager_options = cairn_checkpoint_manager_options {
     struct_size: core::mem::size_of::<cairn_checkpoint_manager_options>() as u32,
@@ -1100,6 +1422,17 @@ pub const CAIRN_CHECKPOINT_OPTIONS_INIT: cairn_checkpoint_options = cairn_checkp
     compress: 0,
     r#async: 0,
     fsync: 1,
+};
+
+/// `CAIRN_COMPILE_OPTIONS_INIT`: the documented defaults of [`cairn_compile_options`].
+pub const CAIRN_COMPILE_OPTIONS_INIT: cairn_compile_options = cairn_compile_options {
+    struct_size: core::mem::size_of::<cairn_compile_options>() as u32,
+    optimizer: core::ptr::null_mut(),
+    loss: core::ptr::null(),
+    from_logits: 1,
+    metrics: core::ptr::null(),
+    n_metrics: 0,
+    run_eagerly: 0,
 };
 
 /// `CAIRN_CONTEXT_OPTIONS_INIT`: the documented defaults of [`cairn_context_options`].
@@ -1139,6 +1472,14 @@ pub const CAIRN_COSINE_DECAY_OPTIONS_INIT: cairn_cosine_decay_options = cairn_co
     alpha: 0.0,
 };
 
+/// `CAIRN_CSV_LOGGER_OPTIONS_INIT`: the documented defaults of [`cairn_csv_logger_options`].
+pub const CAIRN_CSV_LOGGER_OPTIONS_INIT: cairn_csv_logger_options = cairn_csv_logger_options {
+    struct_size: core::mem::size_of::<cairn_csv_logger_options>() as u32,
+    path: core::ptr::null(),
+    separator: 44,
+    append: 0,
+};
+
 /// `CAIRN_CSV_OPTIONS_INIT`: the documented defaults of [`cairn_csv_options`].
 pub const CAIRN_CSV_OPTIONS_INIT: cairn_csv_options = cairn_csv_options {
     struct_size: core::mem::size_of::<cairn_csv_options>() as u32,
@@ -1171,12 +1512,34 @@ pub const CAIRN_DROPOUT_OPTIONS_INIT: cairn_dropout_options = cairn_dropout_opti
     name: core::ptr::null(),
 };
 
+/// `CAIRN_EARLY_STOPPING_OPTIONS_INIT`: the documented defaults of [`cairn_early_stopping_options`].
+pub const CAIRN_EARLY_STOPPING_OPTIONS_INIT: cairn_early_stopping_options = cairn_early_stopping_options {
+    struct_size: core::mem::size_of::<cairn_early_stopping_options>() as u32,
+    monitor: core::ptr::null(),
+    min_delta: 0.0,
+    patience: 0,
+    mode: CAIRN_MONITOR_AUTO,
+    has_baseline: 0,
+    baseline: 0.0,
+    restore_best_weights: 0,
+    start_from_epoch: 0,
+};
+
 /// `CAIRN_EMBEDDING_OPTIONS_INIT`: the documented defaults of [`cairn_embedding_options`].
 pub const CAIRN_EMBEDDING_OPTIONS_INIT: cairn_embedding_options = cairn_embedding_options {
     struct_size: core::mem::size_of::<cairn_embedding_options>() as u32,
     input_dim: 0,
     output_dim: 0,
     name: core::ptr::null(),
+};
+
+/// `CAIRN_EVALUATE_OPTIONS_INIT`: the documented defaults of [`cairn_evaluate_options`].
+pub const CAIRN_EVALUATE_OPTIONS_INIT: cairn_evaluate_options = cairn_evaluate_options {
+    struct_size: core::mem::size_of::<cairn_evaluate_options>() as u32,
+    batch_size: 32,
+    steps: 0,
+    callbacks: core::ptr::null(),
+    n_callbacks: 0,
 };
 
 /// `CAIRN_EXPONENTIAL_DECAY_OPTIONS_INIT`: the documented defaults of [`cairn_exponential_decay_options`].
@@ -1223,6 +1586,23 @@ pub const CAIRN_FILTER_OPTIONS_INIT: cairn_filter_options = cairn_filter_options
     release: None,
 };
 
+/// `CAIRN_FIT_OPTIONS_INIT`: the documented defaults of [`cairn_fit_options`].
+pub const CAIRN_FIT_OPTIONS_INIT: cairn_fit_options = cairn_fit_options {
+    struct_size: core::mem::size_of::<cairn_fit_options>() as u32,
+    epochs: 1,
+    batch_size: 32,
+    initial_epoch: 0,
+    steps_per_epoch: 0,
+    shuffle: 1,
+    seed: 0,
+    validation: core::ptr::null(),
+    validation_batch_size: 0,
+    validation_freq: 1,
+    verbose: CAIRN_VERBOSE_AUTO,
+    callbacks: core::ptr::null(),
+    n_callbacks: 0,
+};
+
 /// `CAIRN_FLATTEN_OPTIONS_INIT`: the documented defaults of [`cairn_flatten_options`].
 pub const CAIRN_FLATTEN_OPTIONS_INIT: cairn_flatten_options = cairn_flatten_options {
     struct_size: core::mem::size_of::<cairn_flatten_options>() as u32,
@@ -1263,6 +1643,33 @@ pub const CAIRN_MAP_OPTIONS_INIT: cairn_map_options = cairn_map_options {
     release: None,
 };
 
+/// `CAIRN_MODEL_CHECKPOINT_OPTIONS_INIT`: the documented defaults of [`cairn_model_checkpoint_options`].
+pub const CAIRN_MODEL_CHECKPOINT_OPTIONS_INIT: cairn_model_checkpoint_options = cairn_model_checkpoint_options {
+    struct_size: core::mem::size_of::<cairn_model_checkpoint_options>() as u32,
+    directory: core::ptr::null(),
+    max_to_keep: 5,
+    monitor: core::ptr::null(),
+    mode: CAIRN_MONITOR_AUTO,
+    save_best_only: 0,
+    save_freq: 0,
+};
+
+/// `CAIRN_MODEL_DATA_INIT`: the documented defaults of [`cairn_model_data`].
+pub const CAIRN_MODEL_DATA_INIT: cairn_model_data = cairn_model_data {
+    struct_size: core::mem::size_of::<cairn_model_data>() as u32,
+    dataset: core::ptr::null(),
+    x: core::ptr::null(),
+    y: core::ptr::null(),
+};
+
+/// `CAIRN_MODEL_OPTIONS_INIT`: the documented defaults of [`cairn_model_options`].
+pub const CAIRN_MODEL_OPTIONS_INIT: cairn_model_options = cairn_model_options {
+    struct_size: core::mem::size_of::<cairn_model_options>() as u32,
+    name: core::ptr::null(),
+    layers: core::ptr::null(),
+    n_layers: 0,
+};
+
 /// `CAIRN_NORM_OPTIONS_INIT`: the documented defaults of [`cairn_norm_options`].
 pub const CAIRN_NORM_OPTIONS_INIT: cairn_norm_options = cairn_norm_options {
     struct_size: core::mem::size_of::<cairn_norm_options>() as u32,
@@ -1301,6 +1708,13 @@ pub const CAIRN_POOL2D_OPTIONS_INIT: cairn_pool2d_options = cairn_pool2d_options
     name: core::ptr::null(),
 };
 
+/// `CAIRN_PREDICT_OPTIONS_INIT`: the documented defaults of [`cairn_predict_options`].
+pub const CAIRN_PREDICT_OPTIONS_INIT: cairn_predict_options = cairn_predict_options {
+    struct_size: core::mem::size_of::<cairn_predict_options>() as u32,
+    batch_size: 32,
+    steps: 0,
+};
+
 /// `CAIRN_PROFILER_OPTIONS_INIT`: the documented defaults of [`cairn_profiler_options`].
 pub const CAIRN_PROFILER_OPTIONS_INIT: cairn_profiler_options = cairn_profiler_options {
     struct_size: core::mem::size_of::<cairn_profiler_options>() as u32,
@@ -1326,6 +1740,18 @@ pub const CAIRN_RECORD_WRITER_OPTIONS_INIT: cairn_record_writer_options = cairn_
     append: 0,
 };
 
+/// `CAIRN_REDUCE_LR_OPTIONS_INIT`: the documented defaults of [`cairn_reduce_lr_options`].
+pub const CAIRN_REDUCE_LR_OPTIONS_INIT: cairn_reduce_lr_options = cairn_reduce_lr_options {
+    struct_size: core::mem::size_of::<cairn_reduce_lr_options>() as u32,
+    monitor: core::ptr::null(),
+    factor: 0.1,
+    patience: 10,
+    mode: CAIRN_MONITOR_AUTO,
+    min_delta: 0.0001,
+    cooldown: 0,
+    min_lr: 0.0,
+};
+
 /// `CAIRN_SEQUENTIAL_OPTIONS_INIT`: the documented defaults of [`cairn_sequential_options`].
 pub const CAIRN_SEQUENTIAL_OPTIONS_INIT: cairn_sequential_options = cairn_sequential_options {
     struct_size: core::mem::size_of::<cairn_sequential_options>() as u32,
@@ -1345,6 +1771,17 @@ pub const CAIRN_TAPE_OPTIONS_INIT: cairn_tape_options = cairn_tape_options {
     struct_size: core::mem::size_of::<cairn_tape_options>() as u32,
     persistent: 0,
     watch_accessed_variables: 1,
+};
+
+/// `CAIRN_TENSORBOARD_OPTIONS_INIT`: the documented defaults of [`cairn_tensorboard_options`].
+pub const CAIRN_TENSORBOARD_OPTIONS_INIT: cairn_tensorboard_options = cairn_tensorboard_options {
+    struct_size: core::mem::size_of::<cairn_tensorboard_options>() as u32,
+    logdir: core::ptr::null(),
+    update_freq: 0,
+    histogram_freq: 0,
+    write_graph: 1,
+    profile_batch_begin: -1,
+    profile_batch_end: -1,
 };
 
 /// `CAIRN_TENSOR_SPEC_INIT`: the documented defaults of [`cairn_tensor_spec`].
@@ -1685,6 +2122,34 @@ pub(crate) struct Api {
     cairn_iterator_restore: unsafe extern "C" fn(it: *mut cairn_object, state: *const c_void, n: usize) -> *mut cairn_status,
     cairn_iterator_close: unsafe extern "C" fn(it: *mut cairn_object) -> *mut cairn_status,
     cairn_iterator_dataset: unsafe extern "C" fn(it: *const cairn_object, out: *mut *mut cairn_dataset) -> *mut cairn_status,
+    cairn_model_create: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_model_options, out: *mut *mut cairn_object) -> *mut cairn_status,
+    cairn_model_compile: unsafe extern "C" fn(model: *mut cairn_object, opts: *const cairn_compile_options) -> *mut cairn_status,
+    cairn_model_fit: unsafe extern "C" fn(model: *mut cairn_object, data: *const cairn_model_data, opts: *const cairn_fit_options, out: *mut *mut cairn_history) -> *mut cairn_status,
+    cairn_model_evaluate: unsafe extern "C" fn(model: *mut cairn_object, data: *const cairn_model_data, opts: *const cairn_evaluate_options, out: *mut *mut cairn_logs) -> *mut cairn_status,
+    cairn_model_predict: unsafe extern "C" fn(model: *mut cairn_object, data: *const cairn_model_data, opts: *const cairn_predict_options, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_model_train_on_batch: unsafe extern "C" fn(model: *mut cairn_object, x: *const cairn_tensor, y: *const cairn_tensor, out: *mut *mut cairn_logs) -> *mut cairn_status,
+    cairn_model_test_on_batch: unsafe extern "C" fn(model: *mut cairn_object, x: *const cairn_tensor, y: *const cairn_tensor, out: *mut *mut cairn_logs) -> *mut cairn_status,
+    cairn_model_stop_training: unsafe extern "C" fn(model: *mut cairn_object),
+    cairn_logs_size: unsafe extern "C" fn(logs: *const cairn_logs) -> usize,
+    cairn_logs_name: unsafe extern "C" fn(logs: *const cairn_logs, i: usize) -> *const c_char,
+    cairn_logs_value: unsafe extern "C" fn(logs: *const cairn_logs, i: usize) -> f64,
+    cairn_logs_get: unsafe extern "C" fn(logs: *const cairn_logs, name: *const c_char, out: *mut f64) -> *mut cairn_status,
+    cairn_logs_free: unsafe extern "C" fn(logs: *mut cairn_logs),
+    cairn_history_num_epochs: unsafe extern "C" fn(h: *const cairn_history) -> usize,
+    cairn_history_epoch: unsafe extern "C" fn(h: *const cairn_history, i: usize) -> i64,
+    cairn_history_num_names: unsafe extern "C" fn(h: *const cairn_history) -> usize,
+    cairn_history_name: unsafe extern "C" fn(h: *const cairn_history, i: usize) -> *const c_char,
+    cairn_history_values: unsafe extern "C" fn(h: *const cairn_history, name: *const c_char, n: *mut usize) -> *const f64,
+    cairn_history_free: unsafe extern "C" fn(h: *mut cairn_history),
+    cairn_callback_create: unsafe extern "C" fn(hooks: *const cairn_callback_hooks, out: *mut *mut cairn_callback) -> *mut cairn_status,
+    cairn_callback_free: unsafe extern "C" fn(cb: *mut cairn_callback),
+    cairn_callback_model_checkpoint: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_model_checkpoint_options, out: *mut *mut cairn_callback) -> *mut cairn_status,
+    cairn_callback_tensorboard: unsafe extern "C" fn(opts: *const cairn_tensorboard_options, out: *mut *mut cairn_callback) -> *mut cairn_status,
+    cairn_callback_early_stopping: unsafe extern "C" fn(opts: *const cairn_early_stopping_options, out: *mut *mut cairn_callback) -> *mut cairn_status,
+    cairn_callback_learning_rate_scheduler: unsafe extern "C" fn(schedule: cairn_lr_schedule_fn, user_data: *mut c_void, release: Option<unsafe extern "C" fn(user_data: *mut c_void)>, out: *mut *mut cairn_callback) -> *mut cairn_status,
+    cairn_callback_reduce_lr_on_plateau: unsafe extern "C" fn(opts: *const cairn_reduce_lr_options, out: *mut *mut cairn_callback) -> *mut cairn_status,
+    cairn_callback_csv_logger: unsafe extern "C" fn(opts: *const cairn_csv_logger_options, out: *mut *mut cairn_callback) -> *mut cairn_status,
+    cairn_callback_backup_and_restore: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_backup_options, out: *mut *mut cairn_callback) -> *mut cairn_status,
     cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
     cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
     cairn_function_graphdef: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
@@ -1720,6 +2185,19 @@ pub(crate) struct Api {
     cairn_tensor_spec_init: unsafe extern "C" fn(opts: *mut cairn_tensor_spec, struct_size: u32) -> *mut cairn_status,
     cairn_vulkan_device_info_init: unsafe extern "C" fn(opts: *mut cairn_vulkan_device_info, struct_size: u32) -> *mut cairn_status,
     cairn_vulkan_options_init: unsafe extern "C" fn(opts: *mut cairn_vulkan_options, struct_size: u32) -> *mut cairn_status,
+    cairn_model_options_init: unsafe extern "C" fn(opts: *mut cairn_model_options, struct_size: u32) -> *mut cairn_status,
+    cairn_compile_options_init: unsafe extern "C" fn(opts: *mut cairn_compile_options, struct_size: u32) -> *mut cairn_status,
+    cairn_model_data_init: unsafe extern "C" fn(opts: *mut cairn_model_data, struct_size: u32) -> *mut cairn_status,
+    cairn_fit_options_init: unsafe extern "C" fn(opts: *mut cairn_fit_options, struct_size: u32) -> *mut cairn_status,
+    cairn_evaluate_options_init: unsafe extern "C" fn(opts: *mut cairn_evaluate_options, struct_size: u32) -> *mut cairn_status,
+    cairn_predict_options_init: unsafe extern "C" fn(opts: *mut cairn_predict_options, struct_size: u32) -> *mut cairn_status,
+    cairn_callback_hooks_init: unsafe extern "C" fn(opts: *mut cairn_callback_hooks, struct_size: u32) -> *mut cairn_status,
+    cairn_model_checkpoint_options_init: unsafe extern "C" fn(opts: *mut cairn_model_checkpoint_options, struct_size: u32) -> *mut cairn_status,
+    cairn_tensorboard_options_init: unsafe extern "C" fn(opts: *mut cairn_tensorboard_options, struct_size: u32) -> *mut cairn_status,
+    cairn_early_stopping_options_init: unsafe extern "C" fn(opts: *mut cairn_early_stopping_options, struct_size: u32) -> *mut cairn_status,
+    cairn_reduce_lr_options_init: unsafe extern "C" fn(opts: *mut cairn_reduce_lr_options, struct_size: u32) -> *mut cairn_status,
+    cairn_csv_logger_options_init: unsafe extern "C" fn(opts: *mut cairn_csv_logger_options, struct_size: u32) -> *mut cairn_status,
+    cairn_backup_options_init: unsafe extern "C" fn(opts: *mut cairn_backup_options, struct_size: u32) -> *mut cairn_status,
 }
 
 impl Api {
@@ -1999,6 +2477,34 @@ impl Api {
             cairn_iterator_restore: core::mem::transmute(load::symbol(lib, c"cairn_iterator_restore")?),
             cairn_iterator_close: core::mem::transmute(load::symbol(lib, c"cairn_iterator_close")?),
             cairn_iterator_dataset: core::mem::transmute(load::symbol(lib, c"cairn_iterator_dataset")?),
+            cairn_model_create: core::mem::transmute(load::symbol(lib, c"cairn_model_create")?),
+            cairn_model_compile: core::mem::transmute(load::symbol(lib, c"cairn_model_compile")?),
+            cairn_model_fit: core::mem::transmute(load::symbol(lib, c"cairn_model_fit")?),
+            cairn_model_evaluate: core::mem::transmute(load::symbol(lib, c"cairn_model_evaluate")?),
+            cairn_model_predict: core::mem::transmute(load::symbol(lib, c"cairn_model_predict")?),
+            cairn_model_train_on_batch: core::mem::transmute(load::symbol(lib, c"cairn_model_train_on_batch")?),
+            cairn_model_test_on_batch: core::mem::transmute(load::symbol(lib, c"cairn_model_test_on_batch")?),
+            cairn_model_stop_training: core::mem::transmute(load::symbol(lib, c"cairn_model_stop_training")?),
+            cairn_logs_size: core::mem::transmute(load::symbol(lib, c"cairn_logs_size")?),
+            cairn_logs_name: core::mem::transmute(load::symbol(lib, c"cairn_logs_name")?),
+            cairn_logs_value: core::mem::transmute(load::symbol(lib, c"cairn_logs_value")?),
+            cairn_logs_get: core::mem::transmute(load::symbol(lib, c"cairn_logs_get")?),
+            cairn_logs_free: core::mem::transmute(load::symbol(lib, c"cairn_logs_free")?),
+            cairn_history_num_epochs: core::mem::transmute(load::symbol(lib, c"cairn_history_num_epochs")?),
+            cairn_history_epoch: core::mem::transmute(load::symbol(lib, c"cairn_history_epoch")?),
+            cairn_history_num_names: core::mem::transmute(load::symbol(lib, c"cairn_history_num_names")?),
+            cairn_history_name: core::mem::transmute(load::symbol(lib, c"cairn_history_name")?),
+            cairn_history_values: core::mem::transmute(load::symbol(lib, c"cairn_history_values")?),
+            cairn_history_free: core::mem::transmute(load::symbol(lib, c"cairn_history_free")?),
+            cairn_callback_create: core::mem::transmute(load::symbol(lib, c"cairn_callback_create")?),
+            cairn_callback_free: core::mem::transmute(load::symbol(lib, c"cairn_callback_free")?),
+            cairn_callback_model_checkpoint: core::mem::transmute(load::symbol(lib, c"cairn_callback_model_checkpoint")?),
+            cairn_callback_tensorboard: core::mem::transmute(load::symbol(lib, c"cairn_callback_tensorboard")?),
+            cairn_callback_early_stopping: core::mem::transmute(load::symbol(lib, c"cairn_callback_early_stopping")?),
+            cairn_callback_learning_rate_scheduler: core::mem::transmute(load::symbol(lib, c"cairn_callback_learning_rate_scheduler")?),
+            cairn_callback_reduce_lr_on_plateau: core::mem::transmute(load::symbol(lib, c"cairn_callback_reduce_lr_on_plateau")?),
+            cairn_callback_csv_logger: core::mem::transmute(load::symbol(lib, c"cairn_callback_csv_logger")?),
+            cairn_callback_backup_and_restore: core::mem::transmute(load::symbol(lib, c"cairn_callback_backup_and_restore")?),
             cairn_function_export: core::mem::transmute(load::symbol(lib, c"cairn_function_export")?),
             cairn_function_load: core::mem::transmute(load::symbol(lib, c"cairn_function_load")?),
             cairn_function_graphdef: core::mem::transmute(load::symbol(lib, c"cairn_function_graphdef")?),
@@ -2034,6 +2540,19 @@ impl Api {
             cairn_tensor_spec_init: core::mem::transmute(load::symbol(lib, c"cairn_tensor_spec_init")?),
             cairn_vulkan_device_info_init: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_device_info_init")?),
             cairn_vulkan_options_init: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_options_init")?),
+            cairn_model_options_init: core::mem::transmute(load::symbol(lib, c"cairn_model_options_init")?),
+            cairn_compile_options_init: core::mem::transmute(load::symbol(lib, c"cairn_compile_options_init")?),
+            cairn_model_data_init: core::mem::transmute(load::symbol(lib, c"cairn_model_data_init")?),
+            cairn_fit_options_init: core::mem::transmute(load::symbol(lib, c"cairn_fit_options_init")?),
+            cairn_evaluate_options_init: core::mem::transmute(load::symbol(lib, c"cairn_evaluate_options_init")?),
+            cairn_predict_options_init: core::mem::transmute(load::symbol(lib, c"cairn_predict_options_init")?),
+            cairn_callback_hooks_init: core::mem::transmute(load::symbol(lib, c"cairn_callback_hooks_init")?),
+            cairn_model_checkpoint_options_init: core::mem::transmute(load::symbol(lib, c"cairn_model_checkpoint_options_init")?),
+            cairn_tensorboard_options_init: core::mem::transmute(load::symbol(lib, c"cairn_tensorboard_options_init")?),
+            cairn_early_stopping_options_init: core::mem::transmute(load::symbol(lib, c"cairn_early_stopping_options_init")?),
+            cairn_reduce_lr_options_init: core::mem::transmute(load::symbol(lib, c"cairn_reduce_lr_options_init")?),
+            cairn_csv_logger_options_init: core::mem::transmute(load::symbol(lib, c"cairn_csv_logger_options_init")?),
+            cairn_backup_options_init: core::mem::transmute(load::symbol(lib, c"cairn_backup_options_init")?),
         })
     }
 }
@@ -4340,6 +4859,248 @@ pub unsafe fn cairn_iterator_dataset(it: *const cairn_object, out: *mut *mut cai
     (load::api().cairn_iterator_dataset)(it, out)
 }
 
+/// CONSTRUCTOR. A model: a Sequential that can be compiled and trained (keras.Sequential(\[...\])).
+/// @param opts  NULL for the defaults.
+/// @param out   receives the model; free with cairn_object_free().
+/// Errors: INVALID_ARGUMENT for a NULL layer or one that is not a layer. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_create(ctx: *mut cairn_context, opts: *const cairn_model_options, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_model_create)(ctx, opts, out)
+}
+
+/// METHOD. Configures the model for training; compiling again replaces the configuration.
+/// Errors: INVALID_ARGUMENT for a model that is not from cairn_model_create, a NULL or wrong-kind
+/// optimizer, an unknown loss or metric, or a metric given twice. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_compile(model: *mut cairn_object, opts: *const cairn_compile_options) -> *mut cairn_status {
+    (load::api().cairn_model_compile)(model, opts)
+}
+
+/// METHOD. Trains the model (keras Model.fit). Builds the model on the first batch if needed.
+/// @param data  required.
+/// @param opts  NULL for the defaults.
+/// @param out   NULL, or receives the history; free with cairn_history_free().
+/// Errors: FAILED_PRECONDITION for a model not compiled or busy; INVALID_ARGUMENT for bad options
+/// (epochs below 1, initial_epoch not below epochs, batch_size below 1), data with both a dataset
+/// and tensors, x and y with different sample counts, an infinite dataset without steps_per_epoch,
+/// or a batch without two components; a step's error (a shape the model refuses) and a callback's
+/// error as they were. On an error the weights keep the updates of the steps that ran. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_fit(model: *mut cairn_object, data: *const cairn_model_data, opts: *const cairn_fit_options, out: *mut *mut cairn_history) -> *mut cairn_status {
+    (load::api().cairn_model_fit)(model, data, opts, out)
+}
+
+/// METHOD. The loss and metrics over the data (keras Model.evaluate), in training=false mode.
+/// @param out  receives the logs; free with cairn_logs_free().
+/// Errors: as cairn_model_fit. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_evaluate(model: *mut cairn_object, data: *const cairn_model_data, opts: *const cairn_evaluate_options, out: *mut *mut cairn_logs) -> *mut cairn_status {
+    (load::api().cairn_model_evaluate)(model, data, opts, out)
+}
+
+/// METHOD. The model's outputs for every batch, concatenated along the first dimension (keras
+/// Model.predict). Needs no compile.
+/// @param out  receives the tensor; free with cairn_tensor_free().
+/// Errors: INVALID_ARGUMENT for data without batches or bad options; FAILED_PRECONDITION when busy.
+/// Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_predict(model: *mut cairn_object, data: *const cairn_model_data, opts: *const cairn_predict_options, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_model_predict)(model, data, opts, out)
+}
+
+/// METHOD. One training step on one batch; the logs are that batch's loss and metrics.
+/// @param out  NULL, or receives the logs; free with cairn_logs_free().
+/// Errors: as cairn_model_fit. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_train_on_batch(model: *mut cairn_object, x: *const cairn_tensor, y: *const cairn_tensor, out: *mut *mut cairn_logs) -> *mut cairn_status {
+    (load::api().cairn_model_train_on_batch)(model, x, y, out)
+}
+
+/// METHOD. The loss and metrics of one batch, without training.
+/// @param out  receives the logs; free with cairn_logs_free().
+/// Errors: as cairn_model_fit. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_test_on_batch(model: *mut cairn_object, x: *const cairn_tensor, y: *const cairn_tensor, out: *mut *mut cairn_logs) -> *mut cairn_status {
+    (load::api().cairn_model_test_on_batch)(model, x, y, out)
+}
+
+/// METHOD. Asks a running fit to stop after the current batch (keras model.stop_training = True);
+/// for callbacks. Does nothing for NULL or an object that is not a model. Since 1.2.
+#[inline]
+pub unsafe fn cairn_model_stop_training(model: *mut cairn_object) {
+    (load::api().cairn_model_stop_training)(model)
+}
+
+/// METHOD. The number of values in the logs; 0 for NULL. Since 1.2.
+#[inline]
+pub unsafe fn cairn_logs_size(logs: *const cairn_logs) -> usize {
+    (load::api().cairn_logs_size)(logs)
+}
+
+/// METHOD. The name of value `i`, borrowed from the logs; NULL when out of range. Since 1.2.
+#[inline]
+pub unsafe fn cairn_logs_name(logs: *const cairn_logs, i: usize) -> *const c_char {
+    (load::api().cairn_logs_name)(logs, i)
+}
+
+/// METHOD. Value `i`; NaN when out of range. Since 1.2.
+#[inline]
+pub unsafe fn cairn_logs_value(logs: *const cairn_logs, i: usize) -> f64 {
+    (load::api().cairn_logs_value)(logs, i)
+}
+
+/// METHOD. The value named `name`.
+/// Errors: NOT_FOUND naming the value and listing those present. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_logs_get(logs: *const cairn_logs, name: *const c_char, out: *mut f64) -> *mut cairn_status {
+    (load::api().cairn_logs_get)(logs, name, out)
+}
+
+/// DESTRUCTOR. Frees logs a function returned; NULL is a no-op. Never pass the logs a hook was lent.
+/// Since 1.2.
+#[inline]
+pub unsafe fn cairn_logs_free(logs: *mut cairn_logs) {
+    (load::api().cairn_logs_free)(logs)
+}
+
+/// METHOD. The number of epochs fit ran; 0 for NULL. Since 1.2.
+#[inline]
+pub unsafe fn cairn_history_num_epochs(h: *const cairn_history) -> usize {
+    (load::api().cairn_history_num_epochs)(h)
+}
+
+/// METHOD. The number of epoch `i` (initial_epoch + i unless a backup resumed it); -1 when out of range.
+/// Since 1.2.
+#[inline]
+pub unsafe fn cairn_history_epoch(h: *const cairn_history, i: usize) -> i64 {
+    (load::api().cairn_history_epoch)(h, i)
+}
+
+/// METHOD. The number of log names; 0 for NULL. Since 1.2.
+#[inline]
+pub unsafe fn cairn_history_num_names(h: *const cairn_history) -> usize {
+    (load::api().cairn_history_num_names)(h)
+}
+
+/// METHOD. Log name `i`, borrowed from the history; NULL when out of range. Since 1.2.
+#[inline]
+pub unsafe fn cairn_history_name(h: *const cairn_history, i: usize) -> *const c_char {
+    (load::api().cairn_history_name)(h, i)
+}
+
+/// METHOD. The values of `name`, one per epoch that had it (validation values only for validated
+/// epochs), borrowed from the history; NULL (and *n = 0) for a name it does not have.
+/// @param n  receives the count; required. Since 1.2.
+#[inline]
+pub unsafe fn cairn_history_values(h: *const cairn_history, name: *const c_char, n: *mut usize) -> *const f64 {
+    (load::api().cairn_history_values)(h, name, n)
+}
+
+/// DESTRUCTOR. NULL is a no-op. Since 1.2.
+#[inline]
+pub unsafe fn cairn_history_free(h: *mut cairn_history) {
+    (load::api().cairn_history_free)(h)
+}
+
+/// CONSTRUCTOR. A callback written in the caller's language.
+/// @param out  receives the callback; free with cairn_callback_free().
+/// Errors: INVALID_ARGUMENT for NULL hooks or an unknown struct_size. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_callback_create(hooks: *const cairn_callback_hooks, out: *mut *mut cairn_callback) -> *mut cairn_status {
+    (load::api().cairn_callback_create)(hooks, out)
+}
+
+/// DESTRUCTOR. Frees a callback; one that a running fit uses stays alive until that fit ends. NULL is
+/// a no-op. Since 1.2.
+#[inline]
+pub unsafe fn cairn_callback_free(cb: *mut cairn_callback) {
+    (load::api().cairn_callback_free)(cb)
+}
+
+/// CONSTRUCTOR. ModelCheckpoint: saves through a checkpoint manager, files "ckpt-N" with N the epoch
+/// number from 1 (or the global step with save_freq). The checkpoint's root has one child, "model"
+/// (with its optimizer): restore with a checkpoint of {"model": a fresh model}.
+/// @param out  receives the callback; free with cairn_callback_free().
+/// Errors: INVALID_ARGUMENT for a NULL or empty directory, max_to_keep 0, a negative save_freq;
+/// the manager's errors (a directory it cannot create) come from the fit. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_callback_model_checkpoint(ctx: *mut cairn_context, opts: *const cairn_model_checkpoint_options, out: *mut *mut cairn_callback) -> *mut cairn_status {
+    (load::api().cairn_callback_model_checkpoint)(ctx, opts, out)
+}
+
+/// CONSTRUCTOR. TensorBoard: "epoch_loss", "epoch_accuracy", ... per epoch in logdir/train (and the
+/// validation values, without "val_", in logdir/validation), "epoch_learning_rate", "batch_..."
+/// values at the global step with update_freq, the training step's graph, weight histograms, and a
+/// profile (the profiler's trace under logdir/plugins/profile/train).
+/// Errors: INVALID_ARGUMENT for an empty logdir, negative frequencies, or an end batch before the
+/// begin batch. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_callback_tensorboard(opts: *const cairn_tensorboard_options, out: *mut *mut cairn_callback) -> *mut cairn_status {
+    (load::api().cairn_callback_tensorboard)(opts, out)
+}
+
+/// CONSTRUCTOR. EarlyStopping.
+/// Errors: INVALID_ARGUMENT for a negative patience. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_callback_early_stopping(opts: *const cairn_early_stopping_options, out: *mut *mut cairn_callback) -> *mut cairn_status {
+    (load::api().cairn_callback_early_stopping)(opts, out)
+}
+
+/// CONSTRUCTOR. LearningRateScheduler: at each epoch's start sets the optimizer's learning rate to
+/// schedule(epoch, current rate). `release` (may be NULL) is called once with user_data when the
+/// callback is freed.
+/// Errors: INVALID_ARGUMENT for a NULL schedule; from the fit, INVALID_ARGUMENT for a rate that is
+/// negative or not finite, and FAILED_PRECONDITION for an optimizer with a schedule. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_callback_learning_rate_scheduler(schedule: cairn_lr_schedule_fn, user_data: *mut c_void, release: Option<unsafe extern "C" fn(user_data: *mut c_void)>, out: *mut *mut cairn_callback) -> *mut cairn_status {
+    (load::api().cairn_callback_learning_rate_scheduler)(schedule, user_data, release, out)
+}
+
+/// CONSTRUCTOR. ReduceLROnPlateau: multiplies the learning rate by factor after `patience` epochs
+/// without improvement, not below min_lr.
+/// Errors: INVALID_ARGUMENT for a factor outside \[0, 1) or a negative patience, cooldown or min_lr.
+/// Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_callback_reduce_lr_on_plateau(opts: *const cairn_reduce_lr_options, out: *mut *mut cairn_callback) -> *mut cairn_status {
+    (load::api().cairn_callback_reduce_lr_on_plateau)(opts, out)
+}
+
+/// CONSTRUCTOR. CSVLogger: a header "epoch,loss,..." and one row per epoch, values in the shortest
+/// text that reads back as the same double.
+/// Errors: INVALID_ARGUMENT for an empty path or a newline separator; from the fit, INVALID_ARGUMENT
+/// naming a file it cannot open. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_callback_csv_logger(opts: *const cairn_csv_logger_options, out: *mut *mut cairn_callback) -> *mut cairn_status {
+    (load::api().cairn_callback_csv_logger)(opts, out)
+}
+
+/// CONSTRUCTOR. BackupAndRestore: fault-tolerant training. Backs up the model, the optimizer, fit's
+/// position (epoch, batch, the iterator's state) and the metrics; when fit starts and a backup
+/// exists (the process was killed), restores it and continues from the batch after the backup, so
+/// the final weights equal an uninterrupted run's bit for bit (for models without random layers).
+/// Only the backup's own files are deleted at the end.
+/// Errors: INVALID_ARGUMENT for a NULL or empty directory or a negative save_freq. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_callback_backup_and_restore(ctx: *mut cairn_context, opts: *const cairn_backup_options, out: *mut *mut cairn_callback) -> *mut cairn_status {
+    (load::api().cairn_callback_backup_and_restore)(ctx, opts, out)
+}
+
 /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
 /// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
 /// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written. Since 1.0.
@@ -4647,4 +5408,95 @@ pub unsafe fn cairn_vulkan_device_info_init(opts: *mut cairn_vulkan_device_info,
 #[inline]
 pub unsafe fn cairn_vulkan_options_init(opts: *mut cairn_vulkan_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_vulkan_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_model_options with its defaults (for cairn_model_create). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_options_init(opts: *mut cairn_model_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_model_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_compile_options with its defaults (for cairn_model_compile). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_compile_options_init(opts: *mut cairn_compile_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_compile_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_model_data with its defaults (for cairn_model_fit, cairn_model_evaluate and cairn_model_predict). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_data_init(opts: *mut cairn_model_data, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_model_data_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_fit_options with its defaults (for cairn_model_fit). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_fit_options_init(opts: *mut cairn_fit_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_fit_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_evaluate_options with its defaults (for cairn_model_evaluate). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_evaluate_options_init(opts: *mut cairn_evaluate_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_evaluate_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_predict_options with its defaults (for cairn_model_predict). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_predict_options_init(opts: *mut cairn_predict_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_predict_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_callback_hooks with its defaults (for cairn_callback_create). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_callback_hooks_init(opts: *mut cairn_callback_hooks, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_callback_hooks_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_model_checkpoint_options with its defaults (for cairn_callback_model_checkpoint). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_checkpoint_options_init(opts: *mut cairn_model_checkpoint_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_model_checkpoint_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_tensorboard_options with its defaults (for cairn_callback_tensorboard). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_tensorboard_options_init(opts: *mut cairn_tensorboard_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_tensorboard_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_early_stopping_options with its defaults (for cairn_callback_early_stopping). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_early_stopping_options_init(opts: *mut cairn_early_stopping_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_early_stopping_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_reduce_lr_options with its defaults (for cairn_callback_reduce_lr_on_plateau). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_reduce_lr_options_init(opts: *mut cairn_reduce_lr_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_reduce_lr_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_csv_logger_options with its defaults (for cairn_callback_csv_logger). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_csv_logger_options_init(opts: *mut cairn_csv_logger_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_csv_logger_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_backup_options with its defaults (for cairn_callback_backup_and_restore). Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_backup_options_init(opts: *mut cairn_backup_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_backup_options_init)(opts, struct_size)
 }

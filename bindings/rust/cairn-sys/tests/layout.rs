@@ -239,6 +239,104 @@ int main(void) {
   printf("cairn_interleave_options.num_parallel_calls %zu\n", offsetof(cairn_interleave_options, num_parallel_calls));
   printf("cairn_interleave_options.deterministic %zu\n", offsetof(cairn_interleave_options, deterministic));
   printf("cairn_interleave_options.release %zu\n", offsetof(cairn_interleave_options, release));
+  printf("cairn_model_options size %zu align %zu\n", sizeof(cairn_model_options), _Alignof(cairn_model_options));
+  printf("cairn_model_options.struct_size %zu\n", offsetof(cairn_model_options, struct_size));
+  printf("cairn_model_options.name %zu\n", offsetof(cairn_model_options, name));
+  printf("cairn_model_options.layers %zu\n", offsetof(cairn_model_options, layers));
+  printf("cairn_model_options.n_layers %zu\n", offsetof(cairn_model_options, n_layers));
+  printf("cairn_compile_options size %zu align %zu\n", sizeof(cairn_compile_options), _Alignof(cairn_compile_options));
+  printf("cairn_compile_options.struct_size %zu\n", offsetof(cairn_compile_options, struct_size));
+  printf("cairn_compile_options.optimizer %zu\n", offsetof(cairn_compile_options, optimizer));
+  printf("cairn_compile_options.loss %zu\n", offsetof(cairn_compile_options, loss));
+  printf("cairn_compile_options.from_logits %zu\n", offsetof(cairn_compile_options, from_logits));
+  printf("cairn_compile_options.metrics %zu\n", offsetof(cairn_compile_options, metrics));
+  printf("cairn_compile_options.n_metrics %zu\n", offsetof(cairn_compile_options, n_metrics));
+  printf("cairn_compile_options.run_eagerly %zu\n", offsetof(cairn_compile_options, run_eagerly));
+  printf("cairn_model_data size %zu align %zu\n", sizeof(cairn_model_data), _Alignof(cairn_model_data));
+  printf("cairn_model_data.struct_size %zu\n", offsetof(cairn_model_data, struct_size));
+  printf("cairn_model_data.dataset %zu\n", offsetof(cairn_model_data, dataset));
+  printf("cairn_model_data.x %zu\n", offsetof(cairn_model_data, x));
+  printf("cairn_model_data.y %zu\n", offsetof(cairn_model_data, y));
+  printf("cairn_fit_options size %zu align %zu\n", sizeof(cairn_fit_options), _Alignof(cairn_fit_options));
+  printf("cairn_fit_options.struct_size %zu\n", offsetof(cairn_fit_options, struct_size));
+  printf("cairn_fit_options.epochs %zu\n", offsetof(cairn_fit_options, epochs));
+  printf("cairn_fit_options.batch_size %zu\n", offsetof(cairn_fit_options, batch_size));
+  printf("cairn_fit_options.initial_epoch %zu\n", offsetof(cairn_fit_options, initial_epoch));
+  printf("cairn_fit_options.steps_per_epoch %zu\n", offsetof(cairn_fit_options, steps_per_epoch));
+  printf("cairn_fit_options.shuffle %zu\n", offsetof(cairn_fit_options, shuffle));
+  printf("cairn_fit_options.seed %zu\n", offsetof(cairn_fit_options, seed));
+  printf("cairn_fit_options.validation %zu\n", offsetof(cairn_fit_options, validation));
+  printf("cairn_fit_options.validation_batch_size %zu\n", offsetof(cairn_fit_options, validation_batch_size));
+  printf("cairn_fit_options.validation_freq %zu\n", offsetof(cairn_fit_options, validation_freq));
+  printf("cairn_fit_options.verbose %zu\n", offsetof(cairn_fit_options, verbose));
+  printf("cairn_fit_options.callbacks %zu\n", offsetof(cairn_fit_options, callbacks));
+  printf("cairn_fit_options.n_callbacks %zu\n", offsetof(cairn_fit_options, n_callbacks));
+  printf("cairn_evaluate_options size %zu align %zu\n", sizeof(cairn_evaluate_options), _Alignof(cairn_evaluate_options));
+  printf("cairn_evaluate_options.struct_size %zu\n", offsetof(cairn_evaluate_options, struct_size));
+  printf("cairn_evaluate_options.batch_size %zu\n", offsetof(cairn_evaluate_options, batch_size));
+  printf("cairn_evaluate_options.steps %zu\n", offsetof(cairn_evaluate_options, steps));
+  printf("cairn_evaluate_options.callbacks %zu\n", offsetof(cairn_evaluate_options, callbacks));
+  printf("cairn_evaluate_options.n_callbacks %zu\n", offsetof(cairn_evaluate_options, n_callbacks));
+  printf("cairn_predict_options size %zu align %zu\n", sizeof(cairn_predict_options), _Alignof(cairn_predict_options));
+  printf("cairn_predict_options.struct_size %zu\n", offsetof(cairn_predict_options, struct_size));
+  printf("cairn_predict_options.batch_size %zu\n", offsetof(cairn_predict_options, batch_size));
+  printf("cairn_predict_options.steps %zu\n", offsetof(cairn_predict_options, steps));
+  printf("cairn_callback_hooks size %zu align %zu\n", sizeof(cairn_callback_hooks), _Alignof(cairn_callback_hooks));
+  printf("cairn_callback_hooks.struct_size %zu\n", offsetof(cairn_callback_hooks, struct_size));
+  printf("cairn_callback_hooks.user_data %zu\n", offsetof(cairn_callback_hooks, user_data));
+  printf("cairn_callback_hooks.on_train_begin %zu\n", offsetof(cairn_callback_hooks, on_train_begin));
+  printf("cairn_callback_hooks.on_train_end %zu\n", offsetof(cairn_callback_hooks, on_train_end));
+  printf("cairn_callback_hooks.on_epoch_begin %zu\n", offsetof(cairn_callback_hooks, on_epoch_begin));
+  printf("cairn_callback_hooks.on_epoch_end %zu\n", offsetof(cairn_callback_hooks, on_epoch_end));
+  printf("cairn_callback_hooks.on_train_batch_begin %zu\n", offsetof(cairn_callback_hooks, on_train_batch_begin));
+  printf("cairn_callback_hooks.on_train_batch_end %zu\n", offsetof(cairn_callback_hooks, on_train_batch_end));
+  printf("cairn_callback_hooks.on_test_end %zu\n", offsetof(cairn_callback_hooks, on_test_end));
+  printf("cairn_callback_hooks.release %zu\n", offsetof(cairn_callback_hooks, release));
+  printf("cairn_model_checkpoint_options size %zu align %zu\n", sizeof(cairn_model_checkpoint_options), _Alignof(cairn_model_checkpoint_options));
+  printf("cairn_model_checkpoint_options.struct_size %zu\n", offsetof(cairn_model_checkpoint_options, struct_size));
+  printf("cairn_model_checkpoint_options.directory %zu\n", offsetof(cairn_model_checkpoint_options, directory));
+  printf("cairn_model_checkpoint_options.max_to_keep %zu\n", offsetof(cairn_model_checkpoint_options, max_to_keep));
+  printf("cairn_model_checkpoint_options.monitor %zu\n", offsetof(cairn_model_checkpoint_options, monitor));
+  printf("cairn_model_checkpoint_options.mode %zu\n", offsetof(cairn_model_checkpoint_options, mode));
+  printf("cairn_model_checkpoint_options.save_best_only %zu\n", offsetof(cairn_model_checkpoint_options, save_best_only));
+  printf("cairn_model_checkpoint_options.save_freq %zu\n", offsetof(cairn_model_checkpoint_options, save_freq));
+  printf("cairn_tensorboard_options size %zu align %zu\n", sizeof(cairn_tensorboard_options), _Alignof(cairn_tensorboard_options));
+  printf("cairn_tensorboard_options.struct_size %zu\n", offsetof(cairn_tensorboard_options, struct_size));
+  printf("cairn_tensorboard_options.logdir %zu\n", offsetof(cairn_tensorboard_options, logdir));
+  printf("cairn_tensorboard_options.update_freq %zu\n", offsetof(cairn_tensorboard_options, update_freq));
+  printf("cairn_tensorboard_options.histogram_freq %zu\n", offsetof(cairn_tensorboard_options, histogram_freq));
+  printf("cairn_tensorboard_options.write_graph %zu\n", offsetof(cairn_tensorboard_options, write_graph));
+  printf("cairn_tensorboard_options.profile_batch_begin %zu\n", offsetof(cairn_tensorboard_options, profile_batch_begin));
+  printf("cairn_tensorboard_options.profile_batch_end %zu\n", offsetof(cairn_tensorboard_options, profile_batch_end));
+  printf("cairn_early_stopping_options size %zu align %zu\n", sizeof(cairn_early_stopping_options), _Alignof(cairn_early_stopping_options));
+  printf("cairn_early_stopping_options.struct_size %zu\n", offsetof(cairn_early_stopping_options, struct_size));
+  printf("cairn_early_stopping_options.monitor %zu\n", offsetof(cairn_early_stopping_options, monitor));
+  printf("cairn_early_stopping_options.min_delta %zu\n", offsetof(cairn_early_stopping_options, min_delta));
+  printf("cairn_early_stopping_options.patience %zu\n", offsetof(cairn_early_stopping_options, patience));
+  printf("cairn_early_stopping_options.mode %zu\n", offsetof(cairn_early_stopping_options, mode));
+  printf("cairn_early_stopping_options.has_baseline %zu\n", offsetof(cairn_early_stopping_options, has_baseline));
+  printf("cairn_early_stopping_options.baseline %zu\n", offsetof(cairn_early_stopping_options, baseline));
+  printf("cairn_early_stopping_options.restore_best_weights %zu\n", offsetof(cairn_early_stopping_options, restore_best_weights));
+  printf("cairn_early_stopping_options.start_from_epoch %zu\n", offsetof(cairn_early_stopping_options, start_from_epoch));
+  printf("cairn_reduce_lr_options size %zu align %zu\n", sizeof(cairn_reduce_lr_options), _Alignof(cairn_reduce_lr_options));
+  printf("cairn_reduce_lr_options.struct_size %zu\n", offsetof(cairn_reduce_lr_options, struct_size));
+  printf("cairn_reduce_lr_options.monitor %zu\n", offsetof(cairn_reduce_lr_options, monitor));
+  printf("cairn_reduce_lr_options.factor %zu\n", offsetof(cairn_reduce_lr_options, factor));
+  printf("cairn_reduce_lr_options.patience %zu\n", offsetof(cairn_reduce_lr_options, patience));
+  printf("cairn_reduce_lr_options.mode %zu\n", offsetof(cairn_reduce_lr_options, mode));
+  printf("cairn_reduce_lr_options.min_delta %zu\n", offsetof(cairn_reduce_lr_options, min_delta));
+  printf("cairn_reduce_lr_options.cooldown %zu\n", offsetof(cairn_reduce_lr_options, cooldown));
+  printf("cairn_reduce_lr_options.min_lr %zu\n", offsetof(cairn_reduce_lr_options, min_lr));
+  printf("cairn_csv_logger_options size %zu align %zu\n", sizeof(cairn_csv_logger_options), _Alignof(cairn_csv_logger_options));
+  printf("cairn_csv_logger_options.struct_size %zu\n", offsetof(cairn_csv_logger_options, struct_size));
+  printf("cairn_csv_logger_options.path %zu\n", offsetof(cairn_csv_logger_options, path));
+  printf("cairn_csv_logger_options.separator %zu\n", offsetof(cairn_csv_logger_options, separator));
+  printf("cairn_csv_logger_options.append %zu\n", offsetof(cairn_csv_logger_options, append));
+  printf("cairn_backup_options size %zu align %zu\n", sizeof(cairn_backup_options), _Alignof(cairn_backup_options));
+  printf("cairn_backup_options.struct_size %zu\n", offsetof(cairn_backup_options, struct_size));
+  printf("cairn_backup_options.directory %zu\n", offsetof(cairn_backup_options, directory));
+  printf("cairn_backup_options.save_freq %zu\n", offsetof(cairn_backup_options, save_freq));
+  printf("cairn_backup_options.delete_checkpoint %zu\n", offsetof(cairn_backup_options, delete_checkpoint));
   printf("cairn_vulkan_device_info size %zu align %zu\n", sizeof(cairn_vulkan_device_info), _Alignof(cairn_vulkan_device_info));
   printf("cairn_vulkan_device_info.struct_size %zu\n", offsetof(cairn_vulkan_device_info, struct_size));
   printf("cairn_vulkan_device_info.name %zu\n", offsetof(cairn_vulkan_device_info, name));
@@ -489,6 +587,104 @@ fn rust_layout() -> Vec<String> {
         format!("cairn_interleave_options.num_parallel_calls {}", offset_of!(cairn_interleave_options, num_parallel_calls)),
         format!("cairn_interleave_options.deterministic {}", offset_of!(cairn_interleave_options, deterministic)),
         format!("cairn_interleave_options.release {}", offset_of!(cairn_interleave_options, release)),
+        format!("cairn_model_options size {} align {}", size_of::<cairn_model_options>(), align_of::<cairn_model_options>()),
+        format!("cairn_model_options.struct_size {}", offset_of!(cairn_model_options, struct_size)),
+        format!("cairn_model_options.name {}", offset_of!(cairn_model_options, name)),
+        format!("cairn_model_options.layers {}", offset_of!(cairn_model_options, layers)),
+        format!("cairn_model_options.n_layers {}", offset_of!(cairn_model_options, n_layers)),
+        format!("cairn_compile_options size {} align {}", size_of::<cairn_compile_options>(), align_of::<cairn_compile_options>()),
+        format!("cairn_compile_options.struct_size {}", offset_of!(cairn_compile_options, struct_size)),
+        format!("cairn_compile_options.optimizer {}", offset_of!(cairn_compile_options, optimizer)),
+        format!("cairn_compile_options.loss {}", offset_of!(cairn_compile_options, loss)),
+        format!("cairn_compile_options.from_logits {}", offset_of!(cairn_compile_options, from_logits)),
+        format!("cairn_compile_options.metrics {}", offset_of!(cairn_compile_options, metrics)),
+        format!("cairn_compile_options.n_metrics {}", offset_of!(cairn_compile_options, n_metrics)),
+        format!("cairn_compile_options.run_eagerly {}", offset_of!(cairn_compile_options, run_eagerly)),
+        format!("cairn_model_data size {} align {}", size_of::<cairn_model_data>(), align_of::<cairn_model_data>()),
+        format!("cairn_model_data.struct_size {}", offset_of!(cairn_model_data, struct_size)),
+        format!("cairn_model_data.dataset {}", offset_of!(cairn_model_data, dataset)),
+        format!("cairn_model_data.x {}", offset_of!(cairn_model_data, x)),
+        format!("cairn_model_data.y {}", offset_of!(cairn_model_data, y)),
+        format!("cairn_fit_options size {} align {}", size_of::<cairn_fit_options>(), align_of::<cairn_fit_options>()),
+        format!("cairn_fit_options.struct_size {}", offset_of!(cairn_fit_options, struct_size)),
+        format!("cairn_fit_options.epochs {}", offset_of!(cairn_fit_options, epochs)),
+        format!("cairn_fit_options.batch_size {}", offset_of!(cairn_fit_options, batch_size)),
+        format!("cairn_fit_options.initial_epoch {}", offset_of!(cairn_fit_options, initial_epoch)),
+        format!("cairn_fit_options.steps_per_epoch {}", offset_of!(cairn_fit_options, steps_per_epoch)),
+        format!("cairn_fit_options.shuffle {}", offset_of!(cairn_fit_options, shuffle)),
+        format!("cairn_fit_options.seed {}", offset_of!(cairn_fit_options, seed)),
+        format!("cairn_fit_options.validation {}", offset_of!(cairn_fit_options, validation)),
+        format!("cairn_fit_options.validation_batch_size {}", offset_of!(cairn_fit_options, validation_batch_size)),
+        format!("cairn_fit_options.validation_freq {}", offset_of!(cairn_fit_options, validation_freq)),
+        format!("cairn_fit_options.verbose {}", offset_of!(cairn_fit_options, verbose)),
+        format!("cairn_fit_options.callbacks {}", offset_of!(cairn_fit_options, callbacks)),
+        format!("cairn_fit_options.n_callbacks {}", offset_of!(cairn_fit_options, n_callbacks)),
+        format!("cairn_evaluate_options size {} align {}", size_of::<cairn_evaluate_options>(), align_of::<cairn_evaluate_options>()),
+        format!("cairn_evaluate_options.struct_size {}", offset_of!(cairn_evaluate_options, struct_size)),
+        format!("cairn_evaluate_options.batch_size {}", offset_of!(cairn_evaluate_options, batch_size)),
+        format!("cairn_evaluate_options.steps {}", offset_of!(cairn_evaluate_options, steps)),
+        format!("cairn_evaluate_options.callbacks {}", offset_of!(cairn_evaluate_options, callbacks)),
+        format!("cairn_evaluate_options.n_callbacks {}", offset_of!(cairn_evaluate_options, n_callbacks)),
+        format!("cairn_predict_options size {} align {}", size_of::<cairn_predict_options>(), align_of::<cairn_predict_options>()),
+        format!("cairn_predict_options.struct_size {}", offset_of!(cairn_predict_options, struct_size)),
+        format!("cairn_predict_options.batch_size {}", offset_of!(cairn_predict_options, batch_size)),
+        format!("cairn_predict_options.steps {}", offset_of!(cairn_predict_options, steps)),
+        format!("cairn_callback_hooks size {} align {}", size_of::<cairn_callback_hooks>(), align_of::<cairn_callback_hooks>()),
+        format!("cairn_callback_hooks.struct_size {}", offset_of!(cairn_callback_hooks, struct_size)),
+        format!("cairn_callback_hooks.user_data {}", offset_of!(cairn_callback_hooks, user_data)),
+        format!("cairn_callback_hooks.on_train_begin {}", offset_of!(cairn_callback_hooks, on_train_begin)),
+        format!("cairn_callback_hooks.on_train_end {}", offset_of!(cairn_callback_hooks, on_train_end)),
+        format!("cairn_callback_hooks.on_epoch_begin {}", offset_of!(cairn_callback_hooks, on_epoch_begin)),
+        format!("cairn_callback_hooks.on_epoch_end {}", offset_of!(cairn_callback_hooks, on_epoch_end)),
+        format!("cairn_callback_hooks.on_train_batch_begin {}", offset_of!(cairn_callback_hooks, on_train_batch_begin)),
+        format!("cairn_callback_hooks.on_train_batch_end {}", offset_of!(cairn_callback_hooks, on_train_batch_end)),
+        format!("cairn_callback_hooks.on_test_end {}", offset_of!(cairn_callback_hooks, on_test_end)),
+        format!("cairn_callback_hooks.release {}", offset_of!(cairn_callback_hooks, release)),
+        format!("cairn_model_checkpoint_options size {} align {}", size_of::<cairn_model_checkpoint_options>(), align_of::<cairn_model_checkpoint_options>()),
+        format!("cairn_model_checkpoint_options.struct_size {}", offset_of!(cairn_model_checkpoint_options, struct_size)),
+        format!("cairn_model_checkpoint_options.directory {}", offset_of!(cairn_model_checkpoint_options, directory)),
+        format!("cairn_model_checkpoint_options.max_to_keep {}", offset_of!(cairn_model_checkpoint_options, max_to_keep)),
+        format!("cairn_model_checkpoint_options.monitor {}", offset_of!(cairn_model_checkpoint_options, monitor)),
+        format!("cairn_model_checkpoint_options.mode {}", offset_of!(cairn_model_checkpoint_options, mode)),
+        format!("cairn_model_checkpoint_options.save_best_only {}", offset_of!(cairn_model_checkpoint_options, save_best_only)),
+        format!("cairn_model_checkpoint_options.save_freq {}", offset_of!(cairn_model_checkpoint_options, save_freq)),
+        format!("cairn_tensorboard_options size {} align {}", size_of::<cairn_tensorboard_options>(), align_of::<cairn_tensorboard_options>()),
+        format!("cairn_tensorboard_options.struct_size {}", offset_of!(cairn_tensorboard_options, struct_size)),
+        format!("cairn_tensorboard_options.logdir {}", offset_of!(cairn_tensorboard_options, logdir)),
+        format!("cairn_tensorboard_options.update_freq {}", offset_of!(cairn_tensorboard_options, update_freq)),
+        format!("cairn_tensorboard_options.histogram_freq {}", offset_of!(cairn_tensorboard_options, histogram_freq)),
+        format!("cairn_tensorboard_options.write_graph {}", offset_of!(cairn_tensorboard_options, write_graph)),
+        format!("cairn_tensorboard_options.profile_batch_begin {}", offset_of!(cairn_tensorboard_options, profile_batch_begin)),
+        format!("cairn_tensorboard_options.profile_batch_end {}", offset_of!(cairn_tensorboard_options, profile_batch_end)),
+        format!("cairn_early_stopping_options size {} align {}", size_of::<cairn_early_stopping_options>(), align_of::<cairn_early_stopping_options>()),
+        format!("cairn_early_stopping_options.struct_size {}", offset_of!(cairn_early_stopping_options, struct_size)),
+        format!("cairn_early_stopping_options.monitor {}", offset_of!(cairn_early_stopping_options, monitor)),
+        format!("cairn_early_stopping_options.min_delta {}", offset_of!(cairn_early_stopping_options, min_delta)),
+        format!("cairn_early_stopping_options.patience {}", offset_of!(cairn_early_stopping_options, patience)),
+        format!("cairn_early_stopping_options.mode {}", offset_of!(cairn_early_stopping_options, mode)),
+        format!("cairn_early_stopping_options.has_baseline {}", offset_of!(cairn_early_stopping_options, has_baseline)),
+        format!("cairn_early_stopping_options.baseline {}", offset_of!(cairn_early_stopping_options, baseline)),
+        format!("cairn_early_stopping_options.restore_best_weights {}", offset_of!(cairn_early_stopping_options, restore_best_weights)),
+        format!("cairn_early_stopping_options.start_from_epoch {}", offset_of!(cairn_early_stopping_options, start_from_epoch)),
+        format!("cairn_reduce_lr_options size {} align {}", size_of::<cairn_reduce_lr_options>(), align_of::<cairn_reduce_lr_options>()),
+        format!("cairn_reduce_lr_options.struct_size {}", offset_of!(cairn_reduce_lr_options, struct_size)),
+        format!("cairn_reduce_lr_options.monitor {}", offset_of!(cairn_reduce_lr_options, monitor)),
+        format!("cairn_reduce_lr_options.factor {}", offset_of!(cairn_reduce_lr_options, factor)),
+        format!("cairn_reduce_lr_options.patience {}", offset_of!(cairn_reduce_lr_options, patience)),
+        format!("cairn_reduce_lr_options.mode {}", offset_of!(cairn_reduce_lr_options, mode)),
+        format!("cairn_reduce_lr_options.min_delta {}", offset_of!(cairn_reduce_lr_options, min_delta)),
+        format!("cairn_reduce_lr_options.cooldown {}", offset_of!(cairn_reduce_lr_options, cooldown)),
+        format!("cairn_reduce_lr_options.min_lr {}", offset_of!(cairn_reduce_lr_options, min_lr)),
+        format!("cairn_csv_logger_options size {} align {}", size_of::<cairn_csv_logger_options>(), align_of::<cairn_csv_logger_options>()),
+        format!("cairn_csv_logger_options.struct_size {}", offset_of!(cairn_csv_logger_options, struct_size)),
+        format!("cairn_csv_logger_options.path {}", offset_of!(cairn_csv_logger_options, path)),
+        format!("cairn_csv_logger_options.separator {}", offset_of!(cairn_csv_logger_options, separator)),
+        format!("cairn_csv_logger_options.append {}", offset_of!(cairn_csv_logger_options, append)),
+        format!("cairn_backup_options size {} align {}", size_of::<cairn_backup_options>(), align_of::<cairn_backup_options>()),
+        format!("cairn_backup_options.struct_size {}", offset_of!(cairn_backup_options, struct_size)),
+        format!("cairn_backup_options.directory {}", offset_of!(cairn_backup_options, directory)),
+        format!("cairn_backup_options.save_freq {}", offset_of!(cairn_backup_options, save_freq)),
+        format!("cairn_backup_options.delete_checkpoint {}", offset_of!(cairn_backup_options, delete_checkpoint)),
         format!("cairn_vulkan_device_info size {} align {}", size_of::<cairn_vulkan_device_info>(), align_of::<cairn_vulkan_device_info>()),
         format!("cairn_vulkan_device_info.struct_size {}", offset_of!(cairn_vulkan_device_info, struct_size)),
         format!("cairn_vulkan_device_info.name {}", offset_of!(cairn_vulkan_device_info, name)),

@@ -816,6 +816,101 @@ impl FeatureSpecKind {
     }
 }
 
+/// How fit reports progress. Since 1.2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Verbose {
+    /// `CAIRN_VERBOSE_SILENT`
+    Silent = 0,
+    /// `CAIRN_VERBOSE_BAR`
+    Bar = 1,
+    /// `CAIRN_VERBOSE_EPOCH_LINES`
+    EpochLines = 2,
+    /// `CAIRN_VERBOSE_AUTO`
+    Auto = 3,
+}
+
+impl Verbose {
+    /// All values, in the header's order.
+    pub const ALL: [Verbose; 4] = [
+        Verbose::Silent,
+        Verbose::Bar,
+        Verbose::EpochLines,
+        Verbose::Auto,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_verbose) -> Option<Verbose> {
+        match raw {
+            sys::CAIRN_VERBOSE_SILENT => Some(Verbose::Silent),
+            sys::CAIRN_VERBOSE_BAR => Some(Verbose::Bar),
+            sys::CAIRN_VERBOSE_EPOCH_LINES => Some(Verbose::EpochLines),
+            sys::CAIRN_VERBOSE_AUTO => Some(Verbose::Auto),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_verbose {
+        self as sys::cairn_verbose
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            Verbose::Silent => "VERBOSE_SILENT",
+            Verbose::Bar => "VERBOSE_BAR",
+            Verbose::EpochLines => "VERBOSE_EPOCH_LINES",
+            Verbose::Auto => "VERBOSE_AUTO",
+        }
+    }
+}
+
+/// Which way a monitored value improves. Since 1.2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum MonitorMode {
+    /// `CAIRN_MONITOR_AUTO`
+    Auto = 0,
+    /// `CAIRN_MONITOR_MIN`
+    Min = 1,
+    /// `CAIRN_MONITOR_MAX`
+    Max = 2,
+}
+
+impl MonitorMode {
+    /// All values, in the header's order.
+    pub const ALL: [MonitorMode; 3] = [
+        MonitorMode::Auto,
+        MonitorMode::Min,
+        MonitorMode::Max,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_monitor_mode) -> Option<MonitorMode> {
+        match raw {
+            sys::CAIRN_MONITOR_AUTO => Some(MonitorMode::Auto),
+            sys::CAIRN_MONITOR_MIN => Some(MonitorMode::Min),
+            sys::CAIRN_MONITOR_MAX => Some(MonitorMode::Max),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_monitor_mode {
+        self as sys::cairn_monitor_mode
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            MonitorMode::Auto => "MONITOR_AUTO",
+            MonitorMode::Min => "MONITOR_MIN",
+            MonitorMode::Max => "MONITOR_MAX",
+        }
+    }
+}
+
 /// Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]

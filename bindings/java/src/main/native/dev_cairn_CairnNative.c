@@ -4395,6 +4395,350 @@ done:
   return result;
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_modelPredict(JNIEnv *env, jclass cls, jlong model, jlong dataSet, jlong dataDataset, jlong dataX, jlong dataY, jlong optsSet, jlong optsBatchSize, jlong optsSteps) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_model_data c_data;
+  if (cairn_jni_check_status(env, cairn_model_data_init(&c_data, (uint32_t)sizeof c_data))) goto done;
+  if (dataSet & (jlong)(1ULL << 0)) { /* dataset */
+    c_data.dataset = (const cairn_dataset *)(intptr_t)dataDataset;
+  }
+  if (dataSet & (jlong)(1ULL << 1)) { /* x */
+    c_data.x = (const cairn_tensor *)(intptr_t)dataX;
+  }
+  if (dataSet & (jlong)(1ULL << 2)) { /* y */
+    c_data.y = (const cairn_tensor *)(intptr_t)dataY;
+  }
+  cairn_predict_options c_opts;
+  if (cairn_jni_check_status(env, cairn_predict_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* batch_size */
+    c_opts.batch_size = (int64_t)optsBatchSize;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* steps */
+    c_opts.steps = (int64_t)optsSteps;
+  }
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_model_predict((cairn_object *)(intptr_t)model, &c_data, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_modelTrainOnBatch(JNIEnv *env, jclass cls, jlong model, jlong x, jlong y) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_logs *c_out = NULL;
+  cairn_status *status = cairn_model_train_on_batch((cairn_object *)(intptr_t)model, (const cairn_tensor *)(intptr_t)x, (const cairn_tensor *)(intptr_t)y, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_modelTestOnBatch(JNIEnv *env, jclass cls, jlong model, jlong x, jlong y) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_logs *c_out = NULL;
+  cairn_status *status = cairn_model_test_on_batch((cairn_object *)(intptr_t)model, (const cairn_tensor *)(intptr_t)x, (const cairn_tensor *)(intptr_t)y, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_modelStopTraining(JNIEnv *env, jclass cls, jlong model) {
+  (void)env;
+  (void)cls;
+  cairn_model_stop_training((cairn_object *)(intptr_t)model);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_logsSize(JNIEnv *env, jclass cls, jlong logs) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_logs_size((const cairn_logs *)(intptr_t)logs);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_logsName(JNIEnv *env, jclass cls, jlong logs, jlong i) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_logs_name((const cairn_logs *)(intptr_t)logs, (size_t)i));
+done:
+  return result;
+}
+
+JNIEXPORT jdouble JNICALL Java_dev_cairn_CairnNative_logsValue(JNIEnv *env, jclass cls, jlong logs, jlong i) {
+  (void)env;
+  (void)cls;
+  jdouble result = 0;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = (jdouble)cairn_logs_value((const cairn_logs *)(intptr_t)logs, (size_t)i);
+done:
+  return result;
+}
+
+JNIEXPORT jdouble JNICALL Java_dev_cairn_CairnNative_logsGet(JNIEnv *env, jclass cls, jlong logs, jbyteArray name) {
+  (void)env;
+  (void)cls;
+  jdouble result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_name;
+  if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
+  double c_out = 0;
+  cairn_status *status = cairn_logs_get((const cairn_logs *)(intptr_t)logs, c_name, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jdouble)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_logsFree(JNIEnv *env, jclass cls, jlong logs) {
+  (void)env;
+  (void)cls;
+  cairn_logs_free((cairn_logs *)(intptr_t)logs);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_historyNumEpochs(JNIEnv *env, jclass cls, jlong h) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_history_num_epochs((const cairn_history *)(intptr_t)h);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_historyEpoch(JNIEnv *env, jclass cls, jlong h, jlong i) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = (jlong)cairn_history_epoch((const cairn_history *)(intptr_t)h, (size_t)i);
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_historyNumNames(JNIEnv *env, jclass cls, jlong h) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_history_num_names((const cairn_history *)(intptr_t)h);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_historyName(JNIEnv *env, jclass cls, jlong h, jlong i) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (i < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "i must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_history_name((const cairn_history *)(intptr_t)h, (size_t)i));
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_historyFree(JNIEnv *env, jclass cls, jlong h) {
+  (void)env;
+  (void)cls;
+  cairn_history_free((cairn_history *)(intptr_t)h);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_callbackFree(JNIEnv *env, jclass cls, jlong cb) {
+  (void)env;
+  (void)cls;
+  cairn_callback_free((cairn_callback *)(intptr_t)cb);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_callbackModelCheckpoint(JNIEnv *env, jclass cls, jlong ctx, jlong optsSet, jbyteArray optsDirectory, jlong optsMaxToKeep, jbyteArray optsMonitor, jint optsMode, jint optsSaveBestOnly, jlong optsSaveFreq) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_model_checkpoint_options c_opts;
+  if (cairn_jni_check_status(env, cairn_model_checkpoint_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* directory */
+    if (!cairn_jni_cstring(env, &arena, optsDirectory, &c_opts.directory)) goto done;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* max_to_keep */
+    c_opts.max_to_keep = (int64_t)optsMaxToKeep;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* monitor */
+    if (!cairn_jni_cstring(env, &arena, optsMonitor, &c_opts.monitor)) goto done;
+  }
+  if (optsSet & (jlong)(1ULL << 3)) { /* mode */
+    c_opts.mode = (cairn_monitor_mode)optsMode;
+  }
+  if (optsSet & (jlong)(1ULL << 4)) { /* save_best_only */
+    c_opts.save_best_only = (int32_t)optsSaveBestOnly;
+  }
+  if (optsSet & (jlong)(1ULL << 5)) { /* save_freq */
+    c_opts.save_freq = (int64_t)optsSaveFreq;
+  }
+  cairn_callback *c_out = NULL;
+  cairn_status *status = cairn_callback_model_checkpoint((cairn_context *)(intptr_t)ctx, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_callbackTensorboard(JNIEnv *env, jclass cls, jlong optsSet, jbyteArray optsLogdir, jlong optsUpdateFreq, jlong optsHistogramFreq, jint optsWriteGraph, jlong optsProfileBatchBegin, jlong optsProfileBatchEnd) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_tensorboard_options c_opts;
+  if (cairn_jni_check_status(env, cairn_tensorboard_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* logdir */
+    if (!cairn_jni_cstring(env, &arena, optsLogdir, &c_opts.logdir)) goto done;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* update_freq */
+    c_opts.update_freq = (int64_t)optsUpdateFreq;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* histogram_freq */
+    c_opts.histogram_freq = (int64_t)optsHistogramFreq;
+  }
+  if (optsSet & (jlong)(1ULL << 3)) { /* write_graph */
+    c_opts.write_graph = (int32_t)optsWriteGraph;
+  }
+  if (optsSet & (jlong)(1ULL << 4)) { /* profile_batch_begin */
+    c_opts.profile_batch_begin = (int64_t)optsProfileBatchBegin;
+  }
+  if (optsSet & (jlong)(1ULL << 5)) { /* profile_batch_end */
+    c_opts.profile_batch_end = (int64_t)optsProfileBatchEnd;
+  }
+  cairn_callback *c_out = NULL;
+  cairn_status *status = cairn_callback_tensorboard(&c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_callbackEarlyStopping(JNIEnv *env, jclass cls, jlong optsSet, jbyteArray optsMonitor, jdouble optsMinDelta, jlong optsPatience, jint optsMode, jint optsHasBaseline, jdouble optsBaseline, jint optsRestoreBestWeights, jlong optsStartFromEpoch) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_early_stopping_options c_opts;
+  if (cairn_jni_check_status(env, cairn_early_stopping_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* monitor */
+    if (!cairn_jni_cstring(env, &arena, optsMonitor, &c_opts.monitor)) goto done;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* min_delta */
+    c_opts.min_delta = (double)optsMinDelta;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* patience */
+    c_opts.patience = (int64_t)optsPatience;
+  }
+  if (optsSet & (jlong)(1ULL << 3)) { /* mode */
+    c_opts.mode = (cairn_monitor_mode)optsMode;
+  }
+  if (optsSet & (jlong)(1ULL << 4)) { /* has_baseline */
+    c_opts.has_baseline = (int32_t)optsHasBaseline;
+  }
+  if (optsSet & (jlong)(1ULL << 5)) { /* baseline */
+    c_opts.baseline = (double)optsBaseline;
+  }
+  if (optsSet & (jlong)(1ULL << 6)) { /* restore_best_weights */
+    c_opts.restore_best_weights = (int32_t)optsRestoreBestWeights;
+  }
+  if (optsSet & (jlong)(1ULL << 7)) { /* start_from_epoch */
+    c_opts.start_from_epoch = (int64_t)optsStartFromEpoch;
+  }
+  cairn_callback *c_out = NULL;
+  cairn_status *status = cairn_callback_early_stopping(&c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_callbackReduceLrOnPlateau(JNIEnv *env, jclass cls, jlong optsSet, jbyteArray optsMonitor, jdouble optsFactor, jlong optsPatience, jint optsMode, jdouble optsMinDelta, jlong optsCooldown, jdouble optsMinLr) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_reduce_lr_options c_opts;
+  if (cairn_jni_check_status(env, cairn_reduce_lr_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* monitor */
+    if (!cairn_jni_cstring(env, &arena, optsMonitor, &c_opts.monitor)) goto done;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* factor */
+    c_opts.factor = (double)optsFactor;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* patience */
+    c_opts.patience = (int64_t)optsPatience;
+  }
+  if (optsSet & (jlong)(1ULL << 3)) { /* mode */
+    c_opts.mode = (cairn_monitor_mode)optsMode;
+  }
+  if (optsSet & (jlong)(1ULL << 4)) { /* min_delta */
+    c_opts.min_delta = (double)optsMinDelta;
+  }
+  if (optsSet & (jlong)(1ULL << 5)) { /* cooldown */
+    c_opts.cooldown = (int64_t)optsCooldown;
+  }
+  if (optsSet & (jlong)(1ULL << 6)) { /* min_lr */
+    c_opts.min_lr = (double)optsMinLr;
+  }
+  cairn_callback *c_out = NULL;
+  cairn_status *status = cairn_callback_reduce_lr_on_plateau(&c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_callbackBackupAndRestore(JNIEnv *env, jclass cls, jlong ctx, jlong optsSet, jbyteArray optsDirectory, jlong optsSaveFreq, jint optsDeleteCheckpoint) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_backup_options c_opts;
+  if (cairn_jni_check_status(env, cairn_backup_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* directory */
+    if (!cairn_jni_cstring(env, &arena, optsDirectory, &c_opts.directory)) goto done;
+  }
+  if (optsSet & (jlong)(1ULL << 1)) { /* save_freq */
+    c_opts.save_freq = (int64_t)optsSaveFreq;
+  }
+  if (optsSet & (jlong)(1ULL << 2)) { /* delete_checkpoint */
+    c_opts.delete_checkpoint = (int32_t)optsDeleteCheckpoint;
+  }
+  cairn_callback *c_out = NULL;
+  cairn_status *status = cairn_callback_backup_and_restore((cairn_context *)(intptr_t)ctx, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
 JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_functionExport(JNIEnv *env, jclass cls, jlong fn, jbyteArray path) {
   (void)env;
   (void)cls;

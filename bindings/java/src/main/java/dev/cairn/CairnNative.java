@@ -46,6 +46,14 @@ package dev.cairn;
  *   <li>cairn_dataset_interleave: no Java mapping for callback cairn_dataset_fn: parameter cairn_dataset **out
  *   <li>cairn_dataset_parse_example: no Java mapping for struct array of cairn_feature_spec with a handle field
  *   <li>cairn_iterator_save: no Java mapping for parameter void **out
+ *   <li>cairn_model_create: no Java mapping for struct field cairn_model_options.layers (const cairn_object *const *)
+ *   <li>cairn_model_compile: no Java mapping for struct field cairn_compile_options.metrics (const char *const *)
+ *   <li>cairn_model_fit: no Java mapping for struct field cairn_fit_options.validation (const cairn_model_data *)
+ *   <li>cairn_model_evaluate: no Java mapping for struct field cairn_evaluate_options.callbacks (cairn_callback *const *)
+ *   <li>cairn_history_values: no Java mapping for return type const double *
+ *   <li>cairn_callback_create: no Java mapping for struct field cairn_callback_hooks.on_train_begin (fnptr:cairn_status *(void *user_data, cairn_object *model))
+ *   <li>cairn_callback_learning_rate_scheduler: no Java mapping for callback cairn_lr_schedule_fn: parameter double *out
+ *   <li>cairn_callback_csv_logger: no Java mapping for struct field cairn_csv_logger_options.separator (char)
  *   <li>cairn_context_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_variable_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
@@ -67,6 +75,19 @@ package dev.cairn;
  *   <li>cairn_tensor_spec_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_vulkan_device_info_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_vulkan_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_model_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_compile_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_model_data_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_fit_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_evaluate_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_predict_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_callback_hooks_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_model_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_tensorboard_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_early_stopping_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_reduce_lr_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_csv_logger_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_backup_options_init: the glue starts the struct from it and sets only the fields the caller set
  * </ul>
  */
 final class CairnNative {
@@ -85,6 +106,11 @@ final class CairnNative {
   // cairn_activation_options: bits of the mask saying which fields the caller set (the rest keep cairn_activation_options_init's values).
   static final long ACTIVATION_OPTIONS_ACTIVATION = 1L << 0;
   static final long ACTIVATION_OPTIONS_NAME = 1L << 1;
+
+  // cairn_backup_options: bits of the mask saying which fields the caller set (the rest keep cairn_backup_options_init's values).
+  static final long BACKUP_OPTIONS_DIRECTORY = 1L << 0;
+  static final long BACKUP_OPTIONS_SAVE_FREQ = 1L << 1;
+  static final long BACKUP_OPTIONS_DELETE_CHECKPOINT = 1L << 2;
 
   // cairn_checkpoint_manager_options: bits of the mask saying which fields the caller set (the rest keep cairn_checkpoint_manager_options_init's values).
   static final long CHECKPOINT_MANAGER_OPTIONS_CHECKPOINT_NAME = 1L << 0;
@@ -134,6 +160,16 @@ final class CairnNative {
   static final long DROPOUT_OPTIONS_SEED = 1L << 1;
   static final long DROPOUT_OPTIONS_NAME = 1L << 2;
 
+  // cairn_early_stopping_options: bits of the mask saying which fields the caller set (the rest keep cairn_early_stopping_options_init's values).
+  static final long EARLY_STOPPING_OPTIONS_MONITOR = 1L << 0;
+  static final long EARLY_STOPPING_OPTIONS_MIN_DELTA = 1L << 1;
+  static final long EARLY_STOPPING_OPTIONS_PATIENCE = 1L << 2;
+  static final long EARLY_STOPPING_OPTIONS_MODE = 1L << 3;
+  static final long EARLY_STOPPING_OPTIONS_HAS_BASELINE = 1L << 4;
+  static final long EARLY_STOPPING_OPTIONS_BASELINE = 1L << 5;
+  static final long EARLY_STOPPING_OPTIONS_RESTORE_BEST_WEIGHTS = 1L << 6;
+  static final long EARLY_STOPPING_OPTIONS_START_FROM_EPOCH = 1L << 7;
+
   // cairn_embedding_options: bits of the mask saying which fields the caller set (the rest keep cairn_embedding_options_init's values).
   static final long EMBEDDING_OPTIONS_INPUT_DIM = 1L << 0;
   static final long EMBEDDING_OPTIONS_OUTPUT_DIM = 1L << 1;
@@ -160,6 +196,19 @@ final class CairnNative {
   static final long FUNCTION_OPTIONS_INPUT_SIGNATURE = 1L << 0;
   static final long FUNCTION_OPTIONS_RETRACE_WARNING = 1L << 1;
   static final long FUNCTION_OPTIONS_STATIC_INPUTS = 1L << 2;
+
+  // cairn_model_checkpoint_options: bits of the mask saying which fields the caller set (the rest keep cairn_model_checkpoint_options_init's values).
+  static final long MODEL_CHECKPOINT_OPTIONS_DIRECTORY = 1L << 0;
+  static final long MODEL_CHECKPOINT_OPTIONS_MAX_TO_KEEP = 1L << 1;
+  static final long MODEL_CHECKPOINT_OPTIONS_MONITOR = 1L << 2;
+  static final long MODEL_CHECKPOINT_OPTIONS_MODE = 1L << 3;
+  static final long MODEL_CHECKPOINT_OPTIONS_SAVE_BEST_ONLY = 1L << 4;
+  static final long MODEL_CHECKPOINT_OPTIONS_SAVE_FREQ = 1L << 5;
+
+  // cairn_model_data: bits of the mask saying which fields the caller set (the rest keep cairn_model_data_init's values).
+  static final long MODEL_DATA_DATASET = 1L << 0;
+  static final long MODEL_DATA_X = 1L << 1;
+  static final long MODEL_DATA_Y = 1L << 2;
 
   // cairn_norm_options: bits of the mask saying which fields the caller set (the rest keep cairn_norm_options_init's values).
   static final long NORM_OPTIONS_AXIS = 1L << 0;
@@ -190,6 +239,10 @@ final class CairnNative {
   static final long POOL2D_OPTIONS_PADDING = 1L << 4;
   static final long POOL2D_OPTIONS_NAME = 1L << 5;
 
+  // cairn_predict_options: bits of the mask saying which fields the caller set (the rest keep cairn_predict_options_init's values).
+  static final long PREDICT_OPTIONS_BATCH_SIZE = 1L << 0;
+  static final long PREDICT_OPTIONS_STEPS = 1L << 1;
+
   // cairn_profiler_options: bits of the mask saying which fields the caller set (the rest keep cairn_profiler_options_init's values).
   static final long PROFILER_OPTIONS_MAX_EVENTS = 1L << 0;
   static final long PROFILER_OPTIONS_VULKAN_TIMESTAMPS = 1L << 1;
@@ -206,6 +259,15 @@ final class CairnNative {
   static final long RECORD_WRITER_OPTIONS_WRITE_INDEX = 1L << 2;
   static final long RECORD_WRITER_OPTIONS_APPEND = 1L << 3;
 
+  // cairn_reduce_lr_options: bits of the mask saying which fields the caller set (the rest keep cairn_reduce_lr_options_init's values).
+  static final long REDUCE_LR_OPTIONS_MONITOR = 1L << 0;
+  static final long REDUCE_LR_OPTIONS_FACTOR = 1L << 1;
+  static final long REDUCE_LR_OPTIONS_PATIENCE = 1L << 2;
+  static final long REDUCE_LR_OPTIONS_MODE = 1L << 3;
+  static final long REDUCE_LR_OPTIONS_MIN_DELTA = 1L << 4;
+  static final long REDUCE_LR_OPTIONS_COOLDOWN = 1L << 5;
+  static final long REDUCE_LR_OPTIONS_MIN_LR = 1L << 6;
+
   // cairn_sequential_options: bits of the mask saying which fields the caller set (the rest keep cairn_sequential_options_init's values).
   static final long SEQUENTIAL_OPTIONS_NAME = 1L << 0;
 
@@ -221,6 +283,14 @@ final class CairnNative {
   // cairn_tensor_spec: bits of the mask saying which fields the caller set (the rest keep cairn_tensor_spec_init's values).
   static final long TENSOR_SPEC_DTYPE = 1L << 0;
   static final long TENSOR_SPEC_SHAPE = 1L << 1;
+
+  // cairn_tensorboard_options: bits of the mask saying which fields the caller set (the rest keep cairn_tensorboard_options_init's values).
+  static final long TENSORBOARD_OPTIONS_LOGDIR = 1L << 0;
+  static final long TENSORBOARD_OPTIONS_UPDATE_FREQ = 1L << 1;
+  static final long TENSORBOARD_OPTIONS_HISTOGRAM_FREQ = 1L << 2;
+  static final long TENSORBOARD_OPTIONS_WRITE_GRAPH = 1L << 3;
+  static final long TENSORBOARD_OPTIONS_PROFILE_BATCH_BEGIN = 1L << 4;
+  static final long TENSORBOARD_OPTIONS_PROFILE_BATCH_END = 1L << 5;
 
   // cairn_tfrecord_options: bits of the mask saying which fields the caller set (the rest keep cairn_tfrecord_options_init's values).
   static final long TFRECORD_OPTIONS_COMPRESSION = 1L << 0;
@@ -1890,6 +1960,138 @@ final class CairnNative {
    * &#64;param out  receives a new handle; free with cairn_dataset_free. Since 1.1.
    */
   static native long iteratorDataset(long it);
+
+  /**
+   * cairn_model_predict: METHOD. The model's outputs for every batch, concatenated along the first dimension (keras
+   * Model.predict). Needs no compile.
+   * &#64;param out  receives the tensor; free with cairn_tensor_free().
+   * Errors: INVALID_ARGUMENT for data without batches or bad options; FAILED_PRECONDITION when busy.
+   * Since 1.2.
+   */
+  static native long modelPredict(long model, long dataSet, long dataDataset, long dataX, long dataY, long optsSet, long optsBatchSize, long optsSteps);
+
+  /**
+   * cairn_model_train_on_batch: METHOD. One training step on one batch; the logs are that batch's loss and metrics.
+   * &#64;param out  NULL, or receives the logs; free with cairn_logs_free().
+   * Errors: as cairn_model_fit. Since 1.2.
+   */
+  static native long modelTrainOnBatch(long model, long x, long y);
+
+  /**
+   * cairn_model_test_on_batch: METHOD. The loss and metrics of one batch, without training.
+   * &#64;param out  receives the logs; free with cairn_logs_free().
+   * Errors: as cairn_model_fit. Since 1.2.
+   */
+  static native long modelTestOnBatch(long model, long x, long y);
+
+  /**
+   * cairn_model_stop_training: METHOD. Asks a running fit to stop after the current batch (keras model.stop_training = True);
+   * for callbacks. Does nothing for NULL or an object that is not a model. Since 1.2.
+   */
+  static native void modelStopTraining(long model);
+
+  /**
+   * cairn_logs_size: METHOD. The number of values in the logs; 0 for NULL. Since 1.2.
+   */
+  static native long logsSize(long logs);
+
+  /**
+   * cairn_logs_name: METHOD. The name of value `i`, borrowed from the logs; NULL when out of range. Since 1.2.
+   */
+  static native String logsName(long logs, long i);
+
+  /**
+   * cairn_logs_value: METHOD. Value `i`; NaN when out of range. Since 1.2.
+   */
+  static native double logsValue(long logs, long i);
+
+  /**
+   * cairn_logs_get: METHOD. The value named `name`.
+   * Errors: NOT_FOUND naming the value and listing those present. Since 1.2.
+   */
+  static native double logsGet(long logs, byte[] name);
+
+  /**
+   * cairn_logs_free: DESTRUCTOR. Frees logs a function returned; NULL is a no-op. Never pass the logs a hook was lent.
+   * Since 1.2.
+   */
+  static native void logsFree(long logs);
+
+  /**
+   * cairn_history_num_epochs: METHOD. The number of epochs fit ran; 0 for NULL. Since 1.2.
+   */
+  static native long historyNumEpochs(long h);
+
+  /**
+   * cairn_history_epoch: METHOD. The number of epoch `i` (initial_epoch + i unless a backup resumed it); -1 when out of range.
+   * Since 1.2.
+   */
+  static native long historyEpoch(long h, long i);
+
+  /**
+   * cairn_history_num_names: METHOD. The number of log names; 0 for NULL. Since 1.2.
+   */
+  static native long historyNumNames(long h);
+
+  /**
+   * cairn_history_name: METHOD. Log name `i`, borrowed from the history; NULL when out of range. Since 1.2.
+   */
+  static native String historyName(long h, long i);
+
+  /**
+   * cairn_history_free: DESTRUCTOR. NULL is a no-op. Since 1.2.
+   */
+  static native void historyFree(long h);
+
+  /**
+   * cairn_callback_free: DESTRUCTOR. Frees a callback; one that a running fit uses stays alive until that fit ends. NULL is
+   * a no-op. Since 1.2.
+   */
+  static native void callbackFree(long cb);
+
+  /**
+   * cairn_callback_model_checkpoint: CONSTRUCTOR. ModelCheckpoint: saves through a checkpoint manager, files "ckpt-N" with N the epoch
+   * number from 1 (or the global step with save_freq). The checkpoint's root has one child, "model"
+   * (with its optimizer): restore with a checkpoint of {"model": a fresh model}.
+   * &#64;param out  receives the callback; free with cairn_callback_free().
+   * Errors: INVALID_ARGUMENT for a NULL or empty directory, max_to_keep 0, a negative save_freq;
+   * the manager's errors (a directory it cannot create) come from the fit. Since 1.2.
+   */
+  static native long callbackModelCheckpoint(long ctx, long optsSet, byte[] optsDirectory, long optsMaxToKeep, byte[] optsMonitor, int optsMode, int optsSaveBestOnly, long optsSaveFreq);
+
+  /**
+   * cairn_callback_tensorboard: CONSTRUCTOR. TensorBoard: "epoch_loss", "epoch_accuracy", ... per epoch in logdir/train (and the
+   * validation values, without "val_", in logdir/validation), "epoch_learning_rate", "batch_..."
+   * values at the global step with update_freq, the training step's graph, weight histograms, and a
+   * profile (the profiler's trace under logdir/plugins/profile/train).
+   * Errors: INVALID_ARGUMENT for an empty logdir, negative frequencies, or an end batch before the
+   * begin batch. Since 1.2.
+   */
+  static native long callbackTensorboard(long optsSet, byte[] optsLogdir, long optsUpdateFreq, long optsHistogramFreq, int optsWriteGraph, long optsProfileBatchBegin, long optsProfileBatchEnd);
+
+  /**
+   * cairn_callback_early_stopping: CONSTRUCTOR. EarlyStopping.
+   * Errors: INVALID_ARGUMENT for a negative patience. Since 1.2.
+   */
+  static native long callbackEarlyStopping(long optsSet, byte[] optsMonitor, double optsMinDelta, long optsPatience, int optsMode, int optsHasBaseline, double optsBaseline, int optsRestoreBestWeights, long optsStartFromEpoch);
+
+  /**
+   * cairn_callback_reduce_lr_on_plateau: CONSTRUCTOR. ReduceLROnPlateau: multiplies the learning rate by factor after `patience` epochs
+   * without improvement, not below min_lr.
+   * Errors: INVALID_ARGUMENT for a factor outside [0, 1) or a negative patience, cooldown or min_lr.
+   * Since 1.2.
+   */
+  static native long callbackReduceLrOnPlateau(long optsSet, byte[] optsMonitor, double optsFactor, long optsPatience, int optsMode, double optsMinDelta, long optsCooldown, double optsMinLr);
+
+  /**
+   * cairn_callback_backup_and_restore: CONSTRUCTOR. BackupAndRestore: fault-tolerant training. Backs up the model, the optimizer, fit's
+   * position (epoch, batch, the iterator's state) and the metrics; when fit starts and a backup
+   * exists (the process was killed), restores it and continues from the batch after the backup, so
+   * the final weights equal an uninterrupted run's bit for bit (for models without random layers).
+   * Only the backup's own files are deleted at the end.
+   * Errors: INVALID_ARGUMENT for a NULL or empty directory or a negative save_freq. Since 1.2.
+   */
+  static native long callbackBackupAndRestore(long ctx, long optsSet, byte[] optsDirectory, long optsSaveFreq, int optsDeleteCheckpoint);
 
   /**
    * cairn_function_export: Experimental (CAIRN_EXPERIMENTAL). METHOD. Writes every trace of `fn` to `path` (replaced atomically).
