@@ -21,18 +21,14 @@
 #include <unistd.h>
 
 #include "cairn/cairn.h"
+#include "digits_data.h"
 
-enum { kFeatures = 64, kClasses = 10, kHidden = 64, kBatch = 32 };
+enum { kFeatures = kDigitsFeatures, kClasses = kDigitsClasses, kHidden = 64, kBatch = 32 };
 static const double kLearningRate = 0.005;
 static const int64_t kShuffleSeed = 7;
 static const uint64_t kContextSeed = 1;
 
-static void check(cairn_status *s, const char *what) {
-  if (s == NULL) return;
-  fprintf(stderr, "train_digits: %s: %s\n", what, cairn_status_message(s));
-  cairn_status_free(s);
-  exit(1);
-}
+static void check(cairn_status *s, const char *what) { digits_check(s, "train_digits", what); }
 
 /* ---- Small helpers over the C API ---- */
 
@@ -41,15 +37,6 @@ static cairn_tensor *tensor(cairn_context *ctx, cairn_dtype dtype, const int64_t
   cairn_tensor *t = NULL;
   check(cairn_tensor_create(ctx, dtype, shape, rank, data, nbytes, &t), "tensor");
   return t;
-}
-
-static cairn_attr attr_int(const char *name, int64_t v) {
-  cairn_attr a;
-  memset(&a, 0, sizeof a);
-  a.name = name;
-  a.kind = CAIRN_ATTR_INT;
-  a.i = v;
-  return a;
 }
 
 static cairn_attr attr_ints(const char *name, const int64_t *v, size_t n) {
@@ -138,93 +125,6 @@ static const char *default_dir(char *buf, size_t size) {
   return buf;
 }
 
-/* ---- The input pipeline (docs/data.md) ---- */
-
-/* The map "prepare": 64 float32 pixel components and an int32 label in, x = pixels / 16 as a
- * float32[64] vector and the label out. Compiled: traced once, replayed on the pipeline's threads. */
-static cairn_status *prepare(void *user_data, cairn_context *ctx, cairn_tensor *const *in, size_t n_in,
-                             cairn_tensor **out, size_t n_out) {
-  cairn_tensor *packed = NULL, *ins[2];
-  cairn_attr axis = attr_int("axis", 0);
-  cairn_status *s;
-  (void)user_data;
-  (void)n_in;
-  (void)n_out;
-  s = cairn_op_run(ctx, "Pack", in, kFeatures, &axis, 1, &packed, 1);
-  if (!s) {
-    const float sixteenth = 0.0625f;
-    cairn_tensor *scale = NULL;
-    s = cairn_tensor_create(ctx, CAIRN_FLOAT32, NULL, 0, &sixteenth, sizeof sixteenth, &scale);
-    ins[0] = packed;
-    ins[1] = scale;
-    if (!s) s = cairn_op_run(ctx, "Mul", ins, 2, NULL, 0, &out[0], 1);
-    cairn_tensor_free(scale);
-  }
-  if (!s) s = cairn_tensor_share(in[kFeatures], &out[1]);
-  cairn_tensor_free(packed);
-  return s;
-}
-
-/* Frees the previous stage `prev` once `status` says the next one (*next) was built from it. */
-static cairn_dataset *stage(cairn_dataset *prev, cairn_status *status, cairn_dataset **next, const char *what) {
-  check(status, what);
-  cairn_dataset_free(prev);
-  return *next;
-}
-
-typedef struct {
-  cairn_dataset *train; /* the training pipeline, batched and repeated */
-  int64_t n_train, n_test, steps_per_epoch;
-  cairn_tensor *x_test, *y_test;
-} Data;
-
-static void build_pipelines(cairn_context *ctx, const char *path, Data *data) {
-  cairn_dtype dtypes[kFeatures + 1];
-  cairn_csv_options csv_opts = CAIRN_CSV_OPTIONS_INIT;
-  cairn_map_options map_opts = CAIRN_MAP_OPTIONS_INIT;
-  const char *out_names[2] = {"x", "label"};
-  cairn_dataset *csv = NULL, *samples = NULL, *train = NULL, *test = NULL, *d = NULL, *part = NULL;
-  cairn_object *it = NULL;
-  cairn_tensor *test_batch[2] = {NULL, NULL};
-  int k;
-
-  for (k = 0; k < kFeatures; ++k) dtypes[k] = CAIRN_FLOAT32;
-  dtypes[kFeatures] = CAIRN_INT32;
-  csv_opts.column_dtypes = dtypes;
-  csv_opts.n_columns = kFeatures + 1;
-  check(cairn_dataset_csv(ctx, &path, 1, &csv_opts, &csv), "csv");
-  map_opts.n_outputs = 2;
-  map_opts.output_names = out_names;
-  check(cairn_dataset_map(csv, "prepare", prepare, NULL, &map_opts, &samples), "map");
-  cairn_dataset_free(csv);
-
-  /* Line i is a test sample when i % 5 == 4. */
-  check(cairn_dataset_shard(samples, 5, 4, &test), "shard");
-  check(cairn_dataset_shard(samples, 5, 0, &train), "shard");
-  for (k = 1; k < 4; ++k) {
-    check(cairn_dataset_shard(samples, 5, k, &part), "shard");
-    train = stage(train, cairn_dataset_concatenate(train, part, &d), &d, "concatenate");
-    cairn_dataset_free(part);
-  }
-  cairn_dataset_free(samples);
-  data->n_train = cairn_dataset_cardinality(train);
-  data->n_test = cairn_dataset_cardinality(test);
-
-  train = stage(train, cairn_dataset_shuffle(train, data->n_train, kShuffleSeed, 1, &d), &d, "shuffle");
-  train = stage(train, cairn_dataset_batch(train, kBatch, 0, &d), &d, "batch");
-  data->steps_per_epoch = cairn_dataset_cardinality(train);
-  train = stage(train, cairn_dataset_repeat(train, -1, &d), &d, "repeat");
-  data->train = stage(train, cairn_dataset_prefetch(train, 2, &d), &d, "prefetch");
-
-  test = stage(test, cairn_dataset_batch(test, data->n_test, 0, &d), &d, "batch");
-  check(cairn_dataset_iterate(test, &it), "iterate");
-  check(cairn_iterator_next(it, test_batch, 2), "test set");
-  data->x_test = test_batch[0];
-  data->y_test = test_batch[1];
-  cairn_object_free(it);
-  cairn_dataset_free(test);
-}
-
 /* FNV-1a 64 over the bytes of the model's trainable weights: equal weights, equal checksum. */
 static uint64_t weights_checksum(cairn_object *model) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -271,7 +171,7 @@ int main(int argc, char **argv) {
   cairn_summary_writer *writer = NULL;
   char dir_buf[4096];
   int64_t step, epoch;
-  Data data;
+  DigitsData data;
   cairn_context_options copts = CAIRN_CONTEXT_OPTIONS_INIT;
   cairn_optimizer_options oopts = CAIRN_OPTIMIZER_OPTIONS_INIT;
   cairn_checkpoint_manager_options mopts = CAIRN_CHECKPOINT_MANAGER_OPTIONS_INIT;
@@ -297,7 +197,16 @@ int main(int argc, char **argv) {
 
   copts.seed = kContextSeed;
   check(cairn_context_create(&copts, &ctx), "context");
-  build_pipelines(ctx, args.data, &data);
+  digits_load(ctx, args.data, kBatch, kShuffleSeed, "train_digits", &data);
+  {
+    /* Repeated, so one iterator runs across epochs and a checkpoint resumes it mid-epoch. */
+    cairn_dataset *repeated = NULL, *prefetched = NULL;
+    check(cairn_dataset_repeat(data.train, -1, &repeated), "repeat");
+    check(cairn_dataset_prefetch(repeated, 2, &prefetched), "prefetch");
+    cairn_dataset_free(repeated);
+    cairn_dataset_free(data.train);
+    data.train = prefetched;
+  }
   printf("digits: %lld training and %lld test samples of 8x8 pixels\n", (long long)data.n_train,
          (long long)data.n_test);
 
@@ -400,9 +309,7 @@ int main(int argc, char **argv) {
   cairn_object_free(accuracy);
   cairn_object_free(optimizer);
   cairn_object_free(model);
-  cairn_tensor_free(data.x_test);
-  cairn_tensor_free(data.y_test);
-  cairn_dataset_free(data.train);
+  digits_free(&data);
   cairn_context_free(ctx);
   return 0;
 }

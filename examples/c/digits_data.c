@@ -1,0 +1,106 @@
+#include "digits_data.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *g_program = "digits";
+
+void digits_check(cairn_status *status, const char *program, const char *what) {
+  if (status == NULL) return;
+  fprintf(stderr, "%s: %s: %s\n", program, what, cairn_status_message(status));
+  cairn_status_free(status);
+  exit(1);
+}
+
+static void check(cairn_status *status, const char *what) { digits_check(status, g_program, what); }
+
+/* The map "prepare": 64 float32 pixel components and an int32 label in, x = pixels / 16 as a
+ * float32[64] vector and the label out. Compiled: traced once, replayed on the pipeline's threads. */
+static cairn_status *prepare(void *user_data, cairn_context *ctx, cairn_tensor *const *in, size_t n_in,
+                             cairn_tensor **out, size_t n_out) {
+  cairn_tensor *packed = NULL, *ins[2];
+  cairn_attr axis;
+  cairn_status *s;
+  (void)user_data;
+  (void)n_in;
+  (void)n_out;
+  memset(&axis, 0, sizeof axis);
+  axis.name = "axis";
+  axis.kind = CAIRN_ATTR_INT;
+  axis.i = 0;
+  s = cairn_op_run(ctx, "Pack", in, kDigitsFeatures, &axis, 1, &packed, 1);
+  if (!s) {
+    const float sixteenth = 0.0625f;
+    cairn_tensor *scale = NULL;
+    s = cairn_tensor_create(ctx, CAIRN_FLOAT32, NULL, 0, &sixteenth, sizeof sixteenth, &scale);
+    ins[0] = packed;
+    ins[1] = scale;
+    if (!s) s = cairn_op_run(ctx, "Mul", ins, 2, NULL, 0, &out[0], 1);
+    cairn_tensor_free(scale);
+  }
+  if (!s) s = cairn_tensor_share(in[kDigitsFeatures], &out[1]);
+  cairn_tensor_free(packed);
+  return s;
+}
+
+/* Frees the previous stage `prev` once `status` says the next one (*next) was built from it. */
+static cairn_dataset *stage(cairn_dataset *prev, cairn_status *status, cairn_dataset **next, const char *what) {
+  check(status, what);
+  cairn_dataset_free(prev);
+  return *next;
+}
+
+void digits_load(cairn_context *ctx, const char *path, int64_t batch_size, int64_t shuffle_seed, const char *program,
+                 DigitsData *data) {
+  cairn_dtype dtypes[kDigitsFeatures + 1];
+  cairn_csv_options csv_opts = CAIRN_CSV_OPTIONS_INIT;
+  cairn_map_options map_opts = CAIRN_MAP_OPTIONS_INIT;
+  const char *out_names[2] = {"x", "label"};
+  cairn_dataset *csv = NULL, *samples = NULL, *train = NULL, *test = NULL, *d = NULL, *part = NULL;
+  cairn_object *it = NULL;
+  cairn_tensor *test_batch[2] = {NULL, NULL};
+  int k;
+
+  g_program = program;
+  for (k = 0; k < kDigitsFeatures; ++k) dtypes[k] = CAIRN_FLOAT32;
+  dtypes[kDigitsFeatures] = CAIRN_INT32;
+  csv_opts.column_dtypes = dtypes;
+  csv_opts.n_columns = kDigitsFeatures + 1;
+  check(cairn_dataset_csv(ctx, &path, 1, &csv_opts, &csv), "csv");
+  map_opts.n_outputs = 2;
+  map_opts.output_names = out_names;
+  check(cairn_dataset_map(csv, "prepare", prepare, NULL, &map_opts, &samples), "map");
+  cairn_dataset_free(csv);
+
+  /* Line i is a test sample when i % 5 == 4. */
+  check(cairn_dataset_shard(samples, 5, 4, &test), "shard");
+  check(cairn_dataset_shard(samples, 5, 0, &train), "shard");
+  for (k = 1; k < 4; ++k) {
+    check(cairn_dataset_shard(samples, 5, k, &part), "shard");
+    train = stage(train, cairn_dataset_concatenate(train, part, &d), &d, "concatenate");
+    cairn_dataset_free(part);
+  }
+  cairn_dataset_free(samples);
+  data->n_train = cairn_dataset_cardinality(train);
+  data->n_test = cairn_dataset_cardinality(test);
+
+  train = stage(train, cairn_dataset_shuffle(train, data->n_train, shuffle_seed, 1, &d), &d, "shuffle");
+  data->train = stage(train, cairn_dataset_batch(train, batch_size, 0, &d), &d, "batch");
+  data->steps_per_epoch = cairn_dataset_cardinality(data->train);
+
+  test = stage(test, cairn_dataset_batch(test, data->n_test, 0, &d), &d, "batch");
+  check(cairn_dataset_iterate(test, &it), "iterate");
+  check(cairn_iterator_next(it, test_batch, 2), "test set");
+  data->x_test = test_batch[0];
+  data->y_test = test_batch[1];
+  cairn_object_free(it);
+  cairn_dataset_free(test);
+}
+
+void digits_free(DigitsData *data) {
+  cairn_tensor_free(data->x_test);
+  cairn_tensor_free(data->y_test);
+  cairn_dataset_free(data->train);
+  memset(data, 0, sizeof *data);
+}
