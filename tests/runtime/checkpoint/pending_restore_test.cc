@@ -114,14 +114,18 @@ struct Saved {
   }
 };
 
-TEST_CASE("the one-expression form restores a model built and slots created after the checkpoint is gone") {
+// A trained net saved to a file, and a fresh net (not built) and optimizer to restore it into.
+struct Restoring {
   Logged log;
   Context& c = *log.c;
-  Saved saved(c);
+  Saved saved{c};
   const int64_t base = live_restores();
-
-  Net fresh(c, false, 0.0f);
+  Net fresh{c, false, 0.0f};
   Ref<Optimizer> opt = adam(c);
+};
+
+TEST_CASE_FIXTURE(Restoring,
+                  "the one-expression form restores a model built and slots created after the checkpoint is gone") {
   // TensorFlow's Checkpoint(model=fresh, opt=opt).restore(path).expect_partial(): the checkpoint
   // and the status are temporaries, gone at the end of the statement.
   Checkpoint(c, {{"model", fresh.model}, {"opt", opt}}).restore(saved.path)->expect_partial();
@@ -150,13 +154,7 @@ TEST_CASE("the one-expression form restores a model built and slots created afte
   CHECK(log.messages.empty());
 }
 
-TEST_CASE("without expect_partial, a restore that ends fully restored logs nothing") {
-  Logged log;
-  Context& c = *log.c;
-  Saved saved(c);
-  const int64_t base = live_restores();
-  Net fresh(c, false, 0.0f);
-  Ref<Optimizer> opt = adam(c);
+TEST_CASE_FIXTURE(Restoring, "without expect_partial, a restore that ends fully restored logs nothing") {
   Checkpoint(c, {{"model", fresh.model}, {"opt", opt}}).restore(saved.path);
   fresh.build(c, 0.0f);
   fresh.step(c, *opt, 2);
@@ -198,19 +196,15 @@ TEST_CASE("the state holds no waiting object: dropping the model frees both, and
   }
 }
 
-TEST_CASE("the status outlives the checkpoint; its assertions see later restores") {
-  Logged log;
-  Context& c = *log.c;
-  Saved saved(c);
-  Net fresh(c, false, 0.0f);
-  Ref<Optimizer> opt = adam(c);
+TEST_CASE_FIXTURE(Restoring, "the status outlives the checkpoint; its assertions see later restores") {
   std::shared_ptr<RestoreState> status;
   {
     Checkpoint ck(c, {{"model", fresh.model}, {"opt", opt}});
     status = ck.restore(saved.path);
   }
   status->assert_existing_objects_matched();
-  CHECK_THROWS_CODE(status->assert_consumed(), Code::FailedPrecondition, "model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE");
+  CHECK_THROWS_CODE(status->assert_consumed(), Code::FailedPrecondition,
+                    "model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE");
   fresh.build(c, 0.0f);
   CHECK_THROWS_CODE(status->assert_consumed(), Code::FailedPrecondition,
                     "model/dense/kernel/.OPTIMIZER_SLOT/opt/m/.ATTRIBUTES/VARIABLE_VALUE");
@@ -220,13 +214,7 @@ TEST_CASE("the status outlives the checkpoint; its assertions see later restores
   CHECK(log.messages.empty());
 }
 
-TEST_CASE("a matched object that dies while the restore waits elsewhere is forgotten, not touched") {
-  Logged log;
-  Context& c = *log.c;
-  Saved saved(c);
-  const int64_t base = live_restores();
-  Net fresh(c, false, 0.0f);
-  Ref<Optimizer> opt = adam(c);
+TEST_CASE_FIXTURE(Restoring, "a matched object that dies while the restore waits elsewhere is forgotten, not touched") {
   Checkpoint(c, {{"model", fresh.model}, {"opt", opt}}).restore(saved.path)->expect_partial();
   // The optimizer was matched (by address, not held) and dies before its variables appear. The
   // state must not reach for it when they do (ASan sees a use after free if it does).
