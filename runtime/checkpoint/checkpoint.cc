@@ -231,33 +231,71 @@ std::string Checkpoint::save(const std::string& prefix) {
   return path;
 }
 
-std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
-  writer_.wait();  // before opening: an async save may be writing this very file
-  auto reader = std::make_shared<Reader>(Reader::open(path));
-  reader->set_thread_pool(&ctx_->pool());  // large values are read and hashed on its threads
-  return restore(reader_source(std::move(reader)));
-}
+// ---- RestoreCore ----
 
-std::shared_ptr<RestoreState> Checkpoint::restore(std::shared_ptr<ValueSource> source) {
-  writer_.wait();
-  save_counter();
-  auto state = std::make_shared<RestoreState>(std::move(source), root_);
-  try {
-    state->run();
-  } catch (...) {
-    // The caller gets the error, not a status: no "never restored" warning on top of it.
-    state->expect_partial();
-    throw;
-  }
-  // A newer restore supersedes older ones for deferred restores held by this checkpoint.
-  restores_.assign(1, state);
-  return state;
-}
+namespace {
+std::atomic<int64_t> g_live_restores{0};
+}  // namespace
 
-// ---- RestoreState ----
+int64_t live_restores() { return g_live_restores.load(); }
 
-RestoreState::RestoreState(std::shared_ptr<ValueSource> source, Ref<Object> root)
-    : source_(std::move(source)), root_(std::move(root)) {
+// Who holds it: the status (RestoreState), every object with a pending child edge (hold_edge_observer,
+// TF's _deferred_dependencies), and every optimizer's pending slot restore. What it holds: the
+// source and the matched variables (leaves, which hold nothing back). Every other live object it
+// knows by address only, watched through on_object_destroyed: holding a parent that holds this
+// state would be a cycle that nothing frees.
+class RestoreCore : public EdgeObserver, public std::enable_shared_from_this<RestoreCore> {
+ public:
+  explicit RestoreCore(std::shared_ptr<ValueSource> source, Context& ctx);
+  ~RestoreCore() override;
+
+  void run(Object& root);
+  void assert_consumed(Object& root) const;
+  void assert_existing_objects_matched(Object& root) const;
+  void expect_partial() { expect_partial_ = true; }
+  void cancel_pending();
+
+  void on_edge_created(Object& parent, const std::string& name, Object& child) override;
+  void on_object_destroyed(const Object& object) override;
+
+ private:
+  // Remembers `live` as matched: variables by reference, other objects by address (watched).
+  void remember(Object& live);
+  void match(Object& live, uint32_t node, const std::string& live_path);
+  void restore_values(Object& live, uint32_t node);
+  // Slots: once a slot owner's node and a variable's node are both matched (in either order),
+  // the owner is asked to restore the slot now or when it creates it.
+  void match_slots(Object& live, uint32_t node);
+  void restore_slot(SlotOwner& owner, const SlotRef& ref);
+  void restore_slot_value(Variable& slot, uint32_t slot_node);
+  std::vector<std::string> unrestored_values() const;
+  std::vector<std::string> unmatched_live(Object& root, bool values_only) const;
+  // The dtype and shape of `key`; NotFound naming the source and the key when it has none.
+  ValueInfo value_info(const std::string& key) const;
+
+  std::shared_ptr<ValueSource> source_;
+  Ref<Context> ctx_;                     // for the warning, which may come after every object is gone
+  std::vector<std::string> node_paths_;  // first breadth-first path of each checkpoint node
+  mutable std::recursive_mutex mu_;
+  std::vector<bool> node_matched_;
+  // Live object -> checkpoint node. Addresses stay unique: a dying object is erased
+  // (on_object_destroyed) before its memory can be reused.
+  std::unordered_map<const Object*, uint32_t> matched_;
+  std::vector<Ref<Variable>> variables_;  // matched variables: they keep their identity and slots
+  std::vector<Object*> node_live_;        // the first live object matched to each node (cleared when it dies)
+  // Live objects the source declares to keep their own values (ValueSource::keeps_live_value).
+  std::unordered_set<const Object*> kept_;
+  // variable node -> (slot owner node, index into its slots), for every SlotRef in the file.
+  std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, size_t>>> slots_by_variable_;
+  // Deferred restores: (live parent, edge name) -> checkpoint node to match when the edge appears.
+  // Every parent here holds this state (hold_edge_observer) until its list empties.
+  std::unordered_map<Object*, std::vector<std::pair<std::string, uint32_t>>> pending_;
+  bool cancelled_ = false;
+  std::atomic<bool> expect_partial_{false};
+};
+
+RestoreCore::RestoreCore(std::shared_ptr<ValueSource> source, Context& ctx)
+    : source_(std::move(source)), ctx_(Ref<Context>::share(&ctx)) {
   const ObjectGraph& g = source_->graph();
   // Node 0 is the root every match starts from; a container without one (an exported function
   // file) is not a checkpoint.
@@ -269,27 +307,30 @@ RestoreState::RestoreState(std::shared_ptr<ValueSource> source, Ref<Object> root
   for (uint32_t i = 0; i < g.nodes.size(); ++i)
     for (size_t r = 0; r < g.nodes[i].slots.size(); ++r)
       slots_by_variable_[g.nodes[i].slots[r].variable_node].emplace_back(i, r);
+  g_live_restores.fetch_add(1);
 }
 
-RestoreState::~RestoreState() {
+// The last holder is gone: whatever is unrestored now can never be restored (TF warns here too).
+RestoreCore::~RestoreCore() {
+  g_live_restores.fetch_sub(1);
   if (expect_partial_) return;
   try {
     std::vector<std::string> missing = unrestored_values();
     if (!missing.empty())
-      root_->context().log().log(
-          LogLevel::Warning,
-          fmt::format("checkpoint {}: {} value(s) were never restored: {} (call expect_partial to silence this)",
-                      source_->path(), missing.size(), join_names(missing)));
+      ctx_->log().log(LogLevel::Warning,
+                      fmt::format("checkpoint {}: {} value(s) were never restored: {} (call expect_partial to "
+                                  "silence this)",
+                                  source_->path(), missing.size(), join_names(missing)));
   } catch (...) {
   }
 }
 
-void RestoreState::run() {
+void RestoreCore::run(Object& root) {
   if (source_->graph().nodes.empty()) raise(Code::DataLoss, "{}: the object graph is empty", source_->path());
-  match(*root_, 0, "");
+  match(root, 0, "");
 }
 
-void RestoreState::restore_values(Object& live, uint32_t node) {
+void RestoreCore::restore_values(Object& live, uint32_t node) {
   for (const Attribute& attr : source_->graph().nodes[node].attributes) {
     if (attr.name != kVariableValue) {
       // An object's own attribute (an iterator's state): the live object must take it.
@@ -310,39 +351,49 @@ void RestoreState::restore_values(Object& live, uint32_t node) {
   }
 }
 
-void RestoreState::match(Object& live, uint32_t node, const std::string& live_path) {
+void RestoreCore::remember(Object& live) {
+  if (live.kind() == ObjectKind::Variable)
+    variables_.push_back(Ref<Variable>::share(static_cast<Variable*>(&live)));
+  else
+    live.add_edge_observer(shared_from_this());  // edges to come; on_object_destroyed erases its address
+}
+
+void RestoreCore::match(Object& live, uint32_t node, const std::string& live_path) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto seen = matched_.find(&live);
   if (seen != matched_.end() && seen->second == node) return;  // shared object reached again
   node_matched_[node] = true;
+  if (seen == matched_.end() && !kept_.count(&live)) remember(live);
   matched_[&live] = node;
-  matched_refs_.push_back(Ref<Object>::share(&live));
   if (!node_live_[node]) node_live_[node] = &live;
   restore_values(live, node);
   match_slots(live, node);
   for (const Edge& e : live.children())
-    if (source_->keeps_live_value(node, e.name) && kept_.insert(e.child.get()).second)
-      matched_refs_.push_back(e.child);
+    if (source_->keeps_live_value(node, e.name) && kept_.insert(e.child.get()).second &&
+        !matched_.count(e.child.get()))
+      remember(*e.child);
   const Node& n = source_->graph().nodes[node];
-  if (n.children.empty()) return;
-  // Observe before looking at the children, so an edge created meanwhile is not missed.
-  live.add_edge_observer(shared_from_this());
+  // remember() made this state an observer of `live` before it looks at the children below, so an
+  // edge created meanwhile is not missed.
   for (const ChildEdge& e : n.children) {
     std::string child_path = live_path.empty() ? e.name : live_path + "/" + e.name;
     if (Ref<Object> child = live.get_child(e.name)) {
       match(*child, e.node_id, child_path);
     } else {
-      pending_[&live].emplace_back(e.name, e.node_id);
+      auto [it, first] = pending_.try_emplace(&live);
+      it->second.emplace_back(e.name, e.node_id);
+      // The value waits on the object that will receive it, not on the checkpoint or the status.
+      if (first) live.hold_edge_observer(shared_from_this());
     }
   }
 }
 
-void RestoreState::match_slots(Object& live, uint32_t node) {
+void RestoreCore::match_slots(Object& live, uint32_t node) {
   const ObjectGraph& g = source_->graph();
   // `live` is a slot owner: the slots of its variables matched so far.
   if (auto* owner = dynamic_cast<SlotOwner*>(&live))
     for (const SlotRef& ref : g.nodes[node].slots) restore_slot(*owner, ref);
-  // `live` is a variable: its slots in the owners matched so far.
+  // `live` is a variable: its slots in the owners matched so far (and still alive).
   auto it = slots_by_variable_.find(node);
   if (it == slots_by_variable_.end() || live.kind() != ObjectKind::Variable) return;
   for (const auto& [owner_node, index] : it->second)
@@ -350,26 +401,26 @@ void RestoreState::match_slots(Object& live, uint32_t node) {
       restore_slot(*owner, g.nodes[owner_node].slots[index]);
 }
 
-void RestoreState::restore_slot(SlotOwner& owner, const SlotRef& ref) {
+void RestoreCore::restore_slot(SlotOwner& owner, const SlotRef& ref) {
   Object* var = node_live_[ref.variable_node];
   if (!var || var->kind() != ObjectKind::Variable) return;  // matched later, or never
-  // Weak: an optimizer holding a pending restore must not keep this state (and the objects it
-  // matched) alive; like deferred edges, pending slots restore while the state lives.
-  std::weak_ptr<RestoreState> self = weak_from_this();
+  // The optimizer holds this state until it creates the slot (TF's deferred slot restorations):
+  // the restore outlives the checkpoint and the status. No cycle: the state does not hold the
+  // optimizer, and the variable it holds does not hold the optimizer either.
+  std::shared_ptr<RestoreCore> self = shared_from_this();
   uint32_t slot_node = ref.slot_node;
   owner.restore_slot(static_cast<Variable&>(*var), source_->slot_name(owner, ref.slot_name),
-                     [self, slot_node](Variable& slot) {
-    if (auto state = self.lock()) state->restore_slot_value(slot, slot_node);
-  });
+                     [self, slot_node](Variable& slot) { self->restore_slot_value(slot, slot_node); });
 }
 
-void RestoreState::restore_slot_value(Variable& slot, uint32_t slot_node) {
+void RestoreCore::restore_slot_value(Variable& slot, uint32_t slot_node) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (cancelled_) return;
   restore_values(slot, slot_node);
   node_matched_[slot_node] = true;  // after the value: a failed restore still counts as unrestored
 }
 
-void RestoreState::on_edge_created(Object& parent, const std::string& name, Object& child) {
+void RestoreCore::on_edge_created(Object& parent, const std::string& name, Object& child) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = pending_.find(&parent);
   if (it == pending_.end()) return;
@@ -378,17 +429,41 @@ void RestoreState::on_edge_created(Object& parent, const std::string& name, Obje
   if (e == edges.end()) return;
   uint32_t node = e->second;
   edges.erase(e);
-  if (edges.empty()) pending_.erase(it);
+  if (edges.empty()) {
+    pending_.erase(it);
+    // Nothing waits on `parent` any more. The caller (notify_edge_created) holds this state
+    // meanwhile, so this is never the last reference.
+    parent.release_edge_observer(this);
+  }
   match(child, node, node_paths_[node]);
 }
 
-ValueInfo RestoreState::value_info(const std::string& key) const {
+void RestoreCore::on_object_destroyed(const Object& object) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  matched_.erase(&object);
+  kept_.erase(&object);
+  // Its pending edges can never be created now; their values stay unrestored (and are reported).
+  pending_.erase(const_cast<Object*>(&object));
+  for (Object*& live : node_live_)
+    if (live == &object) live = nullptr;
+}
+
+void RestoreCore::cancel_pending() {
+  std::shared_ptr<RestoreCore> self = shared_from_this();  // a released hold may be the last but this
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  cancelled_ = true;
+  // Under the lock, a waiting object that is dying blocks in on_object_destroyed, so it is whole.
+  for (auto& [parent, edges] : pending_) parent->release_edge_observer(this);
+  pending_.clear();
+}
+
+ValueInfo RestoreCore::value_info(const std::string& key) const {
   std::optional<ValueInfo> info = source_->info(key);
   if (!info) raise(Code::NotFound, "{}: no key named '{}'", source_->path(), key);
   return *info;
 }
 
-std::vector<std::string> RestoreState::unrestored_values() const {
+std::vector<std::string> RestoreCore::unrestored_values() const {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   std::vector<std::string> out;
   const ObjectGraph& g = source_->graph();
@@ -399,8 +474,8 @@ std::vector<std::string> RestoreState::unrestored_values() const {
   return out;
 }
 
-std::vector<std::string> RestoreState::unmatched_live(bool values_only) const {
-  std::vector<PathedObject> live = breadth_first(*root_);
+std::vector<std::string> RestoreCore::unmatched_live(Object& root, bool values_only) const {
+  std::vector<PathedObject> live = breadth_first(root);
   std::lock_guard<std::recursive_mutex> lock(mu_);
   std::vector<std::string> out;
   for (const PathedObject& p : live) {
@@ -414,9 +489,9 @@ std::vector<std::string> RestoreState::unmatched_live(bool values_only) const {
   return out;
 }
 
-void RestoreState::assert_consumed() const {
+void RestoreCore::assert_consumed(Object& root) const {
   std::vector<std::string> values = unrestored_values();
-  std::vector<std::string> live = unmatched_live(false);
+  std::vector<std::string> live = unmatched_live(root, false);
   if (values.empty() && live.empty()) return;
   std::string msg = fmt::format("cairn_restore_status_assert_consumed: {}", source_->path());
   if (!values.empty()) msg += fmt::format("; checkpoint values not restored: {}", join_names(values));
@@ -424,12 +499,53 @@ void RestoreState::assert_consumed() const {
   throw Error(Code::FailedPrecondition, msg);
 }
 
-void RestoreState::assert_existing_objects_matched() const {
-  std::vector<std::string> live = unmatched_live(true);
+void RestoreCore::assert_existing_objects_matched(Object& root) const {
+  std::vector<std::string> live = unmatched_live(root, true);
   if (live.empty()) return;
   raise(Code::FailedPrecondition,
         "cairn_restore_status_assert_existing_objects_matched: {}: live variables not matched: {}", source_->path(),
         join_names(live));
+}
+
+// ---- RestoreState ----
+
+RestoreState::RestoreState(std::shared_ptr<ValueSource> source, Ref<Object> root)
+    : root_(std::move(root)), core_(std::make_shared<RestoreCore>(std::move(source), root_->context())) {}
+
+RestoreState::~RestoreState() = default;
+
+void RestoreState::run() { core_->run(*root_); }
+void RestoreState::assert_consumed() const { core_->assert_consumed(*root_); }
+void RestoreState::assert_existing_objects_matched() const { core_->assert_existing_objects_matched(*root_); }
+void RestoreState::expect_partial() { core_->expect_partial(); }
+void RestoreState::cancel_pending() { core_->cancel_pending(); }
+
+// ---- Checkpoint::restore (after RestoreCore, which it cancels) ----
+
+std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
+  writer_.wait();  // before opening: an async save may be writing this very file
+  auto reader = std::make_shared<Reader>(Reader::open(path));
+  reader->set_thread_pool(&ctx_->pool());  // large values are read and hashed on its threads
+  return restore(reader_source(std::move(reader)));
+}
+
+std::shared_ptr<RestoreState> Checkpoint::restore(std::shared_ptr<ValueSource> source) {
+  writer_.wait();
+  save_counter();
+  auto state = std::make_shared<RestoreState>(std::move(source), root_);
+  try {
+    state->run();
+  } catch (...) {
+    // The caller gets the error, not a status: no "never restored" warning on top of it, and no
+    // deferred restore of a restore that failed.
+    state->expect_partial();
+    state->cancel_pending();
+    throw;
+  }
+  // A newer restore supersedes the older one's deferred restores (the objects let go of it).
+  if (auto older = last_restore_.lock()) older->cancel_pending();
+  last_restore_ = state->core();
+  return state;
 }
 
 }  // namespace cairn::ckpt

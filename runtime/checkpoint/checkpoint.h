@@ -1,6 +1,7 @@
 // tf.train.Checkpoint over Cairn's object graph: save the graph reachable from a root, restore it
 // by matching checkpoint nodes to live objects along the same named edges, and restore values for
-// objects that do not exist yet the moment their edge is created (deferred restore).
+// objects that do not exist yet the moment their edge is created (deferred restore). Deferred
+// restores hang off the objects that wait for them, so they outlive the Checkpoint and the status.
 #pragma once
 
 #include <atomic>
@@ -52,6 +53,7 @@ class BackgroundWriter {
 };
 
 class RestoreState;
+class RestoreCore;
 
 class Checkpoint {
  public:
@@ -74,8 +76,9 @@ class Checkpoint {
   std::string save(const std::string& prefix);
   // Writes to exactly `path` without touching save_counter.
   void write(const std::string& path);
-  // Restores from `path`. The state stays attached to this checkpoint (and to the returned
-  // pointer) so deferred restores keep working while either lives.
+  // Restores from `path`. Values whose objects do not exist yet wait on the live objects that will
+  // create them (RestoreState), so deferred restores outlive this checkpoint and the returned
+  // status. A newer restore of this checkpoint cancels the older one's deferred restores.
   std::shared_ptr<RestoreState> restore(const std::string& path);
   // Restores from another source of values (a TensorFlow bundle: tf_object_graph.h).
   std::shared_ptr<RestoreState> restore(std::shared_ptr<ValueSource> source);
@@ -99,14 +102,31 @@ class Checkpoint {
   std::mutex counter_mu_;
   CheckpointOptions options_;
   BackgroundWriter writer_;
-  std::vector<std::shared_ptr<RestoreState>> restores_;  // keeps deferred restores alive
+  std::weak_ptr<RestoreCore> last_restore_;  // the restore a newer one supersedes
 };
 
-// The result of one restore: matching state, deferred restores and the assertions.
-class RestoreState : public EdgeObserver, public std::enable_shared_from_this<RestoreState> {
+// RestoreCore is the matching state of one restore (TensorFlow's _CheckpointRestoreCoordinator),
+// defined in checkpoint.cc. The status, and every live object that still waits for a value of it
+// (an edge not created yet, an optimizer slot not created yet), hold it.
+
+// The result of one restore (TensorFlow's CheckpointLoadStatus): the assertions over its matching
+// state.
+//
+// Deferred restores live on the objects that receive them, as TensorFlow's _deferred_dependencies:
+// an object with a pending child edge (a layer not built yet, a list item not appended yet, an
+// iterator not attached yet) holds the matching state, and so does an optimizer for a slot it has
+// not created yet. Freeing the status and the Checkpoint loses nothing; an object drops its hold
+// once nothing is pending on it. The state holds only variables (leaves) by reference; other
+// objects it knows by address and forgets when they die, so it never keeps the graph alive.
+//
+// The "value(s) were never restored" warning is logged when the matching state goes: when the
+// status and the checkpoint are gone and nothing is pending on a live object any more (TF logs on
+// the coordinator's deletion), so it names values that can no longer be restored. expect_partial()
+// silences that warning and nothing else: deferred restores still happen.
+class RestoreState {
  public:
   RestoreState(std::shared_ptr<ValueSource> source, Ref<Object> root);
-  ~RestoreState() override;
+  ~RestoreState();
 
   // Matches the whole live graph under the root (called once by Checkpoint::restore).
   void run();
@@ -117,40 +137,22 @@ class RestoreState : public EdgeObserver, public std::enable_shared_from_this<Re
   // TF's assert_existing_objects_matched: every live object that holds values (variables) under
   // the root was matched.
   void assert_existing_objects_matched() const;
-  // Silences the warning about unrestored checkpoint values.
-  void expect_partial() { expect_partial_ = true; }
+  // Silences the warning about unrestored checkpoint values (also for the objects that still wait).
+  void expect_partial();
+  // Stops this restore's deferred restores (a failed restore, or one a newer restore of the same
+  // checkpoint supersedes) and releases the objects' holds on its state.
+  void cancel_pending();
 
-  void on_edge_created(Object& parent, const std::string& name, Object& child) override;
+  const std::shared_ptr<RestoreCore>& core() const { return core_; }
 
  private:
-  void match(Object& live, uint32_t node, const std::string& live_path);
-  void restore_values(Object& live, uint32_t node);
-  // Slots: once a slot owner's node and a variable's node are both matched (in either order),
-  // the owner is asked to restore the slot now or when it creates it.
-  void match_slots(Object& live, uint32_t node);
-  void restore_slot(SlotOwner& owner, const SlotRef& ref);
-  void restore_slot_value(Variable& slot, uint32_t slot_node);
-  std::vector<std::string> unrestored_values() const;
-  std::vector<std::string> unmatched_live(bool values_only) const;
-  // The dtype and shape of `key`; NotFound naming the source and the key when it has none.
-  ValueInfo value_info(const std::string& key) const;
-
-  std::shared_ptr<ValueSource> source_;
-  Ref<Object> root_;
-  std::vector<std::string> node_paths_;  // first breadth-first path of each checkpoint node
-  mutable std::recursive_mutex mu_;
-  std::vector<bool> node_matched_;
-  std::unordered_map<const Object*, uint32_t> matched_;  // live object -> checkpoint node
-  std::vector<Ref<Object>> matched_refs_;                // keeps matched objects' identity stable
-  std::vector<Object*> node_live_;                       // the first live object matched to each node
-  // Live objects the source declares to keep their own values (ValueSource::keeps_live_value).
-  std::unordered_set<const Object*> kept_;
-  // variable node -> (slot owner node, index into its slots), for every SlotRef in the file.
-  std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, size_t>>> slots_by_variable_;
-  // Deferred restores: (live parent, edge name) -> checkpoint node to match when the edge appears.
-  std::unordered_map<const Object*, std::vector<std::pair<std::string, uint32_t>>> pending_;
-  std::atomic<bool> expect_partial_{false};
+  Ref<Object> root_;  // the status walks the live graph from here; the matching state does not hold it
+  std::shared_ptr<RestoreCore> core_;
 };
+
+// How many restores' matching states are alive (held by a status, a checkpoint or a waiting
+// object). For tests that prove a finished restore leaves nothing behind.
+int64_t live_restores();
 
 // The variable value key of a path: "<path>/.ATTRIBUTES/VARIABLE_VALUE".
 std::string variable_key(const std::string& path);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 
 #include "runtime/core/error.h"
 
@@ -49,6 +50,46 @@ void Object::add_edge_observer(std::shared_ptr<EdgeObserver> observer) {
   observers_.erase(std::remove_if(observers_.begin(), observers_.end(), [](const auto& w) { return w.expired(); }),
                    observers_.end());
   observers_.push_back(std::move(observer));
+}
+
+void Object::hold_edge_observer(std::shared_ptr<EdgeObserver> observer) {
+  if (!observer) return;
+  std::lock_guard<std::mutex> lock(observers_mu_);
+  held_observers_.push_back(std::move(observer));
+}
+
+void Object::release_edge_observer(const EdgeObserver* observer) {
+  std::vector<std::shared_ptr<EdgeObserver>> released;  // destroyed after the lock: it may be the last reference
+  {
+    std::lock_guard<std::mutex> lock(observers_mu_);
+    auto keep = std::stable_partition(held_observers_.begin(), held_observers_.end(),
+                                      [&](const auto& p) { return p.get() != observer; });
+    released.assign(std::make_move_iterator(keep), std::make_move_iterator(held_observers_.end()));
+    held_observers_.erase(keep, held_observers_.end());
+  }
+}
+
+size_t Object::num_held_edge_observers() const {
+  std::lock_guard<std::mutex> lock(observers_mu_);
+  return held_observers_.size();
+}
+
+void Object::destroy() const {
+  std::vector<std::shared_ptr<EdgeObserver>> live;
+  {
+    std::lock_guard<std::mutex> lock(observers_mu_);
+    for (const auto& w : observers_)
+      if (auto p = w.lock()) live.push_back(std::move(p));
+  }
+  for (auto& o : live) {
+    try {
+      o->on_object_destroyed(*this);
+    } catch (...) {
+      // Nobody to report to: the object goes either way.
+    }
+  }
+  live.clear();  // an observer whose last reference this was goes before the object does
+  delete this;
 }
 
 size_t Object::num_edge_observers() const {

@@ -6,7 +6,8 @@
 // nobody iterates an edge list that another thread is changing.
 //
 // Lifetime: edges hold references, so a cycle keeps its objects alive until one of its edges is
-// deleted (there is no cycle collector).
+// deleted (there is no cycle collector). Edge observers are held weakly, except those an object
+// holds on purpose (hold_edge_observer): a restore's pending values live on the objects that wait.
 #pragma once
 
 #include <memory>
@@ -45,6 +46,11 @@ class EdgeObserver {
  public:
   virtual ~EdgeObserver();
   virtual void on_edge_created(Object& parent, const std::string& name, Object& child) = 0;
+  // Called once when an object this observer watches loses its last reference, before any part
+  // of it is destroyed: an observer that remembers objects by address without holding them (a
+  // restore's matching state, which must not keep the graph alive) forgets `object` here. The
+  // object must not be retained, and is intact until the call returns. Exceptions are dropped.
+  virtual void on_object_destroyed(const Object& object) { (void)object; }
 };
 
 class Object : public RefCounted {
@@ -85,6 +91,15 @@ class Object : public RefCounted {
   void add_edge_observer(std::shared_ptr<EdgeObserver> observer);
   size_t num_edge_observers() const;  // live ones
 
+  // Keeps `observer` alive as long as this object lives, or until release_edge_observer. This is
+  // TensorFlow's _deferred_dependencies: a restore waiting for an edge of this object stays alive
+  // with the object, not with the checkpoint that started it. The observer must not hold this
+  // object (or anything that reaches it) by reference, or the two keep each other alive.
+  void hold_edge_observer(std::shared_ptr<EdgeObserver> observer);
+  // Drops the reference hold_edge_observer took (each one it took); it stays registered weakly.
+  void release_edge_observer(const EdgeObserver* observer);
+  size_t num_held_edge_observers() const;
+
   // "module 'm1'", "variable 'v:0'", "list", ... for messages.
   virtual std::string describe() const;
 
@@ -105,6 +120,8 @@ class Object : public RefCounted {
   Object(ObjectKind kind, Context& ctx);
   ~Object() override;
 
+  // Tells the edge observers (on_object_destroyed) while the object is still whole, then deletes it.
+  void destroy() const override;
   // Call after releasing mu_.
   void notify_edge_created(const std::string& name, Object& child);
   // Throws InvalidArgument unless `name` may name a tracked edge: non-empty, no '/' (it separates
@@ -120,6 +137,7 @@ class Object : public RefCounted {
   const Ref<Context> context_;
   mutable std::mutex observers_mu_;
   mutable std::vector<std::weak_ptr<EdgeObserver>> observers_;
+  std::vector<std::shared_ptr<EdgeObserver>> held_observers_;  // guarded by observers_mu_
 };
 
 // Edges kept in insertion order with a name index; a replaced edge keeps its slot. Not locked:
