@@ -515,18 +515,22 @@ class ProgressBar final : public Callback {
   }
   void on_epoch_end(Model&, int64_t epoch, const Logs& logs) override {
     const double seconds = now_seconds() - start_;
-    const double per_step_ms = batches_ > 0 ? seconds * 1000 / static_cast<double>(batches_) : 0;
+    const std::string per_step = step_time(batches_ > 0 ? seconds / static_cast<double>(batches_) : 0);
     if (bar_) {
-      std::fprintf(out_, "\r%s %s - %.0fs %.0fms/step - %s\n", counter().c_str(), bar().c_str(), seconds, per_step_ms,
+      std::fprintf(out_, "\r%s %s - %.0fs %s - %s\n", counter().c_str(), bar().c_str(), seconds, per_step.c_str(),
                    logs.text().c_str());
     } else {
-      std::fprintf(out_, "Epoch %lld/%lld\n%s - %.0fs - %.0fms/step - %s\n", static_cast<long long>(epoch + 1),
-                   static_cast<long long>(epochs_), counter().c_str(), seconds, per_step_ms, logs.text().c_str());
+      std::fprintf(out_, "Epoch %lld/%lld\n%s - %.0fs - %s - %s\n", static_cast<long long>(epoch + 1),
+                   static_cast<long long>(epochs_), counter().c_str(), seconds, per_step.c_str(), logs.text().c_str());
     }
     std::fflush(out_);
   }
 
  private:
+  // "5ms/step", or "571us/step" below a millisecond (Keras' units).
+  static std::string step_time(double seconds) {
+    return seconds >= 1e-3 ? fmt::format("{:.0f}ms/step", seconds * 1e3) : fmt::format("{:.0f}us/step", seconds * 1e6);
+  }
   std::string counter() const {
     return steps_ > 0 ? fmt::format("{}/{}", batches_, steps_) : fmt::format("{}/Unknown", batches_);
   }

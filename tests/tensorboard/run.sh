@@ -14,3 +14,8 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 bazel-bin/tests/tensorboard/write_sample "$out"
 "$venv/bin/python" tests/tensorboard/check_with_tensorboard.py "$out"
+
+# The TensorBoard callback of fit (examples/c/fit_digits), read by TensorBoard's event accumulator.
+bazel build //examples/c:fit_digits >/dev/null 2>&1 || bazel build //examples/c:fit_digits
+bazel-bin/examples/c/fit_digits --data examples/data/digits.csv --dir "$out/fit" --epochs 5 --logdir "$out/fit-logs" >/dev/null
+"$venv/bin/python" tests/tensorboard/check_fit_logs.py "$out/fit-logs" 5
