@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -24,6 +25,9 @@ var native struct {
 	minimum atomic.Int64 // growth below this never triggers
 	running atomic.Bool  // a collection started here is under way
 	count   atomic.Int64 // collections started here
+	// Held to set floor and trigger from live: without it, collectForNative could write a floor
+	// read before the finalizers' last frees, and keep the trigger too high.
+	mu sync.Mutex
 }
 
 // Defaults of the native-memory trigger: a collection when the native bytes doubled since the
@@ -48,7 +52,8 @@ func init() {
 	setNativeTrigger(0)
 }
 
-// setNativeTrigger sets the floor and the trigger that follows from it.
+// setNativeTrigger sets the floor and the trigger that follows from it; hold native.mu (or run
+// init).
 func setNativeTrigger(floor int64) {
 	native.floor.Store(floor)
 	p := native.percent.Load()
@@ -78,7 +83,13 @@ func untrackNative(n int64) {
 // lowerNativeFloor is untrackNative's rare path, apart so that untrackNative inlines.
 //
 //go:noinline
-func lowerNativeFloor() { setNativeTrigger(native.live.Load()) }
+func lowerNativeFloor() {
+	native.mu.Lock()
+	defer native.mu.Unlock()
+	if live := native.live.Load(); live < native.floor.Load() {
+		setNativeTrigger(live)
+	}
+}
 
 // collectForNative runs one collection at a time; a goroutine that finds one running goes on.
 // It collects on the goroutine that crossed the trigger, which slows the fastest allocator down
@@ -89,7 +100,9 @@ func collectForNative() {
 	}
 	runtime.GC()
 	native.count.Add(1)
+	native.mu.Lock()
 	setNativeTrigger(native.live.Load())
+	native.mu.Unlock()
 	native.running.Store(false)
 }
 
@@ -99,6 +112,8 @@ func collectForNative() {
 // collector cannot see: 100 (the default, or the environment's CAIRN_NATIVE_GC) lets them
 // double; a negative value turns the trigger off. It returns the previous setting.
 func SetNativeGCPercent(percent int) int {
+	native.mu.Lock()
+	defer native.mu.Unlock()
 	old := native.percent.Swap(int64(percent))
 	setNativeTrigger(native.floor.Load())
 	return int(old)
@@ -107,6 +122,8 @@ func SetNativeGCPercent(percent int) int {
 // SetNativeGCMinimum sets the least growth of the native bytes, in bytes, that triggers a
 // collection (default 64 MiB), and returns the previous setting.
 func SetNativeGCMinimum(bytes int64) int64 {
+	native.mu.Lock()
+	defer native.mu.Unlock()
 	old := native.minimum.Swap(max(bytes, 0))
 	setNativeTrigger(native.floor.Load())
 	return old
