@@ -35,7 +35,7 @@ import (
 // error FAILED_PRECONDITION "<function>: tensor is closed (freed by its Scope ...)".
 type Scope struct {
 	handle  cgo.Handle // in gocairn_scope while this is the innermost Scope; 0 once closed
-	parent  uintptr    // the enclosing Scope's handle on the same thread; 0: none
+	parent  *Scope     // the enclosing Scope on the same goroutine; nil: none
 	tensors []*Tensor  // made in this Scope (or passed up to it) and not kept; nil entries were kept
 }
 
@@ -43,7 +43,7 @@ type Scope struct {
 // Close it on this goroutine (defer s.Close()).
 func NewScope() *Scope {
 	runtime.LockOSThread()
-	s := &Scope{parent: uintptr(C.gocairn_scope_get())}
+	s := &Scope{parent: scopeOf(uintptr(C.gocairn_scope_get()))}
 	s.handle = cgo.NewHandle(s)
 	C.gocairn_scope_set(C.uintptr_t(s.handle))
 	return s
@@ -61,16 +61,15 @@ func Scoped(body func(s *Scope) ([]*Tensor, error)) ([]*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	parent := scopeOf(s.parent)
 	for _, t := range out {
-		if s.remove(t) && parent != nil {
-			parent.tensors = append(parent.tensors, t)
+		if s.remove(t) && s.parent != nil && s.parent.handle != 0 {
+			s.parent.tensors = append(s.parent.tensors, t)
 		}
 	}
 	return out, nil
 }
 
-// scopeOf is the Scope of a handle from gocairn_scope, nil for 0.
+// scopeOf is the Scope of a handle from gocairn_scope (always an open Scope's), nil for 0.
 func scopeOf(h uintptr) *Scope {
 	if h == 0 {
 		return nil
@@ -97,7 +96,7 @@ func (s *Scope) remove(t *Tensor) bool {
 // and closed ones are ignored. Call it on the Scope's goroutine, before Close.
 func (s *Scope) Keep(tensors ...*Tensor) {
 	for _, t := range tensors {
-		for in := s; in != nil && t != nil; in = scopeOf(in.parent) {
+		for in := s; in != nil && t != nil; in = in.parent {
 			if in.remove(t) {
 				break
 			}
@@ -124,17 +123,19 @@ func (s *Scope) Close() error {
 		return nil
 	}
 	inner := []*Scope{}
-	for h := uintptr(C.gocairn_scope_get()); h != uintptr(s.handle); {
-		if h == 0 {
+	for in := scopeOf(uintptr(C.gocairn_scope_get())); in != s; in = in.parent {
+		if in == nil {
 			return newError(CodeFailedPrecondition,
 				"Scope.Close: the scope is not open on this goroutine (close it on the goroutine that opened it)")
 		}
-		in := scopeOf(h)
 		inner = append(inner, in)
-		h = in.parent
 	}
 	for _, in := range append(inner, s) { // innermost first
-		C.gocairn_scope_set(C.uintptr_t(in.parent))
+		parent := uintptr(0)
+		if in.parent != nil {
+			parent = uintptr(in.parent.handle)
+		}
+		C.gocairn_scope_set(C.uintptr_t(parent))
 		in.handle.Delete()
 		in.handle = 0
 		runtime.UnlockOSThread()

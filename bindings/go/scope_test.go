@@ -180,3 +180,22 @@ func TestNativeBytesFollowTensors(t *testing.T) {
 		t.Errorf("the finalizers left %d bytes counted (at most one chunk's may wait in the pool)", got)
 	}
 }
+
+// Keep and Close on a closed Scope, and Keep after the enclosing Scope closed, do nothing.
+func TestClosedScopeIsInert(t *testing.T) {
+	ctx := newContext(t)
+	outer := cairn.NewScope()
+	inner := cairn.NewScope()
+	x := must(cairn.NewTensor(ctx, nil, []float32{1}))
+	if err := outer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	inner.Keep(x)
+	outer.Keep(x)
+	if err := inner.Close(); err != nil {
+		t.Errorf("closing a scope its outer scope closed: %v", err)
+	}
+	if x.DType() != cairn.InvalidDType {
+		t.Error("a tensor kept after its scope closed came back")
+	}
+}
