@@ -112,6 +112,7 @@ class TensorScopeTest {
     int n = 1 << 20; // float32s: 4 MiB
     System.gc(); // let the backstop free other tests' leftovers first
     Thread.sleep(100);
+    int percent = NativeMemory.setGcPercent(-1); // and start no collection meanwhile
     try (CairnContext ctx = new CairnContext()) {
       long base = NativeMemory.liveBytes();
       Tensor a = Tensor.of(ctx, new float[n], n);
@@ -127,6 +128,8 @@ class TensorScopeTest {
       assertLive(base, 4L * n);
       a.close();
       assertLive(base, 0);
+    } finally {
+      NativeMemory.setGcPercent(percent);
     }
   }
 }
