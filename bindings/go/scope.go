@@ -32,7 +32,8 @@ import (
 // Scopes nest; NewScope locks its goroutine to its OS thread until Close (as a GradientTape does),
 // so use a Scope on the goroutine that opened it: Tensors made on other goroutines are not in it,
 // and Close on another goroutine is an error. Using a Tensor after its Scope freed it is the
-// error FAILED_PRECONDITION "<function>: tensor is closed (freed by its Scope ...)".
+// error FAILED_PRECONDITION "<function>: tensor is closed (freed by its Scope ...)". (WithScope
+// is something else: the Module whose name scope prefixes a variable's name.)
 type Scope struct {
 	handle  cgo.Handle // in gocairn_scope while this is the innermost Scope; 0 once closed
 	parent  *Scope     // the enclosing Scope on the same goroutine; nil: none
