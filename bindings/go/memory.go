@@ -130,10 +130,11 @@ func SetNativeGCMinimum(bytes int64) int64 {
 }
 
 // NativeBytes is the size of the data of the Tensors this binding holds open (closed ones and
-// the ones finalizers freed are not counted). New tensors are added in batches of 64 KiB (or
-// 64 tensors) per goroutine, so up to that much of the newest small tensors may be missing. A
-// tensor that shares its buffer with another (Tensor.CopyToDevice to its own device, the inputs
-// of a Function body) counts in full.
+// the ones finalizers freed are not counted). Approximately: new tensors are added in batches of
+// 64 KiB (or 64 tensors) per goroutine, so up to that much of the newest small tensors may be
+// missing, and tensors of less than 256 bytes leave the count when the collector frees their Go
+// side rather than on Close. A tensor that shares its buffer with another (Tensor.CopyToDevice to
+// its own device, the inputs of a Function body) counts in full.
 func NativeBytes() int64 { return native.live.Load() }
 
 // NativeGCs is how many collections the native bytes have triggered so far.

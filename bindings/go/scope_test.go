@@ -204,3 +204,27 @@ func TestClosedScopeIsInert(t *testing.T) {
 		t.Error("a tensor kept after its scope closed came back")
 	}
 }
+
+// Tensors under 256 bytes leave NativeBytes when their chunk is collected, closed or not; so
+// closing them costs no atomic add, and a collection still brings the count back.
+func TestNativeBytesOfTinyTensorsLeaveOnCollection(t *testing.T) {
+	ctx := newContext(t)
+	defer cairn.SetNativeGCPercent(cairn.SetNativeGCPercent(-1))
+	runtime.GC()
+	runtime.GC()
+	base := cairn.NativeBytes()
+	data := make([]float32, 16)
+	for i := 0; i < 64*16; i++ { // 16 chunks of 64-byte tensors, each counted when its chunk fills
+		must(cairn.NewTensor(ctx, []int64{16}, data)).Close()
+	}
+	if got := cairn.NativeBytes() - base; got < 64*64*15 {
+		t.Errorf("closed tiny tensors: %d bytes counted, want them all until a collection (%d)", got, 64*64*16)
+	}
+	for i := 0; i < 10 && cairn.NativeBytes()-base > 64*64; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	if got := cairn.NativeBytes() - base; got > 64*64 {
+		t.Errorf("after collections: %d bytes counted (at most one chunk's may wait in the pool)", got)
+	}
+}
