@@ -52,7 +52,7 @@ func (t *Tensor) dataBytes() int64 {
 }
 
 // tinyTensorBytes: a tensor of less data than this leaves NativeBytes when its chunk is collected,
-// not when it is closed, which spares Close an atomic add (a tenth of a small op's cost in Go).
+// not when it is closed, which spares Close an atomic add (measured: Add16 217 -> 205 ns/op).
 // Closed tiny tensors then wait for a collection to leave the count: at 255 bytes each, the
 // trigger's 64 MiB minimum is 260,000 of them per collection, so the collections they cause cost
 // about a nanosecond per op.
