@@ -45,11 +45,13 @@
 // functions) may run on Cairn's worker threads, several at once.
 //
 // Handles are freed by Close. A finalizer frees what was not closed, as a backstop only: native
-// memory is invisible to the Go garbage collector, so close what you create. A Context may be
-// used from several goroutines at once; a Tensor is immutable and may be read from any
-// goroutine; objects may be read and written from several goroutines; a Checkpoint and its
-// manager are used from one goroutine at a time. Close must not race with other uses of the same
-// handle.
+// memory is invisible to the Go garbage collector, so close what you create. For tensors a Scope
+// (NewScope, Scoped) frees everything made inside it, and the binding runs the collector when the
+// data of open tensors grew past a GOGC-like goal (SetNativeGCPercent, SetNativeGCMinimum).
+// A Context may be used from several goroutines at once; a Tensor is immutable and may be read
+// from any goroutine; objects may be read and written from several goroutines; a Checkpoint and
+// its manager are used from one goroutine at a time. Close must not race with other uses of the
+// same handle.
 //
 // Linking: cgo asks pkg-config for the flags of "cairn" (cairn.pc, which tools/install writes
 // into PREFIX/lib/pkgconfig); set PKG_CONFIG_PATH to that folder when the prefix is not a system

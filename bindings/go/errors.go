@@ -66,7 +66,7 @@ func handleError(fn, what string, isNil bool) error {
 func checkOpen(fn string, args ...any) error {
 	for i := 0; i+1 < len(args); i += 2 {
 		if isNil, closed := handleState(fn, args[i+1]); isNil || closed {
-			return handleError(fn, args[i].(string), isNil)
+			return stateError(fn, args[i].(string), args[i+1], isNil)
 		}
 	}
 	return nil
@@ -76,10 +76,18 @@ func checkOpen(fn string, args ...any) error {
 func checkEach[H any](fn, what string, hs []H) error {
 	for i, h := range hs {
 		if isNil, closed := handleState(fn, h); isNil || closed {
-			return handleError(fn, fmt.Sprintf("%s %d", what, i), isNil)
+			return stateError(fn, fmt.Sprintf("%s %d", what, i), h, isNil)
 		}
 	}
 	return nil
+}
+
+// stateError is handleError, or for a Tensor its own (which says when its Scope freed it).
+func stateError(fn, what string, h any, isNil bool) error {
+	if t, ok := h.(*Tensor); ok {
+		return t.closedError(fn, what)
+	}
+	return handleError(fn, what, isNil)
 }
 
 // handleState says whether h, one of checkOpen's handle types, is nil or closed.

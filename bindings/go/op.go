@@ -5,10 +5,15 @@ package cairn
 #include <stdlib.h>
 #include "cairn/cairn.h"
 
-// What gocairn_run1 gives back: the status, and the output when it is NULL.
+extern __thread uintptr_t gocairn_scope; // scope.go
+
+// What gocairn_run1 gives back: the status, and when it is NULL the output, its data size and the
+// thread's innermost Scope (what newTensor's gocairn_adopt would fetch in a second cgo call).
 typedef struct gocairn_run1_result {
   cairn_status *status;
   cairn_tensor *out;
+  size_t nbytes;
+  uintptr_t scope;
 } gocairn_run1_result;
 
 // cairn_op_run of an op with one output and at most 4 inputs, which come by value, as the result
@@ -20,6 +25,10 @@ static gocairn_run1_result gocairn_run1(cairn_context *ctx, const char *op, cair
   cairn_tensor *in[4] = {in0, in1, in2, in3};
   gocairn_run1_result r = {NULL, NULL};
   r.status = cairn_op_run(ctx, op, in, n_inputs, (const cairn_attr *)attrs, n_attrs, &r.out, 1);
+  if (r.status == NULL) {
+    r.nbytes = cairn_tensor_nbytes(r.out);
+    r.scope = gocairn_scope;
+  }
   return r;
 }
 */
@@ -192,7 +201,7 @@ func RunOp1(ctx *Context, op string, inputs []*Tensor, attrs []Attr) (*Tensor, e
 	if err := takeStatus(r.status); err != nil {
 		return nil, err
 	}
-	return newTensor(r.out), nil
+	return adoptTensor(r.out, int64(r.nbytes), uintptr(r.scope)), nil
 }
 
 // NumOutputs is how many outputs op produces when called with attrs (cairn_op_num_outputs);

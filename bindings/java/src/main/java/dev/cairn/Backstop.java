@@ -52,12 +52,18 @@ final class Backstop {
 
     private final long handle;
     private final LongConsumer free;
+    private final long nativeBytes; // counted in NativeMemory until released or taken
     private volatile boolean done;
 
-    private Ref(Object owner, long handle, LongConsumer free) {
+    private Ref(Object owner, long handle, LongConsumer free, long nativeBytes) {
       super(owner, QUEUE);
       this.handle = handle;
       this.free = free;
+      this.nativeBytes = nativeBytes;
+    }
+
+    long nativeBytes() {
+      return nativeBytes;
     }
 
     /** Marks this done; true for the one caller that did (which then frees or hands on the handle). */
@@ -121,9 +127,12 @@ final class Backstop {
     return c;
   }
 
-  /** Registers {@code handle}, which {@code free} releases, to be freed once {@code owner} is collected. */
-  static Ref register(Object owner, long handle, LongConsumer free) {
-    Ref r = new Ref(owner, handle, free);
+  /**
+   * Registers {@code handle}, which {@code free} releases, to be freed once {@code owner} is
+   * collected; it holds {@code nativeBytes} of data (0 when not counted).
+   */
+  static Ref register(Object owner, long handle, LongConsumer free, long nativeBytes) {
+    Ref r = new Ref(owner, handle, free, nativeBytes);
     CHUNK.get().add(r);
     return r;
   }
@@ -133,7 +142,7 @@ final class Backstop {
     while (true) {
       try {
         Ref r = (Ref) QUEUE.remove();
-        if (r.release()) NativeHandle.released();
+        if (r.release()) NativeHandle.released(r);
       } catch (InterruptedException e) {
         // keep going: a daemon thread ends with the JVM
       } catch (Throwable t) {

@@ -25,9 +25,18 @@ abstract class NativeHandle implements AutoCloseable {
    * here and {@link #close()} is up to the subclass).
    */
   NativeHandle(long handle, LongConsumer free) {
+    this(handle, free, 0);
+  }
+
+  /**
+   * As above, for a handle holding {@code nativeBytes} bytes of data, counted in {@link
+   * NativeMemory#liveBytes()} until it is freed (which may trigger a collection now).
+   */
+  NativeHandle(long handle, LongConsumer free, long nativeBytes) {
     this.handle = handle;
     if (free != null) LIVE.incrementAndGet();
-    this.ref = free == null ? null : Backstop.register(this, handle, free);
+    this.ref = free == null ? null : Backstop.register(this, handle, free, nativeBytes);
+    if (ref != null && nativeBytes != 0) NativeMemory.allocated(nativeBytes);
   }
 
   /** How many owned handles are not freed yet (for leak tests). */
@@ -35,9 +44,10 @@ abstract class NativeHandle implements AutoCloseable {
     return LIVE.get();
   }
 
-  /** One owned handle was freed or handed on (by close(), take() or the backstop). */
-  static void released() {
+  /** The owned handle of {@code r} was freed or handed on (by close(), take() or the backstop). */
+  static void released(Backstop.Ref r) {
     LIVE.decrementAndGet();
+    if (r.nativeBytes() != 0) NativeMemory.freed(r.nativeBytes());
   }
 
   /** The handle; throws (see {@link #checkClosed()}) once closed. */
@@ -113,7 +123,7 @@ abstract class NativeHandle implements AutoCloseable {
     long h = handle();
     if (ref == null) throw new IllegalStateException(getClass().getSimpleName() + " does not own its handle");
     if (!ref.take()) throw closedError(getClass(), ""); // a close() on another thread won
-    released();
+    released(ref);
     close(); // frees nothing now: the subclass's own closing
     Reference.reachabilityFence(this);
     return h;
@@ -123,7 +133,7 @@ abstract class NativeHandle implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    if (ref != null && ref.release()) released();
+    if (ref != null && ref.release()) released(ref);
     Reference.reachabilityFence(this); // the backstop must not see this unreachable mid-close
   }
 }

@@ -7,8 +7,11 @@ import java.util.Arrays;
 
 /**
  * An immutable tensor: a dtype, a shape and a buffer on a device. Safe to read from any thread.
- * Close it when done; a tensor garbage collected without {@link #close()} is freed by a daemon
- * thread (the binding's backstop, a phantom reference per handle). A tensor stays valid after the context that made it is closed.
+ * Close it when done, or make it inside a {@link TensorScope}, which frees it when the scope
+ * closes; a tensor garbage collected without {@link #close()} is freed by a daemon thread (the
+ * binding's backstop, a phantom reference per handle), and the binding calls {@code System.gc()}
+ * when the data of open tensors grew enough ({@link NativeMemory}). A tensor stays valid after
+ * the context that made it is closed.
  *
  * <p>Java arrays map to dtypes like this: {@code float[]} FLOAT32 (or COMPLEX64 as interleaved
  * real and imaginary parts), {@code double[]} FLOAT64, {@code int[]} INT32, {@code long[]} INT64,
@@ -23,8 +26,27 @@ public final class Tensor extends NativeHandle {
   private volatile DType dtype;
   private volatile long[] shape;
 
+  // Set once the TensorScope it was made in freed it, for the error of a later use.
+  private volatile boolean freedByScope;
+
   Tensor(long handle) {
-    super(handle, CairnNative::tensorFree);
+    super(handle, CairnNative::tensorFree, CairnNative.tensorNbytes(handle));
+    TensorScope.adopt(this);
+  }
+
+  /** Closes this for its {@link TensorScope}, which a later use's error then names. */
+  void freeInScope() {
+    if (isClosed()) return;
+    freedByScope = true;
+    close();
+  }
+
+  @Override
+  void checkClosed() {
+    if (isClosed()) {
+      throw closedError(Tensor.class, freedByScope
+          ? " (freed by its TensorScope: keep it to use it after the scope closes)" : "");
+    }
   }
 
   // ---- creation ----
