@@ -146,8 +146,9 @@ impl Checkpoint {
     }
 
     /// Restores values from `path` by matching its objects to live ones along the same edges.
-    /// Values whose objects do not exist yet are restored the moment their edge is created, for
-    /// as long as the checkpoint or the status lives.
+    /// Values whose objects do not exist yet are restored the moment their edge is created: they
+    /// wait on the live objects that will receive them, so dropping the checkpoint and the status
+    /// at once loses nothing.
     ///
     /// `path` may also be a TensorFlow checkpoint (a prefix such as `"<dir>/ckpt-5"`, its `.index`
     /// file, or a directory whose `checkpoint` state file names the latest one): its object graph
@@ -283,8 +284,8 @@ impl ExportOptions {
     }
 }
 
-/// What a restore matched, for its asserts. Dropping it frees it; deferred restores go on while
-/// the checkpoint lives.
+/// What a restore matched, for its asserts. Dropping it frees it; deferred restores go on (they
+/// wait on the objects).
 pub struct RestoreStatus {
     raw: NonNull<sys::cairn_restore_status>,
 }

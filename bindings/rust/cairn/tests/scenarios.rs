@@ -479,6 +479,7 @@ fn expect_partial_silences_the_never_restored_warning() -> Result {
         }
         drop(status);
         drop(ckpt);
+        drop(part); // "b" waits on `part` until it goes: only then is it never restored
         let warned = logs.lock().unwrap().drain(..).any(|m| m.contains("never restored") && m.contains("t/b/"));
         assert_eq!(warned, !silence, "silenced: {silence}");
     }
