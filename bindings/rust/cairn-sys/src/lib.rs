@@ -3241,7 +3241,10 @@ pub unsafe fn cairn_checkpoint_sync(ckpt: *mut cairn_checkpoint) -> *mut cairn_s
 
 /// METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
 /// edges. Values whose objects do not exist yet are applied the moment their edge is created (a
-/// set, list append or dict insert), for as long as the checkpoint or the status lives.
+/// set, list append or dict insert), and optimizer slots the moment the optimizer creates them.
+/// Such pending values wait on the live objects that will receive them (as TensorFlow's deferred
+/// dependencies), not on the checkpoint or the status: freeing both right after this call loses
+/// nothing (since 1.2). A newer restore through the same checkpoint replaces this one's pending values.
 /// Since 1.1 `path` may also be a TensorFlow checkpoint (a prefix, its .index, or a directory with a
 /// `checkpoint` state file): its object graph is matched with the same rules, after Keras' edge
 /// names are mapped onto Cairn's layers and optimizers (docs/tf_checkpoints.md), and each value's
@@ -3274,13 +3277,17 @@ pub unsafe fn cairn_restore_status_assert_existing_objects_matched(rs: *const ca
     (load::api().cairn_restore_status_assert_existing_objects_matched)(rs)
 }
 
-/// METHOD. Silences the warning logged when checkpoint values were never restored. Since 1.0.
+/// METHOD. Silences the warning that lists the checkpoint values never restored, and nothing else:
+/// pending values are still restored when their objects appear. That warning is logged when the
+/// restore ends: once the status and the checkpoint are freed and no live object waits for a value
+/// any more (for a model never built, when the model is freed). Since 1.0.
 #[inline]
 pub unsafe fn cairn_restore_status_expect_partial(rs: *mut cairn_restore_status) {
     (load::api().cairn_restore_status_expect_partial)(rs)
 }
 
-/// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives. Since 1.0.
+/// DESTRUCTOR. Frees a restore status. Pending values still reach their objects when these appear:
+/// they wait on the objects, not on the status or the checkpoint. Since 1.0.
 #[inline]
 pub unsafe fn cairn_restore_status_free(rs: *mut cairn_restore_status) {
     (load::api().cairn_restore_status_free)(rs)
