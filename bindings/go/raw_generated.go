@@ -2953,6 +2953,30 @@ func cModelTestOnBatch(model *C.cairn_object, x *C.cairn_tensor, y *C.cairn_tens
 	return takeStatus(C.cairn_model_test_on_batch(model, x, y, out))
 }
 
+// cModelSave calls cairn_model_save.
+//
+// METHOD. Saves the whole model into `directory` (keras model.save): model.json (the layers'
+// configs and the compile configuration), weights.ckpt (a checkpoint of {"model": model}: weights,
+// optimizer, slots) and serving.cairnfn (the forward pass at the built input shape with any batch
+// size, loadable with cairn_function_load without the code that built the model). The new save is
+// written beside the directory and swapped in, so a failed save leaves an earlier one whole.
+// Errors: FAILED_PRECONDITION for a model never called (its input shape is unknown); UNIMPLEMENTED
+// for an optimizer with a learning-rate schedule; I/O errors naming the path. Since 1.2.
+func cModelSave(model *C.cairn_object, directory *C.char) error {
+	return takeStatus(C.cairn_model_save(model, directory))
+}
+
+// cModelLoad calls cairn_model_load.
+//
+// CONSTRUCTOR. Loads a model cairn_model_save wrote (keras.models.load_model): built, compiled as
+// it was, with its weights, and the optimizer's step and slots for training on.
+// @param out  receives the model; free with cairn_object_free().
+// Errors: NOT_FOUND for a directory without a saved model; INVALID_ARGUMENT naming the file and
+// the field for a config it cannot read; the checkpoint's errors for damaged weights. Since 1.2.
+func cModelLoad(ctx *C.cairn_context, directory *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_model_load(ctx, directory, out))
+}
+
 // cModelStopTraining calls cairn_model_stop_training.
 //
 // METHOD. Asks a running fit to stop after the current batch (keras model.stop_training = True);

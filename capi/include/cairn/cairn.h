@@ -2706,6 +2706,22 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_train_on_batch(cairn_object *
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_test_on_batch(cairn_object *model, const cairn_tensor *x,
                                                                  const cairn_tensor *y, cairn_logs **out);
 
+/** METHOD. Saves the whole model into `directory` (keras model.save): model.json (the layers'
+ * configs and the compile configuration), weights.ckpt (a checkpoint of {"model": model}: weights,
+ * optimizer, slots) and serving.cairnfn (the forward pass at the built input shape with any batch
+ * size, loadable with cairn_function_load without the code that built the model). The new save is
+ * written beside the directory and swapped in, so a failed save leaves an earlier one whole.
+ * Errors: FAILED_PRECONDITION for a model never called (its input shape is unknown); UNIMPLEMENTED
+ * for an optimizer with a learning-rate schedule; I/O errors naming the path. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_save(cairn_object *model, const char *directory);
+
+/** CONSTRUCTOR. Loads a model cairn_model_save wrote (keras.models.load_model): built, compiled as
+ * it was, with its weights, and the optimizer's step and slots for training on.
+ * @param out  receives the model; free with cairn_object_free().
+ * Errors: NOT_FOUND for a directory without a saved model; INVALID_ARGUMENT naming the file and
+ * the field for a config it cannot read; the checkpoint's errors for damaged weights. Since 1.2. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_model_load(cairn_context *ctx, const char *directory, cairn_object **out);
+
 /** METHOD. Asks a running fit to stop after the current batch (keras model.stop_training = True);
  * for callbacks. Does nothing for NULL or an object that is not a model. Since 1.2. */
 CAIRN_API void cairn_model_stop_training(cairn_object *model);

@@ -1992,6 +1992,26 @@ final class CairnNative {
   static native long modelTestOnBatch(long model, long x, long y);
 
   /**
+   * cairn_model_save: METHOD. Saves the whole model into `directory` (keras model.save): model.json (the layers'
+   * configs and the compile configuration), weights.ckpt (a checkpoint of {"model": model}: weights,
+   * optimizer, slots) and serving.cairnfn (the forward pass at the built input shape with any batch
+   * size, loadable with cairn_function_load without the code that built the model). The new save is
+   * written beside the directory and swapped in, so a failed save leaves an earlier one whole.
+   * Errors: FAILED_PRECONDITION for a model never called (its input shape is unknown); UNIMPLEMENTED
+   * for an optimizer with a learning-rate schedule; I/O errors naming the path. Since 1.2.
+   */
+  static native void modelSave(long model, byte[] directory);
+
+  /**
+   * cairn_model_load: CONSTRUCTOR. Loads a model cairn_model_save wrote (keras.models.load_model): built, compiled as
+   * it was, with its weights, and the optimizer's step and slots for training on.
+   * &#64;param out  receives the model; free with cairn_object_free().
+   * Errors: NOT_FOUND for a directory without a saved model; INVALID_ARGUMENT naming the file and
+   * the field for a config it cannot read; the checkpoint's errors for damaged weights. Since 1.2.
+   */
+  static native long modelLoad(long ctx, byte[] directory);
+
+  /**
    * cairn_model_stop_training: METHOD. Asks a running fit to stop after the current batch (keras model.stop_training = True);
    * for callbacks. Does nothing for NULL or an object that is not a model. Since 1.2.
    */
