@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use cairn::data::Dataset;
 use cairn::{
-    Activation, BackupOptions, Callback, CallbackHooks, Checkpoint, Code, CompileOptions, Context, ContextOptions,
-    CsvLoggerOptions, DenseOptions, EarlyStoppingOptions, FitOptions, Layer, Logs, Model, ModelCheckpointOptions,
-    Optimizer, OptimizerOptions, PredictOptions, ReduceLrOptions, Tensor, TensorBoardOptions, Verbose,
+    Activation, BackupOptions, Callback, CallbackHooks, Checkpoint, CheckpointManager, Code, CompileOptions, Context,
+    ContextOptions, CsvLoggerOptions, DenseOptions, EarlyStoppingOptions, FitOptions, Layer, Logs, Model,
+    ModelCheckpointOptions, Optimizer, OptimizerOptions, PredictOptions, ReduceLrOptions, Tensor, TensorBoardOptions,
+    Verbose,
 };
 
 /// A fresh, empty directory for one test, removed when dropped.
@@ -200,12 +201,12 @@ fn checkpoint_csv_tensorboard_files_and_one_expression_restore() {
 
     // A fresh model restored in TensorFlow's one-expression form: the checkpoint and the status
     // are dropped before predict builds the fresh model; the values wait on the model.
+    let latest = CheckpointManager::latest_in(&ctx, dir.join("ck")).unwrap().unwrap();
+    assert_eq!(latest, dir.join("ck").join("ckpt-4"));
+    assert_eq!(CheckpointManager::latest_in(&ctx, dir.join("none")).unwrap(), None);
+    assert!(!dir.join("none").exists());
     let fresh = classifier(&ctx, 0.05);
-    Checkpoint::new(&ctx, &[("model", &fresh)])
-        .unwrap()
-        .restore(dir.join("ck").join("ckpt-4"))
-        .unwrap()
-        .expect_partial();
+    Checkpoint::new(&ctx, &[("model", &fresh)]).unwrap().restore(latest).unwrap().expect_partial();
     assert!(fresh.weights().unwrap().is_empty(), "not built yet");
     assert_eq!(
         fresh.predict(&x).unwrap().to_vec::<f32>().unwrap(),
