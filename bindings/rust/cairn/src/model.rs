@@ -33,7 +33,7 @@ use cairn_sys as sys;
 
 use crate::error::{c_string, check, Name};
 use crate::model_callbacks::Callback;
-use crate::options::{init, set_fields};
+use crate::options::{init, set_fields, setters};
 use crate::{Code, Context, Dataset, Error, Layer, Object, ObjectType, Optimizer, Result, Tensor, Verbose};
 
 /// A model (keras.Sequential with compile and fit): a [`Layer`] (it derefs to one) whose layers
@@ -110,10 +110,9 @@ impl<'a> CompileOptions<'a> {
         CompileOptions { optimizer, loss: loss.to_string(), from_logits: None, metrics: Vec::new(), run_eagerly: None }
     }
 
-    /// Whether the crossentropy losses take logits; default true.
-    pub fn from_logits(mut self, on: bool) -> Self {
-        self.from_logits = Some(on);
-        self
+    setters! {
+        /// Whether the crossentropy losses take logits; default true.
+        from_logits: bool;
     }
 
     /// Metrics, in order: "accuracy" (sparse or binary after the loss), "sparse_categorical_accuracy",
@@ -123,11 +122,10 @@ impl<'a> CompileOptions<'a> {
         self
     }
 
-    /// Runs the training step eagerly instead of as a compiled function (the same bits); default
-    /// false.
-    pub fn run_eagerly(mut self, on: bool) -> Self {
-        self.run_eagerly = Some(on);
-        self
+    setters! {
+        /// Runs the training step eagerly instead of as a compiled function (the same bits); default
+        /// false.
+        run_eagerly: bool;
     }
 }
 
@@ -154,41 +152,20 @@ impl<'a> FitOptions<'a> {
         FitOptions::default()
     }
 
-    /// The number of epochs (the last epoch's number + 1); default 1.
-    pub fn epochs(mut self, n: i64) -> Self {
-        self.epochs = Some(n);
-        self
-    }
-
-    /// Samples per batch (tensors only; a dataset is batched already); default 32.
-    pub fn batch_size(mut self, n: i64) -> Self {
-        self.batch_size = Some(n);
-        self
-    }
-
-    /// The epoch to start at (resuming); default 0.
-    pub fn initial_epoch(mut self, epoch: i64) -> Self {
-        self.initial_epoch = Some(epoch);
-        self
-    }
-
-    /// N batches an epoch from one iterator that runs on across epochs (a repeated dataset);
-    /// default 0: an epoch is one pass over the data.
-    pub fn steps_per_epoch(mut self, n: i64) -> Self {
-        self.steps_per_epoch = Some(n);
-        self
-    }
-
-    /// Whether tensors are reshuffled each epoch; default true.
-    pub fn shuffle(mut self, on: bool) -> Self {
-        self.shuffle = Some(on);
-        self
-    }
-
-    /// The shuffle's seed; default 0.
-    pub fn seed(mut self, seed: i64) -> Self {
-        self.seed = Some(seed);
-        self
+    setters! {
+        /// The number of epochs (the last epoch's number + 1); default 1.
+        epochs: i64;
+        /// Samples per batch (tensors only; a dataset is batched already); default 32.
+        batch_size: i64;
+        /// The epoch to start at (resuming); default 0.
+        initial_epoch: i64;
+        /// N batches an epoch from one iterator that runs on across epochs (a repeated dataset);
+        /// default 0: an epoch is one pass over the data.
+        steps_per_epoch: i64;
+        /// Whether tensors are reshuffled each epoch; default true.
+        shuffle: bool;
+        /// The shuffle's seed; default 0.
+        seed: i64;
     }
 
     /// Validation data (`&dataset` or `(&x, &y)`), evaluated after every `validation_freq`-th
@@ -198,23 +175,14 @@ impl<'a> FitOptions<'a> {
         self
     }
 
-    /// The validation batch size; default the batch size.
-    pub fn validation_batch_size(mut self, n: i64) -> Self {
-        self.validation_batch_size = Some(n);
-        self
-    }
-
-    /// Validate after every N-th epoch; default 1.
-    pub fn validation_freq(mut self, n: i64) -> Self {
-        self.validation_freq = Some(n);
-        self
-    }
-
-    /// How fit reports progress; default [`Verbose::Auto`] (a bar on a terminal, else a line an
-    /// epoch).
-    pub fn verbose(mut self, verbose: Verbose) -> Self {
-        self.verbose = Some(verbose);
-        self
+    setters! {
+        /// The validation batch size; default the batch size.
+        validation_batch_size: i64;
+        /// Validate after every N-th epoch; default 1.
+        validation_freq: i64;
+        /// How fit reports progress; default [`Verbose::Auto`] (a bar on a terminal, else a line an
+        /// epoch).
+        verbose: Verbose;
     }
 
     /// The callbacks, called in order (added to any given before); borrowed for the call.
@@ -245,16 +213,11 @@ impl<'a> EvaluateOptions<'a> {
         EvaluateOptions::default()
     }
 
-    /// Samples per batch (tensors only); default 32.
-    pub fn batch_size(mut self, n: i64) -> Self {
-        self.batch_size = Some(n);
-        self
-    }
-
-    /// The number of batches; default 0: until the data ends.
-    pub fn steps(mut self, n: i64) -> Self {
-        self.steps = Some(n);
-        self
+    setters! {
+        /// Samples per batch (tensors only); default 32.
+        batch_size: i64;
+        /// The number of batches; default 0: until the data ends.
+        steps: i64;
     }
 
     /// Callbacks whose test hooks run.
@@ -278,16 +241,11 @@ impl PredictOptions {
         PredictOptions::default()
     }
 
-    /// Samples per batch (tensors only); default 32.
-    pub fn batch_size(mut self, n: i64) -> Self {
-        self.batch_size = Some(n);
-        self
-    }
-
-    /// The number of batches; default 0: until the data ends.
-    pub fn steps(mut self, n: i64) -> Self {
-        self.steps = Some(n);
-        self
+    setters! {
+        /// Samples per batch (tensors only); default 32.
+        batch_size: i64;
+        /// The number of batches; default 0: until the data ends.
+        steps: i64;
     }
 }
 

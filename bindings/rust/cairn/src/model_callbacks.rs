@@ -19,7 +19,7 @@ use crate::callback::{error_status, guard};
 use crate::checkpoint::c_path;
 use crate::error::{c_string, check};
 use crate::model::{Logs, Model};
-use crate::options::{init, set_fields};
+use crate::options::{init, set_fields, setters};
 use crate::{Code, Context, Error, MonitorMode, Result};
 
 /// A callback for [`Model::fit`]: built in ([`Callback::model_checkpoint`], ...) or written in
@@ -250,30 +250,18 @@ impl ModelCheckpointOptions {
             save_freq: None,
         }
     }
-    /// Default 5; below 0 keeps all.
-    pub fn max_to_keep(mut self, n: i64) -> Self {
-        self.max_to_keep = Some(n);
-        self
-    }
-    /// The value save_best_only watches; default "val_loss".
-    pub fn monitor(mut self, name: &str) -> Self {
-        self.monitor = Some(name.to_string());
-        self
-    }
-    /// Which way the monitored value improves; default [`MonitorMode::Auto`].
-    pub fn mode(mut self, mode: MonitorMode) -> Self {
-        self.mode = Some(mode);
-        self
-    }
-    /// Save only when the monitored value improves; default false.
-    pub fn save_best_only(mut self, on: bool) -> Self {
-        self.save_best_only = Some(on);
-        self
-    }
-    /// Save every N batches (files numbered by the global step) instead of at each epoch's end.
-    pub fn save_freq(mut self, n: i64) -> Self {
-        self.save_freq = Some(n);
-        self
+
+    setters! {
+        /// Default 5; below 0 keeps all.
+        max_to_keep: i64;
+        /// The value save_best_only watches; default "val_loss".
+        monitor: &str;
+        /// Which way the monitored value improves; default [`MonitorMode::Auto`].
+        mode: MonitorMode;
+        /// Save only when the monitored value improves; default false.
+        save_best_only: bool;
+        /// Save every N batches (files numbered by the global step) instead of at each epoch's end.
+        save_freq: i64;
     }
 }
 
@@ -299,21 +287,16 @@ impl TensorBoardOptions {
             profile_batches: None,
         }
     }
-    /// Also "batch_..." scalars every N batches; default 0: per epoch only.
-    pub fn update_freq(mut self, n: i64) -> Self {
-        self.update_freq = Some(n);
-        self
+
+    setters! {
+        /// Also "batch_..." scalars every N batches; default 0: per epoch only.
+        update_freq: i64;
+        /// A histogram of every weight every N epochs; default 0: none.
+        histogram_freq: i64;
+        /// The graph of the compiled training step; default true.
+        write_graph: bool;
     }
-    /// A histogram of every weight every N epochs; default 0: none.
-    pub fn histogram_freq(mut self, n: i64) -> Self {
-        self.histogram_freq = Some(n);
-        self
-    }
-    /// The graph of the compiled training step; default true.
-    pub fn write_graph(mut self, on: bool) -> Self {
-        self.write_graph = Some(on);
-        self
-    }
+
     /// Profiles batches `begin..=end` of the first epoch; default none.
     pub fn profile_batches(mut self, begin: i64, end: i64) -> Self {
         self.profile_batches = Some((begin, end));
@@ -339,40 +322,22 @@ impl EarlyStoppingOptions {
     pub fn new() -> Self {
         Self::default()
     }
-    /// The value watched; default "val_loss".
-    pub fn monitor(mut self, name: &str) -> Self {
-        self.monitor = Some(name.to_string());
-        self
-    }
-    /// A smaller change is no improvement; default 0.
-    pub fn min_delta(mut self, d: f64) -> Self {
-        self.min_delta = Some(d);
-        self
-    }
-    /// Epochs without improvement before stopping; default 0.
-    pub fn patience(mut self, n: i64) -> Self {
-        self.patience = Some(n);
-        self
-    }
-    /// Default [`MonitorMode::Auto`].
-    pub fn mode(mut self, mode: MonitorMode) -> Self {
-        self.mode = Some(mode);
-        self
-    }
-    /// Waiting restarts only past this value; default none.
-    pub fn baseline(mut self, v: f64) -> Self {
-        self.baseline = Some(v);
-        self
-    }
-    /// On stopping, the best epoch's weights come back; default false.
-    pub fn restore_best_weights(mut self, on: bool) -> Self {
-        self.restore_best_weights = Some(on);
-        self
-    }
-    /// Epochs before it are not monitored; default 0.
-    pub fn start_from_epoch(mut self, epoch: i64) -> Self {
-        self.start_from_epoch = Some(epoch);
-        self
+
+    setters! {
+        /// The value watched; default "val_loss".
+        monitor: &str;
+        /// A smaller change is no improvement; default 0.
+        min_delta: f64;
+        /// Epochs without improvement before stopping; default 0.
+        patience: i64;
+        /// Default [`MonitorMode::Auto`].
+        mode: MonitorMode;
+        /// Waiting restarts only past this value; default none.
+        baseline: f64;
+        /// On stopping, the best epoch's weights come back; default false.
+        restore_best_weights: bool;
+        /// Epochs before it are not monitored; default 0.
+        start_from_epoch: i64;
     }
 }
 
@@ -394,40 +359,22 @@ impl ReduceLrOptions {
     pub fn new() -> Self {
         Self::default()
     }
-    /// The value watched; default "val_loss".
-    pub fn monitor(mut self, name: &str) -> Self {
-        self.monitor = Some(name.to_string());
-        self
-    }
-    /// The rate is multiplied by it; in [0, 1), default 0.1.
-    pub fn factor(mut self, f: f64) -> Self {
-        self.factor = Some(f);
-        self
-    }
-    /// Epochs without improvement before reducing; default 10.
-    pub fn patience(mut self, n: i64) -> Self {
-        self.patience = Some(n);
-        self
-    }
-    /// Default [`MonitorMode::Auto`].
-    pub fn mode(mut self, mode: MonitorMode) -> Self {
-        self.mode = Some(mode);
-        self
-    }
-    /// Default 0.0001.
-    pub fn min_delta(mut self, d: f64) -> Self {
-        self.min_delta = Some(d);
-        self
-    }
-    /// Epochs to wait after a reduction; default 0.
-    pub fn cooldown(mut self, n: i64) -> Self {
-        self.cooldown = Some(n);
-        self
-    }
-    /// The floor; default 0.
-    pub fn min_lr(mut self, lr: f64) -> Self {
-        self.min_lr = Some(lr);
-        self
+
+    setters! {
+        /// The value watched; default "val_loss".
+        monitor: &str;
+        /// The rate is multiplied by it; in [0, 1), default 0.1.
+        factor: f64;
+        /// Epochs without improvement before reducing; default 10.
+        patience: i64;
+        /// Default [`MonitorMode::Auto`].
+        mode: MonitorMode;
+        /// Default 0.0001.
+        min_delta: f64;
+        /// Epochs to wait after a reduction; default 0.
+        cooldown: i64;
+        /// The floor; default 0.
+        min_lr: f64;
     }
 }
 
@@ -445,15 +392,12 @@ impl CsvLoggerOptions {
     pub fn new(path: impl AsRef<Path>) -> Self {
         CsvLoggerOptions { path: path.as_ref().to_path_buf(), separator: None, append: None }
     }
-    /// Default b','.
-    pub fn separator(mut self, sep: u8) -> Self {
-        self.separator = Some(sep);
-        self
-    }
-    /// Append rows (a header only to an empty file) instead of a new file; default false.
-    pub fn append(mut self, on: bool) -> Self {
-        self.append = Some(on);
-        self
+
+    setters! {
+        /// Default b','.
+        separator: u8;
+        /// Append rows (a header only to an empty file) instead of a new file; default false.
+        append: bool;
     }
 }
 
@@ -471,15 +415,12 @@ impl BackupOptions {
     pub fn new(directory: impl AsRef<Path>) -> Self {
         BackupOptions { directory: directory.as_ref().to_path_buf(), save_freq: None, delete_checkpoint: None }
     }
-    /// Back up every N batches instead of at each epoch's end.
-    pub fn save_freq(mut self, n: i64) -> Self {
-        self.save_freq = Some(n);
-        self
-    }
-    /// Remove the backup when fit ends normally; default true.
-    pub fn delete_checkpoint(mut self, on: bool) -> Self {
-        self.delete_checkpoint = Some(on);
-        self
+
+    setters! {
+        /// Back up every N batches instead of at each epoch's end.
+        save_freq: i64;
+        /// Remove the backup when fit ends normally; default true.
+        delete_checkpoint: bool;
     }
 }
 
