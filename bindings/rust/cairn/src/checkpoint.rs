@@ -429,6 +429,27 @@ impl CheckpointManager {
         (!p.is_null()).then(|| unsafe { path_from_c(p) })
     }
 
+    /// The newest checkpoint a manager (or a ModelCheckpoint callback) saved in `directory`
+    /// (tf.train.latest_checkpoint): `None` when it has none or does not exist. Reads the directory as a manager
+    /// does (its state file, or the intact checkpoints there), through a manager of an empty
+    /// checkpoint; so it also removes temporary files an interrupted save left there.
+    ///
+    /// ```no_run
+    /// # use cairn::{Checkpoint, CheckpointManager, Context, Object};
+    /// # fn f(ctx: &Context, fresh: &Object) -> Result<(), Box<dyn std::error::Error>> {
+    /// let latest = CheckpointManager::latest_in(ctx, "checkpoints")?.ok_or("no checkpoint")?;
+    /// Checkpoint::new(ctx, &[("model", fresh)])?.restore(latest)?.expect_partial();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn latest_in(ctx: &Context, directory: impl AsRef<Path>) -> Result<Option<PathBuf>> {
+        if !directory.as_ref().is_dir() {
+            return Ok(None); // a manager would create it
+        }
+        let empty = Checkpoint::new(ctx, &[])?;
+        Ok(CheckpointManager::new(empty, directory, CheckpointManagerOptions::new())?.latest())
+    }
+
     /// The checkpoints it keeps track of, oldest first.
     pub fn checkpoints(&self) -> Vec<PathBuf> {
         let n = unsafe { sys::cairn_checkpoint_manager_count(self.raw.as_ptr()) };
