@@ -45,23 +45,6 @@ static int cache(JNIEnv *env) {
 
 /* ---- marshalling ---- */
 
-static int cstrings_of(JNIEnv *env, cairn_jni_arena *a, jobjectArray array, const char ***out, size_t *n) {
-  *out = NULL;
-  *n = cairn_jni_length(env, array);
-  if (!array) return 1;
-  const char **p = cairn_jni_arena_alloc(env, a, (*n + 1) * sizeof *p);
-  if (!p) return 0;
-  for (size_t k = 0; k < *n; ++k) {
-    jobject e;
-    if (!cairn_jni_element(env, array, k, CAIRN_JNI_BYTES, &e)) return 0;
-    int ok = cairn_jni_cstring(env, a, (jbyteArray)e, &p[k]);
-    if (e) (*env)->DeleteLocalRef(env, e);
-    if (!ok) return 0;
-  }
-  *out = p;
-  return 1;
-}
-
 /* Handles from a long[] (null gives NULL and 0). */
 static int handles_of(JNIEnv *env, cairn_jni_arena *a, jlongArray array, void ***out, size_t *n) {
   const int64_t *h;
@@ -114,7 +97,7 @@ JNIEXPORT void JNICALL Java_dev_cairn_ModelNative_compile(JNIEnv *env, jclass cl
   opts.optimizer = (cairn_object *)(intptr_t)optimizer;
   if (!cairn_jni_cstring(env, &arena, loss, &opts.loss)) goto done;
   const char **c_metrics;
-  if (!cstrings_of(env, &arena, metrics, &c_metrics, &opts.n_metrics)) goto done;
+  if (!cairn_jni_cstrings(env, &arena, metrics, &c_metrics, &opts.n_metrics)) goto done;
   opts.metrics = c_metrics;
   if (set & 1) opts.from_logits = from_logits ? CAIRN_TRUE : CAIRN_FALSE;
   if (set & 2) opts.run_eagerly = run_eagerly ? CAIRN_TRUE : CAIRN_FALSE;
@@ -309,22 +292,12 @@ static void release_adapter(void *user_data) {
   cairn_jni_callback_leave(env, attached, "model callback release");
 }
 
-static jobject global_ref(JNIEnv *env, jobject obj) {
-  if (!obj) {
-    cairn_jni_throw(env, "java/lang/NullPointerException", "callback is null");
-    return NULL;
-  }
-  jobject ref = (*env)->NewGlobalRef(env, obj);
-  if (!ref) cairn_jni_throw(env, "java/lang/OutOfMemoryError", "no JNI global reference left");
-  return ref;
-}
-
 /* cairn_callback_create with the hooks in `mask` (bit i: hook i, TRAIN_BEGIN ... TEST_END). */
 JNIEXPORT jlong JNICALL Java_dev_cairn_ModelNative_callbackCreate(JNIEnv *env, jclass cls, jobject adapter,
                                                                  jint mask) {
   (void)cls;
   if (!cache(env)) return 0;
-  jobject ref = global_ref(env, adapter);
+  jobject ref = cairn_jni_global_ref(env, adapter);
   if (!ref) return 0;
   cairn_callback_hooks hooks = CAIRN_CALLBACK_HOOKS_INIT;
   hooks.user_data = ref;
@@ -377,7 +350,7 @@ static cairn_status *schedule_trampoline(void *user_data, int64_t epoch, double 
 JNIEXPORT jlong JNICALL Java_dev_cairn_ModelNative_learningRateScheduler(JNIEnv *env, jclass cls, jobject schedule) {
   (void)cls;
   if (!cache(env)) return 0;
-  jobject ref = global_ref(env, schedule);
+  jobject ref = cairn_jni_global_ref(env, schedule);
   if (!ref) return 0;
   cairn_callback *out = NULL;
   cairn_status *st = cairn_callback_learning_rate_scheduler(schedule_trampoline, ref, release_adapter, &out);

@@ -209,21 +209,15 @@ public final class Model extends Sequential {
 
   private History fit(Dataset ds, Tensor x, Tensor y, FitOptions options) {
     FitOptions o = options == null ? new FitOptions() : options;
-    Callbacks cbs = new Callbacks(o.callbacks);
-    Model previous = RUNNING.get();
-    RUNNING.set(this);
     try {
       long[] data = {handleOf(ds), handleOf(x), handleOf(y)};
       long[] val = o.hasValidation ? new long[] {handleOf(o.valDataset), handleOf(o.valX), handleOf(o.valY)} : null;
       long[] ints = {o.epochs, o.batchSize, o.initialEpoch, o.stepsPerEpoch, o.seed, o.validationBatchSize,
           o.validationFreq};
-      return History.take(ModelNative.fit(handle(), data, val, o.set, ints, o.shuffle, o.verbose.value(),
-          cbs.handles()));
-    } catch (CairnException e) {
-      throw cbs.withCause(e);
+      long h = handle();
+      return History.take(running(o.callbacks,
+          cbs -> ModelNative.fit(h, data, val, o.set, ints, o.shuffle, o.verbose.value(), cbs)));
     } finally {
-      RUNNING.set(previous);
-      cbs.close();
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(ds);
       Reference.reachabilityFence(x);
@@ -519,21 +513,31 @@ public final class Model extends Sequential {
 
   private Logs evaluate(Dataset ds, Tensor x, Tensor y, EvaluateOptions options) {
     EvaluateOptions o = options == null ? new EvaluateOptions() : options;
-    Callbacks cbs = new Callbacks(o.callbacks);
+    try {
+      long h = handle();
+      long[] data = {handleOf(ds), handleOf(x), handleOf(y)};
+      return Logs.take(running(o.callbacks,
+          cbs -> ModelNative.evaluate(h, data[0], data[1], data[2], o.set, o.batchSize, o.steps, cbs)));
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(ds);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /** A native call that may run {@code callbacks}: this model is the one their hooks get. */
+  private long running(List<Callback> callbacks, java.util.function.ToLongFunction<long[]> call) {
+    Callbacks cbs = new Callbacks(callbacks);
     Model previous = RUNNING.get();
     RUNNING.set(this);
     try {
-      return Logs.take(ModelNative.evaluate(handle(), handleOf(ds), handleOf(x), handleOf(y), o.set, o.batchSize,
-          o.steps, cbs.handles()));
+      return call.applyAsLong(cbs.handles());
     } catch (CairnException e) {
       throw cbs.withCause(e);
     } finally {
       RUNNING.set(previous);
       cbs.close();
-      Reference.reachabilityFence(this);
-      Reference.reachabilityFence(ds);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
     }
   }
 
