@@ -118,6 +118,31 @@ class ModelTest {
   }
 
   @Test
+  @SuppressWarnings("try") // the scope is there for its close()
+  void runEagerlyGivesTheCompiledBitsAndPredictFollowsTensorScope() {
+    float[][] w = new float[2][];
+    for (int eager = 0; eager < 2; ++eager) {
+      try (CairnContext c = seeded(); Tensor xs = copy(c, x); Tensor ys = copy(c, y);
+          Layer hidden = Layers.dense(c, Layers.denseOptions(8).activation("relu"));
+          Layer logits = Layers.dense(c, 2);
+          Optimizer sgd = Optimizer.sgd(c, 0.1);
+          Model model = Model.create(c, null, hidden, logits)) {
+        model.compile(Model.compileOptions(sgd, "sparse_categorical_crossentropy").metrics("accuracy")
+            .fromLogits(true).runEagerly(eager == 1));
+        model.fit(xs, ys, quiet(2).shuffle(false));
+        w[eager] = weights(model);
+        Tensor p;
+        try (TensorScope scope = TensorScope.open()) {
+          p = model.predict(xs);
+          assertFalse(p.isClosed());
+        }
+        assertTrue(p.isClosed(), "predict's tensor belongs to the open TensorScope");
+      }
+    }
+    assertArrayEquals(w[0], w[1]);
+  }
+
+  @Test
   void fitsADataset() {
     try (Dataset slices = Dataset.fromTensorSlices(ctx, x, y);
         Dataset batches = slices.batch(16);
