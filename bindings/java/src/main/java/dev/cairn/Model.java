@@ -28,7 +28,17 @@ import java.util.Objects;
  */
 public final class Model extends Sequential {
   // The model whose fit or evaluate runs on this thread, handed to its callbacks' hooks.
-  private static final ThreadLocal<Model> RUNNING = new ThreadLocal<>();
+  private static final ThreadLocal<Running> RUNNING = new ThreadLocal<>();
+
+  /** A running model and the C pointer its hooks got last time (known to be the same object). */
+  private static final class Running {
+    final Model model;
+    long lentHandle;
+
+    Running(Model model) {
+      this.model = model;
+    }
+  }
 
   private Model(long handle) {
     super(handle);
@@ -529,8 +539,8 @@ public final class Model extends Sequential {
   /** A native call that may run {@code callbacks}: this model is the one their hooks get. */
   private long running(List<Callback> callbacks, java.util.function.ToLongFunction<long[]> call) {
     Callbacks cbs = new Callbacks(callbacks);
-    Model previous = RUNNING.get();
-    RUNNING.set(this);
+    Running previous = RUNNING.get();
+    RUNNING.set(new Running(this));
     try {
       return call.applyAsLong(cbs.handles());
     } catch (CairnException e) {
@@ -643,11 +653,13 @@ public final class Model extends Sequential {
 
   /** The model a hook gets: the running Model, or a new handle on a model lent by C, closed after. */
   static Lent lent(long handle) {
-    Model running = RUNNING.get();
+    Running running = RUNNING.get();
+    if (running != null && running.lentHandle == handle) return new Lent(running.model, false);
     Model lent = new Model(CairnNative.objectShare(handle));
-    if (running != null && !running.isClosed() && running.sameObject(lent)) {
+    if (running != null && !running.model.isClosed() && running.model.sameObject(lent)) {
       lent.close();
-      return new Lent(running, false);
+      running.lentHandle = handle;
+      return new Lent(running.model, false);
     }
     return new Lent(lent, true);
   }
