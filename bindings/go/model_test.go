@@ -2,12 +2,16 @@ package cairn_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"cairn.dev/cairn"
 )
@@ -525,4 +529,104 @@ func TestModelErrors(t *testing.T) {
 		t.Errorf("nil model: %v", err)
 	}
 	none.StopTraining()
+}
+
+// TestCallbackValueLifetime: the Go value behind a NewCallback stays alive while the C callback
+// holds it (no other reference), and is released once the callback is freed.
+func TestCallbackValueLifetime(t *testing.T) {
+	ctx := newContext(t, cairn.WithSeed(1))
+	x, y := blobs(t, ctx, 6)
+	defer closeAll(t, x, y)
+	model := newTestModel(t, ctx)
+	defer model.Close()
+	released := make(chan struct{})
+	calls := new(int)
+	cb := func() *cairn.Callback {
+		counter := &countingHooks{calls: calls}
+		runtime.SetFinalizer(counter, func(*countingHooks) { close(released) })
+		return must(cairn.NewCallback(counter))
+	}()
+	for range 3 {
+		runtime.GC()
+	}
+	must(model.Fit(cairn.XY{X: x, Y: y}, cairn.WithEpochs(2), silent, cairn.WithCallbacks(cb)))
+	if *calls != 2 {
+		t.Errorf("the hooks ran %d times, want 2", *calls)
+	}
+	select {
+	case <-released:
+		t.Fatal("the callback's Go value was collected while C held it")
+	default:
+	}
+	cb.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		runtime.GC()
+		select {
+		case <-released:
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the callback's Go value is still held after Close")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+type countingHooks struct {
+	cairn.BaseCallback
+	calls *int
+}
+
+func (c *countingHooks) OnEpochEnd(*cairn.Model, int64, cairn.Logs) error {
+	*c.calls++
+	return nil
+}
+
+// TestConcurrentModels: models fit on several goroutines at once, each with its Go callback; a
+// second Fit of a model that is fitting is FAILED_PRECONDITION.
+func TestConcurrentModels(t *testing.T) {
+	ctx := newContext(t, cairn.WithSeed(1))
+	x, y := blobs(t, ctx, 48)
+	defer closeAll(t, x, y)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			model := newTestModel(t, ctx)
+			defer model.Close()
+			calls := new(int)
+			cb, err := cairn.NewCallback(&countingHooks{calls: calls})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer cb.Close()
+			if _, errs[i] = model.Fit(cairn.XY{X: x, Y: y}, cairn.WithEpochs(3), silent, cairn.WithCallbacks(cb)); errs[i] == nil && *calls != 3 {
+				errs[i] = fmt.Errorf("%d epoch ends", *calls)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("goroutine %d: %v", i, err)
+		}
+	}
+
+	model := newTestModel(t, ctx)
+	defer model.Close()
+	var inner error
+	reenter := must(cairn.NewCallback(hookFunc{batchEnd: func(m *cairn.Model, batch int64) error {
+		_, inner = m.Fit(cairn.XY{X: x, Y: y}, silent)
+		return nil
+	}}))
+	defer reenter.Close()
+	must(model.Fit(cairn.XY{X: x, Y: y}, cairn.WithEpochs(1), cairn.WithBatchSize(48), silent, cairn.WithCallbacks(reenter)))
+	if !errors.Is(inner, cairn.ErrFailedPrecondition) {
+		t.Errorf("a Fit inside a Fit of the same model: %v", inner)
+	}
 }
