@@ -299,6 +299,26 @@ func callbackArray(a *cArena, cbs []*Callback) (**C.cairn_callback, C.size_t) {
 	return &arr[0], C.size_t(len(cbs))
 }
 
+// modelCall is the start of Fit, Evaluate and Predict (fn): the options (refusing those not in
+// allowed), the model's check, then the data and the options struct T (filled by its C _init
+// function) in a's C memory.
+func modelCall[T any](fn string, m *Model, data ModelData, options []ModelOption, a *cArena,
+	init func(*T, C.uint32_t) error, allowed ...string) (*modelConfig, *C.cairn_model_data, *T, error) {
+	cfg, err := newModelConfig(fn, options, allowed...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkOpen(fn, "model", m); err != nil {
+		return nil, nil, nil, err
+	}
+	d, err := modelData(fn, "data", data, a)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	opts := allocIn[T](a)
+	return cfg, d, opts, init(opts, C.uint32_t(unsafe.Sizeof(*opts)))
+}
+
 // Fit trains the model (keras Model.fit) on data and returns the history. It builds the model
 // on the first batch if needed. Takes WithEpochs, WithBatchSize, WithInitialEpoch,
 // WithStepsPerEpoch, WithShuffle, WithShuffleSeed, WithValidationData, WithValidationBatchSize,
@@ -309,24 +329,13 @@ func callbackArray(a *cArena, cbs []*Callback) (**C.cairn_callback, C.size_t) {
 // error a Callbacks hook returned, so errors.Is and errors.As see it). On an error the weights keep
 // the updates of the steps that ran.
 func (m *Model) Fit(data ModelData, options ...ModelOption) (*History, error) {
-	const fn = "Model.Fit"
-	cfg, err := newModelConfig(fn, options, "WithEpochs", "WithBatchSize", "WithInitialEpoch", "WithStepsPerEpoch",
-		"WithShuffle", "WithShuffleSeed", "WithValidationData", "WithValidationBatchSize", "WithValidationFreq",
-		"WithVerbose", "WithCallbacks")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOpen(fn, "model", m); err != nil {
-		return nil, err
-	}
 	var a cArena
 	defer a.free()
-	d, err := modelData(fn, "data", data, &a)
+	const fn = "Model.Fit"
+	cfg, d, opts, err := modelCall(fn, m, data, options, &a, cFitOptionsInit, "WithEpochs", "WithBatchSize",
+		"WithInitialEpoch", "WithStepsPerEpoch", "WithShuffle", "WithShuffleSeed", "WithValidationData",
+		"WithValidationBatchSize", "WithValidationFreq", "WithVerbose", "WithCallbacks")
 	if err != nil {
-		return nil, err
-	}
-	opts := allocIn[C.cairn_fit_options](&a)
-	if err := cFitOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
 		return nil, err
 	}
 	setInt(&opts.epochs, cfg.epochs)
@@ -362,22 +371,11 @@ func (m *Model) Fit(data ModelData, options ...ModelOption) (*History, error) {
 // Evaluate is the loss and metrics over data in inference mode (keras Model.evaluate). Takes
 // WithBatchSize, WithSteps and WithCallbacks (their OnTestEnd hooks run). Errors: as Fit.
 func (m *Model) Evaluate(data ModelData, options ...ModelOption) (Logs, error) {
-	const fn = "Model.Evaluate"
-	cfg, err := newModelConfig(fn, options, "WithBatchSize", "WithSteps", "WithCallbacks")
-	if err != nil {
-		return Logs{}, err
-	}
-	if err := checkOpen(fn, "model", m); err != nil {
-		return Logs{}, err
-	}
 	var a cArena
 	defer a.free()
-	d, err := modelData(fn, "data", data, &a)
+	cfg, d, opts, err := modelCall("Model.Evaluate", m, data, options, &a, cEvaluateOptionsInit,
+		"WithBatchSize", "WithSteps", "WithCallbacks")
 	if err != nil {
-		return Logs{}, err
-	}
-	opts := allocIn[C.cairn_evaluate_options](&a)
-	if err := cEvaluateOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
 		return Logs{}, err
 	}
 	setInt(&opts.batch_size, cfg.batchSize)
@@ -396,22 +394,10 @@ func (m *Model) Evaluate(data ModelData, options ...ModelOption) (Logs, error) {
 // tensor follows the binding's rules (a Scope open on this goroutine frees it; Close it or leave
 // it to the collector).
 func (m *Model) Predict(data ModelData, options ...ModelOption) (*Tensor, error) {
-	const fn = "Model.Predict"
-	cfg, err := newModelConfig(fn, options, "WithBatchSize", "WithSteps")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOpen(fn, "model", m); err != nil {
-		return nil, err
-	}
 	var a cArena
 	defer a.free()
-	d, err := modelData(fn, "data", data, &a)
+	cfg, d, opts, err := modelCall("Model.Predict", m, data, options, &a, cPredictOptionsInit, "WithBatchSize", "WithSteps")
 	if err != nil {
-		return nil, err
-	}
-	opts := allocIn[C.cairn_predict_options](&a)
-	if err := cPredictOptionsInit(opts, C.uint32_t(unsafe.Sizeof(*opts))); err != nil {
 		return nil, err
 	}
 	setInt(&opts.batch_size, cfg.batchSize)
@@ -429,24 +415,21 @@ func (m *Model) Predict(data ModelData, options ...ModelOption) (*Tensor, error)
 // TrainOnBatch runs one training step on the batch (x, y) and returns that batch's loss and
 // metrics. Errors: as Fit.
 func (m *Model) TrainOnBatch(x, y *Tensor) (Logs, error) {
-	if err := checkOpen("Model.TrainOnBatch", "model", m, "x", x, "y", y); err != nil {
-		return Logs{}, err
-	}
-	var out *C.cairn_logs
-	err := cModelTrainOnBatch(handleOf(m), x.handle(), y.handle(), &out)
-	runtime.KeepAlive(m)
-	runtime.KeepAlive(x)
-	runtime.KeepAlive(y)
-	return takeLogs(out, err)
+	return m.onBatch("Model.TrainOnBatch", x, y, cModelTrainOnBatch)
 }
 
 // TestOnBatch is the loss and metrics of the batch (x, y), without training. Errors: as Fit.
 func (m *Model) TestOnBatch(x, y *Tensor) (Logs, error) {
-	if err := checkOpen("Model.TestOnBatch", "model", m, "x", x, "y", y); err != nil {
+	return m.onBatch("Model.TestOnBatch", x, y, cModelTestOnBatch)
+}
+
+func (m *Model) onBatch(fn string, x, y *Tensor,
+	call func(*C.cairn_object, *C.cairn_tensor, *C.cairn_tensor, **C.cairn_logs) error) (Logs, error) {
+	if err := checkOpen(fn, "model", m, "x", x, "y", y); err != nil {
 		return Logs{}, err
 	}
 	var out *C.cairn_logs
-	err := cModelTestOnBatch(handleOf(m), x.handle(), y.handle(), &out)
+	err := call(handleOf(m), x.handle(), y.handle(), &out)
 	runtime.KeepAlive(m)
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(y)
