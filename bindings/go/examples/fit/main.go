@@ -22,11 +22,11 @@ func main() {
 	columns := append(slices.Repeat([]cairn.DType{cairn.Float32}, 64), cairn.Int32) // 64 pixels, a label
 	data := must(must(cairn.NewDatasetCSV(ctx, []string{csv}, columns)).Map("xy", pack, cairn.WithOutputNames("x", "y")))
 	train, test := must(must(data.Take(1440)).Batch(32, false)), must(must(data.Skip(1440)).Batch(512, false))
-	model := newModel(ctx)
+	model := must(newModel(ctx))
 	checkpoints, board := must(cairn.NewModelCheckpoint(ctx, dir+"/checkpoints")), must(cairn.NewTensorBoard(dir+"/logs"))
 	must(model.Fit(train, cairn.WithEpochs(20), cairn.WithCallbacks(checkpoints, board)))
 	fmt.Println("test:", must(model.Evaluate(test)))
-	fresh := newModel(ctx) // restored before it is built: the values wait on it
+	fresh := must(newModel(ctx)) // restored before it is built: the values wait on it
 	check(cairn.RestoreModel(ctx, fresh, must(cairn.LatestCheckpoint(ctx, dir+"/checkpoints"))))
 	fmt.Println("predictions:", must(fresh.Predict(test)).Shape(), "restored:", must(fresh.Evaluate(test)))
 }
@@ -38,21 +38,19 @@ func pack(ctx *cairn.Context, columns []*cairn.Tensor) ([]*cairn.Tensor, error) 
 }
 
 // newModel is Dense(64, relu) -> Dense(10) logits, compiled with Adam and sparse crossentropy.
-func newModel(ctx *cairn.Context) *cairn.Model {
+func newModel(ctx *cairn.Context) (*cairn.Model, error) {
 	hidden := must(cairn.NewDense(ctx, 64, cairn.WithActivation("relu")))
 	model := must(cairn.NewModel(ctx, []*cairn.Layer{hidden, must(cairn.NewDense(ctx, 10))}))
 	adam := must(cairn.NewOptimizer(ctx, cairn.OptimizerKindAdam, cairn.WithLearningRate(0.003)))
-	check(model.Compile(adam, "sparse_categorical_crossentropy", cairn.WithMetrics("accuracy")))
-	return model
+	return model, model.Compile(adam, "sparse_categorical_crossentropy", cairn.WithMetrics("accuracy"))
 }
 
+// must is v, or it ends the program with err (every error is checked).
 func must[T any](v T, err error) T {
-	check(err)
-	return v
-}
-
-func check(err error) {
 	if err != nil {
 		log.Fatal(err)
 	}
+	return v
 }
+
+func check(err error) { must(0, err) }
