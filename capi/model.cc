@@ -9,6 +9,7 @@
 #include "capi/internal/object_handles.h"
 #include "capi/internal/options.h"
 #include "runtime/keras/callbacks.h"
+#include "runtime/keras/saving.h"
 
 using namespace cairn;
 using cairn::capi::raise_user_status;
@@ -246,6 +247,24 @@ cairn_status* cairn_model_test_on_batch(cairn_object* model, const cairn_tensor*
   require(x, fn, "x");
   require(y, fn, "y");
   set_logs(out, m.test_on_batch(x->t, y->t));
+  CAIRN_API_END
+}
+
+cairn_status* cairn_model_save(cairn_object* model, const char* directory) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_model_save";
+  keras::Model& m = require_model(model, fn);
+  keras::save_model(m, require(directory, fn, "directory"));
+  CAIRN_API_END
+}
+
+cairn_status* cairn_model_load(cairn_context* ctx, const char* directory, cairn_object** out) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_model_load";
+  require(out, fn, "out");
+  *out = nullptr;
+  Context& c = require_ctx(ctx, fn);
+  *out = capi::new_object(keras::load_model(c, require(directory, fn, "directory")));
   CAIRN_API_END
 }
 

@@ -236,7 +236,8 @@ func (c *Checkpoint) Sync() error {
 
 // Restore restores values from the checkpoint file at path by matching its objects to live ones
 // along the same edges. Values whose objects do not exist yet are restored the moment their edge
-// is created, for as long as the checkpoint or the status lives. An empty path restores nothing
+// is created: they wait on the live objects that will receive them, so closing the checkpoint and
+// the status right away loses nothing. An empty path restores nothing
 // (TensorFlow's restore(None), e.g. when CheckpointManager.Latest is ""); the status's asserts
 // then fail.
 //
@@ -273,13 +274,14 @@ func (c *Checkpoint) Restore(path string) (*RestoreStatus, error) {
 }
 
 // RestoreStatus is what Checkpoint.Restore returns: asserts on how well the checkpoint matched
-// the live objects. Close it when done (deferred restores go on while the checkpoint lives).
+// the live objects. Close it when done (deferred restores go on: they wait on the objects).
 type RestoreStatus struct {
 	ptr *C.cairn_restore_status
 }
 
-// Close frees the status. Unless ExpectPartial was called, the runtime logs a warning when
-// checkpoint values were never restored. Closing twice does nothing.
+// Close frees the status. Unless ExpectPartial was called, the runtime logs a warning listing the
+// checkpoint values never restored once the restore ends (the status and checkpoint closed and no
+// object waiting for a value). Closing twice does nothing.
 func (rs *RestoreStatus) Close() {
 	if rs == nil || rs.ptr == nil {
 		return

@@ -1214,7 +1214,10 @@ func cCheckpointSync(ckpt *C.cairn_checkpoint) error {
 //
 // METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
 // edges. Values whose objects do not exist yet are applied the moment their edge is created (a
-// set, list append or dict insert), for as long as the checkpoint or the status lives.
+// set, list append or dict insert), and optimizer slots the moment the optimizer creates them.
+// Such pending values wait on the live objects that will receive them (as TensorFlow's deferred
+// dependencies), not on the checkpoint or the status: freeing both right after this call loses
+// nothing (since 1.2). A newer restore through the same checkpoint replaces this one's pending values.
 // Since 1.1 `path` may also be a TensorFlow checkpoint (a prefix, its .index, or a directory with a
 // `checkpoint` state file): its object graph is matched with the same rules, after Keras' edge
 // names are mapped onto Cairn's layers and optimizers (docs/tf_checkpoints.md), and each value's
@@ -1247,14 +1250,18 @@ func cRestoreStatusAssertExistingObjectsMatched(rs *C.cairn_restore_status) erro
 
 // cRestoreStatusExpectPartial calls cairn_restore_status_expect_partial.
 //
-// METHOD. Silences the warning logged when checkpoint values were never restored. Since 1.0.
+// METHOD. Silences the warning that lists the checkpoint values never restored, and nothing else:
+// pending values are still restored when their objects appear. That warning is logged when the
+// restore ends: once the status and the checkpoint are freed and no live object waits for a value
+// any more (for a model never built, when the model is freed). Since 1.0.
 func cRestoreStatusExpectPartial(rs *C.cairn_restore_status) {
 	C.cairn_restore_status_expect_partial(rs)
 }
 
 // cRestoreStatusFree calls cairn_restore_status_free.
 //
-// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives. Since 1.0.
+// DESTRUCTOR. Frees a restore status. Pending values still reach their objects when these appear:
+// they wait on the objects, not on the status or the checkpoint. Since 1.0.
 func cRestoreStatusFree(rs *C.cairn_restore_status) {
 	C.cairn_restore_status_free(rs)
 }
@@ -2944,6 +2951,30 @@ func cModelTrainOnBatch(model *C.cairn_object, x *C.cairn_tensor, y *C.cairn_ten
 // Errors: as cairn_model_fit. Since 1.2.
 func cModelTestOnBatch(model *C.cairn_object, x *C.cairn_tensor, y *C.cairn_tensor, out **C.cairn_logs) error {
 	return takeStatus(C.cairn_model_test_on_batch(model, x, y, out))
+}
+
+// cModelSave calls cairn_model_save.
+//
+// METHOD. Saves the whole model into `directory` (keras model.save): model.json (the layers'
+// configs and the compile configuration), weights.ckpt (a checkpoint of {"model": model}: weights,
+// optimizer, slots) and serving.cairnfn (the forward pass at the built input shape with any batch
+// size, loadable with cairn_function_load without the code that built the model). The new save is
+// written beside the directory and swapped in, so a failed save leaves an earlier one whole.
+// Errors: FAILED_PRECONDITION for a model never called (its input shape is unknown); UNIMPLEMENTED
+// for an optimizer with a learning-rate schedule; I/O errors naming the path. Since 1.2.
+func cModelSave(model *C.cairn_object, directory *C.char) error {
+	return takeStatus(C.cairn_model_save(model, directory))
+}
+
+// cModelLoad calls cairn_model_load.
+//
+// CONSTRUCTOR. Loads a model cairn_model_save wrote (keras.models.load_model): built, compiled as
+// it was, with its weights, and the optimizer's step and slots for training on.
+// @param out  receives the model; free with cairn_object_free().
+// Errors: NOT_FOUND for a directory without a saved model; INVALID_ARGUMENT naming the file and
+// the field for a config it cannot read; the checkpoint's errors for damaged weights. Since 1.2.
+func cModelLoad(ctx *C.cairn_context, directory *C.char, out **C.cairn_object) error {
+	return takeStatus(C.cairn_model_load(ctx, directory, out))
 }
 
 // cModelStopTraining calls cairn_model_stop_training.

@@ -150,8 +150,8 @@ class RestoreState {
   std::shared_ptr<RestoreCore> core_;
 };
 
-// How many restores' matching states are alive (held by a status, a checkpoint or a waiting
-// object). For tests that prove a finished restore leaves nothing behind.
+// How many restores' matching states are alive (held by a status or a waiting object). For tests
+// that prove a finished restore leaves nothing behind.
 int64_t live_restores();
 
 // The variable value key of a path: "<path>/.ATTRIBUTES/VARIABLE_VALUE".

@@ -1,8 +1,4 @@
-// tf.keras.callbacks: hooks that fit, evaluate and predict call, and the built-in callbacks.
-//
-// Every hook gets the model. A hook that throws ends the call that ran it with that error; when fit
-// fails, on_train_error runs instead of on_train_end (files are closed, backups kept). Epochs and
-// batches count from 0, as Keras'.
+// The built-in callbacks of fit and evaluate (tf.keras.callbacks); the base class is callback.h.
 #pragma once
 
 #include <cstdint>
@@ -19,24 +15,6 @@
 #include "runtime/summary/writer.h"
 
 namespace cairn::keras {
-
-class Callback : public RefCounted {
- public:
-  ~Callback() override = default;
-  virtual void on_train_begin(Model&) {}
-  virtual void on_train_end(Model&, const Logs&) {}
-  // fit failed (a step, the data or another callback threw): release what on_train_begin took.
-  virtual void on_train_error(Model&) {}
-  virtual void on_epoch_begin(Model&, int64_t /*epoch*/) {}
-  virtual void on_epoch_end(Model&, int64_t /*epoch*/, const Logs&) {}
-  virtual void on_train_batch_begin(Model&, int64_t /*batch*/) {}
-  virtual void on_train_batch_end(Model&, int64_t /*batch*/, const Logs&) {}
-  virtual void on_test_begin(Model&) {}
-  virtual void on_test_end(Model&, const Logs&) {}
-  virtual void on_test_batch_end(Model&, int64_t /*batch*/, const Logs&) {}
-  // Told the number of epochs and steps per epoch (-1 when unknown) before on_train_begin.
-  virtual void set_params(int64_t /*epochs*/, int64_t /*steps*/) {}
-};
 
 // Which way a monitored value improves. Auto: "max" for names containing "acc", else "min" (Keras).
 enum class Mode { Auto, Min, Max };

@@ -242,7 +242,7 @@ bool Model::compiled() const {
   return compiled_ != nullptr;
 }
 
-std::shared_ptr<Model::Compiled> Model::config(const char* fn) const {
+std::shared_ptr<Model::Compiled> Model::compiled_config(const char* fn) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!compiled_)
     raise(Code::FailedPrecondition, "{}: {} is not compiled: call compile with an optimizer and a loss first", fn,
@@ -254,6 +254,8 @@ Ref<optim::Optimizer> Model::optimizer() const {
   std::lock_guard<std::mutex> lock(mu_);
   return compiled_ ? compiled_->options.optimizer : Ref<optim::Optimizer>();
 }
+
+CompileOptions Model::compile_options(const char* fn) const { return compiled_config(fn)->options; }
 
 std::vector<std::string> Model::metric_names() const {
   std::vector<std::string> names{"loss"};
@@ -362,7 +364,7 @@ Verbose resolve(Verbose v) {
 
 Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
   const char* fn = "train_on_batch";
-  std::shared_ptr<Compiled> c = config(fn);
+  std::shared_ptr<Compiled> c = compiled_config(fn);
   auto busy = claim(busy_, fn, describe());
   if (!built()) (*this)(x, false);
   auto [loss, y_pred] = c->train_fn ? [&] {
@@ -377,7 +379,7 @@ Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
 
 Logs Model::test_on_batch(const Tensor& x, const Tensor& y) {
   const char* fn = "test_on_batch";
-  std::shared_ptr<Compiled> c = config(fn);
+  std::shared_ptr<Compiled> c = compiled_config(fn);
   auto busy = claim(busy_, fn, describe());
   std::vector<Tensor> out = c->test_fn ? c->test_fn->call({x, y}) : [&] {
     auto [loss, y_pred] = test_step(*c, x, y);
@@ -415,7 +417,7 @@ Logs Model::run_test(Compiled& c, const Data& data, const EvaluateOptions& optio
 
 Logs Model::evaluate(const Data& data, const EvaluateOptions& options) {
   const char* fn = "evaluate";
-  std::shared_ptr<Compiled> c = config(fn);
+  std::shared_ptr<Compiled> c = compiled_config(fn);
   auto busy = claim(busy_, fn, describe());
   std::vector<Ref<Callback>> callbacks = options.callbacks;
   return run_test(*c, data, options, fn, callbacks);
@@ -445,7 +447,7 @@ Tensor Model::predict(const Data& data, const PredictOptions& options) {
 
 History Model::fit(const Data& data, const FitOptions& o) {
   const char* fn = "fit";
-  std::shared_ptr<Compiled> c = config(fn);
+  std::shared_ptr<Compiled> c = compiled_config(fn);
   if (o.epochs < 1 || o.initial_epoch < 0 || o.initial_epoch >= o.epochs)
     raise(Code::InvalidArgument, "{}: need 0 <= initial_epoch < epochs, got initial_epoch {} and epochs {}", fn,
           o.initial_epoch, o.epochs);

@@ -26,6 +26,7 @@
 #include "runtime/data/dataset.h"
 #include "runtime/data/iterator_object.h"
 #include "runtime/graph/function.h"
+#include "runtime/keras/callback.h"
 #include "runtime/nn/layer.h"
 #include "runtime/nn/losses.h"
 #include "runtime/optim/optimizer.h"
@@ -75,8 +76,6 @@ struct CompileOptions {
   std::vector<std::string> metrics;
   bool run_eagerly = false;
 };
-
-class Callback;
 
 enum class Verbose { Silent = 0, Bar = 1, EpochLines = 2, Auto = -1 };  // Auto: a bar on a terminal
 
@@ -135,6 +134,8 @@ class Model final : public nn::Sequential {
   void compile(const CompileOptions& options);
   bool compiled() const;
   Ref<optim::Optimizer> optimizer() const;
+  // The configuration compile() was given; FailedPrecondition naming `fn` before compile.
+  CompileOptions compile_options(const char* fn = "compile_options") const;
   // The metric names the logs carry, in order: "loss", then the compiled metrics.
   std::vector<std::string> metric_names() const;
 
@@ -162,7 +163,7 @@ class Model final : public nn::Sequential {
   struct Metrics;
   class Run;  // one call of fit, evaluate or predict (callbacks, locking)
 
-  std::shared_ptr<Compiled> config(const char* fn) const;
+  std::shared_ptr<Compiled> compiled_config(const char* fn) const;
   // The loss and the predictions of one batch, run through the compiled or eager step.
   std::pair<Tensor, Tensor> train_step(Compiled& c, const Tensor& x, const Tensor& y);
   std::pair<Tensor, Tensor> test_step(Compiled& c, const Tensor& x, const Tensor& y);

@@ -1,4 +1,6 @@
 // Conv2D, MaxPool2D and AvgPool2D on NHWC inputs.
+#include <nlohmann/json.hpp>
+
 #include "runtime/core/error.h"
 #include "runtime/eager/ops.h"
 #include "runtime/nn/layer.h"
@@ -53,6 +55,17 @@ class Conv2D final : public Layer {
     return activate(ctx, options_.activation, y);
   }
 
+  void get_config(nlohmann::json& c) const override {
+    c["filters"] = options_.filters;
+    c["kernel_size"] = {options_.kernel_h, options_.kernel_w};
+    c["strides"] = {options_.stride_h, options_.stride_w};
+    c["padding"] = options_.padding;
+    c["activation"] = activation_name(options_.activation);
+    c["use_bias"] = options_.use_bias;
+    c["kernel_initializer"] = initializer_config(options_.kernel_initializer);
+    c["bias_initializer"] = initializer_config(options_.bias_initializer);
+  }
+
  private:
   Conv2DOptions options_;
   Variable* kernel_ = nullptr;
@@ -82,6 +95,12 @@ class Pool2D final : public Layer {
     const std::vector<int64_t> strides{1, options_.stride_h, options_.stride_w, 1};
     return run_op(context(), op_, {x},
                   {attr_ints("ksize", ksize), attr_ints("strides", strides), attr_string("padding", options_.padding)})[0];
+  }
+
+  void get_config(nlohmann::json& c) const override {
+    c["pool_size"] = {options_.pool_h, options_.pool_w};
+    c["strides"] = {options_.stride_h, options_.stride_w};
+    c["padding"] = options_.padding;
   }
 
  private:

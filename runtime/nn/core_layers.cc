@@ -1,6 +1,8 @@
 // Dense, Embedding, Flatten, Activation and Dropout.
 #include <atomic>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/core/error.h"
 #include "runtime/eager/ops.h"
 #include "runtime/nn/layer.h"
@@ -49,6 +51,14 @@ class Dense final : public Layer {
     return activate(ctx, options_.activation, y);
   }
 
+  void get_config(nlohmann::json& c) const override {
+    c["units"] = options_.units;
+    c["activation"] = activation_name(options_.activation);
+    c["use_bias"] = options_.use_bias;
+    c["kernel_initializer"] = initializer_config(options_.kernel_initializer);
+    c["bias_initializer"] = initializer_config(options_.bias_initializer);
+  }
+
  private:
   DenseOptions options_;
   Variable* kernel_ = nullptr;  // owned through the weight list and the edge
@@ -77,6 +87,12 @@ class Embedding final : public Layer {
 
   Tensor forward(const Tensor& x, bool) override { return op::gather(context(), embeddings_->read(), x, 0); }
 
+  void get_config(nlohmann::json& c) const override {
+    c["input_dim"] = options_.input_dim;
+    c["output_dim"] = options_.output_dim;
+    c["embeddings_initializer"] = initializer_config(options_.embeddings_initializer);
+  }
+
  private:
   EmbeddingOptions options_;
   Variable* embeddings_ = nullptr;
@@ -97,6 +113,8 @@ class Flatten final : public Layer {
     for (int i = 1; i < x.rank(); ++i) rest *= x.shape()[i];
     return op::reshape(context(), x, Shape{x.shape()[0], rest});
   }
+
+  void get_config(nlohmann::json&) const override {}
 };
 
 class ActivationLayer final : public Layer {
@@ -105,6 +123,7 @@ class ActivationLayer final : public Layer {
 
  protected:
   Tensor forward(const Tensor& x, bool) override { return activate(context(), a_, x); }
+  void get_config(nlohmann::json& c) const override { c["activation"] = activation_name(a_); }
 
  private:
   Activation a_;
@@ -135,6 +154,11 @@ class Dropout final : public Layer {
     Tensor keep = run_op(ctx, "GreaterEqual", {u, op::scalar_like(ctx, u, rate_)})[0];
     Tensor scale = op::mul(ctx, op::cast(ctx, keep, x.dtype()), op::scalar_like(ctx, x, 1.0 / (1.0 - rate_)));
     return op::mul(ctx, x, scale);
+  }
+
+  void get_config(nlohmann::json& c) const override {
+    c["rate"] = rate_;
+    c["seed"] = seed_ ? nlohmann::json(*seed_) : nlohmann::json(nullptr);
   }
 
  private:

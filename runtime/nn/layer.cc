@@ -41,6 +41,7 @@ void Layer::ensure_built(const Tensor& x) {
   // Inside a function trace the input is symbolic: the weights go to the context's default device.
   build_device_ = x.device()->kind() == DeviceKind::Symbolic ? &context().default_device() : x.device();
   build(x.shape(), x.dtype());
+  build_input_.emplace(x.shape(), x.dtype());
   built_ = true;
 }
 
@@ -51,6 +52,11 @@ Tensor Layer::operator()(const Tensor& x, bool training) {
   std::lock_guard<std::mutex> lock(build_mu_);
   if (!output_shape_) output_shape_ = y.shape();
   return y;
+}
+
+std::optional<std::pair<Shape, DType>> Layer::build_input() const {
+  std::lock_guard<std::mutex> lock(build_mu_);
+  return build_input_;
 }
 
 bool Layer::built() const {

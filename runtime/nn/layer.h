@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "runtime/track/trackable.h"
 #include "runtime/track/variable.h"
 
@@ -38,6 +40,7 @@ struct Initializer {
   std::optional<int64_t> seed;
 };
 Initializer parse_initializer(std::string_view name);  // "glorot_uniform", "he_normal", "zeros", ...
+const char* initializer_name(Initializer::Kind kind);  // the inverse of parse_initializer
 // A tensor of `shape` and `dtype` on the CPU, per the initializer. Fans follow Keras: for a kernel
 // of shape [..., in, out], fan_in = in * receptive field, fan_out = out * receptive field.
 Tensor initialize(Context& ctx, const Initializer& init, const Shape& shape, DType dtype);
@@ -60,7 +63,16 @@ class Layer : public Module {
 
   std::string describe() const override;
 
+  // Keras' get_config: {"class_name": "Dense", "config": {"name": ..., the constructor's options}},
+  // enough for layer_from_config to make the same layer again, without its weights. Once built, also
+  // "build_config": {"input_shape": [null, ...], "dtype": "float32"} (the first call's input).
+  nlohmann::json config() const;
+  // The first call's input shape and dtype; nullopt before.
+  std::optional<std::pair<Shape, DType>> build_input() const;
+
  protected:
+  // The constructor's options, into `config` (config() adds the name).
+  virtual void get_config(nlohmann::json& config) const = 0;
   // `name` empty gives a unique default from the type ("dense", "dense_1", ...).
   Layer(Context& ctx, const char* type, std::string_view name);
   // Throws InvalidArgument (naming the layer) unless x fits: the right rank and dtype, and once
@@ -82,6 +94,7 @@ class Layer : public Module {
   mutable std::mutex build_mu_;
   bool built_ = false;
   Device* build_device_ = nullptr;  // the first input's device: where add_weight puts the weights
+  std::optional<std::pair<Shape, DType>> build_input_;
   std::optional<Shape> output_shape_;
   std::vector<Ref<Variable>> own_weights_;
 };
@@ -155,6 +168,7 @@ class Sequential : public Layer {
   void check_input(const Shape& input_shape, DType dtype) const override;  // at least one layer
   Tensor forward(const Tensor& x, bool training) override;
   std::vector<Ref<Layer>> sublayers() const override { return layers(); }
+  void get_config(nlohmann::json& config) const override;
 
  private:
   mutable std::mutex layers_mu_;
@@ -176,5 +190,9 @@ struct Summary {
   std::string table() const;  // the printable table
 };
 Summary summarize(const Layer& layer);
+
+// A new layer from a config of Layer::config() (a Sequential with its layers, recursively). Errors:
+// InvalidArgument naming the class for an unknown class or a missing or bad field.
+Ref<Layer> layer_from_config(Context& ctx, const nlohmann::json& config);
 
 }  // namespace cairn::nn

@@ -1,4 +1,6 @@
 // LayerNormalization and BatchNormalization over one feature axis.
+#include <nlohmann/json.hpp>
+
 #include "runtime/core/error.h"
 #include "runtime/eager/ops.h"
 #include "runtime/nn/layer.h"
@@ -61,6 +63,14 @@ class NormBase : public Layer {
     Tensor mean = op::mean(ctx, x, axes, true);
     Tensor variance = op::mean(ctx, op::square(ctx, op::sub(ctx, x, mean)), axes, true);
     return {mean, variance};
+  }
+
+  void get_config(nlohmann::json& c) const override {
+    c["axis"] = options_.axis;
+    c["epsilon"] = options_.epsilon;
+    if (std::string_view(type_name()) == "BatchNormalization") c["momentum"] = options_.momentum;
+    c["center"] = options_.center;
+    c["scale"] = options_.scale;
   }
 
   NormOptions options_;

@@ -73,6 +73,8 @@ class Optimizer : public Trackable, public SlotOwner {
   static Ref<Optimizer> create(Context& ctx, const OptimizerOptions& options);
 
   Kind kind_of() const { return options_.kind; }
+  // The options it was created with (the hyperparameters' current values are its variables).
+  const OptimizerOptions& options() const { return options_; }
   const char* kind_name() const;  // "SGD", "Adam", "AdamW", "RMSprop"
   std::string describe() const override;
 

@@ -96,9 +96,10 @@ class Object : public RefCounted {
   // with the object, not with the checkpoint that started it. The observer must not hold this
   // object (or anything that reaches it) by reference, or the two keep each other alive.
   void hold_edge_observer(std::shared_ptr<EdgeObserver> observer);
-  // Drops the reference hold_edge_observer took (each one it took); it stays registered weakly.
+  // Holding does not register: an observer that wants the edges also calls add_edge_observer.
+  // Drops the references hold_edge_observer took (every one) to `observer`.
   void release_edge_observer(const EdgeObserver* observer);
-  size_t num_held_edge_observers() const;
+  size_t num_held_edge_observers() const;  // references held, counting repeats
 
   // "module 'm1'", "variable 'v:0'", "list", ... for messages.
   virtual std::string describe() const;

@@ -1,5 +1,6 @@
 /* The models section of the C API: compile, fit, evaluate, predict, callbacks, through the public
  * header only. */
+#define CAIRN_EXPERIMENTAL /* cairn_function_load reads the serving function of a saved model */
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -372,6 +373,56 @@ static void test_backup_and_restore(void) {
   cairn_object_free(resumed);
 }
 
+/* Save, then load without the code that built it: the same predictions, and training continues
+ * the same on both. */
+static void test_save_load(void) {
+  cairn_tensor *x = NULL, *y = NULL, *pa = NULL, *pb = NULL;
+  cairn_object *model = classifier(), *loaded = NULL, *unbuilt = classifier();
+  cairn_model_data data = CAIRN_MODEL_DATA_INIT;
+  cairn_fit_options fo = quiet(2);
+  cairn_function *serving = NULL;
+  char dir[600], file[700];
+  unsigned char *a, *b;
+  size_t na, nb;
+
+  blobs(&x, &y);
+  data.x = x;
+  data.y = y;
+  fo.shuffle = CAIRN_FALSE;
+  CHECK_OK(cairn_model_fit(model, &data, &fo, NULL));
+  path_in_tmp("saved", dir, sizeof dir);
+  CHECK_ERR(cairn_model_save(unbuilt, dir), CAIRN_FAILED_PRECONDITION, "cairn_model_save: save_model: ");
+  CHECK_OK(cairn_model_save(model, dir));
+  CHECK_OK(cairn_model_load(ctx, dir, &loaded));
+  data.y = NULL;
+  CHECK_OK(cairn_model_predict(model, &data, NULL, &pa));
+  CHECK_OK(cairn_model_predict(loaded, &data, NULL, &pb));
+  na = cairn_tensor_nbytes(pa);
+  nb = cairn_tensor_nbytes(pb);
+  a = malloc(na);
+  b = malloc(nb);
+  CHECK_OK(cairn_tensor_read(pa, a, na));
+  CHECK_OK(cairn_tensor_read(pb, b, nb));
+  CHECK(na == nb && memcmp(a, b, na) == 0);
+  free(a);
+  free(b);
+  cairn_tensor_free(pa);
+  cairn_tensor_free(pb);
+  data.y = y;
+  CHECK_OK(cairn_model_fit(model, &data, &fo, NULL));
+  CHECK_OK(cairn_model_fit(loaded, &data, &fo, NULL));
+  CHECK(same_weights(model, loaded));
+  snprintf(file, sizeof file, "%s/serving.cairnfn", dir);
+  CHECK_OK(cairn_function_load(ctx, file, &serving));
+  cairn_function_free(serving);
+  CHECK_ERR(cairn_model_load(ctx, tmp, &loaded), CAIRN_NOT_FOUND, "cairn_model_load: load_model: no saved model");
+  cairn_object_free(loaded);
+  cairn_object_free(unbuilt);
+  cairn_object_free(model);
+  cairn_tensor_free(x);
+  cairn_tensor_free(y);
+}
+
 static void test_bad_input(void) {
   cairn_tensor *x = NULL, *y = NULL;
   cairn_object *model = classifier(), *seq = NULL, *plain = NULL;
@@ -433,6 +484,7 @@ int main(void) {
   test_hooks();
   test_builtin_callbacks();
   test_backup_and_restore();
+  test_save_load();
   test_bad_input();
   cairn_context_free(ctx);
   printf("%d checks, %d failures\n", g_checks, g_failures);

@@ -2129,6 +2129,8 @@ pub(crate) struct Api {
     cairn_model_predict: unsafe extern "C" fn(model: *mut cairn_object, data: *const cairn_model_data, opts: *const cairn_predict_options, out: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_model_train_on_batch: unsafe extern "C" fn(model: *mut cairn_object, x: *const cairn_tensor, y: *const cairn_tensor, out: *mut *mut cairn_logs) -> *mut cairn_status,
     cairn_model_test_on_batch: unsafe extern "C" fn(model: *mut cairn_object, x: *const cairn_tensor, y: *const cairn_tensor, out: *mut *mut cairn_logs) -> *mut cairn_status,
+    cairn_model_save: unsafe extern "C" fn(model: *mut cairn_object, directory: *const c_char) -> *mut cairn_status,
+    cairn_model_load: unsafe extern "C" fn(ctx: *mut cairn_context, directory: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status,
     cairn_model_stop_training: unsafe extern "C" fn(model: *mut cairn_object),
     cairn_logs_size: unsafe extern "C" fn(logs: *const cairn_logs) -> usize,
     cairn_logs_name: unsafe extern "C" fn(logs: *const cairn_logs, i: usize) -> *const c_char,
@@ -2484,6 +2486,8 @@ impl Api {
             cairn_model_predict: core::mem::transmute(load::symbol(lib, c"cairn_model_predict")?),
             cairn_model_train_on_batch: core::mem::transmute(load::symbol(lib, c"cairn_model_train_on_batch")?),
             cairn_model_test_on_batch: core::mem::transmute(load::symbol(lib, c"cairn_model_test_on_batch")?),
+            cairn_model_save: core::mem::transmute(load::symbol(lib, c"cairn_model_save")?),
+            cairn_model_load: core::mem::transmute(load::symbol(lib, c"cairn_model_load")?),
             cairn_model_stop_training: core::mem::transmute(load::symbol(lib, c"cairn_model_stop_training")?),
             cairn_logs_size: core::mem::transmute(load::symbol(lib, c"cairn_logs_size")?),
             cairn_logs_name: core::mem::transmute(load::symbol(lib, c"cairn_logs_name")?),
@@ -3241,7 +3245,10 @@ pub unsafe fn cairn_checkpoint_sync(ckpt: *mut cairn_checkpoint) -> *mut cairn_s
 
 /// METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
 /// edges. Values whose objects do not exist yet are applied the moment their edge is created (a
-/// set, list append or dict insert), for as long as the checkpoint or the status lives.
+/// set, list append or dict insert), and optimizer slots the moment the optimizer creates them.
+/// Such pending values wait on the live objects that will receive them (as TensorFlow's deferred
+/// dependencies), not on the checkpoint or the status: freeing both right after this call loses
+/// nothing (since 1.2). A newer restore through the same checkpoint replaces this one's pending values.
 /// Since 1.1 `path` may also be a TensorFlow checkpoint (a prefix, its .index, or a directory with a
 /// `checkpoint` state file): its object graph is matched with the same rules, after Keras' edge
 /// names are mapped onto Cairn's layers and optimizers (docs/tf_checkpoints.md), and each value's
@@ -3274,13 +3281,17 @@ pub unsafe fn cairn_restore_status_assert_existing_objects_matched(rs: *const ca
     (load::api().cairn_restore_status_assert_existing_objects_matched)(rs)
 }
 
-/// METHOD. Silences the warning logged when checkpoint values were never restored. Since 1.0.
+/// METHOD. Silences the warning that lists the checkpoint values never restored, and nothing else:
+/// pending values are still restored when their objects appear. That warning is logged when the
+/// restore ends: once the status and the checkpoint are freed and no live object waits for a value
+/// any more (for a model never built, when the model is freed). Since 1.0.
 #[inline]
 pub unsafe fn cairn_restore_status_expect_partial(rs: *mut cairn_restore_status) {
     (load::api().cairn_restore_status_expect_partial)(rs)
 }
 
-/// DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives. Since 1.0.
+/// DESTRUCTOR. Frees a restore status. Pending values still reach their objects when these appear:
+/// they wait on the objects, not on the status or the checkpoint. Since 1.0.
 #[inline]
 pub unsafe fn cairn_restore_status_free(rs: *mut cairn_restore_status) {
     (load::api().cairn_restore_status_free)(rs)
@@ -4929,6 +4940,30 @@ pub unsafe fn cairn_model_train_on_batch(model: *mut cairn_object, x: *const cai
 #[inline]
 pub unsafe fn cairn_model_test_on_batch(model: *mut cairn_object, x: *const cairn_tensor, y: *const cairn_tensor, out: *mut *mut cairn_logs) -> *mut cairn_status {
     (load::api().cairn_model_test_on_batch)(model, x, y, out)
+}
+
+/// METHOD. Saves the whole model into `directory` (keras model.save): model.json (the layers'
+/// configs and the compile configuration), weights.ckpt (a checkpoint of {"model": model}: weights,
+/// optimizer, slots) and serving.cairnfn (the forward pass at the built input shape with any batch
+/// size, loadable with cairn_function_load without the code that built the model). The new save is
+/// written beside the directory and swapped in, so a failed save leaves an earlier one whole.
+/// Errors: FAILED_PRECONDITION for a model never called (its input shape is unknown); UNIMPLEMENTED
+/// for an optimizer with a learning-rate schedule; I/O errors naming the path. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_save(model: *mut cairn_object, directory: *const c_char) -> *mut cairn_status {
+    (load::api().cairn_model_save)(model, directory)
+}
+
+/// CONSTRUCTOR. Loads a model cairn_model_save wrote (keras.models.load_model): built, compiled as
+/// it was, with its weights, and the optimizer's step and slots for training on.
+/// @param out  receives the model; free with cairn_object_free().
+/// Errors: NOT_FOUND for a directory without a saved model; INVALID_ARGUMENT naming the file and
+/// the field for a config it cannot read; the checkpoint's errors for damaged weights. Since 1.2.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_model_load(ctx: *mut cairn_context, directory: *const c_char, out: *mut *mut cairn_object) -> *mut cairn_status {
+    (load::api().cairn_model_load)(ctx, directory, out)
 }
 
 /// METHOD. Asks a running fit to stop after the current batch (keras model.stop_training = True);

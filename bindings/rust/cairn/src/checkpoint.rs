@@ -146,8 +146,9 @@ impl Checkpoint {
     }
 
     /// Restores values from `path` by matching its objects to live ones along the same edges.
-    /// Values whose objects do not exist yet are restored the moment their edge is created, for
-    /// as long as the checkpoint or the status lives.
+    /// Values whose objects do not exist yet are restored the moment their edge is created: they
+    /// wait on the live objects that will receive them, so dropping the checkpoint and the status
+    /// at once loses nothing.
     ///
     /// `path` may also be a TensorFlow checkpoint (a prefix such as `"<dir>/ckpt-5"`, its `.index`
     /// file, or a directory whose `checkpoint` state file names the latest one): its object graph
@@ -283,8 +284,8 @@ impl ExportOptions {
     }
 }
 
-/// What a restore matched, for its asserts. Dropping it frees it; deferred restores go on while
-/// the checkpoint lives.
+/// What a restore matched, for its asserts. Dropping it frees it; deferred restores go on (they
+/// wait on the objects).
 pub struct RestoreStatus {
     raw: NonNull<sys::cairn_restore_status>,
 }
@@ -426,6 +427,27 @@ impl CheckpointManager {
         // SAFETY: borrowed until the next save or free; copied at once.
         let p = unsafe { sys::cairn_checkpoint_manager_latest(self.raw.as_ptr()) };
         (!p.is_null()).then(|| unsafe { path_from_c(p) })
+    }
+
+    /// The newest checkpoint a manager (or a ModelCheckpoint callback) saved in `directory`
+    /// (tf.train.latest_checkpoint): `None` when it has none or does not exist. Reads the directory as a manager
+    /// does (its state file, or the intact checkpoints there), through a manager of an empty
+    /// checkpoint; so it also removes temporary files an interrupted save left there.
+    ///
+    /// ```no_run
+    /// # use cairn::{Checkpoint, CheckpointManager, Context, Object};
+    /// # fn f(ctx: &Context, fresh: &Object) -> Result<(), Box<dyn std::error::Error>> {
+    /// let latest = CheckpointManager::latest_in(ctx, "checkpoints")?.ok_or("no checkpoint")?;
+    /// Checkpoint::new(ctx, &[("model", fresh)])?.restore(latest)?.expect_partial();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn latest_in(ctx: &Context, directory: impl AsRef<Path>) -> Result<Option<PathBuf>> {
+        if !directory.as_ref().is_dir() {
+            return Ok(None); // a manager would create it
+        }
+        let empty = Checkpoint::new(ctx, &[])?;
+        Ok(CheckpointManager::new(empty, directory, CheckpointManagerOptions::new())?.latest())
     }
 
     /// The checkpoints it keeps track of, oldest first.

@@ -28,6 +28,11 @@
 //! - Training: [`GradientTape`] (not `Send`: it records its own thread), [`Optimizer`] with
 //!   [`OptimizerOptions`] and [`Schedule`]s, [`Layer`]s and [`Sequential`], [`losses`], and the
 //!   metrics [`Mean`] and [`Accuracy`]. Optimizers, layers and metrics are tracked objects.
+//! - Models (tf.keras.Model): [`Model`] (a Sequential with [`Model::compile`], [`Model::fit`],
+//!   [`Model::evaluate`], [`Model::predict`], train/test on a batch), [`FitOptions`], [`Logs`],
+//!   [`History`], and [`Callback`]s: the built-in ones (ModelCheckpoint, TensorBoard,
+//!   EarlyStopping, LearningRateScheduler, ReduceLROnPlateau, CSVLogger, BackupAndRestore) and
+//!   callbacks written in Rust ([`CallbackHooks`], a trait with default methods).
 //! - Compiled functions (tf.function): [`Function`] traces a closure into a graph once per input
 //!   signature ([`FunctionOptions`], [`TensorSpec`]) and replays it without entering Rust.
 //! - Control flow: [`cond`] and [`while_loop`] over closures, and [`tensor_array`]; inside a
@@ -65,6 +70,8 @@ mod example;
 mod function;
 mod layers;
 mod metrics;
+mod model;
+mod model_callbacks;
 mod object;
 mod op;
 pub mod ops;
@@ -94,6 +101,11 @@ pub use layers::{
     Activation, Conv2DOptions, DenseOptions, Initializer, Layer, NormOptions, Padding, Pool2DOptions, Sequential,
 };
 pub use metrics::{losses, Accuracy, Mean};
+pub use model::{CompileOptions, Data, EvaluateOptions, FitOptions, History, Logs, Model, PredictOptions};
+pub use model_callbacks::{
+    BackupOptions, Callback, CallbackHooks, CsvLoggerOptions, EarlyStoppingOptions, ModelCheckpointOptions,
+    ReduceLrOptions, TensorBoardOptions,
+};
 pub use object::{Dict, List, Module, Object, ObjectType, Trackable, Variable, VariableOptions};
 pub use optim::{Optimizer, OptimizerOptions, Schedule};
 pub use records::{

@@ -29,3 +29,18 @@ macro_rules! set_fields {
     };
 }
 pub(crate) use set_fields;
+
+/// Builder setters that store `Some(value.into())` in the field of the same name and return the
+/// builder: `setters! { /// doc \n units: i64; }`.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $field(mut self, value: $ty) -> Self {
+                self.$field = Some(value.into());
+                self
+            }
+        )*
+    };
+}
+pub(crate) use setters;

@@ -326,3 +326,30 @@ cairn_status *cairn_jni_host_error_status(void) {
   }
   return st ? st : cairn_status_create(CAIRN_UNKNOWN, "the Java callback failed");
 }
+
+int cairn_jni_cstrings(JNIEnv *env, cairn_jni_arena *a, jobjectArray array, const char ***out, size_t *n) {
+  *out = NULL;
+  *n = cairn_jni_length(env, array);
+  if (!array) return 1;
+  const char **p = cairn_jni_arena_alloc(env, a, (*n + 1) * sizeof *p);
+  if (!p) return 0;
+  for (size_t k = 0; k < *n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, array, k, CAIRN_JNI_BYTES, &e)) return 0;
+    int ok = cairn_jni_cstring(env, a, (jbyteArray)e, &p[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) return 0;
+  }
+  *out = p;
+  return 1;
+}
+
+jobject cairn_jni_global_ref(JNIEnv *env, jobject callback) {
+  if (!callback) {
+    cairn_jni_throw(env, "java/lang/NullPointerException", "callback is null");
+    return NULL;
+  }
+  jobject ref = (*env)->NewGlobalRef(env, callback);
+  if (!ref) cairn_jni_throw(env, "java/lang/OutOfMemoryError", "no JNI global reference left");
+  return ref;
+}

@@ -50,6 +50,13 @@ size_t cairn_jni_length(JNIEnv *env, jarray array);
 /* Checks that an optional parallel array has `n` elements. */
 int cairn_jni_check_length(JNIEnv *env, jarray array, size_t n, const char *what);
 
+/* NUL-terminated copies of a byte[][] (null gives NULL and 0; a null element gives a NULL entry). */
+int cairn_jni_cstrings(JNIEnv *env, cairn_jni_arena *a, jobjectArray array, const char ***out, size_t *n);
+
+/* A global reference to a host callback object for a C user_data; NULL (with NullPointerException
+ * or OutOfMemoryError pending) on failure. */
+jobject cairn_jni_global_ref(JNIEnv *env, jobject callback);
+
 /* Checks that an array has exactly `n` elements (null counts as none). */
 int cairn_jni_require_length(JNIEnv *env, jarray array, size_t n, const char *what);
 

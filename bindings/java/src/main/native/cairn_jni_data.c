@@ -146,36 +146,7 @@ static jlong took_callback(JNIEnv *env, cairn_status *st, jobject ref, cairn_dat
   return (jlong)(intptr_t)*out;
 }
 
-/* A global reference to `callback` for a C user_data; NULL (with an exception pending) on failure. */
-static jobject global_callback(JNIEnv *env, jobject callback) {
-  if (!callback) {
-    cairn_jni_throw(env, "java/lang/NullPointerException", "callback is null");
-    return NULL;
-  }
-  jobject ref = (*env)->NewGlobalRef(env, callback);
-  if (!ref) cairn_jni_throw(env, "java/lang/OutOfMemoryError", "no JNI global reference left");
-  return ref;
-}
-
 /* ---- marshalling ---- */
-
-/* NUL-terminated copies of a byte[][] (null gives NULL; a null element gives a NULL entry). */
-static int cstrings_of(JNIEnv *env, cairn_jni_arena *a, jobjectArray array, const char ***out, size_t *n) {
-  *out = NULL;
-  *n = cairn_jni_length(env, array);
-  if (!array) return 1;
-  const char **p = cairn_jni_arena_alloc(env, a, (*n + 1) * sizeof *p);
-  if (!p) return 0;
-  for (size_t k = 0; k < *n; ++k) {
-    jobject e;
-    if (!cairn_jni_element(env, array, k, CAIRN_JNI_BYTES, &e)) return 0;
-    int ok = cairn_jni_cstring(env, a, (jbyteArray)e, &p[k]);
-    if (e) (*env)->DeleteLocalRef(env, e);
-    if (!ok) return 0;
-  }
-  *out = p;
-  return 1;
-}
 
 /* Tensor specs from parallel arrays: dtypes (int[]) and shapes (long[][]); null dtypes gives NULL. */
 static int specs_of(JNIEnv *env, cairn_jni_arena *a, jintArray dtypes, jobjectArray shapes, cairn_tensor_spec **out,
@@ -249,7 +220,7 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_DataNative_csv(JNIEnv *env, jclass cls, j
   const char **c_paths, **c_defaults, **c_names;
   size_t n_paths, n_defaults, n_names, n_select;
   if (cairn_jni_check_status(env, cairn_csv_options_init(&opts, (uint32_t)sizeof opts))) goto done;
-  if (!cstrings_of(env, &arena, paths, &c_paths, &n_paths)) goto done;
+  if (!cairn_jni_cstrings(env, &arena, paths, &c_paths, &n_paths)) goto done;
   size_t n_columns = cairn_jni_length(env, dtypes);
   cairn_dtype *c_dtypes = cairn_jni_arena_alloc(env, &arena, (n_columns + 1) * sizeof *c_dtypes);
   if (!c_dtypes) goto done;
@@ -260,8 +231,8 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_DataNative_csv(JNIEnv *env, jclass cls, j
   }
   opts.column_dtypes = c_dtypes;
   opts.n_columns = n_columns;
-  if (!cstrings_of(env, &arena, defaults, &c_defaults, &n_defaults)) goto done;
-  if (!cstrings_of(env, &arena, names, &c_names, &n_names)) goto done;
+  if (!cairn_jni_cstrings(env, &arena, defaults, &c_defaults, &n_defaults)) goto done;
+  if (!cairn_jni_cstrings(env, &arena, names, &c_names, &n_names)) goto done;
   if (!cairn_jni_check_length(env, defaults, n_columns, "column defaults") ||
       !cairn_jni_check_length(env, names, n_columns, "column names") ||
       !cairn_jni_check_length(env, select, n_columns, "select columns")) {
@@ -293,10 +264,10 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_DataNative_fromGenerator(JNIEnv *env, jcl
   const char **c_names;
   size_t n_names, n;
   cairn_tensor_spec *specs;
-  if (!cstrings_of(env, &arena, names, &c_names, &n_names)) goto done;
+  if (!cairn_jni_cstrings(env, &arena, names, &c_names, &n_names)) goto done;
   if (!specs_of(env, &arena, dtypes, shapes, &specs, &n)) goto done;
   if (!cairn_jni_check_length(env, names, n, "names")) goto done;
-  jobject ref = global_callback(env, callback);
+  jobject ref = cairn_jni_global_ref(env, callback);
   if (!ref) goto done;
   cairn_dataset *out = NULL;
   result = took_callback(env,
@@ -328,7 +299,7 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_DataNative_map(JNIEnv *env, jclass cls, j
   cairn_tensor_spec *specs;
   if (cairn_jni_check_status(env, cairn_map_options_init(&opts, (uint32_t)sizeof opts))) goto done;
   if (!cairn_jni_cstring(env, &arena, name, &c_name)) goto done;
-  if (!cstrings_of(env, &arena, output_names, &c_names, &n_names)) goto done;
+  if (!cairn_jni_cstrings(env, &arena, output_names, &c_names, &n_names)) goto done;
   if (!specs_of(env, &arena, output_dtypes, output_shapes, &specs, &n_specs)) goto done;
   if (!cairn_jni_check_length(env, output_names, (size_t)n_outputs, "output names") ||
       !cairn_jni_check_length(env, output_dtypes, (size_t)n_outputs, "output specs")) {
@@ -342,7 +313,7 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_DataNative_map(JNIEnv *env, jclass cls, j
   opts.output_specs = specs;
   opts.n_outputs = (size_t)n_outputs;
   opts.release = release_callback;
-  jobject ref = global_callback(env, callback);
+  jobject ref = cairn_jni_global_ref(env, callback);
   if (!ref) goto done;
   cairn_dataset *out = NULL;
   result = took_callback(
@@ -367,7 +338,7 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_DataNative_filter(JNIEnv *env, jclass cls
   if (set & 1) opts.compile = compile ? CAIRN_TRUE : CAIRN_FALSE;
   if (set & 2) opts.seed = (int64_t)seed;
   opts.release = release_callback;
-  jobject ref = global_callback(env, callback);
+  jobject ref = cairn_jni_global_ref(env, callback);
   if (!ref) goto done;
   cairn_dataset *out = NULL;
   result = took_callback(
@@ -392,7 +363,7 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_DataNative_interleave(JNIEnv *env, jclass
   size_t n_names, n;
   cairn_tensor_spec *specs;
   if (cairn_jni_check_status(env, cairn_interleave_options_init(&opts, (uint32_t)sizeof opts))) goto done;
-  if (!cstrings_of(env, &arena, names, &c_names, &n_names)) goto done;
+  if (!cairn_jni_cstrings(env, &arena, names, &c_names, &n_names)) goto done;
   if (!specs_of(env, &arena, dtypes, shapes, &specs, &n)) goto done;
   if (!cairn_jni_check_length(env, names, n, "names")) goto done;
   if (set & 1) opts.cycle_length = (int32_t)cycle_length;
@@ -400,7 +371,7 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_DataNative_interleave(JNIEnv *env, jclass
   if (set & 4) opts.num_parallel_calls = (int32_t)num_parallel_calls;
   if (set & 8) opts.deterministic = deterministic ? CAIRN_TRUE : CAIRN_FALSE;
   opts.release = release_callback;
-  jobject ref = global_callback(env, callback);
+  jobject ref = cairn_jni_global_ref(env, callback);
   if (!ref) goto done;
   cairn_dataset *out = NULL;
   result = took_callback(env,

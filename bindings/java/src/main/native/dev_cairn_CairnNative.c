@@ -4453,6 +4453,37 @@ done:
   return result;
 }
 
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_modelSave(JNIEnv *env, jclass cls, jlong model, jbyteArray directory) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_directory;
+  if (!cairn_jni_cstring(env, &arena, directory, &c_directory)) goto done;
+  cairn_status *status = cairn_model_save((cairn_object *)(intptr_t)model, c_directory);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_modelLoad(JNIEnv *env, jclass cls, jlong ctx, jbyteArray directory) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_directory;
+  if (!cairn_jni_cstring(env, &arena, directory, &c_directory)) goto done;
+  cairn_object *c_out = NULL;
+  cairn_status *status = cairn_model_load((cairn_context *)(intptr_t)ctx, c_directory, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
 JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_modelStopTraining(JNIEnv *env, jclass cls, jlong model) {
   (void)env;
   (void)cls;

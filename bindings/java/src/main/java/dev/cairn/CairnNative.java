@@ -880,7 +880,10 @@ final class CairnNative {
   /**
    * cairn_checkpoint_restore: METHOD. Restores values from `path` by matching checkpoint objects to live ones along the same
    * edges. Values whose objects do not exist yet are applied the moment their edge is created (a
-   * set, list append or dict insert), for as long as the checkpoint or the status lives.
+   * set, list append or dict insert), and optimizer slots the moment the optimizer creates them.
+   * Such pending values wait on the live objects that will receive them (as TensorFlow's deferred
+   * dependencies), not on the checkpoint or the status: freeing both right after this call loses
+   * nothing (since 1.2). A newer restore through the same checkpoint replaces this one's pending values.
    * Since 1.1 `path` may also be a TensorFlow checkpoint (a prefix, its .index, or a directory with a
    * `checkpoint` state file): its object graph is matched with the same rules, after Keras' edge
    * names are mapped onto Cairn's layers and optimizers (docs/tf_checkpoints.md), and each value's
@@ -907,12 +910,16 @@ final class CairnNative {
   static native void restoreStatusAssertExistingObjectsMatched(long rs);
 
   /**
-   * cairn_restore_status_expect_partial: METHOD. Silences the warning logged when checkpoint values were never restored. Since 1.0.
+   * cairn_restore_status_expect_partial: METHOD. Silences the warning that lists the checkpoint values never restored, and nothing else:
+   * pending values are still restored when their objects appear. That warning is logged when the
+   * restore ends: once the status and the checkpoint are freed and no live object waits for a value
+   * any more (for a model never built, when the model is freed). Since 1.0.
    */
   static native void restoreStatusExpectPartial(long rs);
 
   /**
-   * cairn_restore_status_free: DESTRUCTOR. Frees a restore status; deferred restores go on while the checkpoint lives. Since 1.0.
+   * cairn_restore_status_free: DESTRUCTOR. Frees a restore status. Pending values still reach their objects when these appear:
+   * they wait on the objects, not on the status or the checkpoint. Since 1.0.
    */
   static native void restoreStatusFree(long rs);
 
@@ -1983,6 +1990,26 @@ final class CairnNative {
    * Errors: as cairn_model_fit. Since 1.2.
    */
   static native long modelTestOnBatch(long model, long x, long y);
+
+  /**
+   * cairn_model_save: METHOD. Saves the whole model into `directory` (keras model.save): model.json (the layers'
+   * configs and the compile configuration), weights.ckpt (a checkpoint of {"model": model}: weights,
+   * optimizer, slots) and serving.cairnfn (the forward pass at the built input shape with any batch
+   * size, loadable with cairn_function_load without the code that built the model). The new save is
+   * written beside the directory and swapped in, so a failed save leaves an earlier one whole.
+   * Errors: FAILED_PRECONDITION for a model never called (its input shape is unknown); UNIMPLEMENTED
+   * for an optimizer with a learning-rate schedule; I/O errors naming the path. Since 1.2.
+   */
+  static native void modelSave(long model, byte[] directory);
+
+  /**
+   * cairn_model_load: CONSTRUCTOR. Loads a model cairn_model_save wrote (keras.models.load_model): built, compiled as
+   * it was, with its weights, and the optimizer's step and slots for training on.
+   * &#64;param out  receives the model; free with cairn_object_free().
+   * Errors: NOT_FOUND for a directory without a saved model; INVALID_ARGUMENT naming the file and
+   * the field for a config it cannot read; the checkpoint's errors for damaged weights. Since 1.2.
+   */
+  static native long modelLoad(long ctx, byte[] directory);
 
   /**
    * cairn_model_stop_training: METHOD. Asks a running fit to stop after the current batch (keras model.stop_training = True);

@@ -230,8 +230,8 @@ public final class Checkpoint extends NativeHandle {
   /**
    * Restores values from {@code path} (null: nothing, like TF's restore(None), whose asserts
    * then fail) by matching checkpoint objects to live ones along the same edges. Values whose
-   * objects do not exist yet are applied when their edge is created, for as long as this
-   * checkpoint or the returned status lives. Throws NOT_FOUND for a missing file, DATA_LOSS for a
+   * objects do not exist yet are applied when their edge is created: they wait on the live
+   * objects that will receive them, so closing this checkpoint and the status loses nothing. Throws NOT_FOUND for a missing file, DATA_LOSS for a
    * damaged one, INVALID_ARGUMENT for a dtype or shape mismatch (naming the key).
    *
    * <p>{@code path} may also be a TensorFlow checkpoint (a prefix such as "dir/ckpt-5", its .index

@@ -5,7 +5,7 @@ import java.lang.ref.Reference;
 /**
  * What {@link Checkpoint#restore} matched (TensorFlow's load status). The asserts throw {@link
  * CairnException} with code FAILED_PRECONDITION naming what went unmatched, and return this
- * status, so they chain. Closing it does not stop deferred restores while the checkpoint lives.
+ * status, so they chain. Closing it does not stop deferred restores: they wait on the objects.
  */
 public final class RestoreStatus extends NativeHandle {
   RestoreStatus(long handle) {

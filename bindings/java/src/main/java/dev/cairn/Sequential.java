@@ -6,10 +6,11 @@ import java.util.Objects;
 /**
  * A Sequential model (tf.keras.Sequential): a layer that calls its layers in order. Its layers are
  * its tracked edges "layer-0", "layer-1", ..., so checkpoint keys read like
- * "model/layer-0/kernel/.ATTRIBUTES/VARIABLE_VALUE".
+ * "model/layer-0/kernel/.ATTRIBUTES/VARIABLE_VALUE". A {@link Model} is a Sequential that can be
+ * compiled and trained.
  */
-public final class Sequential extends Layer {
-  private Sequential(long handle) {
+public class Sequential extends Layer {
+  Sequential(long handle) {
     super(handle);
   }
 

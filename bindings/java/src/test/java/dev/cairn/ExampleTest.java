@@ -69,6 +69,27 @@ class ExampleTest {
   }
 
   @Test
+  void fitDigitsTrainsEvaluatesAndRestores(@TempDir Path dir) throws Exception {
+    String output = run("example/FitDigits.java", digits(), dir.toString());
+    String[] lines = output.split("\n");
+    assertTrue(output.startsWith("Epoch 1/20\n"), output);
+    String accuracy = lines[lines.length - 2];
+    assertTrue(accuracy.matches("test accuracy: 0\\.\\d{4}"), accuracy);
+    assertTrue(Double.parseDouble(accuracy.substring("test accuracy: ".length())) >= 0.92, accuracy);
+    assertEquals("same predictions: true", lines[lines.length - 1]);
+    // ModelCheckpoint kept the last 5 epochs; TensorBoard wrote training and validation runs.
+    try (var files = java.nio.file.Files.list(dir.resolve("checkpoints"))) {
+      assertEquals(List.of("checkpoint", "ckpt-16", "ckpt-17", "ckpt-18", "ckpt-19", "ckpt-20"),
+          files.map(f -> f.getFileName().toString()).sorted().toList());
+    }
+    for (String run : List.of("train", "validation")) {
+      try (var files = java.nio.file.Files.list(dir.resolve("logs").resolve(run))) {
+        assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("events.out.tfevents.")), run);
+      }
+    }
+  }
+
+  @Test
   void trainDigitsTrainsAndResumes(@TempDir Path dir) throws Exception {
     String first = run("example/TrainDigits.java", "--data", digits(), "--dir", dir.toString(), "--epochs", "2");
     String[] lines = first.split("\n");
