@@ -31,7 +31,7 @@
 // Callbacks are built in (NewModelCheckpoint, NewTensorBoard, NewEarlyStopping,
 // NewLearningRateScheduler, NewReduceLROnPlateau, NewCSVLogger, NewBackupAndRestore) or written in
 // Go (NewCallback over the Callbacks interface; embed BaseCallback). RestoreModel restores a
-// checkpoint into a fresh model in one call.
+// checkpoint into a fresh model in one call; Model.Save and LoadModel save and load a whole model.
 //
 // NewFunction is tf.function: a Go body traced into a graph once per input signature, whose later
 // calls replay the graph without running Go code. Cond, WhileLoop and the TensorArray helpers

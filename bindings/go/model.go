@@ -443,6 +443,42 @@ func (m *Model) StopTraining() {
 	runtime.KeepAlive(m)
 }
 
+// Save writes the whole model into directory (keras model.save): model.json (the layers' configs
+// and the compile configuration), weights.ckpt (a checkpoint of {"model": model}: weights,
+// optimizer, slots) and serving.cairnfn (the forward pass at the built input shape with any batch
+// size, for LoadFunction without the code that built the model). A failed save leaves an earlier
+// one whole. Errors: FAILED_PRECONDITION for a model never called; UNIMPLEMENTED for an optimizer
+// with a Schedule; I/O errors naming the path.
+func (m *Model) Save(directory string) error {
+	if err := checkOpen("Model.Save", "model", m); err != nil {
+		return err
+	}
+	cdir := C.CString(directory)
+	defer C.free(unsafe.Pointer(cdir))
+	err := cModelSave(handleOf(m), cdir)
+	runtime.KeepAlive(m)
+	return err
+}
+
+// LoadModel loads a model Model.Save wrote (keras.models.load_model): built, compiled as it was,
+// with its weights and the optimizer's step and slots, ready to predict or train on. Errors:
+// NOT_FOUND for a directory without a saved model; INVALID_ARGUMENT naming the file and field of
+// a config it cannot read; the checkpoint's errors for damaged weights.
+func LoadModel(ctx *Context, directory string) (*Model, error) {
+	if err := checkOpen("LoadModel", "context", ctx); err != nil {
+		return nil, err
+	}
+	cdir := C.CString(directory)
+	defer C.free(unsafe.Pointer(cdir))
+	var out *C.cairn_object
+	err := cModelLoad(ctx.handle(), cdir, &out)
+	runtime.KeepAlive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return wrapModel(newObject(out)), nil
+}
+
 // RestoreModel restores the checkpoint at path (as ModelCheckpoint writes it: the root's child
 // "model", with its optimizer) into model: TensorFlow's one-expression
 // Checkpoint(model=model).restore(path).expect_partial(). The checkpoint and its status are

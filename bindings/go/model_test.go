@@ -630,3 +630,33 @@ func TestConcurrentModels(t *testing.T) {
 		t.Errorf("a Fit inside a Fit of the same model: %v", inner)
 	}
 }
+
+// TestModelSaveLoad: a loaded model predicts the same without the code that built it, and trains
+// on from the saved optimizer state.
+func TestModelSaveLoad(t *testing.T) {
+	ctx := newContext(t, cairn.WithSeed(1))
+	x, y := blobs(t, ctx, 24)
+	defer closeAll(t, x, y)
+	model := newTestModel(t, ctx)
+	defer model.Close()
+	dir := filepath.Join(t.TempDir(), "saved")
+	if err := model.Save(dir); !errors.Is(err, cairn.ErrFailedPrecondition) {
+		t.Errorf("saving a model never called: %v", err)
+	}
+	must(model.Fit(cairn.XY{X: x, Y: y}, cairn.WithEpochs(2), silent))
+	ok(t, model.Save(dir))
+	loaded := must(cairn.LoadModel(ctx, dir))
+	defer loaded.Close()
+	want := must(cairn.Read[float32](must(model.Predict(cairn.XY{X: x}))))
+	got := must(cairn.Read[float32](must(loaded.Predict(cairn.XY{X: x}))))
+	if !slices.Equal(got, want) {
+		t.Error("the loaded model predicts differently")
+	}
+	a, b := must(model.TrainOnBatch(x, y)), must(loaded.TrainOnBatch(x, y))
+	if a.Values[0] != b.Values[0] {
+		t.Errorf("a training step after loading: loss %v, the original's %v", b.Values[0], a.Values[0])
+	}
+	if _, err := cairn.LoadModel(ctx, filepath.Join(t.TempDir(), "none")); !errors.Is(err, cairn.ErrNotFound) {
+		t.Errorf("loading from an empty directory: %v", err)
+	}
+}
