@@ -49,14 +49,21 @@ func newTestModel(t testing.TB, ctx *cairn.Context, options ...cairn.CompileOpti
 	return model
 }
 
+// modelFixture is a context seeded 1, n samples of blobs and a compiled newTestModel, closed when
+// the test ends.
+func modelFixture(t *testing.T, n int) (*cairn.Context, *cairn.Tensor, *cairn.Tensor, *cairn.Model) {
+	t.Helper()
+	ctx := newContext(t, cairn.WithSeed(1))
+	x, y := blobs(t, ctx, n)
+	model := newTestModel(t, ctx)
+	t.Cleanup(func() { closeAll(t, x, y); model.Close() })
+	return ctx, x, y, model
+}
+
 var silent = cairn.WithVerbose(cairn.VerboseSilent)
 
 func TestModelFitEvaluatePredict(t *testing.T) {
-	ctx := newContext(t, cairn.WithSeed(1))
-	x, y := blobs(t, ctx, 96)
-	defer closeAll(t, x, y)
-	model := newTestModel(t, ctx)
-	defer model.Close()
+	ctx, x, y, model := modelFixture(t, 96)
 
 	h := must(model.Fit(cairn.XY{X: x, Y: y}, cairn.WithEpochs(5), cairn.WithBatchSize(16), silent,
 		cairn.WithValidationData(cairn.XY{X: x, Y: y}), cairn.WithValidationFreq(2)))
@@ -119,11 +126,7 @@ func TestModelFitEvaluatePredict(t *testing.T) {
 
 // TestModelIsASequential: a Model goes wherever a Layer or a Sequential does.
 func TestModelIsASequential(t *testing.T) {
-	ctx := newContext(t, cairn.WithSeed(1))
-	x, y := blobs(t, ctx, 8)
-	defer closeAll(t, x, y)
-	model := newTestModel(t, ctx)
-	defer model.Close()
+	ctx, x, _, model := modelFixture(t, 8)
 	out := must(model.Call(x, false))
 	out.Close()
 	weights := must(model.Weights(true))
@@ -191,11 +194,7 @@ func (h hookFunc) OnTrainBatchEnd(m *cairn.Model, batch int64, _ cairn.Logs) err
 var errStop = errors.New("stop here")
 
 func TestGoCallbacks(t *testing.T) {
-	ctx := newContext(t, cairn.WithSeed(1))
-	x, y := blobs(t, ctx, 12)
-	defer closeAll(t, x, y)
-	model := newTestModel(t, ctx)
-	defer model.Close()
+	_, x, y, model := modelFixture(t, 12)
 	data := cairn.XY{X: x, Y: y}
 
 	// Hooks in order; the test hooks of validation and of Evaluate.
@@ -401,11 +400,7 @@ func (f *failAt) OnTrainBatchEnd(*cairn.Model, int64, cairn.Logs) error {
 // in dir (a backup every 2 batches) and the extra callbacks, and returns its weights.
 func backupRun(t *testing.T, dir string, extra ...*cairn.Callback) ([][]float32, error) {
 	t.Helper()
-	ctx := newContext(t, cairn.WithSeed(1))
-	x, y := blobs(t, ctx, 40)
-	defer closeAll(t, x, y)
-	model := newTestModel(t, ctx)
-	defer model.Close()
+	ctx, x, y, model := modelFixture(t, 40)
 	backup := must(cairn.NewBackupAndRestore(ctx, dir, cairn.WithSaveFreq(2)))
 	defer backup.Close()
 	_, err := model.Fit(cairn.XY{X: x, Y: y}, cairn.WithEpochs(3), cairn.WithBatchSize(8), silent,
@@ -450,11 +445,7 @@ func TestBackupAndRestoreResumesExactly(t *testing.T) {
 }
 
 func TestRestoreModelIntoFreshModel(t *testing.T) {
-	ctx := newContext(t, cairn.WithSeed(1))
-	x, y := blobs(t, ctx, 48)
-	defer closeAll(t, x, y)
-	model := newTestModel(t, ctx)
-	defer model.Close()
+	ctx, x, y, model := modelFixture(t, 48)
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	ck := must(cairn.NewModelCheckpoint(ctx, dir))
 	defer ck.Close()
@@ -534,11 +525,7 @@ func TestModelErrors(t *testing.T) {
 // TestCallbackValueLifetime: the Go value behind a NewCallback stays alive while the C callback
 // holds it (no other reference), and is released once the callback is freed.
 func TestCallbackValueLifetime(t *testing.T) {
-	ctx := newContext(t, cairn.WithSeed(1))
-	x, y := blobs(t, ctx, 6)
-	defer closeAll(t, x, y)
-	model := newTestModel(t, ctx)
-	defer model.Close()
+	_, x, y, model := modelFixture(t, 6)
 	released := make(chan struct{})
 	calls := new(int)
 	cb := func() *cairn.Callback {
@@ -634,11 +621,7 @@ func TestConcurrentModels(t *testing.T) {
 // TestModelSaveLoad: a loaded model predicts the same without the code that built it, and trains
 // on from the saved optimizer state.
 func TestModelSaveLoad(t *testing.T) {
-	ctx := newContext(t, cairn.WithSeed(1))
-	x, y := blobs(t, ctx, 24)
-	defer closeAll(t, x, y)
-	model := newTestModel(t, ctx)
-	defer model.Close()
+	ctx, x, y, model := modelFixture(t, 24)
 	dir := filepath.Join(t.TempDir(), "saved")
 	if err := model.Save(dir); !errors.Is(err, cairn.ErrFailedPrecondition) {
 		t.Errorf("saving a model never called: %v", err)
