@@ -95,7 +95,7 @@ func (cb *Callback) handle() *C.cairn_callback {
 
 // Callbacks are the hooks of a callback written in Go (keras.callbacks.Callback). Embed
 // BaseCallback to implement only the hooks you need. Each hook gets the model being trained (a
-// handle lent for the call: do not keep it) and returns nil, or an error that ends the Fit (or
+// handle lent for the call, closed after it: Share it to keep the model) and returns nil, or an error that ends the Fit (or
 // Evaluate) with it; a panic in a hook is recovered and ends the Fit as an error. Call
 // model.StopTraining() to end the Fit after the current batch. Hooks run on the goroutine that
 // called Fit. Epochs and batches count from 0.
@@ -183,15 +183,12 @@ func NewCallback(hooks Callbacks) (*Callback, error) {
 	return newCallback(out, state), nil
 }
 
-// runHook calls a Go hook with the lent model, turning a panic into an error (a panic must not
+// runHook calls a Go hook with the lent model (no reference of its own: Share it to keep it),
+// turning a panic into an error (a panic must not
 // unwind into C) and an error into the status that ends the fit.
 func (s *hookState) runHook(name string, model *C.cairn_object, call func(*Model) error) (status *C.cairn_status) {
-	var shared *C.cairn_object
-	if err := cObjectShare(model, &shared); err != nil {
-		return hostStatus(err)
-	}
-	m := wrapModel(&Object{ptr: shared})
-	defer m.Object.Close()
+	m := wrapModel(&Object{ptr: model, lent: true})
+	defer func() { m.Object.ptr = nil }() // the handle is the runtime's: it is closed after the hook
 	defer func() {
 		if r := recover(); r != nil {
 			if e, isErr := r.(error); isErr {

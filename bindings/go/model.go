@@ -71,6 +71,19 @@ func NewModel(ctx *Context, layers []*Layer, options ...LayerOption) (*Model, er
 
 func wrapModel(o *Object) *Model { return &Model{&Sequential{&Layer{o}}} }
 
+// Share returns a second handle to the model, closed independently (a callback hook keeps the
+// model it is lent this way).
+func (m *Model) Share() (*Model, error) {
+	if err := checkOpen("Model.Share", "model", m); err != nil {
+		return nil, err
+	}
+	o, err := m.object().Share()
+	if err != nil {
+		return nil, err
+	}
+	return wrapModel(o), nil
+}
+
 // CompileOption configures Model.Compile.
 type CompileOption func(*compileConfig)
 

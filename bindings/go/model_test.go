@@ -643,3 +643,27 @@ func TestModelSaveLoad(t *testing.T) {
 		t.Errorf("loading from an empty directory: %v", err)
 	}
 }
+
+// TestLentModel: the model a hook gets is the one being fit, usable during the hook and closed
+// after it; Share keeps it.
+func TestLentModel(t *testing.T) {
+	_, x, y, model := modelFixture(t, 6)
+	var lent, kept *cairn.Model
+	cb := must(cairn.NewCallback(hookFunc{batchEnd: func(m *cairn.Model, batch int64) error {
+		if !m.Same(model) {
+			return errors.New("not the model being fit")
+		}
+		lent, kept = m, must(m.Share())
+		m.Close() // does nothing: the handle is lent
+		return nil
+	}}))
+	defer cb.Close()
+	must(model.Fit(cairn.XY{X: x, Y: y}, silent, cairn.WithCallbacks(cb)))
+	defer kept.Close()
+	if _, err := lent.Summary(); !errors.Is(err, cairn.ErrFailedPrecondition) {
+		t.Errorf("the lent model after the hook: %v", err)
+	}
+	if !kept.Same(model) || must(kept.CountParams()) == 0 {
+		t.Error("the shared handle is not the trained model")
+	}
+}
