@@ -415,8 +415,9 @@ static void test_save_load(void) {
   snprintf(file, sizeof file, "%s/serving.cairnfn", dir);
   CHECK_OK(cairn_function_load(ctx, file, &serving));
   cairn_function_free(serving);
-  CHECK_ERR(cairn_model_load(ctx, tmp, &loaded), CAIRN_NOT_FOUND, "cairn_model_load: load_model: no saved model");
   cairn_object_free(loaded);
+  CHECK_ERR(cairn_model_load(ctx, tmp, &loaded), CAIRN_NOT_FOUND, "cairn_model_load: load_model: no saved model");
+  CHECK(loaded == NULL);
   cairn_object_free(unbuilt);
   cairn_object_free(model);
   cairn_tensor_free(x);

@@ -275,5 +275,27 @@ TEST_CASE("the progress output: one line per epoch when not a terminal") {
   CHECK(std::count(text.begin(), text.end(), '\n') == 4);
 }
 
+TEST_CASE("the progress bar on a terminal: redrawn in place with an ETA, then the epoch's summary") {
+  Blobs b = blobs(64);
+  std::FILE* f = std::tmpfile();
+  REQUIRE(f);
+  Ref<keras::Model> m = classifier();
+  FitOptions o = quiet(1, {keras::progress_bar(keras::Verbose::Bar, f)});
+  o.batch_size = 8;  // 8 batches
+  m->fit(Data{nullptr, b.x, b.y}, o);
+  std::rewind(f);
+  char buf[8192] = {0};
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string text(buf, n);
+  CHECK(text.rfind("Epoch 1/1\n", 0) == 0);
+  // The first batch is always drawn (more may be, at most one per 50 ms), then the final line.
+  CHECK(text.find("\r1/8 [===>..........................] - ETA: ") != std::string::npos);
+  CHECK(text.find("\r8/8 [==============================] - ") != std::string::npos);
+  CHECK(text.back() == '\n');
+  CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+  CHECK_THROWS_CODE(keras::progress_bar(keras::Verbose::Silent), Code::InvalidArgument, "Bar or EpochLines");
+}
+
 }  // namespace
 }  // namespace cairn::test
