@@ -26,6 +26,13 @@
 // losses (Loss) and metrics (NewMetric) are tracked objects that checkpoints save. A tape pins
 // its goroutine to an OS thread until Close: use it on the goroutine that created it.
 //
+// NewModel is tf.keras.Model for Sequential models: Compile, then Fit (over a Dataset or XY
+// tensors, returning a History), Evaluate (Logs), Predict, TrainOnBatch and TestOnBatch.
+// Callbacks are built in (NewModelCheckpoint, NewTensorBoard, NewEarlyStopping,
+// NewLearningRateScheduler, NewReduceLROnPlateau, NewCSVLogger, NewBackupAndRestore) or written in
+// Go (NewCallback over the Callbacks interface; embed BaseCallback). RestoreModel restores a
+// checkpoint into a fresh model in one call; Model.Save and LoadModel save and load a whole model.
+//
 // NewFunction is tf.function: a Go body traced into a graph once per input signature, whose later
 // calls replay the graph without running Go code. Cond, WhileLoop and the TensorArray helpers
 // (NewTensorArray, TensorArrayWrite, TensorArrayRead) are tf.cond, tf.while_loop and

@@ -131,3 +131,55 @@ func cairnGoDatasetFn(userData unsafe.Pointer, ctx *C.cairn_context, element **C
 func cairnGoDataRelease(userData unsafe.Pointer) {
 	deleteHandle(cgo.Handle(uintptr(userData)))
 }
+
+// cairnGoHookTrain is a NewCallback hook without a step number (fit_callbacks.go's shims): which
+// is 0 on_train_begin, 1 on_train_end, 2 on_test_end; userData is the runtime/cgo handle of its
+// hookState. It runs on the goroutine that called Fit or Evaluate.
+//
+//export cairnGoHookTrain
+func cairnGoHookTrain(userData unsafe.Pointer, which C.int, model *C.cairn_object, logs *C.cairn_logs) *C.cairn_status {
+	s := hookStateOf(cgo.Handle(uintptr(userData)))
+	switch which {
+	case 0:
+		return s.runHook("OnTrainBegin", model, func(m *Model) error { return s.hooks.OnTrainBegin(m) })
+	case 1:
+		return s.runHook("OnTrainEnd", model, func(m *Model) error { return s.hooks.OnTrainEnd(m, logsOf(logs)) })
+	default:
+		return s.runHook("OnTestEnd", model, func(m *Model) error { return s.hooks.OnTestEnd(m, logsOf(logs)) })
+	}
+}
+
+// cairnGoHookStep is a NewCallback hook with an epoch or batch number n: which is 0
+// on_epoch_begin, 1 on_epoch_end, 2 on_train_batch_begin, 3 on_train_batch_end.
+//
+//export cairnGoHookStep
+func cairnGoHookStep(userData unsafe.Pointer, which C.int, model *C.cairn_object, n C.int64_t, logs *C.cairn_logs) *C.cairn_status {
+	s := hookStateOf(cgo.Handle(uintptr(userData)))
+	k := int64(n)
+	switch which {
+	case 0:
+		return s.runHook("OnEpochBegin", model, func(m *Model) error { return s.hooks.OnEpochBegin(m, k) })
+	case 1:
+		return s.runHook("OnEpochEnd", model, func(m *Model) error { return s.hooks.OnEpochEnd(m, k, logsOf(logs)) })
+	case 2:
+		return s.runHook("OnTrainBatchBegin", model, func(m *Model) error { return s.hooks.OnTrainBatchBegin(m, k) })
+	default:
+		return s.runHook("OnTrainBatchEnd", model, func(m *Model) error { return s.hooks.OnTrainBatchEnd(m, k, logsOf(logs)) })
+	}
+}
+
+// cairnGoLRSchedule is a NewLearningRateScheduler's cairn_lr_schedule_fn; userData is the
+// runtime/cgo handle of its hookState.
+//
+//export cairnGoLRSchedule
+func cairnGoLRSchedule(userData unsafe.Pointer, epoch C.int64_t, lr C.double, out *C.double) *C.cairn_status {
+	return hookStateOf(cgo.Handle(uintptr(userData))).runSchedule(int64(epoch), float64(lr), out)
+}
+
+// cairnGoHooksRelease is the release of a NewCallback or NewLearningRateScheduler callback: the
+// runtime calls it once, when the callback is freed, and the handle goes.
+//
+//export cairnGoHooksRelease
+func cairnGoHooksRelease(userData unsafe.Pointer) {
+	deleteHandle(cgo.Handle(uintptr(userData)))
+}

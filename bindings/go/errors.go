@@ -126,6 +126,8 @@ func handleState(fn string, h any) (isNil, closed bool) {
 		return h == nil, h != nil && h.handle() == nil
 	case *Dataset:
 		return h == nil, h != nil && h.handle() == nil
+	case *Callback:
+		return h == nil, h != nil && h.handle() == nil
 	}
 	panic(fmt.Sprintf("cairn: %s: checkOpen has no case for %T", fn, h))
 }

@@ -29,6 +29,9 @@ type Object struct {
 	// owner is set on a checkpoint's root: ptr is borrowed from the checkpoint and valid while
 	// owner is open. Such an Object holds no reference and its Close does nothing.
 	owner *Checkpoint
+	// lent is set on the model a callback hook receives: ptr is the runtime's, valid during the
+	// hook (cleared after it); Close does nothing.
+	lent bool
 }
 
 // Tracked is what can be put on an edge: *Object, *Module, *Variable, *List or *Dict.
@@ -48,7 +51,7 @@ func newObject(p *C.cairn_object) *Object {
 // Close drops the handle's reference; the object goes when nothing else refers to it. Closing
 // twice does nothing, and so does closing a checkpoint's Root.
 func (o *Object) Close() {
-	if o == nil || o.ptr == nil || o.owner != nil {
+	if o == nil || o.ptr == nil || o.owner != nil || o.lent {
 		return
 	}
 	runtime.SetFinalizer(o, nil)
