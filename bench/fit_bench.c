@@ -60,37 +60,6 @@ static double run_fit(cairn_object *model, cairn_dataset *train, int64_t epochs,
 /* ---- The hand-written loop (examples/c/train_digits.c) ---- */
 
 typedef struct {
-  cairn_object *model, *optimizer;
-} Step;
-
-static cairn_status *train_step(void *user_data, cairn_context *ctx, cairn_tensor *const *in, size_t n_in,
-                                cairn_tensor **out, size_t n_out) {
-  Step *st = (Step *)user_data;
-  cairn_tensor *grads[8] = {NULL};
-  cairn_object *vars[8];
-  cairn_object_array *weights = NULL;
-  cairn_tape *tape = NULL;
-  cairn_status *s;
-  size_t i, nw = 0;
-  (void)n_in;
-  (void)n_out;
-  s = cairn_tape_create(ctx, NULL, &tape);
-  if (!s) s = cairn_layer_call(st->model, in[0], 1, &out[1]);
-  if (!s) s = cairn_loss(ctx, CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, in[1], out[1], 1, &out[0]);
-  if (!s) s = cairn_layer_weights(st->model, 1, &weights);
-  if (!s) {
-    nw = cairn_object_array_size(weights);
-    for (i = 0; i < nw; ++i) vars[i] = cairn_object_array_get(weights, i);
-    s = cairn_tape_gradient_variables(tape, out[0], vars, nw, NULL, CAIRN_UNCONNECTED_NONE, grads);
-  }
-  if (!s) s = cairn_optimizer_apply_gradients(st->optimizer, (const cairn_tensor *const *)grads, vars, nw);
-  for (i = 0; i < nw; ++i) cairn_tensor_free(grads[i]);
-  cairn_object_array_free(weights);
-  cairn_tape_free(tape);
-  return s;
-}
-
-typedef struct {
   cairn_function *fn;
   cairn_object *loss, *accuracy;
 } Loop;
@@ -142,7 +111,7 @@ int main(int argc, char **argv) {
   cairn_object *fit_model, *fit_opt = NULL, *loop_model, *loop_opt = NULL;
   double fit_rates[64], loop_rates[64], fit_med, loop_med;
   DigitsData data;
-  Step step;
+  DigitsStep step;
   Loop loop;
   int r;
 
@@ -164,7 +133,7 @@ int main(int argc, char **argv) {
   loop_model = mlp(ctx, &loop_opt);
   step.model = loop_model;
   step.optimizer = loop_opt;
-  check(cairn_function_create(ctx, "train_step", train_step, &step, NULL, &loop.fn), "function");
+  check(cairn_function_create(ctx, "train_step", digits_train_step, &step, NULL, &loop.fn), "function");
   check(cairn_metric_create(ctx, CAIRN_METRIC_MEAN, "loss", &loop.loss), "metric");
   check(cairn_metric_create(ctx, CAIRN_METRIC_ACCURACY, "accuracy", &loop.accuracy), "metric");
   {

@@ -104,3 +104,52 @@ void digits_free(DigitsData *data) {
   cairn_dataset_free(data->train);
   memset(data, 0, sizeof *data);
 }
+
+cairn_status *digits_train_step(void *user_data, cairn_context *ctx, cairn_tensor *const *in, size_t n_in,
+                                cairn_tensor **out, size_t n_out) {
+  DigitsStep *st = (DigitsStep *)user_data;
+  cairn_tensor *grads[8] = {NULL};
+  cairn_object *vars[8];
+  cairn_object_array *weights = NULL;
+  cairn_tape *tape = NULL;
+  cairn_status *s;
+  size_t i, nw = 0;
+  (void)n_in;
+  (void)n_out;
+  s = cairn_tape_create(ctx, NULL, &tape);
+  if (!s) s = cairn_layer_call(st->model, in[0], 1, &out[1]);
+  if (!s) s = cairn_loss(ctx, CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, in[1], out[1], 1, &out[0]);
+  if (!s) s = cairn_layer_weights(st->model, 1, &weights);
+  if (!s) {
+    nw = cairn_object_array_size(weights);
+    for (i = 0; i < nw; ++i) vars[i] = cairn_object_array_get(weights, i);
+    s = cairn_tape_gradient_variables(tape, out[0], vars, nw, NULL, CAIRN_UNCONNECTED_NONE, grads);
+  }
+  if (!s) s = cairn_optimizer_apply_gradients(st->optimizer, (const cairn_tensor *const *)grads, vars, nw);
+  for (i = 0; i < nw; ++i) cairn_tensor_free(grads[i]);
+  cairn_object_array_free(weights);
+  cairn_tape_free(tape);
+  return s;
+}
+
+unsigned long long digits_weights_checksum(cairn_object *model) {
+  unsigned long long h = 0xcbf29ce484222325ull;
+  cairn_object_array *weights = NULL;
+  size_t i, j;
+  check(cairn_layer_weights(model, 1, &weights), "weights");
+  for (i = 0; i < cairn_object_array_size(weights); ++i) {
+    cairn_tensor *t = NULL;
+    unsigned char *bytes;
+    size_t n;
+    check(cairn_variable_read(cairn_object_array_get(weights, i), &t), "weight");
+    n = cairn_tensor_nbytes(t);
+    bytes = malloc(n);
+    if (!bytes) check(cairn_status_create(CAIRN_RESOURCE_EXHAUSTED, "out of memory"), "weight");
+    check(cairn_tensor_read(t, bytes, n), "weight");
+    for (j = 0; j < n; ++j) h = (h ^ bytes[j]) * 0x100000001b3ull;
+    free(bytes);
+    cairn_tensor_free(t);
+  }
+  cairn_object_array_free(weights);
+  return h;
+}

@@ -21,6 +21,17 @@ void digits_load(cairn_context *ctx, const char *path, int64_t batch_size, int64
                  DigitsData *data);
 /* Frees what digits_load made. */
 void digits_free(DigitsData *data);
+/* The hand-written training step (a cairn_function_fn; user_data is a DigitsStep), compiled by
+ * train_digits and bench/fit_bench: a tape, the model's logits, the sparse crossentropy, the
+ * gradients of the trainable weights and the optimizer's update. inputs: x [batch, 64] float32,
+ * y [batch] int32; outputs: the loss and the logits. */
+typedef struct {
+  cairn_object *model, *optimizer;
+} DigitsStep;
+cairn_status *digits_train_step(void *user_data, cairn_context *ctx, cairn_tensor *const *in, size_t n_in,
+                                cairn_tensor **out, size_t n_out);
+/* FNV-1a 64 over the bytes of the model's trainable weights: equal weights, equal checksum. */
+unsigned long long digits_weights_checksum(cairn_object *model);
 /* Exits with "program: what: message" when `status` is an error. */
 void digits_check(cairn_status *status, const char *program, const char *what);
 

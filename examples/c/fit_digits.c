@@ -87,28 +87,6 @@ static double accuracy_of(const cairn_tensor *scores, const cairn_tensor *labels
   return (double)hits / (double)n;
 }
 
-/* FNV-1a 64 over the bytes of the model's weights: equal weights, equal checksum. */
-static unsigned long long weights_checksum(cairn_object *model) {
-  unsigned long long h = 0xcbf29ce484222325ull;
-  cairn_object_array *weights = NULL;
-  size_t i, j;
-  check(cairn_layer_weights(model, 0, &weights), "weights");
-  for (i = 0; i < cairn_object_array_size(weights); ++i) {
-    cairn_tensor *t = NULL;
-    unsigned char *bytes;
-    size_t n;
-    check(cairn_variable_read(cairn_object_array_get(weights, i), &t), "weight");
-    n = cairn_tensor_nbytes(t);
-    bytes = malloc(n);
-    check(cairn_tensor_read(t, bytes, n), "weight");
-    for (j = 0; j < n; ++j) h = (h ^ bytes[j]) * 0x100000001b3ull;
-    free(bytes);
-    cairn_tensor_free(t);
-  }
-  cairn_object_array_free(weights);
-  return h;
-}
-
 typedef struct {
   const char *data, *dir, *logdir;
   int64_t epochs, kill_after;
@@ -129,7 +107,7 @@ static int parse_args(int argc, char **argv, Args *args) {
 
 int main(int argc, char **argv) {
   Args args = {"examples/data/digits.csv", NULL, NULL, 30, 0};
-  char ckpt_dir[4096], backup_dir[4096];
+  char ckpt_dir[4200], backup_dir[4200]; /* the directory (at most 4095 bytes) and a subdirectory */
   cairn_context_options copts = CAIRN_CONTEXT_OPTIONS_INIT;
   cairn_model_checkpoint_options ck = CAIRN_MODEL_CHECKPOINT_OPTIONS_INIT;
   cairn_backup_options bk = CAIRN_BACKUP_OPTIONS_INIT;
@@ -216,7 +194,7 @@ int main(int argc, char **argv) {
   test.y = NULL;
   check(cairn_model_predict(fresh, &test, NULL, &predicted), "predict");
   printf("restored model accuracy: %.4f\n", accuracy_of(predicted, data.y_test));
-  printf("weights: %016llx\n", weights_checksum(model));
+  printf("weights: %016llx\n", digits_weights_checksum(model));
 
   cairn_tensor_free(predicted);
   cairn_logs_free(logs);

@@ -32,13 +32,6 @@ static void check(cairn_status *s, const char *what) { digits_check(s, "train_di
 
 /* ---- Small helpers over the C API ---- */
 
-static cairn_tensor *tensor(cairn_context *ctx, cairn_dtype dtype, const int64_t *shape, size_t rank, const void *data,
-                            size_t nbytes) {
-  cairn_tensor *t = NULL;
-  check(cairn_tensor_create(ctx, dtype, shape, rank, data, nbytes, &t), "tensor");
-  return t;
-}
-
 static cairn_attr attr_ints(const char *name, const int64_t *v, size_t n) {
   cairn_attr a;
   memset(&a, 0, sizeof a);
@@ -72,39 +65,6 @@ static cairn_object *build_model(cairn_context *ctx) {
   return model;
 }
 
-/* The training step as a compiled function (tf.function): traced once, then replayed for every
- * batch. inputs: x [batch, 64] float32, y [batch] int32; outputs: the loss and the logits. */
-typedef struct {
-  cairn_object *model, *optimizer;
-} StepState;
-
-static cairn_status *train_step(void *user_data, cairn_context *ctx, cairn_tensor *const *in, size_t n_in,
-                                cairn_tensor **out, size_t n_out) {
-  StepState *st = (StepState *)user_data;
-  cairn_tensor *grads[8] = {NULL};
-  cairn_object *vars[8];
-  cairn_object_array *weights = NULL;
-  cairn_tape *tape = NULL;
-  cairn_status *s;
-  size_t i, nw = 0;
-  (void)n_in;
-  (void)n_out;
-  s = cairn_tape_create(ctx, NULL, &tape);
-  if (!s) s = cairn_layer_call(st->model, in[0], 1, &out[1]);
-  if (!s) s = cairn_loss(ctx, CAIRN_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, in[1], out[1], 1, &out[0]);
-  if (!s) s = cairn_layer_weights(st->model, 1, &weights);
-  if (!s) {
-    nw = cairn_object_array_size(weights);
-    for (i = 0; i < nw; ++i) vars[i] = cairn_object_array_get(weights, i);
-    s = cairn_tape_gradient_variables(tape, out[0], vars, nw, NULL, CAIRN_UNCONNECTED_NONE, grads);
-  }
-  if (!s) s = cairn_optimizer_apply_gradients(st->optimizer, (const cairn_tensor *const *)grads, vars, nw);
-  for (i = 0; i < nw; ++i) cairn_tensor_free(grads[i]);
-  cairn_object_array_free(weights);
-  cairn_tape_free(tape);
-  return s;
-}
-
 static double test_accuracy(cairn_context *ctx, cairn_object *model, cairn_tensor *x, cairn_tensor *y) {
   cairn_object *acc = NULL;
   cairn_tensor *logits = NULL;
@@ -123,28 +83,6 @@ static const char *default_dir(char *buf, size_t size) {
   if (cache && *cache) snprintf(buf, size, "%s/cairn/digits-c", cache);
   else snprintf(buf, size, "%s/.cache/cairn/digits-c", home ? home : ".");
   return buf;
-}
-
-/* FNV-1a 64 over the bytes of the model's trainable weights: equal weights, equal checksum. */
-static uint64_t weights_checksum(cairn_object *model) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  cairn_object_array *weights = NULL;
-  size_t i, j;
-  check(cairn_layer_weights(model, 1, &weights), "weights");
-  for (i = 0; i < cairn_object_array_size(weights); ++i) {
-    cairn_tensor *t = NULL;
-    unsigned char *bytes;
-    size_t n;
-    check(cairn_variable_read(cairn_object_array_get(weights, i), &t), "weight");
-    n = cairn_tensor_nbytes(t);
-    bytes = malloc(n);
-    check(cairn_tensor_read(t, bytes, n), "weight");
-    for (j = 0; j < n; ++j) h = (h ^ bytes[j]) * 0x100000001b3ull;
-    free(bytes);
-    cairn_tensor_free(t);
-  }
-  cairn_object_array_free(weights);
-  return h;
 }
 
 typedef struct {
@@ -182,7 +120,7 @@ int main(int argc, char **argv) {
   cairn_checkpoint *ckpt = NULL;
   cairn_checkpoint_manager *manager = NULL;
   char *summary = NULL;
-  StepState step_state;
+  DigitsStep step_state;
   int wrote_graph = 0;
   cairn_function *step_fn = NULL;
 
@@ -256,7 +194,7 @@ int main(int argc, char **argv) {
   /* Traced once per batch shape: full batches and the smaller last batch of an epoch. */
   step_state.model = model;
   step_state.optimizer = optimizer;
-  check(cairn_function_create(ctx, "train_step", train_step, &step_state, NULL, &step_fn), "train_step");
+  check(cairn_function_create(ctx, "train_step", digits_train_step, &step_state, NULL, &step_fn), "train_step");
   if (args.logdir) check(cairn_summary_writer_create(args.logdir, NULL, &writer), "summary writer");
   step = cairn_iterator_position(iterator);
   for (epoch = step / data.steps_per_epoch; epoch < args.epochs; ++epoch) {
@@ -296,7 +234,7 @@ int main(int argc, char **argv) {
            (long long)args.epochs, loss, acc, (double)trained / seconds);
   }
   printf("test accuracy: %.4f\n", test_accuracy(ctx, model, data.x_test, data.y_test));
-  printf("weights: %016llx\n", (unsigned long long)weights_checksum(model));
+  printf("weights: %016llx\n", digits_weights_checksum(model));
 
   if (writer) check(cairn_summary_writer_close(writer), "summary close");
   cairn_summary_writer_free(writer);
