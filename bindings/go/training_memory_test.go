@@ -171,13 +171,9 @@ func TestTrainingMemoryFlatWithScope(t *testing.T) {
 //
 // Go's own collections (every few MiB of Go allocations here) free what the finalizers hold: at
 // GOGC=100 the growth between two of them is close to the bound, and the test failed in 3 of 4
-// runs of the memory tests ("stayed flat"); at GOGC=400 (a program with more Go garbage) the bound
-// is passed in about 350 steps.
+// runs of the memory tests ("stayed flat"). So Go's collector is off for its length.
 func TestTrainingMemoryGrowsWithTriggerOff(t *testing.T) {
 	defer cairn.SetNativeGCPercent(cairn.SetNativeGCPercent(-1))
-	// Go's own collector runs when the Go heap grows, which in a full test run other tests' garbage
-	// can make happen at any time; its finalizers would then free this loop's tensors. Off too, so
-	// only the binding's trigger could collect, and it is off.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	s := newTrainingSetup(t)
 	start := vmRSS(t)
