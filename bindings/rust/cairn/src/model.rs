@@ -27,10 +27,12 @@
 use std::ffi::{c_char, CStr, CString};
 use std::fmt;
 use std::ops::Deref;
+use std::path::Path;
 use std::ptr::{self, NonNull};
 
 use cairn_sys as sys;
 
+use crate::checkpoint::c_path;
 use crate::error::{c_string, check, Name};
 use crate::model_callbacks::Callback;
 use crate::options::{init, set_fields, setters};
@@ -410,6 +412,33 @@ impl Model {
             check(sys::cairn_model_test_on_batch(self.as_raw(), x.as_raw(), y.as_raw(), &mut out))?;
             Logs::take(out, "cairn_model_test_on_batch")
         }
+    }
+
+    /// Saves the whole model into `dir` (keras `model.save`): model.json (the layers' configs and
+    /// the compile configuration), weights.ckpt (a checkpoint of `{"model": model}`: weights,
+    /// optimizer, slots) and serving.cairnfn (the forward pass at the built input shape with any
+    /// batch size, for [`crate::Function::load`] without the code that built the model). The new
+    /// save is swapped in whole, so a failed save leaves an earlier one as it was.
+    ///
+    /// Errors: FAILED_PRECONDITION for a model never called (its input shape is unknown);
+    /// UNIMPLEMENTED for an optimizer with a learning-rate schedule; I/O errors naming the path.
+    pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
+        let dir = c_path(dir.as_ref(), "Model::save", "directory")?;
+        // SAFETY: a live model; the path outlives the call.
+        unsafe { check(sys::cairn_model_save(self.as_raw(), dir.as_ptr())) }
+    }
+
+    /// Loads a model [`Model::save`] wrote (keras `models.load_model`): built, compiled as it was,
+    /// with its weights and the optimizer's step and slots, ready to predict or train on.
+    ///
+    /// Errors: NOT_FOUND for a directory without a saved model; INVALID_ARGUMENT naming the file
+    /// and the field of a config it cannot read; the checkpoint's errors for damaged weights.
+    pub fn load(ctx: &Context, dir: impl AsRef<Path>) -> Result<Model> {
+        let dir = c_path(dir.as_ref(), "Model::load", "directory")?;
+        let mut out = ptr::null_mut();
+        // SAFETY: a live context; the path outlives the call; `out` receives a model we own.
+        unsafe { check(sys::cairn_model_load(ctx.as_raw(), dir.as_ptr(), &mut out))? };
+        Ok(Model(Layer::wrap(Object::from_result(out, "cairn_model_load")?)))
     }
 
     /// Asks a running fit to stop after the current batch (keras `model.stop_training = True`);

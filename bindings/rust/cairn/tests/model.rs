@@ -1,7 +1,7 @@
 //! Models: compile, fit, evaluate, predict, train/test on a batch, the built-in callbacks, callbacks
 //! written in Rust (order, stop_training, errors, panics), BackupAndRestore's exact resume, bad
-//! input, and the one-expression restore into a fresh model. Small problems: each test runs in
-//! well under a second on 2 cores.
+//! input, the one-expression restore into a fresh model, and saving and loading a whole model. Small
+//! problems: each test runs in well under a second on 2 cores.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -453,4 +453,34 @@ fn bad_input_names_the_c_function() {
     assert!(e.message().contains("cairn_model_evaluate"), "{e}");
     let e = model.predict_with(&x, PredictOptions::new().batch_size(0)).unwrap_err();
     assert!(e.message().contains("cairn_model_predict"), "{e}");
+}
+
+#[test]
+fn save_and_load_give_back_the_model_and_its_optimizer() {
+    let ctx = seeded();
+    let (x, y) = toy_data(&ctx);
+    let dir = TempDir::new("saved");
+    let saved = dir.join("model");
+    let never_called = classifier(&ctx, 0.05);
+    let e = never_called.save(&saved).unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e}");
+    assert!(e.message().contains("cairn_model_save"), "{e}");
+
+    let model = classifier(&ctx, 0.05);
+    model.fit((&x, &y), quiet().epochs(2).batch_size(16)).unwrap();
+    model.save(&saved).unwrap();
+    let loaded = Model::load(&ctx, &saved).unwrap();
+    assert_eq!(
+        loaded.predict(&x).unwrap().to_bytes().unwrap(),
+        model.predict(&x).unwrap().to_bytes().unwrap(),
+        "the loaded model predicts differently"
+    );
+    // One more epoch each: equal weights only if the optimizer's step and slots came back.
+    model.fit((&x, &y), quiet().epochs(1).batch_size(16).shuffle(false)).unwrap();
+    loaded.fit((&x, &y), quiet().epochs(1).batch_size(16).shuffle(false)).unwrap();
+    assert_eq!(weights_bytes(&loaded), weights_bytes(&model));
+
+    let e = Model::load(&ctx, dir.join("none")).unwrap_err();
+    assert_eq!(e.code(), Code::NotFound, "{e}");
+    assert!(e.message().contains("cairn_model_load"), "{e}");
 }

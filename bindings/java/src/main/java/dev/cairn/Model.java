@@ -645,6 +645,49 @@ public final class Model extends Sequential {
     }
   }
 
+  // ---- saving ----
+
+  /**
+   * Saves the whole model into {@code dir} (keras model.save): model.json (the layers' configs and
+   * the compile configuration), weights.ckpt (a checkpoint of {"model": model}: weights, optimizer,
+   * slots) and serving.cairnfn (the forward pass at the built input shape with any batch size, for
+   * {@link CompiledFunction#load} without the code that built the model). The new save is swapped
+   * in whole, so a failed save leaves an earlier one as it was.
+   *
+   * @param dir the directory
+   * @throws CairnException FAILED_PRECONDITION for a model never called (its input shape is
+   *     unknown); UNIMPLEMENTED for an optimizer with a learning-rate schedule; I/O errors naming
+   *     the path
+   */
+  public void save(String dir) {
+    byte[] d = NativeResources.cstr(Objects.requireNonNull(dir, "dir"));
+    try {
+      CairnNative.modelSave(handle(), d);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Loads a model {@link #save} wrote (keras.models.load_model): built, compiled as it was, with its
+   * weights and the optimizer's step and slots, ready to predict or train on.
+   *
+   * @param ctx the context
+   * @param dir the directory
+   * @return the model, which the caller closes
+   * @throws CairnException NOT_FOUND for a directory without a saved model; INVALID_ARGUMENT naming
+   *     the file and the field of a config it cannot read; the checkpoint's errors for damaged weights
+   */
+  public static Model load(CairnContext ctx, String dir) {
+    byte[] d = NativeResources.cstr(Objects.requireNonNull(dir, "dir"));
+    long c = ctx.handle();
+    try {
+      return new Model(CairnNative.modelLoad(c, d));
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
   // ---- internals ----
 
   private static long handleOf(NativeHandle h) {

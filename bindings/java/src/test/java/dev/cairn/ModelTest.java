@@ -14,8 +14,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Model: compile, fit, evaluate, predict, train/test on a batch, the built-in callbacks, callbacks
- * written in Java, errors, and a one-expression restore into a fresh model. A small problem: 96
- * points in 4 dimensions, labelled by the sign of x0 + x1.
+ * written in Java, errors, a one-expression restore into a fresh model, and saving and loading a
+ * whole model. A small problem: 96 points in 4 dimensions, labelled by the sign of x0 + x1.
  */
 class ModelTest {
   private static final int N = 96;
@@ -452,5 +452,31 @@ class ModelTest {
       }
       assertArrayEquals(weights(model), weights(fresh));
     }
+  }
+
+  @Test
+  void saveAndLoadGiveBackTheModelAndItsOptimizer(@TempDir Path dir) {
+    String saved = dir.resolve("model").toString();
+    try (Model neverCalled = model(ctx)) {
+      CairnException e = assertThrows(CairnException.class, () -> neverCalled.save(saved));
+      assertEquals(Code.FAILED_PRECONDITION, e.code());
+      assertTrue(e.getMessage().contains("cairn_model_save"), e.getMessage());
+    }
+    try (Model model = model(ctx)) {
+      model.fit(x, y, quiet(2));
+      model.save(saved);
+      try (Model loaded = Model.load(ctx, saved)) {
+        try (Tensor want = model.predict(x); Tensor got = loaded.predict(x)) {
+          assertArrayEquals(want.toFloatArray(), got.toFloatArray(), "the loaded model predicts differently");
+        }
+        // One more epoch each: equal weights only if the optimizer's step and slots came back.
+        model.fit(x, y, quiet(1).shuffle(false));
+        loaded.fit(x, y, quiet(1).shuffle(false));
+        assertArrayEquals(weights(model), weights(loaded));
+      }
+    }
+    CairnException e = assertThrows(CairnException.class, () -> Model.load(ctx, dir.resolve("none").toString()));
+    assertEquals(Code.NOT_FOUND, e.code());
+    assertTrue(e.getMessage().contains("cairn_model_load"), e.getMessage());
   }
 }
