@@ -223,12 +223,12 @@ void Model::compile(const CompileOptions& options) {
     Compiled* raw = c.get();
     c->train_fn = make_ref<graph::Function>(
         context(), "train_step", [this, raw](Context&, const std::vector<Tensor>& in) {
-          auto [loss, y_pred] = train_step(*raw, in[0], in[1]);
+          auto [loss, y_pred] = train_step_body(*raw, in[0], in[1]);
           return std::vector<Tensor>{loss, y_pred};
         });
     c->test_fn = make_ref<graph::Function>(
         context(), "test_step", [this, raw](Context&, const std::vector<Tensor>& in) {
-          auto [loss, y_pred] = test_step(*raw, in[0], in[1]);
+          auto [loss, y_pred] = test_step_body(*raw, in[0], in[1]);
           return std::vector<Tensor>{loss, y_pred};
         });
   }
@@ -296,6 +296,19 @@ Tensor Model::loss_of(const Compiled& c, const Tensor& y, const Tensor& y_pred) 
 }
 
 std::pair<Tensor, Tensor> Model::train_step(Compiled& c, const Tensor& x, const Tensor& y) {
+  if (!built()) (*this)(x, false);
+  if (!c.train_fn) return train_step_body(c, x, y);
+  std::vector<Tensor> out = c.train_fn->call({x, y});
+  return {out[0], out[1]};
+}
+
+std::pair<Tensor, Tensor> Model::test_step(Compiled& c, const Tensor& x, const Tensor& y) {
+  if (!c.test_fn) return test_step_body(c, x, y);
+  std::vector<Tensor> out = c.test_fn->call({x, y});
+  return {out[0], out[1]};
+}
+
+std::pair<Tensor, Tensor> Model::train_step_body(Compiled& c, const Tensor& x, const Tensor& y) {
   GradientTape tape(context());
   Tensor y_pred = (*this)(x, true);
   Tensor loss = loss_of(c, y, y_pred);
@@ -305,7 +318,7 @@ std::pair<Tensor, Tensor> Model::train_step(Compiled& c, const Tensor& x, const 
   return {loss, y_pred};
 }
 
-std::pair<Tensor, Tensor> Model::test_step(Compiled& c, const Tensor& x, const Tensor& y) {
+std::pair<Tensor, Tensor> Model::test_step_body(Compiled& c, const Tensor& x, const Tensor& y) {
   Tensor y_pred = (*this)(x, false);
   return {loss_of(c, y, y_pred), y_pred};
 }
@@ -366,12 +379,7 @@ Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
   const char* fn = "train_on_batch";
   std::shared_ptr<Compiled> c = compiled_config(fn);
   auto busy = claim(busy_, fn, describe());
-  if (!built()) (*this)(x, false);
-  auto [loss, y_pred] = c->train_fn ? [&] {
-    std::vector<Tensor> out = c->train_fn->call({x, y});
-    return std::pair<Tensor, Tensor>{out[0], out[1]};
-  }()
-                                    : train_step(*c, x, y);
+  auto [loss, y_pred] = train_step(*c, x, y);
   std::unique_ptr<Metrics> m = c->make_metrics(context());
   update_metrics(*c, *m, loss, y, y_pred);
   return m->logs();
@@ -381,12 +389,9 @@ Logs Model::test_on_batch(const Tensor& x, const Tensor& y) {
   const char* fn = "test_on_batch";
   std::shared_ptr<Compiled> c = compiled_config(fn);
   auto busy = claim(busy_, fn, describe());
-  std::vector<Tensor> out = c->test_fn ? c->test_fn->call({x, y}) : [&] {
-    auto [loss, y_pred] = test_step(*c, x, y);
-    return std::vector<Tensor>{loss, y_pred};
-  }();
+  auto [loss, y_pred] = test_step(*c, x, y);
   std::unique_ptr<Metrics> m = c->make_metrics(context());
-  update_metrics(*c, *m, out[0], y, out[1]);
+  update_metrics(*c, *m, loss, y, y_pred);
   return m->logs();
 }
 
@@ -400,11 +405,8 @@ Logs Model::run_test(Compiled& c, const Data& data, const EvaluateOptions& optio
   data::Element e;
   for (int64_t batch = 0; (options.steps == 0 || batch < options.steps) && it->next(e); ++batch) {
     auto [x, y] = xy(e, fn);
-    std::vector<Tensor> out = c.test_fn ? c.test_fn->call({x, y}) : [&] {
-      auto [loss, y_pred] = test_step(c, x, y);
-      return std::vector<Tensor>{loss, y_pred};
-    }();
-    update_metrics(c, *m, out[0], y, out[1]);
+    auto [loss, y_pred] = test_step(c, x, y);
+    update_metrics(c, *m, loss, y, y_pred);
     if (!callbacks.empty()) {
       Logs l = m->logs();
       each(callbacks, [&](Callback& cb) { cb.on_test_batch_end(*this, batch, l); });
@@ -509,13 +511,9 @@ History Model::fit(const Data& data, const FitOptions& o) {
           break;
         }
         auto [x, y] = xy(e, fn);
-        if (!built()) (*this)(x, false);  // variables are made eagerly, before the step is traced
         each(callbacks, [&](Callback& cb) { cb.on_train_batch_begin(*this, step); });
-        std::vector<Tensor> out = c->train_fn ? c->train_fn->call({x, y}) : [&] {
-          auto [loss, y_pred] = train_step(*c, x, y);
-          return std::vector<Tensor>{loss, y_pred};
-        }();
-        update_metrics(*c, metrics, out[0], y, out[1]);
+        auto [loss, y_pred] = train_step(*c, x, y);
+        update_metrics(*c, metrics, loss, y, y_pred);
         state->set_position(epoch, step + 1);
         Logs logs = metrics.logs();
         each(callbacks, [&](Callback& cb) { cb.on_train_batch_end(*this, step, logs); });

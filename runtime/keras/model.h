@@ -164,9 +164,13 @@ class Model final : public nn::Sequential {
   class Run;  // one call of fit, evaluate or predict (callbacks, locking)
 
   std::shared_ptr<Compiled> compiled_config(const char* fn) const;
-  // The loss and the predictions of one batch, run through the compiled or eager step.
+  // The loss and the predictions of one batch: the compiled step's replay, or with run_eagerly the
+  // step's body itself. A training step builds the model first (variables are made eagerly).
   std::pair<Tensor, Tensor> train_step(Compiled& c, const Tensor& x, const Tensor& y);
   std::pair<Tensor, Tensor> test_step(Compiled& c, const Tensor& x, const Tensor& y);
+  // The bodies the compiled functions trace.
+  std::pair<Tensor, Tensor> train_step_body(Compiled& c, const Tensor& x, const Tensor& y);
+  std::pair<Tensor, Tensor> test_step_body(Compiled& c, const Tensor& x, const Tensor& y);
   Tensor loss_of(const Compiled& c, const Tensor& y, const Tensor& y_pred);
   void update_metrics(Compiled& c, Metrics& m, const Tensor& loss, const Tensor& y, const Tensor& y_pred);
   Logs run_test(Compiled& c, const Data& data, const EvaluateOptions& options, const char* fn,
