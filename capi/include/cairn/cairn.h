@@ -2761,12 +2761,19 @@ CAIRN_API void cairn_history_free(cairn_history *h);
 typedef struct cairn_callback_hooks {
   uint32_t struct_size;                 /**< sizeof(cairn_callback_hooks) */
   void *user_data;                      /**< passed to every hook */
+  /** When fit starts (after the callbacks were told the epochs and steps). */
   cairn_status *(*on_train_begin)(void *user_data, cairn_object *model);
+  /** When fit ends normally; `logs` are the last epoch's. Not called when fit fails. */
   cairn_status *(*on_train_end)(void *user_data, cairn_object *model, const cairn_logs *logs);
+  /** Before each epoch's first batch. */
   cairn_status *(*on_epoch_begin)(void *user_data, cairn_object *model, int64_t epoch);
+  /** After each epoch (and its validation); `logs` hold the epoch's means and the "val_" values. */
   cairn_status *(*on_epoch_end)(void *user_data, cairn_object *model, int64_t epoch, const cairn_logs *logs);
+  /** Before each training batch; `batch` counts from 0 in each epoch. */
   cairn_status *(*on_train_batch_begin)(void *user_data, cairn_object *model, int64_t batch);
+  /** After each training batch; `logs` are the epoch's means so far. */
   cairn_status *(*on_train_batch_end)(void *user_data, cairn_object *model, int64_t batch, const cairn_logs *logs);
+  /** After an evaluation (cairn_model_evaluate, or fit's validation); `logs` are its results. */
   cairn_status *(*on_test_end)(void *user_data, cairn_object *model, const cairn_logs *logs);
   /** Called once, when the callback is freed (not when creation fails: the caller keeps user_data then). */
   void (*release)(void *user_data);
