@@ -161,7 +161,6 @@ class Model final : public nn::Sequential {
  private:
   struct Compiled;
   struct Metrics;
-  class Run;  // one call of fit, evaluate or predict (callbacks, locking)
 
   std::shared_ptr<Compiled> compiled_config(const char* fn) const;
   // The loss and the predictions of one batch: the compiled step's replay, or with run_eagerly the
