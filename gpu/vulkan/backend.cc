@@ -11,7 +11,21 @@ namespace cairn::gpu {
 
 namespace {
 
-Ref<Device> create_device(Context& ctx, std::string_view spec) {
+std::vector<PhysicalDevice> list_physical(Context& ctx) {
+  std::vector<PhysicalDevice> out;
+  const GpuOptions& o = ctx.gpu_options();
+  if (o.vk_instance) {
+    // External mode: the engine's instance lists the devices; Cairn makes no instance of its own.
+    Ref<Instance> borrowed = Instance::borrow(static_cast<VkInstance>(o.vk_instance));
+    auto handles = borrowed->physical_devices();
+    for (uint32_t i = 0; i < handles.size(); ++i) out.push_back(physical_device(describe(handles[i], i)));
+    return out;
+  }
+  for (const PhysicalDeviceInfo& info : list_devices()) out.push_back(physical_device(info));
+  return out;
+}
+
+Ref<Device> create_device(Context& ctx, const LogicalDeviceSpec& spec) {
   // Every op's registration has run by now (static initializers), so the rest of the registry
   // can be given the fallback kernel once.
   static std::once_flag once;
@@ -24,7 +38,7 @@ Ref<Device> create_device(Context& ctx, std::string_view spec) {
 }
 
 struct Registration {
-  Registration() { register_device_backend({"vulkan", create_device}); }
+  Registration() { register_device_backend({"vulkan", list_physical, create_device}); }
 } registration;
 
 }  // namespace

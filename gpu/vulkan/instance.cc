@@ -169,6 +169,12 @@ PhysicalDeviceInfo describe(VkPhysicalDevice device, uint32_t index) {
   info.max_storage_buffers = l.maxPerStageDescriptorStorageBuffers;
   info.float16_storage = f16.storageBuffer16BitAccess;
   info.int8_storage = f8.storageBuffer8BitAccess;
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(device, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(device, &n, families.data());
+  for (const auto& f : families)
+    if (info.compute_queues == 0 && (f.queueFlags & VK_QUEUE_COMPUTE_BIT)) info.compute_queues = f.queueCount;
   return info;
 }
 
@@ -185,6 +191,20 @@ uint32_t preferred_device(const std::vector<PhysicalDeviceInfo>& devices) {
     for (const auto& d : devices)
       if (d.type == type) return d.index;
   raise(Code::Unavailable, "vulkan: the driver reports no physical devices");
+}
+
+PhysicalDevice physical_device(const PhysicalDeviceInfo& info) {
+  PhysicalDevice p;
+  p.name = "vulkan:" + std::to_string(info.index);
+  p.type = "VULKAN";
+  p.description = info.name;
+  p.device_type = info.type;
+  p.queues = std::max(1u, info.compute_queues);
+  for (const HeapInfo& h : info.heaps) {
+    p.heaps.push_back({h.size, h.size, 0, h.device_local});
+    if (h.device_local) p.memory = std::max(p.memory, h.size);
+  }
+  return p;
 }
 
 }  // namespace cairn::gpu

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/core/refcount.h"
+#include "runtime/eager/context.h"
 
 namespace cairn::gpu {
 
@@ -34,6 +35,7 @@ struct PhysicalDeviceInfo {
   uint32_t max_storage_buffers = 0;  // maxPerStageDescriptorStorageBuffers
   bool float16_storage = false;  // storageBuffer16BitAccess
   bool int8_storage = false;     // storageBuffer8BitAccess
+  uint32_t compute_queues = 0;   // queues of the first family with compute
 };
 
 class Instance : public RefCounted {
@@ -62,6 +64,8 @@ PhysicalDeviceInfo describe(VkPhysicalDevice device, uint32_t index);
 std::vector<PhysicalDeviceInfo> list_devices();
 // The index "vulkan" picks: the first discrete GPU, then integrated, then virtual, then CPU.
 uint32_t preferred_device(const std::vector<PhysicalDeviceInfo>& devices);
+// How the runtime's device configuration sees a device: name "vulkan:N", heaps, queues.
+PhysicalDevice physical_device(const PhysicalDeviceInfo& info);
 
 // Validation messages of error severity seen so far (only counted with validation on).
 uint64_t validation_error_count();

@@ -60,41 +60,30 @@ struct VulkanDevice::Batch {
 
 VulkanDevice::VulkanDevice(std::string name) : Device(DeviceKind::Vulkan, std::move(name)) {}
 
-Ref<Device> VulkanDevice::create(Context& ctx, std::string_view spec) {
+Ref<Device> VulkanDevice::create(Context& ctx, const LogicalDeviceSpec& spec) {
   const GpuOptions& o = ctx.gpu_options();
   bool external = o.vk_device != nullptr;
   if (external && (!o.vk_instance || !o.vk_physical_device || !o.vk_queue))
     raise(Code::InvalidArgument,
           "vulkan: external mode needs VkInstance, VkPhysicalDevice, VkDevice and VkQueue together");
-  uint32_t index = 0;
+  if (external && spec.split_count > 1)
+    raise(Code::FailedPrecondition, "{}: an engine's own VkDevice cannot be split into logical devices", spec.name);
+  std::string name = spec.name;
   if (external) {
+    // The engine's device keeps the name of its physical device's index.
     Ref<Instance> borrowed = Instance::borrow(static_cast<VkInstance>(o.vk_instance));
     auto all = borrowed->physical_devices();
     auto it = std::find(all.begin(), all.end(), static_cast<VkPhysicalDevice>(o.vk_physical_device));
-    index = it == all.end() ? 0 : static_cast<uint32_t>(it - all.begin());
-  } else {
-    auto devices = list_devices();
-    if (devices.empty()) raise(Code::Unavailable, "device \"{}\": the Vulkan driver reports no devices", spec);
-    size_t colon = spec.find(':');
-    if (colon == std::string_view::npos) {
-      index = preferred_device(devices);
-    } else {
-      std::string digits(spec.substr(colon + 1));
-      char* end = nullptr;
-      long n = std::strtol(digits.c_str(), &end, 10);
-      if (digits.empty() || *end != '\0' || n < 0)
-        raise(Code::InvalidArgument, "device \"{}\": expected \"vulkan:N\" with N a device index", spec);
-      if (static_cast<size_t>(n) >= devices.size())
-        raise(Code::NotFound, "device \"{}\": there are {} Vulkan device(s)", spec, devices.size());
-      index = static_cast<uint32_t>(n);
-    }
+    name = "vulkan:" + std::to_string(it == all.end() ? 0 : it - all.begin());
   }
-  Ref<VulkanDevice> d = Ref<VulkanDevice>::adopt(new VulkanDevice("vulkan:" + std::to_string(index)));
+  Ref<VulkanDevice> d = Ref<VulkanDevice>::adopt(new VulkanDevice(name));
   if (external)
     d->init_external(o);
   else
-    d->init_owned(ctx, index);
-  d->init_common(o, ctx.cpu());
+    d->init_owned(ctx, spec.physical_index);
+  GpuOptions limited = o;
+  if (spec.memory_limit) limited.memory_limit = spec.memory_limit;
+  d->init_common(limited, ctx.cpu());
   return Ref<Device>(d);
 }
 
@@ -346,6 +335,7 @@ Buffer* VulkanDevice::allocate(size_t nbytes) {
       throw;
     }
     stats_.live_bytes += b->size;
+    count_allocation(b->size);  // no limit on the base: the pool enforces the device's (new_block)
   }
   retain();  // the buffer keeps its device alive
   return b;
@@ -371,6 +361,7 @@ void VulkanDevice::deallocate(Buffer* buffer) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto* b = static_cast<VulkanBuffer*>(buffer);
   stats_.live_bytes -= b->block ? b->size : 0;
+  if (b->block) count_free(b->size);
   defer_free(b);
 }
 

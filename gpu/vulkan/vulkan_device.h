@@ -57,8 +57,9 @@ struct DeviceStats {
 
 class VulkanDevice final : public Device {
  public:
-  // "vulkan" or "vulkan:N" with the context's GPU options. Throws Unavailable without a driver.
-  static Ref<Device> create(Context& ctx, std::string_view spec);
+  // One logical device (see LogicalDeviceSpec) with the context's GPU options. Throws Unavailable
+  // without a driver.
+  static Ref<Device> create(Context& ctx, const LogicalDeviceSpec& spec);
   ~VulkanDevice() override;
 
   Buffer* allocate(size_t nbytes) override;

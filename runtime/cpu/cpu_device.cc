@@ -1,5 +1,7 @@
 #include "runtime/cpu/cpu_device.h"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <new>
 
@@ -26,7 +28,10 @@ constexpr bool kKeepBlocks = true;
 #endif
 }  // namespace
 
-CpuDevice::CpuDevice(const AllocatorHooks& hooks) : Device(DeviceKind::CPU, "cpu"), hooks_(hooks) {
+CpuDevice::CpuDevice(const AllocatorHooks& hooks, std::string name, uint64_t memory_limit, Ref<Device> owner)
+    : Device(DeviceKind::CPU, std::move(name)), hooks_(hooks), owner_(std::move(owner)) {
+  if (owner_) hooks_.release = nullptr;
+  set_memory_limit(memory_limit);
   if (kKeepBlocks && hooks.allocate == default_allocator().allocate &&
       hooks.deallocate == default_allocator().deallocate)
     cache_ = std::make_unique<BlockCache>(hooks);
@@ -40,8 +45,12 @@ CpuDevice::~CpuDevice() {
 Buffer* CpuDevice::allocate(size_t nbytes) {
   if (nbytes > SIZE_MAX - kTensorAlignment) raise(Code::ResourceExhausted, "cpu: cannot allocate {} bytes", nbytes);
   const size_t size = kTensorAlignment + nbytes;
+  count_allocation(nbytes);
   void* block = cache_ ? cache_->allocate(size) : hooks_.allocate(hooks_.user_data, size, kTensorAlignment);
-  if (block == nullptr) raise(Code::ResourceExhausted, "cpu: out of memory allocating {} bytes", nbytes);
+  if (block == nullptr) {
+    count_free(nbytes);
+    raise(Code::ResourceExhausted, "{}: out of memory allocating {} bytes", name(), nbytes);
+  }
   Buffer* b = new (block) Buffer();
   b->device = this;
   b->data = static_cast<char*>(block) + kTensorAlignment;
@@ -52,12 +61,20 @@ Buffer* CpuDevice::allocate(size_t nbytes) {
 
 void CpuDevice::deallocate(Buffer* buffer) {
   size_t size = kTensorAlignment + buffer->nbytes;
+  count_free(buffer->nbytes);
   buffer->~Buffer();
   if (cache_)
     cache_->deallocate(buffer, size);
   else
     hooks_.deallocate(hooks_.user_data, buffer, size);
 }
+
+uint64_t host_memory_bytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+uint64_t CpuDevice::memory_budget() const { return host_memory_bytes(); }
 
 void CpuDevice::read(const Buffer& buffer, void* dst, size_t nbytes) {
   if (nbytes) std::memcpy(dst, buffer.data, nbytes);

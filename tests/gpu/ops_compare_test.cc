@@ -72,8 +72,8 @@ TEST_CASE("MatMul matches the CPU with both shaders: transposes, batches, odd an
     ContextOptions o;
     o.device = "vulkan";
     Context c(o);
+    auto& dev = static_cast<gpu::VulkanDevice&>(c.default_device());  // made on first use
     unsetenv("CAIRN_VULKAN_MATMUL");
-    auto& dev = static_cast<gpu::VulkanDevice&>(c.default_device());
     CHECK(dev.matmul_direct() == (std::string(shader) == "direct"));
     uint32_t seed = 900;
     for (DType dt : kDtypes)
