@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
-#include <set>
 #include <string>
 
 #include "capi/internal/handles.h"
@@ -15,14 +14,6 @@ using namespace cairn;
 using cairn::capi::require;
 
 namespace {
-
-// Device names handed to callers stay valid for the process's life: one copy of each, never freed.
-const char* interned(const std::string& name) {
-  static std::mutex mu;
-  static std::set<std::string>* names = new std::set<std::string>();
-  std::lock_guard<std::mutex> lock(mu);
-  return names->insert(name).first->c_str();
-}
 
 
 void apply_vulkan_options(const cairn_vulkan_options* user_vk, GpuOptions& g, const char* fn) {
@@ -81,7 +72,7 @@ cairn_status* cairn_vulkan_device_describe(size_t index, cairn_vulkan_device_inf
     raise(Code::OutOfRange, "{}: device index {} but there are {} Vulkan device(s)", fn, index, devices.size());
   const gpu::PhysicalDeviceInfo& d = devices[index];
   cairn_vulkan_device_info info = capi::StructInfo<cairn_vulkan_device_info>::defaults();
-  info.name = interned(d.name);
+  info.name = capi::interned(d.name);
   info.type = device_type(d.type);
   info.api_version = d.api_version;
   for (const auto& h : d.heaps) {

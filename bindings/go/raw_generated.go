@@ -3159,6 +3159,129 @@ func cCallbackBackupAndRestore(ctx *C.cairn_context, opts *C.cairn_backup_option
 	return takeStatus(C.cairn_callback_backup_and_restore(ctx, opts, out))
 }
 
+// cContextPhysicalDeviceCount calls cairn_context_physical_device_count.
+//
+// METHOD. The number of physical devices: the CPU and each Vulkan device (listing them loads the
+// Vulkan driver). Does not initialize the devices. Since 1.3.
+func cContextPhysicalDeviceCount(ctx *C.cairn_context, out *C.size_t) error {
+	return takeStatus(C.cairn_context_physical_device_count(ctx, out))
+}
+
+// cContextPhysicalDevice calls cairn_context_physical_device.
+//
+// METHOD. Describes physical device `index` (0 is always the CPU).
+// Errors: OUT_OF_RANGE for an index at or past the count. Since 1.3.
+func cContextPhysicalDevice(ctx *C.cairn_context, index C.size_t, out *C.cairn_physical_device_info) error {
+	return takeStatus(C.cairn_context_physical_device(ctx, index, out))
+}
+
+// cContextPhysicalDeviceHeap calls cairn_context_physical_device_heap.
+//
+// METHOD. Heap `heap` of physical device `index`, its budget and usage queried now.
+// Errors: OUT_OF_RANGE for either index. Since 1.3.
+func cContextPhysicalDeviceHeap(ctx *C.cairn_context, index C.size_t, heap C.size_t, out *C.cairn_memory_heap) error {
+	return takeStatus(C.cairn_context_physical_device_heap(ctx, index, heap, out))
+}
+
+// cContextSetVisibleDevices calls cairn_context_set_visible_devices.
+//
+// METHOD. Makes only these physical devices (and the CPU, always) visible: logical devices are made
+// from them. `names` holds `n` physical names such as "vulkan:1"; n == 0 hides every Vulkan device.
+// Errors: NOT_FOUND naming an unknown device, FAILED_PRECONDITION once the devices are initialized.
+// Since 1.3.
+func cContextSetVisibleDevices(ctx *C.cairn_context, names **C.char, n C.size_t) error {
+	return takeStatus(C.cairn_context_set_visible_devices(ctx, names, n))
+}
+
+// cContextVisibleDevices calls cairn_context_visible_devices.
+//
+// METHOD. The visible physical devices, separated by commas ("cpu:0,vulkan:0").
+// @param out  receives a NUL-terminated string; free it with cairn_free(). Since 1.3.
+func cContextVisibleDevices(ctx *C.cairn_context, out **C.char) error {
+	return takeStatus(C.cairn_context_visible_devices(ctx, out))
+}
+
+// cContextSetMemoryGrowth calls cairn_context_set_memory_growth.
+//
+// METHOD. Memory growth of a Vulkan physical device: 1 (default) allocates as tensors need memory; 0
+// reserves each of its logical devices' memory limit (or most of the budget without one) when the
+// device is created. Errors: INVALID_ARGUMENT for the CPU, NOT_FOUND for an unknown device,
+// FAILED_PRECONDITION once the devices are initialized. Since 1.3.
+func cContextSetMemoryGrowth(ctx *C.cairn_context, physical *C.char, grow C.int32_t) error {
+	return takeStatus(C.cairn_context_set_memory_growth(ctx, physical, grow))
+}
+
+// cContextMemoryGrowth calls cairn_context_memory_growth.
+//
+// METHOD. The memory growth setting of a physical device (1 for the CPU). Since 1.3.
+func cContextMemoryGrowth(ctx *C.cairn_context, physical *C.char, out *C.int32_t) error {
+	return takeStatus(C.cairn_context_memory_growth(ctx, physical, out))
+}
+
+// cContextSetLogicalDevices calls cairn_context_set_logical_devices.
+//
+// METHOD. Splits physical device `physical` ("cpu:0", "vulkan:0") into `n` logical devices (1 to 64),
+// to run multi-device code on one device; one config sets a memory limit for the whole device.
+// Each logical Vulkan device has its own VkDevice, queue and memory pool.
+// Errors: INVALID_ARGUMENT for n out of range or limits above the device's memory (alone or added
+// up), NOT_FOUND for an unknown device, FAILED_PRECONDITION when the device was configured already
+// or the devices are initialized. Since 1.3.
+func cContextSetLogicalDevices(ctx *C.cairn_context, physical *C.char, configs *C.cairn_logical_device_config, n C.size_t) error {
+	return takeStatus(C.cairn_context_set_logical_devices(ctx, physical, configs, n))
+}
+
+// cContextLogicalDeviceCount calls cairn_context_logical_device_count.
+//
+// METHOD. The number of logical devices, the CPU's first. Initializes the devices. Since 1.3.
+func cContextLogicalDeviceCount(ctx *C.cairn_context, out *C.size_t) error {
+	return takeStatus(C.cairn_context_logical_device_count(ctx, out))
+}
+
+// cContextLogicalDevice calls cairn_context_logical_device.
+//
+// METHOD. Describes logical device `index`. Errors: OUT_OF_RANGE past the count. Since 1.3.
+func cContextLogicalDevice(ctx *C.cairn_context, index C.size_t, out *C.cairn_logical_device_info) error {
+	return takeStatus(C.cairn_context_logical_device(ctx, index, out))
+}
+
+// cContextSetThreads calls cairn_context_set_threads.
+//
+// METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work
+// such as a mirrored strategy's replicas); 0 = all cores. Errors: INVALID_ARGUMENT outside 0..4096,
+// FAILED_PRECONDITION once the devices are initialized. Since 1.3.
+func cContextSetThreads(ctx *C.cairn_context, intraOp C.int32_t, interOp C.int32_t) error {
+	return takeStatus(C.cairn_context_set_threads(ctx, intraOp, interOp))
+}
+
+// cContextThreads calls cairn_context_threads.
+//
+// METHOD. The thread counts set (0 = all cores); either pointer may be NULL. Since 1.3.
+func cContextThreads(ctx *C.cairn_context, intraOp *C.int32_t, interOp *C.int32_t) error {
+	return takeStatus(C.cairn_context_threads(ctx, intraOp, interOp))
+}
+
+// cContextMemoryInfo calls cairn_context_memory_info.
+//
+// METHOD. Memory of logical device `device` ("cpu", "vulkan:0"), creating it if needed.
+// Errors: NOT_FOUND for an unknown device. Since 1.3.
+func cContextMemoryInfo(ctx *C.cairn_context, device *C.char, out *C.cairn_memory_info) error {
+	return takeStatus(C.cairn_context_memory_info(ctx, device, out))
+}
+
+// cContextResetMemoryStats calls cairn_context_reset_memory_stats.
+//
+// METHOD. Sets the device's peak to its current use. Errors: NOT_FOUND for an unknown device. Since 1.3.
+func cContextResetMemoryStats(ctx *C.cairn_context, device *C.char) error {
+	return takeStatus(C.cairn_context_reset_memory_stats(ctx, device))
+}
+
+// cContextDevicesInitialized calls cairn_context_devices_initialized.
+//
+// METHOD. 1 once the context's devices are initialized (configuration is then closed). Since 1.3.
+func cContextDevicesInitialized(ctx *C.cairn_context, out *C.int32_t) error {
+	return takeStatus(C.cairn_context_devices_initialized(ctx, out))
+}
+
 // cVulkanAvailable calls cairn_vulkan_available.
 //
 // METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. Since 1.0.
@@ -3454,4 +3577,39 @@ func cCsvLoggerOptionsInit(opts *C.cairn_csv_logger_options, structSize C.uint32
 // METHOD. Fills a cairn_backup_options with its defaults (for cairn_callback_backup_and_restore). Since 1.2.
 func cBackupOptionsInit(opts *C.cairn_backup_options, structSize C.uint32_t) error {
 	return takeStatus(C.cairn_backup_options_init(opts, structSize))
+}
+
+// cPhysicalDeviceInfoInit calls cairn_physical_device_info_init.
+//
+// METHOD. Fills a cairn_physical_device_info with its defaults (for cairn_context_physical_device). Since 1.3.
+func cPhysicalDeviceInfoInit(opts *C.cairn_physical_device_info, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_physical_device_info_init(opts, structSize))
+}
+
+// cMemoryHeapInit calls cairn_memory_heap_init.
+//
+// METHOD. Fills a cairn_memory_heap with its defaults (for cairn_context_physical_device_heap). Since 1.3.
+func cMemoryHeapInit(opts *C.cairn_memory_heap, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_memory_heap_init(opts, structSize))
+}
+
+// cLogicalDeviceConfigInit calls cairn_logical_device_config_init.
+//
+// METHOD. Fills a cairn_logical_device_config with its defaults (for cairn_context_set_logical_devices). Since 1.3.
+func cLogicalDeviceConfigInit(opts *C.cairn_logical_device_config, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_logical_device_config_init(opts, structSize))
+}
+
+// cLogicalDeviceInfoInit calls cairn_logical_device_info_init.
+//
+// METHOD. Fills a cairn_logical_device_info with its defaults (for cairn_context_logical_device). Since 1.3.
+func cLogicalDeviceInfoInit(opts *C.cairn_logical_device_info, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_logical_device_info_init(opts, structSize))
+}
+
+// cMemoryInfoInit calls cairn_memory_info_init.
+//
+// METHOD. Fills a cairn_memory_info with its defaults (for cairn_context_memory_info). Since 1.3.
+func cMemoryInfoInit(opts *C.cairn_memory_info, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_memory_info_init(opts, structSize))
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # bindings/java/install.sh PREFIX: installs the Java binding.
-#   PREFIX/share/java/cairn-1.2.0.jar   the jar, a named module (dev.cairn) carrying libcairn_jni.so
+#   PREFIX/share/java/cairn-1.3.0.jar   the jar, a named module (dev.cairn) carrying libcairn_jni.so
 #                                       and libcairn.so.1 for linux-x86_64
 #   PREFIX/lib/libcairn_jni.so          the JNI library (RUNPATH $ORIGIN: it finds the
 #                                       PREFIX/lib/libcairn.so.1 that tools/install puts beside it),
 #                                       for -Dcairn.library.path=PREFIX/lib
-# and dev.cairn:cairn:1.2.0 in the local Maven repository (~/.m2, or wherever Maven's settings put
+# and dev.cairn:cairn:1.3.0 in the local Maven repository (~/.m2, or wherever Maven's settings put
 # it), so a Maven project can depend on it. Builds with Bazel and Maven (Maven fetches its plugins
 # from Maven Central on first use; no tests run here, bindings/test_java runs them).
 set -euo pipefail
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 bazel build //bindings/java:natives >/dev/null 2>&1 || { bazel build //bindings/java:natives; exit 1; }
 natives="$(bazel info bazel-bin 2>/dev/null)/bindings/java"
 
-version=1.2.0
+version=1.3.0
 jar="bindings/java/target/cairn-$version.jar"
 rm -f "$jar"
 log="$(mktemp)"

@@ -3,7 +3,7 @@
 # fresh Maven project outside the repository: installs into a temporary prefix with
 # bindings/java/install.sh (or takes $CAIRN_TEST_PREFIX, made by tools/install, which calls it),
 # builds the project offline (`mvn -o`: only what Maven already holds, the plugins the install
-# fetched and dev.cairn:cairn:1.2.0), runs it with plain `java -cp` (no -D flags, no
+# fetched and dev.cairn:cairn:1.3.0), runs it with plain `java -cp` (no -D flags, no
 # LD_LIBRARY_PATH: the natives come from the jar), on the module path, twice at once, and once with
 # -Dcairn.library.path (and with a libcairn.so.1 of another ABI). Checks the jar's JNI library
 # (RUNPATH $ORIGIN, NEEDED libcairn.so.1, no path into the checkout), that no extracted file is left
@@ -29,13 +29,13 @@ if [ -z "$prefix" ]; then
   "$repo/bindings/java/install.sh" "$prefix" >/dev/null
   phase "install (Bazel + mvn install)"
 fi
-jar="$prefix/share/java/cairn-1.2.0.jar"
+jar="$prefix/share/java/cairn-1.3.0.jar"
 [ -f "$jar" ] || fail "$jar is missing (bindings/java/install.sh PREFIX makes it)"
 m2repo="$HOME/.m2/repository"
 [[ " ${MAVEN_OPTS:-} " =~ \ -Dmaven\.repo\.local=([^ ]+)\  ]] && m2repo="${BASH_REMATCH[1]}"
-m2jar="$m2repo/dev/cairn/cairn/1.2.0/cairn-1.2.0.jar"
+m2jar="$m2repo/dev/cairn/cairn/1.3.0/cairn-1.3.0.jar"
 if [ ! -f "$m2jar" ]; then # a prefix made elsewhere: put its jar in the local repository
-  "${mvn[@]}" install:install-file -Dfile="$jar" -DgroupId=dev.cairn -DartifactId=cairn -Dversion=1.2.0 \
+  "${mvn[@]}" install:install-file -Dfile="$jar" -DgroupId=dev.cairn -DartifactId=cairn -Dversion=1.3.0 \
     -Dpackaging=jar >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "mvn install:install-file failed"; }
 fi
 
@@ -71,7 +71,7 @@ cat > "$app/pom.xml" <<'POM'
     <dependency>
       <groupId>dev.cairn</groupId>
       <artifactId>cairn</artifactId>
-      <version>1.2.0</version>
+      <version>1.3.0</version>
     </dependency>
   </dependencies>
   <build>

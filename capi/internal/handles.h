@@ -27,6 +27,11 @@ struct cairn_tensor {
 
 namespace cairn::capi {
 
+// A string handed to callers that stays valid for the process's life (device names and the
+// like): one copy of each distinct value, never freed.
+const char* interned(const std::string& value);
+
+
 cairn_status* make_status(cairn_code code, std::string message);
 // The exception being handled as a status (call only inside a catch block). `fn`, the C
 // function, prefixes the message ("fn: ...") unless the message names it already; NULL: as is.

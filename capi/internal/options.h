@@ -64,7 +64,12 @@ namespace cairn::capi {
   X(cairn_early_stopping_options, CAIRN_EARLY_STOPPING_OPTIONS_INIT)          \
   X(cairn_reduce_lr_options, CAIRN_REDUCE_LR_OPTIONS_INIT)                    \
   X(cairn_csv_logger_options, CAIRN_CSV_LOGGER_OPTIONS_INIT)                  \
-  X(cairn_backup_options, CAIRN_BACKUP_OPTIONS_INIT)
+  X(cairn_backup_options, CAIRN_BACKUP_OPTIONS_INIT)                          \
+  X(cairn_physical_device_info, CAIRN_PHYSICAL_DEVICE_INFO_INIT)              \
+  X(cairn_memory_heap, CAIRN_MEMORY_HEAP_INIT)                                \
+  X(cairn_logical_device_config, CAIRN_LOGICAL_DEVICE_CONFIG_INIT)            \
+  X(cairn_logical_device_info, CAIRN_LOGICAL_DEVICE_INFO_INIT)                \
+  X(cairn_memory_info, CAIRN_MEMORY_INFO_INIT)
 
 // The name and the defaults of each struct. The defaults live in static storage, so their
 // padding bytes are zero and cairn_X_init gives the same bytes as a static `T x = CAIRN_X_INIT`.

@@ -2,5 +2,5 @@
 #pragma once
 
 namespace cairn {
-constexpr const char* kVersionString = "1.2.0";
+constexpr const char* kVersionString = "1.3.0";
 }  // namespace cairn

@@ -316,6 +316,7 @@ std::vector<LogicalDeviceSpec> Context::backend_logical(Backend& b) {
     for (uint32_t j = 0; j < configs.size(); ++j) {
       LogicalDeviceSpec spec;
       spec.name = fmt::format("{}:{}", b.api.prefix, out.size());
+      spec.physical = pname;
       spec.physical_index = i;
       spec.split_index = j;
       spec.split_count = static_cast<uint32_t>(configs.size());
@@ -333,6 +334,7 @@ std::vector<LogicalDeviceSpec> Context::logical_devices() {
   for (uint32_t i = 0; i < cpus_.size(); ++i) {
     LogicalDeviceSpec spec;
     spec.name = cpus_[i]->name();
+    spec.physical = kCpuPhysical;
     spec.split_index = i;
     spec.split_count = static_cast<uint32_t>(cpus_.size());
     spec.memory_limit = cpus_[i]->memory_info().limit;

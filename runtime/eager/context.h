@@ -78,6 +78,7 @@ struct LogicalDeviceConfig {
 // What a backend gets to create one logical device.
 struct LogicalDeviceSpec {
   std::string name;            // "vulkan:1": logical names count the visible logical devices of a type
+  std::string physical;        // "vulkan:0": the physical device it is made from
   uint32_t physical_index = 0; // index among the backend's physical devices
   uint32_t split_index = 0;    // which of the physical device's logical devices (0 when it is not split)
   uint32_t split_count = 1;    // how many logical devices share the physical device

@@ -23,7 +23,7 @@ static cairn_tensor *f32(cairn_context *ctx, const float *v, const int64_t *shap
 
 static void test_versions_and_status(void) {
   CHECK(cairn_abi_version() == CAIRN_ABI_VERSION);
-  CHECK(strcmp(cairn_version(), "1.2.0") == 0);
+  CHECK(strcmp(cairn_version(), "1.3.0") == 0);
   CHECK(cairn_status_code(NULL) == CAIRN_OK);
   CHECK(strcmp(cairn_status_message(NULL), "") == 0);
   cairn_status_free(NULL);

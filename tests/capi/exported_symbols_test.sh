@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libcairn.so must export cairn_* symbols and nothing else, and carry SONAME libcairn.so.1. Every
 # function of ABI 1.0 (the names capi/cairn.lds lists in node CAIRN_1) is exported as CAIRN_1, every
-# one of 1.1 (node CAIRN_1.1) as CAIRN_1.1, every later cairn_* symbol as CAIRN_1.2, and every export is a function the header
+# one of 1.1 (node CAIRN_1.1) as CAIRN_1.1, of 1.2 as CAIRN_1.2, every later cairn_* symbol as CAIRN_1.3, and every export is a function the header
 # declares (an internal symbol that happens to start with cairn_ would otherwise leak into the ABI).
 set -euo pipefail
 lib="$1"
@@ -29,19 +29,22 @@ done
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = "libcairn.so.1" ] || { echo "SONAME of $lib is '$soname', want libcairn.so.1" >&2; exit 1; }
 
-# The frozen lists: the names in node CAIRN_1 (1.0, before "local:") and CAIRN_1.1 of the version
-# script; every other cairn_* symbol is in the newest node, CAIRN_1.2.
+# The frozen lists: the names in node CAIRN_1 (1.0, before "local:"), CAIRN_1.1 and CAIRN_1.2 of the
+# version script; every other cairn_* symbol is in the newest node, CAIRN_1.3.
 lds="${2:-$(dirname "$lib")/../../capi/cairn.lds}"
 node_names() { sed -n "/^$1 {/,/^}/p" "$lds" | sed -n 's/^ *\(cairn_[a-z0-9_]*\);$/\1/p' | sort; }
 v10=$(node_names 'CAIRN_1')
 v11=$(node_names 'CAIRN_1\.1')
+v12=$(node_names 'CAIRN_1\.2')
 [ "$(printf '%s\n' "$v10" | grep -c .)" -ge 183 ] || { echo "cannot read the 1.0 list from $lds" >&2; exit 1; }
 [ "$(printf '%s\n' "$v11" | grep -c .)" -ge 125 ] || { echo "cannot read the 1.1 list from $lds" >&2; exit 1; }
+[ "$(printf '%s\n' "$v12" | grep -c .)" -ge 43 ] || { echo "cannot read the 1.2 list from $lds" >&2; exit 1; }
 # objdump -T: "ADDR FLAGS SECTION SIZE VERSION NAME" for each defined dynamic symbol.
 wrong=$(objdump -T "$lib" | awk '$NF ~ /^cairn_/ {print $(NF-1), $NF}' | while read -r version name; do
   if printf '%s\n' "$v10" | grep -x "$name" >/dev/null; then want=CAIRN_1
   elif printf '%s\n' "$v11" | grep -x "$name" >/dev/null; then want=CAIRN_1.1
-  else want=CAIRN_1.2; fi
+  elif printf '%s\n' "$v12" | grep -x "$name" >/dev/null; then want=CAIRN_1.2
+  else want=CAIRN_1.3; fi
   [ "$version" = "$want" ] || echo "$name is $version, want $want"
 done)
 if [ -n "$wrong" ]; then
@@ -49,8 +52,8 @@ if [ -n "$wrong" ]; then
   printf '%s\n' "$wrong" >&2
   exit 1
 fi
-missing=$(comm -23 <(printf '%s\n%s\n' "$v10" "$v11" | sort) <(printf '%s\n' "$syms" | sort))
-[ -z "$missing" ] || { echo "ABI 1.0/1.1 functions missing from $lib: $missing" >&2; exit 1; }
-versioned=$(objdump -T "$lib" | awk '$NF ~ /^cairn_/ && ($(NF-1) == "CAIRN_1" || $(NF-1) == "CAIRN_1.1" || $(NF-1) == "CAIRN_1.2")' | grep -c . || true)
+missing=$(comm -23 <(printf '%s\n%s\n%s\n' "$v10" "$v11" "$v12" | sort) <(printf '%s\n' "$syms" | sort))
+[ -z "$missing" ] || { echo "ABI 1.0/1.1/1.2 functions missing from $lib: $missing" >&2; exit 1; }
+versioned=$(objdump -T "$lib" | awk '$NF ~ /^cairn_/ && ($(NF-1) == "CAIRN_1" || $(NF-1) == "CAIRN_1.1" || $(NF-1) == "CAIRN_1.2" || $(NF-1) == "CAIRN_1.3")' | grep -c . || true)
 [ "$versioned" -eq "$count" ] || { echo "$versioned versioned symbols but $count exports" >&2; exit 1; }
-echo "$count exported symbols, all cairn_*: $(printf '%s\n' "$v10" | grep -c .) of ABI 1.0 in CAIRN_1, $(printf '%s\n' "$v11" | grep -c .) of 1.1 in CAIRN_1.1, the rest in CAIRN_1.2; SONAME $soname"
+echo "$count exported symbols, all cairn_*: $(printf '%s\n' "$v10" | grep -c .) of ABI 1.0 in CAIRN_1, $(printf '%s\n' "$v11" | grep -c .) of 1.1 in CAIRN_1.1, $(printf '%s\n' "$v12" | grep -c .) of 1.2 in CAIRN_1.2, the rest in CAIRN_1.3; SONAME $soname"

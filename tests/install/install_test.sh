@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/install into a prefix, then checks what landed: the files and links of the install contract
-# (README "Install"), SONAME and CAIRN_1/CAIRN_1.1/CAIRN_1.2 symbol versions, the version in file names, cairn.pc and the
+# (README "Install"), SONAME and CAIRN_1/CAIRN_1.1/CAIRN_1.2/CAIRN_1.3 symbol versions, the version in file names, cairn.pc and the
 # CMake package, that nothing refers back into the checkout, and that installing again over the
 # same prefix leaves the same result.
 # Usage: tests/install/install_test.sh [PREFIX]
@@ -54,13 +54,14 @@ check_prefix() {
   grep -q 'Name: CAIRN_1' <<< "$(readelf -V "$lib/$real")" || fail "no version definition CAIRN_1"
   grep -q 'Name: CAIRN_1.1' <<< "$(readelf -V "$lib/$real")" || fail "no version definition CAIRN_1.1"
   grep -q 'Name: CAIRN_1.2' <<< "$(readelf -V "$lib/$real")" || fail "no version definition CAIRN_1.2"
-  # Every export is versioned: ABI 1.0's functions CAIRN_1 and 1.1's CAIRN_1.1 (the lists frozen in
-  # capi/cairn.lds), the ones added later CAIRN_1.2 (tests/capi/exported_symbols_test.sh checks which
+  grep -q 'Name: CAIRN_1.3' <<< "$(readelf -V "$lib/$real")" || fail "no version definition CAIRN_1.3"
+  # Every export is versioned: ABI 1.0's functions CAIRN_1, 1.1's CAIRN_1.1 and 1.2's CAIRN_1.2 (the
+  # lists frozen in capi/cairn.lds), the ones added later CAIRN_1.3 (tests/capi/exported_symbols_test.sh checks which
   # is which).
   local exports outside
   exports=$(objdump -T "$lib/$real" | awk '$NF ~ /^cairn_/' | grep -c . || true)
-  outside=$(objdump -T "$lib/$real" | awk '$NF ~ /^cairn_/ && $(NF-1) != "CAIRN_1" && $(NF-1) != "CAIRN_1.1" && $(NF-1) != "CAIRN_1.2"' | grep -c . || true)
-  [ "$exports" -gt 100 ] && [ "$outside" -eq 0 ] || fail "$exports cairn_* exports, $outside outside CAIRN_1, CAIRN_1.1 and CAIRN_1.2"
+  outside=$(objdump -T "$lib/$real" | awk '$NF ~ /^cairn_/ && $(NF-1) != "CAIRN_1" && $(NF-1) != "CAIRN_1.1" && $(NF-1) != "CAIRN_1.2" && $(NF-1) != "CAIRN_1.3"' | grep -c . || true)
+  [ "$exports" -gt 100 ] && [ "$outside" -eq 0 ] || fail "$exports cairn_* exports, $outside outside CAIRN_1, CAIRN_1.1, CAIRN_1.2 and CAIRN_1.3"
 
   export PKG_CONFIG_PATH="$lib/pkgconfig"
   [ "$(pkg-config --modversion cairn)" = "$want_version" ] || fail "pkg-config --modversion: $(pkg-config --modversion cairn)"

@@ -3,7 +3,7 @@ import dev.cairn.Ops;
 import dev.cairn.Tensor;
 import java.util.Arrays;
 
-/** Adds two tensors with Cairn. Run: java -cp cairn-1.2.0.jar example/Example.java (the jar carries its native code) */
+/** Adds two tensors with Cairn. Run: java -cp cairn-1.3.0.jar example/Example.java (the jar carries its native code) */
 public class Example {
   public static void main(String[] args) {
     try (CairnContext ctx = new CairnContext();

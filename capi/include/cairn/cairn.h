@@ -95,7 +95,7 @@ extern "C" {
 /** The library version this header comes with: major (the ABI), minor (additions), patch. Since 1.0. */
 #define CAIRN_VERSION_MAJOR 1
 /** The minor version: releases that only add. Since 1.0. */
-#define CAIRN_VERSION_MINOR 2
+#define CAIRN_VERSION_MINOR 3
 /** The patch version: releases that only fix. Since 1.0. */
 #define CAIRN_VERSION_PATCH 0
 
@@ -2947,6 +2947,157 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_callback_backup_and_restore(cairn_c
                                                                          cairn_callback **out);
 
 
+/* ---------------------------------------------------------------------------------------------
+ * Devices (tf.config): physical and logical devices, visibility, memory, threads
+ *
+ * Configure a context right after creating it: its devices initialize at its first tensor, op,
+ * device lookup or cairn_context_logical_device_count, and after that every setter below fails
+ * with FAILED_PRECONDITION saying so. Physical devices are "cpu:0" and "vulkan:N" (the driver's
+ * order). Logical devices are what tensors live on: "cpu" (or "cpu:0".."cpu:N-1" once the CPU is
+ * split) and "vulkan:0".."vulkan:K-1", counting the visible Vulkan devices and their splits in
+ * order. The environment variable CAIRN_VISIBLE_DEVICES ("cpu:0,vulkan:1") sets the visible
+ * devices when a context is created. See docs/devices.md.
+ * ------------------------------------------------------------------------------------------- */
+
+/** What cairn_context_physical_device reports; start from CAIRN_PHYSICAL_DEVICE_INFO_INIT. Strings are
+ * borrowed and valid for the process's life. Since 1.3. */
+typedef struct cairn_physical_device_info {
+  uint32_t struct_size;    /**< sizeof(cairn_physical_device_info) */
+  const char *name;        /**< "cpu:0", "vulkan:0" */
+  const char *type;        /**< "CPU" or "VULKAN" */
+  const char *description; /**< "x86_64, 2 cores"; a Vulkan device's driver name */
+  const char *device_type; /**< "cpu" for the host; for Vulkan "discrete", "integrated", "virtual", "cpu", "other" */
+  uint64_t memory;         /**< bytes the device may hold: RAM, or the largest device-local heap's budget */
+  uint32_t num_heaps;      /**< memory heaps (see cairn_context_physical_device_heap) */
+  uint32_t queues;         /**< compute queues; logical devices of a split device take one each where there are several */
+} cairn_physical_device_info;
+
+/** The defaults of cairn_physical_device_info (see cairn_physical_device_info_init). Since 1.3. */
+#define CAIRN_PHYSICAL_DEVICE_INFO_INIT \
+  { (uint32_t)sizeof(cairn_physical_device_info), NULL, NULL, NULL, NULL, 0, 0, 0 }
+
+/** One memory heap of a physical device; start from CAIRN_MEMORY_HEAP_INIT. Since 1.3. */
+typedef struct cairn_memory_heap {
+  uint32_t struct_size;    /**< sizeof(cairn_memory_heap) */
+  uint64_t size;           /**< bytes */
+  /** bytes the process may use now: the driver's VK_EXT_memory_budget figure where it reports a sane
+   * one, else the size */
+  uint64_t budget;
+  uint64_t usage;          /**< bytes the process uses (0 where the driver does not say) */
+  cairn_bool device_local; /**< 1 for device-local memory (always 1 for the CPU's heap) */
+} cairn_memory_heap;
+
+/** The defaults of cairn_memory_heap (see cairn_memory_heap_init). Since 1.3. */
+#define CAIRN_MEMORY_HEAP_INIT { (uint32_t)sizeof(cairn_memory_heap), 0, 0, 0, 0 }
+
+/** METHOD. The number of physical devices: the CPU and each Vulkan device (listing them loads the
+ * Vulkan driver). Does not initialize the devices. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_physical_device_count(cairn_context *ctx, size_t *out);
+
+/** METHOD. Describes physical device `index` (0 is always the CPU).
+ * Errors: OUT_OF_RANGE for an index at or past the count. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_physical_device(cairn_context *ctx, size_t index,
+                                                                     cairn_physical_device_info *out);
+
+/** METHOD. Heap `heap` of physical device `index`, its budget and usage queried now.
+ * Errors: OUT_OF_RANGE for either index. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_physical_device_heap(cairn_context *ctx, size_t index,
+                                                                          size_t heap, cairn_memory_heap *out);
+
+/** METHOD. Makes only these physical devices (and the CPU, always) visible: logical devices are made
+ * from them. `names` holds `n` physical names such as "vulkan:1"; n == 0 hides every Vulkan device.
+ * Errors: NOT_FOUND naming an unknown device, FAILED_PRECONDITION once the devices are initialized.
+ * Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_set_visible_devices(cairn_context *ctx,
+                                                                         const char *const *names, size_t n);
+
+/** METHOD. The visible physical devices, separated by commas ("cpu:0,vulkan:0").
+ * @param out  receives a NUL-terminated string; free it with cairn_free(). Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_visible_devices(cairn_context *ctx, char **out);
+
+/** METHOD. Memory growth of a Vulkan physical device: 1 (default) allocates as tensors need memory; 0
+ * reserves each of its logical devices' memory limit (or most of the budget without one) when the
+ * device is created. Errors: INVALID_ARGUMENT for the CPU, NOT_FOUND for an unknown device,
+ * FAILED_PRECONDITION once the devices are initialized. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_set_memory_growth(cairn_context *ctx, const char *physical,
+                                                                       cairn_bool grow);
+
+/** METHOD. The memory growth setting of a physical device (1 for the CPU). Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_memory_growth(cairn_context *ctx, const char *physical,
+                                                                   cairn_bool *out);
+
+/** One logical device of a split physical device; start from CAIRN_LOGICAL_DEVICE_CONFIG_INIT. Since 1.3. */
+typedef struct cairn_logical_device_config {
+  uint32_t struct_size;  /**< sizeof(cairn_logical_device_config) */
+  uint64_t memory_limit; /**< bytes its tensors may hold; default 0: no limit */
+} cairn_logical_device_config;
+
+/** The defaults of cairn_logical_device_config (see cairn_logical_device_config_init). Since 1.3. */
+#define CAIRN_LOGICAL_DEVICE_CONFIG_INIT { (uint32_t)sizeof(cairn_logical_device_config), 0 }
+
+/** METHOD. Splits physical device `physical` ("cpu:0", "vulkan:0") into `n` logical devices (1 to 64),
+ * to run multi-device code on one device; one config sets a memory limit for the whole device.
+ * Each logical Vulkan device has its own VkDevice, queue and memory pool.
+ * Errors: INVALID_ARGUMENT for n out of range or limits above the device's memory (alone or added
+ * up), NOT_FOUND for an unknown device, FAILED_PRECONDITION when the device was configured already
+ * or the devices are initialized. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_set_logical_devices(cairn_context *ctx, const char *physical,
+                                                                         const cairn_logical_device_config *configs,
+                                                                         size_t n);
+
+/** What cairn_context_logical_device reports; start from CAIRN_LOGICAL_DEVICE_INFO_INIT. Since 1.3. */
+typedef struct cairn_logical_device_info {
+  uint32_t struct_size;  /**< sizeof(cairn_logical_device_info) */
+  const char *name;      /**< "cpu", "cpu:1", "vulkan:0"; borrowed, valid for the process's life */
+  const char *physical;  /**< the physical device it is made from; borrowed, valid for the process's life */
+  uint64_t memory_limit; /**< bytes; 0: no limit */
+} cairn_logical_device_info;
+
+/** The defaults of cairn_logical_device_info (see cairn_logical_device_info_init). Since 1.3. */
+#define CAIRN_LOGICAL_DEVICE_INFO_INIT { (uint32_t)sizeof(cairn_logical_device_info), NULL, NULL, 0 }
+
+/** METHOD. The number of logical devices, the CPU's first. Initializes the devices. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_logical_device_count(cairn_context *ctx, size_t *out);
+
+/** METHOD. Describes logical device `index`. Errors: OUT_OF_RANGE past the count. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_logical_device(cairn_context *ctx, size_t index,
+                                                                    cairn_logical_device_info *out);
+
+/** METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work
+ * such as a mirrored strategy's replicas); 0 = all cores. Errors: INVALID_ARGUMENT outside 0..4096,
+ * FAILED_PRECONDITION once the devices are initialized. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_set_threads(cairn_context *ctx, int32_t intra_op,
+                                                                 int32_t inter_op);
+
+/** METHOD. The thread counts set (0 = all cores); either pointer may be NULL. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_threads(cairn_context *ctx, int32_t *intra_op,
+                                                             int32_t *inter_op);
+
+/** A logical device's memory (tf.config.experimental.get_memory_info); start from CAIRN_MEMORY_INFO_INIT.
+ * Since 1.3. */
+typedef struct cairn_memory_info {
+  uint32_t struct_size; /**< sizeof(cairn_memory_info) */
+  uint64_t current;     /**< bytes held by its tensors now */
+  uint64_t peak;        /**< the most held since creation or the last cairn_context_reset_memory_stats */
+  uint64_t limit;       /**< its memory limit; 0: none */
+  uint64_t budget;      /**< bytes it may use now: RAM on the CPU, the driver's live budget on Vulkan */
+} cairn_memory_info;
+
+/** The defaults of cairn_memory_info (see cairn_memory_info_init). Since 1.3. */
+#define CAIRN_MEMORY_INFO_INIT { (uint32_t)sizeof(cairn_memory_info), 0, 0, 0, 0 }
+
+/** METHOD. Memory of logical device `device` ("cpu", "vulkan:0"), creating it if needed.
+ * Errors: NOT_FOUND for an unknown device. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_memory_info(cairn_context *ctx, const char *device,
+                                                                 cairn_memory_info *out);
+
+/** METHOD. Sets the device's peak to its current use. Errors: NOT_FOUND for an unknown device. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_reset_memory_stats(cairn_context *ctx, const char *device);
+
+/** METHOD. 1 once the context's devices are initialized (configuration is then closed). Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_devices_initialized(cairn_context *ctx, cairn_bool *out);
+
+
 #if defined(CAIRN_EXPERIMENTAL)
 
 /* Experimental: export and load (SavedModel-like). An exported file holds every concrete function traced so far
@@ -3254,6 +3405,21 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_csv_logger_options_init(cairn_csv_l
 
 /** METHOD. Fills a cairn_backup_options with its defaults (for cairn_callback_backup_and_restore). Since 1.2. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_backup_options_init(cairn_backup_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_physical_device_info with its defaults (for cairn_context_physical_device). Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_physical_device_info_init(cairn_physical_device_info *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_memory_heap with its defaults (for cairn_context_physical_device_heap). Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_memory_heap_init(cairn_memory_heap *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_logical_device_config with its defaults (for cairn_context_set_logical_devices). Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_logical_device_config_init(cairn_logical_device_config *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_logical_device_info with its defaults (for cairn_context_logical_device). Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_logical_device_info_init(cairn_logical_device_info *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_memory_info with its defaults (for cairn_context_memory_info). Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_memory_info_init(cairn_memory_info *opts, uint32_t struct_size);
 
 #ifdef __cplusplus
 } /* extern "C" */

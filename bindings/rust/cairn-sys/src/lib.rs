@@ -23,7 +23,7 @@ pub type cairn_bool = i32;
 /// `CAIRN_VERSION_MAJOR` of cairn.h.
 pub const CAIRN_VERSION_MAJOR: i32 = 1;
 /// `CAIRN_VERSION_MINOR` of cairn.h.
-pub const CAIRN_VERSION_MINOR: i32 = 2;
+pub const CAIRN_VERSION_MINOR: i32 = 3;
 /// `CAIRN_VERSION_PATCH` of cairn.h.
 pub const CAIRN_VERSION_PATCH: i32 = 0;
 /// `CAIRN_FALSE` of cairn.h.
@@ -1329,6 +1329,86 @@ pub struct cairn_backup_options {
     pub delete_checkpoint: i32,
 }
 
+/// What cairn_context_physical_device reports; start from CAIRN_PHYSICAL_DEVICE_INFO_INIT. Strings are
+/// borrowed and valid for the process's life. Since 1.3.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_physical_device_info {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_physical_device_info`].
+    pub struct_size: u32,
+    /// `name` (C type `const char *`); see [`cairn_physical_device_info`].
+    pub name: *const c_char,
+    /// `type` (C type `const char *`); see [`cairn_physical_device_info`].
+    pub r#type: *const c_char,
+    /// `description` (C type `const char *`); see [`cairn_physical_device_info`].
+    pub description: *const c_char,
+    /// `device_type` (C type `const char *`); see [`cairn_physical_device_info`].
+    pub device_type: *const c_char,
+    /// `memory` (C type `uint64_t`); see [`cairn_physical_device_info`].
+    pub memory: u64,
+    /// `num_heaps` (C type `uint32_t`); see [`cairn_physical_device_info`].
+    pub num_heaps: u32,
+    /// `queues` (C type `uint32_t`); see [`cairn_physical_device_info`].
+    pub queues: u32,
+}
+
+/// One memory heap of a physical device; start from CAIRN_MEMORY_HEAP_INIT. Since 1.3.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_memory_heap {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_memory_heap`].
+    pub struct_size: u32,
+    /// `size` (C type `uint64_t`); see [`cairn_memory_heap`].
+    pub size: u64,
+    /// `budget` (C type `uint64_t`); see [`cairn_memory_heap`].
+    pub budget: u64,
+    /// `usage` (C type `uint64_t`); see [`cairn_memory_heap`].
+    pub usage: u64,
+    /// `device_local` (C type `int32_t`); see [`cairn_memory_heap`].
+    pub device_local: i32,
+}
+
+/// One logical device of a split physical device; start from CAIRN_LOGICAL_DEVICE_CONFIG_INIT. Since 1.3.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_logical_device_config {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_logical_device_config`].
+    pub struct_size: u32,
+    /// `memory_limit` (C type `uint64_t`); see [`cairn_logical_device_config`].
+    pub memory_limit: u64,
+}
+
+/// What cairn_context_logical_device reports; start from CAIRN_LOGICAL_DEVICE_INFO_INIT. Since 1.3.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_logical_device_info {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_logical_device_info`].
+    pub struct_size: u32,
+    /// `name` (C type `const char *`); see [`cairn_logical_device_info`].
+    pub name: *const c_char,
+    /// `physical` (C type `const char *`); see [`cairn_logical_device_info`].
+    pub physical: *const c_char,
+    /// `memory_limit` (C type `uint64_t`); see [`cairn_logical_device_info`].
+    pub memory_limit: u64,
+}
+
+/// A logical device's memory (tf.config.experimental.get_memory_info); start from CAIRN_MEMORY_INFO_INIT.
+/// Since 1.3.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_memory_info {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_memory_info`].
+    pub struct_size: u32,
+    /// `current` (C type `uint64_t`); see [`cairn_memory_info`].
+    pub current: u64,
+    /// `peak` (C type `uint64_t`); see [`cairn_memory_info`].
+    pub peak: u64,
+    /// `limit` (C type `uint64_t`); see [`cairn_memory_info`].
+    pub limit: u64,
+    /// `budget` (C type `uint64_t`); see [`cairn_memory_info`].
+    pub budget: u64,
+}
+
 /// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -1630,6 +1710,20 @@ pub const CAIRN_INTERLEAVE_OPTIONS_INIT: cairn_interleave_options = cairn_interl
     release: None,
 };
 
+/// `CAIRN_LOGICAL_DEVICE_CONFIG_INIT`: the documented defaults of [`cairn_logical_device_config`].
+pub const CAIRN_LOGICAL_DEVICE_CONFIG_INIT: cairn_logical_device_config = cairn_logical_device_config {
+    struct_size: core::mem::size_of::<cairn_logical_device_config>() as u32,
+    memory_limit: 0,
+};
+
+/// `CAIRN_LOGICAL_DEVICE_INFO_INIT`: the documented defaults of [`cairn_logical_device_info`].
+pub const CAIRN_LOGICAL_DEVICE_INFO_INIT: cairn_logical_device_info = cairn_logical_device_info {
+    struct_size: core::mem::size_of::<cairn_logical_device_info>() as u32,
+    name: core::ptr::null(),
+    physical: core::ptr::null(),
+    memory_limit: 0,
+};
+
 /// `CAIRN_MAP_OPTIONS_INIT`: the documented defaults of [`cairn_map_options`].
 pub const CAIRN_MAP_OPTIONS_INIT: cairn_map_options = cairn_map_options {
     struct_size: core::mem::size_of::<cairn_map_options>() as u32,
@@ -1641,6 +1735,24 @@ pub const CAIRN_MAP_OPTIONS_INIT: cairn_map_options = cairn_map_options {
     n_outputs: 0,
     seed: 0,
     release: None,
+};
+
+/// `CAIRN_MEMORY_HEAP_INIT`: the documented defaults of [`cairn_memory_heap`].
+pub const CAIRN_MEMORY_HEAP_INIT: cairn_memory_heap = cairn_memory_heap {
+    struct_size: core::mem::size_of::<cairn_memory_heap>() as u32,
+    size: 0,
+    budget: 0,
+    usage: 0,
+    device_local: 0,
+};
+
+/// `CAIRN_MEMORY_INFO_INIT`: the documented defaults of [`cairn_memory_info`].
+pub const CAIRN_MEMORY_INFO_INIT: cairn_memory_info = cairn_memory_info {
+    struct_size: core::mem::size_of::<cairn_memory_info>() as u32,
+    current: 0,
+    peak: 0,
+    limit: 0,
+    budget: 0,
 };
 
 /// `CAIRN_MODEL_CHECKPOINT_OPTIONS_INIT`: the documented defaults of [`cairn_model_checkpoint_options`].
@@ -1695,6 +1807,18 @@ pub const CAIRN_OPTIMIZER_OPTIONS_INIT: cairn_optimizer_options = cairn_optimize
     weight_decay: 0.004,
     rho: 0.9,
     centered: 0,
+};
+
+/// `CAIRN_PHYSICAL_DEVICE_INFO_INIT`: the documented defaults of [`cairn_physical_device_info`].
+pub const CAIRN_PHYSICAL_DEVICE_INFO_INIT: cairn_physical_device_info = cairn_physical_device_info {
+    struct_size: core::mem::size_of::<cairn_physical_device_info>() as u32,
+    name: core::ptr::null(),
+    r#type: core::ptr::null(),
+    description: core::ptr::null(),
+    device_type: core::ptr::null(),
+    memory: 0,
+    num_heaps: 0,
+    queues: 0,
 };
 
 /// `CAIRN_POOL2D_OPTIONS_INIT`: the documented defaults of [`cairn_pool2d_options`].
@@ -2152,6 +2276,21 @@ pub(crate) struct Api {
     cairn_callback_reduce_lr_on_plateau: unsafe extern "C" fn(opts: *const cairn_reduce_lr_options, out: *mut *mut cairn_callback) -> *mut cairn_status,
     cairn_callback_csv_logger: unsafe extern "C" fn(opts: *const cairn_csv_logger_options, out: *mut *mut cairn_callback) -> *mut cairn_status,
     cairn_callback_backup_and_restore: unsafe extern "C" fn(ctx: *mut cairn_context, opts: *const cairn_backup_options, out: *mut *mut cairn_callback) -> *mut cairn_status,
+    cairn_context_physical_device_count: unsafe extern "C" fn(ctx: *mut cairn_context, out: *mut usize) -> *mut cairn_status,
+    cairn_context_physical_device: unsafe extern "C" fn(ctx: *mut cairn_context, index: usize, out: *mut cairn_physical_device_info) -> *mut cairn_status,
+    cairn_context_physical_device_heap: unsafe extern "C" fn(ctx: *mut cairn_context, index: usize, heap: usize, out: *mut cairn_memory_heap) -> *mut cairn_status,
+    cairn_context_set_visible_devices: unsafe extern "C" fn(ctx: *mut cairn_context, names: *const *const c_char, n: usize) -> *mut cairn_status,
+    cairn_context_visible_devices: unsafe extern "C" fn(ctx: *mut cairn_context, out: *mut *mut c_char) -> *mut cairn_status,
+    cairn_context_set_memory_growth: unsafe extern "C" fn(ctx: *mut cairn_context, physical: *const c_char, grow: i32) -> *mut cairn_status,
+    cairn_context_memory_growth: unsafe extern "C" fn(ctx: *mut cairn_context, physical: *const c_char, out: *mut i32) -> *mut cairn_status,
+    cairn_context_set_logical_devices: unsafe extern "C" fn(ctx: *mut cairn_context, physical: *const c_char, configs: *const cairn_logical_device_config, n: usize) -> *mut cairn_status,
+    cairn_context_logical_device_count: unsafe extern "C" fn(ctx: *mut cairn_context, out: *mut usize) -> *mut cairn_status,
+    cairn_context_logical_device: unsafe extern "C" fn(ctx: *mut cairn_context, index: usize, out: *mut cairn_logical_device_info) -> *mut cairn_status,
+    cairn_context_set_threads: unsafe extern "C" fn(ctx: *mut cairn_context, intra_op: i32, inter_op: i32) -> *mut cairn_status,
+    cairn_context_threads: unsafe extern "C" fn(ctx: *mut cairn_context, intra_op: *mut i32, inter_op: *mut i32) -> *mut cairn_status,
+    cairn_context_memory_info: unsafe extern "C" fn(ctx: *mut cairn_context, device: *const c_char, out: *mut cairn_memory_info) -> *mut cairn_status,
+    cairn_context_reset_memory_stats: unsafe extern "C" fn(ctx: *mut cairn_context, device: *const c_char) -> *mut cairn_status,
+    cairn_context_devices_initialized: unsafe extern "C" fn(ctx: *mut cairn_context, out: *mut i32) -> *mut cairn_status,
     cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
     cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
     cairn_function_graphdef: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
@@ -2200,6 +2339,11 @@ pub(crate) struct Api {
     cairn_reduce_lr_options_init: unsafe extern "C" fn(opts: *mut cairn_reduce_lr_options, struct_size: u32) -> *mut cairn_status,
     cairn_csv_logger_options_init: unsafe extern "C" fn(opts: *mut cairn_csv_logger_options, struct_size: u32) -> *mut cairn_status,
     cairn_backup_options_init: unsafe extern "C" fn(opts: *mut cairn_backup_options, struct_size: u32) -> *mut cairn_status,
+    cairn_physical_device_info_init: unsafe extern "C" fn(opts: *mut cairn_physical_device_info, struct_size: u32) -> *mut cairn_status,
+    cairn_memory_heap_init: unsafe extern "C" fn(opts: *mut cairn_memory_heap, struct_size: u32) -> *mut cairn_status,
+    cairn_logical_device_config_init: unsafe extern "C" fn(opts: *mut cairn_logical_device_config, struct_size: u32) -> *mut cairn_status,
+    cairn_logical_device_info_init: unsafe extern "C" fn(opts: *mut cairn_logical_device_info, struct_size: u32) -> *mut cairn_status,
+    cairn_memory_info_init: unsafe extern "C" fn(opts: *mut cairn_memory_info, struct_size: u32) -> *mut cairn_status,
 }
 
 impl Api {
@@ -2509,6 +2653,21 @@ impl Api {
             cairn_callback_reduce_lr_on_plateau: core::mem::transmute(load::symbol(lib, c"cairn_callback_reduce_lr_on_plateau")?),
             cairn_callback_csv_logger: core::mem::transmute(load::symbol(lib, c"cairn_callback_csv_logger")?),
             cairn_callback_backup_and_restore: core::mem::transmute(load::symbol(lib, c"cairn_callback_backup_and_restore")?),
+            cairn_context_physical_device_count: core::mem::transmute(load::symbol(lib, c"cairn_context_physical_device_count")?),
+            cairn_context_physical_device: core::mem::transmute(load::symbol(lib, c"cairn_context_physical_device")?),
+            cairn_context_physical_device_heap: core::mem::transmute(load::symbol(lib, c"cairn_context_physical_device_heap")?),
+            cairn_context_set_visible_devices: core::mem::transmute(load::symbol(lib, c"cairn_context_set_visible_devices")?),
+            cairn_context_visible_devices: core::mem::transmute(load::symbol(lib, c"cairn_context_visible_devices")?),
+            cairn_context_set_memory_growth: core::mem::transmute(load::symbol(lib, c"cairn_context_set_memory_growth")?),
+            cairn_context_memory_growth: core::mem::transmute(load::symbol(lib, c"cairn_context_memory_growth")?),
+            cairn_context_set_logical_devices: core::mem::transmute(load::symbol(lib, c"cairn_context_set_logical_devices")?),
+            cairn_context_logical_device_count: core::mem::transmute(load::symbol(lib, c"cairn_context_logical_device_count")?),
+            cairn_context_logical_device: core::mem::transmute(load::symbol(lib, c"cairn_context_logical_device")?),
+            cairn_context_set_threads: core::mem::transmute(load::symbol(lib, c"cairn_context_set_threads")?),
+            cairn_context_threads: core::mem::transmute(load::symbol(lib, c"cairn_context_threads")?),
+            cairn_context_memory_info: core::mem::transmute(load::symbol(lib, c"cairn_context_memory_info")?),
+            cairn_context_reset_memory_stats: core::mem::transmute(load::symbol(lib, c"cairn_context_reset_memory_stats")?),
+            cairn_context_devices_initialized: core::mem::transmute(load::symbol(lib, c"cairn_context_devices_initialized")?),
             cairn_function_export: core::mem::transmute(load::symbol(lib, c"cairn_function_export")?),
             cairn_function_load: core::mem::transmute(load::symbol(lib, c"cairn_function_load")?),
             cairn_function_graphdef: core::mem::transmute(load::symbol(lib, c"cairn_function_graphdef")?),
@@ -2557,6 +2716,11 @@ impl Api {
             cairn_reduce_lr_options_init: core::mem::transmute(load::symbol(lib, c"cairn_reduce_lr_options_init")?),
             cairn_csv_logger_options_init: core::mem::transmute(load::symbol(lib, c"cairn_csv_logger_options_init")?),
             cairn_backup_options_init: core::mem::transmute(load::symbol(lib, c"cairn_backup_options_init")?),
+            cairn_physical_device_info_init: core::mem::transmute(load::symbol(lib, c"cairn_physical_device_info_init")?),
+            cairn_memory_heap_init: core::mem::transmute(load::symbol(lib, c"cairn_memory_heap_init")?),
+            cairn_logical_device_config_init: core::mem::transmute(load::symbol(lib, c"cairn_logical_device_config_init")?),
+            cairn_logical_device_info_init: core::mem::transmute(load::symbol(lib, c"cairn_logical_device_info_init")?),
+            cairn_memory_info_init: core::mem::transmute(load::symbol(lib, c"cairn_memory_info_init")?),
         })
     }
 }
@@ -5136,6 +5300,129 @@ pub unsafe fn cairn_callback_backup_and_restore(ctx: *mut cairn_context, opts: *
     (load::api().cairn_callback_backup_and_restore)(ctx, opts, out)
 }
 
+/// METHOD. The number of physical devices: the CPU and each Vulkan device (listing them loads the
+/// Vulkan driver). Does not initialize the devices. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_physical_device_count(ctx: *mut cairn_context, out: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_context_physical_device_count)(ctx, out)
+}
+
+/// METHOD. Describes physical device `index` (0 is always the CPU).
+/// Errors: OUT_OF_RANGE for an index at or past the count. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_physical_device(ctx: *mut cairn_context, index: usize, out: *mut cairn_physical_device_info) -> *mut cairn_status {
+    (load::api().cairn_context_physical_device)(ctx, index, out)
+}
+
+/// METHOD. Heap `heap` of physical device `index`, its budget and usage queried now.
+/// Errors: OUT_OF_RANGE for either index. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_physical_device_heap(ctx: *mut cairn_context, index: usize, heap: usize, out: *mut cairn_memory_heap) -> *mut cairn_status {
+    (load::api().cairn_context_physical_device_heap)(ctx, index, heap, out)
+}
+
+/// METHOD. Makes only these physical devices (and the CPU, always) visible: logical devices are made
+/// from them. `names` holds `n` physical names such as "vulkan:1"; n == 0 hides every Vulkan device.
+/// Errors: NOT_FOUND naming an unknown device, FAILED_PRECONDITION once the devices are initialized.
+/// Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_set_visible_devices(ctx: *mut cairn_context, names: *const *const c_char, n: usize) -> *mut cairn_status {
+    (load::api().cairn_context_set_visible_devices)(ctx, names, n)
+}
+
+/// METHOD. The visible physical devices, separated by commas ("cpu:0,vulkan:0").
+/// @param out  receives a NUL-terminated string; free it with cairn_free(). Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_visible_devices(ctx: *mut cairn_context, out: *mut *mut c_char) -> *mut cairn_status {
+    (load::api().cairn_context_visible_devices)(ctx, out)
+}
+
+/// METHOD. Memory growth of a Vulkan physical device: 1 (default) allocates as tensors need memory; 0
+/// reserves each of its logical devices' memory limit (or most of the budget without one) when the
+/// device is created. Errors: INVALID_ARGUMENT for the CPU, NOT_FOUND for an unknown device,
+/// FAILED_PRECONDITION once the devices are initialized. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_set_memory_growth(ctx: *mut cairn_context, physical: *const c_char, grow: i32) -> *mut cairn_status {
+    (load::api().cairn_context_set_memory_growth)(ctx, physical, grow)
+}
+
+/// METHOD. The memory growth setting of a physical device (1 for the CPU). Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_memory_growth(ctx: *mut cairn_context, physical: *const c_char, out: *mut i32) -> *mut cairn_status {
+    (load::api().cairn_context_memory_growth)(ctx, physical, out)
+}
+
+/// METHOD. Splits physical device `physical` ("cpu:0", "vulkan:0") into `n` logical devices (1 to 64),
+/// to run multi-device code on one device; one config sets a memory limit for the whole device.
+/// Each logical Vulkan device has its own VkDevice, queue and memory pool.
+/// Errors: INVALID_ARGUMENT for n out of range or limits above the device's memory (alone or added
+/// up), NOT_FOUND for an unknown device, FAILED_PRECONDITION when the device was configured already
+/// or the devices are initialized. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_set_logical_devices(ctx: *mut cairn_context, physical: *const c_char, configs: *const cairn_logical_device_config, n: usize) -> *mut cairn_status {
+    (load::api().cairn_context_set_logical_devices)(ctx, physical, configs, n)
+}
+
+/// METHOD. The number of logical devices, the CPU's first. Initializes the devices. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_logical_device_count(ctx: *mut cairn_context, out: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_context_logical_device_count)(ctx, out)
+}
+
+/// METHOD. Describes logical device `index`. Errors: OUT_OF_RANGE past the count. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_logical_device(ctx: *mut cairn_context, index: usize, out: *mut cairn_logical_device_info) -> *mut cairn_status {
+    (load::api().cairn_context_logical_device)(ctx, index, out)
+}
+
+/// METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work
+/// such as a mirrored strategy's replicas); 0 = all cores. Errors: INVALID_ARGUMENT outside 0..4096,
+/// FAILED_PRECONDITION once the devices are initialized. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_set_threads(ctx: *mut cairn_context, intra_op: i32, inter_op: i32) -> *mut cairn_status {
+    (load::api().cairn_context_set_threads)(ctx, intra_op, inter_op)
+}
+
+/// METHOD. The thread counts set (0 = all cores); either pointer may be NULL. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_threads(ctx: *mut cairn_context, intra_op: *mut i32, inter_op: *mut i32) -> *mut cairn_status {
+    (load::api().cairn_context_threads)(ctx, intra_op, inter_op)
+}
+
+/// METHOD. Memory of logical device `device` ("cpu", "vulkan:0"), creating it if needed.
+/// Errors: NOT_FOUND for an unknown device. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_memory_info(ctx: *mut cairn_context, device: *const c_char, out: *mut cairn_memory_info) -> *mut cairn_status {
+    (load::api().cairn_context_memory_info)(ctx, device, out)
+}
+
+/// METHOD. Sets the device's peak to its current use. Errors: NOT_FOUND for an unknown device. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_reset_memory_stats(ctx: *mut cairn_context, device: *const c_char) -> *mut cairn_status {
+    (load::api().cairn_context_reset_memory_stats)(ctx, device)
+}
+
+/// METHOD. 1 once the context's devices are initialized (configuration is then closed). Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_devices_initialized(ctx: *mut cairn_context, out: *mut i32) -> *mut cairn_status {
+    (load::api().cairn_context_devices_initialized)(ctx, out)
+}
+
 /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
 /// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
 /// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written. Since 1.0.
@@ -5534,4 +5821,39 @@ pub unsafe fn cairn_csv_logger_options_init(opts: *mut cairn_csv_logger_options,
 #[inline]
 pub unsafe fn cairn_backup_options_init(opts: *mut cairn_backup_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_backup_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_physical_device_info with its defaults (for cairn_context_physical_device). Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_physical_device_info_init(opts: *mut cairn_physical_device_info, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_physical_device_info_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_memory_heap with its defaults (for cairn_context_physical_device_heap). Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_memory_heap_init(opts: *mut cairn_memory_heap, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_memory_heap_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_logical_device_config with its defaults (for cairn_context_set_logical_devices). Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_logical_device_config_init(opts: *mut cairn_logical_device_config, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_logical_device_config_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_logical_device_info with its defaults (for cairn_context_logical_device). Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_logical_device_info_init(opts: *mut cairn_logical_device_info, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_logical_device_info_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_memory_info with its defaults (for cairn_context_memory_info). Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_memory_info_init(opts: *mut cairn_memory_info, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_memory_info_init)(opts, struct_size)
 }

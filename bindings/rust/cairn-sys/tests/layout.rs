@@ -337,6 +337,35 @@ int main(void) {
   printf("cairn_backup_options.directory %zu\n", offsetof(cairn_backup_options, directory));
   printf("cairn_backup_options.save_freq %zu\n", offsetof(cairn_backup_options, save_freq));
   printf("cairn_backup_options.delete_checkpoint %zu\n", offsetof(cairn_backup_options, delete_checkpoint));
+  printf("cairn_physical_device_info size %zu align %zu\n", sizeof(cairn_physical_device_info), _Alignof(cairn_physical_device_info));
+  printf("cairn_physical_device_info.struct_size %zu\n", offsetof(cairn_physical_device_info, struct_size));
+  printf("cairn_physical_device_info.name %zu\n", offsetof(cairn_physical_device_info, name));
+  printf("cairn_physical_device_info.type %zu\n", offsetof(cairn_physical_device_info, type));
+  printf("cairn_physical_device_info.description %zu\n", offsetof(cairn_physical_device_info, description));
+  printf("cairn_physical_device_info.device_type %zu\n", offsetof(cairn_physical_device_info, device_type));
+  printf("cairn_physical_device_info.memory %zu\n", offsetof(cairn_physical_device_info, memory));
+  printf("cairn_physical_device_info.num_heaps %zu\n", offsetof(cairn_physical_device_info, num_heaps));
+  printf("cairn_physical_device_info.queues %zu\n", offsetof(cairn_physical_device_info, queues));
+  printf("cairn_memory_heap size %zu align %zu\n", sizeof(cairn_memory_heap), _Alignof(cairn_memory_heap));
+  printf("cairn_memory_heap.struct_size %zu\n", offsetof(cairn_memory_heap, struct_size));
+  printf("cairn_memory_heap.size %zu\n", offsetof(cairn_memory_heap, size));
+  printf("cairn_memory_heap.budget %zu\n", offsetof(cairn_memory_heap, budget));
+  printf("cairn_memory_heap.usage %zu\n", offsetof(cairn_memory_heap, usage));
+  printf("cairn_memory_heap.device_local %zu\n", offsetof(cairn_memory_heap, device_local));
+  printf("cairn_logical_device_config size %zu align %zu\n", sizeof(cairn_logical_device_config), _Alignof(cairn_logical_device_config));
+  printf("cairn_logical_device_config.struct_size %zu\n", offsetof(cairn_logical_device_config, struct_size));
+  printf("cairn_logical_device_config.memory_limit %zu\n", offsetof(cairn_logical_device_config, memory_limit));
+  printf("cairn_logical_device_info size %zu align %zu\n", sizeof(cairn_logical_device_info), _Alignof(cairn_logical_device_info));
+  printf("cairn_logical_device_info.struct_size %zu\n", offsetof(cairn_logical_device_info, struct_size));
+  printf("cairn_logical_device_info.name %zu\n", offsetof(cairn_logical_device_info, name));
+  printf("cairn_logical_device_info.physical %zu\n", offsetof(cairn_logical_device_info, physical));
+  printf("cairn_logical_device_info.memory_limit %zu\n", offsetof(cairn_logical_device_info, memory_limit));
+  printf("cairn_memory_info size %zu align %zu\n", sizeof(cairn_memory_info), _Alignof(cairn_memory_info));
+  printf("cairn_memory_info.struct_size %zu\n", offsetof(cairn_memory_info, struct_size));
+  printf("cairn_memory_info.current %zu\n", offsetof(cairn_memory_info, current));
+  printf("cairn_memory_info.peak %zu\n", offsetof(cairn_memory_info, peak));
+  printf("cairn_memory_info.limit %zu\n", offsetof(cairn_memory_info, limit));
+  printf("cairn_memory_info.budget %zu\n", offsetof(cairn_memory_info, budget));
   printf("cairn_vulkan_device_info size %zu align %zu\n", sizeof(cairn_vulkan_device_info), _Alignof(cairn_vulkan_device_info));
   printf("cairn_vulkan_device_info.struct_size %zu\n", offsetof(cairn_vulkan_device_info, struct_size));
   printf("cairn_vulkan_device_info.name %zu\n", offsetof(cairn_vulkan_device_info, name));
@@ -685,6 +714,35 @@ fn rust_layout() -> Vec<String> {
         format!("cairn_backup_options.directory {}", offset_of!(cairn_backup_options, directory)),
         format!("cairn_backup_options.save_freq {}", offset_of!(cairn_backup_options, save_freq)),
         format!("cairn_backup_options.delete_checkpoint {}", offset_of!(cairn_backup_options, delete_checkpoint)),
+        format!("cairn_physical_device_info size {} align {}", size_of::<cairn_physical_device_info>(), align_of::<cairn_physical_device_info>()),
+        format!("cairn_physical_device_info.struct_size {}", offset_of!(cairn_physical_device_info, struct_size)),
+        format!("cairn_physical_device_info.name {}", offset_of!(cairn_physical_device_info, name)),
+        format!("cairn_physical_device_info.type {}", offset_of!(cairn_physical_device_info, r#type)),
+        format!("cairn_physical_device_info.description {}", offset_of!(cairn_physical_device_info, description)),
+        format!("cairn_physical_device_info.device_type {}", offset_of!(cairn_physical_device_info, device_type)),
+        format!("cairn_physical_device_info.memory {}", offset_of!(cairn_physical_device_info, memory)),
+        format!("cairn_physical_device_info.num_heaps {}", offset_of!(cairn_physical_device_info, num_heaps)),
+        format!("cairn_physical_device_info.queues {}", offset_of!(cairn_physical_device_info, queues)),
+        format!("cairn_memory_heap size {} align {}", size_of::<cairn_memory_heap>(), align_of::<cairn_memory_heap>()),
+        format!("cairn_memory_heap.struct_size {}", offset_of!(cairn_memory_heap, struct_size)),
+        format!("cairn_memory_heap.size {}", offset_of!(cairn_memory_heap, size)),
+        format!("cairn_memory_heap.budget {}", offset_of!(cairn_memory_heap, budget)),
+        format!("cairn_memory_heap.usage {}", offset_of!(cairn_memory_heap, usage)),
+        format!("cairn_memory_heap.device_local {}", offset_of!(cairn_memory_heap, device_local)),
+        format!("cairn_logical_device_config size {} align {}", size_of::<cairn_logical_device_config>(), align_of::<cairn_logical_device_config>()),
+        format!("cairn_logical_device_config.struct_size {}", offset_of!(cairn_logical_device_config, struct_size)),
+        format!("cairn_logical_device_config.memory_limit {}", offset_of!(cairn_logical_device_config, memory_limit)),
+        format!("cairn_logical_device_info size {} align {}", size_of::<cairn_logical_device_info>(), align_of::<cairn_logical_device_info>()),
+        format!("cairn_logical_device_info.struct_size {}", offset_of!(cairn_logical_device_info, struct_size)),
+        format!("cairn_logical_device_info.name {}", offset_of!(cairn_logical_device_info, name)),
+        format!("cairn_logical_device_info.physical {}", offset_of!(cairn_logical_device_info, physical)),
+        format!("cairn_logical_device_info.memory_limit {}", offset_of!(cairn_logical_device_info, memory_limit)),
+        format!("cairn_memory_info size {} align {}", size_of::<cairn_memory_info>(), align_of::<cairn_memory_info>()),
+        format!("cairn_memory_info.struct_size {}", offset_of!(cairn_memory_info, struct_size)),
+        format!("cairn_memory_info.current {}", offset_of!(cairn_memory_info, current)),
+        format!("cairn_memory_info.peak {}", offset_of!(cairn_memory_info, peak)),
+        format!("cairn_memory_info.limit {}", offset_of!(cairn_memory_info, limit)),
+        format!("cairn_memory_info.budget {}", offset_of!(cairn_memory_info, budget)),
         format!("cairn_vulkan_device_info size {} align {}", size_of::<cairn_vulkan_device_info>(), align_of::<cairn_vulkan_device_info>()),
         format!("cairn_vulkan_device_info.struct_size {}", offset_of!(cairn_vulkan_device_info, struct_size)),
         format!("cairn_vulkan_device_info.name {}", offset_of!(cairn_vulkan_device_info, name)),

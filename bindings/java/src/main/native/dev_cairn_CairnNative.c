@@ -4770,6 +4770,257 @@ done:
   return result;
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_contextPhysicalDeviceCount(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  size_t c_out = 0;
+  cairn_status *status = cairn_context_physical_device_count((cairn_context *)(intptr_t)ctx, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jobject JNICALL Java_dev_cairn_CairnNative_contextPhysicalDevice(JNIEnv *env, jclass cls, jlong ctx, jlong index) {
+  (void)env;
+  (void)cls;
+  jobject result = NULL;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  cairn_physical_device_info c_out;
+  if (cairn_jni_check_status(env, cairn_physical_device_info_init(&c_out, (uint32_t)sizeof c_out))) goto done;
+  cairn_status *status = cairn_context_physical_device((cairn_context *)(intptr_t)ctx, (size_t)index, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  jclass c_out_cls = (*env)->FindClass(env, "dev/cairn/PhysicalDeviceInfo");
+  if (!c_out_cls) goto done;
+  jmethodID c_out_ctor = (*env)->GetMethodID(env, c_out_cls, "<init>", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;JII)V");
+  if (!c_out_ctor) goto done;
+  jstring c_out_name = cairn_jni_new_string(env, c_out.name);
+  if (c_out.name && !c_out_name) goto done;
+  jstring c_out_type = cairn_jni_new_string(env, c_out.type);
+  if (c_out.type && !c_out_type) goto done;
+  jstring c_out_description = cairn_jni_new_string(env, c_out.description);
+  if (c_out.description && !c_out_description) goto done;
+  jstring c_out_device_type = cairn_jni_new_string(env, c_out.device_type);
+  if (c_out.device_type && !c_out_device_type) goto done;
+  result = (*env)->NewObject(env, c_out_cls, c_out_ctor, c_out_name, c_out_type, c_out_description, c_out_device_type, (jlong)c_out.memory, (jint)c_out.num_heaps, (jint)c_out.queues);
+done:
+  return result;
+}
+
+JNIEXPORT jobject JNICALL Java_dev_cairn_CairnNative_contextPhysicalDeviceHeap(JNIEnv *env, jclass cls, jlong ctx, jlong index, jlong heap) {
+  (void)env;
+  (void)cls;
+  jobject result = NULL;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  if (heap < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "heap must be >= 0");
+    goto done;
+  }
+  cairn_memory_heap c_out;
+  if (cairn_jni_check_status(env, cairn_memory_heap_init(&c_out, (uint32_t)sizeof c_out))) goto done;
+  cairn_status *status = cairn_context_physical_device_heap((cairn_context *)(intptr_t)ctx, (size_t)index, (size_t)heap, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  jclass c_out_cls = (*env)->FindClass(env, "dev/cairn/MemoryHeap");
+  if (!c_out_cls) goto done;
+  jmethodID c_out_ctor = (*env)->GetMethodID(env, c_out_cls, "<init>", "(JJJI)V");
+  if (!c_out_ctor) goto done;
+  result = (*env)->NewObject(env, c_out_cls, c_out_ctor, (jlong)c_out.size, (jlong)c_out.budget, (jlong)c_out.usage, (jint)c_out.device_local);
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_contextSetVisibleDevices(JNIEnv *env, jclass cls, jlong ctx, jobjectArray names) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_names_n = cairn_jni_length(env, names);
+  const char **c_names = cairn_jni_arena_alloc(env, &arena, c_names_n * sizeof *c_names + 1);
+  if (!c_names) goto done;
+  for (size_t k = 0; k < c_names_n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, names, k, CAIRN_JNI_BYTES, &e)) goto done;
+    int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_names[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) goto done;
+  }
+  cairn_status *status = cairn_context_set_visible_devices((cairn_context *)(intptr_t)ctx, c_names, c_names_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_contextVisibleDevices(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  char *c_out = NULL;
+  cairn_status *status = cairn_context_visible_devices((cairn_context *)(intptr_t)ctx, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = cairn_jni_new_string(env, c_out);
+  cairn_free(c_out);
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_contextSetMemoryGrowth(JNIEnv *env, jclass cls, jlong ctx, jbyteArray physical, jint grow) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_physical;
+  if (!cairn_jni_cstring(env, &arena, physical, &c_physical)) goto done;
+  cairn_status *status = cairn_context_set_memory_growth((cairn_context *)(intptr_t)ctx, c_physical, (int32_t)grow);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_contextMemoryGrowth(JNIEnv *env, jclass cls, jlong ctx, jbyteArray physical) {
+  (void)env;
+  (void)cls;
+  jint result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_physical;
+  if (!cairn_jni_cstring(env, &arena, physical, &c_physical)) goto done;
+  int32_t c_out = 0;
+  cairn_status *status = cairn_context_memory_growth((cairn_context *)(intptr_t)ctx, c_physical, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jint)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_contextSetLogicalDevices(JNIEnv *env, jclass cls, jlong ctx, jbyteArray physical, jlongArray configsMemoryLimit) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_physical;
+  if (!cairn_jni_cstring(env, &arena, physical, &c_physical)) goto done;
+  size_t c_configs_n = cairn_jni_length(env, configsMemoryLimit);
+  cairn_logical_device_config *c_configs = cairn_jni_arena_alloc(env, &arena, c_configs_n * sizeof *c_configs + 1);
+  if (!c_configs) goto done;
+  for (size_t k = 0; k < c_configs_n; ++k)
+    if (cairn_jni_check_status(env, cairn_logical_device_config_init(&c_configs[k], (uint32_t)sizeof c_configs[k]))) goto done;
+  if (configsMemoryLimit) {
+    jlong *tmp = cairn_jni_arena_alloc(env, &arena, c_configs_n * sizeof *tmp + 1);
+    if (!tmp) goto done;
+    (*env)->GetLongArrayRegion(env, configsMemoryLimit, 0, (jsize)c_configs_n, tmp);
+    for (size_t k = 0; k < c_configs_n; ++k) c_configs[k].memory_limit = (uint64_t)tmp[k];
+  }
+  cairn_status *status = cairn_context_set_logical_devices((cairn_context *)(intptr_t)ctx, c_physical, c_configs, c_configs_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_contextLogicalDeviceCount(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  size_t c_out = 0;
+  cairn_status *status = cairn_context_logical_device_count((cairn_context *)(intptr_t)ctx, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jobject JNICALL Java_dev_cairn_CairnNative_contextLogicalDevice(JNIEnv *env, jclass cls, jlong ctx, jlong index) {
+  (void)env;
+  (void)cls;
+  jobject result = NULL;
+  if (index < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "index must be >= 0");
+    goto done;
+  }
+  cairn_logical_device_info c_out;
+  if (cairn_jni_check_status(env, cairn_logical_device_info_init(&c_out, (uint32_t)sizeof c_out))) goto done;
+  cairn_status *status = cairn_context_logical_device((cairn_context *)(intptr_t)ctx, (size_t)index, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  jclass c_out_cls = (*env)->FindClass(env, "dev/cairn/LogicalDeviceInfo");
+  if (!c_out_cls) goto done;
+  jmethodID c_out_ctor = (*env)->GetMethodID(env, c_out_cls, "<init>", "(Ljava/lang/String;Ljava/lang/String;J)V");
+  if (!c_out_ctor) goto done;
+  jstring c_out_name = cairn_jni_new_string(env, c_out.name);
+  if (c_out.name && !c_out_name) goto done;
+  jstring c_out_physical = cairn_jni_new_string(env, c_out.physical);
+  if (c_out.physical && !c_out_physical) goto done;
+  result = (*env)->NewObject(env, c_out_cls, c_out_ctor, c_out_name, c_out_physical, (jlong)c_out.memory_limit);
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_contextSetThreads(JNIEnv *env, jclass cls, jlong ctx, jint intraOp, jint interOp) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_context_set_threads((cairn_context *)(intptr_t)ctx, (int32_t)intraOp, (int32_t)interOp);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jobject JNICALL Java_dev_cairn_CairnNative_contextMemoryInfo(JNIEnv *env, jclass cls, jlong ctx, jbyteArray device) {
+  (void)env;
+  (void)cls;
+  jobject result = NULL;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_device;
+  if (!cairn_jni_cstring(env, &arena, device, &c_device)) goto done;
+  cairn_memory_info c_out;
+  if (cairn_jni_check_status(env, cairn_memory_info_init(&c_out, (uint32_t)sizeof c_out))) goto done;
+  cairn_status *status = cairn_context_memory_info((cairn_context *)(intptr_t)ctx, c_device, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  jclass c_out_cls = (*env)->FindClass(env, "dev/cairn/MemoryInfo");
+  if (!c_out_cls) goto done;
+  jmethodID c_out_ctor = (*env)->GetMethodID(env, c_out_cls, "<init>", "(JJJJ)V");
+  if (!c_out_ctor) goto done;
+  result = (*env)->NewObject(env, c_out_cls, c_out_ctor, (jlong)c_out.current, (jlong)c_out.peak, (jlong)c_out.limit, (jlong)c_out.budget);
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_contextResetMemoryStats(JNIEnv *env, jclass cls, jlong ctx, jbyteArray device) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_device;
+  if (!cairn_jni_cstring(env, &arena, device, &c_device)) goto done;
+  cairn_status *status = cairn_context_reset_memory_stats((cairn_context *)(intptr_t)ctx, c_device);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_contextDevicesInitialized(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  jint result = 0;
+  int32_t c_out = 0;
+  cairn_status *status = cairn_context_devices_initialized((cairn_context *)(intptr_t)ctx, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jint)c_out;
+done:
+  return result;
+}
+
 JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_functionExport(JNIEnv *env, jclass cls, jlong fn, jbyteArray path) {
   (void)env;
   (void)cls;

@@ -54,6 +54,7 @@ package dev.cairn;
  *   <li>cairn_callback_create: no Java mapping for struct field cairn_callback_hooks.on_train_begin (fnptr:cairn_status *(void *user_data, cairn_object *model))
  *   <li>cairn_callback_learning_rate_scheduler: no Java mapping for callback cairn_lr_schedule_fn: parameter double *out
  *   <li>cairn_callback_csv_logger: no Java mapping for struct field cairn_csv_logger_options.separator (char)
+ *   <li>cairn_context_threads: no Java mapping for parameter int32_t *intra_op
  *   <li>cairn_context_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_variable_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
@@ -88,6 +89,11 @@ package dev.cairn;
  *   <li>cairn_reduce_lr_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_csv_logger_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_backup_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_physical_device_info_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_memory_heap_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_logical_device_config_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_logical_device_info_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_memory_info_init: the glue starts the struct from it and sets only the fields the caller set
  * </ul>
  */
 final class CairnNative {
@@ -2119,6 +2125,94 @@ final class CairnNative {
    * Errors: INVALID_ARGUMENT for a NULL or empty directory or a negative save_freq. Since 1.2.
    */
   static native long callbackBackupAndRestore(long ctx, long optsSet, byte[] optsDirectory, long optsSaveFreq, int optsDeleteCheckpoint);
+
+  /**
+   * cairn_context_physical_device_count: METHOD. The number of physical devices: the CPU and each Vulkan device (listing them loads the
+   * Vulkan driver). Does not initialize the devices. Since 1.3.
+   */
+  static native long contextPhysicalDeviceCount(long ctx);
+
+  /**
+   * cairn_context_physical_device: METHOD. Describes physical device `index` (0 is always the CPU).
+   * Errors: OUT_OF_RANGE for an index at or past the count. Since 1.3.
+   */
+  static native PhysicalDeviceInfo contextPhysicalDevice(long ctx, long index);
+
+  /**
+   * cairn_context_physical_device_heap: METHOD. Heap `heap` of physical device `index`, its budget and usage queried now.
+   * Errors: OUT_OF_RANGE for either index. Since 1.3.
+   */
+  static native MemoryHeap contextPhysicalDeviceHeap(long ctx, long index, long heap);
+
+  /**
+   * cairn_context_set_visible_devices: METHOD. Makes only these physical devices (and the CPU, always) visible: logical devices are made
+   * from them. `names` holds `n` physical names such as "vulkan:1"; n == 0 hides every Vulkan device.
+   * Errors: NOT_FOUND naming an unknown device, FAILED_PRECONDITION once the devices are initialized.
+   * Since 1.3.
+   */
+  static native void contextSetVisibleDevices(long ctx, Object[] names);
+
+  /**
+   * cairn_context_visible_devices: METHOD. The visible physical devices, separated by commas ("cpu:0,vulkan:0").
+   * &#64;param out  receives a NUL-terminated string; free it with cairn_free(). Since 1.3.
+   */
+  static native String contextVisibleDevices(long ctx);
+
+  /**
+   * cairn_context_set_memory_growth: METHOD. Memory growth of a Vulkan physical device: 1 (default) allocates as tensors need memory; 0
+   * reserves each of its logical devices' memory limit (or most of the budget without one) when the
+   * device is created. Errors: INVALID_ARGUMENT for the CPU, NOT_FOUND for an unknown device,
+   * FAILED_PRECONDITION once the devices are initialized. Since 1.3.
+   */
+  static native void contextSetMemoryGrowth(long ctx, byte[] physical, int grow);
+
+  /**
+   * cairn_context_memory_growth: METHOD. The memory growth setting of a physical device (1 for the CPU). Since 1.3.
+   */
+  static native int contextMemoryGrowth(long ctx, byte[] physical);
+
+  /**
+   * cairn_context_set_logical_devices: METHOD. Splits physical device `physical` ("cpu:0", "vulkan:0") into `n` logical devices (1 to 64),
+   * to run multi-device code on one device; one config sets a memory limit for the whole device.
+   * Each logical Vulkan device has its own VkDevice, queue and memory pool.
+   * Errors: INVALID_ARGUMENT for n out of range or limits above the device's memory (alone or added
+   * up), NOT_FOUND for an unknown device, FAILED_PRECONDITION when the device was configured already
+   * or the devices are initialized. Since 1.3.
+   */
+  static native void contextSetLogicalDevices(long ctx, byte[] physical, long[] configsMemoryLimit);
+
+  /**
+   * cairn_context_logical_device_count: METHOD. The number of logical devices, the CPU's first. Initializes the devices. Since 1.3.
+   */
+  static native long contextLogicalDeviceCount(long ctx);
+
+  /**
+   * cairn_context_logical_device: METHOD. Describes logical device `index`. Errors: OUT_OF_RANGE past the count. Since 1.3.
+   */
+  static native LogicalDeviceInfo contextLogicalDevice(long ctx, long index);
+
+  /**
+   * cairn_context_set_threads: METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work
+   * such as a mirrored strategy's replicas); 0 = all cores. Errors: INVALID_ARGUMENT outside 0..4096,
+   * FAILED_PRECONDITION once the devices are initialized. Since 1.3.
+   */
+  static native void contextSetThreads(long ctx, int intraOp, int interOp);
+
+  /**
+   * cairn_context_memory_info: METHOD. Memory of logical device `device` ("cpu", "vulkan:0"), creating it if needed.
+   * Errors: NOT_FOUND for an unknown device. Since 1.3.
+   */
+  static native MemoryInfo contextMemoryInfo(long ctx, byte[] device);
+
+  /**
+   * cairn_context_reset_memory_stats: METHOD. Sets the device's peak to its current use. Errors: NOT_FOUND for an unknown device. Since 1.3.
+   */
+  static native void contextResetMemoryStats(long ctx, byte[] device);
+
+  /**
+   * cairn_context_devices_initialized: METHOD. 1 once the context's devices are initialized (configuration is then closed). Since 1.3.
+   */
+  static native int contextDevicesInitialized(long ctx);
 
   /**
    * cairn_function_export: Experimental (CAIRN_EXPERIMENTAL). METHOD. Writes every trace of `fn` to `path` (replaced atomically).
