@@ -71,8 +71,12 @@ HeapBudget sane_heap_budget(uint64_t size, bool reported, uint64_t budget, uint6
 std::vector<HeapInfo> query_heaps(VkPhysicalDevice device, bool with_budget) {
   VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
   VkPhysicalDeviceMemoryProperties2 mem2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
-  if (with_budget) mem2.pNext = &budget;
-  vkGetPhysicalDeviceMemoryProperties2(device, &mem2);
+  if (with_budget) {
+    mem2.pNext = &budget;
+    vkGetPhysicalDeviceMemoryProperties2(device, &mem2);
+  } else {
+    vkGetPhysicalDeviceMemoryProperties(device, &mem2.memoryProperties);  // Vulkan 1.0 suffices
+  }
   const VkPhysicalDeviceMemoryProperties& mem = mem2.memoryProperties;
   std::vector<HeapInfo> heaps;
   for (uint32_t i = 0; i < mem.memoryHeapCount && i < VK_MAX_MEMORY_HEAPS; ++i) {
@@ -204,7 +208,10 @@ PhysicalDeviceInfo describe(VkPhysicalDevice device, uint32_t index) {
   info.name = props.properties.deviceName;
   info.type = type_name(props.properties.deviceType);
   info.api_version = props.properties.apiVersion;
-  info.memory_budget = has_device_extension(device, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  // The budget query is vkGetPhysicalDeviceMemoryProperties2 (Vulkan 1.1; Cairn's instance asks for
+  // 1.2, and describe() already needs vkGetPhysicalDeviceProperties2 of an engine's).
+  info.memory_budget = props.properties.apiVersion >= VK_API_VERSION_1_1 &&
+                       has_device_extension(device, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   info.heaps = query_heaps(device, info.memory_budget);
   info.max_allocation = m3.maxMemoryAllocationSize;
   info.subgroup_size = subgroup.subgroupSize;
