@@ -47,7 +47,59 @@ const char* type_name(VkPhysicalDeviceType t) {
   }
 }
 
+bool has_device_extension(VkPhysicalDevice device, const char* name) {
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(device, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> exts(n);
+  if (vkEnumerateDeviceExtensionProperties(device, nullptr, &n, exts.data()) != VK_SUCCESS) return false;
+  for (uint32_t i = 0; i < n; ++i)
+    if (std::strcmp(exts[i].extensionName, name) == 0) return true;
+  return false;
+}
+
 }  // namespace
+
+HeapBudget sane_heap_budget(uint64_t size, bool reported, uint64_t budget, uint64_t usage) {
+  if (!reported) return {size, 0, true};
+  HeapBudget h{budget, usage, false};
+  if (h.budget == 0 || h.budget > size) h = {size, h.usage, true};
+  if (h.usage > size) h = {h.budget, size, true};
+  if (h.usage > h.budget) h = {size, h.usage, true};
+  return h;
+}
+
+std::vector<HeapInfo> query_heaps(VkPhysicalDevice device, bool with_budget) {
+  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+  VkPhysicalDeviceMemoryProperties2 mem2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+  if (with_budget) {
+    mem2.pNext = &budget;
+    vkGetPhysicalDeviceMemoryProperties2(device, &mem2);
+  } else {
+    vkGetPhysicalDeviceMemoryProperties(device, &mem2.memoryProperties);  // Vulkan 1.0 suffices
+  }
+  const VkPhysicalDeviceMemoryProperties& mem = mem2.memoryProperties;
+  std::vector<HeapInfo> heaps;
+  for (uint32_t i = 0; i < mem.memoryHeapCount && i < VK_MAX_MEMORY_HEAPS; ++i) {
+    HeapInfo h;
+    h.size = mem.memoryHeaps[i].size;
+    h.device_local = (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0;
+    HeapBudget b = sane_heap_budget(h.size, with_budget, budget.heapBudget[i], budget.heapUsage[i]);
+    h.budget = b.budget;
+    h.usage = b.usage;
+    heaps.push_back(h);
+  }
+  return heaps;
+}
+
+int main_heap(const std::vector<HeapInfo>& heaps) {
+  int best = -1;
+  for (bool local : {true, false}) {
+    for (size_t i = 0; i < heaps.size(); ++i)
+      if (heaps[i].device_local == local && (best < 0 || heaps[i].size > heaps[best].size)) best = static_cast<int>(i);
+    if (best >= 0) return best;
+  }
+  return best;
+}
 
 bool validation_requested() {
   const char* v = std::getenv("CAIRN_VULKAN_VALIDATION");
@@ -137,7 +189,9 @@ std::vector<VkPhysicalDevice> Instance::physical_devices() const {
 }
 
 PhysicalDeviceInfo describe(VkPhysicalDevice device, uint32_t index) {
+  VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  subgroup.pNext = &m3;
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &subgroup;
   vkGetPhysicalDeviceProperties2(device, &props);
@@ -147,8 +201,6 @@ PhysicalDeviceInfo describe(VkPhysicalDevice device, uint32_t index) {
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features.pNext = &f16;
   vkGetPhysicalDeviceFeatures2(device, &features);
-  VkPhysicalDeviceMemoryProperties mem;
-  vkGetPhysicalDeviceMemoryProperties(device, &mem);
 
   const VkPhysicalDeviceLimits& l = props.properties.limits;
   PhysicalDeviceInfo info;
@@ -156,8 +208,12 @@ PhysicalDeviceInfo describe(VkPhysicalDevice device, uint32_t index) {
   info.name = props.properties.deviceName;
   info.type = type_name(props.properties.deviceType);
   info.api_version = props.properties.apiVersion;
-  for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
-    info.heaps.push_back({mem.memoryHeaps[i].size, (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
+  // The budget query is vkGetPhysicalDeviceMemoryProperties2 (Vulkan 1.1; Cairn's instance asks for
+  // 1.2, and describe() already needs vkGetPhysicalDeviceProperties2 of an engine's).
+  info.memory_budget = props.properties.apiVersion >= VK_API_VERSION_1_1 &&
+                       has_device_extension(device, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  info.heaps = query_heaps(device, info.memory_budget);
+  info.max_allocation = m3.maxMemoryAllocationSize;
   info.subgroup_size = subgroup.subgroupSize;
   info.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                              (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
@@ -200,10 +256,9 @@ PhysicalDevice physical_device(const PhysicalDeviceInfo& info) {
   p.description = info.name;
   p.device_type = info.type;
   p.queues = std::max(1u, info.compute_queues);
-  for (const HeapInfo& h : info.heaps) {
-    p.heaps.push_back({h.size, h.size, 0, h.device_local});
-    if (h.device_local) p.memory = std::max(p.memory, h.size);
-  }
+  for (const HeapInfo& h : info.heaps) p.heaps.push_back({h.size, h.budget, h.usage, h.device_local});
+  int main = main_heap(info.heaps);
+  if (main >= 0) p.memory = info.heaps[main].budget;
   return p;
 }
 

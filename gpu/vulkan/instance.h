@@ -15,10 +15,33 @@
 
 namespace cairn::gpu {
 
+// One memory heap. `budget` and `usage` are the driver's VK_EXT_memory_budget figures after
+// sane_heap_budget (without the extension: budget == size, usage == 0).
 struct HeapInfo {
   uint64_t size = 0;
   bool device_local = false;
+  uint64_t budget = 0;
+  uint64_t usage = 0;
 };
+
+// A heap's budget and this process's use of it, as Cairn believes them.
+struct HeapBudget {
+  uint64_t budget = 0;
+  uint64_t usage = 0;
+  bool fallback = false;  // the driver's figures were missing or rejected
+};
+
+// The rules for a driver's VK_EXT_memory_budget figures of one heap of `size` bytes. Drivers have
+// reported a budget above the heap's size (Intel on Windows, llama.cpp#29277), a budget that
+// underflowed to nearly 2^64 (RADV's small heap), and 0; the spec requires
+// 0 < budget <= size and lets usage pass the budget only when the process oversubscribes. So:
+//  - not reported (no extension): budget = size, usage = 0;
+//  - budget 0, or budget above size (the underflow included): budget = size;
+//  - usage above size: clamped to size;
+//  - usage above the (sane) budget: the budget cannot be trusted either, budget = size (and usage
+//    is then at most size by the rule before).
+// `fallback` says whether any rule changed the driver's figures.
+HeapBudget sane_heap_budget(uint64_t size, bool reported, uint64_t budget, uint64_t usage);
 
 struct PhysicalDeviceInfo {
   uint32_t index = 0;
@@ -36,6 +59,8 @@ struct PhysicalDeviceInfo {
   bool float16_storage = false;  // storageBuffer16BitAccess
   bool int8_storage = false;     // storageBuffer8BitAccess
   uint32_t compute_queues = 0;   // queues of the first family with compute
+  bool memory_budget = false;    // the device lists VK_EXT_memory_budget
+  uint64_t max_allocation = 0;   // maxMemoryAllocationSize (0: not reported)
 };
 
 class Instance : public RefCounted {
@@ -60,11 +85,24 @@ class Instance : public RefCounted {
 };
 
 PhysicalDeviceInfo describe(VkPhysicalDevice device, uint32_t index);
+// The device's heaps now, with budgets when `with_budget` (the device lists VK_EXT_memory_budget;
+// querying needs nothing enabled on a VkDevice, only Vulkan 1.1's vkGetPhysicalDeviceMemoryProperties2,
+// which the instance's API version 1.2 provides).
+std::vector<HeapInfo> query_heaps(VkPhysicalDevice device, bool with_budget);
+// The heap whose budget PhysicalDevice::memory reports: the largest device-local heap (a small
+// device-local heap is often the PCIe BAR window, llama.cpp#22368), else the largest heap; -1 when
+// there are none.
+int main_heap(const std::vector<HeapInfo>& heaps);
+// The compute queue logical device `split_index` of a split physical device takes.
+inline uint32_t split_queue_index(uint32_t split_index, uint32_t queue_count) {
+  return queue_count ? split_index % queue_count : 0;
+}
 // Every physical device of the shared instance; throws Unavailable without Vulkan.
 std::vector<PhysicalDeviceInfo> list_devices();
 // The index "vulkan" picks: the first discrete GPU, then integrated, then virtual, then CPU.
 uint32_t preferred_device(const std::vector<PhysicalDeviceInfo>& devices);
-// How the runtime's device configuration sees a device: name "vulkan:N", heaps, queues.
+// How the runtime's device configuration sees a device: name "vulkan:N", heaps (with budgets),
+// queues; memory = main_heap's budget.
 PhysicalDevice physical_device(const PhysicalDeviceInfo& info);
 
 // Validation messages of error severity seen so far (only counted with validation on).

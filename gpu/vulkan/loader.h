@@ -29,6 +29,8 @@ namespace cairn::gpu {
   X(vkGetPhysicalDeviceProperties2)          \
   X(vkGetPhysicalDeviceFeatures2)            \
   X(vkGetPhysicalDeviceMemoryProperties)     \
+  X(vkGetPhysicalDeviceMemoryProperties2)    \
+  X(vkEnumerateDeviceExtensionProperties)    \
   X(vkGetPhysicalDeviceQueueFamilyProperties) \
   X(vkCreateDevice)                          \
   X(vkDestroyDevice)                         \

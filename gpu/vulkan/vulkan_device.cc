@@ -31,6 +31,7 @@ struct Block {
   VkBuffer buffer = VK_NULL_HANDLE;
   void* mapped = nullptr;
   RangeAllocator ranges;
+  bool reserved = false;  // memory growth off: part of the reservation, never released
   explicit Block(uint64_t capacity) : ranges(capacity) {}
 };
 
@@ -58,6 +59,11 @@ struct VulkanDevice::Batch {
   std::vector<VulkanBuffer*> frees;  // memory returned once this batch has completed
 };
 
+uint64_t reservation_bytes(uint64_t memory_limit, uint64_t heap_budget) {
+  if (memory_limit) return memory_limit;
+  return static_cast<uint64_t>(static_cast<double>(heap_budget) * kReserveFraction) & ~uint64_t{255};
+}
+
 VulkanDevice::VulkanDevice(std::string name) : Device(DeviceKind::Vulkan, std::move(name)) {}
 
 Ref<Device> VulkanDevice::create(Context& ctx, const LogicalDeviceSpec& spec) {
@@ -80,14 +86,14 @@ Ref<Device> VulkanDevice::create(Context& ctx, const LogicalDeviceSpec& spec) {
   if (external)
     d->init_external(o);
   else
-    d->init_owned(ctx, spec.physical_index);
+    d->init_owned(ctx, spec.physical_index, spec.split_index);
   GpuOptions limited = o;
   if (spec.memory_limit) limited.memory_limit = spec.memory_limit;
-  d->init_common(limited, ctx.cpu());
+  d->init_common(limited, ctx.cpu(), spec.memory_growth);
   return Ref<Device>(d);
 }
 
-void VulkanDevice::init_owned(Context&, uint32_t index) {
+void VulkanDevice::init_owned(Context&, uint32_t index, uint32_t split_index) {
   instance_ = Instance::shared();
   physical_ = instance_->physical_devices().at(index);
   info_ = describe(physical_, index);
@@ -101,11 +107,14 @@ void VulkanDevice::init_owned(Context&, uint32_t index) {
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) queue_family_ = i, found = true;
   if (!found) raise(Code::Unavailable, "{}: {} has no compute queue", name(), info_.name);
 
-  float priority = 1.0f;
+  // Logical devices of a split device spread over the family's queues (each is its own VkDevice;
+  // where the family has one queue, as lavapipe's, they all use queue 0 of their own device).
+  queue_index_ = split_queue_index(split_index, families[queue_family_].queueCount);
+  std::vector<float> priorities(queue_index_ + 1, 1.0f);
   VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   q.queueFamilyIndex = queue_family_;
-  q.queueCount = 1;
-  q.pQueuePriorities = &priority;
+  q.queueCount = queue_index_ + 1;
+  q.pQueuePriorities = priorities.data();
   // Enable 16- and 8-bit storage where the device has them (float16 and bool/int8 tensors).
   VkPhysicalDevice16BitStorageFeatures f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   f16.storageBuffer16BitAccess = info_.float16_storage;
@@ -117,7 +126,7 @@ void VulkanDevice::init_owned(Context&, uint32_t index) {
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &q;
   vk_check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
-  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  vkGetDeviceQueue(device_, queue_family_, queue_index_, &queue_);
   float16_ = info_.float16_storage;
   int8_storage_ = f8.storageBuffer8BitAccess;
 }
@@ -135,7 +144,7 @@ void VulkanDevice::init_external(const GpuOptions& o) {
   int8_storage_ = false;
 }
 
-void VulkanDevice::init_common(const GpuOptions& o, Device& cpu) {
+void VulkanDevice::init_common(const GpuOptions& o, Device& cpu, bool grow) {
   memory_limit_ = o.memory_limit;
   cpu_fallback_ = o.cpu_fallback;
   cpu_ = Ref<Device>::share(&cpu);
@@ -166,6 +175,7 @@ void VulkanDevice::init_common(const GpuOptions& o, Device& cpu) {
   staging_pool_->memory_type = static_cast<uint32_t>(staging);
   staging_pool_->mappable = true;
   staging_pool_->counts_against_limit = false;
+  heap_index_ = mem.memoryTypes[device_pool_->memory_type].heapIndex;
 
   VkCommandPoolCreateInfo cp{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -196,6 +206,9 @@ void VulkanDevice::init_common(const GpuOptions& o, Device& cpu) {
   dummy_.device = this;
   dummy_.nbytes = 16;
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!grow) reserve(reservation_bytes(memory_limit_, memory_budget()));
+  // memory_info() reports the limit; the pool enforces it (allocate_range) before the base counts.
+  set_memory_limit(reserved_ ? reserved_ : memory_limit_);
   allocate_range(*device_pool_, dummy_, 16);
 }
 
@@ -236,6 +249,11 @@ bool VulkanDevice::supports(DType dtype) const {
   return dtype == DType::Float32 || dtype == DType::Int32 || (dtype == DType::Float16 && float16_);
 }
 
+uint64_t VulkanDevice::memory_budget() const {
+  std::vector<HeapInfo> heaps = query_heaps(physical_, info_.memory_budget);
+  return heap_index_ < heaps.size() ? heaps[heap_index_].budget : 0;
+}
+
 DeviceStats VulkanDevice::stats() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   return stats_;
@@ -268,11 +286,48 @@ Block* VulkanDevice::new_block(Pool& pool, uint64_t size) {
   return pool.blocks.back().get();
 }
 
+void VulkanDevice::reserve(uint64_t bytes) {
+  // Blocks as large as one allocation may be (a tensor must fit in one block).
+  uint64_t chunk = std::max(kBlockSize, info_.max_storage_buffer_range);
+  if (info_.max_allocation) chunk = std::min(chunk, info_.max_allocation);
+  try {
+    for (uint64_t left = bytes; left > 0;) {
+      const uint64_t n = std::min(left, chunk);
+      new_block(*device_pool_, n)->reserved = true;
+      left -= n;
+    }
+  } catch (const Error& e) {
+    // The blocks made so far go with the device (its destructor frees them).
+    raise(Code::ResourceExhausted,
+          "{}: memory growth is off, and reserving {} bytes up front failed ({}); lower the logical device's "
+          "memory_limit or turn memory growth on",
+          name(), bytes, e.message());
+  }
+  reserved_ = bytes;
+}
+
+void VulkanDevice::refuse(uint64_t size) {
+  const uint64_t cap = reserved_ ? reserved_ : memory_limit_;
+  const uint64_t live = stats_.live_bytes;
+  // Tensors' bytes fit, the blocks' free ranges do not: alignment and holes between tensors.
+  std::string fragmented = live + size <= cap ? ", the free memory being in pieces too small" : "";
+  if (reserved_)
+    raise(Code::ResourceExhausted,
+          "{}: allocating {} bytes does not fit in the {} bytes reserved when the device was created (memory growth "
+          "is off; {} bytes held by tensors{}); free tensors, raise the logical device's memory_limit, or turn "
+          "memory growth on",
+          name(), size, cap, live, fragmented);
+  raise(Code::ResourceExhausted,
+        "{}: allocating {} bytes exceeds the memory limit of {} bytes ({} bytes held by tensors{}); "
+        "raise the logical device's memory_limit or free tensors",
+        name(), size, cap, live, fragmented);
+}
+
 void VulkanDevice::release_empty_blocks(Pool& pool) {
   auto& blocks = pool.blocks;
   for (auto it = blocks.begin(); it != blocks.end();) {
     Block* blk = it->get();
-    if (!blk->ranges.empty() || blk == dummy_.block) {
+    if (!blk->ranges.empty() || blk == dummy_.block || blk->reserved) {
       ++it;
       continue;
     }
@@ -299,6 +354,12 @@ void VulkanDevice::allocate_range(Pool& pool, VulkanBuffer& b, uint64_t size) {
     return false;
   };
   if (place()) return;
+  if (reserved_ && pool.counts_against_limit) {
+    // Memory growth off: the reservation is all there is. Frees waiting on finished work first.
+    wait_all();
+    if (place()) return;
+    refuse(size);
+  }
   uint64_t block_size = std::max(size, kBlockSize);
   if (memory_limit_ && pool.counts_against_limit) {
     if (stats_.block_bytes + block_size > memory_limit_) block_size = std::max(size, memory_limit_ - std::min(memory_limit_, stats_.block_bytes));
@@ -308,9 +369,7 @@ void VulkanDevice::allocate_range(Pool& pool, VulkanBuffer& b, uint64_t size) {
       if (place()) return;
       release_empty_blocks(pool);
       block_size = std::max(size, memory_limit_ - std::min(memory_limit_, stats_.block_bytes));
-      if (stats_.block_bytes + block_size > memory_limit_)
-        raise(Code::ResourceExhausted, "{}: allocating {} bytes exceeds the memory limit of {} bytes ({} in use)",
-              name(), size, memory_limit_, stats_.live_bytes);
+      if (stats_.block_bytes + block_size > memory_limit_) refuse(size);
     }
   }
   Block* blk = new_block(pool, block_size);
@@ -330,12 +389,19 @@ Buffer* VulkanDevice::allocate(size_t nbytes) {
   if (nbytes > 0) {
     try {
       allocate_range(*device_pool_, *b, (nbytes + 3) & ~size_t{3});
+      // The base's limit is the pool's: tensors' bytes never pass the blocks' bytes, which the
+      // pool kept within it, so this cannot refuse what the pool allowed (one error, the pool's).
+      try {
+        count_allocation(b->size);
+      } catch (...) {
+        free_range(*b);
+        throw;
+      }
     } catch (...) {
       delete b;
       throw;
     }
     stats_.live_bytes += b->size;
-    count_allocation(b->size);  // no limit on the base: the pool enforces the device's (new_block)
   }
   retain();  // the buffer keeps its device alive
   return b;

@@ -45,6 +45,11 @@ struct DeviceCacheEntry {
   virtual ~DeviceCacheEntry() = default;
 };
 
+// Bytes a logical device with memory growth off reserves when it is created: its memory limit, or
+// without one kReserveFraction of the heap's budget (TensorFlow's default takes nearly all of it).
+constexpr double kReserveFraction = 0.9;
+uint64_t reservation_bytes(uint64_t memory_limit, uint64_t heap_budget);
+
 struct DeviceStats {
   uint64_t submits = 0;             // vkQueueSubmit calls
   uint64_t dispatches = 0;          // recorded dispatches
@@ -66,10 +71,18 @@ class VulkanDevice final : public Device {
   void read(const Buffer& buffer, void* dst, size_t nbytes) override;
   void write(Buffer& buffer, const void* src, size_t nbytes) override;
   void synchronize() override;
+  // The driver's budget for the heap this device allocates from, queried now (VK_EXT_memory_budget
+  // through sane_heap_budget; the heap's size without the extension). It counts every process's
+  // use, this device's blocks included; memory_info() has the device's own.
+  uint64_t memory_budget() const override;
 
   const PhysicalDeviceInfo& info() const { return info_; }
   bool external() const { return external_; }
   bool mapped_transfers() const { return direct_map_; }
+  // The compute queue this device submits to (split_queue_index of its logical device).
+  uint32_t queue_index() const { return queue_index_; }
+  // Memory growth off: the bytes reserved at creation (never released); 0 with growth on.
+  uint64_t reserved_bytes() const { return reserved_; }
   // Whether shaders exist for `dtype` on this device (float32, int32; float16 with 16-bit storage).
   bool supports(DType dtype) const;
   bool supports_int8_storage() const { return int8_storage_; }
@@ -127,9 +140,14 @@ class VulkanDevice final : public Device {
   struct Pool;
   struct Batch;
   VulkanDevice(std::string name);
-  void init_owned(Context& ctx, uint32_t index);
+  void init_owned(Context& ctx, uint32_t index, uint32_t split_index);
   void init_external(const GpuOptions& o);
-  void init_common(const GpuOptions& o, Device& cpu);
+  // `grow` false: reserve the limit (or reservation_bytes of the budget) before anything else.
+  void init_common(const GpuOptions& o, Device& cpu, bool grow);
+
+  // Memory (device_mu_ held): the up-front reservation, and the error past the limit or it.
+  void reserve(uint64_t bytes);
+  [[noreturn]] void refuse(uint64_t size);
 
   // Memory (device_mu_ held).
   void allocate_range(Pool& pool, VulkanBuffer& b, uint64_t size);
@@ -160,6 +178,9 @@ class VulkanDevice final : public Device {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
+  uint32_t queue_index_ = 0;
+  uint32_t heap_index_ = 0;  // the heap device_pool_'s memory type is in
+  uint64_t reserved_ = 0;
   bool external_ = false;
   PhysicalDeviceInfo info_;
   bool float16_ = false;
