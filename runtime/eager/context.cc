@@ -393,8 +393,10 @@ Device& Context::device(std::string_view spec) {
   if (!chosen) {
     std::vector<std::string> names;
     for (const auto& s : specs) names.push_back(s.name);
-    raise(Code::NotFound, "device \"{}\": no such logical device; the visible {} devices are {}", spec, prefix,
-          join_names(names));
+    raise(Code::NotFound,
+          "device \"{}\": no such logical device; the visible {} devices are {} (visible physical devices: {}; "
+          "see set_visible_devices and CAIRN_VISIBLE_DEVICES)",
+          spec, prefix, join_names(names), join_names(visible_ ? *visible_ : std::vector<std::string>{"all"}));
   }
   devices_.push_back(b->api.create(*this, *chosen));
   return *devices_.back();
