@@ -178,6 +178,7 @@ FitState::FitState(Context& ctx) : Trackable(ctx) {
     VariableOptions o;
     o.name = name;
     o.trainable = false;
+    o.device = &ctx.cpu();
     return Variable::create(ctx, op::filled(ctx, ctx.cpu(), DType::Int64, Shape{}, 0), o, "FitState");
   };
   epoch_ = counter("epoch");

@@ -106,6 +106,7 @@ Ref<Variable> metric_variable(Context& ctx, const char* name) {
   VariableOptions options;
   options.name = name;
   options.trainable = false;
+  options.device = &ctx.cpu();
   return Variable::create(ctx, op::filled(ctx, ctx.cpu(), DType::Float64, Shape{}, 0), options, "Metric");
 }
 

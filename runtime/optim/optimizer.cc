@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "runtime/core/error.h"
+#include "runtime/eager/device_scope.h"
 #include "runtime/eager/ops.h"
 
 namespace cairn::optim {
@@ -58,6 +59,7 @@ Ref<Variable> make_hyper_variable(Context& ctx, const std::string& name, const T
   VariableOptions vo;
   vo.name = name;
   vo.trainable = false;
+  vo.device = &ctx.cpu();  // read on the host and cast per step to each variable's device
   return Variable::create(ctx, initial, vo);
 }
 
@@ -186,6 +188,7 @@ std::vector<std::string> Optimizer::slot_names() const {
 
 void Optimizer::create_slots(Variable& variable) {
   EagerScope eager;  // zero-filled slots are real even when the first step is being traced
+  DeviceScope with_variable(context(), variable.device());  // slots live with their variable
   std::vector<std::pair<std::function<void(Variable&)>, Ref<Variable>>> restores;
   {
     std::lock_guard<std::mutex> lock(slots_mu_);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/core/error.h"
+#include "runtime/eager/device_scope.h"
 #include "runtime/eager/dispatch.h"
 #include "runtime/track/trackable.h"
 
@@ -28,6 +29,18 @@ const Tensor& checked_initial(const Tensor& initial, std::string_view fn) {
   return initial;
 }
 
+// The initial value on the device the variable lives on: options.device, else the device scope's,
+// else where it is.
+Tensor placed_initial(Context& ctx, const Tensor& initial, const VariableOptions& o, std::string_view fn) {
+  Device* target = o.device ? o.device : DeviceScope::current(ctx);
+  if (!target) return initial;
+  try {
+    return tensor_on_device(initial, *target);
+  } catch (const Error& e) {
+    raise(e.code(), "{}: {}", fn, e.message());
+  }
+}
+
 }  // namespace
 
 Variable::Variable(Context& ctx, const Tensor& initial, const VariableOptions& options, std::string_view fn)
@@ -36,8 +49,9 @@ Variable::Variable(Context& ctx, const Tensor& initial, const VariableOptions& o
       shape_(initial.shape()),
       trainable_(options.trainable),
       name_(variable_name(options, fn)),
-      device_(Ref<Device>::share(initial.device())),
-      value_(initial) {}
+      value_(placed_initial(ctx, initial, options, fn)) {
+  device_ = Ref<Device>::share(value_.device());
+}
 
 Ref<Variable> Variable::create(Context& ctx, const Tensor& initial, const VariableOptions& options,
                                std::string_view fn) {

@@ -21,12 +21,17 @@ struct VariableOptions {
   std::string name = "Variable";  // the name before the scope and ":0"
   bool trainable = true;
   const Module* scope = nullptr;  // names the variable "<scope>/<name>:0"
+  // Where the variable lives (its initial value is copied there). Null: the device of the innermost
+  // device scope on this thread (DeviceScope), else the initial value's device. The runtime's own
+  // bookkeeping (counters, metrics, hyperparameters) stays on the CPU this way whatever the scope.
+  Device* device = nullptr;
 };
 
 class Variable final : public Object {
  public:
-  // The variable takes the dtype, shape and device of `initial` (shared, not copied: tensors are
-  // immutable). Throws InvalidArgument for an empty tensor, a string dtype or a bad name.
+  // The variable takes the dtype and shape of `initial`, and its device unless options.device or a
+  // device scope says otherwise (then the value is copied there; otherwise shared, not copied:
+  // tensors are immutable). Throws InvalidArgument for an empty tensor, a string dtype or a bad name.
   static Ref<Variable> create(Context& ctx, const Tensor& initial, const VariableOptions& options = {},
                               std::string_view fn = "Variable::create");
   Variable(Context& ctx, const Tensor& initial, const VariableOptions& options, std::string_view fn);
