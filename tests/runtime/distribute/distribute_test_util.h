@@ -1,6 +1,11 @@
 // Shared by the distribute tests: contexts split into logical devices.
 #pragma once
 
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -37,6 +42,17 @@ inline std::vector<std::string> names(const std::string& prefix, int n) {
   std::vector<std::string> out;
   for (int i = 0; i < n; ++i) out.push_back(prefix + ":" + std::to_string(i));
   return out;
+}
+
+// A fresh empty directory under $TEST_TMPDIR (or /tmp).
+inline std::string make_dir() {
+  static std::atomic<int> counter{0};
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(base ? base : "/tmp") + "/distribute_" + std::to_string(getpid()) + "_" +
+                    std::to_string(counter++);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace cairn::test
