@@ -13,6 +13,7 @@ namespace cairn::distribute {
 namespace {
 
 thread_local ReplicaContext* tls_replica = nullptr;
+thread_local MirroredStrategy* tls_scope = nullptr;  // the innermost Scope's strategy
 
 const char* kind_name(DeviceKind k) {
   switch (k) {
@@ -60,7 +61,7 @@ std::vector<Tensor> ReplicaContext::all_reduce(Reduction reduction, const std::v
   for (DType dt : order) {
     const std::vector<size_t>& idx = by_dtype[dt];
     if (idx.size() == 1) {
-      out[idx[0]] = all_reduce(reduction, values[idx[0]]);
+      for (size_t i : idx) out[i] = all_reduce(reduction, values[i]);
       continue;
     }
     std::vector<Tensor> flat;
@@ -148,6 +149,14 @@ MirroredStrategy::~MirroredStrategy() {
   cv_.notify_all();
   for (std::thread& t : threads_) t.join();
   unregister_collective(group_key_);
+}
+
+MirroredStrategy::Scope::Scope(MirroredStrategy& s) : mirror_(s.devices_), outer_(tls_scope) { tls_scope = &s; }
+MirroredStrategy::Scope::~Scope() { tls_scope = outer_; }
+
+MirroredStrategy* MirroredStrategy::current() {
+  if (tls_scope) return tls_scope;
+  return tls_replica ? &tls_replica->strategy() : nullptr;
 }
 
 std::vector<std::string> MirroredStrategy::device_names() const {

@@ -126,12 +126,19 @@ class MirroredStrategy : public RefCounted {
   // device (tf.distribute.Strategy.scope()): make the model and the optimizer inside one.
   class Scope {
    public:
-    explicit Scope(const MirroredStrategy& s) : mirror_(s.devices_) {}
+    explicit Scope(MirroredStrategy& s);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
 
    private:
     MirrorScope mirror_;
+    MirroredStrategy* outer_;
   };
-  Scope scope() const { return Scope(*this); }
+  Scope scope() { return Scope(*this); }
+  // The strategy whose scope is innermost on this thread, or whose replica this thread runs; null
+  // when none (keras::Model::compile picks the strategy up this way).
+  static MirroredStrategy* current();
 
   // Runs `fn` once per replica, in parallel, and returns each replica's outputs
   // (results[replica][output]). When a replica throws, the others' collectives end (Aborted,
