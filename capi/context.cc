@@ -4,6 +4,7 @@
 
 #include "capi/internal/handles.h"
 #include "capi/internal/options.h"
+#include "runtime/eager/device_scope.h"
 
 using namespace cairn;
 using cairn::capi::read_options;
@@ -92,7 +93,7 @@ cairn_status* cairn_tensor_create(cairn_context* ctx, cairn_dtype dtype, const i
     raise(Code::InvalidArgument, "{}: nbytes is {} but a {}{} tensor needs {}", fn, nbytes, dtype_name(t), s.str(),
           expected);
   if (data == nullptr && nbytes != 0) raise(Code::InvalidArgument, "{}: data is NULL", fn);
-  Device& device = ctx->ctx->default_device();
+  Device& device = scoped_device(*ctx->ctx);  // a device scope's, else the default device
   Tensor tensor = allocate_for(device, t, s, fn);
   if (t == DType::Bool && nbytes > 0) {
     // Any nonzero byte is true; kernels rely on bools being exactly 0 or 1.

@@ -588,7 +588,8 @@ func cContextDevice(ctx *C.cairn_context) *C.char {
 
 // cTensorCreate calls cairn_tensor_create.
 //
-// CONSTRUCTOR. Creates a tensor on the context's default device by copying `data` (row-major).
+// CONSTRUCTOR. Creates a tensor on the context's default device (inside a device scope, on the
+// scope's device: see "Device placement") by copying `data` (row-major).
 // @param shape  `rank` dimensions, each >= 0; may be NULL when rank is 0 (a scalar).
 // @param data   `nbytes` bytes, which must equal cairn_dtype_size(dtype) * element count; may be
 // NULL only when nbytes is 0. Borrowed for the call.
@@ -3280,6 +3281,62 @@ func cContextResetMemoryStats(ctx *C.cairn_context, device *C.char) error {
 // METHOD. 1 once the context's devices are initialized (configuration is then closed). Since 1.3.
 func cContextDevicesInitialized(ctx *C.cairn_context, out *C.int32_t) error {
 	return takeStatus(C.cairn_context_devices_initialized(ctx, out))
+}
+
+// cDeviceScopeEnter calls cairn_device_scope_enter.
+//
+// METHOD. Opens a device scope of `ctx` on the calling thread: until the matching
+// cairn_device_scope_exit on this thread, work is placed on `device` ("cpu", "vulkan:0", any name
+// the context resolves) as this section describes. Scopes nest. The scope holds a reference on the
+// context until it is exited (or its thread ends).
+// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND for an unknown device name and
+// UNAVAILABLE for a device whose backend is missing, both naming the device. Since 1.3.
+func cDeviceScopeEnter(ctx *C.cairn_context, device *C.char) error {
+	return takeStatus(C.cairn_device_scope_enter(ctx, device))
+}
+
+// cDeviceScopeExit calls cairn_device_scope_exit.
+//
+// METHOD. Closes the innermost device scope of `ctx` that cairn_device_scope_enter opened on the
+// calling thread.
+// Errors: INVALID_ARGUMENT for NULL; FAILED_PRECONDITION when this thread has no open scope of
+// `ctx` (an exit without its enter, or on another thread). Since 1.3.
+func cDeviceScopeExit(ctx *C.cairn_context) error {
+	return takeStatus(C.cairn_device_scope_exit(ctx))
+}
+
+// cDeviceScopeCurrent calls cairn_device_scope_current.
+//
+// METHOD. The device of the innermost scope of `ctx` open on the calling thread.
+// @param name  receives the device's name, borrowed from the context (it lives as long as the
+// context), or NULL when no scope is open.
+// Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3.
+func cDeviceScopeCurrent(ctx *C.cairn_context, name **C.char) error {
+	return takeStatus(C.cairn_device_scope_current(ctx, name))
+}
+
+// cContextSetSoftPlacement calls cairn_context_set_soft_placement.
+//
+// METHOD. Turns soft placement on or off for every thread using `ctx` (default: off).
+// Errors: INVALID_ARGUMENT for NULL or a value other than CAIRN_FALSE and CAIRN_TRUE. Since 1.3.
+func cContextSetSoftPlacement(ctx *C.cairn_context, on C.int32_t) error {
+	return takeStatus(C.cairn_context_set_soft_placement(ctx, on))
+}
+
+// cContextSoftPlacement calls cairn_context_soft_placement.
+//
+// METHOD. Whether soft placement is on.
+// Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3.
+func cContextSoftPlacement(ctx *C.cairn_context, out *C.int32_t) error {
+	return takeStatus(C.cairn_context_soft_placement(ctx, out))
+}
+
+// cContextAutoCopies calls cairn_context_auto_copies.
+//
+// METHOD. The number of input copies soft placement has made in `ctx` so far, on every thread.
+// Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3.
+func cContextAutoCopies(ctx *C.cairn_context, out *C.uint64_t) error {
+	return takeStatus(C.cairn_context_auto_copies(ctx, out))
 }
 
 // cVulkanAvailable calls cairn_vulkan_available.

@@ -140,6 +140,7 @@ Variable& Checkpoint::save_counter() {
     VariableOptions opts;
     opts.name = kSaveCounter;
     opts.trainable = false;
+    opts.device = &ctx_->cpu();
     save_counter_ = Variable::create(*ctx_, zero, opts);
     root_->set(kSaveCounter, save_counter_, "checkpoint");
   }

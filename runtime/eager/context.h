@@ -297,6 +297,22 @@ class Context : public RefCounted {
   std::atomic<int> num_hooks_{0};
   std::mutex names_mu_;
   std::unordered_map<std::string, int> name_counts_;
+
+  // ---- Placement (device scopes and soft placement: runtime/eager/device_scope.h) ----
+ public:
+  // Soft placement (tf.config.set_soft_device_placement), off by default. On: an op with inputs
+  // runs on the innermost device scope's device, else on its first input's, and every input on
+  // another device is copied there (counted, logged at debug level, a "copy" profiler event). Off:
+  // an op runs where its inputs are, and inputs on different devices are an error.
+  void set_soft_placement(bool on) { soft_placement_.store(on, std::memory_order_relaxed); }
+  bool soft_placement() const { return soft_placement_.load(std::memory_order_relaxed); }
+  // The inputs soft placement has copied to another device so far.
+  uint64_t auto_copies() const { return auto_copies_.load(std::memory_order_relaxed); }
+  void count_auto_copy() { auto_copies_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> soft_placement_{false};
+  std::atomic<uint64_t> auto_copies_{0};
 };
 
 }  // namespace cairn

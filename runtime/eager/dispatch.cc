@@ -5,6 +5,7 @@
 
 #include "runtime/core/inline_array.h"
 #include "runtime/core/profile_events.h"
+#include "runtime/eager/device_scope.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/validate.h"
 
@@ -34,8 +35,10 @@ void rethrow_naming_op(const OpDef& def) {
 namespace {
 constexpr size_t kInlineArgs = 8;
 
+// Where an op runs without soft placement: an op without inputs on the device scope's device (or
+// the default device), any other op where its inputs are.
 Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, int n) {
-  if (n == 0) return ctx.default_device();
+  if (n == 0) return scoped_device(ctx);
   Device* d = inputs[0]->device();
   for (int i = 1; i < n; ++i) {
     Device* di = inputs[i]->device();
@@ -48,6 +51,70 @@ Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, i
           def.name, d->name(), di->name());
   }
   return *d;
+}
+
+// Soft placement copies an input: the dispatch hooks' `after` see the copy as an Identity op, so a
+// gradient tape differentiates through it; the copy is counted, logged and profiled.
+Tensor soft_copy(Context& ctx, const OpDef& def, const Tensor& input, int index, Device& target) {
+  const int64_t start = prof::on() ? prof::now_ns() : 0;
+  Tensor copy;
+  try {
+    copy = tensor_on_device(input, target);
+  } catch (...) {
+    rethrow_naming_op(def);
+  }
+  ctx.count_auto_copy();
+  const Device& source = *input.device();
+  if (ctx.log().min_level <= LogLevel::Debug)
+    ctx.log().log(LogLevel::Debug, fmt::format("{}: copied input {} from {} to {} (soft placement)", def.name, index,
+                                               source.name(), target.name()));
+  if (prof::on()) {
+    prof::Event e;
+    e.category = "copy";
+    e.name = def.name;
+    e.device = target.name();
+    e.start_ns = start;
+    e.duration_ns = prof::now_ns() - start;
+    e.args = fmt::format("\"input\":{},\"from\":\"{}\",\"bytes\":{}", index, source.name(), input.nbytes());
+    prof::record(std::move(e));
+  }
+  if (ctx.has_hooks()) {
+    static const OpDef& identity = OpRegistry::global().get("Identity");
+    TensorSpec spec{input.dtype(), input.shape()};
+    Attrs resolved(identity);
+    resolve_call(identity, &spec, 1, nullptr, 0, resolved);
+    const Tensor* in = &input;
+    OpCall call{identity, resolved, &in, 1, &copy, 1, &spec};
+    for (DispatchHook* h : ctx.hooks()) h->after(ctx, call);
+  }
+  return copy;
+}
+
+// Soft placement is on and the op has inputs: it runs on the innermost device scope's device, else
+// on its first input's, on copies of the inputs that live elsewhere. Returns false, having done
+// nothing, when no input needs a copy or one is symbolic (a function trace keeps the strict rules);
+// run_op then goes on as usual.
+[[gnu::noinline]] bool run_soft_placed(Context& ctx, const OpDef& def, const Tensor* const* inputs, int n,
+                                       const NamedAttr* attrs, int num_attrs, Tensor* outputs, int num_outputs) {
+  Device* target = DeviceScope::current(ctx);
+  if (!target) target = inputs[0]->device();
+  bool needs_copy = false;
+  for (int i = 0; i < n; ++i) {
+    Device* d = inputs[i]->device();
+    if (d->kind() == DeviceKind::Symbolic) return false;
+    needs_copy |= d != target;
+  }
+  if (!needs_copy) return false;
+  std::vector<Tensor> copies(static_cast<size_t>(n));
+  std::vector<const Tensor*> placed(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    placed[i] = inputs[i];
+    if (inputs[i]->device() == target) continue;
+    copies[i] = soft_copy(ctx, def, *inputs[i], i, *target);
+    placed[i] = &copies[i];
+  }
+  run_op(ctx, def, placed.data(), n, attrs, num_attrs, outputs, num_outputs);
+  return true;
 }
 
 void allocate_and_run(Context& ctx, const OpDef& def, const Attrs& resolved, Device& device, KernelFn kernel,
@@ -123,6 +190,9 @@ void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num
     raise(Code::InvalidArgument, "{}: expected {} output{}, got room for {}", def.name, expected,
           expected == 1 ? "" : "s", num_outputs);
 
+  if (__builtin_expect(ctx.soft_placement(), 0) && num_inputs > 0 &&
+      run_soft_placed(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs))
+    return;
   Device& device = placement(ctx, def, inputs, num_inputs);
   InlineArray<TensorSpec, kInlineArgs> out_specs(static_cast<size_t>(num_outputs));
   infer_outputs(def, resolved, in_specs.data(), num_inputs, out_specs.data(), num_outputs);

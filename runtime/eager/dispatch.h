@@ -24,7 +24,9 @@ struct OpCall {
 
 // Runs `def` on `inputs`; `outputs` must have room for exactly def.num_outputs(attrs) tensors.
 // The op runs on the inputs' device (all inputs must share one); an op without inputs runs on the
-// context's default device.
+// innermost device scope's device, else the context's default device. With soft placement on
+// (Context::set_soft_placement), an op with inputs runs on the scope's device, else its first
+// input's, and inputs elsewhere are copied there (docs/placement.md).
 void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
             int num_attrs, Tensor* outputs, int num_outputs);
 

@@ -10,6 +10,7 @@
 #include "runtime/graph/function_grad.h"
 #include "runtime/graph/fusion.h"
 #include "runtime/graph/trace.h"
+#include "runtime/track/mirroring.h"
 
 namespace cairn::graph {
 
@@ -200,8 +201,11 @@ std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor
   // through the full dispatch. The fused plan runs where a backend has fused kernels for all its
   // nodes (the CPU; Vulkan, with shaders generated at run time): see fusion.h.
   const bool fast = exact_ && (!observed || !ctx.has_hooks());
+  // Replicas of a MirroredStrategy replay the unfused plan: the fused plan diverged between
+  // replicas (the replica off the default device computed other values after its second replay;
+  // tests/runtime/distribute/compiled_test.cc), and unfused replays keep every replica's bits equal.
   const bool fused = fast && one_kind && fused_ && (fused_kinds_ >> static_cast<int>(device.kind()) & 1u) &&
-                     fused_backend_ready(ctx, device);
+                     ReplicaScope::current() < 0 && fused_backend_ready(ctx, device);
   const Plan& plan = fused ? *fused_ : unfused_;
   StateLease lease(*this, plan);
   ReplayState& state = *lease;
@@ -242,8 +246,13 @@ bool Function::is_static(size_t input) const {
 std::string Function::cache_key(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs) const {
   std::string text = signature_text(key);
   // The devices of inputs off the host: a graph holds constants placed on its trace's device.
+  // A split CPU's devices other than the first count as off the host here.
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (!inputs[i].device()->is_host()) text += fmt::format("; {}@{}", i, inputs[i].device()->name());
+    if (!inputs[i].device()->is_host() || inputs[i].device() != &ctx_->cpu())
+      text += fmt::format("; {}@{}", i, inputs[i].device()->name());
+  // Each replica of a strategy traces its own graph: it captures that replica's components of
+  // mirrored variables (runtime/track/mirroring.h).
+  if (const int replica = ReplicaScope::current(); replica >= 0) text += fmt::format("; replica {}", replica);
   for (int s : options_.static_inputs) {
     const size_t i = static_cast<size_t>(s);
     if (i >= inputs.size())

@@ -178,6 +178,7 @@ FitState::FitState(Context& ctx) : Trackable(ctx) {
     VariableOptions o;
     o.name = name;
     o.trainable = false;
+    o.device = &ctx.cpu();
     return Variable::create(ctx, op::filled(ctx, ctx.cpu(), DType::Int64, Shape{}, 0), o, "FitState");
   };
   epoch_ = counter("epoch");
@@ -212,6 +213,9 @@ void Model::compile(const CompileOptions& options) {
   if (!options.optimizer) raise(Code::InvalidArgument, "compile: {}: the optimizer is null", describe());
   auto c = std::make_shared<Compiled>();
   c->options = options;
+  if (!c->options.strategy) c->options.strategy = Ref<distribute::MirroredStrategy>::share(distribute::MirroredStrategy::current());
+  if (c->options.strategy && &c->options.strategy->context() != &context())
+    raise(Code::InvalidArgument, "compile: {}: the strategy belongs to another context", describe());
   c->loss = parse_loss(options.loss, describe());
   for (const std::string& name : options.metrics) {
     for (const auto& [seen, kind] : c->metric_kinds)
@@ -223,7 +227,7 @@ void Model::compile(const CompileOptions& options) {
     Compiled* raw = c.get();
     c->train_fn = make_ref<graph::Function>(
         context(), "train_step", [this, raw](Context&, const std::vector<Tensor>& in) {
-          auto [loss, y_pred] = train_step_body(*raw, in[0], in[1]);
+          auto [loss, y_pred] = train_step_body(*raw, in[0], in[1], in.size() > 2 ? in[2] : Tensor());
           return std::vector<Tensor>{loss, y_pred};
         });
     c->test_fn = make_ref<graph::Function>(
@@ -296,6 +300,7 @@ Tensor Model::loss_of(const Compiled& c, const Tensor& y, const Tensor& y_pred) 
 }
 
 std::pair<Tensor, Tensor> Model::train_step(Compiled& c, const Tensor& x, const Tensor& y) {
+  if (c.options.strategy) return replicated_step(c, x, y, true);
   if (!built()) (*this)(x, false);
   if (!c.train_fn) return train_step_body(c, x, y);
   std::vector<Tensor> out = c.train_fn->call({x, y});
@@ -303,19 +308,87 @@ std::pair<Tensor, Tensor> Model::train_step(Compiled& c, const Tensor& x, const 
 }
 
 std::pair<Tensor, Tensor> Model::test_step(Compiled& c, const Tensor& x, const Tensor& y) {
+  if (c.options.strategy) return replicated_step(c, x, y, false);
   if (!c.test_fn) return test_step_body(c, x, y);
   std::vector<Tensor> out = c.test_fn->call({x, y});
   return {out[0], out[1]};
 }
 
-std::pair<Tensor, Tensor> Model::train_step_body(Compiled& c, const Tensor& x, const Tensor& y) {
-  GradientTape tape(context());
+std::pair<Tensor, Tensor> Model::train_step_body(Compiled& c, const Tensor& x, const Tensor& y,
+                                                  const Tensor& weight) {
+  Context& ctx = context();
+  GradientTape tape(ctx);
   Tensor y_pred = (*this)(x, true);
   Tensor loss = loss_of(c, y, y_pred);
+  // A replica's objective is its share of the global batch's mean loss, so that the replicas'
+  // gradients summed are the gradient of the global batch (tf.nn.compute_average_loss).
+  Tensor objective = weight.valid() ? op::mul(ctx, loss, op::cast(ctx, weight, loss.dtype())) : loss;
   std::vector<Ref<Variable>> vars = trainable_weights();
-  std::vector<Tensor> grads = tape.gradient(loss, vars);
+  std::vector<Tensor> grads = tape.gradient(objective, vars);
+  if (distribute::ReplicaContext* rc = distribute::ReplicaContext::current())
+    grads = rc->all_reduce(distribute::Reduction::Sum, grads);
   c.options.optimizer->apply_gradients(grads, vars);
   return {loss, y_pred};
+}
+
+void Model::check_mirrored(Compiled& c, const Tensor& x, const char* fn) {
+  distribute::MirroredStrategy& s = *c.options.strategy;
+  if (!built()) {
+    auto scope = s.scope();
+    std::vector<Tensor> first = s.split_batch(x, fn);
+    (*this)(first[0], false);
+  }
+  const int n = s.num_replicas();
+  for (const Ref<Variable>& v : weights())
+    if (v->num_components() != n)
+      raise(Code::FailedPrecondition,
+            "{}: {}: weight '{}' has {} component(s) for a strategy of {} replicas; create and build the model "
+            "inside strategy.scope()",
+            fn, describe(), v->name(), v->num_components(), n);
+  if (c.options.optimizer->iterations().num_components() != n)
+    raise(Code::FailedPrecondition,
+          "{}: {}: the optimizer was made outside the strategy's scope; create it inside strategy.scope()", fn,
+          describe());
+}
+
+std::pair<Tensor, Tensor> Model::replicated_step(Compiled& c, const Tensor& x, const Tensor& y, bool training) {
+  const char* fn = training ? "train_step" : "test_step";
+  Context& ctx = context();
+  distribute::MirroredStrategy& s = *c.options.strategy;
+  check_mirrored(c, x, fn);
+  std::vector<Tensor> xs = s.split_batch(x, fn), ys = s.split_batch(y, fn);
+  const double rows = static_cast<double>(batch_samples(x));
+  auto out = s.run_multi([&](distribute::ReplicaContext& rc) {
+    const size_t r = static_cast<size_t>(rc.replica_id());
+    const double share = static_cast<double>(batch_samples(xs[r])) / rows;
+    std::pair<Tensor, Tensor> step;
+    if (!training) {
+      if (c.test_fn) {
+        std::vector<Tensor> o = c.test_fn->call({xs[r], ys[r]});
+        step = {o[0], o[1]};
+      } else {
+        step = test_step_body(c, xs[r], ys[r]);
+      }
+    } else {
+      Tensor weight = op::scalar(ctx, rc.device(), DType::Float32, share);
+      if (c.train_fn) {
+        std::vector<Tensor> o = c.train_fn->call({xs[r], ys[r], weight});
+        step = {o[0], o[1]};
+      } else {
+        step = train_step_body(c, xs[r], ys[r], weight);
+      }
+    }
+    return std::vector<Tensor>{step.first, step.second};
+  });
+  // The global loss: the replicas' mean losses weighted by their rows, in replica order.
+  double loss = 0;
+  std::vector<Tensor> preds;
+  for (size_t r = 0; r < out.size(); ++r) {
+    loss += host_scalar(ctx, out[r][0]) * static_cast<double>(batch_samples(xs[r])) / rows;
+    preds.push_back(tensor_on_device(out[r][1], ctx.cpu()));
+  }
+  Tensor y_pred = op::run1(ctx, "ConcatV2", preds, {attr_int("axis", 0)});
+  return {op::scalar(ctx, ctx.cpu(), DType::Float64, loss), y_pred};
 }
 
 std::pair<Tensor, Tensor> Model::test_step_body(Compiled& c, const Tensor& x, const Tensor& y) {
@@ -435,8 +508,23 @@ Tensor Model::predict(const Data& data, const PredictOptions& options) {
   auto it = make_ref<data::IteratorObject>(ds, 0);
   std::vector<Tensor> outputs;
   data::Element e;
+  std::shared_ptr<Compiled> c;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    c = compiled_;
+  }
   for (int64_t batch = 0; (options.steps == 0 || batch < options.steps) && it->next(e); ++batch) {
     if (e.empty()) raise(Code::InvalidArgument, "{}: a batch has no components", fn);
+    if (c && c->options.strategy) {
+      // Each replica predicts its part of the batch; the parts are joined in replica order.
+      distribute::MirroredStrategy& s = *c->options.strategy;
+      check_mirrored(*c, e[0], fn);
+      std::vector<Tensor> xs = s.split_batch(e[0], fn);
+      distribute::PerReplica parts =
+          s.run([&](distribute::ReplicaContext& rc) { return (*this)(xs[static_cast<size_t>(rc.replica_id())], false); });
+      for (const Tensor& p : parts.values) outputs.push_back(tensor_on_device(p, context().cpu()));
+      continue;
+    }
     outputs.push_back((*this)(e[0], false));
   }
   if (outputs.empty()) raise(Code::InvalidArgument, "{}: the data has no batches", fn);

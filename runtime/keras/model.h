@@ -25,6 +25,7 @@
 
 #include "runtime/data/dataset.h"
 #include "runtime/data/iterator_object.h"
+#include "runtime/distribute/strategy.h"
 #include "runtime/graph/function.h"
 #include "runtime/keras/callback.h"
 #include "runtime/nn/layer.h"
@@ -75,6 +76,13 @@ struct CompileOptions {
   // "accuracy" (sparse or binary after the loss, Keras' rule), "mae", "mse".
   std::vector<std::string> metrics;
   bool run_eagerly = false;
+  // Data-parallel replicas (runtime/distribute): null picks up the strategy whose scope is active
+  // on the compiling thread (tf.distribute: compile inside strategy.scope()). With a strategy, fit,
+  // evaluate, predict and the *_on_batch calls split each global batch over its replicas, run the
+  // (compiled) step on every replica in parallel with the gradients all-reduced inside it, and
+  // combine losses and predictions. The model's weights and the optimizer must be made in the
+  // strategy's scope (FailedPrecondition otherwise); a model not yet built is built in it.
+  Ref<distribute::MirroredStrategy> strategy;
 };
 
 enum class Verbose { Silent = 0, Bar = 1, EpochLines = 2, Auto = -1 };  // Auto: a bar on a terminal
@@ -168,8 +176,17 @@ class Model final : public nn::Sequential {
   std::pair<Tensor, Tensor> train_step(Compiled& c, const Tensor& x, const Tensor& y);
   std::pair<Tensor, Tensor> test_step(Compiled& c, const Tensor& x, const Tensor& y);
   // The bodies the compiled functions trace.
-  std::pair<Tensor, Tensor> train_step_body(Compiled& c, const Tensor& x, const Tensor& y);
+  // `weight` (a float32 scalar, or empty): a replica's share of the global batch, which scales
+  // its loss before the gradients; inside a replica the gradients are then summed across replicas.
+  std::pair<Tensor, Tensor> train_step_body(Compiled& c, const Tensor& x, const Tensor& y,
+                                            const Tensor& weight = Tensor());
   std::pair<Tensor, Tensor> test_step_body(Compiled& c, const Tensor& x, const Tensor& y);
+  // The step on every replica of the compiled strategy: the batch split, the per-replica step run,
+  // the loss combined (weighted by rows) and the predictions concatenated on the CPU.
+  std::pair<Tensor, Tensor> replicated_step(Compiled& c, const Tensor& x, const Tensor& y, bool training);
+  // Builds the model in the strategy's scope if needed and checks that the weights and the
+  // optimizer are mirrored on its replicas.
+  void check_mirrored(Compiled& c, const Tensor& x, const char* fn);
   Tensor loss_of(const Compiled& c, const Tensor& y, const Tensor& y_pred);
   void update_metrics(Compiled& c, Metrics& m, const Tensor& loss, const Tensor& y, const Tensor& y_pred);
   Logs run_test(Compiled& c, const Data& data, const EvaluateOptions& options, const char* fn,

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/core/error.h"
+#include "runtime/eager/device_scope.h"
 
 namespace cairn::nn {
 namespace {
@@ -39,7 +40,7 @@ void Layer::ensure_built(const Tensor& x) {
   check_input(x.shape(), x.dtype());
   if (built_) return;
   // Inside a function trace the input is symbolic: the weights go to the context's default device.
-  build_device_ = x.device()->kind() == DeviceKind::Symbolic ? &context().default_device() : x.device();
+  build_device_ = x.device()->kind() == DeviceKind::Symbolic ? &scoped_device(context()) : x.device();
   build(x.shape(), x.dtype());
   build_input_.emplace(x.shape(), x.dtype());
   built_ = true;
@@ -73,7 +74,10 @@ Variable& Layer::add_weight(const std::string& name, const Shape& shape, const I
                             bool trainable) {
   EagerScope eager;  // initial values are real even when the first call is being traced (tf.init_scope)
   Tensor initial = initialize(context(), init, shape, dtype);
-  if (build_device_ && build_device_ != initial.device()) initial = tensor_on_device(initial, *build_device_);
+  // A device scope wins over the first input's device (tf.device around a layer's first call).
+  Device* target = DeviceScope::current(context());
+  if (!target) target = build_device_;
+  if (target && target != initial.device()) initial = tensor_on_device(initial, *target);
   VariableOptions options;
   options.name = name;
   options.trainable = trainable;

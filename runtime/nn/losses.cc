@@ -106,6 +106,8 @@ Ref<Variable> metric_variable(Context& ctx, const char* name) {
   VariableOptions options;
   options.name = name;
   options.trainable = false;
+  options.device = &ctx.cpu();
+  options.mirrored = false;  // shared by a strategy's replicas: their updates add up (atomic assign_add)
   return Variable::create(ctx, op::filled(ctx, ctx.cpu(), DType::Float64, Shape{}, 0), options, "Metric");
 }
 

@@ -8,7 +8,9 @@
 #include <tuple>
 
 #include "runtime/core/error.h"
+#include "runtime/eager/device_scope.h"
 #include "runtime/eager/ops.h"
+#include "runtime/track/mirroring.h"
 
 namespace cairn::optim {
 
@@ -58,6 +60,7 @@ Ref<Variable> make_hyper_variable(Context& ctx, const std::string& name, const T
   VariableOptions vo;
   vo.name = name;
   vo.trainable = false;
+  vo.device = &ctx.cpu();  // read on the host and cast per step to each variable's device
   return Variable::create(ctx, initial, vo);
 }
 
@@ -186,6 +189,10 @@ std::vector<std::string> Optimizer::slot_names() const {
 
 void Optimizer::create_slots(Variable& variable) {
   EagerScope eager;  // zero-filled slots are real even when the first step is being traced
+  DeviceScope with_variable(context(), variable.device());  // slots live with their variable
+  // Replicas of a MirroredStrategy update concurrently: the first creates the (mirrored) slots and
+  // runs their pending restores before any other replica uses them.
+  std::lock_guard<std::recursive_mutex> creating(create_mu_);
   std::vector<std::pair<std::function<void(Variable&)>, Ref<Variable>>> restores;
   {
     std::lock_guard<std::mutex> lock(slots_mu_);
@@ -209,6 +216,8 @@ void Optimizer::create_slots(Variable& variable) {
   }
   // Outside the lock: a restore reports to its checkpoint's restore state, which may in turn
   // call restore_slot on this optimizer.
+  // A restore writes every replica's component of a mirrored slot, whichever replica made it.
+  ReplicaScope outside_replicas(-1);
   for (auto& [restore, slot] : restores) restore(*slot);
 }
 

@@ -9,7 +9,9 @@
 //
 // Updates are computed with registered ops on the variable's device, in the variable's dtype: one
 // fused op per variable (ApplyAdam, ApplyKerasMomentum, ApplyKerasRMSProp, ...).
-// apply_gradients is not safe to call from two threads at once for the same optimizer.
+// apply_gradients is not safe to call from two threads at once for the same optimizer, except from
+// the replicas of a MirroredStrategy on mirrored variables (runtime/distribute): each replica
+// updates its own components of the variables, slots and iterations.
 #pragma once
 
 #include <functional>
@@ -139,6 +141,7 @@ class Optimizer : public Trackable, public SlotOwner {
   bool fused_ = true;
   Ref<Variable> iterations_;
   std::map<std::string, Ref<Variable>> hypers_;
+  std::recursive_mutex create_mu_;  // held while creating a variable's slots and restoring them
   mutable std::mutex slots_mu_;
   std::map<const Variable*, VarSlots> slots_;
   // Pending slot restores: (variable, slot name) -> restore function.

@@ -88,6 +88,7 @@ Variable& LearningRateSchedule::add_param(const std::string& name, double value)
   VariableOptions vo;
   vo.name = name;
   vo.trainable = false;
+  vo.device = &context().cpu();
   Ref<Variable> v = Variable::create(context(), op::scalar(context(), context().cpu(), DType::Float32, value), vo);
   set(name, v, "LearningRateSchedule");
   return *v;  // the edge keeps it alive

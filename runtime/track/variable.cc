@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "runtime/core/error.h"
+#include "runtime/eager/device_scope.h"
 #include "runtime/eager/dispatch.h"
+#include "runtime/track/mirroring.h"
 #include "runtime/track/trackable.h"
 
 namespace cairn {
@@ -28,6 +30,27 @@ const Tensor& checked_initial(const Tensor& initial, std::string_view fn) {
   return initial;
 }
 
+// The devices of a new variable's mirrors (replicas 1..N-1), or null when it is not mirrored.
+const std::vector<Device*>* mirror_devices(const VariableOptions& o) {
+  if (!o.mirrored) return nullptr;
+  const std::vector<Device*>* devices = MirrorScope::current();
+  return devices && devices->size() > 1 ? devices : nullptr;
+}
+
+// The initial value on the device the variable lives on: options.device, else replica 0's device
+// inside a MirrorScope, else the device scope's, else where it is.
+Tensor placed_initial(Context& ctx, const Tensor& initial, const VariableOptions& o, std::string_view fn) {
+  Device* target = o.device;
+  if (!target && o.mirrored && MirrorScope::current()) target = MirrorScope::current()->front();
+  if (!target) target = DeviceScope::current(ctx);
+  if (!target) return initial;
+  try {
+    return tensor_on_device(initial, *target);
+  } catch (const Error& e) {
+    raise(e.code(), "{}: {}", fn, e.message());
+  }
+}
+
 }  // namespace
 
 Variable::Variable(Context& ctx, const Tensor& initial, const VariableOptions& options, std::string_view fn)
@@ -36,8 +59,43 @@ Variable::Variable(Context& ctx, const Tensor& initial, const VariableOptions& o
       shape_(initial.shape()),
       trainable_(options.trainable),
       name_(variable_name(options, fn)),
-      device_(Ref<Device>::share(initial.device())),
-      value_(initial) {}
+      value_(placed_initial(ctx, initial, options, fn)) {
+  device_ = Ref<Device>::share(value_.device());
+  if (const std::vector<Device*>* devices = mirror_devices(options)) {
+    VariableOptions component = options;
+    component.mirrored = false;
+    for (size_t r = 1; r < devices->size(); ++r) {
+      component.device = options.device ? options.device : (*devices)[r];
+      Ref<Variable> m = make_ref<Variable>(ctx, value_, component, fn);
+      m->primary_ = this;
+      mirrors_.push_back(std::move(m));
+    }
+  }
+}
+
+const Variable& Variable::resolve() const {
+  if (mirrors_.empty()) return *this;
+  const int r = ReplicaScope::current();
+  if (r <= 0) return *this;
+  if (static_cast<size_t>(r) > mirrors_.size())
+    raise(Code::FailedPrecondition,
+          "variable '{}': replica {} has no component; the variable is mirrored on {} replicas (make it inside "
+          "the scope of the strategy that runs it)",
+          name_, r, mirrors_.size() + 1);
+  return *mirrors_[static_cast<size_t>(r) - 1];
+}
+
+Variable& Variable::component(int replica) {
+  if (replica == 0) return *this;
+  if (replica < 0 || static_cast<size_t>(replica) > mirrors_.size())
+    raise(Code::OutOfRange, "Variable::component: variable '{}' has {} component(s), no replica {}", name_,
+          mirrors_.size() + 1, replica);
+  return *mirrors_[static_cast<size_t>(replica) - 1];
+}
+
+void Variable::assign_mirrors(const Tensor& value) {
+  for (const Ref<Variable>& m : mirrors_) m->assign(value, "Variable::assign (mirror)");
+}
 
 Ref<Variable> Variable::create(Context& ctx, const Tensor& initial, const VariableOptions& options,
                                std::string_view fn) {
@@ -52,15 +110,19 @@ Tensor Variable::snapshot() const {
 }
 
 Tensor Variable::read() const {
+  // A mirrored variable reads the current replica's component. Graph capture records that
+  // component; a gradient tape sees the read as one of the variable itself (replica 0's object),
+  // so gradients are asked for with the variable a model lists.
+  const Variable& c = resolve();
   Context& ctx = context();
-  if (!ctx.has_hooks()) return snapshot();
+  if (!ctx.has_hooks()) return c.snapshot();
   HookSnapshot hooks = ctx.hooks();
   Tensor value;
   bool captured = false;
   for (DispatchHook* h : hooks)
-    if (!captured && h->read_variable(ctx, *this, &value)) captured = true;
-  if (!captured) value = snapshot();
-  for (DispatchHook* h : hooks) h->variable_read(ctx, *this, value);
+    if (!captured && h->read_variable(ctx, c, &value)) captured = true;
+  if (!captured) value = c.snapshot();
+  for (DispatchHook* h : hooks) h->variable_read(ctx, c.primary(), value);
   return value;
 }
 
@@ -89,15 +151,23 @@ Tensor Variable::conform(const Tensor& value, std::string_view fn) const {
 
 void Variable::assign(const Tensor& value, std::string_view fn) {
   check_value(value, fn);
+  Variable& c = resolve();
+  if (&c != this) return c.assign(value, fn);
   if (capture_assign(value)) return;
   Tensor next = tensor_on_device(value, *device_);
   std::lock_guard<std::mutex> write(write_mu_);
-  std::lock_guard<std::mutex> lock(value_mu_);
-  std::swap(value_, next);
-  // The old value is released here, under the lock, but only drops a buffer reference.
+  {
+    std::lock_guard<std::mutex> lock(value_mu_);
+    std::swap(value_, next);
+    // The old value is released here, under the lock, but only drops a buffer reference.
+  }
+  // Outside replicas a write of a mirrored variable goes to every component.
+  if (!mirrors_.empty() && ReplicaScope::current() < 0) assign_mirrors(value);
 }
 
 void Variable::update_with(const std::function<Tensor(const Tensor&)>& f, std::string_view fn) {
+  Variable& c = resolve();
+  if (&c != this) return c.update_with(f, fn);
   std::lock_guard<std::mutex> write(write_mu_);
   Tensor current = read();
   const bool traced = current.device()->kind() == DeviceKind::Symbolic;
@@ -114,8 +184,12 @@ void Variable::update_with(const std::function<Tensor(const Tensor&)>& f, std::s
     return;
   }
   next = tensor_on_device(next, *device_);
-  std::lock_guard<std::mutex> lock(value_mu_);
-  std::swap(value_, next);
+  Tensor written = next;
+  {
+    std::lock_guard<std::mutex> lock(value_mu_);
+    std::swap(value_, next);
+  }
+  if (!mirrors_.empty() && ReplicaScope::current() < 0) assign_mirrors(written);
 }
 
 void Variable::update(const Tensor& delta, const char* op, std::string_view fn) {
@@ -123,7 +197,7 @@ void Variable::update(const Tensor& delta, const char* op, std::string_view fn) 
   update_with(
       [&](const Tensor& current) {
         const bool traced = current.device()->kind() == DeviceKind::Symbolic;
-        return run_op(context(), op, {current, traced ? delta : tensor_on_device(delta, *device_)})[0];
+        return run_op(context(), op, {current, traced ? delta : tensor_on_device(delta, device())})[0];
       },
       fn);
 }

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/tensor/tensor.h"
 #include "runtime/track/object.h"
@@ -21,12 +22,22 @@ struct VariableOptions {
   std::string name = "Variable";  // the name before the scope and ":0"
   bool trainable = true;
   const Module* scope = nullptr;  // names the variable "<scope>/<name>:0"
+  // Where the variable lives (its initial value is copied there). Null: the device of the innermost
+  // device scope on this thread (DeviceScope), else the initial value's device. The runtime's own
+  // bookkeeping (counters, metrics, hyperparameters) stays on the CPU this way whatever the scope.
+  Device* device = nullptr;
+  // Inside a MirrorScope (runtime/track/mirroring.h: a MirroredStrategy's scope and replicas), a
+  // new variable is mirrored: one component per replica device (all on `device` when that is
+  // set), each holding the initial value. false: one variable that every replica shares (metrics'
+  // accumulators: replicas' assign_add calls then add up).
+  bool mirrored = true;
 };
 
 class Variable final : public Object {
  public:
-  // The variable takes the dtype, shape and device of `initial` (shared, not copied: tensors are
-  // immutable). Throws InvalidArgument for an empty tensor, a string dtype or a bad name.
+  // The variable takes the dtype and shape of `initial`, and its device unless options.device or a
+  // device scope says otherwise (then the value is copied there; otherwise shared, not copied:
+  // tensors are immutable). Throws InvalidArgument for an empty tensor, a string dtype or a bad name.
   static Ref<Variable> create(Context& ctx, const Tensor& initial, const VariableOptions& options = {},
                               std::string_view fn = "Variable::create");
   Variable(Context& ctx, const Tensor& initial, const VariableOptions& options, std::string_view fn);
@@ -35,7 +46,8 @@ class Variable final : public Object {
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   bool trainable() const { return trainable_; }
-  Device& device() const { return *device_; }
+  // The device of the current replica's component (replica 0's outside replicas).
+  Device& device() const { return *resolve().device_; }
   std::string describe() const override;
 
   // A snapshot of the current value. Dispatch hooks see the read (a gradient tape watches
@@ -57,11 +69,27 @@ class Variable final : public Object {
   // must match the variable's dtype and shape. Errors are prefixed with `fn`.
   void update_with(const std::function<Tensor(const Tensor&)>& f, std::string_view fn);
 
+  // ---- mirroring (runtime/track/mirroring.h) ----
+  // Whether this variable has components on several replicas (true only for replica 0's, the
+  // variable that was created).
+  bool mirrored() const { return !mirrors_.empty(); }
+  // 1 for a plain variable; the replica count for a mirrored one.
+  int num_components() const { return 1 + static_cast<int>(mirrors_.size()); }
+  // Replica `replica`'s component (0: this variable). OutOfRange for a replica it lacks.
+  Variable& component(int replica);
+  // The variable replica r's component belongs to (itself for a plain or replica 0 variable).
+  const Variable& primary() const { return primary_ ? *primary_ : *this; }
+  // The component the calling thread acts on: the current replica's (ReplicaScope), else this.
+  const Variable& resolve() const;
+  Variable& resolve() { return const_cast<Variable&>(static_cast<const Variable*>(this)->resolve()); }
+
  private:
   // Checks dtype and shape and brings `value` to the variable's device.
   Tensor conform(const Tensor& value, std::string_view fn) const;
   void check_value(const Tensor& value, std::string_view fn) const;
   Tensor snapshot() const;
+  // Writes `value` (already checked) into every mirror of this replica 0 variable.
+  void assign_mirrors(const Tensor& value);
   // Offers the write to the dispatch hooks (graph capture); true when one recorded it.
   bool capture_assign(const Tensor& value);
   void update(const Tensor& delta, const char* op, std::string_view fn);
@@ -74,6 +102,8 @@ class Variable final : public Object {
   std::mutex write_mu_;       // serializes writers; held across a read-modify-write
   mutable std::mutex value_mu_;  // guards value_ (held only to copy or swap it)
   Tensor value_;
+  std::vector<Ref<Variable>> mirrors_;  // replicas 1..N-1 (mirrored variables only)
+  const Variable* primary_ = nullptr;   // replica 0's variable, on a mirror
 };
 
 }  // namespace cairn

@@ -377,6 +377,31 @@ func ClipByValue(ctx *cairn.Context, t, clipValueMin, clipValueMax *cairn.Tensor
 	return cairn.RunOp1(ctx, "ClipByValue", []*cairn.Tensor{t, clipValueMin, clipValueMax}, nil)
 }
 
+// CollectiveAllReduce runs the CollectiveAllReduce op: The all-reduce of `input` across the members of collective group `group_key` (a MirroredStrategy's replicas): every member gets the reduction (sum, mean, min or max) of all members' inputs, reduced in member order. Stateful: graph passes keep every call, in order.
+//
+// Inputs: input (T). Outputs: output (T).
+// T: one of float32, float64, int32, int64, bfloat16, float16.
+// Attribute group_key (INT) is the parameter groupKey.
+// Attribute group_size (INT) is the parameter groupSize.
+// Option CollectiveAllReduceReduction sets reduction (default "sum"); one of "sum", "mean", "min", "max".
+func CollectiveAllReduce(ctx *cairn.Context, input *cairn.Tensor, groupKey, groupSize int64, opts ...CollectiveAllReduceOption) (*cairn.Tensor, error) {
+	attrs := append(make([]cairn.Attr, 0, 2+len(opts)),
+		cairn.IntAttr("group_key", groupKey),
+		cairn.IntAttr("group_size", groupSize))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return cairn.RunOp1(ctx, "CollectiveAllReduce", []*cairn.Tensor{input}, attrs)
+}
+
+// CollectiveAllReduceOption is an optional attribute of CollectiveAllReduce, sent only when given.
+type CollectiveAllReduceOption cairn.Attr
+
+// CollectiveAllReduceReduction sets CollectiveAllReduce's reduction attribute (the library's default: "sum"); one of "sum", "mean", "min", "max".
+func CollectiveAllReduceReduction(v string) CollectiveAllReduceOption {
+	return CollectiveAllReduceOption(cairn.StringAttr("reduction", v))
+}
+
 // ConcatV2 runs the ConcatV2 op: Joins `values` along `axis`; all other dimensions must match.
 //
 // Inputs: values... (T). Outputs: output (T).

@@ -266,7 +266,8 @@ CAIRN_API const char *cairn_context_device(const cairn_context *ctx);
 /** An immutable value: dtype, shape (rank <= 8) and a device buffer. Safe to read from any thread. Since 1.0. */
 typedef struct cairn_tensor cairn_tensor;
 
-/** CONSTRUCTOR. Creates a tensor on the context's default device by copying `data` (row-major).
+/** CONSTRUCTOR. Creates a tensor on the context's default device (inside a device scope, on the
+ * scope's device: see "Device placement") by copying `data` (row-major).
  * @param shape  `rank` dimensions, each >= 0; may be NULL when rank is 0 (a scalar).
  * @param data   `nbytes` bytes, which must equal cairn_dtype_size(dtype) * element count; may be
  *               NULL only when nbytes is 0. Borrowed for the call.
@@ -3097,6 +3098,62 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_reset_memory_stats(cairn_co
 /** METHOD. 1 once the context's devices are initialized (configuration is then closed). Since 1.3. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_devices_initialized(cairn_context *ctx, cairn_bool *out);
 
+/* ---------------------------------------------------------------------------------------------
+ * Device placement (tf.device, tf.config.set_soft_device_placement)
+ *
+ * A device scope, entered with cairn_device_scope_enter and left with cairn_device_scope_exit,
+ * places work on one device of the context while it is open:
+ *  - ops without inputs (cairn_op_run with no input tensors) and tensors made from host data
+ *    (cairn_tensor_create) go to the scope's device instead of the default device;
+ *  - variables created meanwhile (cairn_variable_create, layers' weights on their first call) live
+ *    on the scope's device, their initial value copied there. An optimizer's slots live with their
+ *    variable whatever the scope; its hyperparameters, metrics and checkpoint counters stay on the
+ *    CPU.
+ * Scopes are per thread and per context: a scope opened on one thread changes nothing on another
+ * (Go's binding locks the goroutine to its OS thread while a scope is open), and one context's
+ * scope leaves other contexts alone. They nest; the innermost scope of a context wins.
+ *
+ * Soft placement (off by default) decides what an op with inputs does. Off: it runs where its
+ * inputs are, a scope does not move it, and inputs on different devices are INVALID_ARGUMENT
+ * naming the op and both devices: no copy is ever implicit. On: it runs on the innermost scope's
+ * device, else on its first input's device, and every input on another device is copied there.
+ * Each such copy adds one to cairn_context_auto_copies, logs a debug line ("Add: copied input 1
+ * from cpu to vulkan:0 (soft placement)") and, while the profiler records, is an event of category
+ * "copy". Tensors of a function being traced are never copied. A gradient tape differentiates
+ * through the copies. See docs/placement.md.
+ * ------------------------------------------------------------------------------------------- */
+
+/** METHOD. Opens a device scope of `ctx` on the calling thread: until the matching
+ * cairn_device_scope_exit on this thread, work is placed on `device` ("cpu", "vulkan:0", any name
+ * the context resolves) as this section describes. Scopes nest. The scope holds a reference on the
+ * context until it is exited (or its thread ends).
+ * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND for an unknown device name and
+ * UNAVAILABLE for a device whose backend is missing, both naming the device. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_device_scope_enter(cairn_context *ctx, const char *device);
+
+/** METHOD. Closes the innermost device scope of `ctx` that cairn_device_scope_enter opened on the
+ * calling thread.
+ * Errors: INVALID_ARGUMENT for NULL; FAILED_PRECONDITION when this thread has no open scope of
+ * `ctx` (an exit without its enter, or on another thread). Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_device_scope_exit(cairn_context *ctx);
+
+/** METHOD. The device of the innermost scope of `ctx` open on the calling thread.
+ * @param name  receives the device's name, borrowed from the context (it lives as long as the
+ *              context), or NULL when no scope is open.
+ * Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_device_scope_current(const cairn_context *ctx, const char **name);
+
+/** METHOD. Turns soft placement on or off for every thread using `ctx` (default: off).
+ * Errors: INVALID_ARGUMENT for NULL or a value other than CAIRN_FALSE and CAIRN_TRUE. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_set_soft_placement(cairn_context *ctx, cairn_bool on);
+
+/** METHOD. Whether soft placement is on.
+ * Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_soft_placement(const cairn_context *ctx, cairn_bool *out);
+
+/** METHOD. The number of input copies soft placement has made in `ctx` so far, on every thread.
+ * Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_auto_copies(const cairn_context *ctx, uint64_t *out);
 
 #if defined(CAIRN_EXPERIMENTAL)
 

@@ -2291,6 +2291,12 @@ pub(crate) struct Api {
     cairn_context_memory_info: unsafe extern "C" fn(ctx: *mut cairn_context, device: *const c_char, out: *mut cairn_memory_info) -> *mut cairn_status,
     cairn_context_reset_memory_stats: unsafe extern "C" fn(ctx: *mut cairn_context, device: *const c_char) -> *mut cairn_status,
     cairn_context_devices_initialized: unsafe extern "C" fn(ctx: *mut cairn_context, out: *mut i32) -> *mut cairn_status,
+    cairn_device_scope_enter: unsafe extern "C" fn(ctx: *mut cairn_context, device: *const c_char) -> *mut cairn_status,
+    cairn_device_scope_exit: unsafe extern "C" fn(ctx: *mut cairn_context) -> *mut cairn_status,
+    cairn_device_scope_current: unsafe extern "C" fn(ctx: *const cairn_context, name: *mut *const c_char) -> *mut cairn_status,
+    cairn_context_set_soft_placement: unsafe extern "C" fn(ctx: *mut cairn_context, on: i32) -> *mut cairn_status,
+    cairn_context_soft_placement: unsafe extern "C" fn(ctx: *const cairn_context, out: *mut i32) -> *mut cairn_status,
+    cairn_context_auto_copies: unsafe extern "C" fn(ctx: *const cairn_context, out: *mut u64) -> *mut cairn_status,
     cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
     cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
     cairn_function_graphdef: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
@@ -2668,6 +2674,12 @@ impl Api {
             cairn_context_memory_info: core::mem::transmute(load::symbol(lib, c"cairn_context_memory_info")?),
             cairn_context_reset_memory_stats: core::mem::transmute(load::symbol(lib, c"cairn_context_reset_memory_stats")?),
             cairn_context_devices_initialized: core::mem::transmute(load::symbol(lib, c"cairn_context_devices_initialized")?),
+            cairn_device_scope_enter: core::mem::transmute(load::symbol(lib, c"cairn_device_scope_enter")?),
+            cairn_device_scope_exit: core::mem::transmute(load::symbol(lib, c"cairn_device_scope_exit")?),
+            cairn_device_scope_current: core::mem::transmute(load::symbol(lib, c"cairn_device_scope_current")?),
+            cairn_context_set_soft_placement: core::mem::transmute(load::symbol(lib, c"cairn_context_set_soft_placement")?),
+            cairn_context_soft_placement: core::mem::transmute(load::symbol(lib, c"cairn_context_soft_placement")?),
+            cairn_context_auto_copies: core::mem::transmute(load::symbol(lib, c"cairn_context_auto_copies")?),
             cairn_function_export: core::mem::transmute(load::symbol(lib, c"cairn_function_export")?),
             cairn_function_load: core::mem::transmute(load::symbol(lib, c"cairn_function_load")?),
             cairn_function_graphdef: core::mem::transmute(load::symbol(lib, c"cairn_function_graphdef")?),
@@ -2809,7 +2821,8 @@ pub unsafe fn cairn_context_device(ctx: *const cairn_context) -> *const c_char {
     (load::api().cairn_context_device)(ctx)
 }
 
-/// CONSTRUCTOR. Creates a tensor on the context's default device by copying `data` (row-major).
+/// CONSTRUCTOR. Creates a tensor on the context's default device (inside a device scope, on the
+/// scope's device: see "Device placement") by copying `data` (row-major).
 /// @param shape  `rank` dimensions, each \>= 0; may be NULL when rank is 0 (a scalar).
 /// @param data   `nbytes` bytes, which must equal cairn_dtype_size(dtype) * element count; may be
 ///               NULL only when nbytes is 0. Borrowed for the call.
@@ -5421,6 +5434,62 @@ pub unsafe fn cairn_context_reset_memory_stats(ctx: *mut cairn_context, device: 
 #[inline]
 pub unsafe fn cairn_context_devices_initialized(ctx: *mut cairn_context, out: *mut i32) -> *mut cairn_status {
     (load::api().cairn_context_devices_initialized)(ctx, out)
+}
+
+/// METHOD. Opens a device scope of `ctx` on the calling thread: until the matching
+/// cairn_device_scope_exit on this thread, work is placed on `device` ("cpu", "vulkan:0", any name
+/// the context resolves) as this section describes. Scopes nest. The scope holds a reference on the
+/// context until it is exited (or its thread ends).
+/// Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND for an unknown device name and
+/// UNAVAILABLE for a device whose backend is missing, both naming the device. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_device_scope_enter(ctx: *mut cairn_context, device: *const c_char) -> *mut cairn_status {
+    (load::api().cairn_device_scope_enter)(ctx, device)
+}
+
+/// METHOD. Closes the innermost device scope of `ctx` that cairn_device_scope_enter opened on the
+/// calling thread.
+/// Errors: INVALID_ARGUMENT for NULL; FAILED_PRECONDITION when this thread has no open scope of
+/// `ctx` (an exit without its enter, or on another thread). Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_device_scope_exit(ctx: *mut cairn_context) -> *mut cairn_status {
+    (load::api().cairn_device_scope_exit)(ctx)
+}
+
+/// METHOD. The device of the innermost scope of `ctx` open on the calling thread.
+/// @param name  receives the device's name, borrowed from the context (it lives as long as the
+///              context), or NULL when no scope is open.
+/// Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_device_scope_current(ctx: *const cairn_context, name: *mut *const c_char) -> *mut cairn_status {
+    (load::api().cairn_device_scope_current)(ctx, name)
+}
+
+/// METHOD. Turns soft placement on or off for every thread using `ctx` (default: off).
+/// Errors: INVALID_ARGUMENT for NULL or a value other than CAIRN_FALSE and CAIRN_TRUE. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_set_soft_placement(ctx: *mut cairn_context, on: i32) -> *mut cairn_status {
+    (load::api().cairn_context_set_soft_placement)(ctx, on)
+}
+
+/// METHOD. Whether soft placement is on.
+/// Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_soft_placement(ctx: *const cairn_context, out: *mut i32) -> *mut cairn_status {
+    (load::api().cairn_context_soft_placement)(ctx, out)
+}
+
+/// METHOD. The number of input copies soft placement has made in `ctx` so far, on every thread.
+/// Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_context_auto_copies(ctx: *const cairn_context, out: *mut u64) -> *mut cairn_status {
+    (load::api().cairn_context_auto_copies)(ctx, out)
 }
 
 /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).

@@ -77,6 +77,7 @@ mod op;
 pub mod ops;
 mod optim;
 mod options;
+mod placement;
 pub mod profiler;
 mod records;
 pub mod summary;
@@ -108,6 +109,7 @@ pub use model_callbacks::{
 };
 pub use object::{Dict, List, Module, Object, ObjectType, Trackable, Variable, VariableOptions};
 pub use optim::{Optimizer, OptimizerOptions, Schedule};
+pub use placement::DeviceScope;
 pub use records::{
     record_file_count, record_index_build, record_shard_range, RecordReader, RecordReaderOptions, RecordWriter,
     RecordWriterOptions,

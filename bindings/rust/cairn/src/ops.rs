@@ -43,6 +43,7 @@ pub const OP_NAMES: &[&str] = &[
     "Cast",
     "Ceil",
     "ClipByValue",
+    "CollectiveAllReduce",
     "ConcatV2",
     "Conv2D",
     "Conv2DBackpropFilter",
@@ -717,6 +718,48 @@ pub fn clip_by_value(ctx: &Context, t: &Tensor, clip_value_min: &Tensor, clip_va
     let raw_inputs = [t.as_raw(), clip_value_min.as_raw(), clip_value_max.as_raw()];
     let [output] = run_fixed::<1>(ctx, c"ClipByValue", &raw_inputs, &[])?;
     Ok(output)
+}
+
+/// `CollectiveAllReduce`: The all-reduce of `input` across the members of collective group `group_key` (a MirroredStrategy's replicas): every member gets the reduction (sum, mean, min or max) of all members' inputs, reduced in member order. Stateful: graph passes keep every call, in order.
+///
+/// Inputs: `input` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, int64, bfloat16, float16
+/// - `group_key` (INT): required
+/// - `group_size` (INT): required
+/// - `reduction` (STRING, default `"sum"`); one of `sum`, `mean`, `min`, `max`
+pub fn collective_all_reduce(ctx: &Context, input: &Tensor, group_key: i64, group_size: i64, attrs: CollectiveAllReduceAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let reduction_c = attrs.reduction.as_deref().map(|s| c_string(s, "ops::collective_all_reduce", "reduction")).transpose()?;
+    let mut raw_attrs = AttrList::<3>::new();
+    raw_attrs.push(RawAttr::int(c"group_key", group_key));
+    raw_attrs.push(RawAttr::int(c"group_size", group_size));
+    if let Some(v) = &reduction_c { raw_attrs.push(RawAttr::string(c"reduction", v)); }
+    let [output] = run_fixed::<1>(ctx, c"CollectiveAllReduce", &raw_inputs, raw_attrs.as_slice())?;
+    Ok(output)
+}
+
+/// Optional attributes of [`collective_all_reduce`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CollectiveAllReduceAttrs {
+    /// `reduction`; `None` leaves the registry's default, `"sum"`.
+    pub reduction: Option<String>,
+}
+
+impl CollectiveAllReduceAttrs {
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `reduction`.
+    pub fn reduction(mut self, value: impl Into<String>) -> Self {
+        self.reduction = Some(value.into());
+        self
+    }
 }
 
 /// `ConcatV2`: Joins `values` along `axis`; all other dimensions must match.

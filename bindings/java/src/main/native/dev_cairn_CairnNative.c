@@ -5021,6 +5021,62 @@ done:
   return result;
 }
 
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_deviceScopeEnter(JNIEnv *env, jclass cls, jlong ctx, jbyteArray device) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const char *c_device;
+  if (!cairn_jni_cstring(env, &arena, device, &c_device)) goto done;
+  cairn_status *status = cairn_device_scope_enter((cairn_context *)(intptr_t)ctx, c_device);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_deviceScopeExit(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_device_scope_exit((cairn_context *)(intptr_t)ctx);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_contextSetSoftPlacement(JNIEnv *env, jclass cls, jlong ctx, jint on) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_context_set_soft_placement((cairn_context *)(intptr_t)ctx, (int32_t)on);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_contextSoftPlacement(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  jint result = 0;
+  int32_t c_out = 0;
+  cairn_status *status = cairn_context_soft_placement((const cairn_context *)(intptr_t)ctx, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jint)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_contextAutoCopies(JNIEnv *env, jclass cls, jlong ctx) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  uint64_t c_out = 0;
+  cairn_status *status = cairn_context_auto_copies((const cairn_context *)(intptr_t)ctx, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
 JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_functionExport(JNIEnv *env, jclass cls, jlong fn, jbyteArray path) {
   (void)env;
   (void)cls;

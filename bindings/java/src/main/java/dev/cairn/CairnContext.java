@@ -283,4 +283,64 @@ public final class CairnContext extends NativeHandle {
   public String toString() {
     return isClosed() ? "CairnContext(closed)" : "CairnContext(" + device() + ")";
   }
+
+  // ---- Device placement (docs/placement.md) ----
+
+  /**
+   * Opens a device scope on {@code device} ("cpu", "vulkan:0", any name the context resolves) on
+   * the calling thread; close it on this thread (try-with-resources).
+   *
+   * @param device the device name
+   * @return the open scope
+   * @throws CairnException NOT_FOUND for an unknown device name, UNAVAILABLE for a device whose
+   *     backend is missing
+   */
+  public DeviceScope deviceScope(String device) {
+    return new DeviceScope(this, device);
+  }
+
+  /**
+   * Turns soft placement on or off (default off). On: an op runs on the innermost device scope's
+   * device, else on its first input's, and every input on another device is copied there (counted
+   * by {@link #autoCopies}). Off: inputs on different devices are INVALID_ARGUMENT; no copy is ever
+   * implicit.
+   *
+   * @param on whether soft placement is on
+   */
+  public void setSoftPlacement(boolean on) {
+    long h = handle();
+    try {
+      CairnNative.contextSetSoftPlacement(h, on ? 1 : 0);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Whether soft placement is on.
+   *
+   * @return true when soft placement is on
+   */
+  public boolean softPlacement() {
+    long h = handle();
+    try {
+      return CairnNative.contextSoftPlacement(h) != 0;
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * The number of input copies soft placement has made in this context so far, on every thread.
+   *
+   * @return the number of copies
+   */
+  public long autoCopies() {
+    long h = handle();
+    try {
+      return CairnNative.contextAutoCopies(h);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
 }

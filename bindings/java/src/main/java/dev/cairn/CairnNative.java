@@ -55,6 +55,7 @@ package dev.cairn;
  *   <li>cairn_callback_learning_rate_scheduler: no Java mapping for callback cairn_lr_schedule_fn: parameter double *out
  *   <li>cairn_callback_csv_logger: no Java mapping for struct field cairn_csv_logger_options.separator (char)
  *   <li>cairn_context_threads: no Java mapping for parameter int32_t *intra_op
+ *   <li>cairn_device_scope_current: no Java mapping for parameter const char **name
  *   <li>cairn_context_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_variable_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
@@ -374,7 +375,8 @@ final class CairnNative {
   static native String contextDevice(long ctx);
 
   /**
-   * cairn_tensor_create: CONSTRUCTOR. Creates a tensor on the context's default device by copying `data` (row-major).
+   * cairn_tensor_create: CONSTRUCTOR. Creates a tensor on the context's default device (inside a device scope, on the
+   * scope's device: see "Device placement") by copying `data` (row-major).
    * &#64;param shape  `rank` dimensions, each &gt;= 0; may be NULL when rank is 0 (a scalar).
    * &#64;param data   `nbytes` bytes, which must equal cairn_dtype_size(dtype) * element count; may be
    *               NULL only when nbytes is 0. Borrowed for the call.
@@ -2213,6 +2215,42 @@ final class CairnNative {
    * cairn_context_devices_initialized: METHOD. 1 once the context's devices are initialized (configuration is then closed). Since 1.3.
    */
   static native int contextDevicesInitialized(long ctx);
+
+  /**
+   * cairn_device_scope_enter: METHOD. Opens a device scope of `ctx` on the calling thread: until the matching
+   * cairn_device_scope_exit on this thread, work is placed on `device` ("cpu", "vulkan:0", any name
+   * the context resolves) as this section describes. Scopes nest. The scope holds a reference on the
+   * context until it is exited (or its thread ends).
+   * Errors: INVALID_ARGUMENT for NULL arguments; NOT_FOUND for an unknown device name and
+   * UNAVAILABLE for a device whose backend is missing, both naming the device. Since 1.3.
+   */
+  static native void deviceScopeEnter(long ctx, byte[] device);
+
+  /**
+   * cairn_device_scope_exit: METHOD. Closes the innermost device scope of `ctx` that cairn_device_scope_enter opened on the
+   * calling thread.
+   * Errors: INVALID_ARGUMENT for NULL; FAILED_PRECONDITION when this thread has no open scope of
+   * `ctx` (an exit without its enter, or on another thread). Since 1.3.
+   */
+  static native void deviceScopeExit(long ctx);
+
+  /**
+   * cairn_context_set_soft_placement: METHOD. Turns soft placement on or off for every thread using `ctx` (default: off).
+   * Errors: INVALID_ARGUMENT for NULL or a value other than CAIRN_FALSE and CAIRN_TRUE. Since 1.3.
+   */
+  static native void contextSetSoftPlacement(long ctx, int on);
+
+  /**
+   * cairn_context_soft_placement: METHOD. Whether soft placement is on.
+   * Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3.
+   */
+  static native int contextSoftPlacement(long ctx);
+
+  /**
+   * cairn_context_auto_copies: METHOD. The number of input copies soft placement has made in `ctx` so far, on every thread.
+   * Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3.
+   */
+  static native long contextAutoCopies(long ctx);
 
   /**
    * cairn_function_export: Experimental (CAIRN_EXPERIMENTAL). METHOD. Writes every trace of `fn` to `path` (replaced atomically).

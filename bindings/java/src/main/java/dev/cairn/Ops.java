@@ -1342,6 +1342,100 @@ public final class Ops {
     return ctx.run1(OP_CLIP_BY_VALUE_C, t, clipValueMin, clipValueMax);
   }
 
+  private static final byte[] OP_COLLECTIVE_ALL_REDUCE = cstr("CollectiveAllReduce");
+  /**
+   * CollectiveAllReduce: The all-reduce of `input` across the members of collective group `group_key` (a MirroredStrategy's replicas): every member gets the reduction (sum, mean, min or max) of all members' inputs, reduced in member order. Stateful: graph passes keep every call, in order.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int64, bfloat16, float16
+   *   <li>attr group_key: INT, required
+   *   <li>attr group_size: INT, required
+   *   <li>attr reduction: STRING, default "sum", one of sum, mean, min, max
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param groupKey attribute group_key (INT)
+   * @param groupSize attribute group_size (INT)
+   * @return output output, a new tensor the caller closes
+   */
+  public static Tensor collectiveAllReduce(CairnContext ctx, Tensor input, long groupKey, long groupSize) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("group_key", groupKey);
+    enc.setInt("group_size", groupSize);
+    return ctx.runRaw(OP_COLLECTIVE_ALL_REDUCE, in, enc, 1)[0];
+  }
+
+  /**
+   * CollectiveAllReduce with optional attributes; see {@link CollectiveAllReduceAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param groupKey attribute group_key (INT)
+   * @param groupSize attribute group_size (INT)
+   * @param attrs the optional attributes (null: none)
+   * @return output output, a new tensor the caller closes
+   */
+  public static Tensor collectiveAllReduce(CairnContext ctx, Tensor input, long groupKey, long groupSize, CollectiveAllReduceAttrs attrs) {
+    if (attrs == null) attrs = CollectiveAllReduceAttrs.NONE;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("group_key", groupKey);
+    enc.setInt("group_size", groupSize);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_COLLECTIVE_ALL_REDUCE, in, enc, 1)[0];
+  }
+
+  /**
+   * The optional attributes of CollectiveAllReduce: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
+  public static final class CollectiveAllReduceAttrs {
+    static final CollectiveAllReduceAttrs NONE = new CollectiveAllReduceAttrs(); // nothing set
+
+    private String reduction;
+    private boolean reductionSet;
+
+    private CollectiveAllReduceAttrs() {}
+
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new CollectiveAllReduceAttrs
+     */
+    public static CollectiveAllReduceAttrs builder() {
+      return new CollectiveAllReduceAttrs();
+    }
+
+    /**
+     * Sets reduction (STRING, default "sum"). One of sum, mean, min, max.
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public CollectiveAllReduceAttrs reduction(String value) {
+      if (value == null) throw new NullPointerException("reduction");
+      this.reduction = value;
+      this.reductionSet = true;
+      return this;
+    }
+
+    /**
+     * The value of reduction set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public String reduction() {
+      return !reductionSet ? null : reduction;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (reductionSet) enc.setString("reduction", reduction);
+    }
+  }
+
   private static final byte[] OP_CONCAT_V2 = cstr("ConcatV2");
   /**
    * ConcatV2: Joins `values` along `axis`; all other dimensions must match.

@@ -1,0 +1,247 @@
+#include "runtime/distribute/collective.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <unordered_map>
+
+#include "runtime/core/half.h"
+
+namespace cairn::distribute {
+
+const char* reduction_name(Reduction r) {
+  switch (r) {
+    case Reduction::Sum: return "sum";
+    case Reduction::Mean: return "mean";
+    case Reduction::Min: return "min";
+    case Reduction::Max: return "max";
+  }
+  return "unknown";
+}
+
+Reduction parse_reduction(std::string_view name, std::string_view fn) {
+  for (Reduction r : {Reduction::Sum, Reduction::Mean, Reduction::Min, Reduction::Max})
+    if (name == reduction_name(r)) return r;
+  raise(Code::InvalidArgument, "{}: unknown reduction \"{}\"; use sum, mean, min or max", fn, name);
+}
+
+bool reducible_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Float32:
+    case DType::Float64:
+    case DType::Int32:
+    case DType::Int64: return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+// Elements [lo, hi) of the reduction of `inputs` (in rank order) into `out`. `A` is the type the
+// arithmetic runs in (float for the 16-bit floats, which round once at the end).
+template <class T, class A>
+void reduce_range(const std::vector<const void*>& inputs, int64_t lo, int64_t hi, Reduction r, void* out) {
+  T* o = static_cast<T*>(out);
+  const size_t n = inputs.size();
+  for (int64_t i = lo; i < hi; ++i) {
+    A acc = static_cast<A>(static_cast<const T*>(inputs[0])[i]);
+    for (size_t k = 1; k < n; ++k) {
+      const A v = static_cast<A>(static_cast<const T*>(inputs[k])[i]);
+      switch (r) {
+        case Reduction::Sum:
+        case Reduction::Mean: acc = acc + v; break;
+        case Reduction::Min: acc = v < acc ? v : acc; break;
+        case Reduction::Max: acc = v > acc ? v : acc; break;
+      }
+    }
+    if (r == Reduction::Mean) acc = acc / static_cast<A>(n);
+    o[i] = T(acc);
+  }
+}
+
+void reduce_chunk(DType dtype, const std::vector<const void*>& inputs, int64_t lo, int64_t hi, Reduction r,
+                  void* out) {
+  switch (dtype) {
+    case DType::Float16: return reduce_range<float16, float>(inputs, lo, hi, r, out);
+    case DType::BFloat16: return reduce_range<bfloat16, float>(inputs, lo, hi, r, out);
+    case DType::Float32: return reduce_range<float, float>(inputs, lo, hi, r, out);
+    case DType::Float64: return reduce_range<double, double>(inputs, lo, hi, r, out);
+    case DType::Int32: return reduce_range<int32_t, int32_t>(inputs, lo, hi, r, out);
+    case DType::Int64: return reduce_range<int64_t, int64_t>(inputs, lo, hi, r, out);
+    default: break;
+  }
+}
+
+}  // namespace
+
+LocalCollective::LocalCollective(std::vector<Device*> devices, std::chrono::milliseconds timeout, std::string name)
+    : devices_(std::move(devices)),
+      timeout_(timeout),
+      name_(std::move(name)),
+      calls_(devices_.size(), 0),
+      left_(devices_.size(), false) {
+  if (devices_.empty()) raise(Code::InvalidArgument, "{}: a collective group needs at least one member", name_);
+}
+
+int LocalCollective::rank_of(const Device& device) const {
+  for (size_t r = 0; r < devices_.size(); ++r)
+    if (devices_[r] == &device) return static_cast<int>(r);
+  return -1;
+}
+
+std::string LocalCollective::describe(uint64_t seq) const {
+  return fmt::format("{}: all-reduce #{} across {} replicas", name_, seq, devices_.size());
+}
+
+void LocalCollective::check_aborted(std::unique_lock<std::mutex>&, uint64_t seq) const {
+  if (aborted_) throw Error(abort_code_, fmt::format("{}: {}", describe(seq), abort_why_));
+}
+
+void LocalCollective::abort_locked(Code code, const std::string& why) {
+  if (aborted_) return;  // the first cause wins
+  aborted_ = true;
+  abort_code_ = code;
+  abort_why_ = why;
+  cv_.notify_all();
+}
+
+void LocalCollective::abort(Code code, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  abort_locked(code, why);
+}
+
+void LocalCollective::leave(int rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (rank >= 0 && rank < size()) left_[static_cast<size_t>(rank)] = true;
+  cv_.notify_all();
+}
+
+void LocalCollective::reset() {
+  std::lock_guard<std::mutex> lock(mu_);
+  instances_.clear();
+  std::fill(calls_.begin(), calls_.end(), 0);
+  std::fill(left_.begin(), left_.end(), false);
+  aborted_ = false;
+  abort_code_ = Code::Ok;
+  abort_why_.clear();
+}
+
+void LocalCollective::all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
+                                 Reduction reduction) {
+  const int n = size();
+  if (rank < 0 || rank >= n) raise(Code::InvalidArgument, "{}: no member {} in a group of {}", name_, rank, n);
+  if (!reducible_dtype(dtype))
+    raise(Code::InvalidArgument, "{}: cannot reduce dtype {}; use float16, bfloat16, float32, float64, int32 or int64",
+          name_, dtype_name(dtype));
+  const size_t esize = dtype_size(dtype);
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t seq = calls_[static_cast<size_t>(rank)]++;
+  check_aborted(lock, seq);
+  Instance& in = instances_[seq];
+  if (in.first < 0) {
+    in.first = rank;
+    in.dtype = dtype;
+    in.count = count;
+    in.reduction = reduction;
+    in.inputs.assign(static_cast<size_t>(n), nullptr);
+    in.present.assign(static_cast<size_t>(n), 0);
+    in.result.resize(static_cast<size_t>(count) * esize);
+  } else if (in.dtype != dtype || in.count != count || in.reduction != reduction) {
+    std::string why = fmt::format(
+        "replica {} passed {} elements of {} ({}), replica {} passed {} elements of {} ({}); every replica must "
+        "all-reduce the same dtype and size with the same reduction, in the same order",
+        in.first, in.count, dtype_name(in.dtype), reduction_name(in.reduction), rank, count, dtype_name(dtype),
+        reduction_name(reduction));
+    abort_locked(Code::InvalidArgument, why);
+    check_aborted(lock, seq);
+  }
+  in.inputs[static_cast<size_t>(rank)] = input;
+  in.present[static_cast<size_t>(rank)] = 1;
+  if (++in.arrived == n) cv_.notify_all();
+
+  // Phase 1: every member's input is there.
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  while (in.arrived < n) {
+    check_aborted(lock, seq);
+    std::vector<int> gone;
+    for (int r = 0; r < n; ++r)
+      if (!in.present[static_cast<size_t>(r)] && left_[static_cast<size_t>(r)]) gone.push_back(r);
+    if (!gone.empty()) {
+      std::string why = fmt::format("replica(s) {} finished the step without joining it (replicas must issue the "
+                                    "same collectives in the same order)",
+                                    fmt::join(gone, ", "));
+      abort_locked(Code::FailedPrecondition, why);
+      check_aborted(lock, seq);
+    }
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && in.arrived < n) {
+      std::vector<int> missing;
+      for (int r = 0; r < n; ++r)
+        if (!in.present[static_cast<size_t>(r)]) missing.push_back(r);
+      std::string why = fmt::format("timed out after {} ms waiting for replica(s) {} to arrive", timeout_.count(),
+                                    fmt::join(missing, ", "));
+      abort_locked(Code::DeadlineExceeded, why);
+      check_aborted(lock, seq);
+    }
+  }
+
+  // Phase 2: each member reduces its share of the elements, reading every member's input in rank
+  // order. No member leaves before all shares are done (they read each other's inputs), and this
+  // wait ends by arithmetic alone, so it needs no abort path.
+  const int64_t lo = count * rank / n, hi = count * (rank + 1) / n;
+  const std::vector<const void*> inputs = in.inputs;
+  void* result = in.result.data();
+  lock.unlock();
+  reduce_chunk(dtype, inputs, lo, hi, reduction, result);
+  lock.lock();
+  if (++in.reduced == n) cv_.notify_all();
+  cv_.wait(lock, [&] { return in.reduced == n; });
+  lock.unlock();
+  if (count > 0) std::memcpy(output, in.result.data(), static_cast<size_t>(count) * esize);
+  lock.lock();
+  if (++in.departed == n) instances_.erase(seq);
+}
+
+// ---- registry ----
+
+namespace {
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<int64_t, Ref<Collective>> groups;
+  int64_t next = 1;
+};
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: kernels may run during static destruction
+  return *r;
+}
+}  // namespace
+
+int64_t register_collective(Ref<Collective> collective) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  const int64_t key = r.next++;
+  r.groups.emplace(key, std::move(collective));
+  return key;
+}
+
+void unregister_collective(int64_t group_key) {
+  Ref<Collective> gone;  // released outside the lock
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.groups.find(group_key);
+  if (it == r.groups.end()) return;
+  gone = std::move(it->second);
+  r.groups.erase(it);
+}
+
+Ref<Collective> find_collective(int64_t group_key) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.groups.find(group_key);
+  return it == r.groups.end() ? Ref<Collective>() : it->second;
+}
+
+}  // namespace cairn::distribute

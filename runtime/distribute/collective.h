@@ -1,0 +1,112 @@
+// Collectives across the members of a group (tf.distribute's cross-device ops). A Collective is the
+// interface: an in-process LocalCollective serves the replicas of a MirroredStrategy, and a
+// process-group backend (MPI, issue 17) implements the same calls across processes.
+//
+// The op "CollectiveAllReduce" (attrs group_key, group_size, reduction) runs a group's all_reduce
+// from eager code and from traced functions: it is stateful, so graph passes never prune, merge or
+// fuse it. Its kernels (CPU, and Vulkan through host staging) find the group by key in a
+// process-wide registry and the calling member by the device the op runs on.
+//
+// Matching: a member's k-th all_reduce call pairs with every other member's k-th call (each member
+// counts its own calls), so members must issue collectives in the same order, as in TensorFlow.
+// Results are deterministic: elements are reduced in member order 0..N-1 whatever the arrival
+// order, so every member gets the same bits, run after run.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/core/dtype.h"
+#include "runtime/core/error.h"
+#include "runtime/core/refcount.h"
+#include "runtime/tensor/device.h"
+
+namespace cairn::distribute {
+
+enum class Reduction { Sum = 0, Mean = 1, Min = 2, Max = 3 };
+const char* reduction_name(Reduction r);  // "sum", "mean", "min", "max"
+// Parses a reduction name; InvalidArgument naming `fn` and the valid names otherwise.
+Reduction parse_reduction(std::string_view name, std::string_view fn);
+// Whether all_reduce supports `dtype` (float16, bfloat16, float32, float64, int32, int64).
+bool reducible_dtype(DType dtype);
+
+class Collective : public RefCounted {
+ public:
+  // How many members the group has.
+  virtual int size() const = 0;
+  // The member (rank) whose collectives run on `device`, or -1 when none does.
+  virtual int rank_of(const Device& device) const = 0;
+  // Member `rank`'s all-reduce: `count` elements of `dtype` from every member's `input` (host
+  // memory), reduced in rank order, written to `output` (host memory, `count` elements). Blocks
+  // until every member has contributed. Throws DeadlineExceeded (naming the collective and the
+  // members that did not arrive) after the group's timeout; Aborted / Cancelled (naming the member
+  // that failed) after abort(); InvalidArgument when members disagree on dtype, count or reduction.
+  virtual void all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
+                          Reduction reduction) = 0;
+  // Ends every wait of the group, and every call until reset(), with `code` and `why`.
+  virtual void abort(Code code, const std::string& why) = 0;
+  // Member `rank` issues no more collectives until reset() (its step ended): members waiting for
+  // it fail at once with FailedPrecondition instead of waiting out the timeout.
+  virtual void leave(int rank) = 0;
+  // Clears an abort, the departures and the call counters. Only while no member is in a call.
+  virtual void reset() = 0;
+};
+
+// The in-process rendezvous for members that are threads of one process, one per device.
+class LocalCollective final : public Collective {
+ public:
+  // `devices[r]` is member r's device (distinct). `name` names the collective in errors.
+  LocalCollective(std::vector<Device*> devices, std::chrono::milliseconds timeout,
+                  std::string name = "CollectiveAllReduce");
+  int size() const override { return static_cast<int>(devices_.size()); }
+  int rank_of(const Device& device) const override;
+  void all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
+                  Reduction reduction) override;
+  void abort(Code code, const std::string& why) override;
+  void leave(int rank) override;
+  void reset() override;
+
+ private:
+  struct Instance {
+    DType dtype = DType::Invalid;
+    int64_t count = 0;
+    Reduction reduction = Reduction::Sum;
+    int first = -1;                    // the member that arrived first (its call defines the shape)
+    std::vector<const void*> inputs;   // by rank
+    std::vector<char> present;         // by rank: arrived
+    int arrived = 0, reduced = 0, departed = 0;
+    std::vector<unsigned char> result;
+  };
+  // Throws the group's abort status when it is set (mu_ held).
+  void check_aborted(std::unique_lock<std::mutex>& lock, uint64_t seq) const;
+  // Sets the abort status (mu_ held) and wakes every waiter.
+  void abort_locked(Code code, const std::string& why);
+  std::string describe(uint64_t seq) const;
+
+  std::vector<Device*> devices_;
+  std::chrono::milliseconds timeout_;
+  std::string name_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint64_t, Instance> instances_;  // by call number
+  std::vector<uint64_t> calls_;             // by rank: calls made since reset
+  std::vector<bool> left_;
+  bool aborted_ = false;
+  Code abort_code_ = Code::Ok;
+  std::string abort_why_;
+};
+
+// The process-wide registry the CollectiveAllReduce kernels look groups up in.
+// Registers `collective` under a new key (never reused in the process).
+int64_t register_collective(Ref<Collective> collective);
+void unregister_collective(int64_t group_key);
+// The group registered under `group_key`, or null.
+Ref<Collective> find_collective(int64_t group_key);
+
+}  // namespace cairn::distribute

@@ -1,0 +1,86 @@
+// The CollectiveAllReduce op: a group's all-reduce as a registered, stateful op, so eager code and
+// traced functions (where graph passes keep it and replays run it in trace order) both reach the
+// group's Collective. CPU kernel: the collective reads and writes the tensors' host memory. Vulkan
+// kernel: through host staging (read the input, reduce on the host, write the output).
+#include <vector>
+
+#include "runtime/distribute/collective.h"
+#include "runtime/ops/registry.h"
+#include "runtime/ops/shape_fns.h"
+#include "runtime/track/mirroring.h"
+
+namespace cairn::distribute {
+namespace {
+
+constexpr DTypeSet kReducible = dtype_bit(DType::Float16) | dtype_bit(DType::BFloat16) |
+                                dtype_bit(DType::Float32) | dtype_bit(DType::Float64) | dtype_bit(DType::Int32) |
+                                dtype_bit(DType::Int64);
+
+OpBuilder all_reduce_op() {
+  OpBuilder b("CollectiveAllReduce");
+  b.summary(
+       "The all-reduce of `input` across the members of collective group `group_key` (a MirroredStrategy's "
+       "replicas): every member gets the reduction (sum, mean, min or max) of all members' inputs, reduced in "
+       "member order. Stateful: graph passes keep every call, in order.")
+      .input("input", "T")
+      .output("output", "T")
+      .type_attr("T", kReducible)
+      .int_attr_required("group_key", 1)
+      .int_attr_required("group_size", 1)
+      .string_attr("reduction", "sum", {"sum", "mean", "min", "max"})
+      .shape(shapes::unchanged)
+      .stateful();
+  return b;
+}
+
+CAIRN_REGISTER_OP(all_reduce_op());
+
+// The group and this call's member, checked against the attributes.
+std::pair<Ref<Collective>, int> member(KernelContext& kc) {
+  const int64_t key = kc.attrs.i("group_key");
+  const int64_t size = kc.attrs.i("group_size");
+  Ref<Collective> group = find_collective(key);
+  if (!group)
+    raise(Code::FailedPrecondition,
+          "{}: no collective group {} (its strategy was destroyed; a function traced under it cannot run)", kc.op(),
+          key);
+  if (group->size() != size)
+    raise(Code::InvalidArgument, "{}: group {} has {} members, the op says group_size {}", kc.op(), key,
+          group->size(), size);
+  const int rank = group->rank_of(kc.device);
+  if (rank < 0)
+    raise(Code::InvalidArgument, "{}: device {} is not a member of collective group {} (pass a tensor on the "
+          "replica's device)", kc.op(), kc.device.name(), key);
+  const int replica = ReplicaScope::current();
+  if (replica >= 0 && replica != rank)
+    raise(Code::InvalidArgument,
+          "{}: replica {} passed a tensor on {}, replica {}'s device; each replica all-reduces its own values",
+          kc.op(), replica, kc.device.name(), rank);
+  return {group, rank};
+}
+
+void all_reduce_kernel(KernelContext& kc) {
+  auto [group, rank] = member(kc);
+  const Reduction reduction = parse_reduction(kc.attrs.s("reduction"), kc.op());
+  const Tensor& in = kc.input(0);
+  Tensor& out = kc.output(0);
+  const DType dtype = in.dtype();
+  const int64_t count = in.num_elements();
+  if (kc.device.is_host()) {
+    group->all_reduce(rank, dtype, count, in.valid() ? in.raw_data() : nullptr,
+                      out.valid() ? out.raw_mutable_data() : nullptr, reduction);
+    return;
+  }
+  // Host staging (Vulkan): the device's read waits for the work producing the input.
+  const size_t nbytes = in.nbytes();
+  std::vector<unsigned char> host_in(nbytes), host_out(nbytes);
+  if (nbytes) kc.device.read(*in.buffer(), host_in.data(), nbytes);
+  group->all_reduce(rank, dtype, count, host_in.data(), host_out.data(), reduction);
+  if (nbytes) kc.device.write(*out.buffer(), host_out.data(), nbytes);
+}
+
+CAIRN_REGISTER_KERNEL("CollectiveAllReduce", DeviceKind::CPU, all_reduce_kernel);
+CAIRN_REGISTER_KERNEL("CollectiveAllReduce", DeviceKind::Vulkan, all_reduce_kernel);
+
+}  // namespace
+}  // namespace cairn::distribute

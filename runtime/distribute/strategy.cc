@@ -1,0 +1,392 @@
+#include "runtime/distribute/strategy.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+
+#include "runtime/eager/device_scope.h"
+#include "runtime/eager/dispatch.h"
+#include "runtime/eager/ops.h"
+
+namespace cairn::distribute {
+namespace {
+
+thread_local ReplicaContext* tls_replica = nullptr;
+thread_local MirroredStrategy* tls_scope = nullptr;  // the innermost Scope's strategy
+
+const char* kind_name(DeviceKind k) {
+  switch (k) {
+    case DeviceKind::CPU: return "cpu";
+    case DeviceKind::Vulkan: return "vulkan";
+    case DeviceKind::Symbolic: return "symbolic";
+  }
+  return "unknown";
+}
+
+bool symbolic(const Tensor& t) { return t.valid() && t.device()->kind() == DeviceKind::Symbolic; }
+
+}  // namespace
+
+// ---- ReplicaContext ----
+
+ReplicaContext::ReplicaContext(MirroredStrategy& strategy, int replica) : strategy_(strategy), replica_(replica) {}
+
+int ReplicaContext::num_replicas() const { return strategy_.num_replicas(); }
+Device& ReplicaContext::device() const { return *strategy_.devices()[static_cast<size_t>(replica_)]; }
+Context& ReplicaContext::context() const { return strategy_.context(); }
+ReplicaContext* ReplicaContext::current() { return tls_replica; }
+
+Tensor ReplicaContext::all_reduce(Reduction reduction, const Tensor& value) {
+  if (!value.valid()) raise(Code::InvalidArgument, "ReplicaContext::all_reduce: the value is an empty tensor");
+  Tensor v = value;
+  if (!symbolic(v) && v.device() != &device()) v = tensor_on_device(v, device());
+  return run_op(context(), "CollectiveAllReduce", {v},
+                {attr_int("group_key", strategy_.group_key()), attr_int("group_size", num_replicas()),
+                 attr_string("reduction", reduction_name(reduction))})[0];
+}
+
+std::vector<Tensor> ReplicaContext::all_reduce(Reduction reduction, const std::vector<Tensor>& values) {
+  Context& ctx = context();
+  std::vector<Tensor> out(values.size());
+  // One collective per dtype, in the order each dtype first appears.
+  std::vector<DType> order;
+  std::map<DType, std::vector<size_t>> by_dtype;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i].valid()) continue;
+    auto [it, fresh] = by_dtype.try_emplace(values[i].dtype());
+    if (fresh) order.push_back(values[i].dtype());
+    it->second.push_back(i);
+  }
+  for (DType dt : order) {
+    const std::vector<size_t>& idx = by_dtype[dt];
+    if (idx.size() == 1) {
+      for (size_t i : idx) out[i] = all_reduce(reduction, values[i]);
+      continue;
+    }
+    std::vector<Tensor> flat;
+    for (size_t i : idx) {
+      Tensor v = values[i];
+      if (!symbolic(v) && v.device() != &device()) v = tensor_on_device(v, device());
+      flat.push_back(op::reshape(ctx, v, Shape{v.num_elements()}));
+    }
+    Tensor reduced = all_reduce(reduction, run_op(ctx, "ConcatV2", flat, {attr_int("axis", 0)})[0]);
+    int64_t offset = 0;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const Tensor& v = values[idx[k]];
+      const int64_t n = v.num_elements();
+      std::vector<int64_t> begin{offset}, size{n};
+      Tensor part = run_op(ctx, "Slice", {reduced}, {attr_ints("begin", begin), attr_ints("size", size)})[0];
+      out[idx[k]] = op::reshape(ctx, part, v.shape());
+      offset += n;
+    }
+  }
+  return out;
+}
+
+// ---- MirroredStrategy ----
+
+Ref<MirroredStrategy> MirroredStrategy::create(Context& ctx, const std::vector<std::string>& devices,
+                                               const MirroredOptions& options) {
+  return make_ref<MirroredStrategy>(ctx, devices, options);
+}
+
+MirroredStrategy::MirroredStrategy(Context& ctx, const std::vector<std::string>& devices,
+                                   const MirroredOptions& options)
+    : ctx_(Ref<Context>::share(&ctx)) {
+  constexpr const char* kFn = "MirroredStrategy";
+  if (options.collective_timeout.count() <= 0)
+    raise(Code::InvalidArgument, "{}: collective_timeout must be positive, got {} ms", kFn,
+          options.collective_timeout.count());
+  std::vector<std::string> names = devices;
+  if (names.empty()) {
+    const DeviceKind kind = ctx.default_device().kind();
+    const std::string prefix = kind_name(kind);
+    for (const LogicalDeviceSpec& spec : ctx.logical_devices())
+      if (spec.name.compare(0, prefix.size(), prefix) == 0) names.push_back(spec.name);
+    if (names.empty()) raise(Code::NotFound, "{}: no logical {} devices", kFn, prefix);
+  }
+  for (const std::string& name : names) {
+    Device* d = nullptr;
+    try {
+      d = &ctx.device(name);
+    } catch (const Error& e) {
+      raise(e.code(), "{}: device \"{}\": {}", kFn, name, e.message());
+    }
+    for (size_t r = 0; r < devices_.size(); ++r)
+      if (devices_[r] == d)
+        raise(Code::InvalidArgument, "{}: device \"{}\" is given twice (as replica {} and {}); each replica needs "
+              "its own device (split one with Context::set_logical_devices)", kFn, name, r, devices_.size());
+    if (!devices_.empty() && d->kind() != devices_[0]->kind())
+      raise(Code::InvalidArgument, "{}: devices {} and {} are of different types; a strategy's replicas must all "
+            "be CPU or all Vulkan devices", kFn, devices_[0]->name(), d->name());
+    devices_.push_back(d);
+    device_refs_.push_back(Ref<Device>::share(d));
+  }
+  collective_ = make_ref<LocalCollective>(devices_, options.collective_timeout);
+  group_key_ = register_collective(collective_);
+  results_.resize(devices_.size());
+  errors_.resize(devices_.size());
+  try {
+    for (int r = 0; r < num_replicas(); ++r) threads_.emplace_back([this, r] { worker_loop(r); });
+  } catch (const std::system_error& e) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+    unregister_collective(group_key_);
+    raise(Code::ResourceExhausted, "{}: cannot start a replica thread: {}", kFn, e.what());
+  }
+}
+
+MirroredStrategy::~MirroredStrategy() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  unregister_collective(group_key_);
+}
+
+MirroredStrategy::Scope::Scope(MirroredStrategy& s) : mirror_(s.devices_), outer_(tls_scope) { tls_scope = &s; }
+MirroredStrategy::Scope::~Scope() { tls_scope = outer_; }
+
+MirroredStrategy* MirroredStrategy::current() {
+  if (tls_scope) return tls_scope;
+  return tls_replica ? &tls_replica->strategy() : nullptr;
+}
+
+std::vector<std::string> MirroredStrategy::device_names() const {
+  std::vector<std::string> out;
+  for (Device* d : devices_) out.push_back(d->name());
+  return out;
+}
+
+void MirroredStrategy::worker_loop(int replica) {
+  Device& device = *devices_[static_cast<size_t>(replica)];
+  ReplicaScope replica_scope(replica);
+  MirrorScope mirror(devices_);
+  DeviceScope device_scope(*ctx_, device);
+  ReplicaContext rc(*this, replica);
+  tls_replica = &rc;
+  uint64_t seen = 0;
+  for (;;) {
+    const std::function<std::vector<Tensor>(ReplicaContext&)>* job = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) break;
+      seen = generation_;
+      job = job_;
+    }
+    std::vector<Tensor> out;
+    std::exception_ptr error;
+    try {
+      out = (*job)(rc);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (error) {
+      // Claim "first failure" before the abort wakes the others with errors of their own.
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (first_error_ < 0) first_error_ = replica;
+      }
+      std::string what = "unknown exception";
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      collective_->abort(Code::Aborted, fmt::format("replica {} ({}) failed: {}", replica, device.name(), what));
+    } else {
+      collective_->leave(replica);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      results_[static_cast<size_t>(replica)] = std::move(out);
+      errors_[static_cast<size_t>(replica)] = error;
+      if (--pending_ == 0) cv_.notify_all();
+    }
+  }
+  tls_replica = nullptr;
+}
+
+std::vector<std::vector<Tensor>> MirroredStrategy::run_multi(
+    const std::function<std::vector<Tensor>(ReplicaContext&)>& fn) {
+  if (ReplicaContext* rc = ReplicaContext::current())
+    raise(Code::FailedPrecondition, "MirroredStrategy::run: called from inside replica {}; a step function must "
+          "not start another step", rc->replica_id());
+  if (!fn) raise(Code::InvalidArgument, "MirroredStrategy::run: the step function is empty");
+  std::lock_guard<std::mutex> one_run(run_mu_);
+  collective_->reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = &fn;
+    for (auto& r : results_) r.clear();
+    for (auto& e : errors_) e = nullptr;
+    first_error_ = -1;
+    pending_ = num_replicas();
+    ++generation_;
+  }
+  cv_.notify_all();
+  std::vector<std::vector<Tensor>> results;
+  int failed = -1;
+  std::exception_ptr error;
+  {
+    // Waits for the step functions themselves; every collective wait inside them has a timeout.
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+    failed = first_error_;
+    if (failed >= 0) error = errors_[static_cast<size_t>(failed)];
+    results.swap(results_);
+    results_.resize(devices_.size());
+  }
+  if (failed < 0) return results;
+  const std::string where =
+      fmt::format("MirroredStrategy::run: replica {} ({})", failed, devices_[static_cast<size_t>(failed)]->name());
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    raise(e.code(), "{}: {}", where, e.message());
+  } catch (const std::bad_alloc&) {
+    raise(Code::ResourceExhausted, "{}: out of memory", where);
+  } catch (const std::exception& e) {
+    raise(Code::Unknown, "{}: {}", where, e.what());
+  } catch (...) {
+    raise(Code::Unknown, "{}: unknown exception", where);
+  }
+}
+
+PerReplica MirroredStrategy::run(const std::function<Tensor(ReplicaContext&)>& fn) {
+  if (!fn) raise(Code::InvalidArgument, "MirroredStrategy::run: the step function is empty");
+  std::vector<std::vector<Tensor>> all = run_multi([&](ReplicaContext& rc) { return std::vector<Tensor>{fn(rc)}; });
+  PerReplica out;
+  for (auto& r : all) out.values.push_back(r.empty() ? Tensor() : std::move(r[0]));
+  return out;
+}
+
+Tensor MirroredStrategy::reduce(Reduction reduction, const PerReplica& values) const {
+  constexpr const char* kFn = "MirroredStrategy::reduce";
+  if (values.size() != devices_.size())
+    raise(Code::InvalidArgument, "{}: {} values for {} replicas", kFn, values.size(), devices_.size());
+  Context& ctx = *ctx_;
+  Device& dev0 = *devices_[0];
+  Tensor acc;
+  for (size_t r = 0; r < values.size(); ++r) {
+    const Tensor& v = values[r];
+    if (!v.valid()) raise(Code::InvalidArgument, "{}: replica {}'s value is an empty tensor", kFn, r);
+    if (r > 0 && (v.dtype() != acc.dtype() || v.shape() != acc.shape()))
+      raise(Code::InvalidArgument, "{}: replica {}'s value is {}{}, replica 0's {}{}", kFn, r, dtype_name(v.dtype()),
+            v.shape().str(), dtype_name(acc.dtype()), acc.shape().str());
+    Tensor here = tensor_on_device(v, dev0);
+    if (r == 0) {
+      acc = here;
+      continue;
+    }
+    switch (reduction) {
+      case Reduction::Sum:
+      case Reduction::Mean: acc = op::add(ctx, acc, here); break;
+      case Reduction::Min: acc = op::run1(ctx, "Minimum", {acc, here}); break;
+      case Reduction::Max: acc = op::maximum(ctx, acc, here); break;
+    }
+  }
+  if (reduction == Reduction::Mean)
+    acc = op::div(ctx, acc, op::scalar(ctx, dev0, acc.dtype(), static_cast<double>(values.size())));
+  return acc;
+}
+
+std::vector<Tensor> MirroredStrategy::all_reduce_gradients(const std::vector<Tensor>& grads, Reduction reduction) {
+  ReplicaContext* rc = ReplicaContext::current();
+  if (!rc || &rc->strategy() != this)
+    raise(Code::FailedPrecondition,
+          "MirroredStrategy::all_reduce_gradients: call it inside a step function run by this strategy's run()");
+  return rc->all_reduce(reduction, grads);
+}
+
+Tensor MirroredStrategy::compute_average_loss(Context& ctx, const Tensor& per_example_loss, int64_t global_batch_size) {
+  constexpr const char* kFn = "MirroredStrategy::compute_average_loss";
+  if (!per_example_loss.valid()) raise(Code::InvalidArgument, "{}: the loss is an empty tensor", kFn);
+  if (global_batch_size <= 0)
+    raise(Code::InvalidArgument, "{}: global_batch_size must be positive, got {}", kFn, global_batch_size);
+  if (!dtype_is_floating(per_example_loss.dtype()))
+    raise(Code::InvalidArgument, "{}: the loss must be floating, got {}", kFn, dtype_name(per_example_loss.dtype()));
+  return op::div(ctx, op::all_sum(ctx, per_example_loss),
+                 op::scalar_like(ctx, per_example_loss, static_cast<double>(global_batch_size)));
+}
+
+std::vector<Tensor> MirroredStrategy::split_batch(const Tensor& global, std::string_view fn) const {
+  const size_t n = devices_.size();
+  if (!global.valid()) raise(Code::InvalidArgument, "{}: the batch is an empty tensor", fn);
+  if (global.rank() == 0)
+    raise(Code::InvalidArgument, "{}: cannot split a scalar over {} replicas; batch the dataset first", fn, n);
+  if (global.dtype() == DType::String)
+    raise(Code::Unimplemented, "{}: string components cannot be split over replicas yet", fn);
+  const int64_t rows = global.shape().dim(0);
+  if (rows < static_cast<int64_t>(n))
+    raise(Code::InvalidArgument,
+          "{}: a global batch of {} rows is smaller than the {} replicas; use a global batch of at least {} rows "
+          "(or batch with drop_remainder)",
+          fn, rows, n, n);
+  Device& cpu = ctx_->cpu();
+  Tensor host = tensor_on_device(global, cpu);
+  const size_t row_bytes = rows ? host.nbytes() / static_cast<size_t>(rows) : 0;
+  std::vector<Tensor> parts;
+  int64_t begin = 0;
+  for (size_t r = 0; r < n; ++r) {
+    const int64_t count = rows / static_cast<int64_t>(n) + (static_cast<int64_t>(r) < rows % static_cast<int64_t>(n));
+    std::vector<int64_t> dims(global.shape().dims(), global.shape().dims() + global.rank());
+    dims[0] = count;
+    Tensor part = Tensor::allocate(*devices_[r], global.dtype(), Shape::from(dims.data(), dims.size(), fn.data()));
+    const unsigned char* src = static_cast<const unsigned char*>(host.raw_data()) + static_cast<size_t>(begin) * row_bytes;
+    const size_t bytes = static_cast<size_t>(count) * row_bytes;
+    if (devices_[r]->is_host()) {
+      if (bytes) std::memcpy(part.raw_mutable_data(), src, bytes);
+    } else if (bytes) {
+      devices_[r]->write(*part.buffer(), src, bytes);
+    }
+    parts.push_back(std::move(part));
+    begin += count;
+  }
+  return parts;
+}
+
+DistributedIterator MirroredStrategy::distribute(const data::DatasetPtr& dataset) {
+  return DistributedIterator(Ref<MirroredStrategy>::share(this), dataset);
+}
+
+// ---- DistributedIterator ----
+
+DistributedIterator::DistributedIterator(Ref<MirroredStrategy> strategy, data::DatasetPtr dataset)
+    : strategy_(std::move(strategy)), dataset_(std::move(dataset)) {
+  if (!dataset_) raise(Code::InvalidArgument, "MirroredStrategy::distribute: the dataset is null");
+  if (&dataset_->context() != &strategy_->context())
+    raise(Code::InvalidArgument, "MirroredStrategy::distribute: the dataset belongs to another context");
+  it_ = dataset_->make_iterator(dataset_->take_iteration());
+}
+
+DistributedIterator::~DistributedIterator() {
+  if (it_) it_->cancel();
+}
+DistributedIterator::DistributedIterator(DistributedIterator&&) noexcept = default;
+DistributedIterator& DistributedIterator::operator=(DistributedIterator&&) noexcept = default;
+
+bool DistributedIterator::next(std::vector<data::Element>& parts) {
+  data::Element global;
+  if (!it_ || !it_->next(global)) return false;
+  const std::string fn = fmt::format("DistributedIterator::next (global batch {})", batches_++);
+  const size_t n = static_cast<size_t>(strategy_->num_replicas());
+  parts.assign(n, data::Element(global.size()));
+  for (size_t c = 0; c < global.size(); ++c) {
+    std::vector<Tensor> split = strategy_->split_batch(global[c], fn);
+    for (size_t r = 0; r < n; ++r) parts[r][c] = std::move(split[r]);
+  }
+  return true;
+}
+
+}  // namespace cairn::distribute

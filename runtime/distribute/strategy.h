@@ -1,0 +1,189 @@
+// tf.distribute.MirroredStrategy in one process: data-parallel replicas, one per device, each
+// running the same step on its own part of the batch, with variables mirrored on every device and
+// gradients all-reduced so that every replica keeps identical values.
+//
+//   Ref<MirroredStrategy> s = MirroredStrategy::create(ctx, {"cpu:0", "cpu:1"});
+//   Ref<nn::Layer> model; Ref<optim::Optimizer> opt;
+//   { auto scope = s->scope(); model = ...; build it; opt = ...; }   // variables mirrored
+//   DistributedIterator it = s->distribute(dataset);                 // global batches, split
+//   std::vector<data::Element> parts;
+//   while (it.next(parts)) {
+//     s->run([&](ReplicaContext& rc) {
+//       const data::Element& e = parts[rc.replica_id()];
+//       GradientTape tape(ctx);
+//       Tensor loss = MirroredStrategy::compute_average_loss(ctx, per_example_loss, global_batch);
+//       auto grads = rc.all_reduce(Reduction::Sum, tape.gradient(loss, vars));
+//       opt->apply_gradients(grads, vars);                            // each replica's components
+//       return loss;
+//     });
+//   }
+//
+// Threads: each replica runs on its own persistent thread (replicas block in collectives, so they
+// never use the shared pools), inside a DeviceScope of its device, a ReplicaScope (mirrored
+// variables act on that replica's component) and a MirrorScope (variables made there, such as an
+// optimizer's slots, are mirrored). A strategy's run() is serialized: one step at a time.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/data/dataset.h"
+#include "runtime/distribute/collective.h"
+#include "runtime/eager/context.h"
+#include "runtime/tensor/tensor.h"
+#include "runtime/track/mirroring.h"
+
+namespace cairn::distribute {
+
+class MirroredStrategy;
+
+// One value per replica (tf.distribute's PerReplica): values[r] lives on replica r's device.
+struct PerReplica {
+  std::vector<Tensor> values;
+  size_t size() const { return values.size(); }
+  const Tensor& operator[](size_t replica) const { return values[replica]; }
+};
+
+// What a replica's step function sees (tf.distribute.ReplicaContext).
+class ReplicaContext {
+ public:
+  ReplicaContext(MirroredStrategy& strategy, int replica);
+  int replica_id() const { return replica_; }
+  int num_replicas() const;
+  Device& device() const;
+  MirroredStrategy& strategy() const { return strategy_; }
+  Context& context() const;
+
+  // The all-reduce of `value` across the replicas (every replica must call it, in the same order
+  // as the others); the result is on this replica's device. A value on another device is copied
+  // here first. Runs the CollectiveAllReduce op, so a traced function captures it.
+  Tensor all_reduce(Reduction reduction, const Tensor& value);
+  // The same for a list, with one collective per dtype (the tensors of a dtype are flattened into
+  // one buffer, reduced, and split again). Invalid (empty) tensors pass through unchanged; every
+  // replica must have them at the same positions.
+  std::vector<Tensor> all_reduce(Reduction reduction, const std::vector<Tensor>& values);
+
+  // The replica context of the calling thread, or null outside a replica.
+  static ReplicaContext* current();
+
+ private:
+  MirroredStrategy& strategy_;
+  int replica_;
+};
+
+struct MirroredOptions {
+  // How long a replica waits in a collective for the others before DeadlineExceeded.
+  std::chrono::milliseconds collective_timeout{120000};
+};
+
+// A DistributedDataset's iterator: each element of the dataset is a global batch; next() splits
+// every component along dimension 0 into one part per replica (as even as possible, the first
+// replicas taking one more row when it does not divide), each on its replica's device.
+class DistributedIterator {
+ public:
+  DistributedIterator(Ref<MirroredStrategy> strategy, data::DatasetPtr dataset);
+  ~DistributedIterator();
+  DistributedIterator(DistributedIterator&&) noexcept;
+  DistributedIterator& operator=(DistributedIterator&&) noexcept;
+  // The next global batch, split: parts[r] is replica r's element. False at the end. A global
+  // batch with fewer rows than replicas, or a scalar component, is InvalidArgument.
+  bool next(std::vector<data::Element>& parts);
+
+ private:
+  Ref<MirroredStrategy> strategy_;
+  data::DatasetPtr dataset_;
+  std::unique_ptr<data::Iterator> it_;
+  int64_t batches_ = 0;
+};
+
+class MirroredStrategy : public RefCounted {
+ public:
+  // `devices`: logical device names ("cpu:0", "vulkan:1"), distinct, all of one type; empty means
+  // every logical device of the default device's type. Errors: NotFound for an unknown device,
+  // InvalidArgument for a duplicate or for devices of mixed types.
+  static Ref<MirroredStrategy> create(Context& ctx, const std::vector<std::string>& devices = {},
+                                      const MirroredOptions& options = {});
+  MirroredStrategy(Context& ctx, const std::vector<std::string>& devices, const MirroredOptions& options);
+  ~MirroredStrategy() override;
+
+  Context& context() const { return *ctx_; }
+  int num_replicas() const { return static_cast<int>(devices_.size()); }
+  const std::vector<Device*>& devices() const { return devices_; }
+  std::vector<std::string> device_names() const;
+  // The key of this strategy's collective group (the CollectiveAllReduce op's group_key).
+  int64_t group_key() const { return group_key_; }
+  Collective& collective() const { return *collective_; }
+
+  // While a Scope lives on a thread, variables created on it are mirrored on every replica's
+  // device (tf.distribute.Strategy.scope()): make the model and the optimizer inside one.
+  class Scope {
+   public:
+    explicit Scope(MirroredStrategy& s);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    MirrorScope mirror_;
+    MirroredStrategy* outer_;
+  };
+  Scope scope() { return Scope(*this); }
+  // The strategy whose scope is innermost on this thread, or whose replica this thread runs; null
+  // when none (keras::Model::compile picks the strategy up this way).
+  static MirroredStrategy* current();
+
+  // Runs `fn` once per replica, in parallel, and returns each replica's outputs
+  // (results[replica][output]). When a replica throws, the others' collectives end (Aborted,
+  // naming it) and run rethrows the first error with its code, prefixed "MirroredStrategy::run:
+  // replica R (device):". FailedPrecondition when called from inside a replica.
+  std::vector<std::vector<Tensor>> run_multi(const std::function<std::vector<Tensor>(ReplicaContext&)>& fn);
+  // The same for a step with one output.
+  PerReplica run(const std::function<Tensor(ReplicaContext&)>& fn);
+
+  // The reduction of per-replica values, computed in replica order on replica 0's device
+  // (tf.distribute.Strategy.reduce with axis=None).
+  Tensor reduce(Reduction reduction, const PerReplica& values) const;
+  // Inside a replica: the all-reduce of `grads` (one collective per dtype); FailedPrecondition
+  // outside a replica.
+  std::vector<Tensor> all_reduce_gradients(const std::vector<Tensor>& grads, Reduction reduction = Reduction::Sum);
+  // sum(per_example_loss) / global_batch_size (tf.nn.compute_average_loss): each replica's loss
+  // scaled so that summing the replicas' gradients gives the gradient of the global batch's mean.
+  static Tensor compute_average_loss(Context& ctx, const Tensor& per_example_loss, int64_t global_batch_size);
+
+  // Global batches split over the replicas (strategy.experimental_distribute_dataset).
+  DistributedIterator distribute(const data::DatasetPtr& dataset);
+  // One global batch split over the replicas (what DistributedIterator::next does per component).
+  std::vector<Tensor> split_batch(const Tensor& global, std::string_view fn = "MirroredStrategy::split_batch") const;
+
+ private:
+  struct Worker;
+  void worker_loop(int replica);
+
+  Ref<Context> ctx_;
+  std::vector<Device*> devices_;
+  std::vector<Ref<Device>> device_refs_;
+  Ref<Collective> collective_;
+  int64_t group_key_ = 0;
+
+  std::mutex run_mu_;  // one run at a time
+  std::mutex mu_;      // the job below
+  std::condition_variable cv_;
+  uint64_t generation_ = 0;  // bumped per job
+  bool stopping_ = false;
+  const std::function<std::vector<Tensor>(ReplicaContext&)>* job_ = nullptr;
+  int pending_ = 0;
+  std::vector<std::vector<Tensor>> results_;
+  std::vector<std::exception_ptr> errors_;
+  int first_error_ = -1;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace cairn::distribute
