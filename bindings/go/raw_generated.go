@@ -457,6 +457,31 @@ func (v MonitorMode) String() string {
 	return enumName(v, monitorModeNames, "MonitorMode")
 }
 
+// Reduction is cairn_reduction.
+//
+// How values combine across replicas. Since 1.3.
+type Reduction int32
+
+// Reduction values (cairn_reduction).
+const (
+	ReductionSum  Reduction = 0
+	ReductionMean Reduction = 1
+	ReductionMin  Reduction = 2
+	ReductionMax  Reduction = 3
+)
+
+var reductionNames = map[Reduction]string{
+	ReductionSum:  "SUM",
+	ReductionMean: "MEAN",
+	ReductionMin:  "MIN",
+	ReductionMax:  "MAX",
+}
+
+// String returns the value's name without its prefix, e.g. "MAX".
+func (v Reduction) String() string {
+	return enumName(v, reductionNames, "Reduction")
+}
+
 // VulkanDeviceType is cairn_vulkan_device_type.
 //
 // Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
@@ -3339,6 +3364,133 @@ func cContextAutoCopies(ctx *C.cairn_context, out *C.uint64_t) error {
 	return takeStatus(C.cairn_context_auto_copies(ctx, out))
 }
 
+// cMirroredStrategyCreate calls cairn_mirrored_strategy_create.
+//
+// CONSTRUCTOR. A mirrored strategy over `n` logical devices (distinct, of one type); n == 0 means every
+// logical device of the default device's type. Split a device first (cairn_context_set_logical_devices)
+// to have several on one machine.
+// @param opts  NULL for the defaults.
+// @param out   receives the strategy; free it with cairn_strategy_free().
+// Errors: NOT_FOUND for an unknown device, INVALID_ARGUMENT for a duplicate, devices of mixed types or a
+// timeout below 1 ms. Since 1.3.
+func cMirroredStrategyCreate(ctx *C.cairn_context, devices **C.char, n C.size_t, opts *C.cairn_mirrored_options, out **C.cairn_strategy) error {
+	return takeStatus(C.cairn_mirrored_strategy_create(ctx, devices, n, opts, out))
+}
+
+// cStrategyFree calls cairn_strategy_free.
+//
+// DESTRUCTOR. Frees the strategy (its replica threads end); models compiled with it keep it alive. NULL is fine. Since 1.3.
+func cStrategyFree(s *C.cairn_strategy) {
+	C.cairn_strategy_free(s)
+}
+
+// cStrategyNumReplicas calls cairn_strategy_num_replicas.
+//
+// METHOD. The number of replicas (0 for NULL). Since 1.3.
+func cStrategyNumReplicas(s *C.cairn_strategy) C.size_t {
+	return C.cairn_strategy_num_replicas(s)
+}
+
+// cStrategyDevice calls cairn_strategy_device.
+//
+// METHOD. The logical device of replica `replica` ("cpu:1"), borrowed from `s`; NULL when out of range. Since 1.3.
+func cStrategyDevice(s *C.cairn_strategy, replica C.size_t) *C.char {
+	return C.cairn_strategy_device(s, replica)
+}
+
+// cStrategyScopeEnter calls cairn_strategy_scope_enter.
+//
+// METHOD. Enters the strategy's scope on the calling thread: variables made on this thread until
+// the matching cairn_strategy_scope_exit are mirrored, and a model compiled meanwhile trains on every
+// replica. Scopes nest. Since 1.3.
+func cStrategyScopeEnter(s *C.cairn_strategy) error {
+	return takeStatus(C.cairn_strategy_scope_enter(s))
+}
+
+// cStrategyScopeExit calls cairn_strategy_scope_exit.
+//
+// METHOD. Leaves the innermost scope of `s` that this thread entered.
+// Errors: FAILED_PRECONDITION when this thread has none open. Since 1.3.
+func cStrategyScopeExit(s *C.cairn_strategy) error {
+	return takeStatus(C.cairn_strategy_scope_exit(s))
+}
+
+// cStrategyRun calls cairn_strategy_run.
+//
+// METHOD. Runs `fn` once per replica, in parallel, and waits for all of them.
+// @param outputs  num_replicas * n_outputs slots, replica-major (replica r's output k at
+// r * n_outputs + k), each receiving a new tensor; untouched on error.
+// Errors: the first replica's error (its code, the message prefixed with the replica and device);
+// FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs.
+// Since 1.3.
+func cStrategyRun(s *C.cairn_strategy, fn C.cairn_replica_fn, userData unsafe.Pointer, outputs **C.cairn_tensor, nOutputs C.size_t) error {
+	return takeStatus(C.cairn_strategy_run(s, fn, userData, outputs, nOutputs))
+}
+
+// cReplicaID calls cairn_replica_id.
+//
+// METHOD. The replica's index, 0 .. num_replicas - 1 (-1 for NULL). Since 1.3.
+func cReplicaID(replica *C.cairn_replica_context) C.int32_t {
+	return C.cairn_replica_id(replica)
+}
+
+// cReplicaDevice calls cairn_replica_device.
+//
+// METHOD. The replica's logical device, e.g. "cpu:1"; borrowed. Since 1.3.
+func cReplicaDevice(replica *C.cairn_replica_context) *C.char {
+	return C.cairn_replica_device(replica)
+}
+
+// cReplicaAllReduce calls cairn_replica_all_reduce.
+//
+// METHOD. All-reduces `n` tensors across the replicas: every replica calls it with tensors of the
+// same dtypes and shapes, in the same order; `outputs` (n slots) receive the results on this
+// replica's device. Tensors of one dtype travel as one buffer. Float16, bfloat16, float32, float64,
+// int32 and int64. Errors: INVALID_ARGUMENT for other dtypes or mismatched shapes across replicas,
+// DEADLINE_EXCEEDED when a replica does not arrive within the timeout, ABORTED when another replica
+// failed. Since 1.3.
+func cReplicaAllReduce(replica *C.cairn_replica_context, reduction C.cairn_reduction, values **C.cairn_tensor, n C.size_t, outputs **C.cairn_tensor) error {
+	return takeStatus(C.cairn_replica_all_reduce(replica, reduction, values, n, outputs))
+}
+
+// cStrategyReduce calls cairn_strategy_reduce.
+//
+// METHOD. Combines one tensor per replica (`values`, num_replicas of them, as cairn_strategy_run
+// returns them for one output) into one on replica 0's device, in replica order. Since 1.3.
+func cStrategyReduce(s *C.cairn_strategy, reduction C.cairn_reduction, values **C.cairn_tensor, n C.size_t, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_strategy_reduce(s, reduction, values, n, out))
+}
+
+// cStrategySplitBatch calls cairn_strategy_split_batch.
+//
+// METHOD. Splits a global batch along dimension 0 into one part per replica (as even as possible,
+// the first replicas taking one more row), each on its replica's device.
+// @param parts  num_replicas slots, each receiving a new tensor.
+// Errors: INVALID_ARGUMENT for a scalar or fewer rows than replicas. Since 1.3.
+func cStrategySplitBatch(s *C.cairn_strategy, global *C.cairn_tensor, parts **C.cairn_tensor) error {
+	return takeStatus(C.cairn_strategy_split_batch(s, global, parts))
+}
+
+// cStrategyIteratorNext calls cairn_strategy_iterator_next.
+//
+// METHOD. The next element of iterator `it` (a global batch), each component split as
+// cairn_strategy_split_batch does (strategy.experimental_distribute_dataset). The iterator stays an
+// ordinary one: checkpoint it with the model to resume.
+// @param parts  num_replicas * n_components slots, replica-major.
+// Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next. Since 1.3.
+func cStrategyIteratorNext(s *C.cairn_strategy, it *C.cairn_object, parts **C.cairn_tensor, nComponents C.size_t) error {
+	return takeStatus(C.cairn_strategy_iterator_next(s, it, parts, nComponents))
+}
+
+// cComputeAverageLoss calls cairn_compute_average_loss.
+//
+// METHOD. sum(per_example_loss) / global_batch_size (tf.nn.compute_average_loss): a replica's loss
+// scaled so that the sum of the replicas' gradients is the gradient of the global batch's mean.
+// Errors: INVALID_ARGUMENT for global_batch_size below 1. Since 1.3.
+func cComputeAverageLoss(ctx *C.cairn_context, perExampleLoss *C.cairn_tensor, globalBatchSize C.int64_t, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_compute_average_loss(ctx, perExampleLoss, globalBatchSize, out))
+}
+
 // cVulkanAvailable calls cairn_vulkan_available.
 //
 // METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. Since 1.0.
@@ -3669,4 +3821,11 @@ func cLogicalDeviceInfoInit(opts *C.cairn_logical_device_info, structSize C.uint
 // METHOD. Fills a cairn_memory_info with its defaults (for cairn_context_memory_info). Since 1.3.
 func cMemoryInfoInit(opts *C.cairn_memory_info, structSize C.uint32_t) error {
 	return takeStatus(C.cairn_memory_info_init(opts, structSize))
+}
+
+// cMirroredOptionsInit calls cairn_mirrored_options_init.
+//
+// METHOD. Fills a cairn_mirrored_options with its defaults (for cairn_mirrored_strategy_create). Since 1.3.
+func cMirroredOptionsInit(opts *C.cairn_mirrored_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_mirrored_options_init(opts, structSize))
 }

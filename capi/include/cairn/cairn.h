@@ -3155,6 +3155,140 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_soft_placement(const cairn_
  * Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_auto_copies(const cairn_context *ctx, uint64_t *out);
 
+/* ---------------------------------------------------------------------------------------------
+ * Distribution (tf.distribute.MirroredStrategy): data-parallel replicas in one process
+ *
+ * A mirrored strategy runs one replica per logical device ("cpu:0", "cpu:1" of a split CPU, or
+ * "vulkan:0", "vulkan:1"). Variables made while its scope is entered on a thread (by
+ * cairn_variable_create, layers, optimizers' slots, a model compiled there) are mirrored: one
+ * component per device, equal values. cairn_strategy_run calls a function once per replica, in
+ * parallel, each on its own thread with a device scope of its replica's device; inside it, a
+ * mirrored variable reads and writes that replica's component, and cairn_replica_all_reduce sums
+ * (or averages) a value across the replicas, in replica order whatever the arrival order, so the
+ * result is deterministic. A model compiled in the scope trains with fit over every replica: each
+ * global batch is split, the compiled step runs per replica with its gradients all-reduced inside
+ * it, and every replica keeps identical weights. A checkpoint holds one copy of each mirrored
+ * variable and restores into any number of replicas. See docs/distribute.md.
+ * ------------------------------------------------------------------------------------------- */
+
+/** A mirrored strategy. Thread-safe; one run at a time. Since 1.3. */
+typedef struct cairn_strategy cairn_strategy;
+
+/** What a replica's function sees during one cairn_strategy_run; valid only during that call. Since 1.3. */
+typedef struct cairn_replica_context cairn_replica_context;
+
+/** How values combine across replicas. Since 1.3. */
+typedef enum cairn_reduction {
+  CAIRN_REDUCE_SUM = 0,  /**< the sum, added in replica order */
+  CAIRN_REDUCE_MEAN = 1, /**< the sum divided by the number of replicas */
+  CAIRN_REDUCE_MIN = 2,  /**< the elementwise minimum */
+  CAIRN_REDUCE_MAX = 3,  /**< the elementwise maximum */
+  CAIRN_REDUCTION_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_reduction;
+
+/** Options of cairn_mirrored_strategy_create; start from CAIRN_MIRRORED_OPTIONS_INIT. Since 1.3. */
+typedef struct cairn_mirrored_options {
+  uint32_t struct_size;          /**< sizeof(cairn_mirrored_options) */
+  /** how long a replica waits in an all-reduce for the others before DEADLINE_EXCEEDED naming the
+   * replicas that did not arrive; default 120000 */
+  int64_t collective_timeout_ms;
+} cairn_mirrored_options;
+
+/** The defaults of cairn_mirrored_options (see cairn_mirrored_options_init). Since 1.3. */
+#define CAIRN_MIRRORED_OPTIONS_INIT { (uint32_t)sizeof(cairn_mirrored_options), 120000 }
+
+/** CONSTRUCTOR. A mirrored strategy over `n` logical devices (distinct, of one type); n == 0 means every
+ * logical device of the default device's type. Split a device first (cairn_context_set_logical_devices)
+ * to have several on one machine.
+ * @param opts  NULL for the defaults.
+ * @param out   receives the strategy; free it with cairn_strategy_free().
+ * Errors: NOT_FOUND for an unknown device, INVALID_ARGUMENT for a duplicate, devices of mixed types or a
+ * timeout below 1 ms. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mirrored_strategy_create(cairn_context *ctx, const char *const *devices,
+                                                                      size_t n, const cairn_mirrored_options *opts,
+                                                                      cairn_strategy **out);
+
+/** DESTRUCTOR. Frees the strategy (its replica threads end); models compiled with it keep it alive. NULL is fine. Since 1.3. */
+CAIRN_API void cairn_strategy_free(cairn_strategy *s);
+
+/** METHOD. The number of replicas (0 for NULL). Since 1.3. */
+CAIRN_API size_t cairn_strategy_num_replicas(const cairn_strategy *s);
+
+/** METHOD. The logical device of replica `replica` ("cpu:1"), borrowed from `s`; NULL when out of range. Since 1.3. */
+CAIRN_API const char *cairn_strategy_device(const cairn_strategy *s, size_t replica);
+
+/** METHOD. Enters the strategy's scope on the calling thread: variables made on this thread until
+ * the matching cairn_strategy_scope_exit are mirrored, and a model compiled meanwhile trains on every
+ * replica. Scopes nest. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_strategy_scope_enter(cairn_strategy *s);
+
+/** METHOD. Leaves the innermost scope of `s` that this thread entered.
+ * Errors: FAILED_PRECONDITION when this thread has none open. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_strategy_scope_exit(cairn_strategy *s);
+
+/** A replica's step. `replica` says which replica (cairn_replica_id) and all-reduces
+ * (cairn_replica_all_reduce); ops without inputs run on the replica's device. Set each of the
+ * `n_outputs` outputs to a new tensor (the run takes them) and return NULL, or return an error status:
+ * the other replicas' all-reduces then end with ABORTED and cairn_strategy_run returns the error,
+ * naming the replica. Called on the strategy's replica threads, all at once. Since 1.3. */
+typedef cairn_status *(*cairn_replica_fn)(void *user_data, cairn_context *ctx, cairn_replica_context *replica,
+                                          cairn_tensor **outputs, size_t n_outputs);
+
+/** METHOD. Runs `fn` once per replica, in parallel, and waits for all of them.
+ * @param outputs  num_replicas * n_outputs slots, replica-major (replica r's output k at
+ *                 r * n_outputs + k), each receiving a new tensor; untouched on error.
+ * Errors: the first replica's error (its code, the message prefixed with the replica and device);
+ * FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs.
+ * Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_strategy_run(cairn_strategy *s, cairn_replica_fn fn, void *user_data,
+                                                          cairn_tensor **outputs, size_t n_outputs);
+
+/** METHOD. The replica's index, 0 .. num_replicas - 1 (-1 for NULL). Since 1.3. */
+CAIRN_API int32_t cairn_replica_id(const cairn_replica_context *replica);
+
+/** METHOD. The replica's logical device, e.g. "cpu:1"; borrowed. Since 1.3. */
+CAIRN_API const char *cairn_replica_device(const cairn_replica_context *replica);
+
+/** METHOD. All-reduces `n` tensors across the replicas: every replica calls it with tensors of the
+ * same dtypes and shapes, in the same order; `outputs` (n slots) receive the results on this
+ * replica's device. Tensors of one dtype travel as one buffer. Float16, bfloat16, float32, float64,
+ * int32 and int64. Errors: INVALID_ARGUMENT for other dtypes or mismatched shapes across replicas,
+ * DEADLINE_EXCEEDED when a replica does not arrive within the timeout, ABORTED when another replica
+ * failed. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_replica_all_reduce(cairn_replica_context *replica,
+                                                                cairn_reduction reduction,
+                                                                cairn_tensor *const *values, size_t n,
+                                                                cairn_tensor **outputs);
+
+/** METHOD. Combines one tensor per replica (`values`, num_replicas of them, as cairn_strategy_run
+ * returns them for one output) into one on replica 0's device, in replica order. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_strategy_reduce(cairn_strategy *s, cairn_reduction reduction,
+                                                             cairn_tensor *const *values, size_t n,
+                                                             cairn_tensor **out);
+
+/** METHOD. Splits a global batch along dimension 0 into one part per replica (as even as possible,
+ * the first replicas taking one more row), each on its replica's device.
+ * @param parts  num_replicas slots, each receiving a new tensor.
+ * Errors: INVALID_ARGUMENT for a scalar or fewer rows than replicas. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_strategy_split_batch(cairn_strategy *s, const cairn_tensor *global,
+                                                                  cairn_tensor **parts);
+
+/** METHOD. The next element of iterator `it` (a global batch), each component split as
+ * cairn_strategy_split_batch does (strategy.experimental_distribute_dataset). The iterator stays an
+ * ordinary one: checkpoint it with the model to resume.
+ * @param parts  num_replicas * n_components slots, replica-major.
+ * Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_strategy_iterator_next(cairn_strategy *s, cairn_object *it,
+                                                                    cairn_tensor **parts, size_t n_components);
+
+/** METHOD. sum(per_example_loss) / global_batch_size (tf.nn.compute_average_loss): a replica's loss
+ * scaled so that the sum of the replicas' gradients is the gradient of the global batch's mean.
+ * Errors: INVALID_ARGUMENT for global_batch_size below 1. Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_compute_average_loss(cairn_context *ctx,
+                                                                  const cairn_tensor *per_example_loss,
+                                                                  int64_t global_batch_size, cairn_tensor **out);
+
+
 #if defined(CAIRN_EXPERIMENTAL)
 
 /* Experimental: export and load (SavedModel-like). An exported file holds every concrete function traced so far
@@ -3477,6 +3611,9 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_logical_device_info_init(cairn_logi
 
 /** METHOD. Fills a cairn_memory_info with its defaults (for cairn_context_memory_info). Since 1.3. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_memory_info_init(cairn_memory_info *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_mirrored_options with its defaults (for cairn_mirrored_strategy_create). Since 1.3. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mirrored_options_init(cairn_mirrored_options *opts, uint32_t struct_size);
 
 #ifdef __cplusplus
 } /* extern "C" */

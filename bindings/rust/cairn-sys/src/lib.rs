@@ -184,6 +184,20 @@ pub struct cairn_history {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
+/// Opaque handle `cairn_strategy`.
+#[repr(C)]
+pub struct cairn_strategy {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// Opaque handle `cairn_replica_context`.
+#[repr(C)]
+pub struct cairn_replica_context {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
 /// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes). Since 1.0.
 pub type cairn_code = u32;
 /// A value of [`cairn_code`].
@@ -432,6 +446,19 @@ pub const CAIRN_MONITOR_MAX: cairn_monitor_mode = 2;
 /// A value of [`cairn_monitor_mode`].
 pub const CAIRN_MONITOR_FORCE32: cairn_monitor_mode = 0x7fffffff;
 
+/// How values combine across replicas. Since 1.3.
+pub type cairn_reduction = u32;
+/// A value of [`cairn_reduction`].
+pub const CAIRN_REDUCE_SUM: cairn_reduction = 0;
+/// A value of [`cairn_reduction`].
+pub const CAIRN_REDUCE_MEAN: cairn_reduction = 1;
+/// A value of [`cairn_reduction`].
+pub const CAIRN_REDUCE_MIN: cairn_reduction = 2;
+/// A value of [`cairn_reduction`].
+pub const CAIRN_REDUCE_MAX: cairn_reduction = 3;
+/// A value of [`cairn_reduction`].
+pub const CAIRN_REDUCTION_FORCE32: cairn_reduction = 0x7fffffff;
+
 /// Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
 pub type cairn_vulkan_device_type = u32;
 /// A value of [`cairn_vulkan_device_type`].
@@ -472,6 +499,13 @@ pub type cairn_dataset_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, 
 /// A learning-rate schedule by epoch: sets *out to the rate for `epoch` given the current `lr`.
 /// Since 1.2.
 pub type cairn_lr_schedule_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, epoch: i64, lr: f64, out: *mut f64) -> *mut cairn_status>;
+
+/// A replica's step. `replica` says which replica (cairn_replica_id) and all-reduces
+/// (cairn_replica_all_reduce); ops without inputs run on the replica's device. Set each of the
+/// `n_outputs` outputs to a new tensor (the run takes them) and return NULL, or return an error status:
+/// the other replicas' all-reduces then end with ABORTED and cairn_strategy_run returns the error,
+/// naming the replica. Called on the strategy's replica threads, all at once. Since 1.3.
+pub type cairn_replica_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, ctx: *mut cairn_context, replica: *mut cairn_replica_context, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status>;
 
 /// Host allocator hooks. `allocate` returns `size` bytes aligned to `alignment` (a power of two,
 /// at least 64) or NULL; `deallocate` gets the pointer and the size that was asked for. Both may be
@@ -1409,6 +1443,16 @@ pub struct cairn_memory_info {
     pub budget: u64,
 }
 
+/// Options of cairn_mirrored_strategy_create; start from CAIRN_MIRRORED_OPTIONS_INIT. Since 1.3.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_mirrored_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_mirrored_options`].
+    pub struct_size: u32,
+    /// `collective_timeout_ms` (C type `int64_t`); see [`cairn_mirrored_options`].
+    pub collective_timeout_ms: i64,
+}
+
 /// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -1753,6 +1797,12 @@ pub const CAIRN_MEMORY_INFO_INIT: cairn_memory_info = cairn_memory_info {
     peak: 0,
     limit: 0,
     budget: 0,
+};
+
+/// `CAIRN_MIRRORED_OPTIONS_INIT`: the documented defaults of [`cairn_mirrored_options`].
+pub const CAIRN_MIRRORED_OPTIONS_INIT: cairn_mirrored_options = cairn_mirrored_options {
+    struct_size: core::mem::size_of::<cairn_mirrored_options>() as u32,
+    collective_timeout_ms: 120000,
 };
 
 /// `CAIRN_MODEL_CHECKPOINT_OPTIONS_INIT`: the documented defaults of [`cairn_model_checkpoint_options`].
@@ -2297,6 +2347,20 @@ pub(crate) struct Api {
     cairn_context_set_soft_placement: unsafe extern "C" fn(ctx: *mut cairn_context, on: i32) -> *mut cairn_status,
     cairn_context_soft_placement: unsafe extern "C" fn(ctx: *const cairn_context, out: *mut i32) -> *mut cairn_status,
     cairn_context_auto_copies: unsafe extern "C" fn(ctx: *const cairn_context, out: *mut u64) -> *mut cairn_status,
+    cairn_mirrored_strategy_create: unsafe extern "C" fn(ctx: *mut cairn_context, devices: *const *const c_char, n: usize, opts: *const cairn_mirrored_options, out: *mut *mut cairn_strategy) -> *mut cairn_status,
+    cairn_strategy_free: unsafe extern "C" fn(s: *mut cairn_strategy),
+    cairn_strategy_num_replicas: unsafe extern "C" fn(s: *const cairn_strategy) -> usize,
+    cairn_strategy_device: unsafe extern "C" fn(s: *const cairn_strategy, replica: usize) -> *const c_char,
+    cairn_strategy_scope_enter: unsafe extern "C" fn(s: *mut cairn_strategy) -> *mut cairn_status,
+    cairn_strategy_scope_exit: unsafe extern "C" fn(s: *mut cairn_strategy) -> *mut cairn_status,
+    cairn_strategy_run: unsafe extern "C" fn(s: *mut cairn_strategy, r#fn: cairn_replica_fn, user_data: *mut c_void, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status,
+    cairn_replica_id: unsafe extern "C" fn(replica: *const cairn_replica_context) -> i32,
+    cairn_replica_device: unsafe extern "C" fn(replica: *const cairn_replica_context) -> *const c_char,
+    cairn_replica_all_reduce: unsafe extern "C" fn(replica: *mut cairn_replica_context, reduction: cairn_reduction, values: *const *mut cairn_tensor, n: usize, outputs: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_strategy_reduce: unsafe extern "C" fn(s: *mut cairn_strategy, reduction: cairn_reduction, values: *const *mut cairn_tensor, n: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_strategy_split_batch: unsafe extern "C" fn(s: *mut cairn_strategy, global: *const cairn_tensor, parts: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_strategy_iterator_next: unsafe extern "C" fn(s: *mut cairn_strategy, it: *mut cairn_object, parts: *mut *mut cairn_tensor, n_components: usize) -> *mut cairn_status,
+    cairn_compute_average_loss: unsafe extern "C" fn(ctx: *mut cairn_context, per_example_loss: *const cairn_tensor, global_batch_size: i64, out: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
     cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
     cairn_function_graphdef: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
@@ -2350,6 +2414,7 @@ pub(crate) struct Api {
     cairn_logical_device_config_init: unsafe extern "C" fn(opts: *mut cairn_logical_device_config, struct_size: u32) -> *mut cairn_status,
     cairn_logical_device_info_init: unsafe extern "C" fn(opts: *mut cairn_logical_device_info, struct_size: u32) -> *mut cairn_status,
     cairn_memory_info_init: unsafe extern "C" fn(opts: *mut cairn_memory_info, struct_size: u32) -> *mut cairn_status,
+    cairn_mirrored_options_init: unsafe extern "C" fn(opts: *mut cairn_mirrored_options, struct_size: u32) -> *mut cairn_status,
 }
 
 impl Api {
@@ -2680,6 +2745,20 @@ impl Api {
             cairn_context_set_soft_placement: core::mem::transmute(load::symbol(lib, c"cairn_context_set_soft_placement")?),
             cairn_context_soft_placement: core::mem::transmute(load::symbol(lib, c"cairn_context_soft_placement")?),
             cairn_context_auto_copies: core::mem::transmute(load::symbol(lib, c"cairn_context_auto_copies")?),
+            cairn_mirrored_strategy_create: core::mem::transmute(load::symbol(lib, c"cairn_mirrored_strategy_create")?),
+            cairn_strategy_free: core::mem::transmute(load::symbol(lib, c"cairn_strategy_free")?),
+            cairn_strategy_num_replicas: core::mem::transmute(load::symbol(lib, c"cairn_strategy_num_replicas")?),
+            cairn_strategy_device: core::mem::transmute(load::symbol(lib, c"cairn_strategy_device")?),
+            cairn_strategy_scope_enter: core::mem::transmute(load::symbol(lib, c"cairn_strategy_scope_enter")?),
+            cairn_strategy_scope_exit: core::mem::transmute(load::symbol(lib, c"cairn_strategy_scope_exit")?),
+            cairn_strategy_run: core::mem::transmute(load::symbol(lib, c"cairn_strategy_run")?),
+            cairn_replica_id: core::mem::transmute(load::symbol(lib, c"cairn_replica_id")?),
+            cairn_replica_device: core::mem::transmute(load::symbol(lib, c"cairn_replica_device")?),
+            cairn_replica_all_reduce: core::mem::transmute(load::symbol(lib, c"cairn_replica_all_reduce")?),
+            cairn_strategy_reduce: core::mem::transmute(load::symbol(lib, c"cairn_strategy_reduce")?),
+            cairn_strategy_split_batch: core::mem::transmute(load::symbol(lib, c"cairn_strategy_split_batch")?),
+            cairn_strategy_iterator_next: core::mem::transmute(load::symbol(lib, c"cairn_strategy_iterator_next")?),
+            cairn_compute_average_loss: core::mem::transmute(load::symbol(lib, c"cairn_compute_average_loss")?),
             cairn_function_export: core::mem::transmute(load::symbol(lib, c"cairn_function_export")?),
             cairn_function_load: core::mem::transmute(load::symbol(lib, c"cairn_function_load")?),
             cairn_function_graphdef: core::mem::transmute(load::symbol(lib, c"cairn_function_graphdef")?),
@@ -2733,6 +2812,7 @@ impl Api {
             cairn_logical_device_config_init: core::mem::transmute(load::symbol(lib, c"cairn_logical_device_config_init")?),
             cairn_logical_device_info_init: core::mem::transmute(load::symbol(lib, c"cairn_logical_device_info_init")?),
             cairn_memory_info_init: core::mem::transmute(load::symbol(lib, c"cairn_memory_info_init")?),
+            cairn_mirrored_options_init: core::mem::transmute(load::symbol(lib, c"cairn_mirrored_options_init")?),
         })
     }
 }
@@ -5492,6 +5572,128 @@ pub unsafe fn cairn_context_auto_copies(ctx: *const cairn_context, out: *mut u64
     (load::api().cairn_context_auto_copies)(ctx, out)
 }
 
+/// CONSTRUCTOR. A mirrored strategy over `n` logical devices (distinct, of one type); n == 0 means every
+/// logical device of the default device's type. Split a device first (cairn_context_set_logical_devices)
+/// to have several on one machine.
+/// @param opts  NULL for the defaults.
+/// @param out   receives the strategy; free it with cairn_strategy_free().
+/// Errors: NOT_FOUND for an unknown device, INVALID_ARGUMENT for a duplicate, devices of mixed types or a
+/// timeout below 1 ms. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_mirrored_strategy_create(ctx: *mut cairn_context, devices: *const *const c_char, n: usize, opts: *const cairn_mirrored_options, out: *mut *mut cairn_strategy) -> *mut cairn_status {
+    (load::api().cairn_mirrored_strategy_create)(ctx, devices, n, opts, out)
+}
+
+/// DESTRUCTOR. Frees the strategy (its replica threads end); models compiled with it keep it alive. NULL is fine. Since 1.3.
+#[inline]
+pub unsafe fn cairn_strategy_free(s: *mut cairn_strategy) {
+    (load::api().cairn_strategy_free)(s)
+}
+
+/// METHOD. The number of replicas (0 for NULL). Since 1.3.
+#[inline]
+pub unsafe fn cairn_strategy_num_replicas(s: *const cairn_strategy) -> usize {
+    (load::api().cairn_strategy_num_replicas)(s)
+}
+
+/// METHOD. The logical device of replica `replica` ("cpu:1"), borrowed from `s`; NULL when out of range. Since 1.3.
+#[inline]
+pub unsafe fn cairn_strategy_device(s: *const cairn_strategy, replica: usize) -> *const c_char {
+    (load::api().cairn_strategy_device)(s, replica)
+}
+
+/// METHOD. Enters the strategy's scope on the calling thread: variables made on this thread until
+/// the matching cairn_strategy_scope_exit are mirrored, and a model compiled meanwhile trains on every
+/// replica. Scopes nest. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_strategy_scope_enter(s: *mut cairn_strategy) -> *mut cairn_status {
+    (load::api().cairn_strategy_scope_enter)(s)
+}
+
+/// METHOD. Leaves the innermost scope of `s` that this thread entered.
+/// Errors: FAILED_PRECONDITION when this thread has none open. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_strategy_scope_exit(s: *mut cairn_strategy) -> *mut cairn_status {
+    (load::api().cairn_strategy_scope_exit)(s)
+}
+
+/// METHOD. Runs `fn` once per replica, in parallel, and waits for all of them.
+/// @param outputs  num_replicas * n_outputs slots, replica-major (replica r's output k at
+///                 r * n_outputs + k), each receiving a new tensor; untouched on error.
+/// Errors: the first replica's error (its code, the message prefixed with the replica and device);
+/// FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs.
+/// Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_strategy_run(s: *mut cairn_strategy, r#fn: cairn_replica_fn, user_data: *mut c_void, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
+    (load::api().cairn_strategy_run)(s, r#fn, user_data, outputs, n_outputs)
+}
+
+/// METHOD. The replica's index, 0 .. num_replicas - 1 (-1 for NULL). Since 1.3.
+#[inline]
+pub unsafe fn cairn_replica_id(replica: *const cairn_replica_context) -> i32 {
+    (load::api().cairn_replica_id)(replica)
+}
+
+/// METHOD. The replica's logical device, e.g. "cpu:1"; borrowed. Since 1.3.
+#[inline]
+pub unsafe fn cairn_replica_device(replica: *const cairn_replica_context) -> *const c_char {
+    (load::api().cairn_replica_device)(replica)
+}
+
+/// METHOD. All-reduces `n` tensors across the replicas: every replica calls it with tensors of the
+/// same dtypes and shapes, in the same order; `outputs` (n slots) receive the results on this
+/// replica's device. Tensors of one dtype travel as one buffer. Float16, bfloat16, float32, float64,
+/// int32 and int64. Errors: INVALID_ARGUMENT for other dtypes or mismatched shapes across replicas,
+/// DEADLINE_EXCEEDED when a replica does not arrive within the timeout, ABORTED when another replica
+/// failed. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_replica_all_reduce(replica: *mut cairn_replica_context, reduction: cairn_reduction, values: *const *mut cairn_tensor, n: usize, outputs: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_replica_all_reduce)(replica, reduction, values, n, outputs)
+}
+
+/// METHOD. Combines one tensor per replica (`values`, num_replicas of them, as cairn_strategy_run
+/// returns them for one output) into one on replica 0's device, in replica order. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_strategy_reduce(s: *mut cairn_strategy, reduction: cairn_reduction, values: *const *mut cairn_tensor, n: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_strategy_reduce)(s, reduction, values, n, out)
+}
+
+/// METHOD. Splits a global batch along dimension 0 into one part per replica (as even as possible,
+/// the first replicas taking one more row), each on its replica's device.
+/// @param parts  num_replicas slots, each receiving a new tensor.
+/// Errors: INVALID_ARGUMENT for a scalar or fewer rows than replicas. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_strategy_split_batch(s: *mut cairn_strategy, global: *const cairn_tensor, parts: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_strategy_split_batch)(s, global, parts)
+}
+
+/// METHOD. The next element of iterator `it` (a global batch), each component split as
+/// cairn_strategy_split_batch does (strategy.experimental_distribute_dataset). The iterator stays an
+/// ordinary one: checkpoint it with the model to resume.
+/// @param parts  num_replicas * n_components slots, replica-major.
+/// Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_strategy_iterator_next(s: *mut cairn_strategy, it: *mut cairn_object, parts: *mut *mut cairn_tensor, n_components: usize) -> *mut cairn_status {
+    (load::api().cairn_strategy_iterator_next)(s, it, parts, n_components)
+}
+
+/// METHOD. sum(per_example_loss) / global_batch_size (tf.nn.compute_average_loss): a replica's loss
+/// scaled so that the sum of the replicas' gradients is the gradient of the global batch's mean.
+/// Errors: INVALID_ARGUMENT for global_batch_size below 1. Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_compute_average_loss(ctx: *mut cairn_context, per_example_loss: *const cairn_tensor, global_batch_size: i64, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_compute_average_loss)(ctx, per_example_loss, global_batch_size, out)
+}
+
 /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
 /// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
 /// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written. Since 1.0.
@@ -5925,4 +6127,11 @@ pub unsafe fn cairn_logical_device_info_init(opts: *mut cairn_logical_device_inf
 #[inline]
 pub unsafe fn cairn_memory_info_init(opts: *mut cairn_memory_info, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_memory_info_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_mirrored_options with its defaults (for cairn_mirrored_strategy_create). Since 1.3.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_mirrored_options_init(opts: *mut cairn_mirrored_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_mirrored_options_init)(opts, struct_size)
 }

@@ -366,6 +366,9 @@ int main(void) {
   printf("cairn_memory_info.peak %zu\n", offsetof(cairn_memory_info, peak));
   printf("cairn_memory_info.limit %zu\n", offsetof(cairn_memory_info, limit));
   printf("cairn_memory_info.budget %zu\n", offsetof(cairn_memory_info, budget));
+  printf("cairn_mirrored_options size %zu align %zu\n", sizeof(cairn_mirrored_options), _Alignof(cairn_mirrored_options));
+  printf("cairn_mirrored_options.struct_size %zu\n", offsetof(cairn_mirrored_options, struct_size));
+  printf("cairn_mirrored_options.collective_timeout_ms %zu\n", offsetof(cairn_mirrored_options, collective_timeout_ms));
   printf("cairn_vulkan_device_info size %zu align %zu\n", sizeof(cairn_vulkan_device_info), _Alignof(cairn_vulkan_device_info));
   printf("cairn_vulkan_device_info.struct_size %zu\n", offsetof(cairn_vulkan_device_info, struct_size));
   printf("cairn_vulkan_device_info.name %zu\n", offsetof(cairn_vulkan_device_info, name));
@@ -743,6 +746,9 @@ fn rust_layout() -> Vec<String> {
         format!("cairn_memory_info.peak {}", offset_of!(cairn_memory_info, peak)),
         format!("cairn_memory_info.limit {}", offset_of!(cairn_memory_info, limit)),
         format!("cairn_memory_info.budget {}", offset_of!(cairn_memory_info, budget)),
+        format!("cairn_mirrored_options size {} align {}", size_of::<cairn_mirrored_options>(), align_of::<cairn_mirrored_options>()),
+        format!("cairn_mirrored_options.struct_size {}", offset_of!(cairn_mirrored_options, struct_size)),
+        format!("cairn_mirrored_options.collective_timeout_ms {}", offset_of!(cairn_mirrored_options, collective_timeout_ms)),
         format!("cairn_vulkan_device_info size {} align {}", size_of::<cairn_vulkan_device_info>(), align_of::<cairn_vulkan_device_info>()),
         format!("cairn_vulkan_device_info.struct_size {}", offset_of!(cairn_vulkan_device_info, struct_size)),
         format!("cairn_vulkan_device_info.name {}", offset_of!(cairn_vulkan_device_info, name)),

@@ -911,6 +911,56 @@ impl MonitorMode {
     }
 }
 
+/// How values combine across replicas. Since 1.3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Reduction {
+    /// `CAIRN_REDUCE_SUM`
+    Sum = 0,
+    /// `CAIRN_REDUCE_MEAN`
+    Mean = 1,
+    /// `CAIRN_REDUCE_MIN`
+    Min = 2,
+    /// `CAIRN_REDUCE_MAX`
+    Max = 3,
+}
+
+impl Reduction {
+    /// All values, in the header's order.
+    pub const ALL: [Reduction; 4] = [
+        Reduction::Sum,
+        Reduction::Mean,
+        Reduction::Min,
+        Reduction::Max,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_reduction) -> Option<Reduction> {
+        match raw {
+            sys::CAIRN_REDUCE_SUM => Some(Reduction::Sum),
+            sys::CAIRN_REDUCE_MEAN => Some(Reduction::Mean),
+            sys::CAIRN_REDUCE_MIN => Some(Reduction::Min),
+            sys::CAIRN_REDUCE_MAX => Some(Reduction::Max),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_reduction {
+        self as sys::cairn_reduction
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            Reduction::Sum => "REDUCE_SUM",
+            Reduction::Mean => "REDUCE_MEAN",
+            Reduction::Min => "REDUCE_MIN",
+            Reduction::Max => "REDUCE_MAX",
+        }
+    }
+}
+
 /// Physical device types; values are VkPhysicalDeviceType's. Since 1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]

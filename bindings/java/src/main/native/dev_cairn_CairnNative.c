@@ -14,6 +14,7 @@ static jmethodID g_invoke_log_fn;
 static jmethodID g_unregister_log_fn;
 static jmethodID g_invoke_function_fn;
 static jmethodID g_unregister_function_fn;
+static jmethodID g_invoke_replica_fn;
 
 static void cairn_jni_trampoline_log_fn(void *user_data, cairn_log_level level, const char *message) {
   JNIEnv *env;
@@ -87,6 +88,29 @@ static void cairn_jni_release_function_fn(void *user_data) {
   cairn_jni_callback_leave(env, attached, "cairn_function_fn release");
 }
 
+static cairn_status *cairn_jni_trampoline_replica_fn(void *user_data, cairn_context *ctx, cairn_replica_context *replica, cairn_tensor **outputs, size_t n_outputs) {
+  JNIEnv *env;
+  int attached;
+  if (!cairn_jni_callback_enter(&env, &attached)) return cairn_jni_host_error_status();
+  jboolean ok = JNI_FALSE;
+  jlongArray j_outputs = NULL;
+  if ((*env)->ExceptionCheck(env)) goto done;
+  j_outputs = (*env)->NewLongArray(env, (jsize)n_outputs);
+  if (!j_outputs) goto done;
+  ok = (*env)->CallStaticBooleanMethod(env, g_callbacks_class, g_invoke_replica_fn, (jlong)(intptr_t)user_data, (jlong)(intptr_t)ctx, (jlong)(intptr_t)replica, j_outputs);
+  if ((*env)->ExceptionCheck(env)) ok = JNI_FALSE;
+  if (!ok) goto done;
+  for (size_t k = 0; k < n_outputs; ++k) {
+    jlong h = 0;
+    (*env)->GetLongArrayRegion(env, j_outputs, (jsize)k, 1, &h);
+    outputs[k] = (cairn_tensor *)(intptr_t)h;
+  }
+done:
+  if (j_outputs) (*env)->DeleteLocalRef(env, j_outputs);
+  cairn_jni_callback_leave(env, attached, "cairn_replica_fn");
+  return ok ? NULL : cairn_jni_host_error_status();
+}
+
 int cairn_jni_generated_on_load(JNIEnv *env) {
   jclass local = (*env)->FindClass(env, "dev/cairn/Callbacks");
   if (!local) return 0;
@@ -101,6 +125,8 @@ int cairn_jni_generated_on_load(JNIEnv *env) {
   if (!g_invoke_function_fn) return 0;
   g_unregister_function_fn = (*env)->GetStaticMethodID(env, g_callbacks_class, "unregisterFunctionFn", "(J)V");
   if (!g_unregister_function_fn) return 0;
+  g_invoke_replica_fn = (*env)->GetStaticMethodID(env, g_callbacks_class, "invokeReplicaFn", "(JJJ[J)Z");
+  if (!g_invoke_replica_fn) return 0;
   return 1;
 }
 
@@ -5073,6 +5099,204 @@ JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_contextAutoCopies(JNIEnv *env
   cairn_status *status = cairn_context_auto_copies((const cairn_context *)(intptr_t)ctx, &c_out);
   if (cairn_jni_check_status(env, status)) goto done;
   result = (jlong)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_mirroredStrategyCreate(JNIEnv *env, jclass cls, jlong ctx, jobjectArray devices, jlong optsSet, jlong optsCollectiveTimeoutMs) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_devices_n = cairn_jni_length(env, devices);
+  const char **c_devices = cairn_jni_arena_alloc(env, &arena, c_devices_n * sizeof *c_devices + 1);
+  if (!c_devices) goto done;
+  for (size_t k = 0; k < c_devices_n; ++k) {
+    jobject e;
+    if (!cairn_jni_element(env, devices, k, CAIRN_JNI_BYTES, &e)) goto done;
+    int ok = cairn_jni_cstring(env, &arena, (jbyteArray)e, &c_devices[k]);
+    if (e) (*env)->DeleteLocalRef(env, e);
+    if (!ok) goto done;
+  }
+  cairn_mirrored_options c_opts;
+  if (cairn_jni_check_status(env, cairn_mirrored_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* collective_timeout_ms */
+    c_opts.collective_timeout_ms = (int64_t)optsCollectiveTimeoutMs;
+  }
+  cairn_strategy *c_out = NULL;
+  cairn_status *status = cairn_mirrored_strategy_create((cairn_context *)(intptr_t)ctx, c_devices, c_devices_n, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_strategyFree(JNIEnv *env, jclass cls, jlong s) {
+  (void)env;
+  (void)cls;
+  cairn_strategy_free((cairn_strategy *)(intptr_t)s);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_strategyNumReplicas(JNIEnv *env, jclass cls, jlong s) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_strategy_num_replicas((const cairn_strategy *)(intptr_t)s);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_strategyDevice(JNIEnv *env, jclass cls, jlong s, jlong replica) {
+  (void)env;
+  (void)cls;
+  jstring result = NULL;
+  if (replica < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "replica must be >= 0");
+    goto done;
+  }
+  result = cairn_jni_new_string(env, cairn_strategy_device((const cairn_strategy *)(intptr_t)s, (size_t)replica));
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_strategyScopeEnter(JNIEnv *env, jclass cls, jlong s) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_strategy_scope_enter((cairn_strategy *)(intptr_t)s);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_strategyScopeExit(JNIEnv *env, jclass cls, jlong s) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_strategy_scope_exit((cairn_strategy *)(intptr_t)s);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_strategyRun(JNIEnv *env, jclass cls, jlong s, jlong fn, jlongArray outputs) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_outputs_n = cairn_jni_length(env, outputs);
+  cairn_tensor **c_outputs = cairn_jni_arena_alloc(env, &arena, c_outputs_n * sizeof *c_outputs + 1);
+  if (!c_outputs) goto done;
+  jlong *c_outputs_raw = cairn_jni_arena_alloc(env, &arena, c_outputs_n * sizeof *c_outputs_raw + 1);
+  if (!c_outputs_raw) goto done;
+  cairn_status *status = cairn_strategy_run((cairn_strategy *)(intptr_t)s, fn ? cairn_jni_trampoline_replica_fn : NULL, (void *)(intptr_t)fn, c_outputs, c_outputs_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+  for (size_t k = 0; k < c_outputs_n; ++k) c_outputs_raw[k] = (jlong)(intptr_t)c_outputs[k];
+  if (c_outputs_n) (*env)->SetLongArrayRegion(env, outputs, 0, (jsize)c_outputs_n, c_outputs_raw);
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_replicaId(JNIEnv *env, jclass cls, jlong replica) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_replica_id((const cairn_replica_context *)(intptr_t)replica);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_cairn_CairnNative_replicaDevice(JNIEnv *env, jclass cls, jlong replica) {
+  (void)env;
+  (void)cls;
+  return cairn_jni_new_string(env, cairn_replica_device((const cairn_replica_context *)(intptr_t)replica));
+}
+
+JNIEXPORT jlongArray JNICALL Java_dev_cairn_CairnNative_replicaAllReduce(JNIEnv *env, jclass cls, jlong replica, jint reduction, jlongArray values) {
+  (void)env;
+  (void)cls;
+  jlongArray result = NULL;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_values_raw;
+  size_t c_values_n;
+  if (!cairn_jni_longs(env, &arena, values, &c_values_raw, &c_values_n)) goto done;
+  cairn_tensor **c_values = cairn_jni_arena_alloc(env, &arena, c_values_n * sizeof *c_values + 1);
+  if (!c_values) goto done;
+  for (size_t k = 0; k < c_values_n; ++k) c_values[k] = (cairn_tensor *)(intptr_t)c_values_raw[k];
+  cairn_tensor **c_out = cairn_jni_arena_alloc(env, &arena, c_values_n * sizeof *c_out + 1);
+  if (!c_out) goto done;
+  for (size_t k = 0; k < c_values_n; ++k) c_out[k] = NULL;
+  cairn_status *status = cairn_replica_all_reduce((cairn_replica_context *)(intptr_t)replica, (cairn_reduction)reduction, c_values, c_values_n, c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  jlong *c_out_raw = cairn_jni_arena_alloc(env, &arena, c_values_n * sizeof *c_out_raw + 1);
+  if (c_out_raw) result = (*env)->NewLongArray(env, (jsize)c_values_n);
+  if (!result) {
+    for (size_t k = 0; k < c_values_n; ++k) cairn_tensor_free(c_out[k]); /* nobody else can free them */
+    goto done;
+  }
+  for (size_t k = 0; k < c_values_n; ++k) c_out_raw[k] = (jlong)(intptr_t)c_out[k];
+  if (c_values_n) (*env)->SetLongArrayRegion(env, result, 0, (jsize)c_values_n, c_out_raw);
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_strategyReduce(JNIEnv *env, jclass cls, jlong s, jint reduction, jlongArray values) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_values_raw;
+  size_t c_values_n;
+  if (!cairn_jni_longs(env, &arena, values, &c_values_raw, &c_values_n)) goto done;
+  cairn_tensor **c_values = cairn_jni_arena_alloc(env, &arena, c_values_n * sizeof *c_values + 1);
+  if (!c_values) goto done;
+  for (size_t k = 0; k < c_values_n; ++k) c_values[k] = (cairn_tensor *)(intptr_t)c_values_raw[k];
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_strategy_reduce((cairn_strategy *)(intptr_t)s, (cairn_reduction)reduction, c_values, c_values_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_strategySplitBatch(JNIEnv *env, jclass cls, jlong s, jlong global_) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_strategy_split_batch((cairn_strategy *)(intptr_t)s, (const cairn_tensor *)(intptr_t)global_, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_strategyIteratorNext(JNIEnv *env, jclass cls, jlong s, jlong it, jlongArray parts) {
+  (void)env;
+  (void)cls;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_parts_n = cairn_jni_length(env, parts);
+  cairn_tensor **c_parts = cairn_jni_arena_alloc(env, &arena, c_parts_n * sizeof *c_parts + 1);
+  if (!c_parts) goto done;
+  jlong *c_parts_raw = cairn_jni_arena_alloc(env, &arena, c_parts_n * sizeof *c_parts_raw + 1);
+  if (!c_parts_raw) goto done;
+  cairn_status *status = cairn_strategy_iterator_next((cairn_strategy *)(intptr_t)s, (cairn_object *)(intptr_t)it, c_parts, c_parts_n);
+  if (cairn_jni_check_status(env, status)) goto done;
+  for (size_t k = 0; k < c_parts_n; ++k) c_parts_raw[k] = (jlong)(intptr_t)c_parts[k];
+  if (c_parts_n) (*env)->SetLongArrayRegion(env, parts, 0, (jsize)c_parts_n, c_parts_raw);
+done:
+  cairn_jni_arena_release(&arena);
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_computeAverageLoss(JNIEnv *env, jclass cls, jlong ctx, jlong perExampleLoss, jlong globalBatchSize) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_compute_average_loss((cairn_context *)(intptr_t)ctx, (const cairn_tensor *)(intptr_t)perExampleLoss, (int64_t)globalBatchSize, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
 done:
   return result;
 }

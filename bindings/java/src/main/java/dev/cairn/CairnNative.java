@@ -95,6 +95,7 @@ package dev.cairn;
  *   <li>cairn_logical_device_config_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_logical_device_info_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_memory_info_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_mirrored_options_init: the glue starts the struct from it and sets only the fields the caller set
  * </ul>
  */
 final class CairnNative {
@@ -203,6 +204,9 @@ final class CairnNative {
   static final long FUNCTION_OPTIONS_INPUT_SIGNATURE = 1L << 0;
   static final long FUNCTION_OPTIONS_RETRACE_WARNING = 1L << 1;
   static final long FUNCTION_OPTIONS_STATIC_INPUTS = 1L << 2;
+
+  // cairn_mirrored_options: bits of the mask saying which fields the caller set (the rest keep cairn_mirrored_options_init's values).
+  static final long MIRRORED_OPTIONS_COLLECTIVE_TIMEOUT_MS = 1L << 0;
 
   // cairn_model_checkpoint_options: bits of the mask saying which fields the caller set (the rest keep cairn_model_checkpoint_options_init's values).
   static final long MODEL_CHECKPOINT_OPTIONS_DIRECTORY = 1L << 0;
@@ -2251,6 +2255,105 @@ final class CairnNative {
    * Errors: INVALID_ARGUMENT for NULL arguments. Since 1.3.
    */
   static native long contextAutoCopies(long ctx);
+
+  /**
+   * cairn_mirrored_strategy_create: CONSTRUCTOR. A mirrored strategy over `n` logical devices (distinct, of one type); n == 0 means every
+   * logical device of the default device's type. Split a device first (cairn_context_set_logical_devices)
+   * to have several on one machine.
+   * &#64;param opts  NULL for the defaults.
+   * &#64;param out   receives the strategy; free it with cairn_strategy_free().
+   * Errors: NOT_FOUND for an unknown device, INVALID_ARGUMENT for a duplicate, devices of mixed types or a
+   * timeout below 1 ms. Since 1.3.
+   */
+  static native long mirroredStrategyCreate(long ctx, Object[] devices, long optsSet, long optsCollectiveTimeoutMs);
+
+  /**
+   * cairn_strategy_free: DESTRUCTOR. Frees the strategy (its replica threads end); models compiled with it keep it alive. NULL is fine. Since 1.3.
+   */
+  static native void strategyFree(long s);
+
+  /**
+   * cairn_strategy_num_replicas: METHOD. The number of replicas (0 for NULL). Since 1.3.
+   */
+  static native long strategyNumReplicas(long s);
+
+  /**
+   * cairn_strategy_device: METHOD. The logical device of replica `replica` ("cpu:1"), borrowed from `s`; NULL when out of range. Since 1.3.
+   */
+  static native String strategyDevice(long s, long replica);
+
+  /**
+   * cairn_strategy_scope_enter: METHOD. Enters the strategy's scope on the calling thread: variables made on this thread until
+   * the matching cairn_strategy_scope_exit are mirrored, and a model compiled meanwhile trains on every
+   * replica. Scopes nest. Since 1.3.
+   */
+  static native void strategyScopeEnter(long s);
+
+  /**
+   * cairn_strategy_scope_exit: METHOD. Leaves the innermost scope of `s` that this thread entered.
+   * Errors: FAILED_PRECONDITION when this thread has none open. Since 1.3.
+   */
+  static native void strategyScopeExit(long s);
+
+  /**
+   * cairn_strategy_run: METHOD. Runs `fn` once per replica, in parallel, and waits for all of them.
+   * &#64;param outputs  num_replicas * n_outputs slots, replica-major (replica r's output k at
+   *                 r * n_outputs + k), each receiving a new tensor; untouched on error.
+   * Errors: the first replica's error (its code, the message prefixed with the replica and device);
+   * FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs.
+   * Since 1.3.
+   */
+  static native void strategyRun(long s, long fn, long[] outputs);
+
+  /**
+   * cairn_replica_id: METHOD. The replica's index, 0 .. num_replicas - 1 (-1 for NULL). Since 1.3.
+   */
+  static native int replicaId(long replica);
+
+  /**
+   * cairn_replica_device: METHOD. The replica's logical device, e.g. "cpu:1"; borrowed. Since 1.3.
+   */
+  static native String replicaDevice(long replica);
+
+  /**
+   * cairn_replica_all_reduce: METHOD. All-reduces `n` tensors across the replicas: every replica calls it with tensors of the
+   * same dtypes and shapes, in the same order; `outputs` (n slots) receive the results on this
+   * replica's device. Tensors of one dtype travel as one buffer. Float16, bfloat16, float32, float64,
+   * int32 and int64. Errors: INVALID_ARGUMENT for other dtypes or mismatched shapes across replicas,
+   * DEADLINE_EXCEEDED when a replica does not arrive within the timeout, ABORTED when another replica
+   * failed. Since 1.3.
+   */
+  static native long[] replicaAllReduce(long replica, int reduction, long[] values);
+
+  /**
+   * cairn_strategy_reduce: METHOD. Combines one tensor per replica (`values`, num_replicas of them, as cairn_strategy_run
+   * returns them for one output) into one on replica 0's device, in replica order. Since 1.3.
+   */
+  static native long strategyReduce(long s, int reduction, long[] values);
+
+  /**
+   * cairn_strategy_split_batch: METHOD. Splits a global batch along dimension 0 into one part per replica (as even as possible,
+   * the first replicas taking one more row), each on its replica's device.
+   * &#64;param parts  num_replicas slots, each receiving a new tensor.
+   * Errors: INVALID_ARGUMENT for a scalar or fewer rows than replicas. Since 1.3.
+   */
+  static native long strategySplitBatch(long s, long global_);
+
+  /**
+   * cairn_strategy_iterator_next: METHOD. The next element of iterator `it` (a global batch), each component split as
+   * cairn_strategy_split_batch does (strategy.experimental_distribute_dataset). The iterator stays an
+   * ordinary one: checkpoint it with the model to resume.
+   * &#64;param parts  num_replicas * n_components slots, replica-major.
+   * Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next. Since 1.3.
+   */
+  static native void strategyIteratorNext(long s, long it, long[] parts);
+
+  /**
+   * cairn_compute_average_loss: METHOD. sum(per_example_loss) / global_batch_size (tf.nn.compute_average_loss): a replica's loss
+   * scaled so that the sum of the replicas' gradients is the gradient of the global batch's mean.
+   * Errors: INVALID_ARGUMENT for global_batch_size below 1. Since 1.3.
+   */
+  static native long computeAverageLoss(long ctx, long perExampleLoss, long globalBatchSize);
 
   /**
    * cairn_function_export: Experimental (CAIRN_EXPERIMENTAL). METHOD. Writes every trace of `fn` to `path` (replaced atomically).

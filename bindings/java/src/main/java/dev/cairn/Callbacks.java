@@ -73,6 +73,41 @@ final class Callbacks {
     }
   }
 
+  private static final ConcurrentHashMap<Long, ReplicaFn> REPLICA_FNS = new ConcurrentHashMap<>();
+
+  /** Registers a cairn_replica_fn; pass the id where C wants the callback. */
+  static long registerReplicaFn(ReplicaFn fn) {
+    if (fn == null) throw new NullPointerException("fn");
+    long id = NEXT_ID.getAndIncrement();
+    REPLICA_FNS.put(id, fn);
+    return id;
+  }
+
+  static void unregisterReplicaFn(long id) {
+    REPLICA_FNS.remove(id);
+  }
+
+  /** How many ReplicaFn callbacks are registered (the C library still holds their ids). */
+  static int registeredReplicaFnCount() {
+    return REPLICA_FNS.size();
+  }
+
+  // Called by the C trampoline: false (the C callback fails) when fn threw or is gone.
+  private static boolean invokeReplicaFn(long id, long ctx, long replica, long[] outputs) {
+    ReplicaFn fn = REPLICA_FNS.get(id);
+    if (fn == null) {
+      HOST_ERROR.set(new IllegalStateException("ReplicaFn " + id + " is not registered"));
+      return false;
+    }
+    try {
+      fn.call(ctx, replica, outputs);
+      return true;
+    } catch (Throwable t) {
+      HOST_ERROR.set(t);
+      return false;
+    }
+  }
+
   // What the last failing status callback threw, per thread, until takeHostError().
   private static final ThreadLocal<Throwable> HOST_ERROR = new ThreadLocal<>();
 
