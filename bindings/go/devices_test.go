@@ -165,3 +165,46 @@ func TestDeviceConfigErrors(t *testing.T) {
 	_, err := closed.PhysicalDevices()
 	wantCode(t, err, cairn.CodeFailedPrecondition, cairn.ErrFailedPrecondition, "Context.PhysicalDevices: context is closed")
 }
+
+// Splitting a Vulkan device where one is installed (lavapipe on the test machines; skipped
+// without one): two logical devices with their own limits, a tensor copied between them and
+// counted on the one holding it, and memory growth read back.
+func TestSplitVulkan(t *testing.T) {
+	ctx := newContext(t)
+	physical, err := ctx.PhysicalDevices()
+	ok(t, err)
+	if len(physical) < 2 {
+		t.Skip("no Vulkan device")
+	}
+	ok(t, ctx.SetVisibleDevices("vulkan:0"))
+	ok(t, ctx.SetMemoryGrowth("vulkan:0", true))
+	ok(t, ctx.SetLogicalDevices("vulkan:0", cairn.LogicalDeviceConfig{MemoryLimit: 1 << 20}, cairn.LogicalDeviceConfig{MemoryLimit: 2 << 20}))
+	if grow, err := ctx.MemoryGrowth("vulkan:0"); err != nil || !grow {
+		t.Errorf("MemoryGrowth(vulkan:0) = %v, %v; want true", grow, err)
+	}
+	logical, err := ctx.LogicalDevices()
+	ok(t, err)
+	want := []cairn.LogicalDevice{
+		{Name: "cpu", Physical: "cpu:0"},
+		{Name: "vulkan:0", Physical: "vulkan:0", MemoryLimit: 1 << 20},
+		{Name: "vulkan:1", Physical: "vulkan:0", MemoryLimit: 2 << 20},
+	}
+	if len(logical) != len(want) || logical[0] != want[0] || logical[1] != want[1] || logical[2] != want[2] {
+		t.Fatalf("LogicalDevices = %+v, want %+v", logical, want)
+	}
+	x := tensor(t, ctx, []int64{256}, make([]float32, 256))
+	on0 := must(x.CopyToDevice(ctx, "vulkan:0"))
+	t.Cleanup(on0.Close)
+	on1 := must(on0.CopyToDevice(ctx, "vulkan:1"))
+	t.Cleanup(on1.Close)
+	if on1.Device() != "vulkan:1" {
+		t.Errorf("copied to %q, want vulkan:1", on1.Device())
+	}
+	for i, name := range []string{"vulkan:0", "vulkan:1"} {
+		info, err := ctx.MemoryInfo(name)
+		ok(t, err)
+		if info.Current != 1024 || info.Limit != want[i+1].MemoryLimit {
+			t.Errorf("MemoryInfo(%s) = %+v", name, info)
+		}
+	}
+}

@@ -111,3 +111,35 @@ fn bad_configuration_is_refused() {
     // None of these initialized the devices.
     assert!(!ctx.devices_initialized().unwrap());
 }
+
+/// Splitting a Vulkan device where one is installed (lavapipe on the test machines; nothing to
+/// check without one): two logical devices with their own limits, a tensor copied between them
+/// and counted on each, and memory growth read back.
+#[test]
+fn split_vulkan_where_present() {
+    let ctx = Context::new().unwrap();
+    if ctx.physical_devices().unwrap().len() < 2 {
+        eprintln!("no Vulkan device: nothing to split");
+        return;
+    }
+    ctx.set_visible_devices(&["vulkan:0"]).unwrap();
+    ctx.set_memory_growth("vulkan:0", true).unwrap();
+    ctx.set_logical_devices(
+        "vulkan:0",
+        &[LogicalDeviceConfig::with_limit(1 << 20), LogicalDeviceConfig::with_limit(2 << 20)],
+    )
+    .unwrap();
+    assert!(ctx.memory_growth("vulkan:0").unwrap());
+    let logical = ctx.logical_devices().unwrap();
+    let names: Vec<_> = logical.iter().map(|d| (d.name.as_str(), d.physical.as_str(), d.memory_limit)).collect();
+    assert_eq!(names, [("cpu", "cpu:0", 0), ("vulkan:0", "vulkan:0", 1 << 20), ("vulkan:1", "vulkan:0", 2 << 20)]);
+    let x = Tensor::new(&ctx, &[0.0f32; 256], &[256]).unwrap();
+    let on0 = x.copy_to_device(&ctx, "vulkan:0").unwrap();
+    let on1 = on0.copy_to_device(&ctx, "vulkan:1").unwrap();
+    assert_eq!(on1.device(), "vulkan:1");
+    for (name, limit) in [("vulkan:0", 1 << 20), ("vulkan:1", 2 << 20)] {
+        let info = ctx.memory_info(name).unwrap();
+        assert_eq!((info.current, info.limit), (1024, limit), "{name}: {info:?}");
+    }
+    assert_eq!(on1.to_vec::<f32>().unwrap(), vec![0.0f32; 256]);
+}

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -123,5 +124,35 @@ class DeviceConfigTest {
     }
     // A view of a closed context fails as the context does.
     expect(Code.FAILED_PRECONDITION, "closed", devices::physicalDevices);
+  }
+
+  /**
+   * Splitting a Vulkan device where one is installed (lavapipe on the test machines; skipped
+   * without one): two logical devices with their own limits, a tensor copied between them and
+   * counted on each, and memory growth read back.
+   */
+  @Test
+  void splitVulkanWherePresent() {
+    try (CairnContext ctx = new CairnContext()) {
+      DeviceConfig devices = ctx.devices();
+      Assumptions.assumeTrue(devices.physicalDevices().size() >= 2, "no Vulkan device");
+      devices.setVisibleDevices("vulkan:0");
+      devices.setMemoryGrowth("vulkan:0", true);
+      devices.setLogicalDevices("vulkan:0", 1 << 20, 2 << 20);
+      assertTrue(devices.memoryGrowth("vulkan:0"));
+      assertEquals(List.of(new DeviceConfig.LogicalDevice("cpu", "cpu:0", 0),
+              new DeviceConfig.LogicalDevice("vulkan:0", "vulkan:0", 1 << 20),
+              new DeviceConfig.LogicalDevice("vulkan:1", "vulkan:0", 2 << 20)),
+          devices.logicalDevices());
+      try (Tensor x = Tensor.of(ctx, new float[256], 256);
+          Tensor on0 = x.copyTo(ctx, "vulkan:0");
+          Tensor on1 = on0.copyTo(ctx, "vulkan:1")) {
+        assertEquals("vulkan:1", on1.device());
+        assertEquals(1024, devices.memoryInfo("vulkan:0").current());
+        assertEquals(new DeviceConfig.MemoryStats(1024, 1024, 2 << 20, devices.memoryInfo("vulkan:1").budget()),
+            devices.memoryInfo("vulkan:1"));
+        assertArrayEquals(new float[256], on1.toFloatArray());
+      }
+    }
   }
 }
