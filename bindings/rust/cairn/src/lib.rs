@@ -63,6 +63,7 @@ mod checkpoint;
 mod context;
 mod control_flow;
 pub mod data;
+pub mod devices;
 mod dtype;
 mod enums;
 mod error;

@@ -178,6 +178,18 @@ public final class CairnContext extends NativeHandle {
   }
 
   /**
+   * The context's device configuration (tf.config): physical and logical devices, visibility,
+   * memory growth, logical device splits, threads and memory counts. Configure right after
+   * creating the context, before its first tensor or op.
+   *
+   * @return a view of this context's device configuration
+   */
+  public DeviceConfig devices() {
+    checkClosed();
+    return new DeviceConfig(this);
+  }
+
+  /**
    * Runs op {@code op} (a registered name such as "Add") on {@code inputs} with {@code attrs} (null
    * for none) and returns its outputs, which the caller closes; their count comes from the
    * registry ({@link Cairn#numOutputs}). The typed wrappers in {@link Ops} are usually more
