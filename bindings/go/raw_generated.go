@@ -3272,8 +3272,9 @@ func cContextLogicalDevice(ctx *C.cairn_context, index C.size_t, out *C.cairn_lo
 
 // cContextSetThreads calls cairn_context_set_threads.
 //
-// METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work
-// such as a mirrored strategy's replicas); 0 = all cores. Errors: INVALID_ARGUMENT outside 0..4096,
+// METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work:
+// what AUTOTUNE means for input pipelines' parallel map, interleave and prefetch); 0 = all cores. A
+// mirrored strategy's replicas run on threads of their own, one each. Errors: INVALID_ARGUMENT outside 0..4096,
 // FAILED_PRECONDITION once the devices are initialized. Since 1.3.
 func cContextSetThreads(ctx *C.cairn_context, intraOp C.int32_t, interOp C.int32_t) error {
 	return takeStatus(C.cairn_context_set_threads(ctx, intraOp, interOp))

@@ -389,7 +389,7 @@ DatasetPtr interleave(DatasetPtr in, ElementSpec out_spec, DatasetFn fn, Interle
   auto text = [](int n) { return n == kAutotune ? std::string("AUTOTUNE") : std::to_string(n); };
   std::string description = fmt::format(".interleave(cycle={}, block={}, parallel={})", text(o.cycle_length),
                                         o.block_length, text(o.num_parallel_calls));
-  if (o.cycle_length == kAutotune) o.cycle_length = autotune_parallelism();
+  if (o.cycle_length == kAutotune) o.cycle_length = autotune_parallelism(in->context());
   if (o.cycle_length < 1)
     raise(Code::InvalidArgument, "interleave: cycle_length is {} (expected >= 1, or AUTOTUNE = -1)", o.cycle_length);
   if (o.block_length < 1) raise(Code::InvalidArgument, "interleave: block_length is {} (expected >= 1)", o.block_length);

@@ -91,8 +91,8 @@ DatasetPtr require_input(const DatasetPtr& in, const char* who) {
 // another number of CPUs still matches the pipeline.
 std::string count_text(int64_t n) { return n == kAutotune ? "AUTOTUNE" : std::to_string(n); }
 
-int64_t prefetch_buffer(int64_t buffer_size, const char* who) {
-  if (buffer_size == kAutotune) return 2 * static_cast<int64_t>(autotune_parallelism());
+int64_t prefetch_buffer(const Context& ctx, int64_t buffer_size, const char* who) {
+  if (buffer_size == kAutotune) return 2 * static_cast<int64_t>(autotune_parallelism(ctx));
   if (buffer_size < 1)
     raise(Code::InvalidArgument, "{}: buffer_size is {} (expected >= 1, or AUTOTUNE = -1)", who, buffer_size);
   return buffer_size;
@@ -106,7 +106,7 @@ DatasetPtr map(DatasetPtr in, ElementSpec out_spec, ElementFn fn, MapOptions opt
   if (!fn) raise(Code::InvalidArgument, "{}: the function is null", who);
   if (out_spec.size() == 0) raise(Code::InvalidArgument, "{}: the output spec has no components", who);
   int npc = options.num_parallel_calls;
-  if (npc == kAutotune) npc = autotune_parallelism();
+  if (npc == kAutotune) npc = autotune_parallelism(in->context());
   if (npc < 0 || npc > kMaxParallelism)
     raise(Code::InvalidArgument, "{}: num_parallel_calls is {} (expected 0 to {}, or AUTOTUNE = -1)", who, npc,
           kMaxParallelism);
@@ -127,11 +127,11 @@ DatasetPtr prefetch(DatasetPtr in, int64_t buffer_size) {
   require_input(in, "prefetch");
   Elementwise e;
   e.who = "prefetch";
-  e.buffer = prefetch_buffer(buffer_size, "prefetch");
+  e.buffer = prefetch_buffer(in->context(), buffer_size, "prefetch");
   // AUTOTUNE leaves the parallelism to us: over an indexable chain, elements are pure functions of
   // their index, so every CPU may compute chunks ahead (reading and checking large records is
   // otherwise bound by one core). An explicit buffer size keeps one worker, as tf.data does.
-  if (buffer_size == kAutotune) e.workers = autotune_parallelism();
+  if (buffer_size == kAutotune) e.workers = autotune_parallelism(in->context());
   e.description = fmt::format(".prefetch({})", count_text(buffer_size));
   ElementSpec spec = in->spec();
   return std::make_shared<ElementwiseDataset>(in, std::move(spec), std::move(e));
@@ -141,7 +141,7 @@ DatasetPtr prefetch_to_device(DatasetPtr in, std::string device, int64_t buffer_
   require_input(in, "prefetch_to_device");
   Elementwise e;
   e.who = fmt::format("prefetch_to_device '{}'", device);
-  e.buffer = prefetch_buffer(buffer_size, "prefetch_to_device");
+  e.buffer = prefetch_buffer(in->context(), buffer_size, "prefetch_to_device");
   e.device = &in->context().device(device);  // NotFound / Unavailable now, not when read
   e.description = fmt::format(".prefetch_to_device('{}', {})", device, count_text(buffer_size));
   ElementSpec spec = in->spec();

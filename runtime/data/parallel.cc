@@ -10,7 +10,10 @@
 
 namespace cairn::data {
 
-int autotune_parallelism() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+int autotune_parallelism(const Context& ctx) {
+  if (ctx.inter_op_threads() > 0) return ctx.inter_op_threads();
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 namespace internal {
 

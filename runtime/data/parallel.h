@@ -60,7 +60,8 @@ DatasetPtr prefetch_to_device(DatasetPtr in, std::string device, int64_t buffer_
 // first complete pass, renamed into place when it ends; later iterators read it).
 DatasetPtr cache(DatasetPtr in, std::string filename);
 
-// The number of CPUs (at least 1): what kAutotune means for num_parallel_calls and cycle_length.
-int autotune_parallelism();
+// What kAutotune means for num_parallel_calls, cycle_length and prefetch's workers: the context's
+// inter-op thread count when one is set (Context::set_threads), else the number of CPUs (at least 1).
+int autotune_parallelism(const Context& ctx);
 
 }  // namespace cairn::data

@@ -415,11 +415,6 @@ std::vector<Ref<Device>> Context::created_devices() {
   return out;
 }
 
-ThreadPool& Context::inter_op_pool() {
-  std::call_once(inter_op_once_, [this] { inter_op_pool_ = std::make_unique<ThreadPool>(options_.inter_op_threads); });
-  return *inter_op_pool_;
-}
-
 ThreadPool& Context::pool() {
   if (ThreadPool* p = pool_ready_.load(std::memory_order_acquire)) return *p;
   std::call_once(pool_once_, [this] {

@@ -225,7 +225,7 @@ class Context : public RefCounted {
   void set_logical_devices(std::string_view physical, const std::vector<LogicalDeviceConfig>& configs);
   std::vector<LogicalDeviceConfig> logical_device_configs(std::string_view physical);
   // Intra-op threads (one op's work, counting the caller) and inter-op threads (independent work:
-  // a mirrored strategy's replicas); 0 = all cores.
+  // what AUTOTUNE means for datasets' parallel map, interleave and prefetch); 0 = all cores.
   void set_threads(int intra_op, int inter_op);
   int intra_op_threads() const { return options_.num_threads; }
   int inter_op_threads() const { return options_.inter_op_threads; }
@@ -234,8 +234,6 @@ class Context : public RefCounted {
   bool devices_initialized() const { return initialized_.load(std::memory_order_acquire); }
 
   ThreadPool& pool();
-  // The pool for independent work (see set_threads); made on first use.
-  ThreadPool& inter_op_pool();
   const LogSink& log() const { return options_.log; }
   uint64_t seed() const { return options_.seed; }
   const GpuOptions& gpu_options() const { return options_.gpu; }
@@ -289,8 +287,6 @@ class Context : public RefCounted {
   std::once_flag pool_once_;
   std::unique_ptr<ThreadPool> pool_;
   std::atomic<ThreadPool*> pool_ready_{nullptr};  // fast path once the pool exists
-  std::once_flag inter_op_once_;
-  std::unique_ptr<ThreadPool> inter_op_pool_;
   std::atomic<uint64_t> random_calls_{0};
   mutable std::mutex hooks_mu_;
   std::vector<DispatchHook*> hooks_;

@@ -3064,8 +3064,9 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_logical_device_count(cairn_
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_logical_device(cairn_context *ctx, size_t index,
                                                                     cairn_logical_device_info *out);
 
-/** METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work
- * such as a mirrored strategy's replicas); 0 = all cores. Errors: INVALID_ARGUMENT outside 0..4096,
+/** METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work:
+ * what AUTOTUNE means for input pipelines' parallel map, interleave and prefetch); 0 = all cores. A
+ * mirrored strategy's replicas run on threads of their own, one each. Errors: INVALID_ARGUMENT outside 0..4096,
  * FAILED_PRECONDITION once the devices are initialized. Since 1.3. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_set_threads(cairn_context *ctx, int32_t intra_op,
                                                                  int32_t inter_op);

@@ -5478,8 +5478,9 @@ pub unsafe fn cairn_context_logical_device(ctx: *mut cairn_context, index: usize
     (load::api().cairn_context_logical_device)(ctx, index, out)
 }
 
-/// METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work
-/// such as a mirrored strategy's replicas); 0 = all cores. Errors: INVALID_ARGUMENT outside 0..4096,
+/// METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work:
+/// what AUTOTUNE means for input pipelines' parallel map, interleave and prefetch); 0 = all cores. A
+/// mirrored strategy's replicas run on threads of their own, one each. Errors: INVALID_ARGUMENT outside 0..4096,
 /// FAILED_PRECONDITION once the devices are initialized. Since 1.3.
 #[must_use]
 #[inline]

@@ -35,7 +35,7 @@ TEST_CASE("map over an indexable input stays indexable and keeps the order at ev
     auto ds = data::map(numbers(50), value_spec(), times(3), parallel(npc));
     CHECK(ds->random_access());
     CHECK(ds->cardinality() == 50);
-    CHECK(ds->parallelism() == (npc == data::kAutotune ? data::autotune_parallelism() : std::max(1, npc)));
+    CHECK(ds->parallelism() == (npc == data::kAutotune ? data::autotune_parallelism(ds->context()) : std::max(1, npc)));
     CHECK(drain(ds) == times_of(iota(0, 50), 3));
     CHECK(drain(ds, 2) == times_of(iota(2000, 2050), 3));  // iteration 2 of the input
   }
@@ -171,6 +171,17 @@ TEST_CASE("filter keeps what the predicate accepts, names itself in errors and r
   CHECK(drain(*rest) == std::vector<int64_t>{6, 8});
   CHECK(drain(*it) == std::vector<int64_t>{6, 8});
   CHECK_THROWS_CODE(data::filter(numbers(1), nullptr, "", 0), Code::InvalidArgument, "filter 'filter'");
+}
+
+TEST_CASE("AUTOTUNE follows the context's inter-op thread count when one is set") {
+  Ref<Context> ctx = make_ref<Context>(ContextOptions{});
+  ctx->set_threads(0, 3);
+  Numbers spec;
+  spec.context = ctx.get();
+  auto ds = data::map(numbers(spec), value_spec(), times(3), parallel(data::kAutotune));
+  CHECK(ds->parallelism() == 3);
+  CHECK(drain(ds) == times_of(iota(0, 10), 3));
+  CHECK(data::prefetch(numbers(spec), data::kAutotune)->prefetch_depth() == 6);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ namespace {
 
 class NumbersDataset final : public data::Dataset {
  public:
-  explicit NumbersDataset(Numbers s) : Dataset(ctx(), value_spec()), s_(std::move(s)) {}
+  explicit NumbersDataset(Numbers s) : Dataset(s.context ? *s.context : ctx(), value_spec()), s_(std::move(s)) {}
   std::string describe() const override { return "numbers(" + std::to_string(s_.n) + ")"; }
   int64_t cardinality() const override { return s_.n; }
   bool random_access() const override { return true; }

@@ -24,6 +24,7 @@ struct Numbers {
   // Parallelism / prefetch reported by the source itself (tests of the IndexIterator).
   int parallelism = 1;
   int64_t prefetch = 0;
+  Context* context = nullptr;  // null: the tests' shared context
 };
 data::DatasetPtr numbers(const Numbers& spec);
 inline data::DatasetPtr numbers(int64_t n) {

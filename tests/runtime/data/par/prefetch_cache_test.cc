@@ -32,7 +32,8 @@ TEST_CASE("prefetch over an indexable input stays indexable; over a stream it bu
   CHECK(ds->random_access());
   CHECK(ds->prefetch_depth() == 4);
   CHECK(drain(ds) == iota(0, 20));
-  CHECK(data::prefetch(numbers(3), data::kAutotune)->prefetch_depth() == 2 * data::autotune_parallelism());
+  auto tuned = data::prefetch(numbers(3), data::kAutotune);
+  CHECK(tuned->prefetch_depth() == 2 * data::autotune_parallelism(tuned->context()));
   auto st = data::prefetch(as_stream(numbers(20)), 4);
   CHECK_FALSE(st->random_access());
   CHECK(drain(st) == iota(0, 20));

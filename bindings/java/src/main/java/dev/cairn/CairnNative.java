@@ -2198,8 +2198,9 @@ final class CairnNative {
   static native LogicalDeviceInfo contextLogicalDevice(long ctx, long index);
 
   /**
-   * cairn_context_set_threads: METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work
-   * such as a mirrored strategy's replicas); 0 = all cores. Errors: INVALID_ARGUMENT outside 0..4096,
+   * cairn_context_set_threads: METHOD. Thread counts: intra-op (one op's work, counting the caller) and inter-op (independent work:
+   * what AUTOTUNE means for input pipelines' parallel map, interleave and prefetch); 0 = all cores. A
+   * mirrored strategy's replicas run on threads of their own, one each. Errors: INVALID_ARGUMENT outside 0..4096,
    * FAILED_PRECONDITION once the devices are initialized. Since 1.3.
    */
   static native void contextSetThreads(long ctx, int intraOp, int interOp);
