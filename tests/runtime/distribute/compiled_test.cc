@@ -43,16 +43,7 @@ std::vector<double> flat(Context& c, const std::vector<Ref<Variable>>& vars, int
 
 Ref<keras::Model> regressor(Context& c, Device* build_on) {
   Ref<keras::Model> m = keras::Model::create(c, "regressor");
-  nn::DenseOptions d;
-  d.units = 6;
-  d.activation = nn::Activation::Tanh;
-  d.kernel_initializer.seed = 3;
-  m->add(nn::dense(c, d));
-  d.units = 2;
-  d.activation = nn::Activation::Linear;
-  d.kernel_initializer.seed = 4;
-  m->add(nn::dense(c, d));
-  if (build_on) (*m)(tensor_on_device(make<float>({0, 0, 0, 0}, Shape{1, 4}), *build_on));
+  add_two_dense(c, *m, 6, nn::Activation::Tanh, 2, 3, build_on);
   return m;
 }
 

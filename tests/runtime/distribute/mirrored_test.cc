@@ -47,16 +47,7 @@ std::pair<Tensor, Tensor> regression_data(int64_t n) {
 // Dense(8, relu) -> Dense(3), built on a [1, 4] input on `device`.
 Ref<nn::Sequential> mlp(Context& c, Device& device) {
   Ref<nn::Sequential> m = nn::Sequential::create(c, "mlp");
-  nn::DenseOptions d;
-  d.units = 8;
-  d.activation = nn::Activation::Relu;
-  d.kernel_initializer.seed = 7;
-  m->add(nn::dense(c, d));
-  d.units = 3;
-  d.activation = nn::Activation::Linear;
-  d.kernel_initializer.seed = 8;
-  m->add(nn::dense(c, d));
-  (*m)(tensor_on_device(make<float>({0, 0, 0, 0}, Shape{1, 4}), device));
+  add_two_dense(c, *m, 8, nn::Activation::Relu, 3, 7, &device);
   return m;
 }
 

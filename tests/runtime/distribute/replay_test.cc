@@ -33,16 +33,7 @@ std::vector<double> train(const std::string& device, bool strategy) {
   {
     std::optional<MirroredStrategy::Scope> scope;
     if (strategy) scope.emplace(*s);
-    nn::DenseOptions d;
-    d.units = 6;
-    d.activation = nn::Activation::Tanh;
-    d.kernel_initializer.seed = 3;
-    model->add(nn::dense(*c, d));
-    d.units = 2;
-    d.activation = nn::Activation::Linear;
-    d.kernel_initializer.seed = 4;
-    model->add(nn::dense(*c, d));
-    (*model)(tensor_on_device(make<float>({0, 0, 0, 0}, Shape{1, 4}), dev));
+    add_two_dense(*c, *model, 6, nn::Activation::Tanh, 2, 3, &dev);
     optim::OptimizerOptions o;
     o.learning_rate = 0.1;
     o.momentum = 0.5;
