@@ -148,8 +148,8 @@ void LocalCollective::all_reduce(int rank, DType dtype, int64_t count, const voi
     in.count = count;
     in.reduction = reduction;
     in.inputs.assign(static_cast<size_t>(n), nullptr);
+    in.outputs.assign(static_cast<size_t>(n), nullptr);
     in.present.assign(static_cast<size_t>(n), 0);
-    in.result.resize(static_cast<size_t>(count) * esize);
   } else if (in.dtype != dtype || in.count != count || in.reduction != reduction) {
     std::string why = fmt::format(
         "replica {} passed {} elements of {} ({}), replica {} passed {} elements of {} ({}); every replica must "
@@ -160,6 +160,7 @@ void LocalCollective::all_reduce(int rank, DType dtype, int64_t count, const voi
     check_aborted(lock, seq);
   }
   in.inputs[static_cast<size_t>(rank)] = input;
+  in.outputs[static_cast<size_t>(rank)] = output;
   in.present[static_cast<size_t>(rank)] = 1;
   if (++in.arrived == n) cv_.notify_all();
 
@@ -189,19 +190,24 @@ void LocalCollective::all_reduce(int rank, DType dtype, int64_t count, const voi
   }
 
   // Phase 2: each member reduces its share of the elements, reading every member's input in rank
-  // order. No member leaves before all shares are done (they read each other's inputs), and this
+  // order, into its own output, and copies that share into every other member's output. No member
+  // leaves before all shares are done (the others read its input and write its output), and this
   // wait ends by arithmetic alone, so it needs no abort path.
   const int64_t lo = count * rank / n, hi = count * (rank + 1) / n;
   const std::vector<const void*> inputs = in.inputs;
-  void* result = in.result.data();
+  const std::vector<void*> outputs = in.outputs;
   lock.unlock();
-  reduce_chunk(dtype, inputs, lo, hi, reduction, result);
+  if (hi > lo) {
+    reduce_chunk(dtype, inputs, lo, hi, reduction, output);
+    const size_t offset = static_cast<size_t>(lo) * esize, bytes = static_cast<size_t>(hi - lo) * esize;
+    for (int r = 0; r < n; ++r)
+      if (r != rank && outputs[static_cast<size_t>(r)] != output)
+        std::memcpy(static_cast<unsigned char*>(outputs[static_cast<size_t>(r)]) + offset,
+                    static_cast<const unsigned char*>(output) + offset, bytes);
+  }
   lock.lock();
   if (++in.reduced == n) cv_.notify_all();
   cv_.wait(lock, [&] { return in.reduced == n; });
-  lock.unlock();
-  if (count > 0) std::memcpy(output, in.result.data(), static_cast<size_t>(count) * esize);
-  lock.lock();
   if (++in.departed == n) instances_.erase(seq);
 }
 

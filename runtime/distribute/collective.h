@@ -79,9 +79,9 @@ class LocalCollective final : public Collective {
     Reduction reduction = Reduction::Sum;
     int first = -1;                    // the member that arrived first (its call defines the shape)
     std::vector<const void*> inputs;   // by rank
+    std::vector<void*> outputs;        // by rank
     std::vector<char> present;         // by rank: arrived
     int arrived = 0, reduced = 0, departed = 0;
-    std::vector<unsigned char> result;
   };
   // Throws the group's abort status when it is set (mu_ held).
   void check_aborted(std::unique_lock<std::mutex>& lock, uint64_t seq) const;

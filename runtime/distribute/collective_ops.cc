@@ -4,6 +4,7 @@
 // kernel: through host staging (read the input, reduce on the host, write the output).
 #include <vector>
 
+#include "runtime/autodiff/gradient.h"
 #include "runtime/distribute/collective.h"
 #include "runtime/ops/registry.h"
 #include "runtime/ops/shape_fns.h"
@@ -81,6 +82,22 @@ void all_reduce_kernel(KernelContext& kc) {
 
 CAIRN_REGISTER_KERNEL("CollectiveAllReduce", DeviceKind::CPU, all_reduce_kernel);
 CAIRN_REGISTER_KERNEL("CollectiveAllReduce", DeviceKind::Vulkan, all_reduce_kernel);
+
+// y_r = reduce over replicas q of x_q, so dL/dx_r = sum over q of dL_q/dy_q (sum), or that over N
+// (mean): the all-reduce of the upstream gradients with the same reduction (TensorFlow's rule).
+// Every replica computes its gradient in the same order, so the gradient's collectives pair up.
+// Min and max have no gradient here.
+void all_reduce_grad(GradContext& g) {
+  const std::string_view reduction = g.attrs.s("reduction");
+  if (reduction != "sum" && reduction != "mean")
+    raise(Code::Unimplemented, "CollectiveAllReduce: no gradient for reduction \"{}\" (only sum and mean)",
+          reduction);
+  g.set(0, run_op(g.ctx, "CollectiveAllReduce", {g.dy()},
+                  {attr_int("group_key", g.attrs.i("group_key")), attr_int("group_size", g.attrs.i("group_size")),
+                   attr_string("reduction", reduction)})[0]);
+}
+
+CAIRN_REGISTER_GRADIENT("CollectiveAllReduce", all_reduce_grad);
 
 }  // namespace
 }  // namespace cairn::distribute

@@ -173,6 +173,11 @@ void ReplayState::prepare_mixed_outputs(const Instruction& in, Device& device) {
       case SlotKind::Planned: {
         if (!keep_ || &device != home_) {  // registers hold buffers of the home device only
           outs[k] = Tensor::allocate(device, info[k].spec.dtype, info[k].spec.shape);
+          // This slot no longer views the register's buffer, so the buffer's reference count no
+          // longer says whether something outside the slots (a variable assigned one of its values)
+          // holds it: the next write of the register must refresh it. (An op on another host
+          // device, e.g. a second logical CPU's constant, reaches here with keep_ set.)
+          if (keep_) registers_[static_cast<size_t>(info[k].reg)].buffer = nullptr;
           break;
         }
         if (!holds_private_view(info[k].reg, outs[k])) refresh(info[k].reg);

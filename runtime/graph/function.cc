@@ -201,11 +201,8 @@ std::vector<Tensor> ConcreteFunction::run(Context& ctx, const std::vector<Tensor
   // through the full dispatch. The fused plan runs where a backend has fused kernels for all its
   // nodes (the CPU; Vulkan, with shaders generated at run time): see fusion.h.
   const bool fast = exact_ && (!observed || !ctx.has_hooks());
-  // Replicas of a MirroredStrategy replay the unfused plan: the fused plan diverged between
-  // replicas (the replica off the default device computed other values after its second replay;
-  // tests/runtime/distribute/compiled_test.cc), and unfused replays keep every replica's bits equal.
   const bool fused = fast && one_kind && fused_ && (fused_kinds_ >> static_cast<int>(device.kind()) & 1u) &&
-                     ReplicaScope::current() < 0 && fused_backend_ready(ctx, device);
+                     fused_backend_ready(ctx, device);
   const Plan& plan = fused ? *fused_ : unfused_;
   StateLease lease(*this, plan);
   ReplayState& state = *lease;

@@ -356,8 +356,22 @@ std::pair<Tensor, Tensor> Model::replicated_step(Compiled& c, const Tensor& x, c
   Context& ctx = context();
   distribute::MirroredStrategy& s = *c.options.strategy;
   check_mirrored(c, x, fn);
-  std::vector<Tensor> xs = s.split_batch(x, fn), ys = s.split_batch(y, fn);
   const double rows = static_cast<double>(batch_samples(x));
+  if (!training && rows < s.num_replicas()) {
+    // A last batch with fewer rows than replicas (evaluate): replica 0's weights on its device,
+    // outside the replicas (no collective in a test step).
+    Device& dev0 = *s.devices()[0];
+    Tensor x0 = tensor_on_device(x, dev0), y0 = tensor_on_device(y, dev0);
+    std::pair<Tensor, Tensor> step;
+    if (c.test_fn) {
+      std::vector<Tensor> o = c.test_fn->call({x0, y0});
+      step = {o[0], o[1]};
+    } else {
+      step = test_step_body(c, x0, y0);
+    }
+    return {tensor_on_device(step.first, ctx.cpu()), tensor_on_device(step.second, ctx.cpu())};
+  }
+  std::vector<Tensor> xs = s.split_batch(x, fn), ys = s.split_batch(y, fn);
   auto out = s.run_multi([&](distribute::ReplicaContext& rc) {
     const size_t r = static_cast<size_t>(rc.replica_id());
     const double share = static_cast<double>(batch_samples(xs[r])) / rows;
@@ -519,6 +533,10 @@ Tensor Model::predict(const Data& data, const PredictOptions& options) {
       // Each replica predicts its part of the batch; the parts are joined in replica order.
       distribute::MirroredStrategy& s = *c->options.strategy;
       check_mirrored(*c, e[0], fn);
+      if (batch_samples(e[0]) < s.num_replicas()) {  // a last batch smaller than the replica count
+        outputs.push_back(tensor_on_device((*this)(tensor_on_device(e[0], *s.devices()[0]), false), context().cpu()));
+        continue;
+      }
       std::vector<Tensor> xs = s.split_batch(e[0], fn);
       distribute::PerReplica parts =
           s.run([&](distribute::ReplicaContext& rc) { return (*this)(xs[static_cast<size_t>(rc.replica_id())], false); });

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "runtime/autodiff/tape.h"
 #include "runtime/distribute/collective.h"
 #include "runtime/eager/ops.h"
 #include "runtime/graph/function.h"
@@ -296,6 +297,33 @@ TEST_CASE("bad devices: unknown, duplicate, mixed types; the default is every de
     CHECK_THROWS_CODE(MirroredStrategy::create(*v, {"cpu", "vulkan:0"}), Code::InvalidArgument,
                       "are of different types");
   }
+}
+
+TEST_CASE("the gradient of a sum or mean all-reduce is the all-reduce of the upstream gradients") {
+  Ref<Context> c = split_cpu(2);
+  Ref<MirroredStrategy> s = MirroredStrategy::create(*c, names("cpu", 2));
+  for (Reduction red : {Reduction::Sum, Reduction::Mean}) {
+    CAPTURE(distribute::reduction_name(red));
+    PerReplica grads = s->run([&](ReplicaContext& rc) {
+      Tensor x = replica_value(rc, 2);
+      GradientTape tape(*c);
+      tape.watch(x);
+      // Replica r's loss: (r + 1) * sum(all_reduce(x)); d/dx_r of the total loss sums over replicas.
+      Tensor y = rc.all_reduce(red, x);
+      Tensor loss = op::mul(*c, op::all_sum(*c, y), op::scalar_like(*c, y, rc.replica_id() + 1.0));
+      return tape.gradient(loss, std::vector<Tensor>{x})[0];
+    });
+    const double want = red == Reduction::Sum ? 3 : 1.5;  // (1 + 2), or (1 + 2) / 2
+    for (const Tensor& g : grads.values) CHECK(as_doubles(g) == std::vector<double>{want, want});
+  }
+  CHECK_THROWS_CODE(s->run([&](ReplicaContext& rc) {
+                      Tensor x = replica_value(rc, 1);
+                      GradientTape tape(*c);
+                      tape.watch(x);
+                      Tensor y = rc.all_reduce(Reduction::Max, x);
+                      return tape.gradient(op::all_sum(*c, y), std::vector<Tensor>{x})[0];
+                    }),
+                    Code::Unimplemented, "no gradient for reduction \"max\"");
 }
 
 TEST_CASE("reduce and compute_average_loss") {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/distribute/strategy.h"
+#include "runtime/nn/layer.h"
 #include "tests/util/test_util.h"
 
 namespace cairn::test {
@@ -69,6 +70,22 @@ inline void check_reduction_order_bound(const std::vector<double>& got, const st
   MESSAGE("max |diff| " << max_diff << ", max |w| " << max_w << ", ratio " << max_diff / max_w);
   CHECK(max_diff <= 1e-5 * max_w);
   CHECK(max_w > 0.1);  // the weights are not trivially zero
+}
+
+// Appends Dense(hidden, activation) -> Dense(outputs) with seeded kernels to `m` and, with a
+// `device`, builds it on a [1, 4] input there (inside a strategy's scope: mirrored weights).
+inline void add_two_dense(Context& c, nn::Sequential& m, int64_t hidden, nn::Activation activation,
+                          int64_t outputs, uint64_t seed, Device* device) {
+  nn::DenseOptions d;
+  d.units = hidden;
+  d.activation = activation;
+  d.kernel_initializer.seed = seed;
+  m.add(nn::dense(c, d));
+  d.units = outputs;
+  d.activation = nn::Activation::Linear;
+  d.kernel_initializer.seed = seed + 1;
+  m.add(nn::dense(c, d));
+  if (device) m(tensor_on_device(make<float>({0, 0, 0, 0}, Shape{1, 4}), *device));
 }
 
 // A fresh empty directory under $TEST_TMPDIR (or /tmp).

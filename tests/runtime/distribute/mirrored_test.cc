@@ -47,16 +47,7 @@ std::pair<Tensor, Tensor> regression_data(int64_t n) {
 // Dense(8, relu) -> Dense(3), built on a [1, 4] input on `device`.
 Ref<nn::Sequential> mlp(Context& c, Device& device) {
   Ref<nn::Sequential> m = nn::Sequential::create(c, "mlp");
-  nn::DenseOptions d;
-  d.units = 8;
-  d.activation = nn::Activation::Relu;
-  d.kernel_initializer.seed = 7;
-  m->add(nn::dense(c, d));
-  d.units = 3;
-  d.activation = nn::Activation::Linear;
-  d.kernel_initializer.seed = 8;
-  m->add(nn::dense(c, d));
-  (*m)(tensor_on_device(make<float>({0, 0, 0, 0}, Shape{1, 4}), device));
+  add_two_dense(c, *m, 8, nn::Activation::Relu, 3, 7, &device);
   return m;
 }
 
@@ -231,7 +222,7 @@ TEST_CASE("mirrored variables: reads, writes and updates inside and outside repl
   CHECK(made[1].device()->name() == "cpu:1");
 }
 
-TEST_CASE("a checkpoint saved with 4 replicas stores one copy and restores into 1, 2 and 4 replicas") {
+TEST_CASE("a checkpoint saved with 4 replicas stores one copy and restores into 1, 2 and 4 replicas and no strategy") {
   const std::string dir = make_dir();
   auto [x, y] = regression_data(kExamples);
   std::vector<double> saved_weights, after_step;
@@ -290,6 +281,24 @@ TEST_CASE("a checkpoint saved with 4 replicas stores one copy and restores into 
     REQUIRE(m);
     CHECK(m->num_components() == n);
   }
+  // And into a model without any strategy: plain variables, the third batch on one device.
+  Ref<Context> c = split_cpu(1);
+  Ref<nn::Sequential> model = mlp(*c, c->cpu());
+  Ref<optim::Optimizer> opt = optimizer(*c, optim::Kind::Adam);
+  ckpt::Checkpoint checkpoint(*c, {{"model", model}, {"optimizer", opt}});
+  checkpoint.restore(dir + "/ckpt");
+  std::vector<Ref<Variable>> vars = model->trainable_weights();
+  CHECK(!vars[0]->mirrored());
+  CHECK(flat(vars) == saved_weights);
+  CHECK(opt->iterations_value() == 2);
+  Tensor gx = op::run1(*c, "Slice", {tensor_on_device(x, c->cpu())},
+                       {attr_ints("begin", {2 * kGlobalBatch, 0}), attr_ints("size", {kGlobalBatch, 4})});
+  Tensor gy = op::run1(*c, "Slice", {tensor_on_device(y, c->cpu())},
+                       {attr_ints("begin", {2 * kGlobalBatch, 0}), attr_ints("size", {kGlobalBatch, 3})});
+  GradientTape tape(*c);
+  Tensor loss = MirroredStrategy::compute_average_loss(*c, per_example_mse(*c, (*model)(gx, true), gy), kGlobalBatch);
+  opt->apply_gradients(tape.gradient(loss, vars), vars);
+  check_reduction_order_bound(flat(vars), after_step);
 }
 
 TEST_CASE("distributed datasets: uneven splits, and a global batch smaller than the replica count") {
