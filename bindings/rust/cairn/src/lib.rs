@@ -63,6 +63,7 @@ mod checkpoint;
 mod context;
 mod control_flow;
 pub mod data;
+pub mod distribute;
 mod dtype;
 mod enums;
 mod error;
