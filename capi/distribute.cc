@@ -119,23 +119,28 @@ cairn_status* cairn_strategy_run(cairn_strategy* s, cairn_replica_fn fn_user, vo
   MirroredStrategy& strategy = require_strategy(s, fn);
   require(fn_user, fn, "fn");
   if (n_outputs > 0) require(outputs, fn, "outputs");
+  const size_t replicas = static_cast<size_t>(strategy.num_replicas());
+  if (n_outputs % replicas != 0)
+    raise(Code::InvalidArgument, "{}: n_outputs is {}, not a multiple of the {} replicas (one slot per output of each)",
+          fn, n_outputs, replicas);
+  const size_t per_replica = n_outputs / replicas;
   auto results = strategy.run_multi([&](ReplicaContext& rc) {
     cairn_context handle{Ref<Context>::share(&rc.context())};
     cairn_replica_context replica{&rc, s->names[static_cast<size_t>(rc.replica_id())].c_str()};
-    std::vector<cairn_tensor*> outs(n_outputs, nullptr);
-    cairn_status* st = fn_user(user_data, &handle, &replica, outs.data(), n_outputs);
+    std::vector<cairn_tensor*> outs(per_replica, nullptr);
+    cairn_status* st = fn_user(user_data, &handle, &replica, outs.data(), per_replica);
     std::vector<std::unique_ptr<cairn_tensor>> owned;
     for (cairn_tensor* t : outs) owned.emplace_back(t);
     if (st) capi::raise_user_status(st);
     std::vector<Tensor> values;
-    for (size_t k = 0; k < n_outputs; ++k) {
-      if (!owned[k]) raise(Code::InvalidArgument, "the replica function left output {} of {} unset", k, n_outputs);
+    for (size_t k = 0; k < per_replica; ++k) {
+      if (!owned[k]) raise(Code::InvalidArgument, "the replica function left output {} of {} unset", k, per_replica);
       values.push_back(owned[k]->t);
     }
     return values;
   });
   for (size_t r = 0; r < results.size(); ++r)
-    for (size_t k = 0; k < n_outputs; ++k) outputs[r * n_outputs + k] = new_tensor(results[r][k]);
+    for (size_t k = 0; k < per_replica; ++k) outputs[r * per_replica + k] = new_tensor(results[r][k]);
   CAIRN_API_END
 }
 
@@ -171,31 +176,35 @@ cairn_status* cairn_strategy_reduce(cairn_strategy* s, cairn_reduction reduction
   CAIRN_API_END
 }
 
-cairn_status* cairn_strategy_split_batch(cairn_strategy* s, const cairn_tensor* global, cairn_tensor** parts) {
+cairn_status* cairn_strategy_split_batch(cairn_strategy* s, const cairn_tensor* global, cairn_tensor** parts,
+                                         size_t n_parts) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_strategy_split_batch";
   MirroredStrategy& strategy = require_strategy(s, fn);
   require(global, fn, "global");
   require(parts, fn, "parts");
+  if (n_parts != static_cast<size_t>(strategy.num_replicas()))
+    raise(Code::InvalidArgument, "{}: n_parts is {}, but the strategy has {} replicas (one part each)", fn, n_parts,
+          strategy.num_replicas());
   std::vector<Tensor> split = strategy.split_batch(global->t, fn);
   for (size_t r = 0; r < split.size(); ++r) parts[r] = new_tensor(std::move(split[r]));
   CAIRN_API_END
 }
 
 cairn_status* cairn_strategy_iterator_next(cairn_strategy* s, cairn_object* it, cairn_tensor** parts,
-                                           size_t n_components) {
+                                           size_t n_parts) {
   CAIRN_API_BEGIN
   const char* fn = "cairn_strategy_iterator_next";
   MirroredStrategy& strategy = require_strategy(s, fn);
   auto& iter = capi::require_as<data::IteratorObject>(it, fn, "it", "an iterator");
   const size_t n = iter.dataset()->spec().size();
-  if (n_components != n)
-    raise(Code::InvalidArgument, "{}: n_components is {}, but {} has {} components ({})", fn, n_components,
-          iter.dataset()->describe(), n, iter.dataset()->spec().text());
+  const size_t replicas = static_cast<size_t>(strategy.num_replicas());
+  if (n_parts != n * replicas)
+    raise(Code::InvalidArgument, "{}: n_parts is {}, but {} replicas of {} ({} components: {}) need {}", fn, n_parts,
+          replicas, iter.dataset()->describe(), n, iter.dataset()->spec().text(), n * replicas);
   require(parts, fn, "parts");
   data::Element e;
   if (!iter.next(e)) raise(Code::OutOfRange, "{}: end of data", iter.dataset()->describe());
-  const size_t replicas = static_cast<size_t>(strategy.num_replicas());
   std::vector<std::vector<Tensor>> split;
   for (size_t c = 0; c < n; ++c) split.push_back(strategy.split_batch(e[c], fn));
   for (size_t r = 0; r < replicas; ++r)

@@ -3419,11 +3419,13 @@ func cStrategyScopeExit(s *C.cairn_strategy) error {
 // cStrategyRun calls cairn_strategy_run.
 //
 // METHOD. Runs `fn` once per replica, in parallel, and waits for all of them.
-// @param outputs  num_replicas * n_outputs slots, replica-major (replica r's output k at
-// r * n_outputs + k), each receiving a new tensor; untouched on error.
+// @param outputs    n_outputs slots for every replica's outputs, replica-major: each replica's `fn`
+// gets n_outputs / num_replicas outputs to set (k of them), and replica r's output i
+// lands at r * k + i, each a new tensor; untouched on error.
+// @param n_outputs  a multiple of cairn_strategy_num_replicas (0: the replicas return nothing).
 // Errors: the first replica's error (its code, the message prefixed with the replica and device);
-// FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs.
-// Since 1.3.
+// FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs,
+// or n_outputs not a multiple of the replicas. Since 1.3.
 func cStrategyRun(s *C.cairn_strategy, fn C.cairn_replica_fn, userData unsafe.Pointer, outputs **C.cairn_tensor, nOutputs C.size_t) error {
 	return takeStatus(C.cairn_strategy_run(s, fn, userData, outputs, nOutputs))
 }
@@ -3466,10 +3468,11 @@ func cStrategyReduce(s *C.cairn_strategy, reduction C.cairn_reduction, values **
 //
 // METHOD. Splits a global batch along dimension 0 into one part per replica (as even as possible,
 // the first replicas taking one more row), each on its replica's device.
-// @param parts  num_replicas slots, each receiving a new tensor.
-// Errors: INVALID_ARGUMENT for a scalar or fewer rows than replicas. Since 1.3.
-func cStrategySplitBatch(s *C.cairn_strategy, global *C.cairn_tensor, parts **C.cairn_tensor) error {
-	return takeStatus(C.cairn_strategy_split_batch(s, global, parts))
+// @param parts    n_parts slots, each receiving a new tensor.
+// @param n_parts  must equal cairn_strategy_num_replicas.
+// Errors: INVALID_ARGUMENT for a scalar, fewer rows than replicas, or another n_parts. Since 1.3.
+func cStrategySplitBatch(s *C.cairn_strategy, global *C.cairn_tensor, parts **C.cairn_tensor, nParts C.size_t) error {
+	return takeStatus(C.cairn_strategy_split_batch(s, global, parts, nParts))
 }
 
 // cStrategyIteratorNext calls cairn_strategy_iterator_next.
@@ -3477,10 +3480,12 @@ func cStrategySplitBatch(s *C.cairn_strategy, global *C.cairn_tensor, parts **C.
 // METHOD. The next element of iterator `it` (a global batch), each component split as
 // cairn_strategy_split_batch does (strategy.experimental_distribute_dataset). The iterator stays an
 // ordinary one: checkpoint it with the model to resume.
-// @param parts  num_replicas * n_components slots, replica-major.
-// Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next. Since 1.3.
-func cStrategyIteratorNext(s *C.cairn_strategy, it *C.cairn_object, parts **C.cairn_tensor, nComponents C.size_t) error {
-	return takeStatus(C.cairn_strategy_iterator_next(s, it, parts, nComponents))
+// @param parts    n_parts slots, replica-major: replica r's component c at r * n_components + c.
+// @param n_parts  num_replicas times the dataset's number of components.
+// Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next.
+// Errors: INVALID_ARGUMENT for another n_parts. Since 1.3.
+func cStrategyIteratorNext(s *C.cairn_strategy, it *C.cairn_object, parts **C.cairn_tensor, nParts C.size_t) error {
+	return takeStatus(C.cairn_strategy_iterator_next(s, it, parts, nParts))
 }
 
 // cComputeAverageLoss calls cairn_compute_average_loss.

@@ -72,7 +72,7 @@ static void test_run_and_reduce(void) {
   CHECK(cairn_strategy_num_replicas(s) == 2);
   CHECK(strcmp(cairn_strategy_device(s, 0), "cpu:0") == 0 && strcmp(cairn_strategy_device(s, 1), "cpu:1") == 0);
   CHECK(cairn_strategy_device(s, 2) == NULL);
-  CHECK_OK(cairn_strategy_run(s, sum_step, NULL, out, 2));
+  CHECK_OK(cairn_strategy_run(s, sum_step, NULL, out, 4));
   for (r = 0; r < 2; ++r) {
     CHECK(read_f32(out[r * 2]) == 3.0f);
     CHECK(strcmp(cairn_tensor_device(out[r * 2]), cairn_strategy_device(s, r)) == 0);
@@ -87,13 +87,13 @@ static void test_run_and_reduce(void) {
   cairn_tensor_free(mean);
 
   /* A failing replica ends the run with its error; the other's all-reduce does not hang. */
-  CHECK_ERR(cairn_strategy_run(s, failing_step, NULL, out, 1), CAIRN_DATA_LOSS, "the replica's data is bad");
+  CHECK_ERR(cairn_strategy_run(s, failing_step, NULL, out, 2), CAIRN_DATA_LOSS, "the replica's data is bad");
   {
-    cairn_status *st = cairn_strategy_run(s, failing_step, NULL, out, 1);
+    cairn_status *st = cairn_strategy_run(s, failing_step, NULL, out, 2);
     CHECK(st && strstr(cairn_status_message(st), "replica 1") != NULL);
     cairn_status_free(st);
   }
-  CHECK_OK(cairn_strategy_run(s, sum_step, NULL, out, 2)); /* the strategy still works */
+  CHECK_OK(cairn_strategy_run(s, sum_step, NULL, out, 4)); /* the strategy still works */
   for (r = 0; r < 4; ++r) cairn_tensor_free(out[r]);
   cairn_strategy_free(s);
   cairn_context_free(ctx);
@@ -108,7 +108,8 @@ static void test_split_batch(void) {
   cairn_tensor *g = NULL, *parts[2] = {NULL, NULL}, *one = NULL;
   CHECK_OK(cairn_mirrored_strategy_create(ctx, devices, 2, NULL, &s));
   CHECK_OK(cairn_tensor_create(ctx, CAIRN_FLOAT32, shape, 2, v, sizeof v, &g));
-  CHECK_OK(cairn_strategy_split_batch(s, g, parts));
+  CHECK_OK(cairn_strategy_split_batch(s, g, parts, 2));
+  CHECK_ERR(cairn_strategy_split_batch(s, g, parts, 1), CAIRN_INVALID_ARGUMENT, "n_parts is 1, but the strategy has 2");
   CHECK(cairn_tensor_dim(parts[0], 0) == 3 && cairn_tensor_dim(parts[1], 0) == 2);
   CHECK(strcmp(cairn_tensor_device(parts[0]), "cpu:1") == 0);
   CHECK_OK(cairn_tensor_read(parts[0], got, 6 * sizeof(float)));
@@ -116,7 +117,7 @@ static void test_split_batch(void) {
   CHECK_OK(cairn_tensor_read(parts[1], got, 4 * sizeof(float)));
   CHECK(got[0] == 6 && got[3] == 9);
   one = scalar_f32(ctx, 1);
-  CHECK_ERR(cairn_strategy_split_batch(s, one, parts + 0), CAIRN_INVALID_ARGUMENT, "cairn_strategy_split_batch");
+  CHECK_ERR(cairn_strategy_split_batch(s, one, parts, 2), CAIRN_INVALID_ARGUMENT, "cairn_strategy_split_batch");
   cairn_tensor_free(one);
   cairn_tensor_free(parts[0]);
   cairn_tensor_free(parts[1]);
@@ -286,7 +287,8 @@ static void test_bad_input(void) {
   CHECK_ERR(cairn_strategy_scope_exit(s), CAIRN_FAILED_PRECONDITION, "reverse order");
   CHECK_OK(cairn_strategy_scope_exit(t));
   CHECK_OK(cairn_strategy_scope_exit(s));
-  CHECK_ERR(cairn_strategy_run(s, NULL, NULL, out, 1), CAIRN_INVALID_ARGUMENT, "fn is NULL");
+  CHECK_ERR(cairn_strategy_run(s, NULL, NULL, out, 2), CAIRN_INVALID_ARGUMENT, "fn is NULL");
+  CHECK_ERR(cairn_strategy_run(s, sum_step, NULL, out, 3), CAIRN_INVALID_ARGUMENT, "not a multiple of the 2 replicas");
   CHECK_ERR(cairn_strategy_run(NULL, sum_step, NULL, out, 2), CAIRN_INVALID_ARGUMENT, "strategy is NULL");
   CHECK(cairn_strategy_num_replicas(NULL) == 0);
   CHECK(cairn_replica_id(NULL) == -1);

@@ -3236,11 +3236,13 @@ typedef cairn_status *(*cairn_replica_fn)(void *user_data, cairn_context *ctx, c
                                           cairn_tensor **outputs, size_t n_outputs);
 
 /** METHOD. Runs `fn` once per replica, in parallel, and waits for all of them.
- * @param outputs  num_replicas * n_outputs slots, replica-major (replica r's output k at
- *                 r * n_outputs + k), each receiving a new tensor; untouched on error.
+ * @param outputs    n_outputs slots for every replica's outputs, replica-major: each replica's `fn`
+ *                   gets n_outputs / num_replicas outputs to set (k of them), and replica r's output i
+ *                   lands at r * k + i, each a new tensor; untouched on error.
+ * @param n_outputs  a multiple of cairn_strategy_num_replicas (0: the replicas return nothing).
  * Errors: the first replica's error (its code, the message prefixed with the replica and device);
- * FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs.
- * Since 1.3. */
+ * FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs,
+ * or n_outputs not a multiple of the replicas. Since 1.3. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_strategy_run(cairn_strategy *s, cairn_replica_fn fn, void *user_data,
                                                           cairn_tensor **outputs, size_t n_outputs);
 
@@ -3269,18 +3271,21 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_strategy_reduce(cairn_strategy *s, 
 
 /** METHOD. Splits a global batch along dimension 0 into one part per replica (as even as possible,
  * the first replicas taking one more row), each on its replica's device.
- * @param parts  num_replicas slots, each receiving a new tensor.
- * Errors: INVALID_ARGUMENT for a scalar or fewer rows than replicas. Since 1.3. */
+ * @param parts    n_parts slots, each receiving a new tensor.
+ * @param n_parts  must equal cairn_strategy_num_replicas.
+ * Errors: INVALID_ARGUMENT for a scalar, fewer rows than replicas, or another n_parts. Since 1.3. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_strategy_split_batch(cairn_strategy *s, const cairn_tensor *global,
-                                                                  cairn_tensor **parts);
+                                                                  cairn_tensor **parts, size_t n_parts);
 
 /** METHOD. The next element of iterator `it` (a global batch), each component split as
  * cairn_strategy_split_batch does (strategy.experimental_distribute_dataset). The iterator stays an
  * ordinary one: checkpoint it with the model to resume.
- * @param parts  num_replicas * n_components slots, replica-major.
- * Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next. Since 1.3. */
+ * @param parts    n_parts slots, replica-major: replica r's component c at r * n_components + c.
+ * @param n_parts  num_replicas times the dataset's number of components.
+ * Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next.
+ * Errors: INVALID_ARGUMENT for another n_parts. Since 1.3. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_strategy_iterator_next(cairn_strategy *s, cairn_object *it,
-                                                                    cairn_tensor **parts, size_t n_components);
+                                                                    cairn_tensor **parts, size_t n_parts);
 
 /** METHOD. sum(per_example_loss) / global_batch_size (tf.nn.compute_average_loss): a replica's loss
  * scaled so that the sum of the replicas' gradients is the gradient of the global batch's mean.

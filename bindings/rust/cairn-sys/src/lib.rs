@@ -2358,8 +2358,8 @@ pub(crate) struct Api {
     cairn_replica_device: unsafe extern "C" fn(replica: *const cairn_replica_context) -> *const c_char,
     cairn_replica_all_reduce: unsafe extern "C" fn(replica: *mut cairn_replica_context, reduction: cairn_reduction, values: *const *mut cairn_tensor, n: usize, outputs: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_strategy_reduce: unsafe extern "C" fn(s: *mut cairn_strategy, reduction: cairn_reduction, values: *const *mut cairn_tensor, n: usize, out: *mut *mut cairn_tensor) -> *mut cairn_status,
-    cairn_strategy_split_batch: unsafe extern "C" fn(s: *mut cairn_strategy, global: *const cairn_tensor, parts: *mut *mut cairn_tensor) -> *mut cairn_status,
-    cairn_strategy_iterator_next: unsafe extern "C" fn(s: *mut cairn_strategy, it: *mut cairn_object, parts: *mut *mut cairn_tensor, n_components: usize) -> *mut cairn_status,
+    cairn_strategy_split_batch: unsafe extern "C" fn(s: *mut cairn_strategy, global: *const cairn_tensor, parts: *mut *mut cairn_tensor, n_parts: usize) -> *mut cairn_status,
+    cairn_strategy_iterator_next: unsafe extern "C" fn(s: *mut cairn_strategy, it: *mut cairn_object, parts: *mut *mut cairn_tensor, n_parts: usize) -> *mut cairn_status,
     cairn_compute_average_loss: unsafe extern "C" fn(ctx: *mut cairn_context, per_example_loss: *const cairn_tensor, global_batch_size: i64, out: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
     cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
@@ -5622,11 +5622,13 @@ pub unsafe fn cairn_strategy_scope_exit(s: *mut cairn_strategy) -> *mut cairn_st
 }
 
 /// METHOD. Runs `fn` once per replica, in parallel, and waits for all of them.
-/// @param outputs  num_replicas * n_outputs slots, replica-major (replica r's output k at
-///                 r * n_outputs + k), each receiving a new tensor; untouched on error.
+/// @param outputs    n_outputs slots for every replica's outputs, replica-major: each replica's `fn`
+///                   gets n_outputs / num_replicas outputs to set (k of them), and replica r's output i
+///                   lands at r * k + i, each a new tensor; untouched on error.
+/// @param n_outputs  a multiple of cairn_strategy_num_replicas (0: the replicas return nothing).
 /// Errors: the first replica's error (its code, the message prefixed with the replica and device);
-/// FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs.
-/// Since 1.3.
+/// FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs,
+/// or n_outputs not a multiple of the replicas. Since 1.3.
 #[must_use]
 #[inline]
 pub unsafe fn cairn_strategy_run(s: *mut cairn_strategy, r#fn: cairn_replica_fn, user_data: *mut c_void, outputs: *mut *mut cairn_tensor, n_outputs: usize) -> *mut cairn_status {
@@ -5667,23 +5669,26 @@ pub unsafe fn cairn_strategy_reduce(s: *mut cairn_strategy, reduction: cairn_red
 
 /// METHOD. Splits a global batch along dimension 0 into one part per replica (as even as possible,
 /// the first replicas taking one more row), each on its replica's device.
-/// @param parts  num_replicas slots, each receiving a new tensor.
-/// Errors: INVALID_ARGUMENT for a scalar or fewer rows than replicas. Since 1.3.
+/// @param parts    n_parts slots, each receiving a new tensor.
+/// @param n_parts  must equal cairn_strategy_num_replicas.
+/// Errors: INVALID_ARGUMENT for a scalar, fewer rows than replicas, or another n_parts. Since 1.3.
 #[must_use]
 #[inline]
-pub unsafe fn cairn_strategy_split_batch(s: *mut cairn_strategy, global: *const cairn_tensor, parts: *mut *mut cairn_tensor) -> *mut cairn_status {
-    (load::api().cairn_strategy_split_batch)(s, global, parts)
+pub unsafe fn cairn_strategy_split_batch(s: *mut cairn_strategy, global: *const cairn_tensor, parts: *mut *mut cairn_tensor, n_parts: usize) -> *mut cairn_status {
+    (load::api().cairn_strategy_split_batch)(s, global, parts, n_parts)
 }
 
 /// METHOD. The next element of iterator `it` (a global batch), each component split as
 /// cairn_strategy_split_batch does (strategy.experimental_distribute_dataset). The iterator stays an
 /// ordinary one: checkpoint it with the model to resume.
-/// @param parts  num_replicas * n_components slots, replica-major.
-/// Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next. Since 1.3.
+/// @param parts    n_parts slots, replica-major: replica r's component c at r * n_components + c.
+/// @param n_parts  num_replicas times the dataset's number of components.
+/// Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next.
+/// Errors: INVALID_ARGUMENT for another n_parts. Since 1.3.
 #[must_use]
 #[inline]
-pub unsafe fn cairn_strategy_iterator_next(s: *mut cairn_strategy, it: *mut cairn_object, parts: *mut *mut cairn_tensor, n_components: usize) -> *mut cairn_status {
-    (load::api().cairn_strategy_iterator_next)(s, it, parts, n_components)
+pub unsafe fn cairn_strategy_iterator_next(s: *mut cairn_strategy, it: *mut cairn_object, parts: *mut *mut cairn_tensor, n_parts: usize) -> *mut cairn_status {
+    (load::api().cairn_strategy_iterator_next)(s, it, parts, n_parts)
 }
 
 /// METHOD. sum(per_example_loss) / global_batch_size (tf.nn.compute_average_loss): a replica's loss

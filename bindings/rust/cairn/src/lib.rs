@@ -64,6 +64,7 @@ mod context;
 mod control_flow;
 pub mod data;
 pub mod devices;
+pub mod distribute;
 mod dtype;
 mod enums;
 mod error;

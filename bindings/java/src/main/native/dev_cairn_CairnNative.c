@@ -5258,16 +5258,23 @@ done:
   return result;
 }
 
-JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_strategySplitBatch(JNIEnv *env, jclass cls, jlong s, jlong global_) {
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_strategySplitBatch(JNIEnv *env, jclass cls, jlong s, jlong global_, jlongArray parts) {
   (void)env;
   (void)cls;
-  jlong result = 0;
-  cairn_tensor *c_out = NULL;
-  cairn_status *status = cairn_strategy_split_batch((cairn_strategy *)(intptr_t)s, (const cairn_tensor *)(intptr_t)global_, &c_out);
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_parts_n = cairn_jni_length(env, parts);
+  cairn_tensor **c_parts = cairn_jni_arena_alloc(env, &arena, c_parts_n * sizeof *c_parts + 1);
+  if (!c_parts) goto done;
+  jlong *c_parts_raw = cairn_jni_arena_alloc(env, &arena, c_parts_n * sizeof *c_parts_raw + 1);
+  if (!c_parts_raw) goto done;
+  cairn_status *status = cairn_strategy_split_batch((cairn_strategy *)(intptr_t)s, (const cairn_tensor *)(intptr_t)global_, c_parts, c_parts_n);
   if (cairn_jni_check_status(env, status)) goto done;
-  result = (jlong)(intptr_t)c_out;
+  for (size_t k = 0; k < c_parts_n; ++k) c_parts_raw[k] = (jlong)(intptr_t)c_parts[k];
+  if (c_parts_n) (*env)->SetLongArrayRegion(env, parts, 0, (jsize)c_parts_n, c_parts_raw);
 done:
-  return result;
+  cairn_jni_arena_release(&arena);
+  return;
 }
 
 JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_strategyIteratorNext(JNIEnv *env, jclass cls, jlong s, jlong it, jlongArray parts) {

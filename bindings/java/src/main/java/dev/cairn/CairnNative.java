@@ -2298,11 +2298,13 @@ final class CairnNative {
 
   /**
    * cairn_strategy_run: METHOD. Runs `fn` once per replica, in parallel, and waits for all of them.
-   * &#64;param outputs  num_replicas * n_outputs slots, replica-major (replica r's output k at
-   *                 r * n_outputs + k), each receiving a new tensor; untouched on error.
+   * &#64;param outputs    n_outputs slots for every replica's outputs, replica-major: each replica's `fn`
+   *                   gets n_outputs / num_replicas outputs to set (k of them), and replica r's output i
+   *                   lands at r * k + i, each a new tensor; untouched on error.
+   * &#64;param n_outputs  a multiple of cairn_strategy_num_replicas (0: the replicas return nothing).
    * Errors: the first replica's error (its code, the message prefixed with the replica and device);
-   * FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs.
-   * Since 1.3.
+   * FAILED_PRECONDITION when called from inside a replica; INVALID_ARGUMENT for NULL fn or outputs,
+   * or n_outputs not a multiple of the replicas. Since 1.3.
    */
   static native void strategyRun(long s, long fn, long[] outputs);
 
@@ -2335,17 +2337,20 @@ final class CairnNative {
   /**
    * cairn_strategy_split_batch: METHOD. Splits a global batch along dimension 0 into one part per replica (as even as possible,
    * the first replicas taking one more row), each on its replica's device.
-   * &#64;param parts  num_replicas slots, each receiving a new tensor.
-   * Errors: INVALID_ARGUMENT for a scalar or fewer rows than replicas. Since 1.3.
+   * &#64;param parts    n_parts slots, each receiving a new tensor.
+   * &#64;param n_parts  must equal cairn_strategy_num_replicas.
+   * Errors: INVALID_ARGUMENT for a scalar, fewer rows than replicas, or another n_parts. Since 1.3.
    */
-  static native long strategySplitBatch(long s, long global_);
+  static native void strategySplitBatch(long s, long global_, long[] parts);
 
   /**
    * cairn_strategy_iterator_next: METHOD. The next element of iterator `it` (a global batch), each component split as
    * cairn_strategy_split_batch does (strategy.experimental_distribute_dataset). The iterator stays an
    * ordinary one: checkpoint it with the model to resume.
-   * &#64;param parts  num_replicas * n_components slots, replica-major.
-   * Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next. Since 1.3.
+   * &#64;param parts    n_parts slots, replica-major: replica r's component c at r * n_components + c.
+   * &#64;param n_parts  num_replicas times the dataset's number of components.
+   * Returns CAIRN_OUT_OF_RANGE at the end of the data, as cairn_iterator_next.
+   * Errors: INVALID_ARGUMENT for another n_parts. Since 1.3.
    */
   static native void strategyIteratorNext(long s, long it, long[] parts);
 

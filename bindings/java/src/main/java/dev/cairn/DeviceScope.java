@@ -18,10 +18,8 @@ import java.lang.ref.Reference;
  * FAILED_PRECONDITION and closes nothing. Scopes nest; close them in reverse order
  * (try-with-resources does). Do not close the context while a scope of it is open.
  */
-public final class DeviceScope implements AutoCloseable {
+public final class DeviceScope extends ThreadScope {
   private final CairnContext ctx;
-  private final Thread thread = Thread.currentThread();
-  private boolean closed;
 
   DeviceScope(CairnContext ctx, String device) {
     if (device == null) throw new NullPointerException("device");
@@ -33,24 +31,12 @@ public final class DeviceScope implements AutoCloseable {
     }
   }
 
-  /**
-   * Closes the scope. Closing twice does nothing.
-   *
-   * @throws CairnException FAILED_PRECONDITION on a thread other than the one that opened it
-   */
   @Override
-  public void close() {
-    if (closed) return;
-    if (Thread.currentThread() != thread) {
-      throw new CairnException(Code.FAILED_PRECONDITION,
-          "DeviceScope.close: the scope belongs to thread \"" + thread.getName()
-              + "\" (close it on the thread that opened it)");
-    }
+  void exit() {
     try {
       CairnNative.deviceScopeExit(ctx.handle());
     } finally {
       Reference.reachabilityFence(ctx);
     }
-    closed = true;
   }
 }
