@@ -27,7 +27,7 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -f
        -fno-sanitize-recover=undefined -I"$root" -I"$out/gen")
 sources=(
   runtime/core/allocator.cc runtime/core/dtype.cc runtime/core/shape.cc runtime/core/thread_pool.cc
-  runtime/tensor/tensor.cc
+  runtime/tensor/tensor.cc runtime/tensor/device.cc
   runtime/cpu/block_cache.cc runtime/cpu/cpu_device.cc runtime/io/example.cc
   tests/fuzz/example_fuzzer.cc
 )

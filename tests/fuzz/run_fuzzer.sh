@@ -27,7 +27,7 @@ fi
 flags=(-std=c++17 -O1 -g -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -fno-omit-frame-pointer -fsanitize=address,undefined -fsanitize=fuzzer-no-link
        -fno-sanitize-recover=undefined -I"$root" -I"$out/gen")
 sources=(
-  runtime/core/dtype.cc runtime/core/shape.cc runtime/core/thread_pool.cc runtime/tensor/tensor.cc
+  runtime/core/dtype.cc runtime/core/shape.cc runtime/core/thread_pool.cc runtime/tensor/tensor.cc runtime/tensor/device.cc
   runtime/checkpoint/format.cc runtime/checkpoint/index.cc runtime/checkpoint/io.cc runtime/io/file.cc
   runtime/checkpoint/reader.cc runtime/checkpoint/writer.cc
   tests/fuzz/checkpoint_reader_fuzzer.cc

@@ -16,7 +16,7 @@ cd "$root"
 
 bin="$out/tf_bundle_fuzzer"
 sources=(runtime/checkpoint/tf_bundle.cc runtime/checkpoint/tf_table.cc runtime/checkpoint/io.cc runtime/io/file.cc runtime/io/crc32c.cc
-         runtime/tensor/tensor.cc runtime/cpu/block_cache.cc runtime/cpu/cpu_device.cc runtime/core/allocator.cc runtime/core/shape.cc
+         runtime/tensor/tensor.cc runtime/tensor/device.cc runtime/cpu/block_cache.cc runtime/cpu/cpu_device.cc runtime/core/allocator.cc runtime/core/shape.cc
          runtime/core/dtype.cc tests/fuzz/tf_bundle_fuzzer.cc)
 # Rebuilt when any source or header it uses is newer than the binary. Checksums are off in this build
 # (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION) so mutations reach the parsers behind them.
