@@ -35,6 +35,17 @@ PhysicalDevice physical_at(Context& ctx, size_t index, const char* fn) {
 
 cairn_bool as_bool(bool b) { return b ? CAIRN_TRUE : CAIRN_FALSE; }
 
+// Runs a Context setter, whose errors name it ("set_threads: ..."), under the C function's name
+// ("cairn_context_set_threads: ...").
+template <class F>
+void as_c_setter(F&& set) {
+  try {
+    set();
+  } catch (const Error& e) {
+    raise(e.code(), "cairn_context_{}", e.message());
+  }
+}
+
 bool read_bool(cairn_bool b, const char* fn, const char* what) {
   if (b != 0 && b != 1) raise(Code::InvalidArgument, "{}: {} must be 0 or 1, got {}", fn, what, b);
   return b == 1;
@@ -102,11 +113,7 @@ cairn_status* cairn_context_set_visible_devices(cairn_context* ctx, const char* 
     if (!names[i]) raise(Code::InvalidArgument, "{}: names[{}] is NULL", fn, i);
     list.emplace_back(names[i]);
   }
-  try {
-    ctx->ctx->set_visible_devices(list);
-  } catch (const Error& e) {
-    raise(e.code(), "cairn_context_{}", e.message());
-  }
+  as_c_setter([&] { ctx->ctx->set_visible_devices(list); });
   CAIRN_API_END
 }
 
@@ -128,11 +135,7 @@ cairn_status* cairn_context_set_memory_growth(cairn_context* ctx, const char* ph
   require(ctx, fn, "ctx");
   require(physical, fn, "physical");
   const bool g = read_bool(grow, fn, "grow");
-  try {
-    ctx->ctx->set_memory_growth(physical, g);
-  } catch (const Error& e) {
-    raise(e.code(), "cairn_context_{}", e.message());
-  }
+  as_c_setter([&] { ctx->ctx->set_memory_growth(physical, g); });
   CAIRN_API_END
 }
 
@@ -159,11 +162,7 @@ cairn_status* cairn_context_set_logical_devices(cairn_context* ctx, const char* 
     list.push_back({c.memory_limit});
   }
   if (n > 64) list.resize(65);  // the runtime names the bound
-  try {
-    ctx->ctx->set_logical_devices(physical, list);
-  } catch (const Error& e) {
-    raise(e.code(), "cairn_context_{}", e.message());
-  }
+  as_c_setter([&] { ctx->ctx->set_logical_devices(physical, list); });
   CAIRN_API_END
 }
 
@@ -198,11 +197,7 @@ cairn_status* cairn_context_logical_device(cairn_context* ctx, size_t index, cai
 cairn_status* cairn_context_set_threads(cairn_context* ctx, int32_t intra_op, int32_t inter_op) {
   CAIRN_API_BEGIN
   require(ctx, "cairn_context_set_threads", "ctx");
-  try {
-    ctx->ctx->set_threads(intra_op, inter_op);
-  } catch (const Error& e) {
-    raise(e.code(), "cairn_context_{}", e.message());
-  }
+  as_c_setter([&] { ctx->ctx->set_threads(intra_op, inter_op); });
   CAIRN_API_END
 }
 

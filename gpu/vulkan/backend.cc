@@ -12,16 +12,18 @@ namespace cairn::gpu {
 namespace {
 
 std::vector<PhysicalDevice> list_physical(Context& ctx) {
-  std::vector<PhysicalDevice> out;
+  std::vector<PhysicalDeviceInfo> infos;
   const GpuOptions& o = ctx.gpu_options();
   if (o.vk_instance) {
     // External mode: the engine's instance lists the devices; Cairn makes no instance of its own.
     Ref<Instance> borrowed = Instance::borrow(static_cast<VkInstance>(o.vk_instance));
     auto handles = borrowed->physical_devices();
-    for (uint32_t i = 0; i < handles.size(); ++i) out.push_back(physical_device(describe(handles[i], i)));
-    return out;
+    for (uint32_t i = 0; i < handles.size(); ++i) infos.push_back(describe(handles[i], i));
+  } else {
+    infos = list_devices();
   }
-  for (const PhysicalDeviceInfo& info : list_devices()) out.push_back(physical_device(info));
+  std::vector<PhysicalDevice> out;
+  for (const PhysicalDeviceInfo& info : infos) out.push_back(physical_device(info));
   return out;
 }
 

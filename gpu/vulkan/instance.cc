@@ -243,10 +243,11 @@ std::vector<PhysicalDeviceInfo> list_devices() {
 }
 
 uint32_t preferred_device(const std::vector<PhysicalDeviceInfo>& devices) {
-  for (const char* type : {"discrete", "integrated", "virtual", "cpu", "other"})
-    for (const auto& d : devices)
-      if (d.type == type) return d.index;
-  raise(Code::Unavailable, "vulkan: the driver reports no physical devices");
+  const PhysicalDeviceInfo* best = nullptr;
+  for (const auto& d : devices)
+    if (!best || device_type_rank(d.type) < device_type_rank(best->type)) best = &d;
+  if (!best) raise(Code::Unavailable, "vulkan: the driver reports no physical devices");
+  return best->index;
 }
 
 PhysicalDevice physical_device(const PhysicalDeviceInfo& info) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <thread>
 
 #include <fmt/format.h>
@@ -78,6 +79,13 @@ std::string human_bytes(uint64_t n) {
 }
 
 }  // namespace
+
+int device_type_rank(std::string_view device_type) {
+  constexpr std::string_view kOrder[] = {"discrete", "integrated", "virtual", "cpu", "other"};
+  for (size_t i = 0; i < std::size(kOrder); ++i)
+    if (device_type == kOrder[i]) return static_cast<int>(i);
+  return static_cast<int>(std::size(kOrder));
+}
 
 Context::Context(ContextOptions options) : options_(std::move(options)) {
   if (!options_.allocator.allocate || !options_.allocator.deallocate)
@@ -380,11 +388,11 @@ Device& Context::device(std::string_view spec) {
   std::vector<LogicalDeviceSpec> specs = backend_logical(*b);
   const LogicalDeviceSpec* chosen = nullptr;
   if (bare) {
-    // The preferred kind of device, as Vulkan applications pick one.
-    for (const char* type : {"discrete", "integrated", "virtual", "cpu", "other"})
-      for (const auto& s : specs)
-        if (!chosen && b->physical[s.physical_index].device_type == type) chosen = &s;
-    if (!chosen && !specs.empty()) chosen = &specs.front();
+    // The preferred kind of device; the first of equals.
+    for (const auto& s : specs)
+      if (!chosen || device_type_rank(b->physical[s.physical_index].device_type) <
+                         device_type_rank(b->physical[chosen->physical_index].device_type))
+        chosen = &s;
   } else {
     parse_index(spec, "device");
     for (const auto& s : specs)

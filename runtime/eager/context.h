@@ -70,6 +70,10 @@ struct PhysicalDevice {
   uint32_t queues = 1;      // compute queues (logical devices on one physical device take one each)
 };
 
+// How much a Vulkan application prefers a device of this type ("discrete", "integrated", "virtual",
+// "cpu", "other"): lower is preferred; unknown types last. The bare name "vulkan" picks this way.
+int device_type_rank(std::string_view device_type);
+
 // One logical device of a split physical device (tf.config.LogicalDeviceConfiguration).
 struct LogicalDeviceConfig {
   uint64_t memory_limit = 0;  // bytes its tensors may hold; 0 = no limit
