@@ -302,13 +302,22 @@ Tensor Model::loss_of(const Compiled& c, const Tensor& y, const Tensor& y_pred) 
 std::pair<Tensor, Tensor> Model::train_step(Compiled& c, const Tensor& x, const Tensor& y) {
   if (c.options.strategy) return replicated_step(c, x, y, true);
   if (!built()) (*this)(x, false);
-  if (!c.train_fn) return train_step_body(c, x, y);
-  std::vector<Tensor> out = c.train_fn->call({x, y});
-  return {out[0], out[1]};
+  return local_train_step(c, x, y, Tensor());
 }
 
 std::pair<Tensor, Tensor> Model::test_step(Compiled& c, const Tensor& x, const Tensor& y) {
   if (c.options.strategy) return replicated_step(c, x, y, false);
+  return local_test_step(c, x, y);
+}
+
+std::pair<Tensor, Tensor> Model::local_train_step(Compiled& c, const Tensor& x, const Tensor& y,
+                                                  const Tensor& weight) {
+  if (!c.train_fn) return train_step_body(c, x, y, weight);
+  std::vector<Tensor> out = weight.valid() ? c.train_fn->call({x, y, weight}) : c.train_fn->call({x, y});
+  return {out[0], out[1]};
+}
+
+std::pair<Tensor, Tensor> Model::local_test_step(Compiled& c, const Tensor& x, const Tensor& y) {
   if (!c.test_fn) return test_step_body(c, x, y);
   std::vector<Tensor> out = c.test_fn->call({x, y});
   return {out[0], out[1]};
@@ -361,37 +370,16 @@ std::pair<Tensor, Tensor> Model::replicated_step(Compiled& c, const Tensor& x, c
     // A last batch with fewer rows than replicas (evaluate): replica 0's weights on its device,
     // outside the replicas (no collective in a test step).
     Device& dev0 = *s.devices()[0];
-    Tensor x0 = tensor_on_device(x, dev0), y0 = tensor_on_device(y, dev0);
-    std::pair<Tensor, Tensor> step;
-    if (c.test_fn) {
-      std::vector<Tensor> o = c.test_fn->call({x0, y0});
-      step = {o[0], o[1]};
-    } else {
-      step = test_step_body(c, x0, y0);
-    }
+    std::pair<Tensor, Tensor> step = local_test_step(c, tensor_on_device(x, dev0), tensor_on_device(y, dev0));
     return {tensor_on_device(step.first, ctx.cpu()), tensor_on_device(step.second, ctx.cpu())};
   }
   std::vector<Tensor> xs = s.split_batch(x, fn), ys = s.split_batch(y, fn);
   auto out = s.run_multi([&](distribute::ReplicaContext& rc) {
     const size_t r = static_cast<size_t>(rc.replica_id());
     const double share = static_cast<double>(batch_samples(xs[r])) / rows;
-    std::pair<Tensor, Tensor> step;
-    if (!training) {
-      if (c.test_fn) {
-        std::vector<Tensor> o = c.test_fn->call({xs[r], ys[r]});
-        step = {o[0], o[1]};
-      } else {
-        step = test_step_body(c, xs[r], ys[r]);
-      }
-    } else {
-      Tensor weight = op::scalar(ctx, rc.device(), DType::Float32, share);
-      if (c.train_fn) {
-        std::vector<Tensor> o = c.train_fn->call({xs[r], ys[r], weight});
-        step = {o[0], o[1]};
-      } else {
-        step = train_step_body(c, xs[r], ys[r], weight);
-      }
-    }
+    std::pair<Tensor, Tensor> step =
+        training ? local_train_step(c, xs[r], ys[r], op::scalar(ctx, rc.device(), DType::Float32, share))
+                 : local_test_step(c, xs[r], ys[r]);
     return std::vector<Tensor>{step.first, step.second};
   });
   // The global loss: the replicas' mean losses weighted by their rows, in replica order.

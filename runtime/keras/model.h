@@ -175,6 +175,9 @@ class Model final : public nn::Sequential {
   // step's body itself. A training step builds the model first (variables are made eagerly).
   std::pair<Tensor, Tensor> train_step(Compiled& c, const Tensor& x, const Tensor& y);
   std::pair<Tensor, Tensor> test_step(Compiled& c, const Tensor& x, const Tensor& y);
+  // One device's step (a replica's, or the whole batch's): the replay, or the body with run_eagerly.
+  std::pair<Tensor, Tensor> local_train_step(Compiled& c, const Tensor& x, const Tensor& y, const Tensor& weight);
+  std::pair<Tensor, Tensor> local_test_step(Compiled& c, const Tensor& x, const Tensor& y);
   // The bodies the compiled functions trace.
   // `weight` (a float32 scalar, or empty): a replica's share of the global batch, which scales
   // its loss before the gradients; inside a replica the gradients are then summed across replicas.
