@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <new>
 #include <map>
 
 #include "runtime/eager/device_scope.h"
@@ -165,6 +166,23 @@ std::vector<std::string> MirroredStrategy::device_names() const {
   return out;
 }
 
+// Runs one replica's step and catches what it throws, as the code and message run() raises.
+MirroredStrategy::Failure MirroredStrategy::run_replica_job(
+    const std::function<std::vector<Tensor>(ReplicaContext&)>& job, ReplicaContext& rc, std::vector<Tensor>& out) {
+  try {
+    out = job(rc);
+    return {};
+  } catch (const Error& e) {
+    return {e.code(), e.message()};
+  } catch (const std::bad_alloc&) {
+    return {Code::ResourceExhausted, "out of memory"};
+  } catch (const std::exception& e) {
+    return {Code::Unknown, e.what()};
+  } catch (...) {
+    return {Code::Unknown, "unknown exception"};
+  }
+}
+
 void MirroredStrategy::worker_loop(int replica) {
   Device& device = *devices_[static_cast<size_t>(replica)];
   ReplicaScope replica_scope(replica);
@@ -183,33 +201,22 @@ void MirroredStrategy::worker_loop(int replica) {
       job = job_;
     }
     std::vector<Tensor> out;
-    std::exception_ptr error;
-    try {
-      out = (*job)(rc);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    if (error) {
+    Failure failure = run_replica_job(*job, rc, out);
+    if (failure.code != Code::Ok) {
       // Claim "first failure" before the abort wakes the others with errors of their own.
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (first_error_ < 0) first_error_ = replica;
       }
-      std::string what = "unknown exception";
-      try {
-        std::rethrow_exception(error);
-      } catch (const std::exception& e) {
-        what = e.what();
-      } catch (...) {
-      }
-      collective_->abort(Code::Aborted, fmt::format("replica {} ({}) failed: {}", replica, device.name(), what));
+      collective_->abort(Code::Aborted,
+                         fmt::format("replica {} ({}) failed: {}", replica, device.name(), failure.message));
     } else {
       collective_->leave(replica);
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
       results_[static_cast<size_t>(replica)] = std::move(out);
-      errors_[static_cast<size_t>(replica)] = error;
+      errors_[static_cast<size_t>(replica)] = std::move(failure);
       if (--pending_ == 0) cv_.notify_all();
     }
   }
@@ -228,7 +235,7 @@ std::vector<std::vector<Tensor>> MirroredStrategy::run_multi(
     std::lock_guard<std::mutex> lock(mu_);
     job_ = &fn;
     for (auto& r : results_) r.clear();
-    for (auto& e : errors_) e = nullptr;
+    for (auto& e : errors_) e = Failure{};
     first_error_ = -1;
     pending_ = num_replicas();
     ++generation_;
@@ -236,31 +243,20 @@ std::vector<std::vector<Tensor>> MirroredStrategy::run_multi(
   cv_.notify_all();
   std::vector<std::vector<Tensor>> results;
   int failed = -1;
-  std::exception_ptr error;
+  Failure failure;
   {
     // Waits for the step functions themselves; every collective wait inside them has a timeout.
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return pending_ == 0; });
     job_ = nullptr;
     failed = first_error_;
-    if (failed >= 0) error = errors_[static_cast<size_t>(failed)];
+    if (failed >= 0) failure = errors_[static_cast<size_t>(failed)];
     results.swap(results_);
     results_.resize(devices_.size());
   }
   if (failed < 0) return results;
-  const std::string where =
-      fmt::format("MirroredStrategy::run: replica {} ({})", failed, devices_[static_cast<size_t>(failed)]->name());
-  try {
-    std::rethrow_exception(error);
-  } catch (const Error& e) {
-    raise(e.code(), "{}: {}", where, e.message());
-  } catch (const std::bad_alloc&) {
-    raise(Code::ResourceExhausted, "{}: out of memory", where);
-  } catch (const std::exception& e) {
-    raise(Code::Unknown, "{}: {}", where, e.what());
-  } catch (...) {
-    raise(Code::Unknown, "{}: unknown exception", where);
-  }
+  raise(failure.code, "MirroredStrategy::run: replica {} ({}): {}", failed,
+        devices_[static_cast<size_t>(failed)]->name(), failure.message);
 }
 
 PerReplica MirroredStrategy::run(const std::function<Tensor(ReplicaContext&)>& fn) {

@@ -165,6 +165,14 @@ class MirroredStrategy : public RefCounted {
 
  private:
   struct Worker;
+  // A failed replica's error as code and message. Not an exception_ptr: its reference count lives in
+  // uninstrumented libstdc++, so a replica thread dropping its copy after run() took one reads as a race.
+  struct Failure {
+    Code code = Code::Ok;
+    std::string message;
+  };
+  static Failure run_replica_job(const std::function<std::vector<Tensor>(ReplicaContext&)>& job, ReplicaContext& rc,
+                                 std::vector<Tensor>& out);
   void worker_loop(int replica);
 
   Ref<Context> ctx_;
@@ -181,7 +189,7 @@ class MirroredStrategy : public RefCounted {
   const std::function<std::vector<Tensor>(ReplicaContext&)>* job_ = nullptr;
   int pending_ = 0;
   std::vector<std::vector<Tensor>> results_;
-  std::vector<std::exception_ptr> errors_;
+  std::vector<Failure> errors_;
   int first_error_ = -1;
   std::vector<std::thread> threads_;
 };

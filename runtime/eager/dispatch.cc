@@ -201,14 +201,21 @@ void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num
   if (ctx.has_hooks()) {
     // A hook that produces the outputs (graph capture) replaces the kernel; every hook still sees
     // the call afterwards, so a tape inside a traced function records the symbolic op too.
-    HookSnapshot hooks = ctx.hooks();
+    // No snapshot is held while the kernel runs: a kernel may block (a collective waits for the
+    // other replicas), and a hook's owner removing it (a replica's tape at the end of its trace)
+    // waits for the snapshots holding it, which would deadlock the two. Hooks added while the
+    // kernel ran see after() without before(); hooks only record their own thread's ops there.
     bool produced = false;
-    for (DispatchHook* h : hooks)
-      if (!produced && h->before(ctx, call)) produced = true;
+    {
+      HookSnapshot hooks = ctx.hooks();
+      for (DispatchHook* h : hooks)
+        if (!produced && h->before(ctx, call)) produced = true;
+    }
     if (!produced) {
       if (prof::on()) run_kernel_profiled(ctx, def, resolved, device, call);
       else run_kernel(ctx, def, resolved, device, call);
     }
+    HookSnapshot hooks = ctx.hooks();
     for (DispatchHook* h : hooks) h->after(ctx, call);
     return;
   }

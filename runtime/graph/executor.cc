@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "runtime/core/profile_events.h"
+#include "runtime/eager/device_scope.h"
 #include "runtime/eager/dispatch.h"
 
 namespace cairn::graph {
@@ -244,7 +245,9 @@ void run_op_instruction(Context& ctx, ThreadPool& pool, const Instruction& in, R
   Tensor* outs = state.outputs(in);
   if (fast && !in.eager) {
     // Attributes were resolved and shapes inferred at trace time; outputs come from the memory plan.
-    Device& device = in.num_in > 0 ? *ins[0]->device() : ctx.default_device();
+    // An op without inputs runs where eager dispatch would put it: the caller's device scope (a
+    // replica's device), else the default device.
+    Device& device = in.num_in > 0 ? *ins[0]->device() : scoped_device(ctx);
     KernelFn kernel = in.kernels[static_cast<int>(device.kind())];
     if (kernel && inputs_on(ins, in.num_in, device)) {
       // Errors name the op, as eager dispatch's do (an allocation failure says which op asked).

@@ -234,6 +234,10 @@ Function::Function(Context& ctx, std::string name, HostFunction fn, FunctionOpti
   }
 }
 
+// A device other than the context's CPU (cpu:0): a trace with inputs there keys and places its
+// constants by that device. A split CPU's other devices are host memory but count here.
+bool Function::off_context_cpu(const Device& device) const { return &device != &ctx_->cpu(); }
+
 bool Function::is_static(size_t input) const {
   for (int s : options_.static_inputs)
     if (static_cast<size_t>(s) == input) return true;
@@ -242,11 +246,9 @@ bool Function::is_static(size_t input) const {
 
 std::string Function::cache_key(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs) const {
   std::string text = signature_text(key);
-  // The devices of inputs off the host: a graph holds constants placed on its trace's device.
-  // A split CPU's devices other than the first count as off the host here.
+  // The devices of inputs off the context's CPU: a graph holds constants placed on its trace's device.
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (!inputs[i].device()->is_host() || inputs[i].device() != &ctx_->cpu())
-      text += fmt::format("; {}@{}", i, inputs[i].device()->name());
+    if (off_context_cpu(*inputs[i].device())) text += fmt::format("; {}@{}", i, inputs[i].device()->name());
   // Each replica of a strategy traces its own graph: it captures that replica's components of
   // mirrored variables (runtime/track/mirroring.h).
   if (const int replica = ReplicaScope::current(); replica >= 0) text += fmt::format("; replica {}", replica);
@@ -313,9 +315,11 @@ Graph Function::trace_graph(const std::vector<Tensor>& inputs) {
   Graph graph = trace_host_function(*ctx_, name_, fn_, specs, statics);
   optimize(*ctx_, graph, options_.passes);
   // Host constants the trace made (scalars in gradients, folded shapes) go to the device the
-  // inputs are on, where eager execution would have created them.
+  // inputs are on, where eager execution would have created them. A split CPU's devices other than
+  // the first count too: a replica on cpu:1 must not replay with constants on cpu:0 (an op would
+  // then run on cpu:0, and a collective would count the replica as replica 0).
   for (const Tensor& t : inputs)
-    if (!t.device()->is_host()) {
+    if (off_context_cpu(*t.device())) {
       place_constants(graph, *t.device());
       break;
     }

@@ -126,10 +126,11 @@ class Function : public RefCounted {
 
  private:
   std::vector<TensorSpec> key_of(const std::vector<Tensor>& inputs) const;
-  // The cache key: the signature text, the devices of inputs off the host, and the values of
+  // The cache key: the signature text, the devices of inputs off the context's CPU, and the values of
   // static inputs.
   std::string cache_key(const std::vector<TensorSpec>& key, const std::vector<Tensor>& inputs) const;
   bool is_static(size_t input) const;
+  bool off_context_cpu(const Device& device) const;
   // Traces the host function on `inputs`' shapes and optimizes the graph.
   Graph trace_graph(const std::vector<Tensor>& inputs);
   // Caches `graph` under `text` (a cache_key) as a concrete function with signature `key`.

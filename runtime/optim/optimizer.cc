@@ -317,7 +317,7 @@ class Optimizer::StepScalars {
   const Tensor& t(DType dt, Device& dev) {
     return get("t", dt, dev, [&] {
       Context& c = opt_.context();
-      return tensor_on_device(op::cast(c, op::add(c, step_i64_, op::scalar(c, c.cpu(), DType::Int64, 1)), dt), dev);
+      return tensor_on_device(op::cast(c, op::add(c, step_i64_, op::scalar_like(c, step_i64_, 1)), dt), dev);
     });
   }
 

@@ -37,11 +37,20 @@ const std::vector<Device*>* mirror_devices(const VariableOptions& o) {
   return devices && devices->size() > 1 ? devices : nullptr;
 }
 
-// The initial value on the device the variable lives on: options.device, else replica 0's device
-// inside a MirrorScope, else the device scope's, else where it is.
+// Where replica r's component of a mirrored variable lives: the replica's device, or the device
+// the options pin. A variable pinned to the host (an optimizer's hyperparameters) follows a
+// replica on another host device (a split CPU's cpu:1): the replica's ops then never mix its
+// device with cpu:0, which eager dispatch refuses and a compiled step would run on cpu:0.
+Device* component_device(const VariableOptions& o, Device& replica) {
+  if (!o.device) return &replica;
+  return o.device->is_host() && replica.is_host() ? &replica : o.device;
+}
+
+// The initial value on the device the variable lives on: inside a MirrorScope replica 0's
+// component device, else options.device, else the device scope's, else where it is.
 Tensor placed_initial(Context& ctx, const Tensor& initial, const VariableOptions& o, std::string_view fn) {
   Device* target = o.device;
-  if (!target && o.mirrored && MirrorScope::current()) target = MirrorScope::current()->front();
+  if (o.mirrored && MirrorScope::current()) target = component_device(o, *MirrorScope::current()->front());
   if (!target) target = DeviceScope::current(ctx);
   if (!target) return initial;
   try {
@@ -65,7 +74,7 @@ Variable::Variable(Context& ctx, const Tensor& initial, const VariableOptions& o
     VariableOptions component = options;
     component.mirrored = false;
     for (size_t r = 1; r < devices->size(); ++r) {
-      component.device = options.device ? options.device : (*devices)[r];
+      component.device = component_device(options, *(*devices)[r]);
       Ref<Variable> m = make_ref<Variable>(ctx, value_, component, fn);
       m->primary_ = this;
       mirrors_.push_back(std::move(m));

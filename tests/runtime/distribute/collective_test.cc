@@ -192,6 +192,54 @@ TEST_CASE("a strategy's collective timeout ends a step where one replica never j
   CHECK(as_doubles(ok[1])[0] == doctest::Approx(0.3));
 }
 
+TEST_CASE("a replica's tape ends while another replica waits in a collective") {
+  // Replica 1 enters the all-reduce while replica 0's tape is installed on the context, so its op
+  // goes through the hooks; replica 0 then destroys the tape, which waits until no op holds it.
+  // Were the hook list held across the blocking kernel, the two would wait for each other until
+  // the collective timed out.
+  Ref<Context> c = split_cpu(2);
+  MirroredOptions o;
+  o.collective_timeout = std::chrono::milliseconds(5000);
+  Ref<MirroredStrategy> s = MirroredStrategy::create(*c, names("cpu", 2), o);
+  std::atomic<bool> tape_installed{false};
+  PerReplica out = s->run([&](ReplicaContext& rc) {
+    Tensor x = replica_value(rc, 3);
+    if (rc.replica_id() == 0) {
+      {
+        GradientTape tape(*c);
+        tape_installed = true;
+        // Long enough for replica 1 to be inside the kernel under the tape's hook snapshot.
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+      return rc.all_reduce(Reduction::Sum, x);
+    }
+    while (!tape_installed) std::this_thread::yield();
+    return rc.all_reduce(Reduction::Sum, x);
+  });
+  CHECK(as_doubles(out[0])[0] == doctest::Approx(0.3));
+  CHECK(as_doubles(out[1])[2] == doctest::Approx(4.3));
+}
+
+TEST_CASE("a host variable made in the scope follows each replica on a split CPU") {
+  // An optimizer's hyperparameters live on the host; on cpu:1 a replica reads them from cpu:1, so
+  // its ops never mix cpu:0 and cpu:1 (eager dispatch refuses that; a replay would run on cpu:0).
+  Ref<Context> c = split_cpu(3);
+  Ref<MirroredStrategy> s = MirroredStrategy::create(*c, {"cpu:1", "cpu:2"});
+  Ref<Variable> v;
+  {
+    auto scope = s->scope();
+    VariableOptions vo;
+    vo.device = &c->cpu();
+    v = Variable::create(*c, make<float>({2}, Shape{}), vo);
+  }
+  CHECK(v->num_components() == 2);
+  CHECK(v->component(0).device().name() == "cpu:1");
+  CHECK(v->component(1).device().name() == "cpu:2");
+  PerReplica out = s->run([&](ReplicaContext& rc) { return op::mul(*c, v->read(), replica_value(rc, 1)); });
+  CHECK(out[1].device()->name() == "cpu:2");
+  CHECK(as_doubles(out[1])[0] == doctest::Approx(0.4));
+}
+
 TEST_CASE("a failing replica releases the others and run throws its error, naming it") {
   Ref<Context> c = split_cpu(4);
   Ref<MirroredStrategy> s = MirroredStrategy::create(*c, names("cpu", 4));

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "runtime/autodiff/tape.h"
+#include "runtime/eager/device_scope.h"
 #include "runtime/eager/ops.h"
 #include "runtime/graph/function.h"
 #include "runtime/nn/layer.h"
@@ -85,6 +86,29 @@ TEST_CASE("a compiled step replays identically on cpu:0 and cpu:1, with and with
   CHECK(train("cpu:1", false) == base);
   CHECK(train("cpu:0", true) == base);
   CHECK(train("cpu:1", true) == base);
+}
+
+TEST_CASE("a replay runs nodes without inputs in the caller's scope and a cpu:1 trace's constants on cpu:1") {
+  Ref<Context> c = split_cpu(2);
+  Device& cpu1 = c->device("cpu:1");
+  Ref<graph::Function> f = make_ref<graph::Function>(*c, "noise", [&](Context& ctx, const std::vector<Tensor>& in) {
+    Tensor r = run_op(ctx, "RandomUniform", {}, {attr_ints("shape", {3})})[0];
+    // The scalar is a host constant of the trace.
+    return std::vector<Tensor>{op::add(ctx, r, op::scalar_like(ctx, r, 1.0)), op::mul(ctx, in[0], op::scalar_like(ctx, in[0], 2.0))};
+  });
+  Tensor x = tensor_on_device(make<float>({1, 2, 3}, Shape{3}), cpu1);
+  std::vector<Tensor> eager_like;
+  {
+    DeviceScope scope(*c, cpu1);
+    for (int call = 0; call < 2; ++call) {  // the trace, then a replay
+      std::vector<Tensor> out = f->call({x});
+      CHECK(out[0].device() == &cpu1);
+      CHECK(out[1].device() == &cpu1);
+      CHECK(as_doubles(out[1]) == std::vector<double>{2, 4, 6});
+    }
+  }
+  std::vector<Tensor> out = f->call({x});  // no scope: the default device
+  CHECK(out[0].device() == &c->cpu());
 }
 
 }  // namespace
