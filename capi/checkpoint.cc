@@ -12,6 +12,7 @@
 #include "runtime/checkpoint/module_weights.h"
 #include "runtime/checkpoint/tf_restore.h"
 #include "runtime/checkpoint/weights_file.h"
+#include "runtime/eager/device_scope.h"
 
 using namespace cairn;
 using cairn::capi::require;
@@ -425,7 +426,7 @@ cairn_status* cairn_checkpoint_reader_load(const cairn_checkpoint_reader* r, cai
   require(ctx, fn, "ctx");
   require(key, fn, "key");
   const ckpt::WeightsEntry& e = entry_named(r, key, /*string=*/false, fn);
-  *out = capi::new_tensor(r->file->load(e, ctx->ctx->default_device()));
+  *out = capi::new_tensor(r->file->load(e, scoped_device(*ctx->ctx)));
   CAIRN_API_END
 }
 

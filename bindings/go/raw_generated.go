@@ -1399,7 +1399,8 @@ func cCheckpointReaderDim(r *C.cairn_checkpoint_reader, i C.size_t, axis C.size_
 
 // cCheckpointReaderLoad calls cairn_checkpoint_reader_load.
 //
-// CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
+// CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the device of the
+// calling thread's innermost device scope of `ctx` (cairn_device_scope_enter), else the context's
 // default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
 // INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string). Since 1.0.
 func cCheckpointReaderLoad(r *C.cairn_checkpoint_reader, ctx *C.cairn_context, key *C.char, out **C.cairn_tensor) error {

@@ -3,6 +3,8 @@
  * The Vulkan cases run where a driver exists (lavapipe in CI) and are skipped otherwise. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -257,10 +259,48 @@ static void test_vulkan_scope(void) {
   cairn_context_free(ctx);
 }
 
+/* cairn_checkpoint_reader_load puts the tensor on the thread's scope device, else the default. */
+static void test_reader_load_in_scope(const char *dir) {
+  cairn_context *ctx = new_context(NULL, NULL);
+  cairn_logical_device_config cfg[2] = {CAIRN_LOGICAL_DEVICE_CONFIG_INIT, CAIRN_LOGICAL_DEVICE_CONFIG_INIT};
+  CHECK_OK(cairn_context_set_logical_devices(ctx, "cpu:0", cfg, 2));
+  cairn_tensor *init = vec2(ctx, 3, 4), *loaded = NULL;
+  cairn_object *var = NULL;
+  cairn_checkpoint *ck = NULL;
+  cairn_checkpoint_reader *r = NULL;
+  char prefix[512], *path = NULL;
+  const char *names[1] = {"v"};
+  snprintf(prefix, sizeof prefix, "%s/ckpt", dir);
+  CHECK_OK(cairn_variable_create(ctx, init, NULL, &var));
+  CHECK_OK(cairn_checkpoint_create(ctx, names, &var, 1, &ck));
+  CHECK_OK(cairn_checkpoint_save(ck, prefix, &path));
+  CHECK_OK(cairn_checkpoint_reader_open(path, &r));
+  CHECK_OK(cairn_device_scope_enter(ctx, "cpu:1"));
+  CHECK_OK(cairn_checkpoint_reader_load(r, ctx, "v/.ATTRIBUTES/VARIABLE_VALUE", &loaded));
+  CHECK(device_is(loaded, "cpu:1"));
+  cairn_tensor_free(loaded);
+  loaded = NULL;
+  CHECK_OK(cairn_device_scope_exit(ctx));
+  CHECK_OK(cairn_checkpoint_reader_load(r, ctx, "v/.ATTRIBUTES/VARIABLE_VALUE", &loaded));
+  CHECK(device_is(loaded, "cpu:0"));
+  cairn_tensor_free(loaded);
+  cairn_checkpoint_reader_free(r);
+  cairn_free(path);
+  cairn_checkpoint_free(ck);
+  cairn_object_free(var);
+  cairn_tensor_free(init);
+  cairn_context_free(ctx);
+}
+
 int main(void) {
   test_nesting_and_errors();
   test_scopes_are_per_thread_and_per_context();
   test_soft_placement_on_cpu();
+  {
+    char dir[] = "/tmp/cairn_placement_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    test_reader_load_in_scope(dir);
+  }
   if (cairn_vulkan_available()) {
     test_vulkan_scope();
   } else {

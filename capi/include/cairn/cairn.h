@@ -877,7 +877,8 @@ CAIRN_API size_t cairn_checkpoint_reader_rank(const cairn_checkpoint_reader *r, 
 /** METHOD. Dimension `axis` of key `i`; -1 out of range. Since 1.0. */
 CAIRN_API int64_t cairn_checkpoint_reader_dim(const cairn_checkpoint_reader *r, size_t i, size_t axis);
 
-/** CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
+/** CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the device of the
+ * calling thread's innermost device scope of `ctx` (cairn_device_scope_enter), else the context's
  * default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
  * INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string). Since 1.0. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_reader_load(const cairn_checkpoint_reader *r,

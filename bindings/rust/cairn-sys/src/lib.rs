@@ -3649,7 +3649,8 @@ pub unsafe fn cairn_checkpoint_reader_dim(r: *const cairn_checkpoint_reader, i: 
     (load::api().cairn_checkpoint_reader_dim)(r, i, axis)
 }
 
-/// CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
+/// CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the device of the
+/// calling thread's innermost device scope of `ctx` (cairn_device_scope_enter), else the context's
 /// default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
 /// INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string). Since 1.0.
 #[must_use]

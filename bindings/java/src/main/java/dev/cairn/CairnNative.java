@@ -1015,7 +1015,8 @@ final class CairnNative {
   static native long checkpointReaderDim(long r, long i, long axis);
 
   /**
-   * cairn_checkpoint_reader_load: CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the context's
+   * cairn_checkpoint_reader_load: CONSTRUCTOR. Loads the value of `key` (checksums verified) as a new tensor on the device of the
+   * calling thread's innermost device scope of `ctx` (cairn_device_scope_enter), else the context's
    * default device. Errors: NOT_FOUND for an unknown key, DATA_LOSS for a damaged payload,
    * INVALID_ARGUMENT for the string entry (read it with cairn_checkpoint_reader_load_string). Since 1.0.
    */
