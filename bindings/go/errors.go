@@ -74,9 +74,6 @@ func checkOpen(fn string, args ...any) error {
 
 // checkEach is checkOpen over a slice: element i is named "<what> i" ("source 1").
 func checkEach[H any](fn, what string, hs []H) error {
-	if ts, ok := any(hs).([]*Tensor); ok && allOpen(ts) {
-		return nil // every op call checks its inputs: skip handleState's type switch
-	}
 	for i, h := range hs {
 		if isNil, closed := handleState(fn, h); isNil || closed {
 			return stateError(fn, fmt.Sprintf("%s %d", what, i), h, isNil)
@@ -85,7 +82,8 @@ func checkEach[H any](fn, what string, hs []H) error {
 	return nil
 }
 
-// allOpen says whether no Tensor of ts is nil or closed.
+// allOpen says whether no Tensor of ts is nil or closed: checkEach's answer for the inputs of an
+// op call, without its type switch.
 func allOpen(ts []*Tensor) bool {
 	for _, t := range ts {
 		if t == nil || t.ptr == nil {
