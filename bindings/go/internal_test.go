@@ -212,8 +212,8 @@ func tinyTensors(t *testing.T, ctx *Context, n int) []*Tensor {
 
 // onePAndNoGC runs the rest of the test on one P with the collector off and the chunks of
 // tensorChunks set aside, so that every Close and op of the test uses one fresh chunk (a
-// collection drops chunks from the pool; a full one leaves it).
-func onePAndNoGC(t *testing.T) {
+// collection drops chunks from the pool; a full one leaves it), and gives it a Context.
+func onePAndNoGC(t *testing.T) *Context {
 	procs := runtime.GOMAXPROCS(1)
 	gc := debug.SetGCPercent(-1)
 	var aside []any
@@ -227,17 +227,18 @@ func onePAndNoGC(t *testing.T) {
 		debug.SetGCPercent(gc)
 		runtime.GOMAXPROCS(procs)
 	})
+	ctx, err := NewContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctx.Close)
+	return ctx
 }
 
 // Close of a tiny tensor leaves the free to the next cgo call that makes a tensor, or frees
 // closedBatch of them at once; a big tensor is freed at once.
 func TestCloseOfTinyTensorsFreesWithTheNextTensor(t *testing.T) {
-	onePAndNoGC(t)
-	ctx, err := NewContext()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
+	ctx := onePAndNoGC(t)
 	x := tinyTensors(t, ctx, 1)[0]
 	defer x.Close()
 	base := memoryInUse(t, ctx)
@@ -275,12 +276,7 @@ func TestCloseOfTinyTensorsFreesWithTheNextTensor(t *testing.T) {
 
 // A chunk's finalizer also frees what Close held back in it.
 func TestTensorChunkFreesHeldBackCloses(t *testing.T) {
-	onePAndNoGC(t)
-	ctx, err := NewContext()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
+	ctx := onePAndNoGC(t)
 	base := memoryInUse(t, ctx)
 	c := new(tensorChunk) // not in tensorChunks
 	for _, x := range tinyTensors(t, ctx, 3) {
