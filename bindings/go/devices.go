@@ -55,7 +55,7 @@ type LogicalDevice struct {
 
 // MemoryInfo is a logical device's memory (cairn_memory_info, tf.config.experimental.get_memory_info).
 type MemoryInfo struct {
-	Current uint64 // bytes held by its tensors now
+	Current uint64 // bytes held by its tensors now (a few closed ones under 256 bytes may wait: Tensor.Close)
 	Peak    uint64 // the most held since creation or the last ResetMemoryStats
 	Limit   uint64 // its memory limit; 0: none
 	Budget  uint64 // bytes it may use now: RAM on the CPU, the driver's live budget on Vulkan

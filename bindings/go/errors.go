@@ -82,6 +82,17 @@ func checkEach[H any](fn, what string, hs []H) error {
 	return nil
 }
 
+// allOpen says whether no Tensor of ts is nil or closed: checkEach's answer for the inputs of an
+// op call, without its type switch.
+func allOpen(ts []*Tensor) bool {
+	for _, t := range ts {
+		if t == nil || t.ptr == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // stateError is handleError, or for a Tensor its own (which says when its Scope freed it).
 func stateError(fn, what string, h any, isNil bool) error {
 	if t, ok := h.(*Tensor); ok {

@@ -3,7 +3,9 @@ package cairn
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/cgo"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -182,6 +184,114 @@ func TestTensorChunkFreesOpenSlotsOnly(t *testing.T) {
 		if c.slots[i].ptr != nil {
 			t.Errorf("slot %d still holds a tensor after free", i)
 		}
+	}
+}
+
+// memoryInUse is the bytes held by tensors on ctx's default device.
+func memoryInUse(t *testing.T, ctx *Context) uint64 {
+	t.Helper()
+	info, err := ctx.MemoryInfo(ctx.Device())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Current
+}
+
+// tinyTensors makes n tensors of 4 float32s (16 bytes, under tinyTensorBytes).
+func tinyTensors(t *testing.T, ctx *Context, n int) []*Tensor {
+	t.Helper()
+	ts := make([]*Tensor, n)
+	for i := range ts {
+		var err error
+		if ts[i], err = NewTensor(ctx, []int64{4}, []float32{1, 2, 3, 4}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ts
+}
+
+// onePAndNoGC runs the rest of the test on one P with the collector off and the chunks of
+// tensorChunks set aside, so that every Close and op of the test uses one fresh chunk (a
+// collection drops chunks from the pool; a full one leaves it), and gives it a Context.
+func onePAndNoGC(t *testing.T) *Context {
+	procs := runtime.GOMAXPROCS(1)
+	gc := debug.SetGCPercent(-1)
+	var aside []any
+	for c := tensorChunks.Get(); c != nil; c = tensorChunks.Get() {
+		aside = append(aside, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range aside {
+			tensorChunks.Put(c)
+		}
+		debug.SetGCPercent(gc)
+		runtime.GOMAXPROCS(procs)
+	})
+	ctx, err := NewContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctx.Close)
+	return ctx
+}
+
+// Close of a tiny tensor leaves the free to the next cgo call that makes a tensor, or frees
+// closedBatch of them at once; a big tensor is freed at once.
+func TestCloseOfTinyTensorsFreesWithTheNextTensor(t *testing.T) {
+	ctx := onePAndNoGC(t)
+	x := tinyTensors(t, ctx, 1)[0]
+	defer x.Close()
+	base := memoryInUse(t, ctx)
+	held := tinyTensors(t, ctx, closedBatch-1)
+	size := (memoryInUse(t, ctx) - base) / uint64(len(held))
+	for _, h := range held {
+		h.Close()
+	}
+	if got, want := memoryInUse(t, ctx), base+uint64(len(held))*size; got != want {
+		t.Errorf("after closing %d tiny tensors: %d bytes in use, want %d (their frees held back)", len(held), got, want)
+	}
+	y, err := RunOp1(ctx, "Neg", []*Tensor{x}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := memoryInUse(t, ctx), base+size; got != want {
+		t.Errorf("after the next op: %d bytes in use, want %d (the held-back frees done)", got, want)
+	}
+	y.Close()
+	for _, h := range tinyTensors(t, ctx, closedBatch) { // the first frees y
+		h.Close() // the last frees all closedBatch
+	}
+	if got := memoryInUse(t, ctx); got != base {
+		t.Errorf("after %d Closes: %d bytes in use, want %d", closedBatch, got, base)
+	}
+	big, err := NewTensor(ctx, []int64{tinyTensorBytes}, make([]float32, tinyTensorBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Close()
+	if got := memoryInUse(t, ctx); got != base {
+		t.Errorf("after closing a %d-byte tensor: %d bytes in use, want %d", 4*tinyTensorBytes, got, base)
+	}
+}
+
+// A chunk's finalizer also frees what Close held back in it.
+func TestTensorChunkFreesHeldBackCloses(t *testing.T) {
+	ctx := onePAndNoGC(t)
+	base := memoryInUse(t, ctx)
+	c := new(tensorChunk) // not in tensorChunks
+	for _, x := range tinyTensors(t, ctx, 3) {
+		c.closed[c.nClosed], x.ptr = cHandle(unsafe.Pointer(x.ptr)), nil // as freeLater would
+		c.nClosed++
+	}
+	if memoryInUse(t, ctx) == base {
+		t.Fatal("three tensors hold no memory")
+	}
+	c.free()
+	if got := memoryInUse(t, ctx); got != base {
+		t.Errorf("after the chunk's finalizer: %d bytes in use, want %d", got, base)
+	}
+	if c.nClosed != 0 {
+		t.Errorf("nClosed = %d after free", c.nClosed)
 	}
 }
 

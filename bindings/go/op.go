@@ -6,6 +6,7 @@ package cairn
 #include "cairn/cairn.h"
 
 extern __thread uintptr_t gocairn_scope; // scope.go
+void gocairn_free_closed(const uintptr_t *closed, size_t n); // tensor.go
 
 // What gocairn_run1 gives back: the status, and when it is NULL the output, its data size and the
 // thread's innermost Scope (what newTensor's gocairn_adopt would fetch in a second cgo call).
@@ -17,14 +18,21 @@ typedef struct gocairn_run1_result {
 } gocairn_run1_result;
 
 // cairn_op_run of an op with one output and at most 4 inputs, which come by value, as the result
-// goes back: no Go memory crosses into C, so the Go side needs no heap arrays. attrs (C memory,
-// from packAttrs) comes as an integer so that cgo does not check it for Go pointers on each call.
-static gocairn_run1_result gocairn_run1(cairn_context *ctx, const char *op, cairn_tensor *in0,
-                                        cairn_tensor *in1, cairn_tensor *in2, cairn_tensor *in3,
-                                        size_t n_inputs, uintptr_t attrs, size_t n_attrs) {
-  cairn_tensor *in[4] = {in0, in1, in2, in3};
+// goes back, after freeing the n_closed handles that Close held back in the output's tensorChunk
+// (first, so that the output may reuse their memory). The context, the
+// inputs and attrs (C memory, from packAttrs) come as integers: cgo checks each pointer argument
+// for Go pointers, ~50 instructions apiece (a quarter of the binding's cost per Add), and these
+// never are.
+static gocairn_run1_result gocairn_run1(uintptr_t ctx, const char *op, uintptr_t in0, uintptr_t in1,
+                                        uintptr_t in2, uintptr_t in3, size_t n_inputs,
+                                        uintptr_t attrs, size_t n_attrs,
+                                        const uintptr_t *closed, size_t n_closed) {
+  gocairn_free_closed(closed, n_closed);
+  cairn_tensor *in[4] = {(cairn_tensor *)in0, (cairn_tensor *)in1, (cairn_tensor *)in2,
+                         (cairn_tensor *)in3};
   gocairn_run1_result r = {NULL, NULL};
-  r.status = cairn_op_run(ctx, op, in, n_inputs, (const cairn_attr *)attrs, n_attrs, &r.out, 1);
+  r.status = cairn_op_run((cairn_context *)ctx, op, in, n_inputs, (const cairn_attr *)attrs,
+                          n_attrs, &r.out, 1);
   if (r.status == NULL) {
     r.nbytes = cairn_tensor_nbytes(r.out);
     r.scope = gocairn_scope;
@@ -147,8 +155,8 @@ func prepareOp(ctx *Context, op string, inputs []*Tensor, attrs []Attr) (opCall,
 	if err != nil {
 		return opCall{}, err
 	}
-	if err := checkEach(op, "input", inputs); err != nil {
-		return opCall{}, err
+	if !allOpen(inputs) {
+		return opCall{}, checkEach(op, "input", inputs)
 	}
 	call := opCall{ctx: cctx}
 	var known bool
@@ -188,21 +196,27 @@ func RunOp1(ctx *Context, op string, inputs []*Tensor, attrs []Attr) (*Tensor, e
 	if err != nil {
 		return nil, err
 	}
-	defer call.free()
-	cctx, name, cattrs := call.ctx, call.name, call.attrs
-	var in [runOp1Inputs]*C.cairn_tensor
+	var in [runOp1Inputs]C.uintptr_t
 	for i, t := range inputs {
-		in[i] = t.ptr
+		in[i] = cHandle(unsafe.Pointer(t.ptr))
 	}
-	r := C.gocairn_run1(cctx, name, in[0], in[1], in[2], in[3], C.size_t(len(inputs)),
-		C.uintptr_t(uintptr(unsafe.Pointer(cattrs))), C.size_t(len(attrs)))
+	c := takeChunk()
+	closed, nClosed := c.takeClosed()
+	r := C.gocairn_run1(cHandle(unsafe.Pointer(call.ctx)), call.name, in[0], in[1], in[2], in[3],
+		C.size_t(len(inputs)), cHandle(unsafe.Pointer(call.attrs)), C.size_t(len(attrs)), closed, nClosed)
+	call.free() // not deferred: nothing between prepareOp and here returns or panics (a defer costs ~50 instructions)
 	runtime.KeepAlive(ctx)
 	runtime.KeepAlive(inputs)
 	if err := takeStatus(r.status); err != nil {
+		c.release()
 		return nil, err
 	}
-	return adoptTensor(r.out, int64(r.nbytes), uintptr(r.scope)), nil
+	return c.adopt(r.out, int64(r.nbytes), uintptr(r.scope)), nil
 }
+
+// cHandle passes C memory to a C helper of this package as an integer, which cgo does not check
+// for Go pointers.
+func cHandle(p unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(p)) }
 
 // NumOutputs is how many outputs op produces when called with attrs (cairn_op_num_outputs);
 // attributes not given take their defaults.
