@@ -89,42 +89,45 @@ V with_libm_lanes(V x, V r, Outside outside, Fn fn) {
 //   (zero and negatives included) use libm.
 // - erf: xsimd's double erf gives NaN for huge inputs; lanes with |x| > 6 (where erf is +-1 to
 //   the last bit) use libm.
-template <class V>
-V exp_any(V x) {
+template <class V> struct lane_type { using type = V; };
+template <class T, class A> struct lane_type<xsimd::batch<T, A>> { using type = T; };
+
+// On batches, xsimd's `simd_fn` with libm's `libm_fn` for the lanes outside [lo, hi] (NaN stays
+// with xsimd); on scalars, libm.
+template <class V, class SimdFn, class LibmFn>
+V xsimd_within(V x, double lo, double hi, SimdFn simd_fn, LibmFn libm_fn) {
   if constexpr (is_batch_v<V>) {
     using T = typename V::value_type;
-    constexpr T lo = sizeof(T) == 4 ? T(-87) : T(-708);
-    constexpr T hi = sizeof(T) == 4 ? T(88) : T(709);
-    return with_libm_lanes(x, xsimd::exp(x), [](auto v) { return (v < lo) | (v > hi); },
-                           [](T v) { return std::exp(v); });
+    const T l = static_cast<T>(lo), h = static_cast<T>(hi);
+    auto outside = [&](auto v) {
+      using W = decltype(v);  // a lane or the whole batch
+      return (v < W(l)) | (v > W(h));
+    };
+    return with_libm_lanes(x, simd_fn(x), outside, libm_fn);
   } else {
-    using std::exp;
-    return exp(x);
+    return libm_fn(x);
   }
+}
+
+template <class V>
+V exp_any(V x) {
+  const bool is_float = sizeof(typename lane_type<V>::type) == 4;
+  return xsimd_within(x, is_float ? -87.0 : -708.0, is_float ? 88.0 : 709.0, [](auto b) { return xsimd::exp(b); },
+                      [](auto v) { using std::exp; return exp(v); });
 }
 
 template <class V>
 V log_any(V x) {
-  if constexpr (is_batch_v<V>) {
-    using T = typename V::value_type;
-    constexpr T smallest = std::numeric_limits<T>::min();
-    return with_libm_lanes(x, xsimd::log(x), [](auto v) { return v < smallest; }, [](T v) { return std::log(v); });
-  } else {
-    using std::log;
-    return log(x);
-  }
+  using T = typename lane_type<V>::type;
+  double smallest = 0;
+  if constexpr (std::is_floating_point_v<T>) smallest = static_cast<double>(std::numeric_limits<T>::min());
+  return xsimd_within(x, smallest, HUGE_VAL, [](auto b) { return xsimd::log(b); },
+                      [](auto v) { using std::log; return log(v); });
 }
 
 template <class V>
 V erf_any(V x) {
-  if constexpr (is_batch_v<V>) {
-    using T = typename V::value_type;
-    return with_libm_lanes(x, xsimd::erf(x), [](auto v) { return (v > T(6)) | (v < T(-6)); },
-                           [](T v) { return std::erf(v); });
-  } else {
-    using std::erf;
-    return erf(x);
-  }
+  return xsimd_within(x, -6.0, 6.0, [](auto b) { return xsimd::erf(b); }, [](auto v) { using std::erf; return erf(v); });
 }
 
 // One operand of a loop: `p[i]` for a full operand, `p[0]` for every element of a scalar one.
