@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 #include "runtime/core/convert.h"
 #include "runtime/core/thread_pool.h"
+#include "runtime/cpu/simd.h"
 #include "runtime/ops/op_def.h"
 #include "runtime/tensor/tensor.h"
 
@@ -75,9 +77,42 @@ void broadcast_loop(ThreadPool& pool, const Shape& out, const Shape* const* ins,
 // `template <class T> auto operator()(T a, T b) const` working on compute_t<T> values.
 // The result is stored as `Out` (T itself unless the functor says otherwise).
 
+// Whether unary_apply runs F on xsimd batches: float32/float64 in and out, and a SIMD functor.
+template <class T, class Out, class F>
+constexpr bool simd_unary_path_v = is_simd_float_v<T> && std::is_same_v<T, Out> && has_simd_v<F>;
+// binary_apply takes the batch loop for every float32/float64 functor (non-SIMD ones run lane by
+// lane): it is also the path that splits a scalar broadcast across the threads.
+template <class T, class Out>
+constexpr bool simd_binary_path_v = is_simd_float_v<T> && std::is_same_v<T, Out>;
+
+// out = F(a, b) where each input has the output's shape or one element (the fused loop's case too).
+// Returns false, doing nothing, for other broadcasts.
+template <class T, class F>
+bool simd_binary_apply(KernelContext& kc, F f) {
+  const Tensor& a = kc.input(0);
+  const Tensor& b = kc.input(1);
+  Tensor& out = kc.output(0);
+  auto operand = [&](const Tensor& t) -> std::optional<SimdOperand<T>> {
+    if (t.shape() == out.shape()) return SimdOperand<T>{t.data<T>(), false};
+    if (t.num_elements() == 1) return SimdOperand<T>{t.data<T>(), true};
+    return std::nullopt;
+  };
+  std::optional<SimdOperand<T>> oa = operand(a), ob = operand(b);
+  if (!oa || !ob) return false;
+  T* po = out.mutable_data<T>();
+  kc.pool.run(out.num_elements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+    auto at = [&](SimdOperand<T> o) { return SimdOperand<T>{o.scalar ? o.p : o.p + begin, o.scalar}; };
+    simd_binary<T>(f, at(*oa), at(*ob), po + begin, end - begin);
+  });
+  return true;
+}
+
 // out = F(a, b) with broadcasting; Out is the stored output type for input type T.
 template <class T, class Out, class F>
 void binary_apply(KernelContext& kc, F f) {
+  if constexpr (simd_binary_path_v<T, Out>) {
+    if (simd_binary_apply<T>(kc, f)) return;
+  }
   const Tensor& a = kc.input(0);
   const Tensor& b = kc.input(1);
   Tensor& out = kc.output(0);
@@ -103,6 +138,12 @@ void unary_apply(KernelContext& kc, F f) {
   Tensor& out = kc.output(0);
   const T* pa = a.data<T>();
   Out* po = out.mutable_data<Out>();
+  if constexpr (simd_unary_path_v<T, Out, F>) {
+    kc.pool.run(a.num_elements(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+      simd_unary<T>(f, SimdOperand<T>{pa + b, false}, po + b, e - b);
+    });
+    return;
+  }
   kc.pool.run(a.num_elements(), kElementwiseGrain, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) po[o] = convert<Out>(f(widen(pa[o])));
   });
@@ -110,9 +151,24 @@ void unary_apply(KernelContext& kc, F f) {
 
 [[noreturn]] void throw_unsupported_dtype(const KernelContext& kc, DType t);
 
+// Integer operand checks, run before any output is written: a zero in integer input `input`
+// (division, modulo, reciprocal), a negative integer exponent in input 1 (Pow).
+void reject_integer_zeros(const KernelContext& kc, int input);
+void reject_negative_integer_exponents(const KernelContext& kc);
+
+// A functor may reject bad operands up front with `static void check(const KernelContext&)`.
+template <class F, class = void> struct has_check : std::false_type {};
+template <class F> struct has_check<F, std::void_t<decltype(&F::check)>> : std::true_type {};
+
+template <class F>
+void run_check(const KernelContext& kc) {
+  if constexpr (has_check<F>::value) F::check(kc);
+}
+
 // Kernel for a binary op whose output has the input dtype.
 template <class F>
 void binary_kernel(KernelContext& kc) {
+  run_check<F>(kc);
   visit_dtype(kc.input(0).dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (F::template supports<T>) binary_apply<T, T>(kc, F{});
@@ -133,6 +189,7 @@ void compare_kernel(KernelContext& kc) {
 // Kernel for a unary op whose output has the input dtype.
 template <class F>
 void unary_kernel(KernelContext& kc) {
+  run_check<F>(kc);
   visit_dtype(kc.input(0).dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (F::template supports<T>) unary_apply<T, T>(kc, F{});

@@ -1,228 +1,22 @@
 #include "runtime/graph/fusion.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <string_view>
 #include <unordered_map>
 
-#include "runtime/core/thread_pool.h"
+#include "runtime/cpu/elementwise_ops.h"
 
 namespace cairn::graph {
 namespace {
 
-// ---- The step set. Each formula matches the op's CPU kernel for float and double exactly
-// (runtime/cpu/unary_kernels.cc, binary_kernels.cc): same operations, same order, same type. ----
-
+// The step set: the CPU elementwise table (runtime/cpu/elementwise_ops.h), by op name.
 const std::unordered_map<std::string_view, FusedStep>& step_names() {
   static const auto* names = new std::unordered_map<std::string_view, FusedStep>{
-      {"Neg", kStepNeg},       {"Abs", kStepAbs},         {"Sign", kStepSign},
-      {"Square", kStepSquare}, {"Reciprocal", kStepReciprocal}, {"Exp", kStepExp},
-      {"Log", kStepLog},       {"Log1p", kStepLog1p},     {"Sqrt", kStepSqrt},
-      {"Rsqrt", kStepRsqrt},   {"Sin", kStepSin},         {"Cos", kStepCos},
-      {"Tanh", kStepTanh},     {"Sigmoid", kStepSigmoid}, {"Erf", kStepErf},
-      {"Relu", kStepRelu},     {"Relu6", kStepRelu6},     {"Elu", kStepElu},
-      {"Selu", kStepSelu},     {"Softplus", kStepSoftplus}, {"Floor", kStepFloor},
-      {"Ceil", kStepCeil},     {"Round", kStepRound},     {"Add", kStepAdd},
-      {"Sub", kStepSub},       {"Mul", kStepMul},         {"RealDiv", kStepDiv},
-      {"Maximum", kStepMaximum}, {"Minimum", kStepMinimum}, {"Pow", kStepPow},
-      {"SquaredDifference", kStepSquaredDifference}};
+#define CAIRN_STEP_NAME(name, step, F) {name, step},
+      CAIRN_FUSIBLE_UNARY_OPS(CAIRN_STEP_NAME) CAIRN_FUSIBLE_BINARY_OPS(CAIRN_STEP_NAME)
+#undef CAIRN_STEP_NAME
+  };
   return *names;
-}
-
-template <class C>
-C unary(int64_t step, C x) {
-  switch (step) {
-    case kStepNeg: return -x;
-    case kStepAbs: return std::fabs(x);
-    case kStepSign: return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);
-    case kStepSquare: return x * x;
-    case kStepReciprocal: return C(1) / x;
-    case kStepExp: return std::exp(x);
-    case kStepLog: return std::log(x);
-    case kStepLog1p: return std::log1p(x);
-    case kStepSqrt: return std::sqrt(x);
-    case kStepRsqrt: return C(1) / std::sqrt(x);
-    case kStepSin: return std::sin(x);
-    case kStepCos: return std::cos(x);
-    case kStepTanh: return std::tanh(x);
-    case kStepSigmoid: {
-      if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
-      C e = std::exp(x);
-      return e / (C(1) + e);
-    }
-    case kStepErf: return std::erf(x);
-    case kStepRelu:
-      if (std::isnan(x)) return x;
-      return x > C(0) ? x : C(0);
-    case kStepRelu6:
-      if (std::isnan(x)) return x;
-      if (x > C(6)) return C(6);
-      return x > C(0) ? x : C(0);
-    case kStepElu: return x > C(0) ? x : std::expm1(x);
-    case kStepSelu: {
-      const C alpha = static_cast<C>(1.6732632423543772848170429916717);
-      const C scale = static_cast<C>(1.0507009873554804934193349852946);
-      return x > C(0) ? scale * x : scale * alpha * std::expm1(x);
-    }
-    case kStepSoftplus:
-      if (std::isnan(x)) return x;
-      return (x > C(0) ? x : C(0)) + std::log1p(std::exp(-std::fabs(x)));
-    case kStepFloor: return std::floor(x);
-    case kStepCeil: return std::ceil(x);
-    case kStepRound: {
-      if (!std::isfinite(x)) return x;
-      C f = std::floor(x);
-      C frac = x - f;
-      C r;
-      if (frac > C(0.5)) r = f + C(1);
-      else if (frac < C(0.5)) r = f;
-      else r = std::fmod(f, C(2)) == C(0) ? f : f + C(1);
-      return std::copysign(r, x);
-    }
-  }
-  return x;
-}
-
-// Binary steps are written as separate functors so each block loop is a tight, vectorizable loop.
-struct AddF { template <class C> C operator()(C a, C b) const { return a + b; } };
-struct SubF { template <class C> C operator()(C a, C b) const { return a - b; } };
-struct MulF { template <class C> C operator()(C a, C b) const { return a * b; } };
-struct DivF { template <class C> C operator()(C a, C b) const { return static_cast<C>(a / b); } };
-struct MaximumF {
-  template <class C> C operator()(C a, C b) const {
-    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<C>::quiet_NaN();
-    return a > b ? a : b;
-  }
-};
-struct MinimumF {
-  template <class C> C operator()(C a, C b) const {
-    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<C>::quiet_NaN();
-    return a < b ? a : b;
-  }
-};
-struct PowF { template <class C> C operator()(C a, C b) const { return std::pow(a, b); } };
-struct SquaredDifferenceF {
-  template <class C> C operator()(C a, C b) const {
-    C d = a - b;
-    return d * d;
-  }
-};
-
-// An operand of one step within a block: `p[i]` for a full operand, `p[0]` for a scalar.
-template <class T>
-struct Operand {
-  const T* p;
-  bool scalar;
-};
-
-template <class T, class F>
-void binary_block(Operand<T> a, Operand<T> b, T* d, int64_t len, F f) {
-  if (!a.scalar && !b.scalar) {
-    for (int64_t i = 0; i < len; ++i) d[i] = f(a.p[i], b.p[i]);
-  } else if (a.scalar && !b.scalar) {
-    const T x = a.p[0];
-    for (int64_t i = 0; i < len; ++i) d[i] = f(x, b.p[i]);
-  } else if (!a.scalar) {
-    const T y = b.p[0];
-    for (int64_t i = 0; i < len; ++i) d[i] = f(a.p[i], y);
-  } else {
-    const T v = f(a.p[0], b.p[0]);
-    for (int64_t i = 0; i < len; ++i) d[i] = v;
-  }
-}
-
-template <class T, FusedStep S>
-void unary_block(Operand<T> a, T* d, int64_t len) {
-  if (a.scalar) {
-    const T v = unary<T>(S, a.p[0]);
-    for (int64_t i = 0; i < len; ++i) d[i] = v;
-  } else {
-    for (int64_t i = 0; i < len; ++i) d[i] = unary<T>(S, a.p[i]);  // S is constant: the switch folds away
-  }
-}
-
-template <class T>
-void unary_dispatch(int64_t step, Operand<T> a, T* d, int64_t len) {
-  switch (step) {
-#define CAIRN_FUSED_UNARY(s) \
-  case s: return unary_block<T, s>(a, d, len);
-    CAIRN_FUSED_UNARY(kStepNeg) CAIRN_FUSED_UNARY(kStepAbs) CAIRN_FUSED_UNARY(kStepSign)
-    CAIRN_FUSED_UNARY(kStepSquare) CAIRN_FUSED_UNARY(kStepReciprocal) CAIRN_FUSED_UNARY(kStepExp)
-    CAIRN_FUSED_UNARY(kStepLog) CAIRN_FUSED_UNARY(kStepLog1p) CAIRN_FUSED_UNARY(kStepSqrt)
-    CAIRN_FUSED_UNARY(kStepRsqrt) CAIRN_FUSED_UNARY(kStepSin) CAIRN_FUSED_UNARY(kStepCos) CAIRN_FUSED_UNARY(kStepTanh)
-    CAIRN_FUSED_UNARY(kStepSigmoid) CAIRN_FUSED_UNARY(kStepErf) CAIRN_FUSED_UNARY(kStepRelu)
-    CAIRN_FUSED_UNARY(kStepRelu6) CAIRN_FUSED_UNARY(kStepElu) CAIRN_FUSED_UNARY(kStepSelu)
-    CAIRN_FUSED_UNARY(kStepSoftplus) CAIRN_FUSED_UNARY(kStepFloor) CAIRN_FUSED_UNARY(kStepCeil)
-    CAIRN_FUSED_UNARY(kStepRound)
-#undef CAIRN_FUSED_UNARY
-  }
-  raise(Code::Internal, "FusedElementwise: unknown unary step {}", step);
-}
-
-template <class T>
-void binary_dispatch(int64_t step, Operand<T> a, Operand<T> b, T* d, int64_t len) {
-  switch (step) {
-    case kStepAdd: return binary_block(a, b, d, len, AddF{});
-    case kStepSub: return binary_block(a, b, d, len, SubF{});
-    case kStepMul: return binary_block(a, b, d, len, MulF{});
-    case kStepDiv: return binary_block(a, b, d, len, DivF{});
-    case kStepMaximum: return binary_block(a, b, d, len, MaximumF{});
-    case kStepMinimum: return binary_block(a, b, d, len, MinimumF{});
-    case kStepPow: return binary_block(a, b, d, len, PowF{});
-    case kStepSquaredDifference: return binary_block(a, b, d, len, SquaredDifferenceF{});
-  }
-  raise(Code::Internal, "FusedElementwise: unknown binary step {}", step);
-}
-
-// ---- The kernel ----
-
-// Elements per block: a block's registers (one per step) stay in the L1/L2 cache.
-constexpr int64_t kBlock = 512;
-// Elements per parallel chunk (a multiple of kBlock); chunks are fixed ranges of the output.
-constexpr int64_t kGrain = 32 * kBlock;
-
-// The program: three ints per step (step, operand a, operand b or -1). Registers 0..num_inputs-1
-// are the inputs; step j writes register num_inputs + j; the last step is the output.
-template <class T>
-void run_program(const KernelContext& kc, const AttrValue& program) {
-  const int nin = kc.num_inputs;
-  const int64_t steps = static_cast<int64_t>(program.n_ints / 3);
-  const int64_t* prog = program.ints;
-  T* out = kc.output(0).mutable_data<T>();
-  const int64_t n = kc.output(0).num_elements();
-  kc.pool.run(n, kGrain, [&](int64_t begin, int64_t end) {
-    static thread_local std::vector<T> scratch;
-    if (scratch.size() < static_cast<size_t>(steps * kBlock)) scratch.resize(static_cast<size_t>(steps * kBlock));
-    for (int64_t pos = begin; pos < end; pos += kBlock) {
-      const int64_t len = std::min(kBlock, end - pos);
-      auto operand = [&](int64_t reg) -> Operand<T> {
-        if (reg < nin) {
-          const Tensor& t = kc.input(static_cast<int>(reg));
-          bool scalar = t.num_elements() == 1;
-          return {t.data<T>() + (scalar ? 0 : pos), scalar};
-        }
-        return {scratch.data() + (reg - nin) * kBlock, false};
-      };
-      for (int64_t j = 0; j < steps; ++j) {
-        const int64_t* s = prog + 3 * j;
-        T* dst = j == steps - 1 ? out + pos : scratch.data() + j * kBlock;
-        if (s[0] < kFirstBinaryStep) unary_dispatch<T>(s[0], operand(s[1]), dst, len);
-        else binary_dispatch<T>(s[0], operand(s[1]), operand(s[2]), dst, len);
-      }
-    }
-  });
-}
-
-void fused_kernel(KernelContext& kc) {
-  const AttrValue& program = kc.attrs.at(1);
-  if (program.n_ints == 0 || program.n_ints % 3 != 0)
-    raise(Code::Internal, "FusedElementwise: a program of {} ints is malformed", program.n_ints);
-  switch (kc.output(0).dtype()) {
-    case DType::Float32: return run_program<float>(kc, program);
-    case DType::Float64: return run_program<double>(kc, program);
-    default: raise(Code::Internal, "FusedElementwise: dtype {} is not fused", dtype_name(kc.output(0).dtype()));
-  }
 }
 
 // The output is as large as the largest input (the others hold one element).
@@ -272,8 +66,9 @@ OpDef& mutable_fused_def() {
 FusedBackend* backends() {
   static FusedBackend* table = [] {
     auto* t = new FusedBackend[kNumDeviceKinds];
-    t[static_cast<int>(DeviceKind::CPU)] = FusedBackend{fused_kernel, {DType::Float32, DType::Float64}, nullptr};
-    mutable_fused_def().kernels[static_cast<int>(DeviceKind::CPU)] = fused_kernel;
+    t[static_cast<int>(DeviceKind::CPU)] =
+        FusedBackend{cpu_fused_elementwise_kernel, {DType::Float32, DType::Float64}, nullptr};
+    mutable_fused_def().kernels[static_cast<int>(DeviceKind::CPU)] = cpu_fused_elementwise_kernel;
     return t;
   }();
   return table;

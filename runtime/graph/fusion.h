@@ -2,8 +2,8 @@
 // (float32 or float64) and one output shape, where every member except the last is read only by
 // other members, becomes one FusedElementwise node. Its kernel walks the elements once, in blocks
 // that stay in cache, running a small op program per block: no intermediate tensor is written to
-// memory. Each step applies the same per-element arithmetic as the unfused op's CPU kernel, in the
-// same order and precision, so fused results are bitwise equal to unfused ones.
+// memory. Each step runs the same functor and SIMD loop as the unfused op's CPU kernel (both are
+// instantiated from runtime/cpu/elementwise_ops.h), so fused results are bitwise equal to unfused ones.
 //
 // Inputs of a member must have the group's shape or hold one element (a scalar broadcast).
 // FusedElementwise is an internal op: it is not in the registry (no C API name, no gradient). A
@@ -24,6 +24,7 @@
 
 #include <cstdint>
 
+#include "runtime/cpu/fused_elementwise.h"  // FusedStep
 #include "runtime/graph/graph.h"
 
 namespace cairn {
@@ -32,18 +33,11 @@ class Context;
 
 namespace cairn::graph {
 
-// The program of a FusedElementwise node (attribute `program`): three ints per step (step,
+// The program of a FusedElementwise node (attribute `program`): three ints per step (FusedStep,
 // operand a, operand b or -1). Registers 0..num_inputs-1 are the node's inputs; step j writes
-// register num_inputs + j; the last step is the output.
-enum FusedStep : int64_t {
-  kStepNeg, kStepAbs, kStepSign, kStepSquare, kStepReciprocal, kStepExp, kStepLog, kStepLog1p, kStepSqrt,
-  kStepRsqrt, kStepSin, kStepCos, kStepTanh, kStepSigmoid, kStepErf, kStepRelu, kStepRelu6, kStepElu, kStepSelu,
-  kStepSoftplus, kStepFloor, kStepCeil, kStepRound,
-  kFirstBinaryStep,
-  kStepAdd = kFirstBinaryStep, kStepSub, kStepMul, kStepDiv, kStepMaximum, kStepMinimum, kStepPow,
-  kStepSquaredDifference,
-  kNumFusedSteps
-};
+// register num_inputs + j; the last step is the output. The steps and their CPU arithmetic are the
+// CPU elementwise table (runtime/cpu/elementwise_ops.h); the CPU kernel is
+// runtime/cpu/fused_elementwise.h.
 
 // The registered op a step stands for ("Add", "Sigmoid"), or nullptr for an unknown step.
 const char* fused_step_op(int64_t step);

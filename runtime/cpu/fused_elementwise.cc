@@ -1,0 +1,83 @@
+#include "runtime/cpu/fused_elementwise.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "runtime/cpu/elementwise_ops.h"
+
+namespace cairn {
+namespace {
+
+using namespace graph;  // the FusedStep codes
+
+template <class T>
+void unary_step(int64_t step, SimdOperand<T> a, T* d, int64_t len) {
+  switch (step) {
+#define CAIRN_FUSED_UNARY(name, s, F) \
+  case s: return simd_unary<T>(F{}, a, d, len);
+    CAIRN_FUSIBLE_UNARY_OPS(CAIRN_FUSED_UNARY)
+#undef CAIRN_FUSED_UNARY
+  }
+  raise(Code::Internal, "FusedElementwise: unknown unary step {}", step);
+}
+
+template <class T>
+void binary_step(int64_t step, SimdOperand<T> a, SimdOperand<T> b, T* d, int64_t len) {
+  switch (step) {
+#define CAIRN_FUSED_BINARY(name, s, F) \
+  case s: return simd_binary<T>(F{}, a, b, d, len);
+    CAIRN_FUSIBLE_BINARY_OPS(CAIRN_FUSED_BINARY)
+#undef CAIRN_FUSED_BINARY
+  }
+  raise(Code::Internal, "FusedElementwise: unknown binary step {}", step);
+}
+
+// Elements per block: a block's registers (one per step) stay in the L1/L2 cache.
+constexpr int64_t kBlock = 512;
+// Elements per parallel chunk (a multiple of kBlock); chunks are fixed ranges of the output.
+constexpr int64_t kGrain = 32 * kBlock;
+
+template <class T>
+void run_program(const KernelContext& kc, const AttrValue& program) {
+  const int nin = kc.num_inputs;
+  const int64_t steps = static_cast<int64_t>(program.n_ints / 3);
+  const int64_t* prog = program.ints;
+  T* out = kc.output(0).mutable_data<T>();
+  const int64_t n = kc.output(0).num_elements();
+  kc.pool.run(n, kGrain, [&](int64_t begin, int64_t end) {
+    static thread_local std::vector<T> scratch;
+    if (scratch.size() < static_cast<size_t>(steps * kBlock)) scratch.resize(static_cast<size_t>(steps * kBlock));
+    for (int64_t pos = begin; pos < end; pos += kBlock) {
+      const int64_t len = std::min(kBlock, end - pos);
+      auto operand = [&](int64_t reg) -> SimdOperand<T> {
+        if (reg < nin) {
+          const Tensor& t = kc.input(static_cast<int>(reg));
+          bool scalar = t.num_elements() == 1;
+          return {t.data<T>() + (scalar ? 0 : pos), scalar};
+        }
+        return {scratch.data() + (reg - nin) * kBlock, false};
+      };
+      for (int64_t j = 0; j < steps; ++j) {
+        const int64_t* s = prog + 3 * j;
+        T* dst = j == steps - 1 ? out + pos : scratch.data() + j * kBlock;
+        if (s[0] < kFirstBinaryStep) unary_step<T>(s[0], operand(s[1]), dst, len);
+        else binary_step<T>(s[0], operand(s[1]), operand(s[2]), dst, len);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void cpu_fused_elementwise_kernel(KernelContext& kc) {
+  const AttrValue& program = kc.attrs.at(1);
+  if (program.n_ints == 0 || program.n_ints % 3 != 0)
+    raise(Code::Internal, "FusedElementwise: a program of {} ints is malformed", program.n_ints);
+  switch (kc.output(0).dtype()) {
+    case DType::Float32: return run_program<float>(kc, program);
+    case DType::Float64: return run_program<double>(kc, program);
+    default: raise(Code::Internal, "FusedElementwise: dtype {} is not fused", dtype_name(kc.output(0).dtype()));
+  }
+}
+
+}  // namespace cairn
