@@ -14,6 +14,7 @@
 // Restores are measured with the file in the page cache ("hot") and after dropping it from the
 // cache with posix_fadvise ("cold"). Prints figures; it is not a test.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -195,10 +196,22 @@ double object_save(ckpt::Checkpoint& c, const std::string& path) {
   return seconds_since(t0);
 }
 
+long minor_faults() {
+  struct rusage u;
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+// Page faults of the last object_restore: a figure the machine's load does not change.
+long g_restore_faults = 0;
+
 double object_restore(ckpt::Checkpoint& c, const std::string& path) {
+  const long faults = minor_faults();
   auto t0 = Clock::now();
   c.restore(path)->assert_consumed();
-  return seconds_since(t0);
+  double t = seconds_since(t0);
+  g_restore_faults = minor_faults() - faults;
+  return t;
 }
 
 // The same while a read of every variable is held: the replaced buffers cannot be reused, so the
@@ -320,18 +333,23 @@ int main(int argc, char** argv) {
     std::vector<Ref<Variable>> vars;
     auto c = object_checkpoint(ctx, big, 1, &vars);
     std::vector<double> t_osave, t_oload, t_oload_held, t_raw_w2, t_raw_r2;
+    long faults_held = 0, faults_reuse = 0;  // of the last repetition
     for (int rep = 0; rep < reps; ++rep) {
       t_raw_w2.push_back(raw_write(raw_path, big));
       t_osave.push_back(object_save(*c, dir + "/object"));
       t_raw_r2.push_back(raw_read(dir + "/object", payload_ranges(dir + "/object")));
       t_oload_held.push_back(object_restore_held(*c, dir + "/object", vars));
+      faults_held = g_restore_faults;
       t_oload.push_back(object_restore(*c, dir + "/object"));
+      faults_reuse = g_restore_faults;
     }
     std::printf("Checkpoint over the object graph: 100 variables, 256 MiB float32\n");
     line("save (fsync)", median(t_osave), median(t_raw_w2));
     line("restore, page cache hot", median(t_oload), median(t_raw_r2));
     line("restore, old values held", median(t_oload_held), median(t_raw_r2));
     figure("object/restore_held_s", median(t_oload_held));
+    std::printf("  minor page faults per restore: %ld with reuse, %ld with the old values held\n", faults_reuse,
+                faults_held);
     figure("object/raw_write_s", median(t_raw_w2));
     figure("object/raw_read_s", median(t_raw_r2));
     figure("object/save_s", median(t_osave));
