@@ -1,7 +1,7 @@
-// Buffers a restore has replaced, kept for the values it restores next. A fresh buffer costs a page
-// fault and the kernel zeroing a page for every 4 KiB it touches, which was most of the time of a
-// large restore through the object graph (glibc hands large freed blocks back to the kernel).
-// Reading the next value of the same dtype and element count into a replaced buffer skips that.
+// Buffers a restore has replaced, kept for the values it restores next. A fresh buffer can cost a
+// page fault and the kernel zeroing a page for every 4 KiB it touches (when glibc has handed large
+// freed blocks back to the kernel), and malloc work and cache misses when it has not. Reading the
+// next value of the same dtype and element count into a replaced buffer skips that.
 //
 // Reuse never changes what anyone can see: a buffer is kept only when the replaced tensor was its
 // last holder (a tensor read from the variable before the restore keeps its buffer and values), and
