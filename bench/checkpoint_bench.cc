@@ -14,6 +14,7 @@
 // Restores are measured with the file in the page cache ("hot") and after dropping it from the
 // cache with posix_fadvise ("cold"). Prints figures; it is not a test.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -175,13 +176,16 @@ void check_restored(const std::string& path, const std::vector<ckpt::SaveEntry>&
 }
 
 // A checkpoint whose root holds `groups` trackables, each with the given variables as edges
-// "v0", "v1", ...; the variables share the tensors (no copy).
+// "v0", "v1", ...; the variables share the tensors (no copy). `variables` gets them.
 std::unique_ptr<ckpt::Checkpoint> object_checkpoint(Context& ctx, const std::vector<ckpt::SaveEntry>& values,
-                                                    int groups) {
+                                                    int groups, std::vector<Ref<Variable>>* variables = nullptr) {
   std::vector<std::pair<std::string, Ref<Object>>> children;
   for (int g = 0; g < groups; ++g) children.emplace_back("group" + std::to_string(g), Trackable::create(ctx));
-  for (size_t i = 0; i < values.size(); ++i)
-    children[i % groups].second->set("v" + std::to_string(i), Variable::create(ctx, values[i].tensor));
+  for (size_t i = 0; i < values.size(); ++i) {
+    Ref<Variable> v = Variable::create(ctx, values[i].tensor);
+    children[i % groups].second->set("v" + std::to_string(i), v);
+    if (variables) variables->push_back(v);
+  }
   return std::make_unique<ckpt::Checkpoint>(ctx, children);
 }
 
@@ -192,10 +196,30 @@ double object_save(ckpt::Checkpoint& c, const std::string& path) {
   return seconds_since(t0);
 }
 
+long minor_faults() {
+  struct rusage u;
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+// Page faults of the last object_restore: a figure the machine's load does not change.
+long g_restore_faults = 0;
+
 double object_restore(ckpt::Checkpoint& c, const std::string& path) {
+  const long faults = minor_faults();
   auto t0 = Clock::now();
   c.restore(path)->assert_consumed();
-  return seconds_since(t0);
+  double t = seconds_since(t0);
+  g_restore_faults = minor_faults() - faults;
+  return t;
+}
+
+// The same while a read of every variable is held: the replaced buffers cannot be reused, so the
+// values go to fresh memory (the restore before issue 20's buffer reuse).
+double object_restore_held(ckpt::Checkpoint& c, const std::string& path, const std::vector<Ref<Variable>>& vars) {
+  std::vector<Tensor> held;
+  for (const Ref<Variable>& v : vars) held.push_back(v->read());
+  return object_restore(c, path);
 }
 
 }  // namespace
@@ -306,17 +330,26 @@ int main(int argc, char** argv) {
   if (section("object")) {
   // ---- the same through the object graph (tf.train.Checkpoint: walk, snapshot, match, assign) ----
   {
-    auto c = object_checkpoint(ctx, big, 1);
-    std::vector<double> t_osave, t_oload, t_raw_w2, t_raw_r2;
+    std::vector<Ref<Variable>> vars;
+    auto c = object_checkpoint(ctx, big, 1, &vars);
+    std::vector<double> t_osave, t_oload, t_oload_held, t_raw_w2, t_raw_r2;
+    long faults_held = 0, faults_reuse = 0;  // of the last repetition
     for (int rep = 0; rep < reps; ++rep) {
       t_raw_w2.push_back(raw_write(raw_path, big));
       t_osave.push_back(object_save(*c, dir + "/object"));
       t_raw_r2.push_back(raw_read(dir + "/object", payload_ranges(dir + "/object")));
+      t_oload_held.push_back(object_restore_held(*c, dir + "/object", vars));
+      faults_held = g_restore_faults;
       t_oload.push_back(object_restore(*c, dir + "/object"));
+      faults_reuse = g_restore_faults;
     }
     std::printf("Checkpoint over the object graph: 100 variables, 256 MiB float32\n");
     line("save (fsync)", median(t_osave), median(t_raw_w2));
     line("restore, page cache hot", median(t_oload), median(t_raw_r2));
+    line("restore, old values held", median(t_oload_held), median(t_raw_r2));
+    figure("object/restore_held_s", median(t_oload_held));
+    std::printf("  minor page faults per restore: %ld with reuse, %ld with the old values held\n", faults_reuse,
+                faults_held);
     figure("object/raw_write_s", median(t_raw_w2));
     figure("object/raw_read_s", median(t_raw_r2));
     figure("object/save_s", median(t_osave));

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/checkpoint/spare_buffers.h"
 #include "runtime/core/version.h"
 #include "runtime/track/containers.h"
 #include "runtime/track/slots.h"
@@ -264,6 +265,10 @@ class RestoreCore : public EdgeObserver, public std::enable_shared_from_this<Res
   void remember(Object& live);
   void match(Object& live, uint32_t node, const std::string& live_path);
   void restore_values(Object& live, uint32_t node);
+  // Restores a variable's value, into a spare buffer when there is one (SpareBuffers).
+  void restore_variable(Variable& var, const std::string& key);
+  // Tells spares_ the size of every variable value in the source.
+  void expect_values();
   // Slots: once a slot owner's node and a variable's node are both matched (in either order),
   // the owner is asked to restore the slot now or when it creates it.
   void match_slots(Object& live, uint32_t node);
@@ -293,6 +298,7 @@ class RestoreCore : public EdgeObserver, public std::enable_shared_from_this<Res
   std::unordered_map<Object*, std::vector<std::pair<std::string, uint32_t>>> pending_;
   bool cancelled_ = false;
   std::atomic<bool> expect_partial_{false};
+  SpareBuffers spares_;  // only during run(): deferred restores allocate
 };
 
 RestoreCore::RestoreCore(std::shared_ptr<ValueSource> source, Context& ctx)
@@ -328,7 +334,36 @@ RestoreCore::~RestoreCore() {
 
 void RestoreCore::run(Object& root) {
   if (source_->graph().nodes.empty()) raise(Code::DataLoss, "{}: the object graph is empty", source_->path());
-  match(root, 0, "");
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  expect_values();
+  try {
+    match(root, 0, "");
+  } catch (...) {
+    spares_.clear();
+    throw;
+  }
+  spares_.clear();
+}
+
+void RestoreCore::expect_values() {
+  for (const Node& n : source_->graph().nodes)
+    for (const Attribute& attr : n.attributes) {
+      if (attr.name != kVariableValue) continue;
+      std::optional<ValueInfo> info = source_->info(attr.key);
+      if (!info || info->dtype == DType::String) continue;
+      const int64_t elements = info->shape.num_elements();
+      spares_.expect(info->dtype, elements, static_cast<size_t>(elements) * dtype_size(info->dtype));
+    }
+}
+
+void RestoreCore::restore_variable(Variable& var, const std::string& key) {
+  const ValueInfo info = value_info(key);
+  if (info.dtype != var.dtype() || info.shape != var.shape())
+    raise(Code::InvalidArgument, "restore: '{}' is {}{} in the checkpoint but {} is {}{}", key,
+          dtype_name(info.dtype), info.shape.str(), var.describe(), dtype_name(var.dtype()), var.shape().str());
+  Device& device = var.device();
+  Tensor spare = spares_.take(var.dtype(), var.shape(), device);
+  spares_.give(var.exchange(source_->load_reusing(key, device, std::move(spare)), key));
 }
 
 void RestoreCore::restore_values(Object& live, uint32_t node) {
@@ -343,12 +378,7 @@ void RestoreCore::restore_values(Object& live, uint32_t node) {
     if (live.kind() != ObjectKind::Variable)
       raise(Code::InvalidArgument, "restore: '{}' holds a variable value in the checkpoint, but the live object is a {}",
             attr.key, live.describe());
-    auto& var = static_cast<Variable&>(live);
-    const ValueInfo info = value_info(attr.key);
-    if (info.dtype != var.dtype() || info.shape != var.shape())
-      raise(Code::InvalidArgument, "restore: '{}' is {}{} in the checkpoint but {} is {}{}", attr.key,
-            dtype_name(info.dtype), info.shape.str(), var.describe(), dtype_name(var.dtype()), var.shape().str());
-    var.assign(source_->load(attr.key, var.device()), attr.key);
+    restore_variable(static_cast<Variable&>(live), attr.key);
   }
 }
 

@@ -212,6 +212,15 @@ Tensor Reader::load(const TensorInfo& e, Device& device) const {
   return t;
 }
 
+void Reader::load_into(const TensorInfo& e, const Tensor& dst) const {
+  if (e.dtype == DType::String)
+    raise(Code::InvalidArgument, "{}: key '{}' is a string scalar; read it with load_string", path_, e.key);
+  if (!dst.valid() || !dst.device()->is_host() || dst.dtype() != e.dtype || dst.shape() != e.shape)
+    raise(Code::InvalidArgument, "Reader::load_into: {}: key '{}' is {}{}, the destination is {}", path_, e.key,
+          dtype_name(e.dtype), e.shape.str(), dst.valid() ? dst.debug_string() : std::string("an empty tensor"));
+  decode(e, static_cast<uint8_t*>(dst.raw_mutable_data()));
+}
+
 std::string Reader::load_string(std::string_view key) const { return load_string(info(key)); }
 
 std::string Reader::load_string(const TensorInfo& e) const {

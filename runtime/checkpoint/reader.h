@@ -56,6 +56,10 @@ class Reader {
   // payload that does not decode to exactly its raw size, InvalidArgument for a string entry.
   Tensor load(std::string_view key, Device& device) const;
   Tensor load(const TensorInfo& entry, Device& device) const;
+  // Decodes a non-string entry into `dst`, a host tensor of the entry's dtype and shape whose
+  // buffer nobody else reads (no allocation: the restore reuses replaced buffers this way). On an
+  // error `dst` holds partly written bytes. InvalidArgument when `dst` does not fit the entry.
+  void load_into(const TensorInfo& entry, const Tensor& dst) const;
   // The bytes of a string scalar entry (InvalidArgument for any other dtype).
   std::string load_string(std::string_view key) const;
   std::string load_string(const TensorInfo& entry) const;

@@ -17,6 +17,11 @@ class ReaderSource final : public ValueSource {
     return ValueInfo{e->dtype, e->shape};
   }
   Tensor load(std::string_view key, Device& device) const override { return reader_->load(key, device); }
+  Tensor load_reusing(std::string_view key, Device& device, Tensor spare) const override {
+    if (!spare.valid() || spare.device() != &device) return load(key, device);
+    reader_->load_into(reader_->info(key), spare);
+    return spare;
+  }
 
  private:
   std::shared_ptr<Reader> reader_;

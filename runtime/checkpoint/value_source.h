@@ -36,6 +36,12 @@ class ValueSource {
   // The value of a non-string key as a tensor on `device`. NotFound for a missing key; DataLoss for
   // a damaged value; InvalidArgument for a string value.
   virtual Tensor load(std::string_view key, Device& device) const = 0;
+  // load, but may decode into `spare` instead of allocating: a host tensor on `device` of the
+  // value's dtype and shape whose buffer nobody else holds (SpareBuffers). Default: load.
+  virtual Tensor load_reusing(std::string_view key, Device& device, Tensor spare) const {
+    (void)spare;
+    return load(key, device);
+  }
 
   // ---- Translations for graphs written by other libraries (defaults: none) ----
 

@@ -158,20 +158,22 @@ Tensor Variable::conform(const Tensor& value, std::string_view fn) const {
   return tensor_on_device(value, *device_);
 }
 
-void Variable::assign(const Tensor& value, std::string_view fn) {
+void Variable::assign(const Tensor& value, std::string_view fn) { exchange(value, fn); }
+
+Tensor Variable::exchange(const Tensor& value, std::string_view fn) {
   check_value(value, fn);
   Variable& c = resolve();
-  if (&c != this) return c.assign(value, fn);
-  if (capture_assign(value)) return;
+  if (&c != this) return c.exchange(value, fn);
+  if (capture_assign(value)) return Tensor();
   Tensor next = tensor_on_device(value, *device_);
   std::lock_guard<std::mutex> write(write_mu_);
   {
     std::lock_guard<std::mutex> lock(value_mu_);
-    std::swap(value_, next);
-    // The old value is released here, under the lock, but only drops a buffer reference.
+    std::swap(value_, next);  // `next` now holds the replaced value
   }
   // Outside replicas a write of a mirrored variable goes to every component.
   if (!mirrors_.empty() && ReplicaScope::current() < 0) assign_mirrors(value);
+  return next;
 }
 
 void Variable::update_with(const std::function<Tensor(const Tensor&)>& f, std::string_view fn) {

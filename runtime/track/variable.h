@@ -59,6 +59,10 @@ class Variable final : public Object {
   // shape [3] does not match variable 'v:0' of shape [2]". The checkpoint restore uses this too,
   // passing the checkpoint key as `fn`.
   void assign(const Tensor& value, std::string_view fn = "Variable::assign");
+  // assign, handing back the value it replaced (the written component's), so that a caller left
+  // holding its only reference can reuse the buffer (the checkpoint restore does). Empty when a
+  // dispatch hook captured the write instead.
+  Tensor exchange(const Tensor& value, std::string_view fn = "Variable::exchange");
   // value += delta / value -= delta, computed by the Add / Sub ops on the variable's device.
   // `delta` must match dtype and shape exactly (no broadcasting, like TensorFlow).
   void assign_add(const Tensor& delta, std::string_view fn = "Variable::assign_add");
