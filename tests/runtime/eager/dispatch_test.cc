@@ -1,5 +1,6 @@
 #include <thread>
 
+#include "runtime/ops/registry.h"
 #include "tests/util/test_util.h"
 
 namespace cairn {
