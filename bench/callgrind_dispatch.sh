@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per eager op: callgrind counts for N=2000 and N=12000 Adds; the difference over
-# 10,000 ops cancels process start-up and context creation. Target: <= 1,850 instructions per op.
+# 10,000 ops cancels process start-up and context creation. Target (issue 20): <= 1,200 instructions per op.
 # `callgrind_dispatch.sh profile` counts them with the profiler on (docs/profiler.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,4 +16,4 @@ count() {
 }
 lo=$(count 2000)
 hi=$(count 12000)
-echo "callgrind${mode:+ (profiler on)}: $(( (hi - lo) / 10000 )) instructions per 16-element float32 Add through cairn_op_run (target <= 1850)"
+echo "callgrind${mode:+ (profiler on)}: $(( (hi - lo) / 10000 )) instructions per 16-element float32 Add through cairn_op_run (target <= 1200)"

@@ -50,6 +50,18 @@ AttrValue to_value(const cairn_attr& a, const char* op) {
   return v;
 }
 
+// The registry's op named `op`, or null. Eager loops call the same few ops over and over: each
+// thread remembers the last op found per first letter, and comparing a name with strcmp costs a
+// fraction of the registry's hash lookup (OpDefs live as long as the process).
+const OpDef* find_op(const char* op) {
+  thread_local const OpDef* recent[32] = {};
+  const OpDef*& slot = recent[static_cast<unsigned char>(op[0]) % 32];
+  if (slot && std::strcmp(op, slot->name.c_str()) == 0) return slot;
+  const OpDef* def = OpRegistry::global().find(op);
+  if (def && def->name == op) slot = def;  // not an alias, whose name differs
+  return def;
+}
+
 // The body of cairn_op_run and cairn_op_run_attrs; throws on failure. Inlined into both, so the
 // eager dispatch path pays no extra call (13 instructions per op when it was a call).
 [[gnu::always_inline]] inline void run_op_checked(cairn_context* ctx, const char* op, cairn_tensor* const* inputs, size_t n_inputs,
@@ -57,7 +69,7 @@ AttrValue to_value(const cairn_attr& a, const char* op) {
                     const char* fn) {
   require(ctx, fn, "ctx");
   require(op, fn, "op");
-  const OpDef* def = OpRegistry::global().find(op);
+  const OpDef* def = find_op(op);
   if (!def) raise(Code::NotFound, "{}: unknown op '{}'", fn, op);
   if (n_inputs > 0) require(inputs, def->name.c_str(), "inputs");
   if (n_attrs > 0) require(attrs, def->name.c_str(), "attrs");

@@ -35,6 +35,80 @@ void rethrow_naming_op(const OpDef& def) {
 namespace {
 constexpr size_t kInlineArgs = 8;
 
+// resolve_call and infer_outputs depend only on the op, its inputs' dtypes and shapes, and the
+// attributes given. Most eager calls give none (Add, Mul, Relu...) and repeat the same dtypes and
+// shapes, so each thread remembers, per op, the last such call's resolved attributes and output
+// specs: a repeat skips about 400 instructions of validation and shape inference
+// (bench/callgrind_dispatch.sh). Only calls that resolved and inferred without error are kept,
+// so every error still comes from the full path, with the same message, in the same order. Op
+// definitions live as long as the process (the registry never removes one), so an entry never
+// points at a freed OpDef. Thread-local: no locks, and a kernel or hook that runs ops of its own
+// only replaces entries (a hit is copied out before anything else runs).
+class DispatchMemo {
+ public:
+  static constexpr int kInputs = 3;
+  static constexpr int kOutputs = 2;
+  static constexpr int kAttrs = 4;
+
+  // Whether a call of `def` with these counts can be remembered.
+  static bool fits(const OpDef& def, int num_inputs, int num_attrs) {
+    return num_attrs == 0 && num_inputs <= kInputs && def.attrs.size() <= static_cast<size_t>(kAttrs);
+  }
+
+  struct Entry {
+    const OpDef* def = nullptr;
+    int num_inputs = 0;
+    int num_outputs = 0;  // what the op produces (def.num_outputs of the resolved attributes)
+    TensorSpec inputs[kInputs];
+    TensorSpec outputs[kOutputs];
+    AttrValue attrs[kAttrs];
+
+    bool matches(const OpDef& d, const Tensor* const* in, int n) const {
+      if (def != &d || num_inputs != n) return false;
+      for (int i = 0; i < n; ++i)
+        if (inputs[i].dtype != in[i]->dtype() || inputs[i].shape != in[i]->shape()) return false;
+      return true;
+    }
+  };
+
+  // The entry for this call, or null.
+  const Entry* find(const OpDef& def, const Tensor* const* inputs, int n) const {
+    const Entry& e = slot(def);
+    return e.matches(def, inputs, n) ? &e : nullptr;
+  }
+
+  void remember(const OpDef& def, const TensorSpec* inputs, int n, const Attrs& resolved, const TensorSpec* outputs,
+                int num_outputs) {
+    if (num_outputs > kOutputs) return;
+    Entry& e = slot(def);
+    e.def = nullptr;  // incomplete until the end
+    for (int i = 0; i < n; ++i) e.inputs[i] = inputs[i];
+    for (int i = 0; i < num_outputs; ++i) e.outputs[i] = outputs[i];
+    for (size_t i = 0; i < def.attrs.size(); ++i) e.attrs[i] = resolved.at(static_cast<int>(i));
+    e.num_inputs = n;
+    e.num_outputs = num_outputs;
+    e.def = &def;
+  }
+
+  static DispatchMemo& thread() {
+    thread_local DispatchMemo memo;
+    return memo;
+  }
+
+ private:
+  static constexpr size_t kSlots = 16;
+  // OpDefs sit next to each other in the registry's deque, so address / size spreads them evenly.
+  const Entry& slot(const OpDef& def) const { return slots_[reinterpret_cast<uintptr_t>(&def) / sizeof(OpDef) % kSlots]; }
+  Entry& slot(const OpDef& def) { return slots_[reinterpret_cast<uintptr_t>(&def) / sizeof(OpDef) % kSlots]; }
+
+  Entry slots_[kSlots];
+};
+
+[[noreturn, gnu::cold, gnu::noinline]] void raise_output_count(const OpDef& def, int expected, int num_outputs) {
+  raise(Code::InvalidArgument, "{}: expected {} output{}, got room for {}", def.name, expected,
+        expected == 1 ? "" : "s", num_outputs);
+}
+
 // Where an op runs without soft placement: an op without inputs on the device scope's device (or
 // the default device), any other op where its inputs are.
 Device& placement(Context& ctx, const OpDef& def, const Tensor* const* inputs, int n) {
@@ -174,30 +248,70 @@ void run_kernel(Context& ctx, const OpDef& def, const Attrs& resolved, Device& d
 }
 }  // namespace
 
-void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
-            int num_attrs, Tensor* outputs, int num_outputs) {
+namespace {
+// The output specs of one call: inline for the usual few, on the heap past kInlineArgs (sized
+// only once the count is checked, so a bogus count cannot allocate).
+struct OutputSpecs {
+  InlineArray<TensorSpec, kInlineArgs> few{kInlineArgs};
+  std::vector<TensorSpec> many;
+  TensorSpec* room(int n) {
+    if (n <= static_cast<int>(kInlineArgs)) return few.data();
+    many.resize(static_cast<size_t>(n));
+    return many.data();
+  }
+};
+
+// run_op's validation, placement and shape inference: fills `resolved` and `specs` and returns the
+// device the op runs on, or null when soft placement ran the op on copies of its inputs.
+Device* resolve_and_place(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs,
+                          const NamedAttr* attrs, int num_attrs, Tensor* outputs, int num_outputs, Attrs& resolved,
+                          OutputSpecs& specs) {
+  const bool memoizable = DispatchMemo::fits(def, num_inputs, num_attrs);
+  if (memoizable) {
+    if (const DispatchMemo::Entry* hit = DispatchMemo::thread().find(def, inputs, num_inputs)) {
+      if (num_outputs != hit->num_outputs) raise_output_count(def, hit->num_outputs, num_outputs);
+      for (size_t i = 0; i < def.attrs.size(); ++i) resolved.at(static_cast<int>(i)) = hit->attrs[i];
+      TensorSpec* out_specs = specs.few.data();  // num_outputs <= DispatchMemo::kOutputs
+      for (int i = 0; i < num_outputs; ++i) out_specs[i] = hit->outputs[i];
+      if (__builtin_expect(ctx.soft_placement(), 0) && num_inputs > 0 &&
+          run_soft_placed(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs))
+        return nullptr;
+      return &placement(ctx, def, inputs, num_inputs);
+    }
+  }
   InlineArray<TensorSpec, kInlineArgs> in_specs(static_cast<size_t>(num_inputs));
   for (int i = 0; i < num_inputs; ++i) {
-    if (!inputs[i]->valid()) raise(Code::InvalidArgument, "{}: input {} is an empty tensor handle", def.name, i);
     in_specs[i].dtype = inputs[i]->dtype();
     in_specs[i].shape = inputs[i]->shape();
   }
-  Attrs resolved(def);
   resolve_call(def, in_specs.data(), num_inputs, attrs, num_attrs, resolved);
 
   int expected = def.num_outputs(resolved);
-  if (num_outputs != expected)
-    raise(Code::InvalidArgument, "{}: expected {} output{}, got room for {}", def.name, expected,
-          expected == 1 ? "" : "s", num_outputs);
+  if (num_outputs != expected) raise_output_count(def, expected, num_outputs);
 
   if (__builtin_expect(ctx.soft_placement(), 0) && num_inputs > 0 &&
       run_soft_placed(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs))
-    return;
+    return nullptr;
   Device& device = placement(ctx, def, inputs, num_inputs);
-  InlineArray<TensorSpec, kInlineArgs> out_specs(static_cast<size_t>(num_outputs));
-  infer_outputs(def, resolved, in_specs.data(), num_inputs, out_specs.data(), num_outputs);
+  TensorSpec* out_specs = specs.room(num_outputs);
+  infer_outputs(def, resolved, in_specs.data(), num_inputs, out_specs, num_outputs);
+  if (memoizable) DispatchMemo::thread().remember(def, in_specs.data(), num_inputs, resolved, out_specs, num_outputs);
+  return &device;
+}
+}  // namespace
 
-  OpCall call{def, resolved, inputs, num_inputs, outputs, num_outputs, out_specs.data()};
+void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
+            int num_attrs, Tensor* outputs, int num_outputs) {
+  for (int i = 0; i < num_inputs; ++i)
+    if (!inputs[i]->valid()) raise(Code::InvalidArgument, "{}: input {} is an empty tensor handle", def.name, i);
+  Attrs resolved(def);
+  OutputSpecs specs;
+  Device* placed = resolve_and_place(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs, resolved,
+                                     specs);
+  if (!placed) return;
+  Device& device = *placed;
+  TensorSpec* out_specs = num_outputs <= static_cast<int>(kInlineArgs) ? specs.few.data() : specs.many.data();
+  OpCall call{def, resolved, inputs, num_inputs, outputs, num_outputs, out_specs};
   if (ctx.has_hooks()) {
     // A hook that produces the outputs (graph capture) replaces the kernel; every hook still sees
     // the call afterwards, so a tape inside a traced function records the symbolic op too.

@@ -1,5 +1,6 @@
 #include <cstdlib>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -95,6 +96,26 @@ TEST_CASE("small blocks are never kept, and the capacity evicts the oldest") {
   void* huge = cache.allocate(64 * mib);  // larger than the whole capacity: never kept
   cache.deallocate(huge, 64 * mib);
   CHECK(c.frees == 3);
+}
+
+TEST_CASE("with the system allocator, a freed small block goes to the thread's list for the next one of its class") {
+  BlockCache cache(default_allocator());
+  void* a = cache.allocate(64 + 64);  // a 16-float tensor and its header
+  cache.deallocate(a, 64 + 64);
+  CHECK(cache.allocate(64 + 60) == a);  // the same 64-byte class
+  CHECK(cache.cached_bytes() == 0);     // per-thread lists are not the cache's kept bytes
+  void* other = cache.allocate(64 + 200);
+  CHECK(other != a);
+  // Another thread's frees join that thread's list: this one hands out fresh blocks meanwhile.
+  std::thread([&] { cache.deallocate(other, 64 + 200); }).join();
+  void* fresh = cache.allocate(64 + 200);
+  CHECK(fresh != nullptr);
+  // A class keeps a bounded number of blocks; the rest go back to the system.
+  std::vector<void*> many;
+  for (int i = 0; i < 100; ++i) many.push_back(cache.allocate(1000));
+  for (void* p : many) cache.deallocate(p, 1000);
+  cache.deallocate(a, 64 + 64);
+  cache.deallocate(fresh, 64 + 200);
 }
 
 TEST_CASE("the CPU device keeps large blocks only with the default allocator") {
