@@ -7,8 +7,8 @@
 // past glibc's largest mmap threshold) far more. Handing back a block that was just freed costs
 // none of it, and the block is still warm in the cache.
 //
-// Only blocks of at least kMinBlock bytes are kept (smaller ones come from the allocator's thread
-// caches, which are fast already), rounded up to a size class (at most 1/8 extra) so that tensors
+// Only blocks of at least kMinBlock bytes are kept here (blocks of at most 1 KiB from the default
+// allocator go to per-thread free lists instead: block_cache.cc's SmallBlocks), rounded up to a size class (at most 1/8 extra) so that tensors
 // of nearly equal sizes share blocks. At most `capacity` bytes are kept; past it, the blocks kept
 // longest ago go back to the system first. Everything goes back when the cache is destroyed.
 #pragma once
