@@ -164,7 +164,6 @@ class MirroredStrategy : public RefCounted {
   std::vector<Tensor> split_batch(const Tensor& global, std::string_view fn = "MirroredStrategy::split_batch") const;
 
  private:
-  struct Worker;
   // A failed replica's error as code and message. Not an exception_ptr: its reference count lives in
   // uninstrumented libstdc++, so a replica thread dropping its copy after run() took one reads as a race.
   struct Failure {
