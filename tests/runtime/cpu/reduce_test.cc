@@ -217,6 +217,7 @@ TEST_CASE("large reductions use blocked partial sums and stay exact for integers
       {{100, 1000, 2}, {1}},     // many columns of two row blocks each
       {{50000, 3}, {0}},         // few tall columns
       {{4, 3000, 300}, {1}},     // many column chunks
+      {{520, 4100}, {0}},        // two column chunks (one ragged) of two row blocks each
       {{20000}, {}},             // everything
       {{30, 7, 40, 5}, {0, 2}},  // generic
       {{6, 3000, 2, 5}, {1, 3}}, // generic, long inner walk
