@@ -8,6 +8,7 @@
 // Prints "@ <impl>/<case> <seconds> <bytes>" lines (the median of the repetitions) that
 // reduce_bench.sh collates.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -47,41 +48,42 @@ double time_cairn(cairn::Context& ctx, const Case& c, int reps) {
   return median_seconds(reps, [&] { cairn::run_op(ctx, "Sum", {x}, {cairn::attr_ints("axis", c.axis)}); });
 }
 
+// fn(begin, end) over [0, n) in `threads` equal parts, each on a thread started for the call.
+template <class F>
+void on_threads(size_t n, int threads, F&& fn) {
+  std::vector<std::thread> pool;
+  const size_t share = (n + threads - 1) / threads;
+  for (int t = 0; t < threads; ++t) {
+    const size_t b = std::min(n, t * share), e = std::min(n, b + share);
+    pool.emplace_back([&fn, b, e] { fn(b, e); });
+  }
+  for (std::thread& th : pool) th.join();
+}
+
 // Every thread sums its share of the words: a read of every byte at the memory's speed.
 double time_read(const std::vector<uint64_t>& words, int threads, int reps) {
-  std::vector<uint64_t> sums(static_cast<size_t>(threads));
+  std::atomic<uint64_t> sink{0};  // keeps the sums alive
   return median_seconds(reps, [&] {
-    std::vector<std::thread> pool;
-    const size_t share = (words.size() + threads - 1) / threads;
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        const size_t b = std::min(words.size(), t * share), e = std::min(words.size(), b + share);
-        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        size_t i = b;
-        for (; i + 4 <= e; i += 4) {
-          s0 += words[i];
-          s1 += words[i + 1];
-          s2 += words[i + 2];
-          s3 += words[i + 3];
-        }
-        for (; i < e; ++i) s0 += words[i];
-        sums[static_cast<size_t>(t)] = s0 + s1 + s2 + s3;
-      });
-    for (std::thread& th : pool) th.join();
+    on_threads(words.size(), threads, [&](size_t b, size_t e) {
+      uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      size_t i = b;
+      for (; i + 4 <= e; i += 4) {
+        s0 += words[i];
+        s1 += words[i + 1];
+        s2 += words[i + 2];
+        s3 += words[i + 3];
+      }
+      for (; i < e; ++i) s0 += words[i];
+      sink.fetch_add(s0 + s1 + s2 + s3, std::memory_order_relaxed);
+    });
   });
 }
 
 // memcpy of the bytes in `threads` parallel parts (reads them and writes as many).
 double time_memcpy(const std::vector<uint64_t>& src, std::vector<uint64_t>& dst, int threads, int reps) {
   return median_seconds(reps, [&] {
-    std::vector<std::thread> pool;
-    const size_t share = (src.size() + threads - 1) / threads;
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        const size_t b = std::min(src.size(), t * share), e = std::min(src.size(), b + share);
-        std::memcpy(dst.data() + b, src.data() + b, (e - b) * sizeof(uint64_t));
-      });
-    for (std::thread& th : pool) th.join();
+    on_threads(src.size(), threads,
+               [&](size_t b, size_t e) { std::memcpy(dst.data() + b, src.data() + b, (e - b) * sizeof(uint64_t)); });
   });
 }
 

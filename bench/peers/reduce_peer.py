@@ -3,11 +3,11 @@
 repetitions. Prints "@ torch/<case> <seconds> <bytes>" lines, as reduce_bench does.
 Run from the bench venv (~/.cache/cairn/bench-venv) right after reduce_bench, on the same machine."""
 import os
-import statistics
 import sys
-import time
 
 import torch
+
+from common import median_seconds
 
 CASES = [
     ("sum_1M", [1 << 20], None),
@@ -16,16 +16,6 @@ CASES = [
     ("4096x4096_axis0", [4096, 4096], 0),
     ("4096x4096_axis1", [4096, 4096], 1),
 ]
-
-
-def median_seconds(fn, reps):
-    fn()
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main():
