@@ -1,10 +1,9 @@
 """Peer figures for bench/graph_bench section 2: the same 20-op elementwise chain on 1M float32
 (4 x [mul, add, maximum, sub, sigmoid]) in TensorFlow eager and tf.function, median of 31 runs.
 Run from the test venv (~/.cache/cairn/venv) right after graph_bench, on the same machine."""
-import statistics
-import time
-
 import tensorflow as tf
+
+from common import median_seconds
 
 
 def chain20(x):
@@ -18,13 +17,7 @@ def chain20(x):
 
 
 def median_ms(fn, reps=31):
-    fn()
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+    return median_seconds(fn, reps) * 1e3
 
 
 def main():

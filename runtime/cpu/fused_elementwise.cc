@@ -13,7 +13,7 @@ using namespace graph;  // the FusedStep codes
 template <class T>
 void unary_step(int64_t step, SimdOperand<T> a, T* d, int64_t len) {
   switch (step) {
-#define CAIRN_FUSED_UNARY(name, s, F) \
+#define CAIRN_FUSED_UNARY(name, s, F, ...) \
   case s: return simd_unary<T>(F{}, a, d, len);
     CAIRN_FUSIBLE_UNARY_OPS(CAIRN_FUSED_UNARY)
 #undef CAIRN_FUSED_UNARY
@@ -24,7 +24,7 @@ void unary_step(int64_t step, SimdOperand<T> a, T* d, int64_t len) {
 template <class T>
 void binary_step(int64_t step, SimdOperand<T> a, SimdOperand<T> b, T* d, int64_t len) {
   switch (step) {
-#define CAIRN_FUSED_BINARY(name, s, F) \
+#define CAIRN_FUSED_BINARY(name, s, F, ...) \
   case s: return simd_binary<T>(F{}, a, b, d, len);
     CAIRN_FUSIBLE_BINARY_OPS(CAIRN_FUSED_BINARY)
 #undef CAIRN_FUSED_BINARY
