@@ -60,6 +60,8 @@ TEST_CASE("parallel save: the bytes of main's single-threaded writer") {
   WriteOptions o;
   CHECK(file_hash(save_mixed(dir, "raw", o)) == kMainRaw);
   o.compress = true;
+  CHECK(file_hash(save_mixed(dir, "default", o)) == kMainZstd1);  // level 1 is the default now
+  o.zstd_level = 3;
   CHECK(file_hash(save_mixed(dir, "z3", o)) == kMainZstd3);
   o.zstd_level = 1;
   CHECK(file_hash(save_mixed(dir, "z1", o)) == kMainZstd1);
@@ -86,6 +88,7 @@ TEST_CASE("parallel save: same bytes for 1 to 4 threads, raw and zstd, any bytes
       write_checkpoint(dir + "/raw", ObjectGraph{}, entries, fixed_metadata(), o);
       CHECK(file_hash(dir + "/raw") == kMainRaw);
       o.compress = true;
+      o.zstd_level = 3;
       write_checkpoint(dir + "/z3", ObjectGraph{}, entries, fixed_metadata(), o);
       CHECK(file_hash(dir + "/z3") == kMainZstd3);
       o.zstd_level = 1;
