@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "runtime/core/half.h"
 #include "runtime/distribute/mpi_loader.h"
@@ -183,6 +184,13 @@ uint64_t MpiCollective::begin(int rank, CollectiveKind kind) {
   return seq;
 }
 
+void MpiCollective::check_count(CollectiveKind kind, uint64_t seq, int64_t count, const char* unit) const {
+  if (count < 0) raise(Code::InvalidArgument, "{}: negative {} count {}", describe(kind, seq), unit, count);
+  if (count > std::numeric_limits<int>::max())
+    raise(Code::InvalidArgument, "{}: {} {} in one call, MPI's limit is {}; split the tensor", describe(kind, seq),
+          count, unit, std::numeric_limits<int>::max());
+}
+
 void MpiCollective::mpi_failed(CollectiveKind kind, uint64_t seq, const char* err) {
   broken_ = fmt::format("{} #{} failed in MPI ({})", collective_kind_name(kind), seq, err);
   raise(Code::Internal, "{}: {}", describe(kind, seq), err);
@@ -236,7 +244,7 @@ void MpiCollective::all_reduce(int rank, DType dtype, int64_t count, const void*
   if (!reducible_dtype(dtype))
     raise(Code::InvalidArgument, "{}: cannot reduce dtype {}; use float16, bfloat16, float32, float64, int32 or int64",
           describe(CollectiveKind::AllReduce, seq), dtype_name(dtype));
-  if (count < 0) raise(Code::InvalidArgument, "{}: negative element count {}", describe(CollectiveKind::AllReduce, seq), count);
+  check_count(CollectiveKind::AllReduce, seq, count, "elements");
   const Clock::time_point deadline = Clock::now() + options_.timeout;
   agree({CollectiveKind::AllReduce, dtype, count, reduction, 0}, seq, deadline);
   if (dtype == DType::Float16 || dtype == DType::BFloat16)
@@ -271,14 +279,16 @@ void MpiCollective::broadcast(int rank, int root, DType dtype, int64_t count, vo
   if (!copyable_dtype(dtype))
     raise(Code::InvalidArgument, "{}: dtype {} has no fixed size", describe(CollectiveKind::Broadcast, seq),
           dtype_name(dtype));
-  if (root < 0 || root >= size_ || count < 0)
-    raise(Code::InvalidArgument, "{}: root {} and count {} must lie in [0, {}) and be non-negative",
-          describe(CollectiveKind::Broadcast, seq), root, count, size_);
+  if (root < 0 || root >= size_)
+    raise(Code::InvalidArgument, "{}: no root rank {} in a group of {}", describe(CollectiveKind::Broadcast, seq), root,
+          size_);
+  check_count(CollectiveKind::Broadcast, seq, count, "elements");
+  const int64_t bytes = count * static_cast<int64_t>(dtype_size(dtype));
+  check_count(CollectiveKind::Broadcast, seq, bytes, "bytes");
   const Clock::time_point deadline = Clock::now() + options_.timeout;
   agree({CollectiveKind::Broadcast, dtype, count, Reduction::Sum, root}, seq, deadline);
   cairn_mpi_request* req = nullptr;
   char err[CAIRN_MPI_ERROR_SIZE] = {0};
-  const int64_t bytes = count * static_cast<int64_t>(dtype_size(dtype));
   if (plugin_.start_broadcast(comm_, root, CAIRN_MPI_BYTE, bytes, data, &req, err))
     mpi_failed(CollectiveKind::Broadcast, seq, err);
   wait(req, CollectiveKind::Broadcast, seq, deadline);
@@ -287,14 +297,16 @@ void MpiCollective::broadcast(int rank, int root, DType dtype, int64_t count, vo
 void MpiCollective::all_gather(int rank, DType dtype, int64_t count, const void* input, void* output) {
   std::lock_guard<std::mutex> lock(mu_);
   const uint64_t seq = begin(rank, CollectiveKind::AllGather);
-  if (!copyable_dtype(dtype) || count < 0)
-    raise(Code::InvalidArgument, "{}: needs a dtype of fixed size and a non-negative count (got {} and {})",
-          describe(CollectiveKind::AllGather, seq), dtype_name(dtype), count);
+  if (!copyable_dtype(dtype))
+    raise(Code::InvalidArgument, "{}: dtype {} has no fixed size", describe(CollectiveKind::AllGather, seq),
+          dtype_name(dtype));
+  check_count(CollectiveKind::AllGather, seq, count, "elements");
+  const int64_t bytes = count * static_cast<int64_t>(dtype_size(dtype));
+  check_count(CollectiveKind::AllGather, seq, bytes, "bytes");
   const Clock::time_point deadline = Clock::now() + options_.timeout;
   agree({CollectiveKind::AllGather, dtype, count, Reduction::Sum, 0}, seq, deadline);
   cairn_mpi_request* req = nullptr;
   char err[CAIRN_MPI_ERROR_SIZE] = {0};
-  const int64_t bytes = count * static_cast<int64_t>(dtype_size(dtype));
   if (plugin_.start_all_gather(comm_, CAIRN_MPI_BYTE, bytes, input, output, &req, err))
     mpi_failed(CollectiveKind::AllGather, seq, err);
   wait(req, CollectiveKind::AllGather, seq, deadline);

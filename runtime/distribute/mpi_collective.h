@@ -75,6 +75,8 @@ class MpiCollective final : public Collective {
   // Polls `req` until done; DeadlineExceeded (and a broken communicator) at the deadline.
   void wait(cairn_mpi_request* req, CollectiveKind kind, uint64_t seq,
             std::chrono::steady_clock::time_point deadline);
+  // InvalidArgument unless 0 <= count <= INT_MAX (MPI's counts are ints).
+  void check_count(CollectiveKind kind, uint64_t seq, int64_t count, const char* unit) const;
   // Throws an MPI failure (`err` from the plugin) and marks the communicator broken.
   [[noreturn]] void mpi_failed(CollectiveKind kind, uint64_t seq, const char* err);
   std::string describe(CollectiveKind kind, uint64_t seq) const;

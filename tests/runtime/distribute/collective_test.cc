@@ -1,7 +1,8 @@
 // Collectives and MirroredStrategy::run: all-reduce results (sum, mean, min, max) on 2 and 4
 // logical CPU devices and 2 logical Vulkan devices, bit-identical on every replica and independent
-// of arrival order; the fused list form; traced all-reduces; timeouts, failing replicas, replicas
-// that skip a collective and mismatched calls all end with clear errors, never a hang; bad devices.
+// of arrival order; the fused list form; traced all-reduces; broadcast, all-gather and barrier;
+// timeouts, failing replicas, replicas that skip a collective and mismatched calls all end with
+// clear errors, never a hang; bad devices.
 #include <atomic>
 #include <thread>
 
@@ -180,6 +181,23 @@ TEST_CASE("broadcast, all_gather and barrier on 2 and 4 members of a LocalCollec
       CHECK(gathered[static_cast<size_t>(r)] == expect_gather);
     }
   }
+}
+
+TEST_CASE("a MirroredStrategy's replicas broadcast, all-gather and meet at a barrier through its collective") {
+  Ref<Context> c = split_cpu(2);
+  Ref<MirroredStrategy> s = MirroredStrategy::create(*c, names("cpu", 2));
+  std::vector<std::vector<float>> seen(2);
+  s->run([&](ReplicaContext& rc) {
+    const int r = rc.replica_id();
+    float mine[2] = {static_cast<float>(r), 10.0f + static_cast<float>(r)};
+    s->collective().broadcast(r, 1, DType::Float32, 2, mine);  // replica 1's values everywhere
+    std::vector<float>& all = seen[static_cast<size_t>(r)];
+    all.resize(4);
+    s->collective().all_gather(r, DType::Float32, 2, mine, all.data());
+    s->collective().barrier(r);
+    return rc.all_reduce(Reduction::Sum, replica_value(rc, 1));  // the op's calls keep counting
+  });
+  for (const std::vector<float>& all : seen) CHECK(all == std::vector<float>{1, 11, 1, 11});
 }
 
 TEST_CASE("members that disagree on the kind of collective or on its root get InvalidArgument") {
