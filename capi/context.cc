@@ -4,6 +4,7 @@
 
 #include "capi/internal/handles.h"
 #include "capi/internal/options.h"
+#include "runtime/core/free_list.h"
 #include "runtime/eager/device_scope.h"
 
 using namespace cairn;
@@ -177,3 +178,25 @@ cairn_status* cairn_tensor_share(const cairn_tensor* t, cairn_tensor** out) {
 void cairn_tensor_free(cairn_tensor* t) { delete t; }
 
 }  // extern "C"
+
+namespace {
+// Freed tensor handles, kept per thread for the next one (see cairn_tensor's operator new).
+class HandleBlocks {
+ public:
+  static constexpr int kCapacity = 64;
+  FreeList<kCapacity> list;
+  // A handle freed later in the thread's exit goes back to the system.
+  ~HandleBlocks() { list.close(sizeof(cairn_tensor), [](void* p) { ::operator delete(p); }); }
+};
+thread_local HandleBlocks handle_blocks;
+}  // namespace
+
+void* cairn_tensor::operator new(size_t size) {
+  if (void* p = handle_blocks.list.take(size)) return p;
+  return ::operator new(size);
+}
+
+void cairn_tensor::operator delete(void* p, size_t size) noexcept {
+  if (p == nullptr) return;
+  if (!handle_blocks.list.keep(p, size)) ::operator delete(p);
+}

@@ -44,12 +44,13 @@ thread_local SmallBlocks small_blocks;
 
 // Whether these are the system allocator's hooks, whose small blocks go to SmallBlocks.
 bool keeps_small(const AllocatorHooks& hooks) {
-  static const AllocatorHooks system = default_allocator();
+  const AllocatorHooks system = default_allocator();
   return hooks.allocate == system.allocate && hooks.deallocate == system.deallocate;
 }
 }  // namespace
 
-BlockCache::BlockCache(const AllocatorHooks& hooks, size_t capacity) : hooks_(hooks), capacity_(capacity) {}
+BlockCache::BlockCache(const AllocatorHooks& hooks, size_t capacity)
+    : hooks_(hooks), capacity_(capacity), keeps_small_(keeps_small(hooks)) {}
 
 BlockCache::~BlockCache() {
   for (const Entry& e : kept_) hooks_.deallocate(hooks_.user_data, e.second, e.first);
@@ -67,7 +68,7 @@ size_t BlockCache::block_size(size_t size) {
 }
 
 void* BlockCache::allocate(size_t size) {
-  if (const size_t small = keeps_small(hooks_) ? SmallBlocks::class_size(size) : 0) {
+  if (const size_t small = keeps_small_ ? SmallBlocks::class_size(size) : 0) {
     if (void* p = small_blocks.take(small)) return p;
     return hooks_.allocate(hooks_.user_data, small, kTensorAlignment);
   }
@@ -89,7 +90,7 @@ void* BlockCache::allocate(size_t size) {
 
 void BlockCache::deallocate(void* p, size_t size) {
   if (p == nullptr) return;
-  if (const size_t small = keeps_small(hooks_) ? SmallBlocks::class_size(size) : 0) {
+  if (const size_t small = keeps_small_ ? SmallBlocks::class_size(size) : 0) {
     if (!small_blocks.keep(p, small)) hooks_.deallocate(hooks_.user_data, p, small);
     return;
   }

@@ -39,30 +39,33 @@ constexpr size_t kInlineArgs = 8;
 // attributes given. Most eager calls give none (Add, Mul, Relu...) and repeat the same dtypes and
 // shapes, so each thread remembers, per op, the last such call's resolved attributes and output
 // specs: a repeat skips about 400 instructions of validation and shape inference
-// (bench/callgrind_dispatch.sh). Only calls that resolved and inferred without error are kept,
-// so every error still comes from the full path, with the same message, in the same order. Op
-// definitions live as long as the process (the registry never removes one), so an entry never
-// points at a freed OpDef. Thread-local: no locks, and a kernel or hook that runs ops of its own
-// only replaces entries (a hit is copied out before anything else runs).
+// (bench/callgrind_dispatch.sh) and runs with the remembered attributes and specs in place. Only
+// calls that resolved and inferred without error are kept, so every error still comes from the
+// full path, with the same message, in the same order. Op definitions live as long as the process
+// (the registry never removes one), so an entry never points at a freed OpDef. Thread-local: no
+// locks. A kernel or hook may run ops of its own: while a call runs from an entry the entry is
+// pinned, and a nested call is not remembered in its place.
 class DispatchMemo {
  public:
   static constexpr int kInputs = 3;
   static constexpr int kOutputs = 2;
-  static constexpr int kAttrs = 4;
 
   // Whether a call of `def` with these counts can be remembered.
   static bool fits(const OpDef& def, int num_inputs, int num_attrs) {
-    return num_attrs == 0 && num_inputs <= kInputs && def.attrs.size() <= static_cast<size_t>(kAttrs);
+    return num_attrs == 0 && num_inputs <= kInputs;
   }
 
   struct Entry {
     const OpDef* def = nullptr;
     int num_inputs = 0;
     int num_outputs = 0;  // what the op produces (def.num_outputs of the resolved attributes)
+    int pins = 0;         // calls running from this entry now
     TensorSpec inputs[kInputs];
     TensorSpec outputs[kOutputs];
-    AttrValue attrs[kAttrs];
+    // The resolved attributes: an Attrs, constructed by remember() (it has no default).
+    alignas(Attrs) unsigned char attrs_storage[sizeof(Attrs)];
 
+    const Attrs& attrs() const { return *std::launder(reinterpret_cast<const Attrs*>(attrs_storage)); }
     bool matches(const OpDef& d, const Tensor* const* in, int n) const {
       if (def != &d || num_inputs != n) return false;
       for (int i = 0; i < n; ++i)
@@ -70,21 +73,35 @@ class DispatchMemo {
       return true;
     }
   };
+  static_assert(std::is_trivially_destructible_v<Attrs>, "entries never destroy their Attrs");
+
+  // Keeps an entry from being replaced while a call runs from it.
+  class Pin {
+   public:
+    explicit Pin(Entry& e) : e_(e) { ++e_.pins; }
+    ~Pin() { --e_.pins; }
+    Pin(const Pin&) = delete;
+    Pin& operator=(const Pin&) = delete;
+
+   private:
+    Entry& e_;
+  };
 
   // The entry for this call, or null.
-  const Entry* find(const OpDef& def, const Tensor* const* inputs, int n) const {
-    const Entry& e = slot(def);
+  Entry* find(const OpDef& def, const Tensor* const* inputs, int n) {
+    Entry& e = slot(def);
     return e.matches(def, inputs, n) ? &e : nullptr;
   }
 
   void remember(const OpDef& def, const TensorSpec* inputs, int n, const Attrs& resolved, const TensorSpec* outputs,
                 int num_outputs) {
-    if (num_outputs > kOutputs) return;
     Entry& e = slot(def);
+    if (num_outputs > kOutputs || e.pins > 0) return;
     e.def = nullptr;  // incomplete until the end
     for (int i = 0; i < n; ++i) e.inputs[i] = inputs[i];
     for (int i = 0; i < num_outputs; ++i) e.outputs[i] = outputs[i];
-    for (size_t i = 0; i < def.attrs.size(); ++i) e.attrs[i] = resolved.at(static_cast<int>(i));
+    Attrs* attrs = new (e.attrs_storage) Attrs(def);
+    for (size_t i = 0; i < def.attrs.size(); ++i) attrs->at(static_cast<int>(i)) = resolved.at(static_cast<int>(i));
     e.num_inputs = n;
     e.num_outputs = num_outputs;
     e.def = &def;
@@ -98,7 +115,6 @@ class DispatchMemo {
  private:
   static constexpr size_t kSlots = 16;
   // OpDefs sit next to each other in the registry's deque, so address / size spreads them evenly.
-  const Entry& slot(const OpDef& def) const { return slots_[reinterpret_cast<uintptr_t>(&def) / sizeof(OpDef) % kSlots]; }
   Entry& slot(const OpDef& def) { return slots_[reinterpret_cast<uintptr_t>(&def) / sizeof(OpDef) % kSlots]; }
 
   Entry slots_[kSlots];
@@ -252,7 +268,8 @@ namespace {
 // The output specs of one call: inline for the usual few, on the heap past kInlineArgs (sized
 // only once the count is checked, so a bogus count cannot allocate).
 struct OutputSpecs {
-  InlineArray<TensorSpec, kInlineArgs> few{kInlineArgs};
+  explicit OutputSpecs(int n) : few(n >= 0 && n <= static_cast<int>(kInlineArgs) ? static_cast<size_t>(n) : 0) {}
+  InlineArray<TensorSpec, kInlineArgs> few;
   std::vector<TensorSpec> many;
   TensorSpec* room(int n) {
     if (n <= static_cast<int>(kInlineArgs)) return few.data();
@@ -261,57 +278,9 @@ struct OutputSpecs {
   }
 };
 
-// run_op's validation, placement and shape inference: fills `resolved` and `specs` and returns the
-// device the op runs on, or null when soft placement ran the op on copies of its inputs.
-Device* resolve_and_place(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs,
-                          const NamedAttr* attrs, int num_attrs, Tensor* outputs, int num_outputs, Attrs& resolved,
-                          OutputSpecs& specs) {
-  const bool memoizable = DispatchMemo::fits(def, num_inputs, num_attrs);
-  if (memoizable) {
-    if (const DispatchMemo::Entry* hit = DispatchMemo::thread().find(def, inputs, num_inputs)) {
-      if (num_outputs != hit->num_outputs) raise_output_count(def, hit->num_outputs, num_outputs);
-      for (size_t i = 0; i < def.attrs.size(); ++i) resolved.at(static_cast<int>(i)) = hit->attrs[i];
-      TensorSpec* out_specs = specs.few.data();  // num_outputs <= DispatchMemo::kOutputs
-      for (int i = 0; i < num_outputs; ++i) out_specs[i] = hit->outputs[i];
-      if (__builtin_expect(ctx.soft_placement(), 0) && num_inputs > 0 &&
-          run_soft_placed(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs))
-        return nullptr;
-      return &placement(ctx, def, inputs, num_inputs);
-    }
-  }
-  InlineArray<TensorSpec, kInlineArgs> in_specs(static_cast<size_t>(num_inputs));
-  for (int i = 0; i < num_inputs; ++i) {
-    in_specs[i].dtype = inputs[i]->dtype();
-    in_specs[i].shape = inputs[i]->shape();
-  }
-  resolve_call(def, in_specs.data(), num_inputs, attrs, num_attrs, resolved);
-
-  int expected = def.num_outputs(resolved);
-  if (num_outputs != expected) raise_output_count(def, expected, num_outputs);
-
-  if (__builtin_expect(ctx.soft_placement(), 0) && num_inputs > 0 &&
-      run_soft_placed(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs))
-    return nullptr;
-  Device& device = placement(ctx, def, inputs, num_inputs);
-  TensorSpec* out_specs = specs.room(num_outputs);
-  infer_outputs(def, resolved, in_specs.data(), num_inputs, out_specs, num_outputs);
-  if (memoizable) DispatchMemo::thread().remember(def, in_specs.data(), num_inputs, resolved, out_specs, num_outputs);
-  return &device;
-}
-}  // namespace
-
-void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
-            int num_attrs, Tensor* outputs, int num_outputs) {
-  for (int i = 0; i < num_inputs; ++i)
-    if (!inputs[i]->valid()) raise(Code::InvalidArgument, "{}: input {} is an empty tensor handle", def.name, i);
-  Attrs resolved(def);
-  OutputSpecs specs;
-  Device* placed = resolve_and_place(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs, resolved,
-                                     specs);
-  if (!placed) return;
-  Device& device = *placed;
-  TensorSpec* out_specs = num_outputs <= static_cast<int>(kInlineArgs) ? specs.few.data() : specs.many.data();
-  OpCall call{def, resolved, inputs, num_inputs, outputs, num_outputs, out_specs};
+// Runs the call on `device`: through the dispatch hooks when there are any, else straight to the
+// kernel.
+void dispatch(Context& ctx, const OpDef& def, const Attrs& resolved, Device& device, OpCall& call) {
   if (ctx.has_hooks()) {
     // A hook that produces the outputs (graph capture) replaces the kernel; every hook still sees
     // the call afterwards, so a tape inside a traced function records the symbolic op too.
@@ -336,6 +305,61 @@ void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num
   // Profiler off: one relaxed load and a predictable branch per op.
   if (__builtin_expect(prof::on(), 0)) return run_kernel_profiled(ctx, def, resolved, device, call);
   run_kernel(ctx, def, resolved, device, call);
+}
+
+// Soft placement is on and the op has inputs: runs the op on copies of the inputs when some live
+// elsewhere (see run_soft_placed).
+bool soft_placed(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
+                 int num_attrs, Tensor* outputs, int num_outputs) {
+  return __builtin_expect(ctx.soft_placement(), 0) && num_inputs > 0 &&
+         run_soft_placed(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs);
+}
+
+// A call the thread's DispatchMemo remembers: runs with the entry's attributes and output specs.
+void run_remembered(Context& ctx, const OpDef& def, DispatchMemo::Entry& hit, const Tensor* const* inputs,
+                    int num_inputs, Tensor* outputs, int num_outputs) {
+  if (num_outputs != hit.num_outputs) raise_output_count(def, hit.num_outputs, num_outputs);
+  if (soft_placed(ctx, def, inputs, num_inputs, nullptr, 0, outputs, num_outputs)) return;
+  Device& device = placement(ctx, def, inputs, num_inputs);
+  DispatchMemo::Pin pin(hit);
+  OpCall call{def, hit.attrs(), inputs, num_inputs, outputs, num_outputs, hit.outputs};
+  dispatch(ctx, def, hit.attrs(), device, call);
+}
+
+// The full path: validation, placement and shape inference, then the call.
+void resolve_and_run(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs,
+                     const NamedAttr* attrs, int num_attrs, Tensor* outputs, int num_outputs) {
+  InlineArray<TensorSpec, kInlineArgs> in_specs(static_cast<size_t>(num_inputs));
+  for (int i = 0; i < num_inputs; ++i) {
+    in_specs[i].dtype = inputs[i]->dtype();
+    in_specs[i].shape = inputs[i]->shape();
+  }
+  Attrs resolved(def);
+  resolve_call(def, in_specs.data(), num_inputs, attrs, num_attrs, resolved);
+
+  int expected = def.num_outputs(resolved);
+  if (num_outputs != expected) raise_output_count(def, expected, num_outputs);
+
+  if (soft_placed(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs)) return;
+  Device& device = placement(ctx, def, inputs, num_inputs);
+  OutputSpecs specs(num_outputs);
+  TensorSpec* out_specs = specs.room(num_outputs);
+  infer_outputs(def, resolved, in_specs.data(), num_inputs, out_specs, num_outputs);
+  if (DispatchMemo::fits(def, num_inputs, num_attrs))
+    DispatchMemo::thread().remember(def, in_specs.data(), num_inputs, resolved, out_specs, num_outputs);
+  OpCall call{def, resolved, inputs, num_inputs, outputs, num_outputs, out_specs};
+  dispatch(ctx, def, resolved, device, call);
+}
+}  // namespace
+
+void run_op(Context& ctx, const OpDef& def, const Tensor* const* inputs, int num_inputs, const NamedAttr* attrs,
+            int num_attrs, Tensor* outputs, int num_outputs) {
+  for (int i = 0; i < num_inputs; ++i)
+    if (!inputs[i]->valid()) raise(Code::InvalidArgument, "{}: input {} is an empty tensor handle", def.name, i);
+  if (DispatchMemo::fits(def, num_inputs, num_attrs))
+    if (DispatchMemo::Entry* hit = DispatchMemo::thread().find(def, inputs, num_inputs))
+      return run_remembered(ctx, def, *hit, inputs, num_inputs, outputs, num_outputs);
+  resolve_and_run(ctx, def, inputs, num_inputs, attrs, num_attrs, outputs, num_outputs);
 }
 
 namespace {

@@ -19,10 +19,15 @@ class Tensor {
   Tensor() = default;
   Tensor(const Tensor& o) : dtype_(o.dtype_), shape_(o.shape_), buffer_(o.buffer_) { if (buffer_) buffer_->retain(); }
   Tensor(Tensor&& o) noexcept : dtype_(o.dtype_), shape_(o.shape_), buffer_(std::exchange(o.buffer_, nullptr)) {}
-  Tensor& operator=(Tensor o) noexcept {
-    std::swap(dtype_, o.dtype_);
-    std::swap(shape_, o.shape_);
-    std::swap(buffer_, o.buffer_);
+  // Each assignment copies the shape once (a swap would copy it three times: eager dispatch
+  // assigns every output it allocates).
+  Tensor& operator=(Tensor&& o) noexcept {
+    if (this != &o) assign(o.dtype_, o.shape_, std::exchange(o.buffer_, nullptr));
+    return *this;
+  }
+  Tensor& operator=(const Tensor& o) noexcept {
+    if (o.buffer_) o.buffer_->retain();
+    assign(o.dtype_, o.shape_, o.buffer_);
     return *this;
   }
   ~Tensor() { if (buffer_) buffer_->release(); }
@@ -55,6 +60,15 @@ class Tensor {
   std::string debug_string() const;  // "float32[2,3] on cpu"
 
  private:
+  // Takes `buffer`'s reference and drops the old one (after the copy: `shape` may be this one's).
+  void assign(DType dtype, const Shape& shape, Buffer* buffer) noexcept {
+    Buffer* old = buffer_;
+    dtype_ = dtype;
+    shape_ = shape;
+    buffer_ = buffer;
+    if (old) old->release();
+  }
+
   DType dtype_ = DType::Invalid;
   Shape shape_;
   Buffer* buffer_ = nullptr;  // one reference

@@ -103,6 +103,34 @@ TEST_CASE("a repeated call without attributes gives the same results and the sam
   }
 }
 
+namespace {
+// Runs an Add of other shapes inside every Add on float32[2] (what a hook or kernel running ops of
+// its own does) and notes the outer call's output shape afterwards.
+struct NestedAdd : DispatchHook {
+  std::vector<Shape> outer_shapes;
+  void after(Context& ctx, const OpCall& call) override {
+    if (call.def.name != "Add" || call.output_specs[0].shape != Shape{2}) return;
+    Tensor b = make<float>({1, 2, 3}, {3});
+    const Tensor* ins[2] = {&b, &b};
+    Tensor out;
+    run_op(ctx, call.def, ins, 2, nullptr, 0, &out, 1);
+    outer_shapes.push_back(call.output_specs[0].shape);
+  }
+};
+}  // namespace
+
+TEST_CASE("an op run inside a remembered call leaves that call's specs alone") {
+  Context& c = ctx();
+  Tensor a = make<float>({1, 2}, {2});
+  run1("Add", {a, a});  // remembered
+  NestedAdd nested;
+  c.add_hook(&nested);
+  for (int round = 0; round < 3; ++round) CHECK(values<float>(run1("Add", {a, a})) == std::vector<float>{2, 4});
+  c.remove_hook(&nested);
+  CHECK(nested.outer_shapes == std::vector<Shape>(3, Shape{2}));
+  CHECK(values<float>(run1("Add", {a, a})) == std::vector<float>{2, 4});
+}
+
 TEST_CASE("threads remember calls separately") {
   Tensor a = make<float>({1, 2}, {2});
   std::vector<std::thread> threads;
