@@ -15,41 +15,9 @@
 #include "examples/c/digits_data.h"
 
 static const int64_t kBatch = 32, kShuffleSeed = 7;
+static const double kLearningRate = 0.003; /* as examples/c/fit_digits.c */
 
 static void check(cairn_status *s, const char *what) { digits_check(s, "multi_worker_digits", what); }
-
-/* Dense(64, relu) -> Dense(10) logits, compiled with Adam, sparse crossentropy and accuracy (in the
- * strategy's scope when one is entered: the compile picks it up). */
-static cairn_object *build_model(cairn_context *ctx) {
-  cairn_object *layers[2] = {NULL, NULL}, *model = NULL, *adam = NULL;
-  cairn_dense_options d = CAIRN_DENSE_OPTIONS_INIT;
-  cairn_model_options m = CAIRN_MODEL_OPTIONS_INIT;
-  cairn_optimizer_options o = CAIRN_OPTIMIZER_OPTIONS_INIT;
-  cairn_compile_options c = CAIRN_COMPILE_OPTIONS_INIT;
-  const char *metrics[1] = {"accuracy"};
-  d.units = 64;
-  d.activation = "relu";
-  check(cairn_dense_create(ctx, &d, &layers[0]), "Dense");
-  d.units = kDigitsClasses;
-  d.activation = NULL;
-  check(cairn_dense_create(ctx, &d, &layers[1]), "Dense");
-  m.name = "mlp";
-  m.layers = (const cairn_object *const *)layers;
-  m.n_layers = 2;
-  check(cairn_model_create(ctx, &m, &model), "model");
-  o.kind = CAIRN_OPTIMIZER_ADAM;
-  o.learning_rate = 0.003;
-  check(cairn_optimizer_create(ctx, &o, &adam), "optimizer");
-  c.optimizer = adam;
-  c.loss = "sparse_categorical_crossentropy";
-  c.metrics = metrics;
-  c.n_metrics = 1;
-  check(cairn_model_compile(model, &c), "compile");
-  cairn_object_free(adam);
-  cairn_object_free(layers[0]);
-  cairn_object_free(layers[1]);
-  return model;
-}
 
 /* Trains `model` on the digits and returns its test accuracy. */
 static double train(cairn_object *model, DigitsData *data, int64_t epochs, cairn_callback *tensorboard) {
@@ -92,7 +60,7 @@ int main(int argc, char **argv) {
     copts.seed = 1;
     check(cairn_context_create(&copts, &ctx), "context");
     digits_load(ctx, path, kBatch, kShuffleSeed, "multi_worker_digits", &data);
-    cairn_object *model = build_model(ctx);
+    cairn_object *model = digits_model(ctx, kLearningRate);
     printf("single: accuracy %.4f\n", train(model, &data, epochs, NULL));
     cairn_object_free(model);
     digits_free(&data);
@@ -136,7 +104,7 @@ int main(int argc, char **argv) {
     check(cairn_callback_tensorboard(&tb, &tensorboard), "TensorBoard");
   }
   check(cairn_strategy_scope_enter(s), "scope_enter");
-  cairn_object *model = build_model(ctx);
+  cairn_object *model = digits_model(ctx, kLearningRate);
   check(cairn_strategy_scope_exit(s), "scope_exit");
   const double accuracy = train(model, &data, epochs, tensorboard);
 
