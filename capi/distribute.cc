@@ -8,6 +8,7 @@
 #include "capi/internal/object_handles.h"
 #include "capi/internal/options.h"
 #include "capi/internal/reduction.h"
+#include "capi/internal/strategy_handle.h"
 #include "runtime/data/iterator_object.h"
 #include "runtime/distribute/strategy.h"
 
@@ -17,11 +18,6 @@ using cairn::capi::reduction_of;
 using cairn::capi::require;
 using distribute::MirroredStrategy;
 using distribute::ReplicaContext;
-
-struct cairn_strategy {
-  Ref<MirroredStrategy> s;
-  std::vector<std::string> names;  // device names handed out by cairn_strategy_device
-};
 
 struct cairn_replica_context {
   ReplicaContext* rc;
@@ -114,14 +110,14 @@ cairn_status* cairn_strategy_run(cairn_strategy* s, cairn_replica_fn fn_user, vo
   MirroredStrategy& strategy = require_strategy(s, fn);
   require(fn_user, fn, "fn");
   if (n_outputs > 0) require(outputs, fn, "outputs");
-  const size_t replicas = static_cast<size_t>(strategy.num_replicas());
+  const size_t replicas = static_cast<size_t>(strategy.num_local_replicas());
   if (n_outputs % replicas != 0)
     raise(Code::InvalidArgument, "{}: n_outputs is {}, not a multiple of the {} replicas (one slot per output of each)",
           fn, n_outputs, replicas);
   const size_t per_replica = n_outputs / replicas;
   auto results = strategy.run_multi([&](ReplicaContext& rc) {
     cairn_context handle{Ref<Context>::share(&rc.context())};
-    cairn_replica_context replica{&rc, s->names[static_cast<size_t>(rc.replica_id())].c_str()};
+    cairn_replica_context replica{&rc, s->names[static_cast<size_t>(rc.local_replica())].c_str()};
     std::vector<cairn_tensor*> outs(per_replica, nullptr);
     cairn_status* st = fn_user(user_data, &handle, &replica, outs.data(), per_replica);
     std::vector<std::unique_ptr<cairn_tensor>> owned;
@@ -164,8 +160,8 @@ cairn_status* cairn_strategy_reduce(cairn_strategy* s, cairn_reduction reduction
   *out = nullptr;
   MirroredStrategy& strategy = require_strategy(s, fn);
   const distribute::Reduction r = reduction_of(reduction, fn);
-  if (n != static_cast<size_t>(strategy.num_replicas()))
-    raise(Code::InvalidArgument, "{}: {} values for {} replicas; give one per replica", fn, n, strategy.num_replicas());
+  if (n != static_cast<size_t>(strategy.num_local_replicas()))
+    raise(Code::InvalidArgument, "{}: {} values for {} replicas; give one per replica", fn, n, strategy.num_local_replicas());
   distribute::PerReplica per{tensors_of(values, n, fn, "values")};
   *out = new_tensor(strategy.reduce(r, per));
   CAIRN_API_END
@@ -178,9 +174,9 @@ cairn_status* cairn_strategy_split_batch(cairn_strategy* s, const cairn_tensor* 
   MirroredStrategy& strategy = require_strategy(s, fn);
   require(global, fn, "global");
   require(parts, fn, "parts");
-  if (n_parts != static_cast<size_t>(strategy.num_replicas()))
+  if (n_parts != static_cast<size_t>(strategy.num_local_replicas()))
     raise(Code::InvalidArgument, "{}: n_parts is {}, but the strategy has {} replicas (one part each)", fn, n_parts,
-          strategy.num_replicas());
+          strategy.num_local_replicas());
   std::vector<Tensor> split = strategy.split_batch(global->t, fn);
   for (size_t r = 0; r < split.size(); ++r) parts[r] = new_tensor(std::move(split[r]));
   CAIRN_API_END
@@ -193,7 +189,7 @@ cairn_status* cairn_strategy_iterator_next(cairn_strategy* s, cairn_object* it, 
   MirroredStrategy& strategy = require_strategy(s, fn);
   auto& iter = capi::require_as<data::IteratorObject>(it, fn, "it", "an iterator");
   const size_t n = iter.dataset()->spec().size();
-  const size_t replicas = static_cast<size_t>(strategy.num_replicas());
+  const size_t replicas = static_cast<size_t>(strategy.num_local_replicas());
   if (n_parts != n * replicas)
     raise(Code::InvalidArgument, "{}: n_parts is {}, but {} replicas of {} ({} components: {}) need {}", fn, n_parts,
           replicas, iter.dataset()->describe(), n, iter.dataset()->spec().text(), n * replicas);

@@ -1,4 +1,5 @@
-// The C API's collectives across processes (cairn_mpi_*): MpiCollective (docs/mpi.md) on tensors.
+// The C API's collectives across processes (cairn_mpi_*): MpiCollective (docs/mpi.md) on tensors;
+// and the multi-worker strategy over a cairn_mpi (cairn_multi_worker_strategy_create).
 // Every call stages through host memory: a CPU tensor is used where it lies, a Vulkan tensor is
 // read to the host first, and the result is written back to the input's device.
 #include <chrono>
@@ -6,7 +7,9 @@
 #include <vector>
 
 #include "capi/internal/handles.h"
+#include "capi/internal/options.h"
 #include "capi/internal/reduction.h"
+#include "capi/internal/strategy_handle.h"
 #include "runtime/distribute/mpi_collective.h"
 
 using namespace cairn;
@@ -126,6 +129,25 @@ cairn_status* cairn_mpi_barrier(cairn_mpi* mpi) {
   const char* fn = "cairn_mpi_barrier";
   cairn_mpi& m = *require(mpi, fn, "mpi");
   m.group->barrier(m.group->rank());
+  CAIRN_API_END
+}
+
+cairn_status* cairn_multi_worker_strategy_create(cairn_context* ctx, cairn_mpi* mpi,
+                                                 const cairn_multi_worker_options* user_opts, cairn_strategy** out) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_multi_worker_strategy_create";
+  require(out, fn, "out");
+  *out = nullptr;
+  require(ctx, fn, "ctx");
+  cairn_mpi& m = *require(mpi, fn, "mpi");
+  if (m.ctx.get() != ctx->ctx.get())
+    raise(Code::InvalidArgument, "{}: the cairn_mpi belongs to another context", fn);
+  const cairn_multi_worker_options opts = capi::read_options(user_opts, fn);
+  distribute::MirroredOptions o;
+  o.check_replicas = opts.check_replicas != 0;
+  Ref<distribute::MirroredStrategy> s =
+      distribute::MirroredStrategy::multi_worker(*ctx->ctx, m.group, ctx->ctx->cpu().name(), o);
+  *out = new cairn_strategy{s, s->device_names()};
   CAIRN_API_END
 }
 

@@ -3582,6 +3582,19 @@ func cMpiBarrier(mpi *C.cairn_mpi) error {
 	return takeStatus(C.cairn_mpi_barrier(mpi))
 }
 
+// cMultiWorkerStrategyCreate calls cairn_multi_worker_strategy_create.
+//
+// CONSTRUCTOR. A strategy whose replicas are the processes of `mpi`, this process's replica being
+// its rank, on ctx's CPU device. The strategy shares mpi's communicator and timeout (mpi may be
+// freed first); collectives of the strategy and cairn_mpi_* calls on mpi must come in the same
+// order on every rank.
+// @param opts  NULL for the defaults.
+// @param out   receives the strategy; free it with cairn_strategy_free().
+// Errors: INVALID_ARGUMENT for NULL arguments or a cairn_mpi of another context. Since 1.4.
+func cMultiWorkerStrategyCreate(ctx *C.cairn_context, mpi *C.cairn_mpi, opts *C.cairn_multi_worker_options, out **C.cairn_strategy) error {
+	return takeStatus(C.cairn_multi_worker_strategy_create(ctx, mpi, opts, out))
+}
+
 // cVulkanAvailable calls cairn_vulkan_available.
 //
 // METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. Since 1.0.
@@ -3919,4 +3932,11 @@ func cMemoryInfoInit(opts *C.cairn_memory_info, structSize C.uint32_t) error {
 // METHOD. Fills a cairn_mirrored_options with its defaults (for cairn_mirrored_strategy_create). Since 1.3.
 func cMirroredOptionsInit(opts *C.cairn_mirrored_options, structSize C.uint32_t) error {
 	return takeStatus(C.cairn_mirrored_options_init(opts, structSize))
+}
+
+// cMultiWorkerOptionsInit calls cairn_multi_worker_options_init.
+//
+// METHOD. Fills a cairn_multi_worker_options with its defaults (for cairn_multi_worker_strategy_create). Since 1.4.
+func cMultiWorkerOptionsInit(opts *C.cairn_multi_worker_options, structSize C.uint32_t) error {
+	return takeStatus(C.cairn_multi_worker_options_init(opts, structSize))
 }

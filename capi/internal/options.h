@@ -70,7 +70,8 @@ namespace cairn::capi {
   X(cairn_logical_device_config, CAIRN_LOGICAL_DEVICE_CONFIG_INIT)            \
   X(cairn_logical_device_info, CAIRN_LOGICAL_DEVICE_INFO_INIT)                \
   X(cairn_memory_info, CAIRN_MEMORY_INFO_INIT)                                \
-  X(cairn_mirrored_options, CAIRN_MIRRORED_OPTIONS_INIT)
+  X(cairn_mirrored_options, CAIRN_MIRRORED_OPTIONS_INIT)                      \
+  X(cairn_multi_worker_options, CAIRN_MULTI_WORKER_OPTIONS_INIT)
 
 // The name and the defaults of each struct. The defaults live in static storage, so their
 // padding bytes are zero and cairn_X_init gives the same bytes as a static `T x = CAIRN_X_INIT`.

@@ -132,6 +132,37 @@ cairn_status *digits_train_step(void *user_data, cairn_context *ctx, cairn_tenso
   return s;
 }
 
+cairn_object *digits_model(cairn_context *ctx, double learning_rate) {
+  cairn_object *layers[2] = {NULL, NULL}, *model = NULL, *adam = NULL;
+  cairn_dense_options d = CAIRN_DENSE_OPTIONS_INIT;
+  cairn_model_options m = CAIRN_MODEL_OPTIONS_INIT;
+  cairn_optimizer_options o = CAIRN_OPTIMIZER_OPTIONS_INIT;
+  cairn_compile_options c = CAIRN_COMPILE_OPTIONS_INIT;
+  const char *metrics[1] = {"accuracy"};
+  d.units = 64;
+  d.activation = "relu";
+  check(cairn_dense_create(ctx, &d, &layers[0]), "Dense");
+  d.units = kDigitsClasses;
+  d.activation = NULL;
+  check(cairn_dense_create(ctx, &d, &layers[1]), "Dense");
+  m.name = "mlp";
+  m.layers = (const cairn_object *const *)layers;
+  m.n_layers = 2;
+  check(cairn_model_create(ctx, &m, &model), "model");
+  o.kind = CAIRN_OPTIMIZER_ADAM;
+  o.learning_rate = learning_rate;
+  check(cairn_optimizer_create(ctx, &o, &adam), "optimizer");
+  c.optimizer = adam;
+  c.loss = "sparse_categorical_crossentropy";
+  c.metrics = metrics;
+  c.n_metrics = 1;
+  check(cairn_model_compile(model, &c), "compile");
+  cairn_object_free(adam);
+  cairn_object_free(layers[0]);
+  cairn_object_free(layers[1]);
+  return model;
+}
+
 unsigned long long digits_weights_checksum(cairn_object *model) {
   unsigned long long h = 0xcbf29ce484222325ull;
   cairn_object_array *weights = NULL;

@@ -30,6 +30,9 @@ typedef struct {
 } DigitsStep;
 cairn_status *digits_train_step(void *user_data, cairn_context *ctx, cairn_tensor *const *in, size_t n_in,
                                 cairn_tensor **out, size_t n_out);
+/* The demos' model: Dense(64, relu) -> Dense(10) logits named "mlp", compiled with Adam at
+ * `learning_rate`, sparse crossentropy and accuracy (inside a strategy's scope, the compile picks it up). */
+cairn_object *digits_model(cairn_context *ctx, double learning_rate);
 /* FNV-1a 64 over the bytes of the model's trainable weights: equal weights, equal checksum. */
 unsigned long long digits_weights_checksum(cairn_object *model);
 /* Exits with "program: what: message" when `status` is an error. */

@@ -25,38 +25,6 @@ static const int64_t kBatch = 32, kShuffleSeed = 7;
 
 static void check(cairn_status *s, const char *what) { digits_check(s, "fit_digits", what); }
 
-/* Dense(64, relu) -> Dense(10) logits, compiled with Adam, sparse crossentropy and accuracy. */
-static cairn_object *build_model(cairn_context *ctx) {
-  cairn_object *layers[2] = {NULL, NULL}, *model = NULL, *adam = NULL;
-  cairn_dense_options d = CAIRN_DENSE_OPTIONS_INIT;
-  cairn_model_options m = CAIRN_MODEL_OPTIONS_INIT;
-  cairn_optimizer_options o = CAIRN_OPTIMIZER_OPTIONS_INIT;
-  cairn_compile_options c = CAIRN_COMPILE_OPTIONS_INIT;
-  const char *metrics[1] = {"accuracy"};
-  d.units = 64;
-  d.activation = "relu";
-  check(cairn_dense_create(ctx, &d, &layers[0]), "Dense");
-  d.units = kDigitsClasses;
-  d.activation = NULL;
-  check(cairn_dense_create(ctx, &d, &layers[1]), "Dense");
-  m.name = "mlp";
-  m.layers = (const cairn_object *const *)layers;
-  m.n_layers = 2;
-  check(cairn_model_create(ctx, &m, &model), "model");
-  o.kind = CAIRN_OPTIMIZER_ADAM;
-  o.learning_rate = kLearningRate;
-  check(cairn_optimizer_create(ctx, &o, &adam), "optimizer");
-  c.optimizer = adam;
-  c.loss = "sparse_categorical_crossentropy";
-  c.metrics = metrics;
-  c.n_metrics = 1;
-  check(cairn_model_compile(model, &c), "compile");
-  cairn_object_free(adam);
-  cairn_object_free(layers[0]);
-  cairn_object_free(layers[1]);
-  return model;
-}
-
 /* --kill-after: a hook that sends SIGKILL to the process after global step N (nothing is flushed
  * or freed: a crash). */
 static cairn_status *kill_after(void *user_data, cairn_object *model, int64_t batch, const cairn_logs *logs) {
@@ -148,7 +116,7 @@ int main(int argc, char **argv) {
   digits_load(ctx, args.data, kBatch, kShuffleSeed, "fit_digits", &data);
   printf("digits: %lld training and %lld test samples of 8x8 pixels\n", (long long)data.n_train,
          (long long)data.n_test);
-  model = build_model(ctx);
+  model = digits_model(ctx, kLearningRate);
 
   /* The callbacks: checkpoints (3 kept), a backup every 20 batches, TensorBoard, the crash. */
   ck.directory = ckpt_dir;
@@ -183,7 +151,7 @@ int main(int argc, char **argv) {
 
   /* A fresh model restored from the last checkpoint, in TensorFlow's one-expression style: the
    * values wait on the fresh model until predict builds it. */
-  fresh = build_model(ctx);
+  fresh = digits_model(ctx, kLearningRate);
   check(cairn_checkpoint_create(ctx, names, &fresh, 1, &ckpt), "checkpoint");
   check(cairn_checkpoint_manager_create(ckpt, ckpt_dir, NULL, &manager), "manager");
   check(cairn_checkpoint_restore(ckpt, cairn_checkpoint_manager_latest(manager), &rs), "restore");

@@ -53,6 +53,9 @@ class Collective : public RefCounted {
   virtual int size() const = 0;
   // The member (rank) whose collectives run on `device`, or -1 when none does.
   virtual int rank_of(const Device& device) const = 0;
+  // Member `rank`'s index among this process's members (the ReplicaScope index of its replica):
+  // the rank itself when every member is in this process.
+  virtual int local_index(int rank) const { return rank; }
   // Member `rank`'s all-reduce: `count` elements of `dtype` from every member's `input` (host
   // memory), reduced in rank order, written to `output` (host memory, `count` elements). Blocks
   // until every member has contributed. Throws DeadlineExceeded (naming the collective and the

@@ -53,7 +53,7 @@ std::pair<Ref<Collective>, int> member(KernelContext& kc) {
     raise(Code::InvalidArgument, "{}: device {} is not a member of collective group {} (pass a tensor on the "
           "replica's device)", kc.op(), kc.device.name(), key);
   const int replica = ReplicaScope::current();
-  if (replica >= 0 && replica != rank)
+  if (replica >= 0 && replica != group->local_index(rank))
     raise(Code::InvalidArgument,
           "{}: replica {} passed a tensor on {}, replica {}'s device; each replica all-reduces its own values",
           kc.op(), replica, kc.device.name(), rank);

@@ -48,6 +48,8 @@ class MpiCollective final : public Collective {
   int rank() const { return rank_; }
   int size() const override { return size_; }
   int rank_of(const Device& device) const override;
+  // This process is one member: its only index is 0.
+  int local_index(int) const override { return 0; }
   void all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
                   Reduction reduction) override;
   void broadcast(int rank, int root, DType dtype, int64_t count, void* data) override;

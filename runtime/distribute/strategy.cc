@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <map>
@@ -33,6 +35,7 @@ bool symbolic(const Tensor& t) { return t.valid() && t.device()->kind() == Devic
 
 ReplicaContext::ReplicaContext(MirroredStrategy& strategy, int replica) : strategy_(strategy), replica_(replica) {}
 
+int ReplicaContext::replica_id() const { return strategy_.first_replica() + replica_; }
 int ReplicaContext::num_replicas() const { return strategy_.num_replicas(); }
 Device& ReplicaContext::device() const { return *strategy_.devices()[static_cast<size_t>(replica_)]; }
 Context& ReplicaContext::context() const { return strategy_.context(); }
@@ -92,10 +95,19 @@ Ref<MirroredStrategy> MirroredStrategy::create(Context& ctx, const std::vector<s
   return make_ref<MirroredStrategy>(ctx, devices, options);
 }
 
+Ref<MirroredStrategy> MirroredStrategy::multi_worker(Context& ctx, Ref<Collective> workers,
+                                                     const std::string& device, const MirroredOptions& options) {
+  if (!workers) raise(Code::InvalidArgument, "MirroredStrategy::multi_worker: the workers' collective is null");
+  return make_ref<MirroredStrategy>(ctx, std::vector<std::string>{device.empty() ? "cpu:0" : device}, options,
+                                    std::move(workers));
+}
+
 MirroredStrategy::MirroredStrategy(Context& ctx, const std::vector<std::string>& devices,
-                                   const MirroredOptions& options)
+                                   const MirroredOptions& options, Ref<Collective> workers)
     : ctx_(Ref<Context>::share(&ctx)) {
   constexpr const char* kFn = "MirroredStrategy";
+  const char* env = std::getenv("CAIRN_CHECK_REPLICAS");
+  check_replicas_ = options.check_replicas || (env && std::string_view(env) == "1");
   if (options.collective_timeout.count() <= 0)
     raise(Code::InvalidArgument, "{}: collective_timeout must be positive, got {} ms", kFn,
           options.collective_timeout.count());
@@ -124,12 +136,27 @@ MirroredStrategy::MirroredStrategy(Context& ctx, const std::vector<std::string>&
     devices_.push_back(d);
     device_refs_.push_back(Ref<Device>::share(d));
   }
-  collective_ = make_ref<LocalCollective>(devices_, options.collective_timeout);
+  if (workers) {
+    // One replica per process: the collective spans the processes, this one is its member on the device.
+    if (devices_.size() != 1)
+      raise(Code::InvalidArgument, "{}: a multi-worker strategy runs one replica per process, got {} devices", kFn,
+            devices_.size());
+    first_replica_ = workers->rank_of(*devices_[0]);
+    if (first_replica_ < 0)
+      raise(Code::InvalidArgument, "{}: the workers' collective has no member on device {} (give the device the "
+            "collective was made for)", kFn, devices_[0]->name());
+    multi_worker_ = true;
+    num_replicas_ = workers->size();
+    collective_ = std::move(workers);
+  } else {
+    num_replicas_ = static_cast<int>(devices_.size());
+    collective_ = make_ref<LocalCollective>(devices_, options.collective_timeout);
+  }
   group_key_ = register_collective(collective_);
   results_.resize(devices_.size());
   errors_.resize(devices_.size());
   try {
-    for (int r = 0; r < num_replicas(); ++r) threads_.emplace_back([this, r] { worker_loop(r); });
+    for (int r = 0; r < num_local_replicas(); ++r) threads_.emplace_back([this, r] { worker_loop(r); });
   } catch (const std::system_error& e) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -211,7 +238,7 @@ void MirroredStrategy::worker_loop(int replica) {
       collective_->abort(Code::Aborted,
                          fmt::format("replica {} ({}) failed: {}", replica, device.name(), failure.message));
     } else {
-      collective_->leave(replica);
+      collective_->leave(first_replica_ + replica);
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -237,7 +264,7 @@ std::vector<std::vector<Tensor>> MirroredStrategy::run_multi(
     for (auto& r : results_) r.clear();
     for (auto& e : errors_) e = Failure{};
     first_error_ = -1;
-    pending_ = num_replicas();
+    pending_ = num_local_replicas();
     ++generation_;
   }
   cv_.notify_all();
@@ -267,7 +294,7 @@ PerReplica MirroredStrategy::run(const std::function<Tensor(ReplicaContext&)>& f
   return out;
 }
 
-Tensor MirroredStrategy::reduce(Reduction reduction, const PerReplica& values) const {
+Tensor MirroredStrategy::reduce(Reduction reduction, const PerReplica& values) {
   constexpr const char* kFn = "MirroredStrategy::reduce";
   if (values.size() != devices_.size())
     raise(Code::InvalidArgument, "{}: {} values for {} replicas", kFn, values.size(), devices_.size());
@@ -294,6 +321,15 @@ Tensor MirroredStrategy::reduce(Reduction reduction, const PerReplica& values) c
   }
   if (reduction == Reduction::Mean)
     acc = op::div(ctx, acc, op::scalar(ctx, dev0, acc.dtype(), static_cast<double>(values.size())));
+  if (multi_worker_) {
+    // One local replica: the workers' values combine across processes with the same reduction.
+    require_outside_replicas(kFn);
+    Tensor host = host_values(acc, ctx.cpu(), kFn);
+    Tensor out = Tensor::allocate(ctx.cpu(), host.dtype(), host.shape());
+    collective_->all_reduce(first_replica_, host.dtype(), host.num_elements(), host.raw_data(), out.raw_mutable_data(),
+                            reduction);
+    acc = tensor_on_device(out, dev0);
+  }
   return acc;
 }
 
@@ -317,14 +353,14 @@ Tensor MirroredStrategy::compute_average_loss(Context& ctx, const Tensor& per_ex
 }
 
 std::vector<Tensor> MirroredStrategy::split_batch(const Tensor& global, std::string_view fn) const {
-  const size_t n = devices_.size();
+  const int64_t n = num_replicas_;
   if (!global.valid()) raise(Code::InvalidArgument, "{}: the batch is an empty tensor", fn);
   if (global.rank() == 0)
     raise(Code::InvalidArgument, "{}: cannot split a scalar over {} replicas; batch the dataset first", fn, n);
   if (global.dtype() == DType::String)
     raise(Code::Unimplemented, "{}: string components cannot be split over replicas yet", fn);
   const int64_t rows = global.shape().dim(0);
-  if (rows < static_cast<int64_t>(n))
+  if (rows < n)
     raise(Code::InvalidArgument,
           "{}: a global batch of {} rows is smaller than the {} replicas; use a global batch of at least {} rows "
           "(or batch with drop_remainder)",
@@ -333,23 +369,119 @@ std::vector<Tensor> MirroredStrategy::split_batch(const Tensor& global, std::str
   Tensor host = tensor_on_device(global, cpu);
   const size_t row_bytes = rows ? host.nbytes() / static_cast<size_t>(rows) : 0;
   std::vector<Tensor> parts;
-  int64_t begin = 0;
-  for (size_t r = 0; r < n; ++r) {
-    const int64_t count = rows / static_cast<int64_t>(n) + (static_cast<int64_t>(r) < rows % static_cast<int64_t>(n));
+  for (size_t local = 0; local < devices_.size(); ++local) {
+    const int64_t r = first_replica_ + static_cast<int64_t>(local);
+    const int64_t begin = r * (rows / n) + std::min(r, rows % n);
+    const int64_t count = rows / n + (r < rows % n);
     std::vector<int64_t> dims(global.shape().dims(), global.shape().dims() + global.rank());
     dims[0] = count;
-    Tensor part = Tensor::allocate(*devices_[r], global.dtype(), Shape::from(dims.data(), dims.size(), fn.data()));
+    Device& device = *devices_[local];
+    Tensor part = Tensor::allocate(device, global.dtype(), Shape::from(dims.data(), dims.size(), fn.data()));
     const unsigned char* src = static_cast<const unsigned char*>(host.raw_data()) + static_cast<size_t>(begin) * row_bytes;
     const size_t bytes = static_cast<size_t>(count) * row_bytes;
-    if (devices_[r]->is_host()) {
+    if (device.is_host()) {
       if (bytes) std::memcpy(part.raw_mutable_data(), src, bytes);
     } else if (bytes) {
-      devices_[r]->write(*part.buffer(), src, bytes);
+      device.write(*part.buffer(), src, bytes);
     }
     parts.push_back(std::move(part));
-    begin += count;
   }
   return parts;
+}
+
+void MirroredStrategy::require_outside_replicas(std::string_view fn) {
+  if (ReplicaContext* rc = ReplicaContext::current())
+    raise(Code::FailedPrecondition, "{}: called from inside replica {}; call it outside the step function", fn,
+          rc->replica_id());
+}
+
+Tensor MirroredStrategy::gather_batch(const std::vector<Tensor>& local_parts, int64_t global_rows,
+                                      std::string_view fn) {
+  require_outside_replicas(fn);
+  if (local_parts.size() != devices_.size())
+    raise(Code::InvalidArgument, "{}: {} parts for {} local replicas", fn, local_parts.size(), devices_.size());
+  Context& ctx = *ctx_;
+  std::vector<Tensor> host;
+  for (const Tensor& p : local_parts) {
+    if (!p.valid() || p.rank() == 0) raise(Code::InvalidArgument, "{}: a part is empty or a scalar", fn);
+    host.push_back(tensor_on_device(p, ctx.cpu()));
+  }
+  if (!multi_worker_)
+    return host.size() == 1 ? host[0] : run_op(ctx, "ConcatV2", host, {attr_int("axis", 0)})[0];
+  // Parts differ by at most one row: each worker pads its part to the largest, all-gathers, and
+  // the padding is dropped again.
+  const Tensor& mine = host[0];
+  if (!copyable_dtype(mine.dtype())) raise(Code::InvalidArgument, "{}: cannot gather {} parts", fn, dtype_name(mine.dtype()));
+  const int64_t n = num_replicas_;
+  const int64_t most = global_rows / n + (global_rows % n != 0);
+  const int64_t rows_of_mine = mine.shape().dim(0);
+  const int64_t row_elems = rows_of_mine ? mine.num_elements() / rows_of_mine : 0;
+  const size_t row_bytes = static_cast<size_t>(row_elems) * dtype_size(mine.dtype());
+  if (rows_of_mine > most) raise(Code::InvalidArgument, "{}: a part of {} rows for a global batch of {} rows over {} replicas", fn, rows_of_mine, global_rows, n);
+  std::vector<unsigned char> padded(static_cast<size_t>(most) * row_bytes, 0), all(padded.size() * static_cast<size_t>(n));
+  if (!padded.empty()) std::memcpy(padded.data(), mine.raw_data(), static_cast<size_t>(rows_of_mine) * row_bytes);
+  collective_->all_gather(first_replica_, mine.dtype(), most * row_elems, padded.data(), all.data());
+  std::vector<int64_t> dims(mine.shape().dims(), mine.shape().dims() + mine.rank());
+  dims[0] = global_rows;
+  Tensor out = Tensor::allocate(ctx.cpu(), mine.dtype(), Shape::from(dims.data(), dims.size(), fn.data()));
+  unsigned char* dst = static_cast<unsigned char*>(out.raw_mutable_data());
+  for (int64_t r = 0; r < n; ++r) {
+    const size_t bytes = static_cast<size_t>(global_rows / n + (r < global_rows % n)) * row_bytes;
+    if (bytes) std::memcpy(dst, all.data() + static_cast<size_t>(r) * padded.size(), bytes);
+    dst += bytes;
+  }
+  return out;
+}
+
+double MirroredStrategy::sum_over_workers(double value, std::string_view fn) {
+  if (!multi_worker_) return value;
+  require_outside_replicas(fn);
+  double sum = 0;
+  collective_->all_reduce(first_replica_, DType::Float64, 1, &value, &sum, Reduction::Sum);
+  return sum;
+}
+
+void MirroredStrategy::broadcast_variables(const std::vector<Ref<Variable>>& vars, std::string_view fn) {
+  if (!multi_worker_) return;
+  require_outside_replicas(fn);
+  for (const Ref<Variable>& v : vars) {
+    Tensor host = host_values(v->read(), ctx_->cpu(), fn);
+    Tensor mine = Tensor::allocate(ctx_->cpu(), host.dtype(), host.shape());
+    if (host.nbytes()) std::memcpy(mine.raw_mutable_data(), host.raw_data(), host.nbytes());
+    collective_->broadcast(first_replica_, 0, mine.dtype(), mine.num_elements(), mine.raw_mutable_data());
+    v->assign(mine, fn);
+  }
+}
+
+namespace {
+
+// FNV-1a over a value's bytes: equal values give equal checksums on every worker.
+int64_t checksum(const Tensor& host) {
+  uint64_t h = 1469598103934665603ull;
+  const unsigned char* p = static_cast<const unsigned char*>(host.raw_data());
+  for (size_t i = 0; i < host.nbytes(); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return static_cast<int64_t>(h);
+}
+
+}  // namespace
+
+void MirroredStrategy::check_replicas_identical(const std::vector<Ref<Variable>>& vars, std::string_view fn) {
+  if (!multi_worker_ || vars.empty()) return;
+  require_outside_replicas(fn);
+  std::vector<int64_t> mine;
+  for (const Ref<Variable>& v : vars) mine.push_back(checksum(host_values(v->read(), ctx_->cpu(), fn)));
+  const size_t k = mine.size();
+  std::vector<int64_t> all(k * static_cast<size_t>(num_replicas_));
+  collective_->all_gather(first_replica_, DType::Int64, static_cast<int64_t>(k), mine.data(), all.data());
+  for (size_t i = 0; i < k; ++i)
+    for (int r = 1; r < num_replicas_; ++r) {
+      const int64_t theirs = all[static_cast<size_t>(r) * k + i];
+      if (theirs != all[i])
+        raise(Code::Internal,
+              "{}: the workers' weights differ: variable '{}' (#{} of {}) has checksum {:016x} on rank {} and {:016x} "
+              "on rank 0 (this is rank {}); the replicas diverged",
+              fn, vars[i]->name(), i, k, static_cast<uint64_t>(theirs), r, static_cast<uint64_t>(all[i]), first_replica_);
+    }
 }
 
 DistributedIterator MirroredStrategy::distribute(const data::DatasetPtr& dataset) {
@@ -376,7 +508,7 @@ bool DistributedIterator::next(std::vector<data::Element>& parts) {
   data::Element global;
   if (!it_ || !it_->next(global)) return false;
   const std::string fn = fmt::format("DistributedIterator::next (global batch {})", batches_++);
-  const size_t n = static_cast<size_t>(strategy_->num_replicas());
+  const size_t n = static_cast<size_t>(strategy_->num_local_replicas());
   parts.assign(n, data::Element(global.size()));
   for (size_t c = 0; c < global.size(); ++c) {
     std::vector<Tensor> split = strategy_->split_batch(global[c], fn);

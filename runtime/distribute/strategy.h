@@ -22,6 +22,12 @@
 // never use the shared pools), inside a DeviceScope of its device, a ReplicaScope (mirrored
 // variables act on that replica's component) and a MirrorScope (variables made there, such as an
 // optimizer's slots, are mirrored). A strategy's run() is serialized: one step at a time.
+//
+// Multi-worker (tf.distribute.MultiWorkerMirroredStrategy, docs/mpi.md): multi_worker() makes a
+// strategy that spans processes, one replica per process (a worker), with the cross-process
+// Collective (an MpiCollective) carrying the all-reduces. num_replicas() is then the global count,
+// a replica's replica_id() is its worker's rank, and everything that takes or returns one value per
+// replica (devices(), run(), split_batch(), PerReplica) is about this process's replicas only.
 #pragma once
 
 #include <chrono>
@@ -40,6 +46,7 @@
 #include "runtime/eager/context.h"
 #include "runtime/tensor/tensor.h"
 #include "runtime/track/mirroring.h"
+#include "runtime/track/variable.h"
 
 namespace cairn::distribute {
 
@@ -55,8 +62,13 @@ struct PerReplica {
 // What a replica's step function sees (tf.distribute.ReplicaContext).
 class ReplicaContext {
  public:
+  // `replica`: the index among this process's replicas (devices()).
   ReplicaContext(MirroredStrategy& strategy, int replica);
-  int replica_id() const { return replica_; }
+  // The replica's id in the whole group, 0 .. num_replicas() - 1 (tf's replica_id_in_sync_group):
+  // the local index in one process, the worker's rank on a multi-worker strategy.
+  int replica_id() const;
+  // The index among this process's replicas: into devices(), split_batch()'s parts, run()'s results.
+  int local_replica() const { return replica_; }
   int num_replicas() const;
   Device& device() const;
   MirroredStrategy& strategy() const { return strategy_; }
@@ -81,7 +93,12 @@ class ReplicaContext {
 
 struct MirroredOptions {
   // How long a replica waits in a collective for the others before DeadlineExceeded.
+  // (Not for multi_worker(): its collective's own timeout applies.)
   std::chrono::milliseconds collective_timeout{120000};
+  // Multi-worker only: after every training step of keras fit / train_on_batch, compare a checksum
+  // of every weight across the workers (one all-gather) and fail with Internal naming the first
+  // variable that differs. Also on when the environment has CAIRN_CHECK_REPLICAS=1. A debug aid.
+  bool check_replicas = false;
 };
 
 // A DistributedDataset's iterator: each element of the dataset is a global batch; next() splits
@@ -111,12 +128,33 @@ class MirroredStrategy : public RefCounted {
   // InvalidArgument for a duplicate or for devices of mixed types.
   static Ref<MirroredStrategy> create(Context& ctx, const std::vector<std::string>& devices = {},
                                       const MirroredOptions& options = {});
-  MirroredStrategy(Context& ctx, const std::vector<std::string>& devices, const MirroredOptions& options);
+  // A strategy spanning processes (tf.distribute.MultiWorkerMirroredStrategy): this process runs
+  // one replica on `device` (empty: "cpu:0"), and `workers` (an MpiCollective: one member per
+  // process, a member on `device`) carries every collective; its size() is the replica count and
+  // this process's rank on `device` its replica's id. InvalidArgument when `workers` is null or has
+  // no member on `device`.
+  static Ref<MirroredStrategy> multi_worker(Context& ctx, Ref<Collective> workers, const std::string& device = {},
+                                            const MirroredOptions& options = {});
+  // `workers`: null for replicas in one process (a LocalCollective over `devices`), else as in multi_worker().
+  MirroredStrategy(Context& ctx, const std::vector<std::string>& devices, const MirroredOptions& options,
+                   Ref<Collective> workers = {});
   ~MirroredStrategy() override;
 
   Context& context() const { return *ctx_; }
-  int num_replicas() const { return static_cast<int>(devices_.size()); }
+  // The replicas of the whole group (every worker's, on a multi-worker strategy).
+  int num_replicas() const { return num_replicas_; }
+  // This process's replicas, and their devices (all of them in one process).
+  int num_local_replicas() const { return static_cast<int>(devices_.size()); }
   const std::vector<Device*>& devices() const { return devices_; }
+  // Whether the replicas span processes (multi_worker()).
+  bool is_multi_worker() const { return multi_worker_; }
+  // The id of this process's first replica (0 in one process, the rank on a multi-worker strategy).
+  int first_replica() const { return first_replica_; }
+  // Whether this process is the chief (rank 0, or the only process): the one that prints progress
+  // and writes events and checkpoints in keras fit.
+  bool is_chief() const { return first_replica_ == 0; }
+  // Whether check_replicas is on (the option or CAIRN_CHECK_REPLICAS=1).
+  bool checks_replicas() const { return check_replicas_; }
   std::vector<std::string> device_names() const;
   // The key of this strategy's collective group (the CollectiveAllReduce op's group_key).
   int64_t group_key() const { return group_key_; }
@@ -149,8 +187,9 @@ class MirroredStrategy : public RefCounted {
   PerReplica run(const std::function<Tensor(ReplicaContext&)>& fn);
 
   // The reduction of per-replica values, computed in replica order on replica 0's device
-  // (tf.distribute.Strategy.reduce with axis=None).
-  Tensor reduce(Reduction reduction, const PerReplica& values) const;
+  // (tf.distribute.Strategy.reduce with axis=None). Multi-worker: `values` holds this process's
+  // replica's value, combined with the other workers' (every worker must call it).
+  Tensor reduce(Reduction reduction, const PerReplica& values);
   // Inside a replica: the all-reduce of `grads` (one collective per dtype); FailedPrecondition
   // outside a replica.
   std::vector<Tensor> all_reduce_gradients(const std::vector<Tensor>& grads, Reduction reduction = Reduction::Sum);
@@ -158,10 +197,32 @@ class MirroredStrategy : public RefCounted {
   // scaled so that summing the replicas' gradients gives the gradient of the global batch's mean.
   static Tensor compute_average_loss(Context& ctx, const Tensor& per_example_loss, int64_t global_batch_size);
 
-  // Global batches split over the replicas (strategy.experimental_distribute_dataset).
+  // Global batches split over the replicas (strategy.experimental_distribute_dataset). On a
+  // multi-worker strategy every worker iterates the same dataset of global batches and keeps the
+  // rows of its own replicas (tf.data's auto-shard by DATA): every worker's dataset must yield the
+  // same global batches (the same data, shuffled with the same seed).
   DistributedIterator distribute(const data::DatasetPtr& dataset);
-  // One global batch split over the replicas (what DistributedIterator::next does per component).
+  // One global batch split over the group's replicas: the parts of this process's replicas (what
+  // DistributedIterator::next does per component). Replica r's part is rows [begin, begin + n) with
+  // n = rows / replicas, one more for the first rows % replicas replicas.
   std::vector<Tensor> split_batch(const Tensor& global, std::string_view fn = "MirroredStrategy::split_batch") const;
+  // The inverse: this process's replicas' parts of a global batch of `global_rows` rows joined with
+  // the other workers' (one all-gather) in replica order, on the CPU. Outside replicas.
+  Tensor gather_batch(const std::vector<Tensor>& local_parts, int64_t global_rows,
+                      std::string_view fn = "MirroredStrategy::gather_batch");
+  // The sum of `value` over the workers (itself in one process). Outside replicas.
+  double sum_over_workers(double value, std::string_view fn = "MirroredStrategy::sum_over_workers");
+
+  // Multi-worker: every variable gets rank 0's value (one broadcast each), so that workers that
+  // initialized them from different random seeds start identical; nothing in one process. Every
+  // worker must call it with the same variables in the same order. Outside replicas.
+  void broadcast_variables(const std::vector<Ref<Variable>>& vars,
+                           std::string_view fn = "MirroredStrategy::broadcast_variables");
+  // Multi-worker: compares a checksum of each variable's value across the workers (one all-gather)
+  // and throws Internal naming `fn`, the first variable that differs and the workers' checksums.
+  // Nothing in one process. Outside replicas.
+  void check_replicas_identical(const std::vector<Ref<Variable>>& vars,
+                                std::string_view fn = "MirroredStrategy::check_replicas_identical");
 
  private:
   // A failed replica's error as code and message. Not an exception_ptr: its reference count lives in
@@ -173,12 +234,18 @@ class MirroredStrategy : public RefCounted {
   static Failure run_replica_job(const std::function<std::vector<Tensor>(ReplicaContext&)>& job, ReplicaContext& rc,
                                  std::vector<Tensor>& out);
   void worker_loop(int replica);
+  // FailedPrecondition naming `fn` when called from a replica's thread.
+  static void require_outside_replicas(std::string_view fn);
 
   Ref<Context> ctx_;
   std::vector<Device*> devices_;
   std::vector<Ref<Device>> device_refs_;
   Ref<Collective> collective_;
   int64_t group_key_ = 0;
+  bool multi_worker_ = false;
+  int first_replica_ = 0;
+  int num_replicas_ = 0;
+  bool check_replicas_ = false;
 
   std::mutex run_mu_;  // one run at a time
   std::mutex mu_;      // the job below

@@ -31,6 +31,9 @@ class Callback : public RefCounted {
   virtual void on_test_batch_end(Model&, int64_t /*batch*/, const Logs&) {}
   // Told the number of epochs and steps per epoch (-1 when unknown) before on_train_begin.
   virtual void set_params(int64_t /*epochs*/, int64_t /*steps*/) {}
+  // Whether only the chief of a multi-worker job runs it (output: progress, events, checkpoints);
+  // fit drops it on the other workers.
+  virtual bool chief_only() const { return false; }
 };
 
 }  // namespace cairn::keras

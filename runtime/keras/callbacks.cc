@@ -102,6 +102,7 @@ namespace {
 
 class ModelCheckpoint final : public Callback {
  public:
+  bool chief_only() const override { return true; }
   ModelCheckpoint(Context& ctx, ModelCheckpointOptions o)
       : ctx_(Ref<Context>::share(&ctx)), options_(std::move(o)), monitor_(options_.monitor, options_.mode) {}
 
@@ -149,6 +150,7 @@ namespace {
 
 class TensorBoard final : public Callback {
  public:
+  bool chief_only() const override { return true; }
   explicit TensorBoard(TensorBoardOptions o) : options_(std::move(o)) {}
 
   void on_train_begin(Model&) override {
@@ -368,6 +370,7 @@ namespace {
 
 class CsvLogger final : public Callback {
  public:
+  bool chief_only() const override { return true; }
   CsvLogger(std::string path, char sep, bool append) : path_(std::move(path)), sep_(sep), append_(append) {}
   ~CsvLogger() override { close(); }
 
@@ -489,6 +492,7 @@ namespace {
 
 class ProgressBar final : public Callback {
  public:
+  bool chief_only() const override { return true; }
   ProgressBar(Verbose verbose, std::FILE* out) : bar_(verbose == Verbose::Bar), out_(out) {}
 
   void set_params(int64_t epochs, int64_t steps) override {

@@ -1,5 +1,6 @@
 #include "runtime/keras/model.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <unistd.h>
 
@@ -154,6 +155,7 @@ struct Model::Compiled {
   LossKind loss;
   std::vector<std::pair<std::string, MetricKind>> metric_kinds;
   Ref<graph::Function> train_fn, test_fn;  // null when run_eagerly
+  bool weights_broadcast = false;  // multi-worker: rank 0's initial weights sent to every worker
   std::unique_ptr<Metrics> train_metrics;
 
   std::unique_ptr<Metrics> make_metrics(Context& ctx) const {
@@ -347,7 +349,7 @@ void Model::check_mirrored(Compiled& c, const Tensor& x, const char* fn) {
     std::vector<Tensor> first = s.split_batch(x, fn);
     (*this)(first[0], false);
   }
-  const int n = s.num_replicas();
+  const int n = s.num_local_replicas();
   for (const Ref<Variable>& v : weights())
     if (v->num_components() != n)
       raise(Code::FailedPrecondition,
@@ -358,6 +360,12 @@ void Model::check_mirrored(Compiled& c, const Tensor& x, const char* fn) {
     raise(Code::FailedPrecondition,
           "{}: {}: the optimizer was made outside the strategy's scope; create it inside strategy.scope()", fn,
           describe());
+  if (!c.weights_broadcast) {
+    // Workers may have initialized the weights from different seeds: rank 0's win, before the
+    // first step of this configuration (every worker reaches this point at the same call).
+    s.broadcast_variables(weights(), fn);
+    c.weights_broadcast = true;
+  }
 }
 
 std::pair<Tensor, Tensor> Model::replicated_step(Compiled& c, const Tensor& x, const Tensor& y, bool training) {
@@ -375,21 +383,24 @@ std::pair<Tensor, Tensor> Model::replicated_step(Compiled& c, const Tensor& x, c
   }
   std::vector<Tensor> xs = s.split_batch(x, fn), ys = s.split_batch(y, fn);
   auto out = s.run_multi([&](distribute::ReplicaContext& rc) {
-    const size_t r = static_cast<size_t>(rc.replica_id());
+    const size_t r = static_cast<size_t>(rc.local_replica());
     const double share = static_cast<double>(batch_samples(xs[r])) / rows;
     std::pair<Tensor, Tensor> step =
         training ? local_train_step(c, xs[r], ys[r], op::scalar(ctx, rc.device(), DType::Float32, share))
                  : local_test_step(c, xs[r], ys[r]);
     return std::vector<Tensor>{step.first, step.second};
   });
-  // The global loss: the replicas' mean losses weighted by their rows, in replica order.
+  // The global loss: the replicas' mean losses weighted by their rows, in replica order (summed
+  // over the workers too, as are the predictions: every worker's metrics see the global batch).
   double loss = 0;
   std::vector<Tensor> preds;
   for (size_t r = 0; r < out.size(); ++r) {
     loss += host_scalar(ctx, out[r][0]) * static_cast<double>(batch_samples(xs[r])) / rows;
-    preds.push_back(tensor_on_device(out[r][1], ctx.cpu()));
+    preds.push_back(out[r][1]);
   }
-  Tensor y_pred = op::run1(ctx, "ConcatV2", preds, {attr_int("axis", 0)});
+  loss = s.sum_over_workers(loss, fn);
+  Tensor y_pred = s.gather_batch(preds, batch_samples(x), fn);
+  if (training && s.checks_replicas()) s.check_replicas_identical(weights(), fn);
   return {op::scalar(ctx, ctx.cpu(), DType::Float64, loss), y_pred};
 }
 
@@ -526,9 +537,9 @@ Tensor Model::predict(const Data& data, const PredictOptions& options) {
         continue;
       }
       std::vector<Tensor> xs = s.split_batch(e[0], fn);
-      distribute::PerReplica parts =
-          s.run([&](distribute::ReplicaContext& rc) { return (*this)(xs[static_cast<size_t>(rc.replica_id())], false); });
-      for (const Tensor& p : parts.values) outputs.push_back(tensor_on_device(p, context().cpu()));
+      distribute::PerReplica parts = s.run(
+          [&](distribute::ReplicaContext& rc) { return (*this)(xs[static_cast<size_t>(rc.local_replica())], false); });
+      outputs.push_back(s.gather_batch(parts.values, batch_samples(e[0]), fn));
       continue;
     }
     outputs.push_back((*this)(e[0], false));
@@ -557,7 +568,14 @@ History Model::fit(const Data& data, const FitOptions& o) {
 
   std::vector<Ref<Callback>> callbacks = o.callbacks;
   const Verbose verbose = resolve(o.verbose);
-  if (verbose != Verbose::Silent) callbacks.push_back(progress_bar(verbose));
+  if (c->options.strategy && !c->options.strategy->is_chief()) {
+    // A multi-worker job's other ranks neither print nor write events or checkpoints: rank 0 does.
+    callbacks.erase(std::remove_if(callbacks.begin(), callbacks.end(),
+                                   [](const Ref<Callback>& cb) { return cb->chief_only(); }),
+                    callbacks.end());
+  } else if (verbose != Verbose::Silent) {
+    callbacks.push_back(progress_bar(verbose));
+  }
   const int64_t cardinality = ds->cardinality();
   const int64_t steps = o.steps_per_epoch > 0 ? o.steps_per_epoch : (cardinality >= 0 ? cardinality : -1);
   if (o.steps_per_epoch == 0 && cardinality == data::kInfinite)

@@ -3363,6 +3363,46 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mpi_all_gather(cairn_mpi *mpi, cons
 /** METHOD. Returns once every rank has called it. Since 1.4. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mpi_barrier(cairn_mpi *mpi);
 
+/* ---------------------------------------------------------------------------------------------
+ * Multi-worker training (tf.distribute.MultiWorkerMirroredStrategy; see docs/mpi.md)
+ *
+ * A multi-worker strategy spans the processes of a cairn_mpi: one replica per process (a worker),
+ * on the context's CPU device, with every all-reduce across the processes. It is a cairn_strategy:
+ * enter its scope, make and compile a model there, and cairn_model_fit runs unchanged under
+ * mpirun. Every worker must run the same calls with the same data: each dataset element is a
+ * global batch, and each worker trains on its own replica's rows of it. The weights are broadcast
+ * from rank 0 before the first step (workers may initialize them differently), the gradients are
+ * summed across the workers, and every worker ends each step with the same weights. Only rank 0
+ * prints progress and runs the TensorBoard, model-checkpoint and CSV-logger callbacks. The
+ * per-replica calls (cairn_strategy_run, cairn_strategy_num_replicas, cairn_strategy_device,
+ * cairn_strategy_split, cairn_strategy_reduce) see this process's one replica; cairn_replica_id is
+ * the rank, and cairn_strategy_reduce combines the workers' values. A rank that stops calling
+ * makes the others fail with DEADLINE_EXCEEDED after the cairn_mpi's timeout.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Options of cairn_multi_worker_strategy_create; start from CAIRN_MULTI_WORKER_OPTIONS_INIT. Since 1.4. */
+typedef struct cairn_multi_worker_options {
+  uint32_t struct_size; /**< sizeof(cairn_multi_worker_options) */
+  /** a debug check: after every training step of a model compiled with the strategy, compare a
+   * checksum of every weight across the workers and fail with INTERNAL naming the first variable
+   * that differs (also on when the environment has CAIRN_CHECK_REPLICAS=1); default false */
+  cairn_bool check_replicas;
+} cairn_multi_worker_options;
+
+/** The defaults of cairn_multi_worker_options (see cairn_multi_worker_options_init). Since 1.4. */
+#define CAIRN_MULTI_WORKER_OPTIONS_INIT { (uint32_t)sizeof(cairn_multi_worker_options), 0 }
+
+/** CONSTRUCTOR. A strategy whose replicas are the processes of `mpi`, this process's replica being
+ * its rank, on ctx's CPU device. The strategy shares mpi's communicator and timeout (mpi may be
+ * freed first); collectives of the strategy and cairn_mpi_* calls on mpi must come in the same
+ * order on every rank.
+ * @param opts  NULL for the defaults.
+ * @param out   receives the strategy; free it with cairn_strategy_free().
+ * Errors: INVALID_ARGUMENT for NULL arguments or a cairn_mpi of another context. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_multi_worker_strategy_create(cairn_context *ctx, cairn_mpi *mpi,
+                                                                          const cairn_multi_worker_options *opts,
+                                                                          cairn_strategy **out);
+
 
 #if defined(CAIRN_EXPERIMENTAL)
 
@@ -3689,6 +3729,9 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_memory_info_init(cairn_memory_info 
 
 /** METHOD. Fills a cairn_mirrored_options with its defaults (for cairn_mirrored_strategy_create). Since 1.3. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mirrored_options_init(cairn_mirrored_options *opts, uint32_t struct_size);
+
+/** METHOD. Fills a cairn_multi_worker_options with its defaults (for cairn_multi_worker_strategy_create). Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_multi_worker_options_init(cairn_multi_worker_options *opts, uint32_t struct_size);
 
 #ifdef __cplusplus
 } /* extern "C" */

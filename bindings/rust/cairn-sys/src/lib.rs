@@ -1460,6 +1460,16 @@ pub struct cairn_mirrored_options {
     pub collective_timeout_ms: i64,
 }
 
+/// Options of cairn_multi_worker_strategy_create; start from CAIRN_MULTI_WORKER_OPTIONS_INIT. Since 1.4.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cairn_multi_worker_options {
+    /// `struct_size` (C type `uint32_t`); see [`cairn_multi_worker_options`].
+    pub struct_size: u32,
+    /// `check_replicas` (C type `int32_t`); see [`cairn_multi_worker_options`].
+    pub check_replicas: i32,
+}
+
 /// What cairn_vulkan_device_describe reports; start from CAIRN_VULKAN_DEVICE_INFO_INIT. Since 1.0.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -1837,6 +1847,12 @@ pub const CAIRN_MODEL_OPTIONS_INIT: cairn_model_options = cairn_model_options {
     name: core::ptr::null(),
     layers: core::ptr::null(),
     n_layers: 0,
+};
+
+/// `CAIRN_MULTI_WORKER_OPTIONS_INIT`: the documented defaults of [`cairn_multi_worker_options`].
+pub const CAIRN_MULTI_WORKER_OPTIONS_INIT: cairn_multi_worker_options = cairn_multi_worker_options {
+    struct_size: core::mem::size_of::<cairn_multi_worker_options>() as u32,
+    check_replicas: 0,
 };
 
 /// `CAIRN_NORM_OPTIONS_INIT`: the documented defaults of [`cairn_norm_options`].
@@ -2377,6 +2393,7 @@ pub(crate) struct Api {
     cairn_mpi_broadcast: unsafe extern "C" fn(mpi: *mut cairn_mpi, root: i32, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_mpi_all_gather: unsafe extern "C" fn(mpi: *mut cairn_mpi, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status,
     cairn_mpi_barrier: unsafe extern "C" fn(mpi: *mut cairn_mpi) -> *mut cairn_status,
+    cairn_multi_worker_strategy_create: unsafe extern "C" fn(ctx: *mut cairn_context, mpi: *mut cairn_mpi, opts: *const cairn_multi_worker_options, out: *mut *mut cairn_strategy) -> *mut cairn_status,
     cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
     cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
     cairn_function_graphdef: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
@@ -2431,6 +2448,7 @@ pub(crate) struct Api {
     cairn_logical_device_info_init: unsafe extern "C" fn(opts: *mut cairn_logical_device_info, struct_size: u32) -> *mut cairn_status,
     cairn_memory_info_init: unsafe extern "C" fn(opts: *mut cairn_memory_info, struct_size: u32) -> *mut cairn_status,
     cairn_mirrored_options_init: unsafe extern "C" fn(opts: *mut cairn_mirrored_options, struct_size: u32) -> *mut cairn_status,
+    cairn_multi_worker_options_init: unsafe extern "C" fn(opts: *mut cairn_multi_worker_options, struct_size: u32) -> *mut cairn_status,
 }
 
 impl Api {
@@ -2784,6 +2802,7 @@ impl Api {
             cairn_mpi_broadcast: core::mem::transmute(load::symbol(lib, c"cairn_mpi_broadcast")?),
             cairn_mpi_all_gather: core::mem::transmute(load::symbol(lib, c"cairn_mpi_all_gather")?),
             cairn_mpi_barrier: core::mem::transmute(load::symbol(lib, c"cairn_mpi_barrier")?),
+            cairn_multi_worker_strategy_create: core::mem::transmute(load::symbol(lib, c"cairn_multi_worker_strategy_create")?),
             cairn_function_export: core::mem::transmute(load::symbol(lib, c"cairn_function_export")?),
             cairn_function_load: core::mem::transmute(load::symbol(lib, c"cairn_function_load")?),
             cairn_function_graphdef: core::mem::transmute(load::symbol(lib, c"cairn_function_graphdef")?),
@@ -2838,6 +2857,7 @@ impl Api {
             cairn_logical_device_info_init: core::mem::transmute(load::symbol(lib, c"cairn_logical_device_info_init")?),
             cairn_memory_info_init: core::mem::transmute(load::symbol(lib, c"cairn_memory_info_init")?),
             cairn_mirrored_options_init: core::mem::transmute(load::symbol(lib, c"cairn_mirrored_options_init")?),
+            cairn_multi_worker_options_init: core::mem::transmute(load::symbol(lib, c"cairn_multi_worker_options_init")?),
         })
     }
 }
@@ -5807,6 +5827,19 @@ pub unsafe fn cairn_mpi_barrier(mpi: *mut cairn_mpi) -> *mut cairn_status {
     (load::api().cairn_mpi_barrier)(mpi)
 }
 
+/// CONSTRUCTOR. A strategy whose replicas are the processes of `mpi`, this process's replica being
+/// its rank, on ctx's CPU device. The strategy shares mpi's communicator and timeout (mpi may be
+/// freed first); collectives of the strategy and cairn_mpi_* calls on mpi must come in the same
+/// order on every rank.
+/// @param opts  NULL for the defaults.
+/// @param out   receives the strategy; free it with cairn_strategy_free().
+/// Errors: INVALID_ARGUMENT for NULL arguments or a cairn_mpi of another context. Since 1.4.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_multi_worker_strategy_create(ctx: *mut cairn_context, mpi: *mut cairn_mpi, opts: *const cairn_multi_worker_options, out: *mut *mut cairn_strategy) -> *mut cairn_status {
+    (load::api().cairn_multi_worker_strategy_create)(ctx, mpi, opts, out)
+}
+
 /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).
 /// Errors: INVALID_ARGUMENT for NULL fn or path, FAILED_PRECONDITION when fn has no traces yet,
 /// UNIMPLEMENTED for a string constant, an I/O code when the file cannot be written. Since 1.0.
@@ -6247,4 +6280,11 @@ pub unsafe fn cairn_memory_info_init(opts: *mut cairn_memory_info, struct_size: 
 #[inline]
 pub unsafe fn cairn_mirrored_options_init(opts: *mut cairn_mirrored_options, struct_size: u32) -> *mut cairn_status {
     (load::api().cairn_mirrored_options_init)(opts, struct_size)
+}
+
+/// METHOD. Fills a cairn_multi_worker_options with its defaults (for cairn_multi_worker_strategy_create). Since 1.4.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_multi_worker_options_init(opts: *mut cairn_multi_worker_options, struct_size: u32) -> *mut cairn_status {
+    (load::api().cairn_multi_worker_options_init)(opts, struct_size)
 }

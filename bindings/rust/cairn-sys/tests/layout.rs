@@ -369,6 +369,9 @@ int main(void) {
   printf("cairn_mirrored_options size %zu align %zu\n", sizeof(cairn_mirrored_options), _Alignof(cairn_mirrored_options));
   printf("cairn_mirrored_options.struct_size %zu\n", offsetof(cairn_mirrored_options, struct_size));
   printf("cairn_mirrored_options.collective_timeout_ms %zu\n", offsetof(cairn_mirrored_options, collective_timeout_ms));
+  printf("cairn_multi_worker_options size %zu align %zu\n", sizeof(cairn_multi_worker_options), _Alignof(cairn_multi_worker_options));
+  printf("cairn_multi_worker_options.struct_size %zu\n", offsetof(cairn_multi_worker_options, struct_size));
+  printf("cairn_multi_worker_options.check_replicas %zu\n", offsetof(cairn_multi_worker_options, check_replicas));
   printf("cairn_vulkan_device_info size %zu align %zu\n", sizeof(cairn_vulkan_device_info), _Alignof(cairn_vulkan_device_info));
   printf("cairn_vulkan_device_info.struct_size %zu\n", offsetof(cairn_vulkan_device_info, struct_size));
   printf("cairn_vulkan_device_info.name %zu\n", offsetof(cairn_vulkan_device_info, name));
@@ -749,6 +752,9 @@ fn rust_layout() -> Vec<String> {
         format!("cairn_mirrored_options size {} align {}", size_of::<cairn_mirrored_options>(), align_of::<cairn_mirrored_options>()),
         format!("cairn_mirrored_options.struct_size {}", offset_of!(cairn_mirrored_options, struct_size)),
         format!("cairn_mirrored_options.collective_timeout_ms {}", offset_of!(cairn_mirrored_options, collective_timeout_ms)),
+        format!("cairn_multi_worker_options size {} align {}", size_of::<cairn_multi_worker_options>(), align_of::<cairn_multi_worker_options>()),
+        format!("cairn_multi_worker_options.struct_size {}", offset_of!(cairn_multi_worker_options, struct_size)),
+        format!("cairn_multi_worker_options.check_replicas {}", offset_of!(cairn_multi_worker_options, check_replicas)),
         format!("cairn_vulkan_device_info size {} align {}", size_of::<cairn_vulkan_device_info>(), align_of::<cairn_vulkan_device_info>()),
         format!("cairn_vulkan_device_info.struct_size {}", offset_of!(cairn_vulkan_device_info, struct_size)),
         format!("cairn_vulkan_device_info.name {}", offset_of!(cairn_vulkan_device_info, name)),

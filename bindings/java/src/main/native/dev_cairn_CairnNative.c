@@ -5383,6 +5383,26 @@ done:
   return;
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_multiWorkerStrategyCreate(JNIEnv *env, jclass cls, jlong ctx, jlong mpi, jlong optsSet, jint optsCheckReplicas) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  cairn_multi_worker_options c_opts;
+  if (cairn_jni_check_status(env, cairn_multi_worker_options_init(&c_opts, (uint32_t)sizeof c_opts))) goto done;
+  if (optsSet & (jlong)(1ULL << 0)) { /* check_replicas */
+    c_opts.check_replicas = (int32_t)optsCheckReplicas;
+  }
+  cairn_strategy *c_out = NULL;
+  cairn_status *status = cairn_multi_worker_strategy_create((cairn_context *)(intptr_t)ctx, (cairn_mpi *)(intptr_t)mpi, &c_opts, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
 JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_functionExport(JNIEnv *env, jclass cls, jlong fn, jbyteArray path) {
   (void)env;
   (void)cls;

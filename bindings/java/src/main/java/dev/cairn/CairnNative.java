@@ -97,6 +97,7 @@ package dev.cairn;
  *   <li>cairn_logical_device_info_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_memory_info_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_mirrored_options_init: the glue starts the struct from it and sets only the fields the caller set
+ *   <li>cairn_multi_worker_options_init: the glue starts the struct from it and sets only the fields the caller set
  * </ul>
  */
 final class CairnNative {
@@ -221,6 +222,9 @@ final class CairnNative {
   static final long MODEL_DATA_DATASET = 1L << 0;
   static final long MODEL_DATA_X = 1L << 1;
   static final long MODEL_DATA_Y = 1L << 2;
+
+  // cairn_multi_worker_options: bits of the mask saying which fields the caller set (the rest keep cairn_multi_worker_options_init's values).
+  static final long MULTI_WORKER_OPTIONS_CHECK_REPLICAS = 1L << 0;
 
   // cairn_norm_options: bits of the mask saying which fields the caller set (the rest keep cairn_norm_options_init's values).
   static final long NORM_OPTIONS_AXIS = 1L << 0;
@@ -2418,6 +2422,17 @@ final class CairnNative {
    * cairn_mpi_barrier: METHOD. Returns once every rank has called it. Since 1.4.
    */
   static native void mpiBarrier(long mpi);
+
+  /**
+   * cairn_multi_worker_strategy_create: CONSTRUCTOR. A strategy whose replicas are the processes of `mpi`, this process's replica being
+   * its rank, on ctx's CPU device. The strategy shares mpi's communicator and timeout (mpi may be
+   * freed first); collectives of the strategy and cairn_mpi_* calls on mpi must come in the same
+   * order on every rank.
+   * &#64;param opts  NULL for the defaults.
+   * &#64;param out   receives the strategy; free it with cairn_strategy_free().
+   * Errors: INVALID_ARGUMENT for NULL arguments or a cairn_mpi of another context. Since 1.4.
+   */
+  static native long multiWorkerStrategyCreate(long ctx, long mpi, long optsSet, int optsCheckReplicas);
 
   /**
    * cairn_function_export: Experimental (CAIRN_EXPERIMENTAL). METHOD. Writes every trace of `fn` to `path` (replaced atomically).
