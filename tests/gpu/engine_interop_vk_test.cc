@@ -300,6 +300,26 @@ void free_all(std::vector<cairn_tensor*>& ts) {
   ts.clear();
 }
 
+// A compiled function's body: relu(x @ w + b).
+cairn_status* dense_relu(void*, cairn_context* ctx, cairn_tensor* const* in, size_t, cairn_tensor** out, size_t) {
+  cairn_tensor *mm = nullptr, *biased = nullptr;
+  cairn_tensor* mm_in[] = {in[0], in[1]};
+  if (cairn_status* st = cairn_op_run(ctx, "MatMul", mm_in, 2, nullptr, 0, &mm, 1)) return st;
+  cairn_tensor* add_in[] = {mm, in[2]};
+  cairn_status* st = cairn_op_run(ctx, "Add", add_in, 2, nullptr, 0, &biased, 1);
+  cairn_tensor_free(mm);
+  if (st) return st;
+  st = cairn_op_run(ctx, "Relu", &biased, 1, nullptr, 0, &out[0], 1);
+  cairn_tensor_free(biased);
+  return st;
+}
+
+cairn_tensor* call1(cairn_function* f, std::vector<cairn_tensor*> in) {
+  cairn_tensor* out = nullptr;
+  ok(cairn_function_call(f, in.data(), in.size(), &out, 1));
+  return out;
+}
+
 constexpr int64_t kRows = 4, kCols = 8, kOut = 5;
 constexpr uint64_t kOffset = 256;  // a multiple of any minStorageBufferOffsetAlignment (at most 256)
 
@@ -387,7 +407,48 @@ TEST_CASE("engine buffers: wrapped ranges, exposed results and timeline-semaphor
       e.destroy_semaphore(e.device, timeline, nullptr);
     }
 
-    SUBCASE("a signal with nothing queued still follows earlier work") {
+    SUBCASE("a compiled function replayed each frame between the engine's values") {
+    VkSemaphore timeline = e.make_timeline();
+    const uint64_t sem = bits(timeline);
+    cairn_tensor* wrapped = nullptr;
+    ok(cairn_vulkan_tensor_wrap(ctx, e.device, bits(shared.buffer), kOffset, kRows * kCols * 4, CAIRN_FLOAT32, xshape,
+                                2, &wrapped));
+    cairn_function* f = nullptr;
+    ok(cairn_function_create(ctx, "dense_relu", dense_relu, nullptr, nullptr, &f));
+    cairn_tensor_free(call1(f, {wrapped, w, b}));  // traced before the frames
+    for (uint64_t frame = 0; frame < 3; ++frame) {
+      CAPTURE(frame);
+      const uint64_t ready = 2 * frame + 1, done = 2 * frame + 2;
+      ok(cairn_vulkan_wait_semaphores(ctx, 1, &sem, &ready));
+      cairn_tensor* got = call1(f, {wrapped, w, b});
+      ok(cairn_vulkan_signal_semaphore(ctx, sem, done));
+      CHECK(e.counter(timeline) == 2 * frame);
+      const std::vector<float> xk = input_values(static_cast<float>(frame) + 0.5f);
+      std::memcpy(shared.mapped + kOffset, xk.data(), xk.size() * 4);
+      VkSemaphoreSignalInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+      signal.semaphore = timeline;
+      signal.value = ready;
+      REQUIRE(e.signal_semaphore(e.device, &signal) == VK_SUCCESS);
+      VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+      wait.semaphoreCount = 1;
+      wait.pSemaphores = &timeline;
+      wait.pValues = &done;
+      REQUIRE(e.wait_semaphores(e.device, &wait, 10'000'000'000ull) == VK_SUCCESS);
+      cairn_tensor* ordinary = host_tensor(ctx, xk, {kRows, kCols});
+      cairn_tensor* want = call1(f, {ordinary, w, b});
+      CHECK(bytes_of(got) == bytes_of(want));
+      cairn_tensor_free(got);
+      cairn_tensor_free(want);
+      cairn_tensor_free(ordinary);
+    }
+    CHECK(cairn_function_num_traces(f) == 1);
+    cairn_function_free(f);
+    cairn_tensor_free(wrapped);
+    ok(cairn_context_synchronize(ctx));
+    e.destroy_semaphore(e.device, timeline, nullptr);
+  }
+
+  SUBCASE("a signal with nothing queued still follows earlier work") {
       VkSemaphore timeline = e.make_timeline();
       const uint64_t sem = bits(timeline);
       ok(cairn_vulkan_signal_semaphore(ctx, sem, 5));
