@@ -190,6 +190,22 @@ struct Engine {
     return s;
   }
 
+  // The engine's host side of a timeline: signal a value, wait for one (10 s at most).
+  void host_signal(VkSemaphore s, uint64_t value) const {
+    VkSemaphoreSignalInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+    signal.semaphore = s;
+    signal.value = value;
+    REQUIRE(signal_semaphore(device, &signal) == VK_SUCCESS);
+  }
+
+  void host_wait(VkSemaphore s, uint64_t value) const {
+    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait.semaphoreCount = 1;
+    wait.pSemaphores = &s;
+    wait.pValues = &value;
+    REQUIRE(wait_semaphores(device, &wait, 10'000'000'000ull) == VK_SUCCESS);
+  }
+
   uint64_t counter(VkSemaphore s) const {
     uint64_t v = 0;
     REQUIRE(counter_value(device, s, &v) == VK_SUCCESS);
@@ -329,6 +345,15 @@ std::vector<float> input_values(float scale) {
   return v;
 }
 
+// The engine's input range (kRows x kCols float32 at kOffset of `shared`) as a tensor.
+cairn_tensor* wrap_input(cairn_context* ctx, const Engine& e, const EngineBuffer& shared) {
+  const int64_t shape[] = {kRows, kCols};
+  cairn_tensor* t = nullptr;
+  ok(cairn_vulkan_tensor_wrap(ctx, e.device, bits(shared.buffer), kOffset, kRows * kCols * 4, CAIRN_FLOAT32, shape, 2,
+                              &t));
+  return t;
+}
+
 cairn_tensor* host_tensor(cairn_context* ctx, const std::vector<float>& v, std::vector<int64_t> shape) {
   cairn_tensor* t = nullptr;
   ok(cairn_tensor_create(ctx, CAIRN_FLOAT32, shape.data(), shape.size(), v.data(), v.size() * 4, &t));
@@ -370,9 +395,7 @@ TEST_CASE("engine buffers: wrapped ranges, exposed results and timeline-semaphor
 
     SUBCASE("Cairn's work waits for the engine's value and signals its own; the engine reads the result") {
       VkSemaphore timeline = e.make_timeline();
-      cairn_tensor* wrapped = nullptr;
-      ok(cairn_vulkan_tensor_wrap(ctx, e.device, bits(shared.buffer), kOffset, kRows * kCols * 4, CAIRN_FLOAT32, xshape,
-                                  2, &wrapped));
+      cairn_tensor* wrapped = wrap_input(ctx, e, shared);
       const uint64_t sem = bits(timeline), one = 1;
       ok(cairn_vulkan_wait_semaphores(ctx, 1, &sem, &one));
       std::vector<cairn_tensor*> got = model(ctx, wrapped, w, b);
@@ -383,10 +406,7 @@ TEST_CASE("engine buffers: wrapped ranges, exposed results and timeline-semaphor
       // The engine writes its frame's input only now, then signals 1 from the host.
       const std::vector<float> x1 = input_values(-2);
       std::memcpy(shared.mapped + kOffset, x1.data(), x1.size() * 4);
-      VkSemaphoreSignalInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
-      signal.semaphore = timeline;
-      signal.value = 1;
-      REQUIRE(e.signal_semaphore(e.device, &signal) == VK_SUCCESS);
+      e.host_signal(timeline, 1);
       // The engine's own commands read Cairn's result once the value is 2.
       uint64_t buffer = 0, offset = 0, size = 0;
       ok(cairn_vulkan_tensor_buffer(got[0], &buffer, &offset, &size));
@@ -408,56 +428,42 @@ TEST_CASE("engine buffers: wrapped ranges, exposed results and timeline-semaphor
     }
 
     SUBCASE("a compiled function replayed each frame between the engine's values") {
-    VkSemaphore timeline = e.make_timeline();
-    const uint64_t sem = bits(timeline);
-    cairn_tensor* wrapped = nullptr;
-    ok(cairn_vulkan_tensor_wrap(ctx, e.device, bits(shared.buffer), kOffset, kRows * kCols * 4, CAIRN_FLOAT32, xshape,
-                                2, &wrapped));
-    cairn_function* f = nullptr;
-    ok(cairn_function_create(ctx, "dense_relu", dense_relu, nullptr, nullptr, &f));
-    cairn_tensor_free(call1(f, {wrapped, w, b}));  // traced before the frames
-    for (uint64_t frame = 0; frame < 3; ++frame) {
-      CAPTURE(frame);
-      const uint64_t ready = 2 * frame + 1, done = 2 * frame + 2;
-      ok(cairn_vulkan_wait_semaphores(ctx, 1, &sem, &ready));
-      cairn_tensor* got = call1(f, {wrapped, w, b});
-      ok(cairn_vulkan_signal_semaphore(ctx, sem, done));
-      CHECK(e.counter(timeline) == 2 * frame);
-      const std::vector<float> xk = input_values(static_cast<float>(frame) + 0.5f);
-      std::memcpy(shared.mapped + kOffset, xk.data(), xk.size() * 4);
-      VkSemaphoreSignalInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
-      signal.semaphore = timeline;
-      signal.value = ready;
-      REQUIRE(e.signal_semaphore(e.device, &signal) == VK_SUCCESS);
-      VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-      wait.semaphoreCount = 1;
-      wait.pSemaphores = &timeline;
-      wait.pValues = &done;
-      REQUIRE(e.wait_semaphores(e.device, &wait, 10'000'000'000ull) == VK_SUCCESS);
-      cairn_tensor* ordinary = host_tensor(ctx, xk, {kRows, kCols});
-      cairn_tensor* want = call1(f, {ordinary, w, b});
-      CHECK(bytes_of(got) == bytes_of(want));
-      cairn_tensor_free(got);
-      cairn_tensor_free(want);
-      cairn_tensor_free(ordinary);
+      VkSemaphore timeline = e.make_timeline();
+      const uint64_t sem = bits(timeline);
+      cairn_tensor* wrapped = wrap_input(ctx, e, shared);
+      cairn_function* f = nullptr;
+      ok(cairn_function_create(ctx, "dense_relu", dense_relu, nullptr, nullptr, &f));
+      cairn_tensor_free(call1(f, {wrapped, w, b}));  // traced before the frames
+      for (uint64_t frame = 0; frame < 3; ++frame) {
+        CAPTURE(frame);
+        const uint64_t ready = 2 * frame + 1, done = 2 * frame + 2;
+        ok(cairn_vulkan_wait_semaphores(ctx, 1, &sem, &ready));
+        cairn_tensor* got = call1(f, {wrapped, w, b});
+        ok(cairn_vulkan_signal_semaphore(ctx, sem, done));
+        CHECK(e.counter(timeline) == 2 * frame);
+        const std::vector<float> xk = input_values(static_cast<float>(frame) + 0.5f);
+        std::memcpy(shared.mapped + kOffset, xk.data(), xk.size() * 4);
+        e.host_signal(timeline, ready);
+        e.host_wait(timeline, done);
+        cairn_tensor* ordinary = host_tensor(ctx, xk, {kRows, kCols});
+        cairn_tensor* want = call1(f, {ordinary, w, b});
+        CHECK(bytes_of(got) == bytes_of(want));
+        cairn_tensor_free(got);
+        cairn_tensor_free(want);
+        cairn_tensor_free(ordinary);
+      }
+      CHECK(cairn_function_num_traces(f) == 1);
+      cairn_function_free(f);
+      cairn_tensor_free(wrapped);
+      ok(cairn_context_synchronize(ctx));
+      e.destroy_semaphore(e.device, timeline, nullptr);
     }
-    CHECK(cairn_function_num_traces(f) == 1);
-    cairn_function_free(f);
-    cairn_tensor_free(wrapped);
-    ok(cairn_context_synchronize(ctx));
-    e.destroy_semaphore(e.device, timeline, nullptr);
-  }
 
-  SUBCASE("a signal with nothing queued still follows earlier work") {
+    SUBCASE("a signal with nothing queued still follows earlier work") {
       VkSemaphore timeline = e.make_timeline();
       const uint64_t sem = bits(timeline);
       ok(cairn_vulkan_signal_semaphore(ctx, sem, 5));
-      const uint64_t five = 5;
-      VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-      wait.semaphoreCount = 1;
-      wait.pSemaphores = &timeline;
-      wait.pValues = &five;
-      CHECK(e.wait_semaphores(e.device, &wait, 10'000'000'000ull) == VK_SUCCESS);
+      e.host_wait(timeline, 5);
       e.destroy_semaphore(e.device, timeline, nullptr);
     }
 
