@@ -211,4 +211,11 @@ cairn_status* cairn_vulkan_signal_semaphore(cairn_context* ctx, uint64_t semapho
   CAIRN_API_END
 }
 
+cairn_status* cairn_vulkan_use_engine_features(cairn_context* ctx, const void* features) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_vulkan_use_engine_features";
+  engine_device(ctx, fn).use_engine_features(features, fn);
+  CAIRN_API_END
+}
+
 }  // extern "C"

@@ -139,7 +139,8 @@ void VulkanDevice::init_external(const GpuOptions& o) {
   queue_ = static_cast<VkQueue>(o.vk_queue);
   queue_family_ = o.vk_queue_family;
   info_ = describe(physical_, 0);
-  // Cairn cannot see which features the engine enabled: stay on 32-bit storage.
+  // Cairn cannot see which features the engine enabled: stay on 32-bit storage until the engine
+  // says (use_engine_features).
   float16_ = false;
   int8_storage_ = false;
   VkPhysicalDeviceTimelineSemaphoreFeatures timeline{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
@@ -876,6 +877,65 @@ Tensor VulkanDevice::wrap(VkBuffer buffer, uint64_t offset, uint64_t range, DTyp
   // this one (the lock keeps other threads' allocations off it).
   adopting_ = b;
   return Tensor::allocate(*this, dtype, shape);
+}
+
+namespace {
+// The features of an engine's VkPhysicalDeviceFeatures2 chain that Cairn's kernels use.
+struct EngineFeatures {
+  bool storage16 = false;
+  bool storage8 = false;
+  bool timeline = false;
+};
+
+EngineFeatures read_feature_chain(const VkPhysicalDeviceFeatures2& head) {
+  constexpr int kMaxChain = 64;  // a chain longer than every struct Vulkan has is a cycle
+  EngineFeatures f;
+  int n = 0;
+  for (auto* s = static_cast<const VkBaseInStructure*>(head.pNext); s && n < kMaxChain; s = s->pNext, ++n) {
+    switch (s->sType) {
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
+        f.storage16 |= reinterpret_cast<const VkPhysicalDevice16BitStorageFeatures*>(s)->storageBuffer16BitAccess;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+        f.storage16 |= reinterpret_cast<const VkPhysicalDeviceVulkan11Features*>(s)->storageBuffer16BitAccess;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES:
+        f.storage8 |= reinterpret_cast<const VkPhysicalDevice8BitStorageFeatures*>(s)->storageBuffer8BitAccess;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
+        f.timeline |= reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(s)->timelineSemaphore;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
+        const auto* v12 = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s);
+        f.storage8 |= v12->storageBuffer8BitAccess;
+        f.timeline |= v12->timelineSemaphore;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return f;
+}
+}  // namespace
+
+void VulkanDevice::use_engine_features(const void* features2, const char* fn) {
+  if (!external_)
+    raise(Code::FailedPrecondition, "{}: device {} is Cairn's own; it enabled its features itself", fn, name());
+  if (!features2) raise(Code::InvalidArgument, "{}: features is NULL", fn);
+  const auto* head = static_cast<const VkPhysicalDeviceFeatures2*>(features2);
+  if (head->sType != VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2)
+    raise(Code::InvalidArgument, "{}: features must point at a VkPhysicalDeviceFeatures2 (sType {}), got sType {}", fn,
+          static_cast<int>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2), static_cast<int>(head->sType));
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  // Kernels choose by these flags: changing them under ops already recorded would mix choices.
+  if (stats_.buffers > 0 || stats_.dispatches > 0)
+    raise(Code::FailedPrecondition, "{}: device {} has already run work; pass the engine's features before the first op",
+          fn, name());
+  const EngineFeatures f = read_feature_chain(*head);
+  float16_ = f.storage16 && info_.float16_storage;
+  int8_storage_ = f.storage8 && info_.int8_storage && info_.api_version >= VK_API_VERSION_1_2;
+  timeline_ = f.timeline;
 }
 
 void VulkanDevice::check_timeline(const char* fn) const {

@@ -143,8 +143,15 @@ class VulkanDevice final : public Device {
   // `buffer` at `offset` (its range holds `range` bytes): no copy, no memory counted; Cairn only
   // reads it. Refuses an owned device, a misaligned offset and a range too small, naming `fn`.
   Tensor wrap(VkBuffer buffer, uint64_t offset, uint64_t range, DType dtype, const Shape& shape, const char* fn);
-  // Whether the physical device has timeline semaphores (Vulkan 1.2 or VK_KHR_timeline_semaphore).
+  // Whether timeline semaphores are there: the physical device has them (Vulkan 1.2 or
+  // VK_KHR_timeline_semaphore), or, once use_engine_features ran, the engine enabled them.
   bool supports_timeline() const { return timeline_; }
+  // The features the engine enabled on its VkDevice: `features2` is the VkPhysicalDeviceFeatures2
+  // chain of its VkDeviceCreateInfo. 16-bit storage turns float16 kernels on, 8-bit storage
+  // bool/uint8 ones (Vulkan 1.2, as for owned devices). Before the device's first allocation or
+  // command only (FailedPrecondition naming `fn` after); InvalidArgument for a chain that does not
+  // start with a VkPhysicalDeviceFeatures2.
+  void use_engine_features(const void* features2, const char* fn);
   // Work submitted from now on first waits for each point (at its compute and transfer stages);
   // work recorded before is submitted now, without them. Never blocks.
   void wait_semaphores(const std::vector<TimelinePoint>& points, const char* fn);

@@ -74,22 +74,28 @@ struct Engine {
   PFN_vkWaitSemaphores wait_semaphores = nullptr;
   PFN_vkGetSemaphoreCounterValue counter_value = nullptr;
 
-  Engine() {
+  // The chain the device was created with: 16-bit storage (when asked for and supported) and
+  // timeline semaphores.
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDeviceVulkan11Features features11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+
+  explicit Engine(bool float16 = false) {
     vk::load_vulkan();
     const bool validation = has_validation_layer();
     if (!validation) std::fprintf(stderr, "note: no validation layer installed; running without it\n");
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.apiVersion = VK_API_VERSION_1_2;
     VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
-    VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
-    features.enabledValidationFeatureCount = 1;
-    features.pEnabledValidationFeatures = enables;
+    VkValidationFeaturesEXT validation_features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    validation_features.enabledValidationFeatureCount = 1;
+    validation_features.pEnabledValidationFeatures = enables;
     const char* layer = "VK_LAYER_KHRONOS_validation";
     const char* ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
     VkInstanceCreateInfo ii{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     ii.pApplicationInfo = &app;
     if (validation) {
-      ii.pNext = &features;
+      ii.pNext = &validation_features;
       ii.enabledLayerCount = 1;
       ii.ppEnabledLayerNames = &layer;
       ii.enabledExtensionCount = 1;
@@ -109,6 +115,17 @@ struct Engine {
     VkResult r = vk::vkEnumeratePhysicalDevices(instance, &n, &physical);
     REQUIRE((r == VK_SUCCESS || r == VK_INCOMPLETE));
     REQUIRE(n >= 1);
+    features.pNext = &features11;
+    features11.pNext = &features12;
+    features12.timelineSemaphore = VK_TRUE;
+    if (float16) {
+      VkPhysicalDeviceVulkan11Features supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+      VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+      query.pNext = &supported;
+      vk::vkGetPhysicalDeviceFeatures2(physical, &query);
+      REQUIRE(supported.storageBuffer16BitAccess == VK_TRUE);
+      features11.storageBuffer16BitAccess = VK_TRUE;
+    }
     device = make_device();
     vk::vkGetDeviceQueue(device, 0, 0, &queue);
     VkCommandPoolCreateInfo cp{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -121,17 +138,15 @@ struct Engine {
     counter_value = proc<PFN_vkGetSemaphoreCounterValue>(instance, "vkGetSemaphoreCounterValue");
   }
 
-  // A device on queue family 0 (lavapipe's one family does compute) with timeline semaphores.
+  // A device on queue family 0 (lavapipe's one family does compute) with `features`.
   VkDevice make_device() const {
     float priority = 1;
     VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     q.queueFamilyIndex = 0;
     q.queueCount = 1;
     q.pQueuePriorities = &priority;
-    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    f12.timelineSemaphore = VK_TRUE;
     VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    di.pNext = &f12;
+    di.pNext = &features;
     di.queueCreateInfoCount = 1;
     di.pQueueCreateInfos = &q;
     VkDevice d = VK_NULL_HANDLE;
@@ -515,6 +530,65 @@ TEST_CASE("engine buffers: wrapped ranges, exposed results and timeline-semaphor
   }  // the engine's device and instance go: leaks of Cairn's objects would be errors now
   CHECK(g_engine_errors.load() == 0);
   CHECK(cairn::gpu::validation_error_count() == 0);  // Cairn's own instance, where one was made
+}
+
+// float16 values 0.5 * (i % 9 - 4) as raw bits (exact in half precision).
+std::vector<uint16_t> half_values(size_t n) {
+  static const uint16_t kHalf[9] = {0xC000, 0xBE00, 0xBC00, 0xB800, 0x0000, 0x3800, 0x3C00, 0x3E00, 0x4000};
+  std::vector<uint16_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = kHalf[i % 9];
+  return v;
+}
+
+cairn_tensor* half_tensor(cairn_context* ctx, const std::vector<uint16_t>& v, std::vector<int64_t> shape) {
+  cairn_tensor* t = nullptr;
+  ok(cairn_tensor_create(ctx, CAIRN_FLOAT16, shape.data(), shape.size(), v.data(), v.size() * 2, &t));
+  return t;
+}
+
+// MatMul then Add of float16 matrices on `ctx`'s default device; the result's bytes.
+std::vector<char> half_model(cairn_context* ctx) {
+  cairn_tensor* a = half_tensor(ctx, half_values(6 * 8), {6, 8});
+  cairn_tensor* b = half_tensor(ctx, half_values(8 * 3), {8, 3});
+  cairn_tensor* mm = run1(ctx, "MatMul", {a, b});
+  cairn_tensor* sum = run1(ctx, "Add", {mm, mm});
+  std::vector<char> out = bytes_of(sum);
+  for (cairn_tensor* t : {a, b, mm, sum}) cairn_tensor_free(t);
+  return out;
+}
+
+TEST_CASE("float16 in external mode once the engine names its features") {
+  g_engine_errors = 0;
+  {
+    Engine e(/*float16=*/true);
+    // Told, before any work: float16 runs, with the bits of Cairn's own Vulkan device.
+    cairn_context* ctx = engine_context(e);
+    ok(cairn_vulkan_use_engine_features(ctx, &e.features));
+    std::vector<char> got = half_model(ctx);
+    cairn_context* own = nullptr;
+    ok(cairn_context_create_vulkan(nullptr, nullptr, &own));
+    CHECK(got == half_model(own));
+    cairn_context_free(own);
+    ok(cairn_context_synchronize(ctx));
+    cairn_context_free(ctx);
+
+    // Not told: 32-bit only; telling after work is refused.
+    ctx = engine_context(e);
+    cairn_tensor* a = half_tensor(ctx, half_values(4), {4});
+    cairn_tensor* out = nullptr;
+    cairn_tensor* in[] = {a, a};
+    refused(cairn_op_run(ctx, "Add", in, 2, nullptr, 0, &out, 1), CAIRN_UNIMPLEMENTED, "float16");
+    refused(cairn_vulkan_use_engine_features(ctx, &e.features), CAIRN_FAILED_PRECONDITION,
+            "cairn_vulkan_use_engine_features: device vulkan:0 has already run work");
+    VkPhysicalDeviceVulkan12Features not_head{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    refused(cairn_vulkan_use_engine_features(ctx, &not_head), CAIRN_INVALID_ARGUMENT,
+            "cairn_vulkan_use_engine_features: features must point at a VkPhysicalDeviceFeatures2");
+    cairn_tensor_free(a);
+    ok(cairn_context_synchronize(ctx));
+    cairn_context_free(ctx);
+  }
+  CHECK(g_engine_errors.load() == 0);
+  CHECK(cairn::gpu::validation_error_count() == 0);
 }
 
 }  // namespace

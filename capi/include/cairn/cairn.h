@@ -3515,7 +3515,8 @@ typedef struct cairn_vulkan_options {
   uint32_t struct_size;   /**< sizeof(cairn_vulkan_options) */
   /** Experimental. External mode: an engine's own Vulkan objects (VkInstance, VkPhysicalDevice, VkDevice,
    * VkQueue cast to void*). Set all four or none (default NULL). Cairn uses them, destroys none of
-   * them, and runs only 32-bit dtypes there (it cannot see which features the engine enabled).
+   * them, and runs only 32-bit dtypes there (it cannot see which features the engine enabled)
+   * unless the engine names them (cairn_vulkan_use_engine_features, experimental).
    * The engine must not use the queue from another thread while Cairn records work on it. */
   void *instance;
   void *physical_device; /**< experimental: the engine's VkPhysicalDevice */
@@ -3621,6 +3622,20 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_wait_semaphores(cairn_contex
  * command buffers are in flight. Errors: as cairn_vulkan_wait_semaphores. Since 1.4. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_signal_semaphore(cairn_context *ctx, uint64_t semaphore,
                                                                      uint64_t value);
+
+/** METHOD. Tells Cairn which features the engine enabled on its VkDevice, so external mode runs
+ * what they allow: `features` points at the VkPhysicalDeviceFeatures2 chain the engine passed to
+ * vkCreateDevice (read during the call, not kept). Cairn reads storageBuffer16BitAccess (float16
+ * tensors), storageBuffer8BitAccess (bool and uint8 kernels, Vulkan 1.2 devices) and
+ * timelineSemaphore, from VkPhysicalDevice16BitStorageFeatures, VkPhysicalDevice8BitStorageFeatures,
+ * VkPhysicalDeviceTimelineSemaphoreFeatures, VkPhysicalDeviceVulkan11Features or
+ * VkPhysicalDeviceVulkan12Features in the chain; a feature the physical device lacks stays off.
+ * Without this call external mode runs 32-bit dtypes only. Call it before the first tensor or op
+ * on the context's Vulkan device.
+ * Errors: FAILED_PRECONDITION when the context is not in external mode or its Vulkan device has
+ * already made a tensor or run an op; INVALID_ARGUMENT for NULL or a chain whose first struct is
+ * not a VkPhysicalDeviceFeatures2. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_use_engine_features(cairn_context *ctx, const void *features);
 
 #endif /* CAIRN_EXPERIMENTAL */
 
