@@ -161,3 +161,21 @@ func cVulkanWaitSemaphores(ctx *C.cairn_context, count C.size_t, semaphores *C.u
 func cVulkanSignalSemaphore(ctx *C.cairn_context, semaphore C.uint64_t, value C.uint64_t) error {
 	return takeStatus(C.cairn_vulkan_signal_semaphore(ctx, semaphore, value))
 }
+
+// cVulkanUseEngineFeatures calls cairn_vulkan_use_engine_features.
+//
+// METHOD. Tells Cairn which features the engine enabled on its VkDevice, so external mode runs
+// what they allow: `features` points at the VkPhysicalDeviceFeatures2 chain the engine passed to
+// vkCreateDevice (read during the call, not kept). Cairn reads storageBuffer16BitAccess (float16
+// tensors), storageBuffer8BitAccess (bool and uint8 kernels, Vulkan 1.2 devices) and
+// timelineSemaphore, from VkPhysicalDevice16BitStorageFeatures, VkPhysicalDevice8BitStorageFeatures,
+// VkPhysicalDeviceTimelineSemaphoreFeatures, VkPhysicalDeviceVulkan11Features or
+// VkPhysicalDeviceVulkan12Features in the chain; a feature the physical device lacks stays off.
+// Without this call external mode runs 32-bit dtypes only. Call it before the first tensor or op
+// on the context's Vulkan device.
+// Errors: FAILED_PRECONDITION when the context is not in external mode or its Vulkan device has
+// already made a tensor or run an op; INVALID_ARGUMENT for NULL or a chain whose first struct is
+// not a VkPhysicalDeviceFeatures2. Since 1.4.
+func cVulkanUseEngineFeatures(ctx *C.cairn_context, features unsafe.Pointer) error {
+	return takeStatus(C.cairn_vulkan_use_engine_features(ctx, features))
+}

@@ -2393,6 +2393,7 @@ pub(crate) struct Api {
     cairn_vulkan_tensor_buffer: unsafe extern "C" fn(t: *const cairn_tensor, buffer: *mut u64, offset: *mut u64, size: *mut u64) -> *mut cairn_status,
     cairn_vulkan_wait_semaphores: unsafe extern "C" fn(ctx: *mut cairn_context, count: usize, semaphores: *const u64, values: *const u64) -> *mut cairn_status,
     cairn_vulkan_signal_semaphore: unsafe extern "C" fn(ctx: *mut cairn_context, semaphore: u64, value: u64) -> *mut cairn_status,
+    cairn_vulkan_use_engine_features: unsafe extern "C" fn(ctx: *mut cairn_context, features: *const c_void) -> *mut cairn_status,
     cairn_vulkan_fallback_count: unsafe extern "C" fn(ctx: *mut cairn_context, device: *const c_char, out: *mut u64) -> *mut cairn_status,
     cairn_context_synchronize: unsafe extern "C" fn(ctx: *mut cairn_context) -> *mut cairn_status,
     cairn_context_options_init: unsafe extern "C" fn(opts: *mut cairn_context_options, struct_size: u32) -> *mut cairn_status,
@@ -2804,6 +2805,7 @@ impl Api {
             cairn_vulkan_tensor_buffer: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_tensor_buffer")?),
             cairn_vulkan_wait_semaphores: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_wait_semaphores")?),
             cairn_vulkan_signal_semaphore: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_signal_semaphore")?),
+            cairn_vulkan_use_engine_features: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_use_engine_features")?),
             cairn_vulkan_fallback_count: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_fallback_count")?),
             cairn_context_synchronize: core::mem::transmute(load::symbol(lib, c"cairn_context_synchronize")?),
             cairn_context_options_init: core::mem::transmute(load::symbol(lib, c"cairn_context_options_init")?),
@@ -6033,6 +6035,27 @@ pub unsafe fn cairn_vulkan_wait_semaphores(ctx: *mut cairn_context, count: usize
 #[inline]
 pub unsafe fn cairn_vulkan_signal_semaphore(ctx: *mut cairn_context, semaphore: u64, value: u64) -> *mut cairn_status {
     (load::api().cairn_vulkan_signal_semaphore)(ctx, semaphore, value)
+}
+
+/// METHOD. Tells Cairn which features the engine enabled on its VkDevice, so external mode runs
+/// what they allow: `features` points at the VkPhysicalDeviceFeatures2 chain the engine passed to
+/// vkCreateDevice (read during the call, not kept). Cairn reads storageBuffer16BitAccess (float16
+/// tensors), storageBuffer8BitAccess (bool and uint8 kernels, Vulkan 1.2 devices) and
+/// timelineSemaphore, from VkPhysicalDevice16BitStorageFeatures, VkPhysicalDevice8BitStorageFeatures,
+/// VkPhysicalDeviceTimelineSemaphoreFeatures, VkPhysicalDeviceVulkan11Features or
+/// VkPhysicalDeviceVulkan12Features in the chain; a feature the physical device lacks stays off.
+/// Without this call external mode runs 32-bit dtypes only. Call it before the first tensor or op
+/// on the context's Vulkan device.
+/// Errors: FAILED_PRECONDITION when the context is not in external mode or its Vulkan device has
+/// already made a tensor or run an op; INVALID_ARGUMENT for NULL or a chain whose first struct is
+/// not a VkPhysicalDeviceFeatures2. Since 1.4.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_use_engine_features(ctx: *mut cairn_context, features: *const c_void) -> *mut cairn_status {
+    (load::api().cairn_vulkan_use_engine_features)(ctx, features)
 }
 
 /// METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)

@@ -60,6 +60,7 @@ package dev.cairn;
  *   <li>cairn_vulkan_tensor_wrap: no Java mapping for parameter void *device
  *   <li>cairn_vulkan_tensor_buffer: no Java mapping for parameter uint64_t *buffer
  *   <li>cairn_vulkan_wait_semaphores: no Java mapping for parameter const uint64_t *semaphores
+ *   <li>cairn_vulkan_use_engine_features: no Java mapping for parameter const void *features
  *   <li>cairn_context_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_variable_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
