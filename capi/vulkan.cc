@@ -1,9 +1,12 @@
 // The Vulkan section of the C API: availability, device listing, contexts with Vulkan settings
-// (external handles, memory limit, CPU fallback), the fallback counter, and synchronisation.
+// (external handles, memory limit, CPU fallback), the fallback counter, and synchronisation;
+// for engines (external mode), wrapped buffers and timeline-semaphore submission.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "capi/internal/handles.h"
 #include "capi/internal/options.h"
@@ -33,6 +36,36 @@ void apply_vulkan_options(const cairn_vulkan_options* user_vk, GpuOptions& g, co
   g.vk_queue = vk->queue;
   g.memory_limit = vk->memory_limit;
   g.cpu_fallback = vk->cpu_fallback != 0;
+}
+
+// Non-dispatchable Vulkan handles cross the C API as uint64_t: a pointer on 64-bit platforms,
+// uint64_t itself on 32-bit ones.
+template <class Handle>
+Handle handle_from(uint64_t bits) {
+  if constexpr (std::is_pointer_v<Handle>)
+    return reinterpret_cast<Handle>(static_cast<uintptr_t>(bits));
+  else
+    return static_cast<Handle>(bits);
+}
+
+template <class Handle>
+uint64_t handle_bits(Handle h) {
+  if constexpr (std::is_pointer_v<Handle>)
+    return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
+  else
+    return static_cast<uint64_t>(h);
+}
+
+// The context's Vulkan device on the engine's VkDevice; FAILED_PRECONDITION naming `fn` when the
+// context was not created in external mode (without making a device of Cairn's on the way).
+gpu::VulkanDevice& engine_device(cairn_context* ctx, const char* fn) {
+  require(ctx, fn, "ctx");
+  if (!ctx->ctx->gpu_options().vk_device)
+    raise(Code::FailedPrecondition,
+          "{}: the context is not in external mode (create it with cairn_context_create_vulkan and the engine's "
+          "instance, physical_device, device and queue)",
+          fn);
+  return gpu::vulkan(ctx->ctx->device("vulkan"));
 }
 
 cairn_vulkan_device_type device_type(const std::string& t) {
@@ -117,6 +150,71 @@ cairn_status* cairn_context_synchronize(cairn_context* ctx) {
   CAIRN_API_BEGIN
   require(ctx, "cairn_context_synchronize", "ctx");
   for (const Ref<Device>& d : ctx->ctx->backend_devices()) d->synchronize();
+  CAIRN_API_END
+}
+
+cairn_status* cairn_vulkan_tensor_wrap(cairn_context* ctx, void* device, uint64_t buffer, uint64_t offset,
+                                       uint64_t size, cairn_dtype dtype, const int64_t* shape, size_t rank,
+                                       cairn_tensor** out) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_vulkan_tensor_wrap";
+  require(out, fn, "out");
+  *out = nullptr;
+  gpu::VulkanDevice& d = engine_device(ctx, fn);
+  // A VkBuffer does not say which VkDevice made it: the caller does, and it must be the context's.
+  if (device != ctx->ctx->gpu_options().vk_device)
+    raise(Code::InvalidArgument, "{}: the buffer's VkDevice is not the context's (the engine's device of external mode)",
+          fn);
+  DType t = static_cast<DType>(capi::enum_bits(dtype));
+  if (!dtype_is_valid(t)) raise(Code::InvalidArgument, "{}: unknown dtype {}", fn, capi::enum_bits(dtype));
+  Shape s = Shape::from(shape, rank, fn);
+  *out = capi::new_tensor(d.wrap(handle_from<VkBuffer>(buffer), offset, size, t, s, fn));
+  CAIRN_API_END
+}
+
+cairn_status* cairn_vulkan_tensor_buffer(const cairn_tensor* t, uint64_t* buffer, uint64_t* offset, uint64_t* size) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_vulkan_tensor_buffer";
+  require(t, fn, "t");
+  require(buffer, fn, "buffer");
+  require(offset, fn, "offset");
+  require(size, fn, "size");
+  Device* d = t->t.device();
+  if (!d || d->kind() != DeviceKind::Vulkan)
+    raise(Code::InvalidArgument, "{}: the tensor is on {}, not a Vulkan device", fn, d ? d->name() : "no device");
+  *buffer = *offset = *size = 0;
+  if (t->t.nbytes() == 0) return nullptr;  // no memory behind an empty tensor
+  *buffer = handle_bits(gpu::vulkan(*d).vk_buffer(*t->t.buffer(), offset));
+  *size = t->t.nbytes();
+  CAIRN_API_END
+}
+
+cairn_status* cairn_vulkan_wait_semaphores(cairn_context* ctx, size_t count, const uint64_t* semaphores,
+                                           const uint64_t* values) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_vulkan_wait_semaphores";
+  gpu::VulkanDevice& d = engine_device(ctx, fn);
+  if (count > 0) {
+    require(semaphores, fn, "semaphores");
+    require(values, fn, "values");
+  }
+  std::vector<gpu::TimelinePoint> points(count);
+  for (size_t i = 0; i < count; ++i) points[i] = {handle_from<VkSemaphore>(semaphores[i]), values[i]};
+  d.wait_semaphores(points, fn);
+  CAIRN_API_END
+}
+
+cairn_status* cairn_vulkan_signal_semaphore(cairn_context* ctx, uint64_t semaphore, uint64_t value) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_vulkan_signal_semaphore";
+  engine_device(ctx, fn).signal_semaphore({handle_from<VkSemaphore>(semaphore), value}, fn);
+  CAIRN_API_END
+}
+
+cairn_status* cairn_vulkan_use_engine_features(cairn_context* ctx, const void* features) {
+  CAIRN_API_BEGIN
+  const char* fn = "cairn_vulkan_use_engine_features";
+  engine_device(ctx, fn).use_engine_features(features, fn);
   CAIRN_API_END
 }
 

@@ -92,3 +92,90 @@ func cTensorArrayWrite(ctx *C.cairn_context, array *C.cairn_tensor, index *C.cai
 func cTensorArrayRead(ctx *C.cairn_context, array *C.cairn_tensor, index *C.cairn_tensor, out **C.cairn_tensor) error {
 	return takeStatus(C.cairn_tensor_array_read(ctx, array, index, out))
 }
+
+// cVulkanTensorWrap calls cairn_vulkan_tensor_wrap.
+//
+// FUNCTION. Wraps `size` bytes of the engine's VkBuffer `buffer` at byte `offset` as a tensor of
+// `dtype` and `shape` on the context's Vulkan device, without copying (the engine's contents in
+// row-major order). The buffer needs VK_BUFFER_USAGE_STORAGE_BUFFER_BIT and
+// VK_BUFFER_USAGE_TRANSFER_SRC_BIT (Cairn cannot query usage; the validation layer reports a
+// missing bit). Ops take the tensor like any other, with bit-identical results; reading it on the
+// host copies through Cairn's memory. Lifetime: the engine keeps the VkBuffer (and its memory)
+// valid until this tensor and every tensor made from it are freed (ops such as Reshape or Identity
+// return tensors that share the range) and the work queued before the last of them was freed has
+// completed (cairn_context_synchronize returned, or the value of a later
+// cairn_vulkan_signal_semaphore was reached).
+// @param device  the VkDevice that created `buffer`, cast to void*: it must be the context's (a
+// VkBuffer does not name its device, so this is the check; a wrong claim is not detected).
+// @param size    bytes of the range, at least cairn_dtype_size(dtype) times the element count rounded
+// up to a multiple of 4 (shaders access 4-byte words).
+// @param offset  a multiple of the device's minStorageBufferOffsetAlignment (and of 4).
+// @param out     receives the tensor; free it with cairn_tensor_free().
+// Errors: FAILED_PRECONDITION when the context is not in external mode; INVALID_ARGUMENT for
+// another device, a null buffer, a misaligned offset, a range too small for dtype and shape, a bad
+// dtype or shape. Since 1.4.
+func cVulkanTensorWrap(ctx *C.cairn_context, device unsafe.Pointer, buffer C.uint64_t, offset C.uint64_t, size C.uint64_t, dtype C.cairn_dtype, shape *C.int64_t, rank C.size_t, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_vulkan_tensor_wrap(ctx, device, buffer, offset, size, dtype, shape, rank, out))
+}
+
+// cVulkanTensorBuffer calls cairn_vulkan_tensor_buffer.
+//
+// METHOD. Where a Vulkan tensor's bytes are, for the engine's shaders to read directly: its
+// VkBuffer, the byte offset of its first element and its size in bytes (cairn_tensor_nbytes). An
+// empty tensor gives 0, 0, 0. Valid while the tensor lives; the engine only reads the range (other
+// tensors share the VkBuffer), after the work that computes it is done (a value of
+// cairn_vulkan_signal_semaphore its commands wait for, or cairn_context_synchronize). Before it
+// frees the tensor, the engine's reads have completed, or Cairn's later work waits for a value
+// signalled after them (cairn_vulkan_wait_semaphores), since the memory is reused.
+// Errors: INVALID_ARGUMENT for a tensor not on a Vulkan device. Since 1.4.
+func cVulkanTensorBuffer(t *C.cairn_tensor, buffer *C.uint64_t, offset *C.uint64_t, size *C.uint64_t) error {
+	return takeStatus(C.cairn_vulkan_tensor_buffer(t, buffer, offset, size))
+}
+
+// cVulkanWaitSemaphores calls cairn_vulkan_wait_semaphores.
+//
+// METHOD. Makes the Vulkan work that the context submits from now on (eager ops, function calls)
+// start only after each engine timeline semaphore `semaphores[i]` reaches `values[i]` (waits at the
+// compute and transfer stages). Work recorded before the call is submitted first, without the
+// waits. Never blocks. Until the values are reached, reading a tensor on the host
+// (cairn_tensor_read) or cairn_context_synchronize blocks, up to its 60 s timeout.
+// Needs timeline semaphores (Vulkan 1.2, or VK_KHR_timeline_semaphore) enabled on the engine's
+// device; Cairn sees whether the physical device has them, not whether the engine enabled them.
+// @param semaphores  `count` VkSemaphore handles of type timeline, of the engine's device.
+// @param values      `count` values. Both may be NULL when count is 0.
+// Errors: FAILED_PRECONDITION when the context is not in external mode or the device has no
+// timeline semaphores; INVALID_ARGUMENT for NULL arrays or a null semaphore. Since 1.4.
+func cVulkanWaitSemaphores(ctx *C.cairn_context, count C.size_t, semaphores *C.uint64_t, values *C.uint64_t) error {
+	return takeStatus(C.cairn_vulkan_wait_semaphores(ctx, count, semaphores, values))
+}
+
+// cVulkanSignalSemaphore calls cairn_vulkan_signal_semaphore.
+//
+// METHOD. Submits the Vulkan work the context has queued (with any waits of
+// cairn_vulkan_wait_semaphores) and returns without waiting for it: the engine timeline semaphore
+// `semaphore` reaches `value` once that work and all work Cairn submitted before has completed.
+// Poll or wait on the semaphore (vkGetSemaphoreCounterValue, vkWaitSemaphores). With nothing
+// queued, the signal still follows every earlier submission. `value` must be greater than the
+// semaphore's current and pending values (Vulkan's rule). Blocks only when all three of Cairn's
+// command buffers are in flight. Errors: as cairn_vulkan_wait_semaphores. Since 1.4.
+func cVulkanSignalSemaphore(ctx *C.cairn_context, semaphore C.uint64_t, value C.uint64_t) error {
+	return takeStatus(C.cairn_vulkan_signal_semaphore(ctx, semaphore, value))
+}
+
+// cVulkanUseEngineFeatures calls cairn_vulkan_use_engine_features.
+//
+// METHOD. Tells Cairn which features the engine enabled on its VkDevice, so external mode runs
+// what they allow: `features` points at the VkPhysicalDeviceFeatures2 chain the engine passed to
+// vkCreateDevice (read during the call, not kept). Cairn reads storageBuffer16BitAccess (float16
+// tensors), storageBuffer8BitAccess (bool and uint8 kernels, Vulkan 1.2 devices) and
+// timelineSemaphore, from VkPhysicalDevice16BitStorageFeatures, VkPhysicalDevice8BitStorageFeatures,
+// VkPhysicalDeviceTimelineSemaphoreFeatures, VkPhysicalDeviceVulkan11Features or
+// VkPhysicalDeviceVulkan12Features in the chain; a feature the physical device lacks stays off.
+// Without this call external mode runs 32-bit dtypes only. Call it before the first tensor or op
+// on the context's Vulkan device.
+// Errors: FAILED_PRECONDITION when the context is not in external mode or its Vulkan device has
+// already made a tensor or run an op; INVALID_ARGUMENT for NULL or a chain whose first struct is
+// not a VkPhysicalDeviceFeatures2. Since 1.4.
+func cVulkanUseEngineFeatures(ctx *C.cairn_context, features unsafe.Pointer) error {
+	return takeStatus(C.cairn_vulkan_use_engine_features(ctx, features))
+}

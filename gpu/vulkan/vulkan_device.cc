@@ -139,9 +139,15 @@ void VulkanDevice::init_external(const GpuOptions& o) {
   queue_ = static_cast<VkQueue>(o.vk_queue);
   queue_family_ = o.vk_queue_family;
   info_ = describe(physical_, 0);
-  // Cairn cannot see which features the engine enabled: stay on 32-bit storage.
+  // Cairn cannot see which features the engine enabled: stay on 32-bit storage until the engine
+  // says (use_engine_features).
   float16_ = false;
   int8_storage_ = false;
+  VkPhysicalDeviceTimelineSemaphoreFeatures timeline{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &timeline;
+  vkGetPhysicalDeviceFeatures2(physical_, &features);
+  timeline_ = timeline.timelineSemaphore == VK_TRUE;
 }
 
 void VulkanDevice::init_common(const GpuOptions& o, Device& cpu, bool grow) {
@@ -381,6 +387,7 @@ void VulkanDevice::allocate_range(Pool& pool, VulkanBuffer& b, uint64_t size) {
 
 Buffer* VulkanDevice::allocate(size_t nbytes) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (adopting_) return std::exchange(adopting_, nullptr);  // wrap's buffer
   auto* b = new VulkanBuffer();
   b->device = this;
   b->nbytes = nbytes;
@@ -408,7 +415,10 @@ Buffer* VulkanDevice::allocate(size_t nbytes) {
 }
 
 void VulkanDevice::free_range(VulkanBuffer& b) {
-  if (b.block) b.block->ranges.free(b.offset, b.size);
+  if (b.wrapped)
+    delete b.block;  // the engine's VkBuffer stays; only Cairn's record of it goes
+  else if (b.block)
+    b.block->ranges.free(b.offset, b.size);
   b.block = nullptr;
 }
 
@@ -426,8 +436,10 @@ void VulkanDevice::defer_free(VulkanBuffer* b) {
 void VulkanDevice::deallocate(Buffer* buffer) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto* b = static_cast<VulkanBuffer*>(buffer);
-  stats_.live_bytes -= b->block ? b->size : 0;
-  if (b->block) count_free(b->size);
+  if (b->block && !b->wrapped) {
+    stats_.live_bytes -= b->size;
+    count_free(b->size);
+  }
   defer_free(b);
 }
 
@@ -436,7 +448,7 @@ void VulkanDevice::write(Buffer& buffer, const void* src, size_t nbytes) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto& b = static_cast<VulkanBuffer&>(buffer);
   if (nbytes > b.nbytes) raise(Code::Internal, "{}: write of {} bytes into a {}-byte buffer", name(), nbytes, b.nbytes);
-  if (direct_map_) {
+  if (b.block->mapped) {
     // Fresh memory is never in use by queued work (frees wait for their batch), so copy now.
     std::memcpy(static_cast<char*>(b.block->mapped) + b.offset, src, nbytes);
     return;
@@ -455,7 +467,7 @@ void VulkanDevice::read(const Buffer& buffer, void* dst, size_t nbytes) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   const auto& b = static_cast<const VulkanBuffer&>(buffer);
   if (nbytes > b.nbytes) raise(Code::Internal, "{}: read of {} bytes from a {}-byte buffer", name(), nbytes, b.nbytes);
-  if (direct_map_) {
+  if (b.block->mapped) {  // not an engine's buffer (wrapped), which Cairn cannot map
     wait_all();
     std::memcpy(dst, static_cast<const char*>(b.block->mapped) + b.offset, nbytes);
     return;
@@ -512,7 +524,7 @@ void VulkanDevice::barrier(VkCommandBuffer cb) {
   vkCmdPipelineBarrier(cb, stages | VK_PIPELINE_STAGE_HOST_BIT, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
-void VulkanDevice::submit() {
+void VulkanDevice::submit(const TimelinePoint* signal) {
   if (!current_) return;
   Batch& b = *current_;
   current_ = nullptr;
@@ -527,6 +539,30 @@ void VulkanDevice::submit() {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &b.cb;
+  // An engine's semaphores (external mode): waits before this batch (and, by the barrier before
+  // every command, everything after it), a signal after it and everything before it.
+  std::vector<VkSemaphore> wait_sems;
+  std::vector<uint64_t> wait_values;
+  std::vector<VkPipelineStageFlags> wait_stages;
+  for (const TimelinePoint& p : pending_waits_) {
+    wait_sems.push_back(p.semaphore);
+    wait_values.push_back(p.value);
+    wait_stages.push_back(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT);
+  }
+  pending_waits_.clear();
+  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  if (!wait_sems.empty() || signal) {
+    timeline.waitSemaphoreValueCount = static_cast<uint32_t>(wait_values.size());
+    timeline.pWaitSemaphoreValues = wait_values.data();
+    timeline.signalSemaphoreValueCount = signal ? 1 : 0;
+    timeline.pSignalSemaphoreValues = signal ? &signal->value : nullptr;
+    si.pNext = &timeline;
+    si.waitSemaphoreCount = static_cast<uint32_t>(wait_sems.size());
+    si.pWaitSemaphores = wait_sems.data();
+    si.pWaitDstStageMask = wait_stages.data();
+    si.signalSemaphoreCount = signal ? 1 : 0;
+    si.pSignalSemaphores = signal ? &signal->semaphore : nullptr;
+  }
   if (b.timed) b.submit_ns = prof::now_ns();
   vk_check(vkQueueSubmit(queue_, 1, &si, b.fence), "vkQueueSubmit");
   b.in_flight = true;
@@ -794,6 +830,140 @@ void VulkanDevice::collect_timing(Batch& b, int64_t done_ns) {
     e.thread = 1;  // the queue
     prof::record(std::move(e));
   }
+}
+
+// ---- engines (external mode) ----------------------------------------------------------------
+
+Tensor VulkanDevice::wrap(VkBuffer buffer, uint64_t offset, uint64_t range, DType dtype, const Shape& shape,
+                          const char* fn) {
+  if (!external_)
+    raise(Code::FailedPrecondition,
+          "{}: device {} is Cairn's own; wrapping a VkBuffer needs a context in external mode (the engine's VkDevice)",
+          fn, name());
+  if (buffer == VK_NULL_HANDLE) raise(Code::InvalidArgument, "{}: the VkBuffer is null", fn);
+  // Shaders bind the range as a storage buffer and access it in 4-byte words.
+  const uint64_t align = std::max<uint64_t>(info_.min_storage_offset_alignment, 4);
+  if (offset % align != 0)
+    raise(Code::InvalidArgument, "{}: offset {} is not a multiple of {} (minStorageBufferOffsetAlignment of {})", fn,
+          offset, align, info_.name);
+  const size_t elem = dtype_size(dtype);
+  if (elem == 0) raise(Code::InvalidArgument, "{}: dtype {} has no fixed element size", fn, dtype_name(dtype));
+  const uint64_t elements = static_cast<uint64_t>(shape.num_elements());
+  if (elements > info_.max_storage_buffer_range / elem)
+    raise(Code::InvalidArgument, "{}: a tensor of {} elements of {} exceeds the device's maxStorageBufferRange ({} bytes)",
+          fn, elements, dtype_name(dtype), info_.max_storage_buffer_range);
+  const size_t bytes = static_cast<size_t>(elements * elem);
+  const uint64_t bound = (static_cast<uint64_t>(bytes) + 3) & ~uint64_t{3};
+  if (range < bound)
+    raise(Code::InvalidArgument, "{}: the range holds {} bytes, but the tensor needs {} ({} bytes rounded up to 4)", fn,
+          range, bound, bytes);
+  if (bound > info_.max_storage_buffer_range)
+    raise(Code::InvalidArgument, "{}: a tensor of {} bytes exceeds the device's maxStorageBufferRange ({} bytes)", fn,
+          bound, info_.max_storage_buffer_range);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto* b = new VulkanBuffer();
+  b->device = this;
+  b->nbytes = bytes;
+  b->data = b;
+  if (bytes > 0) {
+    b->block = new Block(0);
+    b->block->buffer = buffer;
+    b->offset = offset;
+    b->size = bound;
+    b->wrapped = true;
+  }
+  retain();  // the buffer keeps its device alive
+  // Tensors are made by Tensor::allocate only: it asks allocate() for the buffer, which hands out
+  // this one (the lock keeps other threads' allocations off it).
+  adopting_ = b;
+  return Tensor::allocate(*this, dtype, shape);
+}
+
+namespace {
+// The features of an engine's VkPhysicalDeviceFeatures2 chain that Cairn's kernels use.
+struct EngineFeatures {
+  bool storage16 = false;
+  bool storage8 = false;
+  bool timeline = false;
+};
+
+EngineFeatures read_feature_chain(const VkPhysicalDeviceFeatures2& head) {
+  constexpr int kMaxChain = 64;  // a chain longer than every struct Vulkan has is a cycle
+  EngineFeatures f;
+  int n = 0;
+  for (auto* s = static_cast<const VkBaseInStructure*>(head.pNext); s && n < kMaxChain; s = s->pNext, ++n) {
+    switch (s->sType) {
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
+        f.storage16 |= reinterpret_cast<const VkPhysicalDevice16BitStorageFeatures*>(s)->storageBuffer16BitAccess;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+        f.storage16 |= reinterpret_cast<const VkPhysicalDeviceVulkan11Features*>(s)->storageBuffer16BitAccess;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES:
+        f.storage8 |= reinterpret_cast<const VkPhysicalDevice8BitStorageFeatures*>(s)->storageBuffer8BitAccess;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
+        f.timeline |= reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(s)->timelineSemaphore;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
+        const auto* v12 = reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s);
+        f.storage8 |= v12->storageBuffer8BitAccess;
+        f.timeline |= v12->timelineSemaphore;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return f;
+}
+}  // namespace
+
+void VulkanDevice::use_engine_features(const void* features2, const char* fn) {
+  if (!external_)
+    raise(Code::FailedPrecondition, "{}: device {} is Cairn's own; it enabled its features itself", fn, name());
+  if (!features2) raise(Code::InvalidArgument, "{}: features is NULL", fn);
+  const auto* head = static_cast<const VkPhysicalDeviceFeatures2*>(features2);
+  if (head->sType != VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2)
+    raise(Code::InvalidArgument, "{}: features must point at a VkPhysicalDeviceFeatures2 (sType {}), got sType {}", fn,
+          static_cast<int>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2), static_cast<int>(head->sType));
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  // Kernels choose by these flags: changing them under ops already recorded would mix choices.
+  if (stats_.buffers > 0 || stats_.dispatches > 0)
+    raise(Code::FailedPrecondition, "{}: device {} has already run work; pass the engine's features before the first op",
+          fn, name());
+  const EngineFeatures f = read_feature_chain(*head);
+  float16_ = f.storage16 && info_.float16_storage;
+  int8_storage_ = f.storage8 && info_.int8_storage && info_.api_version >= VK_API_VERSION_1_2;
+  timeline_ = f.timeline;
+}
+
+void VulkanDevice::check_timeline(const char* fn) const {
+  if (!external_)
+    raise(Code::FailedPrecondition,
+          "{}: device {} is Cairn's own; engine semaphores need a context in external mode (the engine's VkDevice)", fn,
+          name());
+  if (!timeline_)
+    raise(Code::FailedPrecondition,
+          "{}: {} has no timeline semaphores (Vulkan 1.2 or VK_KHR_timeline_semaphore with timelineSemaphore)", fn,
+          info_.name);
+}
+
+void VulkanDevice::wait_semaphores(const std::vector<TimelinePoint>& points, const char* fn) {
+  check_timeline(fn);
+  for (const TimelinePoint& p : points)
+    if (p.semaphore == VK_NULL_HANDLE) raise(Code::InvalidArgument, "{}: a VkSemaphore is null", fn);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  submit();  // work recorded before does not wait
+  pending_waits_.insert(pending_waits_.end(), points.begin(), points.end());
+}
+
+void VulkanDevice::signal_semaphore(TimelinePoint point, const char* fn) {
+  check_timeline(fn);
+  if (point.semaphore == VK_NULL_HANDLE) raise(Code::InvalidArgument, "{}: the VkSemaphore is null", fn);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  recording();  // an empty batch when nothing is pending: the signal (and waits) still go out
+  submit(&point);
 }
 
 VkBuffer VulkanDevice::vk_buffer(const Buffer& b, uint64_t* offset) const {

@@ -20,6 +20,7 @@
 #include "runtime/core/dtype.h"
 #include "runtime/eager/context.h"
 #include "runtime/tensor/device.h"
+#include "runtime/tensor/tensor.h"
 
 namespace cairn::gpu {
 
@@ -30,6 +31,15 @@ struct VulkanBuffer : Buffer {
   Block* block = nullptr;  // null for empty tensors
   uint64_t offset = 0;
   uint64_t size = 0;       // bytes reserved (nbytes rounded up to 4)
+  // An engine's VkBuffer range (VulkanDevice::wrap): `block` is this buffer's own, with no memory
+  // of Cairn's behind it, and goes with the buffer.
+  bool wrapped = false;
+};
+
+// A timeline semaphore value of an engine's device (external mode).
+struct TimelinePoint {
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  uint64_t value = 0;
 };
 
 struct Pipeline {
@@ -128,6 +138,26 @@ class VulkanDevice final : public Device {
   VkCommandPool vk_command_pool() const { return command_pool_; }
   VkBuffer vk_buffer(const Buffer& b, uint64_t* offset) const;
   void record(const std::function<void(VkCommandBuffer)>& fn);
+
+  // External mode (docs/vulkan.md, "Engines"). A tensor of `dtype` and `shape` over the engine's
+  // `buffer` at `offset` (its range holds `range` bytes): no copy, no memory counted; Cairn only
+  // reads it. Refuses an owned device, a misaligned offset and a range too small, naming `fn`.
+  Tensor wrap(VkBuffer buffer, uint64_t offset, uint64_t range, DType dtype, const Shape& shape, const char* fn);
+  // Whether timeline semaphores are there: the physical device has them (Vulkan 1.2 or
+  // VK_KHR_timeline_semaphore), or, once use_engine_features ran, the engine enabled them.
+  bool supports_timeline() const { return timeline_; }
+  // The features the engine enabled on its VkDevice: `features2` is the VkPhysicalDeviceFeatures2
+  // chain of its VkDeviceCreateInfo. 16-bit storage turns float16 kernels on, 8-bit storage
+  // bool/uint8 ones (Vulkan 1.2, as for owned devices). Before the device's first allocation or
+  // command only (FailedPrecondition naming `fn` after); InvalidArgument for a chain that does not
+  // start with a VkPhysicalDeviceFeatures2.
+  void use_engine_features(const void* features2, const char* fn);
+  // Work submitted from now on first waits for each point (at its compute and transfer stages);
+  // work recorded before is submitted now, without them. Never blocks.
+  void wait_semaphores(const std::vector<TimelinePoint>& points, const char* fn);
+  // Submits the work recorded so far, with a signal of `point` once it and everything submitted
+  // before it has completed. Never blocks (unless all batches are in flight).
+  void signal_semaphore(TimelinePoint point, const char* fn);
   // Runs `fn` with the device locked and idle (nothing queued or in flight).
   void with_idle_device(const std::function<void()>& fn);
   // The cache entry for `key`, made by `make` on first use (device locked).
@@ -162,7 +192,9 @@ class VulkanDevice final : public Device {
   // Batches (device_mu_ held).
   Batch& recording();
   void barrier(VkCommandBuffer cb);
-  void submit();
+  void submit(const TimelinePoint* signal = nullptr);
+  // Refuses semaphore work on an owned device or without timeline semaphores, naming `fn`.
+  void check_timeline(const char* fn) const;
   void wait_batch(Batch& b);
   void wait_all();
   void retire(Batch& b);
@@ -182,6 +214,9 @@ class VulkanDevice final : public Device {
   uint32_t heap_index_ = 0;  // the heap device_pool_'s memory type is in
   uint64_t reserved_ = 0;
   bool external_ = false;
+  bool timeline_ = false;
+  std::vector<TimelinePoint> pending_waits_;  // for the next submit (device_mu_ held)
+  VulkanBuffer* adopting_ = nullptr;          // what allocate() hands out next (wrap, mu_ held)
   PhysicalDeviceInfo info_;
   bool float16_ = false;
   bool int8_storage_ = false;

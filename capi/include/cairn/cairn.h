@@ -3555,7 +3555,8 @@ typedef struct cairn_vulkan_options {
   uint32_t struct_size;   /**< sizeof(cairn_vulkan_options) */
   /** Experimental. External mode: an engine's own Vulkan objects (VkInstance, VkPhysicalDevice, VkDevice,
    * VkQueue cast to void*). Set all four or none (default NULL). Cairn uses them, destroys none of
-   * them, and runs only 32-bit dtypes there (it cannot see which features the engine enabled).
+   * them, and runs only 32-bit dtypes there (it cannot see which features the engine enabled)
+   * unless the engine names them (cairn_vulkan_use_engine_features, experimental).
    * The engine must not use the queue from another thread while Cairn records work on it. */
   void *instance;
   void *physical_device; /**< experimental: the engine's VkPhysicalDevice */
@@ -3582,6 +3583,101 @@ typedef struct cairn_vulkan_options {
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_context_create_vulkan(const cairn_context_options *opts,
                                                                    const cairn_vulkan_options *vk,
                                                                    cairn_context **out);
+
+#if defined(CAIRN_EXPERIMENTAL)
+
+/* Experimental: engines (external mode, docs/vulkan.md "Engines"). A context made with an engine's
+ * VkInstance, VkPhysicalDevice, VkDevice and VkQueue can share buffers with the engine without
+ * copies and order its work against the engine's with timeline semaphores. Vulkan handles that
+ * are not pointers (VkBuffer, VkSemaphore) cross as uint64_t. Cairn records its work on the
+ * queue's family; the engine's own accesses to shared buffers use a queue of that family (the
+ * buffers are VK_SHARING_MODE_EXCLUSIVE and Cairn records no ownership transfers).
+ *
+ * Synchronisation, what Cairn expects and guarantees:
+ *  - Before its first access: the engine's writes to a wrapped buffer (GPU or mapped host writes)
+ *    happen before a timeline value that Cairn's work waits for (cairn_vulkan_wait_semaphores), or
+ *    before the work is submitted at all (host writes before the call that submits it).
+ *  - After its last access: once the value of cairn_vulkan_signal_semaphore is reached, every
+ *    command Cairn queued before that call has completed and its writes are available to the
+ *    engine's later commands that wait for the value (the semaphore's memory dependency).
+ *  - Cairn only reads wrapped buffers; it never writes them. The engine writes a wrapped buffer
+ *    only while no Cairn work that reads it is pending: after the signal value of the last such
+ *    work was reached, or before the value such work waits for. */
+
+/** FUNCTION. Wraps `size` bytes of the engine's VkBuffer `buffer` at byte `offset` as a tensor of
+ * `dtype` and `shape` on the context's Vulkan device, without copying (the engine's contents in
+ * row-major order). The buffer needs VK_BUFFER_USAGE_STORAGE_BUFFER_BIT and
+ * VK_BUFFER_USAGE_TRANSFER_SRC_BIT (Cairn cannot query usage; the validation layer reports a
+ * missing bit). Ops take the tensor like any other, with bit-identical results; reading it on the
+ * host copies through Cairn's memory. Lifetime: the engine keeps the VkBuffer (and its memory)
+ * valid until this tensor and every tensor made from it are freed (ops such as Reshape or Identity
+ * return tensors that share the range) and the work queued before the last of them was freed has
+ * completed (cairn_context_synchronize returned, or the value of a later
+ * cairn_vulkan_signal_semaphore was reached).
+ * @param device  the VkDevice that created `buffer`, cast to void*: it must be the context's (a
+ *                VkBuffer does not name its device, so this is the check; a wrong claim is not detected).
+ * @param size    bytes of the range, at least cairn_dtype_size(dtype) times the element count rounded
+ *                up to a multiple of 4 (shaders access 4-byte words).
+ * @param offset  a multiple of the device's minStorageBufferOffsetAlignment (and of 4).
+ * @param out     receives the tensor; free it with cairn_tensor_free().
+ * Errors: FAILED_PRECONDITION when the context is not in external mode; INVALID_ARGUMENT for
+ * another device, a null buffer, a misaligned offset, a range too small for dtype and shape, a bad
+ * dtype or shape. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_tensor_wrap(cairn_context *ctx, void *device, uint64_t buffer,
+                                                                uint64_t offset, uint64_t size, cairn_dtype dtype,
+                                                                const int64_t *shape, size_t rank, cairn_tensor **out);
+
+/** METHOD. Where a Vulkan tensor's bytes are, for the engine's shaders to read directly: its
+ * VkBuffer, the byte offset of its first element and its size in bytes (cairn_tensor_nbytes). An
+ * empty tensor gives 0, 0, 0. Valid while the tensor lives; the engine only reads the range (other
+ * tensors share the VkBuffer), after the work that computes it is done (a value of
+ * cairn_vulkan_signal_semaphore its commands wait for, or cairn_context_synchronize). Before it
+ * frees the tensor, the engine's reads have completed, or Cairn's later work waits for a value
+ * signalled after them (cairn_vulkan_wait_semaphores), since the memory is reused.
+ * Errors: INVALID_ARGUMENT for a tensor not on a Vulkan device. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_tensor_buffer(const cairn_tensor *t, uint64_t *buffer,
+                                                                  uint64_t *offset, uint64_t *size);
+
+/** METHOD. Makes the Vulkan work that the context submits from now on (eager ops, function calls)
+ * start only after each engine timeline semaphore `semaphores[i]` reaches `values[i]` (waits at the
+ * compute and transfer stages). Work recorded before the call is submitted first, without the
+ * waits. Never blocks. Until the values are reached, reading a tensor on the host
+ * (cairn_tensor_read) or cairn_context_synchronize blocks, up to its 60 s timeout.
+ * Needs timeline semaphores (Vulkan 1.2, or VK_KHR_timeline_semaphore) enabled on the engine's
+ * device; Cairn sees whether the physical device has them, not whether the engine enabled them.
+ * @param semaphores  `count` VkSemaphore handles of type timeline, of the engine's device.
+ * @param values      `count` values. Both may be NULL when count is 0.
+ * Errors: FAILED_PRECONDITION when the context is not in external mode or the device has no
+ * timeline semaphores; INVALID_ARGUMENT for NULL arrays or a null semaphore. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_wait_semaphores(cairn_context *ctx, size_t count,
+                                                                    const uint64_t *semaphores,
+                                                                    const uint64_t *values);
+
+/** METHOD. Submits the Vulkan work the context has queued (with any waits of
+ * cairn_vulkan_wait_semaphores) and returns without waiting for it: the engine timeline semaphore
+ * `semaphore` reaches `value` once that work and all work Cairn submitted before has completed.
+ * Poll or wait on the semaphore (vkGetSemaphoreCounterValue, vkWaitSemaphores). With nothing
+ * queued, the signal still follows every earlier submission. `value` must be greater than the
+ * semaphore's current and pending values (Vulkan's rule). Blocks only when all three of Cairn's
+ * command buffers are in flight. Errors: as cairn_vulkan_wait_semaphores. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_signal_semaphore(cairn_context *ctx, uint64_t semaphore,
+                                                                     uint64_t value);
+
+/** METHOD. Tells Cairn which features the engine enabled on its VkDevice, so external mode runs
+ * what they allow: `features` points at the VkPhysicalDeviceFeatures2 chain the engine passed to
+ * vkCreateDevice (read during the call, not kept). Cairn reads storageBuffer16BitAccess (float16
+ * tensors), storageBuffer8BitAccess (bool and uint8 kernels, Vulkan 1.2 devices) and
+ * timelineSemaphore, from VkPhysicalDevice16BitStorageFeatures, VkPhysicalDevice8BitStorageFeatures,
+ * VkPhysicalDeviceTimelineSemaphoreFeatures, VkPhysicalDeviceVulkan11Features or
+ * VkPhysicalDeviceVulkan12Features in the chain; a feature the physical device lacks stays off.
+ * Without this call external mode runs 32-bit dtypes only. Call it before the first tensor or op
+ * on the context's Vulkan device.
+ * Errors: FAILED_PRECONDITION when the context is not in external mode or its Vulkan device has
+ * already made a tensor or run an op; INVALID_ARGUMENT for NULL or a chain whose first struct is
+ * not a VkPhysicalDeviceFeatures2. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_use_engine_features(cairn_context *ctx, const void *features);
+
+#endif /* CAIRN_EXPERIMENTAL */
 
 /** METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
  * ran on the CPU through cpu_fallback.

@@ -5659,6 +5659,15 @@ done:
   return result;
 }
 
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_vulkanSignalSemaphore(JNIEnv *env, jclass cls, jlong ctx, jlong semaphore, jlong value) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_vulkan_signal_semaphore((cairn_context *)(intptr_t)ctx, (uint64_t)semaphore, (uint64_t)value);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
 JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanFallbackCount(JNIEnv *env, jclass cls, jlong ctx, jbyteArray device) {
   (void)env;
   (void)cls;

@@ -57,6 +57,10 @@ package dev.cairn;
  *   <li>cairn_context_threads: no Java mapping for parameter int32_t *intra_op
  *   <li>cairn_device_scope_current: no Java mapping for parameter const char **name
  *   <li>cairn_mpi_adopt: no Java mapping for parameter void *mpi_comm
+ *   <li>cairn_vulkan_tensor_wrap: no Java mapping for parameter void *device
+ *   <li>cairn_vulkan_tensor_buffer: no Java mapping for parameter uint64_t *buffer
+ *   <li>cairn_vulkan_wait_semaphores: no Java mapping for parameter const uint64_t *semaphores
+ *   <li>cairn_vulkan_use_engine_features: no Java mapping for parameter const void *features
  *   <li>cairn_context_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_variable_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
@@ -2525,6 +2529,17 @@ final class CairnNative {
    * struct_size; UNAVAILABLE without a Vulkan driver. Since 1.0.
    */
   static native long contextCreateVulkan(long optsSet, byte[] optsDevice, int optsNumThreads, long optsSeed, long optsLogFn, int optsLogLevel, long vkSet, long vkInstance, long vkPhysicalDevice, long vkDevice, int vkQueueFamily, long vkQueue, long vkMemoryLimit, int vkCpuFallback);
+
+  /**
+   * cairn_vulkan_signal_semaphore: Experimental (CAIRN_EXPERIMENTAL). METHOD. Submits the Vulkan work the context has queued (with any waits of
+   * cairn_vulkan_wait_semaphores) and returns without waiting for it: the engine timeline semaphore
+   * `semaphore` reaches `value` once that work and all work Cairn submitted before has completed.
+   * Poll or wait on the semaphore (vkGetSemaphoreCounterValue, vkWaitSemaphores). With nothing
+   * queued, the signal still follows every earlier submission. `value` must be greater than the
+   * semaphore's current and pending values (Vulkan's rule). Blocks only when all three of Cairn's
+   * command buffers are in flight. Errors: as cairn_vulkan_wait_semaphores. Since 1.4.
+   */
+  static native void vulkanSignalSemaphore(long ctx, long semaphore, long value);
 
   /**
    * cairn_vulkan_fallback_count: METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
