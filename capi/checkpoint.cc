@@ -43,15 +43,6 @@ void hand_out_path(const std::string& path, char** path_out, const char* fn) {
   if (path_out) *path_out = capi::malloc_string(path, fn);
 }
 
-bool is_intact_checkpoint(const std::string& path) {
-  try {
-    ckpt::Reader::open(path);
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
 bool is_readable_weights(const std::string& path) {
   try {
     ckpt::WeightsFile::open(path);
@@ -313,7 +304,7 @@ cairn_status* cairn_checkpoint_manager_create(cairn_checkpoint* ckpt, const char
   if (opts.checkpoint_name) o.checkpoint_name = opts.checkpoint_name;
   o.max_to_keep = opts.max_to_keep;
   o.keep_checkpoint_every_n_hours = opts.keep_checkpoint_every_n_hours;
-  auto manager = std::make_unique<ckpt::CheckpointManager>(directory, o, is_intact_checkpoint);
+  auto manager = std::make_unique<ckpt::CheckpointManager>(directory, o, ckpt::is_intact_checkpoint);
   *out = new cairn_checkpoint_manager{ckpt->ckpt, std::move(manager)};
   CAIRN_API_END
 }
