@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "capi/internal/handles.h"
+#include "capi/internal/mpi.h"
 #include "capi/internal/reduction.h"
 #include "runtime/distribute/mpi_collective.h"
 
@@ -13,11 +14,6 @@ using namespace cairn;
 using cairn::capi::new_tensor;
 using cairn::capi::require;
 using distribute::MpiCollective;
-
-struct cairn_mpi {
-  Ref<Context> ctx;
-  Ref<MpiCollective> group;
-};
 
 namespace {
 
