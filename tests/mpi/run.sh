@@ -24,7 +24,8 @@ export CAIRN_MPI_PLUGIN="$PWD/bazel-bin/runtime/distribute/mpi/libcairn_mpi.so"
 for ranks in 2 4; do
   echo "== $ranks ranks"
   timeout 120 mpirun -np "$ranks" "${CAIRN_MPIRUN_FLAGS[@]}" "$test_bin" --no-colors=true --minimal=true
-  (unset CAIRN_MPI_PLUGIN; timeout 120 mpirun -np "$ranks" "${CAIRN_MPIRUN_FLAGS[@]}" "$beside/capi_mpi_test")
+  (unset CAIRN_MPI_PLUGIN; export CAIRN_MPI_TEST_CKPT_DIR="$beside/capi_ckpt_$ranks"
+   timeout 120 mpirun -np "$ranks" "${CAIRN_MPIRUN_FLAGS[@]}" -x CAIRN_MPI_TEST_CKPT_DIR "$beside/capi_mpi_test")
 done
 
 echo "== sharded checkpoints: save on 4 ranks, kill -9 of rank 1 during a save, resume on 2"
