@@ -40,8 +40,11 @@ std::string save_sharded(Checkpoint& ckpt, CheckpointManager& manager, ShardGrou
   ckpt.sync();  // an earlier background failure surfaces here, before anything changes
   const int64_t counter = ckpt.increment_save_counter("save_sharded");
   if (number < 0) number = counter;
-  const Checkpoint::Snapshot shard = shard_snapshot(ckpt.snapshot(), group.rank(), group.size());
-  return manager.save_sharded(number, group, [&](const std::string& path) { ckpt.write_snapshot(shard, path); });
+  // The snapshot is taken inside the write, so that its errors reach the other ranks as a failed
+  // shard rather than leaving them to wait for this one.
+  return manager.save_sharded(number, group, [&](const std::string& path) {
+    ckpt.write_snapshot(shard_snapshot(ckpt.snapshot(), group.rank(), group.size()), path);
+  });
 }
 
 }  // namespace cairn::ckpt
