@@ -6,9 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "capi/internal/mpi.h"
 #include "capi/internal/object_handles.h"
 #include "capi/internal/options.h"
 #include "runtime/checkpoint/checkpoint.h"
+#include "runtime/checkpoint/collective_group.h"
+#include "runtime/checkpoint/shard_index.h"
+#include "runtime/checkpoint/sharded_save.h"
 #include "runtime/checkpoint/module_weights.h"
 #include "runtime/checkpoint/tf_restore.h"
 #include "runtime/checkpoint/weights_file.h"
@@ -30,6 +34,7 @@ struct cairn_restore_status {
 struct cairn_checkpoint_manager {
   std::shared_ptr<ckpt::Checkpoint> ckpt;
   std::unique_ptr<ckpt::CheckpointManager> manager;
+  std::unique_ptr<ckpt::CollectiveShardGroup> shards;  // set by cairn_checkpoint_manager_shard
 };
 
 struct cairn_checkpoint_reader {
@@ -41,15 +46,6 @@ namespace {
 
 void hand_out_path(const std::string& path, char** path_out, const char* fn) {
   if (path_out) *path_out = capi::malloc_string(path, fn);
-}
-
-bool is_intact_checkpoint(const std::string& path) {
-  try {
-    ckpt::Reader::open(path);
-    return true;
-  } catch (...) {
-    return false;
-  }
 }
 
 bool is_readable_weights(const std::string& path) {
@@ -313,7 +309,7 @@ cairn_status* cairn_checkpoint_manager_create(cairn_checkpoint* ckpt, const char
   if (opts.checkpoint_name) o.checkpoint_name = opts.checkpoint_name;
   o.max_to_keep = opts.max_to_keep;
   o.keep_checkpoint_every_n_hours = opts.keep_checkpoint_every_n_hours;
-  auto manager = std::make_unique<ckpt::CheckpointManager>(directory, o, is_intact_checkpoint);
+  auto manager = std::make_unique<ckpt::CheckpointManager>(directory, o, ckpt::is_intact_checkpoint);
   *out = new cairn_checkpoint_manager{ckpt->ckpt, std::move(manager)};
   CAIRN_API_END
 }
@@ -324,6 +320,10 @@ cairn_status* cairn_checkpoint_manager_save(cairn_checkpoint_manager* m, int64_t
   if (path_out) *path_out = nullptr;
   require(m, fn, "manager");
   ckpt::Checkpoint& c = *m->ckpt;
+  if (m->shards) {
+    hand_out_path(ckpt::save_sharded(c, *m->manager, *m->shards, checkpoint_number), path_out, fn);
+    return nullptr;
+  }
   c.sync();  // an earlier background failure surfaces here, before anything changes
   int64_t counter = c.increment_save_counter(fn);
   int64_t number = checkpoint_number >= 0 ? checkpoint_number : counter;
@@ -361,6 +361,14 @@ const char* cairn_checkpoint_manager_path(const cairn_checkpoint_manager* m, siz
   m->ckpt->writer().join();
   const auto& paths = m->manager->checkpoints();
   return i < paths.size() ? paths[i].c_str() : nullptr;
+}
+
+cairn_status* cairn_checkpoint_manager_shard(cairn_checkpoint_manager* m, cairn_mpi* mpi) {
+  CAIRN_API_BEGIN
+  require(m, "cairn_checkpoint_manager_shard", "manager");
+  m->ckpt->writer().join();  // a background save of the unsharded kind finishes first
+  m->shards = mpi ? std::make_unique<ckpt::CollectiveShardGroup>(mpi->group, mpi->group->rank()) : nullptr;
+  CAIRN_API_END
 }
 
 void cairn_checkpoint_manager_free(cairn_checkpoint_manager* m) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capi/internal/handles.h"
+#include "capi/internal/mpi.h"
 #include "capi/internal/options.h"
 #include "capi/internal/reduction.h"
 #include "capi/internal/strategy_handle.h"
@@ -16,11 +17,6 @@ using namespace cairn;
 using cairn::capi::new_tensor;
 using cairn::capi::require;
 using distribute::MpiCollective;
-
-struct cairn_mpi {
-  Ref<Context> ctx;
-  Ref<MpiCollective> group;
-};
 
 namespace {
 

@@ -1350,6 +1350,25 @@ func cCheckpointManagerFree(m *C.cairn_checkpoint_manager) {
 	C.cairn_checkpoint_manager_free(m)
 }
 
+// cCheckpointManagerShard calls cairn_checkpoint_manager_shard.
+//
+// METHOD. Shards every later save of `m` across the processes of `mpi` (NULL: one file per save
+// again). Every rank then calls cairn_checkpoint_manager_save with the same checkpoint_number, each
+// on its own manager over the same directory, which every rank must see (one machine's disk, or a
+// shared filesystem). The values are divided among the ranks by size; each rank writes its share as
+// a shard file beside the checkpoint ("<checkpoint>.shard-R-of-N-..."), and rank 0, once every
+// shard is durable, commits an index file at the checkpoint's path, then the state file. A failure
+// or a crash of any rank before that leaves the previous checkpoints listed and intact (the other
+// ranks fail with ABORTED, or DEADLINE_EXCEEDED for a rank that is gone); retention deletes a
+// checkpoint's shards with its index. Sharded saves are synchronous, whatever the checkpoint's async
+// option. The index is the checkpoint: cairn_checkpoint_restore and cairn_checkpoint_reader_open
+// take its path, in any number of processes, with or without MPI. The manager holds the
+// communicator until it is freed or sharded anew (MPI is finalized only after both are freed).
+// Errors: INVALID_ARGUMENT for a NULL manager. Since 1.4.
+func cCheckpointManagerShard(m *C.cairn_checkpoint_manager, mpi *C.cairn_mpi) error {
+	return takeStatus(C.cairn_checkpoint_manager_shard(m, mpi))
+}
+
 // cCheckpointReaderOpen calls cairn_checkpoint_reader_open.
 //
 // CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index. Since 1.1 it opens

@@ -555,6 +555,11 @@ void RestoreState::cancel_pending() { core_->cancel_pending(); }
 
 std::shared_ptr<RestoreState> Checkpoint::restore(const std::string& path) {
   writer_.wait();  // before opening: an async save may be writing this very file
+  if (is_shard_index(path)) {  // a sharded checkpoint: each value from the shard holding it
+    auto sharded = ShardedReader::open(path);
+    sharded->set_thread_pool(&ctx_->pool());
+    return restore(sharded_source(std::move(sharded)));
+  }
   auto reader = std::make_shared<Reader>(Reader::open(path));
   reader->set_thread_pool(&ctx_->pool());  // large values are read and hashed on its threads
   return restore(reader_source(std::move(reader)));

@@ -15,6 +15,8 @@
 #include <random>
 #include <sstream>
 
+#include "runtime/checkpoint/reader.h"
+#include "runtime/checkpoint/shard_index.h"
 #include "runtime/core/error.h"
 
 namespace fs = std::filesystem;
@@ -210,7 +212,17 @@ std::vector<std::string> CheckpointManager::sweep() {
 
 std::string CheckpointManager::save(int64_t number, const WriteFn& write) {
   std::string path = path_for(number);
+  std::vector<std::string> superseded = shard_paths(path);  // a sharded checkpoint this one replaces
   write(path);  // durable (fsynced and renamed) when it returns
+  record_and_sweep(path);
+  for (const std::string& s : superseded) {
+    std::error_code ec;
+    fs::remove(s, ec);
+  }
+  return path;
+}
+
+void CheckpointManager::record_and_sweep(const std::string& path) {
   entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.path == path; }),
                  entries_.end());
   entries_.push_back({path, clock_()});
@@ -219,11 +231,146 @@ std::string CheckpointManager::save(int64_t number, const WriteFn& write) {
   // leaves the state naming a deleted checkpoint.
   write_state();
   refresh_views();
-  for (const std::string& d : doomed) {
+  for (const std::string& d : doomed) remove_checkpoint_files(d);
+}
+
+std::string CheckpointManager::save_sharded(int64_t number, ShardGroup& group, const WriteFn& write_shard) {
+  const char* fn = "CheckpointManager::save_sharded";
+  const int rank = group.rank(), count = group.size();
+  if (count < 1 || rank < 0 || rank >= count)
+    raise(Code::InvalidArgument, "{}: rank {} of a group of {}", fn, rank, count);
+  const std::string path = path_for(number);
+  const std::string index_name = fs::path(path).filename().string();
+
+  // Every rank proposes a nonce and all take the largest: this save's shard names, common to the
+  // ranks and new, so a retried save never writes over a committed checkpoint's shards. The
+  // gather is also a full synchronization: no rank writes before every rank has arrived.
+  std::random_device rd;
+  const uint64_t proposal = (uint64_t{rd()} << 32) | rd();
+  const std::vector<uint64_t> proposals = group.all_gather({proposal});
+  const uint64_t nonce = *std::max_element(proposals.begin(), proposals.end());
+  std::vector<std::string> shard_files;
+  for (int r = 0; r < count; ++r) shard_files.push_back(shard_file_name(index_name, r, count, nonce));
+  const std::string mine = (fs::path(directory_) / shard_files[rank]).string();
+  auto abandon = [&] {
     std::error_code ec;
-    fs::remove(d, ec);
+    fs::remove(mine, ec);
+  };
+
+  std::vector<uint64_t> report = {0, 0, 0};  // written, size, checksum
+  std::exception_ptr write_error;
+  try {
+    write_shard(mine);  // durable when it returns
+    ShardFile f = describe_shard(mine);
+    report = {1, f.size, f.checksum};
+  } catch (...) {
+    write_error = std::current_exception();
+  }
+  const std::vector<uint64_t> reports = group.all_gather(report);
+  for (int r = 0; r < count; ++r) {
+    if (reports[3 * r] == 1) continue;
+    abandon();
+    if (write_error) std::rethrow_exception(write_error);
+    raise(Code::Aborted, "{}: checkpoint {} was not committed: rank {} could not write its shard (its error says why)",
+          fn, path, r);
+  }
+
+  // Rank 0 commits: the index (the commit point), the state, retention. The others wait for it.
+  std::exception_ptr commit_error;
+  uint64_t committed = 0;
+  if (rank == 0) {
+    try {
+      commit_sharded(path, shard_files, reports);
+    } catch (...) {
+      commit_error = std::current_exception();
+    }
+    // A failure after the index's rename (the directory's fsync) still committed it.
+    try {
+      committed = is_shard_index(path) && read_shard_index(path).shards.front().file == shard_files.front();
+    } catch (...) {
+    }
+    if (committed && !commit_error) {
+      try {
+        record_and_sweep(path);
+        for (const std::string& orphan : orphan_shards()) {
+          std::error_code ec;
+          fs::remove(orphan, ec);
+        }
+      } catch (...) {
+        commit_error = std::current_exception();
+      }
+    }
+  }
+  const std::vector<uint64_t> outcome = group.all_gather({committed});
+  if (outcome[0] == 0) abandon();
+  if (commit_error) std::rethrow_exception(commit_error);
+  if (outcome[0] == 0)
+    raise(Code::Aborted, "{}: checkpoint {} was not committed: rank 0 could not write the index (its error says why)",
+          fn, path);
+  if (rank != 0) {
+    if (!load_state()) rebuild_from_directory();
+    refresh_views();
   }
   return path;
+}
+
+void CheckpointManager::commit_sharded(const std::string& path, const std::vector<std::string>& shard_files,
+                                       const std::vector<uint64_t>& reports) {
+  ShardIndex index;
+  for (size_t r = 0; r < shard_files.size(); ++r) {
+    const std::string shard_path = (fs::path(directory_) / shard_files[r]).string();
+    ShardFile seen = describe_shard(shard_path);
+    if (!(seen == ShardFile{shard_files[r], reports[3 * r + 1], reports[3 * r + 2]}))
+      raise(Code::FailedPrecondition,
+            "CheckpointManager::save_sharded: rank 0 sees shard {} ({}) other than rank {} wrote it: is {} one "
+            "directory shared by every rank?",
+            r, shard_files[r], r, directory_);
+    index.shards.push_back(std::move(seen));
+    const Reader shard = Reader::open(shard_path);
+    for (const TensorInfo& e : shard.entries())
+      if (e.key != kObjectGraphKey) index.keys.emplace_back(e.key, static_cast<uint32_t>(r));
+  }
+  std::sort(index.keys.begin(), index.keys.end());
+  for (size_t i = 1; i < index.keys.size(); ++i)
+    if (index.keys[i].first == index.keys[i - 1].first)
+      raise(Code::InvalidArgument,
+            "CheckpointManager::save_sharded: '{}' is in shards {} and {}: the ranks saved different values (every "
+            "rank must hold the same variables)",
+            index.keys[i].first, index.keys[i - 1].second, index.keys[i].second);
+  write_file_atomically(path, encode_shard_index(index));
+}
+
+std::vector<std::string> CheckpointManager::orphan_shards() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(directory_, ec)) {
+    const std::string f = e.path().filename().string();
+    if (!is_shard_file_name(f, options_.checkpoint_name) || f.find(".tmp-") != std::string::npos) continue;
+    // The index a shard belongs to is its name up to ".shard-"; a shard it does not name is left over.
+    const std::string index_path = (fs::path(directory_) / f.substr(0, f.find(".shard-"))).string();
+    std::vector<std::string> named = shard_paths(index_path);
+    bool listed = std::any_of(named.begin(), named.end(), [&](const std::string& n) { return fs::path(n).filename() == f; });
+    if (!listed) out.push_back(e.path().string());
+  }
+  return out;
+}
+
+void remove_checkpoint_files(const std::string& path) {
+  std::vector<std::string> shards = shard_paths(path);
+  std::error_code ec;
+  fs::remove(path, ec);  // the index first: a crash in between leaves orphans, never a broken index
+  for (const std::string& s : shards) fs::remove(s, ec);
+}
+
+std::vector<std::string> shard_paths(const std::string& path) {
+  std::vector<std::string> out;
+  if (!is_shard_index(path)) return out;
+  try {
+    for (const ShardFile& s : read_shard_index(path).shards) out.push_back((fs::path(path).parent_path() / s.file).string());
+  } catch (const std::exception&) {
+    // A damaged index names nothing; its shards are left for the orphan sweep.
+  }
+  return out;
 }
 
 void CheckpointManager::refresh_views() {

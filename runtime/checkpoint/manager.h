@@ -3,6 +3,9 @@
 // restarts and crashes (CHECKPOINT.md, "Manager"). It knows nothing about what a checkpoint holds:
 // it is given a function that writes one file atomically and one that says whether a file is an
 // intact checkpoint.
+//
+// Sharded checkpoints (shard_index.h): several ranks save one checkpoint together through
+// save_sharded; the manager lists the index, and deletes its shards with it.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,17 @@ struct ManagerOptions {
   std::string checkpoint_name = "ckpt";  // files are <directory>/<checkpoint_name>-<N>
   int64_t max_to_keep = 5;               // < 0 keeps all; 0 is an error (TF's rule)
   double keep_checkpoint_every_n_hours = 0;  // 0 = off
+};
+
+// The ranks that save one sharded checkpoint together (collective_group.h adapts a Collective).
+class ShardGroup {
+ public:
+  virtual ~ShardGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Every rank's `mine` (the same length on every rank), concatenated in rank order. Returns once
+  // every rank has called it; throws (DeadlineExceeded, ...) when a rank never comes.
+  virtual std::vector<uint64_t> all_gather(const std::vector<uint64_t>& mine) = 0;
 };
 
 class CheckpointManager {
@@ -34,6 +48,14 @@ class CheckpointManager {
   // checkpoint is durable) and deletes checkpoints that fall out of the retention policy.
   // Returns the new checkpoint's path.
   std::string save(int64_t number, const WriteFn& write);
+  // A sharded save: every rank of `group` calls it with the same number, on a manager over the
+  // same directory (shared by every rank). Each writes its shard through `write_shard` (a path
+  // beside the index); once every shard is durable, rank 0 writes the index and the state file and
+  // deletes what falls out of retention (and shards no checkpoint names: left by crashed saves);
+  // the other ranks then read the state back. When any rank's shard or rank 0's commit fails,
+  // every rank throws, this save's shards are removed and the previous checkpoints stay listed.
+  // Returns the index's path (the checkpoint's path).
+  std::string save_sharded(int64_t number, ShardGroup& group, const WriteFn& write_shard);
 
   const std::string& directory() const { return directory_; }
   const std::optional<std::string>& latest() const { return latest_; }
@@ -53,6 +75,13 @@ class CheckpointManager {
   std::vector<std::string> sweep();
   void refresh_views();
   void clean_temporaries() const;
+  // Rank 0's part of a sharded save once every shard is durable: the index, then the state.
+  void commit_sharded(const std::string& path, const std::vector<std::string>& shard_files,
+                      const std::vector<uint64_t>& reports);
+  // Records `path` as the newest checkpoint, writes the state file and deletes what retention drops.
+  void record_and_sweep(const std::string& path);
+  // Shard files in the directory that no listed checkpoint names.
+  std::vector<std::string> orphan_shards() const;
 
   std::string directory_;
   ManagerOptions options_;
@@ -68,5 +97,9 @@ class CheckpointManager {
 void fsync_directory(const std::string& directory);
 // Writes `contents` to `path` atomically: temp file in the same directory, fsync, rename, fsync dir.
 void write_file_atomically(const std::string& path, const std::string& contents);
+// Deletes a checkpoint: the file, and when it is a shard index, the shards it names (best effort).
+void remove_checkpoint_files(const std::string& path);
+// The paths of the shards `path` names when it is a shard index; empty otherwise.
+std::vector<std::string> shard_paths(const std::string& path);
 
 }  // namespace cairn::ckpt

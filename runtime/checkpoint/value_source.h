@@ -12,6 +12,7 @@
 
 #include "runtime/checkpoint/format.h"
 #include "runtime/checkpoint/reader.h"
+#include "runtime/checkpoint/shard_index.h"
 #include "runtime/tensor/tensor.h"
 #include "runtime/track/slots.h"
 
@@ -64,5 +65,7 @@ class ValueSource {
 
 // A Cairn checkpoint file as a value source.
 std::shared_ptr<ValueSource> reader_source(std::shared_ptr<Reader> reader);
+// A sharded checkpoint (shard_index.h) as a value source: each value from the shard holding it.
+std::shared_ptr<ValueSource> sharded_source(std::shared_ptr<ShardedReader> reader);
 
 }  // namespace cairn::ckpt

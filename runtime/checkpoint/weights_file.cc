@@ -10,6 +10,7 @@
 
 #include "runtime/checkpoint/format.h"
 #include "runtime/checkpoint/reader.h"
+#include "runtime/checkpoint/shard_index.h"
 #include "runtime/checkpoint/tf_bundle.h"
 #include "runtime/checkpoint/writer.h"
 #include "runtime/core/error.h"
@@ -64,6 +65,29 @@ class CairnWeights final : public WeightsFile {
 
  private:
   Reader r_;
+};
+
+// A sharded Cairn checkpoint through its index (shard_index.h): one listing over every shard.
+class ShardedCairnWeights final : public WeightsFile {
+ public:
+  explicit ShardedCairnWeights(const std::string& path) : WeightsFile(path), r_(ShardedReader::open(path)) {
+    for (const TensorInfo& e : r_->entries()) {
+      const std::string& shard = r_->shard_of(e.key).path();
+      entries_.push_back({e.key, e.dtype, dtype_name(e.dtype), e.shape, e.raw_size, e.stored_size,
+                          fmt::format("{}, {}", codec_name(e.codec), shard.substr(shard.rfind('/') + 1))});
+    }
+  }
+  WeightsFormat format() const override { return WeightsFormat::Cairn; }
+  Tensor load(const WeightsEntry& e, Device& d) const override { return r_->shard_of(e.key).load(e.key, d); }
+  std::vector<std::string> load_strings(const WeightsEntry& e) const override { return {r_->load_string(e.key)}; }
+  bool verify(const WeightsEntry& e) const override {
+    const Reader& shard = r_->shard_of(e.key);
+    shard.verify(shard.info(e.key));
+    return true;
+  }
+
+ private:
+  std::shared_ptr<ShardedReader> r_;
 };
 
 class TfWeights final : public WeightsFile {
@@ -142,13 +166,17 @@ WeightsFormat WeightsFile::detect(const std::string& path) {
   if (ends_with(path, ".safetensors") || ends_with(path, ".json")) return WeightsFormat::Safetensors;
   if (ends_with(path, ".index") || (!exists(path) && exists(path + ".index"))) return WeightsFormat::TfBundle;
   // A missing file gets the Cairn reader's NotFound, as before TensorFlow and safetensors came in.
-  if (!exists(path) || magic(path) == std::string(kHeaderMagic, 8)) return WeightsFormat::Cairn;
+  if (!exists(path)) return WeightsFormat::Cairn;
+  const std::string head = magic(path);  // a checkpoint file, or a sharded checkpoint's index
+  if (head == std::string(kHeaderMagic, 8) || head == std::string(kShardIndexMagic, 8)) return WeightsFormat::Cairn;
   return WeightsFormat::Safetensors;  // its header length decides; errors name the rules
 }
 
 std::unique_ptr<WeightsFile> WeightsFile::open(const std::string& path) {
   switch (detect(path)) {
-    case WeightsFormat::Cairn: return std::make_unique<CairnWeights>(path);
+    case WeightsFormat::Cairn:
+      if (is_shard_index(path)) return std::make_unique<ShardedCairnWeights>(path);
+      return std::make_unique<CairnWeights>(path);
     case WeightsFormat::TfBundle: return std::make_unique<TfWeights>(path);
     case WeightsFormat::Safetensors: return std::make_unique<SafetensorsWeights>(path);
   }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # MpiCollective under mpirun on loopback (tests/mpi/mpi_collective_test.cc) and the C API's
 # cairn_mpi_* (capi_mpi_test.c): 2 and 4 ranks, with the flags FORMATS.md gives for root on 2 shared
-# cores, each run bounded by `timeout`; then the missing-plugin case in one process without mpirun.
-# Then the multi-worker strategy (multi_worker_test.cc; the digits MLP with fit, multi_worker_digits.c).
+# cores, each run bounded by `timeout`; then the multi-worker strategy (multi_worker_test.cc; the
+# digits MLP with fit, multi_worker_digits.c); then sharded checkpoints (sharded_checkpoint_test.cc:
+# save on 4 ranks, kill -9 of one rank during a save, resume on 2); then the missing-plugin case in
+# one process without mpirun.
 # Prints SKIP when Open MPI is not installed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,7 +13,7 @@ if ! command -v mpirun >/dev/null; then
   exit 0
 fi
 targets=(//tests/mpi:mpi_collective_test //tests/mpi:capi_mpi_test //tests/mpi:multi_worker_test
-         //tests/mpi:multi_worker_digits)
+         //tests/mpi:multi_worker_digits //tests/mpi:sharded_checkpoint_test)
 bazel build "${targets[@]}" >/dev/null 2>&1 || bazel build "${targets[@]}"
 test_bin=bazel-bin/tests/mpi/mpi_collective_test
 # The C program finds the plugin beside itself (the lookup libcairn.so uses), with no variable set.
@@ -24,7 +26,8 @@ export CAIRN_MPI_PLUGIN="$PWD/bazel-bin/runtime/distribute/mpi/libcairn_mpi.so"
 for ranks in 2 4; do
   echo "== $ranks ranks"
   timeout 120 mpirun -np "$ranks" "${CAIRN_MPIRUN_FLAGS[@]}" "$test_bin" --no-colors=true --minimal=true
-  (unset CAIRN_MPI_PLUGIN; timeout 120 mpirun -np "$ranks" "${CAIRN_MPIRUN_FLAGS[@]}" "$beside/capi_mpi_test")
+  (unset CAIRN_MPI_PLUGIN; export CAIRN_MPI_TEST_CKPT_DIR="$beside/capi_ckpt_$ranks"
+   timeout 120 mpirun -np "$ranks" "${CAIRN_MPIRUN_FLAGS[@]}" -x CAIRN_MPI_TEST_CKPT_DIR "$beside/capi_mpi_test")
 done
 
 for ranks in 2 4; do
@@ -49,6 +52,16 @@ if [ -e "$logs/rank1" ]; then echo "FAIL: rank 1 wrote TensorBoard events"; exit
 multi=$(sed -n 's/^\[1,0\]<stdout>:rank 0 of 2: accuracy \([0-9.]*\).*/\1/p' "$beside/digits.out")
 echo "digits test accuracy: one process $single, 2 ranks $multi"
 awk -v a="$single" -v b="$multi" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0.9 && d <= 0.01) }'
+
+echo "== sharded checkpoints: save on 4 ranks, kill -9 of rank 1 during a save, resume on 2"
+ckpt_dir="$beside/ckpt"
+shard_bin=bazel-bin/tests/mpi/sharded_checkpoint_test
+timeout 120 mpirun -np 4 "${CAIRN_MPIRUN_FLAGS[@]}" "$shard_bin" save "$ckpt_dir"
+if timeout 120 mpirun -np 4 "${CAIRN_MPIRUN_FLAGS[@]}" "$shard_bin" crash "$ckpt_dir" >/dev/null 2>&1; then
+  echo "tests/mpi: the job with a killed rank succeeded" >&2
+  exit 1
+fi
+timeout 120 mpirun -np 2 "${CAIRN_MPIRUN_FLAGS[@]}" "$shard_bin" resume "$ckpt_dir"
 
 echo "== no plugin"
 CAIRN_MPI_TEST_MISSING=1 CAIRN_MPI_PLUGIN=/nonexistent/libcairn_mpi.so \

@@ -723,6 +723,9 @@ typedef struct cairn_restore_status cairn_restore_status;
 typedef struct cairn_checkpoint_manager cairn_checkpoint_manager;
 /** A reader of a checkpoint file (tf.train.load_checkpoint); free with cairn_checkpoint_reader_free(). Since 1.0. */
 typedef struct cairn_checkpoint_reader cairn_checkpoint_reader;
+/** This process's membership in an MPI communicator (cairn_mpi_init, with the collectives over MPI).
+ * Since 1.4. */
+typedef struct cairn_mpi cairn_mpi;
 
 /** Options of one checkpoint (cairn_checkpoint_set_options); start from CAIRN_CHECKPOINT_OPTIONS_INIT. Since 1.0. */
 typedef struct cairn_checkpoint_options {
@@ -851,6 +854,21 @@ CAIRN_API const char *cairn_checkpoint_manager_path(const cairn_checkpoint_manag
 
 /** DESTRUCTOR. Frees a manager (waiting for a background save). NULL is fine. Since 1.0. */
 CAIRN_API void cairn_checkpoint_manager_free(cairn_checkpoint_manager *m);
+
+/** METHOD. Shards every later save of `m` across the processes of `mpi` (NULL: one file per save
+ * again). Every rank then calls cairn_checkpoint_manager_save with the same checkpoint_number, each
+ * on its own manager over the same directory, which every rank must see (one machine's disk, or a
+ * shared filesystem). The values are divided among the ranks by size; each rank writes its share as
+ * a shard file beside the checkpoint ("<checkpoint>.shard-R-of-N-..."), and rank 0, once every
+ * shard is durable, commits an index file at the checkpoint's path, then the state file. A failure
+ * or a crash of any rank before that leaves the previous checkpoints listed and intact (the other
+ * ranks fail with ABORTED, or DEADLINE_EXCEEDED for a rank that is gone); retention deletes a
+ * checkpoint's shards with its index. Sharded saves are synchronous, whatever the checkpoint's async
+ * option. The index is the checkpoint: cairn_checkpoint_restore and cairn_checkpoint_reader_open
+ * take its path, in any number of processes, with or without MPI. The manager holds the
+ * communicator until it is freed or sharded anew (MPI is finalized only after both are freed).
+ * Errors: INVALID_ARGUMENT for a NULL manager. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_checkpoint_manager_shard(cairn_checkpoint_manager *m, cairn_mpi *mpi);
 
 /* ---- Reading a checkpoint without the program that wrote it (list_variables / load_variable) ---- */
 
@@ -3308,8 +3326,8 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_compute_average_loss(cairn_context 
  * refuses every call (FAILED_PRECONDITION): end the job. Calls on one cairn_mpi are serialized.
  * ------------------------------------------------------------------------------------------- */
 
-/** This process's membership in an MPI communicator. Since 1.4. */
-typedef struct cairn_mpi cairn_mpi;
+/* cairn_mpi (this process's membership in an MPI communicator) is declared with the checkpoints,
+ * whose manager can shard its saves over one (cairn_checkpoint_manager_shard). */
 
 /** CONSTRUCTOR. Joins the job's communicator (a private copy of MPI_COMM_WORLD), initializing MPI
  * unless the process already has; MPI is finalized when the last cairn_mpi that relied on Cairn's

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "runtime/checkpoint/shard_index.h"
 #include "tests/runtime/checkpoint/ckpt_test_util.h"
 
 namespace cairn::test {
@@ -54,6 +55,31 @@ TEST_CASE("ckpt ls lists every key with dtype, shape, stored size and codec") {
   CHECK(missing.out.empty());
   CHECK(missing.err.find("cairn: /no/such/checkpoint: cannot open checkpoint") != std::string::npos);
   CHECK(run("ckpt ls").status != 0);  // usage error
+}
+
+TEST_CASE("ckpt ls and verify read a sharded checkpoint through its index") {
+  const std::string dir = make_temp_dir();
+  const Sample s = make_sample();
+  ckpt::ShardIndex index;
+  for (int r = 0; r < 2; ++r) {
+    std::vector<ckpt::SaveEntry> mine;
+    for (size_t i = r; i < s.entries.size(); i += 2) mine.push_back(s.entries[i]);
+    const std::string file = dir + "/" + ckpt::shard_file_name("ckpt-1", r, 2, 7);
+    ckpt::WriteOptions o;
+    o.fsync = false;
+    ckpt::write_checkpoint(file, ckpt::ObjectGraph{}, mine, s.metadata, o);
+    index.shards.push_back(ckpt::describe_shard(file));
+    for (const auto& e : mine) index.keys.emplace_back(e.key, r);
+  }
+  std::sort(index.keys.begin(), index.keys.end());
+  write_file(dir + "/ckpt-1", ckpt::encode_shard_index(index));
+  Run ls = run("ckpt ls " + dir + "/ckpt-1");
+  CHECK(ls.status == 0);
+  CHECK(ls.out.find("ckpt-1.shard-1-of-2-0000000000000007") != std::string::npos);
+  CHECK(static_cast<size_t>(std::count(ls.out.begin(), ls.out.end(), '\n')) == s.entries.size() + 1);
+  Run verify = run("ckpt verify " + dir + "/ckpt-1");
+  CHECK(verify.status == 0);
+  CHECK(verify.out.find("entries verified (cairn)") != std::string::npos);
 }
 
 TEST_CASE("ckpt verify: 0 on a good file, 1 naming the damaged key") {

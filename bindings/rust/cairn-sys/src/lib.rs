@@ -107,6 +107,13 @@ pub struct cairn_checkpoint_reader {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
+/// Opaque handle `cairn_mpi`.
+#[repr(C)]
+pub struct cairn_mpi {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
 /// Opaque handle `cairn_tape`.
 #[repr(C)]
 pub struct cairn_tape {
@@ -194,13 +201,6 @@ pub struct cairn_strategy {
 /// Opaque handle `cairn_replica_context`.
 #[repr(C)]
 pub struct cairn_replica_context {
-    _data: [u8; 0],
-    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
-}
-
-/// Opaque handle `cairn_mpi`.
-#[repr(C)]
-pub struct cairn_mpi {
     _data: [u8; 0],
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
@@ -2141,6 +2141,7 @@ pub(crate) struct Api {
     cairn_checkpoint_manager_count: unsafe extern "C" fn(m: *const cairn_checkpoint_manager) -> usize,
     cairn_checkpoint_manager_path: unsafe extern "C" fn(m: *const cairn_checkpoint_manager, i: usize) -> *const c_char,
     cairn_checkpoint_manager_free: unsafe extern "C" fn(m: *mut cairn_checkpoint_manager),
+    cairn_checkpoint_manager_shard: unsafe extern "C" fn(m: *mut cairn_checkpoint_manager, mpi: *mut cairn_mpi) -> *mut cairn_status,
     cairn_checkpoint_reader_open: unsafe extern "C" fn(path: *const c_char, out: *mut *mut cairn_checkpoint_reader) -> *mut cairn_status,
     cairn_checkpoint_reader_count: unsafe extern "C" fn(r: *const cairn_checkpoint_reader) -> usize,
     cairn_checkpoint_reader_key: unsafe extern "C" fn(r: *const cairn_checkpoint_reader, i: usize) -> *const c_char,
@@ -2555,6 +2556,7 @@ impl Api {
             cairn_checkpoint_manager_count: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_count")?),
             cairn_checkpoint_manager_path: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_path")?),
             cairn_checkpoint_manager_free: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_free")?),
+            cairn_checkpoint_manager_shard: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_manager_shard")?),
             cairn_checkpoint_reader_open: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_open")?),
             cairn_checkpoint_reader_count: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_count")?),
             cairn_checkpoint_reader_key: core::mem::transmute(load::symbol(lib, c"cairn_checkpoint_reader_key")?),
@@ -3660,6 +3662,25 @@ pub unsafe fn cairn_checkpoint_manager_path(m: *const cairn_checkpoint_manager, 
 #[inline]
 pub unsafe fn cairn_checkpoint_manager_free(m: *mut cairn_checkpoint_manager) {
     (load::api().cairn_checkpoint_manager_free)(m)
+}
+
+/// METHOD. Shards every later save of `m` across the processes of `mpi` (NULL: one file per save
+/// again). Every rank then calls cairn_checkpoint_manager_save with the same checkpoint_number, each
+/// on its own manager over the same directory, which every rank must see (one machine's disk, or a
+/// shared filesystem). The values are divided among the ranks by size; each rank writes its share as
+/// a shard file beside the checkpoint ("\<checkpoint\>.shard-R-of-N-..."), and rank 0, once every
+/// shard is durable, commits an index file at the checkpoint's path, then the state file. A failure
+/// or a crash of any rank before that leaves the previous checkpoints listed and intact (the other
+/// ranks fail with ABORTED, or DEADLINE_EXCEEDED for a rank that is gone); retention deletes a
+/// checkpoint's shards with its index. Sharded saves are synchronous, whatever the checkpoint's async
+/// option. The index is the checkpoint: cairn_checkpoint_restore and cairn_checkpoint_reader_open
+/// take its path, in any number of processes, with or without MPI. The manager holds the
+/// communicator until it is freed or sharded anew (MPI is finalized only after both are freed).
+/// Errors: INVALID_ARGUMENT for a NULL manager. Since 1.4.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_checkpoint_manager_shard(m: *mut cairn_checkpoint_manager, mpi: *mut cairn_mpi) -> *mut cairn_status {
+    (load::api().cairn_checkpoint_manager_shard)(m, mpi)
 }
 
 /// CONSTRUCTOR. Opens and verifies a checkpoint's header, footer and index. Since 1.1 it opens

@@ -1642,6 +1642,15 @@ JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_checkpointManagerFree(JNIEnv *
   cairn_checkpoint_manager_free((cairn_checkpoint_manager *)(intptr_t)m);
 }
 
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_checkpointManagerShard(JNIEnv *env, jclass cls, jlong m, jlong mpi) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_checkpoint_manager_shard((cairn_checkpoint_manager *)(intptr_t)m, (cairn_mpi *)(intptr_t)mpi);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
 JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_checkpointReaderOpen(JNIEnv *env, jclass cls, jbyteArray path) {
   (void)env;
   (void)cls;
