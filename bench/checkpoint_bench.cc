@@ -8,7 +8,8 @@
 //       raw,zstd,small,object (all by default). Lines "@ name seconds" are for the script.
 //
 // Saves and restores get the context's thread pool, as Checkpoint::write and restore do.
-// Cases: 256 MiB of float32 in 100 tensors, raw and zstd (random-normal-ish values); 10,000 small
+// Cases: 256 MiB of float32 in 100 tensors, raw and zstd (random-normal-ish values, and the same
+// pruned to 1/4 nonzero, which compresses well; zstd at the default level and at 3); 10,000 small
 // tensors (per-tensor cost). The write baseline writes the same bytes to a fresh file in the same
 // directory; the read baseline preads the checkpoint's own payload ranges (same disk blocks).
 // Restores are measured with the file in the page cache ("hot") and after dropping it from the
@@ -61,6 +62,25 @@ Tensor normal_tensor(Device& cpu, int64_t n, uint64_t seed) {
   return t;
 }
 
+// A pruned layer: `zeros_of_4` of every 4 values (chosen by a hash of the index) set to zero, the
+// rest kept. Compresses well, unlike dense float weights.
+Tensor pruned_tensor(Device& cpu, const Tensor& dense, int zeros_of_4) {
+  Tensor t = Tensor::allocate(cpu, DType::Float32, dense.shape());
+  const float* src = dense.data<float>();
+  float* dst = t.mutable_data<float>();
+  for (int64_t i = 0; i < dense.num_elements(); ++i) {
+    uint64_t h = static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull;
+    dst[i] = static_cast<int>((h >> 60) & 3) < zeros_of_4 ? 0.0f : src[i];
+  }
+  return t;
+}
+
+double process_cpu_seconds() {
+  struct rusage u;
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 void drop_from_page_cache(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) die(path.c_str());
@@ -109,6 +129,17 @@ std::vector<Range> payload_ranges(const std::string& path) {
   return ranges;
 }
 
+// Where the values lie in the file raw_write wrote: back to back.
+std::vector<Range> back_to_back(const std::vector<ckpt::SaveEntry>& entries) {
+  std::vector<Range> ranges;
+  uint64_t off = 0;
+  for (const auto& e : entries) {
+    ranges.push_back({off, e.tensor.nbytes()});
+    off += e.tensor.nbytes();
+  }
+  return ranges;
+}
+
 // The baseline: read the same bytes into freshly allocated buffers, one pread per tensor.
 double raw_read(const std::string& path, const std::vector<Range>& ranges) {
   auto t0 = Clock::now();
@@ -133,9 +164,10 @@ double raw_read(const std::string& path, const std::vector<Range>& ranges) {
 }
 
 double ckpt_save(const std::string& path, const std::vector<ckpt::SaveEntry>& entries, bool compress, ThreadPool* pool,
-                 ckpt::WriteStats* stats = nullptr) {
+                 ckpt::WriteStats* stats = nullptr, int zstd_level = ckpt::WriteOptions{}.zstd_level) {
   ckpt::WriteOptions o;
   o.compress = compress;
+  o.zstd_level = zstd_level;
   o.fsync = true;
   o.pool = pool;  // the context's pool, as Checkpoint::write uses
   ::unlink(path.c_str());  // a fresh file, as for the raw baseline (a manager saves to new names)
@@ -279,29 +311,37 @@ int main(int argc, char** argv) {
   figure("cairn/restore_s", median(t_load));
   }
 
-  // ---- the same with zstd ----
+  // ---- zstd: the same values, and pruned ones that compress well, at the default level and 3 ----
   if (section("zstd")) {
-  std::vector<double> t_zsave, t_zload, t_raw_w, t_raw_r;
-  ckpt::WriteStats zs;
-  for (int rep = 0; rep < 3; ++rep) {
-    t_raw_w.push_back(raw_write(raw_path, big));
-    t_zsave.push_back(ckpt_save(zpath, big, true, &ctx.pool(), &zs));
-    std::vector<Range> values;  // the raw file holds the values back to back
-    uint64_t off = 0;
-    for (const auto& e : big) {
-      values.push_back({off, e.tensor.nbytes()});
-      off += e.tensor.nbytes();
+    std::vector<ckpt::SaveEntry> pruned;
+    for (size_t i = 0; i < big.size(); ++i) pruned.emplace_back(big[i].key, pruned_tensor(cpu, big[i].tensor, 3));
+    const int default_level = ckpt::WriteOptions{}.zstd_level;
+    std::printf("zstd + byte shuffle (median of 3; CPU = process CPU time of one save, all threads)\n");
+    for (const auto& [name, values] : {std::pair{"normal", &big}, std::pair{"pruned 3/4", &pruned}}) {
+      for (int level : {default_level, 3}) {
+        std::vector<double> t_zsave, t_zload, t_raw_w, t_raw_r, t_cpu;
+        ckpt::WriteStats zs;
+        for (int rep = 0; rep < 3; ++rep) {
+          t_raw_w.push_back(raw_write(raw_path, *values));
+          const double cpu0 = process_cpu_seconds();
+          t_zsave.push_back(ckpt_save(zpath, *values, true, &ctx.pool(), &zs, level));
+          t_cpu.push_back(process_cpu_seconds() - cpu0);
+          t_raw_r.push_back(raw_read(raw_path, back_to_back(*values)));
+          t_zload.push_back(ckpt_restore(zpath, cpu, &ctx.pool()));
+        }
+        check_restored(zpath, *values, cpu);
+        std::printf(" %s values, level %d%s: file %.1f%% of the values (%zu of %zu entries compressed), save CPU %.0f ms\n",
+                    name, level, level == default_level ? " (default)" : "",
+                    100.0 * static_cast<double>(file_size(zpath)) / (mib * 1048576.0), zs.compressed_entries, zs.entries,
+                    median(t_cpu) * 1e3);
+        line("save (fsync)", median(t_zsave), median(t_raw_w));
+        line("restore, page cache hot", median(t_zload), median(t_raw_r));
+        if (values == &big && level == default_level) {
+          figure("zstd/raw_write_s", median(t_raw_w));
+          figure("zstd/save_s", median(t_zsave));
+        }
+      }
     }
-    t_raw_r.push_back(raw_read(raw_path, values));
-    t_zload.push_back(ckpt_restore(zpath, cpu, &ctx.pool()));
-  }
-  check_restored(zpath, big, cpu);
-  std::printf("zstd level 3 + byte shuffle, same values (median of 3)\n");
-  line("save (fsync)", median(t_zsave), median(t_raw_w));
-  line("restore, page cache hot", median(t_zload), median(t_raw_r));
-  std::printf("  file %.1f MiB: %.1f%% smaller than the values (%zu of %zu entries compressed)\n",
-              file_size(zpath) / 1048576.0, 100.0 * (1.0 - static_cast<double>(file_size(zpath)) / (mib * 1048576.0)),
-              zs.compressed_entries, zs.entries);
   }
 
   // ---- 10,000 small tensors ----
@@ -332,7 +372,7 @@ int main(int argc, char** argv) {
   {
     std::vector<Ref<Variable>> vars;
     auto c = object_checkpoint(ctx, big, 1, &vars);
-    std::vector<double> t_osave, t_oload, t_oload_held, t_raw_w2, t_raw_r2;
+    std::vector<double> t_osave, t_oload, t_oload_held, t_raw_w2, t_raw_r2, t_fload;
     long faults_held = 0, faults_reuse = 0;  // of the last repetition
     for (int rep = 0; rep < reps; ++rep) {
       t_raw_w2.push_back(raw_write(raw_path, big));
@@ -342,11 +382,14 @@ int main(int argc, char** argv) {
       faults_held = g_restore_faults;
       t_oload.push_back(object_restore(*c, dir + "/object"));
       faults_reuse = g_restore_faults;
+      t_fload.push_back(ckpt_restore(dir + "/object", cpu, &ctx.pool()));  // the format alone, same file
     }
     std::printf("Checkpoint over the object graph: 100 variables, 256 MiB float32\n");
     line("save (fsync)", median(t_osave), median(t_raw_w2));
     line("restore, page cache hot", median(t_oload), median(t_raw_r2));
     line("restore, old values held", median(t_oload_held), median(t_raw_r2));
+    line("restore, format alone", median(t_fload), median(t_raw_r2));
+    figure("object/format_restore_s", median(t_fload));
     figure("object/restore_held_s", median(t_oload_held));
     std::printf("  minor page faults per restore: %ld with reuse, %ld with the old values held\n", faults_reuse,
                 faults_held);

@@ -27,4 +27,7 @@ awk '
     printf "  restore with the old values held (fresh memory, no buffer reuse) %.1f ms (%.2fx TF)\n",
            t["object/restore_held_s"] * 1e3, t["tf/restore_s"] / t["object/restore_held_s"]
     printf "  format alone: restore %.1f ms (%.2fx TF)\n", t["cairn/restore_s"] * 1e3, t["tf/restore_s"] / t["cairn/restore_s"]
+    if ("zstd/save_s" in t)
+      printf "zstd save (default level): %.1f ms, raw write+fsync %.1f ms: %.2fx raw\n",
+             t["zstd/save_s"] * 1e3, t["zstd/raw_write_s"] * 1e3, t["zstd/raw_write_s"] / t["zstd/save_s"]
   }' "$out"

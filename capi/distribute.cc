@@ -7,11 +7,13 @@
 #include "capi/internal/handles.h"
 #include "capi/internal/object_handles.h"
 #include "capi/internal/options.h"
+#include "capi/internal/reduction.h"
 #include "runtime/data/iterator_object.h"
 #include "runtime/distribute/strategy.h"
 
 using namespace cairn;
 using cairn::capi::new_tensor;
+using cairn::capi::reduction_of;
 using cairn::capi::require;
 using distribute::MirroredStrategy;
 using distribute::ReplicaContext;
@@ -27,13 +29,6 @@ struct cairn_replica_context {
 };
 
 namespace {
-
-distribute::Reduction reduction_of(cairn_reduction r, const char* fn) {
-  const int32_t v = capi::enum_bits(r);
-  if (v < CAIRN_REDUCE_SUM || v > CAIRN_REDUCE_MAX)
-    raise(Code::InvalidArgument, "{}: unknown reduction {} (expected CAIRN_REDUCE_SUM, _MEAN, _MIN or _MAX)", fn, v);
-  return static_cast<distribute::Reduction>(v);  // the same values
-}
 
 MirroredStrategy& require_strategy(cairn_strategy* s, const char* fn) { return *require(s, fn, "strategy")->s; }
 

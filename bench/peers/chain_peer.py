@@ -8,21 +8,15 @@ one thread; the faster figure counts).
 Run from the bench venv (~/.cache/cairn/bench-venv) right after graph_bench, on the same machine;
 bench/graph_bench.sh does both. Prints `@ peer/<name> <ms>` lines for the script's ratios."""
 import argparse
-import statistics
-import time
+
+from common import median_seconds
 
 N = 1 << 20
 REPS = 31
 
 
 def median_ms(fn, reps=REPS):
-    fn()
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+    return median_seconds(fn, reps) * 1e3
 
 
 def report(name, ms):

@@ -23,6 +23,17 @@ def report(key, value):
     print(f"@ {key} {value:.6g}", flush=True)
 
 
+def median_seconds(fn, reps):
+    """The median wall time of `reps` calls of fn, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return median(times)
+
+
 def median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2]

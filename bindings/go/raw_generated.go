@@ -3498,6 +3498,90 @@ func cComputeAverageLoss(ctx *C.cairn_context, perExampleLoss *C.cairn_tensor, g
 	return takeStatus(C.cairn_compute_average_loss(ctx, perExampleLoss, globalBatchSize, out))
 }
 
+// cMpiInit calls cairn_mpi_init.
+//
+// CONSTRUCTOR. Joins the job's communicator (a private copy of MPI_COMM_WORLD), initializing MPI
+// unless the process already has; MPI is finalized when the last cairn_mpi that relied on Cairn's
+// initialization is freed (it cannot start again in the same process).
+// @param timeout_ms  how long a collective waits for the other ranks; at least 1.
+// @param out         receives the handle; free it with cairn_mpi_free().
+// Errors: UNAVAILABLE without the plugin or MPI, FAILED_PRECONDITION when MPI cannot start,
+// INVALID_ARGUMENT for a timeout below 1. Since 1.4.
+func cMpiInit(ctx *C.cairn_context, timeoutMs C.int64_t, out **C.cairn_mpi) error {
+	return takeStatus(C.cairn_mpi_init(ctx, timeoutMs, out))
+}
+
+// cMpiAdopt calls cairn_mpi_adopt.
+//
+// CONSTRUCTOR. Uses a communicator of a host that already runs MPI (it initializes and finalizes
+// MPI; Cairn works on a private copy of the communicator).
+// @param mpi_comm    the host's MPI_Comm stored in a pointer (Open MPI's MPI_Comm is one).
+// @param timeout_ms  as for cairn_mpi_init.
+// @param out         receives the handle; free it with cairn_mpi_free().
+// Errors: as cairn_mpi_init; FAILED_PRECONDITION when MPI is not initialized. Since 1.4.
+func cMpiAdopt(ctx *C.cairn_context, mpiComm unsafe.Pointer, timeoutMs C.int64_t, out **C.cairn_mpi) error {
+	return takeStatus(C.cairn_mpi_adopt(ctx, mpiComm, timeoutMs, out))
+}
+
+// cMpiFree calls cairn_mpi_free.
+//
+// DESTRUCTOR. Frees the handle (and finalizes MPI when it was the last user of Cairn's
+// initialization). NULL is fine. Since 1.4.
+func cMpiFree(mpi *C.cairn_mpi) {
+	C.cairn_mpi_free(mpi)
+}
+
+// cMpiRank calls cairn_mpi_rank.
+//
+// METHOD. This process's rank, 0 .. size - 1 (-1 for NULL). Since 1.4.
+func cMpiRank(mpi *C.cairn_mpi) C.int32_t {
+	return C.cairn_mpi_rank(mpi)
+}
+
+// cMpiSize calls cairn_mpi_size.
+//
+// METHOD. The number of processes (0 for NULL). Since 1.4.
+func cMpiSize(mpi *C.cairn_mpi) C.int32_t {
+	return C.cairn_mpi_size(mpi)
+}
+
+// cMpiAllReduce calls cairn_mpi_all_reduce.
+//
+// METHOD. The reduction of `value` across the processes, on value's device (CPU, or Vulkan through
+// host staging). Float16 and bfloat16 reduce in float32; mean of integers divides with truncation.
+// @param out  receives a new tensor of value's dtype and shape, the same on every rank.
+// Errors: INVALID_ARGUMENT for other dtypes or ranks that disagree. Since 1.4.
+func cMpiAllReduce(mpi *C.cairn_mpi, reduction C.cairn_reduction, value *C.cairn_tensor, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_mpi_all_reduce(mpi, reduction, value, out))
+}
+
+// cMpiBroadcast calls cairn_mpi_broadcast.
+//
+// METHOD. Rank `root`'s `value` on every rank (each passes a tensor of the same dtype and shape).
+// @param out  receives a new tensor on value's device.
+// Errors: INVALID_ARGUMENT for a root outside 0 .. size - 1, a string tensor or ranks that
+// disagree. Since 1.4.
+func cMpiBroadcast(mpi *C.cairn_mpi, root C.int32_t, value *C.cairn_tensor, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_mpi_broadcast(mpi, root, value, out))
+}
+
+// cMpiAllGather calls cairn_mpi_all_gather.
+//
+// METHOD. Every rank's `value` concatenated along dimension 0 in rank order (a scalar gives a vector
+// of size elements).
+// @param out  receives a new tensor on value's device.
+// Errors: INVALID_ARGUMENT for a string tensor or ranks that disagree. Since 1.4.
+func cMpiAllGather(mpi *C.cairn_mpi, value *C.cairn_tensor, out **C.cairn_tensor) error {
+	return takeStatus(C.cairn_mpi_all_gather(mpi, value, out))
+}
+
+// cMpiBarrier calls cairn_mpi_barrier.
+//
+// METHOD. Returns once every rank has called it. Since 1.4.
+func cMpiBarrier(mpi *C.cairn_mpi) error {
+	return takeStatus(C.cairn_mpi_barrier(mpi))
+}
+
 // cVulkanAvailable calls cairn_vulkan_available.
 //
 // METHOD. 1 when a Vulkan loader and driver report at least one device, else 0. Never fails. Since 1.0.

@@ -3,8 +3,10 @@ package cairn_test
 import (
 	"errors"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"cairn.dev/cairn"
 	"cairn.dev/cairn/ops"
@@ -150,9 +152,7 @@ func TestNativeBytesFollowTensors(t *testing.T) {
 	// No collection of its own in the middle of the test: it would free the unclosed tensors below
 	// early. Earlier tests' garbage goes first.
 	defer cairn.SetNativeGCPercent(cairn.SetNativeGCPercent(-1))
-	runtime.GC()
-	runtime.GC()
-	base := cairn.NativeBytes()
+	base := settledNativeBytes()
 	// Small tensors made before may be counted on the way (at most 64 KiB of them).
 	check := func(when string, want int64) {
 		t.Helper()
@@ -186,6 +186,23 @@ func TestNativeBytesFollowTensors(t *testing.T) {
 	}
 }
 
+// settledNativeBytes collects until earlier tests' finalizers have all run, so that none lowers
+// the count after the caller reads it: two GC cycles are not enough when the finalizer goroutine
+// is slow to run, which made the tiny-tensor test below fail in CI with a negative count.
+func settledNativeBytes() int64 {
+	last := cairn.NativeBytes()
+	for stable, round := 0, 0; stable < 3 && round < 200; round++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond) // let the finalizer goroutine run
+		if now := cairn.NativeBytes(); now == last {
+			stable++
+		} else {
+			last, stable = now, 0
+		}
+	}
+	return last
+}
+
 // Keep and Close on a closed Scope, and Keep after the enclosing Scope closed, do nothing.
 func TestClosedScopeIsInert(t *testing.T) {
 	ctx := newContext(t)
@@ -210,9 +227,8 @@ func TestClosedScopeIsInert(t *testing.T) {
 func TestNativeBytesOfTinyTensorsLeaveOnCollection(t *testing.T) {
 	ctx := newContext(t)
 	defer cairn.SetNativeGCPercent(cairn.SetNativeGCPercent(-1))
-	runtime.GC()
-	runtime.GC()
-	base := cairn.NativeBytes()
+	base := settledNativeBytes()
+	gcPercent := debug.SetGCPercent(-1) // no Go collection while the chunks fill
 	data := make([]float32, 16)
 	for i := 0; i < 64*16; i++ { // 16 chunks of 64-byte tensors, each counted when its chunk fills
 		must(cairn.NewTensor(ctx, []int64{16}, data)).Close()
@@ -220,6 +236,7 @@ func TestNativeBytesOfTinyTensorsLeaveOnCollection(t *testing.T) {
 	if got := cairn.NativeBytes() - base; got < 64*64*15 && !raceEnabled {
 		t.Errorf("closed tiny tensors: %d bytes counted, want them all until a collection (%d)", got, 64*64*16)
 	}
+	debug.SetGCPercent(gcPercent)
 	for i := 0; i < 10 && cairn.NativeBytes()-base > 64*64; i++ {
 		runtime.GC()
 		runtime.Gosched()

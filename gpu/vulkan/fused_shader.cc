@@ -5,6 +5,7 @@
 #include "gpu/shaders/op_codes.h"
 #include "gpu/vulkan/glsl_compiler.h"
 #include "runtime/core/error.h"
+#include "runtime/cpu/elementwise_table.h"
 #include "runtime/graph/fusion.h"
 
 namespace cairn::gpu {
@@ -17,24 +18,15 @@ namespace {
 
 std::atomic<uint64_t> g_compiles{0};
 
-
-// The op code of every step in elementwise_ops.glsl (op_codes.h), by graph::FusedStep.
+// The op code of every step in elementwise_ops.glsl (op_codes.h), indexed by graph::FusedStep:
+// the elementwise table's rows in its order, which is the steps' order.
 const StepCode kStepCodes[graph::kNumFusedSteps] = {
-    {false, UOP_NEG, "UOP_NEG"},       {false, UOP_ABS, "UOP_ABS"},         {false, UOP_SIGN, "UOP_SIGN"},
-    {false, UOP_SQUARE, "UOP_SQUARE"}, {false, UOP_RECIPROCAL, "UOP_RECIPROCAL"}, {false, UOP_EXP, "UOP_EXP"},
-    {false, UOP_LOG, "UOP_LOG"},       {false, UOP_LOG1P, "UOP_LOG1P"},     {false, UOP_SQRT, "UOP_SQRT"},
-    {false, UOP_RSQRT, "UOP_RSQRT"},   {false, UOP_SIN, "UOP_SIN"},         {false, UOP_COS, "UOP_COS"},
-    {false, UOP_TANH, "UOP_TANH"},     {false, UOP_SIGMOID, "UOP_SIGMOID"}, {false, UOP_ERF, "UOP_ERF"},
-    {false, UOP_RELU, "UOP_RELU"},     {false, UOP_RELU6, "UOP_RELU6"},     {false, UOP_ELU, "UOP_ELU"},
-    {false, UOP_SELU, "UOP_SELU"},     {false, UOP_SOFTPLUS, "UOP_SOFTPLUS"}, {false, UOP_FLOOR, "UOP_FLOOR"},
-    {false, UOP_CEIL, "UOP_CEIL"},     {false, UOP_ROUND, "UOP_ROUND"},
-    {true, BOP_ADD, "BOP_ADD"},        {true, BOP_SUB, "BOP_SUB"},          {true, BOP_MUL, "BOP_MUL"},
-    {true, BOP_DIV, "BOP_DIV"},        {true, BOP_MAX, "BOP_MAX"},          {true, BOP_MIN, "BOP_MIN"},
-    {true, BOP_POW, "BOP_POW"},        {true, BOP_SQDIFF, "BOP_SQDIFF"},
+#define CAIRN_UNARY_CODE(name, step, F, code) {false, code, #code},
+#define CAIRN_BINARY_CODE(name, step, F, code, float_only) {true, code, #code},
+    CAIRN_FUSIBLE_UNARY_OPS(CAIRN_UNARY_CODE) CAIRN_FUSIBLE_BINARY_OPS(CAIRN_BINARY_CODE)
+#undef CAIRN_UNARY_CODE
+#undef CAIRN_BINARY_CODE
 };
-static_assert(graph::kStepRound + 1 == graph::kFirstBinaryStep &&
-                  graph::kStepSquaredDifference + 1 == graph::kNumFusedSteps,
-              "kStepCodes lists every step in order");
 
 void check_program(const FusedProgram& p) {
   if (p.n_ints == 0 || p.n_ints % 3 != 0)

@@ -84,6 +84,22 @@ ThreadCompressor& thread_compressor(const std::string& path) {
   return tc;
 }
 
+// At level 1, byte-shuffled payloads get a small (cache-resident) hash table and 7-byte minimum
+// matches. Shuffled float weights have few matches: what shrinks them is the entropy coding of the
+// sign, exponent and high mantissa bytes. On normal-distributed weights this compressed 1.4x
+// faster than plain level 1 to a file 0.3% smaller; on pruned weights (3 of 4 zero) 6% faster, 2.5%
+// larger (docs/benchmarks.md "Checkpoints"). The parameters depend on the level and dtype only, so
+// the bytes stay the same for every thread count.
+constexpr int kShuffledFastLevel = 1;
+constexpr int kShuffledFastHashLog = 10;
+constexpr int kShuffledFastMinMatch = 7;
+
+void tune_for_shuffled_bytes(ZSTD_CCtx* c, int level, const std::string& path, std::string_view key) {
+  if (level != kShuffledFastLevel) return;
+  check_zstd(ZSTD_CCtx_setParameter(c, ZSTD_c_hashLog, kShuffledFastHashLog), path, key);
+  check_zstd(ZSTD_CCtx_setParameter(c, ZSTD_c_minMatch, kShuffledFastMinMatch), path, key);
+}
+
 // One payload's stored form and checksums.
 struct Encoded {
   Codec codec = Codec::None;
@@ -104,6 +120,7 @@ bool compress_frame(const uint8_t* raw, size_t n, size_t width, int level, const
   ZSTD_CCtx* c = tc.cctx.get();
   check_zstd(ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters), path, key);
   check_zstd(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level), path, key);
+  if (width > 1) tune_for_shuffled_bytes(c, level, path, key);
   check_zstd(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0), path, key);
   check_zstd(ZSTD_CCtx_setPledgedSrcSize(c, n), path, key);
   if (width > 1 && tc.shuffled.size() < kShuffleBlockBytes) tc.shuffled.resize(kShuffleBlockBytes);

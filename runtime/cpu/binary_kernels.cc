@@ -5,7 +5,7 @@
 namespace cairn {
 namespace {
 
-#define CAIRN_REGISTER_BINARY(name, step, F) CAIRN_REGISTER_KERNEL(name, DeviceKind::CPU, binary_kernel<F>);
+#define CAIRN_REGISTER_BINARY(name, step, F, ...) CAIRN_REGISTER_KERNEL(name, DeviceKind::CPU, binary_kernel<F>);
 CAIRN_FUSIBLE_BINARY_OPS(CAIRN_REGISTER_BINARY)
 #undef CAIRN_REGISTER_BINARY
 CAIRN_REGISTER_KERNEL("FloorDiv", DeviceKind::CPU, binary_kernel<FloorDivF>);

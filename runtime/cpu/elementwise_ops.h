@@ -9,8 +9,8 @@
 // are written with pick(). Integer arithmetic that can overflow goes through unsigned types so it
 // wraps like TensorFlow instead of being undefined.
 //
-// Adding an elementwise op: its functor here, a row in CAIRN_FUSIBLE_*_OPS (which registers its CPU
-// kernel and gives it a fused step), its FusedStep, and its Vulkan code (gpu/vulkan/fused_shader.cc).
+// The rows naming these functors are in runtime/cpu/elementwise_table.h (with the ops' fused steps
+// and Vulkan codes); adding an elementwise op: docs/simd.md.
 #pragma once
 
 #include <cmath>
@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "runtime/cpu/elementwise.h"
+#include "runtime/cpu/elementwise_table.h"
 #include "runtime/cpu/fused_elementwise.h"  // the FusedStep codes in the table
 #include "runtime/cpu/simd.h"
 
@@ -374,31 +375,9 @@ struct SquaredDifferenceF {
   }
 };
 
-
-// ---- The table: (op name, fused step, functor) ----
-
-// Unary ops the fused loop knows; the CPU kernel of each is unary_kernel<functor>, which runs the
-// functor's check (integer zeros, negative integer exponents) first.
-#define CAIRN_FUSIBLE_UNARY_OPS(X)                                                                    \
-  X("Neg", kStepNeg, NegF) X("Abs", kStepAbs, AbsF) X("Sign", kStepSign, SignF)                       \
-  X("Square", kStepSquare, SquareF) X("Exp", kStepExp, ExpF) X("Log", kStepLog, LogF)                 \
-  X("Log1p", kStepLog1p, Log1pF) X("Sqrt", kStepSqrt, SqrtF) X("Rsqrt", kStepRsqrt, RsqrtF)           \
-  X("Sin", kStepSin, SinF) X("Cos", kStepCos, CosF) X("Tanh", kStepTanh, TanhF)                       \
-  X("Sigmoid", kStepSigmoid, SigmoidF) X("Erf", kStepErf, ErfF) X("Relu", kStepRelu, ReluF)           \
-  X("Relu6", kStepRelu6, Relu6F) X("Elu", kStepElu, EluF) X("Selu", kStepSelu, SeluF)                 \
-  X("Softplus", kStepSoftplus, SoftplusF) X("Floor", kStepFloor, FloorF) X("Ceil", kStepCeil, CeilF)  \
-  X("Round", kStepRound, RoundF) X("Reciprocal", kStepReciprocal, ReciprocalF)
-
-// Binary ops the fused loop knows; the CPU kernel of each is binary_kernel<functor>.
-#define CAIRN_FUSIBLE_BINARY_OPS(X)                                                                   \
-  X("Add", kStepAdd, AddF) X("Sub", kStepSub, SubF) X("Mul", kStepMul, MulF)                          \
-  X("Maximum", kStepMaximum, MaximumF) X("Minimum", kStepMinimum, MinimumF)                           \
-  X("SquaredDifference", kStepSquaredDifference, SquaredDifferenceF) X("RealDiv", kStepDiv, DivF)     \
-  X("Pow", kStepPow, PowF)
-
 // Each row's functor knows its fused step, so its unfused kernel runs the dispatched loop
 // (elementwise.h, unary_loop_of) that the fused loop runs too.
-#define CAIRN_FUSED_STEP_OF(name, step, F) \
+#define CAIRN_FUSED_STEP_OF(name, step, F, ...) \
   template <> struct fused_step_of<F> : std::integral_constant<int64_t, graph::step> {};
 CAIRN_FUSIBLE_UNARY_OPS(CAIRN_FUSED_STEP_OF)
 CAIRN_FUSIBLE_BINARY_OPS(CAIRN_FUSED_STEP_OF)

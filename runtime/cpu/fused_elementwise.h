@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "runtime/cpu/elementwise_table.h"
 #include "runtime/ops/op_def.h"
 
 namespace cairn {
@@ -17,16 +18,16 @@ void cpu_fused_elementwise_kernel(KernelContext& kc);
 
 namespace cairn::graph {
 
-// The steps of a FusedElementwise program (runtime/graph/fusion.h), one per row of the table in
-// elementwise_ops.h.
-// The numbering is shared with the Vulkan fused shader (gpu/vulkan/fused_shader.cc).
+// The steps of a FusedElementwise program (runtime/graph/fusion.h), one per row of the elementwise
+// table (runtime/cpu/elementwise_table.h) in its order: the unary rows, then the binary rows. The
+// numbering is shared with the Vulkan fused shader (gpu/vulkan/fused_shader.cc).
 enum FusedStep : int64_t {
-  kStepNeg, kStepAbs, kStepSign, kStepSquare, kStepReciprocal, kStepExp, kStepLog, kStepLog1p, kStepSqrt,
-  kStepRsqrt, kStepSin, kStepCos, kStepTanh, kStepSigmoid, kStepErf, kStepRelu, kStepRelu6, kStepElu, kStepSelu,
-  kStepSoftplus, kStepFloor, kStepCeil, kStepRound,
+#define CAIRN_STEP_ENUM(name, step, ...) step,
+  CAIRN_FUSIBLE_UNARY_OPS(CAIRN_STEP_ENUM)
   kFirstBinaryStep,
-  kStepAdd = kFirstBinaryStep, kStepSub, kStepMul, kStepDiv, kStepMaximum, kStepMinimum, kStepPow,
-  kStepSquaredDifference,
+  kLastUnaryStep = kFirstBinaryStep - 1,  // so that the first binary row is kFirstBinaryStep
+  CAIRN_FUSIBLE_BINARY_OPS(CAIRN_STEP_ENUM)
+#undef CAIRN_STEP_ENUM
   kNumFusedSteps
 };
 

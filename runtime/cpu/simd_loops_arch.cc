@@ -46,11 +46,11 @@ template <class T>
 SimdLoopTable<T> make_table() {
   SimdLoopTable<T> t;
   if constexpr (!kBaseline) t = simd_loops_sse2().table<T>();  // the lane-by-lane steps
-#define CAIRN_SIMD_UNARY_LOOP(name, step, F) \
+#define CAIRN_SIMD_UNARY_LOOP(name, step, F, ...) \
   if constexpr (kBaseline || has_simd_v<F>) t.unary[step] = &unary_loop<T, F>;
   CAIRN_FUSIBLE_UNARY_OPS(CAIRN_SIMD_UNARY_LOOP)
 #undef CAIRN_SIMD_UNARY_LOOP
-#define CAIRN_SIMD_BINARY_LOOP(name, step, F) \
+#define CAIRN_SIMD_BINARY_LOOP(name, step, F, ...) \
   if constexpr (kBaseline || has_simd_v<F>) t.binary[step - graph::kFirstBinaryStep] = &binary_loop<T, F>;
   CAIRN_FUSIBLE_BINARY_OPS(CAIRN_SIMD_BINARY_LOOP)
 #undef CAIRN_SIMD_BINARY_LOOP

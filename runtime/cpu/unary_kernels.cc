@@ -38,7 +38,7 @@ void gelu_kernel(KernelContext& kc) {
   });
 }
 
-#define CAIRN_REGISTER_UNARY(name, step, F) CAIRN_REGISTER_KERNEL(name, DeviceKind::CPU, unary_kernel<F>);
+#define CAIRN_REGISTER_UNARY(name, step, F, ...) CAIRN_REGISTER_KERNEL(name, DeviceKind::CPU, unary_kernel<F>);
 CAIRN_FUSIBLE_UNARY_OPS(CAIRN_REGISTER_UNARY)
 #undef CAIRN_REGISTER_UNARY
 CAIRN_REGISTER_KERNEL("Gelu", DeviceKind::CPU, gelu_kernel);

@@ -39,6 +39,30 @@ bool reducible_dtype(DType dtype) {
   }
 }
 
+bool copyable_dtype(DType dtype) { return dtype_is_valid(dtype) && dtype_size(dtype) > 0; }
+
+const char* collective_kind_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::AllReduce: return "all-reduce";
+    case CollectiveKind::Broadcast: return "broadcast";
+    case CollectiveKind::AllGather: return "all-gather";
+    case CollectiveKind::Barrier: return "barrier";
+  }
+  return "unknown collective";
+}
+
+std::string collective_call_text(CollectiveKind kind, DType dtype, int64_t count, Reduction reduction, int root) {
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+      return fmt::format("all-reduce of {} elements of {} ({})", count, dtype_name(dtype), reduction_name(reduction));
+    case CollectiveKind::Broadcast:
+      return fmt::format("broadcast of {} elements of {} from member {}", count, dtype_name(dtype), root);
+    case CollectiveKind::AllGather: return fmt::format("all-gather of {} elements of {}", count, dtype_name(dtype));
+    case CollectiveKind::Barrier: return "barrier";
+  }
+  return "unknown collective";
+}
+
 namespace {
 
 // Elements [lo, hi) of the reduction of `inputs` (in rank order) into `out`. `A` is the type the
@@ -93,12 +117,12 @@ int LocalCollective::rank_of(const Device& device) const {
   return -1;
 }
 
-std::string LocalCollective::describe(uint64_t seq) const {
-  return fmt::format("{}: all-reduce #{} across {} replicas", name_, seq, devices_.size());
+std::string LocalCollective::describe(CollectiveKind kind, uint64_t seq) const {
+  return fmt::format("{}: {} #{} across {} replicas", name_, collective_kind_name(kind), seq, devices_.size());
 }
 
-void LocalCollective::check_aborted(std::unique_lock<std::mutex>&, uint64_t seq) const {
-  if (aborted_) throw Error(abort_code_, fmt::format("{}: {}", describe(seq), abort_why_));
+void LocalCollective::check_aborted(CollectiveKind kind, uint64_t seq) const {
+  if (aborted_) throw Error(abort_code_, fmt::format("{}: {}", describe(kind, seq), abort_why_));
 }
 
 void LocalCollective::abort_locked(Code code, const std::string& why) {
@@ -130,44 +154,52 @@ void LocalCollective::reset() {
   abort_why_.clear();
 }
 
-void LocalCollective::all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
-                                 Reduction reduction) {
+
+void LocalCollective::check_call(int rank, const Signature& sig) const {
   const int n = size();
-  if (rank < 0 || rank >= n) raise(Code::InvalidArgument, "{}: no member {} in a group of {}", name_, rank, n);
-  if (!reducible_dtype(dtype))
+  const char* what = collective_kind_name(sig.kind);
+  if (rank < 0 || rank >= n) raise(Code::InvalidArgument, "{}: {}: no member {} in a group of {}", name_, what, rank, n);
+  if (sig.count < 0) raise(Code::InvalidArgument, "{}: {}: negative element count {}", name_, what, sig.count);
+  if (sig.kind == CollectiveKind::AllReduce && !reducible_dtype(sig.dtype))
     raise(Code::InvalidArgument, "{}: cannot reduce dtype {}; use float16, bfloat16, float32, float64, int32 or int64",
-          name_, dtype_name(dtype));
-  const size_t esize = dtype_size(dtype);
+          name_, dtype_name(sig.dtype));
+  if ((sig.kind == CollectiveKind::Broadcast || sig.kind == CollectiveKind::AllGather) && !copyable_dtype(sig.dtype))
+    raise(Code::InvalidArgument, "{}: {}: dtype {} has no fixed size", name_, what, dtype_name(sig.dtype));
+  if (sig.kind == CollectiveKind::Broadcast && (sig.root < 0 || sig.root >= n))
+    raise(Code::InvalidArgument, "{}: broadcast: no root member {} in a group of {}", name_, sig.root, n);
+}
+
+void LocalCollective::rendezvous(int rank, const Signature& sig, const void* input, void* output, const Work& work) {
+  const int n = size();
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t seq = calls_[static_cast<size_t>(rank)]++;
-  check_aborted(lock, seq);
+  check_aborted(sig.kind, seq);
   Instance& in = instances_[seq];
   if (in.first < 0) {
     in.first = rank;
-    in.dtype = dtype;
-    in.count = count;
-    in.reduction = reduction;
+    in.sig = sig;
     in.inputs.assign(static_cast<size_t>(n), nullptr);
     in.outputs.assign(static_cast<size_t>(n), nullptr);
     in.present.assign(static_cast<size_t>(n), 0);
-  } else if (in.dtype != dtype || in.count != count || in.reduction != reduction) {
+  } else if (!(in.sig == sig)) {
+    const Signature& f = in.sig;
     std::string why = fmt::format(
-        "replica {} passed {} elements of {} ({}), replica {} passed {} elements of {} ({}); every replica must "
-        "all-reduce the same dtype and size with the same reduction, in the same order",
-        in.first, in.count, dtype_name(in.dtype), reduction_name(in.reduction), rank, count, dtype_name(dtype),
-        reduction_name(reduction));
+        "replica {} called {}, replica {} called {}; every replica must issue the same collectives with the same "
+        "dtype and size, in the same order",
+        in.first, collective_call_text(f.kind, f.dtype, f.count, f.reduction, f.root), rank,
+        collective_call_text(sig.kind, sig.dtype, sig.count, sig.reduction, sig.root));
     abort_locked(Code::InvalidArgument, why);
-    check_aborted(lock, seq);
+    check_aborted(sig.kind, seq);
   }
   in.inputs[static_cast<size_t>(rank)] = input;
   in.outputs[static_cast<size_t>(rank)] = output;
   in.present[static_cast<size_t>(rank)] = 1;
   if (++in.arrived == n) cv_.notify_all();
 
-  // Phase 1: every member's input is there.
+  // Phase 1: every member is there.
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   while (in.arrived < n) {
-    check_aborted(lock, seq);
+    check_aborted(sig.kind, seq);
     std::vector<int> gone;
     for (int r = 0; r < n; ++r)
       if (!in.present[static_cast<size_t>(r)] && left_[static_cast<size_t>(r)]) gone.push_back(r);
@@ -176,7 +208,7 @@ void LocalCollective::all_reduce(int rank, DType dtype, int64_t count, const voi
                                     "same collectives in the same order)",
                                     fmt::join(gone, ", "));
       abort_locked(Code::FailedPrecondition, why);
-      check_aborted(lock, seq);
+      check_aborted(sig.kind, seq);
     }
     if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && in.arrived < n) {
       std::vector<int> missing;
@@ -185,30 +217,70 @@ void LocalCollective::all_reduce(int rank, DType dtype, int64_t count, const voi
       std::string why = fmt::format("timed out after {} ms waiting for replica(s) {} to arrive", timeout_.count(),
                                     fmt::join(missing, ", "));
       abort_locked(Code::DeadlineExceeded, why);
-      check_aborted(lock, seq);
+      check_aborted(sig.kind, seq);
     }
   }
 
-  // Phase 2: each member reduces its share of the elements, reading every member's input in rank
-  // order, into its own output, and copies that share into every other member's output. No member
-  // leaves before all shares are done (the others read its input and write its output), and this
-  // wait ends by arithmetic alone, so it needs no abort path.
-  const int64_t lo = count * rank / n, hi = count * (rank + 1) / n;
+  // Phase 2: this member's share of the work. No member leaves before every share is done (the
+  // others read its input and write its output), and this wait ends by arithmetic alone, so it
+  // needs no abort path.
   const std::vector<const void*> inputs = in.inputs;
   const std::vector<void*> outputs = in.outputs;
   lock.unlock();
-  if (hi > lo) {
+  work(inputs, outputs);
+  lock.lock();
+  if (++in.reduced == n) cv_.notify_all();
+  cv_.wait(lock, [&] { return in.reduced == n; });
+  if (++in.departed == n) instances_.erase(seq);
+}
+
+void LocalCollective::all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
+                                 Reduction reduction) {
+  const Signature sig{CollectiveKind::AllReduce, dtype, count, reduction, 0};
+  check_call(rank, sig);
+  // Each member reduces its share of the elements, reading every member's input in rank order,
+  // into its own output, and copies that share into every other member's output.
+  const int n = size();
+  const size_t esize = dtype_size(dtype);
+  const int64_t lo = count * rank / n, hi = count * (rank + 1) / n;
+  rendezvous(rank, sig, input, output, [&](const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+    if (hi <= lo) return;
     reduce_chunk(dtype, inputs, lo, hi, reduction, output);
     const size_t offset = static_cast<size_t>(lo) * esize, bytes = static_cast<size_t>(hi - lo) * esize;
     for (int r = 0; r < n; ++r)
       if (r != rank && outputs[static_cast<size_t>(r)] != output)
         std::memcpy(static_cast<unsigned char*>(outputs[static_cast<size_t>(r)]) + offset,
                     static_cast<const unsigned char*>(output) + offset, bytes);
-  }
-  lock.lock();
-  if (++in.reduced == n) cv_.notify_all();
-  cv_.wait(lock, [&] { return in.reduced == n; });
-  if (++in.departed == n) instances_.erase(seq);
+  });
+}
+
+void LocalCollective::broadcast(int rank, int root, DType dtype, int64_t count, void* data) {
+  const Signature sig{CollectiveKind::Broadcast, dtype, count, Reduction::Sum, root};
+  check_call(rank, sig);
+  const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
+  // Each non-root member copies from the root's buffer into its own.
+  rendezvous(rank, sig, data, data, [&](const std::vector<const void*>& inputs, const std::vector<void*>&) {
+    const void* from = inputs[static_cast<size_t>(root)];
+    if (rank != root && bytes && from != data) std::memcpy(data, from, bytes);
+  });
+}
+
+void LocalCollective::all_gather(int rank, DType dtype, int64_t count, const void* input, void* output) {
+  const Signature sig{CollectiveKind::AllGather, dtype, count, Reduction::Sum, 0};
+  check_call(rank, sig);
+  const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
+  // Each member copies every member's input into its own output.
+  rendezvous(rank, sig, input, output, [&](const std::vector<const void*>& inputs, const std::vector<void*>&) {
+    if (!bytes) return;
+    for (size_t r = 0; r < inputs.size(); ++r)
+      std::memcpy(static_cast<unsigned char*>(output) + r * bytes, inputs[r], bytes);
+  });
+}
+
+void LocalCollective::barrier(int rank) {
+  const Signature sig{CollectiveKind::Barrier, DType::Invalid, 0, Reduction::Sum, 0};
+  check_call(rank, sig);
+  rendezvous(rank, sig, nullptr, nullptr, [](const std::vector<const void*>&, const std::vector<void*>&) {});
 }
 
 // ---- registry ----

@@ -7,8 +7,10 @@
 // fuse it. Its kernels (CPU, and Vulkan through host staging) find the group by key in a
 // process-wide registry and the calling member by the device the op runs on.
 //
-// Matching: a member's k-th all_reduce call pairs with every other member's k-th call (each member
-// counts its own calls), so members must issue collectives in the same order, as in TensorFlow.
+// Matching: a member's k-th collective call (all_reduce, broadcast, all_gather or barrier) pairs
+// with every other member's k-th call (each member counts its own calls), so members must issue
+// collectives in the same order, as in TensorFlow; members that disagree on the kind, dtype, count,
+// reduction or root get InvalidArgument.
 // Results are deterministic: elements are reduced in member order 0..N-1 whatever the arrival
 // order, so every member gets the same bits, run after run.
 #pragma once
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -35,6 +38,14 @@ const char* reduction_name(Reduction r);  // "sum", "mean", "min", "max"
 Reduction parse_reduction(std::string_view name, std::string_view fn);
 // Whether all_reduce supports `dtype` (float16, bfloat16, float32, float64, int32, int64).
 bool reducible_dtype(DType dtype);
+// Whether broadcast and all_gather support `dtype` (every dtype of fixed size: not string).
+bool copyable_dtype(DType dtype);
+
+// The kinds of collective call, for matching members' calls and for messages.
+enum class CollectiveKind { AllReduce = 0, Broadcast = 1, AllGather = 2, Barrier = 3 };
+const char* collective_kind_name(CollectiveKind kind);  // "all-reduce", "broadcast", ...
+// A call for messages: "all-reduce of 4 elements of float32 (sum)", "broadcast of ... from member 0".
+std::string collective_call_text(CollectiveKind kind, DType dtype, int64_t count, Reduction reduction, int root);
 
 class Collective : public RefCounted {
  public:
@@ -49,6 +60,14 @@ class Collective : public RefCounted {
   // that failed) after abort(); InvalidArgument when members disagree on dtype, count or reduction.
   virtual void all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
                           Reduction reduction) = 0;
+  // Member `rank`'s broadcast: member `root`'s `count` elements of `dtype` in `data` (host memory)
+  // are written over every other member's `data`. Errors as all_reduce's.
+  virtual void broadcast(int rank, int root, DType dtype, int64_t count, void* data) = 0;
+  // Member `rank`'s all-gather: every member's `count` elements of `dtype` from `input`, written
+  // to `output` (`count` * size() elements, host memory) in rank order. Errors as all_reduce's.
+  virtual void all_gather(int rank, DType dtype, int64_t count, const void* input, void* output) = 0;
+  // Returns once every member has reached its matching barrier. Errors as all_reduce's.
+  virtual void barrier(int rank) = 0;
   // Ends every wait of the group, and every call until reset(), with `code` and `why`.
   virtual void abort(Code code, const std::string& why) = 0;
   // Member `rank` issues no more collectives until reset() (its step ended): members waiting for
@@ -68,26 +87,45 @@ class LocalCollective final : public Collective {
   int rank_of(const Device& device) const override;
   void all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
                   Reduction reduction) override;
+  void broadcast(int rank, int root, DType dtype, int64_t count, void* data) override;
+  void all_gather(int rank, DType dtype, int64_t count, const void* input, void* output) override;
+  void barrier(int rank) override;
   void abort(Code code, const std::string& why) override;
   void leave(int rank) override;
   void reset() override;
 
  private:
-  struct Instance {
+  // What a call must agree on with the other members' matching calls.
+  struct Signature {
+    CollectiveKind kind = CollectiveKind::Barrier;
     DType dtype = DType::Invalid;
     int64_t count = 0;
     Reduction reduction = Reduction::Sum;
+    int root = 0;
+    bool operator==(const Signature& o) const {
+      return kind == o.kind && dtype == o.dtype && count == o.count && reduction == o.reduction && root == o.root;
+    }
+  };
+  // A member's share of a call's work, given every member's input and output (by rank).
+  using Work = std::function<void(const std::vector<const void*>& inputs, const std::vector<void*>& outputs)>;
+  struct Instance {
+    Signature sig;
     int first = -1;                    // the member that arrived first (its call defines the shape)
     std::vector<const void*> inputs;   // by rank
     std::vector<void*> outputs;        // by rank
     std::vector<char> present;         // by rank: arrived
     int arrived = 0, reduced = 0, departed = 0;
   };
+  // Checks a call's arguments; InvalidArgument naming the collective otherwise.
+  void check_call(int rank, const Signature& sig) const;
+  // Member `rank`'s part of a call: waits until every member has arrived, runs `work` (unlocked),
+  // and waits until every member's work is done (the others read its input and write its output).
+  void rendezvous(int rank, const Signature& sig, const void* input, void* output, const Work& work);
   // Throws the group's abort status when it is set (mu_ held).
-  void check_aborted(std::unique_lock<std::mutex>& lock, uint64_t seq) const;
+  void check_aborted(CollectiveKind kind, uint64_t seq) const;
   // Sets the abort status (mu_ held) and wakes every waiter.
   void abort_locked(Code code, const std::string& why);
-  std::string describe(uint64_t seq) const;
+  std::string describe(CollectiveKind kind, uint64_t seq) const;
 
   std::vector<Device*> devices_;
   std::chrono::milliseconds timeout_;

@@ -4,15 +4,15 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "runtime/cpu/elementwise_ops.h"
+#include "runtime/cpu/elementwise_table.h"
 
 namespace cairn::graph {
 namespace {
 
-// The step set: the CPU elementwise table (runtime/cpu/elementwise_ops.h), by op name.
+// The step set: the elementwise table (runtime/cpu/elementwise_table.h), by op name.
 const std::unordered_map<std::string_view, FusedStep>& step_names() {
   static const auto* names = new std::unordered_map<std::string_view, FusedStep>{
-#define CAIRN_STEP_NAME(name, step, F) {name, step},
+#define CAIRN_STEP_NAME(name, step, ...) {name, step},
       CAIRN_FUSIBLE_UNARY_OPS(CAIRN_STEP_NAME) CAIRN_FUSIBLE_BINARY_OPS(CAIRN_STEP_NAME)
 #undef CAIRN_STEP_NAME
   };

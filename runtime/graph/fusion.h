@@ -35,9 +35,8 @@ namespace cairn::graph {
 
 // The program of a FusedElementwise node (attribute `program`): three ints per step (FusedStep,
 // operand a, operand b or -1). Registers 0..num_inputs-1 are the node's inputs; step j writes
-// register num_inputs + j; the last step is the output. The steps and their CPU arithmetic are the
-// CPU elementwise table (runtime/cpu/elementwise_ops.h); the CPU kernel is
-// runtime/cpu/fused_elementwise.h.
+// register num_inputs + j; the last step is the output. The steps are the rows of the elementwise
+// table (runtime/cpu/elementwise_table.h); the CPU kernel is runtime/cpu/fused_elementwise.h.
 
 // The registered op a step stands for ("Add", "Sigmoid"), or nullptr for an unknown step.
 const char* fused_step_op(int64_t step);

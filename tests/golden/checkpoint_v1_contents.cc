@@ -80,6 +80,7 @@ ckpt::Metadata checkpoint_v1_metadata() {
 ckpt::WriteOptions checkpoint_v1_options() {
   ckpt::WriteOptions o;
   o.compress = true;
+  o.zstd_level = 3;  // the level the committed file was written with (the default then)
   return o;
 }
 

@@ -3295,6 +3295,74 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_compute_average_loss(cairn_context 
                                                                   const cairn_tensor *per_example_loss,
                                                                   int64_t global_batch_size, cairn_tensor **out);
 
+/* ---------------------------------------------------------------------------------------------
+ * Collectives across processes over MPI (issue 17; see docs/mpi.md)
+ *
+ * One member per process, launched by mpirun: a cairn_mpi is this process's place in an MPI
+ * communicator, and its collectives combine tensors across the processes. libcairn does not link
+ * MPI: these functions load the plugin libcairn_mpi.so (from $CAIRN_MPI_PLUGIN, else beside
+ * libcairn.so, else the loader's path) on first use; without it they fail with UNAVAILABLE naming
+ * where they looked. Every process must issue the same collectives in the same order with the same
+ * dtypes and shapes; ranks that disagree all get INVALID_ARGUMENT. A call that waits longer than the
+ * timeout fails with DEADLINE_EXCEEDED naming the call and the rank, after which that cairn_mpi
+ * refuses every call (FAILED_PRECONDITION): end the job. Calls on one cairn_mpi are serialized.
+ * ------------------------------------------------------------------------------------------- */
+
+/** This process's membership in an MPI communicator. Since 1.4. */
+typedef struct cairn_mpi cairn_mpi;
+
+/** CONSTRUCTOR. Joins the job's communicator (a private copy of MPI_COMM_WORLD), initializing MPI
+ * unless the process already has; MPI is finalized when the last cairn_mpi that relied on Cairn's
+ * initialization is freed (it cannot start again in the same process).
+ * @param timeout_ms  how long a collective waits for the other ranks; at least 1.
+ * @param out         receives the handle; free it with cairn_mpi_free().
+ * Errors: UNAVAILABLE without the plugin or MPI, FAILED_PRECONDITION when MPI cannot start,
+ * INVALID_ARGUMENT for a timeout below 1. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mpi_init(cairn_context *ctx, int64_t timeout_ms, cairn_mpi **out);
+
+/** CONSTRUCTOR. Uses a communicator of a host that already runs MPI (it initializes and finalizes
+ * MPI; Cairn works on a private copy of the communicator).
+ * @param mpi_comm    the host's MPI_Comm stored in a pointer (Open MPI's MPI_Comm is one).
+ * @param timeout_ms  as for cairn_mpi_init.
+ * @param out         receives the handle; free it with cairn_mpi_free().
+ * Errors: as cairn_mpi_init; FAILED_PRECONDITION when MPI is not initialized. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mpi_adopt(cairn_context *ctx, void *mpi_comm, int64_t timeout_ms,
+                                                       cairn_mpi **out);
+
+/** DESTRUCTOR. Frees the handle (and finalizes MPI when it was the last user of Cairn's
+ * initialization). NULL is fine. Since 1.4. */
+CAIRN_API void cairn_mpi_free(cairn_mpi *mpi);
+
+/** METHOD. This process's rank, 0 .. size - 1 (-1 for NULL). Since 1.4. */
+CAIRN_API int32_t cairn_mpi_rank(const cairn_mpi *mpi);
+
+/** METHOD. The number of processes (0 for NULL). Since 1.4. */
+CAIRN_API int32_t cairn_mpi_size(const cairn_mpi *mpi);
+
+/** METHOD. The reduction of `value` across the processes, on value's device (CPU, or Vulkan through
+ * host staging). Float16 and bfloat16 reduce in float32; mean of integers divides with truncation.
+ * @param out  receives a new tensor of value's dtype and shape, the same on every rank.
+ * Errors: INVALID_ARGUMENT for other dtypes or ranks that disagree. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mpi_all_reduce(cairn_mpi *mpi, cairn_reduction reduction,
+                                                            const cairn_tensor *value, cairn_tensor **out);
+
+/** METHOD. Rank `root`'s `value` on every rank (each passes a tensor of the same dtype and shape).
+ * @param out  receives a new tensor on value's device.
+ * Errors: INVALID_ARGUMENT for a root outside 0 .. size - 1, a string tensor or ranks that
+ * disagree. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mpi_broadcast(cairn_mpi *mpi, int32_t root, const cairn_tensor *value,
+                                                           cairn_tensor **out);
+
+/** METHOD. Every rank's `value` concatenated along dimension 0 in rank order (a scalar gives a vector
+ * of size elements).
+ * @param out  receives a new tensor on value's device.
+ * Errors: INVALID_ARGUMENT for a string tensor or ranks that disagree. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mpi_all_gather(cairn_mpi *mpi, const cairn_tensor *value,
+                                                            cairn_tensor **out);
+
+/** METHOD. Returns once every rank has called it. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_mpi_barrier(cairn_mpi *mpi);
+
 
 #if defined(CAIRN_EXPERIMENTAL)
 

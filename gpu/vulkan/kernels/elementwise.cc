@@ -6,6 +6,7 @@
 #include "gpu/shaders/op_codes.h"
 #include "gpu/vulkan/kernels/kernel_util.h"
 #include "gpu/vulkan/kernels/push.h"
+#include "runtime/cpu/elementwise_table.h"
 #include "runtime/tensor/tensor.h"
 
 namespace cairn::gpu {
@@ -200,45 +201,19 @@ void float_test_kernel(KernelContext& kc) {
 
 }  // namespace
 
-#define CAIRN_VK_UNARY(name, code) CAIRN_REGISTER_KERNEL(name, DeviceKind::Vulkan, unary_kernel<code>)
-CAIRN_VK_UNARY("Neg", UOP_NEG);
-CAIRN_VK_UNARY("Abs", UOP_ABS);
-CAIRN_VK_UNARY("Sign", UOP_SIGN);
-CAIRN_VK_UNARY("Square", UOP_SQUARE);
-CAIRN_VK_UNARY("Reciprocal", UOP_RECIPROCAL);
-CAIRN_VK_UNARY("Exp", UOP_EXP);
-CAIRN_VK_UNARY("Log", UOP_LOG);
-CAIRN_VK_UNARY("Log1p", UOP_LOG1P);
-CAIRN_VK_UNARY("Sqrt", UOP_SQRT);
-CAIRN_VK_UNARY("Rsqrt", UOP_RSQRT);
-CAIRN_VK_UNARY("Sin", UOP_SIN);
-CAIRN_VK_UNARY("Cos", UOP_COS);
-CAIRN_VK_UNARY("Tanh", UOP_TANH);
-CAIRN_VK_UNARY("Sigmoid", UOP_SIGMOID);
-CAIRN_VK_UNARY("Erf", UOP_ERF);
-CAIRN_VK_UNARY("Relu", UOP_RELU);
-CAIRN_VK_UNARY("Relu6", UOP_RELU6);
-CAIRN_VK_UNARY("Elu", UOP_ELU);
-CAIRN_VK_UNARY("Selu", UOP_SELU);
-CAIRN_VK_UNARY("Softplus", UOP_SOFTPLUS);
-CAIRN_VK_UNARY("Floor", UOP_FLOOR);
-CAIRN_VK_UNARY("Ceil", UOP_CEIL);
-CAIRN_VK_UNARY("Round", UOP_ROUND);
-CAIRN_VK_UNARY("ZerosLike", UOP_ZEROS);
-CAIRN_VK_UNARY("OnesLike", UOP_ONES);
-CAIRN_REGISTER_KERNEL("Gelu", DeviceKind::Vulkan, gelu_kernel);
+// The elementwise table's ops (runtime/cpu/elementwise_table.h) on unary.comp / binary.comp.
+#define CAIRN_VK_UNARY(name, step, F, code) CAIRN_REGISTER_KERNEL(name, DeviceKind::Vulkan, unary_kernel<code>);
+CAIRN_FUSIBLE_UNARY_OPS(CAIRN_VK_UNARY)
 #undef CAIRN_VK_UNARY
-
-CAIRN_REGISTER_KERNEL("Add", DeviceKind::Vulkan, (binary_kernel<BOP_ADD, false>));
-CAIRN_REGISTER_KERNEL("Sub", DeviceKind::Vulkan, (binary_kernel<BOP_SUB, false>));
-CAIRN_REGISTER_KERNEL("Mul", DeviceKind::Vulkan, (binary_kernel<BOP_MUL, false>));
-CAIRN_REGISTER_KERNEL("RealDiv", DeviceKind::Vulkan, (binary_kernel<BOP_DIV, true>));
+#define CAIRN_VK_BINARY(name, step, F, code, float_only) \
+  CAIRN_REGISTER_KERNEL(name, DeviceKind::Vulkan, (binary_kernel<code, float_only>));
+CAIRN_FUSIBLE_BINARY_OPS(CAIRN_VK_BINARY)
+#undef CAIRN_VK_BINARY
+CAIRN_REGISTER_KERNEL("ZerosLike", DeviceKind::Vulkan, unary_kernel<UOP_ZEROS>);
+CAIRN_REGISTER_KERNEL("OnesLike", DeviceKind::Vulkan, unary_kernel<UOP_ONES>);
+CAIRN_REGISTER_KERNEL("Gelu", DeviceKind::Vulkan, gelu_kernel);
 CAIRN_REGISTER_KERNEL("FloorDiv", DeviceKind::Vulkan, (binary_kernel<BOP_FLOORDIV, true>));
 CAIRN_REGISTER_KERNEL("FloorMod", DeviceKind::Vulkan, (binary_kernel<BOP_FLOORMOD, true>));
-CAIRN_REGISTER_KERNEL("Pow", DeviceKind::Vulkan, (binary_kernel<BOP_POW, true>));
-CAIRN_REGISTER_KERNEL("Maximum", DeviceKind::Vulkan, (binary_kernel<BOP_MAX, false>));
-CAIRN_REGISTER_KERNEL("Minimum", DeviceKind::Vulkan, (binary_kernel<BOP_MIN, false>));
-CAIRN_REGISTER_KERNEL("SquaredDifference", DeviceKind::Vulkan, (binary_kernel<BOP_SQDIFF, false>));
 CAIRN_REGISTER_KERNEL("ClipByValue", DeviceKind::Vulkan, clip_kernel);
 CAIRN_REGISTER_KERNEL("AddN", DeviceKind::Vulkan, add_n_kernel);
 

@@ -1,7 +1,8 @@
 // Collectives and MirroredStrategy::run: all-reduce results (sum, mean, min, max) on 2 and 4
 // logical CPU devices and 2 logical Vulkan devices, bit-identical on every replica and independent
-// of arrival order; the fused list form; traced all-reduces; timeouts, failing replicas, replicas
-// that skip a collective and mismatched calls all end with clear errors, never a hang; bad devices.
+// of arrival order; the fused list form; traced all-reduces; broadcast, all-gather and barrier;
+// timeouts, failing replicas, replicas that skip a collective and mismatched calls all end with
+// clear errors, never a hang; bad devices.
 #include <atomic>
 #include <thread>
 
@@ -141,6 +142,84 @@ TEST_CASE("a traced function runs the all-reduce inside its replayed graph, one 
     CHECK(out[1].device()->name() == "cpu:1");
   }
   CHECK(f->num_traces() == 2);
+}
+
+// Runs fn(rank) on one thread per member of a LocalCollective over n logical CPU devices.
+template <class Fn>
+void on_members(LocalCollective& g, int n, Fn fn) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) threads.emplace_back([&, r] { fn(r); });
+  for (std::thread& t : threads) t.join();
+}
+
+Ref<LocalCollective> cpu_group(Context& c, int n, int timeout_ms = 5000) {
+  std::vector<Device*> devices;
+  for (int r = 0; r < n; ++r) devices.push_back(&c.device("cpu:" + std::to_string(r)));
+  return make_ref<LocalCollective>(devices, std::chrono::milliseconds(timeout_ms));
+}
+
+TEST_CASE("broadcast, all_gather and barrier on 2 and 4 members of a LocalCollective") {
+  for (int n : {2, 4}) {
+    CAPTURE(n);
+    Ref<Context> c = split_cpu(n);
+    Ref<LocalCollective> g = cpu_group(*c, n);
+    std::vector<std::vector<int64_t>> data(static_cast<size_t>(n)), gathered(static_cast<size_t>(n));
+    on_members(*g, n, [&](int r) {
+      std::vector<int64_t>& d = data[static_cast<size_t>(r)];
+      d = {r * 10, r * 10 + 1, r * 10 + 2};
+      g->barrier(r);
+      g->broadcast(r, n - 1, DType::Int64, 3, d.data());
+      std::vector<int64_t> mine = {r, -r};
+      gathered[static_cast<size_t>(r)].resize(static_cast<size_t>(2 * n));
+      g->all_gather(r, DType::Int64, 2, mine.data(), gathered[static_cast<size_t>(r)].data());
+      g->barrier(r);
+    });
+    std::vector<int64_t> expect_gather;
+    for (int r = 0; r < n; ++r) expect_gather.insert(expect_gather.end(), {r, -r});
+    for (int r = 0; r < n; ++r) {
+      CHECK(data[static_cast<size_t>(r)] == std::vector<int64_t>{(n - 1) * 10, (n - 1) * 10 + 1, (n - 1) * 10 + 2});
+      CHECK(gathered[static_cast<size_t>(r)] == expect_gather);
+    }
+  }
+}
+
+TEST_CASE("a MirroredStrategy's replicas broadcast, all-gather and meet at a barrier through its collective") {
+  Ref<Context> c = split_cpu(2);
+  Ref<MirroredStrategy> s = MirroredStrategy::create(*c, names("cpu", 2));
+  std::vector<std::vector<float>> seen(2);
+  s->run([&](ReplicaContext& rc) {
+    const int r = rc.replica_id();
+    float mine[2] = {static_cast<float>(r), 10.0f + static_cast<float>(r)};
+    s->collective().broadcast(r, 1, DType::Float32, 2, mine);  // replica 1's values everywhere
+    std::vector<float>& all = seen[static_cast<size_t>(r)];
+    all.resize(4);
+    s->collective().all_gather(r, DType::Float32, 2, mine, all.data());
+    s->collective().barrier(r);
+    return rc.all_reduce(Reduction::Sum, replica_value(rc, 1));  // the op's calls keep counting
+  });
+  for (const std::vector<float>& all : seen) CHECK(all == std::vector<float>{1, 11, 1, 11});
+}
+
+TEST_CASE("members that disagree on the kind of collective or on its root get InvalidArgument") {
+  Ref<Context> c = split_cpu(2);
+  Ref<LocalCollective> g = cpu_group(*c, 2);
+  std::vector<std::string> errors(2);
+  on_members(*g, 2, [&](int r) {
+    float v = 1;
+    try {
+      if (r == 0) g->broadcast(0, 0, DType::Float32, 1, &v);
+      else g->barrier(1);
+    } catch (const Error& e) {
+      errors[static_cast<size_t>(r)] = e.message();
+    }
+  });
+  for (const std::string& e : errors) CHECK(e.find("broadcast of 1 elements of float32 from member 0") != std::string::npos);
+  CHECK(errors[1].find("barrier") != std::string::npos);
+  g->reset();
+  float v = 0;
+  CHECK_THROWS_CODE(g->broadcast(0, 2, DType::Float32, 1, &v), Code::InvalidArgument, "no root member 2");
+  CHECK_THROWS_CODE(g->all_gather(0, DType::String, 1, &v, &v), Code::InvalidArgument, "has no fixed size");
+  CHECK_THROWS_CODE(g->barrier(3), Code::InvalidArgument, "no member 3");
 }
 
 TEST_CASE("a collective that times out names the replicas that did not arrive") {
@@ -291,7 +370,7 @@ TEST_CASE("a replica that skips a collective or passes a different size fails fa
   CHECK_THROWS_CODE(s->run([&](ReplicaContext& rc) {
                       return rc.all_reduce(Reduction::Sum, replica_value(rc, 1 + rc.replica_id()));
                     }),
-                    Code::InvalidArgument, "every replica must all-reduce the same dtype and size");
+                    Code::InvalidArgument, "every replica must issue the same collectives with the same dtype and size");
   CHECK_THROWS_CODE(s->run([&](ReplicaContext& rc) {
                       return rc.all_reduce(Reduction::Sum, make_as(DType::Bool, {1}, Shape{1}));
                     }),

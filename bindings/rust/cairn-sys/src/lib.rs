@@ -198,6 +198,13 @@ pub struct cairn_replica_context {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
+/// Opaque handle `cairn_mpi`.
+#[repr(C)]
+pub struct cairn_mpi {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
 /// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes). Since 1.0.
 pub type cairn_code = u32;
 /// A value of [`cairn_code`].
@@ -2361,6 +2368,15 @@ pub(crate) struct Api {
     cairn_strategy_split_batch: unsafe extern "C" fn(s: *mut cairn_strategy, global: *const cairn_tensor, parts: *mut *mut cairn_tensor, n_parts: usize) -> *mut cairn_status,
     cairn_strategy_iterator_next: unsafe extern "C" fn(s: *mut cairn_strategy, it: *mut cairn_object, parts: *mut *mut cairn_tensor, n_parts: usize) -> *mut cairn_status,
     cairn_compute_average_loss: unsafe extern "C" fn(ctx: *mut cairn_context, per_example_loss: *const cairn_tensor, global_batch_size: i64, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_mpi_init: unsafe extern "C" fn(ctx: *mut cairn_context, timeout_ms: i64, out: *mut *mut cairn_mpi) -> *mut cairn_status,
+    cairn_mpi_adopt: unsafe extern "C" fn(ctx: *mut cairn_context, mpi_comm: *mut c_void, timeout_ms: i64, out: *mut *mut cairn_mpi) -> *mut cairn_status,
+    cairn_mpi_free: unsafe extern "C" fn(mpi: *mut cairn_mpi),
+    cairn_mpi_rank: unsafe extern "C" fn(mpi: *const cairn_mpi) -> i32,
+    cairn_mpi_size: unsafe extern "C" fn(mpi: *const cairn_mpi) -> i32,
+    cairn_mpi_all_reduce: unsafe extern "C" fn(mpi: *mut cairn_mpi, reduction: cairn_reduction, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_mpi_broadcast: unsafe extern "C" fn(mpi: *mut cairn_mpi, root: i32, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_mpi_all_gather: unsafe extern "C" fn(mpi: *mut cairn_mpi, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status,
+    cairn_mpi_barrier: unsafe extern "C" fn(mpi: *mut cairn_mpi) -> *mut cairn_status,
     cairn_function_export: unsafe extern "C" fn(r#fn: *const cairn_function, path: *const c_char) -> *mut cairn_status,
     cairn_function_load: unsafe extern "C" fn(ctx: *mut cairn_context, path: *const c_char, out: *mut *mut cairn_function) -> *mut cairn_status,
     cairn_function_graphdef: unsafe extern "C" fn(r#fn: *const cairn_function, index: usize, out: *mut *mut c_char) -> *mut cairn_status,
@@ -2759,6 +2775,15 @@ impl Api {
             cairn_strategy_split_batch: core::mem::transmute(load::symbol(lib, c"cairn_strategy_split_batch")?),
             cairn_strategy_iterator_next: core::mem::transmute(load::symbol(lib, c"cairn_strategy_iterator_next")?),
             cairn_compute_average_loss: core::mem::transmute(load::symbol(lib, c"cairn_compute_average_loss")?),
+            cairn_mpi_init: core::mem::transmute(load::symbol(lib, c"cairn_mpi_init")?),
+            cairn_mpi_adopt: core::mem::transmute(load::symbol(lib, c"cairn_mpi_adopt")?),
+            cairn_mpi_free: core::mem::transmute(load::symbol(lib, c"cairn_mpi_free")?),
+            cairn_mpi_rank: core::mem::transmute(load::symbol(lib, c"cairn_mpi_rank")?),
+            cairn_mpi_size: core::mem::transmute(load::symbol(lib, c"cairn_mpi_size")?),
+            cairn_mpi_all_reduce: core::mem::transmute(load::symbol(lib, c"cairn_mpi_all_reduce")?),
+            cairn_mpi_broadcast: core::mem::transmute(load::symbol(lib, c"cairn_mpi_broadcast")?),
+            cairn_mpi_all_gather: core::mem::transmute(load::symbol(lib, c"cairn_mpi_all_gather")?),
+            cairn_mpi_barrier: core::mem::transmute(load::symbol(lib, c"cairn_mpi_barrier")?),
             cairn_function_export: core::mem::transmute(load::symbol(lib, c"cairn_function_export")?),
             cairn_function_load: core::mem::transmute(load::symbol(lib, c"cairn_function_load")?),
             cairn_function_graphdef: core::mem::transmute(load::symbol(lib, c"cairn_function_graphdef")?),
@@ -5699,6 +5724,87 @@ pub unsafe fn cairn_strategy_iterator_next(s: *mut cairn_strategy, it: *mut cair
 #[inline]
 pub unsafe fn cairn_compute_average_loss(ctx: *mut cairn_context, per_example_loss: *const cairn_tensor, global_batch_size: i64, out: *mut *mut cairn_tensor) -> *mut cairn_status {
     (load::api().cairn_compute_average_loss)(ctx, per_example_loss, global_batch_size, out)
+}
+
+/// CONSTRUCTOR. Joins the job's communicator (a private copy of MPI_COMM_WORLD), initializing MPI
+/// unless the process already has; MPI is finalized when the last cairn_mpi that relied on Cairn's
+/// initialization is freed (it cannot start again in the same process).
+/// @param timeout_ms  how long a collective waits for the other ranks; at least 1.
+/// @param out         receives the handle; free it with cairn_mpi_free().
+/// Errors: UNAVAILABLE without the plugin or MPI, FAILED_PRECONDITION when MPI cannot start,
+/// INVALID_ARGUMENT for a timeout below 1. Since 1.4.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_mpi_init(ctx: *mut cairn_context, timeout_ms: i64, out: *mut *mut cairn_mpi) -> *mut cairn_status {
+    (load::api().cairn_mpi_init)(ctx, timeout_ms, out)
+}
+
+/// CONSTRUCTOR. Uses a communicator of a host that already runs MPI (it initializes and finalizes
+/// MPI; Cairn works on a private copy of the communicator).
+/// @param mpi_comm    the host's MPI_Comm stored in a pointer (Open MPI's MPI_Comm is one).
+/// @param timeout_ms  as for cairn_mpi_init.
+/// @param out         receives the handle; free it with cairn_mpi_free().
+/// Errors: as cairn_mpi_init; FAILED_PRECONDITION when MPI is not initialized. Since 1.4.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_mpi_adopt(ctx: *mut cairn_context, mpi_comm: *mut c_void, timeout_ms: i64, out: *mut *mut cairn_mpi) -> *mut cairn_status {
+    (load::api().cairn_mpi_adopt)(ctx, mpi_comm, timeout_ms, out)
+}
+
+/// DESTRUCTOR. Frees the handle (and finalizes MPI when it was the last user of Cairn's
+/// initialization). NULL is fine. Since 1.4.
+#[inline]
+pub unsafe fn cairn_mpi_free(mpi: *mut cairn_mpi) {
+    (load::api().cairn_mpi_free)(mpi)
+}
+
+/// METHOD. This process's rank, 0 .. size - 1 (-1 for NULL). Since 1.4.
+#[inline]
+pub unsafe fn cairn_mpi_rank(mpi: *const cairn_mpi) -> i32 {
+    (load::api().cairn_mpi_rank)(mpi)
+}
+
+/// METHOD. The number of processes (0 for NULL). Since 1.4.
+#[inline]
+pub unsafe fn cairn_mpi_size(mpi: *const cairn_mpi) -> i32 {
+    (load::api().cairn_mpi_size)(mpi)
+}
+
+/// METHOD. The reduction of `value` across the processes, on value's device (CPU, or Vulkan through
+/// host staging). Float16 and bfloat16 reduce in float32; mean of integers divides with truncation.
+/// @param out  receives a new tensor of value's dtype and shape, the same on every rank.
+/// Errors: INVALID_ARGUMENT for other dtypes or ranks that disagree. Since 1.4.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_mpi_all_reduce(mpi: *mut cairn_mpi, reduction: cairn_reduction, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_mpi_all_reduce)(mpi, reduction, value, out)
+}
+
+/// METHOD. Rank `root`'s `value` on every rank (each passes a tensor of the same dtype and shape).
+/// @param out  receives a new tensor on value's device.
+/// Errors: INVALID_ARGUMENT for a root outside 0 .. size - 1, a string tensor or ranks that
+/// disagree. Since 1.4.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_mpi_broadcast(mpi: *mut cairn_mpi, root: i32, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_mpi_broadcast)(mpi, root, value, out)
+}
+
+/// METHOD. Every rank's `value` concatenated along dimension 0 in rank order (a scalar gives a vector
+/// of size elements).
+/// @param out  receives a new tensor on value's device.
+/// Errors: INVALID_ARGUMENT for a string tensor or ranks that disagree. Since 1.4.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_mpi_all_gather(mpi: *mut cairn_mpi, value: *const cairn_tensor, out: *mut *mut cairn_tensor) -> *mut cairn_status {
+    (load::api().cairn_mpi_all_gather)(mpi, value, out)
+}
+
+/// METHOD. Returns once every rank has called it. Since 1.4.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_mpi_barrier(mpi: *mut cairn_mpi) -> *mut cairn_status {
+    (load::api().cairn_mpi_barrier)(mpi)
 }
 
 /// METHOD. Writes every trace of `fn` to `path` (replaced atomically).

@@ -5308,6 +5308,81 @@ done:
   return result;
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_mpiInit(JNIEnv *env, jclass cls, jlong ctx, jlong timeoutMs) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_mpi *c_out = NULL;
+  cairn_status *status = cairn_mpi_init((cairn_context *)(intptr_t)ctx, (int64_t)timeoutMs, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_mpiFree(JNIEnv *env, jclass cls, jlong mpi) {
+  (void)env;
+  (void)cls;
+  cairn_mpi_free((cairn_mpi *)(intptr_t)mpi);
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_mpiRank(JNIEnv *env, jclass cls, jlong mpi) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_mpi_rank((const cairn_mpi *)(intptr_t)mpi);
+}
+
+JNIEXPORT jint JNICALL Java_dev_cairn_CairnNative_mpiSize(JNIEnv *env, jclass cls, jlong mpi) {
+  (void)env;
+  (void)cls;
+  return (jint)cairn_mpi_size((const cairn_mpi *)(intptr_t)mpi);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_mpiAllReduce(JNIEnv *env, jclass cls, jlong mpi, jint reduction, jlong value) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_mpi_all_reduce((cairn_mpi *)(intptr_t)mpi, (cairn_reduction)reduction, (const cairn_tensor *)(intptr_t)value, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_mpiBroadcast(JNIEnv *env, jclass cls, jlong mpi, jint root, jlong value) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_mpi_broadcast((cairn_mpi *)(intptr_t)mpi, (int32_t)root, (const cairn_tensor *)(intptr_t)value, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_mpiAllGather(JNIEnv *env, jclass cls, jlong mpi, jlong value) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_tensor *c_out = NULL;
+  cairn_status *status = cairn_mpi_all_gather((cairn_mpi *)(intptr_t)mpi, (const cairn_tensor *)(intptr_t)value, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_mpiBarrier(JNIEnv *env, jclass cls, jlong mpi) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_mpi_barrier((cairn_mpi *)(intptr_t)mpi);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
 JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_functionExport(JNIEnv *env, jclass cls, jlong fn, jbyteArray path) {
   (void)env;
   (void)cls;

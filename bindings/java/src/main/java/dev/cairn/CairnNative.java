@@ -56,6 +56,7 @@ package dev.cairn;
  *   <li>cairn_callback_csv_logger: no Java mapping for struct field cairn_csv_logger_options.separator (char)
  *   <li>cairn_context_threads: no Java mapping for parameter int32_t *intra_op
  *   <li>cairn_device_scope_current: no Java mapping for parameter const char **name
+ *   <li>cairn_mpi_adopt: no Java mapping for parameter void *mpi_comm
  *   <li>cairn_context_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_variable_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
@@ -2361,6 +2362,62 @@ final class CairnNative {
    * Errors: INVALID_ARGUMENT for global_batch_size below 1. Since 1.3.
    */
   static native long computeAverageLoss(long ctx, long perExampleLoss, long globalBatchSize);
+
+  /**
+   * cairn_mpi_init: CONSTRUCTOR. Joins the job's communicator (a private copy of MPI_COMM_WORLD), initializing MPI
+   * unless the process already has; MPI is finalized when the last cairn_mpi that relied on Cairn's
+   * initialization is freed (it cannot start again in the same process).
+   * &#64;param timeout_ms  how long a collective waits for the other ranks; at least 1.
+   * &#64;param out         receives the handle; free it with cairn_mpi_free().
+   * Errors: UNAVAILABLE without the plugin or MPI, FAILED_PRECONDITION when MPI cannot start,
+   * INVALID_ARGUMENT for a timeout below 1. Since 1.4.
+   */
+  static native long mpiInit(long ctx, long timeoutMs);
+
+  /**
+   * cairn_mpi_free: DESTRUCTOR. Frees the handle (and finalizes MPI when it was the last user of Cairn's
+   * initialization). NULL is fine. Since 1.4.
+   */
+  static native void mpiFree(long mpi);
+
+  /**
+   * cairn_mpi_rank: METHOD. This process's rank, 0 .. size - 1 (-1 for NULL). Since 1.4.
+   */
+  static native int mpiRank(long mpi);
+
+  /**
+   * cairn_mpi_size: METHOD. The number of processes (0 for NULL). Since 1.4.
+   */
+  static native int mpiSize(long mpi);
+
+  /**
+   * cairn_mpi_all_reduce: METHOD. The reduction of `value` across the processes, on value's device (CPU, or Vulkan through
+   * host staging). Float16 and bfloat16 reduce in float32; mean of integers divides with truncation.
+   * &#64;param out  receives a new tensor of value's dtype and shape, the same on every rank.
+   * Errors: INVALID_ARGUMENT for other dtypes or ranks that disagree. Since 1.4.
+   */
+  static native long mpiAllReduce(long mpi, int reduction, long value);
+
+  /**
+   * cairn_mpi_broadcast: METHOD. Rank `root`'s `value` on every rank (each passes a tensor of the same dtype and shape).
+   * &#64;param out  receives a new tensor on value's device.
+   * Errors: INVALID_ARGUMENT for a root outside 0 .. size - 1, a string tensor or ranks that
+   * disagree. Since 1.4.
+   */
+  static native long mpiBroadcast(long mpi, int root, long value);
+
+  /**
+   * cairn_mpi_all_gather: METHOD. Every rank's `value` concatenated along dimension 0 in rank order (a scalar gives a vector
+   * of size elements).
+   * &#64;param out  receives a new tensor on value's device.
+   * Errors: INVALID_ARGUMENT for a string tensor or ranks that disagree. Since 1.4.
+   */
+  static native long mpiAllGather(long mpi, long value);
+
+  /**
+   * cairn_mpi_barrier: METHOD. Returns once every rank has called it. Since 1.4.
+   */
+  static native void mpiBarrier(long mpi);
 
   /**
    * cairn_function_export: Experimental (CAIRN_EXPERIMENTAL). METHOD. Writes every trace of `fn` to `path` (replaced atomically).
