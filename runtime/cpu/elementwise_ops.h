@@ -57,6 +57,8 @@ struct NegF {
   template <class T> static constexpr bool supports = is_numeric_v<T>;
   template <class C> C operator()(C x) const {
     if constexpr (std::is_integral_v<C>) return wrapping_neg(x);
+    // Flip the sign bit: xsimd 8.1's AVX-512 negation is `0 - x`, which turns +0 into +0.
+    else if constexpr (is_batch_v<C>) return x ^ C(-0.0);
     else return -x;
   }
 };
