@@ -19,6 +19,21 @@ def median_ms(fn, reps=REPS):
     return median_seconds(fn, reps) * 1e3
 
 
+def chain20_of(maximum, sigmoid):
+    """The chain with a framework's maximum-with-a-scalar and sigmoid."""
+
+    def chain20(x):
+        for _ in range(4):
+            x = x * 0.99
+            x = x + 0.01
+            x = maximum(x, -1.0)
+            x = 0.5 - x
+            x = sigmoid(x)
+        return x
+
+    return chain20
+
+
 def report(name, ms):
     print(f"@ peer/{name} {ms:.4f}", flush=True)
 
@@ -30,14 +45,7 @@ def torch_figures(threads):
 
     # The fastest natural spelling: clamp_min with a Python scalar (torch.maximum needs a tensor
     # operand and is several times slower in eager mode).
-    def chain20(x):
-        for _ in range(4):
-            x = x * 0.99
-            x = x + 0.01
-            x = torch.clamp_min(x, -1.0)
-            x = 0.5 - x
-            x = torch.sigmoid(x)
-        return x
+    chain20 = chain20_of(torch.clamp_min, torch.sigmoid)
 
     x = torch.full([N], 0.1, dtype=torch.float32)
     # On a loaded machine torch's OpenMP threads can be far slower than one thread, so both are
@@ -67,14 +75,7 @@ def tf_figures(threads):
     tf.config.threading.set_intra_op_parallelism_threads(threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
 
-    def chain20(x):
-        for _ in range(4):
-            x = x * 0.99
-            x = x + 0.01
-            x = tf.maximum(x, -1.0)
-            x = 0.5 - x
-            x = tf.sigmoid(x)
-        return x
+    chain20 = chain20_of(tf.maximum, tf.sigmoid)
 
     x = tf.fill([N], 0.1)
     graph = tf.function(chain20)
