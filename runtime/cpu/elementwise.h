@@ -9,7 +9,7 @@
 
 #include "runtime/core/convert.h"
 #include "runtime/core/thread_pool.h"
-#include "runtime/cpu/simd.h"
+#include "runtime/cpu/simd_dispatch.h"
 #include "runtime/ops/op_def.h"
 #include "runtime/tensor/tensor.h"
 
@@ -85,10 +85,30 @@ constexpr bool simd_unary_path_v = is_simd_float_v<T> && std::is_same_v<T, Out> 
 template <class T, class Out>
 constexpr bool simd_binary_path_v = is_simd_float_v<T> && std::is_same_v<T, Out>;
 
+// The fused step of functor F (graph::FusedStep), or -1 for functors outside the table's rows;
+// elementwise_ops.h specializes it from the rows.
+template <class F> struct fused_step_of : std::integral_constant<int64_t, -1> {};
+
+// The loop F runs on: the selected instruction set's (simd_dispatch.h) for the table's functors,
+// the baseline's for the others.
+template <class T, class F>
+UnaryLoopFn<T> unary_loop_of() {
+  constexpr int64_t step = fused_step_of<F>::value;
+  if constexpr (step >= 0) return simd_loops().table<T>().unary[step];
+  else return [](SimdOperand<T> a, T* out, int64_t n) { simd_unary<T>(F{}, a, out, n); };
+}
+
+template <class T, class F>
+BinaryLoopFn<T> binary_loop_of() {
+  constexpr int64_t step = fused_step_of<F>::value;
+  if constexpr (step >= 0) return simd_loops().table<T>().binary[step - graph::kFirstBinaryStep];
+  else return [](SimdOperand<T> a, SimdOperand<T> b, T* out, int64_t n) { simd_binary<T>(F{}, a, b, out, n); };
+}
+
 // out = F(a, b) where each input has the output's shape or one element (the fused loop's case too).
 // Returns false, doing nothing, for other broadcasts.
 template <class T, class F>
-bool simd_binary_apply(KernelContext& kc, F f) {
+bool simd_binary_apply(KernelContext& kc, F) {
   const Tensor& a = kc.input(0);
   const Tensor& b = kc.input(1);
   Tensor& out = kc.output(0);
@@ -100,9 +120,10 @@ bool simd_binary_apply(KernelContext& kc, F f) {
   std::optional<SimdOperand<T>> oa = operand(a), ob = operand(b);
   if (!oa || !ob) return false;
   T* po = out.mutable_data<T>();
+  const BinaryLoopFn<T> loop = binary_loop_of<T, F>();
   kc.pool.run(out.num_elements(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
     auto at = [&](SimdOperand<T> o) { return SimdOperand<T>{o.scalar ? o.p : o.p + begin, o.scalar}; };
-    simd_binary<T>(f, at(*oa), at(*ob), po + begin, end - begin);
+    loop(at(*oa), at(*ob), po + begin, end - begin);
   });
   return true;
 }
@@ -139,8 +160,9 @@ void unary_apply(KernelContext& kc, F f) {
   const T* pa = a.data<T>();
   Out* po = out.mutable_data<Out>();
   if constexpr (simd_unary_path_v<T, Out, F>) {
+    const UnaryLoopFn<T> loop = unary_loop_of<T, F>();
     kc.pool.run(a.num_elements(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-      simd_unary<T>(f, SimdOperand<T>{pa + b, false}, po + b, e - b);
+      loop(SimdOperand<T>{pa + b, false}, po + b, e - b);
     });
     return;
   }

@@ -43,12 +43,13 @@ C wrapping_mul(C a, C b) {
 }
 
 // Numerically stable logistic function: never computes exp of a large positive number.
-// Both branches use e = exp(-|x|), which is exp(-x) for x >= 0 and exp(x) below (NaN gives NaN).
+// With e = exp(-|x|) (exp(-x) for x >= 0, exp(x) below; NaN gives NaN) it is 1 / (1 + e) or
+// e / (1 + e): the numerator is picked first, so a batch pays one exp and one division.
 template <class C>
-C stable_sigmoid(C x) {
+CAIRN_SIMD_INLINE C stable_sigmoid(C x) {
   using std::fabs;
   C e = exp_any(-fabs(x));
-  return pick(x >= C(0), C(1) / (C(1) + e), e / (C(1) + e));
+  return pick(x >= C(0), C(1), e) / (C(1) + e);
 }
 
 struct NegF {
@@ -56,6 +57,8 @@ struct NegF {
   template <class T> static constexpr bool supports = is_numeric_v<T>;
   template <class C> C operator()(C x) const {
     if constexpr (std::is_integral_v<C>) return wrapping_neg(x);
+    // Flip the sign bit: xsimd 8.1's AVX-512 negation is `0 - x`, which turns +0 into +0.
+    else if constexpr (is_batch_v<C>) return x ^ C(-0.0);
     else return -x;
   }
 };
@@ -373,5 +376,13 @@ struct SquaredDifferenceF {
     }
   }
 };
+
+// Each row's functor knows its fused step, so its unfused kernel runs the dispatched loop
+// (elementwise.h, unary_loop_of) that the fused loop runs too.
+#define CAIRN_FUSED_STEP_OF(name, step, F, ...) \
+  template <> struct fused_step_of<F> : std::integral_constant<int64_t, graph::step> {};
+CAIRN_FUSIBLE_UNARY_OPS(CAIRN_FUSED_STEP_OF)
+CAIRN_FUSIBLE_BINARY_OPS(CAIRN_FUSED_STEP_OF)
+#undef CAIRN_FUSED_STEP_OF
 
 }  // namespace cairn

@@ -3,34 +3,14 @@
 #include <algorithm>
 #include <vector>
 
-#include "runtime/cpu/elementwise_ops.h"
+#include "runtime/cpu/simd_dispatch.h"
+#include "runtime/core/error.h"
+#include "runtime/core/thread_pool.h"
 
 namespace cairn {
 namespace {
 
 using namespace graph;  // the FusedStep codes
-
-template <class T>
-void unary_step(int64_t step, SimdOperand<T> a, T* d, int64_t len) {
-  switch (step) {
-#define CAIRN_FUSED_UNARY(name, s, F, ...) \
-  case s: return simd_unary<T>(F{}, a, d, len);
-    CAIRN_FUSIBLE_UNARY_OPS(CAIRN_FUSED_UNARY)
-#undef CAIRN_FUSED_UNARY
-  }
-  raise(Code::Internal, "FusedElementwise: unknown unary step {}", step);
-}
-
-template <class T>
-void binary_step(int64_t step, SimdOperand<T> a, SimdOperand<T> b, T* d, int64_t len) {
-  switch (step) {
-#define CAIRN_FUSED_BINARY(name, s, F, ...) \
-  case s: return simd_binary<T>(F{}, a, b, d, len);
-    CAIRN_FUSIBLE_BINARY_OPS(CAIRN_FUSED_BINARY)
-#undef CAIRN_FUSED_BINARY
-  }
-  raise(Code::Internal, "FusedElementwise: unknown binary step {}", step);
-}
 
 // Elements per block: a block's registers (one per step) stay in the L1/L2 cache.
 constexpr int64_t kBlock = 512;
@@ -44,6 +24,15 @@ void run_program(const KernelContext& kc, const AttrValue& program) {
   const int64_t* prog = program.ints;
   T* out = kc.output(0).mutable_data<T>();
   const int64_t n = kc.output(0).num_elements();
+  // The unfused kernels' loops (simd_dispatch.h), so fused and unfused results are bitwise equal.
+  const SimdLoopTable<T>& loops = simd_loops().table<T>();
+  for (int64_t j = 0; j < steps; ++j) {
+    const int64_t step = prog[3 * j];
+    const bool known = step >= 0 && step < kNumFusedSteps &&
+                       (step < kFirstBinaryStep ? loops.unary[step] != nullptr
+                                                : loops.binary[step - kFirstBinaryStep] != nullptr);
+    if (!known) raise(Code::Internal, "FusedElementwise: unknown step {}", step);
+  }
   kc.pool.run(n, kGrain, [&](int64_t begin, int64_t end) {
     static thread_local std::vector<T> scratch;
     if (scratch.size() < static_cast<size_t>(steps * kBlock)) scratch.resize(static_cast<size_t>(steps * kBlock));
@@ -60,8 +49,8 @@ void run_program(const KernelContext& kc, const AttrValue& program) {
       for (int64_t j = 0; j < steps; ++j) {
         const int64_t* s = prog + 3 * j;
         T* dst = j == steps - 1 ? out + pos : scratch.data() + j * kBlock;
-        if (s[0] < kFirstBinaryStep) unary_step<T>(s[0], operand(s[1]), dst, len);
-        else binary_step<T>(s[0], operand(s[1]), operand(s[2]), dst, len);
+        if (s[0] < kFirstBinaryStep) loops.unary[s[0]](operand(s[1]), dst, len);
+        else loops.binary[s[0] - kFirstBinaryStep](operand(s[1]), operand(s[2]), dst, len);
       }
     }
   });

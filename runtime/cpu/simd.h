@@ -1,8 +1,10 @@
 // SIMD loops for the float32/float64 elementwise functors (runtime/cpu/elementwise_ops.h), shared by
 // the unfused kernels and the fused loop so both compute every element with the same code.
 //
-// Instruction set: xsimd's default architecture for the build flags, which are the x86-64 baseline
-// (SSE2: 4 floats or 2 doubles per batch); see docs/simd.md for the choice and the accuracy.
+// Instruction set: the loops are templates on an xsimd architecture `A`. simd_loops_arch.cc
+// instantiates them once per instruction set (SSE2, AVX2+FMA, AVX-512) in its own translation
+// unit built with that set's flags, and simd_dispatch.h picks one at startup; the default `A` is
+// the build's own baseline (SSE2). See docs/simd.md for the choice and the accuracy.
 //
 // Every element goes through the batch code, the ragged end of a range included (it is padded to
 // one batch), so an element's result never depends on where a thread's range starts or ends.
@@ -18,8 +20,8 @@
 
 namespace cairn {
 
-template <class T>
-using Batch = xsimd::batch<T>;
+template <class T, class A = xsimd::default_arch>
+using Batch = xsimd::batch<T, A>;
 
 template <class T> constexpr bool is_simd_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
@@ -42,43 +44,53 @@ xsimd::batch<T, A> pick(xsimd::batch_bool<T, A> cond, xsimd::batch<T, A> a, xsim
   return xsimd::select(cond, a, b);
 }
 
-template <class T, class F>
-Batch<T> apply_batch(F f, Batch<T> x) {
+// Forced inline (like the helpers the functors call on batches): out of line, every batch would
+// pay a call and spill its registers, and GCC's size heuristics give up on the larger functors.
+#define CAIRN_SIMD_INLINE inline __attribute__((always_inline))
+
+template <class T, class A, class F>
+CAIRN_SIMD_INLINE Batch<T, A> apply_batch(F f, Batch<T, A> x) {
   if constexpr (has_simd_v<F>) {
     return f(x);
   } else {
-    alignas(64) T lane[Batch<T>::size];
+    alignas(64) T lane[Batch<T, A>::size];
     x.store_aligned(lane);
     for (T& v : lane) v = f(v);
-    return Batch<T>::load_aligned(lane);
+    return Batch<T, A>::load_aligned(lane);
   }
 }
 
-template <class T, class F>
-Batch<T> apply_batch(F f, Batch<T> x, Batch<T> y) {
+template <class T, class A, class F>
+CAIRN_SIMD_INLINE Batch<T, A> apply_batch(F f, Batch<T, A> x, Batch<T, A> y) {
   if constexpr (has_simd_v<F>) {
     return f(x, y);
   } else {
-    alignas(64) T a[Batch<T>::size], b[Batch<T>::size];
+    alignas(64) T a[Batch<T, A>::size], b[Batch<T, A>::size];
     x.store_aligned(a);
     y.store_aligned(b);
-    for (size_t i = 0; i < Batch<T>::size; ++i) a[i] = f(a[i], b[i]);
-    return Batch<T>::load_aligned(a);
+    for (size_t i = 0; i < Batch<T, A>::size; ++i) a[i] = f(a[i], b[i]);
+    return Batch<T, A>::load_aligned(a);
   }
 }
 
-// Replaces the lanes of `r` where `outside(x)` holds with libm's `fn(x)`: for the inputs where an
-// xsimd function is inaccurate. The test is one compare and one branch per batch.
+// The lanes of `r` where `outside(x)` holds replaced with libm's `fn(x)`: rare, so out of line.
 template <class V, class Outside, class Fn>
-V with_libm_lanes(V x, V r, Outside outside, Fn fn) {
+__attribute__((noinline, cold)) V libm_lanes(V x, V r, Outside outside, Fn fn) {
   using T = typename V::value_type;
-  if (!xsimd::any(outside(x))) return r;
   alignas(64) T in[V::size], out[V::size];
   x.store_aligned(in);
   r.store_aligned(out);
   for (size_t i = 0; i < V::size; ++i)
     if (outside(in[i])) out[i] = fn(in[i]);
   return V::load_aligned(out);
+}
+
+// Replaces the lanes of `r` where `outside(x)` holds with libm's `fn(x)`: for the inputs where an
+// xsimd function is inaccurate. The test is one compare and one branch per batch.
+template <class V, class Outside, class Fn>
+CAIRN_SIMD_INLINE V with_libm_lanes(V x, V r, Outside outside, Fn fn) {
+  if (__builtin_expect(xsimd::any(outside(x)), 0)) return libm_lanes(x, r, outside, fn);
+  return r;
 }
 
 // exp, log and erf for scalars (libm) and batches (xsimd, libm where xsimd is inaccurate):
@@ -95,7 +107,7 @@ template <class T, class A> struct lane_type<xsimd::batch<T, A>> { using type = 
 // On batches, xsimd's `simd_fn` with libm's `libm_fn` for the lanes outside [lo, hi] (NaN stays
 // with xsimd); on scalars, libm.
 template <class V, class SimdFn, class LibmFn>
-V xsimd_within(V x, double lo, double hi, SimdFn simd_fn, LibmFn libm_fn) {
+CAIRN_SIMD_INLINE V xsimd_within(V x, double lo, double hi, SimdFn simd_fn, LibmFn libm_fn) {
   if constexpr (is_batch_v<V>) {
     using T = typename V::value_type;
     const T l = static_cast<T>(lo), h = static_cast<T>(hi);
@@ -110,14 +122,14 @@ V xsimd_within(V x, double lo, double hi, SimdFn simd_fn, LibmFn libm_fn) {
 }
 
 template <class V>
-V exp_any(V x) {
+CAIRN_SIMD_INLINE V exp_any(V x) {
   const bool is_float = sizeof(typename lane_type<V>::type) == 4;
   return xsimd_within(x, is_float ? -87.0 : -708.0, is_float ? 88.0 : 709.0, [](auto b) { return xsimd::exp(b); },
                       [](auto v) { using std::exp; return exp(v); });
 }
 
 template <class V>
-V log_any(V x) {
+CAIRN_SIMD_INLINE V log_any(V x) {
   using T = typename lane_type<V>::type;
   double smallest = 0;
   if constexpr (std::is_floating_point_v<T>) smallest = static_cast<double>(std::numeric_limits<T>::min());
@@ -126,7 +138,7 @@ V log_any(V x) {
 }
 
 template <class V>
-V erf_any(V x) {
+CAIRN_SIMD_INLINE V erf_any(V x) {
   return xsimd_within(x, -6.0, 6.0, [](auto b) { return xsimd::erf(b); }, [](auto v) { using std::erf; return erf(v); });
 }
 
@@ -137,68 +149,72 @@ struct SimdOperand {
   bool scalar;
 };
 
+// Everything below is a template on the architecture `A`, so each instruction set's copy has its
+// own symbols: no copy built with AVX-512 flags can stand in for the SSE2 one at link time.
+// (Plain loops rather than std::copy for the same reason: std::copy<float*> has one name for all.)
 namespace simd_detail {
 
-template <class T, bool Scalar>
-Batch<T> load(const T* p, int64_t i) {
-  if constexpr (Scalar) return Batch<T>(p[0]);
-  else return Batch<T>::load_unaligned(p + i);
+template <class T, class A, bool Scalar>
+Batch<T, A> load(const T* p, int64_t i) {
+  if constexpr (Scalar) return Batch<T, A>(p[0]);
+  else return Batch<T, A>::load_unaligned(p + i);
 }
 
 // A padded copy of the last `rem` (< one batch) elements of a full operand, or the scalar.
-template <class T, bool Scalar>
-Batch<T> load_tail(const T* p, int64_t i, int64_t rem) {
+template <class T, class A, bool Scalar>
+Batch<T, A> load_tail(const T* p, int64_t i, int64_t rem) {
   if constexpr (Scalar) {
-    return Batch<T>(p[0]);
+    return Batch<T, A>(p[0]);
   } else {
-    alignas(64) T lane[Batch<T>::size] = {};
-    std::copy(p + i, p + i + rem, lane);
-    return Batch<T>::load_aligned(lane);
+    alignas(64) T lane[Batch<T, A>::size] = {};
+    for (int64_t k = 0; k < rem; ++k) lane[k] = p[i + k];
+    return Batch<T, A>::load_aligned(lane);
   }
 }
 
-template <class T>
-void store_tail(Batch<T> v, T* out, int64_t rem) {
-  alignas(64) T lane[Batch<T>::size];
+template <class T, class A>
+void store_tail(Batch<T, A> v, T* out, int64_t rem) {
+  alignas(64) T lane[Batch<T, A>::size];
   v.store_aligned(lane);
-  std::copy(lane, lane + rem, out);
+  for (int64_t k = 0; k < rem; ++k) out[k] = lane[k];
 }
 
-template <class T, bool SA, class F>
+template <class T, class A, bool SA, class F>
 void unary_loop(F f, const T* a, T* out, int64_t n) {
-  constexpr int64_t kLanes = Batch<T>::size;
+  constexpr int64_t kLanes = Batch<T, A>::size;
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) apply_batch<T>(f, load<T, SA>(a, i)).store_unaligned(out + i);
-  if (i < n) store_tail(apply_batch<T>(f, load_tail<T, SA>(a, i, n - i)), out + i, n - i);
+  for (; i + kLanes <= n; i += kLanes) apply_batch<T, A>(f, load<T, A, SA>(a, i)).store_unaligned(out + i);
+  if (i < n) store_tail<T, A>(apply_batch<T, A>(f, load_tail<T, A, SA>(a, i, n - i)), out + i, n - i);
 }
 
-template <class T, bool SA, bool SB, class F>
+template <class T, class A, bool SA, bool SB, class F>
 void binary_loop(F f, const T* a, const T* b, T* out, int64_t n) {
-  constexpr int64_t kLanes = Batch<T>::size;
+  constexpr int64_t kLanes = Batch<T, A>::size;
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    apply_batch<T>(f, load<T, SA>(a, i), load<T, SB>(b, i)).store_unaligned(out + i);
+    apply_batch<T, A>(f, load<T, A, SA>(a, i), load<T, A, SB>(b, i)).store_unaligned(out + i);
   if (i < n)
-    store_tail(apply_batch<T>(f, load_tail<T, SA>(a, i, n - i), load_tail<T, SB>(b, i, n - i)), out + i, n - i);
+    store_tail<T, A>(apply_batch<T, A>(f, load_tail<T, A, SA>(a, i, n - i), load_tail<T, A, SB>(b, i, n - i)),
+                     out + i, n - i);
 }
 
 }  // namespace simd_detail
 
 // out[i] = f(a[i]) for i in [0, n).
-template <class T, class F>
+template <class T, class A = xsimd::default_arch, class F>
 void simd_unary(F f, SimdOperand<T> a, T* out, int64_t n) {
-  if (a.scalar) simd_detail::unary_loop<T, true>(f, a.p, out, n);
-  else simd_detail::unary_loop<T, false>(f, a.p, out, n);
+  if (a.scalar) simd_detail::unary_loop<T, A, true>(f, a.p, out, n);
+  else simd_detail::unary_loop<T, A, false>(f, a.p, out, n);
 }
 
 // out[i] = f(a[i], b[i]) for i in [0, n).
-template <class T, class F>
+template <class T, class A = xsimd::default_arch, class F>
 void simd_binary(F f, SimdOperand<T> a, SimdOperand<T> b, T* out, int64_t n) {
   using namespace simd_detail;
-  if (!a.scalar && !b.scalar) binary_loop<T, false, false>(f, a.p, b.p, out, n);
-  else if (a.scalar && !b.scalar) binary_loop<T, true, false>(f, a.p, b.p, out, n);
-  else if (!a.scalar) binary_loop<T, false, true>(f, a.p, b.p, out, n);
-  else binary_loop<T, true, true>(f, a.p, b.p, out, n);
+  if (!a.scalar && !b.scalar) binary_loop<T, A, false, false>(f, a.p, b.p, out, n);
+  else if (a.scalar && !b.scalar) binary_loop<T, A, true, false>(f, a.p, b.p, out, n);
+  else if (!a.scalar) binary_loop<T, A, false, true>(f, a.p, b.p, out, n);
+  else binary_loop<T, A, true, true>(f, a.p, b.p, out, n);
 }
 
 }  // namespace cairn

@@ -1,6 +1,7 @@
-// The xsimd elementwise kernels (runtime/cpu/simd.h, elementwise_ops.h): accuracy of each
-// vectorized transcendental in ULPs against libm (the bounds docs/simd.md states), and results
-// that depend neither on the thread count nor on an element's position in the tensor.
+// The xsimd elementwise kernels (runtime/cpu/simd.h, elementwise_ops.h), on every instruction set
+// this CPU has (simd_dispatch.h): accuracy of each vectorized transcendental in ULPs against libm
+// (the bounds docs/simd.md states), fused and unfused results bitwise equal, and results that
+// depend neither on the thread count nor on an element's position in the tensor.
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -8,13 +9,30 @@
 #include <random>
 #include <string>
 
+#include "runtime/cpu/elementwise_ops.h"
+#include "runtime/cpu/simd_dispatch.h"
 #include "runtime/eager/dispatch.h"
+#include "runtime/eager/ops.h"
+#include "runtime/graph/function.h"
 #include "tests/util/test_util.h"
 
 namespace cairn {
 using namespace test;
 
 namespace {
+
+// Runs `body` once on each instruction set the CPU has, then restores the one in use.
+template <class Body>
+void on_each_arch(Body body) {
+  const SimdArch before = simd_loops().arch;
+  for (SimdArch arch : available_simd_archs()) {
+    use_simd_arch(arch);
+    const std::string isa = simd_arch_name(arch);
+    CAPTURE(isa);
+    body(arch);
+  }
+  use_simd_arch(before);
+}
 
 // Distance in representable values between two finite floats of one type (0 for equal values,
 // +0 and -0 included).
@@ -100,32 +118,87 @@ void check_accuracy(const char* op, const std::function<T(T)>& ref, int64_t boun
   CAPTURE(name);
   CAPTURE(sizeof(T));
   Accuracy acc = measure<T>(op, ref);
-  MESSAGE(name, (sizeof(T) == 4 ? " float32" : " float64"), ": max ", acc.max_ulps, " ulp, subnormal results off by ",
-          acc.max_subnormal_error);
+  // doctest prints a leading const char* as a pointer: the arch name goes in as a std::string.
+  const std::string isa = simd_arch_name(simd_loops().arch);
+  MESSAGE(isa, " ", name, (sizeof(T) == 4 ? " float32" : " float64"), ": max ",
+          acc.max_ulps, " ulp, subnormal results off by ", acc.max_subnormal_error);
   CHECK(acc.max_ulps <= bound);
   CHECK(acc.max_subnormal_error <= static_cast<double>(std::numeric_limits<T>::min()));
 }
 
 }  // namespace
 
+// Exp, Log, Tanh, Sigmoid and Erf of T against libm, on every instruction set.
+template <class T>
+void check_transcendentals(int64_t erf_bound) {
+  on_each_arch([&](SimdArch) {
+    check_accuracy<T>("Exp", [](T x) { return std::exp(x); }, 1);
+    check_accuracy<T>("Log", [](T x) { return std::log(x); }, 1);
+    check_accuracy<T>("Tanh", [](T x) { return std::tanh(x); }, 2);
+    check_accuracy<T>("Sigmoid", libm_sigmoid<T>, 2);
+    check_accuracy<T>("Erf", [](T x) { return std::erf(x); }, erf_bound);
+  });
+}
+
 TEST_CASE("vectorized exp, log, tanh, sigmoid and erf stay within the stated ULPs of libm, float32") {
-  check_accuracy<float>("Exp", [](float x) { return std::exp(x); }, 1);
-  check_accuracy<float>("Log", [](float x) { return std::log(x); }, 1);
-  check_accuracy<float>("Tanh", [](float x) { return std::tanh(x); }, 2);
-  check_accuracy<float>("Sigmoid", libm_sigmoid<float>, 2);
-  check_accuracy<float>("Erf", [](float x) { return std::erf(x); }, 2);
+  check_transcendentals<float>(2);
 }
 
 TEST_CASE("vectorized exp, log, tanh, sigmoid and erf stay within the stated ULPs of libm, float64") {
-  check_accuracy<double>("Exp", [](double x) { return std::exp(x); }, 1);
-  check_accuracy<double>("Log", [](double x) { return std::log(x); }, 1);
-  check_accuracy<double>("Tanh", [](double x) { return std::tanh(x); }, 2);
-  check_accuracy<double>("Sigmoid", libm_sigmoid<double>, 2);
   // xsimd's double erf is the least accurate (68 ulp measured, about 1.5e-14 relative).
-  check_accuracy<double>("Erf", [](double x) { return std::erf(x); }, 68);
+  check_transcendentals<double>(68);
+}
+
+TEST_CASE("CAIRN_SIMD's names and the baseline are always there") {
+  std::vector<SimdArch> archs = available_simd_archs();
+  REQUIRE(!archs.empty());
+  CHECK(archs.front() == SimdArch::kSse2);
+  CHECK(std::string(simd_arch_name(SimdArch::kAvx2)) == "avx2");
+  CHECK(std::string(simd_arch_name(SimdArch::kAvx512)) == "avx512");
+}
+
+// A chain with every kind of step: batch functors, lane-by-lane ones (Sign, Pow), scalar operands
+// on either side, a ragged length. Fused (one FusedElementwise) and unfused must agree bit for bit.
+std::vector<Tensor> mixed_chain(Context& cx, const Tensor& x0) {
+  const DType dt = x0.dtype();
+  auto k = [&](double v) { return op::scalar(cx, cx.cpu(), dt, v); };
+  Tensor x = x0;
+  Tensor s = op::sigmoid(cx, op::mul(cx, x, k(0.7)));
+  Tensor t = op::tanh(cx, op::sub(cx, k(0.25), x));
+  Tensor e = op::exp(cx, op::run1(cx, "Minimum", {x, k(3)}));
+  Tensor l = op::log(cx, op::add(cx, op::run1(cx, "Abs", {x}), k(0.5)));
+  Tensor m = op::maximum(cx, op::mul(cx, s, t), op::neg(cx, e));
+  Tensor q = op::pow(cx, op::add(cx, s, k(1)), k(1.5));
+  Tensor r = op::mul(cx, op::sign(cx, x), op::run1(cx, "Erf", {op::add(cx, l, m)}));
+  return {op::sigmoid(cx, op::sub(cx, op::add(cx, r, q), op::sqrt(cx, op::add(cx, s, k(2)))))};
+}
+
+template <class T>
+void check_fused_matches_unfused(Context& c) {
+  const int64_t n = 4 * 16384 + 13;
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<T>(std::sin(0.37 * static_cast<double>(i)) * 12.0);
+  Tensor x = make<T>(v, {n});
+  graph::FunctionOptions no_fusion;
+  no_fusion.passes.fuse_elementwise = false;
+  auto body = [](Context& cx, const std::vector<Tensor>& in) { return mixed_chain(cx, in[0]); };
+  auto fused = make_ref<graph::Function>(c, "mixed", body);
+  auto unfused = make_ref<graph::Function>(c, "mixed", body, no_fusion);
+  Tensor a = fused->call({x}).at(0), b = unfused->call({x}).at(0), e = mixed_chain(c, x).at(0);
+  CHECK(std::memcmp(a.data<T>(), b.data<T>(), static_cast<size_t>(n) * sizeof(T)) == 0);
+  CHECK(std::memcmp(a.data<T>(), e.data<T>(), static_cast<size_t>(n) * sizeof(T)) == 0);
+}
+
+TEST_CASE("fused and unfused chains are bitwise equal on each instruction set") {
+  Context& c = ctx();
+  on_each_arch([&](SimdArch) {
+    check_fused_matches_unfused<float>(c);
+    check_fused_matches_unfused<double>(c);
+  });
 }
 
 TEST_CASE("elementwise results are bitwise equal on 1, 2 and 4 threads") {
+  on_each_arch([](SimdArch) {
   std::vector<Ref<Context>> contexts;
   for (int threads : {1, 2, 4}) {
     ContextOptions o;
@@ -153,20 +226,96 @@ TEST_CASE("elementwise results are bitwise equal on 1, 2 and 4 threads") {
     for (size_t t = 1; t < results.size(); ++t)
       CHECK(std::memcmp(results[0].data<float>(), results[t].data<float>(), static_cast<size_t>(n) * 4) == 0);
   }
+  });
 }
 
 TEST_CASE("an element's result does not depend on its position (whole batches and the padded end agree)") {
   std::vector<double> v;
   for (int i = 0; i < 37; ++i) v.push_back(-9.0 + 0.5 * i);
   Tensor all = make<double>(v, {static_cast<int64_t>(v.size())});
-  for (const char* op : {"Sigmoid", "Exp", "Erf", "Tanh"}) {
-    CAPTURE(op);
-    std::vector<double> together = values<double>(run1(op, {all}));
-    for (size_t i = 0; i < v.size(); ++i) {
-      double alone = values<double>(run1(op, {make<double>({v[i]}, {1})}))[0];
-      CHECK(std::memcmp(&alone, &together[i], sizeof(double)) == 0);
+  on_each_arch([&](SimdArch) {
+    for (const char* op : {"Sigmoid", "Exp", "Erf", "Tanh"}) {
+      CAPTURE(op);
+      std::vector<double> together = values<double>(run1(op, {all}));
+      for (size_t i = 0; i < v.size(); ++i) {
+        double alone = values<double>(run1(op, {make<double>({v[i]}, {1})}))[0];
+        CHECK(std::memcmp(&alone, &together[i], sizeof(double)) == 0);
+      }
     }
+  });
+}
+
+// Special values for the per-op checks: signed zeros, subnormals, the extremes, infinities, NaN.
+template <class T>
+std::vector<T> special_values() {
+  using L = std::numeric_limits<T>;
+  return {T(0),         -T(0),        L::denorm_min(), -L::denorm_min(), L::min(), -L::min(),
+          L::max(),     -L::max(),    L::infinity(),   -L::infinity(),   L::quiet_NaN(), T(1),
+          T(-1),        T(0.5),       T(-2.5),         T(3)};
+}
+
+// `got` is what the kernel gave where the functor's scalar code gives `want`: NaN where it gives
+// NaN; zeros and infinities bit for bit (the sign included); everything else bit for bit for the
+// exact IEEE ops.
+template <class T>
+void check_like_scalar(T got, T want, bool exact) {
+  CAPTURE(got);
+  CAPTURE(want);
+  if (std::isnan(want)) {
+    CHECK(std::isnan(got));
+  } else if (exact || want == T(0) || std::isinf(want)) {
+    CHECK(std::memcmp(&got, &want, sizeof(T)) == 0);
   }
+}
+
+// The ops docs/simd.md calls exact: bit for bit the scalar code on every instruction set.
+bool is_exact_op(const std::string& op) {
+  for (const char* e : {"Neg", "Abs", "Square", "Reciprocal", "Sqrt", "Rsqrt", "Relu", "Add", "Sub", "Mul",
+                        "RealDiv", "Maximum", "Minimum", "SquaredDifference"})
+    if (op == e) return true;
+  return false;
+}
+
+template <class T>
+void check_table_ops_like_scalar() {
+  const std::vector<T> xs = special_values<T>();
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<T> as, bs;  // every pair of special values
+  for (T a : xs)
+    for (T b : xs) as.push_back(a), bs.push_back(b);
+  const int64_t pairs = static_cast<int64_t>(as.size());
+#define CAIRN_CHECK_UNARY(name, step, F, ...)                                   \
+  {                                                                            \
+    const std::string op = name;                                              \
+    CAPTURE(op);                                                               \
+    std::vector<T> got = values<T>(run1(name, {make<T>(xs, {n})}));            \
+    for (size_t i = 0; i < xs.size(); ++i) {                                   \
+      CAPTURE(xs[i]);                                                          \
+      check_like_scalar<T>(got[i], F{}(xs[i]), is_exact_op(op));               \
+    }                                                                          \
+  }
+  CAIRN_FUSIBLE_UNARY_OPS(CAIRN_CHECK_UNARY)
+#undef CAIRN_CHECK_UNARY
+#define CAIRN_CHECK_BINARY(name, step, F, ...)                                                   \
+  {                                                                                             \
+    const std::string op = name;                                                               \
+    CAPTURE(op);                                                                                \
+    std::vector<T> got = values<T>(run1(name, {make<T>(as, {pairs}), make<T>(bs, {pairs})}));   \
+    for (size_t i = 0; i < as.size(); ++i) {                                                    \
+      CAPTURE(as[i]);                                                                           \
+      CAPTURE(bs[i]);                                                                           \
+      check_like_scalar<T>(got[i], F{}(as[i], bs[i]), is_exact_op(op));                         \
+    }                                                                                           \
+  }
+  CAIRN_FUSIBLE_BINARY_OPS(CAIRN_CHECK_BINARY)
+#undef CAIRN_CHECK_BINARY
+}
+
+TEST_CASE("every table op keeps the scalar code's signed zeros, infinities and NaN on each instruction set") {
+  on_each_arch([](SimdArch) {
+    check_table_ops_like_scalar<float>();
+    check_table_ops_like_scalar<double>();
+  });
 }
 
 TEST_CASE("Maximum, Minimum and Relu keep their NaN and signed-zero rules on the SIMD path") {
