@@ -9,7 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "runtime/checkpoint/collective_group.h"
 #include "runtime/checkpoint/reader.h"
+#include "runtime/checkpoint/shard_index.h"
+#include "runtime/checkpoint/sharded_save.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/graphdef_proto.h"
 #include "runtime/summary/profiler.h"
@@ -24,28 +27,29 @@ double now_seconds() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-bool is_intact_checkpoint(const std::string& path) {
-  try {
-    ckpt::Reader::open(path);
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
 // A checkpoint of `children` with a manager over `directory`.
 struct ManagedCheckpoint {
   std::unique_ptr<ckpt::Checkpoint> ckpt;
   std::unique_ptr<ckpt::CheckpointManager> manager;
+  // Set when every rank of a multi-worker job saves together (a sharded checkpoint).
+  std::unique_ptr<ckpt::CollectiveShardGroup> shards;
 
   ManagedCheckpoint(Context& ctx, const std::vector<std::pair<std::string, Ref<Object>>>& children,
                     const std::string& directory, int64_t max_to_keep) {
     ckpt = std::make_unique<ckpt::Checkpoint>(ctx, children);
     ckpt::ManagerOptions o;
     o.max_to_keep = max_to_keep;
-    manager = std::make_unique<ckpt::CheckpointManager>(directory, o, is_intact_checkpoint);
+    manager = std::make_unique<ckpt::CheckpointManager>(directory, o, ckpt::is_intact_checkpoint);
+  }
+  // Saves shards over the workers of `strategy` when it spans processes: each rank writes its share
+  // of the (identical) values and rank 0 commits the index, so no two processes write one file.
+  void shard_over(const Ref<distribute::MirroredStrategy>& strategy) {
+    if (strategy && strategy->is_multi_worker())
+      shards = std::make_unique<ckpt::CollectiveShardGroup>(Ref<distribute::Collective>::share(&strategy->collective()),
+                                                            strategy->first_replica());
   }
   std::string save(int64_t number, std::string_view fn) {
+    if (shards) return ckpt::save_sharded(*ckpt, *manager, *shards, number);
     ckpt->increment_save_counter(fn);
     return manager->save(number, [&](const std::string& p) { ckpt->write_snapshot(ckpt->snapshot(), p); });
   }
@@ -438,6 +442,7 @@ class BackupAndRestore final : public Callback {
     backup_ = std::make_unique<ManagedCheckpoint>(
         *ctx_, std::vector<std::pair<std::string, Ref<Object>>>{{"fit", state}, {"model", model_ref(model)}},
         options_.directory, 1);
+    backup_->shard_over(model.compile_options("BackupAndRestore").strategy);
     if (const std::optional<std::string>& latest = backup_->manager->latest()) {
       // Values for objects made later (the iterator, unbuilt layers, optimizer slots) wait on them.
       restore_ = backup_->ckpt->restore(*latest);
@@ -451,7 +456,9 @@ class BackupAndRestore final : public Callback {
     if (options_.save_freq == 0) save(model);
   }
   void on_train_end(Model&, const Logs&) override {
-    if (options_.delete_checkpoint && backup_) remove_backup();
+    // Of a sharded backup, rank 0 deletes the files (after the last save, which every rank joined).
+    const bool owns_files = backup_ && (!backup_->shards || backup_->shards->rank() == 0);
+    if (options_.delete_checkpoint && owns_files) remove_backup();
     backup_.reset();
     restore_.reset();
   }
@@ -462,11 +469,11 @@ class BackupAndRestore final : public Callback {
 
  private:
   void save(Model& model) { backup_->save(model.iterations(), "BackupAndRestore"); }
-  // Removes the backup's files (only those: the directory may hold others), then the directory if
-  // that leaves it empty.
+  // Removes the backup's files (only those: the directory may hold others; a shard index's shards
+  // with it), then the directory if that leaves it empty.
   void remove_backup() {
     std::error_code ec;
-    for (const std::string& path : backup_->manager->checkpoints()) std::filesystem::remove(path, ec);
+    for (const std::string& path : backup_->manager->checkpoints()) ckpt::remove_checkpoint_files(path);
     std::filesystem::remove(std::filesystem::path(options_.directory) / ckpt::CheckpointManager::kStateFile, ec);
     if (std::filesystem::is_empty(options_.directory, ec) && !ec) std::filesystem::remove(options_.directory, ec);
   }

@@ -2,7 +2,8 @@
 # MpiCollective under mpirun on loopback (tests/mpi/mpi_collective_test.cc) and the C API's
 # cairn_mpi_* (capi_mpi_test.c): 2 and 4 ranks, with the flags FORMATS.md gives for root on 2 shared
 # cores, each run bounded by `timeout`; then the multi-worker strategy (multi_worker_test.cc; the
-# digits MLP with fit, multi_worker_digits.c); then sharded checkpoints (sharded_checkpoint_test.cc:
+# digits MLP with fit, multi_worker_digits.c; a rank killed during a step and the job restarted
+# from fit's sharded backup); then sharded checkpoints (sharded_checkpoint_test.cc:
 # save on 4 ranks, kill -9 of one rank during a save, resume on 2); then the missing-plugin case in
 # one process without mpirun.
 # Prints SKIP when Open MPI is not installed.
@@ -52,6 +53,28 @@ if [ -e "$logs/rank1" ]; then echo "FAIL: rank 1 wrote TensorBoard events"; exit
 multi=$(sed -n 's/^\[1,0\]<stdout>:rank 0 of 2: accuracy \([0-9.]*\).*/\1/p' "$beside/digits.out")
 echo "digits test accuracy: one process $single, 2 ranks $multi"
 awk -v a="$single" -v b="$multi" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0.9 && d <= 0.01) }'
+
+echo "== a rank lost during a step, then a restart: fit resumes from the last sharded backup exactly"
+# 3 epochs of 45 batches, a backup every 10: rank 1 dies before its 70th batch (the backup of batch
+# 60 is committed), the job fails; started again, each rank runs the 75 batches after the backup,
+# and the weights equal those of a run that was never interrupted.
+lost=(bazel-bin/tests/mpi/multi_worker_digits --data examples/data/digits.csv --epochs 3 --save-freq 10)
+timeout 120 mpirun -np 2 "${CAIRN_MPIRUN_FLAGS[@]}" --tag-output "${lost[@]}" --backup "$beside/whole" >"$beside/whole.out"
+if timeout 120 mpirun -np 2 "${CAIRN_MPIRUN_FLAGS[@]}" --tag-output "${lost[@]}" --backup "$beside/backup" --die 1:70 \
+  >"$beside/lost.out" 2>&1; then
+  echo "FAIL: the job whose rank 1 was killed succeeded"; exit 1
+fi
+grep -q '^\[1,1\]<stdout>:rank 1: killing itself before batch 70' "$beside/lost.out"
+shards=$(ls "$beside/backup"/ckpt-60.shard-*-of-2-* | wc -l)  # one per rank, beside the index ckpt-60
+[ -f "$beside/backup/ckpt-60" ] && [ "$shards" = 2 ] || { echo "FAIL: no sharded backup of batch 60"; ls "$beside/backup"; exit 1; }
+timeout 120 mpirun -np 2 "${CAIRN_MPIRUN_FLAGS[@]}" --tag-output "${lost[@]}" --backup "$beside/backup" >"$beside/resumed.out"
+weights() { sed -n 's/^\[1,0\]<stdout>:weights identical on 2 ranks: //p' "$1"; }
+whole=$(weights "$beside/whole.out") resumed=$(weights "$beside/resumed.out")
+echo "weights: uninterrupted $whole, killed and resumed $resumed"
+[ -n "$whole" ] && [ "$whole" = "$resumed" ] || { echo "FAIL: the resumed run's weights differ"; exit 1; }
+grep -q '^\[1,0\]<stdout>:rank 0 of 2: .* batches 75$' "$beside/resumed.out" ||
+  { echo "FAIL: the restart did not resume after batch 60"; grep 'batches' "$beside/resumed.out"; exit 1; }
+if [ -e "$beside/backup" ]; then echo "FAIL: the backup was not removed after fit ended"; exit 1; fi
 
 echo "== sharded checkpoints: save on 4 ranks, kill -9 of rank 1 during a save, resume on 2"
 ckpt_dir="$beside/ckpt"
