@@ -171,6 +171,22 @@ void MpiCollective::reset() {
   abort_why_.clear();
 }
 
+// Adds a call's wall time to the stats when it ends, failed calls included (they waited too).
+struct MpiCollective::Timed {
+  explicit Timed(MpiStats& stats) : stats_(stats), start_(Clock::now()) {}
+  ~Timed() {
+    ++stats_.calls;
+    stats_.seconds += std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+  MpiStats& stats_;
+  Clock::time_point start_;
+};
+
+MpiStats MpiCollective::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
 uint64_t MpiCollective::begin(int rank, CollectiveKind kind) {
   const uint64_t seq = calls_;
   if (rank != rank_)
@@ -240,6 +256,7 @@ void MpiCollective::agree(const Signature& sig, uint64_t seq, Clock::time_point 
 void MpiCollective::all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
                                Reduction reduction) {
   std::lock_guard<std::mutex> lock(mu_);
+  const Timed timed(stats_);
   const uint64_t seq = begin(rank, CollectiveKind::AllReduce);
   if (!reducible_dtype(dtype))
     raise(Code::InvalidArgument, "{}: cannot reduce dtype {}; use float16, bfloat16, float32, float64, int32 or int64",
@@ -275,6 +292,7 @@ void MpiCollective::reduce_in_float32(DType dtype, int64_t count, const void* in
 
 void MpiCollective::broadcast(int rank, int root, DType dtype, int64_t count, void* data) {
   std::lock_guard<std::mutex> lock(mu_);
+  const Timed timed(stats_);
   const uint64_t seq = begin(rank, CollectiveKind::Broadcast);
   if (!copyable_dtype(dtype))
     raise(Code::InvalidArgument, "{}: dtype {} has no fixed size", describe(CollectiveKind::Broadcast, seq),
@@ -296,6 +314,7 @@ void MpiCollective::broadcast(int rank, int root, DType dtype, int64_t count, vo
 
 void MpiCollective::all_gather(int rank, DType dtype, int64_t count, const void* input, void* output) {
   std::lock_guard<std::mutex> lock(mu_);
+  const Timed timed(stats_);
   const uint64_t seq = begin(rank, CollectiveKind::AllGather);
   if (!copyable_dtype(dtype))
     raise(Code::InvalidArgument, "{}: dtype {} has no fixed size", describe(CollectiveKind::AllGather, seq),
@@ -314,6 +333,7 @@ void MpiCollective::all_gather(int rank, DType dtype, int64_t count, const void*
 
 void MpiCollective::barrier(int rank) {
   std::lock_guard<std::mutex> lock(mu_);
+  const Timed timed(stats_);
   const uint64_t seq = begin(rank, CollectiveKind::Barrier);
   const Clock::time_point deadline = Clock::now() + options_.timeout;
   // The signature's all-reduce is itself a barrier; agreeing on the kind is all a barrier needs.

@@ -33,6 +33,14 @@ struct MpiOptions {
   std::string name = "MpiCollective";
 };
 
+// What this process's calls cost so far: for the share of a training step spent in communication
+// (bench/mpi_step_bench). `seconds` is wall time inside the calls, waiting for the other ranks
+// included.
+struct MpiStats {
+  uint64_t calls = 0;
+  double seconds = 0;
+};
+
 class MpiCollective final : public Collective {
  public:
   // Cairn's own communicator: initializes MPI unless the process already has (Cairn then ends MPI
@@ -61,6 +69,7 @@ class MpiCollective final : public Collective {
   void leave(int) override {}
   // Clears abort(); a communicator broken by a timeout or an MPI error stays broken.
   void reset() override;
+  MpiStats stats() const;
 
   // Internal: use init_world() or adopt().
   struct Token;
@@ -69,6 +78,7 @@ class MpiCollective final : public Collective {
 
  private:
   struct Signature;
+  struct Timed;
   // Checks that the call is this process's and that it is not aborted or broken; returns the
   // call's number and deadline.
   uint64_t begin(int rank, CollectiveKind kind);
@@ -91,13 +101,14 @@ class MpiCollective final : public Collective {
   std::vector<Device*> local_devices_;
   MpiOptions options_;
   int rank_ = 0, size_ = 1;
-  std::mutex mu_;       // serializes calls
+  mutable std::mutex mu_;  // serializes calls
   uint64_t calls_ = 0;  // calls made (numbers the calls in messages)
   bool aborted_ = false;
   Code abort_code_ = Code::Ok;
   std::string abort_why_;
   std::string broken_;  // why the communicator is unusable, or empty
   std::vector<float> staging_;  // 16-bit floats widened to float32
+  MpiStats stats_;
 };
 
 }  // namespace cairn::distribute
