@@ -16,15 +16,6 @@ namespace {
 using keras::Data;
 using keras::FitOptions;
 
-FitOptions quiet(int64_t epochs, std::vector<Ref<keras::Callback>> callbacks = {}) {
-  FitOptions o;
-  o.epochs = epochs;
-  o.batch_size = 16;
-  o.verbose = keras::Verbose::Silent;
-  o.callbacks = std::move(callbacks);
-  return o;
-}
-
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
   std::stringstream s;

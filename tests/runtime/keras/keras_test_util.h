@@ -53,6 +53,18 @@ inline Ref<keras::Model> classifier(bool run_eagerly = false, double lr = 0.05) 
   return m;
 }
 
+// fit's options for a test: `epochs`, batches of 16, no output; `shuffle` false keeps the batches
+// in the data's order.
+inline keras::FitOptions quiet(int64_t epochs, std::vector<Ref<keras::Callback>> callbacks = {}, bool shuffle = true) {
+  keras::FitOptions o;
+  o.epochs = epochs;
+  o.batch_size = 16;
+  o.shuffle = shuffle;
+  o.verbose = keras::Verbose::Silent;
+  o.callbacks = std::move(callbacks);
+  return o;
+}
+
 inline std::vector<std::vector<double>> weights_of(keras::Model& m) {
   std::vector<std::vector<double>> out;
   for (const Ref<Variable>& v : m.weights()) out.push_back(as_doubles(v->read()));

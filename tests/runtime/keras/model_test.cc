@@ -12,14 +12,6 @@ using keras::Data;
 using keras::FitOptions;
 using keras::Verbose;
 
-FitOptions quiet(int64_t epochs) {
-  FitOptions o;
-  o.epochs = epochs;
-  o.batch_size = 16;
-  o.verbose = Verbose::Silent;
-  return o;
-}
-
 TEST_CASE("fit learns, and the history has one value per epoch for the loss and each metric") {
   Blobs b = blobs(96);
   Ref<keras::Model> m = classifier();

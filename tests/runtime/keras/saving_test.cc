@@ -16,19 +16,10 @@ namespace {
 using keras::Data;
 using json = nlohmann::json;
 
-keras::FitOptions quiet(int64_t epochs) {
-  keras::FitOptions o;
-  o.epochs = epochs;
-  o.batch_size = 16;
-  o.shuffle = false;
-  o.verbose = keras::Verbose::Silent;
-  return o;
-}
-
 TEST_CASE("a saved model loads without its code, predicts the same and continues training the same") {
   Blobs b = blobs(48);
   Ref<keras::Model> m = classifier();
-  m->fit(Data{nullptr, b.x, b.y}, quiet(3));
+  m->fit(Data{nullptr, b.x, b.y}, quiet(3, {}, false));
   const std::string dir = fresh_dir("saved_model");
   keras::save_model(*m, dir);
   CHECK(std::filesystem::exists(dir + "/model.json"));
@@ -41,8 +32,8 @@ TEST_CASE("a saved model loads without its code, predicts the same and continues
   CHECK(as_doubles(loaded->predict(Data{nullptr, b.x, {}}, {})) == saved);
   CHECK(loaded->iterations() == m->iterations());
   // The optimizer's slots came back too: two more epochs give the same weights on both.
-  m->fit(Data{nullptr, b.x, b.y}, quiet(2));
-  loaded->fit(Data{nullptr, b.x, b.y}, quiet(2));
+  m->fit(Data{nullptr, b.x, b.y}, quiet(2, {}, false));
+  loaded->fit(Data{nullptr, b.x, b.y}, quiet(2, {}, false));
   CHECK(weights_of(*loaded) == weights_of(*m));
 
   // The serving function runs without any model: only the exported graph and its variables.
@@ -55,7 +46,7 @@ TEST_CASE("a failed save leaves the earlier save whole; a save replaces it") {
   Blobs b = blobs(16);
   const std::string dir = fresh_dir("saved_twice");
   Ref<keras::Model> m = classifier();
-  m->fit(Data{nullptr, b.x, b.y}, quiet(1));
+  m->fit(Data{nullptr, b.x, b.y}, quiet(1, {}, false));
   keras::save_model(*m, dir);
   const std::vector<double> first = as_doubles(keras::load_model(ctx(), dir)->predict(Data{nullptr, b.x, {}}, {}));
 
@@ -63,7 +54,7 @@ TEST_CASE("a failed save leaves the earlier save whole; a save replaces it") {
   CHECK_THROWS_CODE(keras::save_model(*unbuilt, dir), Code::FailedPrecondition, "was never called");
   CHECK(as_doubles(keras::load_model(ctx(), dir)->predict(Data{nullptr, b.x, {}}, {})) == first);
 
-  m->fit(Data{nullptr, b.x, b.y}, quiet(1));
+  m->fit(Data{nullptr, b.x, b.y}, quiet(1, {}, false));
   keras::save_model(*m, dir);
   CHECK(as_doubles(keras::load_model(ctx(), dir)->predict(Data{nullptr, b.x, {}}, {})) ==
         as_doubles(m->predict(Data{nullptr, b.x, {}}, {})));
