@@ -1,0 +1,160 @@
+// A headless engine that runs a Cairn model every frame: it renders an animated, noisy scene
+// (renderer.h), Cairn denoises the render on the engine's own device and queue, reading the
+// engine's buffer in place (filter.h), and the engine composites raw | denoised from Cairn's
+// buffer and writes each frame as a PNG.
+//
+// Per frame f the engine's timeline semaphore orders the three parties:
+//   engine: render + copy into the raw buffer ........ signals 3f+1
+//   Cairn:  waits 3f+1, runs the model ................ signals 3f+2
+//   engine: composite (reads Cairn's result) waits 3f+2, signals 3f+3; the host waits 3f+3
+//
+// usage: engine --weights filter.safetensors [--frames N] [--size S] [--out DIR] [--check]
+//   --check: compares each frame's model output with the same model on Cairn's CPU device,
+//            requires zero validation errors and decodable PNGs, prints one result line.
+#include <png.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "filter.h"
+#include "filter_model.h"
+#include "renderer.h"
+
+namespace {
+
+// The largest |Vulkan - CPU| accepted: the two devices sum each 3x3x16 convolution in a different
+// order (float32), three layers deep, on values in [0, 1].
+constexpr double kTolerance = 1e-5;
+
+struct Args {
+  std::string weights, out = "frames";
+  int frames = 0;      // 0: 8, or 4 with --check
+  uint32_t size = 0;   // 0: 256, or 64 with --check
+  bool check = false;
+};
+
+bool parse(int argc, char **argv, Args &args) {
+  for (int a = 1; a < argc; ++a) {
+    const std::string flag = argv[a];
+    const bool has_value = a + 1 < argc;
+    if (flag == "--check") args.check = true;
+    else if (flag == "--weights" && has_value) args.weights = argv[++a];
+    else if (flag == "--out" && has_value) args.out = argv[++a];
+    else if (flag == "--frames" && has_value) args.frames = std::atoi(argv[++a]);
+    else if (flag == "--size" && has_value) args.size = uint32_t(std::atoi(argv[++a]));
+    else return false;
+  }
+  if (args.frames == 0) args.frames = args.check ? 4 : 8;
+  if (args.size == 0) args.size = args.check ? 64 : 256;
+  return !args.weights.empty() && args.frames >= 1 && args.size >= 8 && args.size <= 4096;
+}
+
+std::string frame_path(const std::string &dir, int frame) {
+  char name[32];
+  std::snprintf(name, sizeof name, "/frame_%03d.png", frame);
+  return dir + name;
+}
+
+void write_png(const std::string &path, const uint8_t *rgba, uint32_t width, uint32_t height) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = width;
+  image.height = height;
+  image.format = PNG_FORMAT_RGBA;
+  if (!png_image_write_to_file(&image, path.c_str(), 0, rgba, 0, nullptr))
+    throw std::runtime_error("cannot write " + path + ": " + image.message);
+}
+
+// Decodes a PNG the engine wrote and checks it has the frame's size and pixels.
+bool png_matches(const std::string &path, const uint8_t *rgba, uint32_t width, uint32_t height) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&image, path.c_str())) return false;
+  image.format = PNG_FORMAT_RGBA;
+  std::vector<uint8_t> pixels(PNG_IMAGE_SIZE(image));
+  if (!png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) return false;
+  return image.width == width && image.height == height && std::memcmp(pixels.data(), rgba, pixels.size()) == 0;
+}
+
+double max_difference(const std::vector<float> &a, const std::vector<float> &b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
+  return worst;
+}
+
+int run(const Args &args) {
+  const uint32_t size = args.size;
+  const size_t outputs = size_t(size) * size * FILTER_OUT_CHANNELS;
+  Renderer engine(size, size, FILTER_NOISE_AMPLITUDE);
+  Filter filter(args.weights, engine, size, size);
+  std::unique_ptr<Filter> reference;
+  if (args.check) reference = std::make_unique<Filter>(args.weights);
+  std::printf("engine: Cairn %s on %s (external mode on the engine's device), %ux%u, validation %s\n",
+              cairn_version(), cairn_context_device(filter.context()), size, size,
+              engine.validation() ? "on (with synchronisation validation)" : "not installed");
+
+  std::vector<double> frame_ms;
+  std::vector<float> got(outputs), want(outputs);
+  double worst = 0;
+  int decodable = 0;
+  for (int f = 0; f < args.frames; ++f) {
+    const uint64_t base = 3 * uint64_t(f);
+    const auto t0 = std::chrono::steady_clock::now();
+    engine.render(uint32_t(f), base + 1);
+    cairn_tensor *filtered = filter.filter_frame(engine.timeline(), base + 1, base + 2);
+    uint64_t buffer = 0, offset = 0, bytes = 0;
+    cairn_check(cairn_vulkan_tensor_buffer(filtered, &buffer, &offset, &bytes), "cairn_vulkan_tensor_buffer");
+    engine.composite(reinterpret_cast<VkBuffer>(buffer), offset, bytes, base + 2, base + 3);
+    engine.wait(base + 3);
+    frame_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+
+    const std::string path = frame_path(args.out, f);
+    write_png(path, engine.frame_pixels(), 2 * size, size);
+    if (args.check) {
+      cairn_status *s = cairn_tensor_read(filtered, got.data(), outputs * sizeof(float));
+      if (!s) reference->run_on_host(engine.raw_pixels(), size, size, want.data());
+      cairn_tensor_free(filtered);
+      cairn_check(s, "cairn_tensor_read");
+      worst = std::max(worst, max_difference(got, want));
+      decodable += png_matches(path, engine.frame_pixels(), 2 * size, size);
+    } else {
+      cairn_tensor_free(filtered);  // the composite's reads finished (value base + 3 reached)
+    }
+  }
+  std::sort(frame_ms.begin(), frame_ms.end());
+  const double median = frame_ms[frame_ms.size() / 2];
+  if (!args.check) {
+    std::printf("engine: %d frames %ux%u written to %s/frame_*.png, frame time median %.1f ms, validation errors %d\n",
+                args.frames, 2 * size, size, args.out.c_str(), median, engine.validation_errors());
+    return engine.validation_errors() == 0 ? 0 : 1;
+  }
+  const bool ok = worst <= kTolerance && engine.validation_errors() == 0 && decodable == args.frames;
+  std::printf("engine check: %d frames %ux%u %s: max |vulkan - cpu| = %.2e (tolerance %.0e), validation errors %d%s, "
+              "PNGs decoded %d/%d, frame time median %.1f ms\n",
+              args.frames, size, size, ok ? "OK" : "FAILED", worst, kTolerance, engine.validation_errors(),
+              engine.validation() ? "" : " (layer not installed)", decodable, args.frames, median);
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Args args;
+  if (!parse(argc, argv, args)) {
+    std::fprintf(stderr, "usage: engine --weights filter.safetensors [--frames N] [--size S] [--out DIR] [--check]\n");
+    return 2;
+  }
+  try {
+    return run(args);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "engine: %s\n", e.what());
+    return 1;
+  }
+}
