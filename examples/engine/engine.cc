@@ -7,6 +7,7 @@
 //   engine: render + copy into the raw buffer ........ signals 3f+1
 //   Cairn:  waits 3f+1, runs the model ................ signals 3f+2
 //   engine: composite (reads Cairn's result) waits 3f+2, signals 3f+3; the host waits 3f+3
+// (--check then renders the frame again without noise, the clean image the model estimates.)
 //
 // usage: engine --weights filter.safetensors [--frames N] [--size S] [--out DIR] [--check]
 //   --check: compares each frame's model output with the same model on Cairn's CPU device,
@@ -89,10 +90,42 @@ double max_difference(const std::vector<float> &a, const std::vector<float> &b) 
   return worst;
 }
 
-int run(const Args &args) {
+// What the frames gave; validation errors are counted after the engine is gone (its teardown is
+// checked too: leaked objects of Cairn's or the engine's).
+struct Outcome {
+  std::vector<double> frame_ms;
+  double worst = 0;   // max |Vulkan - CPU| over the frames (--check)
+  int decodable = 0;  // PNGs read back equal to the frame (--check)
+  double noisy_error = 0, filtered_error = 0;  // mean squared error against the clean render (--check)
+  bool validation = false;
+};
+
+// Renders `frame` again without noise (signalling `value`) and adds the mean squared errors of the
+// noisy render (still in the raw buffer's copy `noisy`) and of the model's output against it.
+void add_errors_against_clean(Renderer &engine, uint32_t frame, uint64_t value, const std::vector<float> &filtered,
+                              Outcome &outcome) {
+  const size_t pixels = filtered.size() / FILTER_OUT_CHANNELS;
+  std::vector<float> noisy(engine.raw_pixels(), engine.raw_pixels() + pixels * FILTER_IN_CHANNELS);
+  engine.render(frame, 0.0f, value);
+  engine.wait(value);
+  const float *clean = engine.raw_pixels();
+  double noisy_sum = 0, filtered_sum = 0;
+  for (size_t p = 0; p < pixels; ++p)
+    for (size_t c = 0; c < FILTER_OUT_CHANNELS; ++c) {
+      const double want = clean[p * FILTER_IN_CHANNELS + c];
+      noisy_sum += std::pow(noisy[p * FILTER_IN_CHANNELS + c] - want, 2);
+      filtered_sum += std::pow(filtered[p * FILTER_OUT_CHANNELS + c] - want, 2);
+    }
+  outcome.noisy_error += noisy_sum / double(pixels * FILTER_OUT_CHANNELS);
+  outcome.filtered_error += filtered_sum / double(pixels * FILTER_OUT_CHANNELS);
+}
+
+Outcome render_frames(const Args &args) {
   const uint32_t size = args.size;
   const size_t outputs = size_t(size) * size * FILTER_OUT_CHANNELS;
-  Renderer engine(size, size, FILTER_NOISE_AMPLITUDE);
+  Outcome outcome;
+  Renderer engine(size, size);
+  outcome.validation = engine.validation();
   Filter filter(args.weights, engine, size, size);
   std::unique_ptr<Filter> reference;
   if (args.check) reference = std::make_unique<Filter>(args.weights);
@@ -100,46 +133,51 @@ int run(const Args &args) {
               cairn_version(), cairn_context_device(filter.context()), size, size,
               engine.validation() ? "on (with synchronisation validation)" : "not installed");
 
-  std::vector<double> frame_ms;
   std::vector<float> got(outputs), want(outputs);
-  double worst = 0;
-  int decodable = 0;
   for (int f = 0; f < args.frames; ++f) {
-    const uint64_t base = 3 * uint64_t(f);
+    const uint64_t base = 4 * uint64_t(f);
     const auto t0 = std::chrono::steady_clock::now();
-    engine.render(uint32_t(f), base + 1);
+    engine.render(uint32_t(f), FILTER_NOISE_AMPLITUDE, base + 1);
     cairn_tensor *filtered = filter.filter_frame(engine.timeline(), base + 1, base + 2);
     uint64_t buffer = 0, offset = 0, bytes = 0;
-    cairn_check(cairn_vulkan_tensor_buffer(filtered, &buffer, &offset, &bytes), "cairn_vulkan_tensor_buffer");
+    cairn_status *s = cairn_vulkan_tensor_buffer(filtered, &buffer, &offset, &bytes);
+    if (s) cairn_tensor_free(filtered);
+    cairn_check(s, "cairn_vulkan_tensor_buffer");
     engine.composite(reinterpret_cast<VkBuffer>(buffer), offset, bytes, base + 2, base + 3);
     engine.wait(base + 3);
-    frame_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    outcome.frame_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 
     const std::string path = frame_path(args.out, f);
     write_png(path, engine.frame_pixels(), 2 * size, size);
     if (args.check) {
-      cairn_status *s = cairn_tensor_read(filtered, got.data(), outputs * sizeof(float));
+      s = cairn_tensor_read(filtered, got.data(), outputs * sizeof(float));
       if (!s) reference->run_on_host(engine.raw_pixels(), size, size, want.data());
-      cairn_tensor_free(filtered);
-      cairn_check(s, "cairn_tensor_read");
-      worst = std::max(worst, max_difference(got, want));
-      decodable += png_matches(path, engine.frame_pixels(), 2 * size, size);
-    } else {
-      cairn_tensor_free(filtered);  // the composite's reads finished (value base + 3 reached)
+      outcome.worst = std::max(outcome.worst, max_difference(got, want));
+      outcome.decodable += png_matches(path, engine.frame_pixels(), 2 * size, size);
+      if (!s) add_errors_against_clean(engine, uint32_t(f), base + 4, got, outcome);
     }
+    cairn_tensor_free(filtered);  // the composite's reads finished (value base + 3 reached)
+    cairn_check(s, "cairn_tensor_read");
   }
-  std::sort(frame_ms.begin(), frame_ms.end());
-  const double median = frame_ms[frame_ms.size() / 2];
+  return outcome;
+}
+
+int run(const Args &args) {
+  Outcome outcome = render_frames(args);
+  const int errors = Renderer::validation_errors();
+  std::sort(outcome.frame_ms.begin(), outcome.frame_ms.end());
+  const double median = outcome.frame_ms[outcome.frame_ms.size() / 2];
   if (!args.check) {
     std::printf("engine: %d frames %ux%u written to %s/frame_*.png, frame time median %.1f ms, validation errors %d\n",
-                args.frames, 2 * size, size, args.out.c_str(), median, engine.validation_errors());
-    return engine.validation_errors() == 0 ? 0 : 1;
+                args.frames, 2 * args.size, args.size, args.out.c_str(), median, errors);
+    return errors == 0 ? 0 : 1;
   }
-  const bool ok = worst <= kTolerance && engine.validation_errors() == 0 && decodable == args.frames;
+  const bool ok = outcome.worst <= kTolerance && errors == 0 && outcome.decodable == args.frames;
   std::printf("engine check: %d frames %ux%u %s: max |vulkan - cpu| = %.2e (tolerance %.0e), validation errors %d%s, "
-              "PNGs decoded %d/%d, frame time median %.1f ms\n",
-              args.frames, size, size, ok ? "OK" : "FAILED", worst, kTolerance, engine.validation_errors(),
-              engine.validation() ? "" : " (layer not installed)", decodable, args.frames, median);
+              "PNGs decoded %d/%d, MSE vs clean render noisy %.4f -> denoised %.4f, frame time median %.1f ms\n",
+              args.frames, args.size, args.size, ok ? "OK" : "FAILED", outcome.worst, kTolerance, errors,
+              outcome.validation ? "" : " (layer not installed)", outcome.decodable, args.frames,
+              outcome.noisy_error / args.frames, outcome.filtered_error / args.frames, median);
   return ok ? 0 : 1;
 }
 

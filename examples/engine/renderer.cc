@@ -70,7 +70,7 @@ Fn instance_proc(VkInstance instance, const char *name) {
 
 }  // namespace
 
-Renderer::Renderer(uint32_t width, uint32_t height, float noise) : width_(width), height_(height), noise_(noise) {
+Renderer::Renderer(uint32_t width, uint32_t height) : width_(width), height_(height) {
   g_validation_errors = 0;
   create_instance();
   create_device();
@@ -107,7 +107,7 @@ Renderer::~Renderer() {
   vkDestroyInstance(instance_, nullptr);
 }
 
-int Renderer::validation_errors() const { return g_validation_errors.load(); }
+int Renderer::validation_errors() { return g_validation_errors.load(); }
 
 // Vulkan 1.2; the validation layer with synchronisation validation and an error-counting
 // messenger when the layer is installed.
@@ -434,7 +434,7 @@ void Renderer::submit(VkCommandBuffer cb, const uint64_t *wait_value, VkPipeline
   VK_CHECK(vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE));
 }
 
-void Renderer::render(uint32_t frame, uint64_t signal_value) {
+void Renderer::render(uint32_t frame, float noise, uint64_t signal_value) {
   VK_CHECK(vkResetCommandBuffer(render_cb_, 0));
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -448,7 +448,7 @@ void Renderer::render(uint32_t frame, uint64_t signal_value) {
   rb.pClearValues = &clear;
   vkCmdBeginRenderPass(render_cb_, &rb, VK_SUBPASS_CONTENTS_INLINE);
   vkCmdBindPipeline(render_cb_, VK_PIPELINE_BIND_POINT_GRAPHICS, scene_pipeline_);
-  const ScenePush push{0.15f * float(frame), frame, noise_};
+  const ScenePush push{0.15f * float(frame), frame, noise};
   vkCmdPushConstants(render_cb_, scene_layout_, VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
                      sizeof push, &push);
   vkCmdDraw(render_cb_, 3, 1 + 5, 0, 0);  // the background and five triangles

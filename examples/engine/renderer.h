@@ -1,8 +1,9 @@
 // The example's engine: a headless Vulkan renderer that owns its instance (with the validation
 // layer and synchronisation validation when installed), device (timeline semaphores on), one
 // queue and the buffers it shares with Cairn. Each frame:
-//   render(frame, value)        draws the animated scene into an offscreen RGBA32F image and copies
-//                               it into raw_buffer() ([height, width, 4] float); signals `value`
+//   render(frame, noise, value) draws the animated scene, with per-pixel noise of this amplitude,
+//                               into an offscreen RGBA32F image and copies it into raw_buffer()
+//                               ([height, width, 4] float); signals `value`
 //   composite(filtered, ...)    after `wait_value`, draws raw | filtered side by side into an RGBA8
 //                               frame (a compute pass reading the filtered result from its own
 //                               VkBuffer); signals `signal_value`
@@ -16,12 +17,12 @@
 
 class Renderer {
  public:
-  Renderer(uint32_t width, uint32_t height, float noise);
+  Renderer(uint32_t width, uint32_t height);
   ~Renderer();
   Renderer(const Renderer &) = delete;
   Renderer &operator=(const Renderer &) = delete;
 
-  void render(uint32_t frame, uint64_t signal_value);
+  void render(uint32_t frame, float noise, uint64_t signal_value);
   void composite(VkBuffer filtered, uint64_t offset, uint64_t size, uint64_t wait_value, uint64_t signal_value);
   void wait(uint64_t value) const;
 
@@ -43,7 +44,9 @@ class Renderer {
   const uint8_t *frame_pixels() const { return static_cast<const uint8_t *>(frame_.mapped); }
 
   bool validation() const { return validation_; }
-  int validation_errors() const;
+  // Errors the validation layer reported since the last Renderer was created, its teardown
+  // included (so this is read after the Renderer is gone).
+  static int validation_errors();
 
  private:
   struct Buffer {
@@ -65,7 +68,6 @@ class Renderer {
   void submit(VkCommandBuffer cb, const uint64_t *wait_value, VkPipelineStageFlags wait_stage, uint64_t signal_value);
 
   uint32_t width_, height_;
-  float noise_;
   bool validation_ = false;
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
