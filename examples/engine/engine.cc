@@ -84,6 +84,11 @@ bool png_matches(const std::string &path, const uint8_t *rgba, uint32_t width, u
   return image.width == width && image.height == height && std::memcmp(pixels.data(), rgba, pixels.size()) == 0;
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 double max_difference(const std::vector<float> &a, const std::vector<float> &b) {
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
@@ -93,12 +98,28 @@ double max_difference(const std::vector<float> &a, const std::vector<float> &b) 
 // What the frames gave; validation errors are counted after the engine is gone (its teardown is
 // checked too: leaked objects of Cairn's or the engine's).
 struct Outcome {
-  std::vector<double> frame_ms;
+  std::vector<double> frame_ms;   // render to composite done, on the host
+  std::vector<double> filter_ms;  // filter_frame's call: the CPU cost of queueing the model
   double worst = 0;   // max |Vulkan - CPU| over the frames (--check)
   int decodable = 0;  // PNGs read back equal to the frame (--check)
+  int composited = 0; // frames whose right half shows the model's output (--check)
   double noisy_error = 0, filtered_error = 0;  // mean squared error against the clean render (--check)
   bool validation = false;
 };
+
+// Whether the composited frame's right half is the model's output `filtered` as RGBA8 (within one
+// step of rounding): the engine's shader read Cairn's buffer at the right offset.
+bool composite_shows(const Renderer &engine, const std::vector<float> &filtered, uint32_t size) {
+  const uint8_t *frame = engine.frame_pixels();
+  for (uint32_t y = 0; y < size; ++y)
+    for (uint32_t x = 0; x < size; ++x)
+      for (uint32_t c = 0; c < FILTER_OUT_CHANNELS; ++c) {
+        const float v = std::min(1.0f, std::max(0.0f, filtered[(size_t(y) * size + x) * FILTER_OUT_CHANNELS + c]));
+        const int shown = frame[(size_t(y) * 2 * size + size + x) * 4 + c];
+        if (std::abs(shown - int(std::lround(v * 255))) > 1) return false;
+      }
+  return true;
+}
 
 // Renders `frame` again without noise (signalling `value`) and adds the mean squared errors of the
 // noisy render (still in the raw buffer's copy `noisy`) and of the model's output against it.
@@ -138,7 +159,9 @@ Outcome render_frames(const Args &args) {
     const uint64_t base = 4 * uint64_t(f);
     const auto t0 = std::chrono::steady_clock::now();
     engine.render(uint32_t(f), FILTER_NOISE_AMPLITUDE, base + 1);
+    const auto t1 = std::chrono::steady_clock::now();
     cairn_tensor *filtered = filter.filter_frame(engine.timeline(), base + 1, base + 2);
+    outcome.filter_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
     uint64_t buffer = 0, offset = 0, bytes = 0;
     cairn_status *s = cairn_vulkan_tensor_buffer(filtered, &buffer, &offset, &bytes);
     if (s) cairn_tensor_free(filtered);
@@ -154,6 +177,7 @@ Outcome render_frames(const Args &args) {
       if (!s) reference->run_on_host(engine.raw_pixels(), size, size, want.data());
       outcome.worst = std::max(outcome.worst, max_difference(got, want));
       outcome.decodable += png_matches(path, engine.frame_pixels(), 2 * size, size);
+      outcome.composited += composite_shows(engine, got, size);
       if (!s) add_errors_against_clean(engine, uint32_t(f), base + 4, got, outcome);
     }
     cairn_tensor_free(filtered);  // the composite's reads finished (value base + 3 reached)
@@ -165,19 +189,20 @@ Outcome render_frames(const Args &args) {
 int run(const Args &args) {
   Outcome outcome = render_frames(args);
   const int errors = Renderer::validation_errors();
-  std::sort(outcome.frame_ms.begin(), outcome.frame_ms.end());
-  const double median = outcome.frame_ms[outcome.frame_ms.size() / 2];
+  const double median = median_of(outcome.frame_ms), filter_median = median_of(outcome.filter_ms);
   if (!args.check) {
-    std::printf("engine: %d frames %ux%u written to %s/frame_*.png, frame time median %.1f ms, validation errors %d\n",
-                args.frames, 2 * args.size, args.size, args.out.c_str(), median, errors);
+    std::printf("engine: %d frames %ux%u written to %s/frame_*.png, frame time median %.1f ms (filter_frame %.2f ms), "
+                "validation errors %d\n",
+                args.frames, 2 * args.size, args.size, args.out.c_str(), median, filter_median, errors);
     return errors == 0 ? 0 : 1;
   }
-  const bool ok = outcome.worst <= kTolerance && errors == 0 && outcome.decodable == args.frames;
+  const bool ok = outcome.worst <= kTolerance && errors == 0 && outcome.decodable == args.frames &&
+                  outcome.composited == args.frames;
   std::printf("engine check: %d frames %ux%u %s: max |vulkan - cpu| = %.2e (tolerance %.0e), validation errors %d%s, "
-              "PNGs decoded %d/%d, MSE vs clean render noisy %.4f -> denoised %.4f, frame time median %.1f ms\n",
+              "PNGs decoded %d/%d, composites showing the output %d/%d, MSE vs clean render noisy %.4f -> denoised %.4f, frame time median %.1f ms (filter_frame %.2f ms)\n",
               args.frames, args.size, args.size, ok ? "OK" : "FAILED", outcome.worst, kTolerance, errors,
-              outcome.validation ? "" : " (layer not installed)", outcome.decodable, args.frames,
-              outcome.noisy_error / args.frames, outcome.filtered_error / args.frames, median);
+              outcome.validation ? "" : " (layer not installed)", outcome.decodable, args.frames, outcome.composited, args.frames,
+              outcome.noisy_error / args.frames, outcome.filtered_error / args.frames, median, filter_median);
   return ok ? 0 : 1;
 }
 
