@@ -4,14 +4,16 @@
 // buffer and writes each frame as a PNG.
 //
 // Per frame f the engine's timeline semaphore orders the three parties:
-//   engine: render + copy into the raw buffer ........ signals 3f+1
-//   Cairn:  waits 3f+1, runs the model ................ signals 3f+2
-//   engine: composite (reads Cairn's result) waits 3f+2, signals 3f+3; the host waits 3f+3
-// (--check then renders the frame again without noise, the clean image the model estimates.)
+//   engine: render + copy into the raw buffer ........ signals 4f+1
+//   Cairn:  waits 4f+1, runs the model ................ signals 4f+2
+//   engine: composite (reads Cairn's result) waits 4f+2, signals 4f+3; the host waits 4f+3
+// (--check then renders the frame again without noise, the clean image the model estimates, and
+// signals 4f+4.)
 //
 // usage: engine --weights filter.safetensors [--frames N] [--size S] [--out DIR] [--check]
 //   --check: compares each frame's model output with the same model on Cairn's CPU device,
-//            requires zero validation errors and decodable PNGs, prints one result line.
+//            requires zero validation errors, decodable PNGs and composites that show the
+//            model's output; prints one result line.
 #include <png.h>
 
 #include <algorithm>
