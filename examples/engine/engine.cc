@@ -36,6 +36,8 @@ namespace {
 // order (float32), three layers deep, on values in [0, 1].
 constexpr double kTolerance = 1e-5;
 
+using TensorPtr = std::unique_ptr<cairn_tensor, decltype(&cairn_tensor_free)>;
+
 struct Args {
   std::string weights, out = "frames";
   int frames = 0;      // 0: 8, or 4 with --check
@@ -162,28 +164,26 @@ Outcome render_frames(const Args &args) {
     const auto t0 = std::chrono::steady_clock::now();
     engine.render(uint32_t(f), FILTER_NOISE_AMPLITUDE, base + 1);
     const auto t1 = std::chrono::steady_clock::now();
-    cairn_tensor *filtered = filter.filter_frame(engine.timeline(), base + 1, base + 2);
+    // Freed on every path (an exception too): a tensor left alive keeps Cairn's objects on the
+    // engine's device, which the validation layer reports when the engine destroys the device.
+    TensorPtr filtered(filter.filter_frame(engine.timeline(), base + 1, base + 2), cairn_tensor_free);
     outcome.filter_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
     uint64_t buffer = 0, offset = 0, bytes = 0;
-    cairn_status *s = cairn_vulkan_tensor_buffer(filtered, &buffer, &offset, &bytes);
-    if (s) cairn_tensor_free(filtered);
-    cairn_check(s, "cairn_vulkan_tensor_buffer");
+    cairn_check(cairn_vulkan_tensor_buffer(filtered.get(), &buffer, &offset, &bytes), "cairn_vulkan_tensor_buffer");
     engine.composite(reinterpret_cast<VkBuffer>(buffer), offset, bytes, base + 2, base + 3);
-    engine.wait(base + 3);
+    engine.wait(base + 3);  // after this the composite's reads of `filtered` are done
     outcome.frame_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 
     const std::string path = frame_path(args.out, f);
     write_png(path, engine.frame_pixels(), 2 * size, size);
     if (args.check) {
-      s = cairn_tensor_read(filtered, got.data(), outputs * sizeof(float));
-      if (!s) reference->run_on_host(engine.raw_pixels(), size, size, want.data());
+      cairn_check(cairn_tensor_read(filtered.get(), got.data(), outputs * sizeof(float)), "cairn_tensor_read");
+      reference->run_on_host(engine.raw_pixels(), size, size, want.data());
       outcome.worst = std::max(outcome.worst, max_difference(got, want));
       outcome.decodable += png_matches(path, engine.frame_pixels(), 2 * size, size);
       outcome.composited += composite_shows(engine, got, size);
-      if (!s) add_errors_against_clean(engine, uint32_t(f), base + 4, got, outcome);
+      add_errors_against_clean(engine, uint32_t(f), base + 4, got, outcome);
     }
-    cairn_tensor_free(filtered);  // the composite's reads finished (value base + 3 reached)
-    cairn_check(s, "cairn_tensor_read");
   }
   return outcome;
 }
