@@ -90,7 +90,7 @@ bool png_matches(const std::string &path, const uint8_t *rgba, uint32_t width, u
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 double max_difference(const std::vector<float> &a, const std::vector<float> &b) {
@@ -104,6 +104,7 @@ double max_difference(const std::vector<float> &a, const std::vector<float> &b) 
 struct Outcome {
   std::vector<double> frame_ms;   // render to composite done, on the host
   std::vector<double> filter_ms;  // filter_frame's call: the CPU cost of queueing the model
+  std::vector<double> gpu_render_ms, gpu_model_ms, gpu_composite_ms;  // Renderer::gpu_times
   double worst = 0;   // max |Vulkan - CPU| over the frames (--check)
   int decodable = 0;  // PNGs read back equal to the frame (--check)
   int composited = 0; // frames whose right half shows the model's output (--check)
@@ -173,6 +174,12 @@ Outcome render_frames(const Args &args) {
     engine.composite(reinterpret_cast<VkBuffer>(buffer), offset, bytes, base + 2, base + 3);
     engine.wait(base + 3);  // after this the composite's reads of `filtered` are done
     outcome.frame_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    Renderer::GpuTimes gpu;
+    if (engine.gpu_times(gpu)) {
+      outcome.gpu_render_ms.push_back(gpu.render_ms);
+      outcome.gpu_model_ms.push_back(gpu.until_composite_ms);
+      outcome.gpu_composite_ms.push_back(gpu.composite_ms);
+    }
 
     const std::string path = frame_path(args.out, f);
     write_png(path, engine.frame_pixels(), 2 * size, size);
@@ -188,23 +195,32 @@ Outcome render_frames(const Args &args) {
   return outcome;
 }
 
+// Where a frame's time went, as medians: the host's view and the GPU's timestamps.
+std::string timing(const Outcome &o) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "frame time median %.1f ms (filter_frame call %.2f ms; GPU: render %.1f ms, model %.1f ms, "
+                "composite %.1f ms)",
+                median_of(o.frame_ms), median_of(o.filter_ms), median_of(o.gpu_render_ms), median_of(o.gpu_model_ms),
+                median_of(o.gpu_composite_ms));
+  return text;
+}
+
 int run(const Args &args) {
   Outcome outcome = render_frames(args);
   const int errors = Renderer::validation_errors();
-  const double median = median_of(outcome.frame_ms), filter_median = median_of(outcome.filter_ms);
   if (!args.check) {
-    std::printf("engine: %d frames %ux%u written to %s/frame_*.png, frame time median %.1f ms (filter_frame %.2f ms), "
-                "validation errors %d\n",
-                args.frames, 2 * args.size, args.size, args.out.c_str(), median, filter_median, errors);
+    std::printf("engine: %d frames %ux%u written to %s/frame_*.png, %s, validation errors %d\n",
+                args.frames, 2 * args.size, args.size, args.out.c_str(), timing(outcome).c_str(), errors);
     return errors == 0 ? 0 : 1;
   }
   const bool ok = outcome.worst <= kTolerance && errors == 0 && outcome.decodable == args.frames &&
                   outcome.composited == args.frames;
   std::printf("engine check: %d frames %ux%u %s: max |vulkan - cpu| = %.2e (tolerance %.0e), validation errors %d%s, "
-              "PNGs decoded %d/%d, composites showing the output %d/%d, MSE vs clean render noisy %.4f -> denoised %.4f, frame time median %.1f ms (filter_frame %.2f ms)\n",
+              "PNGs decoded %d/%d, composites showing the output %d/%d, MSE vs clean render noisy %.4f -> denoised %.4f, %s\n",
               args.frames, args.size, args.size, ok ? "OK" : "FAILED", outcome.worst, kTolerance, errors,
               outcome.validation ? "" : " (layer not installed)", outcome.decodable, args.frames, outcome.composited, args.frames,
-              outcome.noisy_error / args.frames, outcome.filtered_error / args.frames, median, filter_median);
+              outcome.noisy_error / args.frames, outcome.filtered_error / args.frames, timing(outcome).c_str());
   return ok ? 0 : 1;
 }
 

@@ -99,6 +99,7 @@ Renderer::~Renderer() {
   vkDestroyImage(device_, image_, nullptr);
   vkFreeMemory(device_, image_memory_, nullptr);
   vkDestroySemaphore(device_, timeline_, nullptr);
+  vkDestroyQueryPool(device_, queries_, nullptr);
   vkDestroyCommandPool(device_, pool_, nullptr);
   vkDestroyDevice(device_, nullptr);
   if (messenger_)
@@ -164,6 +165,11 @@ void Renderer::create_device() {
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(physical_, &props);
   storage_alignment_ = props.limits.minStorageBufferOffsetAlignment;
+  uint32_t families = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &families, nullptr);
+  std::vector<VkQueueFamilyProperties> family_props(families);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &families, family_props.data());
+  if (family_props[family_].timestampValidBits > 0) timestamp_ns_ = props.limits.timestampPeriod;
 
   features_ = VkPhysicalDeviceFeatures2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features12_ = VkPhysicalDeviceVulkan12Features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -197,6 +203,12 @@ void Renderer::create_device() {
   VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
   si.pNext = &type;
   VK_CHECK(vkCreateSemaphore(device_, &si, nullptr, &timeline_));
+  if (timestamp_ns_ > 0) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 4;
+    VK_CHECK(vkCreateQueryPool(device_, &qi, nullptr, &queries_));
+  }
 }
 
 uint32_t Renderer::memory_type(uint32_t bits, VkMemoryPropertyFlags want) const {
@@ -439,6 +451,10 @@ void Renderer::render(uint32_t frame, float noise, uint64_t signal_value) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   VK_CHECK(vkBeginCommandBuffer(render_cb_, &bi));
+  if (queries_) {
+    vkCmdResetQueryPool(render_cb_, queries_, 0, 4);
+    vkCmdWriteTimestamp(render_cb_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
+  }
   VkClearValue clear{};
   VkRenderPassBeginInfo rb{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
   rb.renderPass = render_pass_;
@@ -464,6 +480,7 @@ void Renderer::render(uint32_t frame, float noise, uint64_t signal_value) {
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(render_cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr,
                        0, nullptr);
+  if (queries_) vkCmdWriteTimestamp(render_cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
   VK_CHECK(vkEndCommandBuffer(render_cb_));
   submit(render_cb_, nullptr, 0, signal_value);
 }
@@ -490,6 +507,7 @@ void Renderer::composite(VkBuffer filtered, uint64_t offset, uint64_t size, uint
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   VK_CHECK(vkBeginCommandBuffer(composite_cb_, &bi));
+  if (queries_) vkCmdWriteTimestamp(composite_cb_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 2);
   vkCmdBindPipeline(composite_cb_, VK_PIPELINE_BIND_POINT_COMPUTE, composite_pipeline_);
   vkCmdBindDescriptorSets(composite_cb_, VK_PIPELINE_BIND_POINT_COMPUTE, composite_layout_, 0, 1, &set_, 0, nullptr);
   const CompositePush push{width_, height_, uint32_t((offset - bound) / 4)};
@@ -500,6 +518,7 @@ void Renderer::composite(VkBuffer filtered, uint64_t offset, uint64_t size, uint
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(composite_cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
                        nullptr, 0, nullptr);
+  if (queries_) vkCmdWriteTimestamp(composite_cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 3);
   VK_CHECK(vkEndCommandBuffer(composite_cb_));
   submit(composite_cb_, &wait_value, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, signal_value);
 }
@@ -513,4 +532,14 @@ void Renderer::wait(uint64_t value) const {
   if (r == VK_TIMEOUT) throw std::runtime_error("vkWaitSemaphores: timeline value " + std::to_string(value) +
                                                 " not reached in 10 s");
   check(r, "vkWaitSemaphores");
+}
+
+bool Renderer::gpu_times(GpuTimes &out) const {
+  if (!queries_) return false;
+  uint64_t ticks[4];
+  VK_CHECK(vkGetQueryPoolResults(device_, queries_, 0, 4, sizeof ticks, ticks, sizeof ticks[0],
+                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  const double ms = timestamp_ns_ / 1e6;
+  out = {double(ticks[1] - ticks[0]) * ms, double(ticks[2] - ticks[1]) * ms, double(ticks[3] - ticks[2]) * ms};
+  return true;
 }

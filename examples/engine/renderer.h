@@ -26,6 +26,14 @@ class Renderer {
   void composite(VkBuffer filtered, uint64_t offset, uint64_t size, uint64_t wait_value, uint64_t signal_value);
   void wait(uint64_t value) const;
 
+  // The GPU's timestamps of the last frame (read after wait() for it): the render and copy, the
+  // gap from their end to the composite's start (Cairn's model runs there: its own submission
+  // on the queue), and the composite. False when the queue has no timestamps.
+  struct GpuTimes {
+    double render_ms, until_composite_ms, composite_ms;
+  };
+  bool gpu_times(GpuTimes &out) const;
+
   // What Cairn's external mode needs (cairn_vulkan_options, cairn_vulkan_use_engine_features).
   VkInstance instance() const { return instance_; }
   VkPhysicalDevice physical_device() const { return physical_; }
@@ -81,6 +89,8 @@ class Renderer {
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkCommandBuffer render_cb_ = VK_NULL_HANDLE, composite_cb_ = VK_NULL_HANDLE;
   VkSemaphore timeline_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;  // 4 timestamps: render start, end; composite start, end
+  double timestamp_ns_ = 0;                // 0: no timestamps
 
   VkImage image_ = VK_NULL_HANDLE;
   VkDeviceMemory image_memory_ = VK_NULL_HANDLE;
