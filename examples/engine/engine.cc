@@ -10,7 +10,7 @@
 // (--check then renders the frame again without noise, the clean image the model estimates, and
 // signals 4f+4.)
 //
-// usage: engine --weights filter.safetensors [--frames N] [--size S] [--out DIR] [--check]
+// usage: engine --weights filter.safetensors [--frames N] [--size S] [--out DIR (created)] [--check]
 //   --check: compares each frame's model output with the same model on Cairn's CPU device,
 //            requires zero validation errors, decodable PNGs and composites that show the
 //            model's output; prints one result line.
@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -207,6 +208,9 @@ std::string timing(const Outcome &o) {
 }
 
 int run(const Args &args) {
+  std::error_code error;
+  std::filesystem::create_directories(args.out, error);
+  if (error) throw std::runtime_error("cannot create " + args.out + ": " + error.message());
   Outcome outcome = render_frames(args);
   const int errors = Renderer::validation_errors();
   if (!args.check) {
