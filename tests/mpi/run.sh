@@ -4,7 +4,8 @@
 # cores, each run bounded by `timeout`; then the multi-worker strategy (multi_worker_test.cc; the
 # digits MLP with fit, multi_worker_digits.c); then sharded checkpoints (sharded_checkpoint_test.cc:
 # save on 4 ranks, kill -9 of one rank during a save, resume on 2); then the missing-plugin case in
-# one process without mpirun.
+# one process without mpirun. In between, the Go, Rust and Java versions of the digits program
+# (see check_binding below).
 # Prints SKIP when Open MPI is not installed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -52,6 +53,35 @@ if [ -e "$logs/rank1" ]; then echo "FAIL: rank 1 wrote TensorBoard events"; exit
 multi=$(sed -n 's/^\[1,0\]<stdout>:rank 0 of 2: accuracy \([0-9.]*\).*/\1/p' "$beside/digits.out")
 echo "digits test accuracy: one process $single, 2 ranks $multi"
 awk -v a="$single" -v b="$multi" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0.9 && d <= 0.01) }'
+
+# The bindings' versions of that program (Go: bindings/go/examples/multiworker, Rust: the cairn
+# crate's example multi_worker, Java: MultiWorker in the Java tests' tree), built once against a
+# prefix tools/install fills (a fixed one, so that reruns reuse Go's and cargo's caches): on 2 ranks
+# the same accuracy as the C program's one process within 0.01, identical weights, progress from
+# rank 0 only; then the sharded checkpoint they saved restored in one process without MPI, giving
+# that accuracy again.
+bindings_prefix="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/mpi-bindings-prefix"
+tools/install --prefix "$bindings_prefix" >"$beside/install.log" 2>&1 || { cat "$beside/install.log" >&2; exit 1; }
+# check_binding NAME PROGRAM...: the checks above for one binding's program.
+check_binding() {
+  local name=$1 out="$beside/$1.out" ckpt="$beside/$1-ckpt" accuracy restored
+  shift
+  echo "== $name: the digits MLP on 2 ranks, a sharded checkpoint restored in one process"
+  timeout 60 mpirun -np 2 "${CAIRN_MPIRUN_FLAGS[@]}" --tag-output "$@" --data examples/data/digits.csv \
+    --epochs 5 --dir "$ckpt" >"$out" || { cat "$out"; echo "FAIL: $name under mpirun"; exit 1; }
+  grep -q '^\[1,0\]<stdout>:weights identical on 2 ranks' "$out" &&
+    grep -q '^\[1,0\]<stdout>:Epoch 5/5' "$out" || { cat "$out"; echo "FAIL: $name: no progress or weights line"; exit 1; }
+  if grep -q '^\[1,1\]<stdout>:Epoch' "$out"; then echo "FAIL: $name: rank 1 printed progress"; exit 1; fi
+  accuracy=$(sed -n 's/^\[1,0\]<stdout>:rank 0 of 2: accuracy \([0-9.]*\).*/\1/p' "$out")
+  restored=$(timeout 60 "$@" --data examples/data/digits.csv --restore "$ckpt" | sed -n 's/^restored: accuracy //p')
+  echo "$name: one process (C) $single, 2 ranks $accuracy, restored in one process $restored"
+  awk -v a="$single" -v b="$accuracy" -v c="$restored" \
+    'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.01 && b == c) }' || { echo "FAIL: $name: accuracies"; exit 1; }
+}
+(export PATH="/usr/local/go/bin:$PATH" GOTOOLCHAIN=local CGO_ENABLED=1
+ export PKG_CONFIG_PATH="$bindings_prefix/lib/pkgconfig" CGO_CPPFLAGS="-I$bindings_prefix/include"
+ cd bindings/go && go build -o "$beside/go-multiworker" ./examples/multiworker)
+check_binding Go "$beside/go-multiworker"
 
 echo "== sharded checkpoints: save on 4 ranks, kill -9 of rank 1 during a save, resume on 2"
 ckpt_dir="$beside/ckpt"
