@@ -82,6 +82,9 @@ check_binding() {
  export PKG_CONFIG_PATH="$bindings_prefix/lib/pkgconfig" CGO_CPPFLAGS="-I$bindings_prefix/include"
  cd bindings/go && go build -o "$beside/go-multiworker" ./examples/multiworker)
 check_binding Go "$beside/go-multiworker"
+(export PKG_CONFIG_PATH="$bindings_prefix/lib/pkgconfig" CARGO_NET_OFFLINE=true
+ cd bindings/rust && cargo build -q --offline -p cairn --example multi_worker)
+check_binding Rust bindings/rust/target/debug/examples/multi_worker
 
 echo "== sharded checkpoints: save on 4 ranks, kill -9 of rank 1 during a save, resume on 2"
 ckpt_dir="$beside/ckpt"
