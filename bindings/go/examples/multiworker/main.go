@@ -155,4 +155,3 @@ func must[T any](v T, err error) T {
 }
 
 func check(err error) { must(0, err) }
-
