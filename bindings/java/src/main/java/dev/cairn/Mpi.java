@@ -3,6 +3,7 @@ package dev.cairn;
 import java.lang.ref.Reference;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.LongBinaryOperator;
 
 /**
  * This process's place in an MPI communicator (cairn_mpi): one member per process, launched by
@@ -97,15 +98,7 @@ public final class Mpi extends NativeHandle {
    */
   public Tensor allReduce(Reduction reduction, Tensor value) {
     Objects.requireNonNull(reduction, "reduction");
-    Objects.requireNonNull(value, "value");
-    long h = handle();
-    long v = value.handle();
-    try {
-      return new Tensor(CairnNative.mpiAllReduce(h, reduction.value(), v));
-    } finally {
-      Reference.reachabilityFence(this);
-      Reference.reachabilityFence(value);
-    }
+    return collective(value, (h, v) -> CairnNative.mpiAllReduce(h, reduction.value(), v));
   }
 
   /**
@@ -118,15 +111,7 @@ public final class Mpi extends NativeHandle {
    *     ranks that disagree
    */
   public Tensor broadcast(int root, Tensor value) {
-    Objects.requireNonNull(value, "value");
-    long h = handle();
-    long v = value.handle();
-    try {
-      return new Tensor(CairnNative.mpiBroadcast(h, root, v));
-    } finally {
-      Reference.reachabilityFence(this);
-      Reference.reachabilityFence(value);
-    }
+    return collective(value, (h, v) -> CairnNative.mpiBroadcast(h, root, v));
   }
 
   /**
@@ -138,11 +123,16 @@ public final class Mpi extends NativeHandle {
    * @throws CairnException INVALID_ARGUMENT for a string tensor or ranks that disagree
    */
   public Tensor allGather(Tensor value) {
+    return collective(value, CairnNative::mpiAllGather);
+  }
+
+  /** Runs {@code call} on this handle and value's, wrapping the new tensor it returns. */
+  private Tensor collective(Tensor value, LongBinaryOperator call) {
     Objects.requireNonNull(value, "value");
     long h = handle();
     long v = value.handle();
     try {
-      return new Tensor(CairnNative.mpiAllGather(h, v));
+      return new Tensor(call.applyAsLong(h, v));
     } finally {
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(value);
