@@ -88,13 +88,18 @@ func NewMirroredStrategyWithOptions(ctx *Context, devices []string, options ...S
 	if err != nil {
 		return nil, err
 	}
+	return wrapStrategy(ptr, ctx), nil
+}
+
+// wrapStrategy owns a new C strategy of ctx, with its replicas' devices.
+func wrapStrategy(ptr *C.cairn_strategy, ctx *Context) *Strategy {
 	s := &Strategy{ptr: ptr, ctx: ctx}
 	n := int(cStrategyNumReplicas(s.ptr))
 	for r := range n {
 		s.devices = append(s.devices, C.GoString(cStrategyDevice(s.ptr, C.size_t(r))))
 	}
 	runtime.SetFinalizer(s, (*Strategy).Close)
-	return s, nil
+	return s
 }
 
 // Close frees the strategy (its replica threads end). Closing twice does nothing; Close must not

@@ -60,7 +60,7 @@ func handleError(fn, what string, isNil bool) error {
 // checkOpen is the first step of a call of fn that passes handles to C: args alternate a name
 // for the error ("object", "child", "value") and a handle (*Context, *Tensor, any Tracked,
 // *Checkpoint, *RestoreStatus, *CheckpointManager, *CheckpointReader, *Function, *GradientTape,
-// *RecordWriter, *RecordReader, *Example, *SummaryWriter, *Profile, *Dataset).
+// *RecordWriter, *RecordReader, *Example, *SummaryWriter, *Profile, *Dataset, *Callback, *Mpi).
 // The first nil or closed one gives handleError, so the C API never sees a NULL the binding could
 // have named.
 func checkOpen(fn string, args ...any) error {
@@ -139,6 +139,8 @@ func handleState(fn string, h any) (isNil, closed bool) {
 		return h == nil, h != nil && h.handle() == nil
 	case *Callback:
 		return h == nil, h != nil && h.handle() == nil
+	case *Mpi:
+		return h == nil, h != nil && h.ptr == nil
 	}
 	panic(fmt.Sprintf("cairn: %s: checkOpen has no case for %T", fn, h))
 }

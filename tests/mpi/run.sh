@@ -5,7 +5,8 @@
 # digits MLP with fit, multi_worker_digits.c; a rank killed during a step and the job restarted
 # from fit's sharded backup); then sharded checkpoints (sharded_checkpoint_test.cc:
 # save on 4 ranks, kill -9 of one rank during a save, resume on 2); then the missing-plugin case in
-# one process without mpirun.
+# one process without mpirun. In between, the Go, Rust and Java versions of the digits program
+# (see check_binding below).
 # Prints SKIP when Open MPI is not installed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -75,6 +76,44 @@ echo "weights: uninterrupted $whole, killed and resumed $resumed"
 grep -q '^\[1,0\]<stdout>:rank 0 of 2: .* batches 75$' "$beside/resumed.out" ||
   { echo "FAIL: the restart did not resume after batch 60"; grep 'batches' "$beside/resumed.out"; exit 1; }
 if [ -e "$beside/backup" ]; then echo "FAIL: the backup was not removed after fit ended"; exit 1; fi
+
+# The bindings' versions of the digits program (Go: bindings/go/examples/multiworker, Rust: the cairn
+# crate's example multi_worker, Java: MultiWorker in the Java tests' tree), built once against a
+# prefix tools/install fills (a fixed one, so that reruns reuse Go's and cargo's caches): on 2 ranks
+# the same accuracy as the C program's one process within 0.01, identical weights, progress from
+# rank 0 only; then the sharded checkpoint they saved restored in one process without MPI, giving
+# that accuracy again.
+bindings_prefix="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/mpi-bindings-prefix"
+tools/install --prefix "$bindings_prefix" >"$beside/install.log" 2>&1 || { cat "$beside/install.log" >&2; exit 1; }
+# check_binding NAME PROGRAM...: the checks above for one binding's program.
+check_binding() {
+  local name=$1 out="$beside/$1.out" ckpt="$beside/$1-ckpt" accuracy restored
+  shift
+  echo "== $name: the digits MLP on 2 ranks, a sharded checkpoint restored in one process"
+  timeout 60 mpirun -np 2 "${CAIRN_MPIRUN_FLAGS[@]}" --tag-output "$@" --data examples/data/digits.csv \
+    --epochs 5 --dir "$ckpt" >"$out" || { cat "$out"; echo "FAIL: $name under mpirun"; exit 1; }
+  grep -q '^\[1,0\]<stdout>:weights identical on 2 ranks' "$out" &&
+    grep -q '^\[1,0\]<stdout>:Epoch 5/5' "$out" || { cat "$out"; echo "FAIL: $name: no progress or weights line"; exit 1; }
+  if grep -q '^\[1,1\]<stdout>:Epoch' "$out"; then echo "FAIL: $name: rank 1 printed progress"; exit 1; fi
+  accuracy=$(sed -n 's/^\[1,0\]<stdout>:rank 0 of 2: accuracy \([0-9.]*\).*/\1/p' "$out")
+  restored=$(timeout 60 "$@" --data examples/data/digits.csv --restore "$ckpt" | sed -n 's/^restored: accuracy //p')
+  echo "$name: one process (C) $single, 2 ranks $accuracy, restored in one process $restored"
+  awk -v a="$single" -v b="$accuracy" -v c="$restored" \
+    'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.01 && b == c) }' || { echo "FAIL: $name: accuracies"; exit 1; }
+}
+# The Go and Rust programs build side by side (a cold build is most of this part's time; Java's
+# source launcher compiles its one file when it runs). Rust gets a target directory of its own:
+# test_rust's builds, against another prefix, stay as they are.
+(export PATH="/usr/local/go/bin:$PATH" GOTOOLCHAIN=local CGO_ENABLED=1
+ export PKG_CONFIG_PATH="$bindings_prefix/lib/pkgconfig" CGO_CPPFLAGS="-I$bindings_prefix/include"
+ cd bindings/go && go build -o "$beside/go-multiworker" ./examples/multiworker) &
+go_build=$!
+(export PKG_CONFIG_PATH="$bindings_prefix/lib/pkgconfig" CARGO_TARGET_DIR="$PWD/bindings/rust/target/mpi"
+ cd bindings/rust && cargo build -q --offline -p cairn --example multi_worker)
+wait "$go_build"
+check_binding Go "$beside/go-multiworker"
+check_binding Rust bindings/rust/target/mpi/debug/examples/multi_worker
+check_binding Java java -cp "$bindings_prefix/share/java/cairn.jar" bindings/java/example/MultiWorker.java
 
 echo "== sharded checkpoints: save on 4 ranks, kill -9 of rank 1 during a save, resume on 2"
 ckpt_dir="$beside/ckpt"

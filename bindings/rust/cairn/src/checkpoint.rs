@@ -395,6 +395,21 @@ impl CheckpointManager {
         }
     }
 
+    /// Shards every later save across the processes of `mpi` (`None`: one file per save again).
+    /// Every rank then calls [`CheckpointManager::save`] (or `save_numbered` with the same number),
+    /// each on its own manager over the same directory, which every rank must see (one machine's
+    /// disk, or a shared filesystem). Each rank writes its share of the values as a shard file
+    /// beside the checkpoint, and rank 0 commits the index at the checkpoint's path once every
+    /// shard is durable: a failure or crash of any rank before that leaves the previous checkpoints
+    /// listed and intact. Sharded saves are synchronous. The index is the checkpoint:
+    /// [`Checkpoint::restore`] takes its path in any number of processes, with or without MPI. The
+    /// manager holds the communicator until it is dropped or sharded anew.
+    pub fn shard(&self, mpi: Option<&crate::mpi::Mpi>) -> Result<()> {
+        let mpi = mpi.map_or(ptr::null_mut(), |m| m.as_raw());
+        // SAFETY: a live manager; a live handle or NULL.
+        unsafe { check(sys::cairn_checkpoint_manager_shard(self.raw.as_ptr(), mpi)) }
+    }
+
     /// Increments save_counter and saves `"<directory>/<checkpoint_name>-<save_counter>"`, then
     /// deletes checkpoints beyond max_to_keep; returns the path.
     pub fn save(&self) -> Result<PathBuf> {

@@ -41,6 +41,7 @@ use cairn_sys as sys;
 use crate::callback::{error_status, guard};
 use crate::data::DatasetIterator;
 use crate::error::{c_string, check};
+use crate::mpi::{Mpi, MultiWorkerOptions};
 use crate::{Code, Context, Error, Reduction, Result, Tensor};
 
 /// tf.distribute.MirroredStrategy over logical devices ("cpu:0", "cpu:1" of a split CPU, or
@@ -87,9 +88,31 @@ impl MirroredStrategy {
         let mut out = ptr::null_mut();
         // SAFETY: a live context; the names outlive the call; `opts` is initialized.
         unsafe { check(sys::cairn_mirrored_strategy_create(ctx.as_raw(), list, ptrs.len(), &opts, &mut out))? };
-        let raw = NonNull::new(out).ok_or_else(|| {
-            Error::new(Code::Internal, "cairn_mirrored_strategy_create: returned success but no strategy")
-        })?;
+        Self::from_new(out, "cairn_mirrored_strategy_create")
+    }
+
+    /// `tf.distribute.MultiWorkerMirroredStrategy`: a strategy whose replicas are the processes of
+    /// `mpi`, this process's one replica (its id the rank) on ctx's CPU. A model made and compiled
+    /// in its [`scope`](MirroredStrategy::scope) trains with `fit` unchanged under `mpirun`: each
+    /// dataset element is a global batch of which every worker trains on its rows, the weights
+    /// are broadcast from rank 0 before the first step, the gradients are summed across the
+    /// workers, and only rank 0 prints progress and runs the callbacks that write. Every worker
+    /// must make the same calls with the same data. The strategy shares `mpi`'s communicator and
+    /// timeout (`mpi` may be dropped first); its collectives and `mpi`'s calls must come in the
+    /// same order on every rank. INVALID_ARGUMENT for an `mpi` of another context.
+    pub fn multi_worker(ctx: &Context, mpi: &Mpi, options: &MultiWorkerOptions) -> Result<MirroredStrategy> {
+        let mut opts = crate::options::init(sys::cairn_multi_worker_options_init)?;
+        opts.check_replicas = i32::from(options.check_replicas);
+        let mut out = ptr::null_mut();
+        // SAFETY: a live context and handle; `opts` is initialized.
+        unsafe { check(sys::cairn_multi_worker_strategy_create(ctx.as_raw(), mpi.as_raw(), &opts, &mut out))? };
+        Self::from_new(out, "cairn_multi_worker_strategy_create")
+    }
+
+    /// Owns the strategy `out` that `fn_name` made, with its replicas' devices.
+    fn from_new(out: *mut sys::cairn_strategy, fn_name: &str) -> Result<MirroredStrategy> {
+        let raw = NonNull::new(out)
+            .ok_or_else(|| Error::new(Code::Internal, format!("{fn_name}: returned success but no strategy")))?;
         // SAFETY: a live strategy; each device name is a NUL-terminated string it owns.
         let devices = unsafe {
             (0..sys::cairn_strategy_num_replicas(raw.as_ptr()))

@@ -74,6 +74,7 @@ mod layers;
 mod metrics;
 mod model;
 mod model_callbacks;
+pub mod mpi;
 mod object;
 mod op;
 pub mod ops;

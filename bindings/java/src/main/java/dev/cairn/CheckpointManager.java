@@ -109,6 +109,30 @@ public final class CheckpointManager extends NativeHandle {
   }
 
   /**
+   * Shards every later save across the processes of {@code mpi} (null: one file per save again).
+   * Every rank then calls {@link #save()} (or {@link #save(long)} with the same number), each on
+   * its own manager over the same directory, which every rank must see (one machine's disk, or a
+   * shared filesystem). Each rank writes its share of the values as a shard file beside the
+   * checkpoint, and rank 0 commits the index at the checkpoint's path once every shard is durable:
+   * a failure or crash of any rank before that leaves the previous checkpoints listed and intact.
+   * Sharded saves are synchronous. The index is the checkpoint: {@link Checkpoint#restore} takes
+   * its path in any number of processes, with or without MPI. The manager holds the communicator
+   * until it is closed or sharded anew.
+   *
+   * @param mpi this process's communicator, or null
+   */
+  public void shard(Mpi mpi) {
+    long h = handle();
+    long m = mpi == null ? 0 : mpi.handle();
+    try {
+      CairnNative.checkpointManagerShard(h, m);
+    } finally {
+      Reference.reachabilityFence(this);
+      Reference.reachabilityFence(mpi);
+    }
+  }
+
+  /**
    * Saves checkpoint number save_counter + 1 (incrementing it) and returns its path.
    *
    * @return the path written

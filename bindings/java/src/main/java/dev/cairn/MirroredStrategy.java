@@ -79,6 +79,70 @@ public final class MirroredStrategy extends NativeHandle {
   }
 
   /**
+   * tf.distribute.MultiWorkerMirroredStrategy: a strategy whose replicas are the processes of
+   * {@code mpi}, this process's one replica (its id the rank) on ctx's CPU. A model made and
+   * compiled in its {@link #scope()} trains with {@code fit} unchanged under mpirun: each dataset
+   * element is a global batch of which every worker trains on its rows, the weights are broadcast
+   * from rank 0 before the first step, the gradients are summed across the workers, and only rank 0
+   * prints progress and runs the callbacks that write. Every worker must make the same calls with
+   * the same data. The strategy shares mpi's communicator and timeout (mpi may be closed first);
+   * its collectives and mpi's calls must come in the same order on every rank.
+   *
+   * @param ctx the context
+   * @param mpi this process's communicator
+   * @param options the options (null: every default)
+   * @return the new strategy, which the caller closes
+   * @throws CairnException INVALID_ARGUMENT for an mpi of another context
+   */
+  public static MirroredStrategy multiWorker(CairnContext ctx, Mpi mpi, MultiWorkerOptions options) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(mpi, "mpi");
+    if (options == null) options = new MultiWorkerOptions();
+    long c = ctx.handle();
+    long m = mpi.handle();
+    try {
+      return new MirroredStrategy(
+          CairnNative.multiWorkerStrategyCreate(c, m, options.set, options.checkReplicas ? 1 : 0), ctx);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(mpi);
+    }
+  }
+
+  /**
+   * Options for {@link #multiWorker}; each starts at its default.
+   *
+   * @return new options, each at its default
+   */
+  public static MultiWorkerOptions multiWorkerOptions() {
+    return new MultiWorkerOptions();
+  }
+
+  /** cairn_multi_worker_options. Not thread-safe to mutate. */
+  public static final class MultiWorkerOptions {
+    private long set; // CairnNative.MULTI_WORKER_OPTIONS_* of the fields set
+    private boolean checkReplicas;
+
+    /** Options at their defaults (the same as {@code multiWorkerOptions()}). */
+    public MultiWorkerOptions() {}
+
+    /**
+     * A debug check: after every training step of a model compiled with the strategy, compare a
+     * checksum of every weight across the workers and fail with INTERNAL naming the first variable
+     * that differs (also on when the environment has CAIRN_CHECK_REPLICAS=1); default false. It
+     * costs a copy of every weight and one all-gather per step.
+     *
+     * @param on whether to check
+     * @return these options
+     */
+    public MultiWorkerOptions checkReplicas(boolean on) {
+      this.checkReplicas = on;
+      set |= CairnNative.MULTI_WORKER_OPTIONS_CHECK_REPLICAS;
+      return this;
+    }
+  }
+
+  /**
    * The number of replicas.
    *
    * @return the number of replicas
