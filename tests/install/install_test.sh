@@ -51,6 +51,10 @@ check_prefix() {
   local dyn
   dyn=$(readelf -d "$lib/$real")
   grep -qE 'R(UN)?PATH' <<< "$dyn" && fail "libcairn has an rpath: $(grep -E 'R(UN)?PATH' <<< "$dyn")"
+  grep -q 'NEEDED.*libmpi' <<< "$dyn" && fail "libcairn links libmpi (only the plugin may)"
+  # The MPI plugin beside it (tools/setup installs Open MPI, so it is there): it alone links libmpi.
+  [ -f "$lib/libcairn_mpi.so" ] || fail "lib/libcairn_mpi.so (the MPI plugin) is missing"
+  grep -q 'NEEDED.*libmpi' <<< "$(readelf -d "$lib/libcairn_mpi.so")" || fail "libcairn_mpi.so does not link libmpi"
   grep -q 'Name: CAIRN_1' <<< "$(readelf -V "$lib/$real")" || fail "no version definition CAIRN_1"
   grep -q 'Name: CAIRN_1.1' <<< "$(readelf -V "$lib/$real")" || fail "no version definition CAIRN_1.1"
   grep -q 'Name: CAIRN_1.2' <<< "$(readelf -V "$lib/$real")" || fail "no version definition CAIRN_1.2"
