@@ -206,13 +206,31 @@ void MpiCollective::work() {
     std::function<void()> job;
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      queue_cv_.wait(lock, [&] { return !busy_ && (stopping_ || !queue_.empty()); });
       if (queue_.empty()) return;  // stopping, and every submitted call has run
       job = std::move(queue_.front());
       queue_.pop_front();
+      busy_ = true;
     }
     job();  // never throws: each job keeps its error for its waiter
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    busy_ = false;
   }
+}
+
+bool MpiCollective::claim_idle() {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  if (busy_ || !queue_.empty()) return false;
+  busy_ = true;
+  return true;
+}
+
+void MpiCollective::release_idle() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    busy_ = false;
+  }
+  queue_cv_.notify_all();  // calls submitted meanwhile
 }
 
 void MpiCollective::submit(std::function<void()> job) {
@@ -223,8 +241,23 @@ void MpiCollective::submit(std::function<void()> job) {
   queue_cv_.notify_one();
 }
 
+// Ends a call made on the caller's thread: blocked time, and the worker may go on.
+struct MpiCollective::Inline {
+  MpiCollective& c;
+  Clock::time_point start;
+  ~Inline() {
+    c.add_blocked(start);
+    c.release_idle();
+  }
+};
+
 void MpiCollective::call(const std::function<void()>& body) {
   const Clock::time_point start = Clock::now();
+  if (claim_idle()) {  // nothing queued: no handoff to the worker (it costs small calls 10s of us)
+    const Inline done{*this, start};
+    body();
+    return;
+  }
   auto p = std::make_shared<PendingAllReduce>();  // only its completion: the call's own buffers are the caller's
   submit([p, &body] { p->settle(body); });
   Collective::await(*p);

@@ -12,10 +12,11 @@
 // cannot cancel a collective) and may still write its buffers if the missing rank arrives late,
 // so every later call fails with FailedPrecondition, and the job should end.
 //
-// One worker thread per collective makes every MPI call, in the order the calls were submitted
-// (MPI_THREAD_SERIALIZED; every rank must issue collectives in the same order): all_reduce,
-// broadcast, all_gather and barrier submit their call and wait for it; start_all_reduce submits and
-// returns, so a bucket of gradients reduces while the caller's backward pass goes on.
+// Calls run one at a time in the order they were submitted (MPI_THREAD_SERIALIZED; every rank must
+// issue collectives in the same order), on one worker thread per collective: start_all_reduce
+// submits and returns, so a bucket of gradients reduces while the caller's backward pass goes on;
+// all_reduce, broadcast, all_gather and barrier submit their call and wait for it, or, when
+// nothing is queued or running, make it on the caller's thread (no handoff).
 #pragma once
 
 #include <chrono>
@@ -98,8 +99,13 @@ class MpiCollective final : public Collective {
   struct Timed;
   // Runs `job` on the worker thread after every call submitted before it.
   void submit(std::function<void()> job);
-  // Runs `body` on the worker thread and waits for it; rethrows its error.
+  // Runs `body` after every submitted call, on the caller's thread when none is queued or running
+  // (claim_idle), else on the worker thread, and waits for it; rethrows its error.
   void call(const std::function<void()>& body);
+  struct Inline;
+  // Takes the MPI calls for the calling thread when the worker is idle with nothing queued.
+  bool claim_idle();
+  void release_idle();  // ends claim_idle
   void work();  // the worker thread's loop
   void add_blocked(std::chrono::steady_clock::time_point since);
   // The calls themselves, on the worker thread.
@@ -142,6 +148,7 @@ class MpiCollective final : public Collective {
   std::condition_variable queue_cv_;
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
+  bool busy_ = false;  // a call runs (on the worker or inline on a caller's thread)
   std::thread worker_;  // last: started once everything above is
 };
 
