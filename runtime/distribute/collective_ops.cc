@@ -17,6 +17,13 @@ constexpr DTypeSet kReducible = dtype_bit(DType::Float16) | dtype_bit(DType::BFl
                                 dtype_bit(DType::Float32) | dtype_bit(DType::Float64) | dtype_bit(DType::Int32) |
                                 dtype_bit(DType::Int64);
 
+// The attributes of every all-reduce op: the dtype and the group, and the reduction where it has one.
+OpBuilder& group_attrs(OpBuilder& b, bool reduction = true) {
+  b.type_attr("T", kReducible).int_attr_required("group_key", 1).int_attr_required("group_size", 1);
+  if (reduction) b.string_attr("reduction", "sum", {"sum", "mean", "min", "max"});
+  return b;
+}
+
 OpBuilder all_reduce_op() {
   OpBuilder b("CollectiveAllReduce");
   b.summary(
@@ -24,13 +31,8 @@ OpBuilder all_reduce_op() {
        "replicas): every member gets the reduction (sum, mean, min or max) of all members' inputs, reduced in "
        "member order. Stateful: graph passes keep every call, in order.")
       .input("input", "T")
-      .output("output", "T")
-      .type_attr("T", kReducible)
-      .int_attr_required("group_key", 1)
-      .int_attr_required("group_size", 1)
-      .string_attr("reduction", "sum", {"sum", "mean", "min", "max"})
-      .shape(shapes::unchanged)
-      .stateful();
+      .output("output", "T");
+  group_attrs(b).shape(shapes::unchanged).stateful();
   return b;
 }
 
@@ -93,13 +95,8 @@ OpBuilder all_reduce_start_op() {
        "Starts the all-reduce of `input` across collective group `group_key` (as CollectiveAllReduce) and returns "
        "a ticket for CollectiveAllReduceDone; the group may reduce while later ops run. Stateful.")
       .input("input", "T")
-      .output("ticket", DType::Int64)
-      .type_attr("T", kReducible)
-      .int_attr_required("group_key", 1)
-      .int_attr_required("group_size", 1)
-      .string_attr("reduction", "sum", {"sum", "mean", "min", "max"})
-      .shape(shapes::scalar)
-      .stateful();
+      .output("ticket", DType::Int64);
+  group_attrs(b).shape(shapes::scalar).stateful();
   return b;
 }
 
@@ -115,12 +112,8 @@ OpBuilder all_reduce_done_op() {
        "as `like` (that Start's input; only its shape is read). Stateful.")
       .input("ticket", DType::Int64)
       .input("like", "T")
-      .output("output", "T")
-      .type_attr("T", kReducible)
-      .int_attr_required("group_key", 1)
-      .int_attr_required("group_size", 1)
-      .shape(like_input_1)
-      .stateful();
+      .output("output", "T");
+  group_attrs(b, /*reduction=*/false).shape(like_input_1).stateful();
   return b;
 }
 
