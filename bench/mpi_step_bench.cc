@@ -111,7 +111,8 @@ StepFigures time_steps(Context& ctx, const ModelShape& m, MirroredStrategy* s, M
   }
   if (seconds <= 0) return {0, 0, 0, 0};
   return {seconds / steps, (after.seconds - before.seconds) / seconds,
-          (after.blocked_seconds - before.blocked_seconds) / seconds, static_cast<double>(after.calls - before.calls) / steps};
+          (after.blocked_seconds - before.blocked_seconds) / seconds,
+          static_cast<double>(after.calls - before.calls) / steps};
 }
 
 }  // namespace

@@ -128,9 +128,13 @@ void all_reduce_start_kernel(KernelContext& kc) {
 }
 
 void all_reduce_done_kernel(KernelContext& kc) {
+  const Tensor& ticket = kc.input(0);
+  if (ticket.num_elements() != 1)
+    raise(Code::InvalidArgument, "{}: the ticket must be CollectiveAllReduceStart's scalar, got shape {}", kc.op(),
+          ticket.shape().str());
   auto [group, rank] = member(kc);
   Tensor& out = kc.output(0);
-  group->finish_all_reduce(static_cast<uint64_t>(kc.input(0).data<int64_t>()[0]), out.num_elements(),
+  group->finish_all_reduce(static_cast<uint64_t>(ticket.data<int64_t>()[0]), out.num_elements(),
                            out.valid() ? out.raw_mutable_data() : nullptr);
 }
 

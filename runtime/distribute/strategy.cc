@@ -111,7 +111,8 @@ std::vector<Tensor> ReplicaContext::all_reduce(Reduction reduction, const std::v
     return out;
   }
   // Every bucket's reduction starts before the first result is waited for.
-  const std::vector<NamedAttr> group = {attr_int("group_key", strategy_.group_key()), attr_int("group_size", num_replicas())};
+  const std::vector<NamedAttr> group = {attr_int("group_key", strategy_.group_key()),
+                                        attr_int("group_size", num_replicas())};
   std::vector<Tensor> flat, tickets;
   for (const GradientBucket& b : buckets) {
     flat.push_back(flatten_bucket(ctx, device(), values, b));

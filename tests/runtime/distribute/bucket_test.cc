@@ -5,6 +5,7 @@
 
 #include "runtime/autodiff/tape.h"
 #include "runtime/distribute/collective.h"
+#include "runtime/eager/dispatch.h"
 #include "runtime/eager/ops.h"
 #include "runtime/graph/function.h"
 #include "tests/runtime/distribute/distribute_test_util.h"
@@ -117,6 +118,23 @@ TEST_CASE("split all-reduces: started in order, finished in any order, errors at
                     "CollectiveAllReduceDone: no started all-reduce has ticket 12345");
 }
 
+TEST_CASE("the split ops refuse a bad ticket and a group that is gone") {
+  Ref<Context> c = split_cpu(2);
+  Ref<MirroredStrategy> s = MirroredStrategy::create(*c, names("cpu", 2));
+  const std::vector<NamedAttr> group = {attr_int("group_key", s->group_key()), attr_int("group_size", 2)};
+  Device& member0 = c->device("cpu:0");
+  Tensor x = tensor_on_device(make<float>({1, 2}, Shape{2}), member0);
+  Tensor pair = tensor_on_device(make<int64_t>({1, 2}, Shape{2}), member0);
+  CHECK_THROWS_CODE(run_op(*c, "CollectiveAllReduceDone", {pair, x}, group),
+                    Code::InvalidArgument, "CollectiveAllReduceDone: the ticket must be CollectiveAllReduceStart's scalar");
+  CHECK_THROWS_CODE(run_op(*c, "CollectiveAllReduceDone", {tensor_on_device(make<int64_t>({7}, Shape{}), member0), x}, group),
+                    Code::InvalidArgument,
+                    "no started all-reduce has ticket 7");
+  const std::vector<NamedAttr> gone = {attr_int("group_key", 999999), attr_int("group_size", 2)};
+  CHECK_THROWS_CODE(run_op(*c, "CollectiveAllReduceStart", {x}, gone), Code::FailedPrecondition,
+                    "CollectiveAllReduceStart: no collective group 999999");
+}
+
 TEST_CASE("a bucket that times out fails its finish with DeadlineExceeded naming the collective") {
   Ref<Context> c = split_cpu(2);
   Ref<distribute::LocalCollective> g = make_ref<distribute::LocalCollective>(
@@ -198,8 +216,8 @@ TEST_CASE("the ordering pass starts a bucket's all-reduce before the rest of the
   // w1's gradient); with it, w2's bucket starts before that MatMul, and each Done follows every Start.
   for (const auto* t : {&plain, &ordered}) {
     const graph::Graph& g = (*t)->graph();
-    const std::vector<int> starts = positions(g, "CollectiveAllReduceStart"), dones = positions(g, "CollectiveAllReduceDone"),
-                           matmuls = positions(g, "MatMul");
+    const std::vector<int> starts = positions(g, "CollectiveAllReduceStart");
+    const std::vector<int> dones = positions(g, "CollectiveAllReduceDone"), matmuls = positions(g, "MatMul");
     REQUIRE(starts.size() == 2);
     REQUIRE(dones.size() == 2);
     REQUIRE(matmuls.size() >= 3);
