@@ -1,7 +1,10 @@
 // Training step time over MPI (issue 17's benchmark): keras train_on_batch with a multi-worker
 // strategy (MirroredStrategy::multi_worker over an MpiCollective, one replica per process), the
 // same global batch on every rank count, and the share of each step spent inside the collectives
-// (MpiStats: wall time in the calls, waiting for the other ranks included). Two models:
+// (MpiStats::seconds: wall time in the calls, waiting for the other ranks included) and blocked on
+// them (MpiStats::blocked_seconds: what is left once the reductions overlap the backward pass).
+// Each model runs with all gradients in one bucket (bucket_bytes 0) and in small buckets
+// (MirroredOptions::bucket_bytes, reduced while the compiled step's backward pass goes on). Two models:
 //  - digits: the digits MLP's shapes (64 -> 64 relu -> 10, Adam, global batch 32), synthetic data;
 //  - mlp: a larger synthetic MLP (256 -> 1024 relu -> 1024 relu -> 10, Adam, global batch 512).
 // Run under mpirun by bench/mpi_step_bench.sh with 1, 2 and 4 ranks; rank 0 prints one line per
@@ -16,6 +19,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "runtime/distribute/mpi_collective.h"
 #include "runtime/distribute/strategy.h"
@@ -34,6 +39,7 @@ struct ModelShape {
   int64_t batch, in;
   std::vector<int64_t> hidden;
   int64_t classes;
+  size_t bucket_bytes;  // the small buckets: about a fifth of the model's gradients
 };
 
 // Inputs in [-1, 1) and labels, the same on every rank (a fixed LCG).
@@ -79,9 +85,10 @@ Ref<keras::Model> make_model(Context& ctx, const ModelShape& m, MirroredStrategy
 }
 
 struct StepFigures {
-  double seconds;      // per step, the slowest rank's
-  double comm_share;   // of the step, inside collectives (rank 0's)
-  double calls;        // collective calls per step
+  double seconds;        // per step, the slowest rank's
+  double comm_share;     // of the step, inside collectives (rank 0's)
+  double blocked_share;  // of the step, waiting for collectives (rank 0's)
+  double calls;          // collective calls per step
 };
 
 // Seconds per train_on_batch over `steps` steps after a warm-up (the trace and the first replays).
@@ -102,7 +109,9 @@ StepFigures time_steps(Context& ctx, const ModelShape& m, MirroredStrategy* s, M
                       distribute::Reduction::Max);
     seconds = all.data<double>()[0];
   }
-  return {seconds / steps, seconds > 0 ? (after.seconds - before.seconds) / seconds : 0,
+  if (seconds <= 0) return {0, 0, 0, 0};
+  return {seconds / steps, (after.seconds - before.seconds) / seconds,
+          (after.blocked_seconds - before.blocked_seconds) / seconds,
           static_cast<double>(after.calls - before.calls) / steps};
 }
 
@@ -117,24 +126,34 @@ int main(int argc, char** argv) {
   mo.timeout = std::chrono::milliseconds(120000);
   Ref<MpiCollective> world = MpiCollective::init_world({&ctx->cpu()}, mo);
   const int rank = world->rank(), size = world->size();
-  const std::vector<ModelShape> shapes = {{"digits", 32, 64, {64}, 10}, {"mlp", 512, 256, {1024, 1024}, 10}};
+  const std::vector<ModelShape> shapes = {{"digits", 32, 64, {64}, 10, 4 << 10},
+                                             {"mlp", 512, 256, {1024, 1024}, 10, 1 << 20}};
   if (rank == 0)
     std::printf("# train_on_batch, multi-worker strategy, %d rank(s), 1 thread each, %d steps, same global batch\n",
                 size, steps);
   for (const ModelShape& m : shapes) {
-    Ref<MirroredStrategy> s = MirroredStrategy::multi_worker(*ctx, world);
-    const StepFigures f = time_steps(*ctx, m, s.get(), world.get(), m.batch >= 512 ? steps / 10 : steps);
-    double plain = 0;
-    if (size == 1) plain = time_steps(*ctx, m, nullptr, nullptr, m.batch >= 512 ? steps / 10 : steps).seconds;
-    if (rank == 0) {
-      std::printf("%-7s ranks %d  global batch %4lld  %8.3f ms/step  in collectives %4.1f%%  (%.0f calls/step)",
-                  m.name, size, static_cast<long long>(m.batch), f.seconds * 1e3, 100 * f.comm_share, f.calls);
-      if (size == 1) std::printf("  no strategy %8.3f ms/step", plain * 1e3);
-      std::printf("\n@ %s/ranks%d/step_ms %.4f\n@ %s/ranks%d/comm_share %.4f\n", m.name, size, f.seconds * 1e3,
-                  m.name, size, f.comm_share);
-      if (size == 1) std::printf("@ %s/plain/step_ms %.4f\n", m.name, plain * 1e3);
-      std::fflush(stdout);
+    const int n = m.batch >= 512 ? steps / 10 : steps;
+    for (size_t bucket_bytes : {size_t{0}, m.bucket_bytes}) {
+      distribute::MirroredOptions so;
+      so.bucket_bytes = bucket_bytes;
+      Ref<MirroredStrategy> s = MirroredStrategy::multi_worker(*ctx, world, "", so);
+      const StepFigures f = time_steps(*ctx, m, s.get(), world.get(), n);
+      if (rank != 0) continue;
+      const std::string key = fmt::format("{}/ranks{}{}", m.name, size, bucket_bytes ? "/buckets" : "");
+      std::printf("%-7s ranks %d  global batch %4lld  buckets %-8s %8.3f ms/step  in collectives %4.1f%%  blocked "
+                  "%4.1f%%  (%.0f calls/step)\n",
+                  m.name, size, static_cast<long long>(m.batch),
+                  bucket_bytes ? fmt::format("{}K", bucket_bytes >> 10).c_str() : "one", f.seconds * 1e3,
+                  100 * f.comm_share, 100 * f.blocked_share, f.calls);
+      std::printf("@ %s/step_ms %.4f\n@ %s/comm_share %.4f\n@ %s/blocked_share %.4f\n", key.c_str(), f.seconds * 1e3,
+                  key.c_str(), f.comm_share, key.c_str(), f.blocked_share);
     }
+    if (size == 1) {
+      const double plain = time_steps(*ctx, m, nullptr, nullptr, n).seconds;
+      if (rank == 0) std::printf("%-7s no strategy %8.3f ms/step\n@ %s/plain/step_ms %.4f\n", m.name, plain * 1e3, m.name,
+                                 plain * 1e3);
+    }
+    std::fflush(stdout);
   }
   return 0;
 }

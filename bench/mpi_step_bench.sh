@@ -2,7 +2,8 @@
 # Runs bench/mpi_step_bench under mpirun with 1, 2 and 4 ranks (flags from FORMATS.md, as
 # tests/mpi/run.sh): keras train_on_batch with a multi-worker strategy on the digits MLP's shapes
 # and a larger synthetic MLP, the same global batch at every rank count, with the share of each
-# step spent in collectives. Figures only, never a test.
+# step spent in collectives and blocked on them, with all gradients in one bucket and in small
+# buckets (reduced while the backward pass goes on). Figures only, never a test.
 #
 #   bench/mpi_step_bench.sh [steps]     (200 by default)
 set -euo pipefail
@@ -27,3 +28,7 @@ done
 awk '/^@ .*\/ranks[0-9]+\/step_ms/ { split($2, k, "/"); t[k[1] "," k[2]] = $3; m[k[1]] = 1 }
   END { for (name in m) for (r = 2; r <= 4; r *= 2) if ((name ",ranks" r) in t)
           printf "%s: %d ranks %.2fx the step rate of 1 rank\n", name, r, t[name ",ranks1"] / t[name ",ranks" r] }' "$out"
+# Small buckets against one bucket, same run.
+awk '/^@ .*\/ranks[0-9]+(\/buckets)?\/step_ms/ { split($2, k, "/"); t[k[1] "," k[2] "," (k[3] == "buckets")] = $3; m[k[1] "," k[2]] = 1 }
+  END { for (key in m) if ((key ",1") in t)
+          printf "%s: small buckets %.2fx the step time of one bucket\n", key, t[key ",1"] / t[key ",0"] }' "$out"

@@ -145,6 +145,7 @@ void LocalCollective::leave(int rank) {
 }
 
 void LocalCollective::reset() {
+  drop_pending();
   std::lock_guard<std::mutex> lock(mu_);
   instances_.clear();
   std::fill(calls_.begin(), calls_.end(), 0);
@@ -281,6 +282,80 @@ void LocalCollective::barrier(int rank) {
   const Signature sig{CollectiveKind::Barrier, DType::Invalid, 0, Reduction::Sum, 0};
   check_call(rank, sig);
   rendezvous(rank, sig, nullptr, nullptr, [](const std::vector<const void*>&, const std::vector<void*>&) {});
+}
+
+// ---- split all-reduces ----
+
+void Collective::PendingAllReduce::settle(const std::function<void()>& reduce) {
+  Code c = Code::Ok;
+  std::string message;
+  try {
+    reduce();
+  } catch (const Error& e) {
+    c = e.code();
+    message = e.message();
+  } catch (const std::exception& e) {
+    c = Code::Internal;
+    message = e.what();
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  code = c;
+  why = std::move(message);
+  done = true;
+  cv.notify_all();
+}
+
+void Collective::launch(const std::shared_ptr<PendingAllReduce>& p) {
+  p->settle([&] { all_reduce(p->rank, p->dtype, p->count, p->input.data(), p->output.data(), p->reduction); });
+}
+
+void Collective::await(PendingAllReduce& p) {
+  std::unique_lock<std::mutex> lock(p.mu);
+  p.cv.wait(lock, [&] { return p.done; });
+}
+
+uint64_t Collective::start_all_reduce(int rank, DType dtype, int64_t count, const void* input, Reduction reduction) {
+  auto p = std::make_shared<PendingAllReduce>();
+  p->rank = rank;
+  p->dtype = dtype;
+  p->count = count;
+  p->reduction = reduction;
+  const size_t bytes = reducible_dtype(dtype) && count > 0 ? static_cast<size_t>(count) * dtype_size(dtype) : 0;
+  p->input.assign(static_cast<const unsigned char*>(input), static_cast<const unsigned char*>(input) + bytes);
+  p->output.resize(bytes);
+  uint64_t ticket = 0;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    ticket = next_ticket_++;
+    pending_.emplace(ticket, p);
+  }
+  launch(p);
+  return ticket;
+}
+
+void Collective::finish_all_reduce(uint64_t ticket, int64_t count, void* output) {
+  std::shared_ptr<PendingAllReduce> p;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    auto it = pending_.find(ticket);
+    if (it == pending_.end())
+      raise(Code::InvalidArgument, "CollectiveAllReduceDone: no started all-reduce has ticket {} (finished already, "
+            "or dropped by the group's reset)", ticket);
+    p = std::move(it->second);
+    pending_.erase(it);
+  }
+  if (p->count != count)
+    raise(Code::InvalidArgument, "CollectiveAllReduceDone: ticket {} reduces {} elements, the output has {}", ticket,
+          p->count, count);
+  await(*p);  // ends: every collective call ends by its timeout at the latest
+  std::lock_guard<std::mutex> lock(p->mu);
+  if (p->code != Code::Ok) throw Error(p->code, p->why);
+  if (!p->output.empty()) std::memcpy(output, p->output.data(), p->output.size());
+}
+
+void Collective::drop_pending() {
+  std::lock_guard<std::mutex> lock(pending_mu_);
+  pending_.clear();
 }
 
 // ---- registry ----

@@ -13,6 +13,11 @@
 // reduction or root get InvalidArgument.
 // Results are deterministic: elements are reduced in member order 0..N-1 whatever the arrival
 // order, so every member gets the same bits, run after run.
+//
+// Split all-reduces (gradient buckets, docs/mpi.md): "CollectiveAllReduceStart" takes a member's
+// input and returns a ticket at once; "CollectiveAllReduceDone" waits for the ticket's result.
+// A backend with a worker thread (MpiCollective) reduces while the caller computes on; the others
+// reduce inside start. Starts count as calls in the order they are made.
 #pragma once
 
 #include <chrono>
@@ -20,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -76,8 +82,47 @@ class Collective : public RefCounted {
   // Member `rank` issues no more collectives until reset() (its step ended): members waiting for
   // it fail at once with FailedPrecondition instead of waiting out the timeout.
   virtual void leave(int rank) = 0;
-  // Clears an abort, the departures and the call counters. Only while no member is in a call.
+  // Clears an abort, the departures and the call counters, and drops unfinished tickets. Only
+  // while no member is in a call.
   virtual void reset() = 0;
+
+  // Member `rank`'s all-reduce of `count` elements of `dtype` at `input` (host memory, copied
+  // before it returns), as all_reduce, started: returns a ticket for finish_all_reduce, which
+  // throws the all-reduce's errors.
+  uint64_t start_all_reduce(int rank, DType dtype, int64_t count, const void* input, Reduction reduction);
+  // Waits for a started all-reduce and writes its `count` elements to `output` (host memory);
+  // throws its error (as all_reduce's). Each ticket is finished once; InvalidArgument for an
+  // unknown ticket or another count.
+  void finish_all_reduce(uint64_t ticket, int64_t count, void* output);
+
+ protected:
+  // A started all-reduce: its arguments, its own copy of the input, and, once done, the output or
+  // the error.
+  struct PendingAllReduce {
+    int rank = 0;
+    DType dtype = DType::Invalid;
+    int64_t count = 0;
+    Reduction reduction = Reduction::Sum;
+    std::vector<unsigned char> input, output;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    Code code = Code::Ok;
+    std::string why;
+    // Runs `reduce` (the all-reduce, once), keeps its error, and wakes finish_all_reduce.
+    void settle(const std::function<void()>& reduce);
+  };
+  // Reduces `p` now (the default) or queues it for a worker (which calls p->settle).
+  virtual void launch(const std::shared_ptr<PendingAllReduce>& p);
+  // Waits until `p` is done (finish_all_reduce); a backend may time the wait.
+  virtual void await(PendingAllReduce& p);
+  // Forgets every unfinished ticket (reset()).
+  void drop_pending();
+
+ private:
+  std::mutex pending_mu_;
+  std::map<uint64_t, std::shared_ptr<PendingAllReduce>> pending_;  // by ticket
+  uint64_t next_ticket_ = 1;
 };
 
 // The in-process rendezvous for members that are threads of one process, one per device.

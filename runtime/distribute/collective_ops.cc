@@ -17,6 +17,13 @@ constexpr DTypeSet kReducible = dtype_bit(DType::Float16) | dtype_bit(DType::BFl
                                 dtype_bit(DType::Float32) | dtype_bit(DType::Float64) | dtype_bit(DType::Int32) |
                                 dtype_bit(DType::Int64);
 
+// The attributes of every all-reduce op: the dtype and the group, and the reduction where it has one.
+OpBuilder& group_attrs(OpBuilder& b, bool reduction = true) {
+  b.type_attr("T", kReducible).int_attr_required("group_key", 1).int_attr_required("group_size", 1);
+  if (reduction) b.string_attr("reduction", "sum", {"sum", "mean", "min", "max"});
+  return b;
+}
+
 OpBuilder all_reduce_op() {
   OpBuilder b("CollectiveAllReduce");
   b.summary(
@@ -24,13 +31,8 @@ OpBuilder all_reduce_op() {
        "replicas): every member gets the reduction (sum, mean, min or max) of all members' inputs, reduced in "
        "member order. Stateful: graph passes keep every call, in order.")
       .input("input", "T")
-      .output("output", "T")
-      .type_attr("T", kReducible)
-      .int_attr_required("group_key", 1)
-      .int_attr_required("group_size", 1)
-      .string_attr("reduction", "sum", {"sum", "mean", "min", "max"})
-      .shape(shapes::unchanged)
-      .stateful();
+      .output("output", "T");
+  group_attrs(b).shape(shapes::unchanged).stateful();
   return b;
 }
 
@@ -82,6 +84,62 @@ void all_reduce_kernel(KernelContext& kc) {
 
 CAIRN_REGISTER_KERNEL("CollectiveAllReduce", DeviceKind::CPU, all_reduce_kernel);
 CAIRN_REGISTER_KERNEL("CollectiveAllReduce", DeviceKind::Vulkan, all_reduce_kernel);
+
+// The split form (gradient buckets): Start hands the input to the group and returns a ticket;
+// Done waits for the ticket's result. A graph pass (order_split_collectives) moves the Starts
+// early and the Dones late so a compiled step's backward pass runs between them. CPU only: a
+// Vulkan replica's buffers go through host staging, which waits anyway.
+OpBuilder all_reduce_start_op() {
+  OpBuilder b("CollectiveAllReduceStart");
+  b.summary(
+       "Starts the all-reduce of `input` across collective group `group_key` (as CollectiveAllReduce) and returns "
+       "a ticket for CollectiveAllReduceDone; the group may reduce while later ops run. Stateful.")
+      .input("input", "T")
+      .output("ticket", DType::Int64);
+  group_attrs(b).shape(shapes::scalar).stateful();
+  return b;
+}
+
+CAIRN_REGISTER_OP(all_reduce_start_op());
+
+// output 0 has the dtype and shape of input 1 (the started all-reduce's input).
+void like_input_1(ShapeContext& c) { c.set_out(0, c.in(1)); }
+
+OpBuilder all_reduce_done_op() {
+  OpBuilder b("CollectiveAllReduceDone");
+  b.summary(
+       "Waits for the all-reduce that CollectiveAllReduceStart returned `ticket` for, and returns its result, shaped "
+       "as `like` (that Start's input; only its shape is read). Stateful.")
+      .input("ticket", DType::Int64)
+      .input("like", "T")
+      .output("output", "T");
+  group_attrs(b, /*reduction=*/false).shape(like_input_1).stateful();
+  return b;
+}
+
+CAIRN_REGISTER_OP(all_reduce_done_op());
+
+void all_reduce_start_kernel(KernelContext& kc) {
+  auto [group, rank] = member(kc);
+  const Tensor& in = kc.input(0);
+  kc.output(0).mutable_data<int64_t>()[0] = static_cast<int64_t>(group->start_all_reduce(
+      rank, in.dtype(), in.num_elements(), in.valid() ? in.raw_data() : nullptr,
+      parse_reduction(kc.attrs.s("reduction"), kc.op())));
+}
+
+void all_reduce_done_kernel(KernelContext& kc) {
+  const Tensor& ticket = kc.input(0);
+  if (ticket.num_elements() != 1)
+    raise(Code::InvalidArgument, "{}: the ticket must be CollectiveAllReduceStart's scalar, got shape {}", kc.op(),
+          ticket.shape().str());
+  auto [group, rank] = member(kc);
+  Tensor& out = kc.output(0);
+  group->finish_all_reduce(static_cast<uint64_t>(ticket.data<int64_t>()[0]), out.num_elements(),
+                           out.valid() ? out.raw_mutable_data() : nullptr);
+}
+
+CAIRN_REGISTER_KERNEL("CollectiveAllReduceStart", DeviceKind::CPU, all_reduce_start_kernel);
+CAIRN_REGISTER_KERNEL("CollectiveAllReduceDone", DeviceKind::CPU, all_reduce_done_kernel);
 
 // y_r = reduce over replicas q of x_q, so dL/dx_r = sum over q of dL_q/dy_q (sum), or that over N
 // (mean): the all-reduce of the upstream gradients with the same reduction (TensorFlow's rule).

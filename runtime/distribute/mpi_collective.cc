@@ -138,9 +138,16 @@ MpiCollective::MpiCollective(const cairn_mpi_plugin& plugin, cairn_mpi_comm* com
       local_devices_(std::move(local_devices)),
       options_(options),
       rank_(plugin.comm_rank(comm)),
-      size_(plugin.comm_size(comm)) {}
+      size_(plugin.comm_size(comm)),
+      worker_([this] { work(); }) {}
 
 MpiCollective::~MpiCollective() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  worker_.join();  // after the queued calls: each ends by its timeout at the latest
   // A broken communicator has a call pending inside MPI: freeing it would wait for that call.
   char err[CAIRN_MPI_ERROR_SIZE] = {0};
   if (broken_.empty()) plugin_.free_comm(comm_, err);
@@ -165,6 +172,7 @@ void MpiCollective::abort(Code code, const std::string& why) {
 }
 
 void MpiCollective::reset() {
+  drop_pending();
   std::lock_guard<std::mutex> lock(mu_);
   aborted_ = false;
   abort_code_ = Code::Ok;
@@ -173,18 +181,118 @@ void MpiCollective::reset() {
 
 // Adds a call's wall time to the stats when it ends, failed calls included (they waited too).
 struct MpiCollective::Timed {
-  explicit Timed(MpiStats& stats) : stats_(stats), start_(Clock::now()) {}
+  explicit Timed(MpiCollective& c) : c_(c), start_(Clock::now()) {}
   ~Timed() {
-    ++stats_.calls;
-    stats_.seconds += std::chrono::duration<double>(Clock::now() - start_).count();
+    std::lock_guard<std::mutex> lock(c_.stats_mu_);
+    ++c_.stats_.calls;
+    c_.stats_.seconds += std::chrono::duration<double>(Clock::now() - start_).count();
   }
-  MpiStats& stats_;
+  MpiCollective& c_;
   Clock::time_point start_;
 };
 
 MpiStats MpiCollective::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(stats_mu_);
   return stats_;
+}
+
+void MpiCollective::add_blocked(Clock::time_point since) {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.blocked_seconds += std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+void MpiCollective::work() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      queue_cv_.wait(lock, [&] { return !busy_ && (stopping_ || !queue_.empty()); });
+      if (queue_.empty()) return;  // stopping, and every submitted call has run
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+    }
+    job();  // never throws: each job keeps its error for its waiter
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    busy_ = false;
+  }
+}
+
+bool MpiCollective::claim_idle() {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  if (busy_ || !queue_.empty()) return false;
+  busy_ = true;
+  return true;
+}
+
+void MpiCollective::release_idle() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    busy_ = false;
+  }
+  queue_cv_.notify_all();  // calls submitted meanwhile
+}
+
+void MpiCollective::submit(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queue_.push_back(std::move(job));
+  }
+  queue_cv_.notify_one();
+}
+
+// Ends a call made on the caller's thread: blocked time, and the worker may go on.
+struct MpiCollective::Inline {
+  MpiCollective& c;
+  Clock::time_point start;
+  ~Inline() {
+    c.add_blocked(start);
+    c.release_idle();
+  }
+};
+
+void MpiCollective::call(const std::function<void()>& body) {
+  const Clock::time_point start = Clock::now();
+  if (claim_idle()) {  // nothing queued: no handoff to the worker (it costs small calls 10s of us)
+    const Inline done{*this, start};
+    body();
+    return;
+  }
+  auto p = std::make_shared<PendingAllReduce>();  // only its completion: the call's own buffers are the caller's
+  submit([p, &body] { p->settle(body); });
+  Collective::await(*p);
+  add_blocked(start);
+  std::lock_guard<std::mutex> lock(p->mu);
+  if (p->code != Code::Ok) throw Error(p->code, p->why);
+}
+
+void MpiCollective::launch(const std::shared_ptr<PendingAllReduce>& p) {
+  submit([this, p] {
+    p->settle([&] { all_reduce_now(p->rank, p->dtype, p->count, p->input.data(), p->output.data(), p->reduction); });
+  });
+}
+
+void MpiCollective::await(PendingAllReduce& p) {
+  const Clock::time_point start = Clock::now();
+  Collective::await(p);
+  add_blocked(start);
+}
+
+void MpiCollective::all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
+                               Reduction reduction) {
+  call([&] { all_reduce_now(rank, dtype, count, input, output, reduction); });
+}
+
+void MpiCollective::broadcast(int rank, int root, DType dtype, int64_t count, void* data) {
+  call([&] { broadcast_now(rank, root, dtype, count, data); });
+}
+
+void MpiCollective::all_gather(int rank, DType dtype, int64_t count, const void* input, void* output) {
+  call([&] { all_gather_now(rank, dtype, count, input, output); });
+}
+
+void MpiCollective::barrier(int rank) {
+  call([&] { barrier_now(rank); });
 }
 
 uint64_t MpiCollective::begin(int rank, CollectiveKind kind) {
@@ -253,10 +361,10 @@ void MpiCollective::agree(const Signature& sig, uint64_t seq, Clock::time_point 
         collective_call_text(sig.kind, sig.dtype, sig.count, sig.reduction, sig.root));
 }
 
-void MpiCollective::all_reduce(int rank, DType dtype, int64_t count, const void* input, void* output,
-                               Reduction reduction) {
+void MpiCollective::all_reduce_now(int rank, DType dtype, int64_t count, const void* input, void* output,
+                                   Reduction reduction) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Timed timed(stats_);
+  const Timed timed(*this);
   const uint64_t seq = begin(rank, CollectiveKind::AllReduce);
   if (!reducible_dtype(dtype))
     raise(Code::InvalidArgument, "{}: cannot reduce dtype {}; use float16, bfloat16, float32, float64, int32 or int64",
@@ -290,9 +398,9 @@ void MpiCollective::reduce_in_float32(DType dtype, int64_t count, const void* in
   else narrow<bfloat16>(staging_.data(), count, output);
 }
 
-void MpiCollective::broadcast(int rank, int root, DType dtype, int64_t count, void* data) {
+void MpiCollective::broadcast_now(int rank, int root, DType dtype, int64_t count, void* data) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Timed timed(stats_);
+  const Timed timed(*this);
   const uint64_t seq = begin(rank, CollectiveKind::Broadcast);
   if (!copyable_dtype(dtype))
     raise(Code::InvalidArgument, "{}: dtype {} has no fixed size", describe(CollectiveKind::Broadcast, seq),
@@ -312,9 +420,9 @@ void MpiCollective::broadcast(int rank, int root, DType dtype, int64_t count, vo
   wait(req, CollectiveKind::Broadcast, seq, deadline);
 }
 
-void MpiCollective::all_gather(int rank, DType dtype, int64_t count, const void* input, void* output) {
+void MpiCollective::all_gather_now(int rank, DType dtype, int64_t count, const void* input, void* output) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Timed timed(stats_);
+  const Timed timed(*this);
   const uint64_t seq = begin(rank, CollectiveKind::AllGather);
   if (!copyable_dtype(dtype))
     raise(Code::InvalidArgument, "{}: dtype {} has no fixed size", describe(CollectiveKind::AllGather, seq),
@@ -331,9 +439,9 @@ void MpiCollective::all_gather(int rank, DType dtype, int64_t count, const void*
   wait(req, CollectiveKind::AllGather, seq, deadline);
 }
 
-void MpiCollective::barrier(int rank) {
+void MpiCollective::barrier_now(int rank) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Timed timed(stats_);
+  const Timed timed(*this);
   const uint64_t seq = begin(rank, CollectiveKind::Barrier);
   const Clock::time_point deadline = Clock::now() + options_.timeout;
   // The signature's all-reduce is itself a barrier; agreeing on the kind is all a barrier needs.

@@ -10,15 +10,24 @@
 //
 // After a timeout the communicator is unusable: the timed-out call stays pending inside MPI (MPI
 // cannot cancel a collective) and may still write its buffers if the missing rank arrives late,
-// so every later call fails with FailedPrecondition, and the job should end. Calls are serialized
-// (MPI_THREAD_SERIALIZED).
+// so every later call fails with FailedPrecondition, and the job should end.
+//
+// Calls run one at a time in the order they were submitted (MPI_THREAD_SERIALIZED; every rank must
+// issue collectives in the same order), on one worker thread per collective: start_all_reduce
+// submits and returns, so a bucket of gradients reduces while the caller's backward pass goes on;
+// all_reduce, broadcast, all_gather and barrier submit their call and wait for it, or, when
+// nothing is queued or running, make it on the caller's thread (no handoff).
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/distribute/collective.h"
@@ -39,6 +48,9 @@ struct MpiOptions {
 struct MpiStats {
   uint64_t calls = 0;
   double seconds = 0;
+  // Wall time the callers spent waiting for results (synchronous calls from submission to the end,
+  // finish_all_reduce's waits): what communication costs a step once it overlaps the computation.
+  double blocked_seconds = 0;
 };
 
 class MpiCollective final : public Collective {
@@ -76,9 +88,31 @@ class MpiCollective final : public Collective {
   MpiCollective(const cairn_mpi_plugin& plugin, cairn_mpi_comm* comm, std::shared_ptr<Token> mpi,
                 std::vector<Device*> local_devices, const MpiOptions& options);
 
+ protected:
+  // Queues the reduction on the worker thread.
+  void launch(const std::shared_ptr<PendingAllReduce>& p) override;
+  // Waits, counting the wait as blocked time.
+  void await(PendingAllReduce& p) override;
+
  private:
   struct Signature;
   struct Timed;
+  // Runs `job` on the worker thread after every call submitted before it.
+  void submit(std::function<void()> job);
+  // Runs `body` after every submitted call, on the caller's thread when none is queued or running
+  // (claim_idle), else on the worker thread, and waits for it; rethrows its error.
+  void call(const std::function<void()>& body);
+  struct Inline;
+  // Takes the MPI calls for the calling thread when the worker is idle with nothing queued.
+  bool claim_idle();
+  void release_idle();  // ends claim_idle
+  void work();  // the worker thread's loop
+  void add_blocked(std::chrono::steady_clock::time_point since);
+  // The calls themselves, on the worker thread.
+  void all_reduce_now(int rank, DType dtype, int64_t count, const void* input, void* output, Reduction reduction);
+  void broadcast_now(int rank, int root, DType dtype, int64_t count, void* data);
+  void all_gather_now(int rank, DType dtype, int64_t count, const void* input, void* output);
+  void barrier_now(int rank);
   // Checks that the call is this process's and that it is not aborted or broken; returns the
   // call's number and deadline.
   uint64_t begin(int rank, CollectiveKind kind);
@@ -101,14 +135,21 @@ class MpiCollective final : public Collective {
   std::vector<Device*> local_devices_;
   MpiOptions options_;
   int rank_ = 0, size_ = 1;
-  mutable std::mutex mu_;  // serializes calls
+  mutable std::mutex mu_;  // the state below; held by the worker during a call
   uint64_t calls_ = 0;  // calls made (numbers the calls in messages)
   bool aborted_ = false;
   Code abort_code_ = Code::Ok;
   std::string abort_why_;
   std::string broken_;  // why the communicator is unusable, or empty
   std::vector<float> staging_;  // 16-bit floats widened to float32
+  mutable std::mutex stats_mu_;
   MpiStats stats_;
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  bool busy_ = false;  // a call runs (on the worker or inline on a caller's thread)
+  std::thread worker_;  // last: started once everything above is
 };
 
 }  // namespace cairn::distribute

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <map>
 
 #include "runtime/eager/device_scope.h"
 #include "runtime/eager/dispatch.h"
@@ -50,41 +49,79 @@ Tensor ReplicaContext::all_reduce(Reduction reduction, const Tensor& value) {
                  attr_string("reduction", reduction_name(reduction))})[0];
 }
 
+std::vector<GradientBucket> plan_buckets(const std::vector<Tensor>& values, size_t bucket_bytes) {
+  std::vector<GradientBucket> done;
+  std::vector<GradientBucket> open;  // one per dtype, in the order the dtypes first appear
+  for (size_t i = values.size(); i-- > 0;) {
+    const Tensor& v = values[i];
+    if (!v.valid()) continue;
+    const size_t bytes = v.nbytes();
+    auto it = std::find_if(open.begin(), open.end(), [&](const GradientBucket& b) { return b.dtype == v.dtype(); });
+    if (it == open.end()) it = open.insert(open.end(), GradientBucket{v.dtype(), {}, 0});
+    if (bucket_bytes && !it->indices.empty() && it->bytes + bytes > bucket_bytes) {
+      done.push_back(std::move(*it));
+      *it = GradientBucket{v.dtype(), {}, 0};
+    }
+    it->indices.push_back(i);
+    it->bytes += bytes;
+  }
+  for (GradientBucket& b : open) done.push_back(std::move(b));
+  return done;
+}
+
+namespace {
+
+// A bucket's tensors as one flat buffer on `device` (a single tensor is only flattened).
+Tensor flatten_bucket(Context& ctx, Device& device, const std::vector<Tensor>& values, const GradientBucket& b) {
+  std::vector<Tensor> flat;
+  for (size_t i : b.indices) {
+    Tensor v = values[i];
+    if (!symbolic(v) && v.device() != &device) v = tensor_on_device(v, device);
+    flat.push_back(op::reshape(ctx, v, Shape{v.num_elements()}));
+  }
+  return flat.size() == 1 ? flat[0] : run_op(ctx, "ConcatV2", flat, {attr_int("axis", 0)})[0];
+}
+
+// The reduced buffer of a bucket split back into `out`, in the shapes of `values`.
+void split_bucket(Context& ctx, const Tensor& reduced, const std::vector<Tensor>& values, const GradientBucket& b,
+                  std::vector<Tensor>& out) {
+  if (b.indices.size() == 1) {
+    out[b.indices[0]] = op::reshape(ctx, reduced, values[b.indices[0]].shape());
+    return;
+  }
+  int64_t offset = 0;
+  for (size_t i : b.indices) {
+    const int64_t n = values[i].num_elements();
+    std::vector<int64_t> begin{offset}, size{n};
+    Tensor part = run_op(ctx, "Slice", {reduced}, {attr_ints("begin", begin), attr_ints("size", size)})[0];
+    out[i] = op::reshape(ctx, part, values[i].shape());
+    offset += n;
+  }
+}
+
+}  // namespace
+
 std::vector<Tensor> ReplicaContext::all_reduce(Reduction reduction, const std::vector<Tensor>& values) {
   Context& ctx = context();
   std::vector<Tensor> out(values.size());
-  // One collective per dtype, in the order each dtype first appears.
-  std::vector<DType> order;
-  std::map<DType, std::vector<size_t>> by_dtype;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!values[i].valid()) continue;
-    auto [it, fresh] = by_dtype.try_emplace(values[i].dtype());
-    if (fresh) order.push_back(values[i].dtype());
-    it->second.push_back(i);
+  const std::vector<GradientBucket> buckets = plan_buckets(values, strategy_.bucket_bytes());
+  if (!device().is_host()) {  // Vulkan: host staging waits anyway
+    for (const GradientBucket& b : buckets)
+      split_bucket(ctx, all_reduce(reduction, flatten_bucket(ctx, device(), values, b)), values, b, out);
+    return out;
   }
-  for (DType dt : order) {
-    const std::vector<size_t>& idx = by_dtype[dt];
-    if (idx.size() == 1) {
-      for (size_t i : idx) out[i] = all_reduce(reduction, values[i]);
-      continue;
-    }
-    std::vector<Tensor> flat;
-    for (size_t i : idx) {
-      Tensor v = values[i];
-      if (!symbolic(v) && v.device() != &device()) v = tensor_on_device(v, device());
-      flat.push_back(op::reshape(ctx, v, Shape{v.num_elements()}));
-    }
-    Tensor reduced = all_reduce(reduction, run_op(ctx, "ConcatV2", flat, {attr_int("axis", 0)})[0]);
-    int64_t offset = 0;
-    for (size_t k = 0; k < idx.size(); ++k) {
-      const Tensor& v = values[idx[k]];
-      const int64_t n = v.num_elements();
-      std::vector<int64_t> begin{offset}, size{n};
-      Tensor part = run_op(ctx, "Slice", {reduced}, {attr_ints("begin", begin), attr_ints("size", size)})[0];
-      out[idx[k]] = op::reshape(ctx, part, v.shape());
-      offset += n;
-    }
+  // Every bucket's reduction starts before the first result is waited for.
+  const std::vector<NamedAttr> group = {attr_int("group_key", strategy_.group_key()),
+                                        attr_int("group_size", num_replicas())};
+  std::vector<Tensor> flat, tickets;
+  for (const GradientBucket& b : buckets) {
+    flat.push_back(flatten_bucket(ctx, device(), values, b));
+    std::vector<NamedAttr> attrs = group;
+    attrs.push_back(attr_string("reduction", reduction_name(reduction)));
+    tickets.push_back(run_op(ctx, "CollectiveAllReduceStart", {flat.back()}, attrs)[0]);
   }
+  for (size_t k = 0; k < buckets.size(); ++k)
+    split_bucket(ctx, run_op(ctx, "CollectiveAllReduceDone", {tickets[k], flat[k]}, group)[0], values, buckets[k], out);
   return out;
 }
 
@@ -108,6 +145,7 @@ MirroredStrategy::MirroredStrategy(Context& ctx, const std::vector<std::string>&
   constexpr const char* kFn = "MirroredStrategy";
   const char* env = std::getenv("CAIRN_CHECK_REPLICAS");
   check_replicas_ = options.check_replicas || (env && std::string_view(env) == "1");
+  bucket_bytes_ = options.bucket_bytes;
   if (options.collective_timeout.count() <= 0)
     raise(Code::InvalidArgument, "{}: collective_timeout must be positive, got {} ms", kFn,
           options.collective_timeout.count());

@@ -78,9 +78,11 @@ class ReplicaContext {
   // as the others); the result is on this replica's device. A value on another device is copied
   // here first. Runs the CollectiveAllReduce op, so a traced function captures it.
   Tensor all_reduce(Reduction reduction, const Tensor& value);
-  // The same for a list, with one collective per dtype (the tensors of a dtype are flattened into
-  // one buffer, reduced, and split again). Invalid (empty) tensors pass through unchanged; every
-  // replica must have them at the same positions.
+  // The same for a list (gradients), in buckets (plan_buckets: the strategy's bucket_bytes): the
+  // tensors of a bucket are flattened into one buffer, reduced, and split again; every bucket's
+  // reduction is started before the first is waited for. Results are bit-identical whatever the
+  // bucket size (each element is reduced alone, in replica order). Invalid (empty) tensors pass
+  // through unchanged; every replica must have them at the same positions.
   std::vector<Tensor> all_reduce(Reduction reduction, const std::vector<Tensor>& values);
 
   // The replica context of the calling thread, or null outside a replica.
@@ -91,6 +93,19 @@ class ReplicaContext {
   int replica_;
 };
 
+// Gradients fused into one collective (Horovod's tensor fusion, PyTorch DDP's buckets).
+struct GradientBucket {
+  DType dtype = DType::Invalid;
+  std::vector<size_t> indices;  // into the list, in the order they are packed
+  size_t bytes = 0;
+};
+// The buckets for `values`: walked from the last to the first (the order a backward pass produces
+// a model's gradients: last layer first), each dtype packed into buckets of at most `bucket_bytes`
+// (a larger tensor gets a bucket of its own; 0: one bucket per dtype). Buckets come in the order
+// they fill up, then the partly filled ones in the order they were opened. Invalid tensors are
+// skipped. The same list gives the same plan on every replica, so their collectives pair up.
+std::vector<GradientBucket> plan_buckets(const std::vector<Tensor>& values, size_t bucket_bytes);
+
 struct MirroredOptions {
   // How long a replica waits in a collective for the others before DeadlineExceeded.
   // (Not for multi_worker(): its collective's own timeout applies.)
@@ -99,6 +114,10 @@ struct MirroredOptions {
   // of every weight across the workers (one all-gather) and fail with Internal naming the first
   // variable that differs. Also on when the environment has CAIRN_CHECK_REPLICAS=1. A debug aid.
   bool check_replicas = false;
+  // The most bytes of gradients fused into one all-reduce (ReplicaContext::all_reduce of a list,
+  // keras fit): 0 puts all gradients of a dtype into one. Smaller buckets start reducing while
+  // the backward pass of a compiled step still runs (docs/mpi.md); results are the same bits.
+  size_t bucket_bytes = size_t{25} << 20;
 };
 
 // A DistributedDataset's iterator: each element of the dataset is a global batch; next() splits
@@ -155,6 +174,7 @@ class MirroredStrategy : public RefCounted {
   bool is_chief() const { return first_replica_ == 0; }
   // Whether check_replicas is on (the option or CAIRN_CHECK_REPLICAS=1).
   bool checks_replicas() const { return check_replicas_; }
+  size_t bucket_bytes() const { return bucket_bytes_; }
   std::vector<std::string> device_names() const;
   // The key of this strategy's collective group (the CollectiveAllReduce op's group_key).
   int64_t group_key() const { return group_key_; }
@@ -246,6 +266,7 @@ class MirroredStrategy : public RefCounted {
   int first_replica_ = 0;
   int num_replicas_ = 0;
   bool check_replicas_ = false;
+  size_t bucket_bytes_ = 0;
 
   std::mutex run_mu_;  // one run at a time
   std::mutex mu_;      // the job below

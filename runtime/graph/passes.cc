@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <set>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 namespace cairn::graph {
@@ -310,7 +313,98 @@ PassStats optimize(Context& ctx, Graph& g, const PassOptions& options) {
     if (changed == 0) break;
   }
   if (options.eliminate_dead_code) stats.removed += eliminate_dead_code(g);
+  if (options.order_split_collectives) order_split_collectives(g);
   return stats;
+}
+
+namespace {
+
+bool is_op(const Node& n, std::string_view name) { return n.kind == NodeKind::Op && n.def->name == name; }
+bool is_collective(const Node& n) { return n.kind == NodeKind::Op && n.def->name.rfind("Collective", 0) == 0; }
+// Whether a node's place among its kind matters beyond its inputs.
+bool is_ordered(const Node& n) {
+  return n.kind == NodeKind::Read || n.kind == NodeKind::Assign || n.is_control_flow() ||
+         (n.kind == NodeKind::Op && (n.def->stateful || n.def->random));
+}
+
+// Each node's place in the schedule: inputs first; then, by bucket, the nodes the k-th Start needs
+// (k: the first Start that needs it), those no Start needs, and the Dones last; trace order within.
+struct Rank {
+  int group = 0;  // 0: inputs, 1: the others, 2: Dones
+  int bucket = 0;
+  int index = 0;
+  bool operator<(const Rank& o) const { return std::tie(group, bucket, index) < std::tie(o.group, o.bucket, o.index); }
+};
+
+std::vector<Rank> schedule_ranks(const Graph& g) {
+  const int n = static_cast<int>(g.nodes.size());
+  std::vector<Rank> rank(static_cast<size_t>(n));
+  int starts = 0;
+  for (const Node& node : g.nodes) starts += is_op(node, "CollectiveAllReduceStart");
+  for (int i = 0; i < n; ++i) {
+    const Node& node = g.nodes[static_cast<size_t>(i)];
+    rank[static_cast<size_t>(i)] = {node.kind == NodeKind::Input ? 0 : is_op(node, "CollectiveAllReduceDone") ? 2 : 1,
+                                    starts, i};
+  }
+  int k = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!is_op(g.nodes[static_cast<size_t>(i)], "CollectiveAllReduceStart")) continue;
+    std::vector<int> stack{i};
+    while (!stack.empty()) {
+      const int j = stack.back();
+      stack.pop_back();
+      Rank& r = rank[static_cast<size_t>(j)];
+      if (r.bucket != starts) continue;  // an earlier Start needs it already
+      r.bucket = k;
+      for (Port p : g.nodes[static_cast<size_t>(j)].inputs) stack.push_back(p.node);
+    }
+    ++k;
+  }
+  return rank;
+}
+
+}  // namespace
+
+int order_split_collectives(Graph& g) {
+  const int n = static_cast<int>(g.nodes.size());
+  if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node& x) { return is_op(x, "CollectiveAllReduceStart"); }))
+    return 0;
+  // What must run before what: inputs, the collectives' order, the other ordered nodes' order.
+  std::vector<std::vector<int>> users(static_cast<size_t>(n));
+  std::vector<int> waiting(static_cast<size_t>(n), 0);
+  auto edge = [&](int from, int to) {
+    users[static_cast<size_t>(from)].push_back(to);
+    ++waiting[static_cast<size_t>(to)];
+  };
+  int last_collective = -1, last_ordered = -1;
+  for (int i = 0; i < n; ++i) {
+    const Node& node = g.nodes[static_cast<size_t>(i)];
+    for (Port p : node.inputs) edge(p.node, i);
+    int& last = is_collective(node) ? last_collective : last_ordered;
+    if (!is_collective(node) && !is_ordered(node)) continue;
+    if (last >= 0) edge(last, i);
+    last = i;
+  }
+  const std::vector<Rank> rank = schedule_ranks(g);
+  std::set<Rank> ready;
+  for (int i = 0; i < n; ++i)
+    if (waiting[static_cast<size_t>(i)] == 0) ready.insert(rank[static_cast<size_t>(i)]);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int i = ready.begin()->index;
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (int u : users[static_cast<size_t>(i)])
+      if (--waiting[static_cast<size_t>(u)] == 0) ready.insert(rank[static_cast<size_t>(u)]);
+  }
+  int moved = 0;
+  Rebuild r(g);
+  for (int k = 0; k < n; ++k) {
+    moved += order[static_cast<size_t>(k)] != k;
+    r.keep(order[static_cast<size_t>(k)]);
+  }
+  if (moved) g = r.finish();
+  return moved;
 }
 
 }  // namespace cairn::graph

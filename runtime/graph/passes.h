@@ -18,6 +18,7 @@ struct PassOptions {
   bool eliminate_common_subexpressions = true;
   bool eliminate_dead_code = true;
   bool fuse_elementwise = true;  // see fusion.h; only the fused replay plan uses it
+  bool order_split_collectives = true;
   // Folding never makes a constant larger than this or than its inputs together, whichever is
   // bigger (folding a Fill or a broadcast could otherwise bloat the graph).
   size_t max_folded_bytes = 1 << 16;
@@ -44,7 +45,15 @@ int fold_constants(Context& ctx, Graph& g, size_t max_folded_bytes = PassOptions
 // once, so a graph traced for a GPU runs there without mixing devices. Returns how many moved.
 int place_constants(Graph& g, Device& device);
 
-// Folding and CSE to a fixed point, then dead code elimination (no fusion).
+// Reorders a graph with split all-reduces (CollectiveAllReduceStart / Done: gradient buckets) so
+// that they overlap the computation: each Start runs as soon as the nodes it needs have run (the
+// backward pass of the other buckets after it), each Done as late as its users allow. Keeps every
+// input before its users, the collectives in their order (every rank runs the same pass on the
+// same graph, so all issue them alike) and the other ordered nodes (variable reads and writes,
+// random and stateful ops, control flow) in theirs. Returns how many nodes moved; 0 without Starts.
+int order_split_collectives(Graph& g);
+
+// Folding and CSE to a fixed point, then dead code elimination, then order_split_collectives (no fusion).
 PassStats optimize(Context& ctx, Graph& g, const PassOptions& options = {});
 
 // A deep copy (attribute stores are copied; constant and variable references are shared).

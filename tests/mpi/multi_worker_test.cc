@@ -4,8 +4,9 @@
 // check naming the first variable that differs; batches split by rank and gathered back; keras fit
 // from different initial weights ending identical on every rank; the check failing inside fit when
 // one rank's weights are changed; a rank that stops training making the others fail with
-// DeadlineExceeded within the timeout. Every rank runs the cases in file order; the last releases
-// the world communicator.
+// DeadlineExceeded within the timeout; split all-reduces in order with the synchronous calls; fit
+// with small gradient buckets giving the weights of one bucket; a bucket that times out. Every
+// rank runs the cases in file order; the last releases the world communicator.
 #include <chrono>
 
 #include "runtime/distribute/mpi_collective.h"
@@ -34,9 +35,10 @@ Ref<MpiCollective>& world() {
   return w;
 }
 
-Ref<MirroredStrategy> strategy(bool check_replicas = false) {
+Ref<MirroredStrategy> strategy(bool check_replicas = false, size_t bucket_bytes = size_t{25} << 20) {
   distribute::MirroredOptions o;
   o.check_replicas = check_replicas;
+  o.bucket_bytes = bucket_bytes;
   return MirroredStrategy::multi_worker(ctx(), world(), "", o);
 }
 
@@ -192,6 +194,57 @@ TEST_CASE("a rank that stops training: the others' fit fails with DeadlineExceed
     CHECK_THROWS_CODE(m->fit(keras::Data{nullptr, x, y}, quiet(1)), Code::DeadlineExceeded,
                       "late: all-reduce #");
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  }
+  world()->barrier(world()->rank());
+}
+
+TEST_CASE("split all-reduces run in submission order with the synchronous calls between them") {
+  const int rank = world()->rank(), size = world()->size();
+  const std::vector<float> a(1000, 1.0f + rank);
+  const int64_t b = rank;
+  const uint64_t ta = world()->start_all_reduce(rank, DType::Float32, 1000, a.data(), Reduction::Sum);
+  const uint64_t tb = world()->start_all_reduce(rank, DType::Int64, 1, &b, Reduction::Max);
+  double sum = 0;
+  const double one = 1;
+  world()->all_reduce(rank, DType::Float64, 1, &one, &sum, Reduction::Sum);  // queued behind the two
+  std::vector<float> ra(1000);
+  int64_t rb = -1;
+  world()->finish_all_reduce(tb, 1, &rb);
+  world()->finish_all_reduce(ta, 1000, ra.data());
+  CHECK(sum == size);
+  CHECK(rb == size - 1);
+  CHECK(ra == std::vector<float>(1000, static_cast<float>(size * (size + 1) / 2)));
+  const distribute::MpiStats st = world()->stats();
+  CHECK(st.blocked_seconds > 0);
+  CHECK(st.seconds > 0);
+}
+
+TEST_CASE("fit with small gradient buckets: the weights of one bucket, bit for bit, on every rank") {
+  auto [x, y] = blobs(48);
+  std::vector<std::vector<double>> weights[2];
+  for (size_t bytes : {size_t{0}, size_t{64}}) {  // one bucket; a bucket per tensor or two
+    Ref<MirroredStrategy> s = strategy(/*check_replicas=*/true, bytes);
+    Ref<keras::Model> m = classifier(*s, 1 + static_cast<uint64_t>(world()->rank()));
+    m->fit(keras::Data{nullptr, x, y}, quiet(2));
+    s->check_replicas_identical(m->weights());
+    for (const Ref<Variable>& v : m->weights()) weights[bytes != 0].push_back(as_doubles(v->read()));
+  }
+  REQUIRE(weights[0].size() == 4);
+  CHECK(weights[0] == weights[1]);
+}
+
+TEST_CASE("a bucket that times out fails with DeadlineExceeded naming the collective") {
+  MpiOptions lo;
+  lo.timeout = std::chrono::milliseconds(500);
+  lo.name = "bucket";
+  Ref<MpiCollective> g = MpiCollective::init_world({&ctx().cpu()}, lo);
+  if (g->rank() != g->size() - 1) {  // the last rank never starts its part
+    const float in = 1;
+    float out = 0;
+    const uint64_t t = g->start_all_reduce(g->rank(), DType::Float32, 1, &in, Reduction::Sum);
+    CHECK_THROWS_CODE(g->finish_all_reduce(t, 1, &out), Code::DeadlineExceeded,
+                      "bucket: all-reduce #0 on rank " + std::to_string(g->rank()) + " of " + std::to_string(g->size()) +
+                          ": timed out after 500 ms");
   }
   world()->barrier(world()->rank());
 }

@@ -402,6 +402,44 @@ func CollectiveAllReduceReduction(v string) CollectiveAllReduceOption {
 	return CollectiveAllReduceOption(cairn.StringAttr("reduction", v))
 }
 
+// CollectiveAllReduceDone runs the CollectiveAllReduceDone op: Waits for the all-reduce that CollectiveAllReduceStart returned `ticket` for, and returns its result, shaped as `like` (that Start's input; only its shape is read). Stateful.
+//
+// Inputs: ticket (int64), like (T). Outputs: output (T).
+// T: one of float32, float64, int32, int64, bfloat16, float16.
+// Attribute group_key (INT) is the parameter groupKey.
+// Attribute group_size (INT) is the parameter groupSize.
+func CollectiveAllReduceDone(ctx *cairn.Context, ticket, like *cairn.Tensor, groupKey, groupSize int64) (*cairn.Tensor, error) {
+	return cairn.RunOp1(ctx, "CollectiveAllReduceDone", []*cairn.Tensor{ticket, like}, []cairn.Attr{
+		cairn.IntAttr("group_key", groupKey),
+		cairn.IntAttr("group_size", groupSize),
+	})
+}
+
+// CollectiveAllReduceStart runs the CollectiveAllReduceStart op: Starts the all-reduce of `input` across collective group `group_key` (as CollectiveAllReduce) and returns a ticket for CollectiveAllReduceDone; the group may reduce while later ops run. Stateful.
+//
+// Inputs: input (T). Outputs: ticket (int64).
+// T: one of float32, float64, int32, int64, bfloat16, float16.
+// Attribute group_key (INT) is the parameter groupKey.
+// Attribute group_size (INT) is the parameter groupSize.
+// Option CollectiveAllReduceStartReduction sets reduction (default "sum"); one of "sum", "mean", "min", "max".
+func CollectiveAllReduceStart(ctx *cairn.Context, input *cairn.Tensor, groupKey, groupSize int64, opts ...CollectiveAllReduceStartOption) (*cairn.Tensor, error) {
+	attrs := append(make([]cairn.Attr, 0, 2+len(opts)),
+		cairn.IntAttr("group_key", groupKey),
+		cairn.IntAttr("group_size", groupSize))
+	for _, opt := range opts {
+		attrs = setAttr(attrs, cairn.Attr(opt))
+	}
+	return cairn.RunOp1(ctx, "CollectiveAllReduceStart", []*cairn.Tensor{input}, attrs)
+}
+
+// CollectiveAllReduceStartOption is an optional attribute of CollectiveAllReduceStart, sent only when given.
+type CollectiveAllReduceStartOption cairn.Attr
+
+// CollectiveAllReduceStartReduction sets CollectiveAllReduceStart's reduction attribute (the library's default: "sum"); one of "sum", "mean", "min", "max".
+func CollectiveAllReduceStartReduction(v string) CollectiveAllReduceStartOption {
+	return CollectiveAllReduceStartOption(cairn.StringAttr("reduction", v))
+}
+
 // ConcatV2 runs the ConcatV2 op: Joins `values` along `axis`; all other dimensions must match.
 //
 // Inputs: values... (T). Outputs: output (T).

@@ -1,7 +1,8 @@
 // Compiled functions and keras fit under a MirroredStrategy: a graph::Function step traces once per
 // replica, runs the all-reduce inside its replayed graph and gives the eager step's weights;
 // Model::fit / evaluate / predict compiled in strategy.scope() on 2 logical CPU devices (and 2
-// Vulkan ones where a driver exists) match one device on the global batch.
+// Vulkan ones where a driver exists) match one device on the global batch; fit with small gradient
+// buckets gives one bucket's weights, its compiled step starting a bucket mid-backward.
 #include <algorithm>
 #include <cmath>
 
@@ -14,6 +15,7 @@
 namespace cairn::test {
 namespace {
 
+using distribute::MirroredOptions;
 using distribute::MirroredStrategy;
 using distribute::PerReplica;
 using distribute::Reduction;
@@ -154,6 +156,57 @@ void check_fit(Context& c, const std::vector<std::string>& devices, bool eager) 
     max_dy = std::max(max_dy, std::fabs(vm[i] - vs[i]));
   }
   CHECK(max_dy <= 1e-4 * max_y);
+}
+
+// Where the first bucket's all-reduce starts in a compiled step's graph against its last MatMul.
+bool starts_before_last_matmul(const graph::Graph& g) {
+  int first_start = -1, last_matmul = -1;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].kind != graph::NodeKind::Op) continue;
+    const std::string& op = g.nodes[i].def->name;
+    if (op == "CollectiveAllReduceStart" && first_start < 0) first_start = static_cast<int>(i);
+    if (op == "MatMul") last_matmul = static_cast<int>(i);
+  }
+  return first_start >= 0 && first_start < last_matmul;
+}
+
+TEST_CASE("fit with small gradient buckets: one bucket's weights bit for bit, reductions started mid-backward") {
+  Ref<Context> c = split_cpu(2);
+  auto [x, y] = data_xy(24);
+  keras::FitOptions fo;
+  fo.epochs = 2;
+  fo.batch_size = 12;
+  fo.shuffle = false;
+  fo.verbose = keras::Verbose::Silent;
+  std::vector<std::vector<double>> weights;
+  std::vector<Tensor> start;  // the first model's initial weights, copied
+  for (size_t bytes : {size_t{0}, size_t{16}}) {  // one bucket; four (a bucket per weight)
+    MirroredOptions o;
+    o.bucket_bytes = bytes;
+    Ref<MirroredStrategy> s = MirroredStrategy::create(*c, names("cpu", 2), o);
+    Ref<keras::Model> m;
+    {
+      auto scope = s->scope();
+      m = regressor(*c, s->devices()[0]);
+      compile(*m, *c, /*eager=*/false);
+    }
+    std::vector<Ref<Variable>> vars = m->trainable_weights();
+    if (start.empty()) {
+      for (const Ref<Variable>& v : vars)
+        start.push_back(make_as(DType::Float32, host_doubles(*c, v->read()), v->read().shape()));
+      weights.push_back(flat(*c, vars));
+    }
+    for (size_t i = 0; i < vars.size(); ++i) vars[i]->assign(start[i]);  // the same starting point
+    m->fit(keras::Data{nullptr, x, y}, fo);
+    CHECK(flat(*c, vars, 1) == flat(*c, vars, 0));
+    weights.push_back(flat(*c, vars));
+    REQUIRE(m->train_function());
+    const graph::Graph& g = m->train_function()->concretes()[0]->graph();
+    CHECK(starts_before_last_matmul(g) == (bytes != 0));  // one bucket needs every gradient first
+  }
+  REQUIRE(weights.size() == 3);
+  CHECK(weights[1] != weights[0]);  // trained
+  CHECK(weights[2] == weights[1]);
 }
 
 TEST_CASE("Model::fit, evaluate and predict on 2 logical CPU replicas match one device") {

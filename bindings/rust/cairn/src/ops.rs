@@ -44,6 +44,8 @@ pub const OP_NAMES: &[&str] = &[
     "Ceil",
     "ClipByValue",
     "CollectiveAllReduce",
+    "CollectiveAllReduceDone",
+    "CollectiveAllReduceStart",
     "ConcatV2",
     "Conv2D",
     "Conv2DBackpropFilter",
@@ -750,6 +752,67 @@ pub struct CollectiveAllReduceAttrs {
 }
 
 impl CollectiveAllReduceAttrs {
+    /// Nothing set: the registry's defaults; the same as `Default::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `reduction`.
+    pub fn reduction(mut self, value: impl Into<String>) -> Self {
+        self.reduction = Some(value.into());
+        self
+    }
+}
+
+/// `CollectiveAllReduceDone`: Waits for the all-reduce that CollectiveAllReduceStart returned `ticket` for, and returns its result, shaped as `like` (that Start's input; only its shape is read). Stateful.
+///
+/// Inputs: `ticket` (int64), `like` (T).
+/// Outputs: `output` (T).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, int64, bfloat16, float16
+/// - `group_key` (INT): required
+/// - `group_size` (INT): required
+pub fn collective_all_reduce_done(ctx: &Context, ticket: &Tensor, like: &Tensor, group_key: i64, group_size: i64) -> Result<Tensor> {
+    let raw_inputs = [ticket.as_raw(), like.as_raw()];
+    let raw_attrs = [
+        RawAttr::int(c"group_key", group_key),
+        RawAttr::int(c"group_size", group_size),
+    ];
+    let [output] = run_fixed::<1>(ctx, c"CollectiveAllReduceDone", &raw_inputs, &raw_attrs)?;
+    Ok(output)
+}
+
+/// `CollectiveAllReduceStart`: Starts the all-reduce of `input` across collective group `group_key` (as CollectiveAllReduce) and returns a ticket for CollectiveAllReduceDone; the group may reduce while later ops run. Stateful.
+///
+/// Inputs: `input` (T).
+/// Outputs: `ticket` (int64).
+///
+/// Attributes:
+/// - `T` (DTYPE): taken from the inputs; one of float32, float64, int32, int64, bfloat16, float16
+/// - `group_key` (INT): required
+/// - `group_size` (INT): required
+/// - `reduction` (STRING, default `"sum"`); one of `sum`, `mean`, `min`, `max`
+pub fn collective_all_reduce_start(ctx: &Context, input: &Tensor, group_key: i64, group_size: i64, attrs: CollectiveAllReduceStartAttrs) -> Result<Tensor> {
+    let raw_inputs = [input.as_raw()];
+    let reduction_c = attrs.reduction.as_deref().map(|s| c_string(s, "ops::collective_all_reduce_start", "reduction")).transpose()?;
+    let mut raw_attrs = AttrList::<3>::new();
+    raw_attrs.push(RawAttr::int(c"group_key", group_key));
+    raw_attrs.push(RawAttr::int(c"group_size", group_size));
+    if let Some(v) = &reduction_c { raw_attrs.push(RawAttr::string(c"reduction", v)); }
+    let [ticket] = run_fixed::<1>(ctx, c"CollectiveAllReduceStart", &raw_inputs, raw_attrs.as_slice())?;
+    Ok(ticket)
+}
+
+/// Optional attributes of [`collective_all_reduce_start`]: only those set (`Some`) are sent; the op applies the
+/// registry's default to the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CollectiveAllReduceStartAttrs {
+    /// `reduction`; `None` leaves the registry's default, `"sum"`.
+    pub reduction: Option<String>,
+}
+
+impl CollectiveAllReduceStartAttrs {
     /// Nothing set: the registry's defaults; the same as `Default::default()`.
     pub fn new() -> Self {
         Self::default()

@@ -1436,6 +1436,128 @@ public final class Ops {
     }
   }
 
+  private static final byte[] OP_COLLECTIVE_ALL_REDUCE_DONE = cstr("CollectiveAllReduceDone");
+  /**
+   * CollectiveAllReduceDone: Waits for the all-reduce that CollectiveAllReduceStart returned `ticket` for, and returns its result, shaped as `like` (that Start's input; only its shape is read). Stateful.
+   *
+   * <ul>
+   *   <li>input ticket: int64
+   *   <li>input like: dtype T
+   *   <li>output output: dtype T
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int64, bfloat16, float16
+   *   <li>attr group_key: INT, required
+   *   <li>attr group_size: INT, required
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param ticket input ticket
+   * @param like input like
+   * @param groupKey attribute group_key (INT)
+   * @param groupSize attribute group_size (INT)
+   * @return output output, a new tensor the caller closes
+   */
+  public static Tensor collectiveAllReduceDone(CairnContext ctx, Tensor ticket, Tensor like, long groupKey, long groupSize) {
+    Tensor[] in = {ticket, like};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("group_key", groupKey);
+    enc.setInt("group_size", groupSize);
+    return ctx.runRaw(OP_COLLECTIVE_ALL_REDUCE_DONE, in, enc, 1)[0];
+  }
+
+  private static final byte[] OP_COLLECTIVE_ALL_REDUCE_START = cstr("CollectiveAllReduceStart");
+  /**
+   * CollectiveAllReduceStart: Starts the all-reduce of `input` across collective group `group_key` (as CollectiveAllReduce) and returns a ticket for CollectiveAllReduceDone; the group may reduce while later ops run. Stateful.
+   *
+   * <ul>
+   *   <li>input input: dtype T
+   *   <li>output ticket: int64
+   *   <li>attr T: DTYPE, inferred from the inputs, one of float32, float64, int32, int64, bfloat16, float16
+   *   <li>attr group_key: INT, required
+   *   <li>attr group_size: INT, required
+   *   <li>attr reduction: STRING, default "sum", one of sum, mean, min, max
+   * </ul>
+   *
+   * @param ctx the context to run on
+   * @param input input input
+   * @param groupKey attribute group_key (INT)
+   * @param groupSize attribute group_size (INT)
+   * @return output ticket, a new tensor the caller closes
+   */
+  public static Tensor collectiveAllReduceStart(CairnContext ctx, Tensor input, long groupKey, long groupSize) {
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("group_key", groupKey);
+    enc.setInt("group_size", groupSize);
+    return ctx.runRaw(OP_COLLECTIVE_ALL_REDUCE_START, in, enc, 1)[0];
+  }
+
+  /**
+   * CollectiveAllReduceStart with optional attributes; see {@link CollectiveAllReduceStartAttrs}.
+   * @param ctx the context to run on
+   * @param input input input
+   * @param groupKey attribute group_key (INT)
+   * @param groupSize attribute group_size (INT)
+   * @param attrs the optional attributes (null: none)
+   * @return output ticket, a new tensor the caller closes
+   */
+  public static Tensor collectiveAllReduceStart(CairnContext ctx, Tensor input, long groupKey, long groupSize, CollectiveAllReduceStartAttrs attrs) {
+    if (attrs == null) attrs = CollectiveAllReduceStartAttrs.NONE;
+    Tensor[] in = {input};
+    OpAttrs enc = new OpAttrs();
+    enc.setInt("group_key", groupKey);
+    enc.setInt("group_size", groupSize);
+    attrs.addTo(enc);
+    return ctx.runRaw(OP_COLLECTIVE_ALL_REDUCE_START, in, enc, 1)[0];
+  }
+
+  /**
+   * The optional attributes of CollectiveAllReduceStart: only those set are sent; the op takes its own default (as
+   * documented on each setter) for the others. Not thread-safe to mutate.
+   */
+  public static final class CollectiveAllReduceStartAttrs {
+    static final CollectiveAllReduceStartAttrs NONE = new CollectiveAllReduceStartAttrs(); // nothing set
+
+    private String reduction;
+    private boolean reductionSet;
+
+    private CollectiveAllReduceStartAttrs() {}
+
+    /**
+     * A new attribute set with nothing set (the op then uses its defaults).
+     *
+     * @return a new CollectiveAllReduceStartAttrs
+     */
+    public static CollectiveAllReduceStartAttrs builder() {
+      return new CollectiveAllReduceStartAttrs();
+    }
+
+    /**
+     * Sets reduction (STRING, default "sum"). One of sum, mean, min, max.
+     *
+     * @param value the value to send
+     * @return this
+     */
+    public CollectiveAllReduceStartAttrs reduction(String value) {
+      if (value == null) throw new NullPointerException("reduction");
+      this.reduction = value;
+      this.reductionSet = true;
+      return this;
+    }
+
+    /**
+     * The value of reduction set here.
+     *
+     * @return the value set, or null when none was (the op then uses its default)
+     */
+    public String reduction() {
+      return !reductionSet ? null : reduction;
+    }
+
+    void addTo(OpAttrs enc) {
+      if (reductionSet) enc.setString("reduction", reduction);
+    }
+  }
+
   private static final byte[] OP_CONCAT_V2 = cstr("ConcatV2");
   /**
    * ConcatV2: Joins `values` along `axis`; all other dimensions must match.
