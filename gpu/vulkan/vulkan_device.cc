@@ -387,7 +387,6 @@ void VulkanDevice::allocate_range(Pool& pool, VulkanBuffer& b, uint64_t size) {
 
 Buffer* VulkanDevice::allocate(size_t nbytes) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (adopting_) return std::exchange(adopting_, nullptr);  // wrap's buffer
   auto* b = new VulkanBuffer();
   b->device = this;
   b->nbytes = nbytes;
@@ -860,7 +859,6 @@ Tensor VulkanDevice::wrap(VkBuffer buffer, uint64_t offset, uint64_t range, DTyp
   if (bound > info_.max_storage_buffer_range)
     raise(Code::InvalidArgument, "{}: a tensor of {} bytes exceeds the device's maxStorageBufferRange ({} bytes)", fn,
           bound, info_.max_storage_buffer_range);
-  std::lock_guard<std::recursive_mutex> lock(mu_);
   auto* b = new VulkanBuffer();
   b->device = this;
   b->nbytes = bytes;
@@ -873,10 +871,7 @@ Tensor VulkanDevice::wrap(VkBuffer buffer, uint64_t offset, uint64_t range, DTyp
     b->wrapped = true;
   }
   retain();  // the buffer keeps its device alive
-  // Tensors are made by Tensor::allocate only: it asks allocate() for the buffer, which hands out
-  // this one (the lock keeps other threads' allocations off it).
-  adopting_ = b;
-  return Tensor::allocate(*this, dtype, shape);
+  return Tensor::adopt(dtype, shape, b);
 }
 
 namespace {

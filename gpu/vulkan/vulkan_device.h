@@ -216,7 +216,6 @@ class VulkanDevice final : public Device {
   bool external_ = false;
   bool timeline_ = false;
   std::vector<TimelinePoint> pending_waits_;  // for the next submit (device_mu_ held)
-  VulkanBuffer* adopting_ = nullptr;          // what allocate() hands out next (wrap, mu_ held)
   PhysicalDeviceInfo info_;
   bool float16_ = false;
   bool int8_storage_ = false;
