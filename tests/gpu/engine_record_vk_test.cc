@@ -1,6 +1,7 @@
 // Issue 19: a compiled function recorded into the engine's own command buffer
 // (cairn_vulkan_recording_*). The engine (engine_harness.h) records, submits and waits itself; the
-// validation layer with synchronisation validation watches, and any error fails the test.
+// validation layer with synchronisation validation watches (all but the locking case, see there),
+// and any error fails the test.
 // Checked: results equal the standalone call bit for bit; after the first frame, recording twice
 // per frame for 100 frames allocates nothing (the device's counts of Vulkan objects; and, on an
 // engine without the validation layer, which allocates as it tracks commands, operator new on the
@@ -226,7 +227,12 @@ TEST_CASE("a frame budget: one chunk of commands per frame gives the whole funct
 TEST_CASE("replays never wait on a thread that holds Cairn's device") {
   g_engine_errors = 0;
   {
-    Scene s;
+    // Without the validation layer: layer 1.3.239 times out in its own state tracking (10 s, then
+    // UNASSIGNED-VkFence-state-timeout, "most likely a validation bug") when one thread waits on
+    // work gated by a timeline semaphore that another thread signals from the host later
+    // (KhronosGroup/Vulkan-ValidationLayers#5928, fixed by #8519). The replays recorded here are
+    // the command stream the first test case validates.
+    Scene s(/*with_layer=*/false);
     s.set_input(2);
     const std::vector<char> expected = s.standalone();
     cairn_tensor* doubled_before = run1(s.ctx, "Add", {s.w, s.w});
