@@ -1,6 +1,7 @@
 // The Vulkan section of the C API: availability, device listing, contexts with Vulkan settings
 // (external handles, memory limit, CPU fallback), the fallback counter, and synchronisation;
-// for engines (external mode), wrapped buffers and timeline-semaphore submission.
+// for engines (external mode), wrapped buffers, timeline-semaphore submission and recordings of
+// compiled functions into the engine's command buffers.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -8,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "capi/internal/function_handle.h"
 #include "capi/internal/handles.h"
 #include "capi/internal/options.h"
 #include "gpu/vulkan/instance.h"
@@ -15,6 +17,10 @@
 
 using namespace cairn;
 using cairn::capi::require;
+
+struct cairn_vulkan_recording {
+  std::unique_ptr<gpu::Recording> rec;
+};
 
 namespace {
 
@@ -66,6 +72,43 @@ gpu::VulkanDevice& engine_device(cairn_context* ctx, const char* fn) {
           "instance, physical_device, device and queue)",
           fn);
   return gpu::vulkan(ctx->ctx->device("vulkan"));
+}
+
+// Checks that `t` is on `d` (a recording binds device buffers only), naming `fn` and `role`.
+void require_on_device(const cairn_tensor* t, gpu::VulkanDevice& d, const char* fn, const char* role, size_t i) {
+  require(t, fn, role);
+  if (t->t.device() != &d)
+    raise(Code::InvalidArgument, "{}: {} {} is on {}, not on the context's Vulkan device {}", fn, role, i,
+          t->t.device() ? t->t.device()->name() : "no device", d.name());
+}
+
+// Calls `fn` while `d` captures, then copies each result into the caller's output (same dtype and
+// shape), so that a recording writes where the engine reads.
+void call_into_outputs(cairn_function* fn, cairn_tensor* const* inputs, size_t n_inputs, cairn_tensor* const* outputs,
+                       size_t n_outputs, gpu::VulkanDevice& d, const char* what) {
+  std::vector<cairn_tensor*> results(n_outputs, nullptr);
+  auto free_results = [&] {
+    for (cairn_tensor* r : results) cairn_tensor_free(r);
+  };
+  try {
+    if (cairn_status* st = cairn_function_call(fn, inputs, n_inputs, results.data(), n_outputs))
+      capi::raise_user_status(st);  // CAIRN_API_END puts `what` in front
+    for (size_t i = 0; i < n_outputs; ++i) {
+      const Tensor& r = results[i]->t;
+      const Tensor& o = outputs[i]->t;
+      if (r.dtype() != o.dtype() || r.shape() != o.shape())
+        raise(Code::InvalidArgument, "{}: output {} is {}, but function '{}' returns {} there", what, i, o.debug_string(),
+              fn->fn->name(), r.debug_string());
+      if (r.device() != &d)
+        raise(Code::InvalidArgument, "{}: function '{}' returns output {} on {}, not on {}", what, fn->fn->name(), i,
+              r.device() ? r.device()->name() : "no device", d.name());
+      if (r.nbytes() > 0) d.copy(*r.buffer(), 0, *o.buffer(), 0, r.nbytes());
+    }
+  } catch (...) {
+    free_results();
+    throw;
+  }
+  free_results();
 }
 
 cairn_vulkan_device_type device_type(const std::string& t) {
@@ -217,5 +260,49 @@ cairn_status* cairn_vulkan_use_engine_features(cairn_context* ctx, const void* f
   engine_device(ctx, fn).use_engine_features(features, fn);
   CAIRN_API_END
 }
+
+cairn_status* cairn_vulkan_recording_create(cairn_context* ctx, cairn_function* fn, cairn_tensor* const* inputs,
+                                            size_t n_inputs, cairn_tensor* const* outputs, size_t n_outputs,
+                                            cairn_vulkan_recording** out) {
+  CAIRN_API_BEGIN
+  const char* what = "cairn_vulkan_recording_create";
+  require(out, what, "out");
+  *out = nullptr;
+  gpu::VulkanDevice& d = engine_device(ctx, what);
+  require(fn, what, "fn");
+  if (n_inputs) require(inputs, what, "inputs");
+  if (n_outputs) require(outputs, what, "outputs");
+  for (size_t i = 0; i < n_inputs; ++i) require_on_device(inputs[i], d, what, "input", i);
+  for (size_t i = 0; i < n_outputs; ++i) {
+    require_on_device(outputs[i], d, what, "output", i);
+    for (size_t j = 0; j < n_inputs; ++j)
+      if (outputs[i]->t.buffer() == inputs[j]->t.buffer())
+        raise(Code::InvalidArgument, "{}: output {} is input {}; a recording's outputs need buffers of their own", what,
+              i, j);
+  }
+  auto handle = std::make_unique<cairn_vulkan_recording>();
+  handle->rec = d.capture([&] { call_into_outputs(fn, inputs, n_inputs, outputs, n_outputs, d, what); }, what);
+  *out = handle.release();
+  CAIRN_API_END
+}
+
+size_t cairn_vulkan_recording_size(const cairn_vulkan_recording* rec) { return rec ? rec->rec->size() : 0; }
+
+cairn_status* cairn_vulkan_recording_record(const cairn_vulkan_recording* rec, void* command_buffer, size_t first,
+                                            size_t max_commands, size_t* next) {
+  CAIRN_API_BEGIN
+  const char* what = "cairn_vulkan_recording_record";
+  require(rec, what, "rec");
+  require(command_buffer, what, "command_buffer");
+  const size_t n = rec->rec->size();
+  if (first > n) raise(Code::OutOfRange, "{}: first is {}, but the recording has {} commands", what, first, n);
+  if (max_commands == 0) raise(Code::InvalidArgument, "{}: max_commands is 0", what);
+  const size_t count = std::min(max_commands, n - first);
+  rec->rec->encode(static_cast<VkCommandBuffer>(command_buffer), first, count);
+  if (next) *next = first + count == n ? 0 : first + count;
+  CAIRN_API_END
+}
+
+void cairn_vulkan_recording_free(cairn_vulkan_recording* rec) { delete rec; }
 
 }  // extern "C"

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "bench/vulkan_bench/binary_set.h"
 #include "gpu/vulkan/kernels/kernel_util.h"
 #include "gpu/vulkan/kernels/push.h"
 #include "gpu/vulkan/vulkan_device.h"
@@ -40,35 +41,8 @@ void check(VkResult r, const char* what) {
 double recorded_floor_us(gpu::VulkanDevice& dev, const Tensor& x, const Tensor& y, int n) {
   using namespace cairn::gpu;
   VkDevice d = dev.vk_device();
-  Pipeline& pl = dev.pipeline("binary_f32", 3, sizeof(BinaryPush), {BOP_ADD});
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3};
-  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  dpi.maxSets = 1;
-  dpi.poolSizeCount = 1;
-  dpi.pPoolSizes = &size;
-  VkDescriptorPool dpool;
-  check(vkCreateDescriptorPool(d, &dpi, nullptr, &dpool), "vkCreateDescriptorPool");
-  VkDescriptorSetAllocateInfo dsi{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  dsi.descriptorPool = dpool;
-  dsi.descriptorSetCount = 1;
-  dsi.pSetLayouts = &pl.set_layout;
-  VkDescriptorSet set;
-  check(vkAllocateDescriptorSets(d, &dsi, &set), "vkAllocateDescriptorSets");
-  VkDescriptorBufferInfo infos[3];
-  VkWriteDescriptorSet writes[3];
-  const Buffer* bufs[3] = {x.buffer(), y.buffer(), y.buffer()};
-  for (uint32_t i = 0; i < 3; ++i) {
-    uint64_t offset = 0;
-    infos[i] = {dev.vk_buffer(*bufs[i], &offset), 0, 64};
-    infos[i].offset = offset;
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = set;
-    writes[i].dstBinding = i;
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
-  }
-  vkUpdateDescriptorSets(d, 3, writes, 0, nullptr);
+  bench::BinarySet bs = bench::make_binary_set(dev, x, y);
+  const Pipeline& pl = *bs.pipeline;
 
   double us = 0;
   // The command pool and queue are the device's: use them while it is locked and idle.
@@ -81,11 +55,9 @@ double recorded_floor_us(gpu::VulkanDevice& dev, const Tensor& x, const Tensor& 
     check(vkAllocateCommandBuffers(d, &cai, &cb), "vkAllocateCommandBuffers");
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     check(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer");
-    BinaryPush p{};
-    p.n = 16;
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline);
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &set, 0, nullptr);
-    vkCmdPushConstants(cb, pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof p, &p);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &bs.set, 0, nullptr);
+    vkCmdPushConstants(cb, pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof bs.push, &bs.push);
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
@@ -109,7 +81,7 @@ double recorded_floor_us(gpu::VulkanDevice& dev, const Tensor& x, const Tensor& 
     vkDestroyFence(d, fence, nullptr);
     vkFreeCommandBuffers(d, dev.vk_command_pool(), 1, &cb);
   });
-  vkDestroyDescriptorPool(d, dpool, nullptr);
+  bench::free_binary_set(dev, bs);
   return us;
 }
 

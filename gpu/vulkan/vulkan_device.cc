@@ -387,7 +387,6 @@ void VulkanDevice::allocate_range(Pool& pool, VulkanBuffer& b, uint64_t size) {
 
 Buffer* VulkanDevice::allocate(size_t nbytes) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (adopting_) return std::exchange(adopting_, nullptr);  // wrap's buffer
   auto* b = new VulkanBuffer();
   b->device = this;
   b->nbytes = nbytes;
@@ -458,6 +457,10 @@ void VulkanDevice::write(Buffer& buffer, const void* src, size_t nbytes) {
   staging->nbytes = nbytes;
   allocate_range(*staging_pool_, *staging, (nbytes + 3) & ~size_t{3});
   std::memcpy(static_cast<char*>(staging->block->mapped) + staging->offset, src, nbytes);
+  if (capture_) {  // the upload is part of the recording, which keeps its source
+    capture_->own(staging);
+    return capture_->add_copy(*staging, 0, b, 0, staging->size, /*hold_src=*/false);
+  }
   copy(*staging, 0, b, 0, staging->size);
   current_->frees.push_back(staging);
 }
@@ -467,6 +470,7 @@ void VulkanDevice::read(const Buffer& buffer, void* dst, size_t nbytes) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   const auto& b = static_cast<const VulkanBuffer&>(buffer);
   if (nbytes > b.nbytes) raise(Code::Internal, "{}: read of {} bytes from a {}-byte buffer", name(), nbytes, b.nbytes);
+  refuse_in_capture("reading a tensor's values on the host (a CPU fallback or a shape that depends on values)");
   if (b.block->mapped) {  // not an engine's buffer (wrapped), which Cairn cannot map
     wait_all();
     std::memcpy(dst, static_cast<const char*>(b.block->mapped) + b.offset, nbytes);
@@ -489,6 +493,7 @@ void VulkanDevice::read(const Buffer& buffer, void* dst, size_t nbytes) {
 
 void VulkanDevice::synchronize() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  refuse_in_capture("waiting for the device");
   wait_all();
 }
 
@@ -682,7 +687,10 @@ void VulkanDevice::dispatch(Pipeline& p, const Buffer* const* buffers, size_t nu
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (num_buffers != p.num_buffers)
     raise(Code::Internal, "{}: dispatch binds {} buffers, the pipeline has {}", name(), num_buffers, p.num_buffers);
+  ++stats_.dispatches;
+  if (capture_) return capture_->add_dispatch(p, buffers, num_buffers, dummy_, push, gx, gy, gz);
   Batch& b = recording();
+  ++stats_.descriptor_sets;
   VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   ai.descriptorPool = b.descriptors;
   ai.descriptorSetCount = 1;
@@ -712,7 +720,6 @@ void VulkanDevice::dispatch(Pipeline& p, const Buffer* const* buffers, size_t nu
   vkCmdDispatch(b.cb, gx, gy, gz);
   if (b.timed) stamp(b, "dispatch");
   ++b.dispatches;
-  ++stats_.dispatches;
 }
 
 void VulkanDevice::copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset,
@@ -721,6 +728,7 @@ void VulkanDevice::copy(const Buffer& src, uint64_t src_offset, const Buffer& ds
   std::lock_guard<std::recursive_mutex> lock(mu_);
   const auto& s = static_cast<const VulkanBuffer&>(src);
   const auto& d = static_cast<const VulkanBuffer&>(dst);
+  if (capture_) return capture_->add_copy(s, src_offset, d, dst_offset, bytes);
   Batch& b = recording();
   barrier(b.cb);
   VkBufferCopy region{s.offset + src_offset, d.offset + dst_offset, bytes};
@@ -733,6 +741,7 @@ void VulkanDevice::fill(const Buffer& dst, uint32_t word) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   const auto& d = static_cast<const VulkanBuffer&>(dst);
   if (!d.block) return;
+  if (capture_) return capture_->add_fill(d, word);
   Batch& b = recording();
   barrier(b.cb);
   vkCmdFillBuffer(b.cb, d.block->buffer, d.offset, d.size, word);
@@ -860,7 +869,6 @@ Tensor VulkanDevice::wrap(VkBuffer buffer, uint64_t offset, uint64_t range, DTyp
   if (bound > info_.max_storage_buffer_range)
     raise(Code::InvalidArgument, "{}: a tensor of {} bytes exceeds the device's maxStorageBufferRange ({} bytes)", fn,
           bound, info_.max_storage_buffer_range);
-  std::lock_guard<std::recursive_mutex> lock(mu_);
   auto* b = new VulkanBuffer();
   b->device = this;
   b->nbytes = bytes;
@@ -873,10 +881,7 @@ Tensor VulkanDevice::wrap(VkBuffer buffer, uint64_t offset, uint64_t range, DTyp
     b->wrapped = true;
   }
   retain();  // the buffer keeps its device alive
-  // Tensors are made by Tensor::allocate only: it asks allocate() for the buffer, which hands out
-  // this one (the lock keeps other threads' allocations off it).
-  adopting_ = b;
-  return Tensor::allocate(*this, dtype, shape);
+  return Tensor::adopt(dtype, shape, b);
 }
 
 namespace {
@@ -975,6 +980,7 @@ VkBuffer VulkanDevice::vk_buffer(const Buffer& b, uint64_t* offset) const {
 
 void VulkanDevice::record(const std::function<void(VkCommandBuffer)>& fn) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  refuse_in_capture("an op that records its commands through a library (VkFFT)");
   Batch& b = recording();
   barrier(b.cb);
   fn(b.cb);
@@ -983,8 +989,41 @@ void VulkanDevice::record(const std::function<void(VkCommandBuffer)>& fn) {
   ++stats_.dispatches;
 }
 
+std::unique_ptr<Recording> VulkanDevice::capture(const std::function<void()>& body, const char* fn) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (capture_) raise(Code::FailedPrecondition, "{}: device {} is already capturing work for {}", fn, name(), capture_fn_);
+  submit();  // earlier work goes out as it is, in order before anything recorded later
+  auto rec = std::make_unique<Recording>(*this);
+  capture_ = rec.get();
+  capture_fn_ = fn;
+  try {
+    body();
+  } catch (...) {
+    capture_ = nullptr;
+    throw;
+  }
+  capture_ = nullptr;
+  rec->finish();
+  ++stats_.recordings;
+  return rec;
+}
+
+void VulkanDevice::refuse_in_capture(const char* what) const {
+  if (capture_)
+    raise(Code::FailedPrecondition,
+          "{}: the work being recorded for an engine's command buffer needs {}, which a recording cannot replay",
+          capture_fn_, what);
+}
+
+void VulkanDevice::free_owned(VulkanBuffer* b) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  free_range(*b);
+  delete b;
+}
+
 void VulkanDevice::with_idle_device(const std::function<void()>& fn) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  refuse_in_capture("waiting for the device");
   wait_all();
   fn();
 }

@@ -17,6 +17,7 @@
 
 #include "gpu/vulkan/instance.h"
 #include "gpu/vulkan/range_allocator.h"
+#include "gpu/vulkan/recording.h"
 #include "runtime/core/dtype.h"
 #include "runtime/eager/context.h"
 #include "runtime/tensor/device.h"
@@ -68,6 +69,8 @@ struct DeviceStats {
   uint64_t block_bytes = 0;         // device memory held in blocks
   uint64_t live_bytes = 0;          // bytes held by live tensors
   uint64_t pipelines = 0;           // pipelines built
+  uint64_t descriptor_sets = 0;     // descriptor sets allocated for Cairn's batches
+  uint64_t recordings = 0;          // recordings captured (each made one descriptor pool)
 };
 
 class VulkanDevice final : public Device {
@@ -158,6 +161,12 @@ class VulkanDevice final : public Device {
   // Submits the work recorded so far, with a signal of `point` once it and everything submitted
   // before it has completed. Never blocks (unless all batches are in flight).
   void signal_semaphore(TimelinePoint point, const char* fn);
+  // Runs `body` and captures the commands it records on this thread into a Recording (see
+  // recording.h) instead of submitting them; other threads' work waits until it returns (the
+  // device is locked). Work queued before is submitted first. Work that needs the host in the
+  // middle is refused, naming `fn`: a host read of a device tensor (a CPU fallback, a value-dependent
+  // shape) and commands recorded by a library (VkFFT). Throws what `body` throws.
+  std::unique_ptr<Recording> capture(const std::function<void()>& body, const char* fn);
   // Runs `fn` with the device locked and idle (nothing queued or in flight).
   void with_idle_device(const std::function<void()>& fn);
   // The cache entry for `key`, made by `make` on first use (device locked).
@@ -167,6 +176,11 @@ class VulkanDevice final : public Device {
   void deallocate(Buffer* buffer) override;
 
  private:
+  friend class Recording;
+  // A staging buffer a recording owned (its recording is being destroyed).
+  void free_owned(VulkanBuffer* b);
+  // Refuses `what` while capturing (mu_ held): it needs the host or a command it cannot keep.
+  void refuse_in_capture(const char* what) const;
   struct Pool;
   struct Batch;
   VulkanDevice(std::string name);
@@ -216,7 +230,9 @@ class VulkanDevice final : public Device {
   bool external_ = false;
   bool timeline_ = false;
   std::vector<TimelinePoint> pending_waits_;  // for the next submit (device_mu_ held)
-  VulkanBuffer* adopting_ = nullptr;          // what allocate() hands out next (wrap, mu_ held)
+  // The recording being captured (mu_ held, so only the capturing thread sees it set).
+  Recording* capture_ = nullptr;
+  const char* capture_fn_ = "";
   PhysicalDeviceInfo info_;
   bool float16_ = false;
   bool int8_storage_ = false;

@@ -19,6 +19,20 @@ Tensor Tensor::allocate(Device& device, DType dtype, const Shape& shape) {
   return t;
 }
 
+Tensor Tensor::adopt(DType dtype, const Shape& shape, Buffer* buffer) {
+  const size_t elem = dtype_size(dtype);
+  if (elem == 0 || buffer == nullptr || buffer->device == nullptr ||
+      buffer->nbytes != static_cast<size_t>(shape.num_elements()) * elem) {
+    if (buffer) buffer->release();
+    raise(Code::Internal, "tensor: adopting a buffer that does not hold {} {}", shape.num_elements(), dtype_name(dtype));
+  }
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.buffer_ = buffer;
+  return t;
+}
+
 namespace {
 // A borrowed buffer is its own allocation (not the device's), carrying the owner of its memory.
 struct BorrowedBuffer : Buffer {

@@ -34,6 +34,10 @@ class Tensor {
 
   // A new, uninitialised tensor on `device`. String tensors are not made this way.
   static Tensor allocate(Device& device, DType dtype, const Shape& shape);
+  // A tensor over `buffer`, a device's buffer made by other means than allocate() (an engine's
+  // VkBuffer range that the Vulkan device wraps): it takes the buffer's one reference. `buffer`
+  // holds shape.num_elements() elements of `dtype` (nbytes says so) and has its `device` set.
+  static Tensor adopt(DType dtype, const Shape& shape, Buffer* buffer);
   // A tensor on the host device `host` over `data`, memory it does not own (a mapped file, say):
   // no copy. `owner` keeps that memory alive; the tensor and its copies hold it until the last one
   // goes. `data` holds shape.num_elements() elements of `dtype` and must not change meanwhile.

@@ -3695,6 +3695,71 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_signal_semaphore(cairn_conte
  * not a VkPhysicalDeviceFeatures2. Since 1.4. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_use_engine_features(cairn_context *ctx, const void *features);
 
+/** A compiled function's Vulkan work, captured once so that an engine records it into its own
+ * command buffers, frame after frame (experimental; docs/vulkan.md, "Engines"). Since 1.4. */
+typedef struct cairn_vulkan_recording cairn_vulkan_recording;
+
+/** METHOD. Runs compiled function `fn` once on `inputs` and captures its Vulkan work, followed by a
+ * copy of each result into `outputs[i]`, instead of submitting it: nothing runs until the engine
+ * records the recording (cairn_vulkan_recording_record) and submits its command buffer.
+ * Inputs and outputs are tensors on the context's Vulkan device (wrapped engine buffers,
+ * cairn_vulkan_tensor_wrap, or Cairn's own); each output has the dtype and shape of the function's
+ * result, and no output is an input. The recording binds these buffers: every replay reads the
+ * inputs' current contents and writes the outputs, so the engine rewrites an input buffer between
+ * frames and the next replay uses the new values (and Cairn writes a wrapped range only when it is
+ * a recording's output). It also binds the function's intermediates, kept for the recording alone,
+ * and the variables' buffers as they are now: a function that assigns variables is not supported.
+ * Work the context queued before is submitted first. Other threads' Cairn work on the device waits
+ * while this call runs (it traces `fn` if needed). A function that needs the host in the middle is
+ * refused: a host read (a CPU fallback, a shape that depends on values) or an op that records its
+ * commands through a library (FFT ops).
+ * Lifetimes: the recording keeps its tensors' memory, the device and its descriptor sets until
+ * cairn_vulkan_recording_free; the caller's handles may be freed before.
+ * Errors: FAILED_PRECONDITION when the context is not in external mode or `fn` needs the host;
+ * INVALID_ARGUMENT for NULL arrays, a tensor on another device, an output of the wrong dtype or
+ * shape, or an output that is an input; the function's own errors. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_recording_create(cairn_context *ctx, cairn_function *fn,
+                                                                     cairn_tensor *const *inputs, size_t n_inputs,
+                                                                     cairn_tensor *const *outputs, size_t n_outputs,
+                                                                     cairn_vulkan_recording **out);
+
+/** How many commands the recording holds (dispatches, copies, fills): the unit of a chunk of
+ * cairn_vulkan_recording_record. Most ops record one command, some a few. 0 for NULL. Since 1.4. */
+CAIRN_API size_t cairn_vulkan_recording_size(const cairn_vulkan_recording *rec);
+
+/** METHOD. Records commands `first` .. `first` + `max_commands` - 1 of the recording (fewer at its
+ * end) into `command_buffer`, a VkCommandBuffer of the engine's device (cast to void*) in the
+ * recording state, outside a render pass. Cairn records only; the engine submits, on a queue of
+ * the context's queue family. The whole function: first 0, max_commands SIZE_MAX. A frame budget:
+ * one chunk per frame, from `first` 0, then each call's `next`; the commands' intermediate results
+ * stay in Cairn's buffers between chunks, and the last chunk writes the outputs.
+ * Synchronisation, stated for each call (each chunk):
+ * - before its first command, Cairn records a barrier from every earlier command of the queue (all
+ *   stages, memory writes) to its compute and transfer work: the engine's writes of the inputs,
+ *   recorded or submitted earlier on the same queue, need no barrier of the engine's. Host writes
+ *   of mapped input memory must be made before the submit (Vulkan's rule); writes on another queue
+ *   need the engine's semaphore, and buffers it shares across queue families its ownership transfer;
+ * - after its last command, Cairn records a barrier from its compute and transfer writes to every
+ *   stage and to the host (memory reads and writes): the engine reads the outputs without a
+ *   barrier of its own, and the host reads them once the submission completed.
+ * Replays allocate nothing and take no lock: a render thread never waits here on Cairn's other
+ * work, and several threads may record one recording into their own command buffers at once.
+ * Two submissions that run one recording must not overlap on the GPU (they share its buffers):
+ * the queue's order, with these barriers, keeps them apart.
+ * Lifetimes: the command buffer uses the recording's objects until it completes; free the
+ * recording only after that. Writing the outputs' buffers or the engine's inputs while a submission
+ * that recorded this runs is a race the engine must avoid.
+ * @param next  optional: where the next chunk starts, 0 after the last one.
+ * Errors: INVALID_ARGUMENT for NULL or max_commands 0; OUT_OF_RANGE for `first` past the end.
+ * Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_recording_record(const cairn_vulkan_recording *rec,
+                                                                     void *command_buffer, size_t first,
+                                                                     size_t max_commands, size_t *next);
+
+/** Frees a recording: its descriptor sets and its hold on the tensors' memory. Every command buffer
+ * that recorded it must have completed. NULL does nothing. Since 1.4. */
+CAIRN_API void cairn_vulkan_recording_free(cairn_vulkan_recording *rec);
+
 #endif /* CAIRN_EXPERIMENTAL */
 
 /** METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)

@@ -205,6 +205,13 @@ pub struct cairn_replica_context {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
+/// Opaque handle `cairn_vulkan_recording`.
+#[repr(C)]
+pub struct cairn_vulkan_recording {
+    _data: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
 /// Status codes: TensorFlow's TF_Code values (the gRPC canonical codes). Since 1.0.
 pub type cairn_code = u32;
 /// A value of [`cairn_code`].
@@ -2412,6 +2419,10 @@ pub(crate) struct Api {
     cairn_vulkan_wait_semaphores: unsafe extern "C" fn(ctx: *mut cairn_context, count: usize, semaphores: *const u64, values: *const u64) -> *mut cairn_status,
     cairn_vulkan_signal_semaphore: unsafe extern "C" fn(ctx: *mut cairn_context, semaphore: u64, value: u64) -> *mut cairn_status,
     cairn_vulkan_use_engine_features: unsafe extern "C" fn(ctx: *mut cairn_context, features: *const c_void) -> *mut cairn_status,
+    cairn_vulkan_recording_create: unsafe extern "C" fn(ctx: *mut cairn_context, r#fn: *mut cairn_function, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *const *mut cairn_tensor, n_outputs: usize, out: *mut *mut cairn_vulkan_recording) -> *mut cairn_status,
+    cairn_vulkan_recording_size: unsafe extern "C" fn(rec: *const cairn_vulkan_recording) -> usize,
+    cairn_vulkan_recording_record: unsafe extern "C" fn(rec: *const cairn_vulkan_recording, command_buffer: *mut c_void, first: usize, max_commands: usize, next: *mut usize) -> *mut cairn_status,
+    cairn_vulkan_recording_free: unsafe extern "C" fn(rec: *mut cairn_vulkan_recording),
     cairn_vulkan_fallback_count: unsafe extern "C" fn(ctx: *mut cairn_context, device: *const c_char, out: *mut u64) -> *mut cairn_status,
     cairn_context_synchronize: unsafe extern "C" fn(ctx: *mut cairn_context) -> *mut cairn_status,
     cairn_context_options_init: unsafe extern "C" fn(opts: *mut cairn_context_options, struct_size: u32) -> *mut cairn_status,
@@ -2827,6 +2838,10 @@ impl Api {
             cairn_vulkan_wait_semaphores: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_wait_semaphores")?),
             cairn_vulkan_signal_semaphore: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_signal_semaphore")?),
             cairn_vulkan_use_engine_features: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_use_engine_features")?),
+            cairn_vulkan_recording_create: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_create")?),
+            cairn_vulkan_recording_size: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_size")?),
+            cairn_vulkan_recording_record: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_record")?),
+            cairn_vulkan_recording_free: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_free")?),
             cairn_vulkan_fallback_count: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_fallback_count")?),
             cairn_context_synchronize: core::mem::transmute(load::symbol(lib, c"cairn_context_synchronize")?),
             cairn_context_options_init: core::mem::transmute(load::symbol(lib, c"cairn_context_options_init")?),
@@ -6110,6 +6125,88 @@ pub unsafe fn cairn_vulkan_signal_semaphore(ctx: *mut cairn_context, semaphore: 
 #[inline]
 pub unsafe fn cairn_vulkan_use_engine_features(ctx: *mut cairn_context, features: *const c_void) -> *mut cairn_status {
     (load::api().cairn_vulkan_use_engine_features)(ctx, features)
+}
+
+/// METHOD. Runs compiled function `fn` once on `inputs` and captures its Vulkan work, followed by a
+/// copy of each result into `outputs[i]`, instead of submitting it: nothing runs until the engine
+/// records the recording (cairn_vulkan_recording_record) and submits its command buffer.
+/// Inputs and outputs are tensors on the context's Vulkan device (wrapped engine buffers,
+/// cairn_vulkan_tensor_wrap, or Cairn's own); each output has the dtype and shape of the function's
+/// result, and no output is an input. The recording binds these buffers: every replay reads the
+/// inputs' current contents and writes the outputs, so the engine rewrites an input buffer between
+/// frames and the next replay uses the new values (and Cairn writes a wrapped range only when it is
+/// a recording's output). It also binds the function's intermediates, kept for the recording alone,
+/// and the variables' buffers as they are now: a function that assigns variables is not supported.
+/// Work the context queued before is submitted first. Other threads' Cairn work on the device waits
+/// while this call runs (it traces `fn` if needed). A function that needs the host in the middle is
+/// refused: a host read (a CPU fallback, a shape that depends on values) or an op that records its
+/// commands through a library (FFT ops).
+/// Lifetimes: the recording keeps its tensors' memory, the device and its descriptor sets until
+/// cairn_vulkan_recording_free; the caller's handles may be freed before.
+/// Errors: FAILED_PRECONDITION when the context is not in external mode or `fn` needs the host;
+/// INVALID_ARGUMENT for NULL arrays, a tensor on another device, an output of the wrong dtype or
+/// shape, or an output that is an input; the function's own errors. Since 1.4.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_recording_create(ctx: *mut cairn_context, r#fn: *mut cairn_function, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *const *mut cairn_tensor, n_outputs: usize, out: *mut *mut cairn_vulkan_recording) -> *mut cairn_status {
+    (load::api().cairn_vulkan_recording_create)(ctx, r#fn, inputs, n_inputs, outputs, n_outputs, out)
+}
+
+/// How many commands the recording holds (dispatches, copies, fills): the unit of a chunk of
+/// cairn_vulkan_recording_record. Most ops record one command, some a few. 0 for NULL. Since 1.4.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[inline]
+pub unsafe fn cairn_vulkan_recording_size(rec: *const cairn_vulkan_recording) -> usize {
+    (load::api().cairn_vulkan_recording_size)(rec)
+}
+
+/// METHOD. Records commands `first` .. `first` + `max_commands` - 1 of the recording (fewer at its
+/// end) into `command_buffer`, a VkCommandBuffer of the engine's device (cast to void*) in the
+/// recording state, outside a render pass. Cairn records only; the engine submits, on a queue of
+/// the context's queue family. The whole function: first 0, max_commands SIZE_MAX. A frame budget:
+/// one chunk per frame, from `first` 0, then each call's `next`; the commands' intermediate results
+/// stay in Cairn's buffers between chunks, and the last chunk writes the outputs.
+/// Synchronisation, stated for each call (each chunk):
+/// - before its first command, Cairn records a barrier from every earlier command of the queue (all
+///   stages, memory writes) to its compute and transfer work: the engine's writes of the inputs,
+///   recorded or submitted earlier on the same queue, need no barrier of the engine's. Host writes
+///   of mapped input memory must be made before the submit (Vulkan's rule); writes on another queue
+///   need the engine's semaphore, and buffers it shares across queue families its ownership transfer;
+/// - after its last command, Cairn records a barrier from its compute and transfer writes to every
+///   stage and to the host (memory reads and writes): the engine reads the outputs without a
+///   barrier of its own, and the host reads them once the submission completed.
+/// Replays allocate nothing and take no lock: a render thread never waits here on Cairn's other
+/// work, and several threads may record one recording into their own command buffers at once.
+/// Two submissions that run one recording must not overlap on the GPU (they share its buffers):
+/// the queue's order, with these barriers, keeps them apart.
+/// Lifetimes: the command buffer uses the recording's objects until it completes; free the
+/// recording only after that. Writing the outputs' buffers or the engine's inputs while a submission
+/// that recorded this runs is a race the engine must avoid.
+/// @param next  optional: where the next chunk starts, 0 after the last one.
+/// Errors: INVALID_ARGUMENT for NULL or max_commands 0; OUT_OF_RANGE for `first` past the end.
+/// Since 1.4.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_recording_record(rec: *const cairn_vulkan_recording, command_buffer: *mut c_void, first: usize, max_commands: usize, next: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_vulkan_recording_record)(rec, command_buffer, first, max_commands, next)
+}
+
+/// Frees a recording: its descriptor sets and its hold on the tensors' memory. Every command buffer
+/// that recorded it must have completed. NULL does nothing. Since 1.4.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[inline]
+pub unsafe fn cairn_vulkan_recording_free(rec: *mut cairn_vulkan_recording) {
+    (load::api().cairn_vulkan_recording_free)(rec)
 }
 
 /// METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)

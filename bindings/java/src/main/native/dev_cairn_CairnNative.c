@@ -5677,6 +5677,246 @@ done:
   return;
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingCreate(JNIEnv *env, jclass cls, jlong ctx, jlong fn, jlongArray inputs, jlongArray outputs) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_inputs_raw;
+  size_t c_inputs_n;
+  if (!cairn_jni_longs(env, &arena, inputs, &c_inputs_raw, &c_inputs_n)) goto done;
+  cairn_tensor **c_inputs = cairn_jni_arena_alloc(env, &arena, c_inputs_n * sizeof *c_inputs + 1);
+  if (!c_inputs) goto done;
+  for (size_t k = 0; k < c_inputs_n; ++k) c_inputs[k] = (cairn_tensor *)(intptr_t)c_inputs_raw[k];
+  const int64_t *c_outputs_raw;
+  size_t c_outputs_n;
+  if (!cairn_jni_longs(env, &arena, outputs, &c_outputs_raw, &c_outputs_n)) goto done;
+  cairn_tensor **c_outputs = cairn_jni_arena_alloc(env, &arena, c_outputs_n * sizeof *c_outputs + 1);
+  if (!c_outputs) goto done;
+  for (size_t k = 0; k < c_outputs_n; ++k) c_outputs[k] = (cairn_tensor *)(intptr_t)c_outputs_raw[k];
+  cairn_vulkan_recording *c_out = NULL;
+  cairn_status *status = cairn_vulkan_recording_create((cairn_context *)(intptr_t)ctx, (cairn_function *)(intptr_t)fn, c_inputs, c_inputs_n, c_outputs, c_outputs_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingSize(JNIEnv *env, jclass cls, jlong rec) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_vulkan_recording_size((const cairn_vulkan_recording *)(intptr_t)rec);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingRecord__J_3BJ(JNIEnv *env, jclass cls, jlong rec, jbyteArray commandBuffer, jlong maxCommands) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_command_buffer_n = cairn_jni_length(env, commandBuffer) * sizeof(jbyte);
+  jbyte *c_command_buffer = NULL;
+  if (c_command_buffer_n) {
+    c_command_buffer = cairn_jni_arena_alloc(env, &arena, c_command_buffer_n);
+    if (!c_command_buffer) goto done;
+  }
+  if (maxCommands < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "max_commands must be >= 0");
+    goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_vulkan_recording_record((const cairn_vulkan_recording *)(intptr_t)rec, c_command_buffer, c_command_buffer_n, (size_t)maxCommands, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  if (c_command_buffer_n) (*env)->SetByteArrayRegion(env, commandBuffer, 0, (jsize)(c_command_buffer_n / sizeof(jbyte)), c_command_buffer);
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingRecord__J_3SJ(JNIEnv *env, jclass cls, jlong rec, jshortArray commandBuffer, jlong maxCommands) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_command_buffer_n = cairn_jni_length(env, commandBuffer) * sizeof(jshort);
+  jshort *c_command_buffer = NULL;
+  if (c_command_buffer_n) {
+    c_command_buffer = cairn_jni_arena_alloc(env, &arena, c_command_buffer_n);
+    if (!c_command_buffer) goto done;
+  }
+  if (maxCommands < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "max_commands must be >= 0");
+    goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_vulkan_recording_record((const cairn_vulkan_recording *)(intptr_t)rec, c_command_buffer, c_command_buffer_n, (size_t)maxCommands, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  if (c_command_buffer_n) (*env)->SetShortArrayRegion(env, commandBuffer, 0, (jsize)(c_command_buffer_n / sizeof(jshort)), c_command_buffer);
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingRecord__J_3IJ(JNIEnv *env, jclass cls, jlong rec, jintArray commandBuffer, jlong maxCommands) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_command_buffer_n = cairn_jni_length(env, commandBuffer) * sizeof(jint);
+  jint *c_command_buffer = NULL;
+  if (c_command_buffer_n) {
+    c_command_buffer = cairn_jni_arena_alloc(env, &arena, c_command_buffer_n);
+    if (!c_command_buffer) goto done;
+  }
+  if (maxCommands < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "max_commands must be >= 0");
+    goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_vulkan_recording_record((const cairn_vulkan_recording *)(intptr_t)rec, c_command_buffer, c_command_buffer_n, (size_t)maxCommands, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  if (c_command_buffer_n) (*env)->SetIntArrayRegion(env, commandBuffer, 0, (jsize)(c_command_buffer_n / sizeof(jint)), c_command_buffer);
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingRecord__J_3JJ(JNIEnv *env, jclass cls, jlong rec, jlongArray commandBuffer, jlong maxCommands) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_command_buffer_n = cairn_jni_length(env, commandBuffer) * sizeof(jlong);
+  jlong *c_command_buffer = NULL;
+  if (c_command_buffer_n) {
+    c_command_buffer = cairn_jni_arena_alloc(env, &arena, c_command_buffer_n);
+    if (!c_command_buffer) goto done;
+  }
+  if (maxCommands < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "max_commands must be >= 0");
+    goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_vulkan_recording_record((const cairn_vulkan_recording *)(intptr_t)rec, c_command_buffer, c_command_buffer_n, (size_t)maxCommands, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  if (c_command_buffer_n) (*env)->SetLongArrayRegion(env, commandBuffer, 0, (jsize)(c_command_buffer_n / sizeof(jlong)), c_command_buffer);
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingRecord__J_3FJ(JNIEnv *env, jclass cls, jlong rec, jfloatArray commandBuffer, jlong maxCommands) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_command_buffer_n = cairn_jni_length(env, commandBuffer) * sizeof(jfloat);
+  jfloat *c_command_buffer = NULL;
+  if (c_command_buffer_n) {
+    c_command_buffer = cairn_jni_arena_alloc(env, &arena, c_command_buffer_n);
+    if (!c_command_buffer) goto done;
+  }
+  if (maxCommands < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "max_commands must be >= 0");
+    goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_vulkan_recording_record((const cairn_vulkan_recording *)(intptr_t)rec, c_command_buffer, c_command_buffer_n, (size_t)maxCommands, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  if (c_command_buffer_n) (*env)->SetFloatArrayRegion(env, commandBuffer, 0, (jsize)(c_command_buffer_n / sizeof(jfloat)), c_command_buffer);
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingRecord__J_3DJ(JNIEnv *env, jclass cls, jlong rec, jdoubleArray commandBuffer, jlong maxCommands) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_command_buffer_n = cairn_jni_length(env, commandBuffer) * sizeof(jdouble);
+  jdouble *c_command_buffer = NULL;
+  if (c_command_buffer_n) {
+    c_command_buffer = cairn_jni_arena_alloc(env, &arena, c_command_buffer_n);
+    if (!c_command_buffer) goto done;
+  }
+  if (maxCommands < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "max_commands must be >= 0");
+    goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_vulkan_recording_record((const cairn_vulkan_recording *)(intptr_t)rec, c_command_buffer, c_command_buffer_n, (size_t)maxCommands, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  if (c_command_buffer_n) (*env)->SetDoubleArrayRegion(env, commandBuffer, 0, (jsize)(c_command_buffer_n / sizeof(jdouble)), c_command_buffer);
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingRecord__J_3ZJ(JNIEnv *env, jclass cls, jlong rec, jbooleanArray commandBuffer, jlong maxCommands) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  size_t c_command_buffer_n = cairn_jni_length(env, commandBuffer) * sizeof(jboolean);
+  jboolean *c_command_buffer = NULL;
+  if (c_command_buffer_n) {
+    c_command_buffer = cairn_jni_arena_alloc(env, &arena, c_command_buffer_n);
+    if (!c_command_buffer) goto done;
+  }
+  if (maxCommands < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "max_commands must be >= 0");
+    goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_vulkan_recording_record((const cairn_vulkan_recording *)(intptr_t)rec, c_command_buffer, c_command_buffer_n, (size_t)maxCommands, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  if (c_command_buffer_n) (*env)->SetBooleanArrayRegion(env, commandBuffer, 0, (jsize)(c_command_buffer_n / sizeof(jboolean)), c_command_buffer);
+  result = (jlong)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingRecord__JLjava_nio_ByteBuffer_2J(JNIEnv *env, jclass cls, jlong rec, jobject commandBuffer, jlong maxCommands) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  void *c_command_buffer;
+  size_t c_command_buffer_n;
+  if (!cairn_jni_direct_buffer(env, commandBuffer, &c_command_buffer, &c_command_buffer_n)) goto done;
+  if (maxCommands < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "max_commands must be >= 0");
+    goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_vulkan_recording_record((const cairn_vulkan_recording *)(intptr_t)rec, c_command_buffer, c_command_buffer_n, (size_t)maxCommands, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_vulkanRecordingFree(JNIEnv *env, jclass cls, jlong rec) {
+  (void)env;
+  (void)cls;
+  cairn_vulkan_recording_free((cairn_vulkan_recording *)(intptr_t)rec);
+}
+
 JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanFallbackCount(JNIEnv *env, jclass cls, jlong ctx, jbyteArray device) {
   (void)env;
   (void)cls;
