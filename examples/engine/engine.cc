@@ -260,13 +260,14 @@ int run(const Args &args) {
   const int errors = Renderer::validation_errors();
   if (!args.check) {
     std::printf("engine: %d frames %ux%u written to %s/frame_*.png, sync %s, %s, validation errors %d\n",
-                args.frames, 2 * args.size, args.size, args.out.c_str(), sync_name(args), timing(outcome).c_str(), errors);
+                args.frames, 2 * args.size, args.size, args.out.c_str(), sync_name(args), timing(outcome).c_str(),
+                errors);
     return errors == 0 ? 0 : 1;
   }
   const bool ok = outcome.worst <= kTolerance && errors == 0 && outcome.decodable == args.frames &&
                   outcome.composited == args.frames;
-  std::printf("engine check: %d frames %ux%u %s: sync %s, max |vulkan - cpu| = %.2e (tolerance %.0e), validation errors %d%s, "
-              "PNGs decoded %d/%d, composites showing the output %d/%d, MSE vs clean render noisy %.4f -> denoised %.4f, %s\n",
+  std::printf("engine check: %d frames %ux%u %s: sync %s, max |vulkan - cpu| = %.2e (tolerance %.0e), "
+              "validation errors %d%s, PNGs decoded %d/%d, composites showing the output %d/%d, MSE vs clean render noisy %.4f -> denoised %.4f, %s\n",
               args.frames, args.size, args.size, ok ? "OK" : "FAILED", sync_name(args), outcome.worst, kTolerance, errors,
               outcome.validation ? "" : " (layer not installed)", outcome.decodable, args.frames, outcome.composited, args.frames,
               outcome.noisy_error / args.frames, outcome.filtered_error / args.frames, timing(outcome).c_str());
