@@ -1,19 +1,23 @@
 // A headless engine that runs a Cairn model every frame: it renders an animated, noisy scene
 // (renderer.h), Cairn denoises the render on the engine's own device and queue, reading the
-// engine's buffer in place (filter.h), and the engine composites raw | denoised from Cairn's
-// buffer and writes each frame as a PNG.
+// engine's buffer in place (filter.h), and the engine composites raw | denoised and writes each
+// frame as a PNG. Two ways to put the model in the frame (--sync):
 //
-// Per frame f the engine's timeline semaphore orders the three parties:
+// record (default): the frame is ONE engine command buffer, submitted once by the engine:
+//   render + copy into the raw buffer -> Cairn's recorded model (cairn_vulkan_recording_record,
+//   writing the engine's filtered buffer) -> composite; signals 4f+3, the host waits 4f+3.
+// semaphores: per frame f the engine's timeline semaphore orders three submissions:
 //   engine: render + copy into the raw buffer ........ signals 4f+1
 //   Cairn:  waits 4f+1, runs the model ................ signals 4f+2
 //   engine: composite (reads Cairn's result) waits 4f+2, signals 4f+3; the host waits 4f+3
 // (--check then renders the frame again without noise, the clean image the model estimates, and
 // signals 4f+4.)
 //
-// usage: engine --weights filter.safetensors [--frames N] [--size S] [--out DIR (created)] [--check]
+// usage: engine --weights filter.safetensors [--frames N] [--size S] [--out DIR (created)]
+//               [--sync record|semaphores] [--check]
 //   --check: compares each frame's model output with the same model on Cairn's CPU device,
 //            requires zero validation errors, decodable PNGs and composites that show the
-//            model's output; prints one result line.
+//            model's output; prints one result line naming the sync path.
 #include <png.h>
 
 #include <algorithm>
@@ -44,7 +48,10 @@ struct Args {
   int frames = 0;      // 0: 8, or 4 with --check
   uint32_t size = 0;   // 0: 256, or 64 with --check
   bool check = false;
+  bool record = true;  // --sync record (default) or semaphores
 };
+
+const char *sync_name(const Args &args) { return args.record ? "record" : "semaphores"; }
 
 bool parse(int argc, char **argv, Args &args) {
   for (int a = 1; a < argc; ++a) {
@@ -55,7 +62,11 @@ bool parse(int argc, char **argv, Args &args) {
     else if (flag == "--out" && has_value) args.out = argv[++a];
     else if (flag == "--frames" && has_value) args.frames = std::atoi(argv[++a]);
     else if (flag == "--size" && has_value) args.size = uint32_t(std::atoi(argv[++a]));
-    else return false;
+    else if (flag == "--sync" && has_value) {
+      const std::string sync = argv[++a];
+      if (sync != "record" && sync != "semaphores") return false;
+      args.record = sync == "record";
+    } else return false;
   }
   if (args.frames == 0) args.frames = args.check ? 4 : 8;
   if (args.size == 0) args.size = args.check ? 64 : 256;
@@ -104,7 +115,7 @@ double max_difference(const std::vector<float> &a, const std::vector<float> &b) 
 // checked too: leaked objects of Cairn's or the engine's).
 struct Outcome {
   std::vector<double> frame_ms;   // render to composite done, on the host
-  std::vector<double> filter_ms;  // filter_frame's call: the CPU cost of queueing the model
+  std::vector<double> filter_ms;  // the host's cost of queueing the model: filter_frame's call, or record_frame's
   std::vector<double> gpu_render_ms, gpu_model_ms, gpu_composite_ms;  // Renderer::gpu_times
   double worst = 0;   // max |Vulkan - CPU| over the frames (--check)
   int decodable = 0;  // PNGs read back equal to the frame (--check)
@@ -147,6 +158,34 @@ void add_errors_against_clean(Renderer &engine, uint32_t frame, uint64_t value, 
   outcome.filtered_error += filtered_sum / double(pixels * FILTER_OUT_CHANNELS);
 }
 
+// --sync record: the engine's callback between its copy and its composite, timing Cairn's part
+// of the command buffer's recording on the host.
+struct RecordedModel {
+  const Filter *filter;
+  double ms;
+  static void record(void *self, VkCommandBuffer cb) {
+    auto *model = static_cast<RecordedModel *>(self);
+    const auto t0 = std::chrono::steady_clock::now();
+    model->filter->record_frame(cb);
+    model->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+// --sync semaphores: the engine submits the render (signals 4f+1); Cairn waits for it, submits the
+// model and signals 4f+2; the engine's composite waits for that and signals 4f+3. Returns the
+// model's result tensor, which the composite reads.
+cairn_tensor *filter_with_semaphores(Renderer &engine, Filter &filter, uint32_t frame, uint64_t base,
+                                     Outcome &outcome) {
+  engine.render(frame, FILTER_NOISE_AMPLITUDE, base + 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  TensorPtr filtered(filter.filter_frame(engine.timeline(), base + 1, base + 2), cairn_tensor_free);
+  outcome.filter_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  uint64_t buffer = 0, offset = 0, bytes = 0;
+  cairn_check(cairn_vulkan_tensor_buffer(filtered.get(), &buffer, &offset, &bytes), "cairn_vulkan_tensor_buffer");
+  engine.composite(reinterpret_cast<VkBuffer>(buffer), offset, bytes, base + 2, base + 3);
+  return filtered.release();
+}
+
 Outcome render_frames(const Args &args) {
   const uint32_t size = args.size;
   const size_t outputs = size_t(size) * size * FILTER_OUT_CHANNELS;
@@ -156,24 +195,27 @@ Outcome render_frames(const Args &args) {
   Filter filter(args.weights, engine, size, size);
   std::unique_ptr<Filter> reference;
   if (args.check) reference = std::make_unique<Filter>(args.weights);
-  std::printf("engine: Cairn %s on %s (external mode on the engine's device), %ux%u, validation %s\n",
-              cairn_version(), cairn_context_device(filter.context()), size, size,
+  std::printf("engine: Cairn %s on %s (external mode on the engine's device, --sync %s), %ux%u, validation %s\n",
+              cairn_version(), cairn_context_device(filter.context()), sync_name(args), size, size,
               engine.validation() ? "on (with synchronisation validation)" : "not installed");
+
+  if (args.record) filter.prepare_recording(engine.filtered_buffer(), engine.filtered_bytes());
 
   std::vector<float> got(outputs), want(outputs);
   for (int f = 0; f < args.frames; ++f) {
     const uint64_t base = 4 * uint64_t(f);
     const auto t0 = std::chrono::steady_clock::now();
-    engine.render(uint32_t(f), FILTER_NOISE_AMPLITUDE, base + 1);
-    const auto t1 = std::chrono::steady_clock::now();
     // Freed on every path (an exception too): a tensor left alive keeps Cairn's objects on the
     // engine's device, which the validation layer reports when the engine destroys the device.
-    TensorPtr filtered(filter.filter_frame(engine.timeline(), base + 1, base + 2), cairn_tensor_free);
-    outcome.filter_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count());
-    uint64_t buffer = 0, offset = 0, bytes = 0;
-    cairn_check(cairn_vulkan_tensor_buffer(filtered.get(), &buffer, &offset, &bytes), "cairn_vulkan_tensor_buffer");
-    engine.composite(reinterpret_cast<VkBuffer>(buffer), offset, bytes, base + 2, base + 3);
-    engine.wait(base + 3);  // after this the composite's reads of `filtered` are done
+    TensorPtr filtered(nullptr, cairn_tensor_free);
+    if (args.record) {
+      RecordedModel model{&filter, 0};
+      engine.render_frame(uint32_t(f), FILTER_NOISE_AMPLITUDE, &RecordedModel::record, &model, base + 3);
+      outcome.filter_ms.push_back(model.ms);
+    } else {
+      filtered.reset(filter_with_semaphores(engine, filter, uint32_t(f), base, outcome));
+    }
+    engine.wait(base + 3);  // after this the composite's reads of the model's output are done
     outcome.frame_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     Renderer::GpuTimes gpu;
     if (engine.gpu_times(gpu)) {
@@ -185,7 +227,10 @@ Outcome render_frames(const Args &args) {
     const std::string path = frame_path(args.out, f);
     write_png(path, engine.frame_pixels(), 2 * size, size);
     if (args.check) {
-      cairn_check(cairn_tensor_read(filtered.get(), got.data(), outputs * sizeof(float)), "cairn_tensor_read");
+      if (args.record)
+        got.assign(engine.filtered_pixels(), engine.filtered_pixels() + outputs);
+      else
+        cairn_check(cairn_tensor_read(filtered.get(), got.data(), outputs * sizeof(float)), "cairn_tensor_read");
       reference->run_on_host(engine.raw_pixels(), size, size, want.data());
       outcome.worst = std::max(outcome.worst, max_difference(got, want));
       outcome.decodable += png_matches(path, engine.frame_pixels(), 2 * size, size);
@@ -200,7 +245,7 @@ Outcome render_frames(const Args &args) {
 std::string timing(const Outcome &o) {
   char text[256];
   std::snprintf(text, sizeof text,
-                "frame time median %.1f ms (filter_frame call %.2f ms; GPU: render %.1f ms, model %.1f ms, "
+                "frame time median %.1f ms (model queueing call %.2f ms; GPU: render %.1f ms, model %.1f ms, "
                 "composite %.1f ms)",
                 median_of(o.frame_ms), median_of(o.filter_ms), median_of(o.gpu_render_ms), median_of(o.gpu_model_ms),
                 median_of(o.gpu_composite_ms));
@@ -214,15 +259,16 @@ int run(const Args &args) {
   Outcome outcome = render_frames(args);
   const int errors = Renderer::validation_errors();
   if (!args.check) {
-    std::printf("engine: %d frames %ux%u written to %s/frame_*.png, %s, validation errors %d\n",
-                args.frames, 2 * args.size, args.size, args.out.c_str(), timing(outcome).c_str(), errors);
+    std::printf("engine: %d frames %ux%u written to %s/frame_*.png, sync %s, %s, validation errors %d\n",
+                args.frames, 2 * args.size, args.size, args.out.c_str(), sync_name(args), timing(outcome).c_str(),
+                errors);
     return errors == 0 ? 0 : 1;
   }
   const bool ok = outcome.worst <= kTolerance && errors == 0 && outcome.decodable == args.frames &&
                   outcome.composited == args.frames;
-  std::printf("engine check: %d frames %ux%u %s: max |vulkan - cpu| = %.2e (tolerance %.0e), validation errors %d%s, "
-              "PNGs decoded %d/%d, composites showing the output %d/%d, MSE vs clean render noisy %.4f -> denoised %.4f, %s\n",
-              args.frames, args.size, args.size, ok ? "OK" : "FAILED", outcome.worst, kTolerance, errors,
+  std::printf("engine check: %d frames %ux%u %s: sync %s, max |vulkan - cpu| = %.2e (tolerance %.0e), "
+              "validation errors %d%s, PNGs decoded %d/%d, composites showing the output %d/%d, MSE vs clean render noisy %.4f -> denoised %.4f, %s\n",
+              args.frames, args.size, args.size, ok ? "OK" : "FAILED", sync_name(args), outcome.worst, kTolerance, errors,
               outcome.validation ? "" : " (layer not installed)", outcome.decodable, args.frames, outcome.composited, args.frames,
               outcome.noisy_error / args.frames, outcome.filtered_error / args.frames, timing(outcome).c_str());
   return ok ? 0 : 1;
@@ -233,7 +279,7 @@ int run(const Args &args) {
 int main(int argc, char **argv) {
   Args args;
   if (!parse(argc, argv, args)) {
-    std::fprintf(stderr, "usage: engine --weights filter.safetensors [--frames N] [--size S] [--out DIR] [--check]\n");
+    std::fprintf(stderr, "usage: engine --weights filter.safetensors [--frames N] [--size S] [--out DIR] [--sync record|semaphores] [--check]\n");
     return 2;
   }
   try {

@@ -1,6 +1,7 @@
 // The denoiser in Cairn (see filter.h).
 #include "filter.h"
 
+#include <cstdint>
 #include <stdexcept>
 
 #include "filter_model.h"
@@ -32,7 +33,8 @@ Filter::Filter(const std::string &weights) {
   }
 }
 
-Filter::Filter(const std::string &weights, const Renderer &engine, uint32_t width, uint32_t height) {
+Filter::Filter(const std::string &weights, const Renderer &engine, uint32_t width, uint32_t height)
+    : device_(engine.device()), width_(width), height_(height) {
   cairn_vulkan_options vo = CAIRN_VULKAN_OPTIONS_INIT;
   vo.instance = engine.instance();
   vo.physical_device = engine.physical_device();
@@ -56,12 +58,17 @@ Filter::Filter(const std::string &weights, const Renderer &engine, uint32_t widt
 Filter::~Filter() { release(); }
 
 // Frees what was made, waiting for Cairn's queued work first.
+// The recording goes first: the engine waited for the last frame that recorded it.
 void Filter::release() {
+  cairn_vulkan_recording_free(recording_);
+  cairn_tensor_free(output_);
   cairn_tensor_free(input_);
   cairn_function_free(function_);
   cairn_object_free(model_);
   if (ctx_) cairn_status_free(cairn_context_synchronize(ctx_));
   cairn_context_free(ctx_);
+  recording_ = nullptr;
+  output_ = nullptr;
   input_ = nullptr;
   function_ = nullptr;
   model_ = nullptr;
@@ -90,6 +97,21 @@ cairn_tensor *Filter::filter_frame(VkSemaphore timeline, uint64_t ready, uint64_
   if (s) cairn_tensor_free(y);
   cairn_check(s, "cairn_vulkan_signal_semaphore");
   return y;
+}
+
+void Filter::prepare_recording(VkBuffer output, uint64_t bytes) {
+  if (recording_) throw std::runtime_error("Filter::prepare_recording: already prepared");
+  const int64_t shape[4] = {1, height_, width_, FILTER_OUT_CHANNELS};
+  cairn_check(cairn_vulkan_tensor_wrap(ctx_, device_, reinterpret_cast<uint64_t>(output), 0, bytes, CAIRN_FLOAT32,
+                                       shape, 4, &output_),
+              "cairn_vulkan_tensor_wrap(filtered)");
+  cairn_check(cairn_vulkan_recording_create(ctx_, function_, &input_, 1, &output_, 1, &recording_),
+              "cairn_vulkan_recording_create(denoise)");
+}
+
+void Filter::record_frame(VkCommandBuffer cb) const {
+  if (!recording_) throw std::runtime_error("Filter::record_frame: prepare_recording was not called");
+  cairn_check(cairn_vulkan_recording_record(recording_, cb, 0, SIZE_MAX, nullptr), "cairn_vulkan_recording_record");
 }
 
 void Filter::run_on_host(const float *input, uint32_t width, uint32_t height, float *output) {

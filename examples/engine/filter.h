@@ -2,7 +2,7 @@
 // a context of its own (the CPU reference) or in external mode on the engine's device.
 #pragma once
 
-#define CAIRN_EXPERIMENTAL  // the engine API (cairn_vulkan_tensor_wrap, ..._semaphore)
+#define CAIRN_EXPERIMENTAL  // the engine API (cairn_vulkan_tensor_wrap, ..._semaphore, ..._recording)
 #include <cairn/cairn.h>
 #include <vulkan/vulkan.h>
 
@@ -32,6 +32,15 @@ class Filter {
   // in a frame.
   cairn_tensor *filter_frame(VkSemaphore timeline, uint64_t ready, uint64_t done);
 
+  // --sync record: captures the model once as a recording that reads the wrapped raw buffer and
+  // writes `output`, an engine buffer ([1, height, width, 3] float, wrapped as the recording's
+  // preallocated output). Call once, before record_frame.
+  void prepare_recording(VkBuffer output, uint64_t bytes);
+  // Records the model's commands into the engine's command buffer `cb` (recording state, outside a
+  // render pass), with Cairn's barriers before and after them; Cairn submits nothing. The one
+  // place the example runs the model in a frame with --sync record.
+  void record_frame(VkCommandBuffer cb) const;
+
   // The model on host values ([1, height, width, 4] float) on this filter's device, read back.
   void run_on_host(const float *input, uint32_t width, uint32_t height, float *output);
 
@@ -46,4 +55,8 @@ class Filter {
   cairn_object *model_ = nullptr;
   cairn_function *function_ = nullptr;
   cairn_tensor *input_ = nullptr;  // the wrapped raw buffer (engine mode)
+  cairn_tensor *output_ = nullptr;  // the wrapped filtered buffer (--sync record)
+  cairn_vulkan_recording *recording_ = nullptr;
+  VkDevice device_ = VK_NULL_HANDLE;
+  uint32_t width_ = 0, height_ = 0;
 };

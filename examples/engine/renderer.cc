@@ -80,12 +80,16 @@ Renderer::Renderer(uint32_t width, uint32_t height) : width_(width), height_(hei
   raw_ = make_buffer(uint64_t(width_) * height_ * 4 * sizeof(float),
                      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                          VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+  filtered_ = make_buffer(uint64_t(width_) * height_ * 3 * sizeof(float), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                                                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                                                             VK_BUFFER_USAGE_TRANSFER_DST_BIT);
   frame_ = make_buffer(uint64_t(width_) * 2 * height_ * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
 }
 
 Renderer::~Renderer() {
   if (device_) vkDeviceWaitIdle(device_);
   free_buffer(frame_);
+  free_buffer(filtered_);
   free_buffer(raw_);
   vkDestroyPipeline(device_, composite_pipeline_, nullptr);
   vkDestroyPipelineLayout(device_, composite_layout_, nullptr);
@@ -382,8 +386,8 @@ void Renderer::create_scene_pipeline() {
   VK_CHECK(r);
 }
 
-// Three storage buffers (raw, filtered, frame); one descriptor set, rewritten each frame once the
-// previous frame is done (the filtered tensor's buffer changes).
+// Three storage buffers (raw, filtered, frame); one descriptor set, rewritten only when the
+// filtered range changes (every frame with Cairn's result tensors, once with filtered_).
 void Renderer::create_composite_pipeline() {
   VkDescriptorSetLayoutBinding bindings[3] = {};
   for (uint32_t i = 0; i < 3; ++i) {
@@ -446,14 +450,18 @@ void Renderer::submit(VkCommandBuffer cb, const uint64_t *wait_value, VkPipeline
   VK_CHECK(vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE));
 }
 
-void Renderer::render(uint32_t frame, float noise, uint64_t signal_value) {
-  VK_CHECK(vkResetCommandBuffer(render_cb_, 0));
+void Renderer::begin(VkCommandBuffer cb) {
+  VK_CHECK(vkResetCommandBuffer(cb, 0));
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  VK_CHECK(vkBeginCommandBuffer(render_cb_, &bi));
+  VK_CHECK(vkBeginCommandBuffer(cb, &bi));
+}
+
+// The scene's draw and the copy into raw_ (timestamps 0 and 1).
+void Renderer::record_render(VkCommandBuffer cb, uint32_t frame, float noise) {
   if (queries_) {
-    vkCmdResetQueryPool(render_cb_, queries_, 0, 4);
-    vkCmdWriteTimestamp(render_cb_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
+    vkCmdResetQueryPool(cb, queries_, 0, 4);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
   }
   VkClearValue clear{};
   VkRenderPassBeginInfo rb{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
@@ -462,36 +470,40 @@ void Renderer::render(uint32_t frame, float noise, uint64_t signal_value) {
   rb.renderArea = {{0, 0}, {width_, height_}};
   rb.clearValueCount = 1;
   rb.pClearValues = &clear;
-  vkCmdBeginRenderPass(render_cb_, &rb, VK_SUBPASS_CONTENTS_INLINE);
-  vkCmdBindPipeline(render_cb_, VK_PIPELINE_BIND_POINT_GRAPHICS, scene_pipeline_);
+  vkCmdBeginRenderPass(cb, &rb, VK_SUBPASS_CONTENTS_INLINE);
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, scene_pipeline_);
   const ScenePush push{0.15f * float(frame), frame, noise};
-  vkCmdPushConstants(render_cb_, scene_layout_, VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0,
-                     sizeof push, &push);
-  vkCmdDraw(render_cb_, 3, 1 + 5, 0, 0);  // the background and five triangles
-  vkCmdEndRenderPass(render_cb_);
+  vkCmdPushConstants(cb, scene_layout_, VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof push,
+                     &push);
+  vkCmdDraw(cb, 3, 1 + 5, 0, 0);  // the background and five triangles
+  vkCmdEndRenderPass(cb);
   VkBufferImageCopy region{};
   region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
   region.imageExtent = {width_, height_, 1};
-  vkCmdCopyImageToBuffer(render_cb_, image_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, raw_.buffer, 1, &region);
+  vkCmdCopyImageToBuffer(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, raw_.buffer, 1, &region);
   // The copy is visible to the host (--check reads the model's input); Cairn's access is ordered
-  // by the timeline value.
+  // by the timeline value, or inside one command buffer by the barrier Cairn records first.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(render_cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr,
-                       0, nullptr);
-  if (queries_) vkCmdWriteTimestamp(render_cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
-  VK_CHECK(vkEndCommandBuffer(render_cb_));
-  submit(render_cb_, nullptr, 0, signal_value);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+                       nullptr);
+  if (queries_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
 }
 
-void Renderer::composite(VkBuffer filtered, uint64_t offset, uint64_t size, uint64_t wait_value,
-                         uint64_t signal_value) {
+// Points set_'s filtered binding at this range, only when it changed: the previous frame is done
+// (the host waited for it), so no command buffer in flight uses the set.
+void Renderer::bind_filtered(VkBuffer filtered, uint64_t offset, uint64_t size) {
   // Storage-buffer offsets must be aligned: bind from the aligned offset below and let the shader
   // skip the remainder (Cairn's offsets are multiples of 4 bytes).
   const uint64_t bound = offset / storage_alignment_ * storage_alignment_;
-  VkDescriptorBufferInfo infos[3] = {{raw_.buffer, 0, raw_.size}, {filtered, bound, offset - bound + size},
-                                     {frame_.buffer, 0, frame_.size}};
+  const VkDescriptorBufferInfo info{filtered, bound, offset - bound + size};
+  filtered_word_ = uint32_t((offset - bound) / 4);
+  if (info.buffer == bound_filtered_.buffer && info.offset == bound_filtered_.offset &&
+      info.range == bound_filtered_.range)
+    return;
+  bound_filtered_ = info;
+  VkDescriptorBufferInfo infos[3] = {{raw_.buffer, 0, raw_.size}, info, {frame_.buffer, 0, frame_.size}};
   VkWriteDescriptorSet writes[3] = {};
   for (uint32_t i = 0; i < 3; ++i) {
     writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
@@ -502,25 +514,50 @@ void Renderer::composite(VkBuffer filtered, uint64_t offset, uint64_t size, uint
     writes[i].pBufferInfo = &infos[i];
   }
   vkUpdateDescriptorSets(device_, 3, writes, 0, nullptr);
+}
 
-  VK_CHECK(vkResetCommandBuffer(composite_cb_, 0));
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  VK_CHECK(vkBeginCommandBuffer(composite_cb_, &bi));
-  if (queries_) vkCmdWriteTimestamp(composite_cb_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 2);
-  vkCmdBindPipeline(composite_cb_, VK_PIPELINE_BIND_POINT_COMPUTE, composite_pipeline_);
-  vkCmdBindDescriptorSets(composite_cb_, VK_PIPELINE_BIND_POINT_COMPUTE, composite_layout_, 0, 1, &set_, 0, nullptr);
-  const CompositePush push{width_, height_, uint32_t((offset - bound) / 4)};
-  vkCmdPushConstants(composite_cb_, composite_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
-  vkCmdDispatch(composite_cb_, (2 * width_ + 7) / 8, (height_ + 7) / 8, 1);
+// The composite pass from the bound filtered range into frame_ (timestamps 2 and 3).
+void Renderer::record_composite(VkCommandBuffer cb) {
+  if (queries_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 2);
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, composite_pipeline_);
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, composite_layout_, 0, 1, &set_, 0, nullptr);
+  const CompositePush push{width_, height_, filtered_word_};
+  vkCmdPushConstants(cb, composite_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+  vkCmdDispatch(cb, (2 * width_ + 7) / 8, (height_ + 7) / 8, 1);
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(composite_cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
-                       nullptr, 0, nullptr);
-  if (queries_) vkCmdWriteTimestamp(composite_cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 3);
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+                       nullptr);
+  if (queries_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 3);
+}
+
+void Renderer::render(uint32_t frame, float noise, uint64_t signal_value) {
+  begin(render_cb_);
+  record_render(render_cb_, frame, noise);
+  VK_CHECK(vkEndCommandBuffer(render_cb_));
+  submit(render_cb_, nullptr, 0, signal_value);
+}
+
+void Renderer::composite(VkBuffer filtered, uint64_t offset, uint64_t size, uint64_t wait_value,
+                         uint64_t signal_value) {
+  bind_filtered(filtered, offset, size);
+  begin(composite_cb_);
+  record_composite(composite_cb_);
   VK_CHECK(vkEndCommandBuffer(composite_cb_));
   submit(composite_cb_, &wait_value, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, signal_value);
+}
+
+// The whole frame in render_cb_: the model's commands come with their own barriers (Cairn's
+// recording: after every earlier command, before every later one), so the engine adds none.
+void Renderer::render_frame(uint32_t frame, float noise, RecordModel model, void *context, uint64_t signal_value) {
+  bind_filtered(filtered_.buffer, 0, filtered_.size);  // written once: the engine's own buffer
+  begin(render_cb_);
+  record_render(render_cb_, frame, noise);
+  model(context, render_cb_);
+  record_composite(render_cb_);
+  VK_CHECK(vkEndCommandBuffer(render_cb_));
+  submit(render_cb_, nullptr, 0, signal_value);
 }
 
 void Renderer::wait(uint64_t value) const {

@@ -8,6 +8,11 @@
 //                               frame (a compute pass reading the filtered result from its own
 //                               VkBuffer); signals `signal_value`
 //   wait(value)                 the host waits for a timeline value (10 s at most)
+// or, with the model recorded into the engine's own command buffer (--sync record):
+//   render_frame(frame, noise, model, value)  one command buffer: render + copy into raw_buffer(),
+//                               model(cb) records the model (reading raw_buffer(), writing
+//                               filtered_buffer()), composite from filtered_buffer(); one submit,
+//                               signals `value`
 // Errors throw std::runtime_error naming the Vulkan call.
 #pragma once
 
@@ -26,9 +31,15 @@ class Renderer {
   void composite(VkBuffer filtered, uint64_t offset, uint64_t size, uint64_t wait_value, uint64_t signal_value);
   void wait(uint64_t value) const;
 
+  // Records the model's commands into the frame's command buffer, between the copy into
+  // raw_buffer() and the composite (outside a render pass). The engine records no barrier around
+  // them: the recorder's own barriers order them after the copy and before the composite.
+  using RecordModel = void (*)(void *context, VkCommandBuffer cb);
+  void render_frame(uint32_t frame, float noise, RecordModel model, void *context, uint64_t signal_value);
+
   // The GPU's timestamps of the last frame (read after wait() for it): the render and copy, the
-  // gap from their end to the composite's start (Cairn's model runs there: its own submission
-  // on the queue), and the composite. False when the queue has no timestamps.
+  // gap from their end to the composite's start (Cairn's model runs there: its own submission on
+  // the queue, or its commands inside the frame's command buffer), and the composite. False when the queue has no timestamps.
   struct GpuTimes {
     double render_ms, until_composite_ms, composite_ms;
   };
@@ -48,6 +59,11 @@ class Renderer {
   VkBuffer raw_buffer() const { return raw_.buffer; }
   uint64_t raw_bytes() const { return raw_.size; }
   const float *raw_pixels() const { return static_cast<const float *>(raw_.mapped); }
+  // The engine's buffer for the model's output, [height, width, 3] float (host-visible): what the
+  // recorded model writes and the composite reads with --sync record.
+  VkBuffer filtered_buffer() const { return filtered_.buffer; }
+  uint64_t filtered_bytes() const { return filtered_.size; }
+  const float *filtered_pixels() const { return static_cast<const float *>(filtered_.mapped); }
   // The composited frame, [height, 2 * width] RGBA8 (after wait() for the frame).
   const uint8_t *frame_pixels() const { return static_cast<const uint8_t *>(frame_.mapped); }
 
@@ -73,6 +89,10 @@ class Renderer {
   Buffer make_buffer(uint64_t size, VkBufferUsageFlags usage);
   void free_buffer(Buffer &b);
   VkShaderModule shader(const uint32_t *code, size_t bytes);
+  void begin(VkCommandBuffer cb);
+  void record_render(VkCommandBuffer cb, uint32_t frame, float noise);
+  void record_composite(VkCommandBuffer cb);
+  void bind_filtered(VkBuffer filtered, uint64_t offset, uint64_t size);
   void submit(VkCommandBuffer cb, const uint64_t *wait_value, VkPipelineStageFlags wait_stage, uint64_t signal_value);
 
   uint32_t width_, height_;
@@ -105,6 +125,8 @@ class Renderer {
   VkDescriptorSet set_ = VK_NULL_HANDLE;
   VkPipelineLayout composite_layout_ = VK_NULL_HANDLE;
   VkPipeline composite_pipeline_ = VK_NULL_HANDLE;
+  VkDescriptorBufferInfo bound_filtered_{};  // what set_ binds as the filtered result
+  uint32_t filtered_word_ = 0;               // its first float past the bound (aligned) offset
 
-  Buffer raw_, frame_;
+  Buffer raw_, filtered_, frame_;
 };

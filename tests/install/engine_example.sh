@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # examples/engine built outside the repository against an installed prefix, as an adopter builds
 # it (CMake, find_package(Cairn 1), glslc at build time, libpng), then:
-#  1. the engine's --check on lavapipe: 4 frames of 64x64, Cairn's output on the engine's device
+#  1. the engine's --check on lavapipe, once per way of putting the model in the frame (--sync
+#     record: Cairn's recorded commands inside the engine's one command buffer; --sync
+#     semaphores: Cairn's own submission between the engine's timeline values): 4 frames of
+#     64x64, Cairn's output on the engine's device
 #     equal to Cairn's CPU device within 1e-5, zero validation errors (synchronisation validation
 #     on), every PNG decoded back to the frame's pixels, and the model's output at most half as far
 #     (mean squared error) from the clean render as its noisy input; with the committed weights;
@@ -24,27 +27,29 @@ cmake --build "$tmp/build" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log" >&2
 t1=$(now)
 
 mkdir "$tmp/frames"
-out=$("$tmp/build/engine" --weights "$tmp/src/filter.safetensors" --check --out "$tmp/frames" 2>&1) ||
-  fail "the engine's check failed: $out"
+for sync in record semaphores; do
+  out=$("$tmp/build/engine" --weights "$tmp/src/filter.safetensors" --check --sync "$sync" --out "$tmp/frames" 2>&1) ||
+    fail "the engine's check (--sync $sync) failed: $out"
+  echo "$out"
+  grep -q "^engine check: 4 frames 64x64 OK: sync $sync, " <<< "$out" || fail "no result line from the engine (--sync $sync)"
+  grep -q 'validation on' <<< "$out" || fail "the validation layer was not on: $out"
+  # The committed weights must denoise: the model's output closer to the clean render than its input.
+  read -r noisy denoised < <(sed -n 's/.*MSE vs clean render noisy \([0-9.]*\) -> denoised \([0-9.]*\).*/\1 \2/p' <<< "$out")
+  [ -n "$denoised" ] && [ "$(echo "$denoised < $noisy / 2" | bc -l)" -eq 1 ] ||
+    fail "the model does not halve the noise's mean squared error ($noisy -> $denoised, --sync $sync)"
+  [ "$(find "$tmp/frames" -name 'frame_*.png' | wc -l)" -eq 4 ] || fail "expected 4 PNGs in $tmp/frames"
+done
 t2=$(now)
-echo "$out"
-grep -q '^engine check: 4 frames 64x64 OK: ' <<< "$out" || fail "no result line from the engine"
-grep -q 'validation on' <<< "$out" || fail "the validation layer was not on: $out"
-# The committed weights must denoise: the model's output closer to the clean render than its input.
-read -r noisy denoised < <(sed -n 's/.*MSE vs clean render noisy \([0-9.]*\) -> denoised \([0-9.]*\).*/\1 \2/p' <<< "$out")
-[ -n "$denoised" ] && [ "$(echo "$denoised < $noisy / 2" | bc -l)" -eq 1 ] ||
-  fail "the model does not halve the noise's mean squared error ($noisy -> $denoised)"
-[ "$(find "$tmp/frames" -name 'frame_*.png' | wc -l)" -eq 4 ] || fail "expected 4 PNGs in $tmp/frames"
 
 train=$("$tmp/build/train_filter" --out "$tmp/short.safetensors" --epochs 1 --images 16) || fail "train_filter failed: $train"
 echo "$train"
 out=$("$tmp/build/engine" --weights "$tmp/short.safetensors" --check --frames 1 --out "$tmp/frames" 2>&1) ||
   fail "the engine failed on train_filter's weights: $out"
-grep -q '^engine check: 1 frames 64x64 OK: ' <<< "$out" || fail "no result line with train_filter's weights: $out"
+grep -q '^engine check: 1 frames 64x64 OK: sync record, ' <<< "$out" || fail "no result line with train_filter's weights: $out"
 t3=$(now)
 
 for f in "$tmp/build/engine" "$tmp/build/train_filter"; do
   hits=$(strings -a "$f" | grep -E -e "$root/" -e "$root\$" | head -3 || true)
   [ -z "$hits" ] || fail "$f refers to the checkout $root: $hits"
 done
-echo "engine_example: OK (CMake configure+build $(secs "$t0" "$t1")s, check $(secs "$t1" "$t2")s, short training + check $(secs "$t2" "$t3")s)"
+echo "engine_example: OK (CMake configure+build $(secs "$t0" "$t1")s, checks (record, semaphores) $(secs "$t1" "$t2")s, short training + check $(secs "$t2" "$t3")s)"
