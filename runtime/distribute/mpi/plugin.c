@@ -128,6 +128,31 @@ static int started(int code, const char* call, cairn_mpi_request** req, char* er
   return 0;
 }
 
+/* Open MPI's nonblocking all-reduce (coll/libnbc) picks recursive doubling for every size unless
+ * told otherwise, while its blocking MPI_Allreduce switches to a ring for large messages: measured
+ * on 2 and 4 ranks over loopback TCP (bench/mpi_bench.sh, docs/benchmarks.md), Cairn's
+ * MPI_Iallreduce ran at 0.63-0.89x MPI_Allreduce's bus bandwidth from 1 MB to 16 MB with the
+ * default and at 1.04-1.67x with the ring. So a large all-reduce asks libnbc for the ring through
+ * the MPI_T control variable, for that one call (the previous value is put back at once, so a host
+ * that shares the process keeps its own choice), unless the user set the variable in the
+ * environment. Other MPIs have no such variable, and nothing changes for them. */
+#define RING_FROM_BYTES (64 * 1024)
+#define LIBNBC_RING 1
+
+static MPI_T_cvar_handle libnbc_algorithm;  /* NULL: not Open MPI's libnbc, or the user chose */
+static int libnbc_algorithm_ready;
+
+static void find_libnbc_algorithm(void) {
+  if (libnbc_algorithm_ready) return;
+  libnbc_algorithm_ready = 1;
+  if (getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm")) return;
+  int provided = 0, index = -1, count = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) return;
+  if (MPI_T_cvar_get_index("coll_libnbc_iallreduce_algorithm", &index) != MPI_SUCCESS ||
+      MPI_T_cvar_handle_alloc(index, NULL, &libnbc_algorithm, &count) != MPI_SUCCESS || count != 1)
+    libnbc_algorithm = NULL;
+}
+
 static int start_all_reduce(cairn_mpi_comm* comm, int type, int op, int64_t count, const void* input, void* output,
                             cairn_mpi_request** req, char* err) {
   MPI_Datatype t;
@@ -136,8 +161,15 @@ static int start_all_reduce(cairn_mpi_comm* comm, int type, int op, int64_t coun
   if (operation(op, &o)) return fail(err, "unknown reduction %d", op);
   if (check_count(count, err) || new_request(req, err)) return 1;
   const void* send = input == output ? MPI_IN_PLACE : input;
-  return started(MPI_Iallreduce(send, output, (int)count, t, o, comm->comm, &(*req)->request), "MPI_Iallreduce", req,
-                 err);
+  int size = 0, previous = 0, ring = LIBNBC_RING;
+  MPI_Type_size(t, &size);
+  find_libnbc_algorithm();
+  const int use_ring = libnbc_algorithm && count * (int64_t)size >= RING_FROM_BYTES &&
+                       MPI_T_cvar_read(libnbc_algorithm, &previous) == MPI_SUCCESS &&
+                       MPI_T_cvar_write(libnbc_algorithm, &ring) == MPI_SUCCESS;
+  const int code = MPI_Iallreduce(send, output, (int)count, t, o, comm->comm, &(*req)->request);
+  if (use_ring) MPI_T_cvar_write(libnbc_algorithm, &previous);
+  return started(code, "MPI_Iallreduce", req, err);
 }
 
 static int start_broadcast(cairn_mpi_comm* comm, int root, int type, int64_t count, void* data,
@@ -176,7 +208,15 @@ static int free_comm(cairn_mpi_comm* comm, char* err) {
   return check(code, "MPI_Comm_free", err);
 }
 
-static int finalize(char* err) { return check(MPI_Finalize(), "MPI_Finalize", err); }
+static int finalize(char* err) {
+  if (libnbc_algorithm_ready && libnbc_algorithm) {
+    MPI_T_cvar_handle_free(&libnbc_algorithm);
+    libnbc_algorithm = NULL;
+  }
+  if (libnbc_algorithm_ready) MPI_T_finalize();  /* pairs with find_libnbc_algorithm's MPI_T_init_thread */
+  libnbc_algorithm_ready = 0;
+  return check(MPI_Finalize(), "MPI_Finalize", err);
+}
 
 __attribute__((visibility("default"))) const cairn_mpi_plugin* cairn_mpi_plugin_table(void) {
   static const cairn_mpi_plugin table = {
