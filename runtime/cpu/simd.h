@@ -47,6 +47,10 @@ xsimd::batch<T, A> pick(xsimd::batch_bool<T, A> cond, xsimd::batch<T, A> a, xsim
 // Forced inline (like the helpers the functors call on batches): out of line, every batch would
 // pay a call and spill its registers, and GCC's size heuristics give up on the larger functors.
 #define CAIRN_SIMD_INLINE inline __attribute__((always_inline))
+// On the loops: everything they call is inlined into them (the functors' operator() included,
+// which GCC otherwise keeps out of line for Sigmoid and Tanh, paying a call, a stack realignment
+// and a spill per batch), except what is marked noinline (the cold libm lanes).
+#define CAIRN_SIMD_LOOP __attribute__((flatten))
 
 template <class T, class A, class F>
 CAIRN_SIMD_INLINE Batch<T, A> apply_batch(F f, Batch<T, A> x) {
@@ -180,7 +184,7 @@ void store_tail(Batch<T, A> v, T* out, int64_t rem) {
 }
 
 template <class T, class A, bool SA, class F>
-void unary_loop(F f, const T* a, T* out, int64_t n) {
+CAIRN_SIMD_LOOP void unary_loop(F f, const T* a, T* out, int64_t n) {
   constexpr int64_t kLanes = Batch<T, A>::size;
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) apply_batch<T, A>(f, load<T, A, SA>(a, i)).store_unaligned(out + i);
@@ -188,7 +192,7 @@ void unary_loop(F f, const T* a, T* out, int64_t n) {
 }
 
 template <class T, class A, bool SA, bool SB, class F>
-void binary_loop(F f, const T* a, const T* b, T* out, int64_t n) {
+CAIRN_SIMD_LOOP void binary_loop(F f, const T* a, const T* b, T* out, int64_t n) {
   constexpr int64_t kLanes = Batch<T, A>::size;
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
@@ -198,7 +202,37 @@ void binary_loop(F f, const T* a, const T* b, T* out, int64_t n) {
                      out + i, n - i);
 }
 
+// The fused loop's blocks (fused_elementwise.cc): exactly kFusedBlock elements, no ragged end, so
+// the trip count is a constant. `out` may be `a` or `b`: each batch is loaded before it is stored.
+template <class T, class A, bool SA, class F>
+void unary_block(const T* a, const T*, T* out);
+template <class T, class A, bool SA, bool SB, class F>
+void binary_block(const T* a, const T* b, T* out);
+
 }  // namespace simd_detail
+
+// Elements per block of the fused loop: every step of the program runs over one block before the
+// next block starts, so a block's intermediates stay in the L1 cache (4 KB of float32).
+constexpr int64_t kFusedBlock = 1024;
+
+// One step of the fused loop over kFusedBlock elements: out = f(a) or f(a, b), where an operand
+// that is a scalar is read from p[0] (which operands are scalars is part of the choice of block).
+template <class T> using BlockFn = void (*)(const T* a, const T* b, T* out);
+
+template <class T, class A, bool SA, class F>
+CAIRN_SIMD_LOOP void simd_detail::unary_block(const T* a, const T*, T* out) {
+  constexpr int64_t kLanes = Batch<T, A>::size;
+  static_assert(kFusedBlock % kLanes == 0);
+  for (int64_t i = 0; i < kFusedBlock; i += kLanes)
+    apply_batch<T, A>(F{}, load<T, A, SA>(a, i)).store_unaligned(out + i);
+}
+
+template <class T, class A, bool SA, bool SB, class F>
+CAIRN_SIMD_LOOP void simd_detail::binary_block(const T* a, const T* b, T* out) {
+  constexpr int64_t kLanes = Batch<T, A>::size;
+  for (int64_t i = 0; i < kFusedBlock; i += kLanes)
+    apply_batch<T, A>(F{}, load<T, A, SA>(a, i), load<T, A, SB>(b, i)).store_unaligned(out + i);
+}
 
 // out[i] = f(a[i]) for i in [0, n).
 template <class T, class A = xsimd::default_arch, class F>
