@@ -12,6 +12,9 @@ namespace {
 
 using namespace graph;  // the FusedStep codes
 
+// Elements per block: every step of the program runs over one block before the next block starts,
+// so a block's intermediates stay in the L1 cache (4 KB of float32 per scratch slot).
+constexpr int64_t kFusedBlock = 1024;
 // Elements per parallel chunk (a multiple of kFusedBlock); chunks are fixed ranges of the output.
 constexpr int64_t kGrain = 16 * kFusedBlock;
 
@@ -24,11 +27,11 @@ struct Register {
   int64_t slot = -1;
 };
 
-// One step, resolved once per call: its block (for full blocks), its loops (for the ragged last
-// block, which the unfused loops handle exactly as the unfused kernels do) and its registers.
+// One step, resolved once per call: the unfused kernel's own loop (the same machine code, so even
+// the NaN a step propagates is the unfused one: which operand's NaN an addition keeps depends on
+// how the compiler ordered the operands) and its registers.
 template <class T>
 struct Step {
-  BlockFn<T> block;
   UnaryLoopFn<T> unary;    // null for a binary step
   BinaryLoopFn<T> binary;  // null for a unary step
   int64_t a, b;            // operand registers (b = -1 for a unary step)
@@ -36,8 +39,8 @@ struct Step {
 };
 
 // A program ready to run: its steps and where each register lives. Slots are reused once every
-// reader of a register has run (a step may write the slot it reads: blocks load each batch before
-// storing it), so a chain needs one slot however long it is and a block stays in the L1 cache.
+// reader of a register has run (a step may write the slot it reads: the loops load each batch
+// before storing it), so a chain needs one slot however long it is and a block stays in the L1 cache.
 template <class T>
 struct Compiled {
   std::vector<Step<T>> steps;
@@ -81,14 +84,8 @@ Compiled<T> compile(const KernelContext& kc, const AttrValue& program, const Sim
     Step<T> step{};
     step.a = s[1];
     step.b = unary ? -1 : s[2];
-    const int sa = c.regs[step.a].scalar;
-    if (unary) {
-      step.block = loops.unary_block[s[0]][sa];
-      step.unary = loops.unary[s[0]];
-    } else {
-      step.block = loops.binary_block[s[0] - kFirstBinaryStep][sa][c.regs[step.b].scalar];
-      step.binary = loops.binary[s[0] - kFirstBinaryStep];
-    }
+    if (unary) step.unary = loops.unary[s[0]];
+    else step.binary = loops.binary[s[0] - kFirstBinaryStep];
     if (free_slots.empty()) free_slots.push_back(c.num_slots++);
     step.dst_slot = c.regs[nin + j].slot = free_slots.back();
     free_slots.pop_back();
@@ -97,8 +94,7 @@ Compiled<T> compile(const KernelContext& kc, const AttrValue& program, const Sim
   return c;
 }
 
-// Runs every step over [pos, pos + len): a full block through the steps' blocks, the ragged last
-// block through their loops.
+// Runs every step over [pos, pos + len).
 template <class T>
 void run_block(const Compiled<T>& c, T* slots, T* out, int64_t pos, int64_t len) {
   auto operand = [&](int64_t reg) -> SimdOperand<T> {
@@ -112,8 +108,7 @@ void run_block(const Compiled<T>& c, T* slots, T* out, int64_t pos, int64_t len)
     T* dst = j == last ? out + pos : slots + s.dst_slot * kFusedBlock;
     const SimdOperand<T> a = operand(s.a);
     const SimdOperand<T> b = s.b < 0 ? a : operand(s.b);
-    if (len == kFusedBlock) s.block(a.p, b.p, dst);
-    else if (s.unary != nullptr) s.unary(a, dst, len);
+    if (s.unary != nullptr) s.unary(a, dst, len);
     else s.binary(a, b, dst, len);
   }
 }

@@ -202,37 +202,7 @@ CAIRN_SIMD_LOOP void binary_loop(F f, const T* a, const T* b, T* out, int64_t n)
                      out + i, n - i);
 }
 
-// The fused loop's blocks (fused_elementwise.cc): exactly kFusedBlock elements, no ragged end, so
-// the trip count is a constant. `out` may be `a` or `b`: each batch is loaded before it is stored.
-template <class T, class A, bool SA, class F>
-void unary_block(const T* a, const T*, T* out);
-template <class T, class A, bool SA, bool SB, class F>
-void binary_block(const T* a, const T* b, T* out);
-
 }  // namespace simd_detail
-
-// Elements per block of the fused loop: every step of the program runs over one block before the
-// next block starts, so a block's intermediates stay in the L1 cache (4 KB of float32).
-constexpr int64_t kFusedBlock = 1024;
-
-// One step of the fused loop over kFusedBlock elements: out = f(a) or f(a, b), where an operand
-// that is a scalar is read from p[0] (which operands are scalars is part of the choice of block).
-template <class T> using BlockFn = void (*)(const T* a, const T* b, T* out);
-
-template <class T, class A, bool SA, class F>
-CAIRN_SIMD_LOOP void simd_detail::unary_block(const T* a, const T*, T* out) {
-  constexpr int64_t kLanes = Batch<T, A>::size;
-  static_assert(kFusedBlock % kLanes == 0);
-  for (int64_t i = 0; i < kFusedBlock; i += kLanes)
-    apply_batch<T, A>(F{}, load<T, A, SA>(a, i)).store_unaligned(out + i);
-}
-
-template <class T, class A, bool SA, bool SB, class F>
-CAIRN_SIMD_LOOP void simd_detail::binary_block(const T* a, const T* b, T* out) {
-  constexpr int64_t kLanes = Batch<T, A>::size;
-  for (int64_t i = 0; i < kFusedBlock; i += kLanes)
-    apply_batch<T, A>(F{}, load<T, A, SA>(a, i), load<T, A, SB>(b, i)).store_unaligned(out + i);
-}
 
 // out[i] = f(a[i]) for i in [0, n).
 template <class T, class A = xsimd::default_arch, class F>

@@ -33,15 +33,10 @@ template <class T> using UnaryLoopFn = void (*)(SimdOperand<T> a, T* out, int64_
 template <class T> using BinaryLoopFn = void (*)(SimdOperand<T> a, SimdOperand<T> b, T* out, int64_t n);
 
 // One loop per fused step for one element type: unary[step], binary[step - kFirstBinaryStep].
-// The fused loop's blocks (simd.h's BlockFn) per step and per operand being a scalar (index 1) or
-// a full tensor (0): unary_block[step][a], binary_block[step - kFirstBinaryStep][a][b]. Loops and
-// blocks of a step run the same batch code, so unfused and fused results are bitwise equal.
 template <class T>
 struct SimdLoopTable {
   UnaryLoopFn<T> unary[graph::kFirstBinaryStep] = {};
   BinaryLoopFn<T> binary[graph::kNumFusedSteps - graph::kFirstBinaryStep] = {};
-  BlockFn<T> unary_block[graph::kFirstBinaryStep][2] = {};
-  BlockFn<T> binary_block[graph::kNumFusedSteps - graph::kFirstBinaryStep][2][2] = {};
 };
 
 struct SimdLoops {

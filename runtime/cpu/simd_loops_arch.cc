@@ -43,34 +43,16 @@ void binary_loop(SimdOperand<T> a, SimdOperand<T> b, T* out, int64_t n) {
   simd_binary<T, SimdTarget>(F{}, a, b, out, n);
 }
 
-template <class T, class F>
-void set_unary(SimdLoopTable<T>& t, int64_t row) {
-  using simd_detail::unary_block;
-  t.unary[row] = &unary_loop<T, F>;
-  t.unary_block[row][0] = &unary_block<T, SimdTarget, false, F>;
-  t.unary_block[row][1] = &unary_block<T, SimdTarget, true, F>;
-}
-
-template <class T, class F>
-void set_binary(SimdLoopTable<T>& t, int64_t row) {
-  using simd_detail::binary_block;
-  t.binary[row] = &binary_loop<T, F>;
-  t.binary_block[row][0][0] = &binary_block<T, SimdTarget, false, false, F>;
-  t.binary_block[row][0][1] = &binary_block<T, SimdTarget, false, true, F>;
-  t.binary_block[row][1][0] = &binary_block<T, SimdTarget, true, false, F>;
-  t.binary_block[row][1][1] = &binary_block<T, SimdTarget, true, true, F>;
-}
-
 template <class T>
 SimdLoopTable<T> make_table() {
   SimdLoopTable<T> t;
   if constexpr (!kBaseline) t = simd_loops_baseline().table<T>();  // the lane-by-lane steps
 #define CAIRN_SIMD_UNARY_LOOP(name, step, F, ...) \
-  if constexpr (kBaseline || has_simd_v<F>) set_unary<T, F>(t, step);
+  if constexpr (kBaseline || has_simd_v<F>) t.unary[step] = &unary_loop<T, F>;
   CAIRN_FUSIBLE_UNARY_OPS(CAIRN_SIMD_UNARY_LOOP)
 #undef CAIRN_SIMD_UNARY_LOOP
 #define CAIRN_SIMD_BINARY_LOOP(name, step, F, ...) \
-  if constexpr (kBaseline || has_simd_v<F>) set_binary<T, F>(t, step - kFirstBinaryStep);
+  if constexpr (kBaseline || has_simd_v<F>) t.binary[step - kFirstBinaryStep] = &binary_loop<T, F>;
   CAIRN_FUSIBLE_BINARY_OPS(CAIRN_SIMD_BINARY_LOOP)
 #undef CAIRN_SIMD_BINARY_LOOP
   return t;

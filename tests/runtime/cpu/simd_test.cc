@@ -205,13 +205,17 @@ std::vector<Tensor> reuse_chain(Context& cx, const Tensor& x) {
   Tensor sq = op::mul(cx, a, a);
   Tensor b = op::sub(cx, k(1), sq);
   for (int i = 0; i < 6; ++i) b = op::sigmoid(cx, op::add(cx, op::mul(cx, b, k(0.99)), k(0.01)));
-  return {op::maximum(cx, op::add(cx, b, a), op::sub(cx, x, sq))};
+  Tensor l = op::log(cx, op::run1(cx, "Abs", {x}));  // -inf at 0, NaN at NaN
+  return {op::add(cx, op::add(cx, op::maximum(cx, op::add(cx, b, a), op::sub(cx, x, sq)), l), op::neg(cx, l))};
 }
 
 TEST_CASE("fused chains reuse scratch safely and do not depend on the thread count") {
   const int64_t n = 5 * 16384 + 1024 * 3 + 5;  // several chunks, whole blocks and a ragged end
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[i] = std::cos(0.11f * static_cast<float>(i)) * 9.0f;
+  v[1] = 0.0f;  // NaNs meet in the additions: the NaN kept must be the unfused one too
+  v[2] = -0.0f;
+  v[3] = std::nanf("");
   Tensor x = make<float>(v, {n});
   graph::FunctionOptions no_fusion;
   no_fusion.passes.fuse_elementwise = false;
