@@ -8,15 +8,19 @@
 #
 # CAIRN_SIMD (sse2, avx2, avx512) is passed through to graph_bench. The peers come from the bench
 # venv (~/.cache/cairn/bench-venv, CAIRN_BENCH_VENV overrides it); without it only Cairn's figures
-# are printed.
+# are printed. CAIRN_GRAPH_BENCH_BIN runs that graph_bench binary instead of building one (a copy
+# built from another commit: before/after figures against the same peers).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${CAIRN_BENCH_VENV:-$HOME/.cache/cairn/bench-venv}"
 rounds="${1:-1}"
 shift || true
 flags=(${CAIRN_BAZEL_FLAGS--c opt})
-(cd "$here/.." && bazel build "${flags[@]}" //bench:graph_bench >&2)
-bin="$(cd "$here/.." && bazel info "${flags[@]}" bazel-bin)/bench/graph_bench"
+bin="${CAIRN_GRAPH_BENCH_BIN:-}"
+if [[ -z "$bin" ]]; then
+  (cd "$here/.." && bazel build "${flags[@]}" //bench:graph_bench >&2)
+  bin="$(cd "$here/.." && bazel info "${flags[@]}" bazel-bin)/bench/graph_bench"
+fi
 
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT

@@ -47,6 +47,10 @@ xsimd::batch<T, A> pick(xsimd::batch_bool<T, A> cond, xsimd::batch<T, A> a, xsim
 // Forced inline (like the helpers the functors call on batches): out of line, every batch would
 // pay a call and spill its registers, and GCC's size heuristics give up on the larger functors.
 #define CAIRN_SIMD_INLINE inline __attribute__((always_inline))
+// On the loops: everything they call is inlined into them (the functors' operator() included,
+// which GCC otherwise keeps out of line for Sigmoid and Tanh, paying a call, a stack realignment
+// and a spill per batch), except what is marked noinline (the cold libm lanes).
+#define CAIRN_SIMD_LOOP __attribute__((flatten))
 
 template <class T, class A, class F>
 CAIRN_SIMD_INLINE Batch<T, A> apply_batch(F f, Batch<T, A> x) {
@@ -180,7 +184,7 @@ void store_tail(Batch<T, A> v, T* out, int64_t rem) {
 }
 
 template <class T, class A, bool SA, class F>
-void unary_loop(F f, const T* a, T* out, int64_t n) {
+CAIRN_SIMD_LOOP void unary_loop(F f, const T* a, T* out, int64_t n) {
   constexpr int64_t kLanes = Batch<T, A>::size;
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) apply_batch<T, A>(f, load<T, A, SA>(a, i)).store_unaligned(out + i);
@@ -188,7 +192,7 @@ void unary_loop(F f, const T* a, T* out, int64_t n) {
 }
 
 template <class T, class A, bool SA, bool SB, class F>
-void binary_loop(F f, const T* a, const T* b, T* out, int64_t n) {
+CAIRN_SIMD_LOOP void binary_loop(F f, const T* a, const T* b, T* out, int64_t n) {
   constexpr int64_t kLanes = Batch<T, A>::size;
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
