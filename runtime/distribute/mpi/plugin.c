@@ -140,7 +140,8 @@ static int started(int code, const char* call, cairn_mpi_request** req, char* er
 #define LIBNBC_RING 1
 
 static MPI_T_cvar_handle libnbc_algorithm;  /* NULL: not Open MPI's libnbc, or the user chose */
-static int libnbc_algorithm_ready;
+static int libnbc_algorithm_ready;          /* looked up (once per MPI session) */
+static int mpi_t_started;                   /* MPI_T_init_thread succeeded: finalize pairs with it */
 
 static void find_libnbc_algorithm(void) {
   if (libnbc_algorithm_ready) return;
@@ -148,6 +149,7 @@ static void find_libnbc_algorithm(void) {
   if (getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm")) return;
   int provided = 0, index = -1, count = 0;
   if (MPI_T_init_thread(MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) return;
+  mpi_t_started = 1;
   if (MPI_T_cvar_get_index("coll_libnbc_iallreduce_algorithm", &index) != MPI_SUCCESS ||
       MPI_T_cvar_handle_alloc(index, NULL, &libnbc_algorithm, &count) != MPI_SUCCESS || count != 1)
     libnbc_algorithm = NULL;
@@ -209,12 +211,10 @@ static int free_comm(cairn_mpi_comm* comm, char* err) {
 }
 
 static int finalize(char* err) {
-  if (libnbc_algorithm_ready && libnbc_algorithm) {
-    MPI_T_cvar_handle_free(&libnbc_algorithm);
-    libnbc_algorithm = NULL;
-  }
-  if (libnbc_algorithm_ready) MPI_T_finalize();  /* pairs with find_libnbc_algorithm's MPI_T_init_thread */
-  libnbc_algorithm_ready = 0;
+  if (libnbc_algorithm) MPI_T_cvar_handle_free(&libnbc_algorithm);
+  libnbc_algorithm = NULL;
+  if (mpi_t_started) MPI_T_finalize();
+  mpi_t_started = libnbc_algorithm_ready = 0;
   return check(MPI_Finalize(), "MPI_Finalize", err);
 }
 
