@@ -45,6 +45,20 @@ std::vector<Tensor> run_callback(cairn_function_fn fn, void* user_data, Context&
   return results;
 }
 
+std::shared_ptr<const graph::ConcreteFunction> concrete_of(cairn_function* fn, const std::vector<Tensor>& inputs,
+                                                         size_t n_outputs) {
+  const size_t saved = t_requested_outputs;  // as cairn_function_call: the trace asks for n_outputs
+  t_requested_outputs = n_outputs;
+  try {
+    auto concrete = fn->fn->concrete(inputs);
+    t_requested_outputs = saved;
+    return concrete;
+  } catch (...) {
+    t_requested_outputs = saved;
+    throw;
+  }
+}
+
 }  // namespace cairn::capi
 
 namespace {

@@ -82,6 +82,22 @@ void require_on_device(const cairn_tensor* t, gpu::VulkanDevice& d, const char* 
           t->t.device() ? t->t.device()->name() : "no device", d.name());
 }
 
+// A recording replays the same commands every frame, so its function must be a pure function of
+// its inputs and the variables it reads: a variable write would be replayed on the values bound at
+// capture, random numbers would repeat, and a stateful op (a summary) would not run. Traces `fn`
+// for these inputs (outside the capture: tracing records nothing) and refuses such a graph.
+void refuse_side_effects(cairn_function* fn, cairn_tensor* const* inputs, size_t n_inputs, size_t n_outputs,
+                         const char* what) {
+  std::vector<Tensor> ins;
+  ins.reserve(n_inputs);
+  for (size_t i = 0; i < n_inputs; ++i) ins.push_back(inputs[i]->t);
+  if (capi::concrete_of(fn, ins, n_outputs)->graph().has_side_effects())
+    raise(Code::FailedPrecondition,
+          "{}: function '{}' writes a variable, draws random numbers or runs a stateful op; a recording replays "
+          "the same commands every frame, so it records only functions of their inputs and the variables they read",
+          what, fn->fn->name());
+}
+
 // Calls `fn` while `d` captures, then copies each result into the caller's output (same dtype and
 // shape), so that a recording writes where the engine reads.
 void call_into_outputs(cairn_function* fn, cairn_tensor* const* inputs, size_t n_inputs, cairn_tensor* const* outputs,
@@ -280,6 +296,7 @@ cairn_status* cairn_vulkan_recording_create(cairn_context* ctx, cairn_function* 
         raise(Code::InvalidArgument, "{}: output {} is input {}; a recording's outputs need buffers of their own", what,
               i, j);
   }
+  refuse_side_effects(fn, inputs, n_inputs, n_outputs, what);
   auto handle = std::make_unique<cairn_vulkan_recording>();
   handle->rec = d.capture([&] { call_into_outputs(fn, inputs, n_inputs, outputs, n_outputs, d, what); }, what);
   *out = handle.release();

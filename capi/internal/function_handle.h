@@ -26,4 +26,9 @@ const graph::ConcreteFunction& concrete_at(const cairn_function* fn, size_t inde
 std::vector<Tensor> run_callback(cairn_function_fn fn, void* user_data, Context& ctx, const std::vector<Tensor>& inputs,
                                  size_t n_out, const std::string& name);
 
+// The trace of `fn` for `inputs` (tracing it now if needed) when the caller wants `n_outputs`
+// results, as cairn_function_call would make it, without running it.
+std::shared_ptr<const graph::ConcreteFunction> concrete_of(cairn_function* fn, const std::vector<Tensor>& inputs,
+                                                         size_t n_outputs);
+
 }  // namespace cairn::capi

@@ -278,6 +278,13 @@ TEST_CASE("replays never wait on a thread that holds Cairn's device") {
   CHECK(cairn::gpu::validation_error_count() == 0);
 }
 
+// dense_relu that also stores its result in the variable `user_data`.
+cairn_status* dense_relu_and_store(void* user_data, cairn_context* ctx, cairn_tensor* const* in, size_t n_in,
+                                   cairn_tensor** out, size_t n_out) {
+  if (cairn_status* st = dense_relu(nullptr, ctx, in, n_in, out, n_out)) return st;
+  return cairn_variable_assign(static_cast<cairn_object*>(user_data), out[0]);
+}
+
 TEST_CASE("recordings refuse bad arguments, naming the function") {
   g_engine_errors = 0;
   {
@@ -303,6 +310,18 @@ TEST_CASE("recordings refuse bad arguments, naming the function") {
             "cairn_vulkan_recording_create: the context is not in external mode");
     cairn_context_free(cpu);
     refused(cairn_vulkan_recording_create(s.ctx, nullptr, in, 3, &s.y, 1, &rec), CAIRN_INVALID_ARGUMENT, "fn");
+    // A function with a side effect (a training step's variable write): a replay would repeat it.
+    cairn_object* counter = nullptr;
+    cairn_tensor* zeros = host_tensor(s.ctx, std::vector<float>(kRows * kOut), {kRows, kOut});
+    ok(cairn_variable_create(s.ctx, zeros, nullptr, &counter));
+    cairn_tensor_free(zeros);
+    cairn_function* writes = nullptr;
+    ok(cairn_function_create(s.ctx, "dense_relu_and_store", dense_relu_and_store, counter, nullptr, &writes));
+    refused(cairn_vulkan_recording_create(s.ctx, writes, in, 3, &s.y, 1, &rec), CAIRN_FAILED_PRECONDITION,
+            "cairn_vulkan_recording_create: function 'dense_relu_and_store' writes a variable");
+    CHECK(rec == nullptr);
+    cairn_function_free(writes);
+    cairn_object_free(counter);
     CHECK(rec == nullptr);
 
     rec = s.record();

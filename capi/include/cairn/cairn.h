@@ -3708,14 +3708,16 @@ typedef struct cairn_vulkan_recording cairn_vulkan_recording;
  * inputs' current contents and writes the outputs, so the engine rewrites an input buffer between
  * frames and the next replay uses the new values (and Cairn writes a wrapped range only when it is
  * a recording's output). It also binds the function's intermediates, kept for the recording alone,
- * and the variables' buffers as they are now: a function that assigns variables is not supported.
+ * and the variables' buffers as they are now. A function with side effects is refused: one that
+ * writes a variable, draws random numbers or runs a stateful op (a replay would repeat them).
  * Work the context queued before is submitted first. Other threads' Cairn work on the device waits
  * while this call runs (it traces `fn` if needed). A function that needs the host in the middle is
  * refused: a host read (a CPU fallback, a shape that depends on values) or an op that records its
  * commands through a library (FFT ops).
  * Lifetimes: the recording keeps its tensors' memory, the device and its descriptor sets until
  * cairn_vulkan_recording_free; the caller's handles may be freed before.
- * Errors: FAILED_PRECONDITION when the context is not in external mode or `fn` needs the host;
+ * Errors: FAILED_PRECONDITION when the context is not in external mode, `fn` needs the host or has
+ * side effects;
  * INVALID_ARGUMENT for NULL arrays, a tensor on another device, an output of the wrong dtype or
  * shape, or an output that is an input; the function's own errors. Since 1.4. */
 CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_recording_create(cairn_context *ctx, cairn_function *fn,
