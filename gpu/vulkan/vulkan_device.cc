@@ -996,8 +996,12 @@ std::unique_ptr<Recording> VulkanDevice::capture(const std::function<void()>& bo
   auto rec = std::make_unique<Recording>(*this);
   capture_ = rec.get();
   capture_fn_ = fn;
+  capture_refusal_.clear();
   try {
     body();
+    // A refusal the body caught (a C callback that ignored a status) still fails the capture:
+    // the recording would lack the refused work.
+    if (!capture_refusal_.empty()) raise(Code::FailedPrecondition, "{}", capture_refusal_);
   } catch (...) {
     capture_ = nullptr;
     throw;
@@ -1008,11 +1012,13 @@ std::unique_ptr<Recording> VulkanDevice::capture(const std::function<void()>& bo
   return rec;
 }
 
-void VulkanDevice::refuse_in_capture(const char* what) const {
-  if (capture_)
-    raise(Code::FailedPrecondition,
-          "{}: the work being recorded for an engine's command buffer needs {}, which a recording cannot replay",
-          capture_fn_, what);
+void VulkanDevice::refuse_in_capture(const char* what) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!capture_) return;
+  capture_refusal_ = fmt::format(
+      "{}: the work being recorded for an engine's command buffer needs {}, which a recording cannot replay",
+      capture_fn_, what);
+  raise(Code::FailedPrecondition, "{}", capture_refusal_);
 }
 
 void VulkanDevice::free_owned(VulkanBuffer* b) {

@@ -18,6 +18,7 @@
 
 #include "gpu/vulkan/instance.h"
 #include "gpu/vulkan/loader.h"
+#include "gpu/vulkan/vulkan_device.h"
 
 namespace engine_test {
 
@@ -292,8 +293,9 @@ inline void refused(cairn_status* st, cairn_code code, const std::string& fragme
   cairn_status_free(st);
 }
 
-inline cairn_context* engine_context(const Engine& e) {
+inline cairn_context* engine_context(const Engine& e, bool cpu_fallback = false) {
   cairn_vulkan_options vo = CAIRN_VULKAN_OPTIONS_INIT;
+  vo.cpu_fallback = cpu_fallback ? CAIRN_TRUE : CAIRN_FALSE;
   vo.instance = e.instance;
   vo.physical_device = e.physical;
   vo.device = e.device;
@@ -375,6 +377,60 @@ inline cairn_tensor* host_tensor(cairn_context* ctx, const std::vector<float>& v
   cairn_tensor* t = nullptr;
   ok(cairn_tensor_create(ctx, CAIRN_FLOAT32, shape.data(), shape.size(), v.data(), v.size() * 4, &t));
   return t;
+}
+
+inline constexpr uint64_t kFenceNs = 10'000'000'000ull;
+
+// The engine's frame: a resettable command buffer and a fence.
+struct FrameLoop {
+  const Engine& e;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+
+  explicit FrameLoop(const Engine& engine) : e(engine) {
+    VkCommandPoolCreateInfo cp{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    REQUIRE(vk::vkCreateCommandPool(e.device, &cp, nullptr, &pool) == VK_SUCCESS);
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    REQUIRE(vk::vkAllocateCommandBuffers(e.device, &ai, &cb) == VK_SUCCESS);
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    REQUIRE(vk::vkCreateFence(e.device, &fi, nullptr, &fence) == VK_SUCCESS);
+  }
+  ~FrameLoop() {
+    vk::vkDestroyFence(e.device, fence, nullptr);
+    vk::vkDestroyCommandPool(e.device, pool, nullptr);
+  }
+
+  void begin() {
+    // Begin resets it (the pool has VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT).
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    REQUIRE(vk::vkBeginCommandBuffer(cb, &bi) == VK_SUCCESS);
+  }
+  // Ends the command buffer, submits it on the engine's queue and waits for it.
+  void submit_and_wait() {
+    REQUIRE(vk::vkEndCommandBuffer(cb) == VK_SUCCESS);
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    REQUIRE(vk::vkResetFences(e.device, 1, &fence) == VK_SUCCESS);
+    REQUIRE(vk::vkQueueSubmit(e.queue, 1, &si, fence) == VK_SUCCESS);
+    REQUIRE(vk::vkWaitForFences(e.device, 1, &fence, VK_TRUE, kFenceNs) == VK_SUCCESS);
+  }
+};
+
+inline void record_all(const cairn_vulkan_recording* rec, VkCommandBuffer cb) {
+  ok(cairn_vulkan_recording_record(rec, cb, 0, SIZE_MAX, nullptr));
+}
+
+// The Vulkan objects and memory a device has made, and its submissions.
+inline bool same_objects(const cairn::gpu::DeviceStats& a, const cairn::gpu::DeviceStats& b) {
+  return a.memory_allocations == b.memory_allocations && a.buffers == b.buffers && a.pipelines == b.pipelines &&
+         a.descriptor_sets == b.descriptor_sets && a.recordings == b.recordings && a.submits == b.submits;
 }
 
 }  // namespace engine_test

@@ -36,50 +36,6 @@ namespace {
 
 using namespace engine_test;
 
-constexpr uint64_t kFenceNs = 10'000'000'000ull;
-
-// The engine's frame: a resettable command buffer and a fence.
-struct FrameLoop {
-  const Engine& e;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-
-  explicit FrameLoop(const Engine& engine) : e(engine) {
-    VkCommandPoolCreateInfo cp{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    REQUIRE(vk::vkCreateCommandPool(e.device, &cp, nullptr, &pool) == VK_SUCCESS);
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    REQUIRE(vk::vkAllocateCommandBuffers(e.device, &ai, &cb) == VK_SUCCESS);
-    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    REQUIRE(vk::vkCreateFence(e.device, &fi, nullptr, &fence) == VK_SUCCESS);
-  }
-  ~FrameLoop() {
-    vk::vkDestroyFence(e.device, fence, nullptr);
-    vk::vkDestroyCommandPool(e.device, pool, nullptr);
-  }
-
-  void begin() {
-    // Begin resets it (the pool has VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT).
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    REQUIRE(vk::vkBeginCommandBuffer(cb, &bi) == VK_SUCCESS);
-  }
-  // Ends the command buffer, submits it on the engine's queue and waits for it.
-  void submit_and_wait() {
-    REQUIRE(vk::vkEndCommandBuffer(cb) == VK_SUCCESS);
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cb;
-    REQUIRE(vk::vkResetFences(e.device, 1, &fence) == VK_SUCCESS);
-    REQUIRE(vk::vkQueueSubmit(e.queue, 1, &si, fence) == VK_SUCCESS);
-    REQUIRE(vk::vkWaitForFences(e.device, 1, &fence, VK_TRUE, kFenceNs) == VK_SUCCESS);
-  }
-};
-
 // What the engine's frames run: dense_relu(x, w, b) with x the engine's input range and y its
 // output range (both wrapped), compiled once.
 struct Scene {
@@ -138,16 +94,6 @@ struct Scene {
   }
   cairn::gpu::DeviceStats stats() const { return cairn::gpu::vulkan(ctx->ctx->device("vulkan")).stats(); }
 };
-
-void record_all(const cairn_vulkan_recording* rec, VkCommandBuffer cb) {
-  ok(cairn_vulkan_recording_record(rec, cb, 0, SIZE_MAX, nullptr));
-}
-
-// The Vulkan objects and memory a device has made, and its submissions.
-bool same_objects(const cairn::gpu::DeviceStats& a, const cairn::gpu::DeviceStats& b) {
-  return a.memory_allocations == b.memory_allocations && a.buffers == b.buffers && a.pipelines == b.pipelines &&
-         a.descriptor_sets == b.descriptor_sets && a.recordings == b.recordings && a.submits == b.submits;
-}
 
 TEST_CASE("a compiled function recorded into the engine's command buffer: 100 frames, no allocation after the first") {
   g_engine_errors = 0;
