@@ -2572,8 +2572,8 @@ final class CairnNative {
    * writes a variable, draws random numbers or runs a stateful op (a replay would repeat them).
    * Work the context queued before is submitted first. Other threads' Cairn work on the device waits
    * while this call runs (it traces `fn` if needed). A function that needs the host in the middle is
-   * refused: a host read (a CPU fallback, a shape that depends on values) or an op that records its
-   * commands through a library (FFT ops).
+   * refused, naming `fn`: a host read (a cond or while_loop on a device value), a CPU fallback or an
+   * op that records its commands through a library (FFT ops).
    * Lifetimes: the recording keeps its tensors' memory, the device and its descriptor sets until
    * cairn_vulkan_recording_free; the caller's handles may be freed before.
    * Errors: FAILED_PRECONDITION when the context is not in external mode, `fn` needs the host or has
