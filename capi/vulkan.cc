@@ -148,6 +148,18 @@ void call_into_outputs(const ResultsFn& produce, const std::string& source, cair
   free_results();
 }
 
+// Captures `produce` (named `source`) and the copies into `outputs` as a new recording in `out`.
+// `refusals_name` is what a refusal during the capture names (the C function, and the compiled
+// function when there is one).
+void capture_recording(gpu::VulkanDevice& d, const ResultsFn& produce, const std::string& source,
+                       cairn_tensor* const* outputs, size_t n_outputs, const char* what,
+                       const std::string& refusals_name, cairn_vulkan_recording** out) {
+  auto handle = std::make_unique<cairn_vulkan_recording>();
+  handle->rec = d.capture([&] { call_into_outputs(produce, source, outputs, n_outputs, d, what); },
+                          refusals_name.c_str());
+  *out = handle.release();
+}
+
 cairn_vulkan_device_type device_type(const std::string& t) {
   if (t == "discrete") return CAIRN_VULKAN_DEVICE_DISCRETE;
   if (t == "integrated") return CAIRN_VULKAN_DEVICE_INTEGRATED;
@@ -311,11 +323,7 @@ cairn_status* cairn_vulkan_recording_create(cairn_context* ctx, cairn_function* 
   refuse_side_effects(fn, inputs, n_inputs, n_outputs, what);
   auto call = [&](cairn_tensor** results, size_t n) { return cairn_function_call(fn, inputs, n_inputs, results, n); };
   const std::string source = "function '" + fn->fn->name() + "'";
-  const std::string refusals_name = std::string(what) + " of " + source;  // a refusal names both
-  auto handle = std::make_unique<cairn_vulkan_recording>();
-  handle->rec = d.capture([&] { call_into_outputs(call, source, outputs, n_outputs, d, what); },
-                          refusals_name.c_str());
-  *out = handle.release();
+  capture_recording(d, call, source, outputs, n_outputs, what, std::string(what) + " of " + source, out);
   CAIRN_API_END
 }
 
@@ -352,9 +360,7 @@ cairn_status* cairn_vulkan_recording_capture(cairn_context* ctx, cairn_function_
   require(body, what, "body");
   check_bindings(inputs, n_inputs, outputs, n_outputs, d, what);
   auto run_body = [&](cairn_tensor** results, size_t n) { return body(user_data, ctx, inputs, n_inputs, results, n); };
-  auto handle = std::make_unique<cairn_vulkan_recording>();
-  handle->rec = d.capture([&] { call_into_outputs(run_body, "the body", outputs, n_outputs, d, what); }, what);
-  *out = handle.release();
+  capture_recording(d, run_body, "the body", outputs, n_outputs, what, what, out);
   CAIRN_API_END
 }
 

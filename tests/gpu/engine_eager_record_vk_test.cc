@@ -9,8 +9,6 @@
 // the function (and the op), leaving nothing behind, and a normal capture works after each.
 #include "tests/gpu/engine_harness.h"
 
-#include "capi/internal/handles.h"
-
 namespace {
 
 using namespace engine_test;
@@ -38,44 +36,10 @@ cairn_status* eager_mlp(void*, cairn_context* ctx, cairn_tensor* const* in, size
   return st;
 }
 
-// The engine's frames: eager_mlp(x, w, b) with x the engine's input range and y its output range
-// (both wrapped), on an engine context (cpu_fallback as asked).
-struct EagerScene {
-  Engine e;
-  cairn_context* ctx = nullptr;
-  EngineBuffer in_buffer, out_buffer;
-  cairn_tensor *x = nullptr, *w = nullptr, *b = nullptr, *y = nullptr;
+// The engine's frames running eager_mlp(x, w, b) into y.
+struct EagerScene : EngineScene {
+  explicit EagerScene(bool cpu_fallback = false) : EngineScene(/*with_layer=*/true, cpu_fallback) {}
 
-  explicit EagerScene(bool cpu_fallback = false) {
-    ctx = engine_context(e, cpu_fallback);
-    in_buffer = e.make_buffer(e.device, 4096);
-    out_buffer = e.make_buffer(e.device, 4096);
-    set_input(1);
-    x = wrap_input(ctx, e, in_buffer);
-    std::vector<float> wv(kCols * kOut), bv(kOut);
-    for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.25f * static_cast<float>(static_cast<int>(i % 5) - 2);
-    for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.1f * static_cast<float>(i);
-    w = host_tensor(ctx, wv, {kCols, kOut});
-    b = host_tensor(ctx, bv, {kOut});
-    const int64_t yshape[] = {kRows, kOut};
-    ok(cairn_vulkan_tensor_wrap(ctx, e.device, bits(out_buffer.buffer), kOffset, kRows * kOut * 4, CAIRN_FLOAT32,
-                                yshape, 2, &y));
-  }
-  ~EagerScene() {
-    for (cairn_tensor* t : {x, w, b, y}) cairn_tensor_free(t);
-    ok(cairn_context_synchronize(ctx));
-    cairn_context_free(ctx);  // Cairn's objects on the engine's device go before the device
-    Engine::free_buffer(e.device, in_buffer);
-    Engine::free_buffer(e.device, out_buffer);
-  }
-
-  void set_input(float scale) {
-    const std::vector<float> v = input_values(scale);
-    std::memcpy(in_buffer.mapped + kOffset, v.data(), v.size() * 4);
-  }
-  std::vector<char> output() const {
-    return std::vector<char>(out_buffer.mapped + kOffset, out_buffer.mapped + kOffset + kRows * kOut * 4);
-  }
   // The standalone path: the same eager ops submitted by Cairn, on the input now.
   std::vector<char> standalone() {
     cairn_tensor* in[] = {x, w, b};
@@ -107,7 +71,6 @@ struct EagerScene {
     CHECK(got == standalone());
     cairn_vulkan_recording_free(rec);
   }
-  cairn::gpu::DeviceStats stats() const { return cairn::gpu::vulkan(ctx->ctx->device("vulkan")).stats(); }
 };
 
 TEST_CASE("an eager run recorded into the engine's command buffer: 100 frames equal the eager ops, no new objects") {

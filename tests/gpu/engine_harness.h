@@ -18,6 +18,7 @@
 
 #include "gpu/vulkan/instance.h"
 #include "gpu/vulkan/loader.h"
+#include "capi/internal/handles.h"
 #include "gpu/vulkan/vulkan_device.h"
 
 namespace engine_test {
@@ -378,6 +379,51 @@ inline cairn_tensor* host_tensor(cairn_context* ctx, const std::vector<float>& v
   ok(cairn_tensor_create(ctx, CAIRN_FLOAT32, shape.data(), shape.size(), v.data(), v.size() * 4, &t));
   return t;
 }
+
+// The engine's frames, without what runs in them: x is the engine's input range and y its output
+// range (both wrapped, kRows x kCols and kRows x kOut float32), w and b Cairn's own weights, on an
+// engine context (`with_layer`: the validation layer; `cpu_fallback` as asked).
+struct EngineScene {
+  Engine e;
+  cairn_context* ctx = nullptr;
+  EngineBuffer in_buffer, out_buffer;
+  cairn_tensor *x = nullptr, *w = nullptr, *b = nullptr, *y = nullptr;
+
+  explicit EngineScene(bool with_layer = true, bool cpu_fallback = false) : e(/*float16=*/false, with_layer) {
+    ctx = engine_context(e, cpu_fallback);
+    in_buffer = e.make_buffer(e.device, 4096);
+    out_buffer = e.make_buffer(e.device, 4096);
+    set_input(1);
+    x = wrap_input(ctx, e, in_buffer);
+    std::vector<float> wv(kCols * kOut), bv(kOut);
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.25f * static_cast<float>(static_cast<int>(i % 5) - 2);
+    for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.1f * static_cast<float>(i);
+    w = host_tensor(ctx, wv, {kCols, kOut});
+    b = host_tensor(ctx, bv, {kOut});
+    const int64_t yshape[] = {kRows, kOut};
+    ok(cairn_vulkan_tensor_wrap(ctx, e.device, bits(out_buffer.buffer), kOffset, kRows * kOut * 4, CAIRN_FLOAT32,
+                                yshape, 2, &y));
+  }
+  ~EngineScene() {
+    for (cairn_tensor* t : {x, w, b, y}) cairn_tensor_free(t);
+    ok(cairn_context_synchronize(ctx));
+    cairn_context_free(ctx);  // Cairn's objects on the engine's device go before the device
+    Engine::free_buffer(e.device, in_buffer);
+    Engine::free_buffer(e.device, out_buffer);
+  }
+  EngineScene(const EngineScene&) = delete;
+  EngineScene& operator=(const EngineScene&) = delete;
+
+  void set_input(float scale) {
+    const std::vector<float> v = input_values(scale);
+    std::memcpy(in_buffer.mapped + kOffset, v.data(), v.size() * 4);
+  }
+  std::vector<char> output() const {
+    return std::vector<char>(out_buffer.mapped + kOffset, out_buffer.mapped + kOffset + kRows * kOut * 4);
+  }
+  void clear_output() { std::memset(out_buffer.mapped + kOffset, 0, kRows * kOut * 4); }
+  cairn::gpu::DeviceStats stats() const { return cairn::gpu::vulkan(ctx->ctx->device("vulkan")).stats(); }
+};
 
 inline constexpr uint64_t kFenceNs = 10'000'000'000ull;
 

@@ -38,46 +38,14 @@ using namespace engine_test;
 
 // What the engine's frames run: dense_relu(x, w, b) with x the engine's input range and y its
 // output range (both wrapped), compiled once.
-struct Scene {
-  Engine e;
-  cairn_context* ctx = nullptr;
-  EngineBuffer in_buffer, out_buffer;
-  cairn_tensor *x = nullptr, *w = nullptr, *b = nullptr, *y = nullptr;
+struct Scene : EngineScene {
   cairn_function* f = nullptr;
 
-  explicit Scene(bool with_layer = true) : e(/*float16=*/false, with_layer) {
-    ctx = engine_context(e);
-    in_buffer = e.make_buffer(e.device, 4096);
-    out_buffer = e.make_buffer(e.device, 4096);
-    set_input(1);
-    x = wrap_input(ctx, e, in_buffer);
-    std::vector<float> wv(kCols * kOut), bv(kOut);
-    for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.25f * static_cast<float>(static_cast<int>(i % 5) - 2);
-    for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.1f * static_cast<float>(i);
-    w = host_tensor(ctx, wv, {kCols, kOut});
-    b = host_tensor(ctx, bv, {kOut});
-    const int64_t yshape[] = {kRows, kOut};
-    ok(cairn_vulkan_tensor_wrap(ctx, e.device, bits(out_buffer.buffer), kOffset, kRows * kOut * 4, CAIRN_FLOAT32,
-                                yshape, 2, &y));
+  explicit Scene(bool with_layer = true) : EngineScene(with_layer) {
     ok(cairn_function_create(ctx, "dense_relu", dense_relu, nullptr, nullptr, &f));
   }
-  ~Scene() {
-    cairn_function_free(f);
-    for (cairn_tensor* t : {x, w, b, y}) cairn_tensor_free(t);
-    ok(cairn_context_synchronize(ctx));
-    cairn_context_free(ctx);  // Cairn's objects on the engine's device go before the device
-    Engine::free_buffer(e.device, in_buffer);
-    Engine::free_buffer(e.device, out_buffer);
-  }
+  ~Scene() { cairn_function_free(f); }
 
-  void set_input(float scale) {
-    const std::vector<float> v = input_values(scale);
-    std::memcpy(in_buffer.mapped + kOffset, v.data(), v.size() * 4);
-  }
-  std::vector<char> output() const {
-    return std::vector<char>(out_buffer.mapped + kOffset, out_buffer.mapped + kOffset + kRows * kOut * 4);
-  }
-  void clear_output() { std::memset(out_buffer.mapped + kOffset, 0, kRows * kOut * 4); }
   // The standalone path: the function called through Cairn's own submissions, on the input now.
   std::vector<char> standalone() {
     cairn_tensor* r = call1(f, {x, w, b});
@@ -92,7 +60,6 @@ struct Scene {
     REQUIRE(rec != nullptr);
     return rec;
   }
-  cairn::gpu::DeviceStats stats() const { return cairn::gpu::vulkan(ctx->ctx->device("vulkan")).stats(); }
 };
 
 TEST_CASE("a compiled function recorded into the engine's command buffer: 100 frames, no allocation after the first") {
