@@ -959,6 +959,7 @@ void VulkanDevice::wait_semaphores(const std::vector<TimelinePoint>& points, con
   for (const TimelinePoint& p : points)
     if (p.semaphore == VK_NULL_HANDLE) raise(Code::InvalidArgument, "{}: a VkSemaphore is null", fn);
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  refuse_in_capture("a wait on a timeline semaphore (the engine orders its own submission)");
   submit();  // work recorded before does not wait
   pending_waits_.insert(pending_waits_.end(), points.begin(), points.end());
 }
@@ -967,6 +968,7 @@ void VulkanDevice::signal_semaphore(TimelinePoint point, const char* fn) {
   check_timeline(fn);
   if (point.semaphore == VK_NULL_HANDLE) raise(Code::InvalidArgument, "{}: the VkSemaphore is null", fn);
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  refuse_in_capture("a timeline semaphore signal (the engine orders its own submission)");
   recording();  // an empty batch when nothing is pending: the signal (and waits) still go out
   submit(&point);
 }

@@ -5,8 +5,9 @@
 // Checked: 100 frames of replays, each on new input values, equal the same eager ops run
 // standalone bit for bit; after the first frame the device makes no Vulkan object or memory and
 // submits nothing; the body's freed intermediates keep their memory while the recording lives; a
-// host read, a value-dependent shape, a CPU fallback, a body's error and NULLs are refused, naming
-// the function (and the op), leaving nothing behind, and a normal capture works after each.
+// host read, a value-dependent shape, a CPU fallback, a semaphore signal, a body's error and NULLs
+// are refused, naming the function (and the op), leaving nothing behind, and a normal capture
+// works after each.
 #include "tests/gpu/engine_harness.h"
 
 namespace {
@@ -146,6 +147,13 @@ cairn_status* fails(void*, cairn_context* ctx, cairn_tensor* const* in, size_t, 
   return cairn_status_create(CAIRN_DATA_LOSS, "the engine's model is gone");
 }
 
+// A body that signals the engine's timeline semaphore (`user`): a submission of Cairn's own.
+cairn_status* signals(void* user, cairn_context* ctx, cairn_tensor* const* in, size_t n_in, cairn_tensor** out,
+                      size_t n_out) {
+  if (cairn_status* st = eager_mlp(nullptr, ctx, in, n_in, out, n_out)) return st;
+  return cairn_vulkan_signal_semaphore(ctx, *static_cast<uint64_t*>(user), 1);
+}
+
 cairn_status* leaves_output_unset(void*, cairn_context*, cairn_tensor* const*, size_t, cairn_tensor**, size_t) {
   return nullptr;
 }
@@ -191,6 +199,12 @@ TEST_CASE("an eager recording refuses host work, a body's error and NULLs; a cap
     CHECK(fallbacks_after == fallbacks);  // refused before it ran on the CPU
     cairn_tensor_free(f64);
 
+    VkSemaphore timeline = s.e.make_timeline();
+    uint64_t timeline_bits = bits(timeline);
+    refused_cleanly(s, s.capture(signals, &timeline_bits, &rec), rec, CAIRN_FAILED_PRECONDITION,
+                    {"cairn_vulkan_recording_capture", "timeline semaphore signal"}, live);
+    CHECK(s.e.counter(timeline) == 0);
+    s.e.destroy_semaphore(s.e.device, timeline, nullptr);
     refused_cleanly(s, s.capture(fails, nullptr, &rec), rec, CAIRN_DATA_LOSS,
                     {"cairn_vulkan_recording_capture", "the engine's model is gone"}, live);
     refused_cleanly(s, s.capture(leaves_output_unset, nullptr, &rec), rec, CAIRN_INVALID_ARGUMENT,

@@ -2657,8 +2657,9 @@ final class CairnNative {
    * What is refused: work that needs the host in the middle, FAILED_PRECONDITION naming this
    * function and the op: a host read (cairn_tensor_read of a device tensor, an op whose shape depends
    * on values), a CPU fallback (cpu_fallback on and an op without a Vulkan kernel for its dtype),
-   * waiting for the device (cairn_context_synchronize) and ops that record through a library (FFT
-   * ops). The capture fails even when the body ignores such an error; the context and device stay
+   * waiting for the device (cairn_context_synchronize), a timeline semaphore wait or signal of
+   * Cairn's (cairn_vulkan_wait_semaphores, cairn_vulkan_signal_semaphore) and ops that record through
+   * a library (FFT ops). The capture fails even when the body ignores such an error; the context and device stay
    * usable and nothing is kept. Ops with side effects are not refused but are replayed as recorded:
    * a variable write writes again each replay and random ops repeat their numbers.
    * Thread: the calling thread runs `body`; other threads' Cairn work on the device waits until this
