@@ -276,9 +276,9 @@ func cVulkanRecordingFree(rec *C.cairn_vulkan_recording) {
 // on values), a CPU fallback (cpu_fallback on and an op without a Vulkan kernel for its dtype),
 // waiting for the device (cairn_context_synchronize), a timeline semaphore wait or signal of
 // Cairn's (cairn_vulkan_wait_semaphores, cairn_vulkan_signal_semaphore) and ops that record through
-// a library (FFT ops). The capture fails even when the body ignores such an error; the context and device stay
-// usable and nothing is kept. Ops with side effects are not refused but are replayed as recorded:
-// a variable write writes again each replay and random ops repeat their numbers.
+// a library (FFT ops). The capture fails even when the body ignores such an error; the context and
+// device stay usable and nothing is kept. Ops with side effects are not refused but are replayed as
+// recorded: a variable write writes again each replay and random ops repeat their numbers.
 // Thread: the calling thread runs `body`; other threads' Cairn work on the device waits until this
 // call returns, and the body must not wait for it. Work the context queued before is submitted
 // first.
