@@ -4,6 +4,7 @@
 // compiled functions into the engine's command buffers.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -82,6 +83,21 @@ void require_on_device(const cairn_tensor* t, gpu::VulkanDevice& d, const char* 
           t->t.device() ? t->t.device()->name() : "no device", d.name());
 }
 
+// Checks a recording's bindings: tensors on `d`, and outputs with buffers of their own.
+void check_bindings(cairn_tensor* const* inputs, size_t n_inputs, cairn_tensor* const* outputs, size_t n_outputs,
+                    gpu::VulkanDevice& d, const char* what) {
+  if (n_inputs) require(inputs, what, "inputs");
+  if (n_outputs) require(outputs, what, "outputs");
+  for (size_t i = 0; i < n_inputs; ++i) require_on_device(inputs[i], d, what, "input", i);
+  for (size_t i = 0; i < n_outputs; ++i) {
+    require_on_device(outputs[i], d, what, "output", i);
+    for (size_t j = 0; j < n_inputs; ++j)
+      if (outputs[i]->t.buffer() == inputs[j]->t.buffer())
+        raise(Code::InvalidArgument, "{}: output {} is input {}; a recording's outputs need buffers of their own", what,
+              i, j);
+  }
+}
+
 // A recording replays the same commands every frame, so its function must be a pure function of
 // its inputs and the variables it reads: a variable write would be replayed on the values bound at
 // capture, random numbers would repeat, and a stateful op (a summary) would not run. Traces `fn`
@@ -98,25 +114,30 @@ void refuse_side_effects(cairn_function* fn, cairn_tensor* const* inputs, size_t
           what, fn->fn->name());
 }
 
-// Calls `fn` while `d` captures, then copies each result into the caller's output (same dtype and
-// shape), so that a recording writes where the engine reads.
-void call_into_outputs(cairn_function* fn, cairn_tensor* const* inputs, size_t n_inputs, cairn_tensor* const* outputs,
+// Makes the recording's results: fills `n_outputs` slots with new tensors, or returns an error.
+using ResultsFn = std::function<cairn_status*(cairn_tensor** results, size_t n_outputs)>;
+
+// Calls `produce` (a compiled function's call, or an eager body, named `source` in messages) while
+// `d` captures, then copies each result into the caller's output (same dtype and shape), so that a
+// recording writes where the engine reads.
+void call_into_outputs(const ResultsFn& produce, const std::string& source, cairn_tensor* const* outputs,
                        size_t n_outputs, gpu::VulkanDevice& d, const char* what) {
   std::vector<cairn_tensor*> results(n_outputs, nullptr);
   auto free_results = [&] {
     for (cairn_tensor* r : results) cairn_tensor_free(r);
   };
   try {
-    if (cairn_status* st = cairn_function_call(fn, inputs, n_inputs, results.data(), n_outputs))
+    if (cairn_status* st = produce(results.data(), n_outputs))
       capi::raise_user_status(st);  // CAIRN_API_END puts `what` in front
     for (size_t i = 0; i < n_outputs; ++i) {
+      if (!results[i]) raise(Code::InvalidArgument, "{}: {} left output {} unset", what, source, i);
       const Tensor& r = results[i]->t;
       const Tensor& o = outputs[i]->t;
       if (r.dtype() != o.dtype() || r.shape() != o.shape())
-        raise(Code::InvalidArgument, "{}: output {} is {}, but function '{}' returns {} there", what, i, o.debug_string(),
-              fn->fn->name(), r.debug_string());
+        raise(Code::InvalidArgument, "{}: output {} is {}, but {} returns {} there", what, i, o.debug_string(), source,
+              r.debug_string());
       if (r.device() != &d)
-        raise(Code::InvalidArgument, "{}: function '{}' returns output {} on {}, not on {}", what, fn->fn->name(), i,
+        raise(Code::InvalidArgument, "{}: {} returns output {} on {}, not on {}", what, source, i,
               r.device() ? r.device()->name() : "no device", d.name());
       if (r.nbytes() > 0) d.copy(*r.buffer(), 0, *o.buffer(), 0, r.nbytes());
     }
@@ -125,6 +146,18 @@ void call_into_outputs(cairn_function* fn, cairn_tensor* const* inputs, size_t n
     throw;
   }
   free_results();
+}
+
+// Captures `produce` (named `source`) and the copies into `outputs` as a new recording in `out`.
+// `refusals_name` is what a refusal during the capture names (the C function, and the compiled
+// function when there is one).
+void capture_recording(gpu::VulkanDevice& d, const ResultsFn& produce, const std::string& source,
+                       cairn_tensor* const* outputs, size_t n_outputs, const char* what,
+                       const std::string& refusals_name, cairn_vulkan_recording** out) {
+  auto handle = std::make_unique<cairn_vulkan_recording>();
+  handle->rec = d.capture([&] { call_into_outputs(produce, source, outputs, n_outputs, d, what); },
+                          refusals_name.c_str());
+  *out = handle.release();
 }
 
 cairn_vulkan_device_type device_type(const std::string& t) {
@@ -286,20 +319,11 @@ cairn_status* cairn_vulkan_recording_create(cairn_context* ctx, cairn_function* 
   *out = nullptr;
   gpu::VulkanDevice& d = engine_device(ctx, what);
   require(fn, what, "fn");
-  if (n_inputs) require(inputs, what, "inputs");
-  if (n_outputs) require(outputs, what, "outputs");
-  for (size_t i = 0; i < n_inputs; ++i) require_on_device(inputs[i], d, what, "input", i);
-  for (size_t i = 0; i < n_outputs; ++i) {
-    require_on_device(outputs[i], d, what, "output", i);
-    for (size_t j = 0; j < n_inputs; ++j)
-      if (outputs[i]->t.buffer() == inputs[j]->t.buffer())
-        raise(Code::InvalidArgument, "{}: output {} is input {}; a recording's outputs need buffers of their own", what,
-              i, j);
-  }
+  check_bindings(inputs, n_inputs, outputs, n_outputs, d, what);
   refuse_side_effects(fn, inputs, n_inputs, n_outputs, what);
-  auto handle = std::make_unique<cairn_vulkan_recording>();
-  handle->rec = d.capture([&] { call_into_outputs(fn, inputs, n_inputs, outputs, n_outputs, d, what); }, what);
-  *out = handle.release();
+  auto call = [&](cairn_tensor** results, size_t n) { return cairn_function_call(fn, inputs, n_inputs, results, n); };
+  const std::string source = "function '" + fn->fn->name() + "'";
+  capture_recording(d, call, source, outputs, n_outputs, what, std::string(what) + " of " + source, out);
   CAIRN_API_END
 }
 
@@ -321,5 +345,23 @@ cairn_status* cairn_vulkan_recording_record(const cairn_vulkan_recording* rec, v
 }
 
 void cairn_vulkan_recording_free(cairn_vulkan_recording* rec) { delete rec; }
+
+// ---- eager recording scope ------------------------------------------------------------------
+
+cairn_status* cairn_vulkan_recording_capture(cairn_context* ctx, cairn_function_fn body, void* user_data,
+                                             cairn_tensor* const* inputs, size_t n_inputs,
+                                             cairn_tensor* const* outputs, size_t n_outputs,
+                                             cairn_vulkan_recording** out) {
+  CAIRN_API_BEGIN
+  const char* what = "cairn_vulkan_recording_capture";
+  require(out, what, "out");
+  *out = nullptr;
+  gpu::VulkanDevice& d = engine_device(ctx, what);
+  require(body, what, "body");
+  check_bindings(inputs, n_inputs, outputs, n_outputs, d, what);
+  auto run_body = [&](cairn_tensor** results, size_t n) { return body(user_data, ctx, inputs, n_inputs, results, n); };
+  capture_recording(d, run_body, "the body", outputs, n_outputs, what, what, out);
+  CAIRN_API_END
+}
 
 }  // extern "C"

@@ -959,6 +959,7 @@ void VulkanDevice::wait_semaphores(const std::vector<TimelinePoint>& points, con
   for (const TimelinePoint& p : points)
     if (p.semaphore == VK_NULL_HANDLE) raise(Code::InvalidArgument, "{}: a VkSemaphore is null", fn);
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  refuse_in_capture("a wait on a timeline semaphore (the engine orders its own submission)");
   submit();  // work recorded before does not wait
   pending_waits_.insert(pending_waits_.end(), points.begin(), points.end());
 }
@@ -967,6 +968,7 @@ void VulkanDevice::signal_semaphore(TimelinePoint point, const char* fn) {
   check_timeline(fn);
   if (point.semaphore == VK_NULL_HANDLE) raise(Code::InvalidArgument, "{}: the VkSemaphore is null", fn);
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  refuse_in_capture("a timeline semaphore signal (the engine orders its own submission)");
   recording();  // an empty batch when nothing is pending: the signal (and waits) still go out
   submit(&point);
 }
@@ -996,8 +998,12 @@ std::unique_ptr<Recording> VulkanDevice::capture(const std::function<void()>& bo
   auto rec = std::make_unique<Recording>(*this);
   capture_ = rec.get();
   capture_fn_ = fn;
+  capture_refusal_.clear();
   try {
     body();
+    // A refusal the body caught (a C callback that ignored a status) still fails the capture:
+    // the recording would lack the refused work.
+    if (!capture_refusal_.empty()) raise(Code::FailedPrecondition, "{}", capture_refusal_);
   } catch (...) {
     capture_ = nullptr;
     throw;
@@ -1008,11 +1014,13 @@ std::unique_ptr<Recording> VulkanDevice::capture(const std::function<void()>& bo
   return rec;
 }
 
-void VulkanDevice::refuse_in_capture(const char* what) const {
-  if (capture_)
-    raise(Code::FailedPrecondition,
-          "{}: the work being recorded for an engine's command buffer needs {}, which a recording cannot replay",
-          capture_fn_, what);
+void VulkanDevice::refuse_in_capture(const char* what) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!capture_) return;
+  capture_refusal_ = fmt::format(
+      "{}: the work being recorded for an engine's command buffer needs {}, which a recording cannot replay",
+      capture_fn_, what);
+  raise(Code::FailedPrecondition, "{}", capture_refusal_);
 }
 
 void VulkanDevice::free_owned(VulkanBuffer* b) {

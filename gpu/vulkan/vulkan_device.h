@@ -167,6 +167,10 @@ class VulkanDevice final : public Device {
   // middle is refused, naming `fn`: a host read of a device tensor (a CPU fallback, a value-dependent
   // shape) and commands recorded by a library (VkFFT). Throws what `body` throws.
   std::unique_ptr<Recording> capture(const std::function<void()>& body, const char* fn);
+  // Refuses `what` while this thread captures (FailedPrecondition naming the capture's caller): it
+  // needs the host or a command a recording cannot keep. Also for kernels (a CPU fallback): it
+  // locks the device, so another thread's capture is waited for, not mistaken for this thread's.
+  void refuse_in_capture(const char* what);
   // Runs `fn` with the device locked and idle (nothing queued or in flight).
   void with_idle_device(const std::function<void()>& fn);
   // The cache entry for `key`, made by `make` on first use (device locked).
@@ -179,8 +183,6 @@ class VulkanDevice final : public Device {
   friend class Recording;
   // A staging buffer a recording owned (its recording is being destroyed).
   void free_owned(VulkanBuffer* b);
-  // Refuses `what` while capturing (mu_ held): it needs the host or a command it cannot keep.
-  void refuse_in_capture(const char* what) const;
   struct Pool;
   struct Batch;
   VulkanDevice(std::string name);
@@ -233,6 +235,8 @@ class VulkanDevice final : public Device {
   // The recording being captured (mu_ held, so only the capturing thread sees it set).
   Recording* capture_ = nullptr;
   const char* capture_fn_ = "";
+  // The capture's first refusal, kept so that the capture fails even when the body caught it.
+  std::string capture_refusal_;
   PhysicalDeviceInfo info_;
   bool float16_ = false;
   bool int8_storage_ = false;

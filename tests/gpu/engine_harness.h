@@ -18,6 +18,8 @@
 
 #include "gpu/vulkan/instance.h"
 #include "gpu/vulkan/loader.h"
+#include "capi/internal/handles.h"
+#include "gpu/vulkan/vulkan_device.h"
 
 namespace engine_test {
 
@@ -292,8 +294,9 @@ inline void refused(cairn_status* st, cairn_code code, const std::string& fragme
   cairn_status_free(st);
 }
 
-inline cairn_context* engine_context(const Engine& e) {
+inline cairn_context* engine_context(const Engine& e, bool cpu_fallback = false) {
   cairn_vulkan_options vo = CAIRN_VULKAN_OPTIONS_INIT;
+  vo.cpu_fallback = cpu_fallback ? CAIRN_TRUE : CAIRN_FALSE;
   vo.instance = e.instance;
   vo.physical_device = e.physical;
   vo.device = e.device;
@@ -375,6 +378,105 @@ inline cairn_tensor* host_tensor(cairn_context* ctx, const std::vector<float>& v
   cairn_tensor* t = nullptr;
   ok(cairn_tensor_create(ctx, CAIRN_FLOAT32, shape.data(), shape.size(), v.data(), v.size() * 4, &t));
   return t;
+}
+
+// The engine's frames, without what runs in them: x is the engine's input range and y its output
+// range (both wrapped, kRows x kCols and kRows x kOut float32), w and b Cairn's own weights, on an
+// engine context (`with_layer`: the validation layer; `cpu_fallback` as asked).
+struct EngineScene {
+  Engine e;
+  cairn_context* ctx = nullptr;
+  EngineBuffer in_buffer, out_buffer;
+  cairn_tensor *x = nullptr, *w = nullptr, *b = nullptr, *y = nullptr;
+
+  explicit EngineScene(bool with_layer = true, bool cpu_fallback = false) : e(/*float16=*/false, with_layer) {
+    ctx = engine_context(e, cpu_fallback);
+    in_buffer = e.make_buffer(e.device, 4096);
+    out_buffer = e.make_buffer(e.device, 4096);
+    set_input(1);
+    x = wrap_input(ctx, e, in_buffer);
+    std::vector<float> wv(kCols * kOut), bv(kOut);
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.25f * static_cast<float>(static_cast<int>(i % 5) - 2);
+    for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.1f * static_cast<float>(i);
+    w = host_tensor(ctx, wv, {kCols, kOut});
+    b = host_tensor(ctx, bv, {kOut});
+    const int64_t yshape[] = {kRows, kOut};
+    ok(cairn_vulkan_tensor_wrap(ctx, e.device, bits(out_buffer.buffer), kOffset, kRows * kOut * 4, CAIRN_FLOAT32,
+                                yshape, 2, &y));
+  }
+  ~EngineScene() {
+    for (cairn_tensor* t : {x, w, b, y}) cairn_tensor_free(t);
+    ok(cairn_context_synchronize(ctx));
+    cairn_context_free(ctx);  // Cairn's objects on the engine's device go before the device
+    Engine::free_buffer(e.device, in_buffer);
+    Engine::free_buffer(e.device, out_buffer);
+  }
+  EngineScene(const EngineScene&) = delete;
+  EngineScene& operator=(const EngineScene&) = delete;
+
+  void set_input(float scale) {
+    const std::vector<float> v = input_values(scale);
+    std::memcpy(in_buffer.mapped + kOffset, v.data(), v.size() * 4);
+  }
+  std::vector<char> output() const {
+    return std::vector<char>(out_buffer.mapped + kOffset, out_buffer.mapped + kOffset + kRows * kOut * 4);
+  }
+  void clear_output() { std::memset(out_buffer.mapped + kOffset, 0, kRows * kOut * 4); }
+  cairn::gpu::DeviceStats stats() const { return cairn::gpu::vulkan(ctx->ctx->device("vulkan")).stats(); }
+};
+
+inline constexpr uint64_t kFenceNs = 10'000'000'000ull;
+
+// The engine's frame: a resettable command buffer and a fence.
+struct FrameLoop {
+  const Engine& e;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+
+  explicit FrameLoop(const Engine& engine) : e(engine) {
+    VkCommandPoolCreateInfo cp{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    REQUIRE(vk::vkCreateCommandPool(e.device, &cp, nullptr, &pool) == VK_SUCCESS);
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    REQUIRE(vk::vkAllocateCommandBuffers(e.device, &ai, &cb) == VK_SUCCESS);
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    REQUIRE(vk::vkCreateFence(e.device, &fi, nullptr, &fence) == VK_SUCCESS);
+  }
+  ~FrameLoop() {
+    vk::vkDestroyFence(e.device, fence, nullptr);
+    vk::vkDestroyCommandPool(e.device, pool, nullptr);
+  }
+
+  void begin() {
+    // Begin resets it (the pool has VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT).
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    REQUIRE(vk::vkBeginCommandBuffer(cb, &bi) == VK_SUCCESS);
+  }
+  // Ends the command buffer, submits it on the engine's queue and waits for it.
+  void submit_and_wait() {
+    REQUIRE(vk::vkEndCommandBuffer(cb) == VK_SUCCESS);
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    REQUIRE(vk::vkResetFences(e.device, 1, &fence) == VK_SUCCESS);
+    REQUIRE(vk::vkQueueSubmit(e.queue, 1, &si, fence) == VK_SUCCESS);
+    REQUIRE(vk::vkWaitForFences(e.device, 1, &fence, VK_TRUE, kFenceNs) == VK_SUCCESS);
+  }
+};
+
+inline void record_all(const cairn_vulkan_recording* rec, VkCommandBuffer cb) {
+  ok(cairn_vulkan_recording_record(rec, cb, 0, SIZE_MAX, nullptr));
+}
+
+// The Vulkan objects and memory a device has made, and its submissions.
+inline bool same_objects(const cairn::gpu::DeviceStats& a, const cairn::gpu::DeviceStats& b) {
+  return a.memory_allocations == b.memory_allocations && a.buffers == b.buffers && a.pipelines == b.pipelines &&
+         a.descriptor_sets == b.descriptor_sets && a.recordings == b.recordings && a.submits == b.submits;
 }
 
 }  // namespace engine_test

@@ -36,92 +36,16 @@ namespace {
 
 using namespace engine_test;
 
-constexpr uint64_t kFenceNs = 10'000'000'000ull;
-
-// The engine's frame: a resettable command buffer and a fence.
-struct FrameLoop {
-  const Engine& e;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-
-  explicit FrameLoop(const Engine& engine) : e(engine) {
-    VkCommandPoolCreateInfo cp{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    REQUIRE(vk::vkCreateCommandPool(e.device, &cp, nullptr, &pool) == VK_SUCCESS);
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    REQUIRE(vk::vkAllocateCommandBuffers(e.device, &ai, &cb) == VK_SUCCESS);
-    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    REQUIRE(vk::vkCreateFence(e.device, &fi, nullptr, &fence) == VK_SUCCESS);
-  }
-  ~FrameLoop() {
-    vk::vkDestroyFence(e.device, fence, nullptr);
-    vk::vkDestroyCommandPool(e.device, pool, nullptr);
-  }
-
-  void begin() {
-    // Begin resets it (the pool has VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT).
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    REQUIRE(vk::vkBeginCommandBuffer(cb, &bi) == VK_SUCCESS);
-  }
-  // Ends the command buffer, submits it on the engine's queue and waits for it.
-  void submit_and_wait() {
-    REQUIRE(vk::vkEndCommandBuffer(cb) == VK_SUCCESS);
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cb;
-    REQUIRE(vk::vkResetFences(e.device, 1, &fence) == VK_SUCCESS);
-    REQUIRE(vk::vkQueueSubmit(e.queue, 1, &si, fence) == VK_SUCCESS);
-    REQUIRE(vk::vkWaitForFences(e.device, 1, &fence, VK_TRUE, kFenceNs) == VK_SUCCESS);
-  }
-};
-
 // What the engine's frames run: dense_relu(x, w, b) with x the engine's input range and y its
 // output range (both wrapped), compiled once.
-struct Scene {
-  Engine e;
-  cairn_context* ctx = nullptr;
-  EngineBuffer in_buffer, out_buffer;
-  cairn_tensor *x = nullptr, *w = nullptr, *b = nullptr, *y = nullptr;
+struct Scene : EngineScene {
   cairn_function* f = nullptr;
 
-  explicit Scene(bool with_layer = true) : e(/*float16=*/false, with_layer) {
-    ctx = engine_context(e);
-    in_buffer = e.make_buffer(e.device, 4096);
-    out_buffer = e.make_buffer(e.device, 4096);
-    set_input(1);
-    x = wrap_input(ctx, e, in_buffer);
-    std::vector<float> wv(kCols * kOut), bv(kOut);
-    for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.25f * static_cast<float>(static_cast<int>(i % 5) - 2);
-    for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.1f * static_cast<float>(i);
-    w = host_tensor(ctx, wv, {kCols, kOut});
-    b = host_tensor(ctx, bv, {kOut});
-    const int64_t yshape[] = {kRows, kOut};
-    ok(cairn_vulkan_tensor_wrap(ctx, e.device, bits(out_buffer.buffer), kOffset, kRows * kOut * 4, CAIRN_FLOAT32,
-                                yshape, 2, &y));
+  explicit Scene(bool with_layer = true) : EngineScene(with_layer) {
     ok(cairn_function_create(ctx, "dense_relu", dense_relu, nullptr, nullptr, &f));
   }
-  ~Scene() {
-    cairn_function_free(f);
-    for (cairn_tensor* t : {x, w, b, y}) cairn_tensor_free(t);
-    ok(cairn_context_synchronize(ctx));
-    cairn_context_free(ctx);  // Cairn's objects on the engine's device go before the device
-    Engine::free_buffer(e.device, in_buffer);
-    Engine::free_buffer(e.device, out_buffer);
-  }
+  ~Scene() { cairn_function_free(f); }
 
-  void set_input(float scale) {
-    const std::vector<float> v = input_values(scale);
-    std::memcpy(in_buffer.mapped + kOffset, v.data(), v.size() * 4);
-  }
-  std::vector<char> output() const {
-    return std::vector<char>(out_buffer.mapped + kOffset, out_buffer.mapped + kOffset + kRows * kOut * 4);
-  }
-  void clear_output() { std::memset(out_buffer.mapped + kOffset, 0, kRows * kOut * 4); }
   // The standalone path: the function called through Cairn's own submissions, on the input now.
   std::vector<char> standalone() {
     cairn_tensor* r = call1(f, {x, w, b});
@@ -136,18 +60,7 @@ struct Scene {
     REQUIRE(rec != nullptr);
     return rec;
   }
-  cairn::gpu::DeviceStats stats() const { return cairn::gpu::vulkan(ctx->ctx->device("vulkan")).stats(); }
 };
-
-void record_all(const cairn_vulkan_recording* rec, VkCommandBuffer cb) {
-  ok(cairn_vulkan_recording_record(rec, cb, 0, SIZE_MAX, nullptr));
-}
-
-// The Vulkan objects and memory a device has made, and its submissions.
-bool same_objects(const cairn::gpu::DeviceStats& a, const cairn::gpu::DeviceStats& b) {
-  return a.memory_allocations == b.memory_allocations && a.buffers == b.buffers && a.pipelines == b.pipelines &&
-         a.descriptor_sets == b.descriptor_sets && a.recordings == b.recordings && a.submits == b.submits;
-}
 
 TEST_CASE("a compiled function recorded into the engine's command buffer: 100 frames, no allocation after the first") {
   g_engine_errors = 0;

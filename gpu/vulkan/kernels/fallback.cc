@@ -53,7 +53,12 @@ void run_on_cpu(KernelContext& kc, VulkanDevice& dev) {
 
 void fallback_or_unimplemented(KernelContext& kc, DType dtype, const char* why) {
   VulkanDevice& dev = vulkan(kc.device);
-  if (dev.cpu_fallback()) return run_on_cpu(kc, dev);
+  if (dev.cpu_fallback()) {
+    // Checked before the inputs are read: an op without inputs would otherwise write its CPU
+    // result as a constant of the recording, and the caller asked for none of its work on the CPU.
+    dev.refuse_in_capture("a CPU fallback (no Vulkan kernel for this dtype)");
+    return run_on_cpu(kc, dev);
+  }
   raise(Code::Unimplemented, "{}: no Vulkan kernel for dtype {} on device {}{}{}", kc.op(), dtype_name(dtype),
         dev.name(), why ? ": " : "", why ? why : "");
 }

@@ -5917,6 +5917,33 @@ JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_vulkanRecordingFree(JNIEnv *en
   cairn_vulkan_recording_free((cairn_vulkan_recording *)(intptr_t)rec);
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingCapture(JNIEnv *env, jclass cls, jlong ctx, jlong body, jlongArray inputs, jlongArray outputs) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  cairn_jni_arena arena;
+  cairn_jni_arena_init(&arena);
+  const int64_t *c_inputs_raw;
+  size_t c_inputs_n;
+  if (!cairn_jni_longs(env, &arena, inputs, &c_inputs_raw, &c_inputs_n)) goto done;
+  cairn_tensor **c_inputs = cairn_jni_arena_alloc(env, &arena, c_inputs_n * sizeof *c_inputs + 1);
+  if (!c_inputs) goto done;
+  for (size_t k = 0; k < c_inputs_n; ++k) c_inputs[k] = (cairn_tensor *)(intptr_t)c_inputs_raw[k];
+  const int64_t *c_outputs_raw;
+  size_t c_outputs_n;
+  if (!cairn_jni_longs(env, &arena, outputs, &c_outputs_raw, &c_outputs_n)) goto done;
+  cairn_tensor **c_outputs = cairn_jni_arena_alloc(env, &arena, c_outputs_n * sizeof *c_outputs + 1);
+  if (!c_outputs) goto done;
+  for (size_t k = 0; k < c_outputs_n; ++k) c_outputs[k] = (cairn_tensor *)(intptr_t)c_outputs_raw[k];
+  cairn_vulkan_recording *c_out = NULL;
+  cairn_status *status = cairn_vulkan_recording_capture((cairn_context *)(intptr_t)ctx, body ? cairn_jni_trampoline_function_fn : NULL, (void *)(intptr_t)body, c_inputs, c_inputs_n, c_outputs, c_outputs_n, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)(intptr_t)c_out;
+done:
+  cairn_jni_arena_release(&arena);
+  return result;
+}
+
 JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanFallbackCount(JNIEnv *env, jclass cls, jlong ctx, jbyteArray device) {
   (void)env;
   (void)cls;

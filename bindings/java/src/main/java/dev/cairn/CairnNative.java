@@ -2572,8 +2572,8 @@ final class CairnNative {
    * writes a variable, draws random numbers or runs a stateful op (a replay would repeat them).
    * Work the context queued before is submitted first. Other threads' Cairn work on the device waits
    * while this call runs (it traces `fn` if needed). A function that needs the host in the middle is
-   * refused: a host read (a CPU fallback, a shape that depends on values) or an op that records its
-   * commands through a library (FFT ops).
+   * refused, naming `fn`: a host read (a cond or while_loop on a device value), a CPU fallback or an
+   * op that records its commands through a library (FFT ops).
    * Lifetimes: the recording keeps its tensors' memory, the device and its descriptor sets until
    * cairn_vulkan_recording_free; the caller's handles may be freed before.
    * Errors: FAILED_PRECONDITION when the context is not in external mode, `fn` needs the host or has
@@ -2637,6 +2637,40 @@ final class CairnNative {
    * that recorded it must have completed. NULL does nothing. Since 1.4.
    */
   static native void vulkanRecordingFree(long rec);
+
+  /**
+   * cairn_vulkan_recording_capture: Experimental (CAIRN_EXPERIMENTAL). METHOD. The eager recording scope: calls `body(user_data, ctx, inputs, n_inputs, results,
+   * n_outputs)` once, on this thread, and captures the Vulkan work of the eager ops it runs on the
+   * context's Vulkan device (cairn_op_run and the like), followed by a copy of each result into
+   * `outputs[i]`, instead of submitting it; replays, chunks and lifetimes are those of
+   * cairn_vulkan_recording_create (cairn_vulkan_recording_record, _size, _free).
+   * The body sets each of the `n_outputs` result slots to a new tensor on that device, with the
+   * dtype and shape of `outputs[i]` (Cairn frees them after the copy), and returns NULL or an error.
+   * Inputs and outputs are tensors on the context's Vulkan device, and no output is an input.
+   * What is bound: every buffer a captured command reads or writes. The inputs, and the variables,
+   * constants and other tensors made before the call that the body reads, are bound by buffer: every
+   * replay reads their contents at that time, so the engine rewrites an input buffer between frames
+   * and the next replay uses the new values. Tensors the body makes from host data are constants of
+   * the recording. Intermediates (the body's ops' results, freed by the body or not) are kept for
+   * the recording alone: later Cairn work never reuses their memory while the recording lives. Their
+   * values exist only on the GPU, once a replay has run.
+   * What is refused: work that needs the host in the middle, FAILED_PRECONDITION naming this
+   * function and the op: a host read (cairn_tensor_read of a device tensor, an op whose shape depends
+   * on values), a CPU fallback (cpu_fallback on and an op without a Vulkan kernel for its dtype),
+   * waiting for the device (cairn_context_synchronize), a timeline semaphore wait or signal of
+   * Cairn's (cairn_vulkan_wait_semaphores, cairn_vulkan_signal_semaphore) and ops that record through
+   * a library (FFT ops). The capture fails even when the body ignores such an error; the context and
+   * device stay usable and nothing is kept. Ops with side effects are not refused but are replayed as
+   * recorded: a variable write writes again each replay and random ops repeat their numbers.
+   * Thread: the calling thread runs `body`; other threads' Cairn work on the device waits until this
+   * call returns, and the body must not wait for it. Work the context queued before is submitted
+   * first.
+   * Errors: FAILED_PRECONDITION when the context is not in external mode or for a refusal above;
+   * INVALID_ARGUMENT for NULL ctx, body, out or arrays, a tensor on another device, an output that is
+   * an input, a result left NULL or of the wrong dtype, shape or device; the body's own error,
+   * unchanged after this function's name (nothing is recorded then). Since 1.4.
+   */
+  static native long vulkanRecordingCapture(long ctx, long body, long[] inputs, long[] outputs);
 
   /**
    * cairn_vulkan_fallback_count: METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
