@@ -997,6 +997,7 @@ std::unique_ptr<Recording> VulkanDevice::capture(const std::function<void()>& bo
   capture_ = rec.get();
   capture_fn_ = fn;
   try {
+    graph::ObserveNodes observe(*rec);  // the recording learns its nodes (a frame budget's unit)
     body();
   } catch (...) {
     capture_ = nullptr;
