@@ -10,6 +10,11 @@
 //  2. GPU time of the model inside the engine's frame (timestamp queries around it) against the
 //     standalone path (cairn_function_call + cairn_context_synchronize, host wall time, and the
 //     in-frame submit-and-wait wall time for comparison).
+//  3. Frame budgets (cairn_vulkan_recording_chunk): the nodes' measured GPU times
+//     (cairn_vulkan_recording_measure), then for a budget of nodes and one of microseconds, the
+//     chunks (one per frame) and each chunk's GPU time in its frame (timestamps around it, median
+//     of kChunkCycles) against the budget and against the sum of its nodes' measured times; a
+//     third budget, half the largest node's time, shows nodes over the budget alone in their chunks.
 #define CAIRN_EXPERIMENTAL
 #include "cairn/cairn.h"
 
@@ -17,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "bench/vulkan_bench/binary_set.h"
@@ -166,6 +172,60 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// A chunk's GPU time in its own frame: timestamps around cairn_vulkan_recording_record.
+double chunk_gpu_us(Frame& frame, const cairn_vulkan_recording* rec, size_t first, size_t commands) {
+  frame.begin();
+  vkCmdResetQueryPool(frame.cb, frame.queries, 0, 2);
+  vkCmdWriteTimestamp(frame.cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, frame.queries, 0);
+  ok(cairn_vulkan_recording_record(rec, frame.cb, first, commands, nullptr));
+  vkCmdWriteTimestamp(frame.cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, frame.queries, 1);
+  frame.submit_and_wait();
+  uint64_t ticks[2] = {0, 0};
+  check(vkGetQueryPoolResults(frame.device, frame.queries, 0, 2, sizeof ticks, ticks, sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  return static_cast<double>(ticks[1] - ticks[0]) * frame.tick_ns / 1000;
+}
+
+// Section 3 for one budget: the chunks, one per frame, each with its nodes, the sum of their
+// measured times and its GPU time in its frame.
+void report_budget(Frame& frame, const cairn_vulkan_recording* rec, cairn_vulkan_budget kind, uint64_t budget) {
+  constexpr int kChunkCycles = 20;
+  struct Chunk {
+    size_t first = 0, commands = 0, nodes = 0;
+    double measured_us = 0;
+    std::vector<double> frame_us;
+  };
+  std::vector<Chunk> chunks;
+  size_t first = 0, node = 0;
+  do {
+    Chunk c;
+    c.first = first;
+    ok(cairn_vulkan_recording_chunk(rec, kind, budget, first, &c.commands));
+    for (size_t covered = 0; covered < c.commands; ++node, ++c.nodes) {
+      size_t commands = 0;
+      uint64_t ns = 0;
+      ok(cairn_vulkan_recording_node(rec, node, nullptr, nullptr, &commands, &ns));
+      covered += commands;
+      c.measured_us += static_cast<double>(ns) / 1000;
+    }
+    first = first + c.commands == cairn_vulkan_recording_size(rec) ? 0 : first + c.commands;
+    chunks.push_back(std::move(c));
+  } while (first != 0);
+  for (int i = 0; i < kChunkCycles; ++i)
+    for (Chunk& c : chunks) c.frame_us.push_back(chunk_gpu_us(frame, rec, c.first, c.commands));
+  const bool nodes = kind == CAIRN_VULKAN_BUDGET_NODES;
+  std::printf("   budget %llu %s: %zu chunks (one per frame); per chunk: nodes, measured sum, GPU time in its frame "
+              "(median of %d)\n",
+              static_cast<unsigned long long>(budget), nodes ? "nodes" : "us", chunks.size(), kChunkCycles);
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    const Chunk& c = chunks[k];
+    const bool over = !nodes && c.measured_us > static_cast<double>(budget);
+    std::printf("     chunk %zu: %zu nodes, %.1f us measured, %.1f us in frame%s\n", k, c.nodes, c.measured_us,
+                median(c.frame_us), over ? " (one node over the budget: a chunk of its own)" : "");
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -202,7 +262,8 @@ int main() {
   ok(cairn_context_synchronize(ctx));
   const size_t n = cairn_vulkan_recording_size(rec);
 
-  Frame frame(dev);
+  auto frame_objects = std::make_unique<Frame>(dev);  // destroyed before the device (below)
+  Frame& frame = *frame_objects;
   constexpr int kFrames = 2000, kRuns = 5;
   // 1. CPU cost of recording.
   std::vector<double> ours_us, hand_us;
@@ -255,6 +316,23 @@ int main() {
               kGpuFrames, median(gpu_us), median(frame_us), median(standalone_us),
               median(frame_us) / median(standalone_us));
 
+  // 3. Frame budgets.
+  ok(cairn_vulkan_recording_measure(rec, 5));
+  const size_t num_nodes = cairn_vulkan_recording_node_count(rec);
+  double total_us = 0, largest_us = 0;
+  std::printf("3. Frame budgets: %zu nodes, measured GPU time (median of 5 runs):", num_nodes);
+  for (size_t i = 0; i < num_nodes; ++i) {
+    const char* name = nullptr;
+    uint64_t ns = 0;
+    ok(cairn_vulkan_recording_node(rec, i, &name, nullptr, nullptr, &ns));
+    total_us += static_cast<double>(ns) / 1000;
+    largest_us = std::max(largest_us, static_cast<double>(ns) / 1000);
+    std::printf(" %s %.1f us%s", name, static_cast<double>(ns) / 1000, i + 1 < num_nodes ? "," : "\n");
+  }
+  report_budget(frame, rec, CAIRN_VULKAN_BUDGET_NODES, 3);
+  report_budget(frame, rec, CAIRN_VULKAN_BUDGET_MICROSECONDS, static_cast<uint64_t>(total_us / 3) + 1);
+  report_budget(frame, rec, CAIRN_VULKAN_BUDGET_MICROSECONDS, static_cast<uint64_t>(largest_us / 2) + 1);
+
   cairn_vulkan_recording_free(rec);
   cairn_function_free(f);
   for (cairn_tensor* t : in) cairn_tensor_free(t);
@@ -262,6 +340,7 @@ int main() {
   hx = Tensor();
   hy = Tensor();
   ok(cairn_context_synchronize(ctx));
+  frame_objects.reset();
   cairn_context_free(ctx);
   cairn_context_free(own);
   return 0;

@@ -364,4 +364,61 @@ cairn_status* cairn_vulkan_recording_capture(cairn_context* ctx, cairn_function_
   CAIRN_API_END
 }
 
+// ---- frame budgets ----------------------------------------------------------------------------
+
+size_t cairn_vulkan_recording_node_count(const cairn_vulkan_recording* rec) {
+  return rec ? rec->rec->nodes().size() : 0;
+}
+
+cairn_status* cairn_vulkan_recording_node(const cairn_vulkan_recording* rec, size_t index, const char** op,
+                                          size_t* first_command, size_t* commands, uint64_t* gpu_ns) {
+  CAIRN_API_BEGIN
+  const char* what = "cairn_vulkan_recording_node";
+  require(rec, what, "rec");
+  const auto& nodes = rec->rec->nodes();
+  if (index >= nodes.size())
+    raise(Code::OutOfRange, "{}: index is {}, but the recording has {} nodes", what, index, nodes.size());
+  const gpu::Recording::Node& n = nodes[index];
+  if (op) *op = n.op.c_str();
+  if (first_command) *first_command = n.first;
+  if (commands) *commands = n.commands;
+  if (gpu_ns) *gpu_ns = n.gpu_ns;
+  CAIRN_API_END
+}
+
+cairn_status* cairn_vulkan_recording_measure(cairn_vulkan_recording* rec, uint32_t runs) {
+  CAIRN_API_BEGIN
+  const char* what = "cairn_vulkan_recording_measure";
+  require(rec, what, "rec");
+  if (runs == 0 || runs > 100) raise(Code::InvalidArgument, "{}: runs is {}, expected 1 to 100", what, runs);
+  rec->rec->measure(runs, what);
+  CAIRN_API_END
+}
+
+cairn_status* cairn_vulkan_recording_chunk(const cairn_vulkan_recording* rec, cairn_vulkan_budget kind,
+                                           uint64_t budget, size_t first, size_t* commands) {
+  CAIRN_API_BEGIN
+  const char* what = "cairn_vulkan_recording_chunk";
+  require(rec, what, "rec");
+  require(commands, what, "commands");
+  if (budget == 0) raise(Code::InvalidArgument, "{}: the budget is 0", what);
+  gpu::Budget k;
+  switch (kind) {
+    case CAIRN_VULKAN_BUDGET_NODES:
+      k = gpu::Budget::Nodes;
+      break;
+    case CAIRN_VULKAN_BUDGET_MICROSECONDS:
+      k = gpu::Budget::Microseconds;
+      if (!rec->rec->measured())
+        raise(Code::FailedPrecondition,
+              "{}: a budget of microseconds needs the nodes' GPU times: call cairn_vulkan_recording_measure first",
+              what);
+      break;
+    default:
+      raise(Code::InvalidArgument, "{}: unknown budget kind {}", what, capi::enum_bits(kind));
+  }
+  *commands = rec->rec->chunk(k, budget, first, what);
+  CAIRN_API_END
+}
+
 }  // extern "C"

@@ -289,3 +289,58 @@ func cVulkanRecordingFree(rec *C.cairn_vulkan_recording) {
 func cVulkanRecordingCapture(ctx *C.cairn_context, body C.cairn_function_fn, userData unsafe.Pointer, inputs **C.cairn_tensor, nInputs C.size_t, outputs **C.cairn_tensor, nOutputs C.size_t, out **C.cairn_vulkan_recording) error {
 	return takeStatus(C.cairn_vulkan_recording_capture(ctx, body, userData, inputs, nInputs, outputs, nOutputs, out))
 }
+
+// cVulkanRecordingNodeCount calls cairn_vulkan_recording_node_count.
+//
+// How many nodes the recording holds: the compiled function's graph nodes that record commands (a
+// fused node is one), in order, then one for the copies into the outputs. Together they hold every
+// command once. 0 for NULL. Since 1.4.
+func cVulkanRecordingNodeCount(rec *C.cairn_vulkan_recording) C.size_t {
+	return C.cairn_vulkan_recording_node_count(rec)
+}
+
+// cVulkanRecordingNode calls cairn_vulkan_recording_node.
+//
+// METHOD. Node `index` of the recording: its name as the profiler names replayed nodes ("MatMul_3",
+// "FusedElementwise_0"; the copies into the outputs are "(outside the graph's nodes)"), its first
+// command, its number of commands and its measured GPU time in nanoseconds (0 before
+// cairn_vulkan_recording_measure). The name lives as long as the recording; any out pointer may be
+// NULL. Errors: INVALID_ARGUMENT for NULL rec; OUT_OF_RANGE for index past the last node.
+// Since 1.4.
+func cVulkanRecordingNode(rec *C.cairn_vulkan_recording, index C.size_t, op **C.char, firstCommand *C.size_t, commands *C.size_t, gpuNs *C.uint64_t) error {
+	return takeStatus(C.cairn_vulkan_recording_node(rec, index, op, firstCommand, commands, gpuNs))
+}
+
+// cVulkanRecordingMeasure calls cairn_vulkan_recording_measure.
+//
+// METHOD. Measures each node's GPU time, for budgets of microseconds: records the whole recording
+// `runs` times into a command buffer of Cairn's, with a timestamp query before the first node and
+// after each, submits each run on the context's queue (the engine's, in external mode) and waits
+// for it, at most 60 s; a node's time is the median of its runs, and includes its barriers. Call it
+// once, outside the frame loop: it runs the recording's work (the outputs hold the function's
+// results after), Cairn's queued work first; the engine submits nothing to the queue from another
+// thread meanwhile, and records or submits nothing that uses the recording's buffers until it
+// returns. Not while another thread calls cairn_vulkan_recording_chunk on this recording.
+// @param runs  1 to 100 (5 is plenty: the median hides a slow first run).
+// Errors: INVALID_ARGUMENT for NULL or runs out of range; FAILED_PRECONDITION when the queue family
+// writes no timestamps (timestampValidBits 0): use a budget of nodes; DEADLINE_EXCEEDED when a run
+// does not finish. Since 1.4.
+func cVulkanRecordingMeasure(rec *C.cairn_vulkan_recording, runs C.uint32_t) error {
+	return takeStatus(C.cairn_vulkan_recording_measure(rec, runs))
+}
+
+// cVulkanRecordingChunk calls cairn_vulkan_recording_chunk.
+//
+// METHOD. How many commands (`*commands`) the chunk that starts at command `first` holds under a
+// frame budget: from the node that starts there, whole nodes while they fit `budget` (nodes, or
+// microseconds of their measured times); a chunk never splits a node. A node that alone exceeds a
+// time budget is a chunk of its own, over the budget (cairn_vulkan_recording_node gives its time).
+// Pass the result to cairn_vulkan_recording_record as max_commands. 0 for a recording with no
+// commands. Allocates nothing and takes no lock, like a replay.
+// Errors: INVALID_ARGUMENT for NULL, a budget of 0, an unknown kind, or `first` inside a node
+// (naming it); FAILED_PRECONDITION for CAIRN_VULKAN_BUDGET_MICROSECONDS before
+// cairn_vulkan_recording_measure (times are measured only when asked, since measuring submits
+// work on the queue); OUT_OF_RANGE for `first` past the end. Since 1.4.
+func cVulkanRecordingChunk(rec *C.cairn_vulkan_recording, kind C.cairn_vulkan_budget, budget C.uint64_t, first C.size_t, commands *C.size_t) error {
+	return takeStatus(C.cairn_vulkan_recording_chunk(rec, kind, budget, first, commands))
+}

@@ -509,6 +509,27 @@ func (v VulkanDeviceType) String() string {
 	return enumName(v, vulkanDeviceTypeNames, "VulkanDeviceType")
 }
 
+// VulkanBudget is cairn_vulkan_budget.
+//
+// What a chunk of a frame budget may hold (cairn_vulkan_recording_chunk). Since 1.4.
+type VulkanBudget int32
+
+// VulkanBudget values (cairn_vulkan_budget).
+const (
+	VulkanBudgetNodes        VulkanBudget = 0
+	VulkanBudgetMicroseconds VulkanBudget = 1
+)
+
+var vulkanBudgetNames = map[VulkanBudget]string{
+	VulkanBudgetNodes:        "NODES",
+	VulkanBudgetMicroseconds: "MICROSECONDS",
+}
+
+// String returns the value's name without its prefix, e.g. "MICROSECONDS".
+func (v VulkanBudget) String() string {
+	return enumName(v, vulkanBudgetNames, "VulkanBudget")
+}
+
 func enumName[E ~int32](v E, names map[E]string, typeName string) string {
 	if name, ok := names[v]; ok {
 		return name

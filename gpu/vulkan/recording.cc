@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "gpu/vulkan/vk_error.h"
 #include "gpu/vulkan/vulkan_device.h"
@@ -86,7 +87,23 @@ void Recording::add_fill(const VulkanBuffer& dst, uint32_t word) {
   commands_.push_back(c);
 }
 
+void Recording::close_outside_run() {
+  if (commands_.size() > covered_) nodes_.push_back({kOutsideNodes, covered_, commands_.size() - covered_});
+  covered_ = commands_.size();
+}
+
+void Recording::node_begins(const std::string& label) {
+  close_outside_run();
+  open_node_ = label;
+}
+
+void Recording::node_ends() {
+  if (commands_.size() > covered_) nodes_.push_back({open_node_, covered_, commands_.size() - covered_});
+  covered_ = commands_.size();
+}
+
 void Recording::finish() {
+  close_outside_run();
   uint32_t sets = 0;
   for (const Command& c : commands_) sets += c.kind == Kind::Dispatch;
   if (sets == 0) return;
@@ -153,6 +170,136 @@ void Recording::encode(VkCommandBuffer cb, size_t first, size_t count) const {
   memory_barrier(cb, kWorkStages, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                  VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                  VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+}
+
+// ---- frame budgets ----------------------------------------------------------------------------
+
+namespace {
+constexpr uint64_t kMeasureTimeoutNs = 60ull * 1000 * 1000 * 1000;
+
+// What measure() submits with: a command buffer of its own on the device's queue family, a
+// timestamp per node boundary and a fence. Left alive when a run did not finish, since the GPU may
+// still use them.
+struct TimingRun {
+  VkDevice device;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  bool abandoned = false;
+
+  explicit TimingRun(VkDevice d) : device(d) {}
+  TimingRun(const TimingRun&) = delete;
+  TimingRun& operator=(const TimingRun&) = delete;
+  ~TimingRun() {
+    if (abandoned) return;
+    if (fence) vkDestroyFence(device, fence, nullptr);
+    if (queries) vkDestroyQueryPool(device, queries, nullptr);
+    if (pool) vkDestroyCommandPool(device, pool, nullptr);  // frees cb
+  }
+  void create(uint32_t queue_family, uint32_t num_stamps) {
+    VkCommandPoolCreateInfo cp{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    cp.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    cp.queueFamilyIndex = queue_family;
+    vk_check(vkCreateCommandPool(device, &cp, nullptr, &pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    vk_check(vkAllocateCommandBuffers(device, &ai, &cb), "vkAllocateCommandBuffers");
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = num_stamps;
+    vk_check(vkCreateQueryPool(device, &qi, nullptr, &queries), "vkCreateQueryPool");
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    vk_check(vkCreateFence(device, &fi, nullptr, &fence), "vkCreateFence");
+  }
+};
+
+// Runs `rec` once on `queue`, a timestamp before its first node and after each, and reads the
+// timestamps into `ticks` (one more than the nodes).
+void run_timed(const Recording& rec, TimingRun& t, VkQueue queue, std::vector<uint64_t>& ticks, const char* fn) {
+  const auto stamps = static_cast<uint32_t>(ticks.size());
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vk_check(vkBeginCommandBuffer(t.cb, &bi), "vkBeginCommandBuffer");
+  vkCmdResetQueryPool(t.cb, t.queries, 0, stamps);
+  vkCmdWriteTimestamp(t.cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, t.queries, 0);
+  uint32_t stamp = 1;
+  for (const Recording::Node& n : rec.nodes()) {
+    rec.encode(t.cb, n.first, n.commands);
+    vkCmdWriteTimestamp(t.cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, t.queries, stamp++);
+  }
+  vk_check(vkEndCommandBuffer(t.cb), "vkEndCommandBuffer");
+  vk_check(vkResetFences(t.device, 1, &t.fence), "vkResetFences");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &t.cb;
+  vk_check(vkQueueSubmit(queue, 1, &si, t.fence), "vkQueueSubmit");
+  const VkResult r = vkWaitForFences(t.device, 1, &t.fence, VK_TRUE, kMeasureTimeoutNs);
+  if (r == VK_TIMEOUT) {
+    t.abandoned = true;
+    raise(Code::DeadlineExceeded, "{}: a timed run of the recording did not finish within {} s", fn,
+          kMeasureTimeoutNs / 1000000000);
+  }
+  vk_check(r, "vkWaitForFences");
+  vk_check(vkGetQueryPoolResults(t.device, t.queries, 0, stamps, ticks.size() * sizeof(uint64_t), ticks.data(),
+                                 sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+           "vkGetQueryPoolResults");
+}
+}  // namespace
+
+void Recording::measure(uint32_t runs, const char* fn) {
+  VulkanDevice& d = device_;
+  std::lock_guard<std::recursive_mutex> lock(d.mu_);  // Cairn's own submissions to the queue wait
+  if (!d.timestamps_)
+    raise(Code::FailedPrecondition,
+          "{}: {} ({}) writes no timestamps on its queue family {} (timestampValidBits 0, or no "
+          "timestampComputeAndGraphics), so node times cannot be measured; a budget of nodes needs none",
+          fn, d.name(), d.info_.name, d.queue_family_);
+  d.wait_all();  // Cairn's queued work is not timed with the first node
+  if (nodes_.empty()) {
+    measured_ = true;
+    return;
+  }
+  TimingRun t(d.vk_device());
+  t.create(d.queue_family_, static_cast<uint32_t>(nodes_.size() + 1));
+  std::vector<uint64_t> ticks(nodes_.size() + 1);
+  std::vector<std::vector<uint64_t>> times(nodes_.size());  // per node, per run
+  for (uint32_t r = 0; r < runs; ++r) {
+    run_timed(*this, t, d.vk_queue(), ticks, fn);
+    for (size_t i = 0; i < nodes_.size(); ++i) times[i].push_back((ticks[i + 1] - ticks[i]) & d.timestamp_mask_);
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    std::vector<uint64_t>& v = times[i];
+    std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
+    const double ns = static_cast<double>(v[v.size() / 2]) * d.timestamp_period_;
+    nodes_[i].gpu_ns = std::max<uint64_t>(1, static_cast<uint64_t>(ns));  // a node below the clock's tick still costs
+  }
+  measured_ = true;
+}
+
+size_t Recording::chunk(Budget kind, uint64_t budget, size_t first, const char* fn) const {
+  if (nodes_.empty()) return 0;
+  if (first >= commands_.size())
+    raise(Code::OutOfRange, "{}: first is {}, but the recording has {} commands", fn, first, commands_.size());
+  auto node = std::partition_point(nodes_.begin(), nodes_.end(),
+                                   [&](const Node& n) { return n.first + n.commands <= first; });
+  if (node->first != first)
+    raise(Code::InvalidArgument,
+          "{}: command {} is inside node {} (commands {} to {}); a chunk starts at a node's first command", fn, first,
+          node->op, node->first, node->first + node->commands - 1);
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  const uint64_t limit = kind == Budget::Nodes ? budget : budget > kMax / 1000 ? kMax : budget * 1000;
+  uint64_t used = 0;
+  size_t commands = 0;
+  for (; node != nodes_.end(); ++node) {
+    const uint64_t cost = kind == Budget::Nodes ? 1 : node->gpu_ns;
+    if (commands > 0 && (used >= limit || cost > limit - used)) break;  // the first goes in even when over
+    used = cost > kMax - used ? kMax : used + cost;
+    commands += node->commands;
+  }
+  return commands;
 }
 
 }  // namespace cairn::gpu

@@ -16,8 +16,10 @@
 #include "gpu/vulkan/loader.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "runtime/graph/executor.h"
 #include "runtime/tensor/device.h"
 
 namespace cairn::gpu {
@@ -26,8 +28,27 @@ struct Pipeline;
 struct VulkanBuffer;
 class VulkanDevice;
 
-class Recording {
+// What a chunk of a frame budget may hold (Recording::chunk).
+enum class Budget : uint8_t {
+  Nodes,         // at most this many whole nodes
+  Microseconds,  // whole nodes whose measured GPU times sum to at most this
+};
+
+// Capturing, the recording learns where each graph node's commands start (graph::NodeObserver), so
+// that a frame budget's chunks hold whole nodes.
+class Recording final : public graph::NodeObserver {
  public:
+  // One node's commands: a graph node (a fused node is one), or commands recorded outside any node
+  // (the copies into a recording's outputs), named kOutsideNodes. Nodes that record nothing are
+  // left out.
+  struct Node {
+    std::string op;       // as the profiler names nodes: "MatMul_3", "FusedElementwise_0"
+    size_t first = 0;     // its first command
+    size_t commands = 0;
+    uint64_t gpu_ns = 0;  // its measured GPU time (measure()); 0 before
+  };
+  static constexpr const char* kOutsideNodes = "(outside the graph's nodes)";
+
   explicit Recording(VulkanDevice& device);
   // Frees the descriptor sets and drops the buffers: every command buffer that recorded this must
   // have completed (the caller's word; Cairn cannot see the engine's submissions).
@@ -42,6 +63,8 @@ class Recording {
   void add_copy(const VulkanBuffer& src, uint64_t src_offset, const VulkanBuffer& dst, uint64_t dst_offset,
                 uint64_t bytes, bool hold_src = true);
   void add_fill(const VulkanBuffer& dst, uint32_t word);
+  void node_begins(const std::string& label) override;
+  void node_ends() override;
   // A buffer that is no tensor's (a staging buffer), freed with the recording.
   void own(VulkanBuffer* buffer) { owned_.push_back(buffer); }
   // After capturing: the descriptor pool and sets. Nothing is added after.
@@ -53,6 +76,22 @@ class Recording {
   // commands (as Cairn's batches have), and one after (the commands' writes made visible to every
   // stage and to the host). No allocation, no lock.
   void encode(VkCommandBuffer cb, size_t first, size_t count) const;
+
+  // The nodes, in command order; together they cover every command once.
+  const std::vector<Node>& nodes() const { return nodes_; }
+  bool measured() const { return measured_; }
+  // Measures each node's GPU time: records the whole recording `runs` times, with a timestamp
+  // before the first node and after each, submits each run on the device's queue (Cairn's work
+  // queued before goes first) and waits for it (at most 60 s); a node's time is the median of its
+  // runs. Runs the recording's work: its outputs hold the function's results after. Refuses, naming
+  // `fn`, a queue without timestamps (FailedPrecondition) and a run that does not finish
+  // (DeadlineExceeded). Not while another thread calls chunk().
+  void measure(uint32_t runs, const char* fn);
+  // How many commands the chunk that starts at command `first` (a node's first) holds: whole nodes
+  // within `budget` (a node alone over the budget is a chunk of its own). 0 for an empty recording.
+  // Refuses, naming `fn`, `first` inside a node or past the end, and Microseconds before measure().
+  // No allocation, no lock.
+  size_t chunk(Budget kind, uint64_t budget, size_t first, const char* fn) const;
 
  private:
   enum class Kind : uint8_t { Dispatch, Copy, Fill };
@@ -73,6 +112,8 @@ class Recording {
   };
   // Keeps `b`'s memory for the recording's lifetime.
   void hold(const VulkanBuffer& b);
+  // Capturing: the commands since the last node's end (none, or some outside any node) become a node.
+  void close_outside_run();
 
   VulkanDevice& device_;  // referenced: the recording keeps it alive
   std::vector<Command> commands_;
@@ -81,6 +122,10 @@ class Recording {
   std::vector<Buffer*> held_;          // one reference each
   std::vector<VulkanBuffer*> owned_;   // staging buffers
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  std::vector<Node> nodes_;
+  size_t covered_ = 0;     // capturing: commands before this belong to nodes_
+  std::string open_node_;  // capturing: the node whose commands are being recorded
+  bool measured_ = false;
 };
 
 }  // namespace cairn::gpu

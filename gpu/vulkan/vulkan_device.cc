@@ -1000,6 +1000,7 @@ std::unique_ptr<Recording> VulkanDevice::capture(const std::function<void()>& bo
   capture_fn_ = fn;
   capture_refusal_.clear();
   try {
+    graph::ObserveNodes observe(*rec);  // the recording learns its nodes (a frame budget's unit)
     body();
     // A refusal the body caught (a C callback that ignored a status) still fails the capture:
     // the recording would lack the refused work.

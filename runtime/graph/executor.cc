@@ -270,9 +270,23 @@ void run_op_instruction(Context& ctx, ThreadPool& pool, const Instruction& in, R
 }  // namespace
 
 namespace {
-// The profiler is on: each node's host time (inputs and constants aside), named as graphdef.h names
-// nodes ("MatMul_3"; a fused plan's nodes are "FusedElementwise_<k>"); the eager dispatch a node
-// falls back to does not record it again.
+// A node's name as graphdef.h names nodes ("MatMul_3"; a fused plan's nodes are "FusedElementwise_<k>").
+std::string node_label(const Instruction& in, const Node& n) {
+  return fmt::format("{}_{}",
+                     in.def                     ? in.def->name.c_str()
+                     : n.kind == NodeKind::Cond ? "If"  // TF's name, as in the GraphDef
+                                                : node_kind_name(n.kind),
+                     in.node);
+}
+
+void run_instruction(Context& ctx, ThreadPool& pool, const Instruction& in, ReplayState& state, bool fast,
+                     GenericNodes& generic) {
+  if (in.op) run_op_instruction(ctx, pool, in, state, fast);
+  else generic.run(ctx, in, state, fast);
+}
+
+// The profiler is on: each node's host time (inputs and constants aside), named by node_label; the
+// eager dispatch a node falls back to does not record it again.
 [[gnu::noinline]] void execute_profiled(Context& ctx, ReplayState& state, bool fast, GenericNodes& generic) {
   ThreadPool& pool = ctx.pool();
   prof::ReplayScope scope;
@@ -286,15 +300,10 @@ namespace {
       state.drop_after(in);
       continue;
     }
-    label = fmt::format("{}_{}",
-                        in.def                         ? in.def->name.c_str()
-                        : n.kind == NodeKind::Cond     ? "If"  // TF's name, as in the GraphDef
-                                                       : node_kind_name(n.kind),
-                        in.node);
+    label = node_label(in, n);
     const int64_t start = prof::now_ns();
     try {
-      if (in.op) run_op_instruction(ctx, pool, in, state, fast);
-      else generic.run(ctx, in, state, fast);
+      run_instruction(ctx, pool, in, state, fast, generic);
     } catch (...) {
       label = outer;
       throw;
@@ -312,9 +321,40 @@ namespace {
   }
   label = outer;
 }
+
+NodeObserver*& node_observer() {
+  static thread_local NodeObserver* observer = nullptr;
+  return observer;
+}
+
+// A NodeObserver watches (a capture, which records rather than runs, so it is not profiled): tells
+// it each node, every node included (a Constant's upload is its node's work), and hides the nodes
+// of nested replays from it.
+[[gnu::noinline]] void execute_observed(Context& ctx, ReplayState& state, bool fast, GenericNodes& generic) {
+  ThreadPool& pool = ctx.pool();
+  NodeObserver* observer = node_observer();
+  const Graph& graph = state.program().graph();
+  for (const Instruction& in : state.program().instructions()) {
+    observer->node_begins(node_label(in, graph.nodes[static_cast<size_t>(in.node)]));
+    node_observer() = nullptr;
+    try {
+      run_instruction(ctx, pool, in, state, fast, generic);
+    } catch (...) {
+      node_observer() = observer;
+      throw;
+    }
+    node_observer() = observer;
+    observer->node_ends();
+    state.drop_after(in);
+  }
+}
 }  // namespace
 
+ObserveNodes::ObserveNodes(NodeObserver& observer) : outer_(node_observer()) { node_observer() = &observer; }
+ObserveNodes::~ObserveNodes() { node_observer() = outer_; }
+
 void execute(Context& ctx, ReplayState& state, bool fast, GenericNodes& generic) {
+  if (__builtin_expect(node_observer() != nullptr, 0)) return execute_observed(ctx, state, fast, generic);
   if (__builtin_expect(prof::on(), 0)) return execute_profiled(ctx, state, fast, generic);
   ThreadPool& pool = ctx.pool();
   for (const Instruction& in : state.program().instructions()) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/eager/context.h"
@@ -172,6 +173,32 @@ class GenericNodes {
 
  protected:
   ~GenericNodes() = default;
+};
+
+// Told where each node's work starts and ends while a replay runs on this thread (a Vulkan capture
+// learns its nodes' commands this way: a chunk of a frame budget never splits a node). Nodes of a
+// replay nested inside a node (a called function, a branch) belong to that node and are not told.
+class NodeObserver {
+ public:
+  // `label` names the node as the profiler does ("MatMul_3", "FusedElementwise_0"); valid during
+  // the call only.
+  virtual void node_begins(const std::string& label) = 0;
+  virtual void node_ends() = 0;
+
+ protected:
+  ~NodeObserver() = default;
+};
+
+// Makes `observer` see the nodes of the replays this thread runs while the scope lives.
+class ObserveNodes {
+ public:
+  explicit ObserveNodes(NodeObserver& observer);
+  ~ObserveNodes();
+  ObserveNodes(const ObserveNodes&) = delete;
+  ObserveNodes& operator=(const ObserveNodes&) = delete;
+
+ private:
+  NodeObserver* outer_;
 };
 
 // Runs every instruction of the state's program (after state.begin). `fast`: exact shapes and no

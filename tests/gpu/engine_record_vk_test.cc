@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <new>
 #include <thread>
+#include <utility>
 
 #include "capi/internal/handles.h"
 #include "gpu/vulkan/vulkan_device.h"
@@ -250,6 +251,208 @@ TEST_CASE("recordings refuse bad arguments, naming the function") {
     frame.submit_and_wait();  // an empty command buffer
     cairn_vulkan_recording_free(rec);
     cairn_vulkan_recording_free(nullptr);
+  }
+  CHECK(g_engine_errors.load() == 0);
+  CHECK(cairn::gpu::validation_error_count() == 0);
+}
+
+// ---- frame budgets of whole nodes (cairn_vulkan_recording_chunk) ----
+
+struct NodeInfo {
+  std::string op;
+  size_t first = 0, commands = 0;
+  uint64_t gpu_ns = 0;
+};
+
+std::vector<NodeInfo> nodes_of(const cairn_vulkan_recording* rec) {
+  std::vector<NodeInfo> nodes(cairn_vulkan_recording_node_count(rec));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const char* op = nullptr;
+    ok(cairn_vulkan_recording_node(rec, i, &op, &nodes[i].first, &nodes[i].commands, &nodes[i].gpu_ns));
+    nodes[i].op = op;
+  }
+  return nodes;
+}
+
+// The names of the graph nodes a profiled standalone call replays ("MatMul_3", ...).
+std::vector<std::string> profiled_nodes(Scene& s) {
+  ok(cairn_profiler_start(nullptr));
+  s.standalone();
+  cairn_profile* p = nullptr;
+  ok(cairn_profiler_stop(&p));
+  size_t n = 0;
+  ok(cairn_profile_event_count(p, &n));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) {
+    const char *name = nullptr, *category = nullptr;
+    ok(cairn_profile_event(p, i, &name, &category, nullptr, nullptr, nullptr));
+    if (std::string(category) == "graph") names.push_back(name);
+  }
+  cairn_profile_free(p);
+  return names;
+}
+
+// Records `rec` one chunk per frame under the budget, checking that every chunk starts and ends on
+// a node boundary and that chunking allocates nothing; returns the chunks' node ranges.
+std::vector<std::pair<size_t, size_t>> run_chunked(Scene& s, FrameLoop& frame, const cairn_vulkan_recording* rec,
+                                                   cairn_vulkan_budget kind, uint64_t budget) {
+  const std::vector<NodeInfo> nodes = nodes_of(rec);
+  const size_t size = cairn_vulkan_recording_size(rec);
+  std::vector<std::pair<size_t, size_t>> chunks;  // [first node, end node)
+  size_t first = 0, node = 0;
+  do {
+    size_t commands = 0;
+    frame.begin();
+    t_allocations = 0;
+    t_counting = true;
+    const bool chunked = cairn_vulkan_recording_chunk(rec, kind, budget, first, &commands) == nullptr;
+    t_counting = false;
+    REQUIRE(chunked);
+    CHECK(t_allocations == 0);
+    REQUIRE(node < nodes.size());
+    CHECK(nodes[node].first == first);  // a chunk starts where a node starts ...
+    const size_t begin = node;
+    size_t covered = 0;
+    while (node < nodes.size() && covered < commands) covered += nodes[node++].commands;
+    CHECK(covered == commands);  // ... and ends where one ends
+    chunks.emplace_back(begin, node);
+    size_t next = 0;
+    ok(cairn_vulkan_recording_record(rec, frame.cb, first, commands, &next));
+    frame.submit_and_wait();
+    first = next;
+  } while (first != 0 && chunks.size() <= size);
+  CHECK(node == nodes.size());  // every command once
+  return chunks;
+}
+
+TEST_CASE("a recording knows its graph nodes: the function's nodes in order, then the copies out") {
+  g_engine_errors = 0;
+  {
+    Scene s;
+    const std::vector<std::string> graph_nodes = profiled_nodes(s);
+    REQUIRE(!graph_nodes.empty());
+    cairn_vulkan_recording* rec = s.record();
+    const std::vector<NodeInfo> nodes = nodes_of(rec);
+    REQUIRE(nodes.size() == graph_nodes.size() + 1);
+    size_t next = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      CAPTURE(i);
+      CHECK(nodes[i].op == (i < graph_nodes.size() ? graph_nodes[i] : "(outside the graph's nodes)"));
+      CHECK(nodes[i].first == next);
+      CHECK(nodes[i].commands > 0);
+      CHECK(nodes[i].gpu_ns == 0);  // not measured
+      next += nodes[i].commands;
+    }
+    CHECK(next == cairn_vulkan_recording_size(rec));
+    CHECK(nodes[0].op.rfind("MatMul_", 0) == 0);
+    CHECK(cairn_vulkan_recording_node_count(nullptr) == 0);
+    cairn_vulkan_recording_free(rec);
+  }
+  CHECK(g_engine_errors.load() == 0);
+  CHECK(cairn::gpu::validation_error_count() == 0);
+}
+
+TEST_CASE("frame budgets of nodes and of measured time: whole nodes per chunk, the whole function's bits") {
+  g_engine_errors = 0;
+  {
+    Scene s;
+    s.set_input(3);
+    const std::vector<char> expected = s.standalone();
+    cairn_vulkan_recording* rec = s.record();
+    const size_t num_nodes = cairn_vulkan_recording_node_count(rec);
+    FrameLoop frame(s.e);
+    cairn::gpu::DeviceStats after_first{};
+    for (uint64_t budget : {1, 2, 3}) {
+      CAPTURE(budget);
+      s.clear_output();
+      const auto chunks = run_chunked(s, frame, rec, CAIRN_VULKAN_BUDGET_NODES, budget);
+      if (budget == 1) after_first = s.stats();
+      CHECK(chunks.size() == (num_nodes + budget - 1) / budget);
+      for (const auto& [begin, end] : chunks) CHECK(end - begin <= budget);
+      CHECK(s.output() == expected);
+    }
+
+    ok(cairn_vulkan_recording_measure(rec, 5));
+    CHECK(s.output() == expected);  // measuring ran the function
+    const std::vector<NodeInfo> nodes = nodes_of(rec);
+    uint64_t largest = 0;
+    size_t largest_node = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      CAPTURE(nodes[i].op);
+      CHECK(nodes[i].gpu_ns > 0);
+      if (nodes[i].gpu_ns > largest) largest = nodes[i].gpu_ns, largest_node = i;
+    }
+    // A budget that fits the largest node: chunks within it. One smaller: that node alone.
+    for (uint64_t budget_us : {(largest + 999) / 1000, (largest - 1) / 1000}) {
+      CAPTURE(budget_us);
+      if (budget_us == 0) continue;  // the largest node under a microsecond: no smaller budget
+      s.clear_output();
+      const auto chunks = run_chunked(s, frame, rec, CAIRN_VULKAN_BUDGET_MICROSECONDS, budget_us);
+      for (const auto& [begin, end] : chunks) {
+        uint64_t sum = 0;
+        for (size_t i = begin; i < end; ++i) sum += nodes[i].gpu_ns;
+        CHECK((sum <= budget_us * 1000 || end - begin == 1));
+        if (begin <= largest_node && largest_node < end && largest > budget_us * 1000) CHECK(end - begin == 1);
+      }
+      CHECK(s.output() == expected);
+    }
+    CHECK(largest > 1000);  // lavapipe: every node takes microseconds, so the smaller budget ran
+    CHECK(same_objects(after_first, s.stats()));  // replays and chunking made nothing
+    cairn_vulkan_recording_free(rec);
+  }
+  CHECK(g_engine_errors.load() == 0);
+  CHECK(cairn::gpu::validation_error_count() == 0);
+}
+
+// (Relu(x), Neg(x)): two outputs, so the copies out are one node of two commands.
+cairn_status* relu_and_neg(void*, cairn_context* ctx, cairn_tensor* const* in, size_t, cairn_tensor** out, size_t) {
+  if (cairn_status* st = cairn_op_run(ctx, "Relu", in, 1, nullptr, 0, &out[0], 1)) return st;
+  return cairn_op_run(ctx, "Neg", in, 1, nullptr, 0, &out[1], 1);
+}
+
+TEST_CASE("frame budgets refuse bad arguments, naming the function") {
+  g_engine_errors = 0;
+  {
+    Scene s;
+    cairn_function* two = nullptr;
+    ok(cairn_function_create(s.ctx, "relu_and_neg", relu_and_neg, nullptr, nullptr, &two));
+    cairn_tensor* outs[] = {host_tensor(s.ctx, std::vector<float>(kRows * kCols), {kRows, kCols}),
+                            host_tensor(s.ctx, std::vector<float>(kRows * kCols), {kRows, kCols})};
+    cairn_vulkan_recording* rec = nullptr;
+    ok(cairn_vulkan_recording_create(s.ctx, two, &s.x, 1, outs, 2, &rec));
+    const std::vector<NodeInfo> nodes = nodes_of(rec);
+    REQUIRE(!nodes.empty());
+    const NodeInfo& out = nodes.back();
+    CHECK(out.commands == 2);
+    size_t n = 0;
+    const char* chunk = "cairn_vulkan_recording_chunk";
+    refused(cairn_vulkan_recording_chunk(nullptr, CAIRN_VULKAN_BUDGET_NODES, 1, 0, &n), CAIRN_INVALID_ARGUMENT, "rec");
+    refused(cairn_vulkan_recording_chunk(rec, CAIRN_VULKAN_BUDGET_NODES, 1, 0, nullptr), CAIRN_INVALID_ARGUMENT,
+            "commands");
+    refused(cairn_vulkan_recording_chunk(rec, CAIRN_VULKAN_BUDGET_NODES, 0, 0, &n), CAIRN_INVALID_ARGUMENT,
+            std::string(chunk) + ": the budget is 0");
+    refused(cairn_vulkan_recording_chunk(rec, static_cast<cairn_vulkan_budget>(7), 1, 0, &n), CAIRN_INVALID_ARGUMENT,
+            std::string(chunk) + ": unknown budget kind 7");
+    refused(cairn_vulkan_recording_chunk(rec, CAIRN_VULKAN_BUDGET_MICROSECONDS, 100, 0, &n),
+            CAIRN_FAILED_PRECONDITION, std::string(chunk) + ": a budget of microseconds needs the nodes' GPU times");
+    refused(cairn_vulkan_recording_chunk(rec, CAIRN_VULKAN_BUDGET_NODES, 1, out.first + 1, &n), CAIRN_INVALID_ARGUMENT,
+            std::string(chunk) + ": command " + std::to_string(out.first + 1) + " is inside node (outside the graph's nodes)");
+    refused(cairn_vulkan_recording_chunk(rec, CAIRN_VULKAN_BUDGET_NODES, 1, cairn_vulkan_recording_size(rec), &n),
+            CAIRN_OUT_OF_RANGE, std::string(chunk) + ": first is");
+    refused(cairn_vulkan_recording_node(rec, nodes.size(), nullptr, nullptr, nullptr, nullptr), CAIRN_OUT_OF_RANGE,
+            "cairn_vulkan_recording_node: index is");
+    refused(cairn_vulkan_recording_node(nullptr, 0, nullptr, nullptr, nullptr, nullptr), CAIRN_INVALID_ARGUMENT, "rec");
+    refused(cairn_vulkan_recording_measure(rec, 0), CAIRN_INVALID_ARGUMENT, "cairn_vulkan_recording_measure: runs is 0");
+    refused(cairn_vulkan_recording_measure(nullptr, 1), CAIRN_INVALID_ARGUMENT, "rec");
+    // The budget covers the whole recording: one chunk, every command.
+    ok(cairn_vulkan_recording_chunk(rec, CAIRN_VULKAN_BUDGET_NODES, SIZE_MAX, 0, &n));
+    CHECK(n == cairn_vulkan_recording_size(rec));
+    ok(cairn_vulkan_recording_measure(rec, 1));
+    ok(cairn_vulkan_recording_chunk(rec, CAIRN_VULKAN_BUDGET_MICROSECONDS, UINT64_MAX, 0, &n));
+    CHECK(n == cairn_vulkan_recording_size(rec));
+    cairn_vulkan_recording_free(rec);
+    for (cairn_tensor* t : outs) cairn_tensor_free(t);
+    cairn_function_free(two);
   }
   CHECK(g_engine_errors.load() == 0);
   CHECK(cairn::gpu::validation_error_count() == 0);

@@ -3798,6 +3798,64 @@ CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_recording_capture(cairn_cont
                                                                       size_t n_inputs, cairn_tensor *const *outputs,
                                                                       size_t n_outputs, cairn_vulkan_recording **out);
 
+/* Frame budgets: a recording split into chunks of whole graph nodes, one chunk recorded per frame
+ * (as Sentis runs a model a few layers per frame). A chunk starts at a node's first command;
+ * cairn_vulkan_recording_chunk says how many commands it holds, and cairn_vulkan_recording_record
+ * records it and gives where the next one starts:
+ *     size_t n;  // each frame:
+ *     cairn_vulkan_recording_chunk(rec, CAIRN_VULKAN_BUDGET_NODES, 2, first, &n);
+ *     cairn_vulkan_recording_record(rec, cb, first, n, &first);  // first is 0 again after the last */
+
+/** What a chunk of a frame budget may hold (cairn_vulkan_recording_chunk). Since 1.4. */
+typedef enum cairn_vulkan_budget {
+  CAIRN_VULKAN_BUDGET_NODES = 0, /**< at most `budget` whole nodes */
+  CAIRN_VULKAN_BUDGET_MICROSECONDS = 1, /**< whole nodes whose measured GPU times sum to at most `budget` us */
+  CAIRN_VULKAN_BUDGET_FORCE32 = 0x7fffffff /**< keeps the enum 32 bits wide; never a value */
+} cairn_vulkan_budget;
+
+/** How many nodes the recording holds: the compiled function's graph nodes that record commands (a
+ * fused node is one), in order, then one for the copies into the outputs. Together they hold every
+ * command once. 0 for NULL. Since 1.4. */
+CAIRN_API size_t cairn_vulkan_recording_node_count(const cairn_vulkan_recording *rec);
+
+/** METHOD. Node `index` of the recording: its name as the profiler names replayed nodes ("MatMul_3",
+ * "FusedElementwise_0"; the copies into the outputs are "(outside the graph's nodes)"), its first
+ * command, its number of commands and its measured GPU time in nanoseconds (0 before
+ * cairn_vulkan_recording_measure). The name lives as long as the recording; any out pointer may be
+ * NULL. Errors: INVALID_ARGUMENT for NULL rec; OUT_OF_RANGE for index past the last node.
+ * Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_recording_node(const cairn_vulkan_recording *rec, size_t index,
+                                                                   const char **op, size_t *first_command,
+                                                                   size_t *commands, uint64_t *gpu_ns);
+
+/** METHOD. Measures each node's GPU time, for budgets of microseconds: records the whole recording
+ * `runs` times into a command buffer of Cairn's, with a timestamp query before the first node and
+ * after each, submits each run on the context's queue (the engine's, in external mode) and waits
+ * for it, at most 60 s; a node's time is the median of its runs, and includes its barriers. Call it
+ * once, outside the frame loop: it runs the recording's work (the outputs hold the function's
+ * results after), Cairn's queued work first; the engine submits nothing to the queue from another
+ * thread meanwhile, and records or submits nothing that uses the recording's buffers until it
+ * returns. Not while another thread calls cairn_vulkan_recording_chunk on this recording.
+ * @param runs  1 to 100 (5 is plenty: the median hides a slow first run).
+ * Errors: INVALID_ARGUMENT for NULL or runs out of range; FAILED_PRECONDITION when the queue family
+ * writes no timestamps (timestampValidBits 0): use a budget of nodes; DEADLINE_EXCEEDED when a run
+ * does not finish. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_recording_measure(cairn_vulkan_recording *rec, uint32_t runs);
+
+/** METHOD. How many commands (`*commands`) the chunk that starts at command `first` holds under a
+ * frame budget: from the node that starts there, whole nodes while they fit `budget` (nodes, or
+ * microseconds of their measured times); a chunk never splits a node. A node that alone exceeds a
+ * time budget is a chunk of its own, over the budget (cairn_vulkan_recording_node gives its time).
+ * Pass the result to cairn_vulkan_recording_record as max_commands. 0 for a recording with no
+ * commands. Allocates nothing and takes no lock, like a replay.
+ * Errors: INVALID_ARGUMENT for NULL, a budget of 0, an unknown kind, or `first` inside a node
+ * (naming it); FAILED_PRECONDITION for CAIRN_VULKAN_BUDGET_MICROSECONDS before
+ * cairn_vulkan_recording_measure (times are measured only when asked, since measuring submits
+ * work on the queue); OUT_OF_RANGE for `first` past the end. Since 1.4. */
+CAIRN_API CAIRN_MUST_USE cairn_status *cairn_vulkan_recording_chunk(const cairn_vulkan_recording *rec,
+                                                                    cairn_vulkan_budget kind, uint64_t budget,
+                                                                    size_t first, size_t *commands);
+
 #endif /* CAIRN_EXPERIMENTAL */
 
 /** METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)

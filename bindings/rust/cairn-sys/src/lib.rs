@@ -488,6 +488,15 @@ pub const CAIRN_VULKAN_DEVICE_CPU: cairn_vulkan_device_type = 4;
 /// A value of [`cairn_vulkan_device_type`].
 pub const CAIRN_VULKAN_DEVICE_TYPE_FORCE32: cairn_vulkan_device_type = 0x7fffffff;
 
+/// What a chunk of a frame budget may hold (cairn_vulkan_recording_chunk). Since 1.4.
+pub type cairn_vulkan_budget = u32;
+/// A value of [`cairn_vulkan_budget`].
+pub const CAIRN_VULKAN_BUDGET_NODES: cairn_vulkan_budget = 0;
+/// A value of [`cairn_vulkan_budget`].
+pub const CAIRN_VULKAN_BUDGET_MICROSECONDS: cairn_vulkan_budget = 1;
+/// A value of [`cairn_vulkan_budget`].
+pub const CAIRN_VULKAN_BUDGET_FORCE32: cairn_vulkan_budget = 0x7fffffff;
+
 /// Receives log messages. `message` is borrowed for the duration of the call. Called from whichever
 /// thread logs; it may call back into the C API. Objects and checkpoints keep their context alive,
 /// so calls can come after cairn_context_free; `log_release` in the options says when they stop. Since 1.0.
@@ -2424,6 +2433,10 @@ pub(crate) struct Api {
     cairn_vulkan_recording_record: unsafe extern "C" fn(rec: *const cairn_vulkan_recording, command_buffer: *mut c_void, first: usize, max_commands: usize, next: *mut usize) -> *mut cairn_status,
     cairn_vulkan_recording_free: unsafe extern "C" fn(rec: *mut cairn_vulkan_recording),
     cairn_vulkan_recording_capture: unsafe extern "C" fn(ctx: *mut cairn_context, body: cairn_function_fn, user_data: *mut c_void, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *const *mut cairn_tensor, n_outputs: usize, out: *mut *mut cairn_vulkan_recording) -> *mut cairn_status,
+    cairn_vulkan_recording_node_count: unsafe extern "C" fn(rec: *const cairn_vulkan_recording) -> usize,
+    cairn_vulkan_recording_node: unsafe extern "C" fn(rec: *const cairn_vulkan_recording, index: usize, op: *mut *const c_char, first_command: *mut usize, commands: *mut usize, gpu_ns: *mut u64) -> *mut cairn_status,
+    cairn_vulkan_recording_measure: unsafe extern "C" fn(rec: *mut cairn_vulkan_recording, runs: u32) -> *mut cairn_status,
+    cairn_vulkan_recording_chunk: unsafe extern "C" fn(rec: *const cairn_vulkan_recording, kind: cairn_vulkan_budget, budget: u64, first: usize, commands: *mut usize) -> *mut cairn_status,
     cairn_vulkan_fallback_count: unsafe extern "C" fn(ctx: *mut cairn_context, device: *const c_char, out: *mut u64) -> *mut cairn_status,
     cairn_context_synchronize: unsafe extern "C" fn(ctx: *mut cairn_context) -> *mut cairn_status,
     cairn_context_options_init: unsafe extern "C" fn(opts: *mut cairn_context_options, struct_size: u32) -> *mut cairn_status,
@@ -2844,6 +2857,10 @@ impl Api {
             cairn_vulkan_recording_record: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_record")?),
             cairn_vulkan_recording_free: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_free")?),
             cairn_vulkan_recording_capture: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_capture")?),
+            cairn_vulkan_recording_node_count: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_node_count")?),
+            cairn_vulkan_recording_node: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_node")?),
+            cairn_vulkan_recording_measure: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_measure")?),
+            cairn_vulkan_recording_chunk: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_recording_chunk")?),
             cairn_vulkan_fallback_count: core::mem::transmute(load::symbol(lib, c"cairn_vulkan_fallback_count")?),
             cairn_context_synchronize: core::mem::transmute(load::symbol(lib, c"cairn_context_synchronize")?),
             cairn_context_options_init: core::mem::transmute(load::symbol(lib, c"cairn_context_options_init")?),
@@ -6250,6 +6267,72 @@ pub unsafe fn cairn_vulkan_recording_free(rec: *mut cairn_vulkan_recording) {
 #[inline]
 pub unsafe fn cairn_vulkan_recording_capture(ctx: *mut cairn_context, body: cairn_function_fn, user_data: *mut c_void, inputs: *const *mut cairn_tensor, n_inputs: usize, outputs: *const *mut cairn_tensor, n_outputs: usize, out: *mut *mut cairn_vulkan_recording) -> *mut cairn_status {
     (load::api().cairn_vulkan_recording_capture)(ctx, body, user_data, inputs, n_inputs, outputs, n_outputs, out)
+}
+
+/// How many nodes the recording holds: the compiled function's graph nodes that record commands (a
+/// fused node is one), in order, then one for the copies into the outputs. Together they hold every
+/// command once. 0 for NULL. Since 1.4.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[inline]
+pub unsafe fn cairn_vulkan_recording_node_count(rec: *const cairn_vulkan_recording) -> usize {
+    (load::api().cairn_vulkan_recording_node_count)(rec)
+}
+
+/// METHOD. Node `index` of the recording: its name as the profiler names replayed nodes ("MatMul_3",
+/// "FusedElementwise_0"; the copies into the outputs are "(outside the graph's nodes)"), its first
+/// command, its number of commands and its measured GPU time in nanoseconds (0 before
+/// cairn_vulkan_recording_measure). The name lives as long as the recording; any out pointer may be
+/// NULL. Errors: INVALID_ARGUMENT for NULL rec; OUT_OF_RANGE for index past the last node.
+/// Since 1.4.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_recording_node(rec: *const cairn_vulkan_recording, index: usize, op: *mut *const c_char, first_command: *mut usize, commands: *mut usize, gpu_ns: *mut u64) -> *mut cairn_status {
+    (load::api().cairn_vulkan_recording_node)(rec, index, op, first_command, commands, gpu_ns)
+}
+
+/// METHOD. Measures each node's GPU time, for budgets of microseconds: records the whole recording
+/// `runs` times into a command buffer of Cairn's, with a timestamp query before the first node and
+/// after each, submits each run on the context's queue (the engine's, in external mode) and waits
+/// for it, at most 60 s; a node's time is the median of its runs, and includes its barriers. Call it
+/// once, outside the frame loop: it runs the recording's work (the outputs hold the function's
+/// results after), Cairn's queued work first; the engine submits nothing to the queue from another
+/// thread meanwhile, and records or submits nothing that uses the recording's buffers until it
+/// returns. Not while another thread calls cairn_vulkan_recording_chunk on this recording.
+/// @param runs  1 to 100 (5 is plenty: the median hides a slow first run).
+/// Errors: INVALID_ARGUMENT for NULL or runs out of range; FAILED_PRECONDITION when the queue family
+/// writes no timestamps (timestampValidBits 0): use a budget of nodes; DEADLINE_EXCEEDED when a run
+/// does not finish. Since 1.4.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_recording_measure(rec: *mut cairn_vulkan_recording, runs: u32) -> *mut cairn_status {
+    (load::api().cairn_vulkan_recording_measure)(rec, runs)
+}
+
+/// METHOD. How many commands (`*commands`) the chunk that starts at command `first` holds under a
+/// frame budget: from the node that starts there, whole nodes while they fit `budget` (nodes, or
+/// microseconds of their measured times); a chunk never splits a node. A node that alone exceeds a
+/// time budget is a chunk of its own, over the budget (cairn_vulkan_recording_node gives its time).
+/// Pass the result to cairn_vulkan_recording_record as max_commands. 0 for a recording with no
+/// commands. Allocates nothing and takes no lock, like a replay.
+/// Errors: INVALID_ARGUMENT for NULL, a budget of 0, an unknown kind, or `first` inside a node
+/// (naming it); FAILED_PRECONDITION for CAIRN_VULKAN_BUDGET_MICROSECONDS before
+/// cairn_vulkan_recording_measure (times are measured only when asked, since measuring submits
+/// work on the queue); OUT_OF_RANGE for `first` past the end. Since 1.4.
+///
+/// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
+/// may change in a minor release.
+#[must_use]
+#[inline]
+pub unsafe fn cairn_vulkan_recording_chunk(rec: *const cairn_vulkan_recording, kind: cairn_vulkan_budget, budget: u64, first: usize, commands: *mut usize) -> *mut cairn_status {
+    (load::api().cairn_vulkan_recording_chunk)(rec, kind, budget, first, commands)
 }
 
 /// METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)

@@ -1015,3 +1015,43 @@ impl VulkanDeviceType {
         }
     }
 }
+
+/// What a chunk of a frame budget may hold (cairn_vulkan_recording_chunk). Since 1.4.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum VulkanBudget {
+    /// `CAIRN_VULKAN_BUDGET_NODES`
+    Nodes = 0,
+    /// `CAIRN_VULKAN_BUDGET_MICROSECONDS`
+    Microseconds = 1,
+}
+
+impl VulkanBudget {
+    /// All values, in the header's order.
+    pub const ALL: [VulkanBudget; 2] = [
+        VulkanBudget::Nodes,
+        VulkanBudget::Microseconds,
+    ];
+
+    /// The value for a C constant; `None` for a value this binding does not know.
+    pub const fn from_raw(raw: sys::cairn_vulkan_budget) -> Option<VulkanBudget> {
+        match raw {
+            sys::CAIRN_VULKAN_BUDGET_NODES => Some(VulkanBudget::Nodes),
+            sys::CAIRN_VULKAN_BUDGET_MICROSECONDS => Some(VulkanBudget::Microseconds),
+            _ => None,
+        }
+    }
+
+    /// The C constant.
+    pub const fn to_raw(self) -> sys::cairn_vulkan_budget {
+        self as sys::cairn_vulkan_budget
+    }
+
+    /// The C constant's name without its prefix, e.g. "INVALID_ARGUMENT".
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            VulkanBudget::Nodes => "VULKAN_BUDGET_NODES",
+            VulkanBudget::Microseconds => "VULKAN_BUDGET_MICROSECONDS",
+        }
+    }
+}

@@ -5944,6 +5944,37 @@ done:
   return result;
 }
 
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingNodeCount(JNIEnv *env, jclass cls, jlong rec) {
+  (void)env;
+  (void)cls;
+  return (jlong)cairn_vulkan_recording_node_count((const cairn_vulkan_recording *)(intptr_t)rec);
+}
+
+JNIEXPORT void JNICALL Java_dev_cairn_CairnNative_vulkanRecordingMeasure(JNIEnv *env, jclass cls, jlong rec, jint runs) {
+  (void)env;
+  (void)cls;
+  cairn_status *status = cairn_vulkan_recording_measure((cairn_vulkan_recording *)(intptr_t)rec, (uint32_t)runs);
+  if (cairn_jni_check_status(env, status)) goto done;
+done:
+  return;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanRecordingChunk(JNIEnv *env, jclass cls, jlong rec, jint kind, jlong budget, jlong first) {
+  (void)env;
+  (void)cls;
+  jlong result = 0;
+  if (first < 0) {
+    cairn_jni_throw(env, "java/lang/IllegalArgumentException", "first must be >= 0");
+    goto done;
+  }
+  size_t c_out = 0;
+  cairn_status *status = cairn_vulkan_recording_chunk((const cairn_vulkan_recording *)(intptr_t)rec, (cairn_vulkan_budget)kind, (uint64_t)budget, (size_t)first, &c_out);
+  if (cairn_jni_check_status(env, status)) goto done;
+  result = (jlong)c_out;
+done:
+  return result;
+}
+
 JNIEXPORT jlong JNICALL Java_dev_cairn_CairnNative_vulkanFallbackCount(JNIEnv *env, jclass cls, jlong ctx, jbyteArray device) {
   (void)env;
   (void)cls;

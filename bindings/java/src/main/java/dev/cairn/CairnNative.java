@@ -61,6 +61,7 @@ package dev.cairn;
  *   <li>cairn_vulkan_tensor_buffer: no Java mapping for parameter uint64_t *buffer
  *   <li>cairn_vulkan_wait_semaphores: no Java mapping for parameter const uint64_t *semaphores
  *   <li>cairn_vulkan_use_engine_features: no Java mapping for parameter const void *features
+ *   <li>cairn_vulkan_recording_node: no Java mapping for parameter const char **op
  *   <li>cairn_context_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_variable_options_init: the glue starts the struct from it and sets only the fields the caller set
  *   <li>cairn_checkpoint_options_init: the glue starts the struct from it and sets only the fields the caller set
@@ -2671,6 +2672,43 @@ final class CairnNative {
    * unchanged after this function's name (nothing is recorded then). Since 1.4.
    */
   static native long vulkanRecordingCapture(long ctx, long body, long[] inputs, long[] outputs);
+
+  /**
+   * cairn_vulkan_recording_node_count: Experimental (CAIRN_EXPERIMENTAL). How many nodes the recording holds: the compiled function's graph nodes that record commands (a
+   * fused node is one), in order, then one for the copies into the outputs. Together they hold every
+   * command once. 0 for NULL. Since 1.4.
+   */
+  static native long vulkanRecordingNodeCount(long rec);
+
+  /**
+   * cairn_vulkan_recording_measure: Experimental (CAIRN_EXPERIMENTAL). METHOD. Measures each node's GPU time, for budgets of microseconds: records the whole recording
+   * `runs` times into a command buffer of Cairn's, with a timestamp query before the first node and
+   * after each, submits each run on the context's queue (the engine's, in external mode) and waits
+   * for it, at most 60 s; a node's time is the median of its runs, and includes its barriers. Call it
+   * once, outside the frame loop: it runs the recording's work (the outputs hold the function's
+   * results after), Cairn's queued work first; the engine submits nothing to the queue from another
+   * thread meanwhile, and records or submits nothing that uses the recording's buffers until it
+   * returns. Not while another thread calls cairn_vulkan_recording_chunk on this recording.
+   * &#64;param runs  1 to 100 (5 is plenty: the median hides a slow first run).
+   * Errors: INVALID_ARGUMENT for NULL or runs out of range; FAILED_PRECONDITION when the queue family
+   * writes no timestamps (timestampValidBits 0): use a budget of nodes; DEADLINE_EXCEEDED when a run
+   * does not finish. Since 1.4.
+   */
+  static native void vulkanRecordingMeasure(long rec, int runs);
+
+  /**
+   * cairn_vulkan_recording_chunk: Experimental (CAIRN_EXPERIMENTAL). METHOD. How many commands (`*commands`) the chunk that starts at command `first` holds under a
+   * frame budget: from the node that starts there, whole nodes while they fit `budget` (nodes, or
+   * microseconds of their measured times); a chunk never splits a node. A node that alone exceeds a
+   * time budget is a chunk of its own, over the budget (cairn_vulkan_recording_node gives its time).
+   * Pass the result to cairn_vulkan_recording_record as max_commands. 0 for a recording with no
+   * commands. Allocates nothing and takes no lock, like a replay.
+   * Errors: INVALID_ARGUMENT for NULL, a budget of 0, an unknown kind, or `first` inside a node
+   * (naming it); FAILED_PRECONDITION for CAIRN_VULKAN_BUDGET_MICROSECONDS before
+   * cairn_vulkan_recording_measure (times are measured only when asked, since measuring submits
+   * work on the queue); OUT_OF_RANGE for `first` past the end. Since 1.4.
+   */
+  static native long vulkanRecordingChunk(long rec, int kind, long budget, long first);
 
   /**
    * cairn_vulkan_fallback_count: METHOD. How many op calls on the context's Vulkan device `device` (NULL: the default device)
