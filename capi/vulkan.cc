@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include "capi/internal/options.h"
 #include "gpu/vulkan/instance.h"
 #include "gpu/vulkan/vulkan_device.h"
+#include "runtime/eager/dispatch.h"
+#include "runtime/graph/executor.h"
 
 using namespace cairn;
 using cairn::capi::require;
@@ -159,6 +162,44 @@ void capture_recording(gpu::VulkanDevice& d, const ResultsFn& produce, const std
                           refusals_name.c_str());
   *out = handle.release();
 }
+
+// An eager capture's nodes, a frame budget's unit: each eager op the body runs on the capturing
+// thread is one node of the recording, named by its op. Compiled functions the body calls through
+// cairn_function_call report their own nodes; a replay inside an eager op (a call op) belongs to
+// that op's node. Installed from inside the capture, where this thread's node observer is the
+// recording.
+class EagerNodes final : public DispatchHook {
+ public:
+  explicit EagerNodes(Context& ctx)
+      : ctx_(ctx), observer_(graph::exchange_node_observer(nullptr)), thread_(std::this_thread::get_id()) {
+    graph::exchange_node_observer(observer_);
+    ctx_.add_hook(this);
+  }
+  ~EagerNodes() override { ctx_.remove_hook(this); }
+  EagerNodes(const EagerNodes&) = delete;
+  EagerNodes& operator=(const EagerNodes&) = delete;
+
+  bool before(Context&, OpCall& call) override {
+    if (!mine() || depth_++ > 0) return false;
+    observer_->node_begins(call.def.name);
+    graph::exchange_node_observer(nullptr);  // nested replays are this node's work
+    return false;
+  }
+  // An op that threw sees no after(): its node stays open and the capture's later commands join it
+  // (still covered once; a failed op fails the capture unless the body handles it).
+  void after(Context&, const OpCall&) override {
+    if (!mine() || depth_ == 0 || --depth_ > 0) return;
+    graph::exchange_node_observer(observer_);
+    observer_->node_ends();
+  }
+
+ private:
+  bool mine() const { return observer_ != nullptr && std::this_thread::get_id() == thread_; }
+  Context& ctx_;
+  graph::NodeObserver* const observer_;
+  const std::thread::id thread_;
+  int depth_ = 0;
+};
 
 cairn_vulkan_device_type device_type(const std::string& t) {
   if (t == "discrete") return CAIRN_VULKAN_DEVICE_DISCRETE;
@@ -359,7 +400,10 @@ cairn_status* cairn_vulkan_recording_capture(cairn_context* ctx, cairn_function_
   gpu::VulkanDevice& d = engine_device(ctx, what);
   require(body, what, "body");
   check_bindings(inputs, n_inputs, outputs, n_outputs, d, what);
-  auto run_body = [&](cairn_tensor** results, size_t n) { return body(user_data, ctx, inputs, n_inputs, results, n); };
+  auto run_body = [&](cairn_tensor** results, size_t n) {
+    EagerNodes nodes(*ctx->ctx);
+    return body(user_data, ctx, inputs, n_inputs, results, n);
+  };
   capture_recording(d, run_body, "the body", outputs, n_outputs, what, what, out);
   CAIRN_API_END
 }

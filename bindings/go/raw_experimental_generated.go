@@ -293,8 +293,10 @@ func cVulkanRecordingCapture(ctx *C.cairn_context, body C.cairn_function_fn, use
 // cVulkanRecordingNodeCount calls cairn_vulkan_recording_node_count.
 //
 // How many nodes the recording holds: the compiled function's graph nodes that record commands (a
-// fused node is one), in order, then one for the copies into the outputs. Together they hold every
-// command once. 0 for NULL. Since 1.4.
+// fused node is one), in order, then one for the copies into the outputs. In an eager recording
+// (cairn_vulkan_recording_capture) each eager op is a node named by its op ("MatMul"), and work
+// outside any op (an upload of host data, the copies out) forms nodes of its own. Together they
+// hold every command once. 0 for NULL. Since 1.4.
 func cVulkanRecordingNodeCount(rec *C.cairn_vulkan_recording) C.size_t {
 	return C.cairn_vulkan_recording_node_count(rec)
 }

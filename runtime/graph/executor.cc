@@ -350,6 +350,8 @@ NodeObserver*& node_observer() {
 }
 }  // namespace
 
+NodeObserver* exchange_node_observer(NodeObserver* observer) { return std::exchange(node_observer(), observer); }
+
 ObserveNodes::ObserveNodes(NodeObserver& observer) : outer_(node_observer()) { node_observer() = &observer; }
 ObserveNodes::~ObserveNodes() { node_observer() = outer_; }
 

@@ -189,6 +189,10 @@ class NodeObserver {
   ~NodeObserver() = default;
 };
 
+// Replaces the observer this thread's replays tell (nullptr: none) and returns the one before. An
+// eager op that a capture counts as one node hides the replays it runs inside this way.
+NodeObserver* exchange_node_observer(NodeObserver* observer);
+
 // Makes `observer` see the nodes of the replays this thread runs while the scope lives.
 class ObserveNodes {
  public:

@@ -111,6 +111,48 @@ TEST_CASE("an eager run recorded into the engine's command buffer: 100 frames eq
   CHECK(cairn::gpu::validation_error_count() == 0);
 }
 
+// A frame budget's unit in an eager recording: each eager op is one node, named by its op.
+TEST_CASE("an eager recording's nodes are its ops; one node per frame gives the same bits") {
+  g_engine_errors = 0;
+  {
+    EagerScene s;
+    cairn_vulkan_recording* rec = nullptr;
+    ok(s.capture(eager_mlp, nullptr, &rec));
+    REQUIRE(rec != nullptr);
+    std::vector<std::string> ops;
+    size_t next = 0;
+    for (size_t i = 0; i < cairn_vulkan_recording_node_count(rec); ++i) {
+      const char* op = nullptr;
+      size_t first = 0, commands = 0;
+      ok(cairn_vulkan_recording_node(rec, i, &op, &first, &commands, nullptr));
+      CHECK(first == next);  // in order, every command once
+      CHECK(commands > 0);
+      next = first + commands;
+      if (std::string(op) != "(outside the graph's nodes)") ops.push_back(op);
+    }
+    CHECK(next == cairn_vulkan_recording_size(rec));
+    CHECK(ops == std::vector<std::string>{"MatMul", "Add", "Relu", "Sigmoid", "Mul"});
+
+    s.set_input(3);
+    const std::vector<char> expected = s.standalone();
+    FrameLoop frame(s.e);
+    size_t first = 0, frames = 0;
+    do {
+      size_t commands = 0;
+      ok(cairn_vulkan_recording_chunk(rec, CAIRN_VULKAN_BUDGET_NODES, 1, first, &commands));
+      frame.begin();
+      ok(cairn_vulkan_recording_record(rec, frame.cb, first, commands, &first));
+      frame.submit_and_wait();
+      ++frames;
+    } while (first != 0);
+    CHECK(frames == cairn_vulkan_recording_node_count(rec));
+    CHECK(s.output() == expected);
+    cairn_vulkan_recording_free(rec);
+  }
+  CHECK(g_engine_errors.load() == 0);
+  CHECK(cairn::gpu::validation_error_count() == 0);
+}
+
 // Bodies that need the host in the middle, or fail.
 cairn_status* reads_on_host(void*, cairn_context* ctx, cairn_tensor* const* in, size_t, cairn_tensor** out, size_t) {
   cairn_status* st = nullptr;

@@ -3814,8 +3814,10 @@ typedef enum cairn_vulkan_budget {
 } cairn_vulkan_budget;
 
 /** How many nodes the recording holds: the compiled function's graph nodes that record commands (a
- * fused node is one), in order, then one for the copies into the outputs. Together they hold every
- * command once. 0 for NULL. Since 1.4. */
+ * fused node is one), in order, then one for the copies into the outputs. In an eager recording
+ * (cairn_vulkan_recording_capture) each eager op is a node named by its op ("MatMul"), and work
+ * outside any op (an upload of host data, the copies out) forms nodes of its own. Together they
+ * hold every command once. 0 for NULL. Since 1.4. */
 CAIRN_API size_t cairn_vulkan_recording_node_count(const cairn_vulkan_recording *rec);
 
 /** METHOD. Node `index` of the recording: its name as the profiler names replayed nodes ("MatMul_3",

@@ -6270,8 +6270,10 @@ pub unsafe fn cairn_vulkan_recording_capture(ctx: *mut cairn_context, body: cair
 }
 
 /// How many nodes the recording holds: the compiled function's graph nodes that record commands (a
-/// fused node is one), in order, then one for the copies into the outputs. Together they hold every
-/// command once. 0 for NULL. Since 1.4.
+/// fused node is one), in order, then one for the copies into the outputs. In an eager recording
+/// (cairn_vulkan_recording_capture) each eager op is a node named by its op ("MatMul"), and work
+/// outside any op (an upload of host data, the copies out) forms nodes of its own. Together they
+/// hold every command once. 0 for NULL. Since 1.4.
 ///
 /// Experimental: declared under `CAIRN_EXPERIMENTAL` in cairn.h, outside the stable ABI 1; it
 /// may change in a minor release.

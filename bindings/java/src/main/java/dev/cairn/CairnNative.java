@@ -2675,8 +2675,10 @@ final class CairnNative {
 
   /**
    * cairn_vulkan_recording_node_count: Experimental (CAIRN_EXPERIMENTAL). How many nodes the recording holds: the compiled function's graph nodes that record commands (a
-   * fused node is one), in order, then one for the copies into the outputs. Together they hold every
-   * command once. 0 for NULL. Since 1.4.
+   * fused node is one), in order, then one for the copies into the outputs. In an eager recording
+   * (cairn_vulkan_recording_capture) each eager op is a node named by its op ("MatMul"), and work
+   * outside any op (an upload of host data, the copies out) forms nodes of its own. Together they
+   * hold every command once. 0 for NULL. Since 1.4.
    */
   static native long vulkanRecordingNodeCount(long rec);
 
