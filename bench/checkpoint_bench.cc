@@ -81,6 +81,16 @@ double process_cpu_seconds() {
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+// Runs `timed` (which returns its wall-clock seconds) and appends the process CPU time it took to
+// `cpu`: a figure that the machine's load changes much less than wall-clock time.
+template <class F>
+double with_cpu(std::vector<double>& cpu, F timed) {
+  const double cpu0 = process_cpu_seconds();
+  const double wall = timed();
+  cpu.push_back(process_cpu_seconds() - cpu0);
+  return wall;
+}
+
 void drop_from_page_cache(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) die(path.c_str());
@@ -283,13 +293,25 @@ int main(int argc, char** argv) {
     std::printf("  %-28s %8.1f ms  %7.0f MiB/s   raw %8.1f ms  %7.0f MiB/s   ratio %.2fx\n", what, t_ckpt * 1e3,
                 mib / t_ckpt, t_base * 1e3, mib / t_base, t_base / t_ckpt);
   };
+  // Each repetition's pair (the two were measured back to back), so a range shows beside the medians.
+  auto pairs = [](const std::vector<double>& t_ckpt, const std::vector<double>& t_base) {
+    std::printf("    per repetition, ms (raw/ratio):");
+    for (size_t i = 0; i < t_ckpt.size(); ++i)
+      std::printf(" %.0f/%.0f/%.2fx", t_ckpt[i] * 1e3, t_base[i] * 1e3, t_base[i] / t_ckpt[i]);
+    std::printf("\n");
+  };
+  auto cpu_line = [](const std::vector<double>& cpu_ckpt, const std::vector<double>& cpu_base) {
+    std::printf("    process CPU per repetition, ms (raw):");
+    for (size_t i = 0; i < cpu_ckpt.size(); ++i) std::printf(" %.0f (%.0f)", cpu_ckpt[i] * 1e3, cpu_base[i] * 1e3);
+    std::printf("\n");
+  };
   // Figures for bench/checkpoint_bench.sh, which sets them beside TensorFlow's.
   auto figure = [](const char* key, double seconds) { std::printf("@ %s %.6f\n", key, seconds); };
   if (section("raw")) {
-  std::vector<double> t_raw_w, t_save, t_raw_r, t_load, t_raw_r_cold, t_load_cold;
+  std::vector<double> t_raw_w, t_save, t_raw_r, t_load, t_raw_r_cold, t_load_cold, cpu_raw_w, cpu_save;
   for (int rep = 0; rep < reps; ++rep) {  // interleaved, so both see the same machine state
-    t_raw_w.push_back(raw_write(raw_path, big));
-    t_save.push_back(ckpt_save(ckpt_path, big, false, &ctx.pool()));
+    t_raw_w.push_back(with_cpu(cpu_raw_w, [&] { return raw_write(raw_path, big); }));
+    t_save.push_back(with_cpu(cpu_save, [&] { return ckpt_save(ckpt_path, big, false, &ctx.pool()); }));
     const std::vector<Range> ranges = payload_ranges(ckpt_path);
     t_raw_r.push_back(raw_read(ckpt_path, ranges));
     t_load.push_back(ckpt_restore(ckpt_path, cpu, &ctx.pool()));
@@ -302,6 +324,8 @@ int main(int argc, char** argv) {
   std::printf("256 MiB float32 in %d tensors, %s (median of %d; ratio = checkpoint speed / raw speed)\n", n_tensors,
               dir.c_str(), reps);
   line("save (fsync)", median(t_save), median(t_raw_w));
+  pairs(t_save, t_raw_w);
+  cpu_line(cpu_save, cpu_raw_w);
   line("restore, page cache hot", median(t_load), median(t_raw_r));
   line("restore, page cache cold", median(t_load_cold), median(t_raw_r_cold));
   std::printf("  file %.1f MiB for %.1f MiB of values\n", file_size(ckpt_path) / 1048576.0, mib);
@@ -372,11 +396,11 @@ int main(int argc, char** argv) {
   {
     std::vector<Ref<Variable>> vars;
     auto c = object_checkpoint(ctx, big, 1, &vars);
-    std::vector<double> t_osave, t_oload, t_oload_held, t_raw_w2, t_raw_r2, t_fload;
+    std::vector<double> t_osave, t_oload, t_oload_held, t_raw_w2, t_raw_r2, t_fload, cpu_osave, cpu_raw_w2;
     long faults_held = 0, faults_reuse = 0;  // of the last repetition
     for (int rep = 0; rep < reps; ++rep) {
-      t_raw_w2.push_back(raw_write(raw_path, big));
-      t_osave.push_back(object_save(*c, dir + "/object"));
+      t_raw_w2.push_back(with_cpu(cpu_raw_w2, [&] { return raw_write(raw_path, big); }));
+      t_osave.push_back(with_cpu(cpu_osave, [&] { return object_save(*c, dir + "/object"); }));
       t_raw_r2.push_back(raw_read(dir + "/object", payload_ranges(dir + "/object")));
       t_oload_held.push_back(object_restore_held(*c, dir + "/object", vars));
       faults_held = g_restore_faults;
@@ -386,6 +410,8 @@ int main(int argc, char** argv) {
     }
     std::printf("Checkpoint over the object graph: 100 variables, 256 MiB float32\n");
     line("save (fsync)", median(t_osave), median(t_raw_w2));
+    pairs(t_osave, t_raw_w2);
+    cpu_line(cpu_osave, cpu_raw_w2);
     line("restore, page cache hot", median(t_oload), median(t_raw_r2));
     line("restore, old values held", median(t_oload_held), median(t_raw_r2));
     line("restore, format alone", median(t_fload), median(t_raw_r2));
