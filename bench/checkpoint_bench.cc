@@ -3,9 +3,10 @@
 // save >= 0.95x, restore >= 0.95x, zstd save >= 0.5x on two cores). bench/checkpoint_bench.sh adds
 // TensorFlow's save and restore of the same variables.
 //
-//   bazel run -c opt //bench:checkpoint_bench -- [DIR [SECTIONS]]
+//   bazel run -c opt //bench:checkpoint_bench -- [DIR [SECTIONS [REPS]]]
 //       DIR defaults to /tmp/cairn-ckpt-bench; SECTIONS is a comma-separated subset of
-//       raw,zstd,small,object (all by default). Lines "@ name seconds" are for the script.
+//       raw,zstd,small,object (all by default); REPS (default 5) repetitions of the raw and
+//       object cases. Lines "@ name seconds" are for the script.
 //
 // Saves and restores get the context's thread pool, as Checkpoint::write and restore do.
 // Cases: 256 MiB of float32 in 100 tensors, raw and zstd (random-normal-ish values, and the same
@@ -13,7 +14,10 @@
 // tensors (per-tensor cost). The write baseline writes the same bytes to a fresh file in the same
 // directory; the read baseline preads the checkpoint's own payload ranges (same disk blocks).
 // Restores are measured with the file in the page cache ("hot") and after dropping it from the
-// cache with posix_fadvise ("cold"). Prints figures; it is not a test.
+// cache with posix_fadvise ("cold"). In section `raw` each repetition runs the raw write, the
+// format-level save and the save of the same tensors through the object graph in a rotating order
+// (same conditions for all three: fresh files, fsync, no dirty pages left by the one before), and
+// prints every pair and its process CPU time beside the medians. Prints figures; it is not a test.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -79,6 +83,16 @@ double process_cpu_seconds() {
   struct rusage u;
   ::getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// Runs `timed` (which returns its wall-clock seconds) and appends the process CPU time it took to
+// `cpu`: a figure that the machine's load changes much less than wall-clock time.
+template <class F>
+double with_cpu(std::vector<double>& cpu, F timed) {
+  const double cpu0 = process_cpu_seconds();
+  const double wall = timed();
+  cpu.push_back(process_cpu_seconds() - cpu0);
+  return wall;
 }
 
 void drop_from_page_cache(const std::string& path) {
@@ -262,7 +276,7 @@ int main(int argc, char** argv) {
   const std::string only = argc > 2 ? argv[2] : "raw,zstd,small,object";
   auto section = [&](const char* name) { return ("," + only + ",").find("," + std::string(name) + ",") != std::string::npos; };
   ::mkdir(dir.c_str(), 0755);
-  const int reps = 5;
+  const int reps = argc > 3 ? std::max(1, std::atoi(argv[3])) : 5;
   Context ctx(ContextOptions{});
   Device& cpu = ctx.cpu();
 
@@ -277,19 +291,45 @@ int main(int argc, char** argv) {
     big.emplace_back(key, normal_tensor(cpu, n, static_cast<uint64_t>(i)));
   }
   const double mib = static_cast<double>(total_floats) * 4 / (1 << 20);
-  const std::string raw_path = dir + "/raw.bin", ckpt_path = dir + "/ckpt", zpath = dir + "/ckpt_zstd";
+  const std::string raw_path = dir + "/raw.bin", ckpt_path = dir + "/ckpt", zpath = dir + "/ckpt_zstd",
+                    object_path = dir + "/object";
 
   auto line = [&](const char* what, double t_ckpt, double t_base) {
     std::printf("  %-28s %8.1f ms  %7.0f MiB/s   raw %8.1f ms  %7.0f MiB/s   ratio %.2fx\n", what, t_ckpt * 1e3,
                 mib / t_ckpt, t_base * 1e3, mib / t_base, t_base / t_ckpt);
   };
+  // Each repetition's pair (the two were measured back to back), so a range shows beside the medians.
+  // On a loaded machine the median of these ratios is steadier than the ratio of the medians.
+  auto pairs = [](const std::vector<double>& t_ckpt, const std::vector<double>& t_base) {
+    std::vector<double> ratios;
+    std::printf("    per repetition, ms (raw/ratio):");
+    for (size_t i = 0; i < t_ckpt.size(); ++i) {
+      ratios.push_back(t_base[i] / t_ckpt[i]);
+      std::printf(" %.0f/%.0f/%.2fx", t_ckpt[i] * 1e3, t_base[i] * 1e3, ratios.back());
+    }
+    std::printf("; median ratio %.2fx, range %.2f-%.2fx\n", median(ratios), *std::min_element(ratios.begin(), ratios.end()),
+                *std::max_element(ratios.begin(), ratios.end()));
+  };
+  auto cpu_line = [](const std::vector<double>& cpu_ckpt, const std::vector<double>& cpu_base) {
+    std::printf("    process CPU per repetition, ms (raw):");
+    for (size_t i = 0; i < cpu_ckpt.size(); ++i) std::printf(" %.0f (%.0f)", cpu_ckpt[i] * 1e3, cpu_base[i] * 1e3);
+    std::printf("\n");
+  };
   // Figures for bench/checkpoint_bench.sh, which sets them beside TensorFlow's.
   auto figure = [](const char* key, double seconds) { std::printf("@ %s %.6f\n", key, seconds); };
   if (section("raw")) {
-  std::vector<double> t_raw_w, t_save, t_raw_r, t_load, t_raw_r_cold, t_load_cold;
-  for (int rep = 0; rep < reps; ++rep) {  // interleaved, so both see the same machine state
-    t_raw_w.push_back(raw_write(raw_path, big));
-    t_save.push_back(ckpt_save(ckpt_path, big, false, &ctx.pool()));
+  std::vector<double> t_raw_w, t_save, t_osave, t_raw_r, t_load, t_raw_r_cold, t_load_cold, cpu_raw_w, cpu_save, cpu_osave;
+  auto graph = object_checkpoint(ctx, big, 1);  // the same tensors, shared
+  for (int rep = 0; rep < reps; ++rep) {  // interleaved, so all see the same machine state
+    // The raw write, the format-level save and the same values saved through the object graph, in
+    // an order that rotates, so that none always follows the same one.
+    for (int k = 0; k < 3; ++k) {
+      switch ((rep + k) % 3) {
+        case 0: t_raw_w.push_back(with_cpu(cpu_raw_w, [&] { return raw_write(raw_path, big); })); break;
+        case 1: t_save.push_back(with_cpu(cpu_save, [&] { return ckpt_save(ckpt_path, big, false, &ctx.pool()); })); break;
+        case 2: t_osave.push_back(with_cpu(cpu_osave, [&] { return object_save(*graph, object_path); })); break;
+      }
+    }
     const std::vector<Range> ranges = payload_ranges(ckpt_path);
     t_raw_r.push_back(raw_read(ckpt_path, ranges));
     t_load.push_back(ckpt_restore(ckpt_path, cpu, &ctx.pool()));
@@ -302,6 +342,11 @@ int main(int argc, char** argv) {
   std::printf("256 MiB float32 in %d tensors, %s (median of %d; ratio = checkpoint speed / raw speed)\n", n_tensors,
               dir.c_str(), reps);
   line("save (fsync)", median(t_save), median(t_raw_w));
+  pairs(t_save, t_raw_w);
+  cpu_line(cpu_save, cpu_raw_w);
+  line("save, object graph (fsync)", median(t_osave), median(t_raw_w));
+  pairs(t_osave, t_raw_w);
+  cpu_line(cpu_osave, cpu_raw_w);
   line("restore, page cache hot", median(t_load), median(t_raw_r));
   line("restore, page cache cold", median(t_load_cold), median(t_raw_r_cold));
   std::printf("  file %.1f MiB for %.1f MiB of values\n", file_size(ckpt_path) / 1048576.0, mib);
@@ -372,11 +417,11 @@ int main(int argc, char** argv) {
   {
     std::vector<Ref<Variable>> vars;
     auto c = object_checkpoint(ctx, big, 1, &vars);
-    std::vector<double> t_osave, t_oload, t_oload_held, t_raw_w2, t_raw_r2, t_fload;
+    std::vector<double> t_osave, t_oload, t_oload_held, t_raw_w2, t_raw_r2, t_fload, cpu_osave, cpu_raw_w2;
     long faults_held = 0, faults_reuse = 0;  // of the last repetition
     for (int rep = 0; rep < reps; ++rep) {
-      t_raw_w2.push_back(raw_write(raw_path, big));
-      t_osave.push_back(object_save(*c, dir + "/object"));
+      t_raw_w2.push_back(with_cpu(cpu_raw_w2, [&] { return raw_write(raw_path, big); }));
+      t_osave.push_back(with_cpu(cpu_osave, [&] { return object_save(*c, dir + "/object"); }));
       t_raw_r2.push_back(raw_read(dir + "/object", payload_ranges(dir + "/object")));
       t_oload_held.push_back(object_restore_held(*c, dir + "/object", vars));
       faults_held = g_restore_faults;
@@ -386,6 +431,8 @@ int main(int argc, char** argv) {
     }
     std::printf("Checkpoint over the object graph: 100 variables, 256 MiB float32\n");
     line("save (fsync)", median(t_osave), median(t_raw_w2));
+    pairs(t_osave, t_raw_w2);
+    cpu_line(cpu_osave, cpu_raw_w2);
     line("restore, page cache hot", median(t_oload), median(t_raw_r2));
     line("restore, old values held", median(t_oload_held), median(t_raw_r2));
     line("restore, format alone", median(t_fload), median(t_raw_r2));

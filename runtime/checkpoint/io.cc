@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,6 +51,26 @@ void pwrite_all(int fd, const void* src, size_t n, uint64_t offset, std::string_
     p += put;
     n -= static_cast<size_t>(put);
     offset += static_cast<uint64_t>(put);
+  }
+}
+
+void pwrite_pair(int fd, const void* a, size_t na, const void* b, size_t nb, uint64_t offset, std::string_view path) {
+  struct iovec iov[2] = {{const_cast<void*>(a), na}, {const_cast<void*>(b), nb}};
+  int first = 0;
+  while (first < 2) {
+    ssize_t put = ::pwritev(fd, iov + first, 2 - first, static_cast<off_t>(offset));
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      raise_errno(errno, path, "write");
+    }
+    if (put == 0) raise(Code::Unknown, "{}: write made no progress at offset {}", path, offset);
+    offset += static_cast<uint64_t>(put);
+    auto left = static_cast<size_t>(put);
+    for (; first < 2 && left >= iov[first].iov_len; ++first) left -= iov[first].iov_len;
+    if (first < 2) {  // a short write: go on from inside this piece
+      iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
   }
 }
 
@@ -111,14 +132,24 @@ void BufferedFile::write(const void* data, size_t n) {
     buffer_.insert(buffer_.end(), p, p + n);
     return;
   }
-  flush();
   if (n >= direct_) {  // big block: straight from the caller's memory
-    pwrite_all(fd_, data, n, flushed_, path_);
-    wrote(n);
+    write_through(data, n);
     return;
   }
+  flush();
   const auto* p = static_cast<const uint8_t*>(data);
   buffer_.insert(buffer_.end(), p, p + n);
+}
+
+void BufferedFile::write_through(const void* data, size_t n) {
+  if (n == 0) return;
+  if (buffer_.empty()) {
+    pwrite_all(fd_, data, n, flushed_, path_);
+  } else {  // what is buffered (padding, small entries) and the block in one call
+    pwrite_pair(fd_, buffer_.data(), buffer_.size(), data, n, flushed_, path_);
+  }
+  wrote(buffer_.size() + n);
+  buffer_.clear();
 }
 
 void BufferedFile::write_zeros(size_t n) {

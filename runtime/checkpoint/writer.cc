@@ -255,14 +255,18 @@ class PayloadWriter {
       }
       file_.rewind(info.offset);
     }
-    // Hash each chunk just before writing it, so the write copies from cache; chunks of this size
-    // go from the tensor's memory to the file without passing through the buffer.
+    // Hash each chunk just before writing it, so the write copies from cache. A payload of a chunk
+    // or more goes from the tensor's memory to the file without passing through the buffer, its
+    // shorter last chunk included (buffering it cost an extra copy of up to a chunk per payload:
+    // 22% of the bytes of 2.56 MiB tensors); smaller payloads are gathered in the buffer.
+    const bool through = p.n >= kHashWriteChunk;
     XXH3_state_t hash;
     XXH3_64bits_reset(&hash);
     for (size_t off = 0; off < p.n; off += kHashWriteChunk) {
       size_t len = std::min(kHashWriteChunk, p.n - off);
       XXH3_64bits_update(&hash, p.raw + off, len);
-      file_.write(p.raw + off, len);
+      if (through) file_.write_through(p.raw + off, len);
+      else file_.write(p.raw + off, len);
     }
     enc.stored_size = p.n;
     enc.checksum = enc.raw_checksum = XXH3_64bits_digest(&hash);

@@ -46,6 +46,9 @@ class Fd {
 void pread_exact(int fd, void* dst, size_t n, uint64_t offset, std::string_view path);
 // Writes exactly `n` bytes at `offset`.
 void pwrite_all(int fd, const void* src, size_t n, uint64_t offset, std::string_view path);
+// Writes `na` bytes from `a` and then `nb` from `b` at `offset` (one pwritev when the kernel takes
+// it all); both sizes nonzero.
+void pwrite_pair(int fd, const void* a, size_t na, const void* b, size_t nb, uint64_t offset, std::string_view path);
 // fsync of a file, and of the directory holding `path` (so a rename into it is durable).
 void fsync_fd(int fd, std::string_view path);
 void fsync_parent_dir(const std::string& path);
@@ -64,6 +67,10 @@ class BufferedFile {
   static constexpr uint64_t kWritebackBytes = uint64_t{8} << 20;
   uint64_t position() const { return flushed_ + buffer_.size(); }
   void write(const void* data, size_t n);
+  // Writes `data` straight from the caller's memory, whatever its size, after what is buffered (in
+  // the same call): for the last, shorter piece of a large block written piece by piece, which
+  // would otherwise be copied into the buffer first.
+  void write_through(const void* data, size_t n);
   void write_zeros(size_t n);
   // Moves the write position back to `pos` (<= position()); later writes overwrite what was there.
   void rewind(uint64_t pos);
