@@ -132,6 +132,37 @@ CAIRN_SIMD_INLINE V exp_any(V x) {
                       [](auto v) { using std::exp; return exp(v); });
 }
 
+// exp(t) of a float32 batch with every lane t <= 0 or NaN (NaN gives NaN): the sigmoid's exp(-|x|),
+// without the overflow handling exp_any needs. Cody-Waite reduction t = n ln2 + r, |r| <= ln2 / 2,
+// a degree-6 polynomial for exp(r) and 2^n put into the exponent bits; subnormal results are
+// rounded once, like libm's. Within 1 ulp of libm (docs/simd.md).
+template <class A>
+CAIRN_SIMD_INLINE xsimd::batch<float, A> exp_nonpositive(xsimd::batch<float, A> t) {
+  using B = xsimd::batch<float, A>;
+  using I = xsimd::batch<int32_t, A>;
+  // exp(-104) < 2^-150 rounds to zero, as does everything below: the clamp keeps n >= -150 (and
+  // -inf finite). max_ps returns its second operand when either is NaN, so NaN passes through.
+  t = xsimd::max(B(-104.0f), t);
+  // n = round(t / ln2): adding 1.5 * 2^23 rounds t / ln2 to an integer kept in k's low mantissa bits.
+  const B shifter(0x1.8p23f);
+  const B k = xsimd::fma(t, B(1.44269504f), shifter);
+  const B n = k - shifter;
+  // ln2 in two parts: n times the first (0x1.63p-1, 9 significant bits) is exact even without FMA.
+  B r = xsimd::fnma(n, B(0x1.63p-1f), t);
+  r = xsimd::fnma(n, B(-2.12194440e-4f), r);
+  // Minimax for exp on [-ln2 / 2, ln2 / 2] (relative error 2e-9; fitted with Lawson's iteration).
+  B p = xsimd::fma(B(1.38347468e-3f), r, B(8.37648287e-3f));
+  p = xsimd::fma(p, r, B(4.16683555e-2f));
+  p = xsimd::fma(p, r, B(1.66664004e-1f));
+  p = xsimd::fma(p, r, B(4.99999911e-1f));
+  p = xsimd::fma(p, r, B(1.0f));
+  p = xsimd::fma(p, r, B(1.0f));
+  // k's bits are 0x4b400000 + n, so shifting them left 23 leaves n << 23. Scaling by 2^(n + 64),
+  // always normal and exact, then by 2^-64 rounds a subnormal result once.
+  const I scale = (xsimd::bitwise_cast<I>(k) << 23) + I((127 + 64) << 23);
+  return (p * xsimd::bitwise_cast<B>(scale)) * B(0x1p-64f);
+}
+
 template <class V>
 CAIRN_SIMD_INLINE V log_any(V x) {
   using T = typename lane_type<V>::type;
