@@ -352,7 +352,7 @@ struct MaximumF {
       return a > b ? a : b;
     } else {
       using std::isnan;
-      return pick(isnan(a) | isnan(b), C(quiet_nan<C>()), pick(a > b, a, b));
+      return pick(isnan(a) | isnan(b), C(quiet_nan<C>()), greater_of(a, b));
     }
   }
 };
@@ -364,7 +364,7 @@ struct MinimumF {
       return a < b ? a : b;
     } else {
       using std::isnan;
-      return pick(isnan(a) | isnan(b), C(quiet_nan<C>()), pick(a < b, a, b));
+      return pick(isnan(a) | isnan(b), C(quiet_nan<C>()), less_of(a, b));
     }
   }
 };

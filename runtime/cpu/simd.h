@@ -44,6 +44,31 @@ xsimd::batch<T, A> pick(xsimd::batch_bool<T, A> cond, xsimd::batch<T, A> a, xsim
   return xsimd::select(cond, a, b);
 }
 
+// `a > b ? a : b` and `a < b ? a : b` for scalars and batches. On x86 a batch takes one maxps /
+// minps, which is defined as exactly that (the second operand for NaN and for equal zeros), where
+// pick() needs a compare and a blend; other architectures' max differs on zeros and NaN.
+template <class A>
+constexpr bool is_x86_arch_v =
+    std::is_base_of_v<xsimd::sse2, A> || std::is_base_of_v<xsimd::avx, A> || std::is_base_of_v<xsimd::avx512f, A>;
+template <class V>
+V greater_of(V a, V b) {
+  if constexpr (is_batch_v<V>) {
+    if constexpr (is_x86_arch_v<typename V::arch_type>) return xsimd::max(a, b);
+    else return xsimd::select(a > b, a, b);
+  } else {
+    return a > b ? a : b;
+  }
+}
+template <class V>
+V less_of(V a, V b) {
+  if constexpr (is_batch_v<V>) {
+    if constexpr (is_x86_arch_v<typename V::arch_type>) return xsimd::min(a, b);
+    else return xsimd::select(a < b, a, b);
+  } else {
+    return a < b ? a : b;
+  }
+}
+
 // Forced inline (like the helpers the functors call on batches): out of line, every batch would
 // pay a call and spill its registers, and GCC's size heuristics give up on the larger functors.
 #define CAIRN_SIMD_INLINE inline __attribute__((always_inline))
@@ -51,6 +76,9 @@ xsimd::batch<T, A> pick(xsimd::batch_bool<T, A> cond, xsimd::batch<T, A> a, xsim
 // which GCC otherwise keeps out of line for Sigmoid and Tanh, paying a call, a stack realignment
 // and a spill per batch), except what is marked noinline (the cold libm lanes).
 #define CAIRN_SIMD_LOOP __attribute__((flatten))
+// On the batch loops: a cheap step (a load, one operation, a store per batch) otherwise spends half
+// its instructions on the loop's counter, compare and branch.
+#define CAIRN_SIMD_UNROLL _Pragma("GCC unroll 4")
 
 template <class T, class A, class F>
 CAIRN_SIMD_INLINE Batch<T, A> apply_batch(F f, Batch<T, A> x) {
@@ -218,6 +246,7 @@ template <class T, class A, bool SA, class F>
 CAIRN_SIMD_LOOP void unary_loop(F f, const T* a, T* out, int64_t n) {
   constexpr int64_t kLanes = Batch<T, A>::size;
   int64_t i = 0;
+  CAIRN_SIMD_UNROLL
   for (; i + kLanes <= n; i += kLanes) apply_batch<T, A>(f, load<T, A, SA>(a, i)).store_unaligned(out + i);
   if (i < n) store_tail<T, A>(apply_batch<T, A>(f, load_tail<T, A, SA>(a, i, n - i)), out + i, n - i);
 }
@@ -226,6 +255,7 @@ template <class T, class A, bool SA, bool SB, class F>
 CAIRN_SIMD_LOOP void binary_loop(F f, const T* a, const T* b, T* out, int64_t n) {
   constexpr int64_t kLanes = Batch<T, A>::size;
   int64_t i = 0;
+  CAIRN_SIMD_UNROLL
   for (; i + kLanes <= n; i += kLanes)
     apply_batch<T, A>(f, load<T, A, SA>(a, i), load<T, A, SB>(b, i)).store_unaligned(out + i);
   if (i < n)
