@@ -217,23 +217,31 @@ struct SimdOperand {
 // (Plain loops rather than std::copy for the same reason: std::copy<float*> has one name for all.)
 namespace simd_detail {
 
+// One operand of a loop. A scalar one is broadcast once, before the loop: read per batch, it would
+// be reloaded every time, since the compiler must assume the output may overwrite it.
 template <class T, class A, bool Scalar>
-Batch<T, A> load(const T* p, int64_t i) {
-  if constexpr (Scalar) return Batch<T, A>(p[0]);
-  else return Batch<T, A>::load_unaligned(p + i);
-}
+struct LoopOperand {
+  const T* p;
+  Batch<T, A> splat;
 
-// A padded copy of the last `rem` (< one batch) elements of a full operand, or the scalar.
-template <class T, class A, bool Scalar>
-Batch<T, A> load_tail(const T* p, int64_t i, int64_t rem) {
-  if constexpr (Scalar) {
-    return Batch<T, A>(p[0]);
-  } else {
-    alignas(64) T lane[Batch<T, A>::size] = {};
-    for (int64_t k = 0; k < rem; ++k) lane[k] = p[i + k];
-    return Batch<T, A>::load_aligned(lane);
+  explicit LoopOperand(const T* q) : p(q), splat(Scalar ? q[0] : T(0)) {}
+
+  Batch<T, A> at(int64_t i) const {
+    if constexpr (Scalar) return splat;
+    else return Batch<T, A>::load_unaligned(p + i);
   }
-}
+
+  // A padded copy of the last `rem` (< one batch) elements of a full operand, or the scalar.
+  Batch<T, A> tail(int64_t i, int64_t rem) const {
+    if constexpr (Scalar) {
+      return splat;
+    } else {
+      alignas(64) T lane[Batch<T, A>::size] = {};
+      for (int64_t k = 0; k < rem; ++k) lane[k] = p[i + k];
+      return Batch<T, A>::load_aligned(lane);
+    }
+  }
+};
 
 template <class T, class A>
 void store_tail(Batch<T, A> v, T* out, int64_t rem) {
@@ -245,22 +253,22 @@ void store_tail(Batch<T, A> v, T* out, int64_t rem) {
 template <class T, class A, bool SA, class F>
 CAIRN_SIMD_LOOP void unary_loop(F f, const T* a, T* out, int64_t n) {
   constexpr int64_t kLanes = Batch<T, A>::size;
+  const LoopOperand<T, A, SA> x(a);
   int64_t i = 0;
   CAIRN_SIMD_UNROLL
-  for (; i + kLanes <= n; i += kLanes) apply_batch<T, A>(f, load<T, A, SA>(a, i)).store_unaligned(out + i);
-  if (i < n) store_tail<T, A>(apply_batch<T, A>(f, load_tail<T, A, SA>(a, i, n - i)), out + i, n - i);
+  for (; i + kLanes <= n; i += kLanes) apply_batch<T, A>(f, x.at(i)).store_unaligned(out + i);
+  if (i < n) store_tail<T, A>(apply_batch<T, A>(f, x.tail(i, n - i)), out + i, n - i);
 }
 
 template <class T, class A, bool SA, bool SB, class F>
 CAIRN_SIMD_LOOP void binary_loop(F f, const T* a, const T* b, T* out, int64_t n) {
   constexpr int64_t kLanes = Batch<T, A>::size;
+  const LoopOperand<T, A, SA> x(a);
+  const LoopOperand<T, A, SB> y(b);
   int64_t i = 0;
   CAIRN_SIMD_UNROLL
-  for (; i + kLanes <= n; i += kLanes)
-    apply_batch<T, A>(f, load<T, A, SA>(a, i), load<T, A, SB>(b, i)).store_unaligned(out + i);
-  if (i < n)
-    store_tail<T, A>(apply_batch<T, A>(f, load_tail<T, A, SA>(a, i, n - i), load_tail<T, A, SB>(b, i, n - i)),
-                     out + i, n - i);
+  for (; i + kLanes <= n; i += kLanes) apply_batch<T, A>(f, x.at(i), y.at(i)).store_unaligned(out + i);
+  if (i < n) store_tail<T, A>(apply_batch<T, A>(f, x.tail(i, n - i), y.tail(i, n - i)), out + i, n - i);
 }
 
 }  // namespace simd_detail
