@@ -45,10 +45,16 @@ C wrapping_mul(C a, C b) {
 // Numerically stable logistic function: never computes exp of a large positive number.
 // With e = exp(-|x|) (exp(-x) for x >= 0, exp(x) below; NaN gives NaN) it is 1 / (1 + e) or
 // e / (1 + e): the numerator is picked first, so a batch pays one exp and one division.
+// float32 batches take exp_nonpositive (simd.h), which needs no out-of-range lanes since -|x| <= 0.
 template <class C>
 CAIRN_SIMD_INLINE C stable_sigmoid(C x) {
-  using std::fabs;
-  C e = exp_any(-fabs(x));
+  C e;
+  if constexpr (is_batch_v<C> && std::is_same_v<typename lane_type<C>::type, float>) {
+    e = exp_nonpositive(x | C(-0.0f));  // -|x|: the sign bit set
+  } else {
+    using std::fabs;
+    e = exp_any(-fabs(x));
+  }
   return pick(x >= C(0), C(1), e) / (C(1) + e);
 }
 
@@ -346,7 +352,7 @@ struct MaximumF {
       return a > b ? a : b;
     } else {
       using std::isnan;
-      return pick(isnan(a) | isnan(b), C(quiet_nan<C>()), pick(a > b, a, b));
+      return pick(isnan(a) | isnan(b), C(quiet_nan<C>()), greater_of(a, b));
     }
   }
 };
@@ -358,7 +364,7 @@ struct MinimumF {
       return a < b ? a : b;
     } else {
       using std::isnan;
-      return pick(isnan(a) | isnan(b), C(quiet_nan<C>()), pick(a < b, a, b));
+      return pick(isnan(a) | isnan(b), C(quiet_nan<C>()), less_of(a, b));
     }
   }
 };

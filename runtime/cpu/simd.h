@@ -44,6 +44,31 @@ xsimd::batch<T, A> pick(xsimd::batch_bool<T, A> cond, xsimd::batch<T, A> a, xsim
   return xsimd::select(cond, a, b);
 }
 
+// `a > b ? a : b` and `a < b ? a : b` for scalars and batches. On x86 a batch takes one maxps /
+// minps, which is defined as exactly that (the second operand for NaN and for equal zeros), where
+// pick() needs a compare and a blend; other architectures' max differs on zeros and NaN.
+template <class A>
+constexpr bool is_x86_arch_v =
+    std::is_base_of_v<xsimd::sse2, A> || std::is_base_of_v<xsimd::avx, A> || std::is_base_of_v<xsimd::avx512f, A>;
+template <class V>
+V greater_of(V a, V b) {
+  if constexpr (is_batch_v<V>) {
+    if constexpr (is_x86_arch_v<typename V::arch_type>) return xsimd::max(a, b);
+    else return xsimd::select(a > b, a, b);
+  } else {
+    return a > b ? a : b;
+  }
+}
+template <class V>
+V less_of(V a, V b) {
+  if constexpr (is_batch_v<V>) {
+    if constexpr (is_x86_arch_v<typename V::arch_type>) return xsimd::min(a, b);
+    else return xsimd::select(a < b, a, b);
+  } else {
+    return a < b ? a : b;
+  }
+}
+
 // Forced inline (like the helpers the functors call on batches): out of line, every batch would
 // pay a call and spill its registers, and GCC's size heuristics give up on the larger functors.
 #define CAIRN_SIMD_INLINE inline __attribute__((always_inline))
@@ -51,6 +76,9 @@ xsimd::batch<T, A> pick(xsimd::batch_bool<T, A> cond, xsimd::batch<T, A> a, xsim
 // which GCC otherwise keeps out of line for Sigmoid and Tanh, paying a call, a stack realignment
 // and a spill per batch), except what is marked noinline (the cold libm lanes).
 #define CAIRN_SIMD_LOOP __attribute__((flatten))
+// On the batch loops: a cheap step (a load, one operation, a store per batch) otherwise spends half
+// its instructions on the loop's counter, compare and branch.
+#define CAIRN_SIMD_UNROLL _Pragma("GCC unroll 4")
 
 template <class T, class A, class F>
 CAIRN_SIMD_INLINE Batch<T, A> apply_batch(F f, Batch<T, A> x) {
@@ -132,6 +160,41 @@ CAIRN_SIMD_INLINE V exp_any(V x) {
                       [](auto v) { using std::exp; return exp(v); });
 }
 
+// exp(t) of a float32 batch with every lane t <= 0 or NaN (NaN gives NaN): the sigmoid's exp(-|x|),
+// without the overflow handling exp_any needs. Cody-Waite reduction t = n ln2 + r, |r| <= ln2 / 2,
+// a degree-6 polynomial for exp(r) and 2^n put into the exponent bits; subnormal results are
+// rounded once, like libm's. Within 1 ulp of libm (docs/simd.md).
+template <class A>
+CAIRN_SIMD_INLINE xsimd::batch<float, A> exp_nonpositive(xsimd::batch<float, A> t) {
+  using B = xsimd::batch<float, A>;
+  using I = xsimd::batch<int32_t, A>;
+  // exp(-104) < 2^-150 rounds to zero, as does everything below: the clamp keeps n >= -150 (and
+  // -inf finite). max_ps returns its second operand when either is NaN, so NaN passes through.
+  t = xsimd::max(B(-104.0f), t);
+  // n = round(t / ln2): adding 1.5 * 2^23 rounds t / ln2 to an integer kept in k's low mantissa bits.
+  const B shifter(0x1.8p23f);
+  const B k = xsimd::fma(t, B(1.44269504f), shifter);
+  const B n = k - shifter;
+  // ln2 in two parts: n times the first (0x1.63p-1, 9 significant bits) is exact even without FMA.
+  B r = xsimd::fnma(n, B(0x1.63p-1f), t);
+  r = xsimd::fnma(n, B(-2.12194440e-4f), r);
+  // Minimax for exp on [-ln2 / 2, ln2 / 2] (relative error 2e-9; fitted with Lawson's iteration).
+  B p = xsimd::fma(B(1.38347468e-3f), r, B(8.37648287e-3f));
+  p = xsimd::fma(p, r, B(4.16683555e-2f));
+  p = xsimd::fma(p, r, B(1.66664004e-1f));
+  p = xsimd::fma(p, r, B(4.99999911e-1f));
+  p = xsimd::fma(p, r, B(1.0f));
+  p = xsimd::fma(p, r, B(1.0f));
+  // AVX-512 scales by 2^n in one instruction, rounding once: the same result as below.
+#if defined(__x86_64__)
+  if constexpr (std::is_base_of_v<xsimd::avx512f, A>) return B(_mm512_scalef_ps(p, n));
+#endif
+  // k's bits are 0x4b400000 + n, so shifting them left 23 leaves n << 23. Scaling by 2^(n + 64),
+  // always normal and exact, then by 2^-64 rounds a subnormal result once.
+  const I scale = (xsimd::bitwise_cast<I>(k) << 23) + I((127 + 64) << 23);
+  return (p * xsimd::bitwise_cast<B>(scale)) * B(0x1p-64f);
+}
+
 template <class V>
 CAIRN_SIMD_INLINE V log_any(V x) {
   using T = typename lane_type<V>::type;
@@ -158,23 +221,31 @@ struct SimdOperand {
 // (Plain loops rather than std::copy for the same reason: std::copy<float*> has one name for all.)
 namespace simd_detail {
 
+// One operand of a loop. A scalar one is broadcast once, before the loop: read per batch, it would
+// be reloaded every time, since the compiler must assume the output may overwrite it.
 template <class T, class A, bool Scalar>
-Batch<T, A> load(const T* p, int64_t i) {
-  if constexpr (Scalar) return Batch<T, A>(p[0]);
-  else return Batch<T, A>::load_unaligned(p + i);
-}
+struct LoopOperand {
+  const T* p;
+  Batch<T, A> splat;
 
-// A padded copy of the last `rem` (< one batch) elements of a full operand, or the scalar.
-template <class T, class A, bool Scalar>
-Batch<T, A> load_tail(const T* p, int64_t i, int64_t rem) {
-  if constexpr (Scalar) {
-    return Batch<T, A>(p[0]);
-  } else {
-    alignas(64) T lane[Batch<T, A>::size] = {};
-    for (int64_t k = 0; k < rem; ++k) lane[k] = p[i + k];
-    return Batch<T, A>::load_aligned(lane);
+  explicit LoopOperand(const T* q) : p(q), splat(Scalar ? q[0] : T(0)) {}
+
+  Batch<T, A> at(int64_t i) const {
+    if constexpr (Scalar) return splat;
+    else return Batch<T, A>::load_unaligned(p + i);
   }
-}
+
+  // A padded copy of the last `rem` (< one batch) elements of a full operand, or the scalar.
+  Batch<T, A> tail(int64_t i, int64_t rem) const {
+    if constexpr (Scalar) {
+      return splat;
+    } else {
+      alignas(64) T lane[Batch<T, A>::size] = {};
+      for (int64_t k = 0; k < rem; ++k) lane[k] = p[i + k];
+      return Batch<T, A>::load_aligned(lane);
+    }
+  }
+};
 
 template <class T, class A>
 void store_tail(Batch<T, A> v, T* out, int64_t rem) {
@@ -186,20 +257,22 @@ void store_tail(Batch<T, A> v, T* out, int64_t rem) {
 template <class T, class A, bool SA, class F>
 CAIRN_SIMD_LOOP void unary_loop(F f, const T* a, T* out, int64_t n) {
   constexpr int64_t kLanes = Batch<T, A>::size;
+  const LoopOperand<T, A, SA> x(a);
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) apply_batch<T, A>(f, load<T, A, SA>(a, i)).store_unaligned(out + i);
-  if (i < n) store_tail<T, A>(apply_batch<T, A>(f, load_tail<T, A, SA>(a, i, n - i)), out + i, n - i);
+  CAIRN_SIMD_UNROLL
+  for (; i + kLanes <= n; i += kLanes) apply_batch<T, A>(f, x.at(i)).store_unaligned(out + i);
+  if (i < n) store_tail<T, A>(apply_batch<T, A>(f, x.tail(i, n - i)), out + i, n - i);
 }
 
 template <class T, class A, bool SA, bool SB, class F>
 CAIRN_SIMD_LOOP void binary_loop(F f, const T* a, const T* b, T* out, int64_t n) {
   constexpr int64_t kLanes = Batch<T, A>::size;
+  const LoopOperand<T, A, SA> x(a);
+  const LoopOperand<T, A, SB> y(b);
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    apply_batch<T, A>(f, load<T, A, SA>(a, i), load<T, A, SB>(b, i)).store_unaligned(out + i);
-  if (i < n)
-    store_tail<T, A>(apply_batch<T, A>(f, load_tail<T, A, SA>(a, i, n - i), load_tail<T, A, SB>(b, i, n - i)),
-                     out + i, n - i);
+  CAIRN_SIMD_UNROLL
+  for (; i + kLanes <= n; i += kLanes) apply_batch<T, A>(f, x.at(i), y.at(i)).store_unaligned(out + i);
+  if (i < n) store_tail<T, A>(apply_batch<T, A>(f, x.tail(i, n - i), y.tail(i, n - i)), out + i, n - i);
 }
 
 }  // namespace simd_detail
