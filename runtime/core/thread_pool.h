@@ -49,9 +49,10 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-  int finished_workers_ = 0;
+  // Written under mu_; atomic so that a waiting thread can poll them before it sleeps.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> finished_workers_{0};
 
   // The running job (valid while busy_ is held).
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
