@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <chrono>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace cairn {
 
 namespace {
@@ -26,7 +30,36 @@ bool poll_for(Ready ready) {
     if (i % 8 == 0 && std::chrono::steady_clock::now() >= deadline) return false;
   }
 }
+
+// At most one move per worker per this long: where another program keeps the other CPUs busy, the
+// scheduler may rightly put the worker back, and it must not bounce between CPUs on every loop.
+constexpr auto kMinMoveInterval = std::chrono::milliseconds(10);
 }  // namespace
+
+int this_thread_cpu() {
+#if defined(__linux__)
+  return sched_getcpu();  // glibc reads it from rseq or the vDSO: a few nanoseconds
+#else
+  return -1;
+#endif
+}
+
+bool move_this_thread_off(int cpu) {
+#if defined(__linux__)
+  cpu_set_t mask;
+  if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof mask, &mask) != 0) return false;
+  cpu_set_t others = mask;
+  CPU_CLR(cpu, &others);
+  if (CPU_COUNT(&others) == 0 || sched_setaffinity(0, sizeof others, &others) != 0) return false;
+  // Setting a mask without the current CPU migrates the thread before the call returns; the old
+  // mask back does not move it again.
+  sched_setaffinity(0, sizeof mask, &mask);
+  return true;
+#else
+  (void)cpu;
+  return false;
+#endif
+}
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -50,8 +83,23 @@ void ThreadPool::run_chunks() {
   }
 }
 
+// A worker on the caller's CPU gets that CPU only when the caller yields, so it takes no chunk and
+// a loop runs at one thread's speed. The scheduler may leave the two paired for a long while: on
+// these VMs a chain of 1M-element ops ran so for hundreds of loops, in about half the runs: the
+// balancer does not move threads that are busy and cache-hot, and letting the worker sleep did not
+// help either (each wakeup put it back on the caller's CPU). So the worker moves itself off.
+void ThreadPool::leave_callers_cpu(std::chrono::steady_clock::time_point& last_move) {
+  const int cpu = this_thread_cpu();
+  if (cpu < 0 || cpu != caller_cpu_.load(std::memory_order_relaxed)) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_move < kMinMoveInterval) return;
+  last_move = now;
+  move_this_thread_off(cpu);
+}
+
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
+  std::chrono::steady_clock::time_point last_move{};
   for (;;) {
     poll_for([&] {
       return stop_.load(std::memory_order_relaxed) || generation_.load(std::memory_order_relaxed) != seen;
@@ -62,6 +110,7 @@ void ThreadPool::worker_loop() {
       if (stop_) return;
       seen = generation_;
     }
+    leave_callers_cpu(last_move);
     run_chunks();
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -91,6 +140,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     chunk_ = chunk;
     next_.store(0, std::memory_order_release);
     finished_workers_ = 0;
+    caller_cpu_.store(this_thread_cpu(), std::memory_order_relaxed);
     ++generation_;
   }
   wake_.notify_all();

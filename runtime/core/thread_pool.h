@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -12,6 +13,14 @@
 #include <vector>
 
 namespace cairn {
+
+// The CPU the calling thread runs on, or -1 where the system does not say.
+int this_thread_cpu();
+
+// Moves the calling thread to another CPU its affinity mask allows, then restores the mask (so the
+// scheduler may move it anywhere it could before); whether it moved. Nothing happens when the mask
+// allows no other CPU or the system cannot say (outside Linux).
+bool move_this_thread_off(int cpu);
 
 class ThreadPool {
  public:
@@ -41,6 +50,7 @@ class ThreadPool {
 
  private:
   void worker_loop();
+  void leave_callers_cpu(std::chrono::steady_clock::time_point& last_move);
   void run_chunks();
 
   std::vector<std::thread> workers_;
@@ -53,6 +63,8 @@ class ThreadPool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
   std::atomic<int> finished_workers_{0};
+  // The CPU the running job's caller started it on (-1: the system does not say).
+  std::atomic<int> caller_cpu_{-1};
 
   // The running job (valid while busy_ is held).
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;

@@ -3,7 +3,18 @@
 #include "runtime/core/thread_pool.h"
 #include "tests/util/test_util.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 #include <limits>
 
 namespace cairn {
@@ -85,5 +96,92 @@ TEST_CASE("thread pool covers every index exactly once") {
   });
   CHECK(total == 40);
 }
+
+
+#if defined(__linux__)
+namespace {
+// The CPUs the calling thread may run on.
+std::vector<int> allowed_cpus() {
+  cpu_set_t mask;
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mask)) cpus.push_back(c);
+  return cpus;
+}
+
+// Pins the calling thread to `cpus` while it lives, then gives it back its mask.
+struct Pinned {
+  cpu_set_t before;
+  explicit Pinned(const std::vector<int>& cpus) {
+    sched_getaffinity(0, sizeof before, &before);
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    for (int c : cpus) CPU_SET(c, &mask);
+    REQUIRE(sched_setaffinity(0, sizeof mask, &mask) == 0);
+  }
+  ~Pinned() { sched_setaffinity(0, sizeof before, &before); }
+};
+}  // namespace
+
+TEST_CASE("a thread moved off its CPU runs elsewhere and keeps its affinity") {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) return;  // nowhere to move to: move_this_thread_off says so below
+  const int here = this_thread_cpu();
+  REQUIRE(here >= 0);
+  CHECK(move_this_thread_off(here));
+  CHECK(this_thread_cpu() != here);
+  CHECK(allowed_cpus() == cpus);
+  {
+    Pinned one({cpus[0]});
+    CHECK_FALSE(move_this_thread_off(cpus[0]));  // its mask allows no other CPU
+    CHECK(this_thread_cpu() == cpus[0]);
+  }
+  CHECK(allowed_cpus() == cpus);
+}
+
+// The threads of this process.
+std::set<long> process_threads() {
+  std::set<long> tids;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) tids.insert(std::stol(e.path().filename()));
+  return tids;
+}
+
+// A worker on the caller's CPU would get it only when the caller yields: it must move away and take
+// part. The pool is made while the caller is pinned to one CPU, so its worker starts there; the
+// worker is then allowed a second CPU, which leaves it where it is, beside the caller.
+TEST_CASE("a pool worker on its caller's CPU moves off it and takes chunks") {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) return;
+  Pinned pinned({cpus[0]});
+  const std::set<long> before = process_threads();
+  ThreadPool pool(2);
+  std::vector<long> started;
+  for (long tid : process_threads())
+    if (!before.count(tid)) started.push_back(tid);
+  REQUIRE(started.size() == 1);
+  cpu_set_t two;
+  CPU_ZERO(&two);
+  CPU_SET(cpus[0], &two);
+  CPU_SET(cpus[1], &two);
+  REQUIRE(sched_setaffinity(static_cast<pid_t>(started[0]), sizeof two, &two) == 0);
+
+  std::mutex mu;
+  std::vector<int> worker_cpus;
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int job = 0; job < 200 && worker_cpus.size() < 20; ++job) {
+    pool.parallel_for(8, 1, [&](int64_t, int64_t) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      if (std::this_thread::get_id() == caller) return;
+      std::lock_guard<std::mutex> lock(mu);
+      worker_cpus.push_back(this_thread_cpu());
+    });
+  }
+  // Under load the scheduler may bring it back for a while; it must have run beside the caller.
+  CHECK(std::count(worker_cpus.begin(), worker_cpus.end(), cpus[1]) > 0);
+}
+#endif
 
 }  // namespace cairn
