@@ -1,6 +1,8 @@
 #include "runtime/cpu/fused_elementwise.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <vector>
 
 #include "runtime/cpu/simd_dispatch.h"
@@ -38,15 +40,72 @@ struct Step {
   int64_t dst_slot;        // unused for the last step, which writes the output
 };
 
-// A program ready to run: its steps and where each register lives. Slots are reused once every
-// reader of a register has run (a step may write the slot it reads: the loops load each batch
-// before storing it), so a chain needs one slot however long it is and a block stays in the L1 cache.
+// Steps [first, last] run one after another; a run of more than one step is a scalar run: cheap
+// steps (is_scalar_run_step) each reading the step before (the first reads register `source`) and
+// a scalar, which the table's scalar_run loop runs keeping each batch in registers.
+struct Run {
+  int64_t first, last;
+  int64_t source = -1;
+  int64_t scalar_begin = 0, scalar_count = 0;  // its steps in Compiled::scalar_steps
+};
+
+// A program ready to run: its steps, grouped into runs, and where each register lives. Slots are
+// reused once every reader of a register has run (a step may write the slot it reads: the loops
+// load each batch before storing it), so a chain needs one slot however long it is and a block
+// stays in the L1 cache.
 template <class T>
 struct Compiled {
   std::vector<Step<T>> steps;
+  std::vector<Run> runs;
+  std::vector<ScalarRunStep<T>> scalar_steps;
   std::vector<Register<T>> regs;
   int64_t num_slots = 0;
+  ScalarRunFn<T> scalar_run = nullptr;
 };
+
+// Groups the steps into runs (see Run). `reads` counts the reads of each register.
+template <class T>
+void group_runs(Compiled<T>& c, const int64_t* prog, int nin, const std::vector<int64_t>& reads) {
+  auto is_scalar = [&](int64_t reg) { return c.regs[reg].input != nullptr && c.regs[reg].scalar; };
+  // Step j as a scalar-run step reading `value` (any register for a run's first step, else the
+  // step before, read by nothing else), or nothing.
+  auto as_scalar_step = [&](int64_t j, bool first, int64_t* value) -> std::optional<ScalarRunStep<T>> {
+    const int64_t* s = prog + 3 * j;
+    if (c.scalar_run == nullptr || !is_scalar_run_step(s[0])) return std::nullopt;
+    const bool scalar_first = is_scalar(s[1]);
+    const int64_t other = scalar_first ? s[2] : s[1];
+    const int64_t scalar = scalar_first ? s[1] : s[2];
+    if (!is_scalar(scalar) || is_scalar(other)) return std::nullopt;
+    if (!first && (other != nin + j - 1 || reads[other] != 1)) return std::nullopt;
+    // Which NaN an addition or a multiplication keeps when both operands are NaN depends on the
+    // operand order the compiler chose, which differs between this loop and the step's own. With
+    // a scalar that is not NaN, a NaN result has one possible source.
+    const T k = c.regs[scalar].input[0];
+    if (std::isnan(k)) return std::nullopt;
+    *value = other;
+    return ScalarRunStep<T>{s[0], scalar_first, k};
+  };
+  const int64_t steps = static_cast<int64_t>(c.steps.size());
+  c.runs.reserve(static_cast<size_t>(steps));
+  for (int64_t j = 0; j < steps; ++j) {
+    int64_t value = -1;
+    if (!c.runs.empty() && c.runs.back().scalar_count > 0)
+      if (auto step = as_scalar_step(j, false, &value)) {
+        c.scalar_steps.push_back(*step);
+        ++c.runs.back().scalar_count;
+        c.runs.back().last = j;
+        continue;
+      }
+    Run run{j, j};
+    if (auto step = as_scalar_step(j, true, &value)) {
+      run.source = value;
+      run.scalar_begin = static_cast<int64_t>(c.scalar_steps.size());
+      run.scalar_count = 1;
+      c.scalar_steps.push_back(*step);
+    }
+    c.runs.push_back(run);
+  }
+}
 
 template <class T>
 Compiled<T> compile(const KernelContext& kc, const AttrValue& program, const SimdLoopTable<T>& loops) {
@@ -60,7 +119,7 @@ Compiled<T> compile(const KernelContext& kc, const AttrValue& program, const Sim
     c.regs[i].input = t.data<T>();
     c.regs[i].scalar = t.num_elements() == 1;
   }
-  std::vector<int64_t> last_read(c.regs.size(), -1);
+  std::vector<int64_t> last_read(c.regs.size(), -1), reads(c.regs.size(), 0);
   for (int64_t j = 0; j < steps; ++j) {
     const int64_t* s = prog + 3 * j;
     const bool unary = s[0] >= 0 && s[0] < kFirstBinaryStep;
@@ -71,6 +130,7 @@ Compiled<T> compile(const KernelContext& kc, const AttrValue& program, const Sim
     for (int k = 1; k <= (unary ? 1 : 2); ++k) {
       if (s[k] < 0 || s[k] >= nin + j) raise(Code::Internal, "FusedElementwise: step {} reads register {}", j, s[k]);
       last_read[s[k]] = j;
+      ++reads[s[k]];
     }
   }
   std::vector<int64_t> free_slots;
@@ -91,6 +151,8 @@ Compiled<T> compile(const KernelContext& kc, const AttrValue& program, const Sim
     free_slots.pop_back();
     c.steps.push_back(step);
   }
+  c.scalar_run = loops.scalar_run;
+  group_runs(c, prog, nin, reads);
   return c;
 }
 
@@ -102,10 +164,15 @@ void run_block(const Compiled<T>& c, T* slots, T* out, int64_t pos, int64_t len)
     if (r.input == nullptr) return {slots + r.slot * kFusedBlock, false};
     return {r.scalar ? r.input : r.input + pos, r.scalar};
   };
-  const size_t last = c.steps.size() - 1;
-  for (size_t j = 0; j <= last; ++j) {
-    const Step<T>& s = c.steps[j];
-    T* dst = j == last ? out + pos : slots + s.dst_slot * kFusedBlock;
+  const int64_t last = static_cast<int64_t>(c.steps.size()) - 1;
+  for (const Run& run : c.runs) {
+    T* dst = run.last == last ? out + pos : slots + c.steps[run.last].dst_slot * kFusedBlock;
+    if (run.first < run.last) {
+      c.scalar_run(c.scalar_steps.data() + run.scalar_begin, static_cast<int>(run.scalar_count), operand(run.source).p,
+                   dst, len);
+      continue;
+    }
+    const Step<T>& s = c.steps[run.first];
     const SimdOperand<T> a = operand(s.a);
     const SimdOperand<T> b = s.b < 0 ? a : operand(s.b);
     if (s.unary != nullptr) s.unary(a, dst, len);

@@ -32,11 +32,37 @@ const char* simd_arch_name(SimdArch arch);
 template <class T> using UnaryLoopFn = void (*)(SimdOperand<T> a, T* out, int64_t n);
 template <class T> using BinaryLoopFn = void (*)(SimdOperand<T> a, SimdOperand<T> b, T* out, int64_t n);
 
-// One loop per fused step for one element type: unary[step], binary[step - kFirstBinaryStep].
+// The binary steps cheap enough that loading and storing each batch is most of their loop's work:
+// runs of them with scalar operands go through one loop (ScalarRunFn).
+constexpr bool is_scalar_run_step(int64_t step) {
+  return step == graph::kStepAdd || step == graph::kStepSub || step == graph::kStepMul ||
+         step == graph::kStepMaximum || step == graph::kStepMinimum;
+}
+
+// A step of a scalar run: a binary step for which is_scalar_run_step holds, whose operands are the
+// run's value so far and the scalar `value`, in that order unless `scalar_first`.
+template <class T>
+struct ScalarRunStep {
+  int64_t step;
+  bool scalar_first;
+  T value;
+};
+
+// out[i] = the steps applied in turn to a[i], for i in [0, n), keeping each batch in registers
+// from one step to the next. Each step computes what its own loop in the same table computes (the
+// same batch code; lanes never mix), so the results are bitwise those of the steps run one by one,
+// as long as no scalar is NaN (fused_elementwise.cc keeps such steps out of runs: which NaN an
+// addition keeps when both operands are NaN depends on the operand order the compiler chose).
+template <class T>
+using ScalarRunFn = void (*)(const ScalarRunStep<T>* steps, int n_steps, const T* a, T* out, int64_t n);
+
+// One loop per fused step for one element type: unary[step], binary[step - kFirstBinaryStep]; and
+// the loop for runs of cheap steps with scalar operands.
 template <class T>
 struct SimdLoopTable {
   UnaryLoopFn<T> unary[graph::kFirstBinaryStep] = {};
   BinaryLoopFn<T> binary[graph::kNumFusedSteps - graph::kFirstBinaryStep] = {};
+  ScalarRunFn<T> scalar_run = nullptr;
 };
 
 struct SimdLoops {

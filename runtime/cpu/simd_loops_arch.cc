@@ -43,6 +43,55 @@ void binary_loop(SimdOperand<T> a, SimdOperand<T> b, T* out, int64_t n) {
   simd_binary<T, SimdTarget>(F{}, a, b, out, n);
 }
 
+// Applies scalar-run step `st` to each of the batches `v...` (named variables, not an array, so
+// that they stay in registers across the dispatch on the step).
+template <class T, class... V>
+CAIRN_SIMD_INLINE void scalar_run_step(const ScalarRunStep<T>& st, V&... v) {
+  using B = Batch<T, SimdTarget>;
+  const B c(st.value);
+  switch (st.step) {
+#define CAIRN_SCALAR_RUN_CASE(name, step, F, ...)                      \
+  case step:                                                           \
+    if constexpr (is_scalar_run_step(step)) {                          \
+      if (st.scalar_first) ((v = apply_batch<T, SimdTarget>(F{}, c, v)), ...); \
+      else ((v = apply_batch<T, SimdTarget>(F{}, v, c)), ...);         \
+    }                                                                  \
+    break;
+    CAIRN_FUSIBLE_BINARY_OPS(CAIRN_SCALAR_RUN_CASE)
+#undef CAIRN_SCALAR_RUN_CASE
+    default: break;
+  }
+}
+
+template <class T>
+CAIRN_SIMD_LOOP void scalar_run(const ScalarRunStep<T>* steps, int n_steps, const T* a, T* out, int64_t n) {
+  using B = Batch<T, SimdTarget>;
+  constexpr int64_t L = B::size;
+  int64_t i = 0;
+  for (; i + 4 * L <= n; i += 4 * L) {  // four batches per dispatch on each step
+    B v0 = B::load_unaligned(a + i), v1 = B::load_unaligned(a + i + L);
+    B v2 = B::load_unaligned(a + i + 2 * L), v3 = B::load_unaligned(a + i + 3 * L);
+    for (int s = 0; s < n_steps; ++s) scalar_run_step<T>(steps[s], v0, v1, v2, v3);
+    v0.store_unaligned(out + i);
+    v1.store_unaligned(out + i + L);
+    v2.store_unaligned(out + i + 2 * L);
+    v3.store_unaligned(out + i + 3 * L);
+  }
+  for (; i + L <= n; i += L) {
+    B v = B::load_unaligned(a + i);
+    for (int s = 0; s < n_steps; ++s) scalar_run_step<T>(steps[s], v);
+    v.store_unaligned(out + i);
+  }
+  if (i < n) {  // the last elements, padded to a batch as the steps' own loops pad them
+    alignas(64) T lane[L] = {};
+    for (int64_t j = 0; i + j < n; ++j) lane[j] = a[i + j];
+    B v = B::load_aligned(lane);
+    for (int s = 0; s < n_steps; ++s) scalar_run_step<T>(steps[s], v);
+    v.store_aligned(lane);
+    for (int64_t j = 0; i + j < n; ++j) out[i + j] = lane[j];
+  }
+}
+
 template <class T>
 SimdLoopTable<T> make_table() {
   SimdLoopTable<T> t;
@@ -55,6 +104,7 @@ SimdLoopTable<T> make_table() {
   if constexpr (kBaseline || has_simd_v<F>) t.binary[step - kFirstBinaryStep] = &binary_loop<T, F>;
   CAIRN_FUSIBLE_BINARY_OPS(CAIRN_SIMD_BINARY_LOOP)
 #undef CAIRN_SIMD_BINARY_LOOP
+  t.scalar_run = &scalar_run<T>;
   return t;
 }
 

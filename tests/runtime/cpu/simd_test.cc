@@ -268,6 +268,50 @@ TEST_CASE("fused chains reuse scratch safely and do not depend on the thread cou
   });
 }
 
+// Runs of cheap steps with scalar operands, which the fused loop runs in one pass keeping each
+// batch in registers (simd_dispatch.h, ScalarRunFn): every cheap op with the scalar on either side,
+// a run straight from the input, a run broken where a value is read twice, NaN, infinities and
+// signed zeros meeting the scalars, and NaN scalars meeting NaNs of the other sign.
+std::vector<Tensor> scalar_runs(Context& cx, const Tensor& x) {
+  auto k = [&](double v) { return op::scalar(cx, cx.cpu(), x.dtype(), v); };
+  Tensor a = op::sub(cx, k(0.5), op::mul(cx, op::add(cx, x, k(-0.0)), k(1.5)));
+  a = op::maximum(cx, k(-2), op::run1(cx, "Minimum", {a, k(std::numeric_limits<double>::infinity())}));
+  a = op::run1(cx, "Minimum", {k(3), op::maximum(cx, a, k(-5))});
+  Tensor b = op::add(cx, op::mul(cx, a, k(0.75)), k(0.125));  // read twice below: the run ends here
+  Tensor c = op::sub(cx, op::mul(cx, b, b), k(3));
+  c = op::add(cx, k(-0.5), op::sub(cx, c, k(-0.0)));
+  // NaN meets NaN: which one a step keeps (its sign here) must be the unfused step's choice too.
+  const double nan = std::nan("");
+  Tensor d = op::add(cx, op::mul(cx, op::sub(cx, op::mul(cx, x, k(0.5)), k(nan)), k(-nan)), k(1));
+  return {op::add(cx, op::mul(cx, c, k(-1)), b), d};
+}
+
+TEST_CASE("scalar runs in the fused loop are bitwise equal to their steps") {
+  on_each_arch([](SimdArch) {
+    for (int64_t n : {int64_t{5}, int64_t{67}, int64_t{3 * 1024 + 77}, int64_t{5 * 16384 + 9}}) {
+      CAPTURE(n);
+      std::vector<double> v(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) v[i] = std::sin(0.29 * static_cast<double>(i)) * 7.0;
+      v[0] = std::nan("");
+      v[1] = -0.0;
+      v[2] = std::numeric_limits<double>::infinity();
+      v[3] = -std::numeric_limits<double>::infinity();
+      v[4] = -std::nan("");
+      std::vector<float> vf(v.begin(), v.end());
+      graph::FunctionOptions no_fusion;
+      no_fusion.passes.fuse_elementwise = false;
+      auto body = [](Context& cx, const std::vector<Tensor>& in) { return scalar_runs(cx, in[0]); };
+      for (const Tensor& x : {make<float>(vf, {n}), make<double>(v, {n})}) {
+        auto fused = make_ref<graph::Function>(ctx(), "runs", body);
+        auto unfused = make_ref<graph::Function>(ctx(), "runs", body, no_fusion);
+        std::vector<Tensor> a = fused->call({x}), b = unfused->call({x});
+        for (size_t i = 0; i < a.size(); ++i)
+          CHECK(std::memcmp(a[i].raw_data(), b[i].raw_data(), static_cast<size_t>(n) * dtype_size(x.dtype())) == 0);
+      }
+    }
+  });
+}
+
 TEST_CASE("elementwise results are bitwise equal on 1, 2 and 4 threads") {
   on_each_arch([](SimdArch) {
   std::vector<Ref<Context>> contexts;
