@@ -67,10 +67,10 @@ template <class T>
 CAIRN_SIMD_LOOP void scalar_run(const ScalarRunStep<T>* steps, int n_steps, const T* a, T* out, int64_t n) {
   using B = Batch<T, SimdTarget>;
   constexpr int64_t L = B::size;
+  const simd_detail::LoopOperand<T, SimdTarget, false> x(a);
   int64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L) {  // four batches per dispatch on each step
-    B v0 = B::load_unaligned(a + i), v1 = B::load_unaligned(a + i + L);
-    B v2 = B::load_unaligned(a + i + 2 * L), v3 = B::load_unaligned(a + i + 3 * L);
+    B v0 = x.at(i), v1 = x.at(i + L), v2 = x.at(i + 2 * L), v3 = x.at(i + 3 * L);
     for (int s = 0; s < n_steps; ++s) scalar_run_step<T>(steps[s], v0, v1, v2, v3);
     v0.store_unaligned(out + i);
     v1.store_unaligned(out + i + L);
@@ -78,17 +78,14 @@ CAIRN_SIMD_LOOP void scalar_run(const ScalarRunStep<T>* steps, int n_steps, cons
     v3.store_unaligned(out + i + 3 * L);
   }
   for (; i + L <= n; i += L) {
-    B v = B::load_unaligned(a + i);
+    B v = x.at(i);
     for (int s = 0; s < n_steps; ++s) scalar_run_step<T>(steps[s], v);
     v.store_unaligned(out + i);
   }
   if (i < n) {  // the last elements, padded to a batch as the steps' own loops pad them
-    alignas(64) T lane[L] = {};
-    for (int64_t j = 0; i + j < n; ++j) lane[j] = a[i + j];
-    B v = B::load_aligned(lane);
+    B v = x.tail(i, n - i);
     for (int s = 0; s < n_steps; ++s) scalar_run_step<T>(steps[s], v);
-    v.store_aligned(lane);
-    for (int64_t j = 0; i + j < n; ++j) out[i + j] = lane[j];
+    simd_detail::store_tail<T, SimdTarget>(v, out + i, n - i);
   }
 }
 
